@@ -1,0 +1,92 @@
+package pairwise
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+)
+
+// Algorithm is a named, paper-faithful training algorithm. The names are the
+// public interface of pairfed (`pairfed algos` lists them).
+type Algorithm struct {
+	Name    string // public name, e.g. "sgd-prev"
+	Title   string // one-line description
+	Paper   string // citation key and paper, e.g. "[Y21a] Yang et al. NeurIPS 2021"
+	Ref     string // algorithm/equation in that paper, e.g. "Alg 1"
+	Setting string // "offline", "online" or "full-batch"
+	// Tasks lists the tasks the algorithm supports.
+	Tasks []Task
+	// Losses lists the loss names it supports; nil means any loss of the task.
+	Losses []string
+	// Assumptions states what the paper's analysis assumes of the loss.
+	Assumptions string
+	// NeedsStrongConvexity marks algorithms whose update rule uses α (= λ).
+	NeedsStrongConvexity bool
+	// Private marks differentially private algorithms.
+	Private bool
+	// Run trains on obj. It must honour ctx, call cfg.OnCheckpoint at the
+	// requested steps when it supports checkpoints, and return the output
+	// model as the paper defines it.
+	Run func(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error)
+}
+
+// Supports reports whether the algorithm accepts the task and loss, and if
+// not, says why.
+func (a *Algorithm) Supports(task Task, loss string) error {
+	ok := false
+	for _, t := range a.Tasks {
+		ok = ok || t == task
+	}
+	if !ok {
+		return fmt.Errorf("pairwise: %s does not support task %s (it supports %v)", a.Name, task, a.Tasks)
+	}
+	if a.Losses == nil {
+		return nil
+	}
+	for _, l := range a.Losses {
+		if l == loss {
+			return nil
+		}
+	}
+	return fmt.Errorf("pairwise: %s is defined for the %s loss only, not %s", a.Name, strings.Join(a.Losses, "/"), loss)
+}
+
+var registry = map[string]*Algorithm{}
+
+// Register adds an algorithm to the registry; it panics on duplicate names.
+func Register(a *Algorithm) {
+	if _, dup := registry[a.Name]; dup {
+		panic("pairwise: duplicate algorithm " + a.Name)
+	}
+	registry[a.Name] = a
+}
+
+// Lookup returns the named algorithm.
+func Lookup(name string) (*Algorithm, error) {
+	a, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("pairwise: unknown algorithm %q (see `pairfed algos`; known: %s)", name, strings.Join(Names(), ", "))
+	}
+	return a, nil
+}
+
+// Names lists the registered algorithm names, sorted.
+func Names() []string {
+	out := make([]string, 0, len(registry))
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Algorithms returns all registered algorithms sorted by name.
+func Algorithms() []*Algorithm {
+	out := make([]*Algorithm, 0, len(registry))
+	for _, n := range Names() {
+		out = append(out, registry[n])
+	}
+	return out
+}
