@@ -148,7 +148,7 @@ func (AUCSquare) Props(R, B float64) Props {
 //
 // For y = y' the loss is the constant log 2 with zero gradient. For y ≠ y',
 // (y − y') = ±2, so ∂f/∂w = φ'(·)·(y − y')(x − x') with |φ'| < 1:
-// G = 2·2R = 4R; φ'' ≤ 1/4 gives L = (1/4)·4·‖x − x'‖² ≤ 4R²; f ≤ log(1 + e^{4RB}).
+// G = 2·2R = 4R; φ” ≤ 1/4 gives L = (1/4)·4·‖x − x'‖² ≤ 4R²; f ≤ log(1 + e^{4RB}).
 type AUCLogistic struct{}
 
 func (AUCLogistic) Name() string { return "logistic" }
@@ -199,7 +199,7 @@ func (MetricHinge) Props(R, B float64) Props {
 // MetricLogistic is the metric-learning loss of [H20]/[X21] Example 1:
 // f(W; z, z') = φ(y·y'·(1 − h_W(x, x'))), φ(t) = log(1 + e^{−t}).
 //
-// ∂f/∂W = −y·y'·φ'(·)·(x − x')(x − x')ᵀ: G = 4R² (|φ'| < 1); φ'' ≤ 1/4 gives
+// ∂f/∂W = −y·y'·φ'(·)·(x − x')(x − x')ᵀ: G = 4R² (|φ'| < 1); φ” ≤ 1/4 gives
 // L = (1/4)(4R²)² = 4R⁴. Convex (φ convex, argument affine in W).
 type MetricLogistic struct{}
 

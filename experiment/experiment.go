@@ -1,0 +1,318 @@
+// Package experiment runs training protocols over the pairwise core: data
+// preparation fitted on training folds only, hyperparameter selection,
+// repeated runs and evaluation. It is what `pairfed train` and the
+// reproduction scripts call; it does no file I/O itself (callers pass
+// loaded tables).
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/pairwise"
+)
+
+// DefaultGrid is the step-size and radius grid 10^{−3..2} of [Y21a]'s
+// experiments (simple-pairwise exp_cv.py: 10.**np.arange(−3, 3)).
+var DefaultGrid = []float64{1e-3, 1e-2, 1e-1, 1, 10, 100}
+
+// Spec describes a training job.
+type Spec struct {
+	Task       pairwise.Task
+	Algo       string
+	Loss       string
+	Lambda     float64
+	Constraint string // "" = task default
+	// Eta is the base step size η; 0 selects it on a validation split.
+	Eta float64
+	// ParamRadius is the radius B of the parameter set; 0 selects it on
+	// the validation split together with η.
+	ParamRadius float64
+	// FeatureRadius is R: each record is clipped to ‖x‖ ≤ R after scaling;
+	// 0 disables clipping (non-private runs only).
+	FeatureRadius float64
+	// Scale is the feature scaling ("none", "minmax", "standard") fitted on
+	// each training split.
+	Scale  string
+	Passes float64
+	Steps  int
+	// Runs is the number of repetitions (outer splits); Folds > 1 uses
+	// k-fold evaluation (Runs repeats of it); otherwise a stratified
+	// TestFraction split, or the given test table.
+	Runs         int
+	Folds        int
+	TestFraction float64
+	Seed         uint64
+	// Grid is the η/B grid for selection (default DefaultGrid).
+	Grid []float64
+	// ValidationFraction is the share of each training split held out for
+	// selection (default 0.2).
+	ValidationFraction float64
+}
+
+// Validate fills defaults and checks the spec.
+func (s *Spec) Validate() error {
+	if s.Task == "" {
+		s.Task = pairwise.TaskAUC
+	}
+	if s.Loss == "" {
+		s.Loss = "hinge"
+	}
+	if _, err := pairwise.LossByName(s.Task, s.Loss); err != nil {
+		return err
+	}
+	a, err := pairwise.Lookup(s.Algo)
+	if err != nil {
+		return err
+	}
+	if err := a.Supports(s.Task, s.Loss); err != nil {
+		return err
+	}
+	if a.NeedsStrongConvexity && !(s.Lambda > 0) {
+		return fmt.Errorf("experiment: %s needs an α-strongly convex objective: pass --lambda > 0 (e.g. 1e-3 as in [H20])", s.Algo)
+	}
+	for _, v := range []struct {
+		name string
+		x    float64
+	}{{"eta", s.Eta}, {"param radius", s.ParamRadius}, {"radius", s.FeatureRadius}, {"lambda", s.Lambda}, {"passes", s.Passes}} {
+		if v.x < 0 || math.IsNaN(v.x) || math.IsInf(v.x, 0) {
+			return fmt.Errorf("experiment: %s = %v must be finite and ≥ 0", v.name, v.x)
+		}
+	}
+	if s.Runs <= 0 {
+		s.Runs = 1
+	}
+	if s.Scale == "" {
+		s.Scale = "minmax"
+	}
+	if s.TestFraction == 0 {
+		s.TestFraction = 0.2
+	}
+	if s.TestFraction <= 0 || s.TestFraction >= 1 {
+		return fmt.Errorf("experiment: test fraction %v must be in (0, 1)", s.TestFraction)
+	}
+	if s.ValidationFraction == 0 {
+		s.ValidationFraction = 0.2
+	}
+	if len(s.Grid) == 0 {
+		s.Grid = DefaultGrid
+	}
+	return nil
+}
+
+// Summary is a mean and (population) standard deviation over runs.
+type Summary struct {
+	Mean   float64   `json:"mean"`
+	Std    float64   `json:"std"`
+	Values []float64 `json:"values"`
+}
+
+// Summarize returns the mean and standard deviation of v.
+func Summarize(v []float64) *Summary {
+	var m, s float64
+	for _, x := range v {
+		m += x
+	}
+	m /= float64(len(v))
+	for _, x := range v {
+		s += (x - m) * (x - m)
+	}
+	return &Summary{Mean: m, Std: math.Sqrt(s / float64(len(v))), Values: v}
+}
+
+// Report is the outcome of a training job (the `pairfed train --json` object).
+type Report struct {
+	Algorithm          string    `json:"algorithm"`
+	Dataset            string    `json:"dataset"`
+	Task               string    `json:"task"`
+	Loss               string    `json:"loss"`
+	Protocol           string    `json:"protocol"`
+	NTrain             int       `json:"n_train"`
+	NTest              int       `json:"n_test"`
+	D                  int       `json:"d"`
+	Runs               int       `json:"runs"`
+	AUC                *Summary  `json:"auc,omitempty"`
+	KNN3               *Summary  `json:"knn3_accuracy,omitempty"`
+	Objective          float64   `json:"objective"`
+	ObjectiveExact     bool      `json:"objective_exact"`
+	Seconds            float64   `json:"seconds"`
+	SecondsPerRun      float64   `json:"seconds_per_run"`
+	PairSteps          int64     `json:"pair_steps"`
+	PairStepsPerSecond float64   `json:"pair_steps_per_second"`
+	Private            bool      `json:"private"`
+	Eta                []float64 `json:"eta"`
+	ParamRadius        []float64 `json:"param_radius"`
+	FeatureRadius      float64   `json:"feature_radius"`
+	Lambda             float64   `json:"lambda"`
+	Notes              []string  `json:"notes,omitempty"`
+}
+
+// maxObjectivePairs bounds the exact empirical objective: above it the
+// objective is a Monte Carlo estimate over this many uniform pairs.
+const maxObjectivePairs = 4_000_000
+
+// split is one train/test evaluation.
+type split struct{ train, test *pairwise.Dataset }
+
+// Run executes the spec on train (and test, when given: then every run uses
+// it and the runs differ only in the algorithm's randomness and selection).
+func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	algo, _ := pairwise.Lookup(spec.Algo)
+	rep := &Report{Algorithm: spec.Algo, Dataset: train.Source, Task: string(spec.Task), Loss: spec.Loss,
+		Protocol: "validation", Runs: spec.Runs, D: train.D, Private: algo.Private,
+		FeatureRadius: spec.FeatureRadius, Lambda: spec.Lambda}
+	var scores, objectives []float64
+	start := time.Now()
+	var steps int64
+	for r := 0; r < spec.Runs; r++ {
+		rng := rand.New(rand.NewPCG(spec.Seed, uint64(r)))
+		splits, err := outerSplits(spec, train, test, rng)
+		if err != nil {
+			return nil, err
+		}
+		for _, sp := range splits {
+			tr, te, err := prepare(spec, sp.train, sp.test)
+			if err != nil {
+				return nil, err
+			}
+			eta, B := spec.Eta, spec.ParamRadius
+			if eta == 0 || B == 0 {
+				var selSteps int64
+				eta, B, selSteps, err = selectParams(ctx, spec, algo, tr, rng)
+				if err != nil {
+					return nil, err
+				}
+				steps += selSteps
+			}
+			res, obj, err := fit(ctx, spec, algo, tr, eta, B, rng)
+			if err != nil {
+				return nil, err
+			}
+			steps += res.PairGrads
+			scores = append(scores, evaluate(spec.Task, res.W, tr, te))
+			risk, _ := pairwise.EmpiricalRisk(obj, res.W, maxObjectivePairs, rng)
+			objectives = append(objectives, risk)
+			rep.Eta = append(rep.Eta, eta)
+			rep.ParamRadius = append(rep.ParamRadius, B)
+			rep.NTrain, rep.NTest = tr.N, te.N
+			rep.ObjectiveExact = tr.N*(tr.N-1) <= maxObjectivePairs
+		}
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	rep.SecondsPerRun = rep.Seconds / float64(len(scores))
+	rep.PairSteps = steps
+	if rep.Seconds > 0 {
+		rep.PairStepsPerSecond = float64(steps) / rep.Seconds
+	}
+	if spec.Task == pairwise.TaskAUC {
+		rep.AUC = Summarize(scores)
+	} else {
+		rep.KNN3 = Summarize(scores)
+	}
+	rep.Objective = Summarize(objectives).Mean
+	return rep, nil
+}
+
+// outerSplits returns the evaluation splits of one run.
+func outerSplits(spec Spec, train, test *data.Table, rng *rand.Rand) ([]split, error) {
+	if test != nil {
+		return []split{{train.Dataset, test.Dataset}}, nil
+	}
+	if spec.Folds > 1 {
+		folds, err := data.StratifiedKFold(train.Y, spec.Folds, rng)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]split, len(folds))
+		for k, f := range folds {
+			out[k] = split{train.Subset(data.Complement(train.N, f)), train.Subset(f)}
+		}
+		return out, nil
+	}
+	tr, te, err := data.StratifiedSplit(train.Y, spec.TestFraction, rng)
+	if err != nil {
+		return nil, err
+	}
+	return []split{{train.Subset(tr), train.Subset(te)}}, nil
+}
+
+// prepare fits the scaler on train only, applies it to both sides and clips
+// every record to the feature radius R.
+func prepare(spec Spec, train, test *pairwise.Dataset) (*pairwise.Dataset, *pairwise.Dataset, error) {
+	sc, err := data.FitScaler(spec.Scale, train)
+	if err != nil {
+		return nil, nil, err
+	}
+	tr, te := sc.Apply(train), sc.Apply(test)
+	if spec.FeatureRadius > 0 {
+		if tr, _, err = data.Clip(tr, spec.FeatureRadius); err != nil {
+			return nil, nil, err
+		}
+		if te, _, err = data.Clip(te, spec.FeatureRadius); err != nil {
+			return nil, nil, err
+		}
+	}
+	return tr, te, nil
+}
+
+// fit trains one model.
+func fit(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *pairwise.Dataset, eta, B float64, rng *rand.Rand) (*pairwise.Result, pairwise.Objective, error) {
+	loss, _ := pairwise.LossByName(spec.Task, spec.Loss)
+	obj, err := pairwise.NewObjective(tr, pairwise.ObjectiveConfig{Task: spec.Task, Loss: loss, Lambda: spec.Lambda, Constraint: spec.Constraint, Radius: B})
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := algo.Run(ctx, obj, pairwise.RunConfig{Eta: eta, Passes: spec.Passes, Steps: spec.Steps}, rng)
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, obj, nil
+}
+
+// evaluate scores a model on test: AUC for ranking, KNN-3 accuracy (with the
+// training records as neighbours) for metric learning.
+func evaluate(task pairwise.Task, w []float64, train, test *pairwise.Dataset) float64 {
+	if task == pairwise.TaskMetric {
+		return pairwise.KNN3Accuracy(w, train, test)
+	}
+	return pairwise.LinearAUC(w, test)
+}
+
+// selectParams picks (η, B) from the grid on a stratified validation split
+// held out from the training data — the honest protocol: the test split is
+// never seen. Parameters already fixed in spec are kept.
+func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *pairwise.Dataset, rng *rand.Rand) (eta, radius float64, steps int64, err error) {
+	fitIdx, valIdx, err := data.StratifiedSplit(tr.Y, spec.ValidationFraction, rng)
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("experiment: validation split: %w", err)
+	}
+	fitSet, valSet := tr.Subset(fitIdx), tr.Subset(valIdx)
+	etas, radii := spec.Grid, spec.Grid
+	if spec.Eta > 0 {
+		etas = []float64{spec.Eta}
+	}
+	if spec.ParamRadius > 0 {
+		radii = []float64{spec.ParamRadius}
+	}
+	best, bestEta, bestB := math.Inf(-1), etas[0], radii[0]
+	for _, eta := range etas {
+		for _, B := range radii {
+			res, _, err := fit(ctx, spec, algo, fitSet, eta, B, rand.New(rand.NewPCG(rng.Uint64(), 0)))
+			if err != nil {
+				return 0, 0, 0, err
+			}
+			steps += res.PairGrads
+			if v := evaluate(spec.Task, res.W, fitSet, valSet); v > best {
+				best, bestEta, bestB = v, eta, B
+			}
+		}
+	}
+	return bestEta, bestB, steps, nil
+}

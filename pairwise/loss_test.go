@@ -1,0 +1,176 @@
+package pairwise
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// numGrad is the central finite difference of f at w.
+func numGrad(f func([]float64) float64, w []float64, h float64) []float64 {
+	g := make([]float64, len(w))
+	for k := range w {
+		old := w[k]
+		w[k] = old + h
+		fp := f(w)
+		w[k] = old - h
+		fm := f(w)
+		w[k] = old
+		g[k] = (fp - fm) / (2 * h)
+	}
+	return g
+}
+
+func TestAUCLossGradientsMatchFiniteDifferences(t *testing.T) {
+	data := toyAUC(30, 5, 2, 7)
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, sparse := range []bool{false, true} {
+		ds := data
+		if sparse {
+			ds = toSparse(data)
+		}
+		for _, name := range []string{"hinge", "square", "logistic"} {
+			for _, lambda := range []float64{0, 0.3} {
+				loss, _ := LossByName(TaskAUC, name)
+				obj, err := NewObjective(ds, ObjectiveConfig{Loss: loss, Lambda: lambda, Constraint: "none"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				checked := 0
+				for trial := 0; trial < 200 && checked < 40; trial++ {
+					i, j := rng.IntN(ds.N), rng.IntN(ds.N)
+					w := make([]float64, ds.D)
+					for k := range w {
+						w[k] = rng.NormFloat64()
+					}
+					// Avoid the hinge's kink, where the derivative is undefined.
+					if name == "hinge" && math.Abs(1-math.Abs(obj.Score(w, i, j))) < 1e-3 {
+						continue
+					}
+					checked++
+					g := make([]float64, ds.D)
+					obj.AddGrad(g, w, i, j, 1)
+					axpy(lambda, w, g)
+					num := numGrad(func(v []float64) float64 { return obj.PairLoss(v, i, j) }, w, 1e-6)
+					for k := range g {
+						if math.Abs(g[k]-num[k]) > 1e-5*(1+math.Abs(num[k])) {
+							t.Fatalf("%s sparse=%v λ=%v pair (%d,%d) coord %d: analytic %v, numeric %v", name, sparse, lambda, i, j, k, g[k], num[k])
+						}
+					}
+					// Step must equal w − η(∇f + λw).
+					eta := 1e-3
+					w2 := append([]float64(nil), w...)
+					obj.Step(w2, i, j, eta)
+					for k := range w2 {
+						if want := w[k] - eta*g[k]; math.Abs(w2[k]-want) > 1e-12 {
+							t.Fatalf("%s: Step coord %d = %v, want %v", name, k, w2[k], want)
+						}
+					}
+				}
+				if checked < 20 {
+					t.Fatalf("%s: only %d pairs checked", name, checked)
+				}
+			}
+		}
+	}
+}
+
+// The declared Lipschitz constant must bound every gradient over the domain.
+func TestAUCLossLipschitzBoundsHold(t *testing.T) {
+	data := toyAUC(40, 6, 2, 11)
+	R := data.MaxNorm()
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, name := range []string{"hinge", "square", "logistic"} {
+		loss, _ := LossByName(TaskAUC, name)
+		B := 2.0
+		obj, _ := NewObjective(data, ObjectiveConfig{Loss: loss, Radius: B})
+		G := obj.Props(R).Lipschitz
+		for trial := 0; trial < 2000; trial++ {
+			w := make([]float64, data.D)
+			for k := range w {
+				w[k] = rng.NormFloat64()
+			}
+			obj.Project(w)
+			g := make([]float64, data.D)
+			obj.AddGrad(g, w, rng.IntN(data.N), rng.IntN(data.N), 1)
+			if n := Norm2(g); n > G*(1+1e-12) {
+				t.Fatalf("%s: ‖∇f‖ = %v exceeds declared G = %v", name, n, G)
+			}
+		}
+	}
+}
+
+func TestLossByNameRejectsUnknown(t *testing.T) {
+	if _, err := LossByName(TaskAUC, "huber"); err == nil {
+		t.Fatal("want error for unknown loss")
+	}
+	if _, err := LossByName(TaskMetric, "square"); err == nil {
+		t.Fatal("want error: square is not a metric loss")
+	}
+}
+
+func TestL2BallProjection(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	b := L2Ball{R: 0.7}
+	for trial := 0; trial < 500; trial++ {
+		w := make([]float64, 6)
+		for k := range w {
+			w[k] = rng.NormFloat64()
+		}
+		p := append([]float64(nil), w...)
+		b.Project(p)
+		if Norm2(p) > 0.7+1e-12 {
+			t.Fatalf("norm %v > radius", Norm2(p))
+		}
+		q := append([]float64(nil), p...)
+		b.Project(q)
+		for k := range q {
+			if math.Abs(q[k]-p[k]) > 1e-15 {
+				t.Fatal("projection not idempotent")
+			}
+		}
+		// nearest point: no feasible v is closer to w than p.
+		v := make([]float64, 6)
+		for k := range v {
+			v[k] = rng.NormFloat64()
+		}
+		b.Project(v)
+		dp, dv := 0.0, 0.0
+		for k := range w {
+			dp += (w[k] - p[k]) * (w[k] - p[k])
+			dv += (w[k] - v[k]) * (w[k] - v[k])
+		}
+		if dp > dv+1e-12 {
+			t.Fatalf("projection not nearest: %v > %v", dp, dv)
+		}
+	}
+}
+
+func TestAUCMatchesBruteForceWithTies(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 300; trial++ {
+		n := 2 + rng.IntN(60)
+		s := make([]float64, n)
+		y := make([]float64, n)
+		for i := range s {
+			s[i] = float64(rng.IntN(5)) // many ties
+			y[i] = 1
+			if rng.IntN(2) == 0 {
+				y[i] = -1
+			}
+		}
+		a, b := AUC(s, y), AUCBrute(s, y)
+		if math.IsNaN(a) != math.IsNaN(b) || (!math.IsNaN(a) && math.Abs(a-b) > 1e-12) {
+			t.Fatalf("AUC %v, brute %v", a, b)
+		}
+	}
+	if got := AUC([]float64{1, 1, 1}, []float64{1, -1, -1}); got != 0.5 {
+		t.Fatalf("all ties: %v, want 0.5", got)
+	}
+	if got := AUC([]float64{3, 2, 1}, []float64{1, 1, -1}); got != 1 {
+		t.Fatalf("perfect ranking: %v", got)
+	}
+	if !math.IsNaN(AUC([]float64{1, 2}, []float64{1, 1})) {
+		t.Fatal("one class: want NaN")
+	}
+}
