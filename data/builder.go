@@ -1,0 +1,407 @@
+package data
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pairfed/pairfed/pairwise"
+)
+
+// maxDenseCells bounds N·D for dense storage (8 GiB of float64).
+const maxDenseCells = 1 << 30
+
+// class is one distinct original label.
+type class struct {
+	name      string // first spelling seen
+	isNum     bool
+	value     float64
+	count     int
+	line, col int // where it was first seen
+}
+
+// builder collects the records of one file and turns them into a Table.
+// Parsers feed it either dense rows (CSV, ARFF: NaN marks a missing value
+// to impute) or sparse rows (LIBSVM).
+type builder struct {
+	file   string
+	format string
+	opt    Options
+	notes  []string
+
+	classes    []*class
+	bySpelling map[string]int32
+	byKey      map[string]int32
+	y          []int32 // class of each record
+
+	d     int
+	names []string // feature names, nil when unknown
+
+	// dense rows
+	x            []float64
+	colMissing   []int    // missing values per feature (Impute "mean")
+	firstMissing [][2]int // line, col of the first missing value per feature
+
+	// sparse rows
+	sparse bool
+	ptr    []int
+	idx    []int32
+	val    []float64
+
+	imputed, dropped int
+	firstLine        int // line of the first record
+}
+
+func newBuilder(file, format string, opt Options) *builder {
+	return &builder{
+		file: file, format: format, opt: opt,
+		bySpelling: make(map[string]int32),
+		byKey:      make(map[string]int32),
+	}
+}
+
+func (b *builder) note(format string, args ...any) {
+	b.notes = append(b.notes, fmt.Sprintf(format, args...))
+}
+
+// label records the label s of a new record seen at line:col. With
+// numeric set, s must be a number (LIBSVM).
+func (b *builder) label(s []byte, line, col int, numeric bool) error {
+	if k, ok := b.bySpelling[string(s)]; ok {
+		b.classes[k].count++
+		b.y = append(b.y, k)
+		return nil
+	}
+	c := &class{name: string(s), line: line, col: col, count: 1}
+	v, outcome := parseNumber(s)
+	switch {
+	case outcome == numOK:
+		if v == 0 {
+			v = 0 // −0 and 0 are one label
+		}
+		c.isNum, c.value = true, v
+	case outcome != numBad:
+		return posErr(b.file, line, col, "%s", numProblem("label", s, outcome))
+	case numeric:
+		return posErr(b.file, line, col, "%s (LIBSVM labels are numbers)", numProblem("label", s, outcome))
+	}
+	key := "s:" + c.name
+	if c.isNum {
+		key = "n:" + strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	k, ok := b.byKey[key]
+	if ok {
+		b.classes[k].count++
+	} else {
+		k = int32(len(b.classes))
+		b.classes = append(b.classes, c)
+		b.byKey[key] = k
+	}
+	b.bySpelling[c.name] = k
+	b.y = append(b.y, k)
+	return nil
+}
+
+// classList formats the classes and their counts, at most ten of them.
+func (b *builder) classList() string {
+	var parts []string
+	for i, c := range b.classes {
+		if i == 10 {
+			parts = append(parts, fmt.Sprintf("… %d more", len(b.classes)-10))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d", c.name, c.count))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sortedClasses returns the class indices sorted numerically when all
+// labels are numbers, lexicographically otherwise.
+func (b *builder) sortedClasses() []int {
+	order := make([]int, len(b.classes))
+	allNum := true
+	for i, c := range b.classes {
+		order[i] = i
+		allNum = allNum && c.isNum
+	}
+	slices.SortFunc(order, func(i, j int) int {
+		ci, cj := b.classes[i], b.classes[j]
+		if allNum {
+			switch {
+			case ci.value < cj.value:
+				return -1
+			case ci.value > cj.value:
+				return 1
+			}
+			return 0
+		}
+		return strings.Compare(ci.name, cj.name)
+	})
+	return order
+}
+
+// mapLabels decides the sign of every class.
+func (b *builder) mapLabels() ([]float64, error) {
+	sign := make([]float64, len(b.classes))
+	for i := range sign {
+		sign[i] = -1
+	}
+	order := b.sortedClasses()
+	switch {
+	case b.opt.PositiveClasses != "":
+		items, err := parseClassSpec(b.opt.PositiveClasses)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			hit := false
+			for i, c := range b.classes {
+				if it.matches(c) {
+					sign[i], hit = 1, true
+				}
+			}
+			if !hit {
+				b.note("positive class %q matches no label in this file (labels: %s)", it.text, b.classList())
+			}
+		}
+	case b.opt.Binarize == "halves":
+		u := len(order)
+		if u == 2 {
+			for i, c := range b.classes {
+				if c.isNum && c.value == 1 {
+					sign[i] = 1
+				}
+			}
+		} else {
+			for rank, i := range order {
+				if rank < u/2 {
+					sign[i] = 1
+				}
+			}
+		}
+	default:
+		switch len(b.classes) {
+		case 1:
+			// Reported below as a single class.
+		case 2:
+			c0, c1 := b.classes[0], b.classes[1]
+			lo, hi := min(c0.value, c1.value), max(c0.value, c1.value)
+			if c0.isNum && c1.isNum && hi == 1 && (lo == -1 || lo == 0) {
+				for i, c := range b.classes {
+					if c.value == 1 {
+						sign[i] = 1
+						b.note("positive class = %s (labels %s)", c.name, b.classList())
+					}
+				}
+				break
+			}
+			// Minority class; on a tie, the label sorting last.
+			pos := order[1]
+			if b.classes[order[0]].count < b.classes[order[1]].count {
+				pos = order[0]
+			}
+			sign[pos] = 1
+			b.note("positive class = minority class %s (%d of %d)", b.classes[pos].name, b.classes[pos].count, len(b.y))
+		default:
+			c := b.classes[2]
+			return nil, posErr(b.file, c.line, c.col,
+				"%d classes found (%s); choose the positive ones with --positive-classes (e.g. --positive-classes %s) or use --binarize halves",
+				len(b.classes), b.classList(), b.classes[order[len(order)-1]].name)
+		}
+	}
+	return sign, nil
+}
+
+// finish maps labels, imputes and assembles the Table. lastLine is the
+// number of lines read.
+func (b *builder) finish(lastLine int) (*Table, error) {
+	n := len(b.y)
+	if n == 0 {
+		msg := "no records"
+		if b.dropped > 0 {
+			msg = fmt.Sprintf("no records left after dropping %d with missing values", b.dropped)
+		}
+		return nil, posErr(b.file, max(lastLine, 1), 1, "%s", msg)
+	}
+	if b.opt.Dim > 0 {
+		if !b.sparse && b.d != b.opt.Dim {
+			return nil, posErr(b.file, b.firstLine, 1, "file has %d feature columns, but Dim is %d", b.d, b.opt.Dim)
+		}
+		b.d = b.opt.Dim
+	}
+	if b.d == 0 {
+		hint := ""
+		if b.sparse {
+			hint = " (no feature index occurs; declare Dim)"
+		}
+		return nil, posErr(b.file, b.firstLine, 1, "no feature columns%s", hint)
+	}
+	if err := b.impute(); err != nil {
+		return nil, err
+	}
+
+	sign, err := b.mapLabels()
+	if err != nil {
+		return nil, err
+	}
+	y := make([]float64, n)
+	npos := 0
+	for i, k := range b.y {
+		y[i] = sign[k]
+		if sign[k] > 0 {
+			npos++
+		}
+	}
+	var positive []string
+	for i, c := range b.classes {
+		if sign[i] > 0 {
+			positive = append(positive, c.name)
+		}
+	}
+	if npos == 0 || npos == n {
+		c := b.classes[0]
+		if len(b.classes) == 1 {
+			return nil, posErr(b.file, c.line, c.col, "only one class present (label %s, %d records); need both classes", c.name, c.count)
+		}
+		side := "−1"
+		if npos == n {
+			side = "+1"
+		}
+		return nil, posErr(b.file, c.line, c.col, "all %d records map to %s (labels: %s; positive classes: %q)",
+			n, side, b.classList(), strings.Join(positive, ","))
+	}
+	if b.opt.PositiveClasses != "" || b.opt.Binarize != "" {
+		b.note("positive classes %s (%d of %d records)", strings.Join(positive, ","), npos, n)
+	}
+
+	ds, rep, err := b.dataset(y)
+	if err != nil {
+		return nil, err
+	}
+	if err := ds.Validate(); err != nil {
+		return nil, fmt.Errorf("data: %s: internal error: %w", b.file, err)
+	}
+	t := &Table{
+		Dataset:        ds,
+		Source:         b.file,
+		Format:         b.format,
+		FeatureNames:   b.names,
+		Positive:       positive,
+		Imputed:        b.imputed,
+		Dropped:        b.dropped,
+		Representation: rep,
+		DimDeclared:    b.opt.Dim > 0,
+		Notes:          b.notes,
+	}
+	for _, c := range b.classes {
+		t.Classes = append(t.Classes, c.name)
+		t.Counts = append(t.Counts, c.count)
+	}
+	return t, nil
+}
+
+// impute replaces the NaN markers of dense rows by column means.
+func (b *builder) impute() error {
+	if b.sparse || b.colMissing == nil {
+		return nil
+	}
+	d := b.d
+	for j, m := range b.colMissing {
+		if m == 0 {
+			continue
+		}
+		var sum float64
+		cnt := 0
+		for i := j; i < len(b.x); i += d {
+			if v := b.x[i]; !math.IsNaN(v) {
+				sum += v
+				cnt++
+			}
+		}
+		if cnt == 0 {
+			p := b.firstMissing[j]
+			name := ""
+			if b.names != nil {
+				name = " " + strconv.Quote(b.names[j])
+			}
+			return posErr(b.file, p[0], p[1], "column %d%s has only missing values; cannot impute its mean", p[1], name)
+		}
+		mean := sum / float64(cnt)
+		if math.IsInf(mean, 0) { // the sum overflowed
+			mean = 0
+			for i := j; i < len(b.x); i += d {
+				if v := b.x[i]; !math.IsNaN(v) {
+					mean += v / float64(cnt)
+				}
+			}
+		}
+		for i := j; i < len(b.x); i += d {
+			if math.IsNaN(b.x[i]) {
+				b.x[i] = mean
+			}
+		}
+		b.imputed += m
+	}
+	if b.imputed > 0 {
+		b.note("imputed %d missing values with column means of this file", b.imputed)
+	}
+	return nil
+}
+
+// dataset builds the storage, choosing the representation.
+func (b *builder) dataset(y []float64) (*pairwise.Dataset, string, error) {
+	n, d := len(y), b.d
+	nnz := len(b.val)
+	if !b.sparse {
+		nnz = 0
+		for _, v := range b.x {
+			if v != 0 {
+				nnz++
+			}
+		}
+	}
+	rep := b.opt.Representation
+	if rep == "" || rep == "auto" {
+		rep = Dense
+		if d > 1000 && float64(nnz) < 0.1*float64(n)*float64(d) {
+			rep = Sparse
+		}
+		if rep == Sparse || b.sparse {
+			b.note("representation %s (n=%d, d=%d, density %.3g%%)", rep, n, d, 100*float64(nnz)/(float64(n)*float64(d)))
+		}
+	}
+	ds := &pairwise.Dataset{N: n, D: d, Y: y}
+	switch {
+	case rep == Dense && b.sparse:
+		if int64(n)*int64(d) > maxDenseCells {
+			return nil, "", fmt.Errorf("data: %s: dense storage of %d×%d values is too large; use the sparse representation", b.file, n, d)
+		}
+		ds.X = make([]float64, n*d)
+		for i := 0; i < n; i++ {
+			row := ds.X[i*d : (i+1)*d]
+			for k := b.ptr[i]; k < b.ptr[i+1]; k++ {
+				row[b.idx[k]] = b.val[k]
+			}
+		}
+	case rep == Dense:
+		ds.X = b.x
+	case b.sparse:
+		ds.Ptr, ds.Idx, ds.Val = b.ptr, b.idx, b.val
+	default:
+		ds.Ptr = make([]int, n+1)
+		ds.Idx = make([]int32, 0, nnz)
+		ds.Val = make([]float64, 0, nnz)
+		for i := 0; i < n; i++ {
+			for j, v := range b.x[i*d : (i+1)*d] {
+				if v != 0 {
+					ds.Idx = append(ds.Idx, int32(j))
+					ds.Val = append(ds.Val, v)
+				}
+			}
+			ds.Ptr[i+1] = len(ds.Idx)
+		}
+	}
+	return ds, rep, nil
+}

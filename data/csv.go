@@ -1,0 +1,460 @@
+package data
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// readCSV parses comma-separated records (semicolons when the first line
+// has semicolons and no comma) with an optional header line. Fields may be
+// quoted with double quotes ("" inside stands for one quote; a quoted
+// field may span lines). Blank lines are skipped. Error columns are field
+// numbers.
+func readCSV(lr *lineReader, b *builder) error {
+	rr := &recordReader{lr: lr, sp: splitter{sep: ',', quotes: `"`}}
+	if sep := sniffSeparator(lr); sep != ',' {
+		rr.sp.sep = sep
+		b.note("separator %q", sep)
+	}
+	first, line1, err := rr.next()
+	if err == io.EOF {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	b.firstLine = line1
+	first = copyFields(first)
+
+	var second [][]byte
+	line2 := 0
+	header := false
+	switch b.opt.Header {
+	case "yes":
+		header = true
+	case "no":
+	default:
+		header = isName(b.opt.LabelColumn)
+		for _, c := range b.opt.IgnoreColumns {
+			header = header || isName(c)
+		}
+		if !header {
+			second, line2, err = rr.next()
+			if err != nil && err != io.EOF {
+				return err
+			}
+			header = looksLikeHeader(first, second)
+			if header {
+				b.note("first line taken as a header")
+			}
+		}
+	}
+	var names []string
+	if header {
+		names = make([]string, len(first))
+		for j, f := range first {
+			names[j] = string(f)
+		}
+	}
+	lay, err := b.layout(names, len(first), len(first)-1, line1)
+	if err != nil {
+		return err
+	}
+	if !header {
+		if err := b.row(lay, first, line1); err != nil {
+			return err
+		}
+	}
+	if second != nil {
+		if err := b.row(lay, second, line2); err != nil {
+			return err
+		}
+	}
+	for {
+		rec, ln, err := rr.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := b.row(lay, rec, ln); err != nil {
+			return err
+		}
+	}
+}
+
+// sniffSeparator returns ';' when the first non-blank line has a
+// semicolon and no comma, else ','.
+func sniffSeparator(lr *lineReader) byte {
+	buf, _ := lr.r.Peek(sniffSize)
+	for len(buf) > 0 {
+		line := buf
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			line, buf = buf[:i], buf[i+1:]
+		} else {
+			buf = nil
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if bytes.IndexByte(line, ',') < 0 && bytes.IndexByte(line, ';') >= 0 {
+			return ';'
+		}
+		return ','
+	}
+	return ','
+}
+
+// isName reports whether a column reference is a name (not an index).
+func isName(ref string) bool { return ref != "" && !isDigits(ref) }
+
+// looksLikeHeader guesses whether first is a header line: some field is
+// text where the next record has a number, or (without a next record)
+// no field is a number. NaN and Inf literals count as numbers here, so
+// that they are reported rather than taken for column names.
+func looksLikeHeader(first, second [][]byte) bool {
+	if second == nil {
+		for _, f := range first {
+			if _, ok := parseNumber(f); ok != numBad || isMissing(f) {
+				return false
+			}
+		}
+		return true
+	}
+	for j := 0; j < len(first) && j < len(second); j++ {
+		_, a := parseNumber(first[j])
+		_, c := parseNumber(second[j])
+		if a == numBad && !isMissing(first[j]) && c == numOK {
+			return true
+		}
+	}
+	return false
+}
+
+func copyFields(fs [][]byte) [][]byte {
+	out := make([][]byte, len(fs))
+	for j, f := range fs {
+		out[j] = slices.Clone(f)
+		if out[j] == nil {
+			out[j] = []byte{}
+		}
+	}
+	return out
+}
+
+// isMissing reports whether a field holds a missing value: "?" or empty.
+func isMissing(f []byte) bool { return len(f) == 0 || len(f) == 1 && f[0] == '?' }
+
+// layout says what each column of a delimited file is.
+type layout struct {
+	ncols int
+	label int
+	feat  []int // feature index of each column; −1 for the label and ignored columns
+	names []string
+}
+
+func (l *layout) colName(j int) string {
+	if l.names != nil {
+		return fmt.Sprintf("%d %q", j+1, l.names[j])
+	}
+	return strconv.Itoa(j + 1)
+}
+
+// resolveColumn finds ref (a name in names, or a 1-based index).
+func resolveColumn(what, ref string, names []string, ncols int) (int, error) {
+	if isDigits(ref) {
+		k, err := strconv.Atoi(ref)
+		if err != nil || k < 1 || k > ncols {
+			return 0, fmt.Errorf("%s %s out of range (the file has %d columns)", what, ref, ncols)
+		}
+		return k - 1, nil
+	}
+	if names == nil {
+		return 0, fmt.Errorf("%s %q is a name but the file has no header (give a 1-based index, or --header yes)", what, ref)
+	}
+	for j, n := range names {
+		if n == ref {
+			return j, nil
+		}
+	}
+	for j, n := range names {
+		if strings.EqualFold(n, ref) {
+			return j, nil
+		}
+	}
+	list := strings.Join(names, ", ")
+	if len(list) > 200 {
+		list = list[:200] + "…"
+	}
+	return 0, fmt.Errorf("%s %q not found (columns: %s)", what, ref, list)
+}
+
+// layout resolves the label and ignored columns of a file with ncols
+// columns (names nil without a header); defLabel is the default label
+// column. Errors are reported at line:1.
+func (b *builder) layout(names []string, ncols, defLabel, line int) (*layout, error) {
+	l := &layout{ncols: ncols, label: defLabel, names: names, feat: make([]int, ncols)}
+	if b.opt.LabelColumn != "" {
+		k, err := resolveColumn("label column", b.opt.LabelColumn, names, ncols)
+		if err != nil {
+			return nil, &ParseError{File: b.file, Line: line, Col: 1, Err: err}
+		}
+		l.label = k
+	}
+	for j := range l.feat {
+		l.feat[j] = 0
+	}
+	l.feat[l.label] = -1
+	for _, ref := range b.opt.IgnoreColumns {
+		k, err := resolveColumn("ignored column", ref, names, ncols)
+		if err != nil {
+			return nil, &ParseError{File: b.file, Line: line, Col: 1, Err: err}
+		}
+		if k == l.label {
+			return nil, posErr(b.file, line, 1, "column %s is both the label and ignored", l.colName(k))
+		}
+		l.feat[k] = -1
+	}
+	d := 0
+	for j := range l.feat {
+		if l.feat[j] < 0 {
+			continue
+		}
+		l.feat[j] = d
+		d++
+		if names != nil {
+			b.names = append(b.names, names[j])
+		}
+	}
+	b.d = d
+	if b.opt.Impute == "mean" {
+		b.colMissing = make([]int, d)
+		b.firstMissing = make([][2]int, d)
+	}
+	return l, nil
+}
+
+// row parses one record of a delimited file seen at line.
+func (b *builder) row(l *layout, fields [][]byte, line int) error {
+	if len(fields) != l.ncols {
+		return posErr(b.file, line, min(len(fields), l.ncols)+1, "record has %d fields, want %d", len(fields), l.ncols)
+	}
+	if b.firstLine == 0 {
+		b.firstLine = line
+	}
+	start := len(b.x)
+	b.x = slices.Grow(b.x, b.d)[:start+b.d]
+	x := b.x[start:]
+	drop := false
+	for j, f := range fields {
+		k := l.feat[j]
+		if k < 0 {
+			continue
+		}
+		f = bytes.TrimSpace(f)
+		if isMissing(f) {
+			switch b.opt.Impute {
+			case "mean":
+				if b.colMissing[k] == 0 {
+					b.firstMissing[k] = [2]int{line, j + 1}
+				}
+				b.colMissing[k]++
+				x[k] = math.NaN()
+			case "drop":
+				drop = true
+			default:
+				return posErr(b.file, line, j+1, "missing value in column %s (use --impute mean|drop)", l.colName(j))
+			}
+			continue
+		}
+		v, outcome := parseNumber(f)
+		if outcome != numOK {
+			return posErr(b.file, line, j+1, "%s in column %s", numProblem("feature value", f, outcome), l.colName(j))
+		}
+		x[k] = v
+	}
+	lab := bytes.TrimSpace(fields[l.label])
+	if isMissing(lab) {
+		if b.opt.Impute != "drop" {
+			return posErr(b.file, line, l.label+1, "missing label in column %s (records without a label can only be dropped: --impute drop)", l.colName(l.label))
+		}
+		drop = true
+	}
+	if drop {
+		b.x = b.x[:start]
+		b.dropped++
+		return nil
+	}
+	return b.label(lab, line, l.label+1, false)
+}
+
+// errOpenQuote reports a line that ends inside a quoted field.
+var errOpenQuote = errors.New("unterminated quoted field")
+
+// splitter splits a line into fields at sep, honouring quotes.
+type splitter struct {
+	sep     byte
+	quotes  string
+	fields  [][]byte
+	scratch []byte
+}
+
+// split returns the fields of line, valid until the next call. Unquoted
+// fields are trimmed of spaces and tabs; quoted ones are unquoted. On an
+// error it also returns the 1-based number of the offending field.
+func (s *splitter) split(line []byte) ([][]byte, int, error) {
+	s.fields = s.fields[:0]
+	if cap(s.scratch) < len(line) {
+		s.scratch = make([]byte, 0, len(line))
+	}
+	// Unquoted text is never longer than the line, so appending to
+	// scratch never reallocates and earlier fields stay valid.
+	s.scratch = s.scratch[:0]
+	i := 0
+	for {
+		j := i
+		for j < len(line) && (line[j] == ' ' || line[j] == '\t') {
+			j++
+		}
+		if j < len(line) && strings.IndexByte(s.quotes, line[j]) >= 0 {
+			q := line[j]
+			start := len(s.scratch)
+			k := j + 1
+			for {
+				if k >= len(line) {
+					return nil, len(s.fields) + 1, errOpenQuote
+				}
+				c := line[k]
+				k++
+				if c == q {
+					if k < len(line) && line[k] == q {
+						s.scratch = append(s.scratch, q)
+						k++
+						continue
+					}
+					break
+				}
+				s.scratch = append(s.scratch, c)
+			}
+			s.fields = append(s.fields, s.scratch[start:len(s.scratch):len(s.scratch)])
+			for k < len(line) && (line[k] == ' ' || line[k] == '\t') {
+				k++
+			}
+			if k == len(line) {
+				return s.fields, 0, nil
+			}
+			if line[k] != s.sep {
+				return nil, len(s.fields), fmt.Errorf("text after the closing quote")
+			}
+			i = k + 1
+			continue
+		}
+		k := bytes.IndexByte(line[i:], s.sep)
+		if k < 0 {
+			s.fields = append(s.fields, trimBlank(line[i:]))
+			return s.fields, 0, nil
+		}
+		s.fields = append(s.fields, trimBlank(line[i:i+k]))
+		i += k + 1
+	}
+}
+
+// quoteState is the state of a quote scan at the end of a line.
+type quoteState struct {
+	q          byte // the open quote, 0 outside quotes
+	fieldStart bool // only blanks since the last separator
+}
+
+// scan advances st over chunk, with the quoting rules of split.
+func (s *splitter) scan(chunk []byte, st quoteState) quoteState {
+	for k := 0; k < len(chunk); k++ {
+		c := chunk[k]
+		switch {
+		case st.q != 0:
+			if c == st.q {
+				if k+1 < len(chunk) && chunk[k+1] == st.q {
+					k++
+					continue
+				}
+				st.q = 0
+			}
+		case c == s.sep:
+			st.fieldStart = true
+		case st.fieldStart && (c == ' ' || c == '\t'):
+		case st.fieldStart && strings.IndexByte(s.quotes, c) >= 0:
+			st.q, st.fieldStart = c, false
+		default:
+			st.fieldStart = false
+		}
+	}
+	return st
+}
+
+func trimBlank(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// recordReader yields the records of a delimited file, skipping blank
+// lines and lines for which skip returns true.
+type recordReader struct {
+	lr   *lineReader
+	sp   splitter
+	acc  []byte
+	skip func(line []byte) bool
+}
+
+// next returns the fields of the next record and the line it starts on,
+// or io.EOF.
+func (rr *recordReader) next() ([][]byte, int, error) {
+	for {
+		line, err := rr.lr.next()
+		if err != nil {
+			return nil, 0, err
+		}
+		t := bytes.TrimSpace(line)
+		if len(t) == 0 || rr.skip != nil && rr.skip(t) {
+			continue
+		}
+		start := rr.lr.line
+		fields, fieldNo, err := rr.sp.split(line)
+		if err == errOpenQuote {
+			// A quoted field spans lines: gather lines until the quote
+			// state says it closed, then split once.
+			rr.acc = append(rr.acc[:0], line...)
+			st := rr.sp.scan(line, quoteState{fieldStart: true})
+			for st.q != 0 {
+				more, e := rr.lr.next()
+				if e == io.EOF {
+					return nil, 0, posErr(rr.lr.name, start, fieldNo, "unterminated quoted field")
+				}
+				if e != nil {
+					return nil, 0, e
+				}
+				if len(rr.acc) > maxLine {
+					return nil, 0, posErr(rr.lr.name, start, fieldNo, "quoted field longer than %d bytes", maxLine)
+				}
+				rr.acc = append(rr.acc, '\n')
+				rr.acc = append(rr.acc, more...)
+				st = rr.sp.scan(more, st)
+			}
+			fields, fieldNo, err = rr.sp.split(rr.acc)
+		}
+		if err != nil {
+			return nil, 0, posErr(rr.lr.name, start, fieldNo, "%v", err)
+		}
+		return fields, start, nil
+	}
+}

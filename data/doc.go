@@ -1,0 +1,36 @@
+// Package data turns benchmark files into the in-memory datasets that the
+// pairwise learners train on, and prepares them for private training.
+//
+// It is the I/O edge of the project: pairwise, dp and the coordinator and
+// worker state machines never open files; cmd/pairfed calls Load (or Read)
+// once per file and hands the resulting *pairwise.Dataset to the pure core.
+//
+// # Reading
+//
+// Load and Read parse LIBSVM, CSV and ARFF text, transparently decompressed
+// from gzip, bzip2 or xz (recognised by magic bytes, never by extension),
+// and return a Table: the ±1-labelled Dataset plus what was decided on the
+// way (original class labels, which of them are positive, imputations,
+// presets used) as Notes for the run log. Options documents every knob; the
+// zero value detects the format and refuses anything doubtful (missing
+// values, more than two classes) with an error that names the file, line
+// and column (see ParseError for how columns are counted) and the flag that
+// resolves it. A few UCI files whose layout cannot be guessed (label in
+// column 2, an ID column, ...) get known-dataset presets by file name.
+//
+// Dense storage is used unless D > 1000 and under 10% of the values are
+// nonzero (then CSR); Options.Representation overrides.
+//
+// # Preparing
+//
+// FitScaler fits a min-max or standardising map on training data only and
+// Scaler.Apply applies it to any split. ClipNorms (Clip for user input)
+// bounds every record's L2 norm by R: the differential-privacy sensitivity
+// bounds in package dp assume ‖x‖ ≤ R, so clipping must be the last
+// transformation before training. StratifiedSplit, StratifiedKFold, KFold
+// and Complement make reproducible splits from an injected *rand.Rand.
+// Align reconciles the feature count of LIBSVM train and test files.
+//
+// Nothing here modifies its inputs: every transformation returns new
+// storage.
+package data

@@ -1,0 +1,190 @@
+package data
+
+import (
+	"bufio"
+	"bytes"
+	"compress/bzip2"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/ulikunitz/xz"
+)
+
+// ErrTooLarge is wrapped by the error returned when an input exceeds
+// Options.MaxBytes after decompression.
+var ErrTooLarge = errors.New("input exceeds MaxBytes")
+
+// maxLine bounds the length of one line (256 MiB).
+const maxLine = 256 << 20
+
+// readBufSize is the size of the buffered reader under the parsers.
+const readBufSize = 64 << 10
+
+// sniffSize is how much decompressed input format detection looks at.
+const sniffSize = 64 << 10
+
+// guardReader counts the bytes read from r, fails once more than max bytes
+// have been read, annotates decompression errors and makes every error
+// sticky.
+type guardReader struct {
+	r    io.Reader
+	n    int64
+	max  int64
+	kind string // compression, "" for none
+	err  error
+}
+
+func (g *guardReader) Read(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	n, err := g.r.Read(p)
+	g.n += int64(n)
+	if g.n > g.max {
+		n -= int(g.n - g.max)
+		g.err = fmt.Errorf("%w (%d bytes after decompression); raise MaxBytes if the file is genuine", ErrTooLarge, g.max)
+		return n, g.err
+	}
+	if err != nil {
+		if err != io.EOF && g.kind != "" {
+			err = fmt.Errorf("corrupt or truncated %s stream: %w", g.kind, err)
+		}
+		g.err = err
+	}
+	return n, err
+}
+
+// open detects compression by magic bytes and returns a line reader over
+// the decompressed content, the compression name ("" for none) and an
+// error for a broken compressed header.
+func open(r io.Reader, name string, maxBytes int64) (*lineReader, string, error) {
+	raw := bufio.NewReaderSize(r, 64<<10)
+	magic, _ := raw.Peek(6)
+	var (
+		src  io.Reader = raw
+		kind string
+	)
+	switch {
+	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
+		kind = "gzip"
+		zr, err := gzip.NewReader(raw)
+		if err != nil {
+			return nil, kind, posErr(name, 1, 1, "corrupt or truncated gzip stream: %w", err)
+		}
+		src = zr
+	case bytes.HasPrefix(magic, []byte("BZh")):
+		kind = "bzip2"
+		src = bzip2.NewReader(raw)
+	case bytes.HasPrefix(magic, []byte{0xfd, '7', 'z', 'X', 'Z', 0x00}):
+		kind = "xz"
+		zr, err := xz.NewReader(raw)
+		if err != nil {
+			return nil, kind, posErr(name, 1, 1, "corrupt or truncated xz stream: %w", err)
+		}
+		src = zr
+	}
+	g := &guardReader{r: src, max: maxBytes, kind: kind}
+	lr := &lineReader{r: bufio.NewReaderSize(g, readBufSize), name: name}
+	// A UTF-8 byte order mark is not part of the first line.
+	if b, _ := lr.r.Peek(3); bytes.Equal(b, []byte{0xef, 0xbb, 0xbf}) {
+		lr.r.Discard(3)
+	}
+	return lr, kind, nil
+}
+
+// lineReader returns the lines of its input without their line endings
+// and numbers them from 1.
+type lineReader struct {
+	r    *bufio.Reader
+	name string
+	line int    // number of the line last returned
+	long []byte // holds lines longer than the buffer
+}
+
+// next returns the next line (without "\n" or "\r\n"), valid until the
+// following call, or io.EOF after the last one. A read error is returned
+// positioned at the byte where the input broke off.
+func (lr *lineReader) next() ([]byte, error) {
+	b, err := lr.r.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		lr.long = append(lr.long[:0], b...)
+		for err == bufio.ErrBufferFull {
+			if len(lr.long) > maxLine {
+				return nil, posErr(lr.name, lr.line+1, 1, "line longer than %d bytes", maxLine)
+			}
+			b, err = lr.r.ReadSlice('\n')
+			lr.long = append(lr.long, b...)
+		}
+		b = lr.long
+	}
+	if err != nil && err != io.EOF {
+		return nil, posErr(lr.name, lr.line+1, len(b)+1, "%w", err)
+	}
+	if len(b) == 0 && err == io.EOF {
+		return nil, io.EOF
+	}
+	lr.line++
+	b = bytes.TrimSuffix(b, []byte{'\n'})
+	b = bytes.TrimSuffix(b, []byte{'\r'})
+	return b, nil
+}
+
+// sniff guesses the format of the buffered start of the input.
+func (lr *lineReader) sniff() string {
+	buf, _ := lr.r.Peek(sniffSize)
+	return detectFormat(buf)
+}
+
+// detectFormat implements the "auto" format rule on the start of a file.
+func detectFormat(buf []byte) string {
+	sawLine := false
+	for len(buf) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			line, buf = buf[:i], buf[i+1:]
+		} else {
+			line, buf = buf, nil
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		if line[0] == '%' { // ARFF comment
+			continue
+		}
+		if line[0] == '@' {
+			kw := bytes.ToLower(line[:min(len(line), 10)])
+			if bytes.HasPrefix(kw, []byte("@relation")) || bytes.HasPrefix(kw, []byte("@attribute")) ||
+				bytes.HasPrefix(kw, []byte("@data")) {
+				return FormatARFF
+			}
+			return FormatCSV
+		}
+		if line[0] == '#' { // LIBSVM comment
+			continue
+		}
+		if bytes.IndexByte(line, ',') >= 0 || bytes.IndexByte(line, ';') >= 0 {
+			return FormatCSV
+		}
+		fields := bytes.Fields(line)
+		if bytes.IndexByte(fields[0], ':') >= 0 {
+			return FormatCSV
+		}
+		if len(fields) == 1 {
+			// A label-only line (an all-zero LIBSVM record, or a
+			// one-column CSV); look further.
+			sawLine = true
+			continue
+		}
+		if bytes.IndexByte(fields[1], ':') >= 0 {
+			return FormatLIBSVM
+		}
+		return FormatCSV
+	}
+	if sawLine {
+		return FormatLIBSVM
+	}
+	return FormatCSV
+}

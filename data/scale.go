@@ -1,0 +1,242 @@
+package data
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/pairfed/pairfed/pairwise"
+)
+
+// Scaler is a per-feature affine map x'_j = (x_j − Shift[j])·Scale[j]
+// fitted on training data and applied unchanged to test data, so that no
+// statistic of the test set leaks into training.
+type Scaler struct {
+	Kind  string // "none", "minmax" or "standard"
+	Shift []float64
+	Scale []float64
+}
+
+// maxScaleDim is the largest D for which a sparse dataset may be scaled:
+// scaling moves zeros, so the output is dense.
+const maxScaleDim = 1000
+
+// FitScaler fits a scaler of the given kind on ds:
+//
+//   - "none": the identity;
+//   - "minmax": each feature's training range [min, max] maps to [−1, 1]
+//     (a constant feature maps to 0); test values may fall outside;
+//   - "standard": each feature gets zero mean and unit variance (the
+//     population variance, dividing by n); a constant feature maps to 0.
+//
+// For sparse data the implicit zeros count. Because the result of minmax
+// and standard scaling is dense, they are refused for sparse data with
+// D > 1000. ds is not modified.
+func FitScaler(kind string, ds *pairwise.Dataset) (*Scaler, error) {
+	d := ds.D
+	s := &Scaler{Kind: kind, Shift: make([]float64, d), Scale: make([]float64, d)}
+	switch kind {
+	case "none", "":
+		s.Kind = "none"
+		for j := range s.Scale {
+			s.Scale[j] = 1
+		}
+		return s, nil
+	case "minmax", "standard":
+	default:
+		return nil, fmt.Errorf("data: unknown scaling %q (want none, minmax or standard)", kind)
+	}
+	if ds.N == 0 {
+		return nil, fmt.Errorf("data: cannot fit a scaler on an empty dataset")
+	}
+	if ds.IsSparse() && d > maxScaleDim {
+		return nil, fmt.Errorf("data: %s scaling of sparse data with d=%d > %d would densify it; use --scale none", kind, d, maxScaleDim)
+	}
+	row := make([]float64, d)
+	if kind == "minmax" {
+		lo, hi := make([]float64, d), make([]float64, d)
+		for i := 0; i < ds.N; i++ {
+			ds.DenseRowTo(row, i)
+			for j, v := range row {
+				if i == 0 || v < lo[j] {
+					lo[j] = v
+				}
+				if i == 0 || v > hi[j] {
+					hi[j] = v
+				}
+			}
+		}
+		for j := range lo {
+			// Halves first, so that neither the midpoint nor the
+			// half-range overflows.
+			s.Shift[j] = lo[j]/2 + hi[j]/2
+			if half := hi[j]/2 - lo[j]/2; half > 0 {
+				s.Scale[j] = 1 / half
+			}
+			if math.IsInf(s.Scale[j], 0) { // half-range subnormal
+				s.Scale[j] = 0
+			}
+		}
+		return s, nil
+	}
+	// Standard: Welford's update for mean and variance.
+	mean, m2 := s.Shift, make([]float64, d)
+	for i := 0; i < ds.N; i++ {
+		ds.DenseRowTo(row, i)
+		for j, v := range row {
+			delta := v - mean[j]
+			mean[j] += delta / float64(i+1)
+			m2[j] += delta * (v - mean[j])
+		}
+	}
+	for j := range mean {
+		sd := math.Sqrt(m2[j] / float64(ds.N))
+		if math.IsNaN(sd) || math.IsInf(sd, 0) || math.IsInf(mean[j], 0) {
+			return nil, fmt.Errorf("data: feature %d: values too large to standardize", j+1)
+		}
+		if sd > 0 {
+			s.Scale[j] = 1 / sd
+		}
+		if math.IsInf(s.Scale[j], 0) {
+			s.Scale[j] = 0
+		}
+	}
+	return s, nil
+}
+
+// Apply returns a new dense dataset with the scaler applied to every
+// record of ds (labels copied). Kind "none" returns a copy in the same
+// representation. ds is not modified. It panics if ds.D differs from the
+// fitted dimension (call Align first).
+func (s *Scaler) Apply(ds *pairwise.Dataset) *pairwise.Dataset {
+	if ds.D != len(s.Scale) {
+		panic(fmt.Sprintf("data: Scaler.Apply: dataset has d=%d, scaler was fitted on d=%d", ds.D, len(s.Scale)))
+	}
+	if s.Kind == "none" {
+		return clone(ds)
+	}
+	d := ds.D
+	out := &pairwise.Dataset{N: ds.N, D: d, Y: append([]float64(nil), ds.Y...), X: make([]float64, ds.N*d)}
+	for i := 0; i < ds.N; i++ {
+		row := ds.DenseRowTo(out.X[i*d:(i+1)*d], i)
+		for j, v := range row {
+			row[j] = (v - s.Shift[j]) * s.Scale[j]
+		}
+	}
+	return out
+}
+
+// clone returns a deep copy of ds.
+func clone(ds *pairwise.Dataset) *pairwise.Dataset {
+	return &pairwise.Dataset{
+		N: ds.N, D: ds.D,
+		Y:   append([]float64(nil), ds.Y...),
+		X:   append([]float64(nil), ds.X...),
+		Ptr: append([]int(nil), ds.Ptr...),
+		Idx: append([]int32(nil), ds.Idx...),
+		Val: append([]float64(nil), ds.Val...),
+	}
+}
+
+// ClipNorms returns a copy of ds (same representation) in which every
+// record is scaled to x·min(1, R/‖x‖), so that ‖x‖ ≤ R holds for every
+// output record as computed in floating point, and the number of records
+// that were scaled down. Records already within R are copied bit for bit.
+// This bound is what the sensitivity analysis of the private algorithms
+// relies on. ds is not modified. It panics unless R is positive and
+// finite; see Clip for user-supplied radii.
+func ClipNorms(ds *pairwise.Dataset, R float64) (out *pairwise.Dataset, clipped int) {
+	if !(R > 0) || math.IsInf(R, 0) {
+		panic(fmt.Sprintf("data: ClipNorms: radius %v is not positive and finite", R))
+	}
+	out = clone(ds)
+	for i := 0; i < out.N; i++ {
+		var x []float64
+		if out.X != nil {
+			x = out.X[i*out.D : (i+1)*out.D]
+		} else {
+			x = out.Val[out.Ptr[i]:out.Ptr[i+1]]
+		}
+		if clipTo(x, R) {
+			clipped++
+		}
+	}
+	return out, clipped
+}
+
+// clipTo scales x in place to norm at most R, reporting whether it did.
+func clipTo(x []float64, R float64) bool {
+	n := norm2(x)
+	if n <= R {
+		return false
+	}
+	orig := append([]float64(nil), x...)
+	f := R / n
+	for try := 0; ; try++ {
+		for j, v := range orig {
+			x[j] = v * f
+		}
+		if norm2(x) <= R {
+			return true
+		}
+		if try == 64 { // unreachable in practice; stay safe
+			clear(x)
+			return true
+		}
+		f *= 1 - 0x1p-50
+	}
+}
+
+// norm2 returns ‖x‖ for the clipping test. In the normal range it is the
+// larger of two roundings of the sum of squares (a plain loop and the
+// two-lane loop of pairwise.Dataset.SqNorm), so a record that passes here
+// also passes a check made with SqNorm. Outside that range it rescales by
+// max|x_j| to avoid overflow and underflow.
+func norm2(x []float64) float64 {
+	var plain float64
+	for _, v := range x {
+		plain += v * v
+	}
+	if plain > 0x1p-900 && !math.IsInf(plain, 0) {
+		return math.Sqrt(max(plain, pairSqNorm(x)))
+	}
+	var m float64
+	for _, v := range x {
+		m = max(m, math.Abs(v))
+	}
+	if m == 0 {
+		return 0
+	}
+	var s float64
+	for _, v := range x {
+		s += (v / m) * (v / m)
+	}
+	return m * math.Sqrt(s)
+}
+
+// pairSqNorm accumulates x·x in two lanes, as pairwise's dot does.
+func pairSqNorm(x []float64) float64 {
+	var s0, s1 float64
+	i := 0
+	for ; i+1 < len(x); i += 2 {
+		s0 += x[i] * x[i]
+		s1 += x[i+1] * x[i+1]
+	}
+	if i < len(x) {
+		s0 += x[i] * x[i]
+	}
+	return s0 + s1
+}
+
+// Clip clips records to norm R for a radius given by a user: R = 0 means
+// no clipping and returns ds itself; a negative, NaN or infinite R is an
+// error. See ClipNorms.
+func Clip(ds *pairwise.Dataset, R float64) (*pairwise.Dataset, int, error) {
+	switch {
+	case R == 0:
+		return ds, 0, nil
+	case !(R > 0) || math.IsInf(R, 0):
+		return nil, 0, fmt.Errorf("data: clipping radius %v must be positive and finite (0 disables clipping)", R)
+	}
+	out, n := ClipNorms(ds, R)
+	return out, n, nil
+}
