@@ -261,26 +261,6 @@ func runPGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (
 	return &Result{W: w, Steps: T, PairGrads: grads}, nil
 }
 
-// FullGradient writes ∇F_S(w) (average over ordered pairs i ≠ j, plus λw)
-// into g. Same-label AUC pairs contribute zero and are skipped cheaply.
-func FullGradient(obj Objective, w, g []float64) {
-	n := obj.Data().N
-	for k := range g {
-		g[k] = 0
-	}
-	inv := 1 / float64(n*(n-1))
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			if i != j {
-				obj.AddGrad(g, w, i, j, inv)
-			}
-		}
-	}
-	if l := obj.Lambda(); l != 0 {
-		axpy(l, w, g)
-	}
-}
-
 // EmpiricalRisk returns F_S(w) = 1/(n(n−1)) Σ_{i≠j} f(w; z_i, z_j) + (λ/2)‖w‖².
 // It is exact when n(n−1) ≤ maxPairs; otherwise it averages maxPairs ordered
 // pairs drawn uniformly (i ≠ j) with the given rng — an unbiased estimate

@@ -258,7 +258,9 @@ func runPairSGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Ran
 		avg.after(w)
 		if cp.due(t) {
 			cp.fire(t, avg.output(w))
-			avg.reset()
+			if t < T { // the final output is the window the last checkpoint saw
+				avg.reset()
+			}
 		}
 	}
 	out := append([]float64(nil), avg.output(w)...)

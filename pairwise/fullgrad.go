@@ -1,0 +1,115 @@
+package pairwise
+
+import "gonum.org/v1/gonum/mat"
+
+// batchGradienter is implemented by objectives that compute the exact full
+// gradient faster than the O(n²·p) loop over pairs.
+type batchGradienter interface {
+	// lossGradient writes 1/(n(n−1)) Σ_{i≠j} ∇f(w; z_i, z_j) into g and
+	// reports whether it handled the call.
+	lossGradient(w, g []float64) bool
+}
+
+// FullGradient writes ∇F_S(w) = 1/(n(n−1)) Σ_{i≠j} ∇f(w; z_i, z_j) + λw into g.
+func FullGradient(obj Objective, w, g []float64) {
+	n := obj.Data().N
+	bg, ok := obj.(batchGradienter)
+	if !ok || !bg.lossGradient(w, g) {
+		for k := range g {
+			g[k] = 0
+		}
+		inv := 1 / float64(n*(n-1))
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				if i != j {
+					obj.AddGrad(g, w, i, j, inv)
+				}
+			}
+		}
+	}
+	if l := obj.Lambda(); l != 0 {
+		axpy(l, w, g)
+	}
+}
+
+// lossGradient for the linear scorer: with s = Xw, h_ij = s_i − s_j and
+// Σ_{i≠j} c_ij (x_i − x_j) = Xᵀa with a_i = Σ_j c_ij − Σ_j c_ji:
+// O(n² + n·d) instead of O(n²·d).
+func (o *linearObjective) lossGradient(w, g []float64) bool {
+	s := o.data
+	n := s.N
+	sc := ScoresTo(make([]float64, n), w, s)
+	a := make([]float64, n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if i == j {
+				continue
+			}
+			if _, c := o.loss.Eval(sc[i]-sc[j], s.Y[i], s.Y[j]); c != 0 {
+				a[i] += c
+				a[j] -= c
+			}
+		}
+	}
+	for k := range g {
+		g[k] = 0
+	}
+	inv := 1 / float64(n*(n-1))
+	for i := 0; i < n; i++ {
+		if a[i] != 0 {
+			s.AddScaled(g, i, a[i]*inv)
+		}
+	}
+	return true
+}
+
+// maxBatchN bounds the n×n matrices of the metric batch gradient (2 of
+// them: 2·4096²·8 B = 256 MiB); larger samples use the pair loop.
+const maxBatchN = 4096
+
+// lossGradient for the metric model on dense data: with K = XWXᵀ,
+// h_ij = K_ii + K_jj − 2K_ij, c_ij = ∂f/∂h, and
+// Σ_{i≠j} c_ij (x_i − x_j)(x_i − x_j)ᵀ = Xᵀ(D − C − Cᵀ)X,
+// D = diag(Σ_j c_ij + c_ji): O(n²·d + n·d²) instead of O(n²·d²).
+func (o *metricObjective) lossGradient(w, g []float64) bool {
+	s := o.data
+	n, d := s.N, s.D
+	if s.X == nil || n > maxBatchN {
+		return false
+	}
+	X := mat.NewDense(n, d, s.X)
+	W := mat.NewDense(d, d, w)
+	var XW mat.Dense
+	XW.Mul(X, W)
+	K := mat.NewDense(n, n, nil)
+	K.Mul(&XW, X.T())
+	A := mat.NewDense(n, n, nil)
+	for i := 0; i < n; i++ {
+		kii := K.At(i, i)
+		for j := 0; j < n; j++ {
+			if i == j {
+				continue
+			}
+			_, c := o.loss.Eval(kii+K.At(j, j)-2*K.At(i, j), s.Y[i], s.Y[j])
+			if c == 0 {
+				continue
+			}
+			A.Set(i, j, A.At(i, j)-c)
+			A.Set(j, i, A.At(j, i)-c)
+			A.Set(i, i, A.At(i, i)+c)
+			A.Set(j, j, A.At(j, j)+c)
+		}
+	}
+	var AX, G mat.Dense
+	AX.Mul(A, X)
+	G.Mul(X.T(), &AX)
+	inv := 1 / float64(n*(n-1))
+	for a := 0; a < d; a++ {
+		for b := a; b < d; b++ {
+			v := (G.At(a, b) + G.At(b, a)) / 2 * inv
+			g[a*d+b] = v
+			g[b*d+a] = v
+		}
+	}
+	return true
+}
