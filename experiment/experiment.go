@@ -47,6 +47,9 @@ type Spec struct {
 	Folds        int
 	TestFraction float64
 	Seed         uint64
+	// TrainSize, when > 0, subsamples each training split to this many
+	// records uniformly at random ([X21]'s experiments vary n this way).
+	TrainSize int
 	// Grid is the η/B grid for selection (default DefaultGrid).
 	Grid []float64
 	// ValidationFraction is the share of each training split held out for
@@ -178,6 +181,12 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			return nil, err
 		}
 		for _, sp := range splits {
+			if spec.TrainSize > 0 {
+				if spec.TrainSize > sp.train.N {
+					return nil, fmt.Errorf("experiment: --train-size %d exceeds the %d training records", spec.TrainSize, sp.train.N)
+				}
+				sp.train = sp.train.Subset(rng.Perm(sp.train.N)[:spec.TrainSize])
+			}
 			tr, te, err := prepare(spec, sp.train, sp.test)
 			if err != nil {
 				return nil, err

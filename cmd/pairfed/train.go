@@ -30,6 +30,7 @@ func trainCommand() *cli.Command {
 		&cli.Float64Flag{Name: "passes", Usage: "passes over the data (default: the algorithm's)"},
 		&cli.IntFlag{Name: "steps", Usage: "iterations T (overrides --passes)"},
 		&cli.IntFlag{Name: "runs", Value: 1, Usage: "repetitions"},
+		&cli.IntFlag{Name: "train-size", Usage: "subsample each training split to n records (0: all)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed (splits, sampling)"},
 		&cli.StringFlag{Name: "scale", Value: "minmax", Usage: "feature scaling fitted on the training split: none, minmax ([-1,1]) or standard"},
 		&cli.StringFlag{Name: "protocol", Value: "validation", Usage: "validation (honest: select on a split of the training data) or paper ([Y21a]'s code: selects on test folds)"},
@@ -60,7 +61,7 @@ func runTrain(c *cli.Context) error {
 		Lambda: c.Float64("lambda"), Constraint: c.String("constraint"), Eta: c.Float64("eta"),
 		ParamRadius: c.Float64("param-radius"), FeatureRadius: c.Float64("radius"), Scale: c.String("scale"),
 		Passes: c.Float64("passes"), Steps: c.Int("steps"), Runs: c.Int("runs"), Folds: c.Int("folds"),
-		TestFraction: c.Float64("test-fraction"), Seed: c.Uint64("seed"),
+		TestFraction: c.Float64("test-fraction"), Seed: c.Uint64("seed"), TrainSize: c.Int("train-size"),
 	}
 	if err := spec.Validate(); err != nil {
 		return usageError{err}
