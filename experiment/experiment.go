@@ -52,9 +52,9 @@ type Spec struct {
 	TrainSize int
 	// Grid is the η/B grid for selection (default DefaultGrid).
 	Grid []float64
-	// ValidationFraction is the share of each training split held out for
-	// selection (default 0.2).
-	ValidationFraction float64
+	// SelectionFolds is the number of stratified folds of each training
+	// split used to select η and B (default 3).
+	SelectionFolds int
 }
 
 // Validate fills defaults and checks the spec.
@@ -98,8 +98,11 @@ func (s *Spec) Validate() error {
 	if s.TestFraction <= 0 || s.TestFraction >= 1 {
 		return fmt.Errorf("experiment: test fraction %v must be in (0, 1)", s.TestFraction)
 	}
-	if s.ValidationFraction == 0 {
-		s.ValidationFraction = 0.2
+	if s.SelectionFolds == 0 {
+		s.SelectionFolds = 3
+	}
+	if s.SelectionFolds < 2 {
+		return fmt.Errorf("experiment: selection folds %d must be ≥ 2", s.SelectionFolds)
 	}
 	if len(s.Grid) == 0 {
 		s.Grid = DefaultGrid
@@ -294,15 +297,21 @@ func evaluate(task pairwise.Task, w []float64, train, test *pairwise.Dataset) fl
 	return pairwise.LinearAUC(w, test)
 }
 
-// selectParams picks (η, B) from the grid on a stratified validation split
-// held out from the training data — the honest protocol: the test split is
-// never seen. Parameters already fixed in spec are kept.
+// selectParams picks (η, B) from the grid by stratified k-fold
+// cross-validation (spec.SelectionFolds, default 3) on the training split
+// only — the honest protocol: the test split is never seen. Parameters
+// already fixed in spec are kept. The score of a cell is its mean
+// validation AUC (or KNN-3 accuracy); the first best cell wins ties.
 func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *pairwise.Dataset, rng *rand.Rand) (eta, radius float64, steps int64, err error) {
-	fitIdx, valIdx, err := data.StratifiedSplit(tr.Y, spec.ValidationFraction, rng)
+	folds, err := data.StratifiedKFold(tr.Y, spec.SelectionFolds, rng)
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("experiment: validation split: %w", err)
+		return 0, 0, 0, fmt.Errorf("experiment: selection folds: %w", err)
 	}
-	fitSet, valSet := tr.Subset(fitIdx), tr.Subset(valIdx)
+	type fold struct{ fit, val *pairwise.Dataset }
+	fs := make([]fold, len(folds))
+	for k, f := range folds {
+		fs[k] = fold{tr.Subset(data.Complement(tr.N, f)), tr.Subset(f)}
+	}
 	etas, radii := spec.Grid, spec.Grid
 	if spec.Eta > 0 {
 		etas = []float64{spec.Eta}
@@ -311,15 +320,19 @@ func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *
 		radii = []float64{spec.ParamRadius}
 	}
 	best, bestEta, bestB := math.Inf(-1), etas[0], radii[0]
-	for _, eta := range etas {
+	for _, e := range etas {
 		for _, B := range radii {
-			res, _, err := fit(ctx, spec, algo, fitSet, eta, B, rand.New(rand.NewPCG(rng.Uint64(), 0)))
-			if err != nil {
-				return 0, 0, 0, err
+			var score float64
+			for _, f := range fs {
+				res, _, err := fit(ctx, spec, algo, f.fit, e, B, rand.New(rand.NewPCG(rng.Uint64(), 0)))
+				if err != nil {
+					return 0, 0, 0, err
+				}
+				steps += res.PairGrads
+				score += evaluate(spec.Task, res.W, f.fit, f.val)
 			}
-			steps += res.PairGrads
-			if v := evaluate(spec.Task, res.W, fitSet, valSet); v > best {
-				best, bestEta, bestB = v, eta, B
+			if score /= float64(len(fs)); score > best { // NaN (diverged) never wins
+				best, bestEta, bestB = score, e, B
 			}
 		}
 	}

@@ -174,3 +174,33 @@ func TestAUCMatchesBruteForceWithTies(t *testing.T) {
 		t.Fatal("one class: want NaN")
 	}
 }
+
+// The fused dense step+projection must equal Step followed by Project.
+func TestFusedStepProjectMatchesStepThenProject(t *testing.T) {
+	data := toyAUC(60, 7, 2, 5)
+	rng := rand.New(rand.NewPCG(6, 6))
+	for _, name := range []string{"hinge", "square", "logistic"} {
+		loss, _ := LossByName(TaskAUC, name)
+		obj, _ := NewObjective(data, ObjectiveConfig{Loss: loss, Radius: 0.3})
+		lo := obj.(*linearObjective)
+		w1 := make([]float64, data.D)
+		w2 := make([]float64, data.D)
+		for step := 0; step < 500; step++ {
+			i, j := rng.IntN(data.N), rng.IntN(data.N)
+			c1 := lo.stepProject(w1, i, j, 0.7)
+			c2 := obj.Step(w2, i, j, 0.7)
+			if c2 {
+				obj.Project(w2)
+			}
+			if c1 != c2 {
+				t.Fatalf("%s step %d: changed %v vs %v", name, step, c1, c2)
+			}
+			for k := range w1 {
+				if math.Abs(w1[k]-w2[k]) > 1e-12 {
+					t.Fatalf("%s step %d coord %d: %v vs %v", name, step, k, w1[k], w2[k])
+				}
+				w1[k] = w2[k] // keep rounding differences from compounding
+			}
+		}
+	}
+}

@@ -187,3 +187,38 @@ func (o *linearObjective) Props(R float64) Props {
 	B := o.proj.Radius()
 	return regProps(o.loss.Props(R, B), o.lambda, B)
 }
+
+// stepProject is Step followed by Project, fused for dense data in an ℓ2
+// ball: the update and ‖w‖² are computed in one pass over w. It returns
+// whether w changed. runPairSGD uses it when available; results equal
+// Step + Project up to floating-point reassociation of ‖w‖².
+func (o *linearObjective) stepProject(w []float64, i, j int, eta float64) bool {
+	ball, ok := o.proj.(L2Ball)
+	s := o.data
+	if !ok || s.X == nil || o.lambda != 0 {
+		if o.Step(w, i, j, eta) {
+			o.proj.Project(w)
+			return true
+		}
+		return false
+	}
+	xi := s.X[i*s.D : (i+1)*s.D]
+	xj := s.X[j*s.D : (j+1)*s.D]
+	_, d := o.loss.Eval(diffDot(w, xi, xj), s.Y[i], s.Y[j])
+	if d == 0 {
+		return false
+	}
+	a := -eta * d
+	w = w[:len(xi)]
+	xj = xj[:len(xi)]
+	var n2 float64
+	for k := range xi {
+		v := w[k] + a*(xi[k]-xj[k])
+		w[k] = v
+		n2 += v * v
+	}
+	if n2 > ball.R*ball.R {
+		scale(ball.R/math.Sqrt(n2), w)
+	}
+	return true
+}

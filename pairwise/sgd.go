@@ -241,17 +241,27 @@ func runPairSGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Ran
 	avg := newAverager(mode, w)
 	cp := checkpointer{cfg: &cfg}
 	var grads int64
+	constant := sched == Constant || sched == ScaledConstant
+	etaConst := sched.Eta(cfg.Eta, 1, T)
+	fused, _ := obj.(interface {
+		stepProject(w []float64, i, j int, eta float64) bool
+	})
 	for t := 1; t <= T; t++ {
 		if t&4095 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		eta := sched.Eta(cfg.Eta, t, T)
+		eta := etaConst
+		if !constant {
+			eta = sched.Eta(cfg.Eta, t, T)
+		}
 		avg.before(w, eta)
 		if i, j, ok := src.Next(rng); ok {
 			grads++
-			if obj.Step(w, i, j, eta) {
+			if fused != nil {
+				fused.stepProject(w, i, j, eta)
+			} else if obj.Step(w, i, j, eta) {
 				obj.Project(w)
 			}
 		}
