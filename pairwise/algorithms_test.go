@@ -151,3 +151,38 @@ func TestRunConfigRejectsBadStep(t *testing.T) {
 		}
 	}
 }
+
+// Every non-private algorithm that supports metric learning must decrease the
+// pairwise metric objective from W = 0 on the toy set.
+func TestRegistryAlgorithmsDecreaseMetricObjective(t *testing.T) {
+	train := toyAUC(80, 4, 3, 31)
+	for _, a := range Algorithms() {
+		if a.Private || a.Supports(TaskMetric, "logistic") != nil {
+			continue
+		}
+		a := a
+		t.Run(a.Name, func(t *testing.T) {
+			lambda := 0.0
+			if a.NeedsStrongConvexity {
+				lambda = 1e-2
+			}
+			obj, err := NewObjective(train, ObjectiveConfig{Loss: MetricLogistic{}, Lambda: lambda, Radius: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := RunConfig{Eta: 1, Steps: 10 * train.N}
+			if a.Name == "sgd-all-prev" || a.Name == "pgd" {
+				cfg.Steps = 100
+			}
+			res, err := a.Run(context.Background(), obj, cfg, rand.New(rand.NewPCG(1, 2)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, _ := EmpiricalRisk(obj, make([]float64, obj.NumParams()), math.MaxInt, nil)
+			after, _ := EmpiricalRisk(obj, res.W, math.MaxInt, nil)
+			if !(after < before-0.01) {
+				t.Fatalf("metric objective did not decrease: %v → %v", before, after)
+			}
+		})
+	}
+}
