@@ -197,7 +197,7 @@ func norm2(x []float64) float64 {
 		plain += v * v
 	}
 	if plain > 0x1p-900 && !math.IsInf(plain, 0) {
-		return math.Sqrt(max(plain, pairSqNorm(x)))
+		return math.Sqrt(max(plain, pairwise.Dot(x, x)))
 	}
 	var m float64
 	for _, v := range x {
@@ -211,20 +211,6 @@ func norm2(x []float64) float64 {
 		s += (v / m) * (v / m)
 	}
 	return m * math.Sqrt(s)
-}
-
-// pairSqNorm accumulates x·x in two lanes, as pairwise's dot does.
-func pairSqNorm(x []float64) float64 {
-	var s0, s1 float64
-	i := 0
-	for ; i+1 < len(x); i += 2 {
-		s0 += x[i] * x[i]
-		s1 += x[i+1] * x[i+1]
-	}
-	if i < len(x) {
-		s0 += x[i] * x[i]
-	}
-	return s0 + s1
 }
 
 // Clip clips records to norm R for a radius given by a user: R = 0 means

@@ -43,6 +43,7 @@ func main() {
 	sets := flag.String("datasets", "diabetes,german.numer,ijcnn1.trn.bz2", "dataset files")
 	honest := flag.Bool("honest", true, "also run the honest validation protocol")
 	seed := flag.Uint64("seed", 1, "seed")
+	honestRuns := flag.Int("honest-runs", 5, "repeats of 5-fold evaluation in the honest protocol")
 	flag.Parse()
 	ctx := context.Background()
 	fmt.Println("| algorithm | dataset | paper | ours, code protocol | s/run | ours, honest protocol | s/run | η, β (code protocol) |")
@@ -60,7 +61,7 @@ func main() {
 			h := "—"
 			hs := "—"
 			if *honest {
-				rep, err := experiment.Run(ctx, experiment.Spec{Task: pairwise.TaskAUC, Algo: a, Loss: lossOf(a), Folds: 5, Runs: 5,
+				rep, err := experiment.Run(ctx, experiment.Spec{Task: pairwise.TaskAUC, Algo: a, Loss: lossOf(a), Folds: 5, Runs: *honestRuns,
 					Scale: "minmax", Passes: 10, Seed: *seed}, tab, nil)
 				if err != nil {
 					log.Fatalf("%s on %s (honest): %v", a, ds, err)
