@@ -135,12 +135,18 @@ type Result struct {
 
 // averager accumulates the output of an SGD run for one Averaging mode.
 type averager struct {
-	mode     Averaging
-	sum      []float64 // weighted sum of iterates
-	weight   float64
-	prev     []float64 // w_{t−2} for AvgPaper
-	out      []float64
-	hasPrev2 bool
+	mode   Averaging
+	sum    []float64 // weighted sum of iterates
+	weight float64
+	out    []float64
+
+	// AvgPaper: prev is w_{t−2}; pending is the weight owed to prev that is
+	// not yet in sum; stale reports that w changed since prev was copied.
+	// Most steps leave w unchanged (same-label pairs, inactive hinge), and
+	// then w_{t−1} = w_{t−2}: the weight just accumulates, with no O(d) work.
+	prev    []float64
+	pending float64
+	stale   bool
 }
 
 func newAverager(mode Averaging, w0 []float64) *averager {
@@ -153,15 +159,24 @@ func newAverager(mode Averaging, w0 []float64) *averager {
 }
 
 // before is called at step t with the current iterate cur = w_{t−1} before
-// the update, and η_t. For AvgPaper it adds η_t·w_{t−2} and shifts.
+// the update, and η_t. For AvgPaper it adds η_t·w_{t−2} to the sum (lazily)
+// and makes prev = w_{t−1} for the next step.
 func (a *averager) before(cur []float64, eta float64) {
 	if a.mode != AvgPaper {
 		return
 	}
-	axpy(eta, a.prev, a.sum)
+	a.pending += eta
 	a.weight += eta
-	copy(a.prev, cur)
+	if a.stale {
+		axpy(a.pending, a.prev, a.sum)
+		a.pending = 0
+		copy(a.prev, cur)
+		a.stale = false
+	}
 }
+
+// changed records that the step just taken changed w.
+func (a *averager) changed() { a.stale = true }
 
 // after is called with w_t after the update (and projection).
 func (a *averager) after(cur []float64) {
@@ -179,6 +194,9 @@ func (a *averager) output(cur []float64) []float64 {
 		return a.out
 	}
 	for k, v := range a.sum {
+		if a.prev != nil {
+			v += a.pending * a.prev[k]
+		}
 		a.out[k] = v / a.weight
 	}
 	return a.out
@@ -260,9 +278,12 @@ func runPairSGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Ran
 		if i, j, ok := src.Next(rng); ok {
 			grads++
 			if fused != nil {
-				fused.stepProject(w, i, j, eta)
+				if fused.stepProject(w, i, j, eta) {
+					avg.changed()
+				}
 			} else if obj.Step(w, i, j, eta) {
 				obj.Project(w)
+				avg.changed()
 			}
 		}
 		avg.after(w)
