@@ -26,6 +26,14 @@ type Algorithm struct {
 	NeedsStrongConvexity bool
 	// Private marks differentially private algorithms.
 	Private bool
+	// Requires lists what the privacy (and utility) proof assumes; private
+	// algorithms check it with Requirements.Check before touching data.
+	Requires Requirements
+	// PureDP marks private algorithms that have a pure ε-DP (δ = 0,
+	// Laplace) variant in their paper; it is used when Privacy.Delta = 0.
+	PureDP bool
+	// Privacy describes the privacy model and noise formula, with citation.
+	PrivacyModel string
 	// Run trains on obj. It must honour ctx, call cfg.OnCheckpoint at the
 	// requested steps when it supports checkpoints, and return the output
 	// model as the paper defines it.

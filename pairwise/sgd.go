@@ -94,6 +94,8 @@ type RunConfig struct {
 	Buffer, PosBuffer, NegBuffer int
 	// Init is w_0 (nil means zero).
 	Init []float64
+	// Privacy is required by private algorithms and ignored by the others.
+	Privacy *Privacy
 }
 
 // steps returns T for a dataset of n records.
@@ -131,6 +133,8 @@ type Result struct {
 	Steps int
 	// PairGrads counts pair-gradient evaluations (the work done).
 	PairGrads int64
+	// Privacy is set by private algorithms.
+	Privacy *PrivacyReport
 }
 
 // averager accumulates the output of an SGD run for one Averaging mode.

@@ -1,0 +1,153 @@
+package pairwise
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Noise draws the random perturbations of private algorithms. pairwise only
+// consumes it; package dp implements it with a cryptographically secure,
+// floating-point-attack-resistant source (dp.NewSecureNoise) and with a
+// seeded, reproducible source for tests (dp.NewSeededNoise), whose runs are
+// labelled not private.
+type Noise interface {
+	// AddGaussian adds independent N(0, σ²) noise to every entry of dst.
+	AddGaussian(dst []float64, sigma float64)
+	// AddLaplace adds independent Laplace(0, b) noise (density
+	// exp(−|z|/b)/(2b)) to every entry of dst.
+	AddLaplace(dst []float64, b float64)
+	// AddL2Laplace adds a vector z with density ∝ exp(−‖z‖₂/b) to dst
+	// (‖z‖ ~ Gamma(len(dst), b), direction uniform): the ℓ2 "Laplace"
+	// (Gamma) mechanism used for pure ε-DP output perturbation.
+	AddL2Laplace(dst []float64, b float64)
+	// Secure reports whether the source is cryptographically secure and
+	// resists floating-point attacks: only then is a run private.
+	Secure() bool
+	// Name describes the sampler (e.g. "secure binomial Gaussian, 2^k snapping").
+	Name() string
+}
+
+// Privacy is the privacy request of a private run.
+type Privacy struct {
+	// Epsilon > 0 and Delta ∈ [0, 1) of record-level (ε, δ)-DP. Delta = 0
+	// asks for pure ε-DP (the Laplace variants, where the paper has one).
+	Epsilon, Delta float64
+	// FeatureRadius is R: the caller guarantees ‖x_i‖ ≤ R for every record
+	// (the loaders clip at load time); algorithms check it and derive G, L
+	// from the loss's bounds at R.
+	FeatureRadius float64
+	// Noise draws the perturbations.
+	Noise Noise
+}
+
+// Validate checks ε, δ, R and the noise source.
+func (p *Privacy) Validate() error {
+	switch {
+	case p == nil:
+		return fmt.Errorf("pairwise: a private algorithm needs --epsilon (and optionally --delta)")
+	case !(p.Epsilon > 0) || math.IsInf(p.Epsilon, 0):
+		return fmt.Errorf("pairwise: ε = %v must be finite and > 0", p.Epsilon)
+	case !(p.Delta >= 0 && p.Delta < 1):
+		return fmt.Errorf("pairwise: δ = %v must be in [0, 1)", p.Delta)
+	case !(p.FeatureRadius > 0) || math.IsInf(p.FeatureRadius, 0):
+		return fmt.Errorf("pairwise: private runs need a finite feature radius R > 0 (records clipped to ‖x‖ ≤ R), got %v", p.FeatureRadius)
+	case p.Noise == nil:
+		return fmt.Errorf("pairwise: private run without a noise source")
+	}
+	return nil
+}
+
+// Requirements are the assumptions a private algorithm's proof makes of the
+// (regularized) loss over the parameter set.
+type Requirements struct {
+	Convex         bool // convex in w
+	Lipschitz      bool // G-Lipschitz with finite G over W
+	Smooth         bool // L-smooth
+	StronglyConvex bool // α-strongly convex, α = λ > 0
+	BoundedDomain  bool // W bounded (finite radius)
+	BoundedLoss    bool // sup f finite over the domain
+}
+
+// String lists the requirements in words.
+func (r Requirements) String() string {
+	var out []string
+	for _, x := range []struct {
+		ok   bool
+		name string
+	}{{r.Convex, "convex"}, {r.Lipschitz, "G-Lipschitz"}, {r.Smooth, "L-smooth"}, {r.StronglyConvex, "α-strongly convex"},
+		{r.BoundedDomain, "bounded parameter set"}, {r.BoundedLoss, "bounded loss"}} {
+		if x.ok {
+			out = append(out, x.name)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// Check verifies that obj meets r for records of norm ≤ R and returns the
+// derived properties, or an error naming the failed assumption and what to
+// use instead.
+func (r Requirements) Check(algo string, obj Objective, R float64) (Props, error) {
+	p := obj.Props(R)
+	loss := obj.Loss().Name()
+	fail := func(what, fix string) (Props, error) {
+		return p, fmt.Errorf("pairwise: %s needs %s, but %s: %s", algo, what, describe(obj, R, p), fix)
+	}
+	if r.Convex && !p.Convex {
+		return fail("a convex loss", "use a convex loss")
+	}
+	if r.Smooth && !p.IsSmooth() {
+		return fail("an L-smooth loss", fmt.Sprintf("the %s loss is not smooth; use --loss logistic (or square)", loss))
+	}
+	if r.StronglyConvex && !(p.StrongConvexity > 0) {
+		return fail("an α-strongly convex objective", "add --lambda > 0 (α = λ); [H20]/[X21] use λ = 1e-3 (AUC) and 1e-2 (metric)")
+	}
+	if r.BoundedDomain && math.IsInf(obj.Constraint().Radius(), 1) {
+		return fail("a bounded parameter set", "use a constraint with a radius (--constraint l2 / frobenius-psd with --param-radius)")
+	}
+	if r.Lipschitz && (math.IsInf(p.Lipschitz, 0) || math.IsNaN(p.Lipschitz)) {
+		return fail("a G-Lipschitz loss", "bound the parameter set (--param-radius) or use the hinge/logistic loss")
+	}
+	if r.BoundedLoss && math.IsInf(p.Bound, 0) {
+		return fail("a bounded loss", "bound the parameter set (--param-radius)")
+	}
+	return p, nil
+}
+
+func describe(obj Objective, R float64, p Props) string {
+	return fmt.Sprintf("the %s %s loss with λ = %g over %s (R = %g) has G = %g, L = %g, α = %g",
+		obj.Task(), obj.Loss().Name(), obj.Lambda(), obj.Constraint().Name(), R, p.Lipschitz, p.Smooth, p.StrongConvexity)
+}
+
+// CheckRadius verifies that every record has ‖x‖ ≤ R (up to rounding): the
+// sensitivity bounds of every private algorithm rest on it.
+func CheckRadius(s *Dataset, R float64) error {
+	for i := 0; i < s.N; i++ {
+		if n := math.Sqrt(s.SqNorm(i)); n > R*(1+1e-9) {
+			return fmt.Errorf("pairwise: record %d has ‖x‖ = %.6g > R = %g: clip records to the feature radius before a private run", i, n, R)
+		}
+	}
+	return nil
+}
+
+// PrivacyReport states what a private run guarantees and how: the paper's
+// noise formula, the constants derived for this loss and data, and every σ.
+type PrivacyReport struct {
+	Model       string    `json:"model"` // e.g. "record-level (ε, δ)-DP"
+	Epsilon     float64   `json:"epsilon"`
+	Delta       float64   `json:"delta"`
+	Mechanism   string    `json:"mechanism"`  // "gaussian", "laplace", "l2-laplace"
+	Accountant  string    `json:"accountant"` // how the releases compose, per the paper
+	Formula     string    `json:"formula"`    // the noise formula with paper and equation
+	G           float64   `json:"G"`
+	L           float64   `json:"L"`
+	Alpha       float64   `json:"alpha"`
+	R           float64   `json:"R"`
+	Sensitivity []float64 `json:"sensitivity,omitempty"`
+	Sigmas      []float64 `json:"sigmas"` // σ (Gaussian) or b (Laplace) of each release
+	Releases    int       `json:"releases"`
+	Noise       string    `json:"noise"`
+	Private     bool      `json:"private"` // false when the noise source is not secure (seeded)
+	Assumptions string    `json:"assumptions"`
+	Notes       []string  `json:"notes,omitempty"`
+}
