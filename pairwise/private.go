@@ -151,3 +151,39 @@ type PrivacyReport struct {
 	Assumptions string    `json:"assumptions"`
 	Notes       []string  `json:"notes,omitempty"`
 }
+
+// privateSetup is the common prologue of every private algorithm: it
+// validates the request, checks that every record lies in the ball of radius
+// R, checks the algorithm's assumptions against the loss and returns the
+// derived G, L, α together with a report skeleton. Nothing is computed on
+// the data (beyond the norm check) before it succeeds.
+func privateSetup(a *Algorithm, obj Objective, cfg *RunConfig) (Props, *PrivacyReport, error) {
+	p := cfg.Privacy
+	if err := p.Validate(); err != nil {
+		return Props{}, nil, err
+	}
+	if p.Delta == 0 && !a.PureDP {
+		return Props{}, nil, fmt.Errorf("pairwise: %s has no pure ε-DP (δ = 0) variant in its paper; give δ > 0 (default 1/n)", a.Name)
+	}
+	if err := CheckRadius(obj.Data(), p.FeatureRadius); err != nil {
+		return Props{}, nil, err
+	}
+	props, err := a.Requires.Check(a.Name, obj, p.FeatureRadius)
+	if err != nil {
+		return Props{}, nil, err
+	}
+	model := "record-level (ε, δ)-DP"
+	mech := "gaussian"
+	if p.Delta == 0 {
+		model, mech = "record-level ε-DP", "laplace"
+	}
+	rep := &PrivacyReport{
+		Model: model, Epsilon: p.Epsilon, Delta: p.Delta, Mechanism: mech,
+		G: props.Lipschitz, L: props.Smooth, Alpha: props.StrongConvexity, R: p.FeatureRadius,
+		Noise: p.Noise.Name(), Private: p.Noise.Secure(), Assumptions: a.Requires.String(),
+	}
+	if math.IsInf(rep.L, 1) {
+		rep.L = 0 // JSON has no +Inf; 0 means "not smooth / not used"
+	}
+	return props, rep, nil
+}
