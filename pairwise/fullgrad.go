@@ -84,20 +84,21 @@ func (o *metricObjective) lossGradient(w, g []float64) bool {
 	K := mat.NewDense(n, n, nil)
 	K.Mul(&XW, X.T())
 	A := mat.NewDense(n, n, nil)
+	kd, ad := K.RawMatrix().Data, A.RawMatrix().Data // row-major, stride n
 	for i := 0; i < n; i++ {
-		kii := K.At(i, i)
+		kii := kd[i*n+i]
 		for j := 0; j < n; j++ {
 			if i == j {
 				continue
 			}
-			_, c := o.loss.Eval(kii+K.At(j, j)-2*K.At(i, j), s.Y[i], s.Y[j])
+			_, c := o.loss.Eval(kii+kd[j*n+j]-2*kd[i*n+j], s.Y[i], s.Y[j])
 			if c == 0 {
 				continue
 			}
-			A.Set(i, j, A.At(i, j)-c)
-			A.Set(j, i, A.At(j, i)-c)
-			A.Set(i, i, A.At(i, i)+c)
-			A.Set(j, j, A.At(j, j)+c)
+			ad[i*n+j] -= c
+			ad[j*n+i] -= c
+			ad[i*n+i] += c
+			ad[j*n+j] += c
 		}
 	}
 	var AX, G mat.Dense
