@@ -7,12 +7,14 @@ package experiment
 
 import (
 	"context"
+	crand "crypto/rand"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
 
 	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/pairwise"
 )
 
@@ -50,6 +52,16 @@ type Spec struct {
 	// TrainSize, when > 0, subsamples each training split to this many
 	// records uniformly at random ([X21]'s experiments vary n this way).
 	TrainSize int
+	// Epsilon and Delta are the privacy request of a private algorithm:
+	// record-level (ε, δ)-DP; DeltaSet false means δ = 1/n_train, as in the
+	// papers. Delta = 0 (set) asks for the pure ε-DP variant.
+	Epsilon  float64
+	Delta    float64
+	DeltaSet bool
+	// NoiseSeed, when Seeded, draws privacy noise from a seeded source:
+	// reproducible, and reported as private: false.
+	NoiseSeed uint64
+	Seeded    bool
 	// Grid is the η/B grid for selection (default DefaultGrid).
 	Grid []float64
 	// SelectionFolds is the number of stratified folds of each training
@@ -74,6 +86,19 @@ func (s *Spec) Validate() error {
 	}
 	if err := a.Supports(s.Task, s.Loss); err != nil {
 		return err
+	}
+	if a.Private {
+		if !(s.Epsilon > 0) || math.IsInf(s.Epsilon, 0) {
+			return fmt.Errorf("experiment: %s is private: give --epsilon > 0 (and optionally --delta; default 1/n)", s.Algo)
+		}
+		if s.DeltaSet && !(s.Delta >= 0 && s.Delta < 1) {
+			return fmt.Errorf("experiment: δ = %v must be in [0, 1)", s.Delta)
+		}
+		if !(s.FeatureRadius > 0) {
+			return fmt.Errorf("experiment: %s is private and needs per-record clipping: --radius R > 0 (R bounds the sensitivity)", s.Algo)
+		}
+	} else if s.Epsilon != 0 || s.DeltaSet {
+		return fmt.Errorf("experiment: %s is not private, so --epsilon/--delta do not apply (private algorithms: see `pairfed algos`)", s.Algo)
 	}
 	if a.NeedsStrongConvexity && !(s.Lambda > 0) {
 		return fmt.Errorf("experiment: %s needs an α-strongly convex objective: pass --lambda > 0 (e.g. 1e-3 as in [H20])", s.Algo)
@@ -155,6 +180,9 @@ type Report struct {
 	FeatureRadius      float64   `json:"feature_radius"`
 	Lambda             float64   `json:"lambda"`
 	Notes              []string  `json:"notes,omitempty"`
+	// Privacy is the privacy statement of the (last) private run: model,
+	// ε, δ, mechanism, accountant, the derived G, L, α and every σ.
+	Privacy *pairwise.PrivacyReport `json:"privacy,omitempty"`
 }
 
 // maxObjectivePairs bounds the exact empirical objective: above it the
@@ -195,7 +223,14 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 				return nil, err
 			}
 			eta, B := spec.Eta, spec.ParamRadius
-			if eta == 0 || B == 0 {
+			if algo.Private {
+				// Tuning on the private data would itself leak: private
+				// algorithms take η (and T) from their theorems unless given,
+				// and the papers' parameter set radius 1 unless given.
+				if B == 0 {
+					B = 1
+				}
+			} else if eta == 0 || B == 0 {
 				var selSteps int64
 				eta, B, selSteps, err = selectParams(ctx, spec, algo, tr, rng)
 				if err != nil {
@@ -206,6 +241,10 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			res, obj, err := fit(ctx, spec, algo, tr, eta, B, rng)
 			if err != nil {
 				return nil, err
+			}
+			if res.Privacy != nil {
+				rep.Privacy = res.Privacy
+				rep.Private = res.Privacy.Private
 			}
 			steps += res.PairGrads
 			scores = append(scores, evaluate(spec.Task, res.W, tr, te))
@@ -281,7 +320,29 @@ func fit(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *pairwise.
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := algo.Run(ctx, obj, pairwise.RunConfig{Eta: eta, Passes: spec.Passes, Steps: spec.Steps}, rng)
+	cfg := pairwise.RunConfig{Eta: eta, Passes: spec.Passes, Steps: spec.Steps}
+	if algo.Private {
+		delta := spec.Delta
+		if !spec.DeltaSet {
+			delta = 1 / float64(tr.N)
+		}
+		var noise pairwise.Noise
+		if spec.Seeded {
+			noise = dp.NewSeededNoise(spec.NoiseSeed ^ rng.Uint64())
+		} else {
+			noise = dp.NewSecureNoise()
+			// The sensitivity bounds of the sampling-based algorithms
+			// ([Y21a], [Y21b]) hold on a high-probability event over the
+			// drawn indices, so the sampling randomness must be secret too.
+			var key [32]byte
+			if _, err := crand.Read(key[:]); err != nil {
+				return nil, nil, fmt.Errorf("experiment: secure seed: %w", err)
+			}
+			rng = rand.New(rand.NewChaCha8(key))
+		}
+		cfg.Privacy = &pairwise.Privacy{Epsilon: spec.Epsilon, Delta: delta, FeatureRadius: spec.FeatureRadius, Noise: noise}
+	}
+	res, err := algo.Run(ctx, obj, cfg, rng)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -43,6 +43,7 @@ func newApp() *cli.App {
 			trainCommand(),
 			algosCommand(),
 			benchCommand(),
+			auditCommand(),
 		},
 	}
 }

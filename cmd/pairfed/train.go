@@ -34,6 +34,9 @@ func trainCommand() *cli.Command {
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed (splits, sampling)"},
 		&cli.StringFlag{Name: "scale", Value: "minmax", Usage: "feature scaling fitted on the training split: none, minmax ([-1,1]) or standard"},
 		&cli.StringFlag{Name: "protocol", Value: "validation", Usage: "validation (honest: select on a split of the training data) or paper ([Y21a]'s code: selects on test folds)"},
+		&cli.Float64Flag{Name: "epsilon", Usage: "privacy budget ε of a private algorithm (record-level (ε, δ)-DP)"},
+		&cli.Float64Flag{Name: "delta", Usage: "δ of a private algorithm (default 1/n_train; 0 = pure ε-DP where the paper has a Laplace variant)"},
+		&cli.Uint64Flag{Name: "noise-seed", Usage: "draw privacy noise from a seeded source: reproducible but NOT private (reported private: false)"},
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 	}
 	return &cli.Command{
@@ -62,6 +65,8 @@ func runTrain(c *cli.Context) error {
 		ParamRadius: c.Float64("param-radius"), FeatureRadius: c.Float64("radius"), Scale: c.String("scale"),
 		Passes: c.Float64("passes"), Steps: c.Int("steps"), Runs: c.Int("runs"), Folds: c.Int("folds"),
 		TestFraction: c.Float64("test-fraction"), Seed: c.Uint64("seed"), TrainSize: c.Int("train-size"),
+		Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), DeltaSet: c.IsSet("delta"),
+		NoiseSeed: c.Uint64("noise-seed"), Seeded: c.IsSet("noise-seed"),
 	}
 	if err := spec.Validate(); err != nil {
 		return usageError{err}
@@ -108,9 +113,27 @@ func printReport(w io.Writer, r *experiment.Report) {
 		len(s.Values), s.Mean, s.Std, r.Objective, r.SecondsPerRun, r.PairStepsPerSecond, r.Private)
 	tw.Flush()
 	fmt.Fprintf(w, "η: %s   B: %s   R: %g   λ: %g   (%s protocol)\n", fmtList(r.Eta), fmtList(r.ParamRadius), r.FeatureRadius, r.Lambda, r.Protocol)
+	if p := r.Privacy; p != nil {
+		fmt.Fprintf(w, "privacy: %s with ε = %g, δ = %.3g; %s noise (%s); G = %g, L = %g, α = %g, R = %g; %d releases, σ %s\n",
+			p.Model, p.Epsilon, p.Delta, p.Mechanism, p.Noise, p.G, p.L, p.Alpha, p.R, p.Releases, fmtSigmas(p.Sigmas))
+		fmt.Fprintf(w, "         %s; %s\n", p.Formula, p.Accountant)
+		if !p.Private {
+			fmt.Fprintln(w, "WARNING: the noise came from a seeded source: this run is reproducible but NOT private")
+		}
+		for _, n := range p.Notes {
+			fmt.Fprintln(w, "privacy note:", n)
+		}
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}
+}
+
+func fmtSigmas(v []float64) string {
+	if len(v) <= 4 {
+		return fmt.Sprintf("%.4g", v)
+	}
+	return fmt.Sprintf("[%.4g %.4g … %.4g] (%d values)", v[0], v[1], v[len(v)-1], len(v))
 }
 
 func fmtList(v []float64) string {

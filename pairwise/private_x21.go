@@ -1,0 +1,725 @@
+package pairwise
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+)
+
+// The differentially private full-batch algorithms of
+//
+//	[X21] Xue, Yang, Huai, Wang. Differentially Private Pairwise Learning
+//	Revisited. IJCAI 2021.
+//
+// All four perturb projected gradient descent (PGD) on the empirical pairwise
+// risk L(w; D) = 1/(n(n−1)) Σ_{i≠j} ℓ(w; z_i, z_j) (+ (λ/2)‖w‖² when the
+// objective has λ), computed exactly by FullGradient:
+//
+//	dpgdsc  Alg 1   output perturbation, strongly convex  (Lemma 1, Thm 1)
+//	dpgdc2  Alg 2   gradient perturbation, convex          (Thm 2)
+//	dpegd   Alg 3   epoch PGD on disjoint subsets, convex  (Lemma 7, Thm 3)
+//	dpgdc   Alg 4   output perturbation, convex            (appendix C.3, Lemma 7, Thm 4)
+//
+// Privacy model (all four): record-level DP, neighbouring datasets differ in
+// one record (replacement, [X21] §2), every record ‖x‖ ≤ R (checked by
+// privateSetup). G, L and α are never typed in: they are the bounds
+// Objective.Props(R) proves for the chosen loss, λ and parameter set. Noise
+// is drawn only from cfg.Privacy.Noise: AddGaussian for δ > 0, AddLaplace
+// (i.i.d. Lap(λ) per coordinate, as the boxes print) for δ = 0.
+//
+// Dimension d. The boxes write noise in R^d. pairfed noises every
+// coordinate of the parameter vector, p = Objective.NumParams() of them (d
+// for AUC, d² for a d×d metric W, each entry noised independently), and the
+// Laplace scales' √d and Theorems 2–3's d are that p: the ℓ1 sensitivity
+// bound ‖v‖₁ ≤ √p‖v‖₂ behind λ = …√d… holds for the p noised coordinates.
+//
+// Outputs. [X21] Def 2 asks for w_priv ∈ R^d, so the AUC outputs are returned
+// as printed, unprojected. For metric learning (Example 1, C = {W ∈ S^d_+,
+// ‖W‖_F ≤ 1}) the final noisy W is projected onto C so that it is a metric;
+// the projection is post-processing and costs no privacy.
+//
+// Step sizes and iteration counts. Defaults come from each theorem; cfg.Eta
+// and cfg.Steps override them where the privacy proof allows (each Run says
+// which). A step size above the bound the privacy lemma needs (η ≤ 2/(L+α)
+// in Lemma 1, η ≤ 2/L in Lemma 7) is refused. The initial point is cfg.Init
+// (default 0): it must not depend on the private data.
+//
+// Exact accounting. The Gaussian boxes use the classical calibration
+// σ = √(2 ln(1.25/δ))Δ/ε (Def 3), which is proved for ε < 1 only (Dwork &
+// Roth 2014, Thm A.1), and Alg 2 prints a composed σ whose constant is not
+// derived in the paper. Before any noise is drawn every Gaussian algorithm
+// computes the exact privacy of the noise it is about to add (x21Guard): a
+// Gaussian mechanism of sensitivity Δ and noise σ is exactly μ-GDP with
+// μ = Δ/σ, T of them compose to √(Σμ_t²)-GDP, and μ-GDP is (ε, δ')-DP with
+// δ' = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Balle & Wang 2018, Thm 8; Dong,
+// Roth & Su 2019, Cor 2.13 and 3.3). The printed formula is used unchanged;
+// if δ' exceeds the requested δ, a run with a secure noise source is refused
+// (it would claim a guarantee the noise does not give) and a run with a
+// non-secure source, already labelled not private, says so in its Notes.
+
+const x21Paper = "[X21] Xue, Yang, Huai, Wang. Differentially Private Pairwise Learning Revisited. IJCAI 2021"
+
+// x21Losses are the smooth losses of pairfed; Requirements.Check is the
+// authority (the AUC square loss is smooth and convex with a bounded set).
+var x21Losses = []string{"logistic", "square"}
+
+func init() {
+	x21Register(&Algorithm{
+		Name:    "dpgdsc",
+		Title:   "DPGDSC: output perturbation of full-batch PGD, strongly convex losses",
+		Paper:   x21Paper,
+		Ref:     "Alg 1 (Lemma 1, Thm 1)",
+		Setting: "full-batch",
+		Tasks:   bothTasks,
+		Losses:  x21Losses,
+		Assumptions: "ℓ G-Lipschitz, L-smooth, α-strongly convex (α = λ > 0; Assumption 1) over a bounded C; " +
+			"η ≤ 2/(L+α); [X21] §5 uses λ = 1e-3 (AUC), 1e-2 (metric)",
+		NeedsStrongConvexity: true,
+		Private:              true,
+		Requires:             Requirements{Convex: true, Lipschitz: true, Smooth: true, StronglyConvex: true, BoundedDomain: true},
+		PureDP:               true,
+		PrivacyModel: "record-level (ε, δ)-DP (δ > 0: Gaussian, σ = 8√(2 ln(1.25/δ))G/(αnε)) or ε-DP (δ = 0: Laplace, " +
+			"λ = 8G√d/(αnε) per coordinate) of the last PGD iterate, one release; ℓ2 sensitivity 8G/(αn) ([X21] Lemma 1)",
+	}, runDPGDSC)
+	x21Register(&Algorithm{
+		Name:        "dpgdc2",
+		Title:       "DPGDC2: gradient-perturbed full-batch PGD, averaged iterates, convex losses",
+		Paper:       x21Paper,
+		Ref:         "Alg 2 (Thm 2)",
+		Setting:     "full-batch",
+		Tasks:       bothTasks,
+		Losses:      x21Losses,
+		Assumptions: "ℓ convex, G-Lipschitz, L-smooth (Assumption 2) over a bounded C; η ≤ 2/L; δ > 0 only",
+		Private:     true,
+		Requires:    Requirements{Convex: true, Lipschitz: true, Smooth: true, BoundedDomain: true},
+		PrivacyModel: "record-level (ε, δ)-DP, δ > 0 only: T Gaussian gradient releases, σ = 4G√(1.25·T·log(1/δ))/(nε) " +
+			"([X21] Alg 2), gradient sensitivity 4G/n, composed as the paper states (C.4) and checked by exact Gaussian composition",
+	}, runDPGDC2)
+	x21Register(&Algorithm{
+		Name:        "dpegd",
+		Title:       "DPEGD: epoch PGD on disjoint halving subsets, noisy average per epoch, convex losses",
+		Paper:       x21Paper,
+		Ref:         "Alg 3 (Lemma 7, Thm 3)",
+		Setting:     "full-batch",
+		Tasks:       bothTasks,
+		Losses:      x21Losses,
+		Assumptions: "ℓ convex, G-Lipschitz, L-smooth (Assumption 2) over a bounded C; η ≤ 2/L",
+		Private:     true,
+		Requires:    Requirements{Convex: true, Lipschitz: true, Smooth: true, BoundedDomain: true},
+		PureDP:      true,
+		PrivacyModel: "record-level (ε, δ)-DP (Gaussian, σ_i = 4√(2 ln(1.25/δ))Gη_i/ε) or ε-DP (Laplace, λ_i = 4Gη_i√d/ε); " +
+			"one release per epoch on a disjoint subset D_i, sensitivity 4Gη_i; parallel composition ([X21] Thm 3, C.5)",
+	}, runDPEGD)
+	x21Register(&Algorithm{
+		Name:        "dpgdc",
+		Title:       "DPGDC: output perturbation of averaged full-batch PGD, convex losses (the sub-optimal baseline)",
+		Paper:       x21Paper,
+		Ref:         "Alg 4, appendix C.3 (Lemma 7, Thm 4)",
+		Setting:     "full-batch",
+		Tasks:       bothTasks,
+		Losses:      x21Losses,
+		Assumptions: "ℓ convex, G-Lipschitz, L-smooth (Assumption 2) over a bounded C; η ≤ 2/L",
+		Private:     true,
+		Requires:    Requirements{Convex: true, Lipschitz: true, Smooth: true, BoundedDomain: true},
+		PureDP:      true,
+		PrivacyModel: "record-level (ε, δ)-DP (Gaussian, σ = 4√(2 ln(1.25/δ))GTη/(nε)) or ε-DP (Laplace, λ = 4GηT√d/(nε)) " +
+			"of the averaged PGD iterates, one release; ℓ2 sensitivity 4ηGT/n ([X21] Lemma 7)",
+	}, runDPGDC)
+}
+
+// x21Register binds a to its run function and registers it.
+func x21Register(a *Algorithm, run func(context.Context, *Algorithm, Objective, RunConfig, *rand.Rand) (*Result, error)) {
+	a.Run = func(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
+		return run(ctx, a, obj, cfg, rng)
+	}
+	Register(a)
+}
+
+// runDPGDSC is [X21] Alg 1 (DPGDSC):
+//
+//	for t = 1..T: w_t = Π_C(w_{t−1} − η∇L(w_{t−1}; D))                 (steps 1–3)
+//	δ > 0: return w_T + ζ, ζ ~ N(0, σ²I), σ = 8√(2 ln(1.25/δ))G/(αnε)   (step 4)
+//	δ = 0: return w_T + ζ, ζ_j ~ Lap(λ) i.i.d., λ = 8G√d/(αnε)          (step 5)
+//
+// Privacy: Lemma 1 bounds ‖w_t − w'_t‖ ≤ 8G/(αn) for every t when
+// η ≤ 2/(L+α), whatever T; the Gaussian (Laplace, with ℓ1 ≤ √d·ℓ2)
+// mechanism then gives Thm 1. Defaults: η = 2/(L+α), the largest step
+// Lemma 1 allows; T = ⌈(L/α)·ln n⌉ (Thm 1: T = Õ((L/α) log n)). cfg.Eta
+// overrides η but must satisfy η ≤ 2/(L+α) (refused otherwise); cfg.Steps
+// overrides T (privacy does not depend on T). Each step costs one full
+// gradient, n(n−1) pair gradients.
+func runDPGDSC(ctx context.Context, a *Algorithm, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
+	props, rep, err := privateSetup(a, obj, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := x21Knobs(a.Name, &cfg, true, true); err != nil {
+		return nil, err
+	}
+	priv := cfg.Privacy
+	G, L, alpha := props.Lipschitz, props.Smooth, props.StrongConvexity
+	n, p := obj.Data().N, obj.NumParams()
+	if n < 2 {
+		return nil, fmt.Errorf("pairwise: %s needs at least 2 records", a.Name)
+	}
+	nf, pf := float64(n), float64(p)
+
+	etaMax := 2 / (L + alpha) // Alg 1 input, Lemma 1
+	eta := etaMax
+	if cfg.Eta > 0 {
+		if cfg.Eta > etaMax {
+			return nil, fmt.Errorf("pairwise: %s: η = %g exceeds 2/(L+α) = %g (L = %g, α = %g): [X21] Lemma 1's sensitivity bound, and so the privacy guarantee, needs η ≤ 2/(L+α)", a.Name, cfg.Eta, etaMax, L, alpha)
+		}
+		eta = cfg.Eta
+		rep.Notes = append(rep.Notes, fmt.Sprintf("η = %g given (≤ 2/(L+α) = %g)", eta, etaMax))
+	} else {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("η = 2/(L+α) = %g, the largest step [X21] Alg 1 / Lemma 1 allow", eta))
+	}
+	T, err := x21Steps(a.Name, cfg.Steps, L/alpha*math.Log(nf))
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Steps == 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("T = ⌈(L/α)·ln n⌉ = %d ([X21] Thm 1: T = Õ((L/α) log n)); --steps overrides", T))
+	}
+
+	// The release, fixed before any data-dependent computation.
+	sens := 8 * G / (alpha * nf) // Lemma 1, eq. (3)
+	var ns float64               // σ (δ > 0) or Laplace λ (δ = 0)
+	if priv.Delta > 0 {
+		ns = 8 * math.Sqrt(2*math.Log(1.25/priv.Delta)) * G / (alpha * nf * priv.Epsilon)
+		rep.Formula = "σ = 8√(2 ln(1.25/δ))·G/(αnε) ([X21] Alg 1 step 4; Δ₂ = 8G/(αn), Lemma 1 eq. (3))"
+		rep.Accountant = "single Gaussian release (Gaussian mechanism, [X21] Def 3; Thm 1)"
+		rep.Sensitivity = []float64{sens}
+		x21ClassicalNote(rep, priv.Epsilon)
+		if err := x21Guard(a.Name, rep, sens/ns, priv); err != nil {
+			return nil, err
+		}
+	} else {
+		ns = 8 * G * math.Sqrt(pf) / (alpha * nf * priv.Epsilon)
+		rep.Formula = "λ = 8G√d/(αnε), ζ_j ~ Lap(λ) i.i.d. ([X21] Alg 1 step 5; Δ₁ ≤ √d·8G/(αn), Lemma 1)"
+		rep.Accountant = "single Laplace release (Laplace mechanism, [X21] Def 4; Thm 1)"
+		rep.Sensitivity = []float64{math.Sqrt(pf) * sens}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("Sensitivity is the ℓ1 bound √d·Δ₂ with d = %d noised coordinates", p))
+	}
+	rep.Sigmas = []float64{ns}
+	rep.Releases = 1
+
+	w := x21Init(obj, &cfg)
+	g := make([]float64, p)
+	grads, err := x21PGD(ctx, obj, w, g, T, eta, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	x21Release(priv, w, ns)
+	x21Finish(obj, w, rep)
+	return &Result{W: w, Steps: T, PairGrads: grads, Privacy: rep}, nil
+}
+
+// runDPGDC2 is [X21] Alg 2 (DPGDC2), δ > 0 only:
+//
+//	for t = 1..T: w_t = Π_C(w_{t−1} − η(∇L(w_{t−1}; D) + ζ_t)),
+//	              ζ_t ~ N(0, σ²I), σ = 4G√(1.25·T·log(1/δ))/(nε)   (step 2)
+//	return w̄_T = (w_0 + … + w_T)/(T + 1)                            (step 4)
+//
+// Step 4 prints "Σ_{i=0}^T (w_0 + … + w_T)/(T+1)"; the sum sign is a typo
+// for the average (Lemma 9 averages w_0..w_T the same way). σ is used
+// exactly as printed (log = ln); the paper only says it follows "by the
+// advanced composition theorem and Gaussian mechanism" (C.4) for the
+// gradient sensitivity 4G/n (Lemma 1's proof), so x21Guard checks it by
+// exact Gaussian composition, μ = √T·(4G/n)/σ.
+//
+// Defaults (Thm 2): T = min{n, n²ε²/(d log(1/δ))} (rounded down, ≥ 1) and
+// η = G/(‖C‖₂√T) with ‖C‖₂ the diameter of C — Theorem 2's statement as
+// printed. (Its proof ends with η = ‖C‖₂²/(G√T), and the rate-optimal,
+// dimensionally consistent choice would be ‖C‖₂/(G√T); we keep the
+// statement. Privacy does not depend on η.) The box requires η ≤ 2/L: a
+// default above it is lowered to 2/L (noted), a cfg.Eta above it is refused.
+// cfg.Steps overrides T, and σ follows the T actually run.
+func runDPGDC2(ctx context.Context, a *Algorithm, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
+	props, rep, err := privateSetup(a, obj, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := x21Knobs(a.Name, &cfg, true, true); err != nil {
+		return nil, err
+	}
+	priv := cfg.Privacy
+	G, L := props.Lipschitz, props.Smooth
+	n, p := obj.Data().N, obj.NumParams()
+	if n < 2 {
+		return nil, fmt.Errorf("pairwise: %s needs at least 2 records", a.Name)
+	}
+	nf, pf := float64(n), float64(p)
+	logInvDelta := math.Log(1 / priv.Delta)
+
+	T, err := x21Steps(a.Name, cfg.Steps, math.Floor(math.Min(nf, nf*nf*priv.Epsilon*priv.Epsilon/(pf*logInvDelta))))
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Steps == 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("T = ⌊min{n, n²ε²/(d log(1/δ))}⌋ = %d with d = %d ([X21] Thm 2); --steps overrides", T, p))
+	}
+	diam := x21Diameter(obj.Constraint(), obj.Data().D)
+	eta, err := x21Eta(a.Name, rep, cfg.Eta, G/(diam*math.Sqrt(float64(T))), 2/L,
+		fmt.Sprintf("η = G/(‖C‖₂√T) = %%g ([X21] Thm 2 as printed; ‖C‖₂ = %g)", diam), "2/L ([X21] Alg 2 input)", false)
+	if err != nil {
+		return nil, err
+	}
+
+	sigma := 4 * G * math.Sqrt(1.25*float64(T)*logInvDelta) / (nf * priv.Epsilon)
+	sens := 4 * G / nf // ‖∇L(w; D) − ∇L(w; D')‖ ≤ 4G/n ([X21] proof of Lemma 1)
+	rep.Formula = "σ = 4G√(1.25·T·log(1/δ))/(nε) per iteration ([X21] Alg 2 step 2; gradient sensitivity 4G/n)"
+	rep.Accountant = fmt.Sprintf("composition of T = %d Gaussian gradient releases (\"advanced composition theorem and Gaussian mechanism\", [X21] C.4), checked by exact Gaussian composition", T)
+	rep.Sensitivity = make([]float64, T)
+	rep.Sigmas = make([]float64, T)
+	for t := range rep.Sigmas {
+		rep.Sensitivity[t], rep.Sigmas[t] = sens, sigma
+	}
+	rep.Releases = T
+	if err := x21Guard(a.Name, rep, math.Sqrt(float64(T))*sens/sigma, priv); err != nil {
+		return nil, err
+	}
+
+	w := x21Init(obj, &cfg)
+	g := make([]float64, p)
+	sum := append([]float64(nil), w...) // w_0
+	grads, err := x21PGD(ctx, obj, w, g, T, eta, func(g []float64) {
+		priv.Noise.AddGaussian(g, sigma) // ∇L(w_{t−1}; D) + ζ_t
+	}, sum)
+	if err != nil {
+		return nil, err
+	}
+	scale(1/float64(T+1), sum)
+	x21Finish(obj, sum, rep)
+	return &Result{W: sum, Steps: T, PairGrads: grads, Privacy: rep}, nil
+}
+
+// runDPEGD is [X21] Alg 3 (DPEGD):
+//
+//	k = log₂ n; D_1..D_k disjoint, |D_i| = n_i = 2^{−i}n for i < k,
+//	  D_k the remaining records                                     (step 1)
+//	for i = 1..k:
+//	  η_i = 4^{−i}η                                                 (step 3)
+//	  run n_i PGD steps on L(·; D_i) from w_{i−1} with step η_i;
+//	  w̄_i = their average                                            (step 4)
+//	  δ > 0: w_i = w̄_i + ζ_i, σ = 4√(2 ln(1.25/δ))Gη_i/ε            (step 5)
+//	  δ = 0: w_i = w̄_i + ζ_i, ζ_ij ~ Lap(λ), λ = 4Gη_i√d/ε          (step 6)
+//	return w_k                                                      (step 8)
+//
+// Privacy (C.5): by Lemma 7 with T_i = n_i iterations on n_i records, the
+// epoch average has ℓ2 sensitivity 4Gη_iT_i/n_i = 4Gη_i; the subsets are
+// disjoint and the epoch holding the changed record starts from the
+// previous (already private) output, so the run is as private as one epoch
+// (parallel composition). Lemma 7 needs η_i ≤ 2/L.
+//
+// Readings: "run the PGD method (Step 1-3 in Algorithm 4) … let w̄_i be the
+// average parameter" — the average of Alg 4 step 4, (w_1 + … + w_{n_i})/n_i
+// (Lemma 9 also includes w_0; both have sensitivity ≤ 4Gη_i). The paper
+// assumes n = 2^k; for other n, k = ⌊log₂ n⌋, n_i = ⌊n/2^i⌋ for i < k and
+// D_k takes the rest (always ≥ 2 records), which is step 1's wording. The
+// subsets are a uniformly random partition drawn from rng (independent of
+// the data, so the parallel-composition argument holds).
+//
+// Defaults (Thm 3): η = (‖C‖₂/G)·min{4/√n, ε/√(d log(1/δ))} for δ > 0 and
+// (‖C‖₂/G)·min{4/√n, ε/d} for δ = 0. The box requires η ≤ 2/L: a default
+// above it is lowered to 2/L (noted), a cfg.Eta above it is refused. The
+// iteration count of each epoch is n_i by the box (the sensitivity uses
+// T_i = n_i), so cfg.Steps is refused.
+func runDPEGD(ctx context.Context, a *Algorithm, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
+	props, rep, err := privateSetup(a, obj, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := x21Knobs(a.Name, &cfg, true, false); err != nil {
+		return nil, err
+	}
+	priv := cfg.Privacy
+	G, L := props.Lipschitz, props.Smooth
+	data := obj.Data()
+	n, p := data.N, obj.NumParams()
+	if n < 2 {
+		return nil, fmt.Errorf("pairwise: %s needs at least 2 records", a.Name)
+	}
+	nf, pf := float64(n), float64(p)
+
+	// Step 1: k = ⌊log₂ n⌋ epochs.
+	k := bits.Len(uint(n)) - 1
+	sizes := make([]int, k)
+	rest := n
+	for i := 1; i < k; i++ {
+		sizes[i-1] = n >> i
+		rest -= sizes[i-1]
+	}
+	sizes[k-1] = rest
+	if n&(n-1) != 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("n = %d is not a power of 2: k = ⌊log₂ n⌋ = %d epochs, n_i = ⌊n/2^i⌋, D_k holds the remaining %d records", n, k, rest))
+	}
+
+	diam := x21Diameter(obj.Constraint(), data.D)
+	var etaThm float64
+	var etaHow string
+	if priv.Delta > 0 {
+		etaThm = diam / G * math.Min(4/math.Sqrt(nf), priv.Epsilon/math.Sqrt(pf*math.Log(1/priv.Delta)))
+		etaHow = "η = (‖C‖₂/G)·min{4/√n, ε/√(d log(1/δ))} = %g"
+	} else {
+		etaThm = diam / G * math.Min(4/math.Sqrt(nf), priv.Epsilon/pf)
+		etaHow = "η = (‖C‖₂/G)·min{4/√n, ε/d} = %g"
+	}
+	etaHow += fmt.Sprintf(" ([X21] Thm 3; ‖C‖₂ = %g, d = %d)", diam, p)
+	eta, err := x21Eta(a.Name, rep, cfg.Eta, etaThm, 2/L, etaHow, "2/L ([X21] Alg 3 input, Lemma 7)", true)
+	if err != nil {
+		return nil, err
+	}
+
+	// The k releases, fixed before any data-dependent computation.
+	etas := make([]float64, k)
+	rep.Sigmas = make([]float64, k)
+	rep.Sensitivity = make([]float64, k)
+	var mu float64
+	for i := 1; i <= k; i++ {
+		ei := math.Ldexp(eta, -2*i) // η_i = 4^{−i}η (step 3)
+		etas[i-1] = ei
+		sens := 4 * G * ei // C.5: 4Gη_iT_i/n_i with T_i = n_i
+		if priv.Delta > 0 {
+			rep.Sigmas[i-1] = 4 * math.Sqrt(2*math.Log(1.25/priv.Delta)) * G * ei / priv.Epsilon
+			rep.Sensitivity[i-1] = sens
+			mu = math.Max(mu, sens/rep.Sigmas[i-1]) // parallel composition: the worst epoch
+		} else {
+			rep.Sigmas[i-1] = 4 * G * ei * math.Sqrt(pf) / priv.Epsilon
+			rep.Sensitivity[i-1] = math.Sqrt(pf) * sens
+		}
+	}
+	rep.Releases = k
+	if priv.Delta > 0 {
+		rep.Formula = "σ_i = 4√(2 ln(1.25/δ))·G·η_i/ε, η_i = 4^{−i}η ([X21] Alg 3 steps 3, 5; Δ₂ = 4Gη_iT_i/n_i = 4Gη_i, C.5)"
+		rep.Accountant = "parallel composition over k disjoint epochs, one Gaussian release each ([X21] Thm 3, C.5)"
+		x21ClassicalNote(rep, priv.Epsilon)
+		if err := x21Guard(a.Name, rep, mu, priv); err != nil {
+			return nil, err
+		}
+	} else {
+		rep.Formula = "λ_i = 4Gη_i√d/ε, η_i = 4^{−i}η, Lap(λ_i) i.i.d. ([X21] Alg 3 steps 3, 6; Δ₁ ≤ √d·4Gη_i)"
+		rep.Accountant = "parallel composition over k disjoint epochs, one Laplace release each ([X21] Thm 3, C.5)"
+		rep.Notes = append(rep.Notes, fmt.Sprintf("Sensitivity is the ℓ1 bound √d·4Gη_i with d = %d noised coordinates", p))
+	}
+
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	if rng != nil {
+		order = rng.Perm(n)
+	}
+	w := x21Init(obj, &cfg)
+	g := make([]float64, p)
+	avg := make([]float64, p)
+	var grads int64
+	start := 0
+	for i := 0; i < k; i++ {
+		sub, err := x21Rebuild(obj, data.Subset(order[start:start+sizes[i]]), obj.Lambda())
+		if err != nil {
+			return nil, err
+		}
+		start += sizes[i]
+		for j := range avg {
+			avg[j] = 0
+		}
+		got, err := x21PGD(ctx, sub, w, g, sizes[i], etas[i], nil, avg) // T_i = n_i (step 4)
+		grads += got
+		if err != nil {
+			return nil, err
+		}
+		scale(1/float64(sizes[i]), avg) // w̄_i
+		x21Release(priv, avg, rep.Sigmas[i])
+		copy(w, avg) // w_i = w̄_i + ζ_i, the next epoch's start
+	}
+	x21Finish(obj, w, rep)
+	steps := 0
+	for _, s := range sizes {
+		steps += s
+	}
+	return &Result{W: w, Steps: steps, PairGrads: grads, Privacy: rep}, nil
+}
+
+// runDPGDC is [X21] Alg 4 (DPGDC, appendix C.3):
+//
+//	for t = 1..T: w_t = Π_C(w_{t−1} − η∇L(w_{t−1}; D))               (steps 1–3)
+//	w_avg = (w_1 + … + w_T)/T                                        (step 4)
+//	δ > 0: return w_avg + ζ, ζ ~ N(0, σ²I), σ = 4√(2 ln(1.25/δ))GTη/(nε)   (step 5)
+//	δ = 0: return w_avg + ζ, ζ_j ~ Lap(λ), λ = 4GηT√d/(nε)           (step 6)
+//
+// Step 6 prints "return w̃_T = w_avg^T, where ζ = … ~ Lap(λ)", dropping the
+// "+ ζ" of step 5; returning w_avg unperturbed would not be private, so we
+// read it as w_avg + ζ. Privacy: Lemma 7 (η ≤ 2/L) bounds the sensitivity
+// of w_avg by 4ηGT/n.
+//
+// Defaults: Theorem 4 fixes neither T nor η, so we take Theorem 2's choices
+// for the same PGD on general convex losses: T = min{n, n²ε²/(d log(1/δ))}
+// (δ = 0: min{n, n²ε²/d²}, Theorem 3's substitution √(d log 1/δ) → d) and
+// η = G/(‖C‖₂√T), lowered to 2/L if above it (noted). cfg.Eta above 2/L is
+// refused (Lemma 7); cfg.Steps overrides T and σ follows the T run.
+func runDPGDC(ctx context.Context, a *Algorithm, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
+	props, rep, err := privateSetup(a, obj, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := x21Knobs(a.Name, &cfg, true, true); err != nil {
+		return nil, err
+	}
+	priv := cfg.Privacy
+	G, L := props.Lipschitz, props.Smooth
+	n, p := obj.Data().N, obj.NumParams()
+	if n < 2 {
+		return nil, fmt.Errorf("pairwise: %s needs at least 2 records", a.Name)
+	}
+	nf, pf := float64(n), float64(p)
+
+	bound, how := pf*math.Log(1/priv.Delta), "d log(1/δ)"
+	if priv.Delta == 0 {
+		bound, how = pf*pf, "d²"
+	}
+	T, err := x21Steps(a.Name, cfg.Steps, math.Floor(math.Min(nf, nf*nf*priv.Epsilon*priv.Epsilon/bound)))
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Steps == 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("T = ⌊min{n, n²ε²/(%s)}⌋ = %d with d = %d: [X21] Thm 4 fixes no T, we take Thm 2's; --steps overrides", how, T, p))
+	}
+	diam := x21Diameter(obj.Constraint(), obj.Data().D)
+	eta, err := x21Eta(a.Name, rep, cfg.Eta, G/(diam*math.Sqrt(float64(T))), 2/L,
+		fmt.Sprintf("η = G/(‖C‖₂√T) = %%g ([X21] Thm 4 fixes no η, we take Thm 2's; ‖C‖₂ = %g)", diam), "2/L ([X21] Alg 4 input, Lemma 7)", true)
+	if err != nil {
+		return nil, err
+	}
+
+	Tf := float64(T)
+	sens := 4 * eta * G * Tf / nf // Lemma 7: ‖w_avg − w'_avg‖ ≤ 4ηGT/n
+	var ns float64                // σ (δ > 0) or Laplace λ (δ = 0)
+	if priv.Delta > 0 {
+		ns = 4 * math.Sqrt(2*math.Log(1.25/priv.Delta)) * G * Tf * eta / (nf * priv.Epsilon)
+		rep.Formula = "σ = 4√(2 ln(1.25/δ))·G·T·η/(nε) ([X21] Alg 4 step 5, appendix C.3; Δ₂ = 4ηGT/n, Lemma 7)"
+		rep.Accountant = "single Gaussian release (Gaussian mechanism, [X21] Def 3; Thm 4)"
+		rep.Sensitivity = []float64{sens}
+		x21ClassicalNote(rep, priv.Epsilon)
+		if err := x21Guard(a.Name, rep, sens/ns, priv); err != nil {
+			return nil, err
+		}
+	} else {
+		ns = 4 * G * eta * Tf * math.Sqrt(pf) / (nf * priv.Epsilon)
+		rep.Formula = "λ = 4GηT√d/(nε), ζ_j ~ Lap(λ) i.i.d. ([X21] Alg 4 step 6, read as w_avg + ζ; Δ₁ ≤ √d·4ηGT/n, Lemma 7)"
+		rep.Accountant = "single Laplace release (Laplace mechanism, [X21] Def 4; Thm 4)"
+		rep.Sensitivity = []float64{math.Sqrt(pf) * sens}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("Sensitivity is the ℓ1 bound √d·Δ₂ with d = %d noised coordinates", p),
+			"Alg 4 step 6 prints \"return w̃_T = w_avg^T\" without + ζ; read as w_avg + ζ (the unperturbed average is not private)")
+	}
+	rep.Sigmas = []float64{ns}
+	rep.Releases = 1
+
+	w := x21Init(obj, &cfg)
+	g := make([]float64, p)
+	avg := make([]float64, p)
+	grads, err := x21PGD(ctx, obj, w, g, T, eta, nil, avg)
+	if err != nil {
+		return nil, err
+	}
+	scale(1/Tf, avg) // w_avg^T (step 4)
+	x21Release(priv, avg, ns)
+	x21Finish(obj, avg, rep)
+	return &Result{W: avg, Steps: T, PairGrads: grads, Privacy: rep}, nil
+}
+
+// x21PGD runs T steps of w ← Π_C(w − η(∇F_S(w) + ζ)) in place, where
+// perturb (nil for none) adds ζ to the exact full gradient, and adds every
+// new iterate w_1..w_T to sum (nil to skip). It returns the pair gradients
+// evaluated.
+func x21PGD(ctx context.Context, obj Objective, w, g []float64, T int, eta float64, perturb func([]float64), sum []float64) (int64, error) {
+	n := int64(obj.Data().N)
+	var grads int64
+	for t := 1; t <= T; t++ {
+		if err := ctx.Err(); err != nil {
+			return grads, err
+		}
+		FullGradient(obj, w, g)
+		grads += n * (n - 1)
+		if perturb != nil {
+			perturb(g)
+		}
+		axpy(-eta, g, w)
+		obj.Project(w)
+		if sum != nil {
+			axpy(1, w, sum)
+		}
+	}
+	return grads, nil
+}
+
+// x21Release adds the output noise to w: N(0, b²) per coordinate for δ > 0,
+// Lap(b) per coordinate for δ = 0.
+func x21Release(priv *Privacy, w []float64, b float64) {
+	if priv.Delta > 0 {
+		priv.Noise.AddGaussian(w, b)
+	} else {
+		priv.Noise.AddLaplace(w, b)
+	}
+}
+
+// x21Finish projects a metric-learning output onto C (post-processing, so
+// that W is a metric) and says so; AUC outputs stay as printed.
+func x21Finish(obj Objective, w []float64, rep *PrivacyReport) {
+	if obj.Task() == TaskMetric {
+		obj.Project(w)
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the noisy W is projected onto C = %s so that it is a metric (post-processing, no privacy cost)", obj.Constraint().Name()))
+	}
+}
+
+// x21Init returns a copy of w_0 = cfg.Init (default 0). w_0 must not depend
+// on the private data: the sensitivity lemmas compare runs from the same w_0.
+func x21Init(obj Objective, cfg *RunConfig) []float64 {
+	w := make([]float64, obj.NumParams())
+	if cfg.Init != nil {
+		if len(cfg.Init) != len(w) {
+			panic(fmt.Sprintf("pairwise: initial model has %d values, want %d", len(cfg.Init), len(w)))
+		}
+		copy(w, cfg.Init)
+	}
+	return w
+}
+
+// x21Steps returns cfg.Steps when set, else the theorem's T (≥ 1).
+func x21Steps(name string, steps int, def float64) (int, error) {
+	if steps > 0 {
+		return steps, nil
+	}
+	def = math.Ceil(def)
+	if math.IsNaN(def) || def > math.MaxInt32 {
+		return 0, fmt.Errorf("pairwise: %s: the theorem's iteration count T = %g is too large to run; give --steps", name, def)
+	}
+	return max(1, int(def)), nil
+}
+
+// x21Eta returns the step size: cfg.Eta if given (refused above max), else
+// the theorem's value, lowered to max if above it when the box requires it
+// (clamp) — noted either way.
+func x21Eta(name string, rep *PrivacyReport, given, def, bound float64, how, boundHow string, privacyBound bool) (float64, error) {
+	why := "the box's input condition"
+	if privacyBound {
+		why = "the sensitivity bound of Lemma 7, and so the privacy guarantee,"
+	}
+	if given > 0 {
+		if given > bound {
+			return 0, fmt.Errorf("pairwise: %s: η = %g exceeds %s = %g: %s needs η ≤ %g", name, given, boundHow, bound, why, bound)
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("η = %g given (≤ %s = %g)", given, boundHow, bound))
+		return given, nil
+	}
+	if def > bound {
+		rep.Notes = append(rep.Notes, fmt.Sprintf(how+", above %s = %g: lowered to %g", def, boundHow, bound, bound))
+		return bound, nil
+	}
+	rep.Notes = append(rep.Notes, fmt.Sprintf(how, def))
+	return def, nil
+}
+
+// x21Diameter returns ‖C‖₂ = max_{w, w' ∈ C} ‖w − w'‖ for the parameter
+// sets of pairfed: 2r for a ball of radius r; √2·r for the PSD sets of
+// radius r (‖W − W'‖² = ‖W‖² + ‖W'‖² − 2⟨W, W'⟩ ≤ 2r² since ⟨W, W'⟩ ≥ 0 for
+// PSD W, W', attained by r·e₁e₁ᵀ and r·e₂e₂ᵀ; r when d = 1).
+func x21Diameter(c Projector, d int) float64 {
+	r := c.Radius()
+	switch c.Name() {
+	case "frobenius-psd", "nuclear-psd":
+		if d == 1 {
+			return r
+		}
+		return math.Sqrt2 * r
+	}
+	return 2 * r
+}
+
+// x21Rebuild returns obj's objective (task, loss, constraint) over data with
+// regularization λ.
+func x21Rebuild(obj Objective, data *Dataset, lambda float64) (Objective, error) {
+	c := obj.Constraint()
+	return NewObjective(data, ObjectiveConfig{Task: obj.Task(), Loss: obj.Loss(), Lambda: lambda, Constraint: c.Name(), Radius: c.Radius()})
+}
+
+// x21Knobs refuses the RunConfig fields a private algorithm does not honour:
+// checkpoints (they would release un-noised intermediate models), step-size
+// schedules and averaging modes (the papers fix both), and cfg.Eta /
+// cfg.Steps where the algorithm's proof fixes them.
+func x21Knobs(name string, cfg *RunConfig, etaOK, stepsOK bool) error {
+	switch {
+	case len(cfg.Checkpoints) > 0 || cfg.OnCheckpoint != nil:
+		return fmt.Errorf("pairwise: %s: checkpoints would release un-noised intermediate models; a private algorithm returns only its final output", name)
+	case cfg.Schedule != "" && cfg.Schedule != Constant:
+		return fmt.Errorf("pairwise: %s: the step sizes are fixed by the paper; --schedule %s does not apply", name, cfg.Schedule)
+	case cfg.Averaging != "" && cfg.Averaging != AvgPaper:
+		return fmt.Errorf("pairwise: %s: the output is fixed by the paper; --averaging %s does not apply", name, cfg.Averaging)
+	case cfg.Eta < 0 || math.IsNaN(cfg.Eta) || math.IsInf(cfg.Eta, 0):
+		return fmt.Errorf("pairwise: %s: step size η = %v must be finite and > 0 (0 = the theorem's default)", name, cfg.Eta)
+	case cfg.Steps < 0:
+		return fmt.Errorf("pairwise: %s: steps = %d must be ≥ 0 (0 = the theorem's default)", name, cfg.Steps)
+	case !etaOK && cfg.Eta != 0:
+		return fmt.Errorf("pairwise: %s: the step sizes are fixed by the paper's privacy proof; --eta does not apply", name)
+	case !stepsOK && cfg.Steps != 0:
+		return fmt.Errorf("pairwise: %s: the iteration counts are fixed by the paper's privacy proof; --steps does not apply", name)
+	}
+	return nil
+}
+
+// x21ClassicalNote flags ε > 1 for the classical Gaussian calibration.
+func x21ClassicalNote(rep *PrivacyReport, eps float64) {
+	if eps > 1 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("ε = %g > 1: the calibration σ = √(2 ln(1.25/δ))Δ/ε is proved for ε < 1 only (Dwork & Roth 2014, Thm A.1); the exact check below decides", eps))
+	}
+}
+
+// x21Guard checks, before any noise is drawn, that Gaussian noise which is
+// μ-GDP in total (μ = Δ/σ for one release, √(Σ μ_t²) for a composition,
+// the worst epoch for parallel composition) gives the requested (ε, δ); see
+// the file comment. It records the exact δ' in the report; when δ' > δ it
+// refuses a run with a secure noise source and marks a non-secure run.
+func x21Guard(name string, rep *PrivacyReport, mu float64, priv *Privacy) error {
+	eps, delta := priv.Epsilon, priv.Delta
+	dd := x21ExactDelta(mu, eps)
+	msg := fmt.Sprintf("exact Gaussian accounting (Balle & Wang 2018 Thm 8; Dong, Roth & Su 2019 Cor 3.3): the noise is μ-GDP with μ = %.6g, i.e. (ε, δ') = (%g, %.4g)-DP", mu, eps, dd)
+	if dd <= delta*(1+1e-9) {
+		rep.Notes = append(rep.Notes, msg+fmt.Sprintf(", δ' ≤ δ = %.4g", delta))
+		return nil
+	}
+	if priv.Noise.Secure() {
+		return fmt.Errorf("pairwise: %s: the paper's noise does not give the requested (ε, δ) = (%g, %g): %s > δ; lower ε or raise δ", name, eps, delta, msg)
+	}
+	rep.Notes = append(rep.Notes, "NOT (ε, δ)-DP even with a secure source: "+msg+fmt.Sprintf(" > δ = %.4g (run only because this noise source is not secure and the run is labelled not private)", delta))
+	return nil
+}
+
+// x21ExactDelta returns δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), the
+// smallest δ for which μ-GDP (e.g. one Gaussian mechanism with Δ/σ = μ)
+// is (ε, δ)-DP (Balle & Wang 2018, Thm 8; Dong, Roth & Su 2019, Cor 2.13).
+// The second term is computed as exp(ε + log Φ(·)) so that large ε does not
+// overflow.
+func x21ExactDelta(mu, eps float64) float64 {
+	switch {
+	case mu <= 0:
+		return 0
+	case math.IsInf(mu, 1) || math.IsNaN(mu):
+		return 1
+	}
+	a := eps / mu
+	d := math.Exp(x21LogPhi(-a+mu/2)) - math.Exp(eps+x21LogPhi(-a-mu/2))
+	return math.Min(1, math.Max(0, d))
+}
+
+// x21LogPhi returns log Φ(x) for the standard normal CDF Φ, accurate far in
+// the lower tail (asymptotic series below x = −30, where erfc underflows).
+func x21LogPhi(x float64) float64 {
+	if x > -30 {
+		return math.Log(0.5 * math.Erfc(-x/math.Sqrt2))
+	}
+	z2 := x * x
+	return -z2/2 - math.Log(-x) - 0.5*math.Log(2*math.Pi) + math.Log1p(-1/z2+3/(z2*z2)-15/(z2*z2*z2))
+}
