@@ -32,7 +32,7 @@ import (
 // random subset must be charged as a release on the whole dataset.
 //
 // Parallel composition (McSherry, "Privacy Integrated Queries", SIGMOD
-// 2009, Thm 4, and the same argument for every accountant here): releases
+// 2009, and the same argument for every accountant here): releases
 // tagged with a Partition are computed only from that partition's
 // records. A record of partition p can change only the releases of p and
 // the untagged releases (Partition ""), which read the whole dataset; the
@@ -87,8 +87,9 @@ const (
 type Release struct {
 	Mechanism ReleaseMechanism `json:"mechanism"`
 	// Sensitivity is the ℓ2 sensitivity Δ (gaussian) or the ℓ1
-	// sensitivity Δ₁ (laplace) of the statistic, under the neighbouring
-	// relation of the run.
+	// sensitivity Δ₁ (laplace) of the released values, under the
+	// neighbouring relation of the run — for noise added on a grid (see
+	// noise.go) the sensitivity after snapping to it.
 	Sensitivity float64 `json:"sensitivity,omitempty"`
 	// Sigma is the Gaussian noise standard deviation σ.
 	Sigma float64 `json:"sigma,omitempty"`
@@ -251,8 +252,8 @@ type Report struct {
 	// different partitions are best served by different accountants.
 	Best Estimate `json:"best"`
 	// Partitions lists each partition's best guarantee when releases are
-	// tagged (nil otherwise). A "" entry covers records in no named
-	// partition (untagged releases only).
+	// tagged (nil otherwise); records in no named partition are covered by
+	// every entry.
 	Partitions []PartitionEstimate `json:"partitions,omitempty"`
 }
 
@@ -291,14 +292,16 @@ func Compose(releases []Release, delta float64) (Report, error) {
 		per[i] = acctEvaluate(acctSummarize(g.releases), delta)
 	}
 	named := len(groups) > 1 || (len(groups) == 1 && groups[0].partition != "")
-	label := func(i int, e Estimate) Estimate {
+	// label attributes a group's estimate to its partition; as a total,
+	// its description says it is the largest of the groups.
+	label := func(i int, e Estimate, total bool) Estimate {
 		e.Partition = groups[i].partition
-		if named {
-			name := fmt.Sprintf("partition %q", groups[i].partition)
-			if groups[i].partition == "" {
-				name = "records in no named partition"
-			}
-			e.Description = fmt.Sprintf("%s (largest of %d by parallel composition): %s", name, len(groups), e.Description)
+		switch {
+		case !named || !total:
+		case e.OK:
+			e.Description = fmt.Sprintf("partition %q (the largest of %d, by parallel composition): %s", e.Partition, len(groups), e.Description)
+		default:
+			e.Description = fmt.Sprintf("in partition %q: %s", e.Partition, e.Description)
 		}
 		return e
 	}
@@ -314,7 +317,7 @@ func Compose(releases []Release, delta float64) (Report, error) {
 				worst = i
 			}
 		}
-		e := label(worst, per[worst][m])
+		e := label(worst, per[worst][m], true)
 		for i := range groups {
 			e.Delta = math.Max(e.Delta, per[i][m].Delta)
 		}
@@ -324,7 +327,11 @@ func Compose(releases []Release, delta float64) (Report, error) {
 		rep.Methods = append(rep.Methods, e)
 	}
 	bestOf := func(es []Estimate) Estimate {
-		b := Estimate{Method: "", Epsilon: math.Inf(1), Description: "no accountant applies: " + es[len(es)-1].Description}
+		var why []string
+		for _, e := range es {
+			why = append(why, fmt.Sprintf("%s: %s", e.Method, e.Description))
+		}
+		b := Estimate{Epsilon: math.Inf(1), Description: strings.Join(why, "; ")}
 		for _, e := range es {
 			if e.OK && e.Epsilon < b.Epsilon {
 				b = e
@@ -337,7 +344,7 @@ func Compose(releases []Release, delta float64) (Report, error) {
 	for i := range groups {
 		bests[i] = bestOf(per[i])
 		if named {
-			rep.Partitions = append(rep.Partitions, PartitionEstimate{Partition: groups[i].partition, Releases: acctCount(groups[i].releases), Best: label(i, bests[i])})
+			rep.Partitions = append(rep.Partitions, PartitionEstimate{Partition: groups[i].partition, Releases: acctCount(groups[i].releases), Best: label(i, bests[i], false)})
 		}
 		maxDelta = math.Max(maxDelta, bests[i].Delta)
 		switch {
@@ -346,13 +353,9 @@ func Compose(releases []Release, delta float64) (Report, error) {
 			worst = i
 		}
 	}
-	rep.Best = label(worst, bests[worst])
+	rep.Best = label(worst, bests[worst], true)
 	if !rep.Best.OK {
-		var why []string
-		for _, e := range per[worst] {
-			why = append(why, fmt.Sprintf("%s: %s", e.Method, e.Description))
-		}
-		return rep, fmt.Errorf("dp: %w at δ = %v%s: %s", ErrNoAccountant, delta, acctWhere(groups[worst].partition, named), strings.Join(why, "; "))
+		return rep, fmt.Errorf("dp: %w at δ = %v%s: %s", ErrNoAccountant, delta, acctWhere(groups[worst].partition, named), bests[worst].Description)
 	}
 	rep.Best.Delta = maxDelta
 	return rep, nil
@@ -393,10 +396,11 @@ type acctGroup struct {
 }
 
 // acctGroups splits releases for parallel composition: one group per named
-// partition (its releases plus the untagged ones), in name order, and a
-// group of the untagged releases alone for records in no named partition
-// (dominated by the others, kept so that no assumption is needed). With no
-// named partition there is one group.
+// partition (its releases plus the untagged ones), in name order; with no
+// named partition, one group of everything. Records in no named partition
+// need no group of their own: for them the partitions' releases have cost
+// 0, below what any group's bound assumes, so the bound of (untagged ∪ p)
+// covers them too.
 func acctGroups(rs []Release) []acctGroup {
 	var global []Release
 	byName := map[string][]Release{}
@@ -416,9 +420,6 @@ func acctGroups(rs []Release) []acctGroup {
 	}
 	sort.Strings(names)
 	var gs []acctGroup
-	if len(global) > 0 {
-		gs = append(gs, acctGroup{releases: global})
-	}
 	for _, n := range names {
 		g := append(append([]Release(nil), global...), byName[n]...)
 		gs = append(gs, acctGroup{partition: n, releases: g})

@@ -9,10 +9,12 @@ import "math"
 //   - Thm 3.16 (basic composition): (εᵢ, δᵢ)-DP mechanisms compose to
 //     (Σεᵢ, Σδᵢ)-DP; Thm 3.6: the Laplace mechanism of scale b on a
 //     statistic of ℓ1 sensitivity Δ₁ is Δ₁/b-DP.
-//   - Thm 3.20 (advanced composition; Dwork, Rothblum, Vadhan, FOCS 2010,
-//     Thm III.3): for every δ' > 0 the k-fold adaptive composition of
-//     (ε, δ)-DP mechanisms is (ε', kδ + δ')-DP with
-//     ε' = √(2k ln(1/δ')) ε + k ε (e^ε − 1).
+//   - Thm 3.20 (advanced composition; Dwork, Rothblum, Vadhan, "Boosting
+//     and Differential Privacy", FOCS 2010): for every δ' > 0 the k-fold
+//     adaptive composition of (ε, δ)-DP mechanisms is (ε', kδ + δ')-DP
+//     with ε' = √(2k ln(1/δ')) ε + k ε (e^ε − 1). For releases with
+//     different (εᵢ, δᵢ), Compose applies it with ε = max εᵢ and
+//     δ = max δᵢ (each release is also (max εᵢ, max δᵢ)-DP).
 
 // AdvancedComposition returns the (ε', δ_total) of the k-fold adaptive
 // composition of (eps, delta)-DP mechanisms at slack δ' = deltaPrime

@@ -47,15 +47,15 @@ func acctDown(x, ulps float64) float64 {
 // acctSumUp returns an upper bound on the exact sum of terms that are each
 // known to within 32 ulps (relative): the float sum plus (n+32)·u·Σ|tᵢ|,
 // which covers the (n−1)·u·Σ|tᵢ| of recursive summation and the terms' own
-// errors. An infinite term gives +Inf (or NaN for ∞ − ∞, which the callers
-// never produce).
+// errors. All-zero terms give exactly 0. An infinite term gives +Inf (or
+// NaN for ∞ − ∞, which the callers never produce).
 func acctSumUp(terms ...float64) float64 {
 	s, abs := 0.0, 0.0
 	for _, t := range terms {
 		s += t
 		abs += math.Abs(t)
 	}
-	if math.IsInf(s, 0) || math.IsNaN(s) {
+	if math.IsInf(s, 0) || math.IsNaN(s) || abs == 0 {
 		return s
 	}
 	return math.Nextafter(s+abs*float64(len(terms)+32)*acctU, math.Inf(1))

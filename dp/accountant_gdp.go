@@ -8,7 +8,8 @@ import "math"
 // [DRS19] Dong, Roth, Su, "Gaussian Differential Privacy", 2019
 // (arXiv:1905.02383):
 //   - Thm 2.7: adding N(0, σ²I) to a statistic of ℓ2 sensitivity Δ is
-//     μ-GDP with μ = Δ/σ, and this is tight;
+//     μ-GDP with μ = Δ/σ (tight: the trade-off function of N(0, σ²)
+//     against N(Δ, σ²) is G_μ itself);
 //   - Cor 3.3: the (adaptive) composition of μᵢ-GDP mechanisms is μ-GDP
 //     with μ = √(Σ μᵢ²), exactly;
 //   - Cor 2.13: μ-GDP ⇔ (ε, δ(ε))-DP for every ε ≥ 0, where
@@ -26,7 +27,7 @@ import "math"
 // relative terms for every x (no underflow to −Inf for x ≥ −1.3e154).
 //
 //   - x > 0: log(1 − ½ erfc(x/√2)) via Log1p;
-//   - −30 < x ≤ 0: log(½ erfc(−x/√2)) (erfc stays ≥ 1e-197, a normal float);
+//   - −30 < x ≤ 0: log(½ erfc(−x/√2)) (erfc stays ≥ 9e-198, a normal float);
 //   - x ≤ −30: the asymptotic series of the Mills ratio (Abramowitz &
 //     Stegun 26.2.12), Φ(x) = φ(x)/|x| · (1 − 1/x² + 3/x⁴ − … ), summed to
 //     the x⁻¹⁶ term. The series alternates and its remainder is smaller
@@ -61,8 +62,10 @@ func acctLogPhi(x float64) float64 {
 //
 // Error allowance: la and lb are each within ea, eb (absolute, in log
 // space, i.e. relative on the values) of their exact values, where the
-// allowances cover the rounding of a, b (|d log Φ(x)/dx| ≤ |x| + 1 for
-// x ≤ 0, times the ≤ 2u·(ε/μ + μ/2) error of a or b) and of logΦ itself.
+// allowances cover the rounding of a, b (|d log Φ(x)/dx| = φ(x)/Φ(x) ≤
+// |x| + 1: for x ≤ 0 by Birnbaum's 1942 bound φ/Φ < (|x| + √(x²+4))/2, for
+// x > 0 it is < φ(0)/Φ(0) < 1; times the ≤ 2u·(ε/μ + μ/2) error of a or b)
+// and of logΦ itself.
 // Then log δ ≤ la + ea + log(1 − r) + r(ea + eb + e_t)/(1 − r), r = e^{lb−la},
 // because 1 − r·e^{−e} ≤ (1 − r)(1 + re/(1 − r)). Whenever the difference
 // is ill-conditioned (r → 1) the allowance grows and the trivial bound
@@ -175,8 +178,11 @@ func AnalyticGaussianSigma(eps, delta, sensitivity float64) (float64, error) {
 	// μ = 2ε/(√(2L + 2ε) + √(2L)), rounded down.
 	l := -math.Log(delta)
 	lo := acctDown(2*eps/(math.Sqrt(2*l+2*eps)+math.Sqrt(2*l)), 16)
-	for zcdpEpsilonUp(acctUp(lo*lo/2, 4), delta) > eps { // guard the rounding
+	for zcdpEpsilonUp(acctUp(lo*lo/2, 4), delta) > eps && lo > 0 { // guard the rounding
 		lo = acctDown(lo, 64)
+	}
+	if !(lo > 0) {
+		return 0, acctErrorf("ε = %v is too small to calibrate at δ = %v", eps, delta)
 	}
 	hi := 2 * lo
 	for i := 0; ok(hi) && i < 2100; i++ {

@@ -9,8 +9,7 @@ import "math"
 //   - Prop 1: (α, τᵢ)-RDP mechanisms compose adaptively to (α, Στᵢ)-RDP;
 //   - Prop 3: (α, τ)-RDP implies (τ + log(1/δ)/(α−1), δ)-DP ("classic");
 //   - Prop 6 / Table II: the Laplace mechanism of scale b, sensitivity 1;
-//   - Prop 7 / Table II: the Gaussian mechanism, τ = α/(2σ²) at
-//     sensitivity 1.
+//   - Table II: the Gaussian mechanism, τ = α/(2σ²) at sensitivity 1.
 // [CKS20] Canonne, Kamath, Steinke, "The Discrete Gaussian for
 // Differential Privacy", NeurIPS 2020 (arXiv:2004.00010), Prop 12: (α, τ)-RDP
 // implies (ε, δ)-DP for ε = τ + log((α−1)/α) − (log δ + log α)/(α−1)
@@ -37,7 +36,7 @@ var rdpOrders = func() []float64 {
 func RDPOrders() []float64 { return append([]float64(nil), rdpOrders...) }
 
 // GaussianRDP returns τ(α) = α Δ²/(2σ²), the exact Rényi divergence of
-// order α between N(0, σ²I) and N(v, σ²I) with ‖v‖₂ ≤ Δ ([M17] Prop 7),
+// order α between N(0, σ²I) and N(v, σ²I) with ‖v‖₂ = Δ ([M17] Table II),
 // rounded up. α > 1; +Inf gives +Inf.
 func GaussianRDP(alpha, sensitivity, sigma float64) float64 {
 	r := sensitivity / sigma
@@ -81,6 +80,9 @@ func LaplaceRDP(alpha, sensitivity, b float64) float64 {
 	eLo := 8 * acctU * (1 + math.Abs(lo) + alpha*c)
 	e := eHi + w*(eHi+eLo+8*acctU*math.Abs(lo-hi)) + 8*acctU*(1+math.Abs(lse))
 	v := acctUp((lse+e)/am1, 4)
+	if math.IsNaN(v) { // only for absurd αc ≈ 1e308, where ∞·0 appears
+		v = math.Inf(1)
+	}
 	if p := PureRDP(alpha, cUp); p < v {
 		v = p
 	}

@@ -105,7 +105,10 @@ func newMechanism(src Source, secure bool, name string) *Mechanism {
 	return &Mechanism{r: bitSource{src: src}, rng: rand.New(src), secure: secure, name: name}
 }
 
-// Secure reports whether the randomness is cryptographically secure.
+// Secure reports whether the randomness is cryptographically secure
+// (crypto/rand). AddGaussian and AddLaplace then resist floating-point attacks
+// as the file comment proves; AddL2Laplace has no such proof (see its
+// comment), whatever the source.
 func (m *Mechanism) Secure() bool { return m.secure }
 
 // Name describes the source and samplers.

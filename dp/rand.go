@@ -5,8 +5,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/big"
 	"math/bits"
 	"math/rand/v2"
+	"sync"
 )
 
 // Source is a stream of independent, uniformly distributed 64-bit words: the
@@ -95,8 +97,20 @@ func (r *bitSource) bits(k uint) uint64 {
 	return v
 }
 
-// bit returns one uniform bit.
-func (r *bitSource) bit() bool { return r.bits(1) == 1 }
+// bit returns one uniform bit (the next bit of the same stream as bits).
+// It is small enough to be inlined into the bit-by-bit loops.
+func (r *bitSource) bit() bool {
+	if r.n == 0 {
+		r.refill()
+	}
+	b := r.cache&1 == 1
+	r.cache >>= 1
+	r.n--
+	return b
+}
+
+// refill loads a fresh word into the empty cache.
+func (r *bitSource) refill() { r.cache, r.n = r.src.Uint64(), 64 }
 
 // uint64n returns a uniform integer in [0, n), n ≥ 1, by Lemire's
 // multiply-and-reject method ("Fast random integer generation in an
@@ -130,13 +144,21 @@ func (r *bitSource) bernoulliRatio(u, t uint64) bool {
 		return true
 	}
 	rem := u
+	c, n := r.cache, r.n // the bit stream, kept in registers
 	for {
+		if n == 0 {
+			c, n = r.src.Uint64(), 64
+		}
+		b := c&1 == 1
+		c >>= 1
+		n--
 		rem <<= 1
 		d := rem >= t
 		if d {
 			rem -= t
 		}
-		if b := r.bit(); b != d {
+		if b != d {
+			r.cache, r.n = c, n
 			return d // b = 0 < d = 1: U < u/t
 		}
 	}
@@ -169,9 +191,16 @@ func (r *bitSource) bernoulli(p float64) bool {
 		}
 		z -= c
 	}
+	c, n := r.cache, r.n // the bit stream, kept in registers
+	defer func() { r.cache, r.n = c, n }()
 	for i := 52; i >= 0; i-- {
-		d := F>>uint(i)&1 == 1
-		if b := r.bit(); b != d {
+		if n == 0 {
+			c, n = r.src.Uint64(), 64
+		}
+		b := c&1 == 1
+		c >>= 1
+		n--
+		if d := F>>uint(i)&1 == 1; b != d {
 			return d
 		}
 	}
@@ -191,14 +220,64 @@ func (r *bitSource) expNeg01(gamma float64) bool {
 	return k%2 == 1
 }
 
-// expNeg1 returns true with probability exactly exp(−1) (expNeg01(1)
-// without the always-true Bernoulli(1)).
+// expNeg1 returns true with probability exactly exp(−1): U < e⁻¹ decided a
+// byte at a time against e⁻¹'s binary digits (expNeg1Digits), so a trial
+// reads 8 bits and one comparison with probability 255/256. It is used far
+// more than any other trial (block indices, the discrete Laplace's geometric
+// part), hence this faster, equally exact alternative to CKS20 Algorithm 1.
 func (r *bitSource) expNeg1() bool {
-	k := uint64(1)
-	for r.oneIn(k) {
-		k++
+	digits := expNeg1Digits()
+	for i := 0; ; i++ {
+		var d byte
+		if i < len(digits) {
+			d = digits[i]
+		} else {
+			d = byte(expNeg1Prefix(8 * (i + 1)).Uint64()) // reached with probability 2^-1024
+		}
+		if b := byte(r.bits(8)); b != d {
+			return b < d
+		}
 	}
-	return k%2 == 1
+}
+
+// expNeg1Digits holds the first 1024 binary digits of e⁻¹ after the point,
+// as bytes (most significant digit first).
+var expNeg1Digits = sync.OnceValue(func() []byte {
+	digits := expNeg1Prefix(1024).FillBytes(make([]byte, 128))
+	return digits
+})
+
+// expNeg1Prefix returns ⌊e⁻¹·2^n⌋ exactly. It sums the alternating series
+// Σ (−1)^k/k! in fixed point, in units of 2^−(n+g) with g guard bits: term
+// t_k = ⌊t_(k−1)/k⌋ is below the exact 2^(n+g)/k! by e_k ≤ e_(k−1)/k + 1 ≤ 2
+// units, so N terms are off by ≤ 2N, and the first zero term means the
+// remaining alternating tail is < 3 units. So e⁻¹·2^(n+g) lies within
+// S ± (2N + 3); if both ends agree after dropping the g guard bits, that is
+// the exact answer (e⁻¹ is irrational, so this happens for large enough g),
+// else it retries with more guard bits.
+func expNeg1Prefix(n int) *big.Int {
+	for g := uint(64); ; g *= 2 {
+		one := new(big.Int).Lsh(big.NewInt(1), uint(n)+g)
+		sum, term := new(big.Int), new(big.Int).Set(one)
+		var terms int64
+		for k := int64(0); term.Sign() > 0; k++ {
+			if k > 0 {
+				term.Quo(term, big.NewInt(k))
+			}
+			if k%2 == 0 {
+				sum.Add(sum, term)
+			} else {
+				sum.Sub(sum, term)
+			}
+			terms = k + 1
+		}
+		slack := big.NewInt(2*terms + 3)
+		lo := new(big.Int).Rsh(new(big.Int).Sub(sum, slack), g)
+		hi := new(big.Int).Rsh(new(big.Int).Add(sum, slack), g)
+		if lo.Cmp(hi) == 0 {
+			return lo
+		}
+	}
 }
 
 // expNegRatio returns true with probability exactly exp(−u/t),

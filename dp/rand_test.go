@@ -3,6 +3,7 @@ package dp
 import (
 	"math"
 	"math/big"
+	"slices"
 	"testing"
 )
 
@@ -64,51 +65,98 @@ func TestSecureSourceDiffers(t *testing.T) {
 	}
 }
 
-// TestBernoulliExact checks bernoulli(p) against its definition "U < p" for
-// U the binary fraction of the words it consumes, computed exactly with
-// math/big — for random words and p over many binades (all code paths: z ≤ 11,
-// 12 ≤ z < 64, z ≥ 64, subnormal p). Deterministic: no false failures.
+// streamPrefix returns U's first k bits as the binary fraction 0.b₁…b_k, where
+// the stream b₁b₂… is the words in order, each from its least significant bit
+// (bitSource.bits' order), exactly.
+func streamPrefix(words []uint64, k int) *big.Rat {
+	u := new(big.Rat)
+	for i := range k {
+		if words[i/64]>>(i%64)&1 == 1 {
+			u.Add(u, new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Lsh(big.NewInt(1), uint(i+1))))
+		}
+	}
+	return u
+}
+
+// checkPrefixDecision checks a Bernoulli(p) trial against its definition
+// U < p, U = 0.b₁b₂… the bit stream: after reading k bits the outcome must be
+// settled — true only if every continuation is < p (prefix + 2^-k ≤ p), false
+// only if every continuation is ≥ p (prefix ≥ p).
+func checkPrefixDecision(t *testing.T, what string, words []uint64, k int, got bool, p *big.Rat) {
+	t.Helper()
+	u := streamPrefix(words, k)
+	if got {
+		u.Add(u, new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Lsh(big.NewInt(1), uint(k))))
+		if u.Cmp(p) > 0 {
+			t.Fatalf("%s: true after %d bits of %x, but some continuation is ≥ p", what, k, words)
+		}
+	} else if u.Cmp(p) < 0 {
+		t.Fatalf("%s: false after %d bits of %x, but the prefix is < p", what, k, words)
+	}
+}
+
+// TestBernoulliExact checks bernoulli(p) and bernoulliRatio(u, t) against
+// their definition "U < p" for U the bit stream they read, exactly with
+// math/big — for random words (often zero, to take the long paths) and p
+// over many binades, including subnormal p. Deterministic: no false failures.
 func TestBernoulliExact(t *testing.T) {
 	gen := NewSeededSource(1)
-	ps := []float64{0.5, 0.75, 0.999999, 1e-3, 0x1.8p-12, 0x1.fffffffffffffp-13, 1e-10, 0x1.3p-63, 0x1p-64, 0x1.7p-70, 1e-30, 1e-100, 5e-324, 0x1p-1074}
-	for _, p := range ps {
-		for trial := range 2000 {
-			words := make([]uint64, 20)
-			for i := range words {
-				words[i] = gen.Uint64()
-			}
-			// Make the early words often zero so the long paths are taken.
-			zeros := trial % 4
-			for i := 0; i < zeros && i < len(words)-2; i++ {
+	words := make([]uint64, 24)
+	script := func(trial int) *scriptedSource {
+		for i := range words {
+			words[i] = gen.Uint64()
+			if i < trial%5 {
 				words[i] = 0
 			}
-			src := &scriptedSource{words: words}
+		}
+		return &scriptedSource{words: words}
+	}
+	ps := []float64{0.5, 0.75, 0.999999, 1e-3, 0x1.8p-12, 0x1.fffffffffffffp-13, 1e-10, 0x1.3p-63, 0x1p-64, 0x1.7p-70, 1e-30, 1e-100, 5e-324, 0x1p-1074}
+	for _, p := range ps {
+		pr := new(big.Rat).SetFloat64(p)
+		for trial := range 3000 {
+			src := script(trial)
 			r := bitSource{src: src}
 			got := r.bernoulli(p)
-			// U = 0.w1 w2 … w_used (exactly, in 64·used bits).
-			u := new(big.Float).SetPrec(64*20 + 64)
-			for i := src.i - 1; i >= 0; i-- {
-				u.Add(u, new(big.Float).SetUint64(words[i]))
-				u.SetMantExp(u, -64)
-			}
-			want := u.Cmp(new(big.Float).SetFloat64(p)) < 0
-			// U's unread bits can only raise it; the decision must already
-			// be settled by the read prefix: if the prefix is < p then so is
-			// prefix + 2^-(64·used) ≤ p.
-			if got != want {
-				t.Fatalf("bernoulli(%g) with words %x = %v, want %v", p, words[:src.i], got, want)
-			}
-			if want {
-				ulp := new(big.Float).SetMantExp(big.NewFloat(1), -64*src.i)
-				if u.Add(u, ulp).Cmp(new(big.Float).SetFloat64(p)) > 0 {
-					t.Fatalf("bernoulli(%g) decided true too early with words %x", p, words[:src.i])
-				}
-			}
+			checkPrefixDecision(t, "bernoulli("+big.NewFloat(p).String()+")", words, 64*src.i-int(r.n), got, pr)
+		}
+	}
+	for _, ut := range [][2]uint64{{1, 2}, {1, 3}, {2, 3}, {1, 7}, {5, 7}, {0, 5}, {12345, 1<<53 - 1}, {1<<52 + 1, 1<<53 + 3}} {
+		pr := new(big.Rat).SetFrac(new(big.Int).SetUint64(ut[0]), new(big.Int).SetUint64(ut[1]))
+		for trial := range 3000 {
+			src := script(trial)
+			r := bitSource{src: src}
+			got := r.bernoulliRatio(ut[0], ut[1])
+			checkPrefixDecision(t, "bernoulliRatio", words, 64*src.i-int(r.n), got, pr)
 		}
 	}
 	r := bitSource{src: &scriptedSource{}}
-	if r.bernoulli(0) || r.bernoulli(-1) || r.bernoulli(math.NaN()) || !r.bernoulli(1) || !r.bernoulli(2) {
-		t.Fatal("bernoulli edge cases (must consume no randomness)")
+	if r.bernoulli(0) || r.bernoulli(-1) || r.bernoulli(math.NaN()) || !r.bernoulli(1) || !r.bernoulli(2) ||
+		!r.bernoulliRatio(3, 3) || !r.oneIn(1) {
+		t.Fatal("Bernoulli edge cases (must consume no randomness)")
+	}
+}
+
+// TestBitsStream checks that bits hands out the words' bits in order, with
+// no bit lost or reused across word boundaries. Deterministic.
+func TestBitsStream(t *testing.T) {
+	gen := NewSeededSource(4)
+	words := make([]uint64, 64)
+	for i := range words {
+		words[i] = gen.Uint64()
+	}
+	r := bitSource{src: &scriptedSource{words: words}}
+	pos := 0
+	for _, k := range []uint{1, 3, 64, 7, 60, 64, 5, 59, 64, 1, 63, 64, 64, 2, 62, 13, 17, 64} {
+		got := r.bits(k)
+		var want uint64
+		for j := range int(k) {
+			want |= (words[(pos+j)/64] >> ((pos + j) % 64) & 1) << j
+		}
+		if got != want {
+			t.Fatalf("bits(%d) at stream position %d = %x, want %x", k, pos, got, want)
+		}
+		pos += int(k)
 	}
 }
 
@@ -123,7 +171,7 @@ func checkRate(t *testing.T, what string, k, n int, p float64) {
 }
 
 // TestExactTrials checks the frequencies of the exact Bernoulli and
-// uniform-integer primitives. 19 checks at ≈1e-7 each: false-failure rate
+// uniform-integer primitives. 20 checks at ≈1e-7 each: false-failure rate
 // < 2e-6.
 func TestExactTrials(t *testing.T) {
 	r := bitSource{src: NewSeededSource(2)}
@@ -158,6 +206,7 @@ func TestExactTrials(t *testing.T) {
 	// uint64n: each residue of n = 7 and each third of [0, 3·2^62) has
 	// probability 1/7 resp. 1/3; also the bit primitive.
 	checkRate(t, "uint64n(7) == 4", count(func() bool { return r.uint64n(7) == 4 }), n, 1.0/7)
+	checkRate(t, "uint64n(8) == 5", count(func() bool { return r.uint64n(8) == 5 }), n, 1.0/8)
 	checkRate(t, "uint64n(3·2^62) top third", count(func() bool { return r.uint64n(3<<62) >= 2<<62 }), n, 1.0/3)
 	checkRate(t, "bit", count(r.bit), n, 0.5)
 	checkRate(t, "oneIn(5)", count(func() bool { return r.oneIn(5) }), n, 0.2)
@@ -171,4 +220,38 @@ func TestExpNegShiftedPanicsBelowK(t *testing.T) {
 	}()
 	r := bitSource{src: NewSeededSource(3)}
 	r.expNegShifted(0.5, 1)
+}
+
+// TestExpNeg1Digits checks the table of e⁻¹'s digits: its first 54 bits
+// against math.Exp(−1), prefixes of different lengths against each other,
+// and that expNeg1 stays exact past the table (a stream that matches all
+// 1024 tabulated digits falls through to the computed 129th byte).
+// Deterministic.
+func TestExpNeg1Digits(t *testing.T) {
+	digits := expNeg1Digits()
+	if len(digits) != 128 {
+		t.Fatalf("%d digit bytes, want 128", len(digits))
+	}
+	head := new(big.Int).SetBytes(digits[:8])
+	if got := math.Ldexp(float64(head.Uint64()>>10), -54); math.Abs(got-math.Exp(-1)) > 0x1p-54 {
+		t.Errorf("digits give e⁻¹ ≈ %.17g, want %.17g", got, math.Exp(-1))
+	}
+	full := new(big.Int).SetBytes(digits)
+	for _, n := range []int{1, 7, 64, 500, 1024} {
+		if want := new(big.Int).Rsh(full, uint(1024-n)); expNeg1Prefix(n).Cmp(want) != 0 {
+			t.Errorf("expNeg1Prefix(%d) disagrees with the table", n)
+		}
+	}
+	next := byte(expNeg1Prefix(1032).Uint64())
+	for _, b := range []byte{next - 1, next + 1} {
+		// bits(8) hands out each word's bytes from the least significant.
+		words := make([]uint64, 17)
+		for i, d := range append(slices.Clone(digits), b) {
+			words[i/8] |= uint64(d) << (8 * (i % 8))
+		}
+		r := bitSource{src: &scriptedSource{words: words}}
+		if got, want := r.expNeg1(), b < next; got != want {
+			t.Errorf("expNeg1 on a stream equal to e⁻¹'s first 1024 digits then byte %#x = %v, want %v", b, got, want)
+		}
+	}
 }

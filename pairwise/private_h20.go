@@ -268,6 +268,7 @@ func h20Online(ctx context.Context, a *Algorithm, obj Objective, priv *Privacy, 
 	rep.Notes = append(rep.Notes, "the released outputs are Π_C(v_t + n_t); the update of step 11 continues from the noise-free Pairwise GIGA iterate v_t, whose sensitivity Lemma 4 bounds",
 		"the model returned is w̄ = (w_1 + … + w_{n−1})/(n−1) of the released outputs ([H20] eq. (6), Thm 4): post-processing")
 	if inert {
+		rep.Accountant = "no noisy release: T₁ ≥ n, every output is the data-independent point w_0 ([H20] Alg 1 steps 4–7)"
 		rep.Notes = append(rep.Notes, fmt.Sprintf("T₁ = max{⌈16L²/α²⌉, 7} = %.6g ≥ n = %d (L = %g, α = %g): the paper's algorithm makes no update and outputs the random/initial point w_0 at every step — nothing is released with noise and w̄ = w_0 ([H20] Alg 1 steps 4–7; T₁ unchanged)", t1f, n, rep.L, alpha))
 	} else if err := x21Guard(a.Name, rep, math.Sqrt(mu2), priv); err != nil {
 		return nil, err
@@ -313,9 +314,7 @@ func h20Offline(ctx context.Context, a *Algorithm, obj Objective, priv *Privacy,
 	if inert {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("T₁ = max{⌈16L²/α²⌉, 7} = %.6g ≥ n = %d (L = %g, α = %g): the paper's algorithm makes no update, so w̃ = w_0 and the output is the random/initial point plus noise, Π_C(w_0 + noise), independent of the data ([H20] Alg 3 steps 3, 8–10; T₁ unchanged)", t1f, n, rep.L, alpha))
 	} else {
-		if priv.Epsilon > 1 {
-			x21ClassicalNote(rep, priv.Epsilon)
-		}
+		x21ClassicalNote(rep, priv.Epsilon)
 		if err := x21Guard(a.Name, rep, sens/sigma, priv); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,35 @@
+// Package dp is pairfed's differential-privacy layer: everything that turns a
+// privacy request (ε, δ) into noise, and everything that checks the claim
+// afterwards. The learning code in package pairwise decides what to release
+// and with which sensitivity; dp decides how much noise that takes, draws it,
+// and keeps count. In pairfed privacy is the product, so every guarantee dp
+// states is meant to follow from the code and the comments next to it.
+//
+// Mechanisms (noise*.go, rand*.go). NewSecureNoise and NewSeededNoise
+// implement pairwise.Noise: Gaussian, Laplace and ℓ2-Laplace noise added to a
+// vector. The secure one draws from crypto/rand; the seeded one is
+// reproducible and labelled NOT private (Secure() == false), for tests and
+// non-private experiments. Gaussian and Laplace noise are exact integer
+// samplers (discrete Gaussian and discrete Laplace, after Canonne, Kamath and
+// Steinke 2020) scaled by a power-of-two granularity, with the true value
+// rounded to the same grid, as google/differential-privacy does against the
+// floating-point attack of Mironov (2012); noise.go states the exact
+// guarantee, including what the rounding costs (GaussianGranularity,
+// LaplaceGranularity, SnappedL2Sensitivity). The ℓ2-Laplace mechanism has no
+// floating-point proof, and says so.
+//
+// Calibration and accountants (accountant*.go). Calibration picks σ or b
+// from (ε, δ) and a sensitivity; accountants compose the privacy loss of all
+// the releases of a run (basic composition, Rényi DP, zCDP, Gaussian DP) and
+// convert it back to (ε, δ), as each algorithm's paper prescribes.
+//
+// Ledger. A run's budget is charged before a noisy value is released, and a
+// value is released once: the ledger records each charge so that the
+// PrivacyReport of a run can list every release and its σ or b.
+//
+// Audit (audit.go). An empirical check of the claim: run the real mechanism
+// on neighbouring datasets many times, and turn the error rates of the best
+// distinguishing test into a lower bound on ε (Kairouz, Oh and Viswanath
+// 2015). A correct mechanism has lower bound ≤ claimed ε; too little noise
+// shows up as a violation.
+package dp
