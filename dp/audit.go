@@ -67,6 +67,11 @@ type AuditResult struct {
 	Consistent        bool    `json:"consistent"` // ε_lb ≤ claimed ε
 }
 
+// ScaleNoise returns n with every σ/b multiplied by f. The result is never
+// Secure: it exists for audits (to show too little noise is caught) and for
+// labelled what-if experiments, never for private releases.
+func ScaleNoise(n pairwise.Noise, f float64) pairwise.Noise { return scaledNoise{n, f} }
+
 // scaledNoise multiplies every noise scale by f (auditing only).
 type scaledNoise struct {
 	inner pairwise.Noise
@@ -165,7 +170,7 @@ func samples(ctx context.Context, a *pairwise.Algorithm, ds *pairwise.Dataset, s
 	for k := 0; k < trials; k++ {
 		noise := pairwise.Noise(NewSeededNoise(seed*1_000_003 + uint64(k)))
 		if spec.NoiseScale != 1 {
-			noise = scaledNoise{noise, spec.NoiseScale}
+			noise = ScaleNoise(noise, spec.NoiseScale)
 		}
 		// Start at w₀ = B·e₁ (B = 1, the parameter radius): there the
 		// logistic loss of the canary's pairs in D has |φ'| ≈ 1, so their

@@ -114,7 +114,7 @@ func TestBernoulliExact(t *testing.T) {
 	ps := []float64{0.5, 0.75, 0.999999, 1e-3, 0x1.8p-12, 0x1.fffffffffffffp-13, 1e-10, 0x1.3p-63, 0x1p-64, 0x1.7p-70, 1e-30, 1e-100, 5e-324, 0x1p-1074}
 	for _, p := range ps {
 		pr := new(big.Rat).SetFloat64(p)
-		for trial := range 3000 {
+		for trial := range 1500 {
 			src := script(trial)
 			r := bitSource{src: src}
 			got := r.bernoulli(p)
@@ -123,7 +123,7 @@ func TestBernoulliExact(t *testing.T) {
 	}
 	for _, ut := range [][2]uint64{{1, 2}, {1, 3}, {2, 3}, {1, 7}, {5, 7}, {0, 5}, {12345, 1<<53 - 1}, {1<<52 + 1, 1<<53 + 3}} {
 		pr := new(big.Rat).SetFrac(new(big.Int).SetUint64(ut[0]), new(big.Int).SetUint64(ut[1]))
-		for trial := range 3000 {
+		for trial := range 1500 {
 			src := script(trial)
 			r := bitSource{src: src}
 			got := r.bernoulliRatio(ut[0], ut[1])

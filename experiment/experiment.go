@@ -62,6 +62,10 @@ type Spec struct {
 	// reproducible, and reported as private: false.
 	NoiseSeed uint64
 	Seeded    bool
+	// NoiseScale, when not 0 or 1, multiplies every σ/b the algorithm asks
+	// for: a what-if experiment (e.g. a paper's code's smaller constants),
+	// reported as private: false.
+	NoiseScale float64
 	// Grid is the η/B grid for selection (default DefaultGrid).
 	Grid []float64
 	// SelectionFolds is the number of stratified folds of each training
@@ -93,6 +97,9 @@ func (s *Spec) Validate() error {
 		}
 		if s.DeltaSet && !(s.Delta >= 0 && s.Delta < 1) {
 			return fmt.Errorf("experiment: δ = %v must be in [0, 1)", s.Delta)
+		}
+		if s.NoiseScale < 0 || math.IsNaN(s.NoiseScale) || math.IsInf(s.NoiseScale, 0) {
+			return fmt.Errorf("experiment: noise scale %v must be finite and ≥ 0", s.NoiseScale)
 		}
 		if !(s.FeatureRadius > 0) {
 			return fmt.Errorf("experiment: %s is private and needs per-record clipping: --radius R > 0 (R bounds the sensitivity)", s.Algo)
@@ -182,7 +189,7 @@ type Report struct {
 	Notes              []string  `json:"notes,omitempty"`
 	// Privacy is the privacy statement of the (last) private run: model,
 	// ε, δ, mechanism, accountant, the derived G, L, α and every σ.
-	Privacy *pairwise.PrivacyReport `json:"privacy,omitempty"`
+	Privacy *Privacy `json:"privacy,omitempty"`
 }
 
 // maxObjectivePairs bounds the exact empirical objective: above it the
@@ -243,7 +250,11 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 				return nil, err
 			}
 			if res.Privacy != nil {
-				rep.Privacy = res.Privacy
+				acc, err := account(res.Privacy)
+				if err != nil && acc == nil {
+					return nil, err
+				}
+				rep.Privacy = &Privacy{PrivacyReport: res.Privacy, Accounting: acc}
 				rep.Private = res.Privacy.Private
 			}
 			steps += res.PairGrads
@@ -339,6 +350,9 @@ func fit(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *pairwise.
 				return nil, nil, fmt.Errorf("experiment: secure seed: %w", err)
 			}
 			rng = rand.New(rand.NewChaCha8(key))
+		}
+		if spec.NoiseScale != 0 && spec.NoiseScale != 1 {
+			noise = dp.ScaleNoise(noise, spec.NoiseScale)
 		}
 		cfg.Privacy = &pairwise.Privacy{Epsilon: spec.Epsilon, Delta: delta, FeatureRadius: spec.FeatureRadius, Noise: noise}
 	}

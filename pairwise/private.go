@@ -150,6 +150,14 @@ type PrivacyReport struct {
 	Private     bool      `json:"private"` // false when the noise source is not secure (seeded)
 	Assumptions string    `json:"assumptions"`
 	Notes       []string  `json:"notes,omitempty"`
+	// Disjoint marks releases computed on disjoint subsets of the records:
+	// they compose in parallel.
+	Disjoint bool `json:"disjoint"`
+	// FailureDelta is the part of δ spent on the event where the paper's
+	// sensitivity bound may fail (e.g. [Y21a]/[Y21b]'s high-probability
+	// bound over the sampled indices); accountants compose the noisy
+	// releases at δ − FailureDelta.
+	FailureDelta float64 `json:"failure_delta"`
 }
 
 // privateSetup is the common prologue of every private algorithm: it

@@ -396,6 +396,7 @@ func runDPEGD(ctx context.Context, a *Algorithm, obj Objective, cfg RunConfig, r
 	if priv.Delta > 0 {
 		rep.Formula = "σ_i = 4√(2 ln(1.25/δ))·G·η_i/ε, η_i = 4^{−i}η ([X21] Alg 3 steps 3, 5; Δ₂ = 4Gη_iT_i/n_i = 4Gη_i, C.5)"
 		rep.Accountant = "parallel composition over k disjoint epochs, one Gaussian release each ([X21] Thm 3, C.5)"
+		rep.Disjoint = true
 		x21ClassicalNote(rep, priv.Epsilon)
 		if err := x21Guard(a.Name, rep, mu, priv); err != nil {
 			return nil, err
@@ -403,6 +404,7 @@ func runDPEGD(ctx context.Context, a *Algorithm, obj Objective, cfg RunConfig, r
 	} else {
 		rep.Formula = "λ_i = 4Gη_i√d/ε, η_i = 4^{−i}η, Lap(λ_i) i.i.d. ([X21] Alg 3 steps 3, 6; Δ₁ ≤ √d·4Gη_i)"
 		rep.Accountant = "parallel composition over k disjoint epochs, one Laplace release each ([X21] Thm 3, C.5)"
+		rep.Disjoint = true
 		rep.Notes = append(rep.Notes, fmt.Sprintf("Sensitivity is the ℓ1 bound √d·4Gη_i with d = %d noised coordinates", p))
 	}
 

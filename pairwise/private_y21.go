@@ -362,6 +362,8 @@ func runDPLocalSGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.
 	rep.Releases = K
 	rep.Formula = "σ_k = 12·G·η_k·log(4/δ)·√(2·log(2.5/δ))/ε, η_k = 4^{−k}·η  ([Y21a] Alg 3 line 6, Thm 10)"
 	rep.Accountant = "parallel composition over disjoint phases ([Y21a] Thm 10)"
+	rep.Disjoint = true
+	rep.FailureDelta = delta / 2
 	notes = append(notes,
 		fmt.Sprintf("phase k runs ⌈n_k·log(4/δ)⌉ steps of [Y21a] Alg 1 (sgd-prev) with constant η_k and its weighted-average output; %d steps in all", steps),
 		"sensitivity[k] = 12·G·η_k·log(4/δ) = σ_k·ε/√(2·log(2.5/δ)): the ℓ2-sensitivity σ_k covers under the Gaussian mechanism at (ε, δ/2) (the proof, [Y21a] Appendix D, is not in our copy of the paper)",
@@ -500,6 +502,7 @@ func runDPSGDOutput(ctx context.Context, obj Objective, cfg RunConfig, rng *rand
 	rep.Sensitivity = []float64{y21bSensitivity(T, n, eta, G, delta)}
 	rep.Releases = 1
 	rep.Formula = "σ² = 8e·η²·G²·ln(2.5/δ)/ε² · (T + 3·T²·ln²(e·T)·ln²(2/δ)/n²)  ([Y21b] eq. (5) with the factor e its proof of Thm 4 derives: σ = √(2 ln(2.5/δ))·Δ_T/ε, Δ_T of eq. (9))"
+	rep.FailureDelta = delta / 2
 	rep.Accountant = "single Gaussian release: (ε, δ/2)-DP on the sampling event of probability ≥ 1 − δ/2 (γ = δ/2), (ε, δ) overall ([Y21b] proof of Thm 4)"
 	notes = append(notes,
 		"sensitivity = Δ_T of [Y21b] eq. (9) at γ = δ/2: Δ_T² = 4e·η²G²·(T + 3T²ln²(eT)ln²(2/δ)/n²)",

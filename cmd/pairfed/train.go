@@ -37,6 +37,7 @@ func trainCommand() *cli.Command {
 		&cli.Float64Flag{Name: "epsilon", Usage: "privacy budget ε of a private algorithm (record-level (ε, δ)-DP)"},
 		&cli.Float64Flag{Name: "delta", Usage: "δ of a private algorithm (default 1/n_train; 0 = pure ε-DP where the paper has a Laplace variant)"},
 		&cli.Uint64Flag{Name: "noise-seed", Usage: "draw privacy noise from a seeded source: reproducible but NOT private (reported private: false)"},
+		&cli.Float64Flag{Name: "noise-scale", Usage: "what-if only: multiply every σ by this factor (the run is then reported NOT private)"},
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 	}
 	return &cli.Command{
@@ -66,7 +67,7 @@ func runTrain(c *cli.Context) error {
 		Passes: c.Float64("passes"), Steps: c.Int("steps"), Runs: c.Int("runs"), Folds: c.Int("folds"),
 		TestFraction: c.Float64("test-fraction"), Seed: c.Uint64("seed"), TrainSize: c.Int("train-size"),
 		Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), DeltaSet: c.IsSet("delta"),
-		NoiseSeed: c.Uint64("noise-seed"), Seeded: c.IsSet("noise-seed"),
+		NoiseSeed: c.Uint64("noise-seed"), Seeded: c.IsSet("noise-seed"), NoiseScale: c.Float64("noise-scale"),
 	}
 	if err := spec.Validate(); err != nil {
 		return usageError{err}
@@ -117,6 +118,15 @@ func printReport(w io.Writer, r *experiment.Report) {
 		fmt.Fprintf(w, "privacy: %s with ε = %g, δ = %.3g; %s noise (%s); G = %g, L = %g, α = %g, R = %g; %d releases, σ %s\n",
 			p.Model, p.Epsilon, p.Delta, p.Mechanism, p.Noise, p.G, p.L, p.Alpha, p.R, p.Releases, fmtSigmas(p.Sigmas))
 		fmt.Fprintf(w, "         %s; %s\n", p.Formula, p.Accountant)
+		if a := r.Privacy.Accounting; a != nil {
+			var parts []string
+			for _, m := range a.Methods {
+				if m.OK {
+					parts = append(parts, fmt.Sprintf("%s %.4g", m.Method, m.Epsilon))
+				}
+			}
+			fmt.Fprintf(w, "         accountants at δ = %.3g, ε by method: %s\n", a.Delta, strings.Join(parts, ", "))
+		}
 		if !p.Private {
 			fmt.Fprintln(w, "WARNING: the noise came from a seeded source: this run is reproducible but NOT private")
 		}
