@@ -101,7 +101,7 @@ func run(tab *data.Table, task pairwise.Task, r row, eps float64, n, runs int) s
 func main() {
 	dir := flag.String("data", "datasets", "folder with diabetes and messidor_features.arff")
 	runs := flag.Int("runs", 10, "runs per cell")
-	which := flag.String("table", "4", "4, 3, 2, y21 or all")
+	which := flag.String("table", "4", "4, 3, 2, y21, h20 or all")
 	shared := flag.String("shared", "../shared/datasets", "folder with german.numer (for -table y21)")
 	flag.Parse()
 	tabs := map[string]*data.Table{}
@@ -181,6 +181,35 @@ func main() {
 					cells = append(cells, fmt.Sprintf("%.2f ± %.2f", 100*rep.AUC.Mean, 100*rep.AUC.Std))
 				}
 				fmt.Printf("| %s | %s | %s |\n", ds, algo, strings.Join(cells, " | "))
+			}
+		}
+	}
+	if *which == "h20" || *which == "all" {
+		// [H20] §6 (figures only): objective value and AUC vs n at
+		// ε ∈ {0.5, 1.5, 2.5}, AUC task, logistic loss, λ = 1e-3 for the
+		// strongly convex algorithms, δ = 1/n.
+		fmt.Println()
+		fmt.Println("[H20] experiments — AUC (%) / training objective, diabetes, δ = 1/n")
+		fmt.Println()
+		fmt.Println("| algorithm | n | ε = 0.5 | ε = 1.5 | ε = 2.5 |")
+		fmt.Println("|---|---|---|---|---|")
+		for _, algo := range []string{"on-pair-strc", "on-pair-c", "off-pair-strc", "off-pair-c"} {
+			for _, n := range []int{128, 256, 512} {
+				cells := []string{}
+				for _, e := range []float64{0.5, 1.5, 2.5} {
+					spec := experiment.Spec{Task: pairwise.TaskAUC, Algo: algo, Loss: "logistic", Runs: *runs, TrainSize: n,
+						Scale: "minmax", FeatureRadius: 1, ParamRadius: 1, Epsilon: e, Seed: 5}
+					if strings.HasSuffix(algo, "strc") {
+						spec.Lambda = 1e-3
+					}
+					rep, err := experiment.Run(context.Background(), spec, tabs["diabetes"], nil)
+					if err != nil {
+						cells = append(cells, "error: "+strings.ReplaceAll(err.Error(), "|", "/"))
+						continue
+					}
+					cells = append(cells, fmt.Sprintf("%.1f / %.3f", 100*rep.AUC.Mean, rep.Objective))
+				}
+				fmt.Printf("| %s | %d | %s |\n", algo, n, strings.Join(cells, " | "))
 			}
 		}
 	}
