@@ -98,10 +98,25 @@ func run(tab *data.Table, task pairwise.Task, r row, eps float64, n, runs int) s
 	return fmt.Sprintf("%.2f ± %.2f", 100*s.Mean, 100*s.Std)
 }
 
+// keep reports whether algo passes the -algos/-skip filters.
+func keep(algo, only, skip string) bool {
+	in := func(list string) bool {
+		for _, a := range strings.Split(list, ",") {
+			if a == algo {
+				return true
+			}
+		}
+		return false
+	}
+	return (only == "" || in(only)) && !in(skip)
+}
+
 func main() {
 	dir := flag.String("data", "datasets", "folder with diabetes and messidor_features.arff")
 	runs := flag.Int("runs", 10, "runs per cell")
 	which := flag.String("table", "4", "4, 3, 2, y21, h20 or all")
+	only := flag.String("algos", "", "comma-separated algorithms to run (default: all of the table)")
+	skip := flag.String("skip", "", "comma-separated algorithms to leave out")
 	shared := flag.String("shared", "../shared/datasets", "folder with german.numer (for -table y21)")
 	flag.Parse()
 	tabs := map[string]*data.Table{}
@@ -120,6 +135,9 @@ func main() {
 		fmt.Println("|---|---|---|---|---|---|---|")
 		for _, ds := range []string{"diabetes", "messidor_features.arff"} {
 			for _, r := range rows {
+				if !keep(r.algo, *only, *skip) {
+					continue
+				}
 				cells := []string{}
 				for k, e := range eps {
 					c := run(tabs[ds], pairwise.TaskAUC, r, e, 256, *runs)
