@@ -122,7 +122,12 @@ func (s *Spec) Validate() error {
 		s.Runs = 1
 	}
 	if s.Scale == "" {
+		// Private runs default to per-record preprocessing only: a scaler
+		// fitted on the private records is not covered by the guarantee.
 		s.Scale = "minmax"
+		if a.Private {
+			s.Scale = "none"
+		}
 	}
 	if s.TestFraction == 0 {
 		s.TestFraction = 0.2
@@ -255,7 +260,11 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 					return nil, err
 				}
 				rep.Privacy = &Privacy{PrivacyReport: res.Privacy, Accounting: acc}
-				rep.Private = res.Privacy.Private
+				// A scaler fitted on the training records makes every scaled
+				// record depend on all the others, which the sensitivity
+				// analysis does not allow: only per-record preprocessing
+				// (--scale none, clipping) keeps the guarantee end to end.
+				rep.Private = res.Privacy.Private && spec.Scale == "none"
 			}
 			steps += res.PairGrads
 			scores = append(scores, evaluate(spec.Task, res.W, tr, te))
@@ -279,6 +288,9 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 		rep.KNN3 = Summarize(scores)
 	}
 	rep.Objective = Summarize(objectives).Mean
+	if rep.Privacy != nil && spec.Scale != "none" {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("NOT private end to end: --scale %s is fitted on the private training records (one record can move every scaled record); the mechanism's guarantee holds for the scaled data only — use --scale none (per-record clipping) for a private run", spec.Scale))
+	}
 	return rep, nil
 }
 

@@ -44,6 +44,7 @@ func newApp() *cli.App {
 			algosCommand(),
 			benchCommand(),
 			auditCommand(),
+			simulateCommand(),
 		},
 	}
 }

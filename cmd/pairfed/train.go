@@ -32,7 +32,7 @@ func trainCommand() *cli.Command {
 		&cli.IntFlag{Name: "runs", Value: 1, Usage: "repetitions"},
 		&cli.IntFlag{Name: "train-size", Usage: "subsample each training split to n records (0: all)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed (splits, sampling)"},
-		&cli.StringFlag{Name: "scale", Value: "minmax", Usage: "feature scaling fitted on the training split: none, minmax ([-1,1]) or standard"},
+		&cli.StringFlag{Name: "scale", Usage: "feature scaling fitted on the training split: none, minmax ([-1,1]) or standard (default: minmax; none for private algorithms, since a scaler fitted on private records is not covered by DP)"},
 		&cli.StringFlag{Name: "protocol", Value: "validation", Usage: "validation (honest: select on a split of the training data) or paper ([Y21a]'s code: selects on test folds)"},
 		&cli.Float64Flag{Name: "epsilon", Usage: "privacy budget ε of a private algorithm (record-level (ε, δ)-DP)"},
 		&cli.Float64Flag{Name: "delta", Usage: "δ of a private algorithm (default 1/n_train; 0 = pure ε-DP where the paper has a Laplace variant)"},

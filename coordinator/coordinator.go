@@ -1,0 +1,546 @@
+// Package coordinator is the coordinator of a pairfed federation: it holds
+// the global model, admits sites, fixes a job's parameters, starts each
+// phase by broadcasting the model, collects one update per site and
+// aggregates them, and finally publishes the result.
+//
+// Coordinator is a pure state machine in the style of etcd raft's RawNode:
+// no goroutines, clock, randomness or I/O. Input arrives through Step
+// (a decoded protocol message) and Tick (one unit of abstract time); each
+// returns the messages to send. Run is the thin concurrent wrapper that
+// owns a transport, a ticker and one goroutine.
+//
+// The coordinator never sees a record: sites send their record count and
+// dimension (Join) and, per phase, one model vector and its weight.
+package coordinator
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/pairfed/pairfed/pairwise"
+	"github.com/pairfed/pairfed/protocol"
+)
+
+// JobConfig is the job the coordinator runs once enough sites joined. Zero
+// values mean defaults (filled by Validate).
+type JobConfig struct {
+	// ID names the job (default "job-1").
+	ID string
+	// Algo is protocol.AlgoFedAvg or protocol.AlgoFedDPLocalSGD.
+	Algo string
+	// Loss is the pairwise AUC loss: default hinge for fed-avg, logistic
+	// for fed-dp-local-sgd ([Y21a] Thm 10 needs an L-smooth loss).
+	Loss string
+	// Rounds is the number of fed-avg rounds (default 10);
+	// fed-dp-local-sgd has K = ⌈log₂ n_min⌉ phases instead.
+	Rounds int
+	// LocalPasses is the passes over its data a fed-avg site makes per
+	// round (default 1).
+	LocalPasses float64
+	// Eta is the base step size η. Default: 10 for fed-avg (the value
+	// [Y21a]'s selection picks for sgd-prev on diabetes; no federated
+	// selection yet); for fed-dp-local-sgd the η of [Y21a] Thm 10 at the
+	// smallest site (pairwise.Y21aDefaultEta).
+	Eta float64
+	// ParamRadius is the radius B of the ℓ2 ball W (default 100 for
+	// fed-avg, 1 for fed-dp-local-sgd, as `pairfed train` uses for private
+	// algorithms).
+	ParamRadius float64
+	// FeatureRadius is R: every site clips its records to ‖x‖ ≤ R
+	// (default 1; required > 0 for private jobs).
+	FeatureRadius float64
+	// Lambda is the (λ/2)‖w‖² regularization (default 0).
+	Lambda float64
+	// Epsilon and Delta are the per-site record-level (ε, δ) of a private
+	// job. Delta 0 means 1/n_max over the participants (≤ 1/n for every
+	// site, the papers' default δ = 1/n at the largest site).
+	Epsilon, Delta float64
+	// Seed is recorded in the announcement (reproducible runs).
+	Seed uint64
+}
+
+// Config configures a Coordinator.
+type Config struct {
+	// Federation names the federation (a subject token).
+	Federation string
+	Job        JobConfig
+	// MinSites is the number of joined sites that starts the job (≥ 1).
+	MinSites int
+	// PhaseTimeout is the number of ticks a phase may wait for updates
+	// before the coordinator acts: aggregate if Quorum updates arrived,
+	// else re-broadcast the phase (sites reply idempotently). 0 waits
+	// forever.
+	PhaseTimeout int
+	// Quorum is the number of updates that may be aggregated after a
+	// timeout (default: every participant, i.e. timeouts only retry).
+	Quorum int
+	// MaxRetries is the number of re-broadcasts of one phase before the
+	// job is aborted (default 3).
+	MaxRetries int
+	// Logf receives one line per notable event (duplicates, stale updates,
+	// timeouts). nil discards.
+	Logf func(format string, args ...any)
+}
+
+// Validate fills defaults and checks the configuration.
+func (c *Config) Validate() error {
+	if err := protocol.ValidName("federation", c.Federation); err != nil {
+		return fmt.Errorf("coordinator: %w", err)
+	}
+	j := &c.Job
+	if j.ID == "" {
+		j.ID = "job-1"
+	}
+	if err := protocol.ValidName("job", j.ID); err != nil {
+		return fmt.Errorf("coordinator: %w", err)
+	}
+	private := false
+	switch j.Algo {
+	case protocol.AlgoFedAvg:
+		if j.Loss == "" {
+			j.Loss = "hinge"
+		}
+		if j.Rounds == 0 {
+			j.Rounds = 10
+		}
+		if j.LocalPasses == 0 {
+			j.LocalPasses = 1
+		}
+		if j.Eta == 0 {
+			j.Eta = 10
+		}
+		if j.ParamRadius == 0 {
+			j.ParamRadius = 100
+		}
+		if j.Epsilon != 0 || j.Delta != 0 {
+			return fmt.Errorf("coordinator: %s is not private: ε and δ do not apply", j.Algo)
+		}
+	case protocol.AlgoFedDPLocalSGD:
+		private = true
+		if j.Loss == "" {
+			j.Loss = "logistic"
+		}
+		if j.ParamRadius == 0 {
+			j.ParamRadius = 1
+		}
+		if j.Rounds != 0 || j.LocalPasses != 0 {
+			return fmt.Errorf("coordinator: %s has K = ⌈log₂ n_min⌉ phases of fixed length ([Y21a] Alg 3): rounds and local passes do not apply", j.Algo)
+		}
+		if !(j.Epsilon > 0) || math.IsInf(j.Epsilon, 0) {
+			return fmt.Errorf("coordinator: %s needs ε > 0, got %v", j.Algo, j.Epsilon)
+		}
+		if !(j.Delta >= 0 && j.Delta < 1) {
+			return fmt.Errorf("coordinator: δ = %v must be in [0, 1) (0: 1/n_max)", j.Delta)
+		}
+	default:
+		return fmt.Errorf("coordinator: unknown federated algorithm %q (%s or %s)", j.Algo, protocol.AlgoFedAvg, protocol.AlgoFedDPLocalSGD)
+	}
+	if _, err := pairwise.LossByName(pairwise.TaskAUC, j.Loss); err != nil {
+		return fmt.Errorf("coordinator: %w", err)
+	}
+	if j.FeatureRadius == 0 {
+		j.FeatureRadius = 1
+	}
+	for _, v := range []struct {
+		name string
+		x    float64
+	}{{"eta", j.Eta}, {"param radius", j.ParamRadius}, {"feature radius", j.FeatureRadius}, {"lambda", j.Lambda}, {"local passes", j.LocalPasses}} {
+		if v.x < 0 || math.IsNaN(v.x) || math.IsInf(v.x, 0) {
+			return fmt.Errorf("coordinator: %s = %v must be finite and ≥ 0", v.name, v.x)
+		}
+	}
+	if private && !(j.FeatureRadius > 0) {
+		return fmt.Errorf("coordinator: %s needs a feature radius R > 0", j.Algo)
+	}
+	if j.Rounds < 0 || j.Rounds > protocol.MaxPhases {
+		return fmt.Errorf("coordinator: rounds %d outside [1, %d]", j.Rounds, protocol.MaxPhases)
+	}
+	if c.MinSites < 1 || c.MinSites > protocol.MaxSites {
+		return fmt.Errorf("coordinator: min sites %d outside [1, %d]", c.MinSites, protocol.MaxSites)
+	}
+	if c.PhaseTimeout < 0 || c.Quorum < 0 || c.MaxRetries < 0 {
+		return fmt.Errorf("coordinator: phase timeout (%d), quorum (%d) and max retries (%d) must be ≥ 0", c.PhaseTimeout, c.Quorum, c.MaxRetries)
+	}
+	if c.MaxRetries == 0 {
+		c.MaxRetries = 3
+	}
+	if c.Logf == nil {
+		c.Logf = func(string, ...any) {}
+	}
+	return nil
+}
+
+// Output is a message to publish on a subject.
+type Output struct {
+	Subject string
+	Msg     protocol.Message
+}
+
+type state int
+
+const (
+	stateJoining state = iota
+	stateRunning
+	stateDone
+	stateAborted
+)
+
+type site struct {
+	records, dim int
+	participant  bool
+	left         bool
+	lastSeen     int // tick of the last message
+	privacy      SitePrivacy
+}
+
+// SitePrivacy is what a site reported about its releases.
+type SitePrivacy struct {
+	Site    string    `json:"site"`
+	Records int       `json:"records"`
+	Epsilon float64   `json:"epsilon"`
+	Delta   float64   `json:"delta"`
+	Sigmas  []float64 `json:"sigmas"`
+	// Secure is true when every release used a secure noise source.
+	Secure bool `json:"private"`
+}
+
+// Coordinator is the coordinator state machine. It is not safe for
+// concurrent use: Run owns it.
+type Coordinator struct {
+	cfg   Config
+	state state
+	sites map[string]*site
+	dim   int
+	now   int // ticks
+
+	job      *protocol.JobAnnounce
+	phase    int
+	model    []float64
+	updates  map[string]*protocol.SiteUpdate
+	waited   int // ticks in this phase
+	retries  int
+	result   *protocol.Result
+	abortErr error
+}
+
+// New returns a coordinator waiting for sites.
+func New(cfg Config) (*Coordinator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Coordinator{cfg: cfg, sites: map[string]*site{}}, nil
+}
+
+func (c *Coordinator) logf(format string, args ...any) { c.cfg.Logf("coordinator: "+format, args...) }
+
+// Done reports whether the job finished or was aborted.
+func (c *Coordinator) Done() bool { return c.state == stateDone || c.state == stateAborted }
+
+// Result returns the final model message once the job is done, else nil.
+func (c *Coordinator) Result() *protocol.Result { return c.result }
+
+// Err returns why the job was aborted, or nil.
+func (c *Coordinator) Err() error { return c.abortErr }
+
+// Job returns the announced job, or nil before it started.
+func (c *Coordinator) Job() *protocol.JobAnnounce { return c.job }
+
+// Phase returns the current phase (0 before the job starts).
+func (c *Coordinator) Phase() int { return c.phase }
+
+// Privacy returns what each participant reported, sorted by site.
+func (c *Coordinator) Privacy() []SitePrivacy {
+	var out []SitePrivacy
+	for _, name := range c.participants(false) {
+		p := c.sites[name].privacy
+		p.Sigmas = slices.Clone(p.Sigmas)
+		out = append(out, p)
+	}
+	return out
+}
+
+// participants returns the participating sites in sorted order; active
+// excludes sites that left.
+func (c *Coordinator) participants(active bool) []string {
+	var out []string
+	for name, s := range c.sites {
+		if s.participant && !(active && s.left) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (c *Coordinator) broadcast(m protocol.Message) Output {
+	return Output{Subject: protocol.SitesSubject(c.cfg.Federation), Msg: m}
+}
+
+// Step processes one received message and returns the messages to send.
+func (c *Coordinator) Step(m protocol.Message) []Output {
+	if c.Done() {
+		return nil
+	}
+	switch m := m.(type) {
+	case *protocol.Join:
+		return c.onJoin(m)
+	case *protocol.Heartbeat:
+		if s := c.sites[m.Site]; s != nil {
+			s.lastSeen = c.now
+		}
+	case *protocol.SiteUpdate:
+		return c.onUpdate(m)
+	case *protocol.Leave:
+		return c.onLeave(m)
+	case *protocol.Abort:
+		if c.job != nil && m.Job == c.job.Job && c.sites[m.From] != nil && c.sites[m.From].participant {
+			return c.abort(fmt.Sprintf("site %s aborted: %s", m.From, m.Reason))
+		}
+		c.logf("ignored abort of job %s from %s", m.Job, m.From)
+	default:
+		c.logf("ignored %v: not a message for the coordinator", m.Kind())
+	}
+	return nil
+}
+
+func (c *Coordinator) onJoin(m *protocol.Join) []Output {
+	if s, ok := c.sites[m.Site]; ok {
+		s.lastSeen = c.now
+		if s.records != m.Records || s.dim != m.Dim {
+			c.logf("ignored join of %s with n = %d, d = %d: already joined with n = %d, d = %d", m.Site, m.Records, m.Dim, s.records, s.dim)
+			return nil
+		}
+		if c.state == stateRunning && s.participant && !s.left {
+			// The site missed the announcement (or restarted): repeat the
+			// job and the current phase to it alone. Replies are idempotent.
+			return c.phaseOutputs(protocol.SiteSubject(c.cfg.Federation, m.Site))
+		}
+		return nil
+	}
+	if c.state != stateJoining {
+		c.logf("ignored join of %s: job %s already running", m.Site, c.job.Job)
+		return nil
+	}
+	if c.dim != 0 && m.Dim != c.dim {
+		c.logf("ignored join of %s: dimension %d differs from the federation's %d", m.Site, m.Dim, c.dim)
+		return nil
+	}
+	c.dim = m.Dim
+	c.sites[m.Site] = &site{records: m.Records, dim: m.Dim, lastSeen: c.now}
+	c.logf("site %s joined (n = %d, d = %d); %d of %d", m.Site, m.Records, m.Dim, len(c.sites), c.cfg.MinSites)
+	if len(c.sites) < c.cfg.MinSites {
+		return nil
+	}
+	return c.startJob()
+}
+
+// startJob fixes the job's parameters from the joined sites and starts
+// phase 1 from the zero model.
+func (c *Coordinator) startJob() []Output {
+	j := c.cfg.Job
+	var names []string
+	nMin, nMax := math.MaxInt, 0
+	for name, s := range c.sites {
+		s.participant = true
+		names = append(names, name)
+		nMin, nMax = min(nMin, s.records), max(nMax, s.records)
+	}
+	slices.Sort(names)
+	a := &protocol.JobAnnounce{
+		Job: j.ID, Algo: j.Algo, Task: string(pairwise.TaskAUC), Loss: j.Loss, Params: c.dim,
+		LocalPasses: j.LocalPasses, Eta: j.Eta, ParamRadius: j.ParamRadius, FeatureRadius: j.FeatureRadius,
+		Lambda: j.Lambda, Seed: j.Seed, Sites: names,
+	}
+	switch j.Algo {
+	case protocol.AlgoFedAvg:
+		a.Phases = j.Rounds
+	case protocol.AlgoFedDPLocalSGD:
+		// Each site partitions its own records into K halving subsets;
+		// K = ⌈log₂ n_min⌉ fits every site (pairwise.Y21aPartition).
+		a.Phases = pairwise.Y21aPhases(nMin)
+		if a.Phases < 1 {
+			return c.abort(fmt.Sprintf("%s needs at least 2 records at every site (smallest: %d)", j.Algo, nMin))
+		}
+		a.Epsilon, a.Delta = j.Epsilon, j.Delta
+		if a.Delta == 0 {
+			a.Delta = 1 / float64(nMax)
+		}
+		if a.Eta == 0 {
+			loss, _ := pairwise.LossByName(pairwise.TaskAUC, j.Loss)
+			a.Eta = pairwise.Y21aDefaultEta(loss, nMin, c.dim, j.FeatureRadius, j.ParamRadius, a.Epsilon, a.Delta)
+		}
+	}
+	if err := a.Validate(); err != nil {
+		return c.abort(fmt.Sprintf("invalid job: %v", err))
+	}
+	c.job = a
+	c.model = make([]float64, c.dim)
+	c.state = stateRunning
+	for _, name := range names {
+		c.sites[name].privacy = SitePrivacy{Site: name, Records: c.sites[name].records, Epsilon: a.Epsilon, Delta: a.Delta, Secure: true}
+	}
+	c.logf("job %s (%s) starts with %d sites, %d phases, η = %g", a.Job, a.Algo, len(names), a.Phases, a.Eta)
+	return c.startPhase(1)
+}
+
+func (c *Coordinator) startPhase(k int) []Output {
+	c.phase = k
+	c.updates = map[string]*protocol.SiteUpdate{}
+	c.waited, c.retries = 0, 0
+	return c.phaseOutputs(protocol.SitesSubject(c.cfg.Federation))
+}
+
+// phaseOutputs are the announcement and the current phase's start on
+// subject (sent together so that a site that missed the announcement can
+// catch up).
+func (c *Coordinator) phaseOutputs(subject string) []Output {
+	return []Output{
+		{Subject: subject, Msg: c.job},
+		{Subject: subject, Msg: &protocol.PhaseStart{Job: c.job.Job, Phase: c.phase, Model: slices.Clone(c.model)}},
+	}
+}
+
+func (c *Coordinator) onUpdate(m *protocol.SiteUpdate) []Output {
+	s := c.sites[m.Site]
+	switch {
+	case c.state != stateRunning || m.Job != c.job.Job:
+		c.logf("ignored update of %s for job %s phase %d: no such running job", m.Site, m.Job, m.Phase)
+		return nil
+	case s == nil || !s.participant:
+		c.logf("ignored update from %s: not a participant of %s", m.Site, m.Job)
+		return nil
+	case s.left:
+		c.logf("ignored update from %s: it left", m.Site)
+		return nil
+	case m.Phase < c.phase:
+		c.logf("ignored stale update of %s for phase %d (now %d)", m.Site, m.Phase, c.phase)
+		return nil
+	case m.Phase > c.phase:
+		c.logf("ignored update of %s for future phase %d (now %d)", m.Site, m.Phase, c.phase)
+		return nil
+	case c.updates[m.Site] != nil:
+		c.logf("ignored duplicate update of %s for phase %d", m.Site, m.Phase)
+		return nil
+	case len(m.Model) != len(c.model):
+		c.logf("ignored update of %s: model has %d parameters, want %d", m.Site, len(m.Model), len(c.model))
+		return nil
+	case c.job.Algo == protocol.AlgoFedDPLocalSGD && (m.Epsilon != c.job.Epsilon || m.Delta != c.job.Delta):
+		return c.abort(fmt.Sprintf("site %s claims (ε, δ) = (%g, %g), the job asked (%g, %g)", m.Site, m.Epsilon, m.Delta, c.job.Epsilon, c.job.Delta))
+	}
+	s.lastSeen = c.now
+	c.updates[m.Site] = m
+	if len(c.updates) == len(c.participants(true)) {
+		return c.aggregate()
+	}
+	return nil
+}
+
+// aggregate replaces the model by the weighted mean of the received
+// updates (in site order, so the result does not depend on arrival order)
+// and starts the next phase or finishes.
+func (c *Coordinator) aggregate() []Output {
+	names := make([]string, 0, len(c.updates))
+	for name := range c.updates {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	next := make([]float64, len(c.model))
+	var total float64
+	for _, name := range names {
+		u := c.updates[name]
+		total += u.Weight
+		for i, v := range u.Model {
+			next[i] += u.Weight * v
+		}
+		p := &c.sites[name].privacy
+		if c.job.Algo == protocol.AlgoFedDPLocalSGD {
+			p.Sigmas = append(p.Sigmas, u.Sigma)
+		}
+		p.Secure = p.Secure && u.Secure
+	}
+	for i := range next {
+		next[i] /= total
+	}
+	c.model = next
+	if c.phase < c.job.Phases {
+		return c.startPhase(c.phase + 1)
+	}
+	c.state = stateDone
+	c.result = &protocol.Result{Job: c.job.Job, Phases: c.job.Phases, Model: slices.Clone(c.model), Sites: c.participants(false)}
+	c.logf("job %s done after %d phases", c.job.Job, c.job.Phases)
+	return []Output{c.broadcast(c.result)}
+}
+
+func (c *Coordinator) onLeave(m *protocol.Leave) []Output {
+	s := c.sites[m.Site]
+	if s == nil {
+		return nil
+	}
+	c.logf("site %s left: %s", m.Site, m.Reason)
+	if c.state == stateJoining {
+		delete(c.sites, m.Site)
+		if len(c.sites) == 0 {
+			c.dim = 0
+		}
+		return nil
+	}
+	if !s.participant || s.left {
+		return nil
+	}
+	s.left = true
+	delete(c.updates, m.Site)
+	active := len(c.participants(true))
+	if active == 0 || active < c.quorum() {
+		return c.abort(fmt.Sprintf("%d active sites left, quorum is %d", active, c.quorum()))
+	}
+	if len(c.updates) == active {
+		return c.aggregate()
+	}
+	return nil
+}
+
+func (c *Coordinator) quorum() int {
+	if c.cfg.Quorum > 0 {
+		return c.cfg.Quorum
+	}
+	return len(c.participants(false))
+}
+
+// Tick advances time by one tick and handles phase timeouts.
+func (c *Coordinator) Tick() []Output {
+	c.now++
+	if c.state != stateRunning || c.cfg.PhaseTimeout == 0 {
+		return nil
+	}
+	c.waited++
+	if c.waited < c.cfg.PhaseTimeout {
+		return nil
+	}
+	c.waited = 0
+	if q := c.quorum(); len(c.updates) >= q && len(c.updates) > 0 {
+		c.logf("phase %d timed out with %d of %d updates (quorum %d): aggregating", c.phase, len(c.updates), len(c.participants(true)), q)
+		return c.aggregate()
+	}
+	if c.retries >= c.cfg.MaxRetries {
+		return c.abort(fmt.Sprintf("phase %d: %d of %d updates after %d retries", c.phase, len(c.updates), len(c.participants(true)), c.retries))
+	}
+	c.retries++
+	c.logf("phase %d timed out with %d of %d updates: re-broadcasting (retry %d)", c.phase, len(c.updates), len(c.participants(true)), c.retries)
+	return c.phaseOutputs(protocol.SitesSubject(c.cfg.Federation))
+}
+
+func (c *Coordinator) abort(reason string) []Output {
+	c.state = stateAborted
+	c.abortErr = fmt.Errorf("coordinator: job aborted: %s", reason)
+	c.logf("abort: %s", reason)
+	job := c.cfg.Job.ID
+	return []Output{c.broadcast(&protocol.Abort{Job: job, From: protocol.CoordinatorName, Reason: truncate(reason, protocol.MaxReasonLen)})}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

@@ -1,0 +1,141 @@
+package coordinator
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pairfed/pairfed/protocol"
+)
+
+type logSink struct{ lines []string }
+
+func (l *logSink) logf(format string, args ...any) {
+	l.lines = append(l.lines, strings.TrimSpace(sprintf(format, args...)))
+}
+
+func newTest(t *testing.T, job JobConfig, minSites int) (*Coordinator, *logSink) {
+	t.Helper()
+	var sink logSink
+	c, err := New(Config{Federation: "f", Job: job, MinSites: minSites, PhaseTimeout: 2, Quorum: 0, Logf: sink.logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, &sink
+}
+
+func kinds(outs []Output) []protocol.Kind {
+	var k []protocol.Kind
+	for _, o := range outs {
+		k = append(k, o.Msg.Kind())
+	}
+	return k
+}
+
+// A job starts when MinSites joined; updates are averaged by weight in
+// site order; duplicates and stale updates are ignored with a log line.
+func TestCoordinatorPhases(t *testing.T) {
+	c, sink := newTest(t, JobConfig{Algo: protocol.AlgoFedAvg, Rounds: 2}, 2)
+	if outs := c.Step(&protocol.Join{Site: "a", Records: 10, Dim: 2}); len(outs) != 0 {
+		t.Fatalf("job started with 1 of 2 sites: %v", kinds(outs))
+	}
+	c.Step(&protocol.Join{Site: "a", Records: 10, Dim: 2}) // retry: ignored
+	outs := c.Step(&protocol.Join{Site: "b", Records: 30, Dim: 2})
+	if !slices.Equal(kinds(outs), []protocol.Kind{protocol.KindJobAnnounce, protocol.KindPhaseStart}) {
+		t.Fatalf("start outputs %v", kinds(outs))
+	}
+	if outs[0].Subject != "pairfed.f.sites" {
+		t.Errorf("broadcast on %s", outs[0].Subject)
+	}
+	upd := func(site string, phase int, w float64, model ...float64) *protocol.SiteUpdate {
+		return &protocol.SiteUpdate{Job: "job-1", Phase: phase, Site: site, Model: model, Weight: w}
+	}
+	c.Step(upd("a", 1, 10, 1, 0))
+	c.Step(upd("a", 1, 10, 5, 5)) // duplicate
+	outs = c.Step(upd("b", 1, 30, 0, 1))
+	if !slices.Equal(kinds(outs), []protocol.Kind{protocol.KindJobAnnounce, protocol.KindPhaseStart}) {
+		t.Fatalf("phase 2 outputs %v", kinds(outs))
+	}
+	ps := outs[1].Msg.(*protocol.PhaseStart)
+	if ps.Phase != 2 || !slices.Equal(ps.Model, []float64{0.25, 0.75}) {
+		t.Fatalf("phase 2 start %+v, want the weighted mean [0.25 0.75]", ps)
+	}
+	c.Step(upd("b", 1, 30, 9, 9)) // stale
+	c.Step(upd("x", 2, 1, 9, 9))  // not a participant
+	c.Step(upd("b", 2, 30, 1, 1))
+	outs = c.Step(upd("a", 2, 10, 1, 1))
+	if !c.Done() || c.Err() != nil || len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindResult {
+		t.Fatalf("not done: %v %v", kinds(outs), c.Err())
+	}
+	if got := c.Result().Model; !slices.Equal(got, []float64{1, 1}) {
+		t.Errorf("result %v", got)
+	}
+	log := strings.Join(sink.lines, "\n")
+	for _, want := range []string{"duplicate update of a", "stale update of b", "not a participant"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+}
+
+// A phase that times out is re-broadcast; with a quorum it is aggregated
+// from the updates received; a participant that leaves below quorum aborts.
+func TestCoordinatorTimeoutQuorumLeave(t *testing.T) {
+	var sink logSink
+	c, err := New(Config{Federation: "f", Job: JobConfig{Algo: protocol.AlgoFedAvg, Rounds: 1}, MinSites: 3, PhaseTimeout: 2, Quorum: 2, Logf: sink.logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"a", "b", "c"} {
+		c.Step(&protocol.Join{Site: s, Records: 5, Dim: 1})
+	}
+	c.Step(&protocol.SiteUpdate{Job: "job-1", Phase: 1, Site: "a", Model: []float64{2}, Weight: 5})
+	c.Tick()
+	outs := c.Tick() // timeout with 1 < quorum 2: re-broadcast
+	if !slices.Equal(kinds(outs), []protocol.Kind{protocol.KindJobAnnounce, protocol.KindPhaseStart}) {
+		t.Fatalf("timeout outputs %v", kinds(outs))
+	}
+	c.Step(&protocol.SiteUpdate{Job: "job-1", Phase: 1, Site: "b", Model: []float64{4}, Weight: 5})
+	c.Tick()
+	outs = c.Tick() // 2 ≥ quorum: aggregate without c
+	if !c.Done() || c.Result() == nil || c.Result().Model[0] != 3 {
+		t.Fatalf("quorum aggregation: %v %v", kinds(outs), c.Err())
+	}
+
+	c2, _ := New(Config{Federation: "f", Job: JobConfig{Algo: protocol.AlgoFedAvg}, MinSites: 2})
+	c2.Step(&protocol.Join{Site: "a", Records: 5, Dim: 1})
+	c2.Step(&protocol.Join{Site: "b", Records: 5, Dim: 1})
+	outs = c2.Step(&protocol.Leave{Site: "b", Reason: "bye"})
+	if c2.Err() == nil || len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindAbort {
+		t.Fatalf("leave below quorum: %v %v", kinds(outs), c2.Err())
+	}
+}
+
+func TestCoordinatorDPJob(t *testing.T) {
+	c, _ := newTest(t, JobConfig{Algo: protocol.AlgoFedDPLocalSGD, Epsilon: 0.5}, 2)
+	c.Step(&protocol.Join{Site: "a", Records: 100, Dim: 3})
+	c.Step(&protocol.Join{Site: "b", Records: 300, Dim: 3})
+	j := c.Job()
+	if j == nil || j.Phases != 7 || j.Delta != 1.0/300 || !(j.Eta > 0) || j.Loss != "logistic" || j.ParamRadius != 1 {
+		t.Fatalf("job %+v: want K = ⌈log₂ 100⌉ = 7, δ = 1/300, Thm 10 η", j)
+	}
+	// A site claiming another (ε, δ) aborts the job.
+	outs := c.Step(&protocol.SiteUpdate{Job: j.Job, Phase: 1, Site: "a", Model: []float64{0, 0, 0}, Weight: 50, Epsilon: 5, Delta: j.Delta})
+	if c.Err() == nil || outs[0].Msg.Kind() != protocol.KindAbort {
+		t.Fatal("a wrong privacy claim was accepted")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, cfg := range []Config{
+		{Federation: "a.b", Job: JobConfig{Algo: protocol.AlgoFedAvg}, MinSites: 1},
+		{Federation: "f", Job: JobConfig{Algo: "nope"}, MinSites: 1},
+		{Federation: "f", Job: JobConfig{Algo: protocol.AlgoFedDPLocalSGD}, MinSites: 1},
+		{Federation: "f", Job: JobConfig{Algo: protocol.AlgoFedAvg, Epsilon: 1}, MinSites: 1},
+		{Federation: "f", Job: JobConfig{Algo: protocol.AlgoFedAvg}, MinSites: 0},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("accepted %+v", cfg)
+		}
+	}
+}

@@ -1,0 +1,44 @@
+// Package protocol is the wire format of a pairfed federation: the messages
+// a coordinator and its workers (sites) exchange, their encoding, the
+// validation every received message goes through, and the subject layout
+// on the message bus.
+//
+// It is the only thing the coordinator and the workers share besides the
+// learning core (package pairwise); both import it, neither imports the
+// other, and neither imports a transport: transports carry opaque bytes.
+//
+// # Encoding
+//
+// A message is one Kind byte followed by a MessagePack body
+// (github.com/vmihailenco/msgpack/v5): a two-element array
+// [version, message] whose message is a map from the field names of the
+// msgpack tags below to their values (the hashicorp/memberlist layout of
+// one type byte + msgpack, with the protocol version inside the body).
+// Kind values are append-only. Decode rejects unknown versions and kinds,
+// unknown fields, trailing bytes, oversized input, non-finite floats,
+// models over MaxParams, and empty or malformed ids, so a state machine
+// only ever sees well-formed messages.
+//
+// # Subjects
+//
+//	pairfed.<federation>.coord         sites → coordinator (Join, Heartbeat, SiteUpdate, Leave, Abort)
+//	pairfed.<federation>.sites         coordinator → every site (JobAnnounce, PhaseStart, Result, Abort)
+//	pairfed.<federation>.site.<site>   coordinator → one site (JobAnnounce, PhaseStart: catch-up after a repeated Join)
+//
+// Federation and site names are subject tokens: 1–64 characters of
+// [A-Za-z0-9_-].
+//
+// # Size
+//
+// An encoded message must fit MaxMessageSize (1 MiB, the NATS default
+// max_payload); a model is at most MaxParams floats. Larger models need
+// chunking, which is not implemented yet: Encode refuses them with an
+// error saying so.
+//
+// # What crosses the wire
+//
+// Raw records never do. A site sends its name, its record count n and the
+// dimension d (Join), then per phase one model vector, its aggregation
+// weight (n, or the size of the phase's partition) and, for private jobs,
+// the σ it added and the (ε, δ) it claims.
+package protocol

@@ -1,0 +1,225 @@
+package protocol
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the golden encodings in testdata/")
+
+// samples is one message of every kind; their encodings are the golden
+// files testdata/<kind>.bin.
+func samples() []Message {
+	return []Message{
+		&Join{Site: "site-0", Records: 154, Dim: 8},
+		&Heartbeat{Site: "site-0", Seq: 7},
+		&JobAnnounce{Job: "job-1", Algo: "fed-dp-local-sgd", Task: "auc", Loss: "logistic", Params: 8, Phases: 8,
+			LocalPasses: 1, Eta: 0.25, ParamRadius: 1, FeatureRadius: 1, Epsilon: 1, Delta: 1e-3, Seed: 42,
+			Sites: []string{"site-0", "site-1"}},
+		&PhaseStart{Job: "job-1", Phase: 3, Model: []float64{0.5, -0.25, 0, 1e-300}},
+		&SiteUpdate{Job: "job-1", Phase: 3, Site: "site-1", Model: []float64{0.5, -0.25, 0, 1}, Weight: 19,
+			Sigma: 0.125, Epsilon: 1, Delta: 1e-3, Secure: true},
+		&Abort{Job: "job-1", From: "coordinator", Reason: "quorum lost"},
+		&Result{Job: "job-1", Phases: 8, Model: []float64{1, 2, 3}, Sites: []string{"site-0", "site-1"}},
+		&Leave{Site: "site-1", Reason: "shutdown"},
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, m := range samples() {
+		b, err := Encode(m)
+		if err != nil {
+			t.Fatalf("%v: %v", m.Kind(), err)
+		}
+		if Kind(b[0]) != m.Kind() {
+			t.Errorf("%v: first byte %d", m.Kind(), b[0])
+		}
+		got, err := Decode(b)
+		if err != nil {
+			t.Fatalf("%v: decode: %v", m.Kind(), err)
+		}
+		if !reflect.DeepEqual(got, m) {
+			t.Errorf("%v: round trip\n got %#v\nwant %#v", m.Kind(), got, m)
+		}
+	}
+}
+
+func TestGolden(t *testing.T) {
+	for _, m := range samples() {
+		b, err := Encode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join("testdata", m.Kind().String()+".bin")
+		if *rewrite {
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test ./protocol -run Golden -rewrite to create it)", err)
+		}
+		if !bytes.Equal(b, want) {
+			t.Errorf("%v: encoding changed: the wire format is frozen for version %d\n got %x\nwant %x", m.Kind(), Version, b, want)
+		}
+		got, err := Decode(want)
+		if err != nil {
+			t.Fatalf("%v: golden does not decode: %v", m.Kind(), err)
+		}
+		if !reflect.DeepEqual(got, m) {
+			t.Errorf("%v: golden decodes to %#v", m.Kind(), got)
+		}
+	}
+}
+
+// TestKindsAppendOnly pins the numeric kind values: changing one breaks
+// every deployed peer.
+func TestKindsAppendOnly(t *testing.T) {
+	want := map[Kind]byte{KindJoin: 1, KindHeartbeat: 2, KindJobAnnounce: 3, KindPhaseStart: 4,
+		KindSiteUpdate: 5, KindAbort: 6, KindResult: 7, KindLeave: 8}
+	for k, v := range want {
+		if byte(k) != v {
+			t.Errorf("%v = %d, was %d: kinds are append-only", k, byte(k), v)
+		}
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	good, _ := Encode(&PhaseStart{Job: "j", Phase: 1, Model: []float64{1, 2}})
+	mustEncode := func(m Message) []byte {
+		t.Helper()
+		// bypass validation: encode by hand to produce bad-but-well-formed input
+		b, err := encodeUnchecked(m, Version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	cases := []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"empty", nil, "too short"},
+		{"unknown kind", append([]byte{0xee}, good[1:]...), "unknown message"},
+		{"kind zero", append([]byte{0}, good[1:]...), "unknown message"},
+		{"trailing", append(append([]byte{}, good...), 0xc0), "trailing"},
+		{"truncated", good[:len(good)-3], "EOF"},
+		{"too large", make([]byte, MaxMessageSize+1), "exceeds"},
+		{"wrong version", mustEncodeVersion(t, &Join{Site: "a", Records: 1, Dim: 1}, 99), "unknown protocol version 99"},
+		{"NaN model", mustEncode(&PhaseStart{Job: "j", Phase: 1, Model: []float64{math.NaN()}}), "not finite"},
+		{"Inf weight", mustEncode(&SiteUpdate{Job: "j", Phase: 1, Site: "s", Model: []float64{1}, Weight: math.Inf(1)}), "not finite"},
+		{"empty site", mustEncode(&Join{Records: 1, Dim: 1}), "empty site"},
+		{"bad site", mustEncode(&Join{Site: "a.b", Records: 1, Dim: 1}), "not in"},
+		{"zero records", mustEncode(&Join{Site: "a", Records: 0, Dim: 1}), "records outside"},
+		{"huge dim", mustEncode(&Join{Site: "a", Records: 1, Dim: MaxParams + 1}), "dimension"},
+		{"phase 0", mustEncode(&PhaseStart{Job: "j", Phase: 0, Model: []float64{1}}), "phase 0"},
+		{"empty model", mustEncode(&PhaseStart{Job: "j", Phase: 1}), "empty model"},
+		{"delta 1", mustEncode(&SiteUpdate{Job: "j", Phase: 1, Site: "s", Model: []float64{1}, Weight: 1, Delta: 1}), "delta"},
+		{"duplicate site", mustEncode(&JobAnnounce{Job: "j", Algo: "a", Task: "auc", Loss: "hinge", Params: 1, Phases: 1, Sites: []string{"x", "x"}}), "twice"},
+	}
+	for _, c := range cases {
+		_, err := Decode(c.in)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want it to mention %q", c.name, err, c.want)
+		}
+	}
+	// An unknown field is refused.
+	type joinPlus struct {
+		Join  `msgpack:",inline"`
+		Extra int `msgpack:"extra"`
+	}
+	b, _ := encodeUnchecked(&joinPlusMsg{joinPlus{Join{Site: "a", Records: 1, Dim: 1}, 3}}, Version)
+	if _, err := Decode(b); err == nil || !strings.Contains(err.Error(), "extra") {
+		t.Errorf("unknown field: err = %v", err)
+	}
+}
+
+type joinPlusMsg struct {
+	V any
+}
+
+func (m *joinPlusMsg) Kind() Kind      { return KindJoin }
+func (m *joinPlusMsg) Validate() error { return nil }
+
+func mustEncodeVersion(t *testing.T, m Message, v uint16) []byte {
+	t.Helper()
+	b, err := encodeUnchecked(m, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestEncodeRefusesLargeModel(t *testing.T) {
+	_, err := Encode(&PhaseStart{Job: "j", Phase: 1, Model: make([]float64, MaxParams+1)})
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "chunking") {
+		t.Fatalf("err = %v, want ErrTooLarge mentioning chunking", err)
+	}
+	// The largest model fits the NATS default payload.
+	b, err := Encode(&SiteUpdate{Job: strings.Repeat("j", MaxNameLen), Phase: MaxPhases, Site: strings.Repeat("s", MaxNameLen),
+		Model: make([]float64, MaxParams), Weight: 1})
+	if err != nil || len(b) > MaxMessageSize {
+		t.Fatalf("max model: %d bytes, err %v", len(b), err)
+	}
+}
+
+func TestSubjects(t *testing.T) {
+	if got := CoordSubject("f1"); got != "pairfed.f1.coord" {
+		t.Error(got)
+	}
+	if got := SitesSubject("f1"); got != "pairfed.f1.sites" {
+		t.Error(got)
+	}
+	if got := SiteSubject("f1", "s-2"); got != "pairfed.f1.site.s-2" {
+		t.Error(got)
+	}
+	for _, bad := range []string{"", "a.b", "a*", "a>", "a b", strings.Repeat("x", MaxNameLen+1)} {
+		if ValidName("site", bad) == nil {
+			t.Errorf("ValidName(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, m := range samples() {
+		b, _ := Encode(m)
+		f.Add(b)
+	}
+	f.Add([]byte{byte(KindJoin), 0x92, 0x01, 0x80})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		// Partial input (the first half) must fail cleanly, never panic.
+		_, _ = Decode(b[:len(b)/2])
+		m, err := Decode(b)
+		if err != nil {
+			return
+		}
+		if err := m.Validate(); err != nil {
+			t.Fatalf("accepted an invalid message: %v", err)
+		}
+		e1, err := Encode(m)
+		if err != nil {
+			t.Fatalf("accepted message does not re-encode: %v", err)
+		}
+		m2, err := Decode(e1)
+		if err != nil {
+			t.Fatalf("re-encoding does not decode: %v", err)
+		}
+		if !reflect.DeepEqual(m, m2) {
+			t.Fatalf("re-encoding changed the message:\n%#v\n%#v", m, m2)
+		}
+		e2, err := Encode(m2)
+		if err != nil || !bytes.Equal(e1, e2) {
+			t.Fatalf("encoding not stable: %x vs %x (%v)", e1, e2, err)
+		}
+	})
+}

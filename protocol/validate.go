@@ -1,0 +1,234 @@
+package protocol
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Limits enforced by Validate and Decode.
+const (
+	// MaxMessageSize is the largest encoded message: the NATS default
+	// max_payload (1 MiB). Chunking of larger models is not implemented.
+	MaxMessageSize = 1 << 20
+	// MaxParams is the longest model vector: 65536 float64s encode to
+	// 576 KiB, inside MaxMessageSize with room for the other fields.
+	MaxParams = 1 << 16
+	// MaxSites is the largest number of participants of a job.
+	MaxSites = 1024
+	// MaxPhases bounds the phase (round) count of a job.
+	MaxPhases = 1 << 16
+	// MaxRecords bounds a site's record count.
+	MaxRecords = 1 << 40
+	// MaxNameLen bounds federation, site, job, algorithm and loss names.
+	MaxNameLen = 64
+	// MaxReasonLen bounds free-text reasons.
+	MaxReasonLen = 1024
+)
+
+// ErrTooLarge is wrapped by errors about messages or models over the limits.
+var ErrTooLarge = errors.New("protocol: too large (chunking of large models is not implemented yet)")
+
+// ValidName checks that s is a subject token usable as a federation, site,
+// job or algorithm name: 1–MaxNameLen characters of [A-Za-z0-9_-].
+func ValidName(what, s string) error {
+	if s == "" {
+		return fmt.Errorf("protocol: empty %s", what)
+	}
+	if len(s) > MaxNameLen {
+		return fmt.Errorf("protocol: %s of %d bytes exceeds %d", what, len(s), MaxNameLen)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return fmt.Errorf("protocol: %s %q: byte %d (%q) is not in [A-Za-z0-9_-]", what, s, i, c)
+		}
+	}
+	return nil
+}
+
+func finite(what string, x float64) error {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return fmt.Errorf("protocol: %s = %v is not finite", what, x)
+	}
+	return nil
+}
+
+func nonNegative(what string, x float64) error {
+	if err := finite(what, x); err != nil {
+		return err
+	}
+	if x < 0 {
+		return fmt.Errorf("protocol: %s = %v is negative", what, x)
+	}
+	return nil
+}
+
+func checkModel(m []float64, required bool) error {
+	if len(m) == 0 {
+		if required {
+			return fmt.Errorf("protocol: empty model")
+		}
+		return nil
+	}
+	if len(m) > MaxParams {
+		return fmt.Errorf("protocol: model of %d parameters exceeds %d: %w", len(m), MaxParams, ErrTooLarge)
+	}
+	for i, v := range m {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("protocol: model[%d] = %v is not finite", i, v)
+		}
+	}
+	return nil
+}
+
+func checkPhase(p int) error {
+	if p < 1 || p > MaxPhases {
+		return fmt.Errorf("protocol: phase %d outside [1, %d]", p, MaxPhases)
+	}
+	return nil
+}
+
+func checkReason(s string) error {
+	if len(s) > MaxReasonLen {
+		return fmt.Errorf("protocol: reason of %d bytes exceeds %d", len(s), MaxReasonLen)
+	}
+	return nil
+}
+
+func checkPrivacy(eps, delta float64) error {
+	if err := nonNegative("epsilon", eps); err != nil {
+		return err
+	}
+	if !(delta >= 0 && delta < 1) {
+		return fmt.Errorf("protocol: delta = %v outside [0, 1)", delta)
+	}
+	return nil
+}
+
+func (m *Join) Validate() error {
+	if err := ValidName("site", m.Site); err != nil {
+		return err
+	}
+	if m.Records < 1 || m.Records > MaxRecords {
+		return fmt.Errorf("protocol: join of %s: %d records outside [1, %d]", m.Site, m.Records, int64(MaxRecords))
+	}
+	if m.Dim < 1 || m.Dim > MaxParams {
+		return fmt.Errorf("protocol: join of %s: dimension %d outside [1, %d]", m.Site, m.Dim, MaxParams)
+	}
+	return nil
+}
+
+func (m *Heartbeat) Validate() error { return ValidName("site", m.Site) }
+
+func (m *JobAnnounce) Validate() error {
+	for _, n := range []struct{ what, s string }{{"job", m.Job}, {"algorithm", m.Algo}, {"task", m.Task}, {"loss", m.Loss}} {
+		if err := ValidName(n.what, n.s); err != nil {
+			return err
+		}
+	}
+	if m.Params < 1 || m.Params > MaxParams {
+		return fmt.Errorf("protocol: job %s: %d parameters outside [1, %d]", m.Job, m.Params, MaxParams)
+	}
+	if err := checkPhase(m.Phases); err != nil {
+		return err
+	}
+	for _, v := range []struct {
+		what string
+		x    float64
+	}{{"local_passes", m.LocalPasses}, {"eta", m.Eta}, {"param_radius", m.ParamRadius}, {"feature_radius", m.FeatureRadius}, {"lambda", m.Lambda}} {
+		if err := nonNegative(v.what, v.x); err != nil {
+			return err
+		}
+	}
+	if err := checkPrivacy(m.Epsilon, m.Delta); err != nil {
+		return err
+	}
+	if len(m.Sites) == 0 || len(m.Sites) > MaxSites {
+		return fmt.Errorf("protocol: job %s: %d sites outside [1, %d]", m.Job, len(m.Sites), MaxSites)
+	}
+	seen := make(map[string]bool, len(m.Sites))
+	for _, s := range m.Sites {
+		if err := ValidName("site", s); err != nil {
+			return err
+		}
+		if seen[s] {
+			return fmt.Errorf("protocol: job %s lists site %s twice", m.Job, s)
+		}
+		seen[s] = true
+	}
+	return nil
+}
+
+func (m *PhaseStart) Validate() error {
+	if err := ValidName("job", m.Job); err != nil {
+		return err
+	}
+	if err := checkPhase(m.Phase); err != nil {
+		return err
+	}
+	return checkModel(m.Model, true)
+}
+
+func (m *SiteUpdate) Validate() error {
+	if err := ValidName("job", m.Job); err != nil {
+		return err
+	}
+	if err := ValidName("site", m.Site); err != nil {
+		return err
+	}
+	if err := checkPhase(m.Phase); err != nil {
+		return err
+	}
+	if err := checkModel(m.Model, true); err != nil {
+		return err
+	}
+	if err := finite("weight", m.Weight); err != nil {
+		return err
+	}
+	if !(m.Weight > 0) {
+		return fmt.Errorf("protocol: update of %s: weight %v must be > 0", m.Site, m.Weight)
+	}
+	if err := nonNegative("sigma", m.Sigma); err != nil {
+		return err
+	}
+	return checkPrivacy(m.Epsilon, m.Delta)
+}
+
+func (m *Abort) Validate() error {
+	if err := ValidName("job", m.Job); err != nil {
+		return err
+	}
+	if err := ValidName("sender", m.From); err != nil {
+		return err
+	}
+	return checkReason(m.Reason)
+}
+
+func (m *Result) Validate() error {
+	if err := ValidName("job", m.Job); err != nil {
+		return err
+	}
+	if err := checkPhase(m.Phases); err != nil {
+		return err
+	}
+	if err := checkModel(m.Model, true); err != nil {
+		return err
+	}
+	if len(m.Sites) > MaxSites {
+		return fmt.Errorf("protocol: result of %s: %d sites exceeds %d", m.Job, len(m.Sites), MaxSites)
+	}
+	for _, s := range m.Sites {
+		if err := ValidName("site", s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *Leave) Validate() error {
+	if err := ValidName("site", m.Site); err != nil {
+		return err
+	}
+	return checkReason(m.Reason)
+}

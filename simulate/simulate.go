@@ -1,0 +1,518 @@
+// Package simulate runs a whole pairfed federation in one process: it
+// splits a dataset into a test split and per-site training shards, prepares
+// each shard the way a real site would (scaling fitted on the site's own
+// records, clipping to R), starts an embedded NATS server, runs one
+// coordinator and one worker per site over it, and evaluates the final
+// model. It is what `pairfed simulate` calls.
+//
+// Unlike the coordinator and worker packages it is wiring, not a pure
+// core: it owns goroutines, the clock, crypto/rand seeding and the server.
+package simulate
+
+import (
+	"context"
+	crand "crypto/rand"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pairfed/pairfed/coordinator"
+	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/experiment"
+	"github.com/pairfed/pairfed/pairwise"
+	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/transport"
+	"github.com/pairfed/pairfed/worker"
+)
+
+// Spec describes a simulation. Zero values mean defaults.
+type Spec struct {
+	// Sites is the number of sites N (≥ 1).
+	Sites int
+	// Partition is "iid" (shuffled round robin) or "label-skew:β"
+	// (per-class Dirichlet(β) proportions over the sites).
+	Partition string
+	// Job is the coordinator's job (algorithm, loss, η, B, R, ε, δ, rounds).
+	Job coordinator.JobConfig
+	// Scale is the per-site feature scaling ("minmax", "standard",
+	// "none"; default minmax), fitted by every site on its own records.
+	Scale string
+	// TestFraction is the stratified test share when no test table is
+	// given (default 0.2).
+	TestFraction float64
+	// Runs repeats the simulation with different splits (default 1).
+	Runs int
+	// Seed fixes splits, partitions and (for non-private jobs) sampling.
+	Seed uint64
+	// NoiseSeed, when Seeded, makes private runs reproducible: seeded
+	// noise and sampling, reported not private.
+	NoiseSeed uint64
+	Seeded    bool
+	// Transport is "nats" (embedded server, default) or "mem".
+	Transport string
+	// Tick is the run loops' tick (default 20ms); PhaseTimeout is in
+	// ticks (default 500: 10 s at the default tick, then re-broadcast).
+	Tick         time.Duration
+	PhaseTimeout int
+	// Logf receives the coordinator's and workers' log lines; nil discards.
+	Logf func(format string, args ...any)
+}
+
+// Validate fills defaults and checks the spec.
+func (s *Spec) Validate() error {
+	if s.Sites < 1 || s.Sites > protocol.MaxSites {
+		return fmt.Errorf("simulate: sites %d outside [1, %d]", s.Sites, protocol.MaxSites)
+	}
+	if s.Partition == "" {
+		s.Partition = "iid"
+	}
+	if _, _, err := ParsePartition(s.Partition); err != nil {
+		return err
+	}
+	if s.Scale == "" {
+		s.Scale = "minmax"
+	}
+	if s.TestFraction == 0 {
+		s.TestFraction = 0.2
+	}
+	if !(s.TestFraction > 0 && s.TestFraction < 1) {
+		return fmt.Errorf("simulate: test fraction %v outside (0, 1)", s.TestFraction)
+	}
+	if s.Runs <= 0 {
+		s.Runs = 1
+	}
+	if s.Transport == "" {
+		s.Transport = "nats"
+	}
+	if s.Transport != "nats" && s.Transport != "mem" {
+		return fmt.Errorf("simulate: unknown transport %q (nats or mem)", s.Transport)
+	}
+	if s.Tick == 0 {
+		s.Tick = 20 * time.Millisecond
+	}
+	if s.PhaseTimeout == 0 {
+		s.PhaseTimeout = 500
+	}
+	if s.Logf == nil {
+		s.Logf = func(string, ...any) {}
+	}
+	cfg := coordinator.Config{Federation: "check", Job: s.Job, MinSites: s.Sites}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Report is the outcome of a simulation (the `pairfed simulate --json` object).
+type Report struct {
+	Algorithm     string              `json:"algorithm"`
+	Dataset       string              `json:"dataset"`
+	Partition     string              `json:"partition"`
+	Transport     string              `json:"transport"`
+	Sites         int                 `json:"sites"`
+	SiteRecords   []int               `json:"site_records"` // of the last run
+	NTrain        int                 `json:"n_train"`
+	NTest         int                 `json:"n_test"`
+	D             int                 `json:"d"`
+	Runs          int                 `json:"runs"`
+	Phases        int                 `json:"phases"`
+	AUC           *experiment.Summary `json:"auc"`
+	Seconds       float64             `json:"seconds"`
+	Loss          string              `json:"loss"`
+	Eta           float64             `json:"eta"`
+	ParamRadius   float64             `json:"param_radius"`
+	FeatureRadius float64             `json:"feature_radius"`
+	Private       bool                `json:"private"`
+	// Privacy is what each site reported in the last run (nil for fed-avg):
+	// per-site record-level (ε, δ) and every σ it added.
+	Privacy []coordinator.SitePrivacy `json:"privacy,omitempty"`
+	Notes   []string                  `json:"notes,omitempty"`
+}
+
+// Run executes the spec on train (split into train/test unless test is
+// given).
+func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	rep := &Report{Algorithm: spec.Job.Algo, Dataset: train.Source, Partition: spec.Partition, Transport: spec.Transport,
+		Sites: spec.Sites, Runs: spec.Runs, D: train.D}
+	private := spec.Job.Algo == protocol.AlgoFedDPLocalSGD
+	var connect func(name string) (transport.Transport, error)
+	switch spec.Transport {
+	case "nats":
+		s, err := transport.StartEmbedded()
+		if err != nil {
+			return nil, err
+		}
+		defer s.Shutdown()
+		connect = func(name string) (transport.Transport, error) { return transport.ConnectInProcess(s, name) }
+	case "mem":
+		hub := transport.NewMem()
+		hctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go hub.Serve(hctx)
+		connect = func(name string) (transport.Transport, error) { return hub.Connect(name), nil }
+	}
+	var aucs []float64
+	start := time.Now()
+	for r := 0; r < spec.Runs; r++ {
+		rng := rand.New(rand.NewPCG(spec.Seed, uint64(r)))
+		tr, te := train.Dataset, (*pairwise.Dataset)(nil)
+		if test != nil {
+			te = test.Dataset
+		} else {
+			trIdx, teIdx, err := data.StratifiedSplit(train.Y, spec.TestFraction, rng)
+			if err != nil {
+				return nil, err
+			}
+			tr, te = train.Subset(trIdx), train.Subset(teIdx)
+		}
+		sites, testPrep, err := Prepare(spec, tr, te, rng)
+		if err != nil {
+			return nil, err
+		}
+		fc := FederationConfig{
+			Name: fmt.Sprintf("sim%d", r), Job: spec.Job, Sites: sites, Tick: spec.Tick, PhaseTimeout: spec.PhaseTimeout,
+			Logf: spec.Logf, Connect: connect,
+		}
+		fc.Job.ID = fmt.Sprintf("run-%d", r)
+		if private && !spec.Seeded {
+			fc.Secure = true
+		} else {
+			fc.Seed = spec.Seed ^ spec.NoiseSeed ^ uint64(r)<<32
+		}
+		out, err := Federate(ctx, fc)
+		if err != nil {
+			return nil, err
+		}
+		aucs = append(aucs, pairwise.LinearAUC(out.Result.Model, testPrep))
+		rep.Phases = out.Job.Phases
+		rep.Loss, rep.Eta, rep.ParamRadius, rep.FeatureRadius = out.Job.Loss, out.Job.Eta, out.Job.ParamRadius, out.Job.FeatureRadius
+		rep.NTrain, rep.NTest = tr.N, te.N
+		rep.SiteRecords = rep.SiteRecords[:0]
+		for _, s := range sites {
+			rep.SiteRecords = append(rep.SiteRecords, s.Data.N)
+		}
+		if private {
+			rep.Privacy = out.Privacy
+			// Scaling fitted on a site's records makes every scaled record
+			// depend on the others, which the sensitivity analysis does
+			// not allow: only per-record preprocessing (--scale none and
+			// clipping) keeps the guarantee.
+			rep.Private = spec.Scale == "none"
+			for _, p := range out.Privacy {
+				rep.Private = rep.Private && p.Secure
+			}
+		}
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	rep.AUC = experiment.Summarize(aucs)
+	rep.Notes = append(rep.Notes,
+		fmt.Sprintf("each site fits %s scaling on its own training records and clips them to ‖x‖ ≤ %g; the test split is scaled with the pooled training split's scaler (an evaluator outside the federation: simulation only)", spec.Scale, spec.Job.FeatureRadius))
+	if private {
+		rep.Notes = append(rep.Notes,
+			"per-site record-level (ε, δ)-DP: phase k releases site s's k-th disjoint partition with Gaussian noise σ_k ([Y21a] Alg 3 line 6); the K releases of a site compose in parallel",
+			"scaling fitted on a site's own records is data-dependent preprocessing the DP guarantee does not cover, so such runs are reported private: false; use --scale none (per-record clipping only) for a private run")
+		if spec.Seeded {
+			rep.Notes = append(rep.Notes, "seeded noise and sampling: reproducible, NOT private")
+		}
+	}
+	return rep, nil
+}
+
+// Site is one site's prepared training data.
+type Site struct {
+	Name string
+	Data *pairwise.Dataset
+}
+
+// Prepare partitions tr over spec.Sites sites and prepares every shard as
+// its site would (spec.Scale fitted on the shard, clipping to R), and the
+// test split with the scaler of the pooled training split.
+func Prepare(spec Spec, tr, te *pairwise.Dataset, rng *rand.Rand) ([]Site, *pairwise.Dataset, error) {
+	kind, beta, err := ParsePartition(spec.Partition)
+	if err != nil {
+		return nil, nil, err
+	}
+	var parts [][]int
+	if kind == "iid" {
+		parts, err = PartitionIID(tr.N, spec.Sites, rng)
+	} else {
+		parts, err = PartitionLabelSkew(tr.Y, spec.Sites, beta, rng)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	R := spec.Job.FeatureRadius
+	if R == 0 {
+		R = 1
+	}
+	prep := func(fit, apply *pairwise.Dataset) (*pairwise.Dataset, error) {
+		sc, err := data.FitScaler(spec.Scale, fit)
+		if err != nil {
+			return nil, err
+		}
+		out, _, err := data.Clip(sc.Apply(apply), R)
+		return out, err
+	}
+	sites := make([]Site, len(parts))
+	for s, idx := range parts {
+		shard := tr.Subset(idx)
+		d, err := prep(shard, shard)
+		if err != nil {
+			return nil, nil, fmt.Errorf("simulate: site %d: %w", s, err)
+		}
+		sites[s] = Site{Name: fmt.Sprintf("site-%d", s), Data: d}
+	}
+	testPrep, err := prep(tr, te)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sites, testPrep, nil
+}
+
+// FederationConfig is one federated job over a transport.
+type FederationConfig struct {
+	Name  string
+	Job   coordinator.JobConfig
+	Sites []Site
+	// Connect returns a transport endpoint for a participant.
+	Connect func(name string) (transport.Transport, error)
+	// Secure draws sampling from crypto/rand-seeded ChaCha8 and noise from
+	// dp.NewSecureNoise (private runs); otherwise Seed seeds both.
+	Secure       bool
+	Seed         uint64
+	Tick         time.Duration
+	PhaseTimeout int
+	Logf         func(format string, args ...any)
+	// Observe, when set, wraps each worker's transport (tests record what
+	// a site publishes).
+	Observe func(site string, t transport.Transport) transport.Transport
+}
+
+// Outcome is the result of a federated job.
+type Outcome struct {
+	Result  *protocol.Result
+	Job     *protocol.JobAnnounce
+	Privacy []coordinator.SitePrivacy
+	Ledgers map[string][]worker.Release
+}
+
+// Federate runs a coordinator and one worker per site, each in its own
+// goroutine with its own transport endpoint, until the coordinator has the
+// result (then the workers are stopped).
+func Federate(ctx context.Context, fc FederationConfig) (*Outcome, error) {
+	if fc.Tick == 0 {
+		fc.Tick = 20 * time.Millisecond
+	}
+	if fc.Logf == nil {
+		fc.Logf = func(string, ...any) {}
+	}
+	coord, err := coordinator.New(coordinator.Config{Federation: fc.Name, Job: fc.Job, MinSites: len(fc.Sites),
+		PhaseTimeout: fc.PhaseTimeout, Logf: fc.Logf})
+	if err != nil {
+		return nil, err
+	}
+	ct, err := fc.Connect("coordinator")
+	if err != nil {
+		return nil, err
+	}
+	defer ct.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	workers := make([]*worker.Worker, len(fc.Sites))
+	for i, s := range fc.Sites {
+		cfg := worker.Config{Federation: fc.Name, Site: s.Name, Data: s.Data, Logf: fc.Logf}
+		if cfg.Rand, cfg.Noise, err = SiteSources(fc.Secure, fc.Seed, i); err != nil {
+			return nil, err
+		}
+		w, err := worker.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		workers[i] = w
+	}
+
+	type coordDone struct {
+		res *protocol.Result
+		err error
+	}
+	cdone := make(chan coordDone, 1)
+	go func() {
+		// A Join that arrives before Run subscribes is lost; workers
+		// retry joins every tick until an announcement lists them.
+		res, err := coordinator.Run(ctx, coord, ct, fc.Tick)
+		cdone <- coordDone{res, err}
+	}()
+
+	var wg sync.WaitGroup
+	werrs := make(chan error, len(workers))
+	for i, w := range workers {
+		t, err := fc.Connect(fc.Sites[i].Name)
+		if err != nil {
+			return nil, err
+		}
+		if fc.Observe != nil {
+			t = fc.Observe(fc.Sites[i].Name, t)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer t.Close()
+			if _, err := worker.Run(ctx, w, t, fc.Tick); err != nil && !errors.Is(err, context.Canceled) {
+				werrs <- err
+			}
+		}()
+	}
+	var cd coordDone
+	select {
+	case cd = <-cdone:
+	case err := <-werrs:
+		cancel()
+		<-cdone
+		wg.Wait()
+		return nil, err
+	}
+	// Give workers a moment to receive the result, then stop them.
+	wctx, wcancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer wcancel()
+	go func() { <-wctx.Done(); cancel() }()
+	wg.Wait()
+	if cd.err != nil {
+		return nil, cd.err
+	}
+	out := &Outcome{Result: cd.res, Job: coord.Job(), Privacy: coord.Privacy(), Ledgers: map[string][]worker.Release{}}
+	for i, w := range workers {
+		out.Ledgers[fc.Sites[i].Name] = w.Ledger()
+	}
+	return out, nil
+}
+
+// SiteSources returns the sampling and noise sources of site i: secret
+// (ChaCha8 keyed from crypto/rand, dp.NewSecureNoise) when secure, else
+// derived from seed (reproducible, not private).
+func SiteSources(secure bool, seed uint64, i int) (*rand.Rand, pairwise.Noise, error) {
+	if secure {
+		var key [32]byte
+		if _, err := crand.Read(key[:]); err != nil {
+			return nil, nil, fmt.Errorf("simulate: secure seed: %w", err)
+		}
+		return rand.New(rand.NewChaCha8(key)), dp.NewSecureNoise(), nil
+	}
+	return rand.New(rand.NewPCG(seed, uint64(i)+1)), dp.NewSeededNoise(seed ^ (uint64(i)+1)*0x9e3779b97f4a7c15), nil
+}
+
+// ParsePartition parses "iid" or "label-skew:β" (β > 0).
+func ParsePartition(s string) (kind string, beta float64, err error) {
+	if s == "iid" {
+		return "iid", 0, nil
+	}
+	if b, ok := strings.CutPrefix(s, "label-skew:"); ok {
+		beta, err := strconv.ParseFloat(b, 64)
+		if err != nil || !(beta > 0) || math.IsInf(beta, 0) {
+			return "", 0, fmt.Errorf("simulate: label-skew needs a concentration β > 0, got %q", b)
+		}
+		return "label-skew", beta, nil
+	}
+	return "", 0, fmt.Errorf("simulate: unknown partition %q (iid or label-skew:β)", s)
+}
+
+// PartitionIID shuffles 0..n−1 and deals the records to the sites in turn
+// (shuffled round robin): sizes differ by at most one. Every site needs at
+// least 2 records.
+func PartitionIID(n, sites int, rng *rand.Rand) ([][]int, error) {
+	if n < 2*sites {
+		return nil, fmt.Errorf("simulate: %d records cannot give %d sites 2 records each", n, sites)
+	}
+	out := make([][]int, sites)
+	for k, i := range rng.Perm(n) {
+		out[k%sites] = append(out[k%sites], i)
+	}
+	return out, nil
+}
+
+// PartitionLabelSkew gives each site a Dirichlet(β)-distributed share of
+// every class: for each class, proportions p ~ Dir(β, …, β) over the sites
+// (independent Gamma(β, 1) draws, normalized) split its shuffled members.
+// Small β concentrates each class on few sites. Draws are repeated (up to
+// 100 times) until every site has at least 2 records.
+func PartitionLabelSkew(y []float64, sites int, beta float64, rng *rand.Rand) ([][]int, error) {
+	if !(beta > 0) {
+		return nil, fmt.Errorf("simulate: Dirichlet concentration β = %v must be > 0", beta)
+	}
+	var pos, neg []int
+	for i, v := range y {
+		if v > 0 {
+			pos = append(pos, i)
+		} else {
+			neg = append(neg, i)
+		}
+	}
+	for try := 0; try < 100; try++ {
+		out := make([][]int, sites)
+		for _, class := range [][]int{pos, neg} {
+			members := append([]int(nil), class...)
+			rng.Shuffle(len(members), func(i, j int) { members[i], members[j] = members[j], members[i] })
+			p := make([]float64, sites)
+			var sum float64
+			for s := range p {
+				p[s] = gamma(beta, rng)
+				sum += p[s]
+			}
+			var cum float64
+			lo := 0
+			for s := range p {
+				cum += p[s] / sum
+				hi := int(math.Round(cum * float64(len(members))))
+				if s == sites-1 {
+					hi = len(members)
+				}
+				hi = max(hi, lo)
+				out[s] = append(out[s], members[lo:hi]...)
+				lo = hi
+			}
+		}
+		ok := true
+		for _, o := range out {
+			ok = ok && len(o) >= 2
+		}
+		if ok {
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("simulate: label-skew:%g left a site with fewer than 2 records in 100 draws: use fewer sites or a larger β", beta)
+}
+
+// gamma draws Gamma(a, 1) by Marsaglia & Tsang (2000); for a < 1 it uses
+// Gamma(a+1)·U^{1/a}.
+func gamma(a float64, rng *rand.Rand) float64 {
+	if a < 1 {
+		u := rng.Float64()
+		for u == 0 {
+			u = rng.Float64()
+		}
+		return gamma(a+1, rng) * math.Pow(u, 1/a)
+	}
+	d := a - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := rng.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := rng.Float64()
+		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
+			return d * v
+		}
+	}
+}

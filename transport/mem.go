@@ -1,0 +1,273 @@
+package transport
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// Action is what a Filter decides for one message.
+type Action struct {
+	// Drop discards the message.
+	Drop bool
+	// Delay holds the message back: it is skipped by the next Delay
+	// deliveries (it is delivered after up to Delay later messages).
+	Delay int
+}
+
+// Envelope is a message in flight on a Mem hub.
+type Envelope struct {
+	From    string // name of the publishing endpoint
+	Subject string
+	Data    []byte
+}
+
+// Filter decides the fate of every published message; it is called under
+// the hub's lock, in publish order, and must not call the hub.
+type Filter func(Envelope) Action
+
+// Mem is an in-memory hub. Endpoints (Connect) publish into one FIFO
+// queue; delivery happens only in Step/Flush (deterministic, the caller's
+// goroutine) or in Serve (one goroutine, same order). With the same
+// sequence of publishes and the same filter, delivery order is the same.
+type Mem struct {
+	mu       sync.Mutex
+	cond     *sync.Cond
+	queue    []*pending
+	subs     map[string][]*memSub
+	nextSub  int
+	filter   Filter
+	isolated map[string]bool
+	// Published counts accepted publishes; Dropped those a filter or
+	// isolation discarded.
+	published, dropped int
+}
+
+type pending struct {
+	env  Envelope
+	hold int
+}
+
+type memSub struct {
+	id       int
+	endpoint string
+	h        func(string, []byte)
+}
+
+// NewMem returns an empty hub.
+func NewMem() *Mem {
+	m := &Mem{subs: map[string][]*memSub{}, isolated: map[string]bool{}}
+	m.cond = sync.NewCond(&m.mu)
+	return m
+}
+
+// SetFilter installs f (nil removes it).
+func (m *Mem) SetFilter(f Filter) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.filter = f
+}
+
+// Isolate cuts endpoint off: messages from and to it are dropped until
+// Heal. This is a network partition of one endpoint against the rest.
+func (m *Mem) Isolate(endpoint string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.isolated[endpoint] = true
+}
+
+// Heal reconnects every isolated endpoint.
+func (m *Mem) Heal() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	clear(m.isolated)
+}
+
+// Stats returns how many messages were published and dropped.
+func (m *Mem) Stats() (published, dropped int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.published, m.dropped
+}
+
+// Connect returns a Transport endpoint named name (the From of its
+// messages, and what Isolate refers to).
+func (m *Mem) Connect(name string) Transport { return &memEndpoint{hub: m, name: name} }
+
+// Pending returns the number of queued messages.
+func (m *Mem) Pending() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.queue)
+}
+
+// Step delivers the first deliverable message and reports whether one was
+// delivered. A held message (Delay) is skipped and its hold decremented;
+// when only held messages remain, their holds are decremented until one is
+// deliverable, so Step always makes progress while the queue is non-empty.
+func (m *Mem) Step() bool {
+	m.mu.Lock()
+	env, subs, ok := m.popLocked()
+	m.mu.Unlock()
+	if !ok {
+		return false
+	}
+	for _, s := range subs {
+		s.h(env.Subject, append([]byte(nil), env.Data...))
+	}
+	return true
+}
+
+func (m *Mem) popLocked() (Envelope, []*memSub, bool) {
+	for len(m.queue) > 0 {
+		for i, p := range m.queue {
+			if p.hold > 0 {
+				p.hold--
+				continue
+			}
+			m.queue = append(m.queue[:i], m.queue[i+1:]...)
+			var subs []*memSub
+			for _, s := range m.subs[p.env.Subject] {
+				if m.isolated[s.endpoint] {
+					m.dropped++
+					continue
+				}
+				subs = append(subs, s)
+			}
+			return p.env, subs, true
+		}
+	}
+	return Envelope{}, nil, false
+}
+
+// Flush delivers until the queue is empty (including messages published by
+// handlers meanwhile) and returns the number delivered. It gives up after
+// limit deliveries (limit ≤ 0: no limit) to stop livelocks in tests.
+func (m *Mem) Flush(limit int) int {
+	n := 0
+	for (limit <= 0 || n < limit) && m.Step() {
+		n++
+	}
+	return n
+}
+
+// Serve delivers messages as they are published, on the calling goroutine,
+// until ctx is done. Use it with the run loops; tests that want
+// determinism call Step/Flush instead.
+func (m *Mem) Serve(ctx context.Context) {
+	stop := context.AfterFunc(ctx, func() {
+		m.mu.Lock()
+		m.cond.Broadcast()
+		m.mu.Unlock()
+	})
+	defer stop()
+	for {
+		m.mu.Lock()
+		for len(m.queue) == 0 && ctx.Err() == nil {
+			m.cond.Wait()
+		}
+		m.mu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		m.Step()
+	}
+}
+
+type memEndpoint struct {
+	hub    *Mem
+	name   string
+	mu     sync.Mutex
+	closed bool
+	mine   []int
+}
+
+var _ Transport = (*memEndpoint)(nil)
+
+func (e *memEndpoint) Publish(subject string, data []byte) error {
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	if len(data) > MaxPayload {
+		return fmt.Errorf("transport: publish of %d bytes on %s exceeds %d: %w", len(data), subject, MaxPayload, ErrTooLarge)
+	}
+	m := e.hub
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.published++
+	env := Envelope{From: e.name, Subject: subject, Data: append([]byte(nil), data...)}
+	var act Action
+	if m.filter != nil {
+		act = m.filter(env)
+	}
+	if act.Drop || m.isolated[e.name] {
+		m.dropped++
+		return nil
+	}
+	m.queue = append(m.queue, &pending{env: env, hold: act.Delay})
+	m.cond.Broadcast()
+	return nil
+}
+
+func (e *memEndpoint) Subscribe(subject string, h func(string, []byte)) (func(), error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	m := e.hub
+	m.mu.Lock()
+	m.nextSub++
+	s := &memSub{id: m.nextSub, endpoint: e.name, h: h}
+	m.subs[subject] = append(m.subs[subject], s)
+	m.mu.Unlock()
+	e.mine = append(e.mine, s.id)
+	var once sync.Once
+	return func() { once.Do(func() { m.unsubscribe(subject, s.id) }) }, nil
+}
+
+func (m *Mem) unsubscribe(subject string, id int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	list := m.subs[subject]
+	for i, s := range list {
+		if s.id == id {
+			m.subs[subject] = append(list[:i:i], list[i+1:]...)
+			return
+		}
+	}
+}
+
+func (e *memEndpoint) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	m := e.hub
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for subj, list := range m.subs {
+		kept := list[:0:0]
+		for _, s := range list {
+			if s.endpoint != e.name || !contains(e.mine, s.id) {
+				kept = append(kept, s)
+			}
+		}
+		m.subs[subj] = kept
+	}
+	return nil
+}
+
+func contains(v []int, x int) bool {
+	for _, y := range v {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,109 @@
+package transport
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// NATS is a Transport over one nats.go connection. Core NATS delivery is
+// at most once: the protocol tolerates loss by retrying (joins, phase
+// starts) and by idempotent replies.
+type NATS struct {
+	nc  *nats.Conn
+	own bool
+}
+
+var _ Transport = (*NATS)(nil)
+
+// NewNATS wraps an established connection; Close closes it when own is true.
+func NewNATS(nc *nats.Conn, own bool) *NATS { return &NATS{nc: nc, own: own} }
+
+// Conn returns the underlying connection.
+func (t *NATS) Conn() *nats.Conn { return t.nc }
+
+func (t *NATS) Publish(subject string, data []byte) error {
+	limit := int64(MaxPayload)
+	if mp := t.nc.MaxPayload(); mp > 0 && mp < limit {
+		limit = mp
+	}
+	if int64(len(data)) > limit {
+		return fmt.Errorf("transport: publish of %d bytes on %s exceeds the server's max payload %d: %w", len(data), subject, limit, ErrTooLarge)
+	}
+	if t.nc.IsClosed() {
+		return ErrClosed
+	}
+	if err := t.nc.Publish(subject, data); err != nil {
+		return fmt.Errorf("transport: publish on %s: %w", subject, err)
+	}
+	return nil
+}
+
+func (t *NATS) Subscribe(subject string, h func(string, []byte)) (func(), error) {
+	if t.nc.IsClosed() {
+		return nil, ErrClosed
+	}
+	sub, err := t.nc.Subscribe(subject, func(m *nats.Msg) { h(m.Subject, m.Data) })
+	if err != nil {
+		return nil, fmt.Errorf("transport: subscribe to %s: %w", subject, err)
+	}
+	// The subscription must be registered at the server before the caller
+	// relies on it (e.g. before announcing itself).
+	if err := t.nc.Flush(); err != nil {
+		_ = sub.Unsubscribe()
+		return nil, fmt.Errorf("transport: subscribe to %s: %w", subject, err)
+	}
+	return func() { _ = sub.Unsubscribe() }, nil
+}
+
+func (t *NATS) Close() error {
+	if !t.own {
+		return nil
+	}
+	// Flush what was published, then close synchronously (an async Drain
+	// could outlive an embedded server being shut down).
+	var err error
+	if !t.nc.IsClosed() {
+		if ferr := t.nc.FlushTimeout(5 * time.Second); ferr != nil {
+			err = fmt.Errorf("transport: flush: %w", ferr)
+		}
+	}
+	t.nc.Close()
+	return err
+}
+
+// StartEmbedded starts a nats-server in this process with no network
+// listener (server.Options.DontListen): clients reach it only through
+// ConnectInProcess. Call Shutdown (and WaitForShutdown) on the result.
+func StartEmbedded() (*server.Server, error) {
+	opts := &server.Options{
+		ServerName: "pairfed-embedded",
+		DontListen: true,
+		NoLog:      true,
+		NoSigs:     true,
+		MaxPayload: MaxPayload,
+	}
+	s, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("transport: embedded nats-server: %w", err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		s.Shutdown()
+		return nil, fmt.Errorf("transport: embedded nats-server not ready after 10s")
+	}
+	return s, nil
+}
+
+// ConnectInProcess connects to an embedded server without TCP
+// (nats.InProcessServer) and returns a Transport that owns the connection.
+func ConnectInProcess(s *server.Server, name string, opts ...nats.Option) (*NATS, error) {
+	opts = append([]nats.Option{nats.Name(name), nats.InProcessServer(s)}, opts...)
+	nc, err := nats.Connect("", opts...)
+	if err != nil {
+		return nil, fmt.Errorf("transport: in-process connect: %w", err)
+	}
+	return NewNATS(nc, true), nil
+}

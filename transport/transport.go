@@ -1,0 +1,42 @@
+// Package transport carries encoded protocol messages between the
+// coordinator and the workers of a federation. It moves opaque bytes on
+// subjects and knows nothing of the protocol beyond the size limit.
+//
+// Two implementations: Mem, an in-memory hub with deterministic delivery
+// and hooks that drop, delay or cut messages (the synchronous test network
+// of etcd raft and hashicorp raft's InmemTransport), and NATS, over a
+// nats.go connection. StartEmbedded runs a nats-server in-process without
+// a network listener, for `pairfed simulate` and tests.
+//
+// Only the run loops (coordinator.Run, worker.Run) and cmd/ use a
+// Transport; the state machines never see one.
+package transport
+
+import "errors"
+
+// Transport publishes to and subscribes on subjects.
+//
+// Handlers for one subscription are called one at a time, in the order the
+// messages were published by any one publisher; a handler must not block
+// for long (run loops hand the bytes to their own goroutine). data is
+// owned by the handler. Publish does not retain data after it returns.
+type Transport interface {
+	// Publish sends data on subject. It may return before delivery.
+	Publish(subject string, data []byte) error
+	// Subscribe calls h for every message published on subject (an exact
+	// subject, no wildcards) from now on, until unsubscribe is called.
+	Subscribe(subject string, h func(subject string, data []byte)) (unsubscribe func(), err error)
+	// Close releases the transport; later calls fail with ErrClosed.
+	Close() error
+}
+
+// ErrClosed is returned by a closed Transport.
+var ErrClosed = errors.New("transport: closed")
+
+// MaxPayload is the largest message the transports accept: the NATS
+// default max_payload (1 MiB). Larger models need chunking (not
+// implemented yet).
+const MaxPayload = 1 << 20
+
+// ErrTooLarge is wrapped by Publish errors for data over the limit.
+var ErrTooLarge = errors.New("transport: message too large (chunking of large models is not implemented yet)")

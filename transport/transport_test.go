@@ -1,0 +1,117 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestMemOrderDropDelayIsolate(t *testing.T) {
+	hub := NewMem()
+	a, b, c := hub.Connect("a"), hub.Connect("b"), hub.Connect("c")
+	var got []string
+	for _, e := range []Transport{b, c} {
+		name := map[Transport]string{b: "b", c: "c"}[e]
+		if _, err := e.Subscribe("s", func(_ string, d []byte) { got = append(got, name+":"+string(d)) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hub.SetFilter(func(e Envelope) Action {
+		switch string(e.Data) {
+		case "drop":
+			return Action{Drop: true}
+		case "late":
+			return Action{Delay: 2}
+		}
+		return Action{}
+	})
+	for _, m := range []string{"1", "late", "2", "drop", "3", "4"} {
+		if err := a.Publish("s", []byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hub.Flush(0)
+	want := []string{"b:1", "c:1", "b:2", "c:2", "b:3", "c:3", "b:late", "c:late", "b:4", "c:4"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("delivery %v\nwant     %v", got, want)
+	}
+	got = nil
+	hub.Isolate("c")
+	_ = a.Publish("s", []byte("5"))
+	_ = c.Publish("s", []byte("from-c"))
+	hub.Flush(0)
+	if !slices.Equal(got, []string{"b:5"}) {
+		t.Fatalf("isolated delivery %v", got)
+	}
+	hub.Heal()
+	got = nil
+	_ = a.Publish("s", []byte("6"))
+	hub.Flush(0)
+	if len(got) != 2 {
+		t.Fatalf("after heal %v", got)
+	}
+	if p, d := hub.Stats(); p != 9 || d != 3 {
+		t.Errorf("stats: %d published, %d dropped", p, d)
+	}
+	if err := a.Publish("s", make([]byte, MaxPayload+1)); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("oversized: %v", err)
+	}
+	_ = b.Close()
+	if err := b.Publish("s", nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("closed: %v", err)
+	}
+}
+
+func TestEmbeddedNATS(t *testing.T) {
+	s, err := StartEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	pub, err := ConnectInProcess(s, "pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	sub, err := ConnectInProcess(s, "sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	var mu sync.Mutex
+	var got []string
+	done := make(chan struct{})
+	unsub, err := sub.Subscribe("pairfed.t.coord", func(subj string, d []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, string(d))
+		if len(got) == 100 {
+			close(done)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unsub()
+	for i := 0; i < 100; i++ {
+		if err := pub.Publish("pairfed.t.coord", []byte(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("timeout")
+	}
+	for i, g := range got {
+		if g != fmt.Sprint(i) {
+			t.Fatalf("message %d is %q: one publisher's order must be kept", i, g)
+		}
+	}
+	if err := pub.Publish("x", make([]byte, MaxPayload+1)); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("oversized: %v", err)
+	}
+}

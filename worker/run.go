@@ -1,0 +1,78 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/transport"
+)
+
+// Run drives w over t until the job ends or ctx is done: it subscribes to
+// the federation's broadcast subject and this site's subject, sends the
+// first Join, then hands decoded messages to Step and ticks to Tick, and
+// publishes every output. On cancellation it sends a best-effort Leave.
+// Local phases run on this goroutine (Step); ctx cancels them.
+func Run(ctx context.Context, w *Worker, t transport.Transport, tick time.Duration) (*protocol.Result, error) {
+	if tick <= 0 {
+		return nil, fmt.Errorf("worker: tick %v must be > 0", tick)
+	}
+	inbox := make(chan protocol.Message, 64)
+	handler := func(subject string, data []byte) {
+		m, err := protocol.Decode(data)
+		if err != nil {
+			w.cfg.Logf("worker %s: dropped message on %s: %v", w.cfg.Site, subject, err)
+			return
+		}
+		select {
+		case inbox <- m:
+		case <-ctx.Done():
+		}
+	}
+	for _, subj := range []string{protocol.SitesSubject(w.cfg.Federation), protocol.SiteSubject(w.cfg.Federation, w.cfg.Site)} {
+		unsub, err := t.Subscribe(subj, handler)
+		if err != nil {
+			return nil, fmt.Errorf("worker %s: %w", w.cfg.Site, err)
+		}
+		defer unsub()
+	}
+	if err := publish(t, w.Start()); err != nil {
+		return nil, err
+	}
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	for !w.Done() {
+		var outs []Output
+		select {
+		case <-ctx.Done():
+			leave := []Output{w.toCoord(&protocol.Leave{Site: w.cfg.Site, Reason: "shutting down"})}
+			_ = publish(t, leave)
+			return nil, ctx.Err()
+		case m := <-inbox:
+			outs = w.Step(ctx, m)
+		case <-ticker.C:
+			outs = w.Tick()
+		}
+		if err := publish(t, outs); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.Err(); err != nil {
+		return nil, err
+	}
+	return w.Result(), nil
+}
+
+func publish(t transport.Transport, outs []Output) error {
+	for _, o := range outs {
+		b, err := protocol.Encode(o.Msg)
+		if err != nil {
+			return fmt.Errorf("worker: %w", err)
+		}
+		if err := t.Publish(o.Subject, b); err != nil {
+			return fmt.Errorf("worker: %w", err)
+		}
+	}
+	return nil
+}

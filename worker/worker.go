@@ -1,0 +1,351 @@
+// Package worker is a site of a pairfed federation: it holds one site's
+// records, joins the coordinator, and for each phase the coordinator starts
+// runs the local computation and replies with one model vector.
+//
+// Raw records never leave a worker: the only data-dependent values it
+// sends are its record count and dimension (Join) and its phase outputs
+// (SiteUpdate). For private jobs the noise is added here, before anything
+// is sent, and the release is charged to the worker's ledger before the
+// update is returned (charge before release); a phase is released at most
+// once — a repeated PhaseStart gets the same bytes again, never a fresh
+// noisy value.
+//
+// Worker is a pure state machine like coordinator.Coordinator: Start, Step
+// and Tick return the messages to send; all randomness (sampling and
+// privacy noise) is injected through Config. Run wraps it with a transport.
+package worker
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/pairfed/pairfed/pairwise"
+	"github.com/pairfed/pairfed/protocol"
+)
+
+// Config configures a Worker.
+type Config struct {
+	// Federation and Site name the federation and this site (subject tokens).
+	Federation, Site string
+	// Data is the site's training set, already scaled and clipped by the
+	// caller (see cmd/pairfed simulate: min-max fitted on this site's own
+	// records, then ‖x‖ ≤ R). It is only read, and never sent.
+	Data *pairwise.Dataset
+	// Noise draws the privacy noise of private jobs: dp.NewSecureNoise()
+	// for a private run; a seeded source makes the run reproducible and
+	// the site reports its updates as not secure (not private).
+	Noise pairwise.Noise
+	// Rand draws the sampled indices and the partition. For private jobs
+	// it must be secret (seeded from crypto/rand), since [Y21a]'s
+	// sensitivity bound holds on a high-probability event over the draws.
+	Rand *rand.Rand
+	// JoinEvery is the number of ticks between Join retries until an
+	// announcement lists this site (default 1).
+	JoinEvery int
+	// HeartbeatEvery, when > 0, sends a Heartbeat every that many ticks
+	// while a job runs.
+	HeartbeatEvery int
+	// Logf receives one line per notable event; nil discards.
+	Logf func(format string, args ...any)
+}
+
+// Validate fills defaults and checks the configuration.
+func (c *Config) Validate() error {
+	if err := protocol.ValidName("federation", c.Federation); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	if err := protocol.ValidName("site", c.Site); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	if c.Data == nil {
+		return fmt.Errorf("worker: site %s has no data", c.Site)
+	}
+	if err := c.Data.Validate(); err != nil {
+		return fmt.Errorf("worker: site %s: %w", c.Site, err)
+	}
+	if c.Data.D > protocol.MaxParams {
+		return fmt.Errorf("worker: site %s: dimension %d exceeds the protocol's %d parameters: %w", c.Site, c.Data.D, protocol.MaxParams, protocol.ErrTooLarge)
+	}
+	if c.Rand == nil {
+		return fmt.Errorf("worker: site %s has no random source", c.Site)
+	}
+	if c.JoinEvery < 0 || c.HeartbeatEvery < 0 {
+		return fmt.Errorf("worker: join (%d) and heartbeat (%d) intervals must be ≥ 0", c.JoinEvery, c.HeartbeatEvery)
+	}
+	if c.JoinEvery == 0 {
+		c.JoinEvery = 1
+	}
+	if c.Logf == nil {
+		c.Logf = func(string, ...any) {}
+	}
+	return nil
+}
+
+// Output is a message to publish on a subject.
+type Output struct {
+	Subject string
+	Msg     protocol.Message
+}
+
+// Release is one entry of the site's privacy ledger: a value this site
+// released, with the guarantee it claims for the records it used.
+type Release struct {
+	Job     string
+	Phase   int
+	Records int // records the release depends on (the phase's partition)
+	Sigma   float64
+	Epsilon float64
+	Delta   float64
+	Secure  bool
+}
+
+// Worker is the site state machine. It is not safe for concurrent use.
+type Worker struct {
+	cfg Config
+	now int
+
+	job       *protocol.JobAnnounce
+	excluded  bool
+	obj       pairwise.Objective
+	partition [][]int                      // fed-dp-local-sgd: the K disjoint subsets
+	sent      map[int]*protocol.SiteUpdate // released updates by phase
+	startOf   map[int][]float64            // the start model of each released phase
+	ledger    []Release
+	hbSeq     uint64
+	result    *protocol.Result
+	err       error
+}
+
+// New returns a worker that has not joined yet (call Start).
+func New(cfg Config) (*Worker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Worker{cfg: cfg, sent: map[int]*protocol.SiteUpdate{}, startOf: map[int][]float64{}}, nil
+}
+
+func (w *Worker) logf(format string, args ...any) {
+	w.cfg.Logf("worker "+w.cfg.Site+": "+format, args...)
+}
+
+func (w *Worker) toCoord(m protocol.Message) Output {
+	return Output{Subject: protocol.CoordSubject(w.cfg.Federation), Msg: m}
+}
+
+func (w *Worker) join() Output {
+	return w.toCoord(&protocol.Join{Site: w.cfg.Site, Records: w.cfg.Data.N, Dim: w.cfg.Data.D})
+}
+
+// Start returns the first Join.
+func (w *Worker) Start() []Output { return []Output{w.join()} }
+
+// Done reports whether the job ended (result or abort).
+func (w *Worker) Done() bool { return w.result != nil || w.err != nil }
+
+// Result returns the final model once received.
+func (w *Worker) Result() *protocol.Result { return w.result }
+
+// Err returns why the job ended without a result.
+func (w *Worker) Err() error { return w.err }
+
+// Ledger returns the site's releases so far.
+func (w *Worker) Ledger() []Release { return slices.Clone(w.ledger) }
+
+// Tick advances time: Join retries before a job includes this site,
+// heartbeats during one.
+func (w *Worker) Tick() []Output {
+	w.now++
+	switch {
+	case w.Done() || w.excluded:
+		return nil
+	case w.job == nil:
+		if w.now%w.cfg.JoinEvery == 0 {
+			return []Output{w.join()}
+		}
+	case w.cfg.HeartbeatEvery > 0 && w.now%w.cfg.HeartbeatEvery == 0:
+		w.hbSeq++
+		return []Output{w.toCoord(&protocol.Heartbeat{Site: w.cfg.Site, Seq: w.hbSeq})}
+	}
+	return nil
+}
+
+// Step handles one message from the coordinator. The local phase runs
+// inside Step (ctx cancels it). When the worker gives up on the job it
+// tells the coordinator (Abort) and Err reports why.
+func (w *Worker) Step(ctx context.Context, m protocol.Message) []Output {
+	if w.Done() {
+		return nil
+	}
+	switch m := m.(type) {
+	case *protocol.JobAnnounce:
+		return w.onAnnounce(m)
+	case *protocol.PhaseStart:
+		return w.onPhase(ctx, m)
+	case *protocol.Result:
+		if w.job != nil && m.Job == w.job.Job {
+			w.result = m
+			w.logf("job %s done", m.Job)
+		}
+	case *protocol.Abort:
+		if w.job == nil || m.Job == w.job.Job {
+			w.err = fmt.Errorf("worker %s: job %s aborted by %s: %s", w.cfg.Site, m.Job, m.From, m.Reason)
+			w.logf("job %s aborted by %s: %s", m.Job, m.From, m.Reason)
+		}
+	default:
+		w.logf("ignored %v: not a message for a site", m.Kind())
+	}
+	return nil
+}
+
+func (w *Worker) onAnnounce(m *protocol.JobAnnounce) []Output {
+	if w.job != nil {
+		if m.Job != w.job.Job {
+			w.logf("ignored announcement of job %s: busy with %s", m.Job, w.job.Job)
+		}
+		return nil
+	}
+	if !slices.Contains(m.Sites, w.cfg.Site) {
+		w.excluded = true
+		w.logf("not a participant of job %s", m.Job)
+		return nil
+	}
+	if err := w.setup(m); err != nil {
+		w.err = fmt.Errorf("worker %s: %w", w.cfg.Site, err)
+		w.logf("refusing job %s: %v", m.Job, err)
+		return []Output{w.toCoord(&protocol.Abort{Job: m.Job, From: w.cfg.Site, Reason: truncate(err.Error(), protocol.MaxReasonLen)})}
+	}
+	w.job = m
+	w.logf("joined job %s (%s, %d phases)", m.Job, m.Algo, m.Phases)
+	return nil
+}
+
+// setup checks that this site can run the job and prepares its objective
+// (and, for fed-dp-local-sgd, its partition).
+func (w *Worker) setup(m *protocol.JobAnnounce) error {
+	if m.Task != string(pairwise.TaskAUC) {
+		return fmt.Errorf("task %q is not supported yet (auc only)", m.Task)
+	}
+	if m.Params != w.cfg.Data.D {
+		return fmt.Errorf("job %s has %d parameters, this site's data has d = %d", m.Job, m.Params, w.cfg.Data.D)
+	}
+	loss, err := pairwise.LossByName(pairwise.TaskAUC, m.Loss)
+	if err != nil {
+		return err
+	}
+	obj, err := pairwise.NewObjective(w.cfg.Data, pairwise.ObjectiveConfig{Task: pairwise.TaskAUC, Loss: loss, Lambda: m.Lambda, Constraint: "l2", Radius: m.ParamRadius})
+	if err != nil {
+		return err
+	}
+	if m.FeatureRadius > 0 {
+		if err := pairwise.CheckRadius(w.cfg.Data, m.FeatureRadius); err != nil {
+			return err
+		}
+	}
+	switch m.Algo {
+	case protocol.AlgoFedAvg:
+		if !(m.Eta > 0) || !(m.LocalPasses > 0) {
+			return fmt.Errorf("%s needs η > 0 and local passes > 0", m.Algo)
+		}
+	case protocol.AlgoFedDPLocalSGD:
+		if w.cfg.Noise == nil {
+			return fmt.Errorf("%s is private and this site has no noise source", m.Algo)
+		}
+		part, err := pairwise.Y21aPartition(w.cfg.Data.N, m.Phases, w.cfg.Rand)
+		if err != nil {
+			return err
+		}
+		w.partition = part
+	default:
+		return fmt.Errorf("unknown federated algorithm %q", m.Algo)
+	}
+	w.obj = obj
+	return nil
+}
+
+func (w *Worker) onPhase(ctx context.Context, m *protocol.PhaseStart) []Output {
+	switch {
+	case w.job == nil || m.Job != w.job.Job:
+		if !w.excluded {
+			w.logf("ignored phase %d of job %s: not announced to this site", m.Phase, m.Job)
+		}
+		return nil
+	case m.Phase > w.job.Phases:
+		w.logf("ignored phase %d of job %s: it has %d phases", m.Phase, m.Job, w.job.Phases)
+		return nil
+	case len(m.Model) != w.obj.NumParams():
+		w.logf("ignored phase %d: model has %d parameters, want %d", m.Phase, len(m.Model), w.obj.NumParams())
+		return nil
+	}
+	if u := w.sent[m.Phase]; u != nil {
+		// Released once: repeat the same value (no new noise, no new cost).
+		// A different start model cannot be honoured without a second
+		// release of the same records.
+		if !slices.Equal(m.Model, w.startOf[m.Phase]) {
+			w.logf("phase %d restarted with a different model: refused (already released once); repeating the released update", m.Phase)
+		}
+		return []Output{w.toCoord(u)}
+	}
+	u, rel, err := w.runPhase(ctx, m)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // shutting down; the run loop sends Leave
+		}
+		w.err = fmt.Errorf("worker %s: phase %d: %w", w.cfg.Site, m.Phase, err)
+		w.logf("phase %d failed: %v", m.Phase, err)
+		return []Output{w.toCoord(&protocol.Abort{Job: m.Job, From: w.cfg.Site, Reason: truncate(err.Error(), protocol.MaxReasonLen)})}
+	}
+	// Charge before release: the ledger entry exists before the update
+	// leaves this state machine.
+	if rel != nil {
+		w.ledger = append(w.ledger, *rel)
+	}
+	w.sent[m.Phase] = u
+	w.startOf[m.Phase] = slices.Clone(m.Model)
+	return []Output{w.toCoord(u)}
+}
+
+// runPhase computes this site's update for phase m.Phase.
+func (w *Worker) runPhase(ctx context.Context, m *protocol.PhaseStart) (*protocol.SiteUpdate, *Release, error) {
+	j := w.job
+	u := &protocol.SiteUpdate{Job: j.Job, Phase: m.Phase, Site: w.cfg.Site}
+	switch j.Algo {
+	case protocol.AlgoFedAvg:
+		// LocalPasses of sgd-prev ([Y21a] Alg 1) from the broadcast model:
+		// T = ⌈P·n⌉ steps of constant size η/√(R·T), the authors' η/√T
+		// geometry over the R·T local steps of the whole job.
+		n := w.cfg.Data.N
+		T := int(math.Ceil(j.LocalPasses * float64(n)))
+		algo, err := pairwise.Lookup("sgd-prev")
+		if err != nil {
+			return nil, nil, err
+		}
+		res, err := algo.Run(ctx, w.obj, pairwise.RunConfig{Steps: T, Eta: j.Eta / math.Sqrt(float64(j.Phases)), Init: m.Model}, w.cfg.Rand)
+		if err != nil {
+			return nil, nil, err
+		}
+		u.Model, u.Weight = res.W, float64(n)
+		return u, nil, nil
+	case protocol.AlgoFedDPLocalSGD:
+		idx := w.partition[m.Phase-1]
+		priv := &pairwise.Privacy{Epsilon: j.Epsilon, Delta: j.Delta, FeatureRadius: j.FeatureRadius, Noise: w.cfg.Noise}
+		res, err := pairwise.LocalSGDPhase(ctx, w.obj, m.Model, idx, m.Phase, j.Eta, priv, w.cfg.Rand)
+		if err != nil {
+			return nil, nil, err
+		}
+		u.Model, u.Weight, u.Sigma = res.W, float64(len(idx)), res.Sigma
+		u.Epsilon, u.Delta, u.Secure = j.Epsilon, j.Delta, res.Secure
+		rel := &Release{Job: j.Job, Phase: m.Phase, Records: len(idx), Sigma: res.Sigma, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
+		return u, rel, nil
+	}
+	return nil, nil, fmt.Errorf("unknown algorithm %q", j.Algo)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

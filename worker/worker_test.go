@@ -1,0 +1,102 @@
+package worker
+
+import (
+	"context"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/pairwise"
+	"github.com/pairfed/pairfed/protocol"
+)
+
+func toyData(n, d int) *pairwise.Dataset {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := make([]float64, n*d)
+	y := make([]float64, n)
+	for i := range y {
+		y[i] = float64(2*(i%2) - 1)
+		for k := 0; k < d; k++ {
+			x[i*d+k] = (rng.Float64() - 0.5) / float64(d) // ‖x‖ < 1
+		}
+		x[i*d] += 0.1 * y[i]
+	}
+	return pairwise.NewDense(x, y, d)
+}
+
+func newWorker(t *testing.T) *Worker {
+	t.Helper()
+	w, err := New(Config{Federation: "f", Site: "s1", Data: toyData(64, 3), Rand: rand.New(rand.NewPCG(3, 4)), Noise: dp.NewSeededNoise(5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func dpAnnounce(sites ...string) *protocol.JobAnnounce {
+	return &protocol.JobAnnounce{Job: "j", Algo: protocol.AlgoFedDPLocalSGD, Task: "auc", Loss: "logistic", Params: 3, Phases: 6,
+		Eta: 0.1, ParamRadius: 1, FeatureRadius: 1, Epsilon: 1, Delta: 1e-3, Sites: sites}
+}
+
+// A phase is released once: a repeated PhaseStart (coordinator retry) gets
+// the same update back, and the ledger holds one entry, charged before the
+// update is returned.
+func TestWorkerReleasesOnce(t *testing.T) {
+	w := newWorker(t)
+	ctx := context.Background()
+	if outs := w.Start(); len(outs) != 1 || outs[0].Subject != "pairfed.f.coord" {
+		t.Fatalf("start %v", outs)
+	}
+	w.Step(ctx, dpAnnounce("s1", "s2"))
+	ps := &protocol.PhaseStart{Job: "j", Phase: 1, Model: []float64{0, 0, 0}}
+	first := w.Step(ctx, ps)
+	if len(first) != 1 || len(w.Ledger()) != 1 {
+		t.Fatalf("outputs %v, ledger %v", first, w.Ledger())
+	}
+	u := first[0].Msg.(*protocol.SiteUpdate)
+	if u.Weight != 32 || !(u.Sigma > 0) || u.Secure || u.Epsilon != 1 {
+		t.Errorf("update %+v: weight |S_1| = 32, σ > 0, seeded noise not secure", u)
+	}
+	again := w.Step(ctx, &protocol.PhaseStart{Job: "j", Phase: 1, Model: []float64{1, 0, 0}})
+	if !reflect.DeepEqual(again, first) || len(w.Ledger()) != 1 {
+		t.Fatal("a repeated phase produced a new release")
+	}
+	w.Step(ctx, &protocol.PhaseStart{Job: "j", Phase: 2, Model: u.Model})
+	if l := w.Ledger(); len(l) != 2 || l[1].Records != 16 {
+		t.Fatalf("ledger %+v", l)
+	}
+	w.Step(ctx, &protocol.Result{Job: "j", Phases: 6, Model: []float64{1, 2, 3}})
+	if !w.Done() || w.Result() == nil {
+		t.Fatal("result not taken")
+	}
+}
+
+func TestWorkerRefusals(t *testing.T) {
+	ctx := context.Background()
+	w := newWorker(t)
+	w.Step(ctx, dpAnnounce("other"))
+	if outs := w.Tick(); outs != nil {
+		t.Error("an excluded site keeps joining")
+	}
+	w = newWorker(t)
+	bad := dpAnnounce("s1")
+	bad.Params = 4
+	outs := w.Step(ctx, bad)
+	if len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindAbort || w.Err() == nil {
+		t.Fatalf("dimension mismatch: %v", outs)
+	}
+	w = newWorker(t)
+	hinge := dpAnnounce("s1")
+	hinge.Loss = "hinge" // [Y21a] Thm 10 needs a smooth loss
+	w.Step(ctx, hinge)
+	outs = w.Step(ctx, &protocol.PhaseStart{Job: "j", Phase: 1, Model: []float64{0, 0, 0}})
+	if len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindAbort || len(w.Ledger()) != 0 {
+		t.Fatalf("hinge loss: %v", outs)
+	}
+	// Before any announcement, ticks retry the join.
+	w = newWorker(t)
+	if outs := w.Tick(); len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindJoin {
+		t.Fatalf("join retry %v", outs)
+	}
+}
