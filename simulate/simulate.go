@@ -76,7 +76,12 @@ func (s *Spec) Validate() error {
 		return err
 	}
 	if s.Scale == "" {
+		// Private jobs default to per-record preprocessing only: scaling
+		// fitted on a site's records is not covered by the guarantee.
 		s.Scale = "minmax"
+		if s.Job.Algo == protocol.AlgoFedDPLocalSGD {
+			s.Scale = "none"
+		}
 	}
 	if s.TestFraction == 0 {
 		s.TestFraction = 0.2

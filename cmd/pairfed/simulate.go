@@ -28,7 +28,7 @@ func simulateCommand() *cli.Command {
 		&cli.Float64Flag{Name: "radius", Value: 1, Usage: "per-record clipping radius R after per-site scaling"},
 		&cli.IntFlag{Name: "rounds", Usage: "fed-avg rounds (default 10)"},
 		&cli.Float64Flag{Name: "local-passes", Usage: "fed-avg local passes per round (default 1)"},
-		&cli.StringFlag{Name: "scale", Value: "minmax", Usage: "scaling each site fits on its own records: none, minmax or standard"},
+		&cli.StringFlag{Name: "scale", Usage: "scaling each site fits on its own records: none, minmax or standard (default minmax; none for private jobs, whose guarantee does not cover data-fitted scaling)"},
 		&cli.IntFlag{Name: "runs", Value: 1, Usage: "repetitions (different splits)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed (splits, partitions, fed-avg sampling)"},
 		&cli.Uint64Flag{Name: "noise-seed", Usage: "seed privacy noise and sampling: reproducible but NOT private"},
