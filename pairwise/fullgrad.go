@@ -34,20 +34,33 @@ func FullGradient(obj Objective, w, g []float64) {
 
 // lossGradient for the linear scorer: with s = Xw, h_ij = s_i − s_j and
 // Σ_{i≠j} c_ij (x_i − x_j) = Xᵀa with a_i = Σ_j c_ij − Σ_j c_ji:
-// O(n² + n·d) instead of O(n²·d).
+// O(n² + n·d) instead of O(n²·d). Every AUC loss has zero gradient on
+// same-label pairs (TestAUCLossesIgnoreSameLabelPairs), so only the
+// positive–negative pairs are visited, each ordered pair once.
 func (o *linearObjective) lossGradient(w, g []float64) bool {
 	s := o.data
 	n := s.N
 	sc := ScoresTo(make([]float64, n), w, s)
 	a := make([]float64, n)
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			if i == j {
-				continue
-			}
-			if _, c := o.loss.Eval(sc[i]-sc[j], s.Y[i], s.Y[j]); c != 0 {
+	var pos, neg []int
+	for i, y := range s.Y {
+		if y > 0 {
+			pos = append(pos, i)
+		} else {
+			neg = append(neg, i)
+		}
+	}
+	deriv := derivFunc(o.loss)
+	for _, i := range pos {
+		for _, j := range neg {
+			// (i, j) and (j, i): h_ji = −h_ij.
+			if c := deriv(sc[i]-sc[j], 1, -1); c != 0 {
 				a[i] += c
 				a[j] -= c
+			}
+			if c := deriv(sc[j]-sc[i], -1, 1); c != 0 {
+				a[j] += c
+				a[i] -= c
 			}
 		}
 	}
@@ -61,6 +74,18 @@ func (o *linearObjective) lossGradient(w, g []float64) bool {
 		}
 	}
 	return true
+}
+
+// derivFunc returns ∂f/∂h of the loss, without the value when the loss can
+// skip it (the logistic loss then costs one exp instead of exp + log1p).
+func derivFunc(l Loss) func(h, y, y2 float64) float64 {
+	if d, ok := l.(interface{ Deriv(h, y, y2 float64) float64 }); ok {
+		return d.Deriv
+	}
+	return func(h, y, y2 float64) float64 {
+		_, c := l.Eval(h, y, y2)
+		return c
+	}
 }
 
 // maxBatchN bounds the n×n matrices of the metric batch gradient (2 of

@@ -59,3 +59,17 @@ func TestFullGradientFastPathsMatchPairLoop(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFullGradientLinear measures one exact full gradient (n = 256,
+// d = 8, logistic): the inner loop of pgd, dpgdsc, dpgdc, dpgdc2, dpegd.
+func BenchmarkFullGradientLinear(b *testing.B) {
+	data := toyAUC(256, 8, 2, 9)
+	obj, _ := NewObjective(data, ObjectiveConfig{Loss: AUCLogistic{}, Radius: 1})
+	w := make([]float64, 8)
+	w[0] = 0.3
+	g := make([]float64, 8)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		FullGradient(obj, w, g)
+	}
+}

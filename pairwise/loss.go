@@ -161,6 +161,15 @@ func (AUCLogistic) Eval(h, y, y2 float64) (float64, float64) {
 	t := c * h
 	return softplusNeg(t), -c * sigmoidNeg(t)
 }
+// Deriv is ∂f/∂h alone (Eval's second value).
+func (AUCLogistic) Deriv(h, y, y2 float64) float64 {
+	c := y - y2
+	if c == 0 {
+		return 0
+	}
+	return -c * sigmoidNeg(c*h)
+}
+
 func (AUCLogistic) Props(R, B float64) Props {
 	return Props{Lipschitz: 4 * R, Smooth: 4 * R * R, Convex: true, Bound: softplusNeg(-4 * R * B)}
 }

@@ -204,3 +204,25 @@ func TestFusedStepProjectMatchesStepThenProject(t *testing.T) {
 		}
 	}
 }
+
+// The batched AUC gradient visits only positive–negative pairs: every AUC
+// loss must have zero gradient on same-label pairs, and Deriv must agree
+// with Eval.
+func TestAUCLossesIgnoreSameLabelPairs(t *testing.T) {
+	for _, name := range []string{"hinge", "square", "logistic"} {
+		l, _ := LossByName(TaskAUC, name)
+		for _, h := range []float64{-3, -0.5, 0, 0.7, 4} {
+			for _, y := range []float64{-1, 1} {
+				if _, d := l.Eval(h, y, y); d != 0 {
+					t.Fatalf("%s: ∂f/∂h = %v on a same-label pair", name, d)
+				}
+			}
+			for _, yy := range [][2]float64{{1, -1}, {-1, 1}, {1, 1}} {
+				_, want := l.Eval(h, yy[0], yy[1])
+				if got := derivFunc(l)(h, yy[0], yy[1]); math.Abs(got-want) > 1e-15 {
+					t.Fatalf("%s: Deriv %v, Eval %v", name, got, want)
+				}
+			}
+		}
+	}
+}
