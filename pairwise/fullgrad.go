@@ -79,7 +79,9 @@ func (o *linearObjective) lossGradient(w, g []float64) bool {
 // derivFunc returns ∂f/∂h of the loss, without the value when the loss can
 // skip it (the logistic loss then costs one exp instead of exp + log1p).
 func derivFunc(l Loss) func(h, y, y2 float64) float64 {
-	if d, ok := l.(interface{ Deriv(h, y, y2 float64) float64 }); ok {
+	if d, ok := l.(interface {
+		Deriv(h, y, y2 float64) float64
+	}); ok {
 		return d.Deriv
 	}
 	return func(h, y, y2 float64) float64 {

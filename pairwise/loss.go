@@ -161,6 +161,7 @@ func (AUCLogistic) Eval(h, y, y2 float64) (float64, float64) {
 	t := c * h
 	return softplusNeg(t), -c * sigmoidNeg(t)
 }
+
 // Deriv is ∂f/∂h alone (Eval's second value).
 func (AUCLogistic) Deriv(h, y, y2 float64) float64 {
 	c := y - y2
