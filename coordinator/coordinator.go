@@ -260,6 +260,20 @@ func (c *Coordinator) Privacy() []SitePrivacy {
 	return out
 }
 
+// Active returns the participants that have not left, sorted.
+func (c *Coordinator) Active() []string { return c.participants(true) }
+
+// Dropped returns the participants that left during the job, sorted.
+func (c *Coordinator) Dropped() []string {
+	var out []string
+	for _, name := range c.participants(false) {
+		if c.sites[name].left {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // participants returns the participating sites in sorted order; active
 // excludes sites that left.
 func (c *Coordinator) participants(active bool) []string {

@@ -68,3 +68,56 @@ func publish(t transport.Transport, outs []Output) error {
 	}
 	return nil
 }
+
+// Serve drives a Service over t until ctx ends: it subscribes to the
+// federation's coordinator and jobs subjects, hands decoded messages to
+// Step and ticks to Tick, passes every job that ended to persist (when
+// non-nil) and only then publishes the outputs, so a final status is
+// durable before any client sees it. A persist error stops Serve.
+func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Duration, persist func(*protocol.JobStatus) error) error {
+	if tick <= 0 {
+		return fmt.Errorf("coordinator: tick %v must be > 0", tick)
+	}
+	inbox := make(chan protocol.Message, 256)
+	handler := func(subject string, data []byte) {
+		m, err := protocol.Decode(data)
+		if err != nil {
+			s.cfg.Logf("coordinator: dropped message on %s: %v", subject, err)
+			return
+		}
+		select {
+		case inbox <- m:
+		case <-ctx.Done():
+		}
+	}
+	for _, subj := range []string{protocol.CoordSubject(s.cfg.Federation), protocol.JobsSubject(s.cfg.Federation)} {
+		unsub, err := t.Subscribe(subj, handler)
+		if err != nil {
+			return fmt.Errorf("coordinator: %w", err)
+		}
+		defer unsub()
+	}
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	for {
+		var outs []Output
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case m := <-inbox:
+			outs = s.Step(m)
+		case <-ticker.C:
+			outs = s.Tick()
+		}
+		if persist != nil {
+			for _, st := range s.TakeFinished() {
+				if err := persist(st); err != nil {
+					return fmt.Errorf("coordinator: persist job %s: %w", st.Job, err)
+				}
+			}
+		}
+		if err := publish(t, outs); err != nil {
+			return err
+		}
+	}
+}

@@ -72,6 +72,19 @@ type AuditResult struct {
 // labelled what-if experiments, never for private releases.
 func ScaleNoise(n pairwise.Noise, f float64) pairwise.Noise { return scaledNoise{n, f} }
 
+// Unprivate returns n labelled not private (Secure() false) with the reason
+// in its Name: for a pipeline whose other steps void the guarantee, such as
+// scaling fitted on the private records, so reports cannot claim privacy.
+func Unprivate(n pairwise.Noise, reason string) pairwise.Noise { return unprivate{n, reason} }
+
+type unprivate struct {
+	pairwise.Noise
+	reason string
+}
+
+func (u unprivate) Secure() bool { return false }
+func (u unprivate) Name() string { return u.Noise.Name() + " — NOT private: " + u.reason }
+
 // scaledNoise multiplies every noise scale by f (auditing only).
 type scaledNoise struct {
 	inner pairwise.Noise

@@ -23,11 +23,15 @@ const (
 	KindAbort                       // either way: the job stops
 	KindResult                      // coordinator → sites: the final model
 	KindLeave                       // site → coordinator: I am going away
+	KindJobSubmit                   // client → coordinator: run this job (repeatable: a known job id gets its status)
+	KindJobStatus                   // coordinator → client: where a submitted job stands
+	KindRefuse                      // site → coordinator: I will not take part in this job (e.g. privacy budget)
 )
 
 var kindNames = map[Kind]string{
 	KindJoin: "join", KindHeartbeat: "heartbeat", KindJobAnnounce: "job-announce", KindPhaseStart: "phase-start",
 	KindSiteUpdate: "site-update", KindAbort: "abort", KindResult: "result", KindLeave: "leave",
+	KindJobSubmit: "job-submit", KindJobStatus: "job-status", KindRefuse: "refuse",
 }
 
 func (k Kind) String() string {
@@ -56,6 +60,12 @@ func newMessage(k Kind) Message {
 		return &Result{}
 	case KindLeave:
 		return &Leave{}
+	case KindJobSubmit:
+		return &JobSubmit{}
+	case KindJobStatus:
+		return &JobStatus{}
+	case KindRefuse:
+		return &Refuse{}
 	}
 	return nil
 }
@@ -78,6 +88,9 @@ var (
 	_ Message = (*Abort)(nil)
 	_ Message = (*Result)(nil)
 	_ Message = (*Leave)(nil)
+	_ Message = (*JobSubmit)(nil)
+	_ Message = (*JobStatus)(nil)
+	_ Message = (*Refuse)(nil)
 )
 
 // Join announces a site. Records (n) and Dim (d) are public metadata: the
@@ -169,6 +182,86 @@ type Leave struct {
 	Reason string `msgpack:"reason"`
 }
 
+// JobSubmit asks the coordinator to run a job. Job is chosen by the client
+// and identifies the job from then on: submitting a known Job again does
+// not start a second run, it returns the job's status (clients poll that
+// way). The coordinator replies with JobStatus on ClientSubject(fed,
+// Client): at once (queued, running, or a refusal) and again when the job
+// ends. Zero values of the numeric parameters mean the coordinator's
+// defaults (see coordinator.JobConfig).
+type JobSubmit struct {
+	Job    string `msgpack:"job"`
+	Client string `msgpack:"client"`
+	Algo   string `msgpack:"algo"`
+	Loss   string `msgpack:"loss"` // "" for the algorithm's default
+	// MinSites is the number of live sites the job needs to start, and
+	// its quorum: a phase that times out is aggregated from at least
+	// MinSites updates.
+	MinSites      int     `msgpack:"min_sites"`
+	Rounds        int     `msgpack:"rounds"`
+	LocalPasses   float64 `msgpack:"local_passes"`
+	Eta           float64 `msgpack:"eta"`
+	ParamRadius   float64 `msgpack:"param_radius"`
+	FeatureRadius float64 `msgpack:"feature_radius"`
+	Lambda        float64 `msgpack:"lambda"`
+	Epsilon       float64 `msgpack:"epsilon"`
+	Delta         float64 `msgpack:"delta"`
+	Seed          uint64  `msgpack:"seed"`
+}
+
+// Job states (JobStatus.Status).
+const (
+	StatusQueued    = "queued"
+	StatusRunning   = "running"
+	StatusCompleted = "completed"
+	// StatusRefused: the coordinator refused the job (queue full) or too
+	// many sites refused it (privacy budget) to reach its quorum.
+	StatusRefused = "refused"
+	// StatusFailed: the job was invalid or aborted.
+	StatusFailed = "failed"
+)
+
+// JobStatus reports a job. Model, Phases, AUC and Privacy are set when it
+// completed; AUC is the coordinator's evaluation on its own test file when
+// TestRecords > 0.
+type JobStatus struct {
+	Job    string `msgpack:"job" json:"job"`
+	Status string `msgpack:"status" json:"status"`
+	Reason string `msgpack:"reason" json:"reason,omitempty"`
+	Algo   string `msgpack:"algo" json:"algorithm,omitempty"`
+	Phases int    `msgpack:"phases" json:"phases"`
+	// Sites are the participants still active at the end; Dropped those
+	// that left or fell silent during the job; Refused those that refused.
+	Sites       []string     `msgpack:"sites" json:"sites"`
+	Dropped     []string     `msgpack:"dropped" json:"dropped,omitempty"`
+	Refused     []string     `msgpack:"refused" json:"refused,omitempty"`
+	Model       []float64    `msgpack:"model" json:"model,omitempty"`
+	AUC         float64      `msgpack:"auc" json:"auc"`
+	TestRecords int          `msgpack:"test_records" json:"n_test"`
+	Privacy     []SiteReport `msgpack:"privacy" json:"privacy,omitempty"`
+}
+
+// SiteReport is what a participant reported about its releases in a job:
+// its record-level (ε, δ), every σ it added, and whether all its noise
+// came from a secure source.
+type SiteReport struct {
+	Site    string    `msgpack:"site" json:"site"`
+	Records int       `msgpack:"records" json:"records"`
+	Epsilon float64   `msgpack:"epsilon" json:"epsilon"`
+	Delta   float64   `msgpack:"delta" json:"delta"`
+	Sigmas  []float64 `msgpack:"sigmas" json:"sigmas"`
+	Secure  bool      `msgpack:"secure" json:"private"`
+}
+
+// Refuse tells the coordinator that Site will not take part in Job, and
+// why (for example: its privacy budget would be exceeded). Unlike Abort it
+// does not end the job by itself: the job goes on if enough sites remain.
+type Refuse struct {
+	Job    string `msgpack:"job"`
+	Site   string `msgpack:"site"`
+	Reason string `msgpack:"reason"`
+}
+
 func (*Join) Kind() Kind        { return KindJoin }
 func (*Heartbeat) Kind() Kind   { return KindHeartbeat }
 func (*JobAnnounce) Kind() Kind { return KindJobAnnounce }
@@ -177,6 +270,9 @@ func (*SiteUpdate) Kind() Kind  { return KindSiteUpdate }
 func (*Abort) Kind() Kind       { return KindAbort }
 func (*Result) Kind() Kind      { return KindResult }
 func (*Leave) Kind() Kind       { return KindLeave }
+func (*JobSubmit) Kind() Kind   { return KindJobSubmit }
+func (*JobStatus) Kind() Kind   { return KindJobStatus }
+func (*Refuse) Kind() Kind      { return KindRefuse }
 
 // Federated algorithm names (JobAnnounce.Algo).
 const (

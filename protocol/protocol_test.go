@@ -29,6 +29,11 @@ func samples() []Message {
 		&Abort{Job: "job-1", From: "coordinator", Reason: "quorum lost"},
 		&Result{Job: "job-1", Phases: 8, Model: []float64{1, 2, 3}, Sites: []string{"site-0", "site-1"}},
 		&Leave{Site: "site-1", Reason: "shutdown"},
+		&JobSubmit{Job: "job-2", Client: "c-1", Algo: "fed-dp-local-sgd", MinSites: 2, Epsilon: 1, Delta: 1e-3, FeatureRadius: 1, Seed: 9},
+		&JobStatus{Job: "job-2", Status: StatusCompleted, Algo: "fed-dp-local-sgd", Phases: 8, Sites: []string{"site-0", "site-1"},
+			Dropped: []string{"site-2"}, Refused: []string{"site-3"}, Model: []float64{0.5, -1}, AUC: 0.8125, TestRecords: 154,
+			Privacy: []SiteReport{{Site: "site-0", Records: 300, Epsilon: 1, Delta: 1e-3, Sigmas: []float64{0.5, 0.25}, Secure: true}}},
+		&Refuse{Job: "job-2", Site: "site-3", Reason: "privacy budget exceeded"},
 	}
 }
 
@@ -85,7 +90,7 @@ func TestGolden(t *testing.T) {
 // every deployed peer.
 func TestKindsAppendOnly(t *testing.T) {
 	want := map[Kind]byte{KindJoin: 1, KindHeartbeat: 2, KindJobAnnounce: 3, KindPhaseStart: 4,
-		KindSiteUpdate: 5, KindAbort: 6, KindResult: 7, KindLeave: 8}
+		KindSiteUpdate: 5, KindAbort: 6, KindResult: 7, KindLeave: 8, KindJobSubmit: 9, KindJobStatus: 10, KindRefuse: 11}
 	for k, v := range want {
 		if byte(k) != v {
 			t.Errorf("%v = %d, was %d: kinds are append-only", k, byte(k), v)
@@ -125,6 +130,17 @@ func TestDecodeRejects(t *testing.T) {
 		{"phase 0", mustEncode(&PhaseStart{Job: "j", Phase: 0, Model: []float64{1}}), "phase 0"},
 		{"empty model", mustEncode(&PhaseStart{Job: "j", Phase: 1}), "empty model"},
 		{"delta 1", mustEncode(&SiteUpdate{Job: "j", Phase: 1, Site: "s", Model: []float64{1}, Weight: 1, Delta: 1}), "delta"},
+		{"submit no client", mustEncode(&JobSubmit{Job: "j", Algo: "fed-avg", MinSites: 1}), "empty client"},
+		{"submit min sites 0", mustEncode(&JobSubmit{Job: "j", Client: "c", Algo: "fed-avg"}), "min sites 0"},
+		{"submit NaN eps", mustEncode(&JobSubmit{Job: "j", Client: "c", Algo: "fed-avg", MinSites: 1, Epsilon: math.NaN()}), "not finite"},
+		{"submit negative eta", mustEncode(&JobSubmit{Job: "j", Client: "c", Algo: "fed-avg", MinSites: 1, Eta: -1}), "negative"},
+		{"submit bad loss", mustEncode(&JobSubmit{Job: "j", Client: "c", Algo: "fed-avg", MinSites: 1, Loss: "a.b"}), "loss"},
+		{"status unknown", mustEncode(&JobStatus{Job: "j", Status: "done"}), "unknown status"},
+		{"status auc", mustEncode(&JobStatus{Job: "j", Status: StatusCompleted, AUC: 1.5}), "auc"},
+		{"status bad sigma", mustEncode(&JobStatus{Job: "j", Status: StatusCompleted, Privacy: []SiteReport{{Site: "s", Sigmas: []float64{-1}}}}), "negative"},
+		{"status bad site", mustEncode(&JobStatus{Job: "j", Status: StatusFailed, Refused: []string{"a b"}}), "not in"},
+		{"refuse no site", mustEncode(&Refuse{Job: "j"}), "empty site"},
+		{"refuse long reason", mustEncode(&Refuse{Job: "j", Site: "s", Reason: strings.Repeat("r", MaxReasonLen+1)}), "reason"},
 		{"duplicate site", mustEncode(&JobAnnounce{Job: "j", Algo: "a", Task: "auc", Loss: "hinge", Params: 1, Phases: 1, Sites: []string{"x", "x"}}), "twice"},
 	}
 	for _, c := range cases {
@@ -181,6 +197,12 @@ func TestSubjects(t *testing.T) {
 		t.Error(got)
 	}
 	if got := SiteSubject("f1", "s-2"); got != "pairfed.f1.site.s-2" {
+		t.Error(got)
+	}
+	if got := JobsSubject("f1"); got != "pairfed.f1.jobs" {
+		t.Error(got)
+	}
+	if got := ClientSubject("f1", "c-7"); got != "pairfed.f1.client.c-7" {
 		t.Error(got)
 	}
 	for _, bad := range []string{"", "a.b", "a*", "a>", "a b", strings.Repeat("x", MaxNameLen+1)} {

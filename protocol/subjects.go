@@ -18,3 +18,10 @@ func SitesSubject(fed string) string { return SubjectPrefix + "." + fed + ".site
 
 // SiteSubject is the direct subject of one site.
 func SiteSubject(fed, site string) string { return SubjectPrefix + "." + fed + ".site." + site }
+
+// JobsSubject is where clients submit jobs to the coordinator of fed.
+func JobsSubject(fed string) string { return SubjectPrefix + "." + fed + ".jobs" }
+
+// ClientSubject is where the coordinator answers client (a subject token
+// the client chose).
+func ClientSubject(fed, client string) string { return SubjectPrefix + "." + fed + ".client." + client }

@@ -232,3 +232,115 @@ func (m *Leave) Validate() error {
 	}
 	return checkReason(m.Reason)
 }
+
+func (m *JobSubmit) Validate() error {
+	for _, n := range []struct{ what, s string }{{"job", m.Job}, {"client", m.Client}, {"algorithm", m.Algo}} {
+		if err := ValidName(n.what, n.s); err != nil {
+			return err
+		}
+	}
+	if m.Loss != "" {
+		if err := ValidName("loss", m.Loss); err != nil {
+			return err
+		}
+	}
+	if m.MinSites < 1 || m.MinSites > MaxSites {
+		return fmt.Errorf("protocol: job %s: min sites %d outside [1, %d]", m.Job, m.MinSites, MaxSites)
+	}
+	if m.Rounds < 0 || m.Rounds > MaxPhases {
+		return fmt.Errorf("protocol: job %s: rounds %d outside [0, %d]", m.Job, m.Rounds, MaxPhases)
+	}
+	for _, v := range []struct {
+		what string
+		x    float64
+	}{{"local_passes", m.LocalPasses}, {"eta", m.Eta}, {"param_radius", m.ParamRadius}, {"feature_radius", m.FeatureRadius}, {"lambda", m.Lambda}} {
+		if err := nonNegative(v.what, v.x); err != nil {
+			return err
+		}
+	}
+	return checkPrivacy(m.Epsilon, m.Delta)
+}
+
+var jobStatuses = map[string]bool{StatusQueued: true, StatusRunning: true, StatusCompleted: true, StatusRefused: true, StatusFailed: true}
+
+func checkSites(what string, sites []string) error {
+	if len(sites) > MaxSites {
+		return fmt.Errorf("protocol: %d %s sites exceeds %d", len(sites), what, MaxSites)
+	}
+	for _, s := range sites {
+		if err := ValidName("site", s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *JobStatus) Validate() error {
+	if err := ValidName("job", m.Job); err != nil {
+		return err
+	}
+	if !jobStatuses[m.Status] {
+		return fmt.Errorf("protocol: job %s: unknown status %q", m.Job, m.Status)
+	}
+	if err := checkReason(m.Reason); err != nil {
+		return err
+	}
+	if m.Algo != "" {
+		if err := ValidName("algorithm", m.Algo); err != nil {
+			return err
+		}
+	}
+	if m.Phases < 0 || m.Phases > MaxPhases {
+		return fmt.Errorf("protocol: job %s: phases %d outside [0, %d]", m.Job, m.Phases, MaxPhases)
+	}
+	for _, l := range []struct {
+		what  string
+		sites []string
+	}{{"active", m.Sites}, {"dropped", m.Dropped}, {"refused", m.Refused}} {
+		if err := checkSites(l.what, l.sites); err != nil {
+			return err
+		}
+	}
+	if err := checkModel(m.Model, false); err != nil {
+		return err
+	}
+	if err := finite("auc", m.AUC); err != nil {
+		return err
+	}
+	if m.AUC < 0 || m.AUC > 1 || m.TestRecords < 0 || m.TestRecords > MaxRecords {
+		return fmt.Errorf("protocol: job %s: auc %v outside [0, 1] or test records %d outside [0, %d]", m.Job, m.AUC, m.TestRecords, int64(MaxRecords))
+	}
+	if len(m.Privacy) > MaxSites {
+		return fmt.Errorf("protocol: job %s: %d privacy reports exceeds %d", m.Job, len(m.Privacy), MaxSites)
+	}
+	for _, p := range m.Privacy {
+		if err := ValidName("site", p.Site); err != nil {
+			return err
+		}
+		if p.Records < 0 || p.Records > MaxRecords {
+			return fmt.Errorf("protocol: job %s: site %s: %d records outside [0, %d]", m.Job, p.Site, p.Records, int64(MaxRecords))
+		}
+		if err := checkPrivacy(p.Epsilon, p.Delta); err != nil {
+			return err
+		}
+		if len(p.Sigmas) > MaxPhases {
+			return fmt.Errorf("protocol: job %s: site %s: %d σ values exceeds %d", m.Job, p.Site, len(p.Sigmas), MaxPhases)
+		}
+		for _, s := range p.Sigmas {
+			if err := nonNegative("sigma", s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (m *Refuse) Validate() error {
+	if err := ValidName("job", m.Job); err != nil {
+		return err
+	}
+	if err := ValidName("site", m.Site); err != nil {
+		return err
+	}
+	return checkReason(m.Reason)
+}

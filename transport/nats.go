@@ -107,3 +107,43 @@ func ConnectInProcess(s *server.Server, name string, opts ...nats.Option) (*NATS
 	}
 	return NewNATS(nc, true), nil
 }
+
+// StartListening starts a nats-server in this process that listens for
+// clients on TCP host:port (port 0 picks a free port); ClientURL of the
+// result is the URL to give remote workers. Call Shutdown on the result.
+func StartListening(host string, port int) (*server.Server, error) {
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	opts := &server.Options{
+		ServerName: "pairfed-coordinator",
+		Host:       host,
+		Port:       port,
+		NoLog:      true,
+		NoSigs:     true,
+		MaxPayload: MaxPayload,
+	}
+	s, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("transport: nats-server on %s:%d: %w", host, port, err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		s.Shutdown()
+		return nil, fmt.Errorf("transport: nats-server on %s:%d not ready after 10s", host, port)
+	}
+	return s, nil
+}
+
+// Connect dials the NATS server at url. The connection retries the first
+// dial and reconnects for ever (a site outlives coordinator restarts);
+// name identifies the client in the server's monitoring.
+func Connect(url, name string, opts ...nats.Option) (*NATS, error) {
+	opts = append([]nats.Option{nats.Name(name), nats.RetryOnFailedConnect(true), nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond)}, opts...)
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("transport: connect to %s: %w", url, err)
+	}
+	return NewNATS(nc, true), nil
+}

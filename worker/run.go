@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/pairfed/pairfed/protocol"
@@ -75,4 +76,67 @@ func publish(t transport.Transport, outs []Output) error {
 		}
 	}
 	return nil
+}
+
+// ServeOptions tune Serve. The zero value is the production setting.
+type ServeOptions struct {
+	// UpdateDelay holds every SiteUpdate back this long before it is
+	// published (tests use it to kill a site in the middle of a job).
+	UpdateDelay time.Duration
+}
+
+// Serve drives a Service over t until ctx is done, serving job after job.
+// On cancellation it sends a best-effort Leave.
+func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Duration, opt ServeOptions) error {
+	if tick <= 0 {
+		return fmt.Errorf("worker: tick %v must be > 0", tick)
+	}
+	cfg := &s.cfg.Worker
+	inbox := make(chan protocol.Message, 64)
+	handler := func(subject string, data []byte) {
+		m, err := protocol.Decode(data)
+		if err != nil {
+			cfg.Logf("worker %s: dropped message on %s: %v", cfg.Site, subject, err)
+			return
+		}
+		select {
+		case inbox <- m:
+		case <-ctx.Done():
+		}
+	}
+	for _, subj := range []string{protocol.SitesSubject(cfg.Federation), protocol.SiteSubject(cfg.Federation, cfg.Site)} {
+		unsub, err := t.Subscribe(subj, handler)
+		if err != nil {
+			return fmt.Errorf("worker %s: %w", cfg.Site, err)
+		}
+		defer unsub()
+	}
+	if err := publish(t, s.Start()); err != nil {
+		return err
+	}
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	for {
+		var outs []Output
+		select {
+		case <-ctx.Done():
+			leave := Output{Subject: protocol.CoordSubject(cfg.Federation), Msg: &protocol.Leave{Site: cfg.Site, Reason: "shutting down"}}
+			_ = publish(t, []Output{leave})
+			return ctx.Err()
+		case m := <-inbox:
+			outs = s.Step(ctx, m)
+		case <-ticker.C:
+			outs = s.Tick()
+		}
+		if opt.UpdateDelay > 0 && slices.ContainsFunc(outs, func(o Output) bool { return o.Msg.Kind() == protocol.KindSiteUpdate }) {
+			select {
+			case <-time.After(opt.UpdateDelay):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if err := publish(t, outs); err != nil {
+			return err
+		}
+	}
 }

@@ -48,8 +48,18 @@ type Config struct {
 	// HeartbeatEvery, when > 0, sends a Heartbeat every that many ticks
 	// while a job runs.
 	HeartbeatEvery int
+	// Store, when set, is the durable ledger: every release is appended
+	// to it before the update leaves the state machine (write-ahead). If
+	// Append fails the update is not released and the worker aborts.
+	Store LedgerStore
 	// Logf receives one line per notable event; nil discards.
 	Logf func(format string, args ...any)
+}
+
+// LedgerStore persists ledger entries. Append must return only once the
+// entry is durable (e.g. written and fsynced).
+type LedgerStore interface {
+	Append(Release) error
 }
 
 // Validate fills defaults and checks the configuration.
@@ -93,13 +103,13 @@ type Output struct {
 // Release is one entry of the site's privacy ledger: a value this site
 // released, with the guarantee it claims for the records it used.
 type Release struct {
-	Job     string
-	Phase   int
-	Records int // records the release depends on (the phase's partition)
-	Sigma   float64
-	Epsilon float64
-	Delta   float64
-	Secure  bool
+	Job     string  `json:"job"`
+	Phase   int     `json:"phase"`
+	Records int     `json:"records"` // records the release depends on (the phase's partition)
+	Sigma   float64 `json:"sigma"`
+	Epsilon float64 `json:"epsilon"`
+	Delta   float64 `json:"delta"`
+	Secure  bool    `json:"secure"`
 }
 
 // Worker is the site state machine. It is not safe for concurrent use.
@@ -297,10 +307,17 @@ func (w *Worker) onPhase(ctx context.Context, m *protocol.PhaseStart) []Output {
 		w.logf("phase %d failed: %v", m.Phase, err)
 		return []Output{w.toCoord(&protocol.Abort{Job: m.Job, From: w.cfg.Site, Reason: truncate(err.Error(), protocol.MaxReasonLen)})}
 	}
-	// Charge before release: the ledger entry exists before the update
-	// leaves this state machine.
+	// Charge before release: the ledger entry exists (durably, with a
+	// Store) before the update leaves this state machine.
 	if rel != nil {
 		w.ledger = append(w.ledger, *rel)
+		if w.cfg.Store != nil {
+			if err := w.cfg.Store.Append(*rel); err != nil {
+				w.err = fmt.Errorf("worker %s: phase %d: ledger: %w", w.cfg.Site, m.Phase, err)
+				w.logf("phase %d not released: ledger write failed: %v", m.Phase, err)
+				return []Output{w.toCoord(&protocol.Abort{Job: m.Job, From: w.cfg.Site, Reason: "site ledger write failed"})}
+			}
+		}
 	}
 	w.sent[m.Phase] = u
 	w.startOf[m.Phase] = slices.Clone(m.Model)

@@ -45,6 +45,9 @@ func newApp() *cli.App {
 			benchCommand(),
 			auditCommand(),
 			simulateCommand(),
+			coordinatorCommand(),
+			workerCommand(),
+			jobCommand(),
 		},
 	}
 }

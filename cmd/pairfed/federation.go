@@ -1,0 +1,473 @@
+package main
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/pairfed/pairfed/coordinator"
+	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/experiment"
+	"github.com/pairfed/pairfed/pairwise"
+	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/store"
+	"github.com/pairfed/pairfed/transport"
+	"github.com/pairfed/pairfed/worker"
+	"github.com/urfave/cli/v2"
+)
+
+// This file wires the long-running federation processes: `pairfed
+// coordinator`, `pairfed worker` and the client `pairfed job submit`. The
+// state machines are coordinator.Service and worker.Service; this file owns
+// the NATS connections, the clock, signals, the data files and the state
+// directories (package store).
+
+const defaultFederation = "pairfed"
+
+func federationFlag() cli.Flag {
+	return &cli.StringFlag{Name: "federation", Value: defaultFederation, Usage: "federation name (a subject token shared by the coordinator, its sites and clients)"}
+}
+
+func stderrLogf(prefix string) func(string, ...any) {
+	return func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "%s %s%s\n", time.Now().Format("15:04:05.000"), prefix, fmt.Sprintf(format, args...))
+	}
+}
+
+// connectNATS dials url and waits (bounded by ctx) until the connection is
+// up; retry makes the first dial retry until then.
+func connectNATS(ctx context.Context, url, name string, retry bool) (*transport.NATS, error) {
+	t, err := transport.Connect(url, name, nats.RetryOnFailedConnect(retry))
+	if err != nil {
+		return nil, err
+	}
+	for !t.Conn().IsConnected() {
+		select {
+		case <-ctx.Done():
+			t.Close()
+			return nil, fmt.Errorf("no connection to %s: %w", url, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return t, nil
+}
+
+func ticks(d, tick time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return max(1, int(math.Ceil(float64(d)/float64(tick))))
+}
+
+func coordinatorCommand() *cli.Command {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "listen", Usage: "host:port on which to run an embedded nats-server for the sites (port 0: any free port)"},
+		&cli.StringFlag{Name: "nats", Usage: "URL of an existing NATS server (instead of --listen)"},
+		federationFlag(),
+		&cli.StringFlag{Name: "state", Required: true, Usage: "state directory: finished job results are kept in DIR/jobs/<job>.json"},
+		&cli.StringFlag{Name: "test", Usage: "test file on which the coordinator scores every finished job (AUC)"},
+		&cli.StringFlag{Name: "scale", Value: "minmax", Usage: "scaling fitted on the --test file itself: none, minmax or standard"},
+		&cli.IntFlag{Name: "min-sites", Value: 1, Usage: "least number of live sites a job starts with, and its quorum (a job may ask more)"},
+		&cli.DurationFlag{Name: "phase-timeout", Value: 10 * time.Second, Usage: "how long a phase waits for every update before aggregating a quorum (or re-broadcasting)"},
+		&cli.DurationFlag{Name: "site-timeout", Value: 5 * time.Second, Usage: "silence after which a site is dropped (from the federation and its running job)"},
+		&cli.IntFlag{Name: "max-queue", Value: 16, Usage: "jobs that may wait behind the running one; more are refused"},
+		&cli.DurationFlag{Name: "tick", Value: 50 * time.Millisecond, Usage: "clock resolution of the run loop"},
+	}
+	return &cli.Command{
+		Name:  "coordinator",
+		Usage: "run the coordinator of a federation: sites join, jobs are submitted with `pairfed job submit`",
+		Description: `Examples:
+   pairfed coordinator --listen 127.0.0.1:4222 --state /var/lib/pairfed/coord --test test.libsvm --min-sites 2
+   pairfed coordinator --nats nats://127.0.0.1:4222 --state DIR`,
+		Flags:  append(flags, dataFlags()...),
+		Action: runCoordinator,
+	}
+}
+
+func runCoordinator(c *cli.Context) error {
+	ctx := c.Context
+	listen, url := c.String("listen"), c.String("nats")
+	if (listen == "") == (url == "") {
+		return usageError{errors.New("coordinator: give exactly one of --listen HOST:PORT and --nats URL")}
+	}
+	tick := c.Duration("tick")
+	if tick <= 0 {
+		return usageError{fmt.Errorf("coordinator: --tick %v must be > 0", tick)}
+	}
+	logf := stderrLogf("")
+	jobs, err := store.OpenJobs(c.String("state"))
+	if err != nil {
+		return err
+	}
+	finished, err := jobs.Load()
+	if err != nil {
+		return err
+	}
+	cfg := coordinator.ServiceConfig{
+		Federation: c.String("federation"), MinSites: c.Int("min-sites"), PhaseTimeout: ticks(c.Duration("phase-timeout"), tick),
+		SiteTimeout: ticks(c.Duration("site-timeout"), tick), MaxQueue: c.Int("max-queue"), Finished: finished, Logf: logf,
+	}
+	if p := c.String("test"); p != "" {
+		test, err := data.Load(p, dataOptions(c))
+		if err != nil {
+			return err
+		}
+		sc, err := data.FitScaler(c.String("scale"), test.Dataset)
+		if err != nil {
+			return err
+		}
+		scaled := sc.Apply(test.Dataset)
+		cfg.Evaluate = func(job *protocol.JobAnnounce, model []float64) (float64, int) {
+			ds := scaled
+			if job.FeatureRadius > 0 {
+				if ds, _, err = data.Clip(scaled, job.FeatureRadius); err != nil {
+					logf("coordinator: evaluation of %s: %v", job.Job, err)
+					return 0, 0
+				}
+			}
+			if ds.D != len(model) {
+				logf("coordinator: evaluation of %s: test file has d = %d, model %d", job.Job, ds.D, len(model))
+				return 0, 0
+			}
+			return pairwise.LinearAUC(model, ds), ds.N
+		}
+	}
+	svc, err := coordinator.NewService(cfg)
+	if err != nil {
+		return usageError{err}
+	}
+	if listen != "" {
+		host, portStr, err := net.SplitHostPort(listen)
+		if err != nil {
+			return usageError{fmt.Errorf("coordinator: --listen %q: %w", listen, err)}
+		}
+		port, err := strconv.Atoi(portStr)
+		if err != nil || port < 0 || port > 65535 {
+			return usageError{fmt.Errorf("coordinator: --listen %q: bad port", listen)}
+		}
+		srv, err := transport.StartListening(host, port)
+		if err != nil {
+			return err
+		}
+		defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+		url = srv.ClientURL()
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	t, err := connectNATS(cctx, url, "pairfed-coordinator", true)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("coordinator: %w", err)
+	}
+	defer t.Close()
+	logf("coordinator: federation %s on %s (state %s, %d finished jobs reloaded)", cfg.Federation, url, c.String("state"), len(finished))
+	if listen != "" {
+		// One line on stdout, for scripts and tests: where the sites connect.
+		fmt.Fprintf(c.App.Writer, "listening on %s\n", url)
+	}
+	err = coordinator.Serve(ctx, svc, t, tick, jobs.Save)
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+func workerCommand() *cli.Command {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "nats", Required: true, Usage: "URL of the federation's NATS server"},
+		federationFlag(),
+		&cli.StringFlag{Name: "site", Required: true, Usage: "this site's name (a subject token, unique in the federation)"},
+		&cli.StringFlag{Name: "data", Required: true, Usage: "this site's training file: it never leaves the process"},
+		&cli.StringFlag{Name: "state", Required: true, Usage: "state directory: the privacy ledger DIR/ledger.jsonl (write-ahead, reloaded on restart)"},
+		&cli.Float64Flag{Name: "budget-epsilon", Usage: "total record-level ε this site may spend over all jobs (sum over jobs); unset: no limit"},
+		&cli.Float64Flag{Name: "budget-delta", Usage: "total δ this site may spend over all jobs; unset: no limit"},
+		&cli.StringFlag{Name: "scale", Value: "minmax", Usage: "scaling fitted on this site's records: none, minmax or standard (the DP guarantee covers per-record preprocessing only: use none for private jobs)"},
+		&cli.Float64Flag{Name: "radius", Value: 1, Usage: "per-record clipping radius R after scaling"},
+		&cli.DurationFlag{Name: "heartbeat", Value: 500 * time.Millisecond, Usage: "interval of heartbeats (and of Joins between jobs)"},
+		&cli.DurationFlag{Name: "job-timeout", Value: 2 * time.Minute, Usage: "give up on a job after this long without word from the coordinator"},
+		&cli.DurationFlag{Name: "tick", Value: 50 * time.Millisecond, Usage: "clock resolution of the run loop"},
+		&cli.DurationFlag{Name: "update-delay", Hidden: true, Usage: "testing: hold every update back this long"},
+	}
+	return &cli.Command{
+		Name:  "worker",
+		Usage: "run one site of a federation: it joins, heartbeats and serves the phases of each job",
+		Description: `Example:
+   pairfed worker --nats nats://127.0.0.1:4222 --site hospital-a --data a.libsvm --state /var/lib/pairfed/a --budget-epsilon 4 --budget-delta 1e-4`,
+		Flags:  append(flags, dataFlags()...),
+		Action: runWorker,
+	}
+}
+
+func runWorker(c *cli.Context) error {
+	ctx := c.Context
+	tick := c.Duration("tick")
+	if tick <= 0 {
+		return usageError{fmt.Errorf("worker: --tick %v must be > 0", tick)}
+	}
+	site := c.String("site")
+	logf := stderrLogf("")
+	table, err := data.Load(c.String("data"), dataOptions(c))
+	if err != nil {
+		return err
+	}
+	sc, err := data.FitScaler(c.String("scale"), table.Dataset)
+	if err != nil {
+		return usageError{err}
+	}
+	ds := sc.Apply(table.Dataset)
+	if R := c.Float64("radius"); R > 0 {
+		if ds, _, err = data.Clip(ds, R); err != nil {
+			return err
+		}
+	}
+	ledger, releases, notes, err := store.OpenLedger(c.String("state"))
+	if err != nil {
+		return err
+	}
+	defer ledger.Close()
+	for _, n := range notes {
+		logf("worker %s: %s", site, n)
+	}
+	var key [32]byte
+	if _, err := crand.Read(key[:]); err != nil {
+		return fmt.Errorf("worker: secure seed: %w", err)
+	}
+	every := ticks(c.Duration("heartbeat"), tick)
+	cfg := worker.ServiceConfig{
+		Worker: worker.Config{Federation: c.String("federation"), Site: site, Data: ds, Noise: siteNoise(c.String("scale")),
+			Rand: rand.New(rand.NewChaCha8(key)), JoinEvery: every, HeartbeatEvery: every, Store: ledger, Logf: logf},
+		Ledger: releases, JobTimeout: ticks(c.Duration("job-timeout"), tick),
+	}
+	if c.IsSet("budget-epsilon") || c.IsSet("budget-delta") {
+		b := &worker.Budget{Epsilon: math.Inf(1), Delta: math.Inf(1)}
+		if c.IsSet("budget-epsilon") {
+			b.Epsilon = c.Float64("budget-epsilon")
+		}
+		if c.IsSet("budget-delta") {
+			b.Delta = c.Float64("budget-delta")
+		}
+		cfg.Budget = b
+	}
+	svc, err := worker.NewService(cfg)
+	if err != nil {
+		return usageError{err}
+	}
+	e, d := worker.Spent(releases)
+	logf("worker %s: n = %d, d = %d, ledger: %d releases, spent (ε, δ) = (%g, %g)", site, ds.N, ds.D, len(releases), e, d)
+	t, err := connectNATS(ctx, c.String("nats"), "pairfed-worker-"+site, true)
+	if err != nil {
+		return fmt.Errorf("worker %s: %w", site, err)
+	}
+	defer t.Close()
+	err = worker.Serve(ctx, svc, t, tick, worker.ServeOptions{UpdateDelay: c.Duration("update-delay")})
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+func jobCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "job",
+		Usage:       "submit jobs to a running coordinator",
+		Subcommands: []*cli.Command{jobSubmitCommand()},
+	}
+}
+
+func jobSubmitCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "submit",
+		Usage: "submit one job; with --wait, wait for its end and report the result",
+		Description: `Examples:
+   pairfed job submit --nats nats://127.0.0.1:4222 --algo fed-avg --min-sites 3 --wait --json
+   pairfed job submit --nats URL --algo fed-dp-local-sgd --epsilon 1 --delta 1e-4 --min-sites 2 --wait
+
+Exit status: 0 completed (or accepted, without --wait), 1 failed, 3 refused.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "nats", Required: true, Usage: "URL of the federation's NATS server"},
+			federationFlag(),
+			&cli.StringFlag{Name: "job", Usage: "job id (default: a random one); resubmitting a known id reports its status"},
+			&cli.StringFlag{Name: "algo", Required: true, Usage: "fed-avg or fed-dp-local-sgd"},
+			&cli.StringFlag{Name: "loss", Usage: "hinge, square or logistic (default: hinge for fed-avg, logistic for fed-dp-local-sgd)"},
+			&cli.Float64Flag{Name: "epsilon", Usage: "per-site record-level ε (fed-dp-local-sgd)"},
+			&cli.Float64Flag{Name: "delta", Usage: "per-site δ (default 1/n of the largest site)"},
+			&cli.IntFlag{Name: "min-sites", Value: 1, Usage: "live sites the job needs to start, and its quorum"},
+			&cli.IntFlag{Name: "rounds", Usage: "fed-avg rounds (default 10)"},
+			&cli.Float64Flag{Name: "local-passes", Usage: "fed-avg local passes per round (default 1)"},
+			&cli.Float64Flag{Name: "eta", Usage: "base step size η"},
+			&cli.Float64Flag{Name: "param-radius", Usage: "radius B of the ℓ2 parameter ball"},
+			&cli.Float64Flag{Name: "radius", Usage: "feature radius R the sites must have clipped to (default 1)"},
+			&cli.Float64Flag{Name: "lambda", Usage: "(λ/2)‖w‖² regularization"},
+			&cli.Uint64Flag{Name: "seed", Usage: "seed recorded in the job"},
+			&cli.BoolFlag{Name: "wait", Usage: "wait until the job completed, was refused or failed"},
+			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Minute, Usage: "give up waiting after this long"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
+		},
+		Action: runJobSubmit,
+	}
+}
+
+// submitReport is the `pairfed job submit --json` object.
+type submitReport struct {
+	Job       string                `json:"job"`
+	Status    string                `json:"status"`
+	Reason    string                `json:"reason,omitempty"`
+	Algorithm string                `json:"algorithm"`
+	Phases    int                   `json:"phases"`
+	Sites     []string              `json:"sites"`
+	Dropped   []string              `json:"dropped,omitempty"`
+	Refused   []string              `json:"refused,omitempty"`
+	AUC       *experiment.Summary   `json:"auc,omitempty"`
+	NTest     int                   `json:"n_test"`
+	Private   bool                  `json:"private"`
+	Privacy   []protocol.SiteReport `json:"privacy,omitempty"`
+	Model     []float64             `json:"model,omitempty"`
+	Seconds   float64               `json:"seconds"`
+}
+
+func randomToken(prefix string) string {
+	var b [6]byte
+	_, _ = crand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+func terminal(status string) bool {
+	return status == protocol.StatusCompleted || status == protocol.StatusRefused || status == protocol.StatusFailed
+}
+
+func runJobSubmit(c *cli.Context) error {
+	start := time.Now()
+	fed := c.String("federation")
+	id := c.String("job")
+	if id == "" {
+		id = randomToken("job-")
+	}
+	client := randomToken("c-")
+	sub := &protocol.JobSubmit{Job: id, Client: client, Algo: c.String("algo"), Loss: c.String("loss"), MinSites: c.Int("min-sites"),
+		Rounds: c.Int("rounds"), LocalPasses: c.Float64("local-passes"), Eta: c.Float64("eta"), ParamRadius: c.Float64("param-radius"),
+		FeatureRadius: c.Float64("radius"), Lambda: c.Float64("lambda"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), Seed: c.Uint64("seed")}
+	msg, err := protocol.Encode(sub)
+	if err != nil {
+		return usageError{err}
+	}
+	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	defer cancel()
+	cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
+	t, err := connectNATS(cctx, c.String("nats"), "pairfed-client", false)
+	ccancel()
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	statuses := make(chan *protocol.JobStatus, 16)
+	unsub, err := t.Subscribe(protocol.ClientSubject(fed, client), func(_ string, b []byte) {
+		m, err := protocol.Decode(b)
+		if err != nil {
+			return
+		}
+		if st, ok := m.(*protocol.JobStatus); ok && st.Job == id {
+			select {
+			case statuses <- st:
+			default:
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer unsub()
+	// Submitting a known id is idempotent: it is also how the client polls
+	// (core NATS may lose a message; a lost reply is asked for again).
+	var st *protocol.JobStatus
+	poll := 2 * time.Second
+	for st == nil || (c.Bool("wait") && !terminal(st.Status)) {
+		if err := t.Publish(protocol.JobsSubject(fed), msg); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			if st == nil {
+				return fmt.Errorf("job submit: no answer from a coordinator of federation %s at %s within %v", fed, c.String("nats"), c.Duration("timeout"))
+			}
+			return fmt.Errorf("job submit: job %s still %s after %v", id, st.Status, c.Duration("timeout"))
+		case s := <-statuses:
+			st = s
+		case <-time.After(poll):
+		}
+		if st != nil && st.Status != protocol.StatusQueued && st.Status != protocol.StatusRunning {
+			break
+		}
+		poll = 5 * time.Second
+	}
+	rep := &submitReport{Job: st.Job, Status: st.Status, Reason: st.Reason, Algorithm: st.Algo, Phases: st.Phases, Sites: st.Sites,
+		Dropped: st.Dropped, Refused: st.Refused, NTest: st.TestRecords, Privacy: st.Privacy, Model: st.Model, Seconds: time.Since(start).Seconds()}
+	if st.TestRecords > 0 {
+		rep.AUC = experiment.Summarize([]float64{st.AUC})
+	}
+	if st.Status == protocol.StatusCompleted && st.Algo == protocol.AlgoFedDPLocalSGD {
+		rep.Private = len(st.Privacy) > 0
+		for _, p := range st.Privacy {
+			rep.Private = rep.Private && p.Secure
+		}
+	}
+	if c.Bool("json") {
+		if err := writeJSON(c.App.Writer, rep); err != nil {
+			return err
+		}
+	} else {
+		printSubmit(c.App.Writer, rep)
+	}
+	switch st.Status {
+	case protocol.StatusFailed:
+		return cli.Exit(fmt.Sprintf("job %s failed", id), 1)
+	case protocol.StatusRefused:
+		return cli.Exit(fmt.Sprintf("job %s refused", id), 3)
+	}
+	return nil
+}
+
+func printSubmit(w io.Writer, r *submitReport) {
+	fmt.Fprintf(w, "job %s (%s): %s\n", r.Job, r.Algorithm, r.Status)
+	if r.Reason != "" {
+		fmt.Fprintf(w, "reason: %s\n", r.Reason)
+	}
+	if len(r.Sites) > 0 {
+		fmt.Fprintf(w, "sites: %s\n", strings.Join(r.Sites, " "))
+	}
+	if len(r.Dropped) > 0 {
+		fmt.Fprintf(w, "dropped during the job: %s\n", strings.Join(r.Dropped, " "))
+	}
+	if len(r.Refused) > 0 {
+		fmt.Fprintf(w, "refused: %s\n", strings.Join(r.Refused, " "))
+	}
+	if r.AUC != nil {
+		fmt.Fprintf(w, "test AUC: %.4f (n_test = %d), %d phases, %.3g s\n", r.AUC.Mean, r.NTest, r.Phases, r.Seconds)
+	}
+	for _, p := range r.Privacy {
+		if p.Epsilon > 0 {
+			fmt.Fprintf(w, "privacy %s (n = %d): record-level (ε, δ) = (%g, %.3g), σ %s, secure noise: %v\n", p.Site, p.Records, p.Epsilon, p.Delta, fmtSigmas(p.Sigmas), p.Secure)
+		}
+	}
+}
+
+// siteNoise is the worker's noise source: secure, but labelled not private
+// when the site's scaling is fitted on its own records (one record can then
+// move every scaled record, which the DP analysis does not cover).
+func siteNoise(scale string) pairwise.Noise {
+	n := dp.NewSecureNoise()
+	if scale != "none" {
+		return dp.Unprivate(n, "--scale "+scale+" is fitted on the site's private records; use --scale none")
+	}
+	return n
+}

@@ -1,0 +1,391 @@
+package coordinator
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/pairfed/pairfed/protocol"
+)
+
+// ServiceConfig configures a Service: a long-running coordinator whose
+// jobs are submitted at run time (protocol.JobSubmit) instead of being
+// fixed in Config.Job.
+type ServiceConfig struct {
+	// Federation names the federation (a subject token).
+	Federation string
+	// MinSites is the least number of live sites any job starts with (its
+	// quorum); a submission asking fewer is raised to it (default 1).
+	MinSites int
+	// PhaseTimeout is Config.PhaseTimeout of every job, in ticks (0: wait
+	// forever); MaxRetries likewise.
+	PhaseTimeout, MaxRetries int
+	// SiteTimeout is the number of ticks without any message after which a
+	// site is not live: it is not picked for new jobs and, if it takes part
+	// in the running job, it is dropped from it as if it had left
+	// (0: sites never time out).
+	SiteTimeout int
+	// MaxQueue bounds the jobs waiting behind the running one (default
+	// 16); submissions beyond it are refused.
+	MaxQueue int
+	// Evaluate, when set, scores a completed job's final model (e.g. AUC
+	// on the coordinator's test file) and returns the score and the number
+	// of records it used. It must not retain model.
+	Evaluate func(job *protocol.JobAnnounce, model []float64) (auc float64, records int)
+	// Finished are jobs that ended before a restart (loaded from the state
+	// directory): resubmitting their id returns their status.
+	Finished []*protocol.JobStatus
+	// Logf receives one line per notable event; nil discards.
+	Logf func(format string, args ...any)
+}
+
+// Validate fills defaults and checks the configuration.
+func (c *ServiceConfig) Validate() error {
+	if err := protocol.ValidName("federation", c.Federation); err != nil {
+		return fmt.Errorf("coordinator: %w", err)
+	}
+	if c.MinSites == 0 {
+		c.MinSites = 1
+	}
+	if c.MinSites < 1 || c.MinSites > protocol.MaxSites {
+		return fmt.Errorf("coordinator: min sites %d outside [1, %d]", c.MinSites, protocol.MaxSites)
+	}
+	if c.PhaseTimeout < 0 || c.MaxRetries < 0 || c.SiteTimeout < 0 || c.MaxQueue < 0 {
+		return fmt.Errorf("coordinator: phase timeout (%d), max retries (%d), site timeout (%d) and max queue (%d) must be ≥ 0",
+			c.PhaseTimeout, c.MaxRetries, c.SiteTimeout, c.MaxQueue)
+	}
+	if c.MaxQueue == 0 {
+		c.MaxQueue = 16
+	}
+	if c.Logf == nil {
+		c.Logf = func(string, ...any) {}
+	}
+	return nil
+}
+
+type member struct {
+	records, dim int
+	lastSeen     int
+}
+
+type queued struct {
+	submit *protocol.JobSubmit
+	job    JobConfig
+	min    int
+}
+
+// Service is the coordinator of a federation that runs submitted jobs one
+// at a time, in submission order. Sites join the federation once (a Join
+// repeated while idle keeps them live) and take part in every job that
+// starts while they are live. Each job is run by a fresh Coordinator, so a
+// job's rules (phases, quorum, timeouts, retries) are exactly those of
+// the one-job state machine; the Service adds membership, the queue,
+// refusals and the replies to clients.
+//
+// Like Coordinator it is a pure state machine: Step and Tick return the
+// messages to send; TakeFinished returns the jobs that ended, which the
+// run loop persists before it publishes those outputs (the final status is
+// durable before a client sees it). Not safe for concurrent use.
+type Service struct {
+	cfg     ServiceConfig
+	now     int
+	members map[string]*member
+	queue   []*queued
+	status  map[string]*protocol.JobStatus
+	clients map[string]string // job → client subject
+
+	cur      *queued
+	inner    *Coordinator
+	refused  map[string]string // site → reason, of the running job
+	finished []*protocol.JobStatus
+}
+
+// NewService returns an idle service.
+func NewService(cfg ServiceConfig) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Service{cfg: cfg, members: map[string]*member{}, status: map[string]*protocol.JobStatus{}, clients: map[string]string{}}
+	for _, st := range cfg.Finished {
+		s.status[st.Job] = st
+	}
+	return s, nil
+}
+
+func (s *Service) logf(format string, args ...any) { s.cfg.Logf("coordinator: "+format, args...) }
+
+// Status returns the status of job id, or nil if the job is unknown.
+func (s *Service) Status(id string) *protocol.JobStatus { return s.status[id] }
+
+// TakeFinished returns the jobs that ended since the last call.
+func (s *Service) TakeFinished() []*protocol.JobStatus {
+	out := s.finished
+	s.finished = nil
+	return out
+}
+
+// Running returns the running job's id, or "".
+func (s *Service) Running() string {
+	if s.cur == nil {
+		return ""
+	}
+	return s.cur.submit.Job
+}
+
+func (s *Service) reply(job string) []Output {
+	subj, ok := s.clients[job]
+	if !ok {
+		return nil
+	}
+	return []Output{{Subject: subj, Msg: s.status[job]}}
+}
+
+// Step processes one received message.
+func (s *Service) Step(m protocol.Message) []Output {
+	var outs []Output
+	switch m := m.(type) {
+	case *protocol.JobSubmit:
+		return s.onSubmit(m)
+	case *protocol.Join:
+		mem := s.members[m.Site]
+		switch {
+		case mem == nil:
+			s.logf("site %s joined the federation (n = %d, d = %d)", m.Site, m.Records, m.Dim)
+			s.members[m.Site] = &member{records: m.Records, dim: m.Dim, lastSeen: s.now}
+		case mem.records != m.Records || mem.dim != m.Dim:
+			if s.participates(m.Site) {
+				s.logf("ignored join of %s with n = %d, d = %d: it takes part in job %s with n = %d, d = %d", m.Site, m.Records, m.Dim, s.cur.submit.Job, mem.records, mem.dim)
+				return nil
+			}
+			s.logf("site %s rejoined with n = %d, d = %d", m.Site, m.Records, m.Dim)
+			*mem = member{records: m.Records, dim: m.Dim, lastSeen: s.now}
+		default:
+			mem.lastSeen = s.now
+		}
+		if s.participates(m.Site) {
+			outs = s.inner.Step(m) // catch-up of a participant that missed the announcement
+		}
+	case *protocol.Heartbeat:
+		s.seen(m.Site)
+		if s.participates(m.Site) {
+			outs = s.inner.Step(m)
+		}
+	case *protocol.SiteUpdate:
+		s.seen(m.Site)
+		if s.inner != nil {
+			outs = s.inner.Step(m)
+		}
+	case *protocol.Abort:
+		s.seen(m.From)
+		if s.inner != nil {
+			outs = s.inner.Step(m)
+		}
+	case *protocol.Leave:
+		delete(s.members, m.Site)
+		if s.participates(m.Site) {
+			outs = s.inner.Step(m)
+		}
+	case *protocol.Refuse:
+		s.seen(m.Site)
+		if s.inner == nil || m.Job != s.cur.submit.Job || !s.participates(m.Site) {
+			s.logf("ignored refusal of job %s by %s: not a participant of a running job", m.Job, m.Site)
+			return nil
+		}
+		if _, dup := s.refused[m.Site]; !dup {
+			s.logf("site %s refused job %s: %s", m.Site, m.Job, m.Reason)
+			s.refused[m.Site] = m.Reason
+			outs = s.inner.Step(&protocol.Leave{Site: m.Site, Reason: "refused: " + m.Reason})
+		}
+	default:
+		s.logf("ignored %v: not a message for the coordinator", m.Kind())
+		return nil
+	}
+	return append(outs, s.settle()...)
+}
+
+func (s *Service) seen(site string) {
+	if mem := s.members[site]; mem != nil {
+		mem.lastSeen = s.now
+	}
+}
+
+// participates reports whether site takes part in the running job and has
+// not left it.
+func (s *Service) participates(site string) bool {
+	return s.inner != nil && slices.Contains(s.inner.Active(), site)
+}
+
+func (s *Service) onSubmit(m *protocol.JobSubmit) []Output {
+	client := protocol.ClientSubject(s.cfg.Federation, m.Client)
+	if st := s.status[m.Job]; st != nil {
+		// A known id: the client polls (or retries a lost submission).
+		s.clients[m.Job] = client
+		return s.reply(m.Job)
+	}
+	s.clients[m.Job] = client
+	q := &queued{submit: m, min: max(m.MinSites, s.cfg.MinSites), job: JobConfig{
+		ID: m.Job, Algo: m.Algo, Loss: m.Loss, Rounds: m.Rounds, LocalPasses: m.LocalPasses, Eta: m.Eta,
+		ParamRadius: m.ParamRadius, FeatureRadius: m.FeatureRadius, Lambda: m.Lambda, Epsilon: m.Epsilon, Delta: m.Delta, Seed: m.Seed,
+	}}
+	check := Config{Federation: s.cfg.Federation, Job: q.job, MinSites: q.min}
+	if err := check.Validate(); err != nil {
+		s.status[m.Job] = &protocol.JobStatus{Job: m.Job, Status: protocol.StatusFailed, Algo: validAlgo(m.Algo), Reason: truncate("invalid job: "+err.Error(), protocol.MaxReasonLen)}
+		s.logf("job %s rejected: %v", m.Job, err)
+		return s.reply(m.Job)
+	}
+	q.job = check.Job
+	if len(s.queue) >= s.cfg.MaxQueue {
+		s.status[m.Job] = &protocol.JobStatus{Job: m.Job, Status: protocol.StatusRefused, Algo: m.Algo,
+			Reason: fmt.Sprintf("coordinator busy: %d jobs queued (max %d)", len(s.queue), s.cfg.MaxQueue)}
+		return s.reply(m.Job)
+	}
+	s.queue = append(s.queue, q)
+	s.status[m.Job] = &protocol.JobStatus{Job: m.Job, Status: protocol.StatusQueued, Algo: m.Algo,
+		Reason: fmt.Sprintf("waiting for %d live sites", q.min)}
+	s.logf("job %s (%s) queued, needs %d sites", m.Job, m.Algo, q.min)
+	outs := s.settle()
+	if s.Running() != m.Job {
+		outs = append(outs, s.reply(m.Job)...) // settle replied if it started
+	}
+	return outs
+}
+
+func validAlgo(a string) string {
+	if protocol.ValidName("algorithm", a) != nil {
+		return ""
+	}
+	return a
+}
+
+// Tick advances time: the running job's timeouts, silent sites, and the
+// start of a queued job.
+func (s *Service) Tick() []Output {
+	s.now++
+	var outs []Output
+	if s.cfg.SiteTimeout > 0 {
+		var silent []string
+		for name, mem := range s.members {
+			if s.now-mem.lastSeen > s.cfg.SiteTimeout {
+				silent = append(silent, name)
+			}
+		}
+		slices.Sort(silent)
+		for _, name := range silent {
+			s.logf("site %s silent for %d ticks: no longer live", name, s.now-s.members[name].lastSeen)
+			delete(s.members, name)
+			if s.participates(name) {
+				outs = append(outs, s.inner.Step(&protocol.Leave{Site: name, Reason: "silent"})...)
+			}
+		}
+	}
+	if s.inner != nil && !s.inner.Done() {
+		outs = append(outs, s.inner.Tick()...)
+	}
+	return append(outs, s.settle()...)
+}
+
+// settle finishes the running job if it ended and starts the next queued
+// job if enough sites are live.
+func (s *Service) settle() []Output {
+	var outs []Output
+	for {
+		if s.inner != nil {
+			if !s.inner.Done() {
+				return outs
+			}
+			outs = append(outs, s.finish()...)
+		}
+		if len(s.queue) == 0 {
+			return outs
+		}
+		started, o := s.start()
+		outs = append(outs, o...)
+		if !started {
+			return outs
+		}
+	}
+}
+
+// start starts the head of the queue with every live site of the most
+// common dimension, if there are at least its minimum.
+func (s *Service) start() (bool, []Output) {
+	q := s.queue[0]
+	byDim := map[int][]string{}
+	for name, mem := range s.members {
+		byDim[mem.dim] = append(byDim[mem.dim], name)
+	}
+	var live []string
+	for _, names := range byDim {
+		slices.Sort(names)
+		if len(names) > len(live) || len(names) == len(live) && names[0] < live[0] {
+			live = names
+		}
+	}
+	if len(live) < q.min {
+		return false, nil
+	}
+	s.queue = s.queue[1:]
+	inner, err := New(Config{Federation: s.cfg.Federation, Job: q.job, MinSites: len(live), PhaseTimeout: s.cfg.PhaseTimeout,
+		Quorum: q.min, MaxRetries: s.cfg.MaxRetries, Logf: s.cfg.Logf})
+	if err != nil { // validated at submission; defensive
+		s.status[q.submit.Job] = &protocol.JobStatus{Job: q.submit.Job, Status: protocol.StatusFailed, Algo: q.job.Algo, Reason: truncate(err.Error(), protocol.MaxReasonLen)}
+		s.finished = append(s.finished, s.status[q.submit.Job])
+		return true, s.reply(q.submit.Job)
+	}
+	s.cur, s.inner, s.refused = q, inner, map[string]string{}
+	var outs []Output
+	for _, name := range live {
+		mem := s.members[name]
+		outs = append(outs, inner.Step(&protocol.Join{Site: name, Records: mem.records, Dim: mem.dim})...)
+	}
+	s.status[q.submit.Job] = &protocol.JobStatus{Job: q.submit.Job, Status: protocol.StatusRunning, Algo: q.job.Algo, Sites: live}
+	return true, append(outs, s.reply(q.submit.Job)...)
+}
+
+// finish records the ended job's status and replies to its client.
+func (s *Service) finish() []Output {
+	id := s.cur.submit.Job
+	st := &protocol.JobStatus{Job: id, Algo: s.cur.job.Algo, Sites: s.inner.Active()}
+	for _, name := range s.inner.Dropped() {
+		if _, ok := s.refused[name]; ok {
+			st.Refused = append(st.Refused, name)
+		} else {
+			st.Dropped = append(st.Dropped, name)
+		}
+	}
+	if err := s.inner.Err(); err != nil {
+		st.Status = protocol.StatusFailed
+		reason := err.Error()
+		if len(st.Refused) > 0 {
+			st.Status = protocol.StatusRefused
+			reason = ""
+			for _, name := range st.Refused {
+				reason += fmt.Sprintf("%s refused: %s; ", name, s.refused[name])
+			}
+			reason += err.Error()
+		}
+		st.Reason = truncate(reason, protocol.MaxReasonLen)
+	} else {
+		res := s.inner.Result()
+		st.Status, st.Phases, st.Model = protocol.StatusCompleted, res.Phases, slices.Clone(res.Model)
+		if s.cfg.Evaluate != nil {
+			st.AUC, st.TestRecords = s.cfg.Evaluate(s.inner.Job(), res.Model)
+		}
+		// Every participant of a private job, dropped ones included: they
+		// may have released phases before they went away.
+		for _, p := range s.inner.Privacy() {
+			if s.cur.job.Algo != protocol.AlgoFedDPLocalSGD {
+				break
+			}
+			st.Privacy = append(st.Privacy, protocol.SiteReport{Site: p.Site, Records: p.Records, Epsilon: p.Epsilon, Delta: p.Delta, Sigmas: p.Sigmas, Secure: p.Secure})
+		}
+	}
+	if err := st.Validate(); err != nil { // e.g. a NaN evaluation
+		s.logf("job %s: %v: status without evaluation", id, err)
+		st.AUC, st.TestRecords = 0, 0
+	}
+	s.logf("job %s %s with sites %v", id, st.Status, st.Sites)
+	s.status[id] = st
+	s.finished = append(s.finished, st)
+	s.cur, s.inner, s.refused = nil, nil, nil
+	return s.reply(id)
+}

@@ -1,0 +1,219 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/pairfed/pairfed/protocol"
+)
+
+// Budget is a site's total record-level privacy budget over all the jobs
+// it takes part in. A limit of +Inf does not bind.
+type Budget struct {
+	Epsilon, Delta float64
+}
+
+// ServiceConfig configures a Service: a site that stays in its federation
+// and serves one job after the other.
+type ServiceConfig struct {
+	// Worker is the configuration of the per-job Worker (Store included:
+	// it receives every release before it is published).
+	Worker Config
+	// Budget, when set, is the site's privacy budget: a job whose (ε, δ)
+	// would take the ledger's total past it is refused, and so is every
+	// non-private job (its releases have no finite ε).
+	Budget *Budget
+	// Ledger holds the releases made before this process started (the
+	// durable ledger reloaded by the caller).
+	Ledger []Release
+	// JobTimeout is the number of ticks without a message about the
+	// running job after which the site gives up on it (0: never).
+	JobTimeout int
+}
+
+// Service wraps one Worker per job. Between jobs it repeats its Join every
+// Worker.JoinEvery ticks, which keeps it live at the coordinator; when a
+// job lists it, it first checks the job against its budget and ledger and
+// either refuses it (protocol.Refuse) or hands it to a fresh Worker.
+//
+// Accounting is the simple sum over jobs: a job costs its announced (ε, δ)
+// once (its phases use disjoint partitions, [Y21a] Alg 3), and the costs
+// of different jobs add up (basic composition). A tighter accountant is
+// future work. Pure state machine, like Worker; not safe for concurrent use.
+type Service struct {
+	cfg     ServiceConfig
+	now     int
+	ledger  []Release
+	cur     *Worker
+	curJob  string
+	lastMsg int
+	ended   map[string]bool
+}
+
+// NewService validates cfg and returns an idle service.
+func NewService(cfg ServiceConfig) (*Service, error) {
+	if err := cfg.Worker.Validate(); err != nil {
+		return nil, err
+	}
+	if b := cfg.Budget; b != nil {
+		if math.IsNaN(b.Epsilon) || b.Epsilon < 0 || math.IsNaN(b.Delta) || b.Delta < 0 {
+			return nil, fmt.Errorf("worker: budget (ε, δ) = (%v, %v) must be ≥ 0", b.Epsilon, b.Delta)
+		}
+	}
+	if cfg.JobTimeout < 0 {
+		return nil, fmt.Errorf("worker: job timeout %d must be ≥ 0", cfg.JobTimeout)
+	}
+	return &Service{cfg: cfg, ledger: slices.Clone(cfg.Ledger), ended: map[string]bool{}}, nil
+}
+
+func (s *Service) logf(format string, args ...any) {
+	s.cfg.Worker.Logf("worker "+s.cfg.Worker.Site+": "+format, args...)
+}
+
+// Ledger returns every release of this site: the reloaded ones, those of
+// finished jobs and those of the running job.
+func (s *Service) Ledger() []Release {
+	out := slices.Clone(s.ledger)
+	if s.cur != nil {
+		out = append(out, s.cur.Ledger()...)
+	}
+	return out
+}
+
+// Spent returns the budget the ledger uses: per job the largest (ε, δ) of
+// its releases, summed over jobs.
+func Spent(ledger []Release) (eps, delta float64) {
+	type cost struct{ e, d float64 }
+	per := map[string]cost{}
+	for _, r := range ledger {
+		c := per[r.Job]
+		per[r.Job] = cost{max(c.e, r.Epsilon), max(c.d, r.Delta)}
+	}
+	for _, c := range per {
+		eps += c.e
+		delta += c.d
+	}
+	return eps, delta
+}
+
+// Running returns the running job's id, or "".
+func (s *Service) Running() string { return s.curJob }
+
+func (s *Service) join() Output {
+	d := s.cfg.Worker.Data
+	return Output{Subject: protocol.CoordSubject(s.cfg.Worker.Federation), Msg: &protocol.Join{Site: s.cfg.Worker.Site, Records: d.N, Dim: d.D}}
+}
+
+// Start returns the first Join.
+func (s *Service) Start() []Output { return []Output{s.join()} }
+
+// refusal returns why this site must not take part in job m, or "".
+func (s *Service) refusal(m *protocol.JobAnnounce) string {
+	for _, r := range s.ledger {
+		if r.Job == m.Job {
+			return fmt.Sprintf("this site already released values for job %s (before a restart): it will not release them again", m.Job)
+		}
+	}
+	b := s.cfg.Budget
+	if b == nil {
+		return ""
+	}
+	if m.Epsilon == 0 {
+		return fmt.Sprintf("job %s (%s) is not differentially private and this site has a privacy budget", m.Job, m.Algo)
+	}
+	e, d := Spent(s.ledger)
+	// A relative slack of 1e-9 forgives float rounding of equal sums.
+	if e+m.Epsilon > b.Epsilon*(1+1e-9) || d+m.Delta > b.Delta*(1+1e-9) {
+		return fmt.Sprintf("privacy budget exceeded: spent (ε, δ) = (%g, %g), job asks (%g, %g), budget (%g, %g)", e, d, m.Epsilon, m.Delta, b.Epsilon, b.Delta)
+	}
+	return ""
+}
+
+// Step handles one message from the coordinator; ctx cancels a local phase.
+func (s *Service) Step(ctx context.Context, m protocol.Message) []Output {
+	var outs []Output
+	switch m := m.(type) {
+	case *protocol.JobAnnounce:
+		if s.cur != nil {
+			if m.Job == s.curJob {
+				s.lastMsg = s.now
+				outs = s.cur.Step(ctx, m)
+			} else {
+				s.logf("ignored announcement of job %s: busy with %s", m.Job, s.curJob)
+			}
+			break
+		}
+		if s.ended[m.Job] || !slices.Contains(m.Sites, s.cfg.Worker.Site) {
+			return nil
+		}
+		if reason := s.refusal(m); reason != "" {
+			s.logf("refusing job %s: %s", m.Job, reason)
+			return []Output{{Subject: protocol.CoordSubject(s.cfg.Worker.Federation),
+				Msg: &protocol.Refuse{Job: m.Job, Site: s.cfg.Worker.Site, Reason: truncate(reason, protocol.MaxReasonLen)}}}
+		}
+		w, err := New(s.cfg.Worker)
+		if err != nil { // the template was validated in NewService
+			s.logf("job %s: %v", m.Job, err)
+			return nil
+		}
+		s.cur, s.curJob, s.lastMsg = w, m.Job, s.now
+		outs = w.Step(ctx, m)
+	case *protocol.PhaseStart, *protocol.Result, *protocol.Abort:
+		if s.cur == nil || jobOf(m) != s.curJob {
+			return nil
+		}
+		s.lastMsg = s.now
+		outs = s.cur.Step(ctx, m)
+	default:
+		s.logf("ignored %v: not a message for a site", m.Kind())
+		return nil
+	}
+	s.settle()
+	return outs
+}
+
+func jobOf(m protocol.Message) string {
+	switch m := m.(type) {
+	case *protocol.PhaseStart:
+		return m.Job
+	case *protocol.Result:
+		return m.Job
+	case *protocol.Abort:
+		return m.Job
+	}
+	return ""
+}
+
+// settle retires the running job once it ended, keeping its releases.
+func (s *Service) settle() {
+	if s.cur == nil || !s.cur.Done() {
+		return
+	}
+	s.end()
+}
+
+func (s *Service) end() {
+	s.ledger = append(s.ledger, s.cur.Ledger()...)
+	s.ended[s.curJob] = true
+	s.cur, s.curJob = nil, ""
+}
+
+// Tick advances time: Joins between jobs, the running job's heartbeats,
+// and the job timeout.
+func (s *Service) Tick() []Output {
+	s.now++
+	if s.cur != nil {
+		if s.cfg.JobTimeout > 0 && s.now-s.lastMsg > s.cfg.JobTimeout {
+			s.logf("no word about job %s for %d ticks: giving up on it", s.curJob, s.now-s.lastMsg)
+			s.end()
+			return []Output{s.join()}
+		}
+		return s.cur.Tick()
+	}
+	if s.now%s.cfg.Worker.JoinEvery == 0 {
+		return []Output{s.join()}
+	}
+	return nil
+}

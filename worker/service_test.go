@@ -1,0 +1,140 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/protocol"
+)
+
+// memStore records appends; fail makes them fail.
+type memStore struct {
+	got  []Release
+	fail bool
+}
+
+func (m *memStore) Append(r Release) error {
+	if m.fail {
+		return errors.New("disk full")
+	}
+	m.got = append(m.got, r)
+	return nil
+}
+
+func newService(t *testing.T, store LedgerStore, budget *Budget, ledger []Release) *Service {
+	t.Helper()
+	s, err := NewService(ServiceConfig{
+		Worker: Config{Federation: "f", Site: "s1", Data: toyData(64, 3), Rand: rand.New(rand.NewPCG(3, 4)), Noise: dp.NewSeededNoise(5), Store: store},
+		Budget: budget, Ledger: ledger,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func dpJob(id string, eps float64) *protocol.JobAnnounce {
+	a := dpAnnounce("s1", "s2")
+	a.Job, a.Epsilon = id, eps
+	return a
+}
+
+func refusal(outs []Output) *protocol.Refuse {
+	for _, o := range outs {
+		if r, ok := o.Msg.(*protocol.Refuse); ok {
+			return r
+		}
+	}
+	return nil
+}
+
+// Each release reaches the store before its update is returned
+// (write-ahead), and the service serves a second job after the first.
+func TestServiceWriteAheadAndNextJob(t *testing.T) {
+	ctx := context.Background()
+	st := &memStore{}
+	s := newService(t, st, nil, nil)
+	s.Step(ctx, dpJob("j1", 1))
+	for k := 1; k <= 6; k++ {
+		outs := s.Step(ctx, &protocol.PhaseStart{Job: "j1", Phase: k, Model: []float64{0, 0, 0}})
+		if len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindSiteUpdate {
+			t.Fatalf("phase %d: %v", k, outs)
+		}
+		if len(st.got) != k || st.got[k-1].Phase != k {
+			t.Fatalf("phase %d released with %d durable entries", k, len(st.got))
+		}
+	}
+	s.Step(ctx, &protocol.Result{Job: "j1", Phases: 6, Model: []float64{1, 1, 1}})
+	if s.Running() != "" {
+		t.Fatalf("still running %s", s.Running())
+	}
+	if e, d := Spent(s.Ledger()); e != 1 || d != 1e-3 {
+		t.Errorf("spent (%v, %v), want one job's (1, 1e-3): phases compose in parallel", e, d)
+	}
+	s.Step(ctx, dpJob("j2", 1))
+	if s.Running() != "j2" {
+		t.Fatal("second job not taken")
+	}
+}
+
+// A failing store blocks the release: no update leaves, the site aborts.
+func TestServiceStoreFailureBlocksRelease(t *testing.T) {
+	ctx := context.Background()
+	s := newService(t, &memStore{fail: true}, nil, nil)
+	s.Step(ctx, dpJob("j1", 1))
+	outs := s.Step(ctx, &protocol.PhaseStart{Job: "j1", Phase: 1, Model: []float64{0, 0, 0}})
+	if len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindAbort {
+		t.Fatalf("outputs %v: want an abort and no update", outs)
+	}
+}
+
+// The budget counts the reloaded ledger: a job whose ε or δ would pass it
+// is refused with a Refuse naming the numbers; within budget it is taken.
+// With a budget, non-private jobs are refused.
+func TestServiceBudget(t *testing.T) {
+	ctx := context.Background()
+	old := []Release{{Job: "old", Phase: 1, Epsilon: 1, Delta: 1e-3}, {Job: "old", Phase: 2, Epsilon: 1, Delta: 1e-3}}
+	s := newService(t, nil, &Budget{Epsilon: 1.5, Delta: math.Inf(1)}, old)
+	r := refusal(s.Step(ctx, dpJob("j", 1)))
+	if r == nil || r.Job != "j" || r.Site != "s1" || !strings.Contains(r.Reason, "spent (ε, δ) = (1, 0.001)") {
+		t.Fatalf("refusal %+v", r)
+	}
+	if s.Running() != "" {
+		t.Fatal("refused job running")
+	}
+	if r := refusal(s.Step(ctx, dpJob("j2", 0.5))); r != nil || s.Running() != "j2" {
+		t.Fatalf("job within budget refused: %+v", r)
+	}
+
+	s = newService(t, nil, &Budget{Epsilon: 10, Delta: 0.5}, nil)
+	fa := &protocol.JobAnnounce{Job: "fa", Algo: protocol.AlgoFedAvg, Task: "auc", Loss: "hinge", Params: 3, Phases: 1, LocalPasses: 1, Eta: 1, ParamRadius: 1, FeatureRadius: 1, Sites: []string{"s1"}}
+	if r := refusal(s.Step(ctx, fa)); r == nil || !strings.Contains(r.Reason, "not differentially private") {
+		t.Fatalf("non-private job under a budget: %+v", r)
+	}
+	d := dpJob("dd", 1)
+	d.Delta = 0.6
+	if r := refusal(s.Step(ctx, d)); r == nil {
+		t.Fatal("δ over budget accepted")
+	}
+}
+
+// After a restart a site does not rejoin a job it already released for:
+// a fresh worker would draw new noise for the same records.
+func TestServiceRefusesReleasedJob(t *testing.T) {
+	s := newService(t, nil, nil, []Release{{Job: "j", Phase: 1, Epsilon: 1, Delta: 1e-3}})
+	if r := refusal(s.Step(context.Background(), dpJob("j", 1))); r == nil || !strings.Contains(r.Reason, "already released") {
+		t.Fatalf("refusal %+v", r)
+	}
+}
+
+func TestSpent(t *testing.T) {
+	e, d := Spent([]Release{{Job: "a", Epsilon: 1, Delta: 1e-4}, {Job: "a", Epsilon: 1, Delta: 1e-4}, {Job: "b", Epsilon: 0.5, Delta: 1e-5}})
+	if e != 1.5 || math.Abs(d-1.1e-4) > 1e-18 {
+		t.Fatalf("spent (%v, %v)", e, d)
+	}
+}
