@@ -269,7 +269,10 @@ func TestFedAvgAcrossProcesses(t *testing.T) {
 	// A private job is charged to every site's ledger; a site whose budget
 	// the next job would exceed refuses it after a restart (reloaded ledger).
 	r, err = submit(t, ctx, f, "--algo", "fed-dp-local-sgd", "--epsilon", "1", "--min-sites", "3", "--job", "dp-1")
-	if err != nil || r.Status != "completed" || len(r.Privacy) != 3 || !r.Privacy[0].Private {
+	// The workers run with the default --scale minmax, fitted on their own
+	// records, which the DP guarantee does not cover: their updates must be
+	// reported not private (they are still noised and charged).
+	if err != nil || r.Status != "completed" || len(r.Privacy) != 3 || r.Privacy[0].Private {
 		t.Fatalf("dp job: %+v, err %v", r, err)
 	}
 	f.workers[2].kill()

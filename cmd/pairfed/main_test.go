@@ -97,3 +97,14 @@ func TestAlgosListsRegistry(t *testing.T) {
 		}
 	}
 }
+
+// A site whose scaling is fitted on its own records must not report its
+// updates as private; per-record preprocessing (--scale none) keeps them so.
+func TestSiteNoiseLabelsFittedScalingNotPrivate(t *testing.T) {
+	if siteNoise("minmax").Secure() || siteNoise("standard").Secure() {
+		t.Fatal("data-fitted scaling reported private")
+	}
+	if !siteNoise("none").Secure() {
+		t.Fatal("--scale none with secure noise reported not private")
+	}
+}
