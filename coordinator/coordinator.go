@@ -217,6 +217,7 @@ type Coordinator struct {
 	job      *protocol.JobAnnounce
 	phase    int
 	model    []float64
+	outSum   []float64 // fed-avg: Σ over rounds of the aggregated Alg 1 averages
 	updates  map[string]*protocol.SiteUpdate
 	waited   int // ticks in this phase
 	retries  int
@@ -390,6 +391,9 @@ func (c *Coordinator) startJob() []Output {
 	}
 	c.job = a
 	c.model = make([]float64, c.dim)
+	if a.Algo == protocol.AlgoFedAvg {
+		c.outSum = make([]float64, c.dim)
+	}
 	c.state = stateRunning
 	for _, name := range names {
 		c.sites[name].privacy = SitePrivacy{Site: name, Records: c.sites[name].records, Epsilon: a.Epsilon, Delta: a.Delta, Secure: true}
@@ -453,19 +457,44 @@ func (c *Coordinator) onUpdate(m *protocol.SiteUpdate) []Output {
 // aggregate replaces the model by the weighted mean of the received
 // updates (in site order, so the result does not depend on arrival order)
 // and starts the next phase or finishes.
+//
+// fed-avg: the next round starts from the weighted mean of the sites'
+// last iterates (of Model for a site that sent none), and the result is
+// the mean over rounds of the weighted means of the Models (the sites'
+// [Y21a] Alg 1 averages), as Alg 1 averages over the whole run.
+// fed-dp-local-sgd: the next phase starts from, and the result is, the
+// weighted mean of the Models.
 func (c *Coordinator) aggregate() []Output {
 	names := make([]string, 0, len(c.updates))
 	for name := range c.updates {
 		names = append(names, name)
 	}
 	slices.Sort(names)
+	fedAvg := c.job.Algo == protocol.AlgoFedAvg
 	next := make([]float64, len(c.model))
+	var avg []float64
+	if fedAvg {
+		avg = make([]float64, len(c.model))
+	}
 	var total float64
 	for _, name := range names {
 		u := c.updates[name]
 		total += u.Weight
-		for i, v := range u.Model {
-			next[i] += u.Weight * v
+		if fedAvg {
+			last := u.Last
+			if len(last) == 0 {
+				last = u.Model
+			}
+			for i, v := range last {
+				next[i] += u.Weight * v
+			}
+			for i, v := range u.Model {
+				avg[i] += u.Weight * v
+			}
+		} else {
+			for i, v := range u.Model {
+				next[i] += u.Weight * v
+			}
 		}
 		p := &c.sites[name].privacy
 		if c.job.Algo == protocol.AlgoFedDPLocalSGD {
@@ -477,11 +506,23 @@ func (c *Coordinator) aggregate() []Output {
 		next[i] /= total
 	}
 	c.model = next
+	if fedAvg {
+		for i := range avg {
+			avg[i] /= total
+			c.outSum[i] += avg[i]
+		}
+	}
 	if c.phase < c.job.Phases {
 		return c.startPhase(c.phase + 1)
 	}
 	c.state = stateDone
-	c.result = &protocol.Result{Job: c.job.Job, Phases: c.job.Phases, Model: slices.Clone(c.model), Sites: c.participants(false)}
+	out := slices.Clone(c.model)
+	if fedAvg {
+		for i, v := range c.outSum {
+			out[i] = v / float64(c.job.Phases)
+		}
+	}
+	c.result = &protocol.Result{Job: c.job.Job, Phases: c.job.Phases, Model: out, Sites: c.participants(false)}
 	c.logf("job %s done after %d phases", c.job.Job, c.job.Phases)
 	return []Output{c.broadcast(c.result)}
 }

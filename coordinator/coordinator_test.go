@@ -34,6 +34,8 @@ func kinds(outs []Output) []protocol.Kind {
 
 // A job starts when MinSites joined; updates are averaged by weight in
 // site order; duplicates and stale updates are ignored with a log line.
+// Updates without a last iterate: each round restarts from the weighted
+// mean of the Models.
 func TestCoordinatorPhases(t *testing.T) {
 	c, sink := newTest(t, JobConfig{Algo: protocol.AlgoFedAvg, Rounds: 2}, 2)
 	if outs := c.Step(&protocol.Join{Site: "a", Records: 10, Dim: 2}); len(outs) != 0 {
@@ -67,14 +69,43 @@ func TestCoordinatorPhases(t *testing.T) {
 	if !c.Done() || c.Err() != nil || len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindResult {
 		t.Fatalf("not done: %v %v", kinds(outs), c.Err())
 	}
-	if got := c.Result().Model; !slices.Equal(got, []float64{1, 1}) {
-		t.Errorf("result %v", got)
+	// fed-avg's result is the mean over rounds of the aggregated models:
+	// ([0.25 0.75] + [1 1]) / 2.
+	if got := c.Result().Model; !slices.Equal(got, []float64{0.625, 0.875}) {
+		t.Errorf("result %v, want [0.625 0.875]", got)
 	}
 	log := strings.Join(sink.lines, "\n")
 	for _, want := range []string{"duplicate update of a", "stale update of b", "not a participant"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}
+	}
+}
+
+// fed-avg restarts each round from the weighted mean of the sites' last
+// iterates and outputs the mean over rounds of the weighted means of their
+// Models (Alg 1 averages); a site without Last counts with its Model.
+func TestCoordinatorFedAvgLastIterate(t *testing.T) {
+	c, _ := newTest(t, JobConfig{Algo: protocol.AlgoFedAvg, Rounds: 2}, 2)
+	c.Step(&protocol.Join{Site: "a", Records: 10, Dim: 2})
+	c.Step(&protocol.Join{Site: "b", Records: 30, Dim: 2})
+	upd := func(site string, phase int, w float64, model, last []float64) *protocol.SiteUpdate {
+		return &protocol.SiteUpdate{Job: "job-1", Phase: phase, Site: site, Model: model, Last: last, Weight: w}
+	}
+	c.Step(upd("a", 1, 10, []float64{1, 0}, []float64{4, 0}))
+	outs := c.Step(upd("b", 1, 30, []float64{0, 1}, []float64{0, 4}))
+	ps := outs[1].Msg.(*protocol.PhaseStart)
+	if !slices.Equal(ps.Model, []float64{1, 3}) {
+		t.Fatalf("phase 2 starts from %v, want the weighted mean of the last iterates [1 3]", ps.Model)
+	}
+	c.Step(upd("a", 2, 10, []float64{2, 2}, nil))
+	c.Step(upd("b", 2, 30, []float64{2, 2}, []float64{7, 7}))
+	if !c.Done() || c.Err() != nil {
+		t.Fatalf("not done: %v", c.Err())
+	}
+	// ([0.25 0.75] + [2 2]) / 2; the last iterates of the final round are unused.
+	if got := c.Result().Model; !slices.Equal(got, []float64{1.125, 1.375}) {
+		t.Errorf("result %v, want [1.125 1.375]", got)
 	}
 }
 
@@ -123,6 +154,31 @@ func TestCoordinatorDPJob(t *testing.T) {
 	outs := c.Step(&protocol.SiteUpdate{Job: j.Job, Phase: 1, Site: "a", Model: []float64{0, 0, 0}, Weight: 50, Epsilon: 5, Delta: j.Delta})
 	if c.Err() == nil || outs[0].Msg.Kind() != protocol.KindAbort {
 		t.Fatal("a wrong privacy claim was accepted")
+	}
+}
+
+// fed-dp-local-sgd ignores Last: each phase starts from, and the result
+// is, the weighted mean of the released Models.
+func TestCoordinatorDPIgnoresLast(t *testing.T) {
+	c, _ := newTest(t, JobConfig{Algo: protocol.AlgoFedDPLocalSGD, Epsilon: 0.5}, 2)
+	c.Step(&protocol.Join{Site: "a", Records: 4, Dim: 1})
+	c.Step(&protocol.Join{Site: "b", Records: 4, Dim: 1})
+	j := c.Job()
+	if j.Phases != 2 {
+		t.Fatalf("phases %d, want ⌈log₂ 4⌉ = 2", j.Phases)
+	}
+	upd := func(site string, phase int, v float64) *protocol.SiteUpdate {
+		return &protocol.SiteUpdate{Job: j.Job, Phase: phase, Site: site, Model: []float64{v}, Last: []float64{100}, Weight: 2, Epsilon: j.Epsilon, Delta: j.Delta}
+	}
+	c.Step(upd("a", 1, 1))
+	outs := c.Step(upd("b", 1, 3))
+	if ps := outs[1].Msg.(*protocol.PhaseStart); !slices.Equal(ps.Model, []float64{2}) {
+		t.Fatalf("phase 2 starts from %v, want [2]", ps.Model)
+	}
+	c.Step(upd("a", 2, 5))
+	c.Step(upd("b", 2, 7))
+	if got := c.Result().Model; !slices.Equal(got, []float64{6}) {
+		t.Errorf("result %v, want the last phase's mean [6]", got)
 	}
 }
 

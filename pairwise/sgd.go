@@ -129,6 +129,10 @@ func (c *RunConfig) validate() error {
 type Result struct {
 	// W is the output model.
 	W []float64
+	// Last is the last iterate w_T, set by the single-pair SGD algorithms
+	// (sgd-prev, sgd-pair, …; whatever their output rule) and nil for the
+	// others. Fed-avg restarts each round from the sites' last iterates.
+	Last []float64
 	// Steps is the number of iterations performed.
 	Steps int
 	// PairGrads counts pair-gradient evaluations (the work done).
@@ -299,5 +303,5 @@ func runPairSGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Ran
 		}
 	}
 	out := append([]float64(nil), avg.output(w)...)
-	return &Result{W: out, Steps: T, PairGrads: grads}, nil
+	return &Result{W: out, Last: w, Steps: T, PairGrads: grads}, nil
 }

@@ -148,7 +148,8 @@ type PhaseStart struct {
 // aggregation weight (records, or partition size); Sigma the Gaussian σ it
 // added (0 for fed-avg); Epsilon, Delta the guarantee it claims for its
 // records; Secure whether its noise source was cryptographically secure
-// (a seeded run is not private).
+// (a seeded run is not private); Last the optional last iterate of a
+// fed-avg round.
 type SiteUpdate struct {
 	Job     string    `msgpack:"job"`
 	Phase   int       `msgpack:"phase"`
@@ -159,6 +160,14 @@ type SiteUpdate struct {
 	Epsilon float64   `msgpack:"epsilon"`
 	Delta   float64   `msgpack:"delta"`
 	Secure  bool      `msgpack:"secure"`
+	// Last is a fed-avg site's last local iterate: the next round starts
+	// from the weighted average of the sites' Last, while Model (the
+	// [Y21a] Alg 1 average) feeds the job's output, the mean over rounds
+	// of the aggregated Models. Optional (omitted when empty, so older
+	// encodings still decode): a site that sends none, a fed-dp-local-sgd
+	// update, or a model longer than MaxLastParams (both vectors must fit
+	// MaxMessageSize) lets the coordinator restart from Model instead.
+	Last []float64 `msgpack:"last,omitempty"`
 }
 
 // Abort stops a job. From is the sender (a site name or "coordinator").
@@ -277,8 +286,10 @@ func (*Refuse) Kind() Kind      { return KindRefuse }
 // Federated algorithm names (JobAnnounce.Algo).
 const (
 	// AlgoFedAvg is the non-private baseline: each round every site runs
-	// local sgd-prev ([Y21a] Alg 1) epochs from the broadcast model; the
-	// coordinator averages the outputs weighted by record count.
+	// local sgd-prev ([Y21a] Alg 1) epochs from the broadcast model with
+	// step √N·η/√(R·T_s); the coordinator averages the sites' last
+	// iterates (the next round's start) and their Alg 1 averages, weighted
+	// by record count, and outputs the mean over rounds of the latter.
 	AlgoFedAvg = "fed-avg"
 	// AlgoFedDPLocalSGD is [Y21a] Alg 3 run per site: phase k on the site's
 	// k-th disjoint partition from the broadcast model, Gaussian noise σ_k

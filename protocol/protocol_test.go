@@ -189,6 +189,36 @@ func TestEncodeRefusesLargeModel(t *testing.T) {
 	}
 }
 
+// SiteUpdate.Last is optional: it round-trips when set, is omitted from the
+// encoding when empty (the golden site-update, which has none, is
+// unchanged), must match Model's length and, with Model, fit one message.
+func TestSiteUpdateLast(t *testing.T) {
+	m := &SiteUpdate{Job: "j", Phase: 1, Site: "s", Model: []float64{1, 2}, Last: []float64{3, -4}, Weight: 1}
+	b, err := Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(b)
+	if err != nil || !reflect.DeepEqual(got, m) {
+		t.Fatalf("round trip %#v, %v", got, err)
+	}
+	if _, err := Encode(&SiteUpdate{Job: "j", Phase: 1, Site: "s", Model: []float64{1, 2}, Last: []float64{3}, Weight: 1}); err == nil || !strings.Contains(err.Error(), "last iterate") {
+		t.Errorf("length mismatch: err = %v", err)
+	}
+	if _, err := Encode(&SiteUpdate{Job: "j", Phase: 1, Site: "s", Model: []float64{1}, Last: []float64{math.NaN()}, Weight: 1}); err == nil {
+		t.Error("NaN last iterate accepted")
+	}
+	big := &SiteUpdate{Job: strings.Repeat("j", MaxNameLen), Phase: MaxPhases, Site: strings.Repeat("s", MaxNameLen),
+		Model: make([]float64, MaxLastParams), Last: make([]float64, MaxLastParams), Weight: 1}
+	if b, err := Encode(big); err != nil || len(b) > MaxMessageSize {
+		t.Fatalf("max model with last iterate: %d bytes, err %v", len(b), err)
+	}
+	big.Model, big.Last = make([]float64, MaxLastParams+1), make([]float64, MaxLastParams+1)
+	if _, err := Encode(big); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("last iterate over MaxLastParams: err = %v", err)
+	}
+}
+
 func TestSubjects(t *testing.T) {
 	if got := CoordSubject("f1"); got != "pairfed.f1.coord" {
 		t.Error(got)

@@ -14,6 +14,9 @@ const (
 	// MaxParams is the longest model vector: 65536 float64s encode to
 	// 576 KiB, inside MaxMessageSize with room for the other fields.
 	MaxParams = 1 << 16
+	// MaxLastParams is the longest model a SiteUpdate may carry together
+	// with its last iterate (two vectors in one message).
+	MaxLastParams = MaxParams / 2
 	// MaxSites is the largest number of participants of a job.
 	MaxSites = 1024
 	// MaxPhases bounds the phase (round) count of a job.
@@ -182,6 +185,17 @@ func (m *SiteUpdate) Validate() error {
 	}
 	if err := checkModel(m.Model, true); err != nil {
 		return err
+	}
+	if len(m.Last) > 0 {
+		if len(m.Last) != len(m.Model) {
+			return fmt.Errorf("protocol: update of %s: last iterate has %d parameters, model %d", m.Site, len(m.Last), len(m.Model))
+		}
+		if len(m.Last) > MaxLastParams {
+			return fmt.Errorf("protocol: update of %s: last iterate of %d parameters exceeds %d (model and last iterate must fit one message): %w", m.Site, len(m.Last), MaxLastParams, ErrTooLarge)
+		}
+		if err := checkModel(m.Last, false); err != nil {
+			return err
+		}
 	}
 	if err := finite("weight", m.Weight); err != nil {
 		return err

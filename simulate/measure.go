@@ -20,6 +20,7 @@ import (
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/transport"
+	"github.com/pairfed/pairfed/worker"
 )
 
 // Counter counts the messages and payload bytes published through the
@@ -162,24 +163,26 @@ func PairCoverage(sites []Site) float64 {
 	return within / (P * N)
 }
 
-// FedAvgVariant changes one aspect of fed-avg in FedAvgReference.
+// FedAvgVariant changes one aspect of fed-avg in FedAvgReference; the zero
+// value is fed-avg as the coordinator and workers run it.
 type FedAvgVariant struct {
-	// EtaScale multiplies every site's step size (0 means 1). √N makes the
-	// distance a round moves the model equal to pooled sgd-prev's over the
-	// same number of pair steps.
+	// EtaScale replaces the √N (N sites) that multiplies every site's step
+	// size (0 keeps √N). √N makes the distance a round moves the model
+	// equal to pooled sgd-prev's over the same number of pair steps; 1 is
+	// the step of fed-avg before that change, η/√(R·T_s).
 	EtaScale float64
-	// LastIterate makes sites return their last iterate (the next round
-	// starts where local SGD stopped) and the output the mean over rounds
-	// of the aggregated Alg 1 averages, as Alg 1 averages over the whole
-	// run; otherwise each round restarts from the average of the sites'
-	// Alg 1 outputs, as the worker does.
-	LastIterate bool
+	// RestartFromAverage makes each round restart from the average of the
+	// sites' Alg 1 outputs and the output the last round's average (fed-avg
+	// before it restarted from the sites' last iterates and averaged its
+	// output over rounds, as Alg 1 averages over the whole run).
+	RestartFromAverage bool
 }
 
 // FedAvgReference runs fed-avg in process, without a coordinator, workers
 // or transport: with the zero variant it computes exactly what Federate
 // computes with seeded sources (same per-site random streams, same
-// weighted aggregation in site-name order). job must be validated
+// weighted aggregation in site-name order; for d ≤ protocol.MaxLastParams,
+// above which sites send no last iterate). job must be validated
 // (coordinator.Config.Validate fills its defaults).
 func FedAvgReference(ctx context.Context, job coordinator.JobConfig, sites []Site, seed uint64, v FedAvgVariant) ([]float64, error) {
 	loss, err := pairwise.LossByName(pairwise.TaskAUC, job.Loss)
@@ -189,9 +192,6 @@ func FedAvgReference(ctx context.Context, job coordinator.JobConfig, sites []Sit
 	algo, err := pairwise.Lookup("sgd-prev")
 	if err != nil {
 		return nil, err
-	}
-	if v.EtaScale == 0 {
-		v.EtaScale = 1
 	}
 	order := make([]int, len(sites))
 	for i := range order {
@@ -218,39 +218,28 @@ func FedAvgReference(ctx context.Context, job coordinator.JobConfig, sites []Sit
 	d := sites[0].Data.D
 	model := make([]float64, d)
 	outSum := make([]float64, d)
-	eta := v.EtaScale * job.Eta / math.Sqrt(float64(job.Rounds))
+	eta := worker.FedAvgEta(job.Eta, len(sites), job.Rounds)
+	if v.EtaScale != 0 {
+		eta = v.EtaScale * job.Eta / math.Sqrt(float64(job.Rounds))
+	}
 	for round := 1; round <= job.Rounds; round++ {
 		next, avg := make([]float64, d), make([]float64, d)
 		var total float64
 		for _, i := range order {
 			n := sites[i].Data.N
 			T := int(math.Ceil(job.LocalPasses * float64(n)))
-			cfg := pairwise.RunConfig{Steps: T, Eta: eta, Init: model}
+			res, err := algo.Run(ctx, objs[i], pairwise.RunConfig{Steps: T, Eta: eta, Init: model}, rngs[i])
+			if err != nil {
+				return nil, err
+			}
 			wt := float64(n)
 			total += wt
-			if !v.LastIterate {
-				res, err := algo.Run(ctx, objs[i], cfg, rngs[i])
-				if err != nil {
-					return nil, err
-				}
+			if v.RestartFromAverage {
 				axpyTo(next, wt, res.W)
 				continue
 			}
-			// The same draws twice: once for the last iterate, once for
-			// the Alg 1 average.
-			s1, s2 := rngs[i].Uint64(), rngs[i].Uint64()
-			cfg.Averaging = pairwise.AvgLast
-			last, err := algo.Run(ctx, objs[i], cfg, rand.New(rand.NewPCG(s1, s2)))
-			if err != nil {
-				return nil, err
-			}
-			cfg.Averaging = pairwise.AvgPaper
-			mean, err := algo.Run(ctx, objs[i], cfg, rand.New(rand.NewPCG(s1, s2)))
-			if err != nil {
-				return nil, err
-			}
-			axpyTo(next, wt, last.W)
-			axpyTo(avg, wt, mean.W)
+			axpyTo(next, wt, res.Last)
+			axpyTo(avg, wt, res.W)
 		}
 		for k := range next {
 			next[k] /= total
@@ -259,13 +248,13 @@ func FedAvgReference(ctx context.Context, job coordinator.JobConfig, sites []Sit
 		model = next
 		axpyTo(outSum, 1, avg)
 	}
-	if v.LastIterate {
-		for k := range outSum {
-			outSum[k] /= float64(job.Rounds)
-		}
-		return outSum, nil
+	if v.RestartFromAverage {
+		return model, nil
 	}
-	return model, nil
+	for k := range outSum {
+		outSum[k] /= float64(job.Rounds)
+	}
+	return outSum, nil
 }
 
 func axpyTo(dst []float64, a float64, x []float64) {

@@ -331,19 +331,27 @@ func (w *Worker) runPhase(ctx context.Context, m *protocol.PhaseStart) (*protoco
 	switch j.Algo {
 	case protocol.AlgoFedAvg:
 		// LocalPasses of sgd-prev ([Y21a] Alg 1) from the broadcast model:
-		// T = ⌈P·n⌉ steps of constant size η/√(R·T), the authors' η/√T
-		// geometry over the R·T local steps of the whole job.
+		// T = ⌈P·n⌉ steps of constant size √N·η/√(R·T) with N the job's
+		// sites. With IID sites of n/N records that is N times pooled
+		// sgd-prev's η/√(R·P·n): a round moves the model as far as the
+		// pooled run moves over the same number of pair steps.
 		n := w.cfg.Data.N
 		T := int(math.Ceil(j.LocalPasses * float64(n)))
 		algo, err := pairwise.Lookup("sgd-prev")
 		if err != nil {
 			return nil, nil, err
 		}
-		res, err := algo.Run(ctx, w.obj, pairwise.RunConfig{Steps: T, Eta: j.Eta / math.Sqrt(float64(j.Phases)), Init: m.Model}, w.cfg.Rand)
+		eta := FedAvgEta(j.Eta, len(j.Sites), j.Phases)
+		res, err := algo.Run(ctx, w.obj, pairwise.RunConfig{Steps: T, Eta: eta, Init: m.Model}, w.cfg.Rand)
 		if err != nil {
 			return nil, nil, err
 		}
+		// Model is the Alg 1 average (the job's output averages it over
+		// rounds); Last the iterate the next round starts from.
 		u.Model, u.Weight = res.W, float64(n)
+		if len(res.Last) <= protocol.MaxLastParams {
+			u.Last = res.Last
+		}
 		return u, nil, nil
 	case protocol.AlgoFedDPLocalSGD:
 		idx := w.partition[m.Phase-1]
@@ -358,6 +366,13 @@ func (w *Worker) runPhase(ctx context.Context, m *protocol.PhaseStart) (*protoco
 		return u, rel, nil
 	}
 	return nil, nil, fmt.Errorf("unknown algorithm %q", j.Algo)
+}
+
+// FedAvgEta is the base step size a fed-avg site passes to sgd-prev (which
+// divides it by √T for its T local steps): √N·η/√R for N sites and R
+// rounds.
+func FedAvgEta(eta float64, sites, rounds int) float64 {
+	return math.Sqrt(float64(max(sites, 1))) * eta / math.Sqrt(float64(rounds))
 }
 
 func truncate(s string, n int) string {

@@ -2,8 +2,10 @@ package worker
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/pairfed/pairfed/dp"
@@ -55,8 +57,8 @@ func TestWorkerReleasesOnce(t *testing.T) {
 		t.Fatalf("outputs %v, ledger %v", first, w.Ledger())
 	}
 	u := first[0].Msg.(*protocol.SiteUpdate)
-	if u.Weight != 32 || !(u.Sigma > 0) || u.Secure || u.Epsilon != 1 {
-		t.Errorf("update %+v: weight |S_1| = 32, σ > 0, seeded noise not secure", u)
+	if u.Weight != 32 || !(u.Sigma > 0) || u.Secure || u.Epsilon != 1 || u.Last != nil {
+		t.Errorf("update %+v: weight |S_1| = 32, σ > 0, seeded noise not secure, no last iterate", u)
 	}
 	again := w.Step(ctx, &protocol.PhaseStart{Job: "j", Phase: 1, Model: []float64{1, 0, 0}})
 	if !reflect.DeepEqual(again, first) || len(w.Ledger()) != 1 {
@@ -69,6 +71,35 @@ func TestWorkerReleasesOnce(t *testing.T) {
 	w.Step(ctx, &protocol.Result{Job: "j", Phases: 6, Model: []float64{1, 2, 3}})
 	if !w.Done() || w.Result() == nil {
 		t.Fatal("result not taken")
+	}
+}
+
+// A fed-avg round is sgd-prev from the broadcast model with base step
+// √N·η/√R (N = 4 sites, R = 2 rounds) over ⌈P·n⌉ steps; the update carries
+// the Alg 1 average as Model and the last iterate as Last.
+func TestWorkerFedAvgRound(t *testing.T) {
+	w := newWorker(t)
+	ctx := context.Background()
+	w.Start()
+	w.Step(ctx, &protocol.JobAnnounce{Job: "j", Algo: protocol.AlgoFedAvg, Task: "auc", Loss: "hinge", Params: 3, Phases: 2,
+		LocalPasses: 1, Eta: 10, ParamRadius: 100, FeatureRadius: 1, Sites: []string{"s1", "s2", "s3", "s4"}})
+	start := []float64{0.5, -0.5, 0.25}
+	outs := w.Step(ctx, &protocol.PhaseStart{Job: "j", Phase: 1, Model: start})
+	if len(outs) != 1 {
+		t.Fatalf("outputs %v", outs)
+	}
+	u := outs[0].Msg.(*protocol.SiteUpdate)
+	obj, err := pairwise.NewObjective(toyData(64, 3), pairwise.ObjectiveConfig{Task: pairwise.TaskAUC, Loss: pairwise.AUCHinge{}, Constraint: "l2", Radius: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	algo, _ := pairwise.Lookup("sgd-prev")
+	want, err := algo.Run(ctx, obj, pairwise.RunConfig{Steps: 64, Eta: 2 * 10 / math.Sqrt(2), Init: start}, rand.New(rand.NewPCG(3, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Weight != 64 || !slices.Equal(u.Model, want.W) || !slices.Equal(u.Last, want.Last) || slices.Equal(u.Last, u.Model) {
+		t.Fatalf("update %+v\nwant model %v, last %v", u, want.W, want.Last)
 	}
 }
 

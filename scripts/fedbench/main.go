@@ -160,8 +160,9 @@ func fedAvgTable(ctx context.Context, sets []dataset) {
 			log.Fatal(err)
 		}
 		job := validatedJob(spec.Job, N)
-		rows := []string{"fed-avg over NATS (`pairfed simulate`)", "fed-avg, 1 site", "reference: η × √N", "reference: last iterate + average over rounds",
-			"reference: both", "reference: pooled scaling (no per-site minmax)", "pooled sgd-prev, step η/√T with T = R·n (default)", "pooled sgd-prev, 10·n steps, η·√N"}
+		rows := []string{"fed-avg over NATS (`pairfed simulate`)", "fed-avg, 1 site", "reference: former fed-avg (step η/√(R·T_s), restart from Alg 1 averages)",
+			"reference: η × √N only", "reference: last iterate + average over rounds only", "reference: both (= fed-avg)",
+			"reference: pooled scaling (no per-site minmax)", "pooled sgd-prev, step η/√T with T = R·n (default)", "pooled sgd-prev, 10·n steps, η·√N"}
 		auc := make([][]float64, len(rows))
 		var steps int
 		for r := 0; r < *flagRuns; r++ {
@@ -178,7 +179,7 @@ func fedAvgTable(ctx context.Context, sets []dataset) {
 			}
 			auc[1] = append(auc[1], t1.AUC)
 			seed := spec.Seed ^ uint64(r)<<32
-			for i, v := range []simulate.FedAvgVariant{{EtaScale: math.Sqrt(float64(N))}, {LastIterate: true}, {EtaScale: math.Sqrt(float64(N)), LastIterate: true}} {
+			for i, v := range []simulate.FedAvgVariant{{EtaScale: 1, RestartFromAverage: true}, {RestartFromAverage: true}, {EtaScale: 1}, {}} {
 				w, err := simulate.FedAvgReference(ctx, job, tr.Sites, seed, v)
 				if err != nil {
 					log.Fatal(err)
@@ -204,7 +205,7 @@ func fedAvgTable(ctx context.Context, sets []dataset) {
 			if err != nil {
 				log.Fatal(err)
 			}
-			auc[5] = append(auc[5], pairwise.LinearAUC(w, tr.Test))
+			auc[6] = append(auc[6], pairwise.LinearAUC(w, tr.Test))
 			steps = 0
 			for _, s := range tr.Sites {
 				steps += int(math.Ceil(job.LocalPasses * float64(s.Data.N)))
@@ -217,10 +218,10 @@ func fedAvgTable(ctx context.Context, sets []dataset) {
 			if err != nil {
 				log.Fatal(err)
 			}
-			auc[6+i] = rep.AUC.Values
+			auc[7+i] = rep.AUC.Values
 		}
 		for i, name := range rows {
-			fmt.Printf("| %s | %s | %s | %s |\n", ds.name, name, pm(auc[i]), diff(auc[i], auc[6]))
+			fmt.Printf("| %s | %s | %s | %s |\n", ds.name, name, pm(auc[i]), diff(auc[i], auc[7]))
 		}
 	}
 	fmt.Printf("\nη = 10, B = 100, hinge, R = 1, 10 rounds × 1 local pass; pooled T = Σ_rounds Σ_sites ⌈n_s⌉. Δ is the mean paired difference over the same splits (se = sd/√(runs−1)).\n\n")
