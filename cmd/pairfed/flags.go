@@ -40,3 +40,20 @@ func dataOptions(c *cli.Context) data.Options {
 		Representation:  c.String("representation"),
 	}
 }
+
+// loadTrainTest loads --data and, when given, --test with the same options,
+// and checks that their dimensions agree.
+func loadTrainTest(c *cli.Context, opt data.Options) (train, test *data.Table, err error) {
+	if train, err = data.Load(c.String("data"), opt); err != nil {
+		return nil, nil, err
+	}
+	if p := c.String("test"); p != "" {
+		if test, err = data.Load(p, opt); err != nil {
+			return nil, nil, err
+		}
+		if err := data.Align(train, test); err != nil {
+			return nil, nil, err
+		}
+	}
+	return train, test, nil
+}

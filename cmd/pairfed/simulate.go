@@ -7,7 +7,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/pairfed/pairfed/coordinator"
-	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/simulate"
 	"github.com/urfave/cli/v2"
 )
@@ -65,18 +64,9 @@ func runSimulate(c *cli.Context) error {
 		return usageError{err}
 	}
 	opt := dataOptions(c)
-	train, err := data.Load(c.String("data"), opt)
+	train, test, err := loadTrainTest(c, opt)
 	if err != nil {
 		return err
-	}
-	var test *data.Table
-	if p := c.String("test"); p != "" {
-		if test, err = data.Load(p, opt); err != nil {
-			return err
-		}
-		if err := data.Align(train, test); err != nil {
-			return err
-		}
 	}
 	rep, err := simulate.Run(c.Context, spec, train, test)
 	if err != nil {

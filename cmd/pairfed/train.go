@@ -72,18 +72,9 @@ func runTrain(c *cli.Context) error {
 	if err := spec.Validate(); err != nil {
 		return usageError{err}
 	}
-	train, err := data.Load(c.String("data"), opt)
+	train, test, err := loadTrainTest(c, opt)
 	if err != nil {
 		return err
-	}
-	var test *data.Table
-	if p := c.String("test"); p != "" {
-		if test, err = data.Load(p, opt); err != nil {
-			return err
-		}
-		if err := data.Align(train, test); err != nil {
-			return err
-		}
 	}
 	rep, err := experiment.Run(c.Context, spec, train, test)
 	if err != nil {
