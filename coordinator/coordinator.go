@@ -27,10 +27,15 @@ import (
 type JobConfig struct {
 	// ID names the job (default "job-1").
 	ID string
-	// Algo is protocol.AlgoFedAvg or protocol.AlgoFedDPLocalSGD.
+	// Algo is one of protocol.FedAlgos.
 	Algo string
+	// LocalAlgo is the single-site private algorithm a fed-oneshot site
+	// runs (a registered private pairwise algorithm supporting AUC, e.g.
+	// "dpegd", "dpgdsc", "dp-gd-grad", "dp-local-sgd"); empty otherwise.
+	LocalAlgo string
 	// Loss is the pairwise AUC loss: default hinge for fed-avg, logistic
-	// for fed-dp-local-sgd ([Y21a] Thm 10 needs an L-smooth loss).
+	// for the private algorithms ([Y21a] Thm 10 and [X21] need an
+	// L-smooth loss).
 	Loss string
 	// Rounds is the number of fed-avg rounds (default 10);
 	// fed-dp-local-sgd has K = ⌈log₂ n_min⌉ phases instead.
@@ -41,7 +46,10 @@ type JobConfig struct {
 	// Eta is the base step size η. Default: 10 for fed-avg (the value
 	// [Y21a]'s selection picks for sgd-prev on diabetes; no federated
 	// selection yet); for fed-dp-local-sgd the η of [Y21a] Thm 10 at the
-	// smallest site (pairwise.Y21aDefaultEta).
+	// smallest site (pairwise.Y21aDefaultEta); for fed-dpegd the η of
+	// [X21] Thm 3 at the smallest site (pairwise.DPEGDDefaultEta); for
+	// fed-oneshot 0 lets every site take its algorithm's default for its
+	// own n (a given η is passed to the algorithm, which checks it).
 	Eta float64
 	// ParamRadius is the radius B of the ℓ2 ball W (default 100 for
 	// fed-avg, 1 for fed-dp-local-sgd, as `pairfed train` uses for private
@@ -116,7 +124,7 @@ func (c *Config) Validate() error {
 		if j.Epsilon != 0 || j.Delta != 0 {
 			return fmt.Errorf("coordinator: %s is not private: ε and δ do not apply", j.Algo)
 		}
-	case protocol.AlgoFedDPLocalSGD:
+	case protocol.AlgoFedDPLocalSGD, protocol.AlgoFedOneShot, protocol.AlgoFedDPEGD:
 		private = true
 		if j.Loss == "" {
 			j.Loss = "logistic"
@@ -125,7 +133,14 @@ func (c *Config) Validate() error {
 			j.ParamRadius = 1
 		}
 		if j.Rounds != 0 || j.LocalPasses != 0 {
-			return fmt.Errorf("coordinator: %s has K = ⌈log₂ n_min⌉ phases of fixed length ([Y21a] Alg 3): rounds and local passes do not apply", j.Algo)
+			switch j.Algo {
+			case protocol.AlgoFedDPLocalSGD:
+				return fmt.Errorf("coordinator: %s has K = ⌈log₂ n_min⌉ phases of fixed length ([Y21a] Alg 3): rounds and local passes do not apply", j.Algo)
+			case protocol.AlgoFedDPEGD:
+				return fmt.Errorf("coordinator: %s has k = ⌊log₂ n_min⌋ epochs of fixed length ([X21] Alg 3): rounds and local passes do not apply", j.Algo)
+			default:
+				return fmt.Errorf("coordinator: %s is one phase of the local algorithm: rounds and local passes do not apply", j.Algo)
+			}
 		}
 		if !(j.Epsilon > 0) || math.IsInf(j.Epsilon, 0) {
 			return fmt.Errorf("coordinator: %s needs ε > 0, got %v", j.Algo, j.Epsilon)
@@ -134,7 +149,10 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("coordinator: δ = %v must be in [0, 1) (0: 1/n_max)", j.Delta)
 		}
 	default:
-		return fmt.Errorf("coordinator: unknown federated algorithm %q (%s or %s)", j.Algo, protocol.AlgoFedAvg, protocol.AlgoFedDPLocalSGD)
+		return fmt.Errorf("coordinator: unknown federated algorithm %q (one of %v)", j.Algo, protocol.FedAlgos)
+	}
+	if err := CheckLocalAlgo(j.Algo, j.LocalAlgo, j.Loss, j.Lambda); err != nil {
+		return fmt.Errorf("coordinator: %w", err)
 	}
 	if _, err := pairwise.LossByName(pairwise.TaskAUC, j.Loss); err != nil {
 		return fmt.Errorf("coordinator: %w", err)
@@ -169,6 +187,32 @@ func (c *Config) Validate() error {
 		c.Logf = func(string, ...any) {}
 	}
 	return nil
+}
+
+// CheckLocalAlgo checks fed-oneshot's local algorithm: a registered
+// private pairwise algorithm that supports the AUC task with loss (and,
+// if it needs strong convexity, λ > 0). Other algorithms take none.
+func CheckLocalAlgo(algo, local, loss string, lambda float64) error {
+	if algo != protocol.AlgoFedOneShot {
+		if local != "" {
+			return fmt.Errorf("%s takes no local algorithm (got %q)", algo, local)
+		}
+		return nil
+	}
+	if local == "" {
+		return fmt.Errorf("%s needs a local algorithm (a private single-site algorithm, e.g. dpegd)", algo)
+	}
+	a, err := pairwise.Lookup(local)
+	if err != nil {
+		return err
+	}
+	if !a.Private {
+		return fmt.Errorf("%s: local algorithm %s is not private", algo, local)
+	}
+	if a.NeedsStrongConvexity && !(lambda > 0) {
+		return fmt.Errorf("%s: local algorithm %s needs a strongly convex objective: give λ > 0", algo, local)
+	}
+	return a.Supports(pairwise.TaskAUC, loss)
 }
 
 // Output is a message to publish on a subject.
@@ -363,7 +407,7 @@ func (c *Coordinator) startJob() []Output {
 	}
 	slices.Sort(names)
 	a := &protocol.JobAnnounce{
-		Job: j.ID, Algo: j.Algo, Task: string(pairwise.TaskAUC), Loss: j.Loss, Params: c.dim,
+		Job: j.ID, Algo: j.Algo, LocalAlgo: j.LocalAlgo, Task: string(pairwise.TaskAUC), Loss: j.Loss, Params: c.dim,
 		LocalPasses: j.LocalPasses, Eta: j.Eta, ParamRadius: j.ParamRadius, FeatureRadius: j.FeatureRadius,
 		Lambda: j.Lambda, Seed: j.Seed, Sites: names,
 	}
@@ -384,6 +428,28 @@ func (c *Coordinator) startJob() []Output {
 		if a.Eta == 0 {
 			loss, _ := pairwise.LossByName(pairwise.TaskAUC, j.Loss)
 			a.Eta = pairwise.Y21aDefaultEta(loss, nMin, c.dim, j.FeatureRadius, j.ParamRadius, a.Epsilon, a.Delta)
+		}
+	case protocol.AlgoFedOneShot:
+		// One release per site of its local algorithm on all its records.
+		a.Phases = 1
+		a.Epsilon, a.Delta = j.Epsilon, j.Delta
+		if a.Delta == 0 {
+			a.Delta = 1 / float64(nMax)
+		}
+	case protocol.AlgoFedDPEGD:
+		// Each site splits its records into k disjoint epochs;
+		// k = ⌊log₂ n_min⌋ fits every site (pairwise.DPEGDPartition).
+		a.Phases = pairwise.DPEGDPhases(nMin)
+		if a.Phases < 1 {
+			return c.abort(fmt.Sprintf("%s needs at least 2 records at every site (smallest: %d)", j.Algo, nMin))
+		}
+		a.Epsilon, a.Delta = j.Epsilon, j.Delta
+		if a.Delta == 0 {
+			a.Delta = 1 / float64(nMax)
+		}
+		if a.Eta == 0 {
+			loss, _ := pairwise.LossByName(pairwise.TaskAUC, j.Loss)
+			a.Eta = pairwise.DPEGDDefaultEta(loss, nMin, c.dim, j.FeatureRadius, j.ParamRadius, a.Epsilon, a.Delta)
 		}
 	}
 	if err := a.Validate(); err != nil {
@@ -443,7 +509,7 @@ func (c *Coordinator) onUpdate(m *protocol.SiteUpdate) []Output {
 	case len(m.Model) != len(c.model):
 		c.logf("ignored update of %s: model has %d parameters, want %d", m.Site, len(m.Model), len(c.model))
 		return nil
-	case c.job.Algo == protocol.AlgoFedDPLocalSGD && (m.Epsilon != c.job.Epsilon || m.Delta != c.job.Delta):
+	case protocol.PrivateFedAlgo(c.job.Algo) && (m.Epsilon != c.job.Epsilon || m.Delta != c.job.Delta):
 		return c.abort(fmt.Sprintf("site %s claims (ε, δ) = (%g, %g), the job asked (%g, %g)", m.Site, m.Epsilon, m.Delta, c.job.Epsilon, c.job.Delta))
 	}
 	s.lastSeen = c.now
@@ -462,8 +528,9 @@ func (c *Coordinator) onUpdate(m *protocol.SiteUpdate) []Output {
 // last iterates (of Model for a site that sent none), and the result is
 // the mean over rounds of the weighted means of the Models (the sites'
 // [Y21a] Alg 1 averages), as Alg 1 averages over the whole run.
-// fed-dp-local-sgd: the next phase starts from, and the result is, the
-// weighted mean of the Models.
+// fed-dp-local-sgd, fed-dpegd, fed-oneshot: the next phase starts from,
+// and the result is, the weighted mean of the Models (weights: partition
+// or subset size, or record count for fed-oneshot).
 func (c *Coordinator) aggregate() []Output {
 	names := make([]string, 0, len(c.updates))
 	for name := range c.updates {
@@ -497,8 +564,12 @@ func (c *Coordinator) aggregate() []Output {
 			}
 		}
 		p := &c.sites[name].privacy
-		if c.job.Algo == protocol.AlgoFedDPLocalSGD {
-			p.Sigmas = append(p.Sigmas, u.Sigma)
+		if protocol.PrivateFedAlgo(c.job.Algo) {
+			if len(u.Sigmas) > 0 {
+				p.Sigmas = append(p.Sigmas, u.Sigmas...) // fed-oneshot: every σ of the release
+			} else {
+				p.Sigmas = append(p.Sigmas, u.Sigma)
+			}
 		}
 		p.Secure = p.Secure && u.Secure
 	}

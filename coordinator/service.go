@@ -223,7 +223,7 @@ func (s *Service) onSubmit(m *protocol.JobSubmit) []Output {
 	}
 	s.clients[m.Job] = client
 	q := &queued{submit: m, min: max(m.MinSites, s.cfg.MinSites), job: JobConfig{
-		ID: m.Job, Algo: m.Algo, Loss: m.Loss, Rounds: m.Rounds, LocalPasses: m.LocalPasses, Eta: m.Eta,
+		ID: m.Job, Algo: m.Algo, LocalAlgo: m.LocalAlgo, Loss: m.Loss, Rounds: m.Rounds, LocalPasses: m.LocalPasses, Eta: m.Eta,
 		ParamRadius: m.ParamRadius, FeatureRadius: m.FeatureRadius, Lambda: m.Lambda, Epsilon: m.Epsilon, Delta: m.Delta, Seed: m.Seed,
 	}}
 	check := Config{Federation: s.cfg.Federation, Job: q.job, MinSites: q.min}
@@ -373,7 +373,7 @@ func (s *Service) finish() []Output {
 		// Every participant of a private job, dropped ones included: they
 		// may have released phases before they went away.
 		for _, p := range s.inner.Privacy() {
-			if s.cur.job.Algo != protocol.AlgoFedDPLocalSGD {
+			if !protocol.PrivateFedAlgo(s.cur.job.Algo) {
 				break
 			}
 			st.Privacy = append(st.Privacy, protocol.SiteReport{Site: p.Site, Records: p.Records, Epsilon: p.Epsilon, Delta: p.Delta, Sigmas: p.Sigmas, Secure: p.Secure})

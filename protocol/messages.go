@@ -112,9 +112,13 @@ type Heartbeat struct {
 // does not take part.
 type JobAnnounce struct {
 	Job  string `msgpack:"job"`
-	Algo string `msgpack:"algo"` // "fed-avg" or "fed-dp-local-sgd"
+	Algo string `msgpack:"algo"` // one of FedAlgos
 	Task string `msgpack:"task"` // "auc" (metric learning: later)
-	Loss string `msgpack:"loss"` // "hinge", "square", "logistic"
+	// LocalAlgo names the single-site private algorithm (a registered
+	// pairwise algorithm, e.g. "dpegd") a fed-oneshot site runs; empty for
+	// every other algorithm (omitted, so older encodings are unchanged).
+	LocalAlgo string `msgpack:"local_algo,omitempty"`
+	Loss      string `msgpack:"loss"` // "hinge", "square", "logistic"
 	// Params is the length of the model vector (d for auc).
 	Params int `msgpack:"params"`
 	// Phases is the number of coordinator rounds (fed-avg) or of [Y21a]
@@ -168,6 +172,11 @@ type SiteUpdate struct {
 	// update, or a model longer than MaxLastParams (both vectors must fit
 	// MaxMessageSize) lets the coordinator restart from Model instead.
 	Last []float64 `msgpack:"last,omitempty"`
+	// Sigmas, when set, lists every σ of the release in order (a
+	// fed-oneshot site running an algorithm with several noisy steps, e.g.
+	// dpegd's epochs or dp-gd-grad's gradients); Sigma is then its first
+	// entry. Optional (omitted when empty).
+	Sigmas []float64 `msgpack:"sigmas,omitempty"`
 }
 
 // Abort stops a job. From is the sender (a site name or "coordinator").
@@ -203,6 +212,9 @@ type JobSubmit struct {
 	Client string `msgpack:"client"`
 	Algo   string `msgpack:"algo"`
 	Loss   string `msgpack:"loss"` // "" for the algorithm's default
+	// LocalAlgo is fed-oneshot's single-site private algorithm (see
+	// JobAnnounce.LocalAlgo); omitted when empty.
+	LocalAlgo string `msgpack:"local_algo,omitempty"`
 	// MinSites is the number of live sites the job needs to start, and
 	// its quorum: a phase that times out is aggregated from at least
 	// MinSites updates.
@@ -295,4 +307,29 @@ const (
 	// k-th disjoint partition from the broadcast model, Gaussian noise σ_k
 	// added at the site, outputs averaged weighted by partition size.
 	AlgoFedDPLocalSGD = "fed-dp-local-sgd"
+	// AlgoFedOneShot runs a single-site private algorithm (JobAnnounce.
+	// LocalAlgo, e.g. "dpegd") once at every site on all its records with
+	// the site's own noise; one phase; the coordinator averages the
+	// released models weighted by record count. Per-site privacy is the
+	// algorithm's (ε, δ): one release per record set.
+	AlgoFedOneShot = "fed-oneshot"
+	// AlgoFedDPEGD is [X21] Alg 3 (DPEGD) run per site: phase i is epoch i
+	// on the site's i-th disjoint subset from the broadcast model, with
+	// the site's Gaussian noise σ_i; the coordinator averages the outputs
+	// weighted by subset size. Epochs on disjoint subsets compose in
+	// parallel: per-site (ε, δ).
+	AlgoFedDPEGD = "fed-dpegd"
 )
+
+// FedAlgos lists the federated algorithms, in the order they were added.
+var FedAlgos = []string{AlgoFedAvg, AlgoFedDPLocalSGD, AlgoFedOneShot, AlgoFedDPEGD}
+
+// PrivateFedAlgo reports whether algo is a private federated algorithm
+// (sites add noise and report (ε, δ) and σ).
+func PrivateFedAlgo(algo string) bool {
+	switch algo {
+	case AlgoFedDPLocalSGD, AlgoFedOneShot, AlgoFedDPEGD:
+		return true
+	}
+	return false
+}

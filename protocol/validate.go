@@ -99,6 +99,26 @@ func checkReason(s string) error {
 	return nil
 }
 
+// MaxSigmas bounds SiteUpdate.Sigmas (the noisy steps of one release;
+// with a model of MaxParams values the update still fits MaxMessageSize).
+const MaxSigmas = 1 << 12
+
+// checkLocalAlgo: fed-oneshot names its local algorithm, no other
+// algorithm has one. (Whether the name is a registered private algorithm
+// is checked by the coordinator and the sites, which know the registry.)
+func checkLocalAlgo(job, algo, local string) error {
+	if algo == AlgoFedOneShot {
+		if local == "" {
+			return fmt.Errorf("protocol: job %s: %s needs a local algorithm", job, algo)
+		}
+		return ValidName("local algorithm", local)
+	}
+	if local != "" {
+		return fmt.Errorf("protocol: job %s: %s takes no local algorithm (got %q)", job, algo, local)
+	}
+	return nil
+}
+
 func checkPrivacy(eps, delta float64) error {
 	if err := nonNegative("epsilon", eps); err != nil {
 		return err
@@ -129,6 +149,9 @@ func (m *JobAnnounce) Validate() error {
 		if err := ValidName(n.what, n.s); err != nil {
 			return err
 		}
+	}
+	if err := checkLocalAlgo(m.Job, m.Algo, m.LocalAlgo); err != nil {
+		return err
 	}
 	if m.Params < 1 || m.Params > MaxParams {
 		return fmt.Errorf("protocol: job %s: %d parameters outside [1, %d]", m.Job, m.Params, MaxParams)
@@ -206,6 +229,14 @@ func (m *SiteUpdate) Validate() error {
 	if err := nonNegative("sigma", m.Sigma); err != nil {
 		return err
 	}
+	if len(m.Sigmas) > MaxSigmas {
+		return fmt.Errorf("protocol: update of %s: %d sigmas exceed %d: %w", m.Site, len(m.Sigmas), MaxSigmas, ErrTooLarge)
+	}
+	for _, s := range m.Sigmas {
+		if err := nonNegative("sigma", s); err != nil {
+			return err
+		}
+	}
 	return checkPrivacy(m.Epsilon, m.Delta)
 }
 
@@ -257,6 +288,9 @@ func (m *JobSubmit) Validate() error {
 		if err := ValidName("loss", m.Loss); err != nil {
 			return err
 		}
+	}
+	if err := checkLocalAlgo(m.Job, m.Algo, m.LocalAlgo); err != nil {
+		return err
 	}
 	if m.MinSites < 1 || m.MinSites > MaxSites {
 		return fmt.Errorf("protocol: job %s: min sites %d outside [1, %d]", m.Job, m.MinSites, MaxSites)

@@ -123,7 +123,7 @@ func RunTrial(ctx context.Context, spec Spec, train, test *data.Table, r int, co
 	fc := FederationConfig{Name: fmt.Sprintf("trial%d", r), Job: spec.Job, Sites: sites, Tick: spec.Tick,
 		PhaseTimeout: spec.PhaseTimeout, Logf: spec.Logf, Connect: connect}
 	fc.Job.ID = fmt.Sprintf("run-%d", r)
-	if spec.Job.Algo == protocol.AlgoFedDPLocalSGD && !spec.Seeded {
+	if protocol.PrivateFedAlgo(spec.Job.Algo) && !spec.Seeded {
 		fc.Secure = true
 	} else {
 		fc.Seed = spec.Seed ^ spec.NoiseSeed ^ uint64(r)<<32

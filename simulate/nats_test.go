@@ -106,11 +106,17 @@ func TestNoRecordLeavesAWorker(t *testing.T) {
 	if !bytes.Contains(leaky, encodings(records[0])[2]) {
 		t.Fatal("the msgpack pattern does not match an encoded model")
 	}
-	for _, job := range []coordinator.JobConfig{{Algo: protocol.AlgoFedAvg, Rounds: 3}, dpJob()} {
+	for _, job := range []coordinator.JobConfig{{Algo: protocol.AlgoFedAvg, Rounds: 3}, dpJob(),
+		{Algo: protocol.AlgoFedDPEGD, Epsilon: 1}, {Algo: protocol.AlgoFedOneShot, LocalAlgo: "dpegd", Epsilon: 1},
+		{Algo: protocol.AlgoFedOneShot, LocalAlgo: "dp-gd-grad", Epsilon: 1}} {
 		recs := map[string]*recorder{}
 		var mu sync.Mutex
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		_, err := Federate(ctx, FederationConfig{Name: "leak-" + job.Algo, Job: job, Sites: sites, Connect: connect, Seed: 1,
+		name := "leak-" + job.Algo
+		if job.LocalAlgo != "" {
+			name += "-" + job.LocalAlgo
+		}
+		_, err := Federate(ctx, FederationConfig{Name: name, Job: job, Sites: sites, Connect: connect, Seed: 1,
 			Tick: 5 * time.Millisecond, PhaseTimeout: 400,
 			Observe: func(site string, tr transport.Transport) transport.Transport {
 				r := &recorder{Transport: tr}

@@ -79,7 +79,7 @@ func (s *Spec) Validate() error {
 		// Private jobs default to per-record preprocessing only: scaling
 		// fitted on a site's records is not covered by the guarantee.
 		s.Scale = "minmax"
-		if s.Job.Algo == protocol.AlgoFedDPLocalSGD {
+		if protocol.PrivateFedAlgo(s.Job.Algo) {
 			s.Scale = "none"
 		}
 	}
@@ -117,6 +117,7 @@ func (s *Spec) Validate() error {
 // Report is the outcome of a simulation (the `pairfed simulate --json` object).
 type Report struct {
 	Algorithm     string              `json:"algorithm"`
+	LocalAlgo     string              `json:"local_algorithm,omitempty"` // fed-oneshot
 	Dataset       string              `json:"dataset"`
 	Partition     string              `json:"partition"`
 	Transport     string              `json:"transport"`
@@ -146,9 +147,9 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	rep := &Report{Algorithm: spec.Job.Algo, Dataset: train.Source, Partition: spec.Partition, Transport: spec.Transport,
+	rep := &Report{Algorithm: spec.Job.Algo, LocalAlgo: spec.Job.LocalAlgo, Dataset: train.Source, Partition: spec.Partition, Transport: spec.Transport,
 		Sites: spec.Sites, Runs: spec.Runs, D: train.D}
-	private := spec.Job.Algo == protocol.AlgoFedDPLocalSGD
+	private := protocol.PrivateFedAlgo(spec.Job.Algo)
 	var connect func(name string) (transport.Transport, error)
 	switch spec.Transport {
 	case "nats":
@@ -222,14 +223,24 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 	rep.Notes = append(rep.Notes,
 		fmt.Sprintf("each site fits %s scaling on its own training records and clips them to ‖x‖ ≤ %g; the test split is scaled with the pooled training split's scaler (an evaluator outside the federation: simulation only)", spec.Scale, spec.Job.FeatureRadius))
 	if private {
-		rep.Notes = append(rep.Notes,
-			"per-site record-level (ε, δ)-DP: phase k releases site s's k-th disjoint partition with Gaussian noise σ_k ([Y21a] Alg 3 line 6); the K releases of a site compose in parallel",
+		rep.Notes = append(rep.Notes, privacyNote(spec.Job.Algo, spec.Job.LocalAlgo),
 			"scaling fitted on a site's own records is data-dependent preprocessing the DP guarantee does not cover, so such runs are reported private: false; use --scale none (per-record clipping only) for a private run")
 		if spec.Seeded {
 			rep.Notes = append(rep.Notes, "seeded noise and sampling: reproducible, NOT private")
 		}
 	}
 	return rep, nil
+}
+
+// privacyNote says how a private job's per-site guarantee arises.
+func privacyNote(algo, local string) string {
+	switch algo {
+	case protocol.AlgoFedOneShot:
+		return fmt.Sprintf("per-site record-level (ε, δ)-DP: every site runs %s once on all its records with its own noise (the σ listed are that run's); one release per record set, the coordinator only averages (post-processing)", local)
+	case protocol.AlgoFedDPEGD:
+		return "per-site record-level (ε, δ)-DP: phase i releases site s's i-th disjoint subset, epoch i of [X21] Alg 3 from the broadcast model, with Gaussian noise σ_i = 4√(2 ln(1.25/δ))Gη_i/ε; the k releases of a site compose in parallel ([X21] Thm 3, C.5)"
+	}
+	return "per-site record-level (ε, δ)-DP: phase k releases site s's k-th disjoint partition with Gaussian noise σ_k ([Y21a] Alg 3 line 6); the K releases of a site compose in parallel"
 }
 
 // Site is one site's prepared training data.

@@ -107,9 +107,12 @@ type Release struct {
 	Phase   int     `json:"phase"`
 	Records int     `json:"records"` // records the release depends on (the phase's partition)
 	Sigma   float64 `json:"sigma"`
-	Epsilon float64 `json:"epsilon"`
-	Delta   float64 `json:"delta"`
-	Secure  bool    `json:"secure"`
+	// Sigmas lists every σ of a release with several noisy steps
+	// (fed-oneshot: the local algorithm's report); Sigma is its first.
+	Sigmas  []float64 `json:"sigmas,omitempty"`
+	Epsilon float64   `json:"epsilon"`
+	Delta   float64   `json:"delta"`
+	Secure  bool      `json:"secure"`
 }
 
 // Worker is the site state machine. It is not safe for concurrent use.
@@ -120,7 +123,7 @@ type Worker struct {
 	job       *protocol.JobAnnounce
 	excluded  bool
 	obj       pairwise.Objective
-	partition [][]int                      // fed-dp-local-sgd: the K disjoint subsets
+	partition [][]int                      // fed-dp-local-sgd, fed-dpegd: the K disjoint subsets
 	sent      map[int]*protocol.SiteUpdate // released updates by phase
 	startOf   map[int][]float64            // the start model of each released phase
 	ledger    []Release
@@ -268,6 +271,35 @@ func (w *Worker) setup(m *protocol.JobAnnounce) error {
 			return err
 		}
 		w.partition = part
+	case protocol.AlgoFedDPEGD:
+		if w.cfg.Noise == nil {
+			return fmt.Errorf("%s is private and this site has no noise source", m.Algo)
+		}
+		if !(m.Eta > 0) {
+			return fmt.Errorf("%s needs η > 0", m.Algo)
+		}
+		part, err := pairwise.DPEGDPartition(w.cfg.Data.N, m.Phases, w.cfg.Rand)
+		if err != nil {
+			return err
+		}
+		w.partition = part
+	case protocol.AlgoFedOneShot:
+		if w.cfg.Noise == nil {
+			return fmt.Errorf("%s is private and this site has no noise source", m.Algo)
+		}
+		if m.Phases != 1 {
+			return fmt.Errorf("%s has one phase, the job has %d", m.Algo, m.Phases)
+		}
+		a, err := pairwise.Lookup(m.LocalAlgo)
+		if err != nil {
+			return err
+		}
+		if !a.Private {
+			return fmt.Errorf("%s: local algorithm %s is not private", m.Algo, m.LocalAlgo)
+		}
+		if err := a.Supports(pairwise.TaskAUC, m.Loss); err != nil {
+			return err
+		}
 	default:
 		return fmt.Errorf("unknown federated algorithm %q", m.Algo)
 	}
@@ -363,6 +395,48 @@ func (w *Worker) runPhase(ctx context.Context, m *protocol.PhaseStart) (*protoco
 		u.Model, u.Weight, u.Sigma = res.W, float64(len(idx)), res.Sigma
 		u.Epsilon, u.Delta, u.Secure = j.Epsilon, j.Delta, res.Secure
 		rel := &Release{Job: j.Job, Phase: m.Phase, Records: len(idx), Sigma: res.Sigma, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
+		return u, rel, nil
+	case protocol.AlgoFedDPEGD:
+		// Epoch m.Phase of [X21] Alg 3 on this site's m.Phase-th disjoint
+		// subset from the broadcast model; the site adds σ_i.
+		idx := w.partition[m.Phase-1]
+		priv := &pairwise.Privacy{Epsilon: j.Epsilon, Delta: j.Delta, FeatureRadius: j.FeatureRadius, Noise: w.cfg.Noise}
+		res, err := pairwise.DPEGDEpoch(ctx, w.obj, m.Model, idx, m.Phase, j.Eta, priv)
+		if err != nil {
+			return nil, nil, err
+		}
+		u.Model, u.Weight, u.Sigma = res.W, float64(len(idx)), res.Sigma
+		u.Epsilon, u.Delta, u.Secure = j.Epsilon, j.Delta, res.Secure
+		rel := &Release{Job: j.Job, Phase: m.Phase, Records: len(idx), Sigma: res.Sigma, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
+		return u, rel, nil
+	case protocol.AlgoFedOneShot:
+		// The local private algorithm, once, on all this site's records,
+		// from the broadcast (data-independent) model with the site's own
+		// noise: one release of the algorithm's (ε, δ).
+		algo, err := pairwise.Lookup(j.LocalAlgo)
+		if err != nil {
+			return nil, nil, err
+		}
+		priv := &pairwise.Privacy{Epsilon: j.Epsilon, Delta: j.Delta, FeatureRadius: j.FeatureRadius, Noise: w.cfg.Noise}
+		res, err := algo.Run(ctx, w.obj, pairwise.RunConfig{Privacy: priv, Eta: j.Eta, Init: m.Model}, w.cfg.Rand)
+		if err != nil {
+			return nil, nil, err
+		}
+		rep := res.Privacy
+		switch {
+		case rep == nil || len(rep.Sigmas) == 0:
+			return nil, nil, fmt.Errorf("%s: local algorithm %s returned no privacy report", j.Algo, j.LocalAlgo)
+		case rep.Epsilon != j.Epsilon || rep.Delta != j.Delta:
+			return nil, nil, fmt.Errorf("%s: local algorithm %s reports (ε, δ) = (%g, %g), the job asked (%g, %g)", j.Algo, j.LocalAlgo, rep.Epsilon, rep.Delta, j.Epsilon, j.Delta)
+		case len(rep.Sigmas) > protocol.MaxSigmas:
+			return nil, nil, fmt.Errorf("%s: local algorithm %s added %d noises, more than the %d an update can report", j.Algo, j.LocalAlgo, len(rep.Sigmas), protocol.MaxSigmas)
+		}
+		secure := rep.Private && w.cfg.Noise.Secure()
+		sigmas := slices.Clone(rep.Sigmas)
+		n := w.cfg.Data.N
+		u.Model, u.Weight, u.Sigma, u.Sigmas = res.W, float64(n), sigmas[0], sigmas
+		u.Epsilon, u.Delta, u.Secure = j.Epsilon, j.Delta, secure
+		rel := &Release{Job: j.Job, Phase: m.Phase, Records: n, Sigma: sigmas[0], Sigmas: slices.Clone(sigmas), Epsilon: j.Epsilon, Delta: j.Delta, Secure: secure}
 		return u, rel, nil
 	}
 	return nil, nil, fmt.Errorf("unknown algorithm %q", j.Algo)

@@ -292,15 +292,18 @@ func jobSubmitCommand() *cli.Command {
 		Description: `Examples:
    pairfed job submit --nats nats://127.0.0.1:4222 --algo fed-avg --min-sites 3 --wait --json
    pairfed job submit --nats URL --algo fed-dp-local-sgd --epsilon 1 --delta 1e-4 --min-sites 2 --wait
+   pairfed job submit --nats URL --algo fed-dpegd --epsilon 1 --min-sites 2 --wait
+   pairfed job submit --nats URL --algo fed-oneshot --local-algo dpegd --epsilon 1 --min-sites 2 --wait
 
 Exit status: 0 completed (or accepted, without --wait), 1 failed, 3 refused.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "nats", Required: true, Usage: "URL of the federation's NATS server"},
 			federationFlag(),
 			&cli.StringFlag{Name: "job", Usage: "job id (default: a random one); resubmitting a known id reports its status"},
-			&cli.StringFlag{Name: "algo", Required: true, Usage: "fed-avg or fed-dp-local-sgd"},
-			&cli.StringFlag{Name: "loss", Usage: "hinge, square or logistic (default: hinge for fed-avg, logistic for fed-dp-local-sgd)"},
-			&cli.Float64Flag{Name: "epsilon", Usage: "per-site record-level ε (fed-dp-local-sgd)"},
+			&cli.StringFlag{Name: "algo", Required: true, Usage: "fed-avg, fed-dp-local-sgd, fed-dpegd or fed-oneshot"},
+			&cli.StringFlag{Name: "local-algo", Usage: "fed-oneshot: the private single-site algorithm every site runs (e.g. dpegd)"},
+			&cli.StringFlag{Name: "loss", Usage: "hinge, square or logistic (default: hinge for fed-avg, logistic for the private algorithms)"},
+			&cli.Float64Flag{Name: "epsilon", Usage: "per-site record-level ε (private algorithms)"},
 			&cli.Float64Flag{Name: "delta", Usage: "per-site δ (default 1/n of the largest site)"},
 			&cli.IntFlag{Name: "min-sites", Value: 1, Usage: "live sites the job needs to start, and its quorum"},
 			&cli.IntFlag{Name: "rounds", Usage: "fed-avg rounds (default 10)"},
@@ -354,7 +357,7 @@ func runJobSubmit(c *cli.Context) error {
 		id = randomToken("job-")
 	}
 	client := randomToken("c-")
-	sub := &protocol.JobSubmit{Job: id, Client: client, Algo: c.String("algo"), Loss: c.String("loss"), MinSites: c.Int("min-sites"),
+	sub := &protocol.JobSubmit{Job: id, Client: client, Algo: c.String("algo"), LocalAlgo: c.String("local-algo"), Loss: c.String("loss"), MinSites: c.Int("min-sites"),
 		Rounds: c.Int("rounds"), LocalPasses: c.Float64("local-passes"), Eta: c.Float64("eta"), ParamRadius: c.Float64("param-radius"),
 		FeatureRadius: c.Float64("radius"), Lambda: c.Float64("lambda"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), Seed: c.Uint64("seed")}
 	msg, err := protocol.Encode(sub)
@@ -415,7 +418,7 @@ func runJobSubmit(c *cli.Context) error {
 	if st.TestRecords > 0 {
 		rep.AUC = experiment.Summarize([]float64{st.AUC})
 	}
-	if st.Status == protocol.StatusCompleted && st.Algo == protocol.AlgoFedDPLocalSGD {
+	if st.Status == protocol.StatusCompleted && protocol.PrivateFedAlgo(st.Algo) {
 		rep.Private = len(st.Privacy) > 0
 		for _, p := range st.Privacy {
 			rep.Private = rep.Private && p.Secure

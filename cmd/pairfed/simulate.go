@@ -18,13 +18,15 @@ func simulateCommand() *cli.Command {
 		&cli.Float64Flag{Name: "test-fraction", Value: 0.2, Usage: "share of --data held out for testing when --test is absent"},
 		&cli.IntFlag{Name: "sites", Value: 4, Usage: "number of sites N"},
 		&cli.StringFlag{Name: "partition", Value: "iid", Usage: "iid (shuffled round robin) or label-skew:β (Dirichlet(β) class proportions per site)"},
-		&cli.StringFlag{Name: "algo", Value: "fed-avg", Usage: "fed-avg (non-private baseline) or fed-dp-local-sgd ([Y21a] Alg 3 per site)"},
-		&cli.StringFlag{Name: "loss", Usage: "hinge, square or logistic (default: hinge for fed-avg, logistic for fed-dp-local-sgd)"},
-		&cli.Float64Flag{Name: "epsilon", Usage: "per-site record-level ε (fed-dp-local-sgd)"},
+		&cli.StringFlag{Name: "algo", Value: "fed-avg", Usage: "fed-avg (non-private baseline), fed-dp-local-sgd ([Y21a] Alg 3 per site), fed-dpegd ([X21] Alg 3 per site) or fed-oneshot (--local-algo once per site, averaged)"},
+		&cli.StringFlag{Name: "local-algo", Usage: "fed-oneshot: the private single-site algorithm every site runs (e.g. dpegd, dpgdsc, dp-gd-grad, dp-local-sgd)"},
+		&cli.StringFlag{Name: "loss", Usage: "hinge, square or logistic (default: hinge for fed-avg, logistic for the private algorithms)"},
+		&cli.Float64Flag{Name: "epsilon", Usage: "per-site record-level ε (private algorithms)"},
 		&cli.Float64Flag{Name: "delta", Usage: "per-site δ (default 1/n of the largest site)"},
-		&cli.Float64Flag{Name: "eta", Usage: "base step size η (default: 10 for fed-avg; [Y21a] Thm 10 at the smallest site for fed-dp-local-sgd)"},
+		&cli.Float64Flag{Name: "eta", Usage: "base step size η (default: 10 for fed-avg; [Y21a] Thm 10 / [X21] Thm 3 at the smallest site for fed-dp-local-sgd / fed-dpegd; the local algorithm's default at each site for fed-oneshot)"},
 		&cli.Float64Flag{Name: "param-radius", Usage: "radius B of the ℓ2 parameter ball (default 100 fed-avg, 1 private)"},
 		&cli.Float64Flag{Name: "radius", Value: 1, Usage: "per-record clipping radius R after per-site scaling"},
+		&cli.Float64Flag{Name: "lambda", Usage: "(λ/2)‖w‖² regularization (e.g. fed-oneshot --local-algo dpgdsc needs λ > 0)"},
 		&cli.IntFlag{Name: "rounds", Usage: "fed-avg rounds (default 10)"},
 		&cli.Float64Flag{Name: "local-passes", Usage: "fed-avg local passes per round (default 1)"},
 		&cli.StringFlag{Name: "scale", Usage: "scaling each site fits on its own records: none, minmax or standard (default minmax; none for private jobs, whose guarantee does not cover data-fitted scaling)"},
@@ -40,7 +42,9 @@ func simulateCommand() *cli.Command {
 		Usage: "run a whole federation (coordinator + N sites over an embedded NATS server) in one process",
 		Description: `Examples:
    pairfed simulate --data datasets/diabetes --sites 4 --algo fed-avg
-   pairfed simulate --data datasets/diabetes --sites 4 --partition label-skew:0.5 --algo fed-dp-local-sgd --epsilon 1`,
+   pairfed simulate --data datasets/diabetes --sites 4 --partition label-skew:0.5 --algo fed-dp-local-sgd --epsilon 1
+   pairfed simulate --data datasets/diabetes --sites 4 --algo fed-dpegd --epsilon 1
+   pairfed simulate --data datasets/diabetes --sites 4 --algo fed-oneshot --local-algo dpegd --epsilon 1`,
 		Flags:  append(flags, dataFlags()...),
 		Action: runSimulate,
 	}
@@ -52,9 +56,9 @@ func runSimulate(c *cli.Context) error {
 		TestFraction: c.Float64("test-fraction"), Runs: c.Int("runs"), Seed: c.Uint64("seed"),
 		NoiseSeed: c.Uint64("noise-seed"), Seeded: c.IsSet("noise-seed"), Transport: c.String("transport"),
 		Job: coordinator.JobConfig{
-			Algo: c.String("algo"), Loss: c.String("loss"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"),
+			Algo: c.String("algo"), LocalAlgo: c.String("local-algo"), Loss: c.String("loss"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"),
 			Eta: c.Float64("eta"), ParamRadius: c.Float64("param-radius"), FeatureRadius: c.Float64("radius"),
-			Rounds: c.Int("rounds"), LocalPasses: c.Float64("local-passes"), Seed: c.Uint64("seed"),
+			Lambda: c.Float64("lambda"), Rounds: c.Int("rounds"), LocalPasses: c.Float64("local-passes"), Seed: c.Uint64("seed"),
 		},
 	}
 	if c.Bool("verbose") {
@@ -86,6 +90,9 @@ func printSimulation(w io.Writer, r *simulate.Report) {
 	fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%.4f ± %.4f\t%.3g\t%v\n", r.Algorithm, r.Sites, r.Partition, r.NTrain, r.NTest, r.D,
 		r.Phases, len(r.AUC.Values), r.AUC.Mean, r.AUC.Std, r.Seconds, r.Private)
 	tw.Flush()
+	if r.LocalAlgo != "" {
+		fmt.Fprintf(w, "local algorithm: %s\n", r.LocalAlgo)
+	}
 	fmt.Fprintf(w, "loss: %s   η: %g   B: %g   R: %g   records per site: %v   transport: %s\n", r.Loss, r.Eta, r.ParamRadius, r.FeatureRadius, r.SiteRecords, r.Transport)
 	for _, p := range r.Privacy {
 		fmt.Fprintf(w, "privacy %s (n = %d): record-level (ε, δ) = (%g, %.3g), σ %s, secure noise: %v\n", p.Site, p.Records, p.Epsilon, p.Delta, fmtSigmas(p.Sigmas), p.Secure)

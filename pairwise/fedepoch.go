@@ -1,0 +1,167 @@
+package pairwise
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+)
+
+// Single-epoch entry points of [X21] Alg 3 (DPEGD) for the federated
+// fed-dpegd (package worker): a site runs ONE epoch per coordinator round,
+// on its own i-th disjoint subset D_i, from the model the coordinator
+// broadcast, and releases the epoch's noisy average. The epoch is exactly
+// the body of runDPEGD's loop (private_x21.go): n_i = |D_i| PGD steps on
+// L(·; D_i) with step η_i = 4^{−i}η, w̄_i their average, w_i = w̄_i + ζ_i with
+// σ_i = 4√(2 ln(1.25/δ))·G·η_i/ε (δ > 0) or Lap(λ_i), λ_i = 4Gη_i√d/ε
+// (δ = 0). The sensitivity 4Gη_i (Lemma 7 with T_i = n_i) does not depend on
+// the start model as long as the start does not depend on D_i: in a
+// federation it is post-processing of earlier releases of other subsets.
+
+// DPEGDPhases returns k = ⌊log₂ n⌋, the number of epochs of [X21] Alg 3 on
+// n ≥ 2 records (0 for n < 2).
+func DPEGDPhases(n int) int {
+	if n < 2 {
+		return 0
+	}
+	return bits.Len(uint(n)) - 1
+}
+
+// DPEGDPartition splits the records 0..n−1 into k disjoint subsets drawn
+// uniformly at random with rng (independent of the data, so parallel
+// composition applies), with the sizes of runDPEGD: n_i = ⌊n/2^i⌋ for
+// i < k and D_k the remaining records. k may be smaller than ⌊log₂ n⌋ (a
+// site of a federation runs the k epochs the coordinator fixed from the
+// smallest site; D_k is then larger) but not larger.
+func DPEGDPartition(n, k int, rng *rand.Rand) ([][]int, error) {
+	if k < 1 {
+		return nil, fmt.Errorf("pairwise: [X21] Alg 3 needs k ≥ 1 epochs, got %d", k)
+	}
+	if k > DPEGDPhases(n) {
+		return nil, fmt.Errorf("pairwise: %d records cannot hold k = %d DPEGD epochs: k ≤ ⌊log₂ n⌋ = %d", n, k, DPEGDPhases(n))
+	}
+	perm := rng.Perm(n)
+	out := make([][]int, k)
+	off := 0
+	for i := 1; i <= k; i++ {
+		ni := n >> i
+		if i == k {
+			ni = n - off
+		}
+		out[i-1] = perm[off : off+ni : off+ni]
+		off += ni
+	}
+	return out, nil
+}
+
+// DPEGDSigma returns σ_i of [X21] Alg 3 step 5 for epoch i (1-based) and
+// base step η: 4√(2 ln(1.25/δ))·G·η_i/ε with η_i = 4^{−i}η.
+func DPEGDSigma(G, eta float64, i int, eps, delta float64) float64 {
+	return 4 * math.Sqrt(2*math.Log(1.25/delta)) * G * math.Ldexp(eta, -2*i) / eps
+}
+
+// DPEGDDefaultEta is the base η of [X21] Thm 3 for a linear model with p
+// parameters over an ℓ2 ball of radius B (‖C‖₂ = 2B), records of norm ≤ R
+// and the given loss, on n records: (‖C‖₂/G)·min{4/√n, ε/√(p log(1/δ))}
+// (δ > 0; ε/p for δ = 0), lowered to 2/L if above it (as runDPEGD does).
+// Federated runs pass the smallest site's n.
+func DPEGDDefaultEta(loss Loss, n, p int, R, B, eps, delta float64) float64 {
+	props := loss.Props(R, B)
+	G, L := props.Lipschitz, props.Smooth
+	var eta float64
+	if delta > 0 {
+		eta = 2 * B / G * math.Min(4/math.Sqrt(float64(n)), eps/math.Sqrt(float64(p)*math.Log(1/delta)))
+	} else {
+		eta = 2 * B / G * math.Min(4/math.Sqrt(float64(n)), eps/float64(p))
+	}
+	if L > 0 && !math.IsInf(L, 1) {
+		eta = math.Min(eta, 2/L)
+	}
+	return eta
+}
+
+// EpochResult is the released output of one epoch of [X21] Alg 3.
+type EpochResult struct {
+	// W is the released w_i = w̄_i + ζ_i, a fresh slice.
+	W []float64
+	// EtaI is η_i = 4^{−i}η; Sigma is σ_i (Laplace λ_i when δ = 0);
+	// Sensitivity is 4Gη_i.
+	EtaI, Sigma, Sensitivity float64
+	// Steps is T_i = n_i = len(idx).
+	Steps int
+	// PairGrads counts the pair gradients evaluated.
+	PairGrads int64
+	// Secure copies priv.Noise.Secure(): only then is the release private.
+	Secure bool
+	// Notes carries the exact-accounting note of x21Guard.
+	Notes []string
+}
+
+// DPEGDEpoch runs epoch i (1-based) of [X21] Alg 3 on the subset idx of
+// obj's records from start (not modified; like runDPEGD it is not
+// projected, PGD projects after every step), with base step size eta, and
+// releases the epoch average with noise from priv.Noise. It repeats
+// runDPEGD's checks (privateSetup: ε, δ, R, ‖x‖ ≤ R, the loss assumptions;
+// η ≤ 2/L, Lemma 7) and its exact Gaussian accounting (x21Guard) before
+// any data-dependent computation. The release is (ε, δ)-DP with respect
+// to the records in idx; epochs on disjoint subsets compose in parallel.
+func DPEGDEpoch(ctx context.Context, obj Objective, start []float64, idx []int, i int, eta float64, priv *Privacy) (*EpochResult, error) {
+	a, err := Lookup("dpegd")
+	if err != nil {
+		return nil, err
+	}
+	cfg := RunConfig{Privacy: priv}
+	props, rep, err := privateSetup(a, obj, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := obj.NumParams()
+	G, L := props.Lipschitz, props.Smooth
+	switch {
+	case len(start) != p:
+		panic(fmt.Sprintf("pairwise: DPEGDEpoch: start has %d parameters, want %d", len(start), p))
+	case i < 1:
+		return nil, fmt.Errorf("pairwise: epoch i = %d must be ≥ 1", i)
+	case len(idx) == 0:
+		return nil, fmt.Errorf("pairwise: epoch %d has an empty subset", i)
+	case !(eta > 0) || math.IsInf(eta, 0):
+		return nil, fmt.Errorf("pairwise: step size η = %v is not finite and > 0", eta)
+	case eta > 2/L:
+		return nil, fmt.Errorf("pairwise: dpegd needs η ≤ 2/L ([X21] Lemma 7), but η = %g > 2/L = %g", eta, 2/L)
+	}
+	data := obj.Data()
+	for _, j := range idx {
+		if j < 0 || j >= data.N {
+			panic(fmt.Sprintf("pairwise: DPEGDEpoch: index %d outside [0, %d)", j, data.N))
+		}
+	}
+	etaI := math.Ldexp(eta, -2*i) // η_i = 4^{−i}η (step 3)
+	sens := 4 * G * etaI          // C.5: 4Gη_iT_i/n_i with T_i = n_i
+	var ns float64
+	if priv.Delta > 0 {
+		ns = DPEGDSigma(G, eta, i, priv.Epsilon, priv.Delta)
+		if err := x21Guard(a.Name, rep, sens/ns, priv); err != nil {
+			return nil, err
+		}
+	} else {
+		ns = 4 * G * etaI * math.Sqrt(float64(p)) / priv.Epsilon
+		sens *= math.Sqrt(float64(p))
+	}
+	sub, err := x21Rebuild(obj, data.Subset(idx), obj.Lambda())
+	if err != nil {
+		return nil, err
+	}
+	w := append([]float64(nil), start...)
+	g := make([]float64, p)
+	avg := make([]float64, p)
+	grads, err := x21PGD(ctx, sub, w, g, len(idx), etaI, nil, avg) // T_i = n_i (step 4)
+	if err != nil {
+		return nil, err
+	}
+	scale(1/float64(len(idx)), avg) // w̄_i
+	x21Release(priv, avg, ns)       // w_i = w̄_i + ζ_i (steps 5–6)
+	x21Finish(obj, avg, rep)
+	return &EpochResult{W: avg, EtaI: etaI, Sigma: ns, Sensitivity: sens, Steps: len(idx), PairGrads: grads,
+		Secure: priv.Noise.Secure(), Notes: rep.Notes}, nil
+}

@@ -1,0 +1,83 @@
+package worker
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/pairfed/pairfed/protocol"
+)
+
+// fed-dpegd: one epoch per phase on the site's i-th disjoint subset
+// (sizes ⌊n/2^i⌋, the last takes the rest), released once and charged
+// to the ledger before it is returned.
+func TestWorkerFedDPEGD(t *testing.T) {
+	w := newWorker(t) // 64 records, d = 3
+	ctx := context.Background()
+	a := dpAnnounce("s1")
+	a.Algo, a.Phases, a.Eta = protocol.AlgoFedDPEGD, 6, 0.1
+	if outs := w.Step(ctx, a); outs != nil {
+		t.Fatalf("announce: %v (%v)", outs, w.Err())
+	}
+	model := []float64{0, 0, 0}
+	total := 0
+	for i := 1; i <= 6; i++ {
+		outs := w.Step(ctx, &protocol.PhaseStart{Job: "j", Phase: i, Model: model})
+		if len(outs) != 1 {
+			t.Fatalf("phase %d: %v (%v)", i, outs, w.Err())
+		}
+		u := outs[0].Msg.(*protocol.SiteUpdate)
+		wantN := 64 >> i
+		if i == 6 {
+			wantN = 64 - 32 - 16 - 8 - 4 - 2
+		}
+		led := w.Ledger()
+		if len(led) != i || led[i-1].Records != wantN || u.Weight != float64(wantN) || !(u.Sigma > 0) || led[i-1].Sigma != u.Sigma || u.Secure || u.Epsilon != 1 || u.Delta != 1e-3 {
+			t.Fatalf("phase %d: update %+v, ledger %+v", i, u, led)
+		}
+		total += wantN
+		again := w.Step(ctx, &protocol.PhaseStart{Job: "j", Phase: i, Model: []float64{1, 1, 1}})
+		if !reflect.DeepEqual(again, outs) || len(w.Ledger()) != i {
+			t.Fatal("a repeated phase produced a new release")
+		}
+		model = u.Model
+	}
+	if total != 64 {
+		t.Errorf("epochs cover %d records", total)
+	}
+}
+
+// fed-oneshot: one release of the local algorithm on all records, with
+// its σ list in the update and the ledger; a non-private or unknown local
+// algorithm is refused at the announcement.
+func TestWorkerFedOneShot(t *testing.T) {
+	w := newWorker(t)
+	ctx := context.Background()
+	a := dpAnnounce("s1")
+	a.Algo, a.LocalAlgo, a.Phases, a.Eta = protocol.AlgoFedOneShot, "dpegd", 1, 0
+	w.Step(ctx, a)
+	outs := w.Step(ctx, &protocol.PhaseStart{Job: "j", Phase: 1, Model: []float64{0, 0, 0}})
+	if len(outs) != 1 {
+		t.Fatalf("%v (%v)", outs, w.Err())
+	}
+	u := outs[0].Msg.(*protocol.SiteUpdate)
+	led := w.Ledger()
+	if u.Weight != 64 || len(u.Sigmas) != 6 || u.Sigma != u.Sigmas[0] || u.Secure || len(led) != 1 || led[0].Records != 64 || !reflect.DeepEqual(led[0].Sigmas, u.Sigmas) {
+		t.Fatalf("update %+v, ledger %+v", u, led)
+	}
+	if err := u.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	again := w.Step(ctx, &protocol.PhaseStart{Job: "j", Phase: 1, Model: []float64{0, 0, 0}})
+	if !reflect.DeepEqual(again, outs) || len(w.Ledger()) != 1 {
+		t.Fatal("a repeated phase produced a new release")
+	}
+	for _, local := range []string{"sgd-prev", "no-such-algo"} {
+		w := newWorker(t)
+		b := dpAnnounce("s1")
+		b.Algo, b.LocalAlgo, b.Phases = protocol.AlgoFedOneShot, local, 1
+		if outs := w.Step(ctx, b); len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindAbort || w.Err() == nil {
+			t.Errorf("local algorithm %s accepted: %v", local, outs)
+		}
+	}
+}
