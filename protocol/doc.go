@@ -34,10 +34,10 @@
 //
 // # Size
 //
-// An encoded message must fit MaxMessageSize (1 MiB, the NATS default
-// max_payload); a model is at most MaxParams floats. Larger models need
-// chunking, which is not implemented yet: Encode refuses them with an
-// error saying so.
+// An encoded message must fit MaxMessageSize (64 MiB); a model is at most
+// MaxParams floats. Messages above the NATS server's max_payload (1 MiB by
+// default) are split into chunks and reassembled by the transport
+// (transport.Chunked), which checks each message's SHA-256.
 //
 // # What crosses the wire
 //

@@ -178,10 +178,10 @@ func mustEncodeVersion(t *testing.T, m Message, v uint16) []byte {
 
 func TestEncodeRefusesLargeModel(t *testing.T) {
 	_, err := Encode(&PhaseStart{Job: "j", Phase: 1, Model: make([]float64, MaxParams+1)})
-	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "chunking") {
-		t.Fatalf("err = %v, want ErrTooLarge mentioning chunking", err)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "parameters") {
+		t.Fatalf("err = %v, want ErrTooLarge naming the parameter limit", err)
 	}
-	// The largest model fits the NATS default payload.
+	// The largest model fits one (chunked) message.
 	b, err := Encode(&SiteUpdate{Job: strings.Repeat("j", MaxNameLen), Phase: MaxPhases, Site: strings.Repeat("s", MaxNameLen),
 		Model: make([]float64, MaxParams), Weight: 1})
 	if err != nil || len(b) > MaxMessageSize {

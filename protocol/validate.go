@@ -8,12 +8,14 @@ import (
 
 // Limits enforced by Validate and Decode.
 const (
-	// MaxMessageSize is the largest encoded message: the NATS default
-	// max_payload (1 MiB). Chunking of larger models is not implemented.
-	MaxMessageSize = 1 << 20
-	// MaxParams is the longest model vector: 65536 float64s encode to
-	// 576 KiB, inside MaxMessageSize with room for the other fields.
-	MaxParams = 1 << 16
+	// MaxMessageSize is the largest encoded message: 64 MiB, equal to
+	// transport.MaxMessage (the NATS transport splits messages above the
+	// server's max_payload into chunks and reassembles them).
+	MaxMessageSize = 64 << 20
+	// MaxParams is the longest model vector: 2²¹ float64s (a metric model
+	// up to d = 1448) encode to 18 MiB; with the last iterate
+	// (MaxLastParams) a SiteUpdate stays under 27 MiB.
+	MaxParams = 1 << 21
 	// MaxLastParams is the longest model a SiteUpdate may carry together
 	// with its last iterate (two vectors in one message).
 	MaxLastParams = MaxParams / 2
@@ -30,7 +32,7 @@ const (
 )
 
 // ErrTooLarge is wrapped by errors about messages or models over the limits.
-var ErrTooLarge = errors.New("protocol: too large (chunking of large models is not implemented yet)")
+var ErrTooLarge = errors.New("protocol: too large (a message is at most 64 MiB and a model at most 2^21 parameters)")
 
 // ValidName checks that s is a subject token usable as a federation, site,
 // job or algorithm name: 1–MaxNameLen characters of [A-Za-z0-9_-].

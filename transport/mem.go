@@ -30,6 +30,10 @@ type Filter func(Envelope) Action
 // queue; delivery happens only in Step/Flush (deterministic, the caller's
 // goroutine) or in Serve (one goroutine, same order). With the same
 // sequence of publishes and the same filter, delivery order is the same.
+//
+// The hub has no frame limit: it carries messages up to MaxMessage whole,
+// unframed, so a Filter sees the bytes that were published. Wrap an
+// endpoint with Chunked (both ends) to run the NATS framing over it.
 type Mem struct {
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -191,8 +195,8 @@ func (e *memEndpoint) Publish(subject string, data []byte) error {
 	if closed {
 		return ErrClosed
 	}
-	if len(data) > MaxPayload {
-		return fmt.Errorf("transport: publish of %d bytes on %s exceeds %d: %w", len(data), subject, MaxPayload, ErrTooLarge)
+	if len(data) > MaxMessage {
+		return fmt.Errorf("transport: publish of %d bytes on %s exceeds %d: %w", len(data), subject, MaxMessage, ErrTooLarge)
 	}
 	m := e.hub
 	m.mu.Lock()

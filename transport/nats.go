@@ -11,26 +11,55 @@ import (
 // NATS is a Transport over one nats.go connection. Core NATS delivery is
 // at most once: the protocol tolerates loss by retrying (joins, phase
 // starts) and by idempotent replies.
+//
+// Messages are chunked (see Chunked): a message up to MaxMessage is split
+// into frames that fit the server's max_payload (at most MaxPayload), and
+// subscriptions reassemble them. Every peer of a subject must be chunked,
+// which every NATS of this package is.
 type NATS struct {
 	nc  *nats.Conn
 	own bool
+	ch  *ChunkedTransport
 }
 
 var _ Transport = (*NATS)(nil)
 
 // NewNATS wraps an established connection; Close closes it when own is true.
-func NewNATS(nc *nats.Conn, own bool) *NATS { return &NATS{nc: nc, own: own} }
+func NewNATS(nc *nats.Conn, own bool) *NATS {
+	t := &NATS{nc: nc, own: own}
+	t.ch = newChunked(natsWire{t}, t.frameLimit, DefaultChunkLimits)
+	return t
+}
 
 // Conn returns the underlying connection.
 func (t *NATS) Conn() *nats.Conn { return t.nc }
 
-func (t *NATS) Publish(subject string, data []byte) error {
+// ChunkStats returns the chunking counters of this connection.
+func (t *NATS) ChunkStats() ChunkStats { return t.ch.Stats() }
+
+// frameLimit is the largest frame: MaxPayload, or the server's
+// max_payload if smaller (0 before the first connect).
+func (t *NATS) frameLimit() int {
 	limit := int64(MaxPayload)
 	if mp := t.nc.MaxPayload(); mp > 0 && mp < limit {
 		limit = mp
 	}
-	if int64(len(data)) > limit {
-		return fmt.Errorf("transport: publish of %d bytes on %s exceeds the server's max payload %d: %w", len(data), subject, limit, ErrTooLarge)
+	return int(limit)
+}
+
+func (t *NATS) Publish(subject string, data []byte) error { return t.ch.Publish(subject, data) }
+
+func (t *NATS) Subscribe(subject string, h func(string, []byte)) (func(), error) {
+	return t.ch.Subscribe(subject, h)
+}
+
+// natsWire moves frames on the connection; NATS chunks over it.
+type natsWire struct{ t *NATS }
+
+func (w natsWire) Publish(subject string, data []byte) error {
+	t := w.t
+	if limit := t.frameLimit(); len(data) > limit {
+		return fmt.Errorf("transport: frame of %d bytes on %s exceeds the server's max payload %d: %w", len(data), subject, limit, ErrTooLarge)
 	}
 	if t.nc.IsClosed() {
 		return ErrClosed
@@ -41,7 +70,8 @@ func (t *NATS) Publish(subject string, data []byte) error {
 	return nil
 }
 
-func (t *NATS) Subscribe(subject string, h func(string, []byte)) (func(), error) {
+func (w natsWire) Subscribe(subject string, h func(string, []byte)) (func(), error) {
+	t := w.t
 	if t.nc.IsClosed() {
 		return nil, ErrClosed
 	}
@@ -57,6 +87,8 @@ func (t *NATS) Subscribe(subject string, h func(string, []byte)) (func(), error)
 	}
 	return func() { _ = sub.Unsubscribe() }, nil
 }
+
+func (w natsWire) Close() error { return nil }
 
 func (t *NATS) Close() error {
 	if !t.own {

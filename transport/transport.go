@@ -5,8 +5,10 @@
 // Two implementations: Mem, an in-memory hub with deterministic delivery
 // and hooks that drop, delay or cut messages (the synchronous test network
 // of etcd raft and hashicorp raft's InmemTransport), and NATS, over a
-// nats.go connection. StartEmbedded runs a nats-server in-process without
-// a network listener, for `pairfed simulate` and tests.
+// nats.go connection, which splits messages over a frame (MaxPayload)
+// into chunks and reassembles them (see Chunked). StartEmbedded runs a
+// nats-server in-process without a network listener, for `pairfed
+// simulate` and tests.
 //
 // Only the run loops (coordinator.Run, worker.Run) and cmd/ use a
 // Transport; the state machines never see one.
@@ -33,10 +35,15 @@ type Transport interface {
 // ErrClosed is returned by a closed Transport.
 var ErrClosed = errors.New("transport: closed")
 
-// MaxPayload is the largest message the transports accept: the NATS
-// default max_payload (1 MiB). Larger models need chunking (not
-// implemented yet).
+// MaxPayload is the largest frame the transports put on the wire: the
+// NATS default max_payload (1 MiB). The NATS transport splits larger
+// messages into chunks of at most this size (see Chunked).
 const MaxPayload = 1 << 20
 
+// MaxMessage is the largest message the transports accept: the NATS
+// transport reassembles chunked messages up to this size, and the Mem hub
+// carries messages up to it whole.
+const MaxMessage = 64 << 20
+
 // ErrTooLarge is wrapped by Publish errors for data over the limit.
-var ErrTooLarge = errors.New("transport: message too large (chunking of large models is not implemented yet)")
+var ErrTooLarge = errors.New("transport: message too large")

@@ -56,7 +56,7 @@ func TestMemOrderDropDelayIsolate(t *testing.T) {
 	if p, d := hub.Stats(); p != 9 || d != 3 {
 		t.Errorf("stats: %d published, %d dropped", p, d)
 	}
-	if err := a.Publish("s", make([]byte, MaxPayload+1)); !errors.Is(err, ErrTooLarge) {
+	if err := a.Publish("s", make([]byte, MaxMessage+1)); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("oversized: %v", err)
 	}
 	_ = b.Close()
@@ -111,7 +111,7 @@ func TestEmbeddedNATS(t *testing.T) {
 			t.Fatalf("message %d is %q: one publisher's order must be kept", i, g)
 		}
 	}
-	if err := pub.Publish("x", make([]byte, MaxPayload+1)); !errors.Is(err, ErrTooLarge) {
+	if err := pub.Publish("x", make([]byte, MaxMessage+1)); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("oversized: %v", err)
 	}
 }
