@@ -18,6 +18,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -37,7 +38,9 @@ type JobConfig struct {
 	// for the private algorithms ([Y21a] Thm 10 and [X21] need an
 	// L-smooth loss).
 	Loss string
-	// Rounds is the number of fed-avg rounds (default 10);
+	// Rounds is the number of fed-avg rounds (default 10), or the number
+	// T of [K22] Alg 1 iterations of fed-dp-gd-grad (default
+	// pairwise.K22Steps at the smallest site, [K22] Remark 2);
 	// fed-dp-local-sgd has K = ⌈log₂ n_min⌉ phases instead.
 	Rounds int
 	// LocalPasses is the passes over its data a fed-avg site makes per
@@ -49,7 +52,9 @@ type JobConfig struct {
 	// smallest site (pairwise.Y21aDefaultEta); for fed-dpegd the η of
 	// [X21] Thm 3 at the smallest site (pairwise.DPEGDDefaultEta); for
 	// fed-oneshot 0 lets every site take its algorithm's default for its
-	// own n (a given η is passed to the algorithm, which checks it).
+	// own n (a given η is passed to the algorithm, which checks it); for
+	// fed-dp-gd-grad 1/L ([K22] Thms 2–3, as dp-gd-grad), the coordinator's
+	// step.
 	Eta float64
 	// ParamRadius is the radius B of the ℓ2 ball W (default 100 for
 	// fed-avg, 1 for fed-dp-local-sgd, as `pairfed train` uses for private
@@ -124,7 +129,7 @@ func (c *Config) Validate() error {
 		if j.Epsilon != 0 || j.Delta != 0 {
 			return fmt.Errorf("coordinator: %s is not private: ε and δ do not apply", j.Algo)
 		}
-	case protocol.AlgoFedDPLocalSGD, protocol.AlgoFedOneShot, protocol.AlgoFedDPEGD:
+	case protocol.AlgoFedDPLocalSGD, protocol.AlgoFedOneShot, protocol.AlgoFedDPEGD, protocol.AlgoFedDPGDGrad:
 		private = true
 		if j.Loss == "" {
 			j.Loss = "logistic"
@@ -132,7 +137,11 @@ func (c *Config) Validate() error {
 		if j.ParamRadius == 0 {
 			j.ParamRadius = 1
 		}
-		if j.Rounds != 0 || j.LocalPasses != 0 {
+		if j.Algo == protocol.AlgoFedDPGDGrad {
+			if j.LocalPasses != 0 {
+				return fmt.Errorf("coordinator: %s is full-batch: give the number of iterations T (rounds), not local passes", j.Algo)
+			}
+		} else if j.Rounds != 0 || j.LocalPasses != 0 {
 			switch j.Algo {
 			case protocol.AlgoFedDPLocalSGD:
 				return fmt.Errorf("coordinator: %s has K = ⌈log₂ n_min⌉ phases of fixed length ([Y21a] Alg 3): rounds and local passes do not apply", j.Algo)
@@ -170,6 +179,15 @@ func (c *Config) Validate() error {
 	}
 	if private && !(j.FeatureRadius > 0) {
 		return fmt.Errorf("coordinator: %s needs a feature radius R > 0", j.Algo)
+	}
+	if j.Algo == protocol.AlgoFedDPGDGrad {
+		// The coordinator steps with η = 1/L and the sites' noise needs a
+		// finite G ([K22] Thm 1): check the loss before any site joins.
+		loss, _ := pairwise.LossByName(pairwise.TaskAUC, j.Loss)
+		props := pairwise.K22FedProps(loss, j.FeatureRadius, j.ParamRadius, j.Lambda)
+		if !props.IsSmooth() || math.IsInf(props.Lipschitz, 0) || math.IsNaN(props.Lipschitz) {
+			return fmt.Errorf("coordinator: %s needs a G-Lipschitz, L-smooth loss ([K22] Alg 1), the %s loss has G = %g, L = %g; use --loss logistic", j.Algo, j.Loss, props.Lipschitz, props.Smooth)
+		}
 	}
 	if j.Rounds < 0 || j.Rounds > protocol.MaxPhases {
 		return fmt.Errorf("coordinator: rounds %d outside [1, %d]", j.Rounds, protocol.MaxPhases)
@@ -236,6 +254,7 @@ type site struct {
 	left         bool
 	lastSeen     int // tick of the last message
 	privacy      SitePrivacy
+	sens         float64 // fed-dp-gd-grad: the ℓ2 sensitivity 4G/n of each release
 }
 
 // SitePrivacy is what a site reported about its releases.
@@ -247,6 +266,13 @@ type SitePrivacy struct {
 	Sigmas  []float64 `json:"sigmas"`
 	// Secure is true when every release used a secure noise source.
 	Secure bool `json:"private"`
+	// ComposedEpsilon (fed-dp-gd-grad) is the ε at Delta that exact
+	// Gaussian-DP composition (dp.Compose, method gdp) proves for the
+	// site's Gaussian releases of sensitivity 4G/n, next to the paper's
+	// claim Epsilon ([K22] Thm 1, moments accountant); 0 otherwise.
+	ComposedEpsilon float64 `json:"composed_epsilon,omitempty"`
+	// Notes say how the site's guarantee arises (fed-dp-gd-grad).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Coordinator is the coordinator state machine. It is not safe for
@@ -298,8 +324,12 @@ func (c *Coordinator) Phase() int { return c.phase }
 func (c *Coordinator) Privacy() []SitePrivacy {
 	var out []SitePrivacy
 	for _, name := range c.participants(false) {
-		p := c.sites[name].privacy
+		s := c.sites[name]
+		p := s.privacy
 		p.Sigmas = slices.Clone(p.Sigmas)
+		if c.job != nil && c.job.Algo == protocol.AlgoFedDPGDGrad && len(p.Sigmas) > 0 {
+			p.ComposedEpsilon, p.Notes = composeK22(p, s.sens)
+		}
 		out = append(out, p)
 	}
 	return out
@@ -436,6 +466,28 @@ func (c *Coordinator) startJob() []Output {
 		if a.Delta == 0 {
 			a.Delta = 1 / float64(nMax)
 		}
+	case protocol.AlgoFedDPGDGrad:
+		// T full-gradient rounds on every site's whole data ([K22] Alg 1).
+		if nMin < 2 {
+			return c.abort(fmt.Sprintf("%s needs at least 2 records (a pair) at every site (smallest: %d)", j.Algo, nMin))
+		}
+		a.Epsilon, a.Delta = j.Epsilon, j.Delta
+		if a.Delta == 0 {
+			a.Delta = 1 / float64(nMax)
+		}
+		a.Phases = j.Rounds
+		if a.Phases == 0 {
+			// [K22] Remark 2's T = ⌈ln(nε/√p)⌉ at the smallest site.
+			a.Phases = pairwise.K22Steps(nMin, c.dim, a.Epsilon)
+		}
+		loss, _ := pairwise.LossByName(pairwise.TaskAUC, j.Loss)
+		props := pairwise.K22FedProps(loss, j.FeatureRadius, j.ParamRadius, j.Lambda)
+		if a.Eta == 0 {
+			a.Eta = 1 / props.Smooth
+		}
+		for _, name := range names {
+			c.sites[name].sens = pairwise.K22Sensitivity(props.Lipschitz, c.sites[name].records)
+		}
 	case protocol.AlgoFedDPEGD:
 		// Each site splits its records into k disjoint epochs;
 		// k = ⌊log₂ n_min⌋ fits every site (pairwise.DPEGDPartition).
@@ -531,6 +583,9 @@ func (c *Coordinator) onUpdate(m *protocol.SiteUpdate) []Output {
 // fed-dp-local-sgd, fed-dpegd, fed-oneshot: the next phase starts from,
 // and the result is, the weighted mean of the Models (weights: partition
 // or subset size, or record count for fed-oneshot).
+// fed-dp-gd-grad: the Models are the sites' noisy gradients at the current
+// model; their weighted mean ḡ (weights: record counts) steps the model,
+// Π_C(w − ηḡ), and the result is the last iterate, projected ([K22] Alg 1).
 func (c *Coordinator) aggregate() []Output {
 	names := make([]string, 0, len(c.updates))
 	for name := range c.updates {
@@ -538,6 +593,7 @@ func (c *Coordinator) aggregate() []Output {
 	}
 	slices.Sort(names)
 	fedAvg := c.job.Algo == protocol.AlgoFedAvg
+	grad := c.job.Algo == protocol.AlgoFedDPGDGrad
 	next := make([]float64, len(c.model))
 	var avg []float64
 	if fedAvg {
@@ -545,9 +601,17 @@ func (c *Coordinator) aggregate() []Output {
 	}
 	var total float64
 	for _, name := range names {
+		total += c.updates[name].Weight
+	}
+	for _, name := range names {
 		u := c.updates[name]
-		total += u.Weight
-		if fedAvg {
+		if grad {
+			// Normalized weights: one site's gradient is used exactly.
+			f := u.Weight / total
+			for i, v := range u.Model {
+				next[i] += f * v
+			}
+		} else if fedAvg {
 			last := u.Last
 			if len(last) == 0 {
 				last = u.Model
@@ -573,10 +637,14 @@ func (c *Coordinator) aggregate() []Output {
 		}
 		p.Secure = p.Secure && u.Secure
 	}
-	for i := range next {
-		next[i] /= total
+	if grad {
+		pairwise.FedGradStep(c.model, next, c.job.Eta, c.job.ParamRadius)
+	} else {
+		for i := range next {
+			next[i] /= total
+		}
+		c.model = next
 	}
-	c.model = next
 	if fedAvg {
 		for i := range avg {
 			avg[i] /= total
@@ -588,6 +656,9 @@ func (c *Coordinator) aggregate() []Output {
 	}
 	c.state = stateDone
 	out := slices.Clone(c.model)
+	if grad {
+		pairwise.FedGradFinish(out, c.job.ParamRadius)
+	}
 	if fedAvg {
 		for i, v := range c.outSum {
 			out[i] = v / float64(c.job.Phases)
@@ -669,4 +740,28 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n]
+}
+
+// composeK22 composes a fed-dp-gd-grad site's Gaussian releases (one per
+// reported σ, each of ℓ2 sensitivity sens = 4G/n) at the site's δ with
+// dp.Compose and returns the exact Gaussian-DP ε (0 if it does not apply)
+// and notes stating both guarantees.
+func composeK22(p SitePrivacy, sens float64) (float64, []string) {
+	notes := []string{fmt.Sprintf("[K22] Thm 1 (moments accountant): %d adaptive full-gradient Gaussian releases of sensitivity 4G/n = %.6g with σ = 8G√(T log(1/δ))/(nε) are (ε, δ) = (%g, %.3g)-DP", len(p.Sigmas), sens, p.Epsilon, p.Delta)}
+	if !(sens > 0) || !(p.Delta > 0) {
+		return 0, notes
+	}
+	rels := make([]dp.Release, len(p.Sigmas))
+	for i, s := range p.Sigmas {
+		rels[i] = dp.Release{Mechanism: dp.MechanismGaussian, Sensitivity: sens, Sigma: s, Label: fmt.Sprintf("round %d", i+1)}
+	}
+	rep, err := dp.Compose(rels, p.Delta)
+	if err != nil {
+		return 0, append(notes, fmt.Sprintf("dp.Compose: %v", err))
+	}
+	e := rep.Method(dp.MethodGDP)
+	if !e.OK || math.IsInf(e.Epsilon, 0) || math.IsNaN(e.Epsilon) {
+		return 0, append(notes, "exact Gaussian-DP composition does not apply: "+e.Description)
+	}
+	return e.Epsilon, append(notes, fmt.Sprintf("exact Gaussian-DP composition of the same releases (dp.Compose): ε = %.6g at δ = %.3g", e.Epsilon, p.Delta))
 }

@@ -376,7 +376,7 @@ func (s *Service) finish() []Output {
 			if !protocol.PrivateFedAlgo(s.cur.job.Algo) {
 				break
 			}
-			st.Privacy = append(st.Privacy, protocol.SiteReport{Site: p.Site, Records: p.Records, Epsilon: p.Epsilon, Delta: p.Delta, Sigmas: p.Sigmas, Secure: p.Secure})
+			st.Privacy = append(st.Privacy, protocol.SiteReport{Site: p.Site, Records: p.Records, Epsilon: p.Epsilon, Delta: p.Delta, Sigmas: p.Sigmas, Secure: p.Secure, ComposedEpsilon: p.ComposedEpsilon})
 		}
 	}
 	if err := st.Validate(); err != nil { // e.g. a NaN evaluation

@@ -230,9 +230,11 @@ type report struct {
 	} `json:"auc"`
 	NTest   int `json:"n_test"`
 	Privacy []struct {
-		Site    string  `json:"site"`
-		Epsilon float64 `json:"epsilon"`
-		Private bool    `json:"private"`
+		Site            string    `json:"site"`
+		Epsilon         float64   `json:"epsilon"`
+		Sigmas          []float64 `json:"sigmas"`
+		ComposedEpsilon float64   `json:"composed_epsilon"`
+		Private         bool      `json:"private"`
 	} `json:"privacy"`
 }
 
@@ -285,6 +287,18 @@ func TestFedAvgAcrossProcesses(t *testing.T) {
 	if err == nil || r.Status != "refused" || !slices.Equal(r.Refused, []string{"site-2"}) || !strings.Contains(r.Reason, "budget") {
 		t.Fatalf("over budget: %+v, err %v", r, err)
 	}
+	// fed-dp-gd-grad within the remaining budget (0.4 + 1 ≤ 1.5): every
+	// site reports its T = --rounds σ, the paper's ε and the composed ε.
+	r, err = submit(t, ctx, f, "--algo", "fed-dp-gd-grad", "--epsilon", "0.4", "--rounds", "3", "--min-sites", "3", "--job", "grad-1")
+	if err != nil || r.Status != "completed" || len(r.Privacy) != 3 {
+		t.Fatalf("fed-dp-gd-grad: %+v, err %v", r, err)
+	}
+	for _, p := range r.Privacy {
+		if p.Epsilon != 0.4 || len(p.Sigmas) != 3 || !(p.ComposedEpsilon > 0) {
+			t.Errorf("fed-dp-gd-grad privacy %+v", p)
+		}
+	}
+	t.Logf("fed-dp-gd-grad over %s: AUC %.4f, %+v", f.url, r.AUC.Mean, r.Privacy)
 }
 
 func TestWorkerKilledMidJob(t *testing.T) {

@@ -30,7 +30,7 @@ func TestLocalAlgoValidation(t *testing.T) {
 	if err := u.Validate(); err == nil {
 		t.Error("negative σ accepted")
 	}
-	if !PrivateFedAlgo(AlgoFedDPEGD) || !PrivateFedAlgo(AlgoFedOneShot) || PrivateFedAlgo(AlgoFedAvg) || len(FedAlgos) != 4 {
+	if !PrivateFedAlgo(AlgoFedDPEGD) || !PrivateFedAlgo(AlgoFedOneShot) || PrivateFedAlgo(AlgoFedAvg) || !PrivateFedAlgo(AlgoFedDPGDGrad) || len(FedAlgos) != 5 {
 		t.Error("algorithm list")
 	}
 }

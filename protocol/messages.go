@@ -121,8 +121,9 @@ type JobAnnounce struct {
 	Loss      string `msgpack:"loss"` // "hinge", "square", "logistic"
 	// Params is the length of the model vector (d for auc).
 	Params int `msgpack:"params"`
-	// Phases is the number of coordinator rounds (fed-avg) or of [Y21a]
-	// Alg 3 phases K (fed-dp-local-sgd).
+	// Phases is the number of coordinator rounds (fed-avg), of [Y21a]
+	// Alg 3 phases K (fed-dp-local-sgd), or of [K22] Alg 1 iterations T
+	// (fed-dp-gd-grad: every site's σ depends on it).
 	Phases int `msgpack:"phases"`
 	// LocalPasses is the passes over its data a fed-avg site makes per round.
 	LocalPasses float64 `msgpack:"local_passes"`
@@ -148,7 +149,8 @@ type PhaseStart struct {
 	Model []float64 `msgpack:"model"`
 }
 
-// SiteUpdate is a site's released output of one phase. Weight is its
+// SiteUpdate is a site's released output of one phase (for fed-dp-gd-grad
+// Model is the site's noisy gradient at the broadcast model). Weight is its
 // aggregation weight (records, or partition size); Sigma the Gaussian σ it
 // added (0 for fed-avg); Epsilon, Delta the guarantee it claims for its
 // records; Secure whether its noise source was cryptographically secure
@@ -272,6 +274,10 @@ type SiteReport struct {
 	Delta   float64   `msgpack:"delta" json:"delta"`
 	Sigmas  []float64 `msgpack:"sigmas" json:"sigmas"`
 	Secure  bool      `msgpack:"secure" json:"private"`
+	// ComposedEpsilon, when > 0, is the ε at Delta that exact Gaussian-DP
+	// composition (dp.Compose) proves for the site's releases, next to the
+	// paper's claim Epsilon (fed-dp-gd-grad); omitted otherwise.
+	ComposedEpsilon float64 `msgpack:"composed_epsilon,omitempty" json:"composed_epsilon,omitempty"`
 }
 
 // Refuse tells the coordinator that Site will not take part in Job, and
@@ -319,16 +325,25 @@ const (
 	// weighted by subset size. Epochs on disjoint subsets compose in
 	// parallel: per-site (ε, δ).
 	AlgoFedDPEGD = "fed-dpegd"
+	// AlgoFedDPGDGrad is [K22] Alg 1 (dp-gd-grad) run across sites: phase
+	// t (of T = Phases) broadcasts θ_{t−1}; each site releases its full
+	// pairwise gradient on all its records plus N(0, σ_s² I), σ_s =
+	// 8G√(T log(1/δ))/(n_s ε) (SiteUpdate.Model carries that noisy
+	// gradient, not a model); the coordinator averages the gradients
+	// weighted by n_s, steps θ_t = Π_C(θ_{t−1} − η ḡ) and outputs θ_T. A
+	// site's T releases are on the same records and compose sequentially
+	// ([K22] Thm 1): per-site (ε, δ).
+	AlgoFedDPGDGrad = "fed-dp-gd-grad"
 )
 
 // FedAlgos lists the federated algorithms, in the order they were added.
-var FedAlgos = []string{AlgoFedAvg, AlgoFedDPLocalSGD, AlgoFedOneShot, AlgoFedDPEGD}
+var FedAlgos = []string{AlgoFedAvg, AlgoFedDPLocalSGD, AlgoFedOneShot, AlgoFedDPEGD, AlgoFedDPGDGrad}
 
 // PrivateFedAlgo reports whether algo is a private federated algorithm
 // (sites add noise and report (ε, δ) and σ).
 func PrivateFedAlgo(algo string) bool {
 	switch algo {
-	case AlgoFedDPLocalSGD, AlgoFedOneShot, AlgoFedDPEGD:
+	case AlgoFedDPLocalSGD, AlgoFedOneShot, AlgoFedDPEGD, AlgoFedDPGDGrad:
 		return true
 	}
 	return false

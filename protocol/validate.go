@@ -373,6 +373,9 @@ func (m *JobStatus) Validate() error {
 		if err := checkPrivacy(p.Epsilon, p.Delta); err != nil {
 			return err
 		}
+		if err := nonNegative("composed epsilon", p.ComposedEpsilon); err != nil {
+			return err
+		}
 		if len(p.Sigmas) > MaxPhases {
 			return fmt.Errorf("protocol: job %s: site %s: %d σ values exceeds %d", m.Job, p.Site, len(p.Sigmas), MaxPhases)
 		}

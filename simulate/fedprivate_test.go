@@ -190,3 +190,133 @@ func mustLookup(t *testing.T, name string) *pairwise.Algorithm {
 	}
 	return a
 }
+
+// fed-dp-gd-grad runs to completion deterministically: T = ⌈ln(n_min ε/√p)⌉
+// rounds, every site's T σ equal [K22] Thm 1's 8G√(T log(1/δ))/(n_s ε) for
+// its own n_s (hand-computed here), one ledger entry per round on all its
+// records with sensitivity 4G/n_s, and both the paper's (ε, δ) and the
+// dp.Compose ε reported.
+func TestLockstepFedDPGDGrad(t *testing.T) {
+	sites, _, te := prepared(t, 4, 2)
+	job := coordinator.JobConfig{Algo: protocol.AlgoFedDPGDGrad, Epsilon: 1}
+	a := newLockstep(t, job, sites, 3, 5)
+	a.run(200)
+	b := newLockstep(t, job, sites, 3, 5)
+	b.run(200)
+	ra, rb := a.coord.Result(), b.coord.Result()
+	if ra == nil || rb == nil {
+		t.Fatalf("not done: %v / %v", a.coord.Err(), b.coord.Err())
+	}
+	if !slices.Equal(ra.Model, rb.Model) {
+		t.Fatal("two identical lockstep runs differ")
+	}
+	ann := a.coord.Job()
+	const nMin, nMax, p = 153, 154, 8
+	T := int(math.Ceil(math.Log(nMin * 1 / math.Sqrt(p)))) // ⌈ln 54.09⌉ = 4
+	if ra.Phases != T || T != 4 || ann.Delta != 1.0/nMax {
+		t.Fatalf("phases %d, δ %g: want T = ⌈ln(n_min ε/√p)⌉ = %d, δ = 1/%d", ra.Phases, ann.Delta, T, nMax)
+	}
+	loss, _ := pairwise.LossByName(pairwise.TaskAUC, ann.Loss)
+	props := loss.Props(1, 1)
+	if ann.Eta != 1/props.Smooth {
+		t.Errorf("η = %g, want 1/L = %g", ann.Eta, 1/props.Smooth)
+	}
+	G := props.Lipschitz
+	for i, sp := range a.coord.Privacy() {
+		n := sites[i].Data.N
+		want := 8 * G * math.Sqrt(float64(T)*math.Log(nMax)) / (float64(n) * 1) // [K22] Thm 1, log(1/δ) = ln n_max
+		if sp.Site != sites[i].Name || sp.Records != n || sp.Epsilon != 1 || sp.Secure || len(sp.Sigmas) != T {
+			t.Fatalf("privacy %+v", sp)
+		}
+		for _, s := range sp.Sigmas {
+			if math.Abs(s-want) > 1e-12*want {
+				t.Errorf("%s (n = %d): σ = %g, want %g", sp.Site, n, s, want)
+			}
+		}
+		// Exact GDP: μ = √T·(4G/n)/σ = ε/(2√log(1/δ)) for every site.
+		if !(sp.ComposedEpsilon > 0 && sp.ComposedEpsilon < 1) {
+			t.Errorf("%s: composed ε = %g, want in (0, 1) (GDP is tighter than the moments-accountant claim here)", sp.Site, sp.ComposedEpsilon)
+		}
+		led := a.workers[i].Ledger()
+		if len(led) != T {
+			t.Fatalf("%s ledger has %d releases, want %d", sp.Site, len(led), T)
+		}
+		for j, rel := range led {
+			if rel.Phase != j+1 || rel.Records != n || rel.Sigma != sp.Sigmas[j] || rel.Sensitivity != 4*G/float64(n) || rel.Epsilon != 1 {
+				t.Errorf("%s release %d: %+v", sp.Site, j, rel)
+			}
+		}
+		if w := a.workers[i].Result(); w == nil || !slices.Equal(w.Model, ra.Model) {
+			t.Error("a worker did not receive the result")
+		}
+	}
+	if nrm := math.Sqrt(dotf(ra.Model, ra.Model)); nrm > 1+1e-12 {
+		t.Errorf("‖w_T‖ = %g outside the ball B = 1", nrm)
+	}
+	t.Logf("fed-dp-gd-grad AUC %.4f (seeded noise, ε = 1, T = %d); composed ε %.4f at δ = %.3g", pairwise.LinearAUC(ra.Model, te), T, a.coord.Privacy()[0].ComposedEpsilon, ann.Delta)
+}
+
+// With one site fed-dp-gd-grad is single-site dp-gd-grad: same T, η, σ and,
+// with the same seeded noise source, bit for bit the same θ_T. With a huge
+// ε (σ ≈ 1e-10) it follows noise-free projected GD on the site's
+// pairwise empirical risk.
+func TestLockstepFedDPGDGradOneSite(t *testing.T) {
+	sites, _, _ := prepared(t, 4, 2)
+	one := sites[:1]
+	const seed = 7
+	l := newLockstep(t, coordinator.JobConfig{Algo: protocol.AlgoFedDPGDGrad, Epsilon: 1}, one, seed, 5)
+	l.run(200)
+	r := l.coord.Result()
+	if r == nil {
+		t.Fatalf("not done: %v", l.coord.Err())
+	}
+	ann := l.coord.Job()
+	obj := siteObjective(t, ann, one[0].Data)
+	rng, noise, _ := SiteSources(false, seed, 0)
+	single, err := mustLookup(t, "dp-gd-grad").Run(context.Background(), obj,
+		pairwise.RunConfig{Init: make([]float64, ann.Params), Privacy: &pairwise.Privacy{Epsilon: 1, Delta: ann.Delta, FeatureRadius: 1, Noise: noise}}, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if single.Steps != r.Phases || !slices.Equal(l.coord.Privacy()[0].Sigmas, single.Privacy.Sigmas) {
+		t.Fatalf("T %d vs %d, σ %v vs %v", r.Phases, single.Steps, l.coord.Privacy()[0].Sigmas, single.Privacy.Sigmas)
+	}
+	if !slices.Equal(r.Model, single.W) {
+		t.Fatalf("federated θ_T %v, single-site dp-gd-grad %v", r.Model, single.W)
+	}
+
+	// Tiny noise: the trajectory of projected GD, w ← Π(w − ∇F_S(w)/L).
+	const rounds = 12
+	l = newLockstep(t, coordinator.JobConfig{Algo: protocol.AlgoFedDPGDGrad, Epsilon: 1e9, Rounds: rounds}, one, seed, 5)
+	l.run(400)
+	r = l.coord.Result()
+	if r == nil || r.Phases != rounds {
+		t.Fatalf("not done: %v", l.coord.Err())
+	}
+	w := make([]float64, ann.Params)
+	g := make([]float64, ann.Params)
+	eta := l.coord.Job().Eta
+	for k := 0; k < rounds; k++ {
+		pairwise.FullGradient(obj, w, g)
+		for i := range w {
+			w[i] -= eta * g[i]
+		}
+		obj.Project(w)
+	}
+	var diff float64
+	for i := range w {
+		diff = math.Max(diff, math.Abs(w[i]-r.Model[i]))
+	}
+	if diff > 1e-8 || dotf(w, w) == 0 {
+		t.Errorf("federated %v, projected GD %v: max diff %g", r.Model, w, diff)
+	}
+	t.Logf("one site, ε = 1e9, %d rounds: max |fed − projected GD| = %.3g", rounds, diff)
+}
+
+func dotf(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}

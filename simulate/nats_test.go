@@ -108,7 +108,7 @@ func TestNoRecordLeavesAWorker(t *testing.T) {
 	}
 	for _, job := range []coordinator.JobConfig{{Algo: protocol.AlgoFedAvg, Rounds: 3}, dpJob(),
 		{Algo: protocol.AlgoFedDPEGD, Epsilon: 1}, {Algo: protocol.AlgoFedOneShot, LocalAlgo: "dpegd", Epsilon: 1},
-		{Algo: protocol.AlgoFedOneShot, LocalAlgo: "dp-gd-grad", Epsilon: 1}} {
+		{Algo: protocol.AlgoFedOneShot, LocalAlgo: "dp-gd-grad", Epsilon: 1}, {Algo: protocol.AlgoFedDPGDGrad, Epsilon: 1}} {
 		recs := map[string]*recorder{}
 		var mu sync.Mutex
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -237,6 +237,8 @@ func privacyNote(algo, local string) string {
 	switch algo {
 	case protocol.AlgoFedOneShot:
 		return fmt.Sprintf("per-site record-level (ε, δ)-DP: every site runs %s once on all its records with its own noise (the σ listed are that run's); one release per record set, the coordinator only averages (post-processing)", local)
+	case protocol.AlgoFedDPGDGrad:
+		return "per-site record-level (ε, δ)-DP: round t releases site s's full pairwise gradient on all its records at the broadcast model plus N(0, σ_s² I), σ_s = 8G√(T log(1/δ))/(n_s ε); the T adaptive releases of sensitivity 4G/n_s compose sequentially ([K22] Thm 1, moments accountant); composed_epsilon is what exact Gaussian-DP composition (dp.Compose) proves for the same releases at δ; the coordinator's steps Π_C(w − ηḡ) are post-processing"
 	case protocol.AlgoFedDPEGD:
 		return "per-site record-level (ε, δ)-DP: phase i releases site s's i-th disjoint subset, epoch i of [X21] Alg 3 from the broadcast model, with Gaussian noise σ_i = 4√(2 ln(1.25/δ))Gη_i/ε; the k releases of a site compose in parallel ([X21] Thm 3, C.5)"
 	}

@@ -2,9 +2,13 @@ package worker
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 
+	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
 
@@ -79,5 +83,69 @@ func TestWorkerFedOneShot(t *testing.T) {
 		if outs := w.Step(ctx, b); len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindAbort || w.Err() == nil {
 			t.Errorf("local algorithm %s accepted: %v", local, outs)
 		}
+	}
+}
+
+// fed-dp-gd-grad: each round releases the site's full pairwise gradient
+// at the broadcast model plus N(0, σ² I) with [K22] Thm 1's
+// σ = 8G√(T log(1/δ))/(nε) for its own n and the job's T; charged to the
+// ledger (with sensitivity 4G/n) before it is returned, and released once:
+// a repeated PhaseStart, with the same or another model, gets the same
+// bytes back and no new ledger entry.
+func TestWorkerFedDPGDGrad(t *testing.T) {
+	w := newWorker(t) // 64 records, d = 3
+	ctx := context.Background()
+	a := dpAnnounce("s1")
+	a.Algo, a.Phases, a.Eta = protocol.AlgoFedDPGDGrad, 3, 0.25
+	if outs := w.Step(ctx, a); outs != nil {
+		t.Fatalf("announce: %v (%v)", outs, w.Err())
+	}
+	// G of the logistic AUC loss at R = 1, B = 1 (the constant dp-gd-grad
+	// uses); σ by hand from [K22] Thm 1.
+	loss, _ := pairwise.LossByName(pairwise.TaskAUC, "logistic")
+	G := loss.Props(1, 1).Lipschitz
+	wantSigma := 8 * G * math.Sqrt(3*math.Log(1/1e-3)) / (64 * 1) // [K22] Thm 1, T = 3, n = 64, ε = 1, δ = 1e-3
+	model := []float64{0, 0, 0}
+	for i := 1; i <= 3; i++ {
+		outs := w.Step(ctx, &protocol.PhaseStart{Job: "j", Phase: i, Model: model})
+		if len(outs) != 1 {
+			t.Fatalf("phase %d: %v (%v)", i, outs, w.Err())
+		}
+		u := outs[0].Msg.(*protocol.SiteUpdate)
+		led := w.Ledger()
+		if len(led) != i || led[i-1].Records != 64 || u.Weight != 64 || math.Abs(u.Sigma-wantSigma) > 1e-12*wantSigma ||
+			led[i-1].Sigma != u.Sigma || led[i-1].Sensitivity != 4*G/64 || u.Secure || u.Epsilon != 1 || u.Delta != 1e-3 || led[i-1].Phase != i {
+			t.Fatalf("phase %d: update %+v, ledger %+v (want σ = %g)", i, u, led, wantSigma)
+		}
+		if err := u.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range [][]float64{model, {0.1, 0.2, 0.3}} {
+			again := w.Step(ctx, &protocol.PhaseStart{Job: "j", Phase: i, Model: m})
+			if !reflect.DeepEqual(again, outs) || len(w.Ledger()) != i {
+				t.Fatal("a repeated phase produced a new release")
+			}
+		}
+		model = []float64{0.1 * float64(i), 0, -0.05}
+	}
+
+	// A site with one record has no pair: it refuses at the announcement,
+	// before any release.
+	tiny, err := New(Config{Federation: "f", Site: "s1", Data: toyData(1, 3), Rand: rand.New(rand.NewPCG(1, 2)), Noise: dp.NewSeededNoise(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := dpAnnounce("s1")
+	b.Algo, b.Phases = protocol.AlgoFedDPGDGrad, 2
+	if outs := tiny.Step(ctx, b); len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindAbort || tiny.Err() == nil || len(tiny.Ledger()) != 0 {
+		t.Fatalf("a 1-record site accepted fed-dp-gd-grad: %v", outs)
+	}
+	// A non-smooth loss is refused by [K22]'s checks before any release.
+	h := newWorker(t)
+	c := dpAnnounce("s1")
+	c.Algo, c.Phases, c.Loss = protocol.AlgoFedDPGDGrad, 2, "hinge"
+	h.Step(ctx, c)
+	if outs := h.Step(ctx, &protocol.PhaseStart{Job: "j", Phase: 1, Model: []float64{0, 0, 0}}); len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindAbort || len(h.Ledger()) != 0 {
+		t.Fatalf("hinge accepted: %v", outs)
 	}
 }

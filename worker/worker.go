@@ -109,10 +109,14 @@ type Release struct {
 	Sigma   float64 `json:"sigma"`
 	// Sigmas lists every σ of a release with several noisy steps
 	// (fed-oneshot: the local algorithm's report); Sigma is its first.
-	Sigmas  []float64 `json:"sigmas,omitempty"`
-	Epsilon float64   `json:"epsilon"`
-	Delta   float64   `json:"delta"`
-	Secure  bool      `json:"secure"`
+	Sigmas []float64 `json:"sigmas,omitempty"`
+	// Sensitivity is the ℓ2 sensitivity of a Gaussian release when the
+	// site knows it (fed-dp-gd-grad: 4G/n), for composing the ledger
+	// with dp.Compose; omitted otherwise.
+	Sensitivity float64 `json:"sensitivity,omitempty"`
+	Epsilon     float64 `json:"epsilon"`
+	Delta       float64 `json:"delta"`
+	Secure      bool    `json:"secure"`
 }
 
 // Worker is the site state machine. It is not safe for concurrent use.
@@ -123,7 +127,7 @@ type Worker struct {
 	job       *protocol.JobAnnounce
 	excluded  bool
 	obj       pairwise.Objective
-	partition [][]int                      // fed-dp-local-sgd, fed-dpegd: the K disjoint subsets
+	partition [][]int                      // fed-dp-local-sgd, fed-dpegd: the K disjoint subsets (fed-dp-gd-grad: every round reads all records)
 	sent      map[int]*protocol.SiteUpdate // released updates by phase
 	startOf   map[int][]float64            // the start model of each released phase
 	ledger    []Release
@@ -283,6 +287,14 @@ func (w *Worker) setup(m *protocol.JobAnnounce) error {
 			return err
 		}
 		w.partition = part
+	case protocol.AlgoFedDPGDGrad:
+		if w.cfg.Noise == nil {
+			return fmt.Errorf("%s is private and this site has no noise source", m.Algo)
+		}
+		// [K22] Alg 1 needs a pair: refuse before any release.
+		if w.cfg.Data.N < 2 {
+			return fmt.Errorf("%s needs at least 2 records (a pair), this site has %d", m.Algo, w.cfg.Data.N)
+		}
 	case protocol.AlgoFedOneShot:
 		if w.cfg.Noise == nil {
 			return fmt.Errorf("%s is private and this site has no noise source", m.Algo)
@@ -408,6 +420,21 @@ func (w *Worker) runPhase(ctx context.Context, m *protocol.PhaseStart) (*protoco
 		u.Model, u.Weight, u.Sigma = res.W, float64(len(idx)), res.Sigma
 		u.Epsilon, u.Delta, u.Secure = j.Epsilon, j.Delta, res.Secure
 		rel := &Release{Job: j.Job, Phase: m.Phase, Records: len(idx), Sigma: res.Sigma, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
+		return u, rel, nil
+	case protocol.AlgoFedDPGDGrad:
+		// Iteration m.Phase of [K22] Alg 1 across sites: the full pairwise
+		// gradient of all this site's records at the broadcast model plus
+		// N(0, σ² I), σ = 8G√(T log(1/δ))/(nε) for this site's n and the
+		// job's T. The coordinator steps; the site only releases.
+		priv := &pairwise.Privacy{Epsilon: j.Epsilon, Delta: j.Delta, FeatureRadius: j.FeatureRadius, Noise: w.cfg.Noise}
+		res, err := pairwise.DPGDGradRound(ctx, w.obj, m.Model, j.Phases, priv)
+		if err != nil {
+			return nil, nil, err
+		}
+		n := w.cfg.Data.N
+		u.Model, u.Weight, u.Sigma = res.Grad, float64(n), res.Sigma
+		u.Epsilon, u.Delta, u.Secure = j.Epsilon, j.Delta, res.Secure
+		rel := &Release{Job: j.Job, Phase: m.Phase, Records: n, Sigma: res.Sigma, Sensitivity: res.Sensitivity, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
 		return u, rel, nil
 	case protocol.AlgoFedOneShot:
 		// The local private algorithm, once, on all this site's records,

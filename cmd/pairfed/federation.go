@@ -293,6 +293,7 @@ func jobSubmitCommand() *cli.Command {
    pairfed job submit --nats nats://127.0.0.1:4222 --algo fed-avg --min-sites 3 --wait --json
    pairfed job submit --nats URL --algo fed-dp-local-sgd --epsilon 1 --delta 1e-4 --min-sites 2 --wait
    pairfed job submit --nats URL --algo fed-dpegd --epsilon 1 --min-sites 2 --wait
+   pairfed job submit --nats URL --algo fed-dp-gd-grad --epsilon 1 --min-sites 2 --wait
    pairfed job submit --nats URL --algo fed-oneshot --local-algo dpegd --epsilon 1 --min-sites 2 --wait
 
 Exit status: 0 completed (or accepted, without --wait), 1 failed, 3 refused.`,
@@ -300,13 +301,13 @@ Exit status: 0 completed (or accepted, without --wait), 1 failed, 3 refused.`,
 			&cli.StringFlag{Name: "nats", Required: true, Usage: "URL of the federation's NATS server"},
 			federationFlag(),
 			&cli.StringFlag{Name: "job", Usage: "job id (default: a random one); resubmitting a known id reports its status"},
-			&cli.StringFlag{Name: "algo", Required: true, Usage: "fed-avg, fed-dp-local-sgd, fed-dpegd or fed-oneshot"},
+			&cli.StringFlag{Name: "algo", Required: true, Usage: "fed-avg, fed-dp-local-sgd, fed-dpegd, fed-dp-gd-grad or fed-oneshot"},
 			&cli.StringFlag{Name: "local-algo", Usage: "fed-oneshot: the private single-site algorithm every site runs (e.g. dpegd)"},
 			&cli.StringFlag{Name: "loss", Usage: "hinge, square or logistic (default: hinge for fed-avg, logistic for the private algorithms)"},
 			&cli.Float64Flag{Name: "epsilon", Usage: "per-site record-level ε (private algorithms)"},
 			&cli.Float64Flag{Name: "delta", Usage: "per-site δ (default 1/n of the largest site)"},
 			&cli.IntFlag{Name: "min-sites", Value: 1, Usage: "live sites the job needs to start, and its quorum"},
-			&cli.IntFlag{Name: "rounds", Usage: "fed-avg rounds (default 10)"},
+			&cli.IntFlag{Name: "rounds", Usage: "fed-avg rounds (default 10); fed-dp-gd-grad iterations T (default ⌈ln(n_min ε/√p)⌉, [K22] Remark 2)"},
 			&cli.Float64Flag{Name: "local-passes", Usage: "fed-avg local passes per round (default 1)"},
 			&cli.Float64Flag{Name: "eta", Usage: "base step size η"},
 			&cli.Float64Flag{Name: "param-radius", Usage: "radius B of the ℓ2 parameter ball"},
@@ -460,6 +461,9 @@ func printSubmit(w io.Writer, r *submitReport) {
 	for _, p := range r.Privacy {
 		if p.Epsilon > 0 {
 			fmt.Fprintf(w, "privacy %s (n = %d): record-level (ε, δ) = (%g, %.3g), σ %s, secure noise: %v\n", p.Site, p.Records, p.Epsilon, p.Delta, fmtSigmas(p.Sigmas), p.Secure)
+			if p.ComposedEpsilon > 0 {
+				fmt.Fprintf(w, "  composed (exact Gaussian-DP, dp.Compose): ε = %.4g at δ = %.3g\n", p.ComposedEpsilon, p.Delta)
+			}
 		}
 	}
 }

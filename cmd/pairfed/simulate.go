@@ -18,16 +18,16 @@ func simulateCommand() *cli.Command {
 		&cli.Float64Flag{Name: "test-fraction", Value: 0.2, Usage: "share of --data held out for testing when --test is absent"},
 		&cli.IntFlag{Name: "sites", Value: 4, Usage: "number of sites N"},
 		&cli.StringFlag{Name: "partition", Value: "iid", Usage: "iid (shuffled round robin) or label-skew:β (Dirichlet(β) class proportions per site)"},
-		&cli.StringFlag{Name: "algo", Value: "fed-avg", Usage: "fed-avg (non-private baseline), fed-dp-local-sgd ([Y21a] Alg 3 per site), fed-dpegd ([X21] Alg 3 per site) or fed-oneshot (--local-algo once per site, averaged)"},
+		&cli.StringFlag{Name: "algo", Value: "fed-avg", Usage: "fed-avg (non-private baseline), fed-dp-local-sgd ([Y21a] Alg 3 per site), fed-dpegd ([X21] Alg 3 per site), fed-dp-gd-grad ([K22] Alg 1: noisy site gradients, coordinator steps) or fed-oneshot (--local-algo once per site, averaged)"},
 		&cli.StringFlag{Name: "local-algo", Usage: "fed-oneshot: the private single-site algorithm every site runs (e.g. dpegd, dpgdsc, dp-gd-grad, dp-local-sgd)"},
 		&cli.StringFlag{Name: "loss", Usage: "hinge, square or logistic (default: hinge for fed-avg, logistic for the private algorithms)"},
 		&cli.Float64Flag{Name: "epsilon", Usage: "per-site record-level ε (private algorithms)"},
 		&cli.Float64Flag{Name: "delta", Usage: "per-site δ (default 1/n of the largest site)"},
-		&cli.Float64Flag{Name: "eta", Usage: "base step size η (default: 10 for fed-avg; [Y21a] Thm 10 / [X21] Thm 3 at the smallest site for fed-dp-local-sgd / fed-dpegd; the local algorithm's default at each site for fed-oneshot)"},
+		&cli.Float64Flag{Name: "eta", Usage: "base step size η (default: 10 for fed-avg; [Y21a] Thm 10 / [X21] Thm 3 at the smallest site for fed-dp-local-sgd / fed-dpegd; 1/L for fed-dp-gd-grad; the local algorithm's default at each site for fed-oneshot)"},
 		&cli.Float64Flag{Name: "param-radius", Usage: "radius B of the ℓ2 parameter ball (default 100 fed-avg, 1 private)"},
 		&cli.Float64Flag{Name: "radius", Value: 1, Usage: "per-record clipping radius R after per-site scaling"},
 		&cli.Float64Flag{Name: "lambda", Usage: "(λ/2)‖w‖² regularization (e.g. fed-oneshot --local-algo dpgdsc needs λ > 0)"},
-		&cli.IntFlag{Name: "rounds", Usage: "fed-avg rounds (default 10)"},
+		&cli.IntFlag{Name: "rounds", Usage: "fed-avg rounds (default 10); fed-dp-gd-grad iterations T (default ⌈ln(n_min ε/√p)⌉, [K22] Remark 2)"},
 		&cli.Float64Flag{Name: "local-passes", Usage: "fed-avg local passes per round (default 1)"},
 		&cli.StringFlag{Name: "scale", Usage: "scaling each site fits on its own records: none, minmax or standard (default minmax; none for private jobs, whose guarantee does not cover data-fitted scaling)"},
 		&cli.IntFlag{Name: "runs", Value: 1, Usage: "repetitions (different splits)"},
@@ -44,6 +44,7 @@ func simulateCommand() *cli.Command {
    pairfed simulate --data datasets/diabetes --sites 4 --algo fed-avg
    pairfed simulate --data datasets/diabetes --sites 4 --partition label-skew:0.5 --algo fed-dp-local-sgd --epsilon 1
    pairfed simulate --data datasets/diabetes --sites 4 --algo fed-dpegd --epsilon 1
+   pairfed simulate --data datasets/diabetes --sites 4 --algo fed-dp-gd-grad --epsilon 1
    pairfed simulate --data datasets/diabetes --sites 4 --algo fed-oneshot --local-algo dpegd --epsilon 1`,
 		Flags:  append(flags, dataFlags()...),
 		Action: runSimulate,
@@ -96,6 +97,9 @@ func printSimulation(w io.Writer, r *simulate.Report) {
 	fmt.Fprintf(w, "loss: %s   η: %g   B: %g   R: %g   records per site: %v   transport: %s\n", r.Loss, r.Eta, r.ParamRadius, r.FeatureRadius, r.SiteRecords, r.Transport)
 	for _, p := range r.Privacy {
 		fmt.Fprintf(w, "privacy %s (n = %d): record-level (ε, δ) = (%g, %.3g), σ %s, secure noise: %v\n", p.Site, p.Records, p.Epsilon, p.Delta, fmtSigmas(p.Sigmas), p.Secure)
+		if p.ComposedEpsilon > 0 {
+			fmt.Fprintf(w, "  composed (exact Gaussian-DP, dp.Compose): ε = %.4g at δ = %.3g\n", p.ComposedEpsilon, p.Delta)
+		}
 	}
 	if len(r.Privacy) > 0 && !r.Private {
 		fmt.Fprintln(w, "WARNING: seeded noise: this run is reproducible but NOT private")

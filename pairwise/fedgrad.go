@@ -1,0 +1,116 @@
+package pairwise
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// Per-round entry points of [K22] Alg 1 (dp-gd-grad) for the federated
+// fed-dp-gd-grad (packages worker and coordinator). Round t of a T-round
+// job: the coordinator broadcasts θ_{t−1}; every site s releases
+//
+//	g_s = ∇L(θ_{t−1}; D_s) + b_s,  b_s ~ N(0, σ_s² I_p),
+//	σ_s = 8·G·√(T·log(1/δ))/(n_s·ε)   ([K22] Thm 1 with equality, its own n_s),
+//
+// (DPGDGradRound: the body of runDPGDGrad's loop up to the noise); the
+// coordinator averages the g_s weighted by n_s and steps
+// θ_t = Π_C(θ_{t−1} − η·ḡ) with η = 1/L (FedGradStep). A site's T releases
+// are adaptive Gaussian releases of ℓ2 sensitivity 4G/n_s each (one record
+// changes 2(n_s−1) of the n_s(n_s−1) pair gradients by ≤ 2G), on the SAME
+// records: they compose sequentially, which σ_s's √T accounts for. Every
+// iterate is post-processing of the releases of all sites, so the start
+// model of a round does not depend on site s's records except through its
+// own earlier releases (adaptive composition).
+
+// K22FedProps returns the constants (G, L, α, bound) of the linear AUC
+// objective of loss with (λ/2)‖w‖² over the ℓ2 ball of radius B for records
+// of norm ≤ R — what a site's objective reports (Objective.Props(R)). The
+// coordinator, which holds no data, takes η = 1/L and the per-site
+// sensitivity 4G/n_s from it.
+func K22FedProps(loss Loss, R, B, lambda float64) Props {
+	return regProps(loss.Props(R, B), lambda, B)
+}
+
+// K22Sensitivity is the ℓ2 sensitivity 4G/n of the full pairwise gradient
+// of n records under replace-one neighbours ([K22] Thm 1's argument).
+func K22Sensitivity(G float64, n int) float64 { return 4 * G / float64(n) }
+
+// GradRound is one site's released gradient of a fed-dp-gd-grad round.
+type GradRound struct {
+	// Grad is ∇L(θ; D) + b (+ λθ when λ > 0), a fresh slice.
+	Grad []float64
+	// Sigma is σ of [K22] Thm 1 for this site's n and the job's T;
+	// Sensitivity is 4G/n.
+	Sigma, Sensitivity float64
+	// G and L are the objective's constants at R.
+	G, L float64
+	// Secure copies priv.Noise.Secure(): only then is the release private.
+	Secure bool
+	// PairGrads counts the pair gradients of the full gradient (n(n−1)).
+	PairGrads int64
+	// Notes say how σ arises.
+	Notes []string
+}
+
+// DPGDGradRound releases one noisy full pairwise gradient of [K22] Alg 1 at
+// w (not modified; the caller projected it) for a run of T iterations on
+// all of obj's records: FullGradient(obj, w) + N(0, σ² I_p) with
+// σ = K22Sigma(T, n, G, ε, δ), G the objective's Lipschitz constant at R
+// (the constants single-site dp-gd-grad uses). It repeats runDPGDGrad's
+// checks (privateSetup: ε, δ > 0, ‖x‖ ≤ R, G-Lipschitz and L-smooth loss;
+// n ≥ 2) before any data-dependent computation. The release is one of T
+// adaptive Gaussian releases of sensitivity 4G/n; the T together are
+// (ε, δ)-DP by [K22] Thm 1.
+func DPGDGradRound(ctx context.Context, obj Objective, w []float64, T int, priv *Privacy) (*GradRound, error) {
+	cfg := RunConfig{Privacy: priv}
+	props, _, err := privateSetup(k22Alg1, obj, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	n, p := obj.Data().N, obj.NumParams()
+	switch {
+	case n < 2:
+		return nil, fmt.Errorf("pairwise: %s needs at least 2 records (a pair), this site has %d", k22Alg1.Name, n)
+	case T < 1:
+		return nil, fmt.Errorf("pairwise: %s needs T ≥ 1 iterations, got %d", k22Alg1.Name, T)
+	case len(w) != p:
+		return nil, fmt.Errorf("pairwise: %s: model has %d parameters, want %d", k22Alg1.Name, len(w), p)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	G, L := props.Lipschitz, props.Smooth
+	eps, delta := priv.Epsilon, priv.Delta
+	sigma := K22Sigma(T, n, G, eps, delta)
+	g := make([]float64, p)
+	FullGradient(obj, w, g)          // ∇L(θ_{t−1}; D_s) (+ λθ)
+	priv.Noise.AddGaussian(g, sigma) // + b_t
+	notes := []string{
+		fmt.Sprintf("σ = 8·G·√(T·log(1/δ))/(n·ε) = %.6g with G = %.6g, T = %d, n = %d ([K22] Thm 1, used with equality)", sigma, G, T, n),
+	}
+	if l := math.Log(1 / delta); eps > 2*l {
+		notes = append(notes, fmt.Sprintf("ε = %g > 2·log(1/δ) = %.4g: outside the moments-accountant argument behind the constant 8 (see dp-gd-grad)", eps, 2*l))
+	}
+	return &GradRound{Grad: g, Sigma: sigma, Sensitivity: K22Sensitivity(G, n), G: G, L: L,
+		Secure: priv.Noise.Secure(), PairGrads: int64(n) * int64(n-1), Notes: notes}, nil
+}
+
+// FedGradStep is the coordinator's step of fed-dp-gd-grad:
+// w ← Π_B(w − η·g), the ℓ2 ball of radius B (B = +Inf: no projection) —
+// the same arithmetic as runDPGDGrad's step with a constant schedule and
+// an "l2" constraint.
+func FedGradStep(w, g []float64, eta, B float64) {
+	axpy(-eta, g, w)
+	if !math.IsInf(B, 1) {
+		L2Ball{R: B}.Project(w)
+	}
+}
+
+// FedGradFinish is runDPGDGrad's final post-processing (Π_C of θ_T) for
+// the ℓ2 ball of radius B.
+func FedGradFinish(w []float64, B float64) {
+	if !math.IsInf(B, 1) {
+		L2Ball{R: B}.Project(w)
+	}
+}
