@@ -311,10 +311,7 @@ func runOLP(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (
 		obj.Project(w)
 		out.after(w)
 		if cp.due(t) {
-			cp.fire(t, out.output(w))
-			if t < T { // Result.W is the model of a checkpoint at T
-				out.reset()
-			}
+			cp.window(t, T, w, out)
 		}
 	}
 	return &Result{W: append([]float64(nil), out.output(w)...), Steps: T, PairGrads: grads}, nil
@@ -406,10 +403,7 @@ func runOAMGra(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand
 		obj.Project(w)
 		out.after(w)
 		if cp.due(t) {
-			cp.fire(t, out.output(w))
-			if t < T { // Result.W is the model of a checkpoint at T
-				out.reset()
-			}
+			cp.window(t, T, w, out)
 		}
 	}
 	return &Result{W: append([]float64(nil), out.output(w)...), Steps: T, PairGrads: grads}, nil
@@ -501,10 +495,7 @@ func runSPAUC(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand)
 		obj.Project(w)
 		out.after(w)
 		if cp.due(t) {
-			cp.fire(t, out.output(w))
-			if t < T { // Result.W is the model of a checkpoint at T
-				out.reset()
-			}
+			cp.window(t, T, w, out)
 		}
 	}
 	return &Result{W: append([]float64(nil), out.output(w)...), Steps: T, PairGrads: int64(T)}, nil

@@ -237,6 +237,22 @@ func (c *checkpointer) fire(t int, w []float64) {
 	}
 }
 
+// windowed is an output rule whose average restarts at each checkpoint.
+type windowed interface {
+	output(w []float64) []float64
+	reset()
+}
+
+// window fires the checkpoints due at step t of T with o's current output
+// and starts o's next window — except at t = T, whose window is the run's
+// output. Callers test due(t) first (it inlines; this does not).
+func (c *checkpointer) window(t, T int, w []float64, o windowed) {
+	c.fire(t, o.output(w))
+	if t < T {
+		o.reset()
+	}
+}
+
 // PairSource yields the pair (i, j) used at each SGD step.
 type PairSource interface {
 	// Next returns the pair for the next step; ok is false when the source
@@ -296,10 +312,7 @@ func runPairSGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Ran
 		}
 		avg.after(w)
 		if cp.due(t) {
-			cp.fire(t, avg.output(w))
-			if t < T { // the final output is the window the last checkpoint saw
-				avg.reset()
-			}
+			cp.window(t, T, w, avg)
 		}
 	}
 	out := append([]float64(nil), avg.output(w)...)
