@@ -288,6 +288,9 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 		rep.KNN3 = Summarize(scores)
 	}
 	rep.Objective = Summarize(objectives).Mean
+	if rep.Privacy != nil && len(scores) > 1 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d models were trained on overlapping records (runs × folds): each is (ε, δ) = (%g, %.3g)-DP as stated, but releasing all of them costs up to %d·ε by basic composition — publish one", len(scores), rep.Privacy.Epsilon, rep.Privacy.Delta, len(scores)))
+	}
 	if rep.Privacy != nil && spec.Scale != "none" {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("NOT private end to end: --scale %s is fitted on the private training records (one record can move every scaled record); the mechanism's guarantee holds for the scaled data only — use --scale none (per-record clipping) for a private run", spec.Scale))
 	}

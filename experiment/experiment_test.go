@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/pairfed/pairfed/data"
@@ -119,5 +120,23 @@ func TestRunMetricLearning(t *testing.T) {
 	// it clearly on average ([X21] Table 2 non-private: 71.4% at n = 128).
 	if rep.KNN3 == nil || rep.KNN3.Mean < 0.68 {
 		t.Fatalf("KNN-3 accuracy %+v", rep.KNN3)
+	}
+}
+
+// A private evaluation with several runs releases several models of the same
+// records: the report must say each model's guarantee is per model.
+func TestPrivateRunsWarnAboutComposition(t *testing.T) {
+	tab := loadBundled(t, "diabetes")
+	rep, err := Run(context.Background(), Spec{Algo: "dpegd", Loss: "logistic", Epsilon: 1, FeatureRadius: 1, Runs: 2, Seed: 1,
+		Seeded: true, NoiseSeed: 3}, tab, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, n := range rep.Notes {
+		found = found || strings.Contains(n, "2 models were trained on overlapping records")
+	}
+	if !found || rep.Private {
+		t.Fatalf("notes %q, private %v (seeded noise must not be private)", rep.Notes, rep.Private)
 	}
 }
