@@ -55,6 +55,9 @@ func Decode(b []byte) (Message, error) {
 	if m == nil {
 		return nil, fmt.Errorf("protocol: unknown message %v", k)
 	}
+	if err := scanMsgpack(b[1:]); err != nil {
+		return nil, fmt.Errorf("protocol: %v: %w", k, err)
+	}
 	r := bytes.NewReader(b[1:])
 	dec := msgpack.NewDecoder(r)
 	dec.DisallowUnknownFields(true)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -118,7 +119,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"unknown kind", append([]byte{0xee}, good[1:]...), "unknown message"},
 		{"kind zero", append([]byte{0}, good[1:]...), "unknown message"},
 		{"trailing", append(append([]byte{}, good...), 0xc0), "trailing"},
-		{"truncated", good[:len(good)-3], "EOF"},
+		{"truncated", good[:len(good)-3], "overruns"},
 		{"too large", make([]byte, MaxMessageSize+1), "exceeds"},
 		{"wrong version", mustEncodeVersion(t, &Join{Site: "a", Records: 1, Dim: 1}, 99), "unknown protocol version 99"},
 		{"NaN model", mustEncode(&PhaseStart{Job: "j", Phase: 1, Model: []float64{math.NaN()}}), "not finite"},
@@ -274,4 +275,59 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("encoding not stable: %x vs %x (%v)", e1, e2, err)
 		}
 	})
+}
+
+// TestDecodeRejectsLyingLengths feeds messages whose msgpack headers
+// declare far more elements or bytes than the message holds. msgpack/v5
+// v5.4.1 would allocate the declared array length before reading (the
+// fuzzer found a 60-byte Result declaring 2.47e9 float64s, which took
+// 97 s and ~20 GB); Decode must refuse each in microseconds without
+// allocating in proportion to the lie.
+func TestDecodeRejectsLyingLengths(t *testing.T) {
+	head := func(fields int) []byte { return []byte{byte(KindResult), 0x92, 0x01, 0x80 | byte(fields)} }
+	str := func(s string) []byte { return append([]byte{0xa0 | byte(len(s))}, s...) }
+	cases := map[string][]byte{
+		"array32": append(append(head(1), str("model")...), 0xdd, 0xff, 0xff, 0xff, 0xff, 0x00),
+		"array16": append(append(head(1), str("model")...), 0xdc, 0xff, 0xff, 0x00),
+		"map32":   append(head(0)[:3], 0xdf, 0x7f, 0xff, 0xff, 0xff, 0xa0, 0xa0),
+		"str32":   append(append(head(1), str("job")...), 0xdb, 0x7f, 0xff, 0xff, 0xff, 'x'),
+		"bin32":   append(append(head(1), str("job")...), 0xc6, 0x7f, 0xff, 0xff, 0xff, 'x'),
+		"ext32":   append(append(head(1), str("job")...), 0xc9, 0x7f, 0xff, 0xff, 0xff, 1, 'x'),
+		"fixarr":  append(append(head(1), str("sites")...), 0x9f, 0xa0),
+		"trunc64": append(append(head(1), str("phases")...), 0xcf, 0x01),
+		"badcode": append(append(head(1), str("phases")...), 0xc1),
+	}
+	for name, b := range cases {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := Decode(b)
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Errorf("%s: accepted % x", name, b)
+			continue
+		}
+		if !strings.Contains(err.Error(), "msgpack:") {
+			t.Errorf("%s: error %q does not come from the length scan", name, err)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+			t.Errorf("%s: allocated %d bytes to reject a %d-byte message", name, grew, len(b))
+		}
+	}
+}
+
+// TestScanAcceptsEncodings checks the length scan on every sample, so it
+// cannot reject what Encode produces.
+func TestScanAcceptsEncodings(t *testing.T) {
+	for _, m := range samples() {
+		b, err := Encode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := scanMsgpack(b[1:]); err != nil {
+			t.Errorf("%v: %v", m.Kind(), err)
+		}
+		if err := scanMsgpack(b[1 : len(b)-1]); err == nil {
+			t.Errorf("%v: truncated encoding passed the scan", m.Kind())
+		}
+	}
 }
