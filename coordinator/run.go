@@ -69,12 +69,24 @@ func publish(t transport.Transport, outs []Output) error {
 	return nil
 }
 
+// ServeOptions are the hooks of Serve's run loop, each called from the
+// loop's goroutine (so they see a consistent Service).
+type ServeOptions struct {
+	// Persist, when set, receives every job that ended; Serve publishes
+	// the outputs of that step only after it returned nil, so a final
+	// status is durable before any client sees it. An error stops Serve.
+	Persist func(*protocol.JobStatus) error
+	// Observe, when set, is called after every step and tick with the
+	// service (read only; it must not retain it): e.g. to publish a
+	// snapshot for an HTTP status page.
+	Observe func(*Service)
+}
+
 // Serve drives a Service over t until ctx ends: it subscribes to the
 // federation's coordinator and jobs subjects, hands decoded messages to
-// Step and ticks to Tick, passes every job that ended to persist (when
-// non-nil) and only then publishes the outputs, so a final status is
-// durable before any client sees it. A persist error stops Serve.
-func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Duration, persist func(*protocol.JobStatus) error) error {
+// Step and ticks to Tick, runs the hooks of opt, and only then publishes
+// the outputs.
+func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Duration, opt ServeOptions) error {
 	if tick <= 0 {
 		return fmt.Errorf("coordinator: tick %v must be > 0", tick)
 	}
@@ -109,12 +121,15 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 		case <-ticker.C:
 			outs = s.Tick()
 		}
-		if persist != nil {
+		if opt.Persist != nil {
 			for _, st := range s.TakeFinished() {
-				if err := persist(st); err != nil {
+				if err := opt.Persist(st); err != nil {
 					return fmt.Errorf("coordinator: persist job %s: %w", st.Job, err)
 				}
 			}
+		}
+		if opt.Observe != nil {
+			opt.Observe(s)
 		}
 		if err := publish(t, outs); err != nil {
 			return err

@@ -176,7 +176,7 @@ func runCoordinator(c *cli.Context) error {
 		// One line on stdout, for scripts and tests: where the sites connect.
 		fmt.Fprintf(c.App.Writer, "listening on %s\n", url)
 	}
-	err = coordinator.Serve(ctx, svc, t, tick, jobs.Save)
+	err = coordinator.Serve(ctx, svc, t, tick, coordinator.ServeOptions{Persist: jobs.Save})
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
