@@ -76,6 +76,11 @@ type ServeOptions struct {
 	// the outputs of that step only after it returned nil, so a final
 	// status is durable before any client sees it. An error stops Serve.
 	Persist func(*protocol.JobStatus) error
+	// Checkpoint, when set, is called after every step and tick whose
+	// outputs include a phase start or a job's end, before those outputs
+	// are published, so that a restarted coordinator resumes from the
+	// last phase any site saw. An error stops Serve.
+	Checkpoint func(*Service) error
 	// Observe, when set, is called after every step and tick with the
 	// service (read only; it must not retain it): e.g. to publish a
 	// snapshot for an HTTP status page.
