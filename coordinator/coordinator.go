@@ -293,6 +293,7 @@ type Coordinator struct {
 	retries  int
 	result   *protocol.Result
 	abortErr error
+	released []PhaseRelease // aggregated updates not yet taken (TakeReleases)
 }
 
 // New returns a coordinator waiting for sites.
@@ -636,6 +637,8 @@ func (c *Coordinator) aggregate() []Output {
 			}
 		}
 		p.Secure = p.Secure && u.Secure
+		c.released = append(c.released, PhaseRelease{Site: name, Phase: c.phase, Records: c.sites[name].records,
+			Sigma: u.Sigma, Sensitivity: c.sites[name].sens, Secure: u.Secure})
 	}
 	if grad {
 		pairwise.FedGradStep(c.model, next, c.job.Eta, c.job.ParamRadius)

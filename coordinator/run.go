@@ -15,6 +15,21 @@ import (
 // It is the only goroutine that touches c (the transport's handler only
 // decodes and queues). Undecodable messages are logged and dropped.
 func Run(ctx context.Context, c *Coordinator, t transport.Transport, tick time.Duration) (*protocol.Result, error) {
+	return RunWith(ctx, c, t, tick, RunOptions{})
+}
+
+// RunOptions are the hooks of RunWith's loop, each called from the loop's
+// goroutine (so they see a consistent Coordinator).
+type RunOptions struct {
+	// Observe, when set, is called once before the loop starts and after
+	// every step and tick, before that step's outputs are published, with
+	// the coordinator (read only; it must not retain it): e.g. to publish
+	// c.View() for an HTTP status page.
+	Observe func(*Coordinator)
+}
+
+// RunWith is Run with the hooks of opt.
+func RunWith(ctx context.Context, c *Coordinator, t transport.Transport, tick time.Duration, opt RunOptions) (*protocol.Result, error) {
 	if tick <= 0 {
 		return nil, fmt.Errorf("coordinator: tick %v must be > 0", tick)
 	}
@@ -36,6 +51,9 @@ func Run(ctx context.Context, c *Coordinator, t transport.Transport, tick time.D
 	defer unsub()
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
+	if opt.Observe != nil {
+		opt.Observe(c)
+	}
 	for !c.Done() {
 		var outs []Output
 		select {
@@ -45,6 +63,9 @@ func Run(ctx context.Context, c *Coordinator, t transport.Transport, tick time.D
 			outs = c.Step(m)
 		case <-ticker.C:
 			outs = c.Tick()
+		}
+		if opt.Observe != nil {
+			opt.Observe(c)
 		}
 		if err := publish(t, outs); err != nil {
 			return nil, err
@@ -76,11 +97,17 @@ type ServeOptions struct {
 	// the outputs of that step only after it returned nil, so a final
 	// status is durable before any client sees it. An error stops Serve.
 	Persist func(*protocol.JobStatus) error
-	// Checkpoint, when set, is called after every step and tick whose
-	// outputs include a phase start or a job's end, before those outputs
-	// are published, so that a restarted coordinator resumes from the
-	// last phase any site saw. An error stops Serve.
-	Checkpoint func(*Service) error
+	// Ledger, when set, receives the privacy charges of every step
+	// (Service.TakeCharges) before its outputs are published: a job is
+	// charged durably before it is announced. An error stops Serve.
+	Ledger func([]Charge) error
+	// Checkpoint, when set, receives Service.Checkpoint after every step
+	// and tick that queued, started or finished a job or started a phase,
+	// before its outputs are published, so that a restarted coordinator
+	// (RestoreService, Resume) resumes from the last phase any site saw.
+	// It is called once before the first message, too. An error stops
+	// Serve.
+	Checkpoint func(*Checkpoint) error
 	// Observe, when set, is called after every step and tick with the
 	// service (read only; it must not retain it): e.g. to publish a
 	// snapshot for an HTTP status page.
@@ -116,15 +143,25 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 	}
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
-	for {
-		var outs []Output
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case m := <-inbox:
-			outs = s.Step(m)
-		case <-ticker.C:
-			outs = s.Tick()
+	last := ""
+	outs := s.Resume()
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case m := <-inbox:
+				outs = s.Step(m)
+			case <-ticker.C:
+				outs = s.Tick()
+			}
+		}
+		// Durable before visible: charges, then finished jobs, then the
+		// checkpoint, and only then the outputs.
+		if charges := s.TakeCharges(); len(charges) > 0 && opt.Ledger != nil {
+			if err := opt.Ledger(charges); err != nil {
+				return fmt.Errorf("coordinator: ledger: %w", err)
+			}
 		}
 		if opt.Persist != nil {
 			for _, st := range s.TakeFinished() {
@@ -132,6 +169,12 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 					return fmt.Errorf("coordinator: persist job %s: %w", st.Job, err)
 				}
 			}
+		}
+		if p := s.progress(); opt.Checkpoint != nil && p != last {
+			if err := opt.Checkpoint(s.Checkpoint()); err != nil {
+				return fmt.Errorf("coordinator: checkpoint: %w", err)
+			}
+			last = p
 		}
 		if opt.Observe != nil {
 			opt.Observe(s)

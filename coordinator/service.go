@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/pairfed/pairfed/protocol"
@@ -34,6 +35,14 @@ type ServiceConfig struct {
 	// Finished are jobs that ended before a restart (loaded from the state
 	// directory): resubmitting their id returns their status.
 	Finished []*protocol.JobStatus
+	// Ledger holds the charges made before this process started (the
+	// durable ledger reloaded by the caller); see Charge.
+	Ledger []Charge
+	// Budgets are per-site privacy budgets at the coordinator: a site
+	// whose ledger total plus a job's (ε, δ) would exceed its budget is
+	// left out of that job, as is a budgeted site from non-private jobs
+	// (each site also enforces its own budget: worker.Budget).
+	Budgets map[string]Budget
 	// Logf receives one line per notable event; nil discards.
 	Logf func(format string, args ...any)
 }
@@ -58,6 +67,14 @@ func (c *ServiceConfig) Validate() error {
 	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
+	}
+	for site, b := range c.Budgets {
+		if err := protocol.ValidName("site", site); err != nil {
+			return fmt.Errorf("coordinator: budget: %w", err)
+		}
+		if err := b.Validate(); err != nil {
+			return fmt.Errorf("coordinator: site %s: %w", site, err)
+		}
 	}
 	return nil
 }
@@ -97,6 +114,12 @@ type Service struct {
 	inner    *Coordinator
 	refused  map[string]string // site → reason, of the running job
 	finished []*protocol.JobStatus
+	ended    int // jobs finished by this process
+
+	charges    []Charge        // the whole ledger: reloaded and new
+	keys       map[string]bool // the keys of charges
+	pending    []Charge        // new charges not yet taken (TakeCharges)
+	resumeOuts []Output        // outputs of RestoreService, sent by Resume
 }
 
 // NewService returns an idle service.
@@ -104,11 +127,63 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, members: map[string]*member{}, status: map[string]*protocol.JobStatus{}, clients: map[string]string{}}
+	s := &Service{cfg: cfg, members: map[string]*member{}, status: map[string]*protocol.JobStatus{}, clients: map[string]string{}, keys: map[string]bool{}}
 	for _, st := range cfg.Finished {
 		s.status[st.Job] = st
 	}
+	for _, c := range cfg.Ledger {
+		if !s.keys[c.Key] {
+			s.keys[c.Key] = true
+			s.charges = append(s.charges, c)
+		}
+	}
 	return s, nil
+}
+
+// TakeCharges returns the ledger charges made since the last call. The run
+// loop must make them durable before it publishes the outputs of the same
+// step: a job is charged before its announcement leaves the coordinator.
+func (s *Service) TakeCharges() []Charge {
+	out := s.pending
+	s.pending = nil
+	return out
+}
+
+// Ledger returns every charge: the reloaded ones and the new ones.
+func (s *Service) Ledger() []Charge { return slices.Clone(s.charges) }
+
+func (s *Service) charge(c Charge) {
+	if s.keys[c.Key] {
+		return
+	}
+	c.Accountant = AccountantRule
+	s.keys[c.Key] = true
+	s.charges = append(s.charges, c)
+	s.pending = append(s.pending, c)
+}
+
+// collect charges the updates the running job aggregated.
+func (s *Service) collect() {
+	if s.inner == nil || s.inner.job == nil {
+		return
+	}
+	a := s.inner.job
+	for _, r := range s.inner.TakeReleases() {
+		s.charge(Charge{Key: ChargeKey(a.Job, r.Site, r.Phase), Site: r.Site, Job: a.Job, Phase: r.Phase, Algo: a.Algo,
+			Mechanism: mechanism(a), Sigma: r.Sigma, Sensitivity: r.Sensitivity, Records: r.Records,
+			Epsilon: a.Epsilon, Delta: a.Delta, Private: protocol.PrivateFedAlgo(a.Algo) && r.Secure})
+	}
+}
+
+// reserve charges every participant of the job that just started for its
+// whole (ε, δ), before any of its messages is published.
+func (s *Service) reserve() {
+	a := s.inner.job
+	for _, name := range a.Sites {
+		st := s.inner.sites[name]
+		s.charge(Charge{Key: ChargeKey(a.Job, name, 0), Site: name, Job: a.Job, Algo: a.Algo, Mechanism: mechanism(a),
+			Sensitivity: st.sens, Records: st.records, Epsilon: a.Epsilon, Delta: a.Delta, Private: protocol.PrivateFedAlgo(a.Algo)})
+	}
 }
 
 func (s *Service) logf(format string, args ...any) { s.cfg.Logf("coordinator: "+format, args...) }
@@ -287,6 +362,7 @@ func (s *Service) Tick() []Output {
 // job if enough sites are live.
 func (s *Service) settle() []Output {
 	var outs []Output
+	s.collect()
 	for {
 		if s.inner != nil {
 			if !s.inner.Done() {
@@ -324,6 +400,50 @@ func (s *Service) start() (bool, []Output) {
 		return false, nil
 	}
 	s.queue = s.queue[1:]
+	// Fix δ before the budget check, so that the check and the job use the
+	// same value: the papers' 1/n, for the largest live site.
+	private := protocol.PrivateFedAlgo(q.job.Algo)
+	if private && q.job.Delta == 0 {
+		nMax := 0
+		for _, name := range live {
+			nMax = max(nMax, s.members[name].records)
+		}
+		q.job.Delta = 1 / float64(nMax)
+	}
+	refused := map[string]string{}
+	if len(s.cfg.Budgets) > 0 {
+		spent := map[string]Spend{}
+		for _, sp := range Spent(s.charges) {
+			spent[sp.Site] = sp
+		}
+		kept := live[:0:0]
+		for _, name := range live {
+			b, ok := s.cfg.Budgets[name]
+			if !ok {
+				kept = append(kept, name)
+				continue
+			}
+			if why := overBudget(name, spent[name], b, private, q.job.Epsilon, q.job.Delta); why != "" {
+				s.logf("job %s: leaving out %s: %s", q.submit.Job, name, why)
+				refused[name] = why
+				continue
+			}
+			kept = append(kept, name)
+		}
+		live = kept
+	}
+	if len(live) < q.min {
+		st := &protocol.JobStatus{Job: q.submit.Job, Status: protocol.StatusRefused, Algo: q.job.Algo, Refused: slices.Sorted(maps.Keys(refused))}
+		reason := ""
+		for _, name := range st.Refused {
+			reason += refused[name] + "; "
+		}
+		st.Reason = truncate(reason+fmt.Sprintf("%d sites within their budgets, the job needs %d", len(live), q.min), protocol.MaxReasonLen)
+		s.status[q.submit.Job] = st
+		s.finished = append(s.finished, st)
+		s.ended++
+		return true, s.reply(q.submit.Job)
+	}
 	inner, err := New(Config{Federation: s.cfg.Federation, Job: q.job, MinSites: len(live), PhaseTimeout: s.cfg.PhaseTimeout,
 		Quorum: q.min, MaxRetries: s.cfg.MaxRetries, Logf: s.cfg.Logf})
 	if err != nil { // validated at submission; defensive
@@ -331,11 +451,14 @@ func (s *Service) start() (bool, []Output) {
 		s.finished = append(s.finished, s.status[q.submit.Job])
 		return true, s.reply(q.submit.Job)
 	}
-	s.cur, s.inner, s.refused = q, inner, map[string]string{}
+	s.cur, s.inner, s.refused = q, inner, refused
 	var outs []Output
 	for _, name := range live {
 		mem := s.members[name]
 		outs = append(outs, inner.Step(&protocol.Join{Site: name, Records: mem.records, Dim: mem.dim})...)
+	}
+	if inner.job != nil {
+		s.reserve()
 	}
 	s.status[q.submit.Job] = &protocol.JobStatus{Job: q.submit.Job, Status: protocol.StatusRunning, Algo: q.job.Algo, Sites: live}
 	return true, append(outs, s.reply(q.submit.Job)...)
@@ -352,6 +475,12 @@ func (s *Service) finish() []Output {
 			st.Dropped = append(st.Dropped, name)
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(s.refused)) { // left out by the coordinator's budgets
+		if !slices.Contains(st.Refused, name) && !slices.Contains(st.Sites, name) {
+			st.Refused = append(st.Refused, name)
+		}
+	}
+	slices.Sort(st.Refused)
 	if err := s.inner.Err(); err != nil {
 		st.Status = protocol.StatusFailed
 		reason := err.Error()
@@ -386,6 +515,7 @@ func (s *Service) finish() []Output {
 	s.logf("job %s %s with sites %v", id, st.Status, st.Sites)
 	s.status[id] = st
 	s.finished = append(s.finished, st)
+	s.ended++
 	s.cur, s.inner, s.refused = nil, nil, nil
 	return s.reply(id)
 }

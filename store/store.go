@@ -19,17 +19,13 @@
 package store
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/worker"
@@ -142,11 +138,7 @@ const LedgerFile = "ledger.jsonl"
 
 // Ledger is a site's append-only, fsynced release ledger. It implements
 // worker.LedgerStore.
-type Ledger struct {
-	mu     sync.Mutex
-	f      *os.File
-	broken error // a failed Append may have left a partial line: no more appends
-}
+type Ledger struct{ j *journal }
 
 var _ worker.LedgerStore = (*Ledger)(nil)
 
@@ -155,92 +147,40 @@ var _ worker.LedgerStore = (*Ledger)(nil)
 // already holds. A torn last line is truncated away (see the package
 // documentation); notes says so when it happens.
 func OpenLedger(dir string) (l *Ledger, releases []worker.Release, notes []string, err error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, nil, fmt.Errorf("store: %w", err)
-	}
-	path := filepath.Join(dir, LedgerFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("store: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-		}
-	}()
-	if err := syncDir(dir); err != nil {
-		return nil, nil, nil, err
-	}
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("store: read %s: %w", path, err)
-	}
-	good := bytes.LastIndexByte(b, '\n') + 1 // bytes up to the last complete line
-	if good < len(b) {
-		notes = append(notes, fmt.Sprintf("%s: dropped a torn last line of %d bytes (a release interrupted before it was published)", path, len(b)-good))
-		if err := f.Truncate(int64(good)); err != nil {
-			return nil, nil, nil, fmt.Errorf("store: truncate %s: %w", path, err)
-		}
-		if err := f.Sync(); err != nil {
-			return nil, nil, nil, fmt.Errorf("store: fsync %s: %w", path, err)
-		}
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b[:good]))
-	sc.Buffer(nil, 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
+	j, notes, err := openJournal(dir, LedgerFile, func(line []byte) error {
 		var r worker.Release
-		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&r); err != nil {
-			return nil, nil, nil, fmt.Errorf("store: %s:%d: %w", path, line, err)
+		if err := decodeStrict(line, &r); err != nil {
+			return err
 		}
 		if r.Job == "" {
-			return nil, nil, nil, fmt.Errorf("store: %s:%d: release without a job", path, line)
+			return errors.New("release without a job")
 		}
 		releases = append(releases, r)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	if _, err := f.Seek(0, io.SeekEnd); err != nil {
-		return nil, nil, nil, fmt.Errorf("store: %w", err)
-	}
-	return &Ledger{f: f}, releases, notes, nil
+	return &Ledger{j: j}, releases, notes, nil
 }
 
 // Append writes r as one line and fsyncs the file before returning.
-func (l *Ledger) Append(r worker.Release) error {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("store: %w", err)
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.f == nil {
-		return errors.New("store: ledger closed")
-	}
-	if l.broken != nil {
-		return fmt.Errorf("store: ledger unusable after an earlier failure (restart the site to recover it): %w", l.broken)
-	}
-	if _, err := l.f.Write(append(b, '\n')); err != nil {
-		l.broken = err
-		return fmt.Errorf("store: append to ledger: %w", err)
-	}
-	if err := l.f.Sync(); err != nil {
-		l.broken = err
-		return fmt.Errorf("store: fsync ledger: %w", err)
-	}
-	return nil
-}
+func (l *Ledger) Append(r worker.Release) error { return l.j.append(r) }
 
 // Close closes the file.
-func (l *Ledger) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.f == nil {
+func (l *Ledger) Close() error { return l.j.close() }
+
+// ReadLedger returns the releases of the site ledger in dir without
+// opening it for appends (and without repairing a torn last line).
+func ReadLedger(dir string) ([]worker.Release, error) {
+	var out []worker.Release
+	err := readJournal(filepath.Join(dir, LedgerFile), func(line []byte) error {
+		var r worker.Release
+		if err := decodeStrict(line, &r); err != nil {
+			return err
+		}
+		out = append(out, r)
 		return nil
-	}
-	err := l.f.Close()
-	l.f = nil
-	return err
+	})
+	return out, err
 }

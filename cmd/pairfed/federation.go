@@ -48,8 +48,8 @@ func stderrLogf(prefix string) func(string, ...any) {
 
 // connectNATS dials url and waits (bounded by ctx) until the connection is
 // up; retry makes the first dial retry until then.
-func connectNATS(ctx context.Context, url, name string, retry bool) (*transport.NATS, error) {
-	t, err := transport.Connect(url, name, nats.RetryOnFailedConnect(retry))
+func connectNATS(ctx context.Context, url, name string, retry bool, opts ...nats.Option) (*transport.NATS, error) {
+	t, err := transport.Connect(url, name, append([]nats.Option{nats.RetryOnFailedConnect(retry)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func coordinatorCommand() *cli.Command {
 		&cli.StringFlag{Name: "listen", Usage: "host:port on which to run an embedded nats-server for the sites (port 0: any free port)"},
 		&cli.StringFlag{Name: "nats", Usage: "URL of an existing NATS server (instead of --listen)"},
 		federationFlag(),
-		&cli.StringFlag{Name: "state", Required: true, Usage: "state directory: finished job results are kept in DIR/jobs/<job>.json"},
+		&cli.StringFlag{Name: "state", Required: true, Usage: "state directory: finished jobs (DIR/jobs/<job>.json), the privacy ledger (DIR/charges.jsonl), budgets (DIR/budgets.json) and the checkpoint a restart resumes from (DIR/checkpoint.json)"},
 		&cli.StringFlag{Name: "test", Usage: "test file on which the coordinator scores every finished job (AUC)"},
 		&cli.StringFlag{Name: "scale", Value: "minmax", Usage: "scaling fitted on the --test file itself: none, minmax or standard"},
 		&cli.IntFlag{Name: "min-sites", Value: 1, Usage: "least number of live sites a job starts with, and its quorum (a job may ask more)"},
@@ -91,7 +91,7 @@ func coordinatorCommand() *cli.Command {
 		Description: `Examples:
    pairfed coordinator --listen 127.0.0.1:4222 --state /var/lib/pairfed/coord --test test.libsvm --min-sites 2
    pairfed coordinator --nats nats://127.0.0.1:4222 --state DIR`,
-		Flags:  append(flags, dataFlags()...),
+		Flags:  append(append(flags, dataFlags()...), connFlags()...),
 		Action: runCoordinator,
 	}
 }
@@ -101,6 +101,10 @@ func runCoordinator(c *cli.Context) error {
 	listen, url := c.String("listen"), c.String("nats")
 	if (listen == "") == (url == "") {
 		return usageError{errors.New("coordinator: give exactly one of --listen HOST:PORT and --nats URL")}
+	}
+	natsOpts, err := coordinatorConnOptions(c, listen, url)
+	if err != nil {
+		return err
 	}
 	tick := c.Duration("tick")
 	if tick <= 0 {
@@ -115,9 +119,27 @@ func runCoordinator(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	state := c.String("state")
+	charges, ledger, notes, err := store.OpenCharges(state)
+	if err != nil {
+		return err
+	}
+	defer charges.Close()
+	for _, n := range notes {
+		logf("coordinator: %s", n)
+	}
+	budgets, err := store.LoadBudgets(state)
+	if err != nil {
+		return err
+	}
+	checkpoint, err := store.LoadCheckpoint(state)
+	if err != nil {
+		return err
+	}
 	cfg := coordinator.ServiceConfig{
 		Federation: c.String("federation"), MinSites: c.Int("min-sites"), PhaseTimeout: ticks(c.Duration("phase-timeout"), tick),
 		SiteTimeout: ticks(c.Duration("site-timeout"), tick), MaxQueue: c.Int("max-queue"), Finished: finished, Logf: logf,
+		Ledger: ledger, Budgets: budgets,
 	}
 	if p := c.String("test"); p != "" {
 		test, err := data.Load(p, dataOptions(c))
@@ -144,9 +166,9 @@ func runCoordinator(c *cli.Context) error {
 			return pairwise.LinearAUC(model, ds), ds.N
 		}
 	}
-	svc, err := coordinator.NewService(cfg)
+	svc, err := coordinator.RestoreService(cfg, checkpoint)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	if listen != "" {
 		host, portStr, err := net.SplitHostPort(listen)
@@ -165,18 +187,21 @@ func runCoordinator(c *cli.Context) error {
 		url = srv.ClientURL()
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	t, err := connectNATS(cctx, url, "pairfed-coordinator", true)
+	t, err := connectNATS(cctx, url, "pairfed-coordinator", true, natsOpts...)
 	cancel()
 	if err != nil {
 		return fmt.Errorf("coordinator: %w", err)
 	}
 	defer t.Close()
-	logf("coordinator: federation %s on %s (state %s, %d finished jobs reloaded)", cfg.Federation, url, c.String("state"), len(finished))
+	logf("coordinator: federation %s on %s (state %s, %d finished jobs and %d ledger charges reloaded)", cfg.Federation, url, state, len(finished), len(ledger))
 	if listen != "" {
 		// One line on stdout, for scripts and tests: where the sites connect.
 		fmt.Fprintf(c.App.Writer, "listening on %s\n", url)
 	}
-	err = coordinator.Serve(ctx, svc, t, tick, coordinator.ServeOptions{Persist: jobs.Save})
+	err = coordinator.Serve(ctx, svc, t, tick, coordinator.ServeOptions{
+		Persist: jobs.Save, Ledger: charges.Append,
+		Checkpoint: func(cp *coordinator.Checkpoint) error { return store.SaveCheckpoint(state, cp) },
+	})
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
@@ -204,7 +229,7 @@ func workerCommand() *cli.Command {
 		Usage: "run one site of a federation: it joins, heartbeats and serves the phases of each job",
 		Description: `Example:
    pairfed worker --nats nats://127.0.0.1:4222 --site hospital-a --data a.libsvm --state /var/lib/pairfed/a --budget-epsilon 4 --budget-delta 1e-4`,
-		Flags:  append(flags, dataFlags()...),
+		Flags:  append(append(flags, dataFlags()...), connFlags()...),
 		Action: runWorker,
 	}
 }
@@ -217,6 +242,10 @@ func runWorker(c *cli.Context) error {
 	}
 	site := c.String("site")
 	logf := stderrLogf("")
+	natsOpts, err := connOptions(c, c.String("nats"))
+	if err != nil {
+		return err
+	}
 	table, err := data.Load(c.String("data"), dataOptions(c))
 	if err != nil {
 		return err
@@ -230,6 +259,9 @@ func runWorker(c *cli.Context) error {
 		if ds, _, err = data.Clip(ds, R); err != nil {
 			return err
 		}
+	}
+	if err := claimSiteDir(c.String("state"), site); err != nil {
+		return fmt.Errorf("worker %s: %w", site, err)
 	}
 	ledger, releases, notes, err := store.OpenLedger(c.String("state"))
 	if err != nil {
@@ -249,13 +281,25 @@ func runWorker(c *cli.Context) error {
 			Rand: rand.New(rand.NewChaCha8(key)), JoinEvery: every, HeartbeatEvery: every, Store: ledger, Logf: logf},
 		Ledger: releases, JobTimeout: ticks(c.Duration("job-timeout"), tick),
 	}
+	// The budget is the tighter of `pairfed ledger budget set` (the state
+	// directory's budgets.json) and the flags.
+	budgets, err := store.LoadBudgets(c.String("state"))
+	if err != nil {
+		return err
+	}
+	if fb, ok := budgets[site]; ok {
+		cfg.Budget = &worker.Budget{Epsilon: fb.Epsilon, Delta: fb.Delta}
+	}
 	if c.IsSet("budget-epsilon") || c.IsSet("budget-delta") {
 		b := &worker.Budget{Epsilon: math.Inf(1), Delta: math.Inf(1)}
+		if cfg.Budget != nil {
+			b = cfg.Budget
+		}
 		if c.IsSet("budget-epsilon") {
-			b.Epsilon = c.Float64("budget-epsilon")
+			b.Epsilon = min(b.Epsilon, c.Float64("budget-epsilon"))
 		}
 		if c.IsSet("budget-delta") {
-			b.Delta = c.Float64("budget-delta")
+			b.Delta = min(b.Delta, c.Float64("budget-delta"))
 		}
 		cfg.Budget = b
 	}
@@ -265,7 +309,7 @@ func runWorker(c *cli.Context) error {
 	}
 	e, d := worker.Spent(releases)
 	logf("worker %s: n = %d, d = %d, ledger: %d releases, spent (ε, δ) = (%g, %g)", site, ds.N, ds.D, len(releases), e, d)
-	t, err := connectNATS(ctx, c.String("nats"), "pairfed-worker-"+site, true)
+	t, err := connectNATS(ctx, c.String("nats"), "pairfed-worker-"+site, true, natsOpts...)
 	if err != nil {
 		return fmt.Errorf("worker %s: %w", site, err)
 	}
@@ -297,7 +341,7 @@ func jobSubmitCommand() *cli.Command {
    pairfed job submit --nats URL --algo fed-oneshot --local-algo dpegd --epsilon 1 --min-sites 2 --wait
 
 Exit status: 0 completed (or accepted, without --wait), 1 failed, 3 refused.`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "nats", Required: true, Usage: "URL of the federation's NATS server"},
 			federationFlag(),
 			&cli.StringFlag{Name: "job", Usage: "job id (default: a random one); resubmitting a known id reports its status"},
@@ -317,7 +361,7 @@ Exit status: 0 completed (or accepted, without --wait), 1 failed, 3 refused.`,
 			&cli.BoolFlag{Name: "wait", Usage: "wait until the job completed, was refused or failed"},
 			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Minute, Usage: "give up waiting after this long"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
-		},
+		}, connFlags()...),
 		Action: runJobSubmit,
 	}
 }
@@ -365,10 +409,14 @@ func runJobSubmit(c *cli.Context) error {
 	if err != nil {
 		return usageError{err}
 	}
+	natsOpts, err := connOptions(c, c.String("nats"))
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
 	cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
-	t, err := connectNATS(cctx, c.String("nats"), "pairfed-client", false)
+	t, err := connectNATS(cctx, c.String("nats"), "pairfed-client", false, natsOpts...)
 	ccancel()
 	if err != nil {
 		return err

@@ -48,6 +48,7 @@ func newApp() *cli.App {
 			coordinatorCommand(),
 			workerCommand(),
 			jobCommand(),
+			ledgerCommand(),
 		},
 	}
 }

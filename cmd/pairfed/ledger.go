@@ -1,0 +1,328 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/pairfed/pairfed/coordinator"
+	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/store"
+	"github.com/pairfed/pairfed/worker"
+)
+
+func ledgerCommand() *cli.Command {
+	state := &cli.StringFlag{Name: "state", Required: true, Usage: "state directory of a coordinator or of a site"}
+	return &cli.Command{
+		Name:  "ledger",
+		Usage: "show, export and budget the privacy ledger of a coordinator's or a site's state directory",
+		Subcommands: []*cli.Command{
+			{
+				Name:   "show",
+				Usage:  "per site: ε and δ spent (composed: max within a job, sum across jobs), budget and remaining, and the entries",
+				Flags:  []cli.Flag{state, &cli.BoolFlag{Name: "json", Usage: "print one JSON object"}},
+				Action: runLedgerShow,
+			},
+			{
+				Name:  "export",
+				Usage: "write every ledger entry as CSV (or JSON lines)",
+				Flags: []cli.Flag{state,
+					&cli.StringFlag{Name: "format", Value: "csv", Usage: "csv or jsonl"},
+					&cli.StringFlag{Name: "out", Usage: "output file (default: standard output)"}},
+				Action: runLedgerExport,
+			},
+			{
+				Name:  "budget",
+				Usage: "per-site privacy budgets",
+				Subcommands: []*cli.Command{{
+					Name:  "set",
+					Usage: "set a site's total (ε, δ) budget; a coordinator leaves the site out of jobs past it, a site refuses them",
+					Flags: []cli.Flag{state,
+						&cli.StringFlag{Name: "site", Usage: "the site (default: the site of a site's state directory)"},
+						&cli.Float64Flag{Name: "epsilon", Required: true, Usage: "total ε over all jobs"},
+						&cli.Float64Flag{Name: "delta", Required: true, Usage: "total δ over all jobs"}},
+					Action: runLedgerBudgetSet,
+				}},
+			},
+		},
+	}
+}
+
+// ledgerEntry is one entry of either ledger, in a common shape.
+type ledgerEntry struct {
+	Site        string  `json:"site"`
+	Job         string  `json:"job"`
+	Phase       int     `json:"phase"`
+	Algo        string  `json:"algorithm,omitempty"`
+	Mechanism   string  `json:"mechanism,omitempty"`
+	Records     int     `json:"records"`
+	Sigma       float64 `json:"sigma"`
+	Sensitivity float64 `json:"sensitivity,omitempty"`
+	Epsilon     float64 `json:"epsilon"`
+	Delta       float64 `json:"delta"`
+	Private     bool    `json:"private"`
+	Time        string  `json:"time,omitempty"`
+}
+
+type siteLedger struct {
+	Site             string        `json:"site"`
+	EpsilonSpent     float64       `json:"epsilon_spent"`
+	DeltaSpent       float64       `json:"delta_spent"`
+	EpsilonBudget    *float64      `json:"epsilon_budget"`
+	DeltaBudget      *float64      `json:"delta_budget"`
+	EpsilonRemaining *float64      `json:"epsilon_remaining,omitempty"`
+	DeltaRemaining   *float64      `json:"delta_remaining,omitempty"`
+	Jobs             int           `json:"jobs"`
+	NonPrivateJobs   int           `json:"non_private_jobs"`
+	Entries          []ledgerEntry `json:"entries"`
+}
+
+type ledgerReport struct {
+	State string `json:"state"`
+	// Kind is "coordinator" (charges.jsonl: what the coordinator charged
+	// each site) or "site" (ledger.jsonl: what this site released).
+	Kind       string       `json:"kind"`
+	Accountant string       `json:"accountant"`
+	Sites      []siteLedger `json:"sites"`
+}
+
+// siteNameFile records, in a site's state directory, the site it belongs
+// to, so that one ledger is never used by two sites.
+const siteNameFile = "site"
+
+// claimSiteDir records site as the owner of dir, or checks that it is.
+func claimSiteDir(dir, site string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, siteNameFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return store.WriteFileAtomic(path, []byte(site+"\n"))
+	}
+	if err != nil {
+		return err
+	}
+	if owner := strings.TrimSpace(string(b)); owner != site {
+		return fmt.Errorf("state directory %s belongs to site %q, not %q: each site needs its own ledger", dir, owner, site)
+	}
+	return nil
+}
+
+func dirSite(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, siteNameFile))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func exists(path string) bool { _, err := os.Stat(path); return err == nil }
+
+// loadLedger reads the ledger of a state directory without modifying it.
+func loadLedger(dir string) (*ledgerReport, error) {
+	coord := exists(filepath.Join(dir, store.ChargesFile)) || exists(filepath.Join(dir, "jobs"))
+	site := exists(filepath.Join(dir, store.LedgerFile))
+	if !coord && !site {
+		return nil, fmt.Errorf("ledger: %s holds no ledger (neither %s of a coordinator nor %s of a site)", dir, store.ChargesFile, store.LedgerFile)
+	}
+	budgets, err := store.LoadBudgets(dir)
+	if err != nil {
+		return nil, err
+	}
+	rep := &ledgerReport{State: dir}
+	bySite := map[string]*siteLedger{}
+	get := func(name string) *siteLedger {
+		if sl := bySite[name]; sl != nil {
+			return sl
+		}
+		sl := &siteLedger{Site: name, Entries: []ledgerEntry{}}
+		bySite[name] = sl
+		return sl
+	}
+	if coord {
+		rep.Kind, rep.Accountant = "coordinator", coordinator.AccountantRule
+		charges, err := store.ReadCharges(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, sp := range coordinator.Spent(charges) {
+			sl := get(sp.Site)
+			sl.EpsilonSpent, sl.DeltaSpent, sl.Jobs, sl.NonPrivateJobs = sp.Epsilon, sp.Delta, sp.Jobs, sp.NonPrivate
+		}
+		for _, c := range charges {
+			sl := get(c.Site)
+			sl.Entries = append(sl.Entries, ledgerEntry{Site: c.Site, Job: c.Job, Phase: c.Phase, Algo: c.Algo, Mechanism: c.Mechanism, Records: c.Records,
+				Sigma: c.Sigma, Sensitivity: c.Sensitivity, Epsilon: c.Epsilon, Delta: c.Delta, Private: c.Private, Time: c.Time.Format("2006-01-02T15:04:05.000Z07:00")})
+		}
+	} else {
+		rep.Kind, rep.Accountant = "site", "max within a job (disjoint partitions), sum across jobs (basic composition) — as the site enforces its budget"
+		releases, err := store.ReadLedger(dir)
+		if err != nil {
+			return nil, err
+		}
+		name := dirSite(dir)
+		if name == "" {
+			name = "(this site)"
+		}
+		sl := get(name)
+		sl.EpsilonSpent, sl.DeltaSpent = worker.Spent(releases)
+		jobs := map[string]bool{}
+		for _, r := range releases {
+			jobs[r.Job] = true
+			sl.Entries = append(sl.Entries, ledgerEntry{Site: name, Job: r.Job, Phase: r.Phase, Records: r.Records, Sigma: r.Sigma,
+				Sensitivity: r.Sensitivity, Epsilon: r.Epsilon, Delta: r.Delta, Private: r.Secure && r.Epsilon > 0})
+		}
+		sl.Jobs = len(jobs)
+	}
+	for name, b := range budgets {
+		sl := get(name)
+		e, d := b.Epsilon, b.Delta
+		re, rd := math.Max(0, e-sl.EpsilonSpent), math.Max(0, d-sl.DeltaSpent)
+		sl.EpsilonBudget, sl.DeltaBudget, sl.EpsilonRemaining, sl.DeltaRemaining = &e, &d, &re, &rd
+	}
+	for _, sl := range bySite {
+		rep.Sites = append(rep.Sites, *sl)
+	}
+	sortSites(rep.Sites)
+	return rep, nil
+}
+
+func sortSites(s []siteLedger) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j].Site < s[j-1].Site; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+func runLedgerShow(c *cli.Context) error {
+	rep, err := loadLedger(c.String("state"))
+	if err != nil {
+		return err
+	}
+	w := c.App.Writer
+	if c.Bool("json") {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	fmt.Fprintf(w, "%s ledger of %s\ncomposition: %s\n\n", rep.Kind, rep.State, rep.Accountant)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "site\tjobs\tε spent\tδ spent\tε budget\tδ budget\tε remaining\tδ remaining")
+	opt := func(p *float64) string {
+		if p == nil {
+			return "-"
+		}
+		return strconv.FormatFloat(*p, 'g', 6, 64)
+	}
+	for _, s := range rep.Sites {
+		jobs := strconv.Itoa(s.Jobs)
+		if s.NonPrivateJobs > 0 {
+			jobs += fmt.Sprintf(" (%d not private)", s.NonPrivateJobs)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.6g\t%.6g\t%s\t%s\t%s\t%s\n", s.Site, jobs, s.EpsilonSpent, s.DeltaSpent,
+			opt(s.EpsilonBudget), opt(s.DeltaBudget), opt(s.EpsilonRemaining), opt(s.DeltaRemaining))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "site\tjob\tphase\tmechanism\trecords\tσ\tε\tδ\tprivate\ttime")
+	for _, s := range rep.Sites {
+		for _, e := range s.Entries {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%.6g\t%g\t%.3g\t%v\t%s\n", e.Site, e.Job, e.Phase, e.Mechanism, e.Records, e.Sigma, e.Epsilon, e.Delta, e.Private, e.Time)
+		}
+	}
+	return tw.Flush()
+}
+
+func runLedgerExport(c *cli.Context) error {
+	rep, err := loadLedger(c.String("state"))
+	if err != nil {
+		return err
+	}
+	format := c.String("format")
+	if format != "csv" && format != "jsonl" {
+		return usageError{fmt.Errorf("ledger export: --format %q: want csv or jsonl", format)}
+	}
+	var w io.Writer = c.App.Writer
+	if p := c.String("out"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	if format == "jsonl" {
+		enc := json.NewEncoder(w)
+		for _, s := range rep.Sites {
+			for _, e := range s.Entries {
+				if err := enc.Encode(e); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"site", "job", "phase", "algorithm", "mechanism", "records", "sigma", "sensitivity", "epsilon", "delta", "private", "time"})
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	for _, s := range rep.Sites {
+		for _, e := range s.Entries {
+			cw.Write([]string{e.Site, e.Job, strconv.Itoa(e.Phase), e.Algo, e.Mechanism, strconv.Itoa(e.Records), f(e.Sigma), f(e.Sensitivity),
+				f(e.Epsilon), f(e.Delta), strconv.FormatBool(e.Private), e.Time})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func runLedgerBudgetSet(c *cli.Context) error {
+	dir := c.String("state")
+	site := c.String("site")
+	if site == "" {
+		site = dirSite(dir)
+		if site == "" {
+			return usageError{fmt.Errorf("ledger budget set: give --site (%s is not a site's state directory that names its site)", dir)}
+		}
+	}
+	if err := protocol.ValidName("site", site); err != nil {
+		return usageError{fmt.Errorf("ledger budget set: %w", err)}
+	}
+	b := coordinator.Budget{Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta")}
+	if err := b.Validate(); err != nil {
+		return usageError{fmt.Errorf("ledger budget set: %w", err)}
+	}
+	budgets, err := store.LoadBudgets(dir)
+	if err != nil {
+		return err
+	}
+	budgets[site] = b
+	if err := store.SaveBudgets(dir, budgets); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "budget of %s: (ε, δ) = (%g, %g)\n", site, b.Epsilon, b.Delta)
+	if exists(filepath.Join(dir, store.LedgerFile)) || exists(filepath.Join(dir, store.ChargesFile)) {
+		if rep, err := loadLedger(dir); err == nil {
+			for _, s := range rep.Sites {
+				if s.Site == site && (s.EpsilonSpent > b.Epsilon || s.DeltaSpent > b.Delta) {
+					fmt.Fprintf(c.App.ErrWriter, "warning: %s has already spent (ε, δ) = (%g, %g), more than the new budget: it takes no further private job\n", site, s.EpsilonSpent, s.DeltaSpent)
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package coordinator
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/pairfed/pairfed/protocol"
+)
+
+// Charge is one entry of the coordinator's privacy ledger. The coordinator
+// never draws noise itself; it charges each participant of a private job
+// for the job's whole (ε, δ) before it announces the job (Phase 0: the
+// reservation), and records each phase's release (Phase k, with the σ the
+// site reported) when it aggregates it. Every entry of a job carries the
+// job's total (ε, δ), so the ledger composes as:
+//
+//   - within a job, the maximum over its entries: the phases of
+//     fed-dp-local-sgd and fed-dpegd use disjoint partitions of the site's
+//     records (parallel composition), and the rounds of fed-dp-gd-grad and
+//     the steps of fed-oneshot are already composed into the job's
+//     announced (ε, δ) by the algorithm's own theorem;
+//   - across jobs, the sum (basic sequential composition).
+//
+// A job that a site refused or dropped out of stays charged: the
+// coordinator cannot prove that the site released nothing, and a ledger
+// may over-count but never under-count. The site's own ledger
+// (worker.Release) is exact.
+type Charge struct {
+	// Key identifies the charge ("job/site/phase"): appending a key
+	// already in the ledger is a no-op, so a replayed or duplicated
+	// message, or a job resumed after a crash, is never charged twice.
+	Key   string `json:"key"`
+	Site  string `json:"site"`
+	Job   string `json:"job"`
+	Phase int    `json:"phase"` // 0: the job's reservation
+	Algo  string `json:"algorithm"`
+	// Mechanism is "gaussian" or "laplace" (δ = 0) for private jobs,
+	// "none" for non-private ones.
+	Mechanism string `json:"mechanism"`
+	// Sigma and Sensitivity are the release's noise scale and ℓ2
+	// sensitivity when known (Sensitivity: fed-dp-gd-grad's 4G/n).
+	Sigma       float64 `json:"sigma,omitempty"`
+	Sensitivity float64 `json:"sensitivity,omitempty"`
+	Records     int     `json:"records"`
+	// Epsilon and Delta are the job's per-site record-level guarantee.
+	Epsilon float64 `json:"epsilon"`
+	Delta   float64 `json:"delta"`
+	// Private is false for non-private jobs and for releases the site
+	// reported as drawn from a seeded (not secure) source.
+	Private    bool   `json:"private"`
+	Accountant string `json:"accountant"`
+	// Time is set by the store when the charge is made durable.
+	Time time.Time `json:"time"`
+}
+
+// AccountantRule names how Charge entries compose (see Charge).
+const AccountantRule = "max within a job (disjoint partitions or the algorithm's own composition), sum across jobs (basic composition)"
+
+// ChargeKey is the idempotency key of a charge.
+func ChargeKey(job, site string, phase int) string { return fmt.Sprintf("%s/%s/%d", job, site, phase) }
+
+// Budget is a site's total record-level privacy budget at the
+// coordinator, over all jobs.
+type Budget struct {
+	Epsilon float64 `json:"epsilon"`
+	Delta   float64 `json:"delta"`
+}
+
+// Validate checks that the budget is a pair of finite numbers ≥ 0 with
+// δ < 1.
+func (b Budget) Validate() error {
+	if math.IsNaN(b.Epsilon) || math.IsInf(b.Epsilon, 0) || b.Epsilon < 0 {
+		return fmt.Errorf("budget ε = %v must be a finite number ≥ 0", b.Epsilon)
+	}
+	if math.IsNaN(b.Delta) || b.Delta < 0 || b.Delta >= 1 {
+		return fmt.Errorf("budget δ = %v must be in [0, 1)", b.Delta)
+	}
+	return nil
+}
+
+// Spend is what a site has spent according to a ledger.
+type Spend struct {
+	Site    string  `json:"site"`
+	Epsilon float64 `json:"epsilon_spent"`
+	Delta   float64 `json:"delta_spent"`
+	// Jobs counts the jobs charged; NonPrivate those among them whose
+	// releases carry no finite ε (a budgeted site never joins those).
+	Jobs       int `json:"jobs"`
+	NonPrivate int `json:"non_private_jobs"`
+}
+
+// Spent composes a ledger per site (see Charge), sorted by site.
+func Spent(charges []Charge) []Spend {
+	type jobCost struct {
+		e, d    float64
+		private bool
+	}
+	per := map[string]map[string]*jobCost{}
+	for _, c := range charges {
+		jobs := per[c.Site]
+		if jobs == nil {
+			jobs = map[string]*jobCost{}
+			per[c.Site] = jobs
+		}
+		jc := jobs[c.Job]
+		if jc == nil {
+			jc = &jobCost{private: true}
+			jobs[c.Job] = jc
+		}
+		jc.e, jc.d = max(jc.e, c.Epsilon), max(jc.d, c.Delta)
+		jc.private = jc.private && c.Mechanism != "none"
+	}
+	out := make([]Spend, 0, len(per))
+	for site, jobs := range per {
+		sp := Spend{Site: site, Jobs: len(jobs)}
+		for _, jc := range jobs {
+			sp.Epsilon += jc.e
+			sp.Delta += jc.d
+			if !jc.private {
+				sp.NonPrivate++
+			}
+		}
+		out = append(out, sp)
+	}
+	slices.SortFunc(out, func(a, b Spend) int {
+		if a.Site < b.Site {
+			return -1
+		}
+		if a.Site > b.Site {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// overBudget returns why a site that has spent sp may not take part in a
+// job that costs (eps, delta) under budget b, or "". A relative slack of
+// 1e-9 forgives float rounding of equal sums (as worker.Service does).
+func overBudget(site string, sp Spend, b Budget, private bool, eps, delta float64) string {
+	if !private {
+		return fmt.Sprintf("site %s has a privacy budget at the coordinator and the job is not differentially private", site)
+	}
+	if sp.Epsilon+eps > b.Epsilon*(1+1e-9) || sp.Delta+delta > b.Delta*(1+1e-9) {
+		return fmt.Sprintf("coordinator ledger: site %s has spent (ε, δ) = (%g, %g) of its budget (%g, %g), remaining (%g, %g); the job asks (%g, %g)",
+			site, sp.Epsilon, sp.Delta, b.Epsilon, b.Delta, math.Max(0, b.Epsilon-sp.Epsilon), math.Max(0, b.Delta-sp.Delta), eps, delta)
+	}
+	return ""
+}
+
+// mechanism names the noise of a job's releases.
+func mechanism(a *protocol.JobAnnounce) string {
+	switch {
+	case !protocol.PrivateFedAlgo(a.Algo):
+		return "none"
+	case a.Delta == 0:
+		return "laplace"
+	}
+	return "gaussian"
+}

@@ -1,0 +1,186 @@
+package coordinator
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pairfed/pairfed/protocol"
+)
+
+func privSubmit(job string, eps float64, minSites int) *protocol.JobSubmit {
+	return &protocol.JobSubmit{Job: job, Client: "c", Algo: protocol.AlgoFedDPLocalSGD, Epsilon: eps, Delta: 1e-3, MinSites: minSites, Loss: "logistic"}
+}
+
+// A private job charges every participant for its whole (ε, δ) in the
+// same step that announces it (before the announcement can be published),
+// and records each aggregated phase; keys are unique, so a duplicated
+// update or a resubmission never charges again.
+func TestServiceChargesBeforeAnnounce(t *testing.T) {
+	s := newService(t, ServiceConfig{})
+	s.Step(&protocol.Join{Site: "a", Records: 8, Dim: 2})
+	s.Step(&protocol.Join{Site: "b", Records: 8, Dim: 2})
+	outs := s.Step(privSubmit("j", 0.5, 2))
+	if !slices.Contains(kinds(outs), protocol.KindJobAnnounce) {
+		t.Fatalf("job did not start: %v", kinds(outs))
+	}
+	ch := s.TakeCharges()
+	if len(ch) != 2 || ch[0].Phase != 0 || ch[0].Site != "a" || ch[1].Site != "b" || ch[0].Epsilon != 0.5 || ch[0].Delta != 1e-3 || !ch[0].Private || ch[0].Mechanism != "gaussian" {
+		t.Fatalf("reservations %+v", ch)
+	}
+	phases := s.inner.job.Phases
+	for k := 1; k <= phases; k++ {
+		for _, site := range []string{"a", "b"} {
+			u := &protocol.SiteUpdate{Job: "j", Phase: k, Site: site, Model: []float64{0.1, 0.2}, Weight: 4, Sigma: 0.3, Epsilon: 0.5, Delta: 1e-3, Secure: true}
+			s.Step(u)
+			s.Step(u) // duplicate: ignored, never charged twice
+		}
+		got := s.TakeCharges()
+		if len(got) != 2 || got[0].Phase != k || got[0].Sigma != 0.3 || got[0].Key != ChargeKey("j", "a", k) {
+			t.Fatalf("phase %d charges %+v", k, got)
+		}
+	}
+	if st := s.Status("j"); st.Status != protocol.StatusCompleted {
+		t.Fatalf("status %+v", st)
+	}
+	s.Step(privSubmit("j", 0.5, 2)) // a resubmission only reports
+	if extra := s.TakeCharges(); len(extra) != 0 {
+		t.Fatalf("resubmission charged %+v", extra)
+	}
+	sp := Spent(s.Ledger())
+	if len(sp) != 2 || sp[0].Epsilon != 0.5 || sp[0].Delta != 1e-3 || sp[0].Jobs != 1 {
+		t.Fatalf("spent %+v (phases compose in parallel: the job's ε once)", sp)
+	}
+}
+
+// Budgets at the coordinator: a site with ε = 1 takes a job at ε = 0.6
+// and is left out of a second one; with the quorum unreachable the job is
+// refused, naming what remains. The reloaded ledger counts (restart).
+func TestServiceBudgets(t *testing.T) {
+	budgets := map[string]Budget{"a": {Epsilon: 1, Delta: 1e-2}}
+	s := newService(t, ServiceConfig{Budgets: budgets})
+	s.Step(&protocol.Join{Site: "a", Records: 8, Dim: 2})
+	s.Step(privSubmit("j1", 0.6, 1))
+	if s.Running() != "j1" {
+		t.Fatal("j1 did not start")
+	}
+	ledger := s.TakeCharges()
+	s2 := newService(t, ServiceConfig{Budgets: budgets, Ledger: ledger}) // a restart with the durable ledger
+	s2.Step(&protocol.Join{Site: "a", Records: 8, Dim: 2})
+	outs := s2.Step(privSubmit("j2", 0.6, 1))
+	st := lastStatus(t, outs, "c")
+	if st.Status != protocol.StatusRefused || !slices.Equal(st.Refused, []string{"a"}) || !strings.Contains(st.Reason, "remaining (0.4") {
+		t.Fatalf("second job %+v", st)
+	}
+	if ch := s2.TakeCharges(); len(ch) != 0 {
+		t.Fatalf("refused job charged %+v", ch)
+	}
+	// Non-private jobs are refused to a budgeted site; others take part.
+	s2.Step(&protocol.Join{Site: "b", Records: 8, Dim: 2})
+	s2.Step(&protocol.JobSubmit{Job: "j3", Client: "c", Algo: protocol.AlgoFedAvg, Rounds: 1, MinSites: 1})
+	if s2.Running() != "j3" || !slices.Equal(s2.inner.job.Sites, []string{"b"}) {
+		t.Fatalf("j3: running %q sites %v", s2.Running(), s2.inner.job.Sites)
+	}
+	if _, err := NewService(ServiceConfig{Federation: "f", Budgets: map[string]Budget{"a": {Epsilon: math.NaN()}}}); err == nil {
+		t.Error("NaN budget accepted")
+	}
+}
+
+// A checkpoint taken at a phase start, serialized and restored, resumes
+// the job at that phase with the same model: the rest of the run equals
+// an uninterrupted run, and no charge is repeated.
+func TestServiceCheckpointResume(t *testing.T) {
+	run := func(crashAt int) (*protocol.JobStatus, []Charge) {
+		s := newService(t, ServiceConfig{})
+		var ledger []Charge
+		s.Step(&protocol.Join{Site: "a", Records: 5, Dim: 1})
+		s.Step(&protocol.Join{Site: "b", Records: 5, Dim: 1})
+		s.Step(&protocol.JobSubmit{Job: "j", Client: "c", Algo: protocol.AlgoFedAvg, Rounds: 4, MinSites: 2})
+		s.Step(&protocol.JobSubmit{Job: "q", Client: "c", Algo: protocol.AlgoFedAvg, Rounds: 1, MinSites: 2})
+		ledger = append(ledger, s.TakeCharges()...)
+		for k := 1; k <= 4; k++ {
+			if k == crashAt {
+				b, err := json.Marshal(s.Checkpoint())
+				if err != nil {
+					t.Fatal(err)
+				}
+				var cp Checkpoint
+				if err := json.Unmarshal(b, &cp); err != nil {
+					t.Fatal(err)
+				}
+				s, err = RestoreService(ServiceConfig{Federation: "f", Ledger: ledger}, &cp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				outs := s.Resume()
+				var ps *protocol.PhaseStart
+				for _, o := range outs {
+					if p, ok := o.Msg.(*protocol.PhaseStart); ok {
+						ps = p
+					}
+				}
+				if ps == nil || ps.Phase != k {
+					t.Fatalf("resume sent %v, want phase %d", kinds(outs), k)
+				}
+				// A site that had answered phase k before the crash
+				// answers again with the same update.
+			}
+			runPhase(s, "j", k, float64(k), "a", "b")
+			ledger = append(ledger, s.TakeCharges()...)
+		}
+		runPhase(s, "q", 1, 1, "a", "b")
+		ledger = append(ledger, s.TakeCharges()...)
+		if st := s.Status("q"); st == nil || st.Status != protocol.StatusCompleted {
+			t.Fatalf("queued job after resume at %d: %+v", crashAt, st)
+		}
+		return s.Status("j"), ledger
+	}
+	want, wantLedger := run(0)
+	for crash := 1; crash <= 4; crash++ {
+		got, ledger := run(crash)
+		if got.Status != protocol.StatusCompleted || !reflect.DeepEqual(got.Model, want.Model) {
+			t.Errorf("resumed at phase %d: %+v, want model %v", crash, got, want.Model)
+		}
+		keys := map[string]bool{}
+		for _, c := range ledger {
+			if keys[c.Key] {
+				t.Errorf("resumed at %d: key %s charged twice", crash, c.Key)
+			}
+			keys[c.Key] = true
+		}
+		if len(ledger) != len(wantLedger) {
+			t.Errorf("resumed at %d: %d charges, uninterrupted %d", crash, len(ledger), len(wantLedger))
+		}
+	}
+}
+
+// A checkpoint whose running job is already persisted as finished (crash
+// between the two writes) does not resume it; a corrupt one is refused.
+func TestRestoreServiceChecks(t *testing.T) {
+	s := newService(t, ServiceConfig{})
+	s.Step(&protocol.Join{Site: "a", Records: 5, Dim: 1})
+	s.Step(&protocol.JobSubmit{Job: "j", Client: "c", Algo: protocol.AlgoFedAvg, Rounds: 2, MinSites: 1})
+	cp := s.Checkpoint()
+	if cp.Running == nil || cp.Running.Phase != 1 {
+		t.Fatalf("checkpoint %+v", cp)
+	}
+	done := &protocol.JobStatus{Job: "j", Status: protocol.StatusCompleted, Phases: 2, Sites: []string{"a"}, Model: []float64{1}}
+	r, err := RestoreService(ServiceConfig{Federation: "f", Finished: []*protocol.JobStatus{done}}, cp)
+	if err != nil || r.Running() != "" || len(r.Resume()) != 0 {
+		t.Fatalf("finished job resumed: %v %q", err, r.Running())
+	}
+	bad := *cp
+	run := *cp.Running
+	run.Model = []float64{1, 2}
+	bad.Running = &run
+	if _, err := RestoreService(ServiceConfig{Federation: "f"}, &bad); err == nil || !strings.Contains(err.Error(), "parameters") {
+		t.Errorf("wrong model size: %v", err)
+	}
+	bad.Version = 99
+	if _, err := RestoreService(ServiceConfig{Federation: "f"}, &bad); err == nil || !strings.Contains(err.Error(), "version") {
+		t.Errorf("version: %v", err)
+	}
+}

@@ -1,0 +1,268 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pairfed/pairfed/store"
+)
+
+// natsServer starts Debian's nats-server (which .ci/run installs) on a
+// free port and returns its URL. The crash tests need a server that
+// outlives the coordinator, so they fail rather than skip without one.
+func natsServer(t *testing.T, ctx context.Context, dir string) string {
+	t.Helper()
+	ns, err := exec.LookPath("nats-server")
+	if err != nil {
+		t.Fatalf("nats-server not on PATH (apt-get install nats-server): %v", err)
+	}
+	port := freePort(t)
+	start(t, ctx, dir, "nats-server", ns, "-a", "127.0.0.1", "-p", fmt.Sprint(port))
+	for {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			c.Close()
+			return fmt.Sprintf("nats://127.0.0.1:%d", port)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("nats-server not listening: %v", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// crashFed is a federation over an external nats-server whose coordinator
+// and workers can be killed and restarted with the same state.
+type crashFed struct {
+	federation
+	coordArgs []string
+	workerArg [][]string
+	starts    int
+}
+
+func newCrashFed(t *testing.T, ctx context.Context, workerExtra ...string) *crashFed {
+	t.Helper()
+	f := &crashFed{}
+	f.dir = t.TempDir()
+	test, sites := shards(t, f.dir)
+	f.url = natsServer(t, ctx, f.dir)
+	f.coordArgs = []string{"coordinator", "--nats", f.url, "--state", filepath.Join(f.dir, "coord"), "--test", test,
+		"--min-sites", "2", "--phase-timeout", "1s", "--site-timeout", "2s", "--tick", "20ms"}
+	f.restartCoordinator(t, ctx)
+	for i, data := range sites {
+		name := fmt.Sprintf("site-%d", i)
+		f.workerArg = append(f.workerArg, append([]string{"worker", "--nats", f.url, "--site", name, "--data", data,
+			"--state", filepath.Join(f.dir, name), "--heartbeat", "200ms", "--tick", "20ms", "--update-delay", "60ms"}, workerExtra...))
+		f.workers = append(f.workers, nil)
+		f.restartWorker(t, ctx, i)
+	}
+	waitFor(t, ctx, f.coord.stderr, "joined the federation", 3)
+	return f
+}
+
+func (f *crashFed) restartCoordinator(t *testing.T, ctx context.Context) {
+	f.starts++
+	f.coord = start(t, ctx, f.dir, fmt.Sprintf("coordinator-%d", f.starts), pairfed(t), f.coordArgs...)
+}
+
+func (f *crashFed) restartWorker(t *testing.T, ctx context.Context, i int) {
+	f.starts++
+	f.workers[i] = start(t, ctx, f.dir, fmt.Sprintf("site-%d-%d", i, f.starts), pairfed(t), f.workerArg[i]...)
+}
+
+// checkLedgers asserts the ledger invariants after every trial: each site
+// released each (job, phase) at most once; the coordinator charged each
+// key at most once; and for every job a site released values in, the
+// coordinator's ledger charged that site at least the (ε, δ) the site
+// claims — so the coordinator's total for each site is ≥ what the site
+// actually released (0 under-counts).
+func checkLedgers(t *testing.T, f *crashFed) {
+	t.Helper()
+	charges, err := store.ReadCharges(filepath.Join(f.dir, "coord"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]bool{}
+	charged := map[string]float64{} // job/site → ε of its reservation
+	for _, c := range charges {
+		if keys[c.Key] {
+			t.Errorf("coordinator charged %s twice", c.Key)
+		}
+		keys[c.Key] = true
+		if c.Phase == 0 {
+			charged[c.Job+"/"+c.Site] = c.Epsilon
+		}
+	}
+	for i := range f.workers {
+		site := fmt.Sprintf("site-%d", i)
+		rel, err := store.ReadLedger(filepath.Join(f.dir, site))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, r := range rel {
+			k := fmt.Sprintf("%s/%d", r.Job, r.Phase)
+			if seen[k] {
+				t.Errorf("%s released %s twice", site, k)
+			}
+			seen[k] = true
+			if e, ok := charged[r.Job+"/"+site]; !ok || e < r.Epsilon {
+				t.Errorf("%s released phase %d of %s at ε = %g; the coordinator charged %g (reserved: %v): an under-count", site, r.Phase, r.Job, r.Epsilon, e, ok)
+			}
+		}
+	}
+}
+
+// Must-show 1 of issue 5: ≥ 20 trials of kill -9 on the coordinator at a
+// random moment of a multi-phase private job (fed-dp-local-sgd: 7 phases
+// here). After each restart the job completes, and the ledgers satisfy
+// checkLedgers.
+func TestCoordinatorKill9(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	f := newCrashFed(t, ctx)
+	rng := rand.New(rand.NewPCG(2026, 11))
+	const trials = 20
+	resumed := 0
+	for i := 0; i < trials; i++ {
+		job := fmt.Sprintf("crash-%02d", i)
+		done := make(chan *report, 1)
+		go func() {
+			r, err := submit(t, ctx, &f.federation, "--algo", "fed-dp-local-sgd", "--epsilon", "0.05", "--delta", "1e-3", "--min-sites", "3", "--job", job)
+			if err != nil {
+				t.Errorf("%s: %v", job, err)
+			}
+			done <- r
+		}()
+		wait := time.Duration(rng.Int64N(int64(1500 * time.Millisecond)))
+		time.Sleep(wait)
+		f.coord.kill()
+		f.restartCoordinator(t, ctx)
+		var r *report
+		select {
+		case r = <-done:
+		case <-ctx.Done():
+			t.Fatalf("%s: no result", job)
+		}
+		if r == nil || r.Status != "completed" || len(r.Sites) != 3 {
+			t.Fatalf("%s (killed after %v): %+v", job, wait, r)
+		}
+		out := waitFor(t, ctx, f.coord.stderr, "reloaded", 1)
+		if strings.Contains(out, "resuming job "+job) {
+			resumed++
+		}
+		checkLedgers(t, f)
+		t.Logf("%s: coordinator killed %v after submission; completed, AUC %.3f", job, wait.Round(time.Millisecond), r.AUC.Mean)
+	}
+	if resumed < trials/4 {
+		t.Errorf("only %d of %d kills hit a running job: the test does not exercise resumption", resumed, trials)
+	}
+	t.Logf("%d of %d kills interrupted a running job, which resumed", resumed, trials)
+}
+
+// Must-show 2 of issue 5: a worker killed with -9 at a random moment and
+// restarted at once. The restarted site refuses the running job if it had
+// released part of it (a second release of a phase would be a fresh noisy
+// value), else it rejoins; the job completes with at least two sites.
+func TestWorkerKill9Restart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	f := newCrashFed(t, ctx)
+	rng := rand.New(rand.NewPCG(2026, 12))
+	const trials = 20
+	refused := 0
+	for i := 0; i < trials; i++ {
+		job := fmt.Sprintf("wcrash-%02d", i)
+		victim := rng.IntN(3)
+		done := make(chan *report, 1)
+		go func() {
+			r, err := submit(t, ctx, &f.federation, "--algo", "fed-dp-local-sgd", "--epsilon", "0.05", "--delta", "1e-3", "--min-sites", "2", "--job", job)
+			if err != nil {
+				t.Errorf("%s: %v", job, err)
+			}
+			done <- r
+		}()
+		wait := time.Duration(rng.Int64N(int64(1200 * time.Millisecond)))
+		time.Sleep(wait)
+		f.workers[victim].kill()
+		f.restartWorker(t, ctx, victim)
+		var r *report
+		select {
+		case r = <-done:
+		case <-ctx.Done():
+			t.Fatalf("%s: no result", job)
+		}
+		if r == nil || r.Status != "completed" || len(r.Sites) < 2 {
+			t.Fatalf("%s (site-%d killed after %v): %+v", job, victim, wait, r)
+		}
+		if len(r.Refused) > 0 {
+			refused++
+		}
+		checkLedgers(t, f)
+		t.Logf("%s: site-%d killed %v after submission; completed with %v (refused %v, dropped %v)", job, victim, wait.Round(time.Millisecond), r.Sites, r.Refused, r.Dropped)
+		// Let the restarted site join again before the next trial.
+		waitFor(t, ctx, f.workers[victim].stderr, "ledger:", 1)
+		time.Sleep(300 * time.Millisecond)
+	}
+	t.Logf("%d of %d restarted sites refused the job they had released part of", refused, trials)
+}
+
+// Must-show 5 of issue 5: a site with budget ε = 1 (set with `pairfed
+// ledger budget set` in its state directory) takes a job at ε = 0.6 and
+// refuses a second one at ε = 0.6 — even after the coordinator's whole
+// state directory, ledger included, was wiped.
+func TestSiteBudgetSurvivesCoordinatorWipe(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	f := newCrashFed(t, ctx)
+	// Budgets apply at a site's start: set them and restart the sites.
+	for i := range f.workers {
+		out, err := exec.Command(pairfed(t), "ledger", "budget", "set", "--state", filepath.Join(f.dir, fmt.Sprintf("site-%d", i)),
+			"--epsilon", "1", "--delta", "0.5").CombinedOutput()
+		if err != nil {
+			t.Fatalf("budget set: %v %s", err, out)
+		}
+		f.workers[i].kill()
+		f.restartWorker(t, ctx, i)
+	}
+	time.Sleep(500 * time.Millisecond)
+	r, err := submit(t, ctx, &f.federation, "--algo", "fed-dp-local-sgd", "--epsilon", "0.6", "--delta", "1e-3", "--min-sites", "3", "--job", "b-1")
+	if err != nil || r.Status != "completed" {
+		t.Fatalf("first job: %+v %v", r, err)
+	}
+	f.coord.kill()
+	coordDir := filepath.Join(f.dir, "coord")
+	if err := exec.Command("rm", "-rf", coordDir).Run(); err != nil {
+		t.Fatal(err)
+	}
+	f.restartCoordinator(t, ctx)
+	waitFor(t, ctx, f.coord.stderr, "joined the federation", 3)
+	r, err = submit(t, ctx, &f.federation, "--algo", "fed-dp-local-sgd", "--epsilon", "0.6", "--delta", "1e-3", "--min-sites", "1", "--job", "b-2")
+	// The coordinator's quorum is 2: the job is refused once two sites
+	// refused, whichever they are.
+	if err == nil || r.Status != "refused" || len(r.Refused) < 2 || !strings.Contains(r.Reason, "remaining (0.4") {
+		t.Fatalf("second job after the wipe: %+v %v", r, err)
+	}
+	for i := range f.workers {
+		rel, err := store.ReadLedger(filepath.Join(f.dir, fmt.Sprintf("site-%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range rel {
+			if x.Job != "b-1" {
+				t.Errorf("site-%d released %+v after refusing", i, x)
+			}
+		}
+	}
+	t.Logf("after wiping the coordinator: %s", r.Reason)
+}

@@ -1,0 +1,143 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// journal is an append-only file of JSON lines, each appended with one
+// write and fsynced before append returns. It is the storage of both
+// privacy ledgers (a site's and the coordinator's).
+type journal struct {
+	mu     sync.Mutex
+	f      *os.File
+	path   string
+	broken error // a failed append may have left a partial line: no more appends
+}
+
+// openJournal opens dir/name for appends (creating both if needed), hands
+// every complete line to decode in order, and truncates a torn last line
+// (an append interrupted by a crash: its caller never got nil, so what it
+// guarded was never released); notes reports that. A line that does not
+// decode is an error that names the file and line.
+func openJournal(dir, name string, decode func(line []byte) error) (j *journal, notes []string, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("store: %w", err)
+	}
+	path := filepath.Join(dir, name)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+		}
+	}()
+	if err := syncDir(dir); err != nil {
+		return nil, nil, err
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: read %s: %w", path, err)
+	}
+	good := bytes.LastIndexByte(b, '\n') + 1 // bytes up to the last complete line
+	if good < len(b) {
+		notes = append(notes, fmt.Sprintf("%s: dropped a torn last line of %d bytes (an entry interrupted before what it guarded was released)", path, len(b)-good))
+		if err := f.Truncate(int64(good)); err != nil {
+			return nil, nil, fmt.Errorf("store: truncate %s: %w", path, err)
+		}
+		if err := f.Sync(); err != nil {
+			return nil, nil, fmt.Errorf("store: fsync %s: %w", path, err)
+		}
+	}
+	if err := scanLines(path, b[:good], decode); err != nil {
+		return nil, nil, err
+	}
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		return nil, nil, fmt.Errorf("store: %w", err)
+	}
+	return &journal{f: f, path: path}, notes, nil
+}
+
+// readJournal decodes the complete lines of path (missing: none).
+func readJournal(path string, decode func(line []byte) error) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return scanLines(path, b[:bytes.LastIndexByte(b, '\n')+1], decode)
+}
+
+func scanLines(path string, b []byte, decode func(line []byte) error) error {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		if err := decode(sc.Bytes()); err != nil {
+			return fmt.Errorf("store: %s:%d: %w", path, line, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("store: %s: %w", path, err)
+	}
+	return nil
+}
+
+func decodeStrict(line []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// append writes the JSON lines of vs with one write and fsyncs the file.
+func (j *journal) append(vs ...any) error {
+	var buf []byte
+	for _, v := range vs {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+		buf = append(append(buf, b...), '\n')
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return errors.New("store: ledger closed")
+	}
+	if j.broken != nil {
+		return fmt.Errorf("store: ledger unusable after an earlier failure (restart the process to recover it): %w", j.broken)
+	}
+	if _, err := j.f.Write(buf); err != nil {
+		j.broken = err
+		return fmt.Errorf("store: append to %s: %w", j.path, err)
+	}
+	if err := j.f.Sync(); err != nil {
+		j.broken = err
+		return fmt.Errorf("store: fsync %s: %w", j.path, err)
+	}
+	return nil
+}
+
+func (j *journal) close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return nil
+	}
+	err := j.f.Close()
+	j.f = nil
+	return err
+}
