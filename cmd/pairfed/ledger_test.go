@@ -1,0 +1,115 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pairfed/pairfed/coordinator"
+	"github.com/pairfed/pairfed/store"
+	"github.com/pairfed/pairfed/worker"
+)
+
+// The JSON contract of `ledger show --json` on a coordinator's state
+// directory: per site, site, epsilon_spent, delta_spent, epsilon_budget,
+// delta_budget and the entries; spent composes as max within a job, sum
+// across jobs.
+func TestLedgerShowCoordinatorJSON(t *testing.T) {
+	dir := t.TempDir()
+	ch, _, _, err := store.OpenCharges(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := func(job, site string, phase int, eps float64) coordinator.Charge {
+		return coordinator.Charge{Key: coordinator.ChargeKey(job, site, phase), Site: site, Job: job, Phase: phase, Algo: "fed-dp-local-sgd",
+			Mechanism: "gaussian", Records: 10, Epsilon: eps, Delta: 1e-3, Private: true}
+	}
+	if err := ch.Append([]coordinator.Charge{c("j1", "a", 0, 0.5), c("j1", "b", 0, 0.5), c("j1", "a", 1, 0.5), c("j2", "a", 0, 0.25)}); err != nil {
+		t.Fatal(err)
+	}
+	ch.Close()
+	if _, err := runCLI(t, "ledger", "budget", "set", "--state", dir, "--site", "a", "--epsilon", "1", "--delta", "0.01"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCLI(t, "ledger", "show", "--state", dir, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Kind  string                      `json:"kind"`
+		Sites []map[string]json.RawMessage `json:"sites"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if rep.Kind != "coordinator" || len(rep.Sites) != 2 {
+		t.Fatalf("report %s", out)
+	}
+	for _, k := range []string{"site", "epsilon_spent", "delta_spent", "epsilon_budget", "delta_budget", "entries"} {
+		if _, ok := rep.Sites[0][k]; !ok {
+			t.Errorf("missing %q", k)
+		}
+	}
+	num := func(s map[string]json.RawMessage, k string) string { return string(s[k]) }
+	if num(rep.Sites[0], "site") != `"a"` || num(rep.Sites[0], "epsilon_spent") != "0.75" || num(rep.Sites[0], "epsilon_budget") != "1" ||
+		num(rep.Sites[0], "epsilon_remaining") != "0.25" || num(rep.Sites[1], "epsilon_spent") != "0.5" || num(rep.Sites[1], "epsilon_budget") != "null" {
+		t.Errorf("sites %s", out)
+	}
+	// Human table and CSV export.
+	out, err = runCLI(t, "ledger", "show", "--state", dir)
+	if err != nil || !strings.Contains(out, "ε remaining") || !strings.Contains(out, "0.25") {
+		t.Errorf("table: %v\n%s", err, out)
+	}
+	out, err = runCLI(t, "ledger", "export", "--state", dir)
+	if err != nil || strings.Count(out, "\n") != 5 || !strings.HasPrefix(out, "site,job,phase") {
+		t.Errorf("csv: %v\n%s", err, out)
+	}
+}
+
+// On a site's state directory the ledger is the site's own releases; the
+// site's name comes from the directory, and budget set needs no --site.
+// Bad budgets and directories without a ledger are refused and change
+// nothing.
+func TestLedgerShowSiteAndErrors(t *testing.T) {
+	dir := t.TempDir()
+	if err := claimSiteDir(dir, "h1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := claimSiteDir(dir, "h2"); err == nil || !strings.Contains(err.Error(), "belongs to site") {
+		t.Errorf("a second site claimed the directory: %v", err)
+	}
+	l, _, _, err := store.OpenLedger(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Append(worker.Release{Job: "j", Phase: 1, Records: 5, Sigma: 2, Epsilon: 0.6, Delta: 1e-3, Secure: true})
+	l.Append(worker.Release{Job: "j", Phase: 2, Records: 3, Sigma: 1, Epsilon: 0.6, Delta: 1e-3, Secure: true})
+	l.Close()
+	if _, err := runCLI(t, "ledger", "budget", "set", "--state", dir, "--epsilon", "1", "--delta", "0.1"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCLI(t, "ledger", "show", "--state", dir, "--json")
+	if err != nil || !strings.Contains(out, `"kind": "site"`) || !strings.Contains(out, `"site": "h1"`) || !strings.Contains(out, `"epsilon_spent": 0.6`) {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, store.BudgetsFile))
+	for _, args := range [][]string{
+		{"--epsilon", "-1", "--delta", "0"},
+		{"--epsilon", "NaN", "--delta", "0"},
+		{"--epsilon", "1", "--delta", "1"},
+		{"--site", "a.b", "--epsilon", "1", "--delta", "0"},
+	} {
+		_, err := runCLI(t, append([]string{"ledger", "budget", "set", "--state", dir}, args...)...)
+		if err == nil || exitCode(err) != 2 {
+			t.Errorf("%v: err %v (exit %d)", args, err, exitCode(err))
+		}
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, store.BudgetsFile)); string(after) != string(before) {
+		t.Error("a refused budget changed budgets.json")
+	}
+	if _, err := runCLI(t, "ledger", "show", "--state", t.TempDir()); err == nil || !strings.Contains(err.Error(), "holds no ledger") {
+		t.Errorf("empty dir: %v", err)
+	}
+}
