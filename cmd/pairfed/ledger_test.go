@@ -38,7 +38,7 @@ func TestLedgerShowCoordinatorJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rep struct {
-		Kind  string                      `json:"kind"`
+		Kind  string                       `json:"kind"`
 		Sites []map[string]json.RawMessage `json:"sites"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
