@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -19,19 +20,19 @@ import (
 // natsServer starts Debian's nats-server (which .ci/run installs) on a
 // free port and returns its URL. The crash tests need a server that
 // outlives the coordinator, so they fail rather than skip without one.
-func natsServer(t *testing.T, ctx context.Context, dir string) string {
+func natsServer(t *testing.T, ctx context.Context, dir string) (string, *proc) {
 	t.Helper()
 	ns, err := exec.LookPath("nats-server")
 	if err != nil {
 		t.Fatalf("nats-server not on PATH (apt-get install nats-server): %v", err)
 	}
 	port := freePort(t)
-	start(t, ctx, dir, "nats-server", ns, "-a", "127.0.0.1", "-p", fmt.Sprint(port))
+	p := start(t, ctx, dir, "nats-server", ns, "-a", "127.0.0.1", "-p", fmt.Sprint(port))
 	for {
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
 		if err == nil {
 			c.Close()
-			return fmt.Sprintf("nats://127.0.0.1:%d", port)
+			return fmt.Sprintf("nats://127.0.0.1:%d", port), p
 		}
 		select {
 		case <-ctx.Done():
@@ -47,6 +48,7 @@ type crashFed struct {
 	federation
 	coordArgs []string
 	workerArg [][]string
+	server    *proc
 	starts    int
 }
 
@@ -55,7 +57,7 @@ func newCrashFed(t *testing.T, ctx context.Context, workerExtra ...string) *cras
 	f := &crashFed{}
 	f.dir = t.TempDir()
 	test, sites := shards(t, f.dir)
-	f.url = natsServer(t, ctx, f.dir)
+	f.url, f.server = natsServer(t, ctx, f.dir)
 	f.coordArgs = []string{"coordinator", "--nats", f.url, "--state", filepath.Join(f.dir, "coord"), "--test", test,
 		"--min-sites", "2", "--phase-timeout", "1s", "--site-timeout", "2s", "--tick", "20ms"}
 	f.restartCoordinator(t, ctx)
@@ -265,4 +267,44 @@ func TestSiteBudgetSurvivesCoordinatorWipe(t *testing.T) {
 		}
 	}
 	t.Logf("after wiping the coordinator: %s", r.Reason)
+}
+
+// Faults of issue 5: the NATS server itself is killed (-9) in the middle
+// of a job and restarted on the same port 1 s later. Every client
+// reconnects (transport.Connect retries for ever); messages published
+// during the outage are lost, the coordinator's phase timeout re-broadcasts
+// the phase, sites answer a phase they already released with the same
+// update — and the job completes with all three sites and no double
+// release or under-count.
+func TestNATSServerRestart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	f := newCrashFed(t, ctx)
+	port := strings.TrimPrefix(f.url, "nats://127.0.0.1:")
+	ns, _ := exec.LookPath("nats-server")
+	done := make(chan *report, 1)
+	go func() {
+		r, err := submit(t, ctx, &f.federation, "--algo", "fed-dp-local-sgd", "--epsilon", "0.5", "--min-sites", "3", "--job", "outage")
+		if err != nil {
+			t.Errorf("outage: %v", err)
+		}
+		done <- r
+	}()
+	waitFor(t, ctx, f.coord.stderr, "job outage (fed-dp-local-sgd) starts", 1)
+	time.Sleep(200 * time.Millisecond)
+	f.server.kill()
+	time.Sleep(time.Second)
+	f.server = start(t, ctx, f.dir, "nats-server-2", ns, "-a", "127.0.0.1", "-p", port)
+	var r *report
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		t.Fatal("no result after the server restart")
+	}
+	if r == nil || r.Status != "completed" || len(r.Sites) != 3 {
+		t.Fatalf("after the NATS restart: %+v", r)
+	}
+	checkLedgers(t, f)
+	b, _ := os.ReadFile(f.coord.stderr)
+	t.Logf("job completed across a NATS server restart (AUC %.3f); coordinator re-broadcasts: %d", r.AUC.Mean, strings.Count(string(b), "re-broadcasting"))
 }
