@@ -71,6 +71,9 @@ type JobConfig struct {
 	Epsilon, Delta float64
 	// Seed is recorded in the announcement (reproducible runs).
 	Seed uint64
+	// Aggregation is "" (weighted mean), "median" or "trimmed-mean:β"
+	// (see protocol.Aggregation).
+	Aggregation string
 }
 
 // Config configures a Coordinator.
@@ -106,6 +109,9 @@ func (c *Config) Validate() error {
 		j.ID = "job-1"
 	}
 	if err := protocol.ValidName("job", j.ID); err != nil {
+		return fmt.Errorf("coordinator: %w", err)
+	}
+	if _, err := protocol.ParseAggregation(j.Aggregation); err != nil {
 		return fmt.Errorf("coordinator: %w", err)
 	}
 	private := false
@@ -440,7 +446,7 @@ func (c *Coordinator) startJob() []Output {
 	a := &protocol.JobAnnounce{
 		Job: j.ID, Algo: j.Algo, LocalAlgo: j.LocalAlgo, Task: string(pairwise.TaskAUC), Loss: j.Loss, Params: c.dim,
 		LocalPasses: j.LocalPasses, Eta: j.Eta, ParamRadius: j.ParamRadius, FeatureRadius: j.FeatureRadius,
-		Lambda: j.Lambda, Seed: j.Seed, Sites: names,
+		Lambda: j.Lambda, Seed: j.Seed, Sites: names, Aggregation: j.Aggregation,
 	}
 	switch j.Algo {
 	case protocol.AlgoFedAvg:
@@ -575,7 +581,9 @@ func (c *Coordinator) onUpdate(m *protocol.SiteUpdate) []Output {
 
 // aggregate replaces the model by the weighted mean of the received
 // updates (in site order, so the result does not depend on arrival order)
-// and starts the next phase or finishes.
+// — or by their coordinate-wise median or trimmed mean when the job asks
+// for robust aggregation (see combine) — and starts the next phase or
+// finishes. Below, "weighted mean" stands for the job's rule.
 //
 // fed-avg: the next round starts from the weighted mean of the sites'
 // last iterates (of Model for a site that sent none), and the result is
@@ -595,38 +603,15 @@ func (c *Coordinator) aggregate() []Output {
 	slices.Sort(names)
 	fedAvg := c.job.Algo == protocol.AlgoFedAvg
 	grad := c.job.Algo == protocol.AlgoFedDPGDGrad
-	next := make([]float64, len(c.model))
-	var avg []float64
-	if fedAvg {
-		avg = make([]float64, len(c.model))
-	}
-	var total float64
-	for _, name := range names {
-		total += c.updates[name].Weight
-	}
-	for _, name := range names {
+	models := make([][]float64, len(names))
+	lasts := make([][]float64, len(names))
+	weights := make([]float64, len(names))
+	for i, name := range names {
 		u := c.updates[name]
-		if grad {
-			// Normalized weights: one site's gradient is used exactly.
-			f := u.Weight / total
-			for i, v := range u.Model {
-				next[i] += f * v
-			}
-		} else if fedAvg {
-			last := u.Last
-			if len(last) == 0 {
-				last = u.Model
-			}
-			for i, v := range last {
-				next[i] += u.Weight * v
-			}
-			for i, v := range u.Model {
-				avg[i] += u.Weight * v
-			}
-		} else {
-			for i, v := range u.Model {
-				next[i] += u.Weight * v
-			}
+		models[i], weights[i] = u.Model, u.Weight
+		lasts[i] = u.Last
+		if len(lasts[i]) == 0 {
+			lasts[i] = u.Model
 		}
 		p := &c.sites[name].privacy
 		if protocol.PrivateFedAlgo(c.job.Algo) {
@@ -640,18 +625,22 @@ func (c *Coordinator) aggregate() []Output {
 		c.released = append(c.released, PhaseRelease{Site: name, Phase: c.phase, Records: c.sites[name].records,
 			Sigma: u.Sigma, Sensitivity: c.sites[name].sens, Secure: u.Secure})
 	}
+	rule, _ := protocol.ParseAggregation(c.job.Aggregation) // validated with the announcement
+	var next, avg []float64
+	switch {
+	case fedAvg:
+		next, avg = combine(rule, lasts, weights, false), combine(rule, models, weights, false)
+	default:
+		next = combine(rule, models, weights, grad)
+	}
 	if grad {
 		pairwise.FedGradStep(c.model, next, c.job.Eta, c.job.ParamRadius)
 	} else {
-		for i := range next {
-			next[i] /= total
-		}
 		c.model = next
 	}
 	if fedAvg {
-		for i := range avg {
-			avg[i] /= total
-			c.outSum[i] += avg[i]
+		for i, v := range avg {
+			c.outSum[i] += v
 		}
 	}
 	if c.phase < c.job.Phases {

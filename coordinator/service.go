@@ -299,7 +299,7 @@ func (s *Service) onSubmit(m *protocol.JobSubmit) []Output {
 	s.clients[m.Job] = client
 	q := &queued{submit: m, min: max(m.MinSites, s.cfg.MinSites), job: JobConfig{
 		ID: m.Job, Algo: m.Algo, LocalAlgo: m.LocalAlgo, Loss: m.Loss, Rounds: m.Rounds, LocalPasses: m.LocalPasses, Eta: m.Eta,
-		ParamRadius: m.ParamRadius, FeatureRadius: m.FeatureRadius, Lambda: m.Lambda, Epsilon: m.Epsilon, Delta: m.Delta, Seed: m.Seed,
+		ParamRadius: m.ParamRadius, FeatureRadius: m.FeatureRadius, Lambda: m.Lambda, Epsilon: m.Epsilon, Delta: m.Delta, Seed: m.Seed, Aggregation: m.Aggregation,
 	}}
 	check := Config{Federation: s.cfg.Federation, Job: q.job, MinSites: q.min}
 	if err := check.Validate(); err != nil {

@@ -140,6 +140,9 @@ type JobAnnounce struct {
 	// Seed seeds the sites' sampling in reproducible (non-private) runs.
 	Seed  uint64   `msgpack:"seed"`
 	Sites []string `msgpack:"sites"`
+	// Aggregation is the coordinator's rule for combining updates (see
+	// Aggregation); "" is the weighted mean. Omitted when empty.
+	Aggregation string `msgpack:"aggregation,omitempty"`
 }
 
 // PhaseStart asks every participant to run phase Phase (1-based) from Model.
@@ -230,6 +233,9 @@ type JobSubmit struct {
 	Epsilon       float64 `msgpack:"epsilon"`
 	Delta         float64 `msgpack:"delta"`
 	Seed          uint64  `msgpack:"seed"`
+	// Aggregation asks for robust aggregation (see Aggregation); omitted
+	// when empty.
+	Aggregation string `msgpack:"aggregation,omitempty"`
 }
 
 // Job states (JobStatus.Status).

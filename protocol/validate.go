@@ -172,6 +172,9 @@ func (m *JobAnnounce) Validate() error {
 	if err := checkPrivacy(m.Epsilon, m.Delta); err != nil {
 		return err
 	}
+	if _, err := ParseAggregation(m.Aggregation); err != nil {
+		return err
+	}
 	if len(m.Sites) == 0 || len(m.Sites) > MaxSites {
 		return fmt.Errorf("protocol: job %s: %d sites outside [1, %d]", m.Job, len(m.Sites), MaxSites)
 	}
@@ -307,6 +310,9 @@ func (m *JobSubmit) Validate() error {
 		if err := nonNegative(v.what, v.x); err != nil {
 			return err
 		}
+	}
+	if _, err := ParseAggregation(m.Aggregation); err != nil {
+		return err
 	}
 	return checkPrivacy(m.Epsilon, m.Delta)
 }

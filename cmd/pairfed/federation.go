@@ -358,6 +358,7 @@ Exit status: 0 completed (or accepted, without --wait), 1 failed, 3 refused.`,
 			&cli.Float64Flag{Name: "radius", Usage: "feature radius R the sites must have clipped to (default 1)"},
 			&cli.Float64Flag{Name: "lambda", Usage: "(λ/2)‖w‖² regularization"},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed recorded in the job"},
+			&cli.StringFlag{Name: "aggregation", Usage: "robust aggregation against a misbehaving site: median or trimmed-mean:β (coordinate-wise; default: the weighted mean). Post-processing: the sites' DP guarantee is unchanged"},
 			&cli.BoolFlag{Name: "wait", Usage: "wait until the job completed, was refused or failed"},
 			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Minute, Usage: "give up waiting after this long"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
@@ -404,7 +405,8 @@ func runJobSubmit(c *cli.Context) error {
 	client := randomToken("c-")
 	sub := &protocol.JobSubmit{Job: id, Client: client, Algo: c.String("algo"), LocalAlgo: c.String("local-algo"), Loss: c.String("loss"), MinSites: c.Int("min-sites"),
 		Rounds: c.Int("rounds"), LocalPasses: c.Float64("local-passes"), Eta: c.Float64("eta"), ParamRadius: c.Float64("param-radius"),
-		FeatureRadius: c.Float64("radius"), Lambda: c.Float64("lambda"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), Seed: c.Uint64("seed")}
+		FeatureRadius: c.Float64("radius"), Lambda: c.Float64("lambda"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), Seed: c.Uint64("seed"),
+		Aggregation: c.String("aggregation")}
 	msg, err := protocol.Encode(sub)
 	if err != nil {
 		return usageError{err}

@@ -1,0 +1,70 @@
+package coordinator
+
+import (
+	"slices"
+
+	"github.com/pairfed/pairfed/protocol"
+)
+
+// combine aggregates the sites' vectors under rule: the weighted mean,
+// or, robustly and unweighted, the coordinate-wise median or trimmed mean
+// (see protocol.Aggregation). vecs are in site order and of equal length.
+// The mean sums w·v and divides by Σw once, except with normalized, which
+// multiplies by w/Σw (fed-dp-gd-grad: a single site's gradient is then
+// used exactly).
+func combine(rule protocol.Aggregation, vecs [][]float64, weights []float64, normalized bool) []float64 {
+	p := len(vecs[0])
+	out := make([]float64, p)
+	if rule.Rule == protocol.AggMean || rule.Rule == "" {
+		var total float64
+		for _, w := range weights {
+			total += w
+		}
+		for k, v := range vecs {
+			if normalized {
+				f := weights[k] / total
+				for i, x := range v {
+					out[i] += f * x
+				}
+			} else {
+				for i, x := range v {
+					out[i] += weights[k] * x
+				}
+			}
+		}
+		if !normalized {
+			for i := range out {
+				out[i] /= total
+			}
+		}
+		return out
+	}
+	m := len(vecs)
+	col := make([]float64, m)
+	drop := 0
+	if rule.Rule == protocol.AggTrimmedMean {
+		drop = int(rule.Trim * float64(m))
+	}
+	for i := range out {
+		for k, v := range vecs {
+			col[k] = v[i]
+		}
+		slices.Sort(col)
+		switch rule.Rule {
+		case protocol.AggMedian:
+			if m%2 == 1 {
+				out[i] = col[m/2]
+			} else {
+				out[i] = (col[m/2-1] + col[m/2]) / 2
+			}
+		case protocol.AggTrimmedMean:
+			kept := col[drop : m-drop]
+			var s float64
+			for _, x := range kept {
+				s += x
+			}
+			out[i] = s / float64(len(kept))
+		}
+	}
+	return out
+}

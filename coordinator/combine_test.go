@@ -1,0 +1,78 @@
+package coordinator
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pairfed/pairfed/protocol"
+)
+
+func TestCombineRules(t *testing.T) {
+	vecs := [][]float64{{1, 10}, {2, 20}, {3, 30}, {4, 40}, {1000, -1000}}
+	w := []float64{1, 1, 1, 1, 1}
+	agg := func(s string) []float64 {
+		a, err := protocol.ParseAggregation(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return combine(a, vecs, w, false)
+	}
+	if got := agg("median"); !slices.Equal(got, []float64{3, 20}) {
+		t.Errorf("median %v", got)
+	}
+	// β = 0.2 of 5 drops one value at each end: mean of {2, 3, 4}, {10, 20, 30}.
+	if got := agg("trimmed-mean:0.2"); !slices.Equal(got, []float64{3, 20}) {
+		t.Errorf("trimmed mean %v", got)
+	}
+	if got := agg(""); got[0] != 202 || got[1] != -180 {
+		t.Errorf("mean %v", got)
+	}
+	even := combine(protocol.Aggregation{Rule: protocol.AggMedian}, vecs[:4], w[:4], false)
+	if !slices.Equal(even, []float64{2.5, 25}) {
+		t.Errorf("even median %v", even)
+	}
+	for _, bad := range []string{"max", "trimmed-mean:0.5", "trimmed-mean:0", "trimmed-mean:x", "trimmed-mean:NaN"} {
+		if _, err := protocol.ParseAggregation(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// A poisoning site sends a huge update every round. With the weighted mean
+// it drags the model far away; with the coordinate-wise median the model
+// stays within the honest sites' range. The job is refused at submission
+// with an unknown rule.
+func TestRobustAggregationAgainstPoisoning(t *testing.T) {
+	run := func(agg string) []float64 {
+		s := newService(t, ServiceConfig{})
+		for _, site := range []string{"a", "b", "c"} {
+			s.Step(&protocol.Join{Site: site, Records: 5, Dim: 1})
+		}
+		s.Step(&protocol.JobSubmit{Job: "j", Client: "c", Algo: protocol.AlgoFedAvg, Rounds: 3, MinSites: 3, Aggregation: agg})
+		if s.Running() != "j" || s.inner.job.Aggregation != agg {
+			t.Fatalf("job not running with %q", agg)
+		}
+		for k := 1; k <= 3; k++ {
+			runPhase(s, "j", k, 1, "a")
+			runPhase(s, "j", k, 1.2, "b")
+			runPhase(s, "j", k, 1e6, "c")
+		}
+		st := s.Status("j")
+		if st.Status != protocol.StatusCompleted {
+			t.Fatalf("%q: %+v", agg, st)
+		}
+		return st.Model
+	}
+	if m := run(""); !(m[0] > 1e5) {
+		t.Errorf("mean: model %v, want it dragged by the poisoned site", m)
+	}
+	if m := run("median"); m[0] != 1.2 {
+		t.Errorf("median: model %v, want 1.2", m)
+	}
+	s := newService(t, ServiceConfig{})
+	outs := s.Step(&protocol.JobSubmit{Job: "k", Client: "c", Algo: protocol.AlgoFedAvg, Rounds: 1, MinSites: 1, Aggregation: "krum"})
+	if st := lastStatus(t, outs, "c"); st.Status != protocol.StatusFailed || !strings.Contains(st.Reason, "unknown aggregation") {
+		t.Errorf("unknown rule: %+v", st)
+	}
+}
