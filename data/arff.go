@@ -37,7 +37,7 @@ func readARFF(lr *lineReader, b *builder) error {
 			continue
 		}
 		if line[p] != '@' {
-			return posErr(b.file, lr.line, p+1, "unexpected text before @data: %q", truncate(line[p:]))
+			return posErr(b.file, lr.line, p+1, "unexpected text before @data: %q (a data row before the @data line, or no @data line)", truncate(line[p:]))
 		}
 		end := p
 		for end < len(line) && !isSpace(line[end]) && line[end] != '{' {

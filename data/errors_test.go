@@ -87,6 +87,8 @@ var malformed = []struct {
 	{"undeclared.arff", "@relation r\n@attribute x numeric\n@attribute Class {0,1}\n@data\n1,0\n2,2\n", Options{}, 6, 2, `label "2" is not a declared value of "Class" {0,1}`},
 	{"sparse.arff", "@relation r\n@attribute x numeric\n@attribute class {0,1}\n@data\n{0 1, 1 0}\n", Options{}, 5, 1, "sparse ARFF rows"},
 	{"junk.arff", "@relation r\nhello\n@data\n", Options{Format: "arff"}, 2, 1, `unexpected text before @data: "hello"`},
+	{"binary.csv", "1,2,1\n3,4\x00,0\n", Options{}, 2, 4, "binary content (a NUL byte)"},
+	{"archive.zip", "PK\x03\x04\x14\x00", Options{Format: "csv"}, 1, 6, "not a LIBSVM, CSV or ARFF text file"},
 	{"label.arff", "@relation r\n@attribute x numeric\n@attribute class {0,1}\n@data\n1,0\n", Options{LabelColumn: "klass"}, 4, 1, `label column "klass" not found`},
 }
 

@@ -137,6 +137,21 @@ func (lr *lineReader) sniff() string {
 	return detectFormat(buf)
 }
 
+// checkText refuses input whose start holds a NUL byte: no LIBSVM, CSV or
+// ARFF file does, and the parsers would otherwise report a confusing
+// field-level error about binary data (an unsupported archive such as
+// zip, an image, a model file).
+func (lr *lineReader) checkText() error {
+	buf, _ := lr.r.Peek(sniffSize)
+	i := bytes.IndexByte(buf, 0)
+	if i < 0 {
+		return nil
+	}
+	line := 1 + bytes.Count(buf[:i], []byte{'\n'})
+	col := i - bytes.LastIndexByte(buf[:i], '\n')
+	return posErr(lr.name, line, col, "binary content (a NUL byte): not a LIBSVM, CSV or ARFF text file (compressed input must be gzip, bzip2 or xz)")
+}
+
 // detectFormat implements the "auto" format rule on the start of a file.
 func detectFormat(buf []byte) string {
 	sawLine := false

@@ -401,7 +401,7 @@ func TestAlign(t *testing.T) {
 	// Declared dimensions and CSV files are not padded.
 	train = mustRead(t, "1 1:1 3:1\n-1 2:1\n", "tr", Options{Dim: 3})
 	test = mustRead(t, "1 1:1\n-1 2:1\n", "te", Options{})
-	if err := Align(train, test); err == nil || !strings.Contains(err.Error(), "tr has 3 features but te has 2") {
+	if err := Align(train, test); err == nil || !strings.Contains(err.Error(), "dimension mismatch: tr has 3 features but te has 2") {
 		t.Errorf("got %v", err)
 	}
 	a := mustRead(t, "1,2,0\n3,4,1\n", "a.csv", Options{})

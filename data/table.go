@@ -74,6 +74,9 @@ func Read(r io.Reader, name string, opt Options) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := lr.checkText(); err != nil {
+		return nil, err
+	}
 	format := opt.Format
 	if format == "" || format == "auto" {
 		format = lr.sniff()
@@ -114,7 +117,7 @@ func Align(train, test *Table) error {
 		return nil
 	}
 	if train.DimDeclared || test.DimDeclared || train.Format != FormatLIBSVM || test.Format != FormatLIBSVM {
-		return fmt.Errorf("data: %s has %d features but %s has %d; train and test must have the same features",
+		return fmt.Errorf("data: dimension mismatch: %s has %d features but %s has %d; train and test must have the same features",
 			train.Source, train.D, test.Source, test.D)
 	}
 	small, large := train, test

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/pairfed/pairfed/data"
@@ -71,6 +72,10 @@ type Spec struct {
 	// SelectionFolds is the number of stratified folds of each training
 	// split used to select η and B (default 3).
 	SelectionFolds int
+	// OnRun, when set, is called after each evaluation (one per run, or
+	// one per fold with Folds > 1) with the number done and the total:
+	// progress reporting only, it does not change the results.
+	OnRun func(done, total int) `json:"-"`
 }
 
 // Validate fills defaults and checks the spec.
@@ -93,7 +98,7 @@ func (s *Spec) Validate() error {
 	}
 	if a.Private {
 		if !(s.Epsilon > 0) || math.IsInf(s.Epsilon, 0) {
-			return fmt.Errorf("experiment: %s is private: give --epsilon > 0 (and optionally --delta; default 1/n)", s.Algo)
+			return fmt.Errorf("experiment: %s is private: ε = %v must be finite and > 0 (--epsilon; --delta is optional, default 1/n)", s.Algo, s.Epsilon)
 		}
 		if s.DeltaSet && !(s.Delta >= 0 && s.Delta < 1) {
 			return fmt.Errorf("experiment: δ = %v must be in [0, 1)", s.Delta)
@@ -118,7 +123,10 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("experiment: %s = %v must be finite and ≥ 0", v.name, v.x)
 		}
 	}
-	if s.Runs <= 0 {
+	if s.Runs < 0 || s.Folds < 0 || s.Folds == 1 || s.TrainSize < 0 || s.Steps < 0 {
+		return fmt.Errorf("experiment: runs (%d), train size (%d) and steps (%d) must be ≥ 0, folds (%d) 0 or ≥ 2", s.Runs, s.TrainSize, s.Steps, s.Folds)
+	}
+	if s.Runs == 0 {
 		s.Runs = 1
 	}
 	if s.Scale == "" {
@@ -128,6 +136,11 @@ func (s *Spec) Validate() error {
 		if a.Private {
 			s.Scale = "none"
 		}
+	}
+	switch s.Scale {
+	case "none", "minmax", "standard":
+	default:
+		return fmt.Errorf("experiment: unknown scaling %q (want none, minmax or standard)", s.Scale)
 	}
 	if s.TestFraction == 0 {
 		s.TestFraction = 0.2
@@ -192,6 +205,9 @@ type Report struct {
 	FeatureRadius      float64   `json:"feature_radius"`
 	Lambda             float64   `json:"lambda"`
 	Notes              []string  `json:"notes,omitempty"`
+	// Warnings are problems of the request that did not stop the run,
+	// such as δ > 1/n_train (`pairfed train` prints them on stderr).
+	Warnings []string `json:"warnings,omitempty"`
 	// Privacy is the privacy statement of the (last) private run: model,
 	// ε, δ, mechanism, accountant, the derived G, L, α and every σ.
 	Privacy *Privacy `json:"privacy,omitempty"`
@@ -217,6 +233,11 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 	var scores, objectives []float64
 	start := time.Now()
 	var steps int64
+	perRun := 1
+	if test == nil && spec.Folds > 1 {
+		perRun = spec.Folds
+	}
+	total := spec.Runs * perRun
 	for r := 0; r < spec.Runs; r++ {
 		rng := rand.New(rand.NewPCG(spec.Seed, uint64(r)))
 		splits, err := outerSplits(spec, train, test, rng)
@@ -265,6 +286,9 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 				// analysis does not allow: only per-record preprocessing
 				// (--scale none, clipping) keeps the guarantee end to end.
 				rep.Private = res.Privacy.Private && spec.Scale == "none"
+				if w := pairwise.DeltaWarning(res.Privacy.Delta, tr.N); w != "" && !slices.Contains(rep.Warnings, w) {
+					rep.Warnings = append(rep.Warnings, w)
+				}
 			}
 			steps += res.PairGrads
 			scores = append(scores, evaluate(spec.Task, res.W, tr, te))
@@ -274,6 +298,9 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			rep.ParamRadius = append(rep.ParamRadius, B)
 			rep.NTrain, rep.NTest = tr.N, te.N
 			rep.ObjectiveExact = tr.N*(tr.N-1) <= maxObjectivePairs
+			if spec.OnRun != nil {
+				spec.OnRun(len(scores), total)
+			}
 		}
 	}
 	rep.Seconds = time.Since(start).Seconds()

@@ -236,6 +236,11 @@ func (w *Worker) onAnnounce(m *protocol.JobAnnounce) []Output {
 	}
 	w.job = m
 	w.logf("joined job %s (%s, %d phases)", m.Job, m.Algo, m.Phases)
+	if m.Epsilon > 0 {
+		if warn := pairwise.DeltaWarning(m.Delta, w.cfg.Data.N); warn != "" {
+			w.logf("warning: job %s: %s", m.Job, warn)
+		}
+	}
 	return nil
 }
 
