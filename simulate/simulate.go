@@ -62,6 +62,16 @@ type Spec struct {
 	PhaseTimeout int
 	// Logf receives the coordinator's and workers' log lines; nil discards.
 	Logf func(format string, args ...any)
+	// Watch, when set, receives a snapshot of each run's coordinator from
+	// its run loop (FederationConfig.Watch), and once more after the run
+	// with the job's test AUC: e.g. for the --http dashboard.
+	Watch func(coordinator.View)
+	// TrainSize, when > 0, subsamples each run's training split to this
+	// many records uniformly at random before it is partitioned.
+	TrainSize int
+	// OnRun, when set, is called after each run with the number of runs
+	// done and Runs: progress reporting only.
+	OnRun func(done, total int)
 }
 
 // Validate fills defaults and checks the spec.
@@ -91,6 +101,9 @@ func (s *Spec) Validate() error {
 	}
 	if s.Runs <= 0 {
 		s.Runs = 1
+	}
+	if s.TrainSize < 0 {
+		return fmt.Errorf("simulate: train size %d must be ≥ 0", s.TrainSize)
 	}
 	if s.Transport == "" {
 		s.Transport = "nats"
@@ -180,13 +193,19 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			}
 			tr, te = train.Subset(trIdx), train.Subset(teIdx)
 		}
+		if spec.TrainSize > 0 {
+			if spec.TrainSize > tr.N {
+				return nil, fmt.Errorf("simulate: train size %d exceeds the %d training records", spec.TrainSize, tr.N)
+			}
+			tr = tr.Subset(rng.Perm(tr.N)[:spec.TrainSize])
+		}
 		sites, testPrep, err := Prepare(spec, tr, te, rng)
 		if err != nil {
 			return nil, err
 		}
 		fc := FederationConfig{
 			Name: fmt.Sprintf("sim%d", r), Job: spec.Job, Sites: sites, Tick: spec.Tick, PhaseTimeout: spec.PhaseTimeout,
-			Logf: spec.Logf, Connect: connect,
+			Logf: spec.Logf, Connect: connect, Watch: spec.Watch,
 		}
 		fc.Job.ID = fmt.Sprintf("run-%d", r)
 		if private && !spec.Seeded {
@@ -199,6 +218,13 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			return nil, err
 		}
 		aucs = append(aucs, pairwise.LinearAUC(out.Result.Model, testPrep))
+		if spec.Watch != nil {
+			v := out.View
+			for i := range v.Finished {
+				v.Finished[i].AUC, v.Finished[i].TestRecords = aucs[len(aucs)-1], testPrep.N
+			}
+			spec.Watch(v)
+		}
 		rep.Phases = out.Job.Phases
 		rep.Loss, rep.Eta, rep.ParamRadius, rep.FeatureRadius = out.Job.Loss, out.Job.Eta, out.Job.ParamRadius, out.Job.FeatureRadius
 		rep.NTrain, rep.NTest = tr.N, te.N
@@ -216,6 +242,9 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			for _, p := range out.Privacy {
 				rep.Private = rep.Private && p.Secure
 			}
+		}
+		if spec.OnRun != nil {
+			spec.OnRun(r+1, spec.Runs)
 		}
 	}
 	rep.Seconds = time.Since(start).Seconds()
@@ -313,6 +342,10 @@ type FederationConfig struct {
 	// Observe, when set, wraps each worker's transport (tests record what
 	// a site publishes).
 	Observe func(site string, t transport.Transport) transport.Transport
+	// Watch, when set, is called from the coordinator's run loop with a
+	// snapshot (coordinator.View, with the coordinator's traffic) before
+	// the loop starts and after every step and tick.
+	Watch func(coordinator.View)
 }
 
 // Outcome is the result of a federated job.
@@ -321,6 +354,8 @@ type Outcome struct {
 	Job     *protocol.JobAnnounce
 	Privacy []coordinator.SitePrivacy
 	Ledgers map[string][]worker.Release
+	// View is the coordinator's final snapshot.
+	View coordinator.View
 }
 
 // Federate runs a coordinator and one worker per site, each in its own
@@ -343,6 +378,22 @@ func Federate(ctx context.Context, fc FederationConfig) (*Outcome, error) {
 		return nil, err
 	}
 	defer ct.Close()
+	var opt coordinator.RunOptions
+	var counted *transport.Counter
+	view := func(c *coordinator.Coordinator) coordinator.View {
+		v := c.View()
+		v.TickSeconds = fc.Tick.Seconds()
+		if counted != nil {
+			tr := counted.Traffic()
+			v.Traffic = &tr
+		}
+		return v
+	}
+	if fc.Watch != nil {
+		counted = transport.Count(ct)
+		ct = counted
+		opt.Observe = func(c *coordinator.Coordinator) { fc.Watch(view(c)) }
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -367,7 +418,7 @@ func Federate(ctx context.Context, fc FederationConfig) (*Outcome, error) {
 	go func() {
 		// A Join that arrives before Run subscribes is lost; workers
 		// retry joins every tick until an announcement lists them.
-		res, err := coordinator.Run(ctx, coord, ct, fc.Tick)
+		res, err := coordinator.RunWith(ctx, coord, ct, fc.Tick, opt)
 		cdone <- coordDone{res, err}
 	}()
 
@@ -407,7 +458,7 @@ func Federate(ctx context.Context, fc FederationConfig) (*Outcome, error) {
 	if cd.err != nil {
 		return nil, cd.err
 	}
-	out := &Outcome{Result: cd.res, Job: coord.Job(), Privacy: coord.Privacy(), Ledgers: map[string][]worker.Release{}}
+	out := &Outcome{Result: cd.res, Job: coord.Job(), Privacy: coord.Privacy(), Ledgers: map[string][]worker.Release{}, View: view(coord)}
 	for i, w := range workers {
 		out.Ledgers[fc.Sites[i].Name] = w.Ledger()
 	}
