@@ -297,10 +297,7 @@ func (s *Service) onSubmit(m *protocol.JobSubmit) []Output {
 		return s.reply(m.Job)
 	}
 	s.clients[m.Job] = client
-	q := &queued{submit: m, min: max(m.MinSites, s.cfg.MinSites), job: JobConfig{
-		ID: m.Job, Algo: m.Algo, LocalAlgo: m.LocalAlgo, Loss: m.Loss, Rounds: m.Rounds, LocalPasses: m.LocalPasses, Eta: m.Eta,
-		ParamRadius: m.ParamRadius, FeatureRadius: m.FeatureRadius, Lambda: m.Lambda, Epsilon: m.Epsilon, Delta: m.Delta, Seed: m.Seed, Aggregation: m.Aggregation,
-	}}
+	q := &queued{submit: m, min: max(m.MinSites, s.cfg.MinSites), job: JobFromSubmit(m)}
 	check := Config{Federation: s.cfg.Federation, Job: q.job, MinSites: q.min}
 	if err := check.Validate(); err != nil {
 		s.status[m.Job] = &protocol.JobStatus{Job: m.Job, Status: protocol.StatusFailed, Algo: validAlgo(m.Algo), Reason: truncate("invalid job: "+err.Error(), protocol.MaxReasonLen)}
@@ -322,6 +319,24 @@ func (s *Service) onSubmit(m *protocol.JobSubmit) []Output {
 		outs = append(outs, s.reply(m.Job)...) // settle replied if it started
 	}
 	return outs
+}
+
+// JobFromSubmit is the job configuration a submission asks for.
+func JobFromSubmit(m *protocol.JobSubmit) JobConfig {
+	return JobConfig{
+		ID: m.Job, Algo: m.Algo, LocalAlgo: m.LocalAlgo, Loss: m.Loss, Rounds: m.Rounds, LocalPasses: m.LocalPasses, Eta: m.Eta,
+		ParamRadius: m.ParamRadius, FeatureRadius: m.FeatureRadius, Lambda: m.Lambda, Epsilon: m.Epsilon, Delta: m.Delta, Seed: m.Seed, Aggregation: m.Aggregation,
+	}
+}
+
+// CheckSubmit checks a submission as the coordinator will (a client can
+// refuse a bad job before sending it).
+func CheckSubmit(federation string, m *protocol.JobSubmit) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	cfg := Config{Federation: federation, Job: JobFromSubmit(m), MinSites: m.MinSites}
+	return cfg.Validate()
 }
 
 func validAlgo(a string) string {

@@ -95,12 +95,23 @@ func plaintextRemote(urls []*url.URL, secure bool) string {
 // on inconsistent flags, unreadable or invalid files, and a plaintext
 // connection to a server that is not on loopback without --insecure.
 func connOptions(c *cli.Context, servers string) ([]nats.Option, error) {
+	return connSettings{Nkey: c.String("nkey"), Creds: c.String("creds"), CA: c.String("tls-ca"), Cert: c.String("tls-cert"),
+		Key: c.String("tls-key"), Insecure: c.Bool("insecure")}.options(servers)
+}
+
+// connSettings are the values of connFlags.
+type connSettings struct {
+	Nkey, Creds, CA, Cert, Key string
+	Insecure                   bool
+}
+
+func (s connSettings) options(servers string) ([]nats.Option, error) {
 	urls, err := natsURLs(servers)
 	if err != nil {
 		return nil, usageError{err}
 	}
-	nkeyFile, creds := c.String("nkey"), c.String("creds")
-	ca, cert, key := c.String("tls-ca"), c.String("tls-cert"), c.String("tls-key")
+	nkeyFile, creds := s.Nkey, s.Creds
+	ca, cert, key := s.CA, s.Cert, s.Key
 	if nkeyFile != "" && creds != "" {
 		return nil, usageError{errors.New("give at most one of --nkey and --creds")}
 	}
@@ -108,7 +119,7 @@ func connOptions(c *cli.Context, servers string) ([]nats.Option, error) {
 		return nil, usageError{errors.New("--tls-cert and --tls-key go together")}
 	}
 	secure := ca != "" || cert != ""
-	if u := plaintextRemote(urls, secure); u != "" && !c.Bool("insecure") {
+	if u := plaintextRemote(urls, secure); u != "" && !s.Insecure {
 		return nil, usageError{fmt.Errorf("refusing a plaintext NATS connection to %s, which is not on loopback: use a tls:// URL or --tls-ca (see `pairfed deploy init`), or accept plaintext with --insecure", u)}
 	}
 	opts := []nats.Option{natsLogging()}

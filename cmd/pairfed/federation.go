@@ -10,7 +10,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/simulate"
 	"github.com/pairfed/pairfed/store"
 	"github.com/pairfed/pairfed/transport"
 	"github.com/pairfed/pairfed/worker"
@@ -41,9 +41,7 @@ func federationFlag() cli.Flag {
 }
 
 func stderrLogf(prefix string) func(string, ...any) {
-	return func(format string, args ...any) {
-		fmt.Fprintf(os.Stderr, "%s %s%s\n", time.Now().Format("15:04:05.000"), prefix, fmt.Sprintf(format, args...))
-	}
+	return slogLogf(prefix) // logging.go: structured, --log-format and --log-level
 }
 
 // connectNATS dials url and waits (bounded by ctx) until the connection is
@@ -54,6 +52,9 @@ func connectNATS(ctx context.Context, url, name string, retry bool, opts ...nats
 		return nil, err
 	}
 	for !t.Conn().IsConnected() {
+		if t.Conn().IsClosed() { // nats.go gives up after repeated authorization errors
+			return nil, fmt.Errorf("no connection to %s: %v", url, t.Conn().LastError())
+		}
 		select {
 		case <-ctx.Done():
 			t.Close()
@@ -84,6 +85,7 @@ func coordinatorCommand() *cli.Command {
 		&cli.DurationFlag{Name: "site-timeout", Value: 5 * time.Second, Usage: "silence after which a site is dropped (from the federation and its running job)"},
 		&cli.IntFlag{Name: "max-queue", Value: 16, Usage: "jobs that may wait behind the running one; more are refused"},
 		&cli.DurationFlag{Name: "tick", Value: 50 * time.Millisecond, Usage: "clock resolution of the run loop"},
+		httpFlag(),
 	}
 	return &cli.Command{
 		Name:  "coordinator",
@@ -111,35 +113,30 @@ func runCoordinator(c *cli.Context) error {
 		return usageError{fmt.Errorf("coordinator: --tick %v must be > 0", tick)}
 	}
 	logf := stderrLogf("")
-	jobs, err := store.OpenJobs(c.String("state"))
-	if err != nil {
-		return err
+	// Everything the command line can get wrong is checked before the
+	// state directory is touched.
+	if n := c.Int("min-sites"); n < 1 {
+		return usageError{fmt.Errorf("coordinator: --min-sites %d must be ≥ 1", n)}
 	}
-	finished, err := jobs.Load()
-	if err != nil {
-		return err
-	}
-	state := c.String("state")
-	charges, ledger, notes, err := store.OpenCharges(state)
-	if err != nil {
-		return err
-	}
-	defer charges.Close()
-	for _, n := range notes {
-		logf("coordinator: %s", n)
-	}
-	budgets, err := store.LoadBudgets(state)
-	if err != nil {
-		return err
-	}
-	checkpoint, err := store.LoadCheckpoint(state)
-	if err != nil {
-		return err
+	var listenHost string
+	var listenPort int
+	if listen != "" {
+		host, portStr, err := net.SplitHostPort(listen)
+		if err != nil {
+			return usageError{fmt.Errorf("coordinator: --listen %q: %w", listen, err)}
+		}
+		port, err := strconv.Atoi(portStr)
+		if err != nil || port < 0 || port > 65535 {
+			return usageError{fmt.Errorf("coordinator: --listen %q: bad port", listen)}
+		}
+		listenHost, listenPort = host, port
 	}
 	cfg := coordinator.ServiceConfig{
 		Federation: c.String("federation"), MinSites: c.Int("min-sites"), PhaseTimeout: ticks(c.Duration("phase-timeout"), tick),
-		SiteTimeout: ticks(c.Duration("site-timeout"), tick), MaxQueue: c.Int("max-queue"), Finished: finished, Logf: logf,
-		Ledger: ledger, Budgets: budgets,
+		SiteTimeout: ticks(c.Duration("site-timeout"), tick), MaxQueue: c.Int("max-queue"), Logf: logf,
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageError{err}
 	}
 	if p := c.String("test"); p != "" {
 		test, err := data.Load(p, dataOptions(c))
@@ -148,7 +145,7 @@ func runCoordinator(c *cli.Context) error {
 		}
 		sc, err := data.FitScaler(c.String("scale"), test.Dataset)
 		if err != nil {
-			return err
+			return usageError{err}
 		}
 		scaled := sc.Apply(test.Dataset)
 		cfg.Evaluate = func(job *protocol.JobAnnounce, model []float64) (float64, int) {
@@ -166,20 +163,38 @@ func runCoordinator(c *cli.Context) error {
 			return pairwise.LinearAUC(model, ds), ds.N
 		}
 	}
+	state := c.String("state")
+	jobs, err := store.OpenJobs(state)
+	if err != nil {
+		return err
+	}
+	finished, err := jobs.Load()
+	if err != nil {
+		return err
+	}
+	charges, ledger, notes, err := store.OpenCharges(state)
+	if err != nil {
+		return err
+	}
+	defer charges.Close()
+	for _, n := range notes {
+		logf("coordinator: %s", n)
+	}
+	budgets, err := store.LoadBudgets(state)
+	if err != nil {
+		return err
+	}
+	checkpoint, err := store.LoadCheckpoint(state)
+	if err != nil {
+		return err
+	}
+	cfg.Finished, cfg.Ledger, cfg.Budgets = finished, ledger, budgets
 	svc, err := coordinator.RestoreService(cfg, checkpoint)
 	if err != nil {
 		return err
 	}
 	if listen != "" {
-		host, portStr, err := net.SplitHostPort(listen)
-		if err != nil {
-			return usageError{fmt.Errorf("coordinator: --listen %q: %w", listen, err)}
-		}
-		port, err := strconv.Atoi(portStr)
-		if err != nil || port < 0 || port > 65535 {
-			return usageError{fmt.Errorf("coordinator: --listen %q: bad port", listen)}
-		}
-		srv, err := transport.StartListening(host, port)
+		srv, err := transport.StartListening(listenHost, listenPort)
 		if err != nil {
 			return err
 		}
@@ -198,8 +213,13 @@ func runCoordinator(c *cli.Context) error {
 		// One line on stdout, for scripts and tests: where the sites connect.
 		fmt.Fprintf(c.App.Writer, "listening on %s\n", url)
 	}
+	observe, stopHTTP, err := coordinatorHTTP(c, svc, t, tick) // http.go: --http
+	if err != nil {
+		return err
+	}
+	defer stopHTTP()
 	err = coordinator.Serve(ctx, svc, t, tick, coordinator.ServeOptions{
-		Persist: jobs.Save, Ledger: charges.Append,
+		Persist: jobs.Save, Ledger: charges.Append, Observe: observe,
 		Checkpoint: func(cp *coordinator.Checkpoint) error { return store.SaveCheckpoint(state, cp) },
 	})
 	if errors.Is(err, context.Canceled) {
@@ -223,6 +243,7 @@ func workerCommand() *cli.Command {
 		&cli.DurationFlag{Name: "job-timeout", Value: 2 * time.Minute, Usage: "give up on a job after this long without word from the coordinator"},
 		&cli.DurationFlag{Name: "tick", Value: 50 * time.Millisecond, Usage: "clock resolution of the run loop"},
 		&cli.DurationFlag{Name: "update-delay", Hidden: true, Usage: "testing: hold every update back this long"},
+		&cli.StringFlag{Name: "test-sources", Hidden: true, Usage: "testing: SEED:INDEX draws sampling and noise as `pairfed simulate --seed SEED` does for its site INDEX (reproducible, NOT private)"},
 	}
 	return &cli.Command{
 		Name:  "worker",
@@ -242,6 +263,19 @@ func runWorker(c *cli.Context) error {
 	}
 	site := c.String("site")
 	logf := stderrLogf("")
+	// Everything the command line can get wrong is checked before the
+	// state directory (the ledger) is touched.
+	if err := protocol.ValidName("site", site); err != nil {
+		return usageError{fmt.Errorf("worker: %w", err)}
+	}
+	if err := protocol.ValidName("federation", c.String("federation")); err != nil {
+		return usageError{fmt.Errorf("worker: %w", err)}
+	}
+	for _, f := range []string{"budget-epsilon", "budget-delta"} {
+		if v := c.Float64(f); c.IsSet(f) && (math.IsNaN(v) || v < 0 || (f == "budget-delta" && v >= 1)) {
+			return usageError{fmt.Errorf("worker: --%s %v must be ≥ 0 (and δ < 1)", f, v)}
+		}
+	}
 	natsOpts, err := connOptions(c, c.String("nats"))
 	if err != nil {
 		return err
@@ -258,6 +292,19 @@ func runWorker(c *cli.Context) error {
 	if R := c.Float64("radius"); R > 0 {
 		if ds, _, err = data.Clip(ds, R); err != nil {
 			return err
+		}
+	}
+	// The budget is the tighter of `pairfed ledger budget set` (the state
+	// directory's budgets.json) and the flags.
+	budgets, err := store.LoadBudgets(c.String("state"))
+	if err != nil {
+		return err
+	}
+	var testRand *rand.Rand
+	var testNoise pairwise.Noise
+	if s := c.String("test-sources"); s != "" {
+		if testRand, testNoise, err = testSources(s); err != nil {
+			return usageError{err}
 		}
 	}
 	if err := claimSiteDir(c.String("state"), site); err != nil {
@@ -281,12 +328,6 @@ func runWorker(c *cli.Context) error {
 			Rand: rand.New(rand.NewChaCha8(key)), JoinEvery: every, HeartbeatEvery: every, Store: ledger, Logf: logf},
 		Ledger: releases, JobTimeout: ticks(c.Duration("job-timeout"), tick),
 	}
-	// The budget is the tighter of `pairfed ledger budget set` (the state
-	// directory's budgets.json) and the flags.
-	budgets, err := store.LoadBudgets(c.String("state"))
-	if err != nil {
-		return err
-	}
 	if fb, ok := budgets[site]; ok {
 		cfg.Budget = &worker.Budget{Epsilon: fb.Epsilon, Delta: fb.Delta}
 	}
@@ -302,6 +343,9 @@ func runWorker(c *cli.Context) error {
 			b.Delta = min(b.Delta, c.Float64("budget-delta"))
 		}
 		cfg.Budget = b
+	}
+	if testRand != nil {
+		cfg.Worker.Rand, cfg.Worker.Noise = testRand, testNoise
 	}
 	svc, err := worker.NewService(cfg)
 	if err != nil {
@@ -407,6 +451,9 @@ func runJobSubmit(c *cli.Context) error {
 		Rounds: c.Int("rounds"), LocalPasses: c.Float64("local-passes"), Eta: c.Float64("eta"), ParamRadius: c.Float64("param-radius"),
 		FeatureRadius: c.Float64("radius"), Lambda: c.Float64("lambda"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), Seed: c.Uint64("seed"),
 		Aggregation: c.String("aggregation")}
+	if err := coordinator.CheckSubmit(fed, sub); err != nil {
+		return usageError{fmt.Errorf("job submit: %w", err)}
+	}
 	msg, err := protocol.Encode(sub)
 	if err != nil {
 		return usageError{err}
@@ -445,23 +492,32 @@ func runJobSubmit(c *cli.Context) error {
 	// (core NATS may lose a message; a lost reply is asked for again).
 	var st *protocol.JobStatus
 	poll := 2 * time.Second
+	// Between two submissions the client only listens: a reply that the
+	// job is queued or running does not trigger the next poll early.
 	for st == nil || (c.Bool("wait") && !terminal(st.Status)) {
 		if err := t.Publish(protocol.JobsSubject(fed), msg); err != nil {
 			return err
 		}
-		select {
-		case <-ctx.Done():
-			if st == nil {
-				return fmt.Errorf("job submit: no answer from a coordinator of federation %s at %s within %v", fed, c.String("nats"), c.Duration("timeout"))
+		timer := time.NewTimer(poll)
+	listen:
+		for {
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				if st == nil {
+					return fmt.Errorf("job submit: no answer from a coordinator of federation %s at %s within %v", fed, c.String("nats"), c.Duration("timeout"))
+				}
+				return fmt.Errorf("job submit: job %s still %s after %v", id, st.Status, c.Duration("timeout"))
+			case s := <-statuses:
+				st = s
+				if !c.Bool("wait") || terminal(st.Status) {
+					break listen
+				}
+			case <-timer.C:
+				break listen
 			}
-			return fmt.Errorf("job submit: job %s still %s after %v", id, st.Status, c.Duration("timeout"))
-		case s := <-statuses:
-			st = s
-		case <-time.After(poll):
 		}
-		if st != nil && st.Status != protocol.StatusQueued && st.Status != protocol.StatusRunning {
-			break
-		}
+		timer.Stop()
 		poll = 5 * time.Second
 	}
 	rep := &submitReport{Job: st.Job, Status: st.Status, Reason: st.Reason, Algorithm: st.Algo, Phases: st.Phases, Sites: st.Sites,
@@ -527,4 +583,17 @@ func siteNoise(scale string) pairwise.Noise {
 		return dp.Unprivate(n, "--scale "+scale+" is fitted on the site's private records; use --scale none")
 	}
 	return n
+}
+
+// testSources parses --test-sources SEED:INDEX: the sources of site INDEX
+// in `pairfed simulate --seed SEED` (simulate.SiteSources), so that a
+// federation of processes can reproduce a simulation exactly.
+func testSources(s string) (*rand.Rand, pairwise.Noise, error) {
+	a, b, ok := strings.Cut(s, ":")
+	seed, err1 := strconv.ParseUint(a, 10, 64)
+	index, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || index < 0 {
+		return nil, nil, fmt.Errorf("worker: --test-sources %q: want SEED:INDEX", s)
+	}
+	return simulate.SiteSources(false, seed, index)
 }

@@ -113,3 +113,31 @@ func TestLedgerShowSiteAndErrors(t *testing.T) {
 		t.Errorf("empty dir: %v", err)
 	}
 }
+
+// Bad command lines of the long-running commands do not create or claim
+// their state directories (the ledger stays where it is, or absent).
+func TestBadFlagsLeaveNoState(t *testing.T) {
+	dir := t.TempDir()
+	data := "../../datasets/diabetes"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"coordinator", "--listen", "127.0.0.1:0", "--min-sites", "0"}, "--min-sites"},
+		{[]string{"coordinator", "--listen", "127.0.0.1:99999"}, "bad port"},
+		{[]string{"coordinator", "--listen", "127.0.0.1:0", "--max-queue", "-1"}, "max queue"},
+		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--site", "a.b", "--data", data}, "site"},
+		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--site", "a", "--data", data, "--budget-epsilon", "-1"}, "budget-epsilon"},
+		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--site", "a", "--data", data, "--budget-delta", "1"}, "budget-delta"},
+	} {
+		state := filepath.Join(dir, "state")
+		_, err := runCLI(t, append(c.args, "--state", state)...)
+		if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: err %v (exit %d), want a usage error about %q", c.args, err, exitCode(err), c.want)
+		}
+		if _, err := os.Stat(state); err == nil {
+			t.Errorf("%v created the state directory", c.args)
+			os.RemoveAll(state)
+		}
+	}
+}

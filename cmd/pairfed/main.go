@@ -39,6 +39,8 @@ func newApp() *cli.App {
 		Name:                 "pairfed",
 		Usage:                "private pairwise learning (AUC maximization, metric learning), on one machine or federated",
 		EnableBashCompletion: true,
+		Flags:                logFlags(),
+		Before:               setupLogging,
 		Commands: []*cli.Command{
 			trainCommand(),
 			algosCommand(),
@@ -48,6 +50,8 @@ func newApp() *cli.App {
 			coordinatorCommand(),
 			workerCommand(),
 			jobCommand(),
+			deployCommand(),
+			experimentCommand(),
 			ledgerCommand(),
 		},
 	}

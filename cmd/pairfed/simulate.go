@@ -3,10 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
+	"math"
 	"text/tabwriter"
 
 	"github.com/pairfed/pairfed/coordinator"
+	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/simulate"
 	"github.com/urfave/cli/v2"
 )
@@ -36,8 +37,11 @@ func simulateCommand() *cli.Command {
 		&cli.StringFlag{Name: "transport", Value: "nats", Usage: "nats (embedded in-process server) or mem"},
 		&cli.BoolFlag{Name: "verbose", Usage: "log the coordinator's and workers' events to stderr"},
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
+		noProgressFlag(),
+		httpFlag(),
+		holdFlag(),
 	}
-	return &cli.Command{
+	return withUsageErrors(&cli.Command{
 		Name:  "simulate",
 		Usage: "run a whole federation (coordinator + N sites over an embedded NATS server) in one process",
 		Description: `Examples:
@@ -48,7 +52,7 @@ func simulateCommand() *cli.Command {
    pairfed simulate --data datasets/diabetes --sites 4 --algo fed-oneshot --local-algo dpegd --epsilon 1`,
 		Flags:  append(flags, dataFlags()...),
 		Action: runSimulate,
-	}
+	})
 }
 
 func runSimulate(c *cli.Context) error {
@@ -63,21 +67,44 @@ func runSimulate(c *cli.Context) error {
 		},
 	}
 	if c.Bool("verbose") {
-		spec.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+		spec.Logf = stderrLogf("")
+	}
+	if c.Int("runs") < 1 {
+		return usageError{fmt.Errorf("simulate: --runs %d must be ≥ 1", c.Int("runs"))}
+	}
+	// The sites always clip (R = 0 is not "no clipping" in a federation:
+	// the job would default to R = 1), and private jobs need R > 0.
+	if R := c.Float64("radius"); !(R > 0) || math.IsInf(R, 0) {
+		return usageError{fmt.Errorf("simulate: --radius %v must be finite and > 0 (every site clips its records to ‖x‖ ≤ R)", R)}
 	}
 	if err := spec.Validate(); err != nil {
 		return usageError{err}
 	}
+	web, err := simulateHTTP(c, &spec)
+	if err != nil {
+		return err
+	}
+	defer web.close()
 	opt := dataOptions(c)
 	train, test, err := loadTrainTest(c, opt)
 	if err != nil {
 		return err
 	}
+	bar := startProgress(c, "simulate", spec.Runs)
+	defer bar.Finish()
+	spec.OnRun = bar.OnRun()
 	rep, err := simulate.Run(c.Context, spec, train, test)
 	if err != nil {
 		return err
 	}
+	defer web.finish(c.Context) // after the report is printed: --hold
+	bar.Finish()
 	rep.Notes = append(rep.Notes, train.Notes...)
+	for _, p := range rep.Privacy {
+		if w := pairwise.DeltaWarning(p.Delta, p.Records); w != "" {
+			fmt.Fprintf(c.App.ErrWriter, "pairfed: warning: %s: %s\n", p.Site, w)
+		}
+	}
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, rep)
 	}

@@ -39,8 +39,9 @@ func trainCommand() *cli.Command {
 		&cli.Uint64Flag{Name: "noise-seed", Usage: "draw privacy noise from a seeded source: reproducible but NOT private (reported private: false)"},
 		&cli.Float64Flag{Name: "noise-scale", Usage: "what-if only: multiply every σ by this factor (the run is then reported NOT private)"},
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
+		noProgressFlag(),
 	}
-	return &cli.Command{
+	return withUsageErrors(&cli.Command{
 		Name:  "train",
 		Usage: "train and evaluate one algorithm on one machine",
 		Description: `Examples:
@@ -49,7 +50,7 @@ func trainCommand() *cli.Command {
    pairfed train --data ../shared/datasets/diabetes --protocol paper --algo sgd-prev`,
 		Flags:  append(flags, dataFlags()...),
 		Action: runTrain,
-	}
+	})
 }
 
 func runTrain(c *cli.Context) error {
@@ -69,6 +70,9 @@ func runTrain(c *cli.Context) error {
 		Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), DeltaSet: c.IsSet("delta"),
 		NoiseSeed: c.Uint64("noise-seed"), Seeded: c.IsSet("noise-seed"), NoiseScale: c.Float64("noise-scale"),
 	}
+	if c.Int("runs") < 1 {
+		return usageError{fmt.Errorf("train: --runs %d must be ≥ 1", c.Int("runs"))}
+	}
 	if err := spec.Validate(); err != nil {
 		return usageError{err}
 	}
@@ -76,11 +80,22 @@ func runTrain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	total := spec.Runs
+	if test == nil && spec.Folds > 1 {
+		total *= spec.Folds
+	}
+	bar := startProgress(c, "train", total)
+	defer bar.Finish()
+	spec.OnRun = bar.OnRun()
 	rep, err := experiment.Run(c.Context, spec, train, test)
 	if err != nil {
 		return err
 	}
+	bar.Finish()
 	rep.Notes = append(rep.Notes, train.Notes...)
+	for _, w := range rep.Warnings {
+		fmt.Fprintln(c.App.ErrWriter, "pairfed: warning:", w)
+	}
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, rep)
 	}
