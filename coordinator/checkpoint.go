@@ -68,6 +68,7 @@ type RunningJob struct {
 	Model    []float64             `json:"model"`
 	OutSum   []float64             `json:"out_sum,omitempty"`
 	Sites    map[string]SiteState  `json:"sites"`
+	PhaseAUC []float64             `json:"phase_auc,omitempty"`
 }
 
 // SiteState is a participant of the running job.
@@ -97,7 +98,8 @@ func (s *Service) Checkpoint() *Checkpoint {
 	if s.inner != nil && !s.inner.Done() && s.inner.job != nil {
 		c := s.inner
 		r := &RunningJob{QueuedJob: QueuedJob{Submit: s.cur.submit, Job: s.cur.job, Min: s.cur.min}, Refused: maps.Clone(s.refused),
-			Announce: c.job, Phase: c.phase, Model: slices.Clone(c.model), OutSum: slices.Clone(c.outSum), Sites: map[string]SiteState{}}
+			Announce: c.job, Phase: c.phase, Model: slices.Clone(c.model), OutSum: slices.Clone(c.outSum), Sites: map[string]SiteState{},
+			PhaseAUC: slices.Clone(s.phaseAUC)}
 		for name, st := range c.sites {
 			if !st.participant {
 				continue
@@ -226,6 +228,7 @@ func (s *Service) restoreRunning(r *RunningJob) error {
 	inner.phase = r.Phase
 	inner.updates = map[string]*protocol.SiteUpdate{}
 	s.cur = &queued{submit: r.Submit, job: r.Job, min: r.Min}
+	s.phaseAUC = slices.Clone(r.PhaseAUC)
 	s.inner = inner
 	s.refused = maps.Clone(r.Refused)
 	if s.refused == nil {

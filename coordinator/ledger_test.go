@@ -184,3 +184,31 @@ func TestRestoreServiceChecks(t *testing.T) {
 		t.Errorf("version: %v", err)
 	}
 }
+
+// A finished job's status carries its announcement (every parameter of the
+// run) and the test AUC after each phase, also across a restart.
+func TestStatusPhaseAUCAndAnnounce(t *testing.T) {
+	calls := 0
+	eval := func(_ *protocol.JobAnnounce, m []float64) (float64, int) { calls++; return 0.5 + m[0]/10, 7 }
+	s := newService(t, ServiceConfig{Evaluate: eval})
+	s.Step(&protocol.Join{Site: "a", Records: 5, Dim: 1})
+	s.Step(&protocol.JobSubmit{Job: "j", Client: "c", Algo: protocol.AlgoFedAvg, Rounds: 3, MinSites: 1, Eta: 0.5})
+	runPhase(s, "j", 1, 1, "a")
+	s, err := RestoreService(ServiceConfig{Federation: "f", Evaluate: eval}, s.Checkpoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Resume()
+	runPhase(s, "j", 2, 2, "a")
+	runPhase(s, "j", 3, 3, "a")
+	st := s.Status("j")
+	if st.Status != protocol.StatusCompleted || !slices.Equal(st.PhaseAUC, []float64{0.6, 0.7, 0.8}) {
+		t.Fatalf("phase AUCs %v (status %+v)", st.PhaseAUC, st)
+	}
+	if st.Announce == nil || st.Announce.Eta != 0.5 || st.Announce.Phases != 3 || !slices.Equal(st.Announce.Sites, []string{"a"}) {
+		t.Fatalf("announce %+v", st.Announce)
+	}
+	if err := st.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -120,6 +120,7 @@ type Service struct {
 	keys       map[string]bool // the keys of charges
 	pending    []Charge        // new charges not yet taken (TakeCharges)
 	resumeOuts []Output        // outputs of RestoreService, sent by Resume
+	phaseAUC   []float64       // the running job's test AUC after each phase
 }
 
 // NewService returns an idle service.
@@ -168,7 +169,14 @@ func (s *Service) collect() {
 		return
 	}
 	a := s.inner.job
-	for _, r := range s.inner.TakeReleases() {
+	rels := s.inner.TakeReleases()
+	if len(rels) > 0 && s.cfg.Evaluate != nil {
+		// The model after the phase just aggregated.
+		if auc, n := s.cfg.Evaluate(a, s.inner.model); n > 0 && auc >= 0 && auc <= 1 {
+			s.phaseAUC = append(s.phaseAUC, auc)
+		}
+	}
+	for _, r := range rels {
 		s.charge(Charge{Key: ChargeKey(a.Job, r.Site, r.Phase), Site: r.Site, Job: a.Job, Phase: r.Phase, Algo: a.Algo,
 			Mechanism: mechanism(a), Sigma: r.Sigma, Sensitivity: r.Sensitivity, Records: r.Records,
 			Epsilon: a.Epsilon, Delta: a.Delta, Private: protocol.PrivateFedAlgo(a.Algo) && r.Secure})
@@ -467,6 +475,7 @@ func (s *Service) start() (bool, []Output) {
 		return true, s.reply(q.submit.Job)
 	}
 	s.cur, s.inner, s.refused = q, inner, refused
+	s.phaseAUC = nil
 	var outs []Output
 	for _, name := range live {
 		mem := s.members[name]
@@ -482,7 +491,8 @@ func (s *Service) start() (bool, []Output) {
 // finish records the ended job's status and replies to its client.
 func (s *Service) finish() []Output {
 	id := s.cur.submit.Job
-	st := &protocol.JobStatus{Job: id, Algo: s.cur.job.Algo, Sites: s.inner.Active()}
+	st := &protocol.JobStatus{Job: id, Algo: s.cur.job.Algo, Sites: s.inner.Active(), Announce: s.inner.Job(), PhaseAUC: s.phaseAUC}
+	s.phaseAUC = nil
 	for _, name := range s.inner.Dropped() {
 		if _, ok := s.refused[name]; ok {
 			st.Refused = append(st.Refused, name)

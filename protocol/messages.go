@@ -268,6 +268,13 @@ type JobStatus struct {
 	AUC         float64      `msgpack:"auc" json:"auc"`
 	TestRecords int          `msgpack:"test_records" json:"n_test"`
 	Privacy     []SiteReport `msgpack:"privacy" json:"privacy,omitempty"`
+	// PhaseAUC is the coordinator's test AUC of the model after each
+	// aggregated phase (when it has a test file); omitted otherwise.
+	PhaseAUC []float64 `msgpack:"phase_auc,omitempty" json:"phase_auc,omitempty"`
+	// Announce is the job as it was announced to the sites: every
+	// parameter (η, B, R, λ, ε, δ, phases, sites, aggregation) of the run;
+	// omitted before the job started.
+	Announce *JobAnnounce `msgpack:"announce,omitempty" json:"announce,omitempty"`
 }
 
 // SiteReport is what a participant reported about its releases in a job:

@@ -369,6 +369,25 @@ func (m *JobStatus) Validate() error {
 	if len(m.Privacy) > MaxSites {
 		return fmt.Errorf("protocol: job %s: %d privacy reports exceeds %d", m.Job, len(m.Privacy), MaxSites)
 	}
+	if len(m.PhaseAUC) > MaxPhases {
+		return fmt.Errorf("protocol: job %s: %d phase AUCs exceeds %d", m.Job, len(m.PhaseAUC), MaxPhases)
+	}
+	for _, a := range m.PhaseAUC {
+		if err := finite("phase auc", a); err != nil {
+			return err
+		}
+		if a < 0 || a > 1 {
+			return fmt.Errorf("protocol: job %s: phase auc %v outside [0, 1]", m.Job, a)
+		}
+	}
+	if m.Announce != nil {
+		if err := m.Announce.Validate(); err != nil {
+			return err
+		}
+		if m.Announce.Job != m.Job {
+			return fmt.Errorf("protocol: job %s: status carries the announcement of job %s", m.Job, m.Announce.Job)
+		}
+	}
 	for _, p := range m.Privacy {
 		if err := ValidName("site", p.Site); err != nil {
 			return err
