@@ -212,7 +212,9 @@ func (s *Service) restoreRunning(r *RunningJob) error {
 	}
 	inner.state = stateRunning
 	inner.job = r.Announce
-	inner.dim = r.Announce.Params
+	for _, st := range r.Sites {
+		inner.dim = st.Dim // every participant has the job's dimension
+	}
 	inner.model = slices.Clone(r.Model)
 	if r.Announce.Algo == protocol.AlgoFedAvg {
 		inner.outSum = slices.Clone(r.OutSum)

@@ -76,3 +76,23 @@ func TestRobustAggregationAgainstPoisoning(t *testing.T) {
 		t.Errorf("unknown rule: %+v", st)
 	}
 }
+
+// A metric-learning job announces d² parameters and its task; the status
+// names its score KNN-3; fed-dp-gd-grad refuses the task.
+func TestMetricJob(t *testing.T) {
+	s := newService(t, ServiceConfig{Evaluate: func(*protocol.JobAnnounce, []float64) (float64, int) { return 0.7, 10 }})
+	s.Step(&protocol.Join{Site: "a", Records: 5, Dim: 3})
+	s.Step(&protocol.JobSubmit{Job: "m", Client: "c", Algo: protocol.AlgoFedAvg, Rounds: 1, MinSites: 1, Task: protocol.TaskMetric})
+	a := s.inner.Job()
+	if a == nil || a.Task != protocol.TaskMetric || a.Params != 9 {
+		t.Fatalf("announcement %+v", a)
+	}
+	s.Step(&protocol.SiteUpdate{Job: "m", Phase: 1, Site: "a", Model: make([]float64, 9), Weight: 5})
+	if st := s.Status("m"); st.Status != protocol.StatusCompleted || st.Metric != protocol.MetricKNN3 || len(st.Model) != 9 {
+		t.Fatalf("status %+v", st)
+	}
+	err := CheckSubmit("f", &protocol.JobSubmit{Job: "g", Client: "c", Algo: protocol.AlgoFedDPGDGrad, MinSites: 1, Epsilon: 1, Task: protocol.TaskMetric})
+	if err == nil || !strings.Contains(err.Error(), "AUC only") {
+		t.Errorf("fed-dp-gd-grad metric: %v", err)
+	}
+}

@@ -71,6 +71,10 @@ type JobConfig struct {
 	Epsilon, Delta float64
 	// Seed is recorded in the announcement (reproducible runs).
 	Seed uint64
+	// Task is "auc" (default: a linear scoring model w) or "metric" (a
+	// Mahalanobis metric W ∈ S^d, d·d parameters, projected by the sites
+	// onto the Frobenius ball ∩ PSD; fed-dp-gd-grad is AUC only).
+	Task string
 	// Aggregation is "" (weighted mean), "median" or "trimmed-mean:β"
 	// (see protocol.Aggregation).
 	Aggregation string
@@ -113,6 +117,16 @@ func (c *Config) Validate() error {
 	}
 	if _, err := protocol.ParseAggregation(j.Aggregation); err != nil {
 		return fmt.Errorf("coordinator: %w", err)
+	}
+	switch j.Task {
+	case "":
+		j.Task = protocol.TaskAUC
+	case protocol.TaskAUC, protocol.TaskMetric:
+	default:
+		return fmt.Errorf("coordinator: unknown task %q (want auc or metric)", j.Task)
+	}
+	if j.Task == protocol.TaskMetric && j.Algo == protocol.AlgoFedDPGDGrad {
+		return fmt.Errorf("coordinator: %s is AUC only (the coordinator's step projects onto the ℓ2 ball, not onto PSD matrices)", j.Algo)
 	}
 	private := false
 	switch j.Algo {
@@ -166,10 +180,10 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("coordinator: unknown federated algorithm %q (one of %v)", j.Algo, protocol.FedAlgos)
 	}
-	if err := CheckLocalAlgo(j.Algo, j.LocalAlgo, j.Loss, j.Lambda); err != nil {
+	if err := CheckLocalAlgo(j.Algo, j.LocalAlgo, j.Task, j.Loss, j.Lambda); err != nil {
 		return fmt.Errorf("coordinator: %w", err)
 	}
-	if _, err := pairwise.LossByName(pairwise.TaskAUC, j.Loss); err != nil {
+	if _, err := pairwise.LossByName(pairwise.Task(j.Task), j.Loss); err != nil {
 		return fmt.Errorf("coordinator: %w", err)
 	}
 	if j.FeatureRadius == 0 {
@@ -214,9 +228,9 @@ func (c *Config) Validate() error {
 }
 
 // CheckLocalAlgo checks fed-oneshot's local algorithm: a registered
-// private pairwise algorithm that supports the AUC task with loss (and,
-// if it needs strong convexity, λ > 0). Other algorithms take none.
-func CheckLocalAlgo(algo, local, loss string, lambda float64) error {
+// private pairwise algorithm that supports the task with loss (and, if it
+// needs strong convexity, λ > 0). Other algorithms take none.
+func CheckLocalAlgo(algo, local, task, loss string, lambda float64) error {
 	if algo != protocol.AlgoFedOneShot {
 		if local != "" {
 			return fmt.Errorf("%s takes no local algorithm (got %q)", algo, local)
@@ -236,7 +250,7 @@ func CheckLocalAlgo(algo, local, loss string, lambda float64) error {
 	if a.NeedsStrongConvexity && !(lambda > 0) {
 		return fmt.Errorf("%s: local algorithm %s needs a strongly convex objective: give λ > 0", algo, local)
 	}
-	return a.Supports(pairwise.TaskAUC, loss)
+	return a.Supports(pairwise.Task(task), loss)
 }
 
 // Output is a message to publish on a subject.
@@ -444,9 +458,15 @@ func (c *Coordinator) startJob() []Output {
 	}
 	slices.Sort(names)
 	a := &protocol.JobAnnounce{
-		Job: j.ID, Algo: j.Algo, LocalAlgo: j.LocalAlgo, Task: string(pairwise.TaskAUC), Loss: j.Loss, Params: c.dim,
+		Job: j.ID, Algo: j.Algo, LocalAlgo: j.LocalAlgo, Task: j.Task, Loss: j.Loss, Params: c.dim,
 		LocalPasses: j.LocalPasses, Eta: j.Eta, ParamRadius: j.ParamRadius, FeatureRadius: j.FeatureRadius,
 		Lambda: j.Lambda, Seed: j.Seed, Sites: names, Aggregation: j.Aggregation,
+	}
+	if j.Task == protocol.TaskMetric {
+		if c.dim > 1448 { // d² ≤ protocol.MaxParams = 2²¹
+			return c.abort(fmt.Sprintf("a metric on d = %d features has %d parameters, over the protocol's %d", c.dim, c.dim*c.dim, protocol.MaxParams))
+		}
+		a.Params = c.dim * c.dim
 	}
 	switch j.Algo {
 	case protocol.AlgoFedAvg:
@@ -463,8 +483,8 @@ func (c *Coordinator) startJob() []Output {
 			a.Delta = 1 / float64(nMax)
 		}
 		if a.Eta == 0 {
-			loss, _ := pairwise.LossByName(pairwise.TaskAUC, j.Loss)
-			a.Eta = pairwise.Y21aDefaultEta(loss, nMin, c.dim, j.FeatureRadius, j.ParamRadius, a.Epsilon, a.Delta)
+			loss, _ := pairwise.LossByName(pairwise.Task(j.Task), j.Loss)
+			a.Eta = pairwise.Y21aDefaultEta(loss, nMin, a.Params, j.FeatureRadius, j.ParamRadius, a.Epsilon, a.Delta)
 		}
 	case protocol.AlgoFedOneShot:
 		// One release per site of its local algorithm on all its records.
@@ -507,17 +527,17 @@ func (c *Coordinator) startJob() []Output {
 			a.Delta = 1 / float64(nMax)
 		}
 		if a.Eta == 0 {
-			loss, _ := pairwise.LossByName(pairwise.TaskAUC, j.Loss)
-			a.Eta = pairwise.DPEGDDefaultEta(loss, nMin, c.dim, j.FeatureRadius, j.ParamRadius, a.Epsilon, a.Delta)
+			loss, _ := pairwise.LossByName(pairwise.Task(j.Task), j.Loss)
+			a.Eta = pairwise.DPEGDDefaultEta(loss, nMin, a.Params, j.FeatureRadius, j.ParamRadius, a.Epsilon, a.Delta)
 		}
 	}
 	if err := a.Validate(); err != nil {
 		return c.abort(fmt.Sprintf("invalid job: %v", err))
 	}
 	c.job = a
-	c.model = make([]float64, c.dim)
+	c.model = make([]float64, a.Params)
 	if a.Algo == protocol.AlgoFedAvg {
-		c.outSum = make([]float64, c.dim)
+		c.outSum = make([]float64, a.Params)
 	}
 	c.state = stateRunning
 	for _, name := range names {

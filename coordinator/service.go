@@ -333,7 +333,7 @@ func (s *Service) onSubmit(m *protocol.JobSubmit) []Output {
 func JobFromSubmit(m *protocol.JobSubmit) JobConfig {
 	return JobConfig{
 		ID: m.Job, Algo: m.Algo, LocalAlgo: m.LocalAlgo, Loss: m.Loss, Rounds: m.Rounds, LocalPasses: m.LocalPasses, Eta: m.Eta,
-		ParamRadius: m.ParamRadius, FeatureRadius: m.FeatureRadius, Lambda: m.Lambda, Epsilon: m.Epsilon, Delta: m.Delta, Seed: m.Seed, Aggregation: m.Aggregation,
+		ParamRadius: m.ParamRadius, FeatureRadius: m.FeatureRadius, Lambda: m.Lambda, Epsilon: m.Epsilon, Delta: m.Delta, Seed: m.Seed, Aggregation: m.Aggregation, Task: m.Task,
 	}
 }
 
@@ -492,6 +492,9 @@ func (s *Service) start() (bool, []Output) {
 func (s *Service) finish() []Output {
 	id := s.cur.submit.Job
 	st := &protocol.JobStatus{Job: id, Algo: s.cur.job.Algo, Sites: s.inner.Active(), Announce: s.inner.Job(), PhaseAUC: s.phaseAUC}
+	if s.cur.job.Task == protocol.TaskMetric {
+		st.Metric = protocol.MetricKNN3
+	}
 	s.phaseAUC = nil
 	for _, name := range s.inner.Dropped() {
 		if _, ok := s.refused[name]; ok {

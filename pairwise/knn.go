@@ -17,6 +17,31 @@ func KNN3Accuracy(W []float64, train, test *Dataset) float64 {
 	return KNNAccuracy(W, train, test, 3)
 }
 
+// KNNAccuracyLOO is the leave-one-out KNN accuracy on data: each record's
+// label is predicted by the vote of its k nearest other records under W
+// (see KNNAccuracy for the metric, ties and NaN). It scores a metric where
+// only labelled evaluation records exist (a federation's coordinator holds
+// a test file but no training records). Needs data.N ≥ 2.
+func KNNAccuracyLOO(W []float64, data *Dataset, k int) float64 {
+	if data.N < 2 {
+		return math.NaN()
+	}
+	for _, v := range W {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return math.NaN()
+		}
+	}
+	pred := make([]float64, data.N)
+	knnPredict(pred, W, data, data, min(k, data.N-1), true)
+	correct := 0
+	for i, p := range pred {
+		if p == data.Y[i] {
+			correct++
+		}
+	}
+	return float64(correct) / float64(data.N)
+}
+
 // KNNAccuracy returns the fraction of test records whose label is predicted
 // correctly by a k-nearest-neighbour vote among the training records under
 // the Mahalanobis distance d_W(x, x') = (x − x')ᵀ W (x − x').
@@ -46,7 +71,7 @@ func KNNAccuracy(W []float64, train, test *Dataset, k int) float64 {
 		}
 	}
 	pred := make([]float64, test.N)
-	knnPredict(pred, W, train, test, k)
+	knnPredict(pred, W, train, test, k, false)
 	correct := 0
 	for i, p := range pred {
 		if p == test.Y[i] {
@@ -57,7 +82,8 @@ func KNNAccuracy(W []float64, train, test *Dataset, k int) float64 {
 }
 
 // knnPredict writes the predicted label of every test record into dst.
-func knnPredict(dst, W []float64, train, test *Dataset, k int) {
+// With loo, test is train and record t does not vote for itself.
+func knnPredict(dst, W []float64, train, test *Dataset, k int, loo bool) {
 	d := train.D
 	switch {
 	case test.D != d:
@@ -89,6 +115,9 @@ func knnPredict(dst, W []float64, train, test *Dataset, k int) {
 			who[c] = -1
 		}
 		for i := 0; i < train.N; i++ {
+			if loo && i == t {
+				continue
+			}
 			zi := zTrain[i*m : (i+1)*m]
 			var s float64
 			for a, v := range zt {

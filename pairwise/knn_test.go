@@ -63,7 +63,7 @@ func identity(d int) []float64 {
 
 func predict(W []float64, train, test *Dataset, k int) []float64 {
 	p := make([]float64, test.N)
-	knnPredict(p, W, train, test, k)
+	knnPredict(p, W, train, test, k, false)
 	return p
 }
 
@@ -218,5 +218,38 @@ func BenchmarkKNN3(b *testing.B) {
 	b.ReportAllocs()
 	for k := 0; k < b.N; k++ {
 		KNN3Accuracy(W, train, test)
+	}
+}
+
+// TestKNNLeaveOneOut: KNNAccuracyLOO equals, record by record, the brute
+// force KNN of each record against all the others (integer data, so
+// distances tie and the index tie-break is exercised).
+func TestKNNLeaveOneOut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	const d, n = 3, 50
+	data := randDense(rng, n, d, 1)
+	for i := range data.X {
+		data.X[i] = float64(rng.IntN(3))
+	}
+	W := identity(d)
+	W[0] = 2
+	correct := 0
+	for i := 0; i < n; i++ {
+		var others []int
+		for j := 0; j < n; j++ {
+			if j != i {
+				others = append(others, j)
+			}
+		}
+		if bruteKNN(W, data.Subset(others), data.Subset([]int{i}), 3)[0] == data.Y[i] {
+			correct++
+		}
+	}
+	want := float64(correct) / n
+	if got := KNNAccuracyLOO(W, data, 3); got != want {
+		t.Fatalf("LOO accuracy %v, brute force %v", got, want)
+	}
+	if !math.IsNaN(KNNAccuracyLOO(W, data.Subset([]int{0}), 3)) {
+		t.Error("one record: want NaN")
 	}
 }

@@ -49,3 +49,11 @@ func ParseAggregation(s string) (Aggregation, error) {
 	}
 	return Aggregation{}, fmt.Errorf("protocol: unknown aggregation %q (want mean, median or trimmed-mean:β)", s)
 }
+
+// Tasks (JobAnnounce.Task, JobSubmit.Task) and evaluation metrics
+// (JobStatus.Metric).
+const (
+	TaskAUC    = "auc"
+	TaskMetric = "metric"
+	MetricKNN3 = "knn3"
+)

@@ -113,7 +113,7 @@ type Heartbeat struct {
 type JobAnnounce struct {
 	Job  string `msgpack:"job"`
 	Algo string `msgpack:"algo"` // one of FedAlgos
-	Task string `msgpack:"task"` // "auc" (metric learning: later)
+	Task string `msgpack:"task"` // "auc" (w ∈ R^d) or "metric" (W ∈ S^d, d·d parameters)
 	// LocalAlgo names the single-site private algorithm (a registered
 	// pairwise algorithm, e.g. "dpegd") a fed-oneshot site runs; empty for
 	// every other algorithm (omitted, so older encodings are unchanged).
@@ -236,6 +236,8 @@ type JobSubmit struct {
 	// Aggregation asks for robust aggregation (see Aggregation); omitted
 	// when empty.
 	Aggregation string `msgpack:"aggregation,omitempty"`
+	// Task is "auc" (default when empty) or "metric"; omitted when empty.
+	Task string `msgpack:"task,omitempty"`
 }
 
 // Job states (JobStatus.Status).
@@ -271,6 +273,10 @@ type JobStatus struct {
 	// PhaseAUC is the coordinator's test AUC of the model after each
 	// aggregated phase (when it has a test file); omitted otherwise.
 	PhaseAUC []float64 `msgpack:"phase_auc,omitempty" json:"phase_auc,omitempty"`
+	// Metric names what AUC and PhaseAUC hold: "" for the AUC of a linear
+	// model, "knn3" for the leave-one-out KNN-3 accuracy of a metric
+	// model on the coordinator's test file.
+	Metric string `msgpack:"metric,omitempty" json:"metric,omitempty"`
 	// Announce is the job as it was announced to the sites: every
 	// parameter (η, B, R, λ, ε, δ, phases, sites, aggregation) of the run;
 	// omitted before the job started.

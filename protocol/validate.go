@@ -155,6 +155,9 @@ func (m *JobAnnounce) Validate() error {
 	if err := checkLocalAlgo(m.Job, m.Algo, m.LocalAlgo); err != nil {
 		return err
 	}
+	if m.Task != TaskAUC && m.Task != TaskMetric {
+		return fmt.Errorf("protocol: job %s: unknown task %q (want auc or metric)", m.Job, m.Task)
+	}
 	if m.Params < 1 || m.Params > MaxParams {
 		return fmt.Errorf("protocol: job %s: %d parameters outside [1, %d]", m.Job, m.Params, MaxParams)
 	}
@@ -294,6 +297,9 @@ func (m *JobSubmit) Validate() error {
 			return err
 		}
 	}
+	if m.Task != "" && m.Task != TaskAUC && m.Task != TaskMetric {
+		return fmt.Errorf("protocol: job %s: unknown task %q (want auc or metric)", m.Job, m.Task)
+	}
 	if err := checkLocalAlgo(m.Job, m.Algo, m.LocalAlgo); err != nil {
 		return err
 	}
@@ -379,6 +385,9 @@ func (m *JobStatus) Validate() error {
 		if a < 0 || a > 1 {
 			return fmt.Errorf("protocol: job %s: phase auc %v outside [0, 1]", m.Job, a)
 		}
+	}
+	if m.Metric != "" && m.Metric != MetricKNN3 {
+		return fmt.Errorf("protocol: job %s: unknown metric %q", m.Job, m.Metric)
 	}
 	if m.Announce != nil {
 		if err := m.Announce.Validate(); err != nil {

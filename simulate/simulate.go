@@ -129,19 +129,24 @@ func (s *Spec) Validate() error {
 
 // Report is the outcome of a simulation (the `pairfed simulate --json` object).
 type Report struct {
-	Algorithm     string              `json:"algorithm"`
-	LocalAlgo     string              `json:"local_algorithm,omitempty"` // fed-oneshot
-	Dataset       string              `json:"dataset"`
-	Partition     string              `json:"partition"`
-	Transport     string              `json:"transport"`
-	Sites         int                 `json:"sites"`
-	SiteRecords   []int               `json:"site_records"` // of the last run
-	NTrain        int                 `json:"n_train"`
-	NTest         int                 `json:"n_test"`
-	D             int                 `json:"d"`
-	Runs          int                 `json:"runs"`
-	Phases        int                 `json:"phases"`
-	AUC           *experiment.Summary `json:"auc"`
+	Algorithm   string `json:"algorithm"`
+	LocalAlgo   string `json:"local_algorithm,omitempty"` // fed-oneshot
+	Dataset     string `json:"dataset"`
+	Partition   string `json:"partition"`
+	Transport   string `json:"transport"`
+	Sites       int    `json:"sites"`
+	SiteRecords []int  `json:"site_records"` // of the last run
+	NTrain      int    `json:"n_train"`
+	NTest       int    `json:"n_test"`
+	D           int    `json:"d"`
+	Runs        int    `json:"runs"`
+	Phases      int    `json:"phases"`
+	Task        string `json:"task"`
+	// AUC is the test AUC of a linear model (task auc); KNN3 the test
+	// KNN-3 accuracy of a metric (task metric), with the pooled training
+	// records as neighbours (an evaluator outside the federation).
+	AUC           *experiment.Summary `json:"auc,omitempty"`
+	KNN3          *experiment.Summary `json:"knn3_accuracy,omitempty"`
 	Seconds       float64             `json:"seconds"`
 	Loss          string              `json:"loss"`
 	Eta           float64             `json:"eta"`
@@ -217,7 +222,15 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 		if err != nil {
 			return nil, err
 		}
-		aucs = append(aucs, pairwise.LinearAUC(out.Result.Model, testPrep))
+		if out.Job.Task == protocol.TaskMetric {
+			ref, err := PrepPooled(spec, tr)
+			if err != nil {
+				return nil, err
+			}
+			aucs = append(aucs, pairwise.KNN3Accuracy(out.Result.Model, ref, testPrep))
+		} else {
+			aucs = append(aucs, pairwise.LinearAUC(out.Result.Model, testPrep))
+		}
 		if spec.Watch != nil {
 			v := out.View
 			for i := range v.Finished {
@@ -225,7 +238,7 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			}
 			spec.Watch(v)
 		}
-		rep.Phases = out.Job.Phases
+		rep.Phases, rep.Task = out.Job.Phases, out.Job.Task
 		rep.Loss, rep.Eta, rep.ParamRadius, rep.FeatureRadius = out.Job.Loss, out.Job.Eta, out.Job.ParamRadius, out.Job.FeatureRadius
 		rep.NTrain, rep.NTest = tr.N, te.N
 		rep.SiteRecords = rep.SiteRecords[:0]
@@ -248,7 +261,11 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 		}
 	}
 	rep.Seconds = time.Since(start).Seconds()
-	rep.AUC = experiment.Summarize(aucs)
+	if rep.Task == protocol.TaskMetric {
+		rep.KNN3 = experiment.Summarize(aucs)
+	} else {
+		rep.AUC = experiment.Summarize(aucs)
+	}
 	rep.Notes = append(rep.Notes,
 		fmt.Sprintf("each site fits %s scaling on its own training records and clips them to ‖x‖ ≤ %g; the test split is scaled with the pooled training split's scaler (an evaluator outside the federation: simulation only)", spec.Scale, spec.Job.FeatureRadius))
 	if private {
@@ -323,6 +340,22 @@ func Prepare(spec Spec, tr, te *pairwise.Dataset, rng *rand.Rand) ([]Site, *pair
 		return nil, nil, err
 	}
 	return sites, testPrep, nil
+}
+
+// PrepPooled scales the pooled training records with their own scaler and
+// clips them to R, as Prepare does to the test records: the neighbours of
+// a simulation's KNN evaluation of a learned metric.
+func PrepPooled(spec Spec, tr *pairwise.Dataset) (*pairwise.Dataset, error) {
+	R := spec.Job.FeatureRadius
+	if R == 0 {
+		R = 1
+	}
+	sc, err := data.FitScaler(spec.Scale, tr)
+	if err != nil {
+		return nil, err
+	}
+	out, _, err := data.Clip(sc.Apply(tr), R)
+	return out, err
 }
 
 // FederationConfig is one federated job over a transport.

@@ -328,10 +328,7 @@ func newCell(cfg Config, grid, algo string, eps float64, n int) (*cell, error) {
 		if cfg.Sites == 0 {
 			return nil, fmt.Errorf("sweep: %s is federated: give --sites N", algo)
 		}
-		if cfg.Task != pairwise.TaskAUC {
-			return nil, fmt.Errorf("sweep: %s: federated metric learning is not implemented (task auc only)", algo)
-		}
-		job := coordinator.JobConfig{Algo: algo, Loss: cfg.Loss, Epsilon: e, FeatureRadius: cfg.FeatureRadius, Seed: cfg.Seed}
+		job := coordinator.JobConfig{Algo: algo, Loss: cfg.Loss, Epsilon: e, FeatureRadius: cfg.FeatureRadius, Seed: cfg.Seed, Task: string(cfg.Task)}
 		if private && cfg.DeltaSet {
 			job.Delta = cfg.Delta
 			if cfg.Delta == 0 {
@@ -467,7 +464,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				return nil, fmt.Errorf("sweep: %s at ε = %s: %w", c.label, fmtEps(c.eps), err)
 			}
 			res.Sites = cfg.Sites
-			row.Sites, row.Loss, row.Lambda, row.Values = rep.Sites, rep.Loss, spec.Job.Lambda, rep.AUC.Values
+			score := rep.AUC
+			if score == nil {
+				score = rep.KNN3
+			}
+			row.Sites, row.Loss, row.Lambda, row.Values = rep.Sites, rep.Loss, spec.Job.Lambda, score.Values
 			row.Private = rep.Private
 			if len(rep.Privacy) > 0 {
 				row.Delta = rep.Privacy[0].Delta

@@ -256,7 +256,7 @@ func TestConfigErrors(t *testing.T) {
 		{Config{Train: tab, Algos: []string{"sgd-prev"}, Sizes: []int{1}}, "≥ 2"},
 		{Config{Train: tab, Algos: []string{"sgd-prev"}, Sizes: []int{700}}, "exceeds the 614"},
 		{Config{Train: tab, Algos: []string{"spauc"}, Loss: "hinge"}, "square"},
-		{Config{Train: tab, Algos: []string{"fed-avg"}, Sites: 2, Task: "metric"}, "metric"},
+		{Config{Train: tab, Algos: []string{"fed-dp-gd-grad"}, Sites: 2, Task: "metric", Epsilons: []float64{1}}, "AUC only"},
 		{Config{Train: tab, Algos: []string{"fed-oneshot"}, Sites: 2, Epsilons: []float64{1}}, "--local-algo"},
 		{Config{Train: tab, Algos: []string{"fed-avg"}, Sites: 40, Sizes: []int{64}}, "2 records each"},
 	}

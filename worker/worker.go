@@ -247,17 +247,30 @@ func (w *Worker) onAnnounce(m *protocol.JobAnnounce) []Output {
 // setup checks that this site can run the job and prepares its objective
 // (and, for fed-dp-local-sgd, its partition).
 func (w *Worker) setup(m *protocol.JobAnnounce) error {
-	if m.Task != string(pairwise.TaskAUC) {
-		return fmt.Errorf("task %q is not supported yet (auc only)", m.Task)
+	task := pairwise.Task(m.Task)
+	d := w.cfg.Data.D
+	switch {
+	case task == pairwise.TaskAUC && m.Params != d:
+		return fmt.Errorf("job %s has %d parameters, this site's data has d = %d", m.Job, m.Params, d)
+	case task == pairwise.TaskMetric && m.Params != d*d:
+		return fmt.Errorf("job %s learns a metric of %d parameters, this site's data has d = %d (d² = %d)", m.Job, m.Params, d, d*d)
+	case task == pairwise.TaskMetric && m.Algo == protocol.AlgoFedDPGDGrad:
+		return fmt.Errorf("%s is AUC only", m.Algo)
+	case task != pairwise.TaskAUC && task != pairwise.TaskMetric:
+		return fmt.Errorf("unknown task %q", m.Task)
 	}
-	if m.Params != w.cfg.Data.D {
-		return fmt.Errorf("job %s has %d parameters, this site's data has d = %d", m.Job, m.Params, w.cfg.Data.D)
-	}
-	loss, err := pairwise.LossByName(pairwise.TaskAUC, m.Loss)
+	loss, err := pairwise.LossByName(task, m.Loss)
 	if err != nil {
 		return err
 	}
-	obj, err := pairwise.NewObjective(w.cfg.Data, pairwise.ObjectiveConfig{Task: pairwise.TaskAUC, Loss: loss, Lambda: m.Lambda, Constraint: "l2", Radius: m.ParamRadius})
+	// The parameter set: the ℓ2 ball (AUC) or the Frobenius ball ∩ PSD
+	// (metric), of radius B; the coordinator's averages stay in it
+	// (convex).
+	constraint := "l2"
+	if task == pairwise.TaskMetric {
+		constraint = "frobenius-psd"
+	}
+	obj, err := pairwise.NewObjective(w.cfg.Data, pairwise.ObjectiveConfig{Task: task, Loss: loss, Lambda: m.Lambda, Constraint: constraint, Radius: m.ParamRadius})
 	if err != nil {
 		return err
 	}
@@ -314,7 +327,7 @@ func (w *Worker) setup(m *protocol.JobAnnounce) error {
 		if !a.Private {
 			return fmt.Errorf("%s: local algorithm %s is not private", m.Algo, m.LocalAlgo)
 		}
-		if err := a.Supports(pairwise.TaskAUC, m.Loss); err != nil {
+		if err := a.Supports(task, m.Loss); err != nil {
 			return err
 		}
 	default:

@@ -156,6 +156,15 @@ func runCoordinator(c *cli.Context) error {
 					return 0, 0
 				}
 			}
+			if job.Task == protocol.TaskMetric {
+				if ds.D*ds.D != len(model) {
+					logf("coordinator: evaluation of %s: test file has d = %d, metric %d values", job.Job, ds.D, len(model))
+					return 0, 0
+				}
+				// No training records here: each test record is classified
+				// by its 3 nearest other test records under W.
+				return pairwise.KNNAccuracyLOO(model, ds, 3), ds.N
+			}
 			if ds.D != len(model) {
 				logf("coordinator: evaluation of %s: test file has d = %d, model %d", job.Job, ds.D, len(model))
 				return 0, 0
@@ -402,6 +411,7 @@ Exit status: 0 completed (or accepted, without --wait), 1 failed, 3 refused.`,
 			&cli.Float64Flag{Name: "radius", Usage: "feature radius R the sites must have clipped to (default 1)"},
 			&cli.Float64Flag{Name: "lambda", Usage: "(λ/2)‖w‖² regularization"},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed recorded in the job"},
+			&cli.StringFlag{Name: "task", Usage: "auc (default) or metric (a Mahalanobis metric; scored by leave-one-out KNN-3 accuracy on the coordinator's test file)"},
 			&cli.StringFlag{Name: "aggregation", Usage: "robust aggregation against a misbehaving site: median or trimmed-mean:β (coordinate-wise; default: the weighted mean). Post-processing: the sites' DP guarantee is unchanged"},
 			&cli.BoolFlag{Name: "wait", Usage: "wait until the job completed, was refused or failed"},
 			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Minute, Usage: "give up waiting after this long"},
@@ -413,20 +423,24 @@ Exit status: 0 completed (or accepted, without --wait), 1 failed, 3 refused.`,
 
 // submitReport is the `pairfed job submit --json` object.
 type submitReport struct {
-	Job       string                `json:"job"`
-	Status    string                `json:"status"`
-	Reason    string                `json:"reason,omitempty"`
-	Algorithm string                `json:"algorithm"`
-	Phases    int                   `json:"phases"`
-	Sites     []string              `json:"sites"`
-	Dropped   []string              `json:"dropped,omitempty"`
-	Refused   []string              `json:"refused,omitempty"`
-	AUC       *experiment.Summary   `json:"auc,omitempty"`
-	NTest     int                   `json:"n_test"`
-	Private   bool                  `json:"private"`
-	Privacy   []protocol.SiteReport `json:"privacy,omitempty"`
-	Model     []float64             `json:"model,omitempty"`
-	Seconds   float64               `json:"seconds"`
+	Job       string              `json:"job"`
+	Status    string              `json:"status"`
+	Reason    string              `json:"reason,omitempty"`
+	Algorithm string              `json:"algorithm"`
+	Phases    int                 `json:"phases"`
+	Sites     []string            `json:"sites"`
+	Dropped   []string            `json:"dropped,omitempty"`
+	Refused   []string            `json:"refused,omitempty"`
+	AUC       *experiment.Summary `json:"auc,omitempty"`
+	// KNN3 is a metric-learning job's leave-one-out KNN-3 accuracy on
+	// the coordinator's test file (instead of auc).
+	KNN3     *experiment.Summary   `json:"knn3_accuracy,omitempty"`
+	PhaseAUC []float64             `json:"phase_auc,omitempty"`
+	NTest    int                   `json:"n_test"`
+	Private  bool                  `json:"private"`
+	Privacy  []protocol.SiteReport `json:"privacy,omitempty"`
+	Model    []float64             `json:"model,omitempty"`
+	Seconds  float64               `json:"seconds"`
 }
 
 func randomToken(prefix string) string {
@@ -450,7 +464,7 @@ func runJobSubmit(c *cli.Context) error {
 	sub := &protocol.JobSubmit{Job: id, Client: client, Algo: c.String("algo"), LocalAlgo: c.String("local-algo"), Loss: c.String("loss"), MinSites: c.Int("min-sites"),
 		Rounds: c.Int("rounds"), LocalPasses: c.Float64("local-passes"), Eta: c.Float64("eta"), ParamRadius: c.Float64("param-radius"),
 		FeatureRadius: c.Float64("radius"), Lambda: c.Float64("lambda"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), Seed: c.Uint64("seed"),
-		Aggregation: c.String("aggregation")}
+		Aggregation: c.String("aggregation"), Task: c.String("task")}
 	if err := coordinator.CheckSubmit(fed, sub); err != nil {
 		return usageError{fmt.Errorf("job submit: %w", err)}
 	}
@@ -523,7 +537,12 @@ func runJobSubmit(c *cli.Context) error {
 	rep := &submitReport{Job: st.Job, Status: st.Status, Reason: st.Reason, Algorithm: st.Algo, Phases: st.Phases, Sites: st.Sites,
 		Dropped: st.Dropped, Refused: st.Refused, NTest: st.TestRecords, Privacy: st.Privacy, Model: st.Model, Seconds: time.Since(start).Seconds()}
 	if st.TestRecords > 0 {
-		rep.AUC = experiment.Summarize([]float64{st.AUC})
+		if st.Metric == protocol.MetricKNN3 {
+			rep.KNN3 = experiment.Summarize([]float64{st.AUC})
+		} else {
+			rep.AUC = experiment.Summarize([]float64{st.AUC})
+		}
+		rep.PhaseAUC = st.PhaseAUC
 	}
 	if st.Status == protocol.StatusCompleted && protocol.PrivateFedAlgo(st.Algo) {
 		rep.Private = len(st.Privacy) > 0
@@ -563,6 +582,9 @@ func printSubmit(w io.Writer, r *submitReport) {
 	}
 	if r.AUC != nil {
 		fmt.Fprintf(w, "test AUC: %.4f (n_test = %d), %d phases, %.3g s\n", r.AUC.Mean, r.NTest, r.Phases, r.Seconds)
+	}
+	if r.KNN3 != nil {
+		fmt.Fprintf(w, "test KNN-3 accuracy (leave-one-out on the test file): %.4f (n_test = %d), %d phases, %.3g s\n", r.KNN3.Mean, r.NTest, r.Phases, r.Seconds)
 	}
 	for _, p := range r.Privacy {
 		if p.Epsilon > 0 {

@@ -18,6 +18,7 @@ func simulateCommand() *cli.Command {
 		&cli.StringFlag{Name: "test", Usage: "test file (default: a stratified split of --data)"},
 		&cli.Float64Flag{Name: "test-fraction", Value: 0.2, Usage: "share of --data held out for testing when --test is absent"},
 		&cli.IntFlag{Name: "sites", Value: 4, Usage: "number of sites N"},
+		&cli.StringFlag{Name: "task", Value: "auc", Usage: "auc (linear scoring model, test AUC) or metric (Mahalanobis metric W ∈ S^d, projected onto the Frobenius ball ∩ PSD; test KNN-3 accuracy with the pooled training records as neighbours); fed-dp-gd-grad is auc only"},
 		&cli.StringFlag{Name: "partition", Value: "iid", Usage: "iid (shuffled round robin) or label-skew:β (Dirichlet(β) class proportions per site)"},
 		&cli.StringFlag{Name: "algo", Value: "fed-avg", Usage: "fed-avg (non-private baseline), fed-dp-local-sgd ([Y21a] Alg 3 per site), fed-dpegd ([X21] Alg 3 per site), fed-dp-gd-grad ([K22] Alg 1: noisy site gradients, coordinator steps) or fed-oneshot (--local-algo once per site, averaged)"},
 		&cli.StringFlag{Name: "local-algo", Usage: "fed-oneshot: the private single-site algorithm every site runs (e.g. dpegd, dpgdsc, dp-gd-grad, dp-local-sgd)"},
@@ -61,7 +62,7 @@ func runSimulate(c *cli.Context) error {
 		TestFraction: c.Float64("test-fraction"), Runs: c.Int("runs"), Seed: c.Uint64("seed"),
 		NoiseSeed: c.Uint64("noise-seed"), Seeded: c.IsSet("noise-seed"), Transport: c.String("transport"),
 		Job: coordinator.JobConfig{
-			Algo: c.String("algo"), LocalAlgo: c.String("local-algo"), Loss: c.String("loss"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"),
+			Algo: c.String("algo"), LocalAlgo: c.String("local-algo"), Loss: c.String("loss"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), Task: c.String("task"),
 			Eta: c.Float64("eta"), ParamRadius: c.Float64("param-radius"), FeatureRadius: c.Float64("radius"),
 			Lambda: c.Float64("lambda"), Rounds: c.Int("rounds"), LocalPasses: c.Float64("local-passes"), Seed: c.Uint64("seed"),
 		},
@@ -114,9 +115,13 @@ func runSimulate(c *cli.Context) error {
 
 func printSimulation(w io.Writer, r *simulate.Report) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "algorithm\tsites\tpartition\tn_train\tn_test\td\tphases\truns\tAUC\tseconds\tprivate\n")
+	score, name := r.AUC, "AUC"
+	if r.KNN3 != nil {
+		score, name = r.KNN3, "KNN-3 acc"
+	}
+	fmt.Fprintf(tw, "algorithm\tsites\tpartition\tn_train\tn_test\td\tphases\truns\t%s\tseconds\tprivate\n", name)
 	fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%.4f ± %.4f\t%.3g\t%v\n", r.Algorithm, r.Sites, r.Partition, r.NTrain, r.NTest, r.D,
-		r.Phases, len(r.AUC.Values), r.AUC.Mean, r.AUC.Std, r.Seconds, r.Private)
+		r.Phases, len(score.Values), score.Mean, score.Std, r.Seconds, r.Private)
 	tw.Flush()
 	if r.LocalAlgo != "" {
 		fmt.Fprintf(w, "local algorithm: %s\n", r.LocalAlgo)
