@@ -34,8 +34,8 @@ func RunWith(ctx context.Context, c *Coordinator, t transport.Transport, tick ti
 		return nil, fmt.Errorf("coordinator: tick %v must be > 0", tick)
 	}
 	inbox := make(chan protocol.Message, 256)
-	unsub, err := t.Subscribe(protocol.CoordSubject(c.cfg.Federation), func(subject string, data []byte) {
-		m, err := protocol.Decode(data)
+	unsub, err := t.Subscribe(protocol.CoordWildcard(c.cfg.Federation), func(subject string, data []byte) {
+		m, err := receive(c.cfg.Federation, subject, data)
 		if err != nil {
 			c.cfg.Logf("coordinator: dropped message on %s: %v", subject, err)
 			return
@@ -75,6 +75,27 @@ func RunWith(ctx context.Context, c *Coordinator, t transport.Transport, tick ti
 		return nil, err
 	}
 	return c.Result(), nil
+}
+
+// receive decodes a message the coordinator received on subject and checks
+// that it may arrive there: job submissions on the jobs subject, and on
+// site s's subject only messages that site s sends about itself
+// (protocol.CheckSender) — a site cannot speak for another.
+func receive(fed, subject string, data []byte) (protocol.Message, error) {
+	m, err := protocol.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	if subject == protocol.JobsSubject(fed) {
+		if _, ok := m.(*protocol.JobSubmit); !ok {
+			return nil, fmt.Errorf("%v on the jobs subject", m.Kind())
+		}
+		return m, nil
+	}
+	if err := protocol.CheckSender(fed, subject, m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 func publish(t transport.Transport, outs []Output) error {
@@ -124,7 +145,7 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 	}
 	inbox := make(chan protocol.Message, 256)
 	handler := func(subject string, data []byte) {
-		m, err := protocol.Decode(data)
+		m, err := receive(s.cfg.Federation, subject, data)
 		if err != nil {
 			s.cfg.Logf("coordinator: dropped message on %s: %v", subject, err)
 			return
@@ -134,7 +155,7 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 		case <-ctx.Done():
 		}
 	}
-	for _, subj := range []string{protocol.CoordSubject(s.cfg.Federation), protocol.JobsSubject(s.cfg.Federation)} {
+	for _, subj := range []string{protocol.CoordWildcard(s.cfg.Federation), protocol.JobsSubject(s.cfg.Federation)} {
 		unsub, err := t.Subscribe(subj, handler)
 		if err != nil {
 			return fmt.Errorf("coordinator: %w", err)

@@ -331,3 +331,34 @@ func TestScanAcceptsEncodings(t *testing.T) {
 		}
 	}
 }
+
+// A site speaks only for itself: on pairfed.<fed>.coord.<s> the coordinator
+// accepts only messages whose sender is s.
+func TestCheckSender(t *testing.T) {
+	subj := SiteToCoordSubject("f", "a")
+	if subj != "pairfed.f.coord.a" || CoordWildcard("f") != "pairfed.f.coord.*" {
+		t.Fatalf("subjects %s %s", subj, CoordWildcard("f"))
+	}
+	for _, m := range []Message{&Join{Site: "a"}, &Heartbeat{Site: "a"}, &SiteUpdate{Site: "a"}, &Leave{Site: "a"}, &Refuse{Site: "a"}, &Abort{From: "a"}} {
+		if err := CheckSender("f", subj, m); err != nil {
+			t.Errorf("%v from a on a's subject: %v", m.Kind(), err)
+		}
+		if err := CheckSender("f", SiteToCoordSubject("f", "b"), m); err == nil {
+			t.Errorf("%v from a on b's subject accepted", m.Kind())
+		}
+	}
+	for _, c := range []struct {
+		subject string
+		m       Message
+	}{
+		{subj, &JobSubmit{Job: "j"}},
+		{subj, &PhaseStart{Job: "j"}},
+		{CoordSubject("f"), &Join{Site: "a"}},
+		{"pairfed.g.coord.a", &Join{Site: "a"}},
+		{"pairfed.f.coord.a.b", &Join{Site: "a.b"}},
+	} {
+		if err := CheckSender("f", c.subject, c.m); err == nil {
+			t.Errorf("%v on %s accepted", c.m.Kind(), c.subject)
+		}
+	}
+}

@@ -40,7 +40,7 @@ func newLockstep(t *testing.T, job coordinator.JobConfig, sites []Site, seed uin
 	}
 	ct := l.hub.Connect("coordinator")
 	l.ends["coordinator"] = ct
-	if _, err := ct.Subscribe(protocol.CoordSubject(fedName), func(_ string, b []byte) {
+	if _, err := ct.Subscribe(protocol.CoordWildcard(fedName), func(_ string, b []byte) {
 		l.send(ct, coordOut(l.coord.Step(l.decode(b))))
 	}); err != nil {
 		t.Fatal(err)

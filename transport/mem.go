@@ -3,6 +3,8 @@ package transport
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -122,6 +124,41 @@ func (m *Mem) Step() bool {
 	return true
 }
 
+// matching returns the subscriptions whose subject matches subject, as
+// NATS matches them ("*" one token, a final ">" one or more), exact
+// subscriptions first, then wildcards by pattern; each list in
+// subscription order.
+func (m *Mem) matching(subject string) []*memSub {
+	out := append([]*memSub(nil), m.subs[subject]...)
+	var patterns []string
+	for p := range m.subs {
+		if p != subject && strings.ContainsAny(p, "*>") && SubjectMatches(p, subject) {
+			patterns = append(patterns, p)
+		}
+	}
+	slices.Sort(patterns)
+	for _, p := range patterns {
+		out = append(out, m.subs[p]...)
+	}
+	return out
+}
+
+// SubjectMatches reports whether subject matches pattern under NATS rules:
+// tokens are separated by ".", "*" matches one token and a final ">"
+// matches one or more.
+func SubjectMatches(pattern, subject string) bool {
+	pt, st := strings.Split(pattern, "."), strings.Split(subject, ".")
+	for i, p := range pt {
+		if p == ">" && i == len(pt)-1 {
+			return len(st) > i
+		}
+		if i >= len(st) || (p != "*" && p != st[i]) {
+			return false
+		}
+	}
+	return len(pt) == len(st)
+}
+
 func (m *Mem) popLocked() (Envelope, []*memSub, bool) {
 	for len(m.queue) > 0 {
 		for i, p := range m.queue {
@@ -131,7 +168,7 @@ func (m *Mem) popLocked() (Envelope, []*memSub, bool) {
 			}
 			m.queue = append(m.queue[:i], m.queue[i+1:]...)
 			var subs []*memSub
-			for _, s := range m.subs[p.env.Subject] {
+			for _, s := range m.matching(p.env.Subject) {
 				if m.isolated[s.endpoint] {
 					m.dropped++
 					continue

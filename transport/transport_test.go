@@ -115,3 +115,40 @@ func TestEmbeddedNATS(t *testing.T) {
 		t.Errorf("oversized: %v", err)
 	}
 }
+
+func TestSubjectMatches(t *testing.T) {
+	for _, c := range []struct {
+		pattern, subject string
+		want             bool
+	}{
+		{"a.b.c", "a.b.c", true},
+		{"a.b.*", "a.b.c", true},
+		{"a.b.*", "a.b", false},
+		{"a.b.*", "a.b.c.d", false},
+		{"a.*.c", "a.x.c", true},
+		{"a.>", "a.b.c", true},
+		{"a.>", "a", false},
+		{"a.b.c", "a.b.x", false},
+	} {
+		if got := SubjectMatches(c.pattern, c.subject); got != c.want {
+			t.Errorf("SubjectMatches(%q, %q) = %v", c.pattern, c.subject, got)
+		}
+	}
+}
+
+// The in-memory transport delivers to wildcard subscriptions as NATS
+// does, after the exact ones.
+func TestMemWildcard(t *testing.T) {
+	hub := NewMem()
+	a, b := hub.Connect("a"), hub.Connect("b")
+	var got []string
+	a.Subscribe("p.coord.*", func(s string, _ []byte) { got = append(got, "wild:"+s) })
+	a.Subscribe("p.coord.x", func(s string, _ []byte) { got = append(got, "exact:"+s) })
+	b.Publish("p.coord.x", nil)
+	b.Publish("p.coord", nil)
+	b.Publish("p.coord.y.z", nil)
+	hub.Flush(100)
+	if want := []string{"exact:p.coord.x", "wild:p.coord.x"}; !slices.Equal(got, want) {
+		t.Fatalf("delivered %v, want %v", got, want)
+	}
+}

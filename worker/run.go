@@ -120,7 +120,7 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 		var outs []Output
 		select {
 		case <-ctx.Done():
-			leave := Output{Subject: protocol.CoordSubject(cfg.Federation), Msg: &protocol.Leave{Site: cfg.Site, Reason: "shutting down"}}
+			leave := Output{Subject: protocol.SiteToCoordSubject(cfg.Federation, cfg.Site), Msg: &protocol.Leave{Site: cfg.Site, Reason: "shutting down"}}
 			_ = publish(t, []Output{leave})
 			return ctx.Err()
 		case m := <-inbox:

@@ -103,7 +103,7 @@ func (s *Service) Running() string { return s.curJob }
 
 func (s *Service) join() Output {
 	d := s.cfg.Worker.Data
-	return Output{Subject: protocol.CoordSubject(s.cfg.Worker.Federation), Msg: &protocol.Join{Site: s.cfg.Worker.Site, Records: d.N, Dim: d.D}}
+	return Output{Subject: protocol.SiteToCoordSubject(s.cfg.Worker.Federation, s.cfg.Worker.Site), Msg: &protocol.Join{Site: s.cfg.Worker.Site, Records: d.N, Dim: d.D}}
 }
 
 // Start returns the first Join.
@@ -151,7 +151,7 @@ func (s *Service) Step(ctx context.Context, m protocol.Message) []Output {
 		}
 		if reason := s.refusal(m); reason != "" {
 			s.logf("refusing job %s: %s", m.Job, reason)
-			return []Output{{Subject: protocol.CoordSubject(s.cfg.Worker.Federation),
+			return []Output{{Subject: protocol.SiteToCoordSubject(s.cfg.Worker.Federation, s.cfg.Worker.Site),
 				Msg: &protocol.Refuse{Job: m.Job, Site: s.cfg.Worker.Site, Reason: truncate(reason, protocol.MaxReasonLen)}}}
 		}
 		w, err := New(s.cfg.Worker)

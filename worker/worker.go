@@ -149,7 +149,7 @@ func (w *Worker) logf(format string, args ...any) {
 }
 
 func (w *Worker) toCoord(m protocol.Message) Output {
-	return Output{Subject: protocol.CoordSubject(w.cfg.Federation), Msg: m}
+	return Output{Subject: protocol.SiteToCoordSubject(w.cfg.Federation, w.cfg.Site), Msg: m}
 }
 
 func (w *Worker) join() Output {

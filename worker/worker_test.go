@@ -47,7 +47,7 @@ func dpAnnounce(sites ...string) *protocol.JobAnnounce {
 func TestWorkerReleasesOnce(t *testing.T) {
 	w := newWorker(t)
 	ctx := context.Background()
-	if outs := w.Start(); len(outs) != 1 || outs[0].Subject != "pairfed.f.coord" {
+	if outs := w.Start(); len(outs) != 1 || outs[0].Subject != "pairfed.f.coord.s1" {
 		t.Fatalf("start %v", outs)
 	}
 	w.Step(ctx, dpAnnounce("s1", "s2"))

@@ -518,7 +518,7 @@ func TestBadInputCorpus(t *testing.T) {
 	}
 	v99 := slices.Clone(join)
 	v99[3], v99[4] = 0, 99
-	coordSubj, jobsSubj, sitesSubj := protocol.CoordSubject("bad"), protocol.JobsSubject("bad"), protocol.SitesSubject("bad")
+	coordSubj, jobsSubj, sitesSubj := protocol.SiteToCoordSubject("bad", "a"), protocol.JobsSubject("bad"), protocol.SitesSubject("bad")
 	messages := []struct {
 		name, subject string
 		data          []byte
@@ -530,6 +530,8 @@ func TestBadInputCorpus(t *testing.T) {
 		{"trailing bytes", coordSubj, append(slices.Clone(join), 0xc0), "1 trailing bytes"},
 		{"lying array length", coordSubj, []byte{byte(protocol.KindPhaseStart), 0xdd, 0x7f, 0xff, 0xff, 0xff}, "dropped message on " + coordSubj + ": protocol: phase-start:"},
 		{"2 MiB message of junk (chunked, reassembled, then refused)", coordSubj, bytes.Repeat([]byte{0xc1}, 2<<20), "dropped message on " + coordSubj + ": protocol: unknown message"},
+		{"site a speaking for site b", coordSubj, encodeRaw(t, &protocol.SiteUpdate{Job: "j", Phase: 1, Site: "b", Model: []float64{1, 2, 3}, Weight: 1}, protocol.Version), "site-update on " + coordSubj + " claims to come from"},
+		{"a job spec on a site's subject", coordSubj, encodeRaw(t, &protocol.JobSubmit{Job: "raw-0", Client: "c", Algo: "fed-avg", MinSites: 1}, protocol.Version), "job-submit on " + coordSubj + " claims to come from"},
 		{"job spec with min sites 0", jobsSubj, encodeRaw(t, &protocol.JobSubmit{Job: "raw-1", Client: "c", Algo: "fed-avg"}, protocol.Version), "job raw-1: min sites 0 outside"},
 		{"job spec with ε NaN", jobsSubj, encodeRaw(t, &protocol.JobSubmit{Job: "raw-2", Client: "c", Algo: "fed-dp-local-sgd", MinSites: 2, Epsilon: math.NaN()}, protocol.Version), "epsilon = NaN is not finite"},
 		{"phase start with a NaN model, to the sites", sitesSubj, encodeRaw(t, &protocol.PhaseStart{Job: "j", Phase: 1, Model: []float64{math.NaN(), 0, 0}}, protocol.Version), "worker a: dropped message on " + sitesSubj},
