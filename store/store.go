@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/worker"
@@ -164,8 +165,14 @@ func OpenLedger(dir string) (l *Ledger, releases []worker.Release, notes []strin
 	return &Ledger{j: j}, releases, notes, nil
 }
 
-// Append writes r as one line and fsyncs the file before returning.
-func (l *Ledger) Append(r worker.Release) error { return l.j.append(r) }
+// Append stamps r with the current time when it has none, writes it as
+// one line and fsyncs the file before returning.
+func (l *Ledger) Append(r worker.Release) error {
+	if r.Time.IsZero() {
+		r.Time = time.Now().UTC()
+	}
+	return l.j.append(r)
+}
 
 // Close closes the file.
 func (l *Ledger) Close() error { return l.j.close() }

@@ -21,6 +21,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"time"
 
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
@@ -117,6 +118,10 @@ type Release struct {
 	Epsilon     float64 `json:"epsilon"`
 	Delta       float64 `json:"delta"`
 	Secure      bool    `json:"secure"`
+	// Mechanism is the noise ("gaussian", "laplace", …); Time is set by
+	// the durable store when the entry is written (before the release).
+	Mechanism string    `json:"mechanism,omitempty"`
+	Time      time.Time `json:"time,omitzero"`
 }
 
 // Worker is the site state machine. It is not safe for concurrent use.
@@ -424,7 +429,7 @@ func (w *Worker) runPhase(ctx context.Context, m *protocol.PhaseStart) (*protoco
 		}
 		u.Model, u.Weight, u.Sigma = res.W, float64(len(idx)), res.Sigma
 		u.Epsilon, u.Delta, u.Secure = j.Epsilon, j.Delta, res.Secure
-		rel := &Release{Job: j.Job, Phase: m.Phase, Records: len(idx), Sigma: res.Sigma, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
+		rel := &Release{Job: j.Job, Phase: m.Phase, Records: len(idx), Mechanism: "gaussian", Sigma: res.Sigma, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
 		return u, rel, nil
 	case protocol.AlgoFedDPEGD:
 		// Epoch m.Phase of [X21] Alg 3 on this site's m.Phase-th disjoint
@@ -437,7 +442,7 @@ func (w *Worker) runPhase(ctx context.Context, m *protocol.PhaseStart) (*protoco
 		}
 		u.Model, u.Weight, u.Sigma = res.W, float64(len(idx)), res.Sigma
 		u.Epsilon, u.Delta, u.Secure = j.Epsilon, j.Delta, res.Secure
-		rel := &Release{Job: j.Job, Phase: m.Phase, Records: len(idx), Sigma: res.Sigma, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
+		rel := &Release{Job: j.Job, Phase: m.Phase, Records: len(idx), Mechanism: "gaussian", Sigma: res.Sigma, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
 		return u, rel, nil
 	case protocol.AlgoFedDPGDGrad:
 		// Iteration m.Phase of [K22] Alg 1 across sites: the full pairwise
@@ -452,7 +457,7 @@ func (w *Worker) runPhase(ctx context.Context, m *protocol.PhaseStart) (*protoco
 		n := w.cfg.Data.N
 		u.Model, u.Weight, u.Sigma = res.Grad, float64(n), res.Sigma
 		u.Epsilon, u.Delta, u.Secure = j.Epsilon, j.Delta, res.Secure
-		rel := &Release{Job: j.Job, Phase: m.Phase, Records: n, Sigma: res.Sigma, Sensitivity: res.Sensitivity, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
+		rel := &Release{Job: j.Job, Phase: m.Phase, Records: n, Mechanism: "gaussian", Sigma: res.Sigma, Sensitivity: res.Sensitivity, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
 		return u, rel, nil
 	case protocol.AlgoFedOneShot:
 		// The local private algorithm, once, on all this site's records,
@@ -481,7 +486,7 @@ func (w *Worker) runPhase(ctx context.Context, m *protocol.PhaseStart) (*protoco
 		n := w.cfg.Data.N
 		u.Model, u.Weight, u.Sigma, u.Sigmas = res.W, float64(n), sigmas[0], sigmas
 		u.Epsilon, u.Delta, u.Secure = j.Epsilon, j.Delta, secure
-		rel := &Release{Job: j.Job, Phase: m.Phase, Records: n, Sigma: sigmas[0], Sigmas: slices.Clone(sigmas), Epsilon: j.Epsilon, Delta: j.Delta, Secure: secure}
+		rel := &Release{Job: j.Job, Phase: m.Phase, Records: n, Mechanism: rep.Mechanism, Sigma: sigmas[0], Sigmas: slices.Clone(sigmas), Epsilon: j.Epsilon, Delta: j.Delta, Secure: secure}
 		return u, rel, nil
 	}
 	return nil, nil, fmt.Errorf("unknown algorithm %q", j.Algo)

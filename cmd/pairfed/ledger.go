@@ -180,8 +180,12 @@ func loadLedger(dir string) (*ledgerReport, error) {
 		jobs := map[string]bool{}
 		for _, r := range releases {
 			jobs[r.Job] = true
-			sl.Entries = append(sl.Entries, ledgerEntry{Site: name, Job: r.Job, Phase: r.Phase, Records: r.Records, Sigma: r.Sigma,
-				Sensitivity: r.Sensitivity, Epsilon: r.Epsilon, Delta: r.Delta, Private: r.Secure && r.Epsilon > 0})
+			e := ledgerEntry{Site: name, Job: r.Job, Phase: r.Phase, Mechanism: r.Mechanism, Records: r.Records, Sigma: r.Sigma,
+				Sensitivity: r.Sensitivity, Epsilon: r.Epsilon, Delta: r.Delta, Private: r.Secure && r.Epsilon > 0}
+			if !r.Time.IsZero() {
+				e.Time = r.Time.Format("2006-01-02T15:04:05.000Z07:00")
+			}
+			sl.Entries = append(sl.Entries, e)
 		}
 		sl.Jobs = len(jobs)
 	}
