@@ -53,6 +53,7 @@ func newApp() *cli.App {
 			deployCommand(),
 			experimentCommand(),
 			ledgerCommand(),
+			reportCommand(),
 		},
 	}
 }
