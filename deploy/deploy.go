@@ -119,13 +119,17 @@ func CoordinatorPermissions(fed string) Permissions {
 }
 
 // SitePermissions: a site publishes only to the coordinator (joins,
-// heartbeats, updates, leaves) and receives only the broadcasts to all
-// sites and its own direct subject. It can neither read another site's
-// updates (they travel on the coordinator's subject) nor the messages
+// heartbeats, updates, leaves, refusals, aborts), on its own subject
+// protocol.SiteToCoordSubject(fed, site), and receives only the
+// broadcasts to all sites and its own direct subject. It can neither
+// publish on another site's subject to the coordinator (the coordinator
+// drops a message whose body names another site than the subject, so a
+// site cannot speak for another), nor read another site's updates (no
+// site may subscribe to the coordinator's subjects), nor the messages
 // addressed to another site.
 func SitePermissions(fed, site string) Permissions {
 	return Permissions{
-		Publish:   []string{protocol.CoordSubject(fed)},
+		Publish:   []string{protocol.SiteToCoordSubject(fed, site)},
 		Subscribe: []string{protocol.SitesSubject(fed), protocol.SiteSubject(fed, site)},
 	}
 }
@@ -422,7 +426,11 @@ func newPassword() (string, error) {
 // exports to and imports from other accounts. Accounts isolate subjects:
 // a message published in one account reaches another only through an
 // export of the first that the second imports, whatever the publishing
-// connection (a client or a leaf node) does.
+// connection (a client or a leaf node) does. Site S's account exports
+// only S's own subject to the coordinator (pairfed.F.coord.S), so even a
+// message its leaf link publishes on another site's subject (nats-server
+// 2.9 does not check the publish permissions of messages arriving over a
+// leaf link) never reaches the coordinator's account.
 type hubAccount struct {
 	Name, Comment string
 	Users         []hubUser
@@ -461,9 +469,12 @@ func hubAccounts(fed string, sites []string) []*hubAccount {
 		a := SiteAccount(s)
 		siteAccounts = append(siteAccounts, a)
 		coord.Exports = append(coord.Exports, hubExport{Subject: protocol.SiteSubject(fed, s), Accounts: []string{a}})
-		coord.Imports = append(coord.Imports, hubImport{Account: a, Subject: protocol.CoordSubject(fed)})
+		// The coordinator subscribes to protocol.CoordWildcard(fed); each
+		// site's exact subject, imported from that site's account only,
+		// is delivered to that wildcard subscription.
+		coord.Imports = append(coord.Imports, hubImport{Account: a, Subject: protocol.SiteToCoordSubject(fed, s)})
 		sitesAcc = append(sitesAcc, &hubAccount{Name: a, Comment: "site " + s,
-			Exports: []hubExport{{Subject: protocol.CoordSubject(fed), Accounts: []string{CoordinatorAccount}}},
+			Exports: []hubExport{{Subject: protocol.SiteToCoordSubject(fed, s), Accounts: []string{CoordinatorAccount}}},
 			Imports: []hubImport{{Account: CoordinatorAccount, Subject: protocol.SitesSubject(fed)}, {Account: CoordinatorAccount, Subject: protocol.SiteSubject(fed, s)}}})
 	}
 	coord.Exports = append([]hubExport{{Subject: protocol.SitesSubject(fed), Accounts: siteAccounts}}, coord.Exports...)

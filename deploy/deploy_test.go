@@ -232,7 +232,7 @@ func TestCredentialsMatchTheHub(t *testing.T) {
 }
 
 func TestPermissions(t *testing.T) {
-	if p := SitePermissions("f", "a"); strings.Join(p.Publish, " ") != "pairfed.f.coord" || strings.Join(p.Subscribe, " ") != "pairfed.f.sites pairfed.f.site.a" {
+	if p := SitePermissions("f", "a"); strings.Join(p.Publish, " ") != "pairfed.f.coord.a" || strings.Join(p.Subscribe, " ") != "pairfed.f.sites pairfed.f.site.a" {
 		t.Errorf("site: %+v", p)
 	}
 	if p := ClientPermissions("f"); strings.Join(p.Publish, " ") != "pairfed.f.jobs" || strings.Join(p.Subscribe, " ") != "pairfed.f.client.*" {
@@ -242,22 +242,35 @@ func TestPermissions(t *testing.T) {
 		t.Errorf("coordinator: %+v", p)
 	}
 	// Accounts: a site's account imports only the broadcasts and its own
-	// subject from the coordinator, and exports only the coordinator's
-	// subject, to the coordinator only.
+	// subject from the coordinator, and exports only its own subject to
+	// the coordinator, to the coordinator only; the coordinator imports
+	// each site's subject from that site's account only.
 	accounts := hubAccounts("f", []string{"a", "b"})
+	seen := 0
 	for _, a := range accounts {
-		if a.Name != SiteAccount("a") {
-			continue
+		switch a.Name {
+		case SiteAccount("a"), SiteAccount("b"):
+			s := strings.TrimPrefix(a.Name, "site-")
+			seen++
+			if len(a.Exports) != 1 || a.Exports[0].Subject != "pairfed.f.coord."+s || strings.Join(a.Exports[0].Accounts, ",") != CoordinatorAccount {
+				t.Errorf("site %s exports %+v", s, a.Exports)
+			}
+			if fmt.Sprint(a.Imports) != "[{coordinator pairfed.f.sites} {coordinator pairfed.f.site."+s+"}]" {
+				t.Errorf("site %s imports %+v", s, a.Imports)
+			}
 		}
-		if len(a.Exports) != 1 || a.Exports[0].Subject != "pairfed.f.coord" || strings.Join(a.Exports[0].Accounts, ",") != CoordinatorAccount {
-			t.Errorf("site a exports %+v", a.Exports)
-		}
-		if fmt.Sprint(a.Imports) != "[{coordinator pairfed.f.sites} {coordinator pairfed.f.site.a}]" {
-			t.Errorf("site a imports %+v", a.Imports)
-		}
+	}
+	if seen != 2 {
+		t.Errorf("%d site accounts", seen)
+	}
+	if accounts[0].Name != CoordinatorAccount {
+		t.Fatalf("first account %s", accounts[0].Name)
 	}
 	if fmt.Sprint(accounts[0].Exports) != "[{pairfed.f.sites [site-a site-b]} {pairfed.f.site.a [site-a]} {pairfed.f.site.b [site-b]} {pairfed.f.client.* [client]}]" {
 		t.Errorf("coordinator exports %+v", accounts[0].Exports)
+	}
+	if fmt.Sprint(accounts[0].Imports) != "[{site-a pairfed.f.coord.a} {site-b pairfed.f.coord.b} {client pairfed.f.jobs}]" {
+		t.Errorf("coordinator imports %+v", accounts[0].Imports)
 	}
 }
 
@@ -390,7 +403,7 @@ func TestConfigsRunInProcess(t *testing.T) {
 	coordErrs, workerErrs := make(chan error, 16), make(chan error, 16)
 	coord := connect(hub.ClientURL(), CoordinatorDir, "coordinator.nk", "coordinator", coordErrs)
 	worker := connect(leaf.ClientURL(), SiteDir("a"), "worker.nk", "", workerErrs)
-	coordIn, _ := coord.SubscribeSync("pairfed.fed1.coord")
+	coordIn, _ := coord.SubscribeSync("pairfed.fed1.coord.*") // protocol.CoordWildcard
 	workerIn, _ := worker.SubscribeSync("pairfed.fed1.site.a")
 	coord.Flush()
 	worker.Flush()
@@ -406,21 +419,35 @@ func TestConfigsRunInProcess(t *testing.T) {
 		}
 		return false
 	}
-	if !got(coordIn, worker, "pairfed.fed1.coord") {
+	if !got(coordIn, worker, "pairfed.fed1.coord.a") {
 		t.Error("worker a's update did not reach the coordinator")
 	}
 	if !got(workerIn, coord, "pairfed.fed1.site.a") {
 		t.Error("the coordinator's message did not reach worker a")
 	}
-	worker.Publish("pairfed.fed1.site.b", []byte("forged"))
-	worker.Flush()
-	select {
-	case err := <-workerErrs:
-		if !errors.Is(err, nats.ErrPermissionViolation) || !strings.Contains(err.Error(), `pairfed.fed1.site.b`) {
-			t.Errorf("worker a publishing on site b's subject: %v", err)
+	// Worker a can neither publish on site b's direct subject nor speak
+	// to the coordinator on site b's subject (nor on the old shared
+	// subject).
+	for _, subj := range []string{"pairfed.fed1.site.b", "pairfed.fed1.coord.b", "pairfed.fed1.coord"} {
+		worker.Publish(subj, []byte("forged"))
+		worker.Flush()
+		select {
+		case err := <-workerErrs:
+			if !errors.Is(err, nats.ErrPermissionViolation) || !strings.Contains(err.Error(), `"`+subj+`"`) {
+				t.Errorf("worker a publishing on %s: %v", subj, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("worker a published on %s without a violation", subj)
 		}
-	case <-time.After(5 * time.Second):
-		t.Error("worker a published on site b's subject without a violation")
+	}
+	for {
+		msg, err := coordIn.NextMsg(200 * time.Millisecond)
+		if err != nil {
+			break
+		}
+		if string(msg.Data) == "forged" { // (late "x" probes are fine)
+			t.Errorf("the coordinator received %q on %s", msg.Data, msg.Subject)
+		}
 	}
 	if len(m.Identities) != 2+3*len(testSites) { // coordinator, client; per site: direct, leaf link, worker
 		t.Errorf("%d identities", len(m.Identities))

@@ -26,6 +26,7 @@ import (
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/deploy"
 	"github.com/pairfed/pairfed/pairwise"
+	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/simulate"
 	"github.com/pairfed/pairfed/transport"
 )
@@ -251,8 +252,10 @@ func (c *natsClient) expectNoViolation(t *testing.T) {
 	}
 }
 
-// expectMsg waits for payload on ch; expectNone checks that nothing
-// arrives on ch for a while.
+// expectMsg waits for payload on ch, skipping other messages except
+// forged ones: the tests give every message that must not be delivered a
+// payload starting with "forged", and expectMsg reports any such message
+// it skips. expectNone checks that nothing arrives on ch for a while.
 func expectMsg(t *testing.T, who string, ch chan *nats.Msg, subject, payload string) {
 	t.Helper()
 	deadline := time.After(3 * time.Second)
@@ -261,6 +264,9 @@ func expectMsg(t *testing.T, who string, ch chan *nats.Msg, subject, payload str
 		case m := <-ch:
 			if m.Subject == subject && string(m.Data) == payload {
 				return
+			}
+			if strings.HasPrefix(string(m.Data), "forged") {
+				t.Errorf("%s received %q on %s, which must not be delivered", who, m.Data, m.Subject)
 			}
 		case <-deadline:
 			t.Errorf("%s did not receive %q on %s", who, payload, subject)
@@ -360,7 +366,12 @@ func TestDeployRefusesUnauthenticated(t *testing.T) {
 
 // TestDeploySitePermissions: each identity can do exactly what the
 // protocol needs it to; every other attempt is a permissions violation
-// reported by the server.
+// reported by the server. In particular a site cannot speak to the
+// coordinator as another site: site S publishes only on its own subject
+// pairfed.F.coord.S (protocol.SiteToCoordSubject), whether it connects
+// directly, through its leaf server, or as a modified leaf server, and
+// the coordinator's wildcard subscription pairfed.F.coord.* receives
+// nothing a site sends on another site's subject.
 func TestDeploySitePermissions(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -371,8 +382,10 @@ func TestDeploySitePermissions(t *testing.T) {
 	b := d.identity(t, "site b", deploy.SiteDir("b"), "site.nk", "site")
 	client := d.identity(t, "client", deploy.ClientDir, "client.nk", "client")
 
-	// The coordinator subscribes to everything of the federation (it may).
-	coordIn := coord.subscribe(t, fed+".coord")
+	// The coordinator subscribes to what it listens on
+	// (protocol.CoordWildcard and the jobs subject) and to everything of
+	// the federation (it may).
+	coordIn := coord.subscribe(t, fed+".coord.*")
 	coordJobs := coord.subscribe(t, fed+".jobs")
 	coordAll := coord.subscribe(t, fed+".>")
 	coord.expectNoViolation(t)
@@ -382,31 +395,36 @@ func TestDeploySitePermissions(t *testing.T) {
 	a.expectNoViolation(t)
 	b.expectNoViolation(t)
 
-	// Site a may publish to the coordinator (joins, updates)...
-	a.publish(t, fed+".coord", "update from a")
-	expectMsg(t, "coordinator", coordIn, fed+".coord", "update from a")
+	// Site a may publish to the coordinator (joins, updates) on its own
+	// subject...
+	a.publish(t, fed+".coord.a", "update from a")
+	expectMsg(t, "coordinator", coordIn, fed+".coord.a", "update from a")
 	a.expectNoViolation(t)
-	// ...but not on site b's subject, nor the broadcast subject (as if it
-	// were the coordinator), nor jobs or client answers.
-	for _, subj := range []string{fed + ".site.b", fed + ".sites", fed + ".jobs", fed + ".client.x", fed + ".coord.x", "other.subject"} {
+	// ...but not as site b (b's subject to the coordinator), nor on the
+	// old shared subject or another site's, nor on site b's direct
+	// subject, nor the broadcast subject (as if it were the coordinator),
+	// nor jobs or client answers.
+	for _, subj := range []string{fed + ".coord.b", fed + ".coord", fed + ".coord.x", fed + ".coord.a.x", fed + ".site.b", fed + ".sites", fed + ".jobs", fed + ".client.x", "other.subject"} {
 		a.publish(t, subj, "forged by a")
 		a.expectViolation(t, "Publish", subj)
 	}
-	expectNone(t, "site b (direct)", bOwn, 300*time.Millisecond)
+	expectNone(t, "coordinator (sites' subjects)", coordIn, 300*time.Millisecond)
+	expectNone(t, "site b (direct)", bOwn, 0)
 	expectNone(t, "site b (broadcast)", bSites, 0)
 	expectNone(t, "coordinator (jobs)", coordJobs, 0)
 	// Site a cannot subscribe to site b's subject, nor to the updates of
-	// the other sites (the coordinator's subject), nor to wildcards.
+	// the other sites (the coordinator's subjects, not even its own), nor
+	// to wildcards.
 	var aSpy []chan *nats.Msg
-	for _, subj := range []string{fed + ".site.b", fed + ".coord", fed + ".>", fed + ".site.*", fed + ".client.*", ">"} {
+	for _, subj := range []string{fed + ".site.b", fed + ".coord.b", fed + ".coord.*", fed + ".coord.a", fed + ".coord", fed + ".>", fed + ".site.*", fed + ".client.*", ">"} {
 		aSpy = append(aSpy, a.subscribe(t, subj))
 		a.expectViolation(t, "Subscription", subj)
 	}
 	// Traffic on those subjects does not reach site a.
 	coord.publish(t, fed+".site.b", "for b only")
 	expectMsg(t, "site b", bOwn, fed+".site.b", "for b only")
-	b.publish(t, fed+".coord", "update from b")
-	expectMsg(t, "coordinator", coordIn, fed+".coord", "update from b")
+	b.publish(t, fed+".coord.b", "update from b")
+	expectMsg(t, "coordinator", coordIn, fed+".coord.b", "update from b")
 	for i, ch := range aSpy {
 		expectNone(t, fmt.Sprintf("site a's forbidden subscription %d", i), ch, 100*time.Millisecond)
 	}
@@ -420,7 +438,7 @@ func TestDeploySitePermissions(t *testing.T) {
 	coord.publish(t, fed+".client.c-1", "status")
 	coord.expectNoViolation(t)
 	// The coordinator's wildcard saw the sites' (permitted) updates.
-	expectMsg(t, "coordinator (wildcard)", coordAll, fed+".coord", "update from a")
+	expectMsg(t, "coordinator (wildcard)", coordAll, fed+".coord.a", "update from a")
 
 	// The job client submits jobs and reads answers, nothing else.
 	clientIn := client.subscribe(t, fed+".client.c-2")
@@ -429,10 +447,11 @@ func TestDeploySitePermissions(t *testing.T) {
 	coord.publish(t, fed+".client.c-2", "answer")
 	expectMsg(t, "client", clientIn, fed+".client.c-2", "answer")
 	client.expectNoViolation(t)
-	client.publish(t, fed+".coord", "forged update")
-	client.expectViolation(t, "Publish", fed+".coord")
-	client.subscribe(t, fed+".coord")
-	client.expectViolation(t, "Subscription", fed+".coord")
+	client.publish(t, fed+".coord.a", "forged update")
+	client.expectViolation(t, "Publish", fed+".coord.a")
+	client.subscribe(t, fed+".coord.*")
+	client.expectViolation(t, "Subscription", fed+".coord.*")
+	expectNone(t, "coordinator (sites' subjects)", coordIn, 100*time.Millisecond)
 
 	// Through site a's leaf server: the worker's credential has the same
 	// limits, enforced by the leaf server, and the hub enforces the leaf
@@ -446,14 +465,17 @@ func TestDeploySitePermissions(t *testing.T) {
 	wa.expectNoViolation(t)
 	wa.subscribe(t, fed+".site.b")
 	wa.expectViolation(t, "Subscription", fed+".site.b")
-	wa.subscribe(t, fed+".coord")
-	wa.expectViolation(t, "Subscription", fed+".coord")
+	wa.subscribe(t, fed+".coord.*")
+	wa.expectViolation(t, "Subscription", fed+".coord.*")
 	wa.publish(t, fed+".site.b", "forged by a's worker")
 	wa.expectViolation(t, "Publish", fed+".site.b")
+	wa.publish(t, fed+".coord.b", "forged by a's worker")
+	wa.expectViolation(t, "Publish", fed+".coord.b")
 	expectNone(t, "site b", bOwn, 300*time.Millisecond)
 	waitInterest(t, ctx, coord, wa, fed+".site.a", waOwn)
-	wa.publish(t, fed+".coord", "update from a's worker")
-	expectMsg(t, "coordinator", coordIn, fed+".coord", "update from a's worker")
+	wa.publish(t, fed+".coord.a", "update from a's worker")
+	// (expectMsg fails on any "forged" payload that arrives first.)
+	expectMsg(t, "coordinator", coordIn, fed+".coord.a", "update from a's worker")
 	// A worker without its nkey is refused by the leaf server.
 	if _, err := dial(t, "anonymous at leaf a", d.m.SiteURLs[0], "", nil); err == nil || !strings.Contains(strings.ToLower(err.Error()), "authorization violation") {
 		t.Errorf("anonymous client at the leaf server: err = %v, want an authorization violation", err)
@@ -461,7 +483,10 @@ func TestDeploySitePermissions(t *testing.T) {
 
 	// A modified leaf server (the site's operator controls it): speaking
 	// the leaf-node protocol with site a's link credentials, it can
-	// neither subscribe to site b's subject nor publish on it.
+	// neither subscribe to site b's subject nor publish on it, nor send
+	// to the coordinator as site b. (nats-server 2.9.10 does not check
+	// the publish permissions of LMSGs: site a's account, which exports
+	// only pairfed.F.coord.a to the coordinator, is what stops them.)
 	password := leafPassword(t, d, "a")
 	probe := dialLeaf(t, d, "a", deploy.LeafUser("a"), password)
 	probe.send(t, "LS+ "+fed+".site.b\r\n")
@@ -470,10 +495,27 @@ func TestDeploySitePermissions(t *testing.T) {
 	probe = dialLeaf(t, d, "a", deploy.LeafUser("a"), password)
 	probe.send(t, fmt.Sprintf("LMSG %s.site.b 6\r\nforged\r\n", fed))
 	probe.send(t, fmt.Sprintf("LMSG %s.sites 6\r\nforged\r\n", fed))
-	probe.send(t, fmt.Sprintf("LMSG %s.coord 7\r\ngenuine\r\n", fed))
-	expectMsg(t, "coordinator", coordIn, fed+".coord", "genuine") // the probe's permitted message arrives...
-	expectNone(t, "site b", bOwn, 300*time.Millisecond)           // ...its forged ones do not
+	probe.send(t, fmt.Sprintf("LMSG %s.coord.b 6\r\nforged\r\n", fed))
+	probe.send(t, fmt.Sprintf("LMSG %s.coord 6\r\nforged\r\n", fed))
+	probe.send(t, fmt.Sprintf("LMSG %s.coord.a 7\r\ngenuine\r\n", fed))
+	// The probe's permitted message arrives (after the forged ones, which
+	// expectMsg would report)...
+	expectMsg(t, "coordinator", coordIn, fed+".coord.a", "genuine")
+	// ...its forged ones do not, on any subject.
+	expectNone(t, "coordinator (sites' subjects)", coordIn, 300*time.Millisecond)
+	expectNone(t, "site b", bOwn, 0)
 	expectNone(t, "site b (broadcast)", bSites, 0)
+	for {
+		select {
+		case m := <-coordAll:
+			if strings.HasPrefix(string(m.Data), "forged") {
+				t.Errorf("coordinator (wildcard) received %q on %s", m.Data, m.Subject)
+			}
+			continue
+		default:
+		}
+		break
+	}
 	probe.close()
 	// A wrong password on the leaf port is refused.
 	bad := dialLeaf(t, d, "a", deploy.LeafUser("a"), strings.Repeat("0", len(password)))
@@ -800,4 +842,27 @@ func TestDeployFederatedJobOverLeafNodes(t *testing.T) {
 		t.Errorf("simulate.Federate AUC %.17g, simulate.Run %.17g: the reconstruction of the run is wrong", auc, sim.AUC.Mean)
 	}
 	t.Logf("fed-dp-local-sgd over TLS through 3 leaf nodes: AUC %.6f, simulation %.6f, models equal", got, sim.AUC.Mean)
+
+	// Site a speaking for site b on its own subject (the only one the hub
+	// lets it use): the coordinator drops the message (the body's site is
+	// not the subject's). A join of a's own on the same subject, sent
+	// after it, is processed: the path works, and the forged join was
+	// handled before it.
+	direct := d.identity(t, "site a (direct)", deploy.SiteDir("a"), "site.nk", "site")
+	siteA := transport.NewNATS(direct.nc, false)
+	for _, m := range []protocol.Message{&protocol.Join{Site: "b", Records: 1, Dim: train.D}, &protocol.Join{Site: "a", Records: 1, Dim: train.D}} {
+		b, err := protocol.Encode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := siteA.Publish(protocol.SiteToCoordSubject(deployFed, "a"), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	direct.expectNoViolation(t)
+	log := waitFor(t, ctx, coord.stderr, "site a rejoined with n = 1,", 1)
+	forged := "dropped message on " + protocol.SiteToCoordSubject(deployFed, "a")
+	if !strings.Contains(log, forged) || !strings.Contains(log, "claims to come from") || strings.Contains(log, "site b rejoined") {
+		t.Errorf("the coordinator did not drop site a's join as site b (want %q ... claims to come from):\n%s", forged, tail(log, 4000))
+	}
 }

@@ -21,13 +21,15 @@
 //
 // # Subjects
 //
-//	pairfed.<federation>.coord         sites → coordinator (Join, Heartbeat, SiteUpdate, Leave, Abort)
+//	pairfed.<federation>.coord.<site>  one site → coordinator (Join, Heartbeat, SiteUpdate, Leave, Refuse, Abort);
+//	                                   the coordinator subscribes to pairfed.<federation>.coord.* and drops
+//	                                   a message whose sender is not <site> (CheckSender)
 //	pairfed.<federation>.sites         coordinator → every site (JobAnnounce, PhaseStart, Result, Abort)
 //	pairfed.<federation>.site.<site>   coordinator → one site (JobAnnounce, PhaseStart: catch-up after a repeated Join)
 //	pairfed.<federation>.jobs          clients → coordinator (JobSubmit)
 //	pairfed.<federation>.client.<id>   coordinator → one client (JobStatus)
 //
-// Sites also send Refuse on the coord subject when they decline a job.
+// Sites send Refuse on their coord subject when they decline a job.
 //
 // Federation and site names are subject tokens: 1–64 characters of
 // [A-Za-z0-9_-].
