@@ -9,6 +9,7 @@ import (
 
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/worker"
 )
 
 // Charges survive a reopen with their time stamps; a torn last line (a
@@ -66,5 +67,30 @@ func TestCheckpointAndBudgets(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, BudgetsFile), []byte(`{"a":{"epsilon":-1,"delta":0}}`), 0o644)
 	if _, err := LoadBudgets(dir); err == nil || !strings.Contains(err.Error(), "budget ε") {
 		t.Errorf("negative budget: %v", err)
+	}
+}
+
+// Job states survive a reopen; one whose file name and job differ is
+// refused.
+func TestJobStates(t *testing.T) {
+	dir := t.TempDir()
+	j, got, err := OpenJobStates(dir)
+	if err != nil || len(got) != 0 {
+		t.Fatal(got, err)
+	}
+	st := &worker.JobState{Announce: &protocol.JobAnnounce{Job: "j", Algo: protocol.AlgoFedDPLocalSGD, Task: "auc", Loss: "logistic", Params: 2, Phases: 2,
+		Eta: 0.1, ParamRadius: 1, FeatureRadius: 1, Epsilon: 1, Delta: 1e-3, Sites: []string{"a"}},
+		Partition: [][]int{{0, 2}, {1}}, Sent: map[int]*protocol.SiteUpdate{1: {Job: "j", Phase: 1, Site: "a", Model: []float64{0.5, -1}, Weight: 2, Sigma: 3, Epsilon: 1, Delta: 1e-3}},
+		StartOf: map[int][]float64{1: {0, 0}}}
+	if err := j.SaveJob(st); err != nil {
+		t.Fatal(err)
+	}
+	_, got, err = OpenJobStates(dir)
+	if err != nil || !reflect.DeepEqual(got["j"], st) {
+		t.Fatalf("reloaded %+v, %v", got["j"], err)
+	}
+	os.Rename(filepath.Join(dir, SiteJobsDir, "j.json"), filepath.Join(dir, SiteJobsDir, "k.json"))
+	if _, _, err := OpenJobStates(dir); err == nil {
+		t.Error("a state under another job's name was accepted")
 	}
 }

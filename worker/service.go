@@ -31,6 +31,11 @@ type ServiceConfig struct {
 	// JobTimeout is the number of ticks without a message about the
 	// running job after which the site gives up on it (0: never).
 	JobTimeout int
+	// Jobs are the saved states of jobs this site released values for
+	// (reloaded by the caller, see Config.Jobs): a job announced again
+	// after a restart is taken up where it was if its state covers every
+	// release in the ledger, and refused otherwise.
+	Jobs map[string]*JobState
 }
 
 // Service wraps one Worker per job. Between jobs it repeats its Join every
@@ -132,6 +137,11 @@ func (s *Service) refusal(m *protocol.JobAnnounce) string {
 	return ""
 }
 
+// released reports whether the ledger holds releases of job.
+func (s *Service) released(job string) bool {
+	return slices.ContainsFunc(s.ledger, func(r Release) bool { return r.Job == job })
+}
+
 // Step handles one message from the coordinator; ctx cancels a local phase.
 func (s *Service) Step(ctx context.Context, m protocol.Message) []Output {
 	var outs []Output
@@ -148,6 +158,21 @@ func (s *Service) Step(ctx context.Context, m protocol.Message) []Output {
 		}
 		if s.ended[m.Job] || !slices.Contains(m.Sites, s.cfg.Worker.Site) {
 			return nil
+		}
+		if st := s.cfg.Jobs[m.Job]; st != nil && s.released(m.Job) {
+			if err := resumable(st, m, s.ledger); err != nil {
+				s.logf("cannot resume job %s: %v", m.Job, err)
+			} else if w, err := New(s.cfg.Worker); err == nil {
+				if err := w.resume(st, s.ledger); err != nil {
+					s.logf("cannot resume job %s: %v", m.Job, err)
+				} else {
+					// The job's releases move from the reloaded ledger to
+					// its worker (Ledger and Spent count them once).
+					s.ledger = slices.DeleteFunc(s.ledger, func(r Release) bool { return r.Job == m.Job })
+					s.cur, s.curJob, s.lastMsg = w, m.Job, s.now
+					return nil
+				}
+			}
 		}
 		if reason := s.refusal(m); reason != "" {
 			s.logf("refusing job %s: %s", m.Job, reason)

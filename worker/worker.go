@@ -53,6 +53,10 @@ type Config struct {
 	// to it before the update leaves the state machine (write-ahead). If
 	// Append fails the update is not released and the worker aborts.
 	Store LedgerStore
+	// Jobs, when set, keeps each private job's partition and released
+	// updates (JobState) after every release, so that a restarted site can
+	// take the job up again (ServiceConfig.Jobs).
+	Jobs JobStore
 	// Logf receives one line per notable event; nil discards.
 	Logf func(format string, args ...any)
 }
@@ -388,6 +392,13 @@ func (w *Worker) onPhase(ctx context.Context, m *protocol.PhaseStart) []Output {
 	}
 	w.sent[m.Phase] = u
 	w.startOf[m.Phase] = slices.Clone(m.Model)
+	if rel != nil && w.cfg.Jobs != nil {
+		if err := w.cfg.Jobs.SaveJob(w.state()); err != nil {
+			// The release is charged but cannot be repeated after a
+			// restart: the site will refuse the job then. Release now.
+			w.logf("phase %d: saving the job state failed (a restart will refuse this job): %v", m.Phase, err)
+		}
+	}
 	return []Output{w.toCoord(u)}
 }
 

@@ -324,6 +324,10 @@ func runWorker(c *cli.Context) error {
 		return err
 	}
 	defer ledger.Close()
+	jobStates, saved, err := store.OpenJobStates(c.String("state"))
+	if err != nil {
+		return err
+	}
 	for _, n := range notes {
 		logf("worker %s: %s", site, n)
 	}
@@ -334,8 +338,8 @@ func runWorker(c *cli.Context) error {
 	every := ticks(c.Duration("heartbeat"), tick)
 	cfg := worker.ServiceConfig{
 		Worker: worker.Config{Federation: c.String("federation"), Site: site, Data: ds, Noise: siteNoise(c.String("scale")),
-			Rand: rand.New(rand.NewChaCha8(key)), JoinEvery: every, HeartbeatEvery: every, Store: ledger, Logf: logf},
-		Ledger: releases, JobTimeout: ticks(c.Duration("job-timeout"), tick),
+			Rand: rand.New(rand.NewChaCha8(key)), JoinEvery: every, HeartbeatEvery: every, Store: ledger, Jobs: jobStates, Logf: logf},
+		Ledger: releases, Jobs: saved, JobTimeout: ticks(c.Duration("job-timeout"), tick),
 	}
 	if fb, ok := budgets[site]; ok {
 		cfg.Budget = &worker.Budget{Epsilon: fb.Epsilon, Delta: fb.Delta}

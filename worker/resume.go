@@ -1,0 +1,98 @@
+package worker
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+
+	"github.com/pairfed/pairfed/protocol"
+)
+
+// JobState is what a site keeps durably of a job it released values for,
+// so that after a restart it can take the job up again: answer a phase it
+// already released with the same update (never a fresh noisy value) and
+// run the remaining phases on the same disjoint partition (a new partition
+// would let a record take part in two phases, breaking the parallel
+// composition the guarantee rests on). It lives in the site's own state
+// directory, next to its ledger: the partition never leaves the site.
+type JobState struct {
+	Announce  *protocol.JobAnnounce        `json:"announce"`
+	Partition [][]int                      `json:"partition,omitempty"`
+	Sent      map[int]*protocol.SiteUpdate `json:"sent"`
+	StartOf   map[int][]float64            `json:"start_of"`
+}
+
+// JobStore persists JobStates. Save must return only once the state is
+// durable; the worker calls it after the ledger entry of a release and
+// before the release leaves the state machine.
+type JobStore interface {
+	SaveJob(*JobState) error
+}
+
+// state returns the job's durable state (deep enough copies).
+func (w *Worker) state() *JobState {
+	st := &JobState{Announce: w.job, Sent: maps.Clone(w.sent), StartOf: map[int][]float64{}}
+	for k, v := range w.startOf {
+		st.StartOf[k] = slices.Clone(v)
+	}
+	for _, p := range w.partition {
+		st.Partition = append(st.Partition, slices.Clone(p))
+	}
+	return st
+}
+
+// resumable reports whether st lets this site take up job m again after a
+// restart: the same announcement, and a saved update for every phase the
+// ledger says was released (a release whose state was not saved cannot
+// be repeated, so the site must refuse the job).
+func resumable(st *JobState, m *protocol.JobAnnounce, ledger []Release) error {
+	if st == nil || st.Announce == nil {
+		return fmt.Errorf("no saved state")
+	}
+	if !reflect.DeepEqual(st.Announce, m) {
+		return fmt.Errorf("the job was announced with other parameters before the restart")
+	}
+	for _, r := range ledger {
+		if r.Job == m.Job && st.Sent[r.Phase] == nil {
+			return fmt.Errorf("phase %d was released but its update was not saved", r.Phase)
+		}
+	}
+	return nil
+}
+
+// resume takes up job st.Announce with the releases of ledger: it sets
+// the job up as an announcement would, then restores the saved partition,
+// updates and start models.
+func (w *Worker) resume(st *JobState, ledger []Release) error {
+	m := st.Announce
+	if err := w.setup(m); err != nil {
+		return err
+	}
+	if w.partition != nil {
+		if len(st.Partition) != len(w.partition) {
+			return fmt.Errorf("saved partition has %d subsets, the job %d", len(st.Partition), len(w.partition))
+		}
+		for k, p := range st.Partition {
+			if len(p) != len(w.partition[k]) {
+				return fmt.Errorf("saved subset %d has %d records, the job's has %d", k+1, len(p), len(w.partition[k]))
+			}
+			for _, i := range p {
+				if i < 0 || i >= w.cfg.Data.N {
+					return fmt.Errorf("saved subset %d names record %d of %d", k+1, i, w.cfg.Data.N)
+				}
+			}
+		}
+		w.partition = st.Partition
+	}
+	w.job = m
+	w.sent = maps.Clone(st.Sent)
+	w.startOf = maps.Clone(st.StartOf)
+	for _, r := range ledger {
+		if r.Job == m.Job {
+			w.ledger = append(w.ledger, r)
+		}
+	}
+	w.logf("resumed job %s after a restart: %d phases already released", m.Job, len(w.sent))
+	return nil
+}
