@@ -90,6 +90,8 @@ type JobView struct {
 	// scored it (Service: ServiceConfig.Evaluate), on TestRecords records.
 	AUC         float64 `json:"auc,omitempty"`
 	TestRecords int     `json:"n_test,omitempty"`
+	// Metric is "knn3" when AUC holds a metric job's KNN-3 accuracy.
+	Metric string `json:"metric,omitempty"`
 }
 
 // Progress is the share of the job's phases aggregated, in [0, 1] (0
@@ -342,7 +344,7 @@ func (s *Service) View() View {
 		}
 		j := JobView{Job: st.Job, Algo: st.Algo, Status: st.Status, Reason: st.Reason, Phases: st.Phases,
 			Sites: slices.Clone(st.Sites), Dropped: slices.Clone(st.Dropped), Refused: slices.Clone(st.Refused),
-			AUC: st.AUC, TestRecords: st.TestRecords}
+			AUC: st.AUC, TestRecords: st.TestRecords, Metric: st.Metric}
 		if j.Sites == nil {
 			j.Sites = []string{}
 		}

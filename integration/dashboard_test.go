@@ -167,7 +167,7 @@ func TestDashboardOfSimulation(t *testing.T) {
 		}
 		domHas(t, row, `<span class="progress-text">`+phases+` / `+phases+` phases</span><div class="bar [^"]*" role="progressbar" aria-valuemin="0" aria-valuenow="`+phases+`" aria-valuemax="`+phases+`">`)
 		// The AUC simulate measured, to the 4 decimals shown.
-		m := regexp.MustCompile(`<td class="num">(0\.\d{4})</td>`).FindStringSubmatch(row)
+		m := regexp.MustCompile(`<td class="num">(0\.\d{4}) AUC</td>`).FindStringSubmatch(row)
 		if m == nil {
 			t.Errorf("%s: no AUC in %s", job, row)
 		} else if shown, _ := strconv.ParseFloat(m[1], 64); math.Abs(shown-auc) > 0.51e-4 {
