@@ -108,3 +108,29 @@ func TestServiceResumesAfterRestart(t *testing.T) {
 		t.Fatal("a site resumed a job announced with other parameters")
 	}
 }
+
+// A job announced to this site while another runs means the coordinator
+// moved on (it runs one job at a time; the running job's result was
+// lost): the site retires the old job, keeping its releases, and takes
+// the new one. An announcement that does not list the site changes
+// nothing.
+func TestServiceRetiresJobOnNewAnnouncement(t *testing.T) {
+	ctx := context.Background()
+	st := &memStore{}
+	s := newService(t, st, nil, nil)
+	s.Step(ctx, dpJob("a", 1))
+	updateOf(t, s.Step(ctx, &protocol.PhaseStart{Job: "a", Phase: 1, Model: []float64{0, 0, 0}}))
+	other := dpJob("x", 1)
+	other.Sites = []string{"s2"}
+	s.Step(ctx, other)
+	if s.Running() != "a" {
+		t.Fatalf("an announcement for other sites changed the running job to %q", s.Running())
+	}
+	s.Step(ctx, dpJob("b", 1))
+	if s.Running() != "b" {
+		t.Fatalf("running %q, want b", s.Running())
+	}
+	if l := s.Ledger(); len(l) != 1 || l[0].Job != "a" {
+		t.Fatalf("ledger %+v, want a's release kept", l)
+	}
+}

@@ -151,10 +151,19 @@ func (s *Service) Step(ctx context.Context, m protocol.Message) []Output {
 			if m.Job == s.curJob {
 				s.lastMsg = s.now
 				outs = s.cur.Step(ctx, m)
-			} else {
-				s.logf("ignored announcement of job %s: busy with %s", m.Job, s.curJob)
+				break
 			}
-			break
+			if !slices.Contains(m.Sites, s.cfg.Worker.Site) {
+				s.logf("ignored announcement of job %s: busy with %s", m.Job, s.curJob)
+				break
+			}
+			// The coordinator runs one job at a time: announcing another
+			// job to this site means the running one ended without this
+			// site hearing it (e.g. the coordinator crashed between
+			// recording the job's end and sending its result). Retire it
+			// (its releases stay in the ledger) and consider the new one.
+			s.logf("job %s announced while %s was running: the coordinator has moved on, retiring %s", m.Job, s.curJob, s.curJob)
+			s.end()
 		}
 		if s.ended[m.Job] || !slices.Contains(m.Sites, s.cfg.Worker.Site) {
 			return nil
