@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pairfed/pairfed/protocol"
@@ -124,15 +125,7 @@ func Spent(charges []Charge) []Spend {
 		}
 		out = append(out, sp)
 	}
-	slices.SortFunc(out, func(a, b Spend) int {
-		if a.Site < b.Site {
-			return -1
-		}
-		if a.Site > b.Site {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b Spend) int { return strings.Compare(a.Site, b.Site) })
 	return out
 }
 

@@ -36,15 +36,9 @@ type Charges struct {
 func OpenCharges(dir string) (*Charges, []coordinator.Charge, []string, error) {
 	var out []coordinator.Charge
 	j, notes, err := openJournal(dir, ChargesFile, func(line []byte) error {
-		var c coordinator.Charge
-		if err := decodeStrict(line, &c); err != nil {
-			return err
-		}
-		if c.Key == "" || c.Site == "" || c.Job == "" {
-			return errors.New("charge without key, site or job")
-		}
+		c, err := decodeCharge(line)
 		out = append(out, c)
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, nil, nil, err
@@ -57,14 +51,23 @@ func OpenCharges(dir string) (*Charges, []coordinator.Charge, []string, error) {
 func ReadCharges(dir string) ([]coordinator.Charge, error) {
 	var out []coordinator.Charge
 	err := readJournal(filepath.Join(dir, ChargesFile), func(line []byte) error {
-		var c coordinator.Charge
-		if err := decodeStrict(line, &c); err != nil {
-			return err
-		}
+		c, err := decodeCharge(line)
 		out = append(out, c)
-		return nil
+		return err
 	})
 	return out, err
+}
+
+// decodeCharge decodes one line of the coordinator's ledger.
+func decodeCharge(line []byte) (coordinator.Charge, error) {
+	var c coordinator.Charge
+	if err := decodeStrict(line, &c); err != nil {
+		return c, err
+	}
+	if c.Key == "" || c.Site == "" || c.Job == "" {
+		return c, errors.New("charge without key, site or job")
+	}
+	return c, nil
 }
 
 // Append stamps cs with the current time and makes them durable with one

@@ -149,15 +149,9 @@ var _ worker.LedgerStore = (*Ledger)(nil)
 // documentation); notes says so when it happens.
 func OpenLedger(dir string) (l *Ledger, releases []worker.Release, notes []string, err error) {
 	j, notes, err := openJournal(dir, LedgerFile, func(line []byte) error {
-		var r worker.Release
-		if err := decodeStrict(line, &r); err != nil {
-			return err
-		}
-		if r.Job == "" {
-			return errors.New("release without a job")
-		}
+		r, err := decodeRelease(line)
 		releases = append(releases, r)
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, nil, nil, err
@@ -182,12 +176,21 @@ func (l *Ledger) Close() error { return l.j.close() }
 func ReadLedger(dir string) ([]worker.Release, error) {
 	var out []worker.Release
 	err := readJournal(filepath.Join(dir, LedgerFile), func(line []byte) error {
-		var r worker.Release
-		if err := decodeStrict(line, &r); err != nil {
-			return err
-		}
+		r, err := decodeRelease(line)
 		out = append(out, r)
-		return nil
+		return err
 	})
 	return out, err
+}
+
+// decodeRelease decodes one line of a site's ledger.
+func decodeRelease(line []byte) (worker.Release, error) {
+	var r worker.Release
+	if err := decodeStrict(line, &r); err != nil {
+		return r, err
+	}
+	if r.Job == "" {
+		return r, errors.New("release without a job")
+	}
+	return r, nil
 }

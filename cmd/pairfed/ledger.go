@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -198,16 +199,8 @@ func loadLedger(dir string) (*ledgerReport, error) {
 	for _, sl := range bySite {
 		rep.Sites = append(rep.Sites, *sl)
 	}
-	sortSites(rep.Sites)
+	slices.SortFunc(rep.Sites, func(a, b siteLedger) int { return strings.Compare(a.Site, b.Site) })
 	return rep, nil
-}
-
-func sortSites(s []siteLedger) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j].Site < s[j-1].Site; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 func runLedgerShow(c *cli.Context) error {
