@@ -6,8 +6,6 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"sync"
-
-	"github.com/pairfed/pairfed/pairwise"
 )
 
 // Noise mechanisms: the pairwise.Noise implementation.
@@ -71,7 +69,7 @@ const (
 	laplaceShift = 52 - gridBits
 )
 
-// Mechanism adds privacy noise; it implements pairwise.Noise. It is safe for
+// Mechanism adds privacy noise; it implements Noise. It is safe for
 // concurrent use: calls are serialized.
 type Mechanism struct {
 	mu      sync.Mutex
@@ -82,12 +80,12 @@ type Mechanism struct {
 	scratch []float64
 }
 
-var _ pairwise.Noise = (*Mechanism)(nil)
+var _ Noise = (*Mechanism)(nil)
 
 // NewSecureNoise returns the mechanism for private runs: randomness from
 // crypto/rand (NewSecureSource), integer noise on a 2^k grid. Secure() is
 // true.
-func NewSecureNoise() pairwise.Noise {
+func NewSecureNoise() Noise {
 	return newMechanism(NewSecureSource(), true,
 		"secure (crypto/rand): exact discrete Gaussian/Laplace on a 2^k grid (snapped); ℓ2-Laplace float64, snapped")
 }
@@ -96,7 +94,7 @@ func NewSecureNoise() pairwise.Noise {
 // non-private experiments: the same samplers driven by NewSeededSource(seed).
 // Anyone who knows the seed can subtract the noise, so Secure() is false and
 // runs using it are not private.
-func NewSeededNoise(seed uint64) pairwise.Noise {
+func NewSeededNoise(seed uint64) Noise {
 	return newMechanism(NewSeededSource(seed), false,
 		fmt.Sprintf("seeded (NOT private; PCG seed %d): discrete Gaussian/Laplace on a 2^k grid; ℓ2-Laplace float64, snapped", seed))
 }

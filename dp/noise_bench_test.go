@@ -3,8 +3,6 @@ package dp
 import (
 	"fmt"
 	"testing"
-
-	"github.com/pairfed/pairfed/pairwise"
 )
 
 // BenchmarkNoise measures each mechanism on d = 22 (the paper's smallest
@@ -13,8 +11,8 @@ import (
 func BenchmarkNoise(b *testing.B) {
 	for _, src := range []struct {
 		name string
-		new  func() pairwise.Noise
-	}{{"secure", NewSecureNoise}, {"seeded", func() pairwise.Noise { return NewSeededNoise(1) }}} {
+		new  func() Noise
+	}{{"secure", NewSecureNoise}, {"seeded", func() Noise { return NewSeededNoise(1) }}} {
 		for _, mech := range []string{"Gaussian", "Laplace", "L2Laplace"} {
 			for _, d := range []int{22, 256} {
 				b.Run(fmt.Sprintf("%s/%s/d=%d", mech, src.name, d), func(b *testing.B) {

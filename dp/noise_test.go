@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pairfed/pairfed/pairwise"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -112,7 +111,7 @@ func TestKolmogorovSmirnov(t *testing.T) {
 	const n = 100_000
 	for _, src := range []struct {
 		name  string
-		noise pairwise.Noise
+		noise Noise
 	}{{"seeded", NewSeededNoise(12)}, {"secure", NewSecureNoise()}} {
 		for _, scale := range testScales {
 			if d := ksDistance(draw(src.noise.AddGaussian, scale, n), gaussCDF(scale)); d > ksCritical(n) {
@@ -277,7 +276,7 @@ func TestOutputsOnGrid(t *testing.T) {
 		12345.678901, -9.87654321e15, 1e100, -1e300, math.MaxFloat64, -math.MaxFloat64}
 	for _, src := range []struct {
 		name  string
-		noise pairwise.Noise
+		noise Noise
 	}{{"seeded", NewSeededNoise(14)}, {"secure", NewSecureNoise()}} {
 		for _, scale := range []float64{1e-6, 0.3, 1, 7, 1e6} {
 			for _, mech := range []struct {
@@ -438,7 +437,7 @@ func TestSecureAndSeeded(t *testing.T) {
 	if n := sec1.Name(); !strings.HasPrefix(n, "secure") || strings.Contains(n, "NOT private") {
 		t.Errorf("secure Name() = %q", n)
 	}
-	gen := func(nz pairwise.Noise) []float64 {
+	gen := func(nz Noise) []float64 {
 		v := make([]float64, 1000)
 		nz.AddGaussian(v, 1)
 		return v
@@ -518,7 +517,7 @@ func TestL2Laplace(t *testing.T) {
 		for k := range n {
 			clear(z)
 			m.AddL2Laplace(z, b)
-			r := math.Sqrt(pairwise.Dot(z, z))
+			r := math.Sqrt(dot(z, z))
 			radii[k] = r
 			sum += r
 			for i := range z {
@@ -549,4 +548,12 @@ func TestL2Laplace(t *testing.T) {
 	if dist := ksDistance(one, laplaceCDF(b)); dist > ksCritical(n) {
 		t.Errorf("d = 1: KS distance from Laplace(%g) = %.5f > %.5f", b, dist, ksCritical(n))
 	}
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
 }

@@ -2,31 +2,15 @@ package pairwise
 
 import (
 	"fmt"
+	"github.com/pairfed/pairfed/dp"
 	"math"
 	"strings"
 )
 
-// Noise draws the random perturbations of private algorithms. pairwise only
-// consumes it; package dp implements it with a cryptographically secure,
-// floating-point-attack-resistant source (dp.NewSecureNoise) and with a
-// seeded, reproducible source for tests (dp.NewSeededNoise), whose runs are
-// labelled not private.
-type Noise interface {
-	// AddGaussian adds independent N(0, σ²) noise to every entry of dst.
-	AddGaussian(dst []float64, sigma float64)
-	// AddLaplace adds independent Laplace(0, b) noise (density
-	// exp(−|z|/b)/(2b)) to every entry of dst.
-	AddLaplace(dst []float64, b float64)
-	// AddL2Laplace adds a vector z with density ∝ exp(−‖z‖₂/b) to dst
-	// (‖z‖ ~ Gamma(len(dst), b), direction uniform): the ℓ2 "Laplace"
-	// (Gamma) mechanism used for pure ε-DP output perturbation.
-	AddL2Laplace(dst []float64, b float64)
-	// Secure reports whether the source is cryptographically secure and
-	// resists floating-point attacks: only then is a run private.
-	Secure() bool
-	// Name describes the sampler (e.g. "secure binomial Gaussian, 2^k snapping").
-	Name() string
-}
+// Noise draws the random perturbations of private algorithms: dp.Noise
+// (dp.NewSecureNoise for private runs, dp.NewSeededNoise for tests and
+// labelled non-private experiments).
+type Noise = dp.Noise
 
 // Privacy is the privacy request of a private run.
 type Privacy struct {

@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/pairfed/pairfed/audit"
 	"github.com/pairfed/pairfed/data"
-	"github.com/pairfed/pairfed/dp"
 	"github.com/urfave/cli/v2"
 )
 
@@ -33,7 +33,7 @@ Example:
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 		}, dataFlags()...),
 		Action: func(c *cli.Context) error {
-			spec := dp.AuditSpec{Algo: c.String("algo"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), DeltaSet: c.IsSet("delta"),
+			spec := audit.AuditSpec{Algo: c.String("algo"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), DeltaSet: c.IsSet("delta"),
 				R: c.Float64("radius"), Trials: c.Int("trials"), Seed: c.Uint64("seed"), Loss: c.String("loss"), Lambda: c.Float64("lambda"),
 				NoiseScale: c.Float64("noise-scale")}
 			if p := c.String("data"); p != "" {
@@ -51,7 +51,7 @@ Example:
 				}
 				spec.Data = ds
 			}
-			res, err := dp.Audit(c.Context, spec)
+			res, err := audit.Audit(c.Context, spec)
 			if err != nil {
 				return err
 			}

@@ -1,4 +1,4 @@
-package dp
+package audit
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"sort"
 
+	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/pairwise"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -65,38 +66,6 @@ type AuditResult struct {
 	D                 int     `json:"d"`
 	Canary            string  `json:"canary"`
 	Consistent        bool    `json:"consistent"` // ε_lb ≤ claimed ε
-}
-
-// ScaleNoise returns n with every σ/b multiplied by f. The result is never
-// Secure: it exists for audits (to show too little noise is caught) and for
-// labelled what-if experiments, never for private releases.
-func ScaleNoise(n pairwise.Noise, f float64) pairwise.Noise { return scaledNoise{n, f} }
-
-// Unprivate returns n labelled not private (Secure() false) with the reason
-// in its Name: for a pipeline whose other steps void the guarantee, such as
-// scaling fitted on the private records, so reports cannot claim privacy.
-func Unprivate(n pairwise.Noise, reason string) pairwise.Noise { return unprivate{n, reason} }
-
-type unprivate struct {
-	pairwise.Noise
-	reason string
-}
-
-func (u unprivate) Secure() bool { return false }
-func (u unprivate) Name() string { return u.Noise.Name() + " — NOT private: " + u.reason }
-
-// scaledNoise multiplies every noise scale by f (auditing only).
-type scaledNoise struct {
-	inner pairwise.Noise
-	f     float64
-}
-
-func (s scaledNoise) AddGaussian(dst []float64, sigma float64) { s.inner.AddGaussian(dst, sigma*s.f) }
-func (s scaledNoise) AddLaplace(dst []float64, b float64)      { s.inner.AddLaplace(dst, b*s.f) }
-func (s scaledNoise) AddL2Laplace(dst []float64, b float64)    { s.inner.AddL2Laplace(dst, b*s.f) }
-func (s scaledNoise) Secure() bool                             { return false }
-func (s scaledNoise) Name() string {
-	return fmt.Sprintf("%s ×%g (audit only)", s.inner.Name(), s.f)
 }
 
 // auditData returns D and D': D' replaces record 0 by the canary. Every
@@ -181,9 +150,9 @@ func samples(ctx context.Context, a *pairwise.Algorithm, ds *pairwise.Dataset, s
 	}
 	out := make([]float64, trials)
 	for k := 0; k < trials; k++ {
-		noise := pairwise.Noise(NewSeededNoise(seed*1_000_003 + uint64(k)))
+		noise := pairwise.Noise(dp.NewSeededNoise(seed*1_000_003 + uint64(k)))
 		if spec.NoiseScale != 1 {
-			noise = ScaleNoise(noise, spec.NoiseScale)
+			noise = dp.ScaleNoise(noise, spec.NoiseScale)
 		}
 		// Start at w₀ = B·e₁ (B = 1, the parameter radius): there the
 		// logistic loss of the canary's pairs in D has |φ'| ≈ 1, so their
