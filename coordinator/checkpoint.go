@@ -66,9 +66,12 @@ type RunningJob struct {
 	Announce *protocol.JobAnnounce `json:"announce"`
 	Phase    int                   `json:"phase"`
 	Model    []float64             `json:"model"`
-	OutSum   []float64             `json:"out_sum,omitempty"`
-	Sites    map[string]SiteState  `json:"sites"`
-	PhaseAUC []float64             `json:"phase_auc,omitempty"`
+	// OutSum is the algorithm's combiner state beyond the model
+	// (fedalgo.Combiner.State; named after its first use, a sum of
+	// round outputs).
+	OutSum   []float64            `json:"out_sum,omitempty"`
+	Sites    map[string]SiteState `json:"sites"`
+	PhaseAUC []float64            `json:"phase_auc,omitempty"`
 }
 
 // SiteState is a participant of the running job.
@@ -98,7 +101,7 @@ func (s *Service) Checkpoint() *Checkpoint {
 	if s.inner != nil && !s.inner.Done() && s.inner.job != nil {
 		c := s.inner
 		r := &RunningJob{QueuedJob: QueuedJob{Submit: s.cur.submit, Job: s.cur.job, Min: s.cur.min}, Refused: maps.Clone(s.refused),
-			Announce: c.job, Phase: c.phase, Model: slices.Clone(c.model), OutSum: slices.Clone(c.outSum), Sites: map[string]SiteState{},
+			Announce: c.job, Phase: c.phase, Model: slices.Clone(c.model), OutSum: c.comb.State(), Sites: map[string]SiteState{},
 			PhaseAUC: slices.Clone(s.phaseAUC)}
 		for name, st := range c.sites {
 			if !st.participant {
@@ -216,11 +219,8 @@ func (s *Service) restoreRunning(r *RunningJob) error {
 		inner.dim = st.Dim // every participant has the job's dimension
 	}
 	inner.model = slices.Clone(r.Model)
-	if r.Announce.Algo == protocol.AlgoFedAvg {
-		inner.outSum = slices.Clone(r.OutSum)
-		if len(inner.outSum) == 0 {
-			inner.outSum = make([]float64, r.Announce.Params)
-		}
+	if inner.comb, err = inner.algo.NewCombiner(r.Announce, r.OutSum); err != nil {
+		return err
 	}
 	for name, st := range r.Sites {
 		p := st.Privacy

@@ -1,43 +1,12 @@
 package coordinator
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/fedalgo"
 )
-
-func TestCombineRules(t *testing.T) {
-	vecs := [][]float64{{1, 10}, {2, 20}, {3, 30}, {4, 40}, {1000, -1000}}
-	w := []float64{1, 1, 1, 1, 1}
-	agg := func(s string) []float64 {
-		a, err := protocol.ParseAggregation(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return combine(a, vecs, w, false)
-	}
-	if got := agg("median"); !slices.Equal(got, []float64{3, 20}) {
-		t.Errorf("median %v", got)
-	}
-	// β = 0.2 of 5 drops one value at each end: mean of {2, 3, 4}, {10, 20, 30}.
-	if got := agg("trimmed-mean:0.2"); !slices.Equal(got, []float64{3, 20}) {
-		t.Errorf("trimmed mean %v", got)
-	}
-	if got := agg(""); got[0] != 202 || got[1] != -180 {
-		t.Errorf("mean %v", got)
-	}
-	even := combine(protocol.Aggregation{Rule: protocol.AggMedian}, vecs[:4], w[:4], false)
-	if !slices.Equal(even, []float64{2.5, 25}) {
-		t.Errorf("even median %v", even)
-	}
-	for _, bad := range []string{"max", "trimmed-mean:0.5", "trimmed-mean:0", "trimmed-mean:x", "trimmed-mean:NaN"} {
-		if _, err := protocol.ParseAggregation(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-}
 
 // A poisoning site sends a huge update every round. With the weighted mean
 // it drags the model far away; with the coordinate-wise median the model
@@ -49,7 +18,7 @@ func TestRobustAggregationAgainstPoisoning(t *testing.T) {
 		for _, site := range []string{"a", "b", "c"} {
 			s.Step(&protocol.Join{Site: site, Records: 5, Dim: 1})
 		}
-		s.Step(&protocol.JobSubmit{Job: "j", Client: "c", Algo: protocol.AlgoFedAvg, Rounds: 3, MinSites: 3, Aggregation: agg})
+		s.Step(&protocol.JobSubmit{Job: "j", Client: "c", Algo: fedalgo.FedAvg, Rounds: 3, MinSites: 3, Aggregation: agg})
 		if s.Running() != "j" || s.inner.job.Aggregation != agg {
 			t.Fatalf("job not running with %q", agg)
 		}
@@ -71,7 +40,7 @@ func TestRobustAggregationAgainstPoisoning(t *testing.T) {
 		t.Errorf("median: model %v, want 1.2", m)
 	}
 	s := newService(t, ServiceConfig{})
-	outs := s.Step(&protocol.JobSubmit{Job: "k", Client: "c", Algo: protocol.AlgoFedAvg, Rounds: 1, MinSites: 1, Aggregation: "krum"})
+	outs := s.Step(&protocol.JobSubmit{Job: "k", Client: "c", Algo: fedalgo.FedAvg, Rounds: 1, MinSites: 1, Aggregation: "krum"})
 	if st := lastStatus(t, outs, "c"); st.Status != protocol.StatusFailed || !strings.Contains(st.Reason, "unknown aggregation") {
 		t.Errorf("unknown rule: %+v", st)
 	}
@@ -82,7 +51,7 @@ func TestRobustAggregationAgainstPoisoning(t *testing.T) {
 func TestMetricJob(t *testing.T) {
 	s := newService(t, ServiceConfig{Evaluate: func(*protocol.JobAnnounce, []float64) (float64, int) { return 0.7, 10 }})
 	s.Step(&protocol.Join{Site: "a", Records: 5, Dim: 3})
-	s.Step(&protocol.JobSubmit{Job: "m", Client: "c", Algo: protocol.AlgoFedAvg, Rounds: 1, MinSites: 1, Task: protocol.TaskMetric})
+	s.Step(&protocol.JobSubmit{Job: "m", Client: "c", Algo: fedalgo.FedAvg, Rounds: 1, MinSites: 1, Task: protocol.TaskMetric})
 	a := s.inner.Job()
 	if a == nil || a.Task != protocol.TaskMetric || a.Params != 9 {
 		t.Fatalf("announcement %+v", a)
@@ -91,7 +60,7 @@ func TestMetricJob(t *testing.T) {
 	if st := s.Status("m"); st.Status != protocol.StatusCompleted || st.Metric != protocol.MetricKNN3 || len(st.Model) != 9 {
 		t.Fatalf("status %+v", st)
 	}
-	err := CheckSubmit("f", &protocol.JobSubmit{Job: "g", Client: "c", Algo: protocol.AlgoFedDPGDGrad, MinSites: 1, Epsilon: 1, Task: protocol.TaskMetric})
+	err := CheckSubmit("f", &protocol.JobSubmit{Job: "g", Client: "c", Algo: fedalgo.FedDPGDGrad, MinSites: 1, Epsilon: 1, Task: protocol.TaskMetric})
 	if err == nil || !strings.Contains(err.Error(), "AUC only") {
 		t.Errorf("fed-dp-gd-grad metric: %v", err)
 	}

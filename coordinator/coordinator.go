@@ -18,67 +18,15 @@ import (
 	"math"
 	"slices"
 
-	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
 
-// JobConfig is the job the coordinator runs once enough sites joined. Zero
-// values mean defaults (filled by Validate).
-type JobConfig struct {
-	// ID names the job (default "job-1").
-	ID string
-	// Algo is one of protocol.FedAlgos.
-	Algo string
-	// LocalAlgo is the single-site private algorithm a fed-oneshot site
-	// runs (a registered private pairwise algorithm supporting AUC, e.g.
-	// "dpegd", "dpgdsc", "dp-gd-grad", "dp-local-sgd"); empty otherwise.
-	LocalAlgo string
-	// Loss is the pairwise AUC loss: default hinge for fed-avg, logistic
-	// for the private algorithms ([Y21a] Thm 10 and [X21] need an
-	// L-smooth loss).
-	Loss string
-	// Rounds is the number of fed-avg rounds (default 10), or the number
-	// T of [K22] Alg 1 iterations of fed-dp-gd-grad (default
-	// pairwise.K22Steps at the smallest site, [K22] Remark 2);
-	// fed-dp-local-sgd has K = ⌈log₂ n_min⌉ phases instead.
-	Rounds int
-	// LocalPasses is the passes over its data a fed-avg site makes per
-	// round (default 1).
-	LocalPasses float64
-	// Eta is the base step size η. Default: 10 for fed-avg (the value
-	// [Y21a]'s selection picks for sgd-prev on diabetes; no federated
-	// selection yet); for fed-dp-local-sgd the η of [Y21a] Thm 10 at the
-	// smallest site (pairwise.Y21aDefaultEta); for fed-dpegd the η of
-	// [X21] Thm 3 at the smallest site (pairwise.DPEGDDefaultEta); for
-	// fed-oneshot 0 lets every site take its algorithm's default for its
-	// own n (a given η is passed to the algorithm, which checks it); for
-	// fed-dp-gd-grad 1/L ([K22] Thms 2–3, as dp-gd-grad), the coordinator's
-	// step.
-	Eta float64
-	// ParamRadius is the radius B of the ℓ2 ball W (default 100 for
-	// fed-avg, 1 for fed-dp-local-sgd, as `pairfed train` uses for private
-	// algorithms).
-	ParamRadius float64
-	// FeatureRadius is R: every site clips its records to ‖x‖ ≤ R
-	// (default 1; required > 0 for private jobs).
-	FeatureRadius float64
-	// Lambda is the (λ/2)‖w‖² regularization (default 0).
-	Lambda float64
-	// Epsilon and Delta are the per-site record-level (ε, δ) of a private
-	// job. Delta 0 means 1/n_max over the participants (≤ 1/n for every
-	// site, the papers' default δ = 1/n at the largest site).
-	Epsilon, Delta float64
-	// Seed is recorded in the announcement (reproducible runs).
-	Seed uint64
-	// Task is "auc" (default: a linear scoring model w) or "metric" (a
-	// Mahalanobis metric W ∈ S^d, d·d parameters, projected by the sites
-	// onto the Frobenius ball ∩ PSD; fed-dp-gd-grad is AUC only).
-	Task string
-	// Aggregation is "" (weighted mean), "median" or "trimmed-mean:β"
-	// (see protocol.Aggregation).
-	Aggregation string
-}
+// JobConfig is the job the coordinator runs once enough sites joined: the
+// algorithm and its parameters (see fedalgo.Spec). Zero values mean the
+// algorithm's defaults (filled by Validate).
+type JobConfig = fedalgo.Spec
 
 // Config configures a Coordinator.
 type Config struct {
@@ -125,67 +73,6 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("coordinator: unknown task %q (want auc or metric)", j.Task)
 	}
-	if j.Task == protocol.TaskMetric && j.Algo == protocol.AlgoFedDPGDGrad {
-		return fmt.Errorf("coordinator: %s is AUC only (the coordinator's step projects onto the ℓ2 ball, not onto PSD matrices)", j.Algo)
-	}
-	private := false
-	switch j.Algo {
-	case protocol.AlgoFedAvg:
-		if j.Loss == "" {
-			j.Loss = "hinge"
-		}
-		if j.Rounds == 0 {
-			j.Rounds = 10
-		}
-		if j.LocalPasses == 0 {
-			j.LocalPasses = 1
-		}
-		if j.Eta == 0 {
-			j.Eta = 10
-		}
-		if j.ParamRadius == 0 {
-			j.ParamRadius = 100
-		}
-		if j.Epsilon != 0 || j.Delta != 0 {
-			return fmt.Errorf("coordinator: %s is not private: ε and δ do not apply", j.Algo)
-		}
-	case protocol.AlgoFedDPLocalSGD, protocol.AlgoFedOneShot, protocol.AlgoFedDPEGD, protocol.AlgoFedDPGDGrad:
-		private = true
-		if j.Loss == "" {
-			j.Loss = "logistic"
-		}
-		if j.ParamRadius == 0 {
-			j.ParamRadius = 1
-		}
-		if j.Algo == protocol.AlgoFedDPGDGrad {
-			if j.LocalPasses != 0 {
-				return fmt.Errorf("coordinator: %s is full-batch: give the number of iterations T (rounds), not local passes", j.Algo)
-			}
-		} else if j.Rounds != 0 || j.LocalPasses != 0 {
-			switch j.Algo {
-			case protocol.AlgoFedDPLocalSGD:
-				return fmt.Errorf("coordinator: %s has K = ⌈log₂ n_min⌉ phases of fixed length ([Y21a] Alg 3): rounds and local passes do not apply", j.Algo)
-			case protocol.AlgoFedDPEGD:
-				return fmt.Errorf("coordinator: %s has k = ⌊log₂ n_min⌋ epochs of fixed length ([X21] Alg 3): rounds and local passes do not apply", j.Algo)
-			default:
-				return fmt.Errorf("coordinator: %s is one phase of the local algorithm: rounds and local passes do not apply", j.Algo)
-			}
-		}
-		if !(j.Epsilon > 0) || math.IsInf(j.Epsilon, 0) {
-			return fmt.Errorf("coordinator: %s needs ε > 0, got %v", j.Algo, j.Epsilon)
-		}
-		if !(j.Delta >= 0 && j.Delta < 1) {
-			return fmt.Errorf("coordinator: δ = %v must be in [0, 1) (0: 1/n_max)", j.Delta)
-		}
-	default:
-		return fmt.Errorf("coordinator: unknown federated algorithm %q (one of %v)", j.Algo, protocol.FedAlgos)
-	}
-	if err := CheckLocalAlgo(j.Algo, j.LocalAlgo, j.Task, j.Loss, j.Lambda); err != nil {
-		return fmt.Errorf("coordinator: %w", err)
-	}
-	if _, err := pairwise.LossByName(pairwise.Task(j.Task), j.Loss); err != nil {
-		return fmt.Errorf("coordinator: %w", err)
-	}
 	if j.FeatureRadius == 0 {
 		j.FeatureRadius = 1
 	}
@@ -197,17 +84,16 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("coordinator: %s = %v must be finite and ≥ 0", v.name, v.x)
 		}
 	}
-	if private && !(j.FeatureRadius > 0) {
-		return fmt.Errorf("coordinator: %s needs a feature radius R > 0", j.Algo)
+	// The algorithm's defaults and its own validator.
+	algo, err := fedalgo.Configure(j)
+	if err != nil {
+		return fmt.Errorf("coordinator: %w", err)
 	}
-	if j.Algo == protocol.AlgoFedDPGDGrad {
-		// The coordinator steps with η = 1/L and the sites' noise needs a
-		// finite G ([K22] Thm 1): check the loss before any site joins.
-		loss, _ := pairwise.LossByName(pairwise.TaskAUC, j.Loss)
-		props := pairwise.K22FedProps(loss, j.FeatureRadius, j.ParamRadius, j.Lambda)
-		if !props.IsSmooth() || math.IsInf(props.Lipschitz, 0) || math.IsNaN(props.Lipschitz) {
-			return fmt.Errorf("coordinator: %s needs a G-Lipschitz, L-smooth loss ([K22] Alg 1), the %s loss has G = %g, L = %g; use --loss logistic", j.Algo, j.Loss, props.Lipschitz, props.Smooth)
-		}
+	if _, err := pairwise.LossByName(pairwise.Task(j.Task), j.Loss); err != nil {
+		return fmt.Errorf("coordinator: %w", err)
+	}
+	if algo.Private() && !(j.FeatureRadius > 0) {
+		return fmt.Errorf("coordinator: %s needs a feature radius R > 0", j.Algo)
 	}
 	if j.Rounds < 0 || j.Rounds > protocol.MaxPhases {
 		return fmt.Errorf("coordinator: rounds %d outside [1, %d]", j.Rounds, protocol.MaxPhases)
@@ -225,32 +111,6 @@ func (c *Config) Validate() error {
 		c.Logf = func(string, ...any) {}
 	}
 	return nil
-}
-
-// CheckLocalAlgo checks fed-oneshot's local algorithm: a registered
-// private pairwise algorithm that supports the task with loss (and, if it
-// needs strong convexity, λ > 0). Other algorithms take none.
-func CheckLocalAlgo(algo, local, task, loss string, lambda float64) error {
-	if algo != protocol.AlgoFedOneShot {
-		if local != "" {
-			return fmt.Errorf("%s takes no local algorithm (got %q)", algo, local)
-		}
-		return nil
-	}
-	if local == "" {
-		return fmt.Errorf("%s needs a local algorithm (a private single-site algorithm, e.g. dpegd)", algo)
-	}
-	a, err := pairwise.Lookup(local)
-	if err != nil {
-		return err
-	}
-	if !a.Private {
-		return fmt.Errorf("%s: local algorithm %s is not private", algo, local)
-	}
-	if a.NeedsStrongConvexity && !(lambda > 0) {
-		return fmt.Errorf("%s: local algorithm %s needs a strongly convex objective: give λ > 0", algo, local)
-	}
-	return a.Supports(pairwise.Task(task), loss)
 }
 
 // Output is a message to publish on a subject.
@@ -274,7 +134,7 @@ type site struct {
 	left         bool
 	lastSeen     int // tick of the last message
 	privacy      SitePrivacy
-	sens         float64 // fed-dp-gd-grad: the ℓ2 sensitivity 4G/n of each release
+	sens         float64 // the ℓ2 sensitivity of each release, when the plan states it
 }
 
 // SitePrivacy is what a site reported about its releases.
@@ -286,12 +146,12 @@ type SitePrivacy struct {
 	Sigmas  []float64 `json:"sigmas"`
 	// Secure is true when every release used a secure noise source.
 	Secure bool `json:"private"`
-	// ComposedEpsilon (fed-dp-gd-grad) is the ε at Delta that exact
-	// Gaussian-DP composition (dp.Compose, method gdp) proves for the
-	// site's Gaussian releases of sensitivity 4G/n, next to the paper's
-	// claim Epsilon ([K22] Thm 1, moments accountant); 0 otherwise.
+	// ComposedEpsilon is the ε at Delta that the algorithm's exact
+	// accountant (fedalgo.Accountant, e.g. dp.Compose) proves for the
+	// site's releases, next to the paper's claim Epsilon; 0 when the
+	// algorithm has none.
 	ComposedEpsilon float64 `json:"composed_epsilon,omitempty"`
-	// Notes say how the site's guarantee arises (fed-dp-gd-grad).
+	// Notes say how the site's guarantee arises (from the accountant).
 	Notes []string `json:"notes,omitempty"`
 }
 
@@ -304,10 +164,11 @@ type Coordinator struct {
 	dim   int
 	now   int // ticks
 
+	algo     fedalgo.Algorithm
 	job      *protocol.JobAnnounce
+	comb     fedalgo.Combiner // the algorithm's half of the running job
 	phase    int
 	model    []float64
-	outSum   []float64 // fed-avg: Σ over rounds of the aggregated Alg 1 averages
 	updates  map[string]*protocol.SiteUpdate
 	waited   int // ticks in this phase
 	retries  int
@@ -321,7 +182,11 @@ func New(cfg Config) (*Coordinator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Coordinator{cfg: cfg, sites: map[string]*site{}}, nil
+	algo, err := fedalgo.Lookup(cfg.Job.Algo)
+	if err != nil { // validated; defensive
+		return nil, fmt.Errorf("coordinator: %w", err)
+	}
+	return &Coordinator{cfg: cfg, algo: algo, sites: map[string]*site{}}, nil
 }
 
 func (c *Coordinator) logf(format string, args ...any) { c.cfg.Logf("coordinator: "+format, args...) }
@@ -348,8 +213,8 @@ func (c *Coordinator) Privacy() []SitePrivacy {
 		s := c.sites[name]
 		p := s.privacy
 		p.Sigmas = slices.Clone(p.Sigmas)
-		if c.job != nil && c.job.Algo == protocol.AlgoFedDPGDGrad && len(p.Sigmas) > 0 {
-			p.ComposedEpsilon, p.Notes = composeK22(p, s.sens)
+		if acct, ok := c.algo.(fedalgo.Accountant); ok && c.job != nil && len(p.Sigmas) > 0 {
+			p.ComposedEpsilon, p.Notes = acct.Account(p.Sigmas, s.sens, p.Epsilon, p.Delta)
 		}
 		out = append(out, p)
 	}
@@ -445,16 +310,14 @@ func (c *Coordinator) onJoin(m *protocol.Join) []Output {
 	return c.startJob()
 }
 
-// startJob fixes the job's parameters from the joined sites and starts
-// phase 1 from the zero model.
+// startJob fixes the job's parameters from the joined sites (the
+// algorithm's plan) and starts phase 1 from the zero model.
 func (c *Coordinator) startJob() []Output {
 	j := c.cfg.Job
 	var names []string
-	nMin, nMax := math.MaxInt, 0
 	for name, s := range c.sites {
 		s.participant = true
 		names = append(names, name)
-		nMin, nMax = min(nMin, s.records), max(nMax, s.records)
 	}
 	slices.Sort(names)
 	a := &protocol.JobAnnounce{
@@ -468,77 +331,27 @@ func (c *Coordinator) startJob() []Output {
 		}
 		a.Params = c.dim * c.dim
 	}
-	switch j.Algo {
-	case protocol.AlgoFedAvg:
-		a.Phases = j.Rounds
-	case protocol.AlgoFedDPLocalSGD:
-		// Each site partitions its own records into K halving subsets;
-		// K = ⌈log₂ n_min⌉ fits every site (pairwise.Y21aPartition).
-		a.Phases = pairwise.Y21aPhases(nMin)
-		if a.Phases < 1 {
-			return c.abort(fmt.Sprintf("%s needs at least 2 records at every site (smallest: %d)", j.Algo, nMin))
-		}
-		a.Epsilon, a.Delta = j.Epsilon, j.Delta
-		if a.Delta == 0 {
-			a.Delta = 1 / float64(nMax)
-		}
-		if a.Eta == 0 {
-			loss, _ := pairwise.LossByName(pairwise.Task(j.Task), j.Loss)
-			a.Eta = pairwise.Y21aDefaultEta(loss, nMin, a.Params, j.FeatureRadius, j.ParamRadius, a.Epsilon, a.Delta)
-		}
-	case protocol.AlgoFedOneShot:
-		// One release per site of its local algorithm on all its records.
-		a.Phases = 1
-		a.Epsilon, a.Delta = j.Epsilon, j.Delta
-		if a.Delta == 0 {
-			a.Delta = 1 / float64(nMax)
-		}
-	case protocol.AlgoFedDPGDGrad:
-		// T full-gradient rounds on every site's whole data ([K22] Alg 1).
-		if nMin < 2 {
-			return c.abort(fmt.Sprintf("%s needs at least 2 records (a pair) at every site (smallest: %d)", j.Algo, nMin))
-		}
-		a.Epsilon, a.Delta = j.Epsilon, j.Delta
-		if a.Delta == 0 {
-			a.Delta = 1 / float64(nMax)
-		}
-		a.Phases = j.Rounds
-		if a.Phases == 0 {
-			// [K22] Remark 2's T = ⌈ln(nε/√p)⌉ at the smallest site.
-			a.Phases = pairwise.K22Steps(nMin, c.dim, a.Epsilon)
-		}
-		loss, _ := pairwise.LossByName(pairwise.TaskAUC, j.Loss)
-		props := pairwise.K22FedProps(loss, j.FeatureRadius, j.ParamRadius, j.Lambda)
-		if a.Eta == 0 {
-			a.Eta = 1 / props.Smooth
-		}
-		for _, name := range names {
-			c.sites[name].sens = pairwise.K22Sensitivity(props.Lipschitz, c.sites[name].records)
-		}
-	case protocol.AlgoFedDPEGD:
-		// Each site splits its records into k disjoint epochs;
-		// k = ⌊log₂ n_min⌋ fits every site (pairwise.DPEGDPartition).
-		a.Phases = pairwise.DPEGDPhases(nMin)
-		if a.Phases < 1 {
-			return c.abort(fmt.Sprintf("%s needs at least 2 records at every site (smallest: %d)", j.Algo, nMin))
-		}
-		a.Epsilon, a.Delta = j.Epsilon, j.Delta
-		if a.Delta == 0 {
-			a.Delta = 1 / float64(nMax)
-		}
-		if a.Eta == 0 {
-			loss, _ := pairwise.LossByName(pairwise.Task(j.Task), j.Loss)
-			a.Eta = pairwise.DPEGDDefaultEta(loss, nMin, a.Params, j.FeatureRadius, j.ParamRadius, a.Epsilon, a.Delta)
-		}
+	infos := make([]fedalgo.SiteInfo, len(names))
+	for i, name := range names {
+		infos[i] = fedalgo.SiteInfo{Name: name, Records: c.sites[name].records}
+	}
+	plan, err := c.algo.Plan(&j, infos, a.Params)
+	if err != nil {
+		return c.abort(err.Error())
+	}
+	a.Phases, a.Eta, a.Epsilon, a.Delta = plan.Phases, plan.Eta, plan.Epsilon, plan.Delta
+	for _, name := range names {
+		c.sites[name].sens = plan.Sensitivity[name]
 	}
 	if err := a.Validate(); err != nil {
 		return c.abort(fmt.Sprintf("invalid job: %v", err))
 	}
-	c.job = a
-	c.model = make([]float64, a.Params)
-	if a.Algo == protocol.AlgoFedAvg {
-		c.outSum = make([]float64, a.Params)
+	comb, err := c.algo.NewCombiner(a, nil)
+	if err != nil {
+		return c.abort(err.Error())
 	}
+	c.job, c.comb = a, comb
+	c.model = make([]float64, a.Params)
 	c.state = stateRunning
 	for _, name := range names {
 		c.sites[name].privacy = SitePrivacy{Site: name, Records: c.sites[name].records, Epsilon: a.Epsilon, Delta: a.Delta, Secure: true}
@@ -588,7 +401,7 @@ func (c *Coordinator) onUpdate(m *protocol.SiteUpdate) []Output {
 	case len(m.Model) != len(c.model):
 		c.logf("ignored update of %s: model has %d parameters, want %d", m.Site, len(m.Model), len(c.model))
 		return nil
-	case protocol.PrivateFedAlgo(c.job.Algo) && (m.Epsilon != c.job.Epsilon || m.Delta != c.job.Delta):
+	case c.algo.Private() && (m.Epsilon != c.job.Epsilon || m.Delta != c.job.Delta):
 		return c.abort(fmt.Sprintf("site %s claims (ε, δ) = (%g, %g), the job asked (%g, %g)", m.Site, m.Epsilon, m.Delta, c.job.Epsilon, c.job.Delta))
 	}
 	s.lastSeen = c.now
@@ -599,44 +412,26 @@ func (c *Coordinator) onUpdate(m *protocol.SiteUpdate) []Output {
 	return nil
 }
 
-// aggregate replaces the model by the weighted mean of the received
-// updates (in site order, so the result does not depend on arrival order)
-// — or by their coordinate-wise median or trimmed mean when the job asks
-// for robust aggregation (see combine) — and starts the next phase or
-// finishes. Below, "weighted mean" stands for the job's rule.
-//
-// fed-avg: the next round starts from the weighted mean of the sites'
-// last iterates (of Model for a site that sent none), and the result is
-// the mean over rounds of the weighted means of the Models (the sites'
-// [Y21a] Alg 1 averages), as Alg 1 averages over the whole run.
-// fed-dp-local-sgd, fed-dpegd, fed-oneshot: the next phase starts from,
-// and the result is, the weighted mean of the Models (weights: partition
-// or subset size, or record count for fed-oneshot).
-// fed-dp-gd-grad: the Models are the sites' noisy gradients at the current
-// model; their weighted mean ḡ (weights: record counts) steps the model,
-// Π_C(w − ηḡ), and the result is the last iterate, projected ([K22] Alg 1).
+// aggregate hands the received updates, in site order (so the result
+// does not depend on arrival order), to the algorithm's combiner, which
+// returns the next model under the job's aggregation rule (the weighted
+// mean, or the coordinate-wise median or trimmed mean: see
+// fedalgo.Aggregate), and starts the next phase or finishes with the
+// combiner's final model. It records each site's release first.
 func (c *Coordinator) aggregate() []Output {
 	names := make([]string, 0, len(c.updates))
 	for name := range c.updates {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	fedAvg := c.job.Algo == protocol.AlgoFedAvg
-	grad := c.job.Algo == protocol.AlgoFedDPGDGrad
-	models := make([][]float64, len(names))
-	lasts := make([][]float64, len(names))
-	weights := make([]float64, len(names))
+	ups := make([]*protocol.SiteUpdate, len(names))
 	for i, name := range names {
 		u := c.updates[name]
-		models[i], weights[i] = u.Model, u.Weight
-		lasts[i] = u.Last
-		if len(lasts[i]) == 0 {
-			lasts[i] = u.Model
-		}
+		ups[i] = u
 		p := &c.sites[name].privacy
-		if protocol.PrivateFedAlgo(c.job.Algo) {
+		if c.algo.Private() {
 			if len(u.Sigmas) > 0 {
-				p.Sigmas = append(p.Sigmas, u.Sigmas...) // fed-oneshot: every σ of the release
+				p.Sigmas = append(p.Sigmas, u.Sigmas...) // every σ of the release
 			} else {
 				p.Sigmas = append(p.Sigmas, u.Sigma)
 			}
@@ -646,36 +441,12 @@ func (c *Coordinator) aggregate() []Output {
 			Sigma: u.Sigma, Sensitivity: c.sites[name].sens, Secure: u.Secure})
 	}
 	rule, _ := protocol.ParseAggregation(c.job.Aggregation) // validated with the announcement
-	var next, avg []float64
-	switch {
-	case fedAvg:
-		next, avg = combine(rule, lasts, weights, false), combine(rule, models, weights, false)
-	default:
-		next = combine(rule, models, weights, grad)
-	}
-	if grad {
-		pairwise.FedGradStep(c.model, next, c.job.Eta, c.job.ParamRadius)
-	} else {
-		c.model = next
-	}
-	if fedAvg {
-		for i, v := range avg {
-			c.outSum[i] += v
-		}
-	}
+	c.model = c.comb.Combine(c.model, ups, rule)
 	if c.phase < c.job.Phases {
 		return c.startPhase(c.phase + 1)
 	}
 	c.state = stateDone
-	out := slices.Clone(c.model)
-	if grad {
-		pairwise.FedGradFinish(out, c.job.ParamRadius)
-	}
-	if fedAvg {
-		for i, v := range c.outSum {
-			out[i] = v / float64(c.job.Phases)
-		}
-	}
+	out := c.comb.Final(c.model)
 	c.result = &protocol.Result{Job: c.job.Job, Phases: c.job.Phases, Model: out, Sites: c.participants(false)}
 	c.logf("job %s done after %d phases", c.job.Job, c.job.Phases)
 	return []Output{c.broadcast(c.result)}
@@ -752,28 +523,4 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n]
-}
-
-// composeK22 composes a fed-dp-gd-grad site's Gaussian releases (one per
-// reported σ, each of ℓ2 sensitivity sens = 4G/n) at the site's δ with
-// dp.Compose and returns the exact Gaussian-DP ε (0 if it does not apply)
-// and notes stating both guarantees.
-func composeK22(p SitePrivacy, sens float64) (float64, []string) {
-	notes := []string{fmt.Sprintf("[K22] Thm 1 (moments accountant): %d adaptive full-gradient Gaussian releases of sensitivity 4G/n = %.6g with σ = 8G√(T log(1/δ))/(nε) are (ε, δ) = (%g, %.3g)-DP", len(p.Sigmas), sens, p.Epsilon, p.Delta)}
-	if !(sens > 0) || !(p.Delta > 0) {
-		return 0, notes
-	}
-	rels := make([]dp.Release, len(p.Sigmas))
-	for i, s := range p.Sigmas {
-		rels[i] = dp.Release{Mechanism: dp.MechanismGaussian, Sensitivity: sens, Sigma: s, Label: fmt.Sprintf("round %d", i+1)}
-	}
-	rep, err := dp.Compose(rels, p.Delta)
-	if err != nil {
-		return 0, append(notes, fmt.Sprintf("dp.Compose: %v", err))
-	}
-	e := rep.Method(dp.MethodGDP)
-	if !e.OK || math.IsInf(e.Epsilon, 0) || math.IsNaN(e.Epsilon) {
-		return 0, append(notes, "exact Gaussian-DP composition does not apply: "+e.Description)
-	}
-	return e.Epsilon, append(notes, fmt.Sprintf("exact Gaussian-DP composition of the same releases (dp.Compose): ε = %.6g at δ = %.3g", e.Epsilon, p.Delta))
 }

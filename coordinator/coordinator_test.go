@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
 )
 
@@ -37,7 +38,7 @@ func kinds(outs []Output) []protocol.Kind {
 // Updates without a last iterate: each round restarts from the weighted
 // mean of the Models.
 func TestCoordinatorPhases(t *testing.T) {
-	c, sink := newTest(t, JobConfig{Algo: protocol.AlgoFedAvg, Rounds: 2}, 2)
+	c, sink := newTest(t, JobConfig{Algo: fedalgo.FedAvg, Rounds: 2}, 2)
 	if outs := c.Step(&protocol.Join{Site: "a", Records: 10, Dim: 2}); len(outs) != 0 {
 		t.Fatalf("job started with 1 of 2 sites: %v", kinds(outs))
 	}
@@ -86,7 +87,7 @@ func TestCoordinatorPhases(t *testing.T) {
 // iterates and outputs the mean over rounds of the weighted means of their
 // Models (Alg 1 averages); a site without Last counts with its Model.
 func TestCoordinatorFedAvgLastIterate(t *testing.T) {
-	c, _ := newTest(t, JobConfig{Algo: protocol.AlgoFedAvg, Rounds: 2}, 2)
+	c, _ := newTest(t, JobConfig{Algo: fedalgo.FedAvg, Rounds: 2}, 2)
 	c.Step(&protocol.Join{Site: "a", Records: 10, Dim: 2})
 	c.Step(&protocol.Join{Site: "b", Records: 30, Dim: 2})
 	upd := func(site string, phase int, w float64, model, last []float64) *protocol.SiteUpdate {
@@ -113,7 +114,7 @@ func TestCoordinatorFedAvgLastIterate(t *testing.T) {
 // from the updates received; a participant that leaves below quorum aborts.
 func TestCoordinatorTimeoutQuorumLeave(t *testing.T) {
 	var sink logSink
-	c, err := New(Config{Federation: "f", Job: JobConfig{Algo: protocol.AlgoFedAvg, Rounds: 1}, MinSites: 3, PhaseTimeout: 2, Quorum: 2, Logf: sink.logf})
+	c, err := New(Config{Federation: "f", Job: JobConfig{Algo: fedalgo.FedAvg, Rounds: 1}, MinSites: 3, PhaseTimeout: 2, Quorum: 2, Logf: sink.logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestCoordinatorTimeoutQuorumLeave(t *testing.T) {
 		t.Fatalf("quorum aggregation: %v %v", kinds(outs), c.Err())
 	}
 
-	c2, _ := New(Config{Federation: "f", Job: JobConfig{Algo: protocol.AlgoFedAvg}, MinSites: 2})
+	c2, _ := New(Config{Federation: "f", Job: JobConfig{Algo: fedalgo.FedAvg}, MinSites: 2})
 	c2.Step(&protocol.Join{Site: "a", Records: 5, Dim: 1})
 	c2.Step(&protocol.Join{Site: "b", Records: 5, Dim: 1})
 	outs = c2.Step(&protocol.Leave{Site: "b", Reason: "bye"})
@@ -143,7 +144,7 @@ func TestCoordinatorTimeoutQuorumLeave(t *testing.T) {
 }
 
 func TestCoordinatorDPJob(t *testing.T) {
-	c, _ := newTest(t, JobConfig{Algo: protocol.AlgoFedDPLocalSGD, Epsilon: 0.5}, 2)
+	c, _ := newTest(t, JobConfig{Algo: fedalgo.FedDPLocalSGD, Epsilon: 0.5}, 2)
 	c.Step(&protocol.Join{Site: "a", Records: 100, Dim: 3})
 	c.Step(&protocol.Join{Site: "b", Records: 300, Dim: 3})
 	j := c.Job()
@@ -160,7 +161,7 @@ func TestCoordinatorDPJob(t *testing.T) {
 // fed-dp-local-sgd ignores Last: each phase starts from, and the result
 // is, the weighted mean of the released Models.
 func TestCoordinatorDPIgnoresLast(t *testing.T) {
-	c, _ := newTest(t, JobConfig{Algo: protocol.AlgoFedDPLocalSGD, Epsilon: 0.5}, 2)
+	c, _ := newTest(t, JobConfig{Algo: fedalgo.FedDPLocalSGD, Epsilon: 0.5}, 2)
 	c.Step(&protocol.Join{Site: "a", Records: 4, Dim: 1})
 	c.Step(&protocol.Join{Site: "b", Records: 4, Dim: 1})
 	j := c.Job()
@@ -184,11 +185,11 @@ func TestCoordinatorDPIgnoresLast(t *testing.T) {
 
 func TestConfigValidate(t *testing.T) {
 	for _, cfg := range []Config{
-		{Federation: "a.b", Job: JobConfig{Algo: protocol.AlgoFedAvg}, MinSites: 1},
+		{Federation: "a.b", Job: JobConfig{Algo: fedalgo.FedAvg}, MinSites: 1},
 		{Federation: "f", Job: JobConfig{Algo: "nope"}, MinSites: 1},
-		{Federation: "f", Job: JobConfig{Algo: protocol.AlgoFedDPLocalSGD}, MinSites: 1},
-		{Federation: "f", Job: JobConfig{Algo: protocol.AlgoFedAvg, Epsilon: 1}, MinSites: 1},
-		{Federation: "f", Job: JobConfig{Algo: protocol.AlgoFedAvg}, MinSites: 0},
+		{Federation: "f", Job: JobConfig{Algo: fedalgo.FedDPLocalSGD}, MinSites: 1},
+		{Federation: "f", Job: JobConfig{Algo: fedalgo.FedAvg, Epsilon: 1}, MinSites: 1},
+		{Federation: "f", Job: JobConfig{Algo: fedalgo.FedAvg}, MinSites: 0},
 	} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("accepted %+v", cfg)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -15,18 +16,18 @@ func TestValidateFedPrivateJobs(t *testing.T) {
 		job  JobConfig
 		want string // "" valid
 	}{
-		{JobConfig{Algo: protocol.AlgoFedDPEGD, Epsilon: 1}, ""},
-		{JobConfig{Algo: protocol.AlgoFedDPEGD, Epsilon: 1, Rounds: 3}, "epochs"},
-		{JobConfig{Algo: protocol.AlgoFedDPEGD}, "ε > 0"},
-		{JobConfig{Algo: protocol.AlgoFedDPEGD, Epsilon: 1, LocalAlgo: "dpegd"}, "no local algorithm"},
-		{JobConfig{Algo: protocol.AlgoFedOneShot, Epsilon: 1, LocalAlgo: "dpegd"}, ""},
-		{JobConfig{Algo: protocol.AlgoFedOneShot, Epsilon: 1, LocalAlgo: "dp-gd-grad"}, ""},
-		{JobConfig{Algo: protocol.AlgoFedOneShot, Epsilon: 1}, "needs a local algorithm"},
-		{JobConfig{Algo: protocol.AlgoFedOneShot, Epsilon: 1, LocalAlgo: "sgd-prev"}, "not private"},
-		{JobConfig{Algo: protocol.AlgoFedOneShot, Epsilon: 1, LocalAlgo: "nope"}, "unknown algorithm"},
-		{JobConfig{Algo: protocol.AlgoFedOneShot, Epsilon: 1, LocalAlgo: "dpgdsc"}, "λ > 0"},
-		{JobConfig{Algo: protocol.AlgoFedOneShot, Epsilon: 1, LocalAlgo: "dpgdsc", Lambda: 1e-3}, ""},
-		{JobConfig{Algo: protocol.AlgoFedAvg, LocalAlgo: "dpegd"}, "no local algorithm"},
+		{JobConfig{Algo: fedalgo.FedDPEGD, Epsilon: 1}, ""},
+		{JobConfig{Algo: fedalgo.FedDPEGD, Epsilon: 1, Rounds: 3}, "epochs"},
+		{JobConfig{Algo: fedalgo.FedDPEGD}, "ε > 0"},
+		{JobConfig{Algo: fedalgo.FedDPEGD, Epsilon: 1, LocalAlgo: "dpegd"}, "no local algorithm"},
+		{JobConfig{Algo: fedalgo.FedOneShot, Epsilon: 1, LocalAlgo: "dpegd"}, ""},
+		{JobConfig{Algo: fedalgo.FedOneShot, Epsilon: 1, LocalAlgo: "dp-gd-grad"}, ""},
+		{JobConfig{Algo: fedalgo.FedOneShot, Epsilon: 1}, "needs a local algorithm"},
+		{JobConfig{Algo: fedalgo.FedOneShot, Epsilon: 1, LocalAlgo: "sgd-prev"}, "not private"},
+		{JobConfig{Algo: fedalgo.FedOneShot, Epsilon: 1, LocalAlgo: "nope"}, "unknown algorithm"},
+		{JobConfig{Algo: fedalgo.FedOneShot, Epsilon: 1, LocalAlgo: "dpgdsc"}, "λ > 0"},
+		{JobConfig{Algo: fedalgo.FedOneShot, Epsilon: 1, LocalAlgo: "dpgdsc", Lambda: 1e-3}, ""},
+		{JobConfig{Algo: fedalgo.FedAvg, LocalAlgo: "dpegd"}, "no local algorithm"},
 	} {
 		cfg := Config{Federation: "f", Job: tc.job, MinSites: 1}
 		err := cfg.Validate()
@@ -42,7 +43,7 @@ func TestValidateFedPrivateJobs(t *testing.T) {
 // fed-dpegd: k = ⌊log₂ n_min⌋ phases, δ = 1/n_max, [X21] Thm 3 η at n_min;
 // fed-oneshot: one phase, the local algorithm announced, σ lists reported.
 func TestCoordinatorFedPrivateJobs(t *testing.T) {
-	c, _ := newTest(t, JobConfig{Algo: protocol.AlgoFedDPEGD, Epsilon: 0.5}, 2)
+	c, _ := newTest(t, JobConfig{Algo: fedalgo.FedDPEGD, Epsilon: 0.5}, 2)
 	c.Step(&protocol.Join{Site: "a", Records: 100, Dim: 3})
 	c.Step(&protocol.Join{Site: "b", Records: 300, Dim: 3})
 	j := c.Job()
@@ -55,7 +56,7 @@ func TestCoordinatorFedPrivateJobs(t *testing.T) {
 		t.Fatal("a wrong privacy claim was accepted")
 	}
 
-	c, _ = newTest(t, JobConfig{Algo: protocol.AlgoFedOneShot, LocalAlgo: "dpegd", Epsilon: 1}, 2)
+	c, _ = newTest(t, JobConfig{Algo: fedalgo.FedOneShot, LocalAlgo: "dpegd", Epsilon: 1}, 2)
 	c.Step(&protocol.Join{Site: "a", Records: 100, Dim: 1})
 	c.Step(&protocol.Join{Site: "b", Records: 300, Dim: 1})
 	j = c.Job()
@@ -84,12 +85,12 @@ func TestCoordinatorFedDPGDGrad(t *testing.T) {
 		job  JobConfig
 		want string
 	}{
-		{JobConfig{Algo: protocol.AlgoFedDPGDGrad, Epsilon: 1}, ""},
-		{JobConfig{Algo: protocol.AlgoFedDPGDGrad, Epsilon: 1, Rounds: 5}, ""},
-		{JobConfig{Algo: protocol.AlgoFedDPGDGrad, Epsilon: 1, LocalPasses: 1}, "full-batch"},
-		{JobConfig{Algo: protocol.AlgoFedDPGDGrad, Epsilon: 1, Loss: "hinge"}, "smooth"},
-		{JobConfig{Algo: protocol.AlgoFedDPGDGrad}, "ε > 0"},
-		{JobConfig{Algo: protocol.AlgoFedDPGDGrad, Epsilon: 1, LocalAlgo: "dp-gd-grad"}, "no local algorithm"},
+		{JobConfig{Algo: fedalgo.FedDPGDGrad, Epsilon: 1}, ""},
+		{JobConfig{Algo: fedalgo.FedDPGDGrad, Epsilon: 1, Rounds: 5}, ""},
+		{JobConfig{Algo: fedalgo.FedDPGDGrad, Epsilon: 1, LocalPasses: 1}, "full-batch"},
+		{JobConfig{Algo: fedalgo.FedDPGDGrad, Epsilon: 1, Loss: "hinge"}, "smooth"},
+		{JobConfig{Algo: fedalgo.FedDPGDGrad}, "ε > 0"},
+		{JobConfig{Algo: fedalgo.FedDPGDGrad, Epsilon: 1, LocalAlgo: "dp-gd-grad"}, "no local algorithm"},
 	} {
 		cfg := Config{Federation: "f", Job: tc.job, MinSites: 1}
 		err := cfg.Validate()
@@ -98,7 +99,7 @@ func TestCoordinatorFedDPGDGrad(t *testing.T) {
 		}
 	}
 
-	c, _ := newTest(t, JobConfig{Algo: protocol.AlgoFedDPGDGrad, Epsilon: 2}, 2)
+	c, _ := newTest(t, JobConfig{Algo: fedalgo.FedDPGDGrad, Epsilon: 2}, 2)
 	c.Step(&protocol.Join{Site: "a", Records: 100, Dim: 2})
 	c.Step(&protocol.Join{Site: "b", Records: 300, Dim: 2})
 	j := c.Job()
@@ -156,7 +157,7 @@ func TestCoordinatorFedDPGDGrad(t *testing.T) {
 	}
 
 	// A site with one record: no pair, the job is aborted before any phase.
-	c, _ = newTest(t, JobConfig{Algo: protocol.AlgoFedDPGDGrad, Epsilon: 1}, 2)
+	c, _ = newTest(t, JobConfig{Algo: fedalgo.FedDPGDGrad, Epsilon: 1}, 2)
 	c.Step(&protocol.Join{Site: "a", Records: 1, Dim: 2})
 	if outs := c.Step(&protocol.Join{Site: "b", Records: 300, Dim: 2}); c.Err() == nil || len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindAbort {
 		t.Fatalf("a 1-record site did not abort the job: %v", outs)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
 )
 
@@ -17,11 +18,11 @@ import (
 // site reported) when it aggregates it. Every entry of a job carries the
 // job's total (ε, δ), so the ledger composes as:
 //
-//   - within a job, the maximum over its entries: the phases of
-//     fed-dp-local-sgd and fed-dpegd use disjoint partitions of the site's
-//     records (parallel composition), and the rounds of fed-dp-gd-grad and
-//     the steps of fed-oneshot are already composed into the job's
-//     announced (ε, δ) by the algorithm's own theorem;
+//   - within a job, the maximum over its entries: every federated
+//     algorithm's plan charges each site the job's whole (ε, δ), whether
+//     its phases use disjoint partitions of the site's records (parallel
+//     composition) or its releases are composed into that (ε, δ) by the
+//     algorithm's own theorem (package fedalgo says which);
 //   - across jobs, the sum (basic sequential composition).
 //
 // A job that a site refused or dropped out of stays charged: the
@@ -41,7 +42,7 @@ type Charge struct {
 	// "none" for non-private ones.
 	Mechanism string `json:"mechanism"`
 	// Sigma and Sensitivity are the release's noise scale and ℓ2
-	// sensitivity when known (Sensitivity: fed-dp-gd-grad's 4G/n).
+	// sensitivity when the algorithm's plan states it.
 	Sigma       float64 `json:"sigma,omitempty"`
 	Sensitivity float64 `json:"sensitivity,omitempty"`
 	Records     int     `json:"records"`
@@ -143,13 +144,5 @@ func overBudget(site string, sp Spend, b Budget, private bool, eps, delta float6
 	return ""
 }
 
-// mechanism names the noise of a job's releases.
-func mechanism(a *protocol.JobAnnounce) string {
-	switch {
-	case !protocol.PrivateFedAlgo(a.Algo):
-		return "none"
-	case a.Delta == 0:
-		return "laplace"
-	}
-	return "gaussian"
-}
+// mechanism names the noise of a job's releases (fedalgo.Mechanism).
+func mechanism(a *protocol.JobAnnounce) string { return fedalgo.Mechanism(a) }

@@ -8,11 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
 )
 
 func privSubmit(job string, eps float64, minSites int) *protocol.JobSubmit {
-	return &protocol.JobSubmit{Job: job, Client: "c", Algo: protocol.AlgoFedDPLocalSGD, Epsilon: eps, Delta: 1e-3, MinSites: minSites, Loss: "logistic"}
+	return &protocol.JobSubmit{Job: job, Client: "c", Algo: fedalgo.FedDPLocalSGD, Epsilon: eps, Delta: 1e-3, MinSites: minSites, Loss: "logistic"}
 }
 
 // A private job charges every participant for its whole (ε, δ) in the
@@ -80,7 +81,7 @@ func TestServiceBudgets(t *testing.T) {
 	}
 	// Non-private jobs are refused to a budgeted site; others take part.
 	s2.Step(&protocol.Join{Site: "b", Records: 8, Dim: 2})
-	s2.Step(&protocol.JobSubmit{Job: "j3", Client: "c", Algo: protocol.AlgoFedAvg, Rounds: 1, MinSites: 1})
+	s2.Step(&protocol.JobSubmit{Job: "j3", Client: "c", Algo: fedalgo.FedAvg, Rounds: 1, MinSites: 1})
 	if s2.Running() != "j3" || !slices.Equal(s2.inner.job.Sites, []string{"b"}) {
 		t.Fatalf("j3: running %q sites %v", s2.Running(), s2.inner.job.Sites)
 	}
@@ -98,8 +99,8 @@ func TestServiceCheckpointResume(t *testing.T) {
 		var ledger []Charge
 		s.Step(&protocol.Join{Site: "a", Records: 5, Dim: 1})
 		s.Step(&protocol.Join{Site: "b", Records: 5, Dim: 1})
-		s.Step(&protocol.JobSubmit{Job: "j", Client: "c", Algo: protocol.AlgoFedAvg, Rounds: 4, MinSites: 2})
-		s.Step(&protocol.JobSubmit{Job: "q", Client: "c", Algo: protocol.AlgoFedAvg, Rounds: 1, MinSites: 2})
+		s.Step(&protocol.JobSubmit{Job: "j", Client: "c", Algo: fedalgo.FedAvg, Rounds: 4, MinSites: 2})
+		s.Step(&protocol.JobSubmit{Job: "q", Client: "c", Algo: fedalgo.FedAvg, Rounds: 1, MinSites: 2})
 		ledger = append(ledger, s.TakeCharges()...)
 		for k := 1; k <= 4; k++ {
 			if k == crashAt {
@@ -162,7 +163,7 @@ func TestServiceCheckpointResume(t *testing.T) {
 func TestRestoreServiceChecks(t *testing.T) {
 	s := newService(t, ServiceConfig{})
 	s.Step(&protocol.Join{Site: "a", Records: 5, Dim: 1})
-	s.Step(&protocol.JobSubmit{Job: "j", Client: "c", Algo: protocol.AlgoFedAvg, Rounds: 2, MinSites: 1})
+	s.Step(&protocol.JobSubmit{Job: "j", Client: "c", Algo: fedalgo.FedAvg, Rounds: 2, MinSites: 1})
 	cp := s.Checkpoint()
 	if cp.Running == nil || cp.Running.Phase != 1 {
 		t.Fatalf("checkpoint %+v", cp)
@@ -192,7 +193,7 @@ func TestStatusPhaseAUCAndAnnounce(t *testing.T) {
 	eval := func(_ *protocol.JobAnnounce, m []float64) (float64, int) { calls++; return 0.5 + m[0]/10, 7 }
 	s := newService(t, ServiceConfig{Evaluate: eval})
 	s.Step(&protocol.Join{Site: "a", Records: 5, Dim: 1})
-	s.Step(&protocol.JobSubmit{Job: "j", Client: "c", Algo: protocol.AlgoFedAvg, Rounds: 3, MinSites: 1, Eta: 0.5})
+	s.Step(&protocol.JobSubmit{Job: "j", Client: "c", Algo: fedalgo.FedAvg, Rounds: 3, MinSites: 1, Eta: 0.5})
 	runPhase(s, "j", 1, 1, "a")
 	s, err := RestoreService(ServiceConfig{Federation: "f", Evaluate: eval}, s.Checkpoint())
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
 )
 
@@ -179,7 +180,7 @@ func (s *Service) collect() {
 	for _, r := range rels {
 		s.charge(Charge{Key: ChargeKey(a.Job, r.Site, r.Phase), Site: r.Site, Job: a.Job, Phase: r.Phase, Algo: a.Algo,
 			Mechanism: mechanism(a), Sigma: r.Sigma, Sensitivity: r.Sensitivity, Records: r.Records,
-			Epsilon: a.Epsilon, Delta: a.Delta, Private: protocol.PrivateFedAlgo(a.Algo) && r.Secure})
+			Epsilon: a.Epsilon, Delta: a.Delta, Private: fedalgo.Private(a.Algo) && r.Secure})
 	}
 }
 
@@ -190,7 +191,7 @@ func (s *Service) reserve() {
 	for _, name := range a.Sites {
 		st := s.inner.sites[name]
 		s.charge(Charge{Key: ChargeKey(a.Job, name, 0), Site: name, Job: a.Job, Algo: a.Algo, Mechanism: mechanism(a),
-			Sensitivity: st.sens, Records: st.records, Epsilon: a.Epsilon, Delta: a.Delta, Private: protocol.PrivateFedAlgo(a.Algo)})
+			Sensitivity: st.sens, Records: st.records, Epsilon: a.Epsilon, Delta: a.Delta, Private: fedalgo.Private(a.Algo)})
 	}
 }
 
@@ -425,7 +426,7 @@ func (s *Service) start() (bool, []Output) {
 	s.queue = s.queue[1:]
 	// Fix δ before the budget check, so that the check and the job use the
 	// same value: the papers' 1/n, for the largest live site.
-	private := protocol.PrivateFedAlgo(q.job.Algo)
+	private := fedalgo.Private(q.job.Algo)
 	if private && q.job.Delta == 0 {
 		nMax := 0
 		for _, name := range live {
@@ -530,7 +531,7 @@ func (s *Service) finish() []Output {
 		// Every participant of a private job, dropped ones included: they
 		// may have released phases before they went away.
 		for _, p := range s.inner.Privacy() {
-			if !protocol.PrivateFedAlgo(s.cur.job.Algo) {
+			if !fedalgo.Private(s.cur.job.Algo) {
 				break
 			}
 			st.Privacy = append(st.Privacy, protocol.SiteReport{Site: p.Site, Records: p.Records, Epsilon: p.Epsilon, Delta: p.Delta, Sigmas: p.Sigmas, Secure: p.Secure, ComposedEpsilon: p.ComposedEpsilon})

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
 )
 
@@ -43,7 +44,7 @@ func lastStatus(t *testing.T, outs []Output, client string) *protocol.JobStatus 
 }
 
 func submit(job string, minSites int) *protocol.JobSubmit {
-	return &protocol.JobSubmit{Job: job, Client: "c", Algo: protocol.AlgoFedAvg, Rounds: 2, MinSites: minSites}
+	return &protocol.JobSubmit{Job: job, Client: "c", Algo: fedalgo.FedAvg, Rounds: 2, MinSites: minSites}
 }
 
 // runPhase answers the current phase for the given sites with model v.
@@ -74,7 +75,7 @@ func TestServiceSubmitQueueComplete(t *testing.T) {
 		t.Fatalf("no announcement: %v", kinds(outs))
 	}
 	// A second job queues behind the first.
-	if st := lastStatus(t, s.Step(&protocol.JobSubmit{Job: "j2", Client: "c2", Algo: protocol.AlgoFedAvg, Rounds: 1, MinSites: 1}), "c2"); st.Status != protocol.StatusQueued {
+	if st := lastStatus(t, s.Step(&protocol.JobSubmit{Job: "j2", Client: "c2", Algo: fedalgo.FedAvg, Rounds: 1, MinSites: 1}), "c2"); st.Status != protocol.StatusQueued {
 		t.Fatalf("second job %+v, want queued", st)
 	}
 	runPhase(s, "j1", 1, 1, "a", "b")
@@ -156,7 +157,7 @@ func TestServiceRejects(t *testing.T) {
 	if st.Status != protocol.StatusFailed || !strings.Contains(st.Reason, "unknown federated algorithm") {
 		t.Fatalf("invalid job: %+v", st)
 	}
-	st = lastStatus(t, s.Step(&protocol.JobSubmit{Job: "bad2", Client: "c", Algo: protocol.AlgoFedAvg, Epsilon: 1, MinSites: 1}), "c")
+	st = lastStatus(t, s.Step(&protocol.JobSubmit{Job: "bad2", Client: "c", Algo: fedalgo.FedAvg, Epsilon: 1, MinSites: 1}), "c")
 	if st.Status != protocol.StatusFailed {
 		t.Fatalf("fed-avg with ε: %+v", st)
 	}

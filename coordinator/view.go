@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/transport"
 )
@@ -284,7 +285,7 @@ func (c *Coordinator) jobView() JobView {
 // addSpend charges, into by, every participant of a private job that has
 // released something: the job's (ε, δ) once.
 func (c *Coordinator) addSpend(by map[string]SiteSpend) {
-	if c.job == nil || !protocol.PrivateFedAlgo(c.job.Algo) {
+	if c.job == nil || !fedalgo.Private(c.job.Algo) {
 		return
 	}
 	for _, name := range c.participants(false) {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
 )
 
@@ -23,12 +24,12 @@ func siteNames(v View) []string {
 // snapshot: it does not change with the coordinator, and changing it does
 // not change the coordinator.
 func TestCoordinatorView(t *testing.T) {
-	c, _ := newTest(t, JobConfig{Algo: protocol.AlgoFedDPLocalSGD, Epsilon: 1, Delta: 1e-3}, 2)
+	c, _ := newTest(t, JobConfig{Algo: fedalgo.FedDPLocalSGD, Epsilon: 1, Delta: 1e-3}, 2)
 	v := c.View()
 	if v.Federation != "f" || v.Kind != "coordinator" || v.Running != nil || len(v.Queued) != 1 || len(v.Sites) != 0 {
 		t.Fatalf("initial view %+v", v)
 	}
-	if q := v.Queued[0]; q.Job != "job-1" || q.Status != protocol.StatusQueued || q.MinSites != 2 || q.Algo != protocol.AlgoFedDPLocalSGD {
+	if q := v.Queued[0]; q.Job != "job-1" || q.Status != protocol.StatusQueued || q.MinSites != 2 || q.Algo != fedalgo.FedDPLocalSGD {
 		t.Fatalf("queued job %+v", q)
 	}
 	c.Step(&protocol.Join{Site: "b", Records: 8, Dim: 2})
@@ -96,7 +97,7 @@ func TestCoordinatorView(t *testing.T) {
 
 // An aborted job is finished with status failed and the reason.
 func TestCoordinatorViewAborted(t *testing.T) {
-	c, _ := newTest(t, JobConfig{Algo: protocol.AlgoFedAvg, Rounds: 3}, 1)
+	c, _ := newTest(t, JobConfig{Algo: fedalgo.FedAvg, Rounds: 3}, 1)
 	c.Step(&protocol.Join{Site: "a", Records: 8, Dim: 1})
 	c.Step(&protocol.Abort{Job: "job-1", From: "a", Reason: "disk full"})
 	v := c.View()
@@ -113,14 +114,14 @@ func TestCoordinatorViewAborted(t *testing.T) {
 // per site with the budgets; sites that refused or were left out by their
 // budget are listed apart from dropped ones.
 func TestServiceView(t *testing.T) {
-	reloaded := &protocol.JobStatus{Job: "old", Status: protocol.StatusCompleted, Algo: protocol.AlgoFedDPEGD, Phases: 2, Sites: []string{"a"},
+	reloaded := &protocol.JobStatus{Job: "old", Status: protocol.StatusCompleted, Algo: fedalgo.FedDPEGD, Phases: 2, Sites: []string{"a"},
 		Privacy: []protocol.SiteReport{{Site: "a", Records: 4, Epsilon: 0.25, Delta: 1e-4, Sigmas: []float64{1, 1}, Secure: true}}}
 	s := newService(t, ServiceConfig{Finished: []*protocol.JobStatus{reloaded},
-		Ledger:   []Charge{{Key: ChargeKey("old", "a", 0), Site: "a", Job: "old", Algo: protocol.AlgoFedDPEGD, Mechanism: "gaussian", Epsilon: 0.25, Delta: 1e-4}},
+		Ledger:   []Charge{{Key: ChargeKey("old", "a", 0), Site: "a", Job: "old", Algo: fedalgo.FedDPEGD, Mechanism: "gaussian", Epsilon: 0.25, Delta: 1e-4}},
 		Budgets:  map[string]Budget{"a": {Epsilon: 2, Delta: 0.01}},
 		Evaluate: func(*protocol.JobAnnounce, []float64) (float64, int) { return 0.75, 10 }})
 	priv := func(job string, eps float64, min int) *protocol.JobSubmit {
-		return &protocol.JobSubmit{Job: job, Client: "c", Algo: protocol.AlgoFedDPLocalSGD, Epsilon: eps, Delta: 1e-3, MinSites: min}
+		return &protocol.JobSubmit{Job: job, Client: "c", Algo: fedalgo.FedDPLocalSGD, Epsilon: eps, Delta: 1e-3, MinSites: min}
 	}
 	upd := func(job, site string, phase int, eps float64) *protocol.SiteUpdate {
 		return &protocol.SiteUpdate{Job: job, Phase: phase, Site: site, Model: []float64{1}, Weight: 2, Epsilon: eps, Delta: 1e-3, Sigma: 1, Secure: true}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/simulate"
 	dto "github.com/prometheus/client_model/go"
@@ -118,7 +119,7 @@ func TestMetricsOfASimulatedFederation(t *testing.T) {
 		srv.Publish(v)
 	}
 	spec := simulate.Spec{Sites: 3, Transport: "mem", Seed: 3, NoiseSeed: 4, Seeded: true, Tick: 5 * time.Millisecond,
-		Job: coordinator.JobConfig{Algo: protocol.AlgoFedDPLocalSGD, Epsilon: 1, Delta: 1e-3}, Watch: watch}
+		Job: coordinator.JobConfig{Algo: fedalgo.FedDPLocalSGD, Epsilon: 1, Delta: 1e-3}, Watch: watch}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	rep, err := simulate.Run(ctx, spec, tab, nil)
@@ -151,7 +152,7 @@ func TestMetricsOfASimulatedFederation(t *testing.T) {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 		}
 	}
-	if _, ok := value(fams, "pairfed_running_job_phase", "job", "run-0", "algorithm", protocol.AlgoFedDPLocalSGD); ok {
+	if _, ok := value(fams, "pairfed_running_job_phase", "job", "run-0", "algorithm", fedalgo.FedDPLocalSGD); ok {
 		t.Error("a finished job is reported running")
 	}
 	if _, ok := value(fams, "pairfed_privacy_epsilon_budget", "site", "site-0"); ok {
@@ -173,7 +174,7 @@ func TestMetricsOfASimulatedFederation(t *testing.T) {
 	m := New(Options{})
 	m.Publish(*mid)
 	fams = scrape(t, m)
-	lab := []string{"job", "run-0", "algorithm", protocol.AlgoFedDPLocalSGD}
+	lab := []string{"job", "run-0", "algorithm", fedalgo.FedDPLocalSGD}
 	if got := mustValue(t, fams, "pairfed_running_job_phase", lab...); got != float64(mid.Running.Phase) || got < 3 {
 		t.Errorf("running phase %v, view %+v", got, mid.Running)
 	}
@@ -232,7 +233,7 @@ func TestHealthz(t *testing.T) {
 	up := func() float64 { return mustValue(t, scrape(t, srv), "pairfed_coordinator_up") }
 	health(http.StatusServiceUnavailable, "starting")
 	srv.Publish(coordinator.View{Federation: "f", Kind: "service", Sites: []coordinator.SiteView{{Site: "a"}, {Site: "b"}},
-		Running: &coordinator.JobView{Job: "j", Algo: protocol.AlgoFedAvg, Status: protocol.StatusRunning, Phase: 1, Phases: 4}})
+		Running: &coordinator.JobView{Job: "j", Algo: fedalgo.FedAvg, Status: protocol.StatusRunning, Phase: 1, Phases: 4}})
 	now = now.Add(time.Second)
 	if h := health(http.StatusOK, "ok"); h.Federation != "f" || h.Running != "j" || h.Sites != 2 || h.AgeSeconds != 1 {
 		t.Fatalf("health %+v", h)

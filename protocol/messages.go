@@ -112,20 +112,21 @@ type Heartbeat struct {
 // does not take part.
 type JobAnnounce struct {
 	Job  string `msgpack:"job"`
-	Algo string `msgpack:"algo"` // one of FedAlgos
+	Algo string `msgpack:"algo"` // a federated algorithm (see AlgoParams)
 	Task string `msgpack:"task"` // "auc" (w ∈ R^d) or "metric" (W ∈ S^d, d·d parameters)
-	// LocalAlgo names the single-site private algorithm (a registered
-	// pairwise algorithm, e.g. "dpegd") a fed-oneshot site runs; empty for
-	// every other algorithm (omitted, so older encodings are unchanged).
+	// LocalAlgo names the single-site algorithm (a registered pairwise
+	// algorithm, e.g. "dpegd") an algorithm that runs one at every site
+	// uses; empty for the others (omitted, so older encodings are
+	// unchanged). The algorithm's validator decides (AlgoParams).
 	LocalAlgo string `msgpack:"local_algo,omitempty"`
 	Loss      string `msgpack:"loss"` // "hinge", "square", "logistic"
 	// Params is the length of the model vector (d for auc).
 	Params int `msgpack:"params"`
-	// Phases is the number of coordinator rounds (fed-avg), of [Y21a]
-	// Alg 3 phases K (fed-dp-local-sgd), or of [K22] Alg 1 iterations T
-	// (fed-dp-gd-grad: every site's σ depends on it).
+	// Phases is the number of coordinator phases the algorithm's plan
+	// fixed (rounds, partitions or iterations; a site's σ may depend on it).
 	Phases int `msgpack:"phases"`
-	// LocalPasses is the passes over its data a fed-avg site makes per round.
+	// LocalPasses is the passes over its data a site makes per round, for
+	// the algorithms that take it.
 	LocalPasses float64 `msgpack:"local_passes"`
 	// Eta is the base step size η.
 	Eta float64 `msgpack:"eta"`
@@ -152,13 +153,14 @@ type PhaseStart struct {
 	Model []float64 `msgpack:"model"`
 }
 
-// SiteUpdate is a site's released output of one phase (for fed-dp-gd-grad
-// Model is the site's noisy gradient at the broadcast model). Weight is its
-// aggregation weight (records, or partition size); Sigma the Gaussian σ it
-// added (0 for fed-avg); Epsilon, Delta the guarantee it claims for its
+// SiteUpdate is a site's released output of one phase: a model, or
+// whatever vector the algorithm's coordinator half combines (e.g. a noisy
+// gradient at the broadcast model). Weight is its aggregation weight
+// (records, or partition size); Sigma the Gaussian σ it added (0 for a
+// non-private algorithm); Epsilon, Delta the guarantee it claims for its
 // records; Secure whether its noise source was cryptographically secure
-// (a seeded run is not private); Last the optional last iterate of a
-// fed-avg round.
+// (a seeded run is not private); Last an optional second vector, the last
+// iterate of a round for the algorithms that restart from it.
 type SiteUpdate struct {
 	Job     string    `msgpack:"job"`
 	Phase   int       `msgpack:"phase"`
@@ -169,18 +171,16 @@ type SiteUpdate struct {
 	Epsilon float64   `msgpack:"epsilon"`
 	Delta   float64   `msgpack:"delta"`
 	Secure  bool      `msgpack:"secure"`
-	// Last is a fed-avg site's last local iterate: the next round starts
-	// from the weighted average of the sites' Last, while Model (the
-	// [Y21a] Alg 1 average) feeds the job's output, the mean over rounds
-	// of the aggregated Models. Optional (omitted when empty, so older
-	// encodings still decode): a site that sends none, a fed-dp-local-sgd
-	// update, or a model longer than MaxLastParams (both vectors must fit
-	// MaxMessageSize) lets the coordinator restart from Model instead.
+	// Last is a site's last local iterate, for algorithms whose next
+	// round starts from it while Model feeds the job's output.
+	// Optional (omitted when empty, so older encodings still decode): a
+	// site that sends none, or a model longer than MaxLastParams (both
+	// vectors must fit MaxMessageSize), lets the coordinator restart from
+	// Model instead.
 	Last []float64 `msgpack:"last,omitempty"`
-	// Sigmas, when set, lists every σ of the release in order (a
-	// fed-oneshot site running an algorithm with several noisy steps, e.g.
-	// dpegd's epochs or dp-gd-grad's gradients); Sigma is then its first
-	// entry. Optional (omitted when empty).
+	// Sigmas, when set, lists every σ of the release in order (a release
+	// with several noisy steps, e.g. a local dpegd's epochs); Sigma is
+	// then its first entry. Optional (omitted when empty).
 	Sigmas []float64 `msgpack:"sigmas,omitempty"`
 }
 
@@ -217,8 +217,8 @@ type JobSubmit struct {
 	Client string `msgpack:"client"`
 	Algo   string `msgpack:"algo"`
 	Loss   string `msgpack:"loss"` // "" for the algorithm's default
-	// LocalAlgo is fed-oneshot's single-site private algorithm (see
-	// JobAnnounce.LocalAlgo); omitted when empty.
+	// LocalAlgo is the single-site algorithm of an algorithm that runs
+	// one (see JobAnnounce.LocalAlgo); omitted when empty.
 	LocalAlgo string `msgpack:"local_algo,omitempty"`
 	// MinSites is the number of live sites the job needs to start, and
 	// its quorum: a phase that times out is aggregated from at least
@@ -295,7 +295,8 @@ type SiteReport struct {
 	Secure  bool      `msgpack:"secure" json:"private"`
 	// ComposedEpsilon, when > 0, is the ε at Delta that exact Gaussian-DP
 	// composition (dp.Compose) proves for the site's releases, next to the
-	// paper's claim Epsilon (fed-dp-gd-grad); omitted otherwise.
+	// paper's claim Epsilon (algorithms with an exact accountant); omitted
+	// otherwise.
 	ComposedEpsilon float64 `msgpack:"composed_epsilon,omitempty" json:"composed_epsilon,omitempty"`
 }
 
@@ -319,51 +320,3 @@ func (*Leave) Kind() Kind       { return KindLeave }
 func (*JobSubmit) Kind() Kind   { return KindJobSubmit }
 func (*JobStatus) Kind() Kind   { return KindJobStatus }
 func (*Refuse) Kind() Kind      { return KindRefuse }
-
-// Federated algorithm names (JobAnnounce.Algo).
-const (
-	// AlgoFedAvg is the non-private baseline: each round every site runs
-	// local sgd-prev ([Y21a] Alg 1) epochs from the broadcast model with
-	// step √N·η/√(R·T_s); the coordinator averages the sites' last
-	// iterates (the next round's start) and their Alg 1 averages, weighted
-	// by record count, and outputs the mean over rounds of the latter.
-	AlgoFedAvg = "fed-avg"
-	// AlgoFedDPLocalSGD is [Y21a] Alg 3 run per site: phase k on the site's
-	// k-th disjoint partition from the broadcast model, Gaussian noise σ_k
-	// added at the site, outputs averaged weighted by partition size.
-	AlgoFedDPLocalSGD = "fed-dp-local-sgd"
-	// AlgoFedOneShot runs a single-site private algorithm (JobAnnounce.
-	// LocalAlgo, e.g. "dpegd") once at every site on all its records with
-	// the site's own noise; one phase; the coordinator averages the
-	// released models weighted by record count. Per-site privacy is the
-	// algorithm's (ε, δ): one release per record set.
-	AlgoFedOneShot = "fed-oneshot"
-	// AlgoFedDPEGD is [X21] Alg 3 (DPEGD) run per site: phase i is epoch i
-	// on the site's i-th disjoint subset from the broadcast model, with
-	// the site's Gaussian noise σ_i; the coordinator averages the outputs
-	// weighted by subset size. Epochs on disjoint subsets compose in
-	// parallel: per-site (ε, δ).
-	AlgoFedDPEGD = "fed-dpegd"
-	// AlgoFedDPGDGrad is [K22] Alg 1 (dp-gd-grad) run across sites: phase
-	// t (of T = Phases) broadcasts θ_{t−1}; each site releases its full
-	// pairwise gradient on all its records plus N(0, σ_s² I), σ_s =
-	// 8G√(T log(1/δ))/(n_s ε) (SiteUpdate.Model carries that noisy
-	// gradient, not a model); the coordinator averages the gradients
-	// weighted by n_s, steps θ_t = Π_C(θ_{t−1} − η ḡ) and outputs θ_T. A
-	// site's T releases are on the same records and compose sequentially
-	// ([K22] Thm 1): per-site (ε, δ).
-	AlgoFedDPGDGrad = "fed-dp-gd-grad"
-)
-
-// FedAlgos lists the federated algorithms, in the order they were added.
-var FedAlgos = []string{AlgoFedAvg, AlgoFedDPLocalSGD, AlgoFedOneShot, AlgoFedDPEGD, AlgoFedDPGDGrad}
-
-// PrivateFedAlgo reports whether algo is a private federated algorithm
-// (sites add noise and report (ε, δ) and σ).
-func PrivateFedAlgo(algo string) bool {
-	switch algo {
-	case AlgoFedDPLocalSGD, AlgoFedOneShot, AlgoFedDPEGD, AlgoFedDPGDGrad:
-		return true
-	}
-	return false
-}

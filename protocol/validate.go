@@ -105,22 +105,6 @@ func checkReason(s string) error {
 // with a model of MaxParams values the update still fits MaxMessageSize).
 const MaxSigmas = 1 << 12
 
-// checkLocalAlgo: fed-oneshot names its local algorithm, no other
-// algorithm has one. (Whether the name is a registered private algorithm
-// is checked by the coordinator and the sites, which know the registry.)
-func checkLocalAlgo(job, algo, local string) error {
-	if algo == AlgoFedOneShot {
-		if local == "" {
-			return fmt.Errorf("protocol: job %s: %s needs a local algorithm", job, algo)
-		}
-		return ValidName("local algorithm", local)
-	}
-	if local != "" {
-		return fmt.Errorf("protocol: job %s: %s takes no local algorithm (got %q)", job, algo, local)
-	}
-	return nil
-}
-
 func checkPrivacy(eps, delta float64) error {
 	if err := nonNegative("epsilon", eps); err != nil {
 		return err
@@ -152,7 +136,7 @@ func (m *JobAnnounce) Validate() error {
 			return err
 		}
 	}
-	if err := checkLocalAlgo(m.Job, m.Algo, m.LocalAlgo); err != nil {
+	if err := checkAlgoParams(AlgoParams{Job: m.Job, Algo: m.Algo, LocalAlgo: m.LocalAlgo}); err != nil {
 		return err
 	}
 	if m.Task != TaskAUC && m.Task != TaskMetric {
@@ -300,7 +284,7 @@ func (m *JobSubmit) Validate() error {
 	if m.Task != "" && m.Task != TaskAUC && m.Task != TaskMetric {
 		return fmt.Errorf("protocol: job %s: unknown task %q (want auc or metric)", m.Job, m.Task)
 	}
-	if err := checkLocalAlgo(m.Job, m.Algo, m.LocalAlgo); err != nil {
+	if err := checkAlgoParams(AlgoParams{Job: m.Job, Algo: m.Algo, LocalAlgo: m.LocalAlgo}); err != nil {
 		return err
 	}
 	if m.MinSites < 1 || m.MinSites > MaxSites {

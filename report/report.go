@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/pairfed/pairfed/coordinator"
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
 )
 
@@ -78,7 +79,7 @@ func Verdict(st *protocol.JobStatus, charges []coordinator.Charge) (string, []st
 	if st.Status != protocol.StatusCompleted {
 		return VerdictNone, []string{fmt.Sprintf("the job did not complete (status %s): it released no final model and no site reported its privacy; its ledger entries below are what the coordinator charged", st.Status)}
 	}
-	if !protocol.PrivateFedAlgo(st.Algo) {
+	if !fedalgo.Private(st.Algo) {
 		return VerdictNotPrivate, []string{fmt.Sprintf("%s adds no noise: its model is not differentially private", st.Algo)}
 	}
 	if len(st.Privacy) == 0 {

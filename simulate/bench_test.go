@@ -5,42 +5,15 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
-	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
-	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/transport"
 )
-
-// TestFedAvgReferenceMatchesFederate checks that the in-process reference
-// used to study fed-avg variants computes exactly what the coordinator and
-// workers compute.
-func TestFedAvgReferenceMatchesFederate(t *testing.T) {
-	sites, _, _ := prepared(t, 4, 3)
-	job := coordinator.JobConfig{Algo: protocol.AlgoFedAvg, Rounds: 3}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := Federate(ctx, FederationConfig{Name: "ref", Job: job, Sites: sites, Connect: MemConnect(ctx), Seed: 5, Tick: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := coordinator.Config{Federation: "ref", Job: job, MinSites: len(sites)}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	got, err := FedAvgReference(ctx, cfg.Job, sites, 5, FedAvgVariant{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got, out.Result.Model) {
-		t.Fatalf("reference %v\nfederated %v", got, out.Result.Model)
-	}
-}
 
 // TestCounterCountsPublishedBytes checks the transport wrapper against a
 // fed-avg job's message count: joins, then per round one announcement,
@@ -50,7 +23,7 @@ func TestCounterCountsPublishedBytes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var c Counter
-	_, err := Federate(ctx, FederationConfig{Name: "count", Job: coordinator.JobConfig{Algo: protocol.AlgoFedAvg, Rounds: 2},
+	_, err := Federate(ctx, FederationConfig{Name: "count", Job: coordinator.JobConfig{Algo: fedalgo.FedAvg, Rounds: 2},
 		Sites: sites, Connect: c.Connect(MemConnect(ctx)), Seed: 1, Tick: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -59,33 +32,6 @@ func TestCounterCountsPublishedBytes(t *testing.T) {
 	// ≥ 2 joins + 2 rounds × (2 + 2) + 1 result; leaves/retries may add more.
 	if msgs < 2+2*4+1 || bytes <= 0 {
 		t.Fatalf("counted %d messages, %d bytes", msgs, bytes)
-	}
-}
-
-// TestPhaseNoiseAveraging checks that the coordinator's weighted average of
-// N sites' independent releases has noise of norm ≈ √(d·Σ(w_s/W)²σ²):
-// averaged over 20 noise seeds, within 25% of the prediction (the mean of
-// 20 χ-distributed norms with d = 8 has a relative sd of ≈ 0.06, so a
-// false failure needs a 4-sd deviation).
-func TestPhaseNoiseAveraging(t *testing.T) {
-	for _, n := range []int{1, 4} {
-		sites, _, _ := prepared(t, n, 7)
-		for i := range sites {
-			sites[i].Data, _, _ = data.Clip(sites[i].Data, 1)
-		}
-		job := coordinator.JobConfig{Algo: protocol.AlgoFedDPLocalSGD, Loss: "logistic", Epsilon: 1, Delta: 1e-3, Eta: 1e-3, ParamRadius: 1, FeatureRadius: 1}
-		var agg, pred float64
-		for s := uint64(0); s < 20; s++ {
-			pn, err := ProbePhase(context.Background(), job, sites, make([]float64, 8), 2, 1, s, dp.NewSeededNoise)
-			if err != nil {
-				t.Fatal(err)
-			}
-			agg += pn.Aggregated / 20
-			pred = pn.Predicted
-		}
-		if math.Abs(agg/pred-1) > 0.25 {
-			t.Errorf("%d sites: mean aggregated noise norm %.4g, predicted %.4g", n, agg, pred)
-		}
 	}
 }
 
@@ -102,7 +48,7 @@ func benchDiabetes(b *testing.B) *data.Table {
 // sites, each clipped to R = 1, and returns them with the pooled clipped set.
 func benchSites(b *testing.B, ds *pairwise.Dataset, n int) ([]Site, *pairwise.Dataset) {
 	b.Helper()
-	spec := Spec{Sites: n, Partition: "iid", Scale: "minmax", Job: coordinator.JobConfig{Algo: protocol.AlgoFedAvg, FeatureRadius: 1}}
+	spec := Spec{Sites: n, Partition: "iid", Scale: "minmax", Job: coordinator.JobConfig{Algo: fedalgo.FedAvg, FeatureRadius: 1}}
 	sites, pooled, err := Prepare(spec, ds, ds, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		b.Fatal(err)
@@ -185,7 +131,7 @@ func BenchmarkSimulateVsSingle(b *testing.B) {
 	}
 	for _, set := range sets {
 		sites, pooled := benchSites(b, set.ds(), 4)
-		cfg := coordinator.Config{Federation: "x", Job: coordinator.JobConfig{Algo: protocol.AlgoFedAvg}, MinSites: 4}
+		cfg := coordinator.Config{Federation: "x", Job: coordinator.JobConfig{Algo: fedalgo.FedAvg}, MinSites: 4}
 		if err := cfg.Validate(); err != nil {
 			b.Fatal(err)
 		}
@@ -225,7 +171,7 @@ func BenchmarkSimulateVsSingle(b *testing.B) {
 // synthetic ijcnn1-sized set (n = 50 000, d = 22; about 780 records per site).
 func BenchmarkSimulate64Sites(b *testing.B) {
 	sites, _ := benchSites(b, Synthetic(50000, 22, 0.1, 1, 1), 64)
-	benchFederate(b, FederationConfig{Job: coordinator.JobConfig{Algo: protocol.AlgoFedAvg}, Sites: sites, Connect: natsBench(b), Tick: 20 * time.Millisecond})
+	benchFederate(b, FederationConfig{Job: coordinator.JobConfig{Algo: fedalgo.FedAvg}, Sites: sites, Connect: natsBench(b), Tick: 20 * time.Millisecond})
 }
 
 // BenchmarkPhaseBytes reports the bytes published per phase (all
@@ -235,8 +181,8 @@ func BenchmarkPhaseBytes(b *testing.B) {
 	tab := benchDiabetes(b)
 	for _, n := range []int{4, 16} {
 		for _, job := range []coordinator.JobConfig{
-			{Algo: protocol.AlgoFedAvg},
-			{Algo: protocol.AlgoFedDPLocalSGD, Epsilon: 1},
+			{Algo: fedalgo.FedAvg},
+			{Algo: fedalgo.FedDPLocalSGD, Epsilon: 1},
 		} {
 			b.Run(fmt.Sprintf("%s/sites=%d", job.Algo, n), func(b *testing.B) {
 				sites, _ := benchSites(b, tab.Dataset, n)

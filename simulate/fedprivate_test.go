@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pairfed/pairfed/coordinator"
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -31,7 +32,7 @@ func siteObjective(t *testing.T, job *protocol.JobAnnounce, d *pairwise.Dataset)
 // per disjoint subset, the subsets covering its records.
 func TestLockstepFedDPEGD(t *testing.T) {
 	sites, _, te := prepared(t, 4, 2)
-	job := coordinator.JobConfig{Algo: protocol.AlgoFedDPEGD, Epsilon: 1}
+	job := coordinator.JobConfig{Algo: fedalgo.FedDPEGD, Epsilon: 1}
 	a := newLockstep(t, job, sites, 3, 5)
 	a.run(200)
 	b := newLockstep(t, job, sites, 3, 5)
@@ -112,7 +113,7 @@ func TestLockstepFedOneShot(t *testing.T) {
 	sites, _, te := prepared(t, 4, 2)
 	for _, local := range []string{"dpegd", "dp-gd-grad", "dp-local-sgd"} {
 		t.Run(local, func(t *testing.T) {
-			job := coordinator.JobConfig{Algo: protocol.AlgoFedOneShot, LocalAlgo: local, Epsilon: 1}
+			job := coordinator.JobConfig{Algo: fedalgo.FedOneShot, LocalAlgo: local, Epsilon: 1}
 			const seed = 3
 			l := newLockstep(t, job, sites, seed, 5)
 			l.run(200)
@@ -198,7 +199,7 @@ func mustLookup(t *testing.T, name string) *pairwise.Algorithm {
 // dp.Compose ε reported.
 func TestLockstepFedDPGDGrad(t *testing.T) {
 	sites, _, te := prepared(t, 4, 2)
-	job := coordinator.JobConfig{Algo: protocol.AlgoFedDPGDGrad, Epsilon: 1}
+	job := coordinator.JobConfig{Algo: fedalgo.FedDPGDGrad, Epsilon: 1}
 	a := newLockstep(t, job, sites, 3, 5)
 	a.run(200)
 	b := newLockstep(t, job, sites, 3, 5)
@@ -264,7 +265,7 @@ func TestLockstepFedDPGDGradOneSite(t *testing.T) {
 	sites, _, _ := prepared(t, 4, 2)
 	one := sites[:1]
 	const seed = 7
-	l := newLockstep(t, coordinator.JobConfig{Algo: protocol.AlgoFedDPGDGrad, Epsilon: 1}, one, seed, 5)
+	l := newLockstep(t, coordinator.JobConfig{Algo: fedalgo.FedDPGDGrad, Epsilon: 1}, one, seed, 5)
 	l.run(200)
 	r := l.coord.Result()
 	if r == nil {
@@ -287,7 +288,7 @@ func TestLockstepFedDPGDGradOneSite(t *testing.T) {
 
 	// Tiny noise: the trajectory of projected GD, w ← Π(w − ∇F_S(w)/L).
 	const rounds = 12
-	l = newLockstep(t, coordinator.JobConfig{Algo: protocol.AlgoFedDPGDGrad, Epsilon: 1e9, Rounds: rounds}, one, seed, 5)
+	l = newLockstep(t, coordinator.JobConfig{Algo: fedalgo.FedDPGDGrad, Epsilon: 1e9, Rounds: rounds}, one, seed, 5)
 	l.run(400)
 	r = l.coord.Result()
 	if r == nil || r.Phases != rounds {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/transport"
@@ -155,7 +156,7 @@ func prepared(t *testing.T, sites int, seed uint64) ([]Site, *pairwise.Dataset, 
 		t.Fatal(err)
 	}
 	tr, te := tab.Subset(trIdx), tab.Subset(teIdx)
-	spec := Spec{Sites: sites, Partition: "iid", Scale: "minmax", Job: coordinator.JobConfig{Algo: protocol.AlgoFedAvg, FeatureRadius: 1}}
+	spec := Spec{Sites: sites, Partition: "iid", Scale: "minmax", Job: coordinator.JobConfig{Algo: fedalgo.FedAvg, FeatureRadius: 1}}
 	s, tePrep, err := Prepare(spec, tr, te, rng)
 	if err != nil {
 		t.Fatal(err)
@@ -164,12 +165,12 @@ func prepared(t *testing.T, sites int, seed uint64) ([]Site, *pairwise.Dataset, 
 }
 
 func dpJob() coordinator.JobConfig {
-	return coordinator.JobConfig{Algo: protocol.AlgoFedDPLocalSGD, Epsilon: 1}
+	return coordinator.JobConfig{Algo: fedalgo.FedDPLocalSGD, Epsilon: 1}
 }
 
 func TestLockstepFedAvgDeterministic(t *testing.T) {
 	sites, _, te := prepared(t, 3, 1)
-	job := coordinator.JobConfig{Algo: protocol.AlgoFedAvg, Rounds: 4}
+	job := coordinator.JobConfig{Algo: fedalgo.FedAvg, Rounds: 4}
 	a := newLockstep(t, job, sites, 9, 5)
 	a.run(100)
 	b := newLockstep(t, job, sites, 9, 5)
@@ -287,7 +288,7 @@ func TestLockstepDropsAndDelays(t *testing.T) {
 // re-broadcast MaxRetries times, then the job is aborted.
 func TestLockstepIsolatedSiteAborts(t *testing.T) {
 	sites, _, _ := prepared(t, 3, 6)
-	l := newLockstep(t, coordinator.JobConfig{Algo: protocol.AlgoFedAvg, Rounds: 3}, sites, 1, 2)
+	l := newLockstep(t, coordinator.JobConfig{Algo: fedalgo.FedAvg, Rounds: 3}, sites, 1, 2)
 	l.hub.SetFilter(func(e transport.Envelope) transport.Action {
 		// Once the job runs, nothing site-0 sends arrives.
 		m, _ := protocol.Decode(e.Data)

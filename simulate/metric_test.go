@@ -8,6 +8,7 @@ import (
 
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/transport"
@@ -38,7 +39,7 @@ func signalInOneFeature(n, d int, seed uint64) *data.Table {
 func TestFedAvgMetricLearns(t *testing.T) {
 	tab := signalInOneFeature(600, 20, 3)
 	spec := Spec{Sites: 4, Runs: 1, Seed: 5, Scale: "none", Transport: "nats",
-		Job: coordinator.JobConfig{Algo: protocol.AlgoFedAvg, Task: protocol.TaskMetric, Rounds: 30, LocalPasses: 2}}
+		Job: coordinator.JobConfig{Algo: fedalgo.FedAvg, Task: protocol.TaskMetric, Rounds: 30, LocalPasses: 2}}
 	rep, err := Run(context.Background(), spec, tab, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func TestMetricModelOverMaxPayload(t *testing.T) {
 		t.Fatalf("a %d-byte phase start fits one message: the test would not exercise chunking", len(ps))
 	}
 	spec := Spec{Sites: 2, Runs: 1, Seed: 6, Scale: "none", Transport: "nats", NoiseSeed: 1, Seeded: true,
-		Job: coordinator.JobConfig{Algo: protocol.AlgoFedDPEGD, Task: protocol.TaskMetric, Epsilon: 1, ParamRadius: 1}}
+		Job: coordinator.JobConfig{Algo: fedalgo.FedDPEGD, Task: protocol.TaskMetric, Epsilon: 1, ParamRadius: 1}}
 	rep, err := Run(context.Background(), spec, tab, nil)
 	if err != nil {
 		t.Fatal(err)

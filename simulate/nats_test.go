@@ -13,6 +13,7 @@ import (
 
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/transport"
@@ -34,7 +35,7 @@ func natsConnect(t *testing.T) func(string) (transport.Transport, error) {
 // so the final models are bit-identical.
 func TestNATSMatchesLockstep(t *testing.T) {
 	connect := natsConnect(t)
-	for _, job := range []coordinator.JobConfig{{Algo: protocol.AlgoFedAvg, Rounds: 5}, dpJob()} {
+	for _, job := range []coordinator.JobConfig{{Algo: fedalgo.FedAvg, Rounds: 5}, dpJob()} {
 		t.Run(job.Algo, func(t *testing.T) {
 			sites, _, _ := prepared(t, 4, 11)
 			l := newLockstep(t, job, sites, 21, 5)
@@ -85,7 +86,7 @@ func TestNoRecordLeavesAWorker(t *testing.T) {
 	tab := loadDiabetes(t)
 	rng := rand.New(rand.NewPCG(3, 0))
 	trIdx, teIdx, _ := data.StratifiedSplit(tab.Y, 0.2, rng)
-	spec := Spec{Sites: 3, Partition: "iid", Scale: "minmax", Job: coordinator.JobConfig{Algo: protocol.AlgoFedAvg, FeatureRadius: 1}}
+	spec := Spec{Sites: 3, Partition: "iid", Scale: "minmax", Job: coordinator.JobConfig{Algo: fedalgo.FedAvg, FeatureRadius: 1}}
 	tr := tab.Subset(trIdx)
 	sites, _, err := Prepare(spec, tr, tab.Subset(teIdx), rng)
 	if err != nil {
@@ -106,9 +107,9 @@ func TestNoRecordLeavesAWorker(t *testing.T) {
 	if !bytes.Contains(leaky, encodings(records[0])[2]) {
 		t.Fatal("the msgpack pattern does not match an encoded model")
 	}
-	for _, job := range []coordinator.JobConfig{{Algo: protocol.AlgoFedAvg, Rounds: 3}, dpJob(),
-		{Algo: protocol.AlgoFedDPEGD, Epsilon: 1}, {Algo: protocol.AlgoFedOneShot, LocalAlgo: "dpegd", Epsilon: 1},
-		{Algo: protocol.AlgoFedOneShot, LocalAlgo: "dp-gd-grad", Epsilon: 1}, {Algo: protocol.AlgoFedDPGDGrad, Epsilon: 1}} {
+	for _, job := range []coordinator.JobConfig{{Algo: fedalgo.FedAvg, Rounds: 3}, dpJob(),
+		{Algo: fedalgo.FedDPEGD, Epsilon: 1}, {Algo: fedalgo.FedOneShot, LocalAlgo: "dpegd", Epsilon: 1},
+		{Algo: fedalgo.FedOneShot, LocalAlgo: "dp-gd-grad", Epsilon: 1}, {Algo: fedalgo.FedDPGDGrad, Epsilon: 1}} {
 		recs := map[string]*recorder{}
 		var mu sync.Mutex
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -178,12 +179,12 @@ func TestFedAvgNearSGDPrev(t *testing.T) {
 		rng := rand.New(rand.NewPCG(100+r, 0))
 		trIdx, teIdx, _ := data.StratifiedSplit(tab.Y, 0.2, rng)
 		tr, te := tab.Subset(trIdx), tab.Subset(teIdx)
-		spec := Spec{Sites: 4, Partition: "iid", Scale: "minmax", Job: coordinator.JobConfig{Algo: protocol.AlgoFedAvg, FeatureRadius: 1}}
+		spec := Spec{Sites: 4, Partition: "iid", Scale: "minmax", Job: coordinator.JobConfig{Algo: fedalgo.FedAvg, FeatureRadius: 1}}
 		sites, tePrep, err := Prepare(spec, tr, te, rng)
 		if err != nil {
 			t.Fatal(err)
 		}
-		l := newLockstep(t, coordinator.JobConfig{Algo: protocol.AlgoFedAvg}, sites, 7+r, 0)
+		l := newLockstep(t, coordinator.JobConfig{Algo: fedalgo.FedAvg}, sites, 7+r, 0)
 		l.run(10)
 		res := l.coord.Result()
 		if res == nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/experiment"
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/transport"
@@ -89,7 +90,7 @@ func (s *Spec) Validate() error {
 		// Private jobs default to per-record preprocessing only: scaling
 		// fitted on a site's records is not covered by the guarantee.
 		s.Scale = "minmax"
-		if protocol.PrivateFedAlgo(s.Job.Algo) {
+		if fedalgo.Private(s.Job.Algo) {
 			s.Scale = "none"
 		}
 	}
@@ -130,7 +131,7 @@ func (s *Spec) Validate() error {
 // Report is the outcome of a simulation (the `pairfed simulate --json` object).
 type Report struct {
 	Algorithm   string `json:"algorithm"`
-	LocalAlgo   string `json:"local_algorithm,omitempty"` // fed-oneshot
+	LocalAlgo   string `json:"local_algorithm,omitempty"`
 	Dataset     string `json:"dataset"`
 	Partition   string `json:"partition"`
 	Transport   string `json:"transport"`
@@ -153,7 +154,8 @@ type Report struct {
 	ParamRadius   float64             `json:"param_radius"`
 	FeatureRadius float64             `json:"feature_radius"`
 	Private       bool                `json:"private"`
-	// Privacy is what each site reported in the last run (nil for fed-avg):
+	// Privacy is what each site reported in the last run (nil for a
+	// non-private algorithm):
 	// per-site record-level (ε, δ) and every σ it added.
 	Privacy []coordinator.SitePrivacy `json:"privacy,omitempty"`
 	Notes   []string                  `json:"notes,omitempty"`
@@ -167,7 +169,7 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 	}
 	rep := &Report{Algorithm: spec.Job.Algo, LocalAlgo: spec.Job.LocalAlgo, Dataset: train.Source, Partition: spec.Partition, Transport: spec.Transport,
 		Sites: spec.Sites, Runs: spec.Runs, D: train.D}
-	private := protocol.PrivateFedAlgo(spec.Job.Algo)
+	private := fedalgo.Private(spec.Job.Algo)
 	var connect func(name string) (transport.Transport, error)
 	switch spec.Transport {
 	case "nats":
@@ -269,26 +271,13 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 	rep.Notes = append(rep.Notes,
 		fmt.Sprintf("each site fits %s scaling on its own training records and clips them to ‖x‖ ≤ %g; the test split is scaled with the pooled training split's scaler (an evaluator outside the federation: simulation only)", spec.Scale, spec.Job.FeatureRadius))
 	if private {
-		rep.Notes = append(rep.Notes, privacyNote(spec.Job.Algo, spec.Job.LocalAlgo),
+		rep.Notes = append(rep.Notes, fedalgo.PrivacyNote(&spec.Job),
 			"scaling fitted on a site's own records is data-dependent preprocessing the DP guarantee does not cover, so such runs are reported private: false; use --scale none (per-record clipping only) for a private run")
 		if spec.Seeded {
 			rep.Notes = append(rep.Notes, "seeded noise and sampling: reproducible, NOT private")
 		}
 	}
 	return rep, nil
-}
-
-// privacyNote says how a private job's per-site guarantee arises.
-func privacyNote(algo, local string) string {
-	switch algo {
-	case protocol.AlgoFedOneShot:
-		return fmt.Sprintf("per-site record-level (ε, δ)-DP: every site runs %s once on all its records with its own noise (the σ listed are that run's); one release per record set, the coordinator only averages (post-processing)", local)
-	case protocol.AlgoFedDPGDGrad:
-		return "per-site record-level (ε, δ)-DP: round t releases site s's full pairwise gradient on all its records at the broadcast model plus N(0, σ_s² I), σ_s = 8G√(T log(1/δ))/(n_s ε); the T adaptive releases of sensitivity 4G/n_s compose sequentially ([K22] Thm 1, moments accountant); composed_epsilon is what exact Gaussian-DP composition (dp.Compose) proves for the same releases at δ; the coordinator's steps Π_C(w − ηḡ) are post-processing"
-	case protocol.AlgoFedDPEGD:
-		return "per-site record-level (ε, δ)-DP: phase i releases site s's i-th disjoint subset, epoch i of [X21] Alg 3 from the broadcast model, with Gaussian noise σ_i = 4√(2 ln(1.25/δ))Gη_i/ε; the k releases of a site compose in parallel ([X21] Thm 3, C.5)"
-	}
-	return "per-site record-level (ε, δ)-DP: phase k releases site s's k-th disjoint partition with Gaussian noise σ_k ([Y21a] Alg 3 line 6); the K releases of a site compose in parallel"
 }
 
 // Site is one site's prepared training data.

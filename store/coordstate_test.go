@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pairfed/pairfed/coordinator"
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/worker"
 )
@@ -78,7 +79,7 @@ func TestJobStates(t *testing.T) {
 	if err != nil || len(got) != 0 {
 		t.Fatal(got, err)
 	}
-	st := &worker.JobState{Announce: &protocol.JobAnnounce{Job: "j", Algo: protocol.AlgoFedDPLocalSGD, Task: "auc", Loss: "logistic", Params: 2, Phases: 2,
+	st := &worker.JobState{Announce: &protocol.JobAnnounce{Job: "j", Algo: fedalgo.FedDPLocalSGD, Task: "auc", Loss: "logistic", Params: 2, Phases: 2,
 		Eta: 0.1, ParamRadius: 1, FeatureRadius: 1, Epsilon: 1, Delta: 1e-3, Sites: []string{"a"}},
 		Partition: [][]int{{0, 2}, {1}}, Sent: map[int]*protocol.SiteUpdate{1: {Job: "j", Phase: 1, Site: "a", Model: []float64{0.5, -1}, Weight: 2, Sigma: 3, Epsilon: 1, Delta: 1e-3}},
 		StartOf: map[int][]float64{1: {0, 0}}}

@@ -28,8 +28,8 @@ import (
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/experiment"
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
-	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/simulate"
 )
 
@@ -48,7 +48,7 @@ type Config struct {
 	// accuracy; single-machine algorithms only).
 	Task pairwise.Task
 	// Algos are registered single-machine algorithms (`pairfed algos`) or
-	// federated ones (protocol.FedAlgos, which need Sites > 0).
+	// federated ones (fedalgo.Names(), which need Sites > 0).
 	Algos []string
 	// Epsilons are the privacy budgets of the ε grid (needed when any
 	// algorithm is private).
@@ -175,7 +175,7 @@ func (c *cell) runs() int {
 }
 
 // isFed reports whether name is a federated algorithm.
-func isFed(name string) bool { return slices.Contains(protocol.FedAlgos, name) }
+func isFed(name string) bool { return slices.Contains(fedalgo.Names(), name) }
 
 // defaults fills the zero values of cfg and checks it.
 func (cfg *Config) defaults() error {
@@ -307,7 +307,7 @@ func trainRecords(cfg Config) (int, error) {
 
 func isPrivate(algo string) (bool, error) {
 	if isFed(algo) {
-		return protocol.PrivateFedAlgo(algo), nil
+		return fedalgo.Private(algo), nil
 	}
 	a, err := pairwise.Lookup(algo)
 	if err != nil {
@@ -336,7 +336,7 @@ func newCell(cfg Config, grid, algo string, eps float64, n int) (*cell, error) {
 			}
 		}
 		lambdaOf := ""
-		if algo == protocol.AlgoFedOneShot {
+		if algo == fedalgo.FedOneShot {
 			if cfg.LocalAlgo == "" {
 				return nil, fmt.Errorf("sweep: fed-oneshot needs --local-algo (a private single-site algorithm, e.g. dpegd)")
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -19,7 +20,7 @@ func TestWorkerFedDPEGD(t *testing.T) {
 	w := newWorker(t) // 64 records, d = 3
 	ctx := context.Background()
 	a := dpAnnounce("s1")
-	a.Algo, a.Phases, a.Eta = protocol.AlgoFedDPEGD, 6, 0.1
+	a.Algo, a.Phases, a.Eta = fedalgo.FedDPEGD, 6, 0.1
 	if outs := w.Step(ctx, a); outs != nil {
 		t.Fatalf("announce: %v (%v)", outs, w.Err())
 	}
@@ -58,7 +59,7 @@ func TestWorkerFedOneShot(t *testing.T) {
 	w := newWorker(t)
 	ctx := context.Background()
 	a := dpAnnounce("s1")
-	a.Algo, a.LocalAlgo, a.Phases, a.Eta = protocol.AlgoFedOneShot, "dpegd", 1, 0
+	a.Algo, a.LocalAlgo, a.Phases, a.Eta = fedalgo.FedOneShot, "dpegd", 1, 0
 	w.Step(ctx, a)
 	outs := w.Step(ctx, &protocol.PhaseStart{Job: "j", Phase: 1, Model: []float64{0, 0, 0}})
 	if len(outs) != 1 {
@@ -79,7 +80,7 @@ func TestWorkerFedOneShot(t *testing.T) {
 	for _, local := range []string{"sgd-prev", "no-such-algo"} {
 		w := newWorker(t)
 		b := dpAnnounce("s1")
-		b.Algo, b.LocalAlgo, b.Phases = protocol.AlgoFedOneShot, local, 1
+		b.Algo, b.LocalAlgo, b.Phases = fedalgo.FedOneShot, local, 1
 		if outs := w.Step(ctx, b); len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindAbort || w.Err() == nil {
 			t.Errorf("local algorithm %s accepted: %v", local, outs)
 		}
@@ -96,7 +97,7 @@ func TestWorkerFedDPGDGrad(t *testing.T) {
 	w := newWorker(t) // 64 records, d = 3
 	ctx := context.Background()
 	a := dpAnnounce("s1")
-	a.Algo, a.Phases, a.Eta = protocol.AlgoFedDPGDGrad, 3, 0.25
+	a.Algo, a.Phases, a.Eta = fedalgo.FedDPGDGrad, 3, 0.25
 	if outs := w.Step(ctx, a); outs != nil {
 		t.Fatalf("announce: %v (%v)", outs, w.Err())
 	}
@@ -136,14 +137,14 @@ func TestWorkerFedDPGDGrad(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := dpAnnounce("s1")
-	b.Algo, b.Phases = protocol.AlgoFedDPGDGrad, 2
+	b.Algo, b.Phases = fedalgo.FedDPGDGrad, 2
 	if outs := tiny.Step(ctx, b); len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindAbort || tiny.Err() == nil || len(tiny.Ledger()) != 0 {
 		t.Fatalf("a 1-record site accepted fed-dp-gd-grad: %v", outs)
 	}
 	// A non-smooth loss is refused by [K22]'s checks before any release.
 	h := newWorker(t)
 	c := dpAnnounce("s1")
-	c.Algo, c.Phases, c.Loss = protocol.AlgoFedDPGDGrad, 2, "hinge"
+	c.Algo, c.Phases, c.Loss = fedalgo.FedDPGDGrad, 2, "hinge"
 	h.Step(ctx, c)
 	if outs := h.Step(ctx, &protocol.PhaseStart{Job: "j", Phase: 1, Model: []float64{0, 0, 0}}); len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindAbort || len(h.Ledger()) != 0 {
 		t.Fatalf("hinge accepted: %v", outs)

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
 )
 
@@ -36,7 +37,7 @@ func (w *Worker) state() *JobState {
 	for k, v := range w.startOf {
 		st.StartOf[k] = slices.Clone(v)
 	}
-	for _, p := range w.partition {
+	for _, p := range w.partition() {
 		st.Partition = append(st.Partition, slices.Clone(p))
 	}
 	return st
@@ -61,6 +62,15 @@ func resumable(st *JobState, m *protocol.JobAnnounce, ledger []Release) error {
 	return nil
 }
 
+// partition is the disjoint partition of the job's records that the
+// algorithm's half keeps (fedalgo.Partitioned), or nil.
+func (w *Worker) partition() [][]int {
+	if p, ok := w.site.(fedalgo.Partitioned); ok {
+		return p.Partition()
+	}
+	return nil
+}
+
 // resume takes up job st.Announce with the releases of ledger: it sets
 // the job up as an announcement would, then restores the saved partition,
 // updates and start models.
@@ -69,13 +79,13 @@ func (w *Worker) resume(st *JobState, ledger []Release) error {
 	if err := w.setup(m); err != nil {
 		return err
 	}
-	if w.partition != nil {
-		if len(st.Partition) != len(w.partition) {
-			return fmt.Errorf("saved partition has %d subsets, the job %d", len(st.Partition), len(w.partition))
+	if part := w.partition(); part != nil {
+		if len(st.Partition) != len(part) {
+			return fmt.Errorf("saved partition has %d subsets, the job %d", len(st.Partition), len(part))
 		}
 		for k, p := range st.Partition {
-			if len(p) != len(w.partition[k]) {
-				return fmt.Errorf("saved subset %d has %d records, the job's has %d", k+1, len(p), len(w.partition[k]))
+			if len(p) != len(part[k]) {
+				return fmt.Errorf("saved subset %d has %d records, the job's has %d", k+1, len(p), len(part[k]))
 			}
 			for _, i := range p {
 				if i < 0 || i >= w.cfg.Data.N {
@@ -83,7 +93,7 @@ func (w *Worker) resume(st *JobState, ledger []Release) error {
 				}
 			}
 		}
-		w.partition = st.Partition
+		w.site.(fedalgo.Partitioned).SetPartition(st.Partition)
 	}
 	w.job = m
 	w.sent = maps.Clone(st.Sent)

@@ -44,7 +44,8 @@ type ServiceConfig struct {
 // either refuses it (protocol.Refuse) or hands it to a fresh Worker.
 //
 // Accounting is the simple sum over jobs: a job costs its announced (ε, δ)
-// once (its phases use disjoint partitions, [Y21a] Alg 3), and the costs
+// once (the algorithm's plan charges each site the whole job: see
+// package fedalgo), and the costs
 // of different jobs add up (basic composition). A tighter accountant is
 // future work. Pure state machine, like Worker; not safe for concurrent use.
 type Service struct {

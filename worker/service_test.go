@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
 )
 
@@ -112,7 +113,7 @@ func TestServiceBudget(t *testing.T) {
 	}
 
 	s = newService(t, nil, &Budget{Epsilon: 10, Delta: 0.5}, nil)
-	fa := &protocol.JobAnnounce{Job: "fa", Algo: protocol.AlgoFedAvg, Task: "auc", Loss: "hinge", Params: 3, Phases: 1, LocalPasses: 1, Eta: 1, ParamRadius: 1, FeatureRadius: 1, Sites: []string{"s1"}}
+	fa := &protocol.JobAnnounce{Job: "fa", Algo: fedalgo.FedAvg, Task: "auc", Loss: "hinge", Params: 3, Phases: 1, LocalPasses: 1, Eta: 1, ParamRadius: 1, FeatureRadius: 1, Sites: []string{"s1"}}
 	if r := refusal(s.Step(ctx, fa)); r == nil || !strings.Contains(r.Reason, "not differentially private") {
 		t.Fatalf("non-private job under a budget: %+v", r)
 	}

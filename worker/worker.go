@@ -18,11 +18,11 @@ package worker
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
 
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -112,12 +112,12 @@ type Release struct {
 	Phase   int     `json:"phase"`
 	Records int     `json:"records"` // records the release depends on (the phase's partition)
 	Sigma   float64 `json:"sigma"`
-	// Sigmas lists every σ of a release with several noisy steps
-	// (fed-oneshot: the local algorithm's report); Sigma is its first.
+	// Sigmas lists every σ of a release with several noisy steps (e.g. a
+	// local algorithm's report); Sigma is its first.
 	Sigmas []float64 `json:"sigmas,omitempty"`
 	// Sensitivity is the ℓ2 sensitivity of a Gaussian release when the
-	// site knows it (fed-dp-gd-grad: 4G/n), for composing the ledger
-	// with dp.Compose; omitted otherwise.
+	// algorithm states it, for composing the ledger with dp.Compose;
+	// omitted otherwise.
 	Sensitivity float64 `json:"sensitivity,omitempty"`
 	Epsilon     float64 `json:"epsilon"`
 	Delta       float64 `json:"delta"`
@@ -133,16 +133,16 @@ type Worker struct {
 	cfg Config
 	now int
 
-	job       *protocol.JobAnnounce
-	excluded  bool
-	obj       pairwise.Objective
-	partition [][]int                      // fed-dp-local-sgd, fed-dpegd: the K disjoint subsets (fed-dp-gd-grad: every round reads all records)
-	sent      map[int]*protocol.SiteUpdate // released updates by phase
-	startOf   map[int][]float64            // the start model of each released phase
-	ledger    []Release
-	hbSeq     uint64
-	result    *protocol.Result
-	err       error
+	job      *protocol.JobAnnounce
+	excluded bool
+	obj      pairwise.Objective
+	site     fedalgo.Site                 // the algorithm's half of the job
+	sent     map[int]*protocol.SiteUpdate // released updates by phase
+	startOf  map[int][]float64            // the start model of each released phase
+	ledger   []Release
+	hbSeq    uint64
+	result   *protocol.Result
+	err      error
 }
 
 // New returns a worker that has not joined yet (call Start).
@@ -254,7 +254,7 @@ func (w *Worker) onAnnounce(m *protocol.JobAnnounce) []Output {
 }
 
 // setup checks that this site can run the job and prepares its objective
-// (and, for fed-dp-local-sgd, its partition).
+// and the algorithm's half of the job (e.g. its partition).
 func (w *Worker) setup(m *protocol.JobAnnounce) error {
 	task := pairwise.Task(m.Task)
 	d := w.cfg.Data.D
@@ -263,8 +263,6 @@ func (w *Worker) setup(m *protocol.JobAnnounce) error {
 		return fmt.Errorf("job %s has %d parameters, this site's data has d = %d", m.Job, m.Params, d)
 	case task == pairwise.TaskMetric && m.Params != d*d:
 		return fmt.Errorf("job %s learns a metric of %d parameters, this site's data has d = %d (d² = %d)", m.Job, m.Params, d, d*d)
-	case task == pairwise.TaskMetric && m.Algo == protocol.AlgoFedDPGDGrad:
-		return fmt.Errorf("%s is AUC only", m.Algo)
 	case task != pairwise.TaskAUC && task != pairwise.TaskMetric:
 		return fmt.Errorf("unknown task %q", m.Task)
 	}
@@ -288,60 +286,15 @@ func (w *Worker) setup(m *protocol.JobAnnounce) error {
 			return err
 		}
 	}
-	switch m.Algo {
-	case protocol.AlgoFedAvg:
-		if !(m.Eta > 0) || !(m.LocalPasses > 0) {
-			return fmt.Errorf("%s needs η > 0 and local passes > 0", m.Algo)
-		}
-	case protocol.AlgoFedDPLocalSGD:
-		if w.cfg.Noise == nil {
-			return fmt.Errorf("%s is private and this site has no noise source", m.Algo)
-		}
-		part, err := pairwise.Y21aPartition(w.cfg.Data.N, m.Phases, w.cfg.Rand)
-		if err != nil {
-			return err
-		}
-		w.partition = part
-	case protocol.AlgoFedDPEGD:
-		if w.cfg.Noise == nil {
-			return fmt.Errorf("%s is private and this site has no noise source", m.Algo)
-		}
-		if !(m.Eta > 0) {
-			return fmt.Errorf("%s needs η > 0", m.Algo)
-		}
-		part, err := pairwise.DPEGDPartition(w.cfg.Data.N, m.Phases, w.cfg.Rand)
-		if err != nil {
-			return err
-		}
-		w.partition = part
-	case protocol.AlgoFedDPGDGrad:
-		if w.cfg.Noise == nil {
-			return fmt.Errorf("%s is private and this site has no noise source", m.Algo)
-		}
-		// [K22] Alg 1 needs a pair: refuse before any release.
-		if w.cfg.Data.N < 2 {
-			return fmt.Errorf("%s needs at least 2 records (a pair), this site has %d", m.Algo, w.cfg.Data.N)
-		}
-	case protocol.AlgoFedOneShot:
-		if w.cfg.Noise == nil {
-			return fmt.Errorf("%s is private and this site has no noise source", m.Algo)
-		}
-		if m.Phases != 1 {
-			return fmt.Errorf("%s has one phase, the job has %d", m.Algo, m.Phases)
-		}
-		a, err := pairwise.Lookup(m.LocalAlgo)
-		if err != nil {
-			return err
-		}
-		if !a.Private {
-			return fmt.Errorf("%s: local algorithm %s is not private", m.Algo, m.LocalAlgo)
-		}
-		if err := a.Supports(task, m.Loss); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("unknown federated algorithm %q", m.Algo)
+	algo, err := fedalgo.Lookup(m.Algo)
+	if err != nil {
+		return err
 	}
+	site, err := algo.NewSite(m, fedalgo.SiteEnv{Data: w.cfg.Data, Obj: obj, Noise: w.cfg.Noise, Rand: w.cfg.Rand})
+	if err != nil {
+		return err
+	}
+	w.site = site
 	w.obj = obj
 	return nil
 }
@@ -402,112 +355,21 @@ func (w *Worker) onPhase(ctx context.Context, m *protocol.PhaseStart) []Output {
 	return []Output{w.toCoord(u)}
 }
 
-// runPhase computes this site's update for phase m.Phase.
+// runPhase computes this site's update for phase m.Phase with the
+// algorithm's half of the job, and the ledger entry of its release.
 func (w *Worker) runPhase(ctx context.Context, m *protocol.PhaseStart) (*protocol.SiteUpdate, *Release, error) {
 	j := w.job
-	u := &protocol.SiteUpdate{Job: j.Job, Phase: m.Phase, Site: w.cfg.Site}
-	switch j.Algo {
-	case protocol.AlgoFedAvg:
-		// LocalPasses of sgd-prev ([Y21a] Alg 1) from the broadcast model:
-		// T = ⌈P·n⌉ steps of constant size √N·η/√(R·T) with N the job's
-		// sites. With IID sites of n/N records that is N times pooled
-		// sgd-prev's η/√(R·P·n): a round moves the model as far as the
-		// pooled run moves over the same number of pair steps.
-		n := w.cfg.Data.N
-		T := int(math.Ceil(j.LocalPasses * float64(n)))
-		algo, err := pairwise.Lookup("sgd-prev")
-		if err != nil {
-			return nil, nil, err
-		}
-		eta := FedAvgEta(j.Eta, len(j.Sites), j.Phases)
-		res, err := algo.Run(ctx, w.obj, pairwise.RunConfig{Steps: T, Eta: eta, Init: m.Model}, w.cfg.Rand)
-		if err != nil {
-			return nil, nil, err
-		}
-		// Model is the Alg 1 average (the job's output averages it over
-		// rounds); Last the iterate the next round starts from.
-		u.Model, u.Weight = res.W, float64(n)
-		if len(res.Last) <= protocol.MaxLastParams {
-			u.Last = res.Last
-		}
-		return u, nil, nil
-	case protocol.AlgoFedDPLocalSGD:
-		idx := w.partition[m.Phase-1]
-		priv := &pairwise.Privacy{Epsilon: j.Epsilon, Delta: j.Delta, FeatureRadius: j.FeatureRadius, Noise: w.cfg.Noise}
-		res, err := pairwise.LocalSGDPhase(ctx, w.obj, m.Model, idx, m.Phase, j.Eta, priv, w.cfg.Rand)
-		if err != nil {
-			return nil, nil, err
-		}
-		u.Model, u.Weight, u.Sigma = res.W, float64(len(idx)), res.Sigma
-		u.Epsilon, u.Delta, u.Secure = j.Epsilon, j.Delta, res.Secure
-		rel := &Release{Job: j.Job, Phase: m.Phase, Records: len(idx), Mechanism: "gaussian", Sigma: res.Sigma, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
-		return u, rel, nil
-	case protocol.AlgoFedDPEGD:
-		// Epoch m.Phase of [X21] Alg 3 on this site's m.Phase-th disjoint
-		// subset from the broadcast model; the site adds σ_i.
-		idx := w.partition[m.Phase-1]
-		priv := &pairwise.Privacy{Epsilon: j.Epsilon, Delta: j.Delta, FeatureRadius: j.FeatureRadius, Noise: w.cfg.Noise}
-		res, err := pairwise.DPEGDEpoch(ctx, w.obj, m.Model, idx, m.Phase, j.Eta, priv)
-		if err != nil {
-			return nil, nil, err
-		}
-		u.Model, u.Weight, u.Sigma = res.W, float64(len(idx)), res.Sigma
-		u.Epsilon, u.Delta, u.Secure = j.Epsilon, j.Delta, res.Secure
-		rel := &Release{Job: j.Job, Phase: m.Phase, Records: len(idx), Mechanism: "gaussian", Sigma: res.Sigma, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
-		return u, rel, nil
-	case protocol.AlgoFedDPGDGrad:
-		// Iteration m.Phase of [K22] Alg 1 across sites: the full pairwise
-		// gradient of all this site's records at the broadcast model plus
-		// N(0, σ² I), σ = 8G√(T log(1/δ))/(nε) for this site's n and the
-		// job's T. The coordinator steps; the site only releases.
-		priv := &pairwise.Privacy{Epsilon: j.Epsilon, Delta: j.Delta, FeatureRadius: j.FeatureRadius, Noise: w.cfg.Noise}
-		res, err := pairwise.DPGDGradRound(ctx, w.obj, m.Model, j.Phases, priv)
-		if err != nil {
-			return nil, nil, err
-		}
-		n := w.cfg.Data.N
-		u.Model, u.Weight, u.Sigma = res.Grad, float64(n), res.Sigma
-		u.Epsilon, u.Delta, u.Secure = j.Epsilon, j.Delta, res.Secure
-		rel := &Release{Job: j.Job, Phase: m.Phase, Records: n, Mechanism: "gaussian", Sigma: res.Sigma, Sensitivity: res.Sensitivity, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
-		return u, rel, nil
-	case protocol.AlgoFedOneShot:
-		// The local private algorithm, once, on all this site's records,
-		// from the broadcast (data-independent) model with the site's own
-		// noise: one release of the algorithm's (ε, δ).
-		algo, err := pairwise.Lookup(j.LocalAlgo)
-		if err != nil {
-			return nil, nil, err
-		}
-		priv := &pairwise.Privacy{Epsilon: j.Epsilon, Delta: j.Delta, FeatureRadius: j.FeatureRadius, Noise: w.cfg.Noise}
-		res, err := algo.Run(ctx, w.obj, pairwise.RunConfig{Privacy: priv, Eta: j.Eta, Init: m.Model}, w.cfg.Rand)
-		if err != nil {
-			return nil, nil, err
-		}
-		rep := res.Privacy
-		switch {
-		case rep == nil || len(rep.Sigmas) == 0:
-			return nil, nil, fmt.Errorf("%s: local algorithm %s returned no privacy report", j.Algo, j.LocalAlgo)
-		case rep.Epsilon != j.Epsilon || rep.Delta != j.Delta:
-			return nil, nil, fmt.Errorf("%s: local algorithm %s reports (ε, δ) = (%g, %g), the job asked (%g, %g)", j.Algo, j.LocalAlgo, rep.Epsilon, rep.Delta, j.Epsilon, j.Delta)
-		case len(rep.Sigmas) > protocol.MaxSigmas:
-			return nil, nil, fmt.Errorf("%s: local algorithm %s added %d noises, more than the %d an update can report", j.Algo, j.LocalAlgo, len(rep.Sigmas), protocol.MaxSigmas)
-		}
-		secure := rep.Private && w.cfg.Noise.Secure()
-		sigmas := slices.Clone(rep.Sigmas)
-		n := w.cfg.Data.N
-		u.Model, u.Weight, u.Sigma, u.Sigmas = res.W, float64(n), sigmas[0], sigmas
-		u.Epsilon, u.Delta, u.Secure = j.Epsilon, j.Delta, secure
-		rel := &Release{Job: j.Job, Phase: m.Phase, Records: n, Mechanism: rep.Mechanism, Sigma: sigmas[0], Sigmas: slices.Clone(sigmas), Epsilon: j.Epsilon, Delta: j.Delta, Secure: secure}
-		return u, rel, nil
+	u, r, err := w.site.Step(ctx, m.Phase, m.Model)
+	if err != nil {
+		return nil, nil, err
 	}
-	return nil, nil, fmt.Errorf("unknown algorithm %q", j.Algo)
-}
-
-// FedAvgEta is the base step size a fed-avg site passes to sgd-prev (which
-// divides it by √T for its T local steps): √N·η/√R for N sites and R
-// rounds.
-func FedAvgEta(eta float64, sites, rounds int) float64 {
-	return math.Sqrt(float64(max(sites, 1))) * eta / math.Sqrt(float64(rounds))
+	u.Job, u.Phase, u.Site = j.Job, m.Phase, w.cfg.Site
+	if r == nil {
+		return u, nil, nil
+	}
+	rel := &Release{Job: j.Job, Phase: m.Phase, Records: r.Records, Mechanism: r.Mechanism, Sigma: r.Sigma, Sigmas: r.Sigmas,
+		Sensitivity: r.Sensitivity, Epsilon: r.Epsilon, Delta: r.Delta, Secure: r.Secure}
+	return u, rel, nil
 }
 
 func truncate(s string, n int) string {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -37,7 +38,7 @@ func newWorker(t *testing.T) *Worker {
 }
 
 func dpAnnounce(sites ...string) *protocol.JobAnnounce {
-	return &protocol.JobAnnounce{Job: "j", Algo: protocol.AlgoFedDPLocalSGD, Task: "auc", Loss: "logistic", Params: 3, Phases: 6,
+	return &protocol.JobAnnounce{Job: "j", Algo: fedalgo.FedDPLocalSGD, Task: "auc", Loss: "logistic", Params: 3, Phases: 6,
 		Eta: 0.1, ParamRadius: 1, FeatureRadius: 1, Epsilon: 1, Delta: 1e-3, Sites: sites}
 }
 
@@ -81,7 +82,7 @@ func TestWorkerFedAvgRound(t *testing.T) {
 	w := newWorker(t)
 	ctx := context.Background()
 	w.Start()
-	w.Step(ctx, &protocol.JobAnnounce{Job: "j", Algo: protocol.AlgoFedAvg, Task: "auc", Loss: "hinge", Params: 3, Phases: 2,
+	w.Step(ctx, &protocol.JobAnnounce{Job: "j", Algo: fedalgo.FedAvg, Task: "auc", Loss: "hinge", Params: 3, Phases: 2,
 		LocalPasses: 1, Eta: 10, ParamRadius: 100, FeatureRadius: 1, Sites: []string{"s1", "s2", "s3", "s4"}})
 	start := []float64{0.5, -0.5, 0.25}
 	outs := w.Step(ctx, &protocol.PhaseStart{Job: "j", Phase: 1, Model: start})

@@ -19,6 +19,7 @@ import (
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/experiment"
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/simulate"
@@ -548,7 +549,7 @@ func runJobSubmit(c *cli.Context) error {
 		}
 		rep.PhaseAUC = st.PhaseAUC
 	}
-	if st.Status == protocol.StatusCompleted && protocol.PrivateFedAlgo(st.Algo) {
+	if st.Status == protocol.StatusCompleted && fedalgo.Private(st.Algo) {
 		rep.Private = len(st.Privacy) > 0
 		for _, p := range st.Privacy {
 			rep.Private = rep.Private && p.Secure

@@ -35,8 +35,9 @@ import (
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/experiment"
+	"github.com/pairfed/pairfed/fedalgo"
+	"github.com/pairfed/pairfed/fedalgo/fedprobe"
 	"github.com/pairfed/pairfed/pairwise"
-	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/simulate"
 	"github.com/pairfed/pairfed/transport"
 )
@@ -137,7 +138,7 @@ func diff(a, b []float64) string {
 }
 
 func avgSpec(sites int, partition string) simulate.Spec {
-	return simulate.Spec{Sites: sites, Partition: partition, Seed: *flagSeed, Job: coordinator.JobConfig{Algo: protocol.AlgoFedAvg}}
+	return simulate.Spec{Sites: sites, Partition: partition, Seed: *flagSeed, Job: coordinator.JobConfig{Algo: fedalgo.FedAvg}}
 }
 
 func validatedJob(job coordinator.JobConfig, sites int) coordinator.JobConfig {
@@ -179,8 +180,8 @@ func fedAvgTable(ctx context.Context, sets []dataset) {
 			}
 			auc[1] = append(auc[1], t1.AUC)
 			seed := spec.Seed ^ uint64(r)<<32
-			for i, v := range []simulate.FedAvgVariant{{EtaScale: 1, RestartFromAverage: true}, {RestartFromAverage: true}, {EtaScale: 1}, {}} {
-				w, err := simulate.FedAvgReference(ctx, job, tr.Sites, seed, v)
+			for i, v := range []fedprobe.FedAvgVariant{{EtaScale: 1, RestartFromAverage: true}, {RestartFromAverage: true}, {EtaScale: 1}, {}} {
+				w, err := fedprobe.FedAvgReference(ctx, job, tr.Sites, seed, v)
 				if err != nil {
 					log.Fatal(err)
 				}
@@ -201,7 +202,7 @@ func fedAvgTable(ctx context.Context, sets []dataset) {
 			if err != nil {
 				log.Fatal(err)
 			}
-			w, err := simulate.FedAvgReference(ctx, job, sitesPooled, seed, simulate.FedAvgVariant{})
+			w, err := fedprobe.FedAvgReference(ctx, job, sitesPooled, seed, fedprobe.FedAvgVariant{})
 			if err != nil {
 				log.Fatal(err)
 			}
@@ -244,7 +245,7 @@ func dpTable(ctx context.Context, sets []dataset) {
 		var phases int
 		for _, sites := range []int{N, 1} {
 			spec := simulate.Spec{Sites: sites, Seed: *flagSeed, Seeded: true, NoiseSeed: 7, Scale: "none",
-				Job: coordinator.JobConfig{Algo: protocol.AlgoFedDPLocalSGD, Epsilon: 1, Delta: delta, ParamRadius: 1, FeatureRadius: 1}}
+				Job: coordinator.JobConfig{Algo: fedalgo.FedDPLocalSGD, Epsilon: 1, Delta: delta, ParamRadius: 1, FeatureRadius: 1}}
 			for r := 0; r < *flagDPRuns; r++ {
 				tr, err := simulate.RunTrial(ctx, spec, ds.train, ds.test, r, nil)
 				if err != nil {
@@ -281,7 +282,7 @@ func dpTable(ctx context.Context, sets []dataset) {
 // split over 1, 4, 16 sites; ε = 1 vs ε = 10⁹ with identical η, δ and
 // sampling draws.
 func noiseTable(ctx context.Context, ds dataset) {
-	spec := simulate.Spec{Sites: 1, Seed: *flagSeed, Scale: "none", Job: coordinator.JobConfig{Algo: protocol.AlgoFedDPLocalSGD, Epsilon: 1, ParamRadius: 1, FeatureRadius: 1}}
+	spec := simulate.Spec{Sites: 1, Seed: *flagSeed, Scale: "none", Job: coordinator.JobConfig{Algo: fedalgo.FedDPLocalSGD, Epsilon: 1, ParamRadius: 1, FeatureRadius: 1}}
 	if err := spec.Validate(); err != nil {
 		log.Fatal(err)
 	}
@@ -292,7 +293,7 @@ func noiseTable(ctx context.Context, ds dataset) {
 	delta := 1 / float64(trd.N)
 	loss, _ := pairwise.LossByName(pairwise.TaskAUC, "logistic")
 	eta := pairwise.Y21aDefaultEta(loss, trd.N, trd.D, 1, 1, 1, delta)
-	job := validatedJob(coordinator.JobConfig{Algo: protocol.AlgoFedDPLocalSGD, Epsilon: 1, Delta: delta, Eta: eta, ParamRadius: 1, FeatureRadius: 1}, 1)
+	job := validatedJob(coordinator.JobConfig{Algo: fedalgo.FedDPLocalSGD, Epsilon: 1, Delta: delta, Eta: eta, ParamRadius: 1, FeatureRadius: 1}, 1)
 	clean := job
 	clean.Epsilon = 1e9
 	fmt.Printf("### 2b. Noise in the aggregated model, %s (n = %d, d = %d), ε = 1, δ = %.3g, η = %.3g fixed, %d noise seeds\n\n", ds.name, trd.N, trd.D, delta, eta, *flagNoise)
@@ -309,7 +310,7 @@ func noiseTable(ctx context.Context, ds dataset) {
 		K := 0
 		M := float64(*flagNoise)
 		for s := 0; s < *flagNoise; s++ {
-			pn, err := simulate.ProbePhase(ctx, job, sites, make([]float64, trd.D), 1, uint64(s), uint64(s)+1000, dp.NewSeededNoise)
+			pn, err := fedprobe.ProbePhase(ctx, job, sites, make([]float64, trd.D), 1, uint64(s), uint64(s)+1000, dp.NewSeededNoise)
 			if err != nil {
 				log.Fatal(err)
 			}

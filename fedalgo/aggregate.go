@@ -1,4 +1,4 @@
-package coordinator
+package fedalgo
 
 import (
 	"slices"
@@ -6,13 +6,13 @@ import (
 	"github.com/pairfed/pairfed/protocol"
 )
 
-// combine aggregates the sites' vectors under rule: the weighted mean,
+// Aggregate combines the sites' vectors under rule: the weighted mean,
 // or, robustly and unweighted, the coordinate-wise median or trimmed mean
 // (see protocol.Aggregation). vecs are in site order and of equal length.
 // The mean sums w·v and divides by Σw once, except with normalized, which
-// multiplies by w/Σw (fed-dp-gd-grad: a single site's gradient is then
+// multiplies by w/Σw (gradients: a single site's gradient is then
 // used exactly).
-func combine(rule protocol.Aggregation, vecs [][]float64, weights []float64, normalized bool) []float64 {
+func Aggregate(rule protocol.Aggregation, vecs [][]float64, weights []float64, normalized bool) []float64 {
 	p := len(vecs[0])
 	out := make([]float64, p)
 	if rule.Rule == protocol.AggMean || rule.Rule == "" {

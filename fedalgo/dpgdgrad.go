@@ -1,0 +1,190 @@
+package fedalgo
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/pairwise"
+	"github.com/pairfed/pairfed/protocol"
+)
+
+// fed-dp-gd-grad: [K22] Kang, Liu, Li, Wang. Towards Sharper Utility
+// Bounds for Differentially Private Pairwise Learning (arXiv:2105.03033),
+// Alg 1 (Thm 1) run across sites.
+//
+// Phase t (of T) broadcasts θ_{t−1}; each site releases its full pairwise
+// gradient on all its records plus N(0, σ_s² I), σ_s =
+// 8G√(T log(1/δ))/(n_s ε) (pairwise.DPGDGradRound; SiteUpdate.Model
+// carries that noisy gradient, not a model). The coordinator combines the
+// gradients weighted by n_s into ḡ and steps θ_t = Π_C(θ_{t−1} − ηḡ) with
+// η = 1/L (pairwise.FedGradStep); the output is θ_T, projected.
+//
+// Privacy: a site's T releases are adaptive Gaussian releases of ℓ2
+// sensitivity 4G/n_s on the same records and compose sequentially, which
+// σ_s's √T accounts for ([K22] Thm 1, moments accountant): per-site
+// (ε, δ), charged once. The plan records each site's sensitivity so that
+// the ledgers can also be composed exactly (Account: dp.Compose, Gaussian
+// DP); the coordinator's steps are post-processing.
+
+// FedDPGDGrad is the name of fed-dp-gd-grad.
+const FedDPGDGrad = "fed-dp-gd-grad"
+
+func init() { Register(fedDPGDGrad{}) }
+
+type fedDPGDGrad struct{}
+
+func (fedDPGDGrad) Name() string  { return FedDPGDGrad }
+func (fedDPGDGrad) Private() bool { return true }
+
+// Configure: AUC only (the coordinator's step projects onto the ℓ2 ball,
+// not onto PSD matrices); Rounds is T (0: [K22] Remark 2 at the smallest
+// site); the loss must be G-Lipschitz and L-smooth — checked before any
+// site joins, since the coordinator steps with η = 1/L and the sites'
+// noise needs a finite G.
+func (fedDPGDGrad) Configure(s *Spec) error {
+	if s.Task == protocol.TaskMetric {
+		return fmt.Errorf("%s is AUC only (the coordinator's step projects onto the ℓ2 ball, not onto PSD matrices)", FedDPGDGrad)
+	}
+	configurePrivate(s)
+	if s.LocalPasses != 0 {
+		return fmt.Errorf("%s is full-batch: give the number of iterations T (rounds), not local passes", FedDPGDGrad)
+	}
+	if err := checkPrivacy(FedDPGDGrad, s); err != nil {
+		return err
+	}
+	props, err := k22Props(s)
+	if err != nil {
+		return err
+	}
+	if !props.IsSmooth() || math.IsInf(props.Lipschitz, 0) || math.IsNaN(props.Lipschitz) {
+		return fmt.Errorf("%s needs a G-Lipschitz, L-smooth loss ([K22] Alg 1), the %s loss has G = %g, L = %g; use --loss logistic", FedDPGDGrad, s.Loss, props.Lipschitz, props.Smooth)
+	}
+	return nil
+}
+
+// k22Props are the constants of the job's linear AUC objective, which the
+// coordinator computes without data.
+func k22Props(s *Spec) (pairwise.Props, error) {
+	loss, err := pairwise.LossByName(pairwise.TaskAUC, s.Loss)
+	if err != nil {
+		return pairwise.Props{}, err
+	}
+	return pairwise.K22FedProps(loss, s.FeatureRadius, s.ParamRadius, s.Lambda), nil
+}
+
+// Plan: T full-gradient rounds on every site's whole data; T =
+// ⌈ln(n ε/√p)⌉ at the smallest site ([K22] Remark 2) unless given; η =
+// 1/L unless given; every site's releases have sensitivity 4G/n_s.
+func (fedDPGDGrad) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
+	nMin, _ := sizes(sites)
+	if nMin < 2 {
+		return nil, fmt.Errorf("%s needs at least 2 records (a pair) at every site (smallest: %d)", FedDPGDGrad, nMin)
+	}
+	p := &Plan{Phases: s.Rounds, Eta: s.Eta, Sensitivity: map[string]float64{}}
+	p.Epsilon, p.Delta = planPrivacy(s, sites)
+	if p.Phases == 0 {
+		p.Phases = pairwise.K22Steps(nMin, params, p.Epsilon)
+	}
+	props, err := k22Props(s)
+	if err != nil {
+		return nil, err
+	}
+	if p.Eta == 0 {
+		p.Eta = 1 / props.Smooth
+	}
+	for _, site := range sites {
+		p.Sensitivity[site.Name] = pairwise.K22Sensitivity(props.Lipschitz, site.Records)
+	}
+	return p, nil
+}
+
+func (fedDPGDGrad) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, error) {
+	if job.Task == protocol.TaskMetric {
+		return nil, fmt.Errorf("%s is AUC only", FedDPGDGrad)
+	}
+	if err := needNoise(FedDPGDGrad, env); err != nil {
+		return nil, err
+	}
+	// [K22] Alg 1 needs a pair: refuse before any release.
+	if env.Data.N < 2 {
+		return nil, fmt.Errorf("%s needs at least 2 records (a pair), this site has %d", FedDPGDGrad, env.Data.N)
+	}
+	return &dpGDGradSite{job, env}, nil
+}
+
+type dpGDGradSite struct {
+	job *protocol.JobAnnounce
+	env SiteEnv
+}
+
+// Step is iteration t of [K22] Alg 1 across sites: the full pairwise
+// gradient of all this site's records at the broadcast model plus
+// N(0, σ² I), σ = 8G√(T log(1/δ))/(nε) for this site's n and the job's T.
+// The coordinator steps; the site only releases.
+func (s *dpGDGradSite) Step(ctx context.Context, _ int, model []float64) (*protocol.SiteUpdate, *Release, error) {
+	j := s.job
+	res, err := pairwise.DPGDGradRound(ctx, s.env.Obj, model, j.Phases, privacyOf(j, s.env))
+	if err != nil {
+		return nil, nil, err
+	}
+	n := s.env.Data.N
+	u := &protocol.SiteUpdate{Model: res.Grad, Weight: float64(n), Sigma: res.Sigma, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
+	rel := &Release{Records: n, Mechanism: "gaussian", Sigma: res.Sigma, Sensitivity: res.Sensitivity, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
+	return u, rel, nil
+}
+
+func (fedDPGDGrad) NewCombiner(job *protocol.JobAnnounce, _ []float64) (Combiner, error) {
+	return dpGDGradCombiner{eta: job.Eta, radius: job.ParamRadius}, nil
+}
+
+type dpGDGradCombiner struct{ eta, radius float64 }
+
+// Combine: the updates are noisy gradients at model; their combination ḡ
+// (the mean normalized per site, so that a single site's gradient is used
+// exactly) steps the model, Π_C(w − ηḡ) ([K22] Alg 1).
+func (c dpGDGradCombiner) Combine(model []float64, ups []*protocol.SiteUpdate, rule protocol.Aggregation) []float64 {
+	grads, weights := split(ups)
+	g := Aggregate(rule, grads, weights, true)
+	pairwise.FedGradStep(model, g, c.eta, c.radius)
+	return model
+}
+
+// Final is the last iterate, projected ([K22] Alg 1's output).
+func (c dpGDGradCombiner) Final(model []float64) []float64 {
+	out := slices.Clone(model)
+	pairwise.FedGradFinish(out, c.radius)
+	return out
+}
+
+func (dpGDGradCombiner) State() []float64 { return nil }
+
+// Account composes a site's Gaussian releases (one per σ, each of ℓ2
+// sensitivity sens = 4G/n) at the site's δ with dp.Compose and returns the
+// exact Gaussian-DP ε (0 if it does not apply) and notes stating both
+// guarantees.
+func (fedDPGDGrad) Account(sigmas []float64, sens, epsilon, delta float64) (float64, []string) {
+	notes := []string{fmt.Sprintf("[K22] Thm 1 (moments accountant): %d adaptive full-gradient Gaussian releases of sensitivity 4G/n = %.6g with σ = 8G√(T log(1/δ))/(nε) are (ε, δ) = (%g, %.3g)-DP", len(sigmas), sens, epsilon, delta)}
+	if !(sens > 0) || !(delta > 0) {
+		return 0, notes
+	}
+	rels := make([]dp.Release, len(sigmas))
+	for i, s := range sigmas {
+		rels[i] = dp.Release{Mechanism: dp.MechanismGaussian, Sensitivity: sens, Sigma: s, Label: fmt.Sprintf("round %d", i+1)}
+	}
+	rep, err := dp.Compose(rels, delta)
+	if err != nil {
+		return 0, append(notes, fmt.Sprintf("dp.Compose: %v", err))
+	}
+	e := rep.Method(dp.MethodGDP)
+	if !e.OK || math.IsInf(e.Epsilon, 0) || math.IsNaN(e.Epsilon) {
+		return 0, append(notes, "exact Gaussian-DP composition does not apply: "+e.Description)
+	}
+	return e.Epsilon, append(notes, fmt.Sprintf("exact Gaussian-DP composition of the same releases (dp.Compose): ε = %.6g at δ = %.3g", e.Epsilon, delta))
+}
+
+func (fedDPGDGrad) PrivacyNote(*Spec) string {
+	return "per-site record-level (ε, δ)-DP: round t releases site s's full pairwise gradient on all its records at the broadcast model plus N(0, σ_s² I), σ_s = 8G√(T log(1/δ))/(n_s ε); the T adaptive releases of sensitivity 4G/n_s compose sequentially ([K22] Thm 1, moments accountant); composed_epsilon is what exact Gaussian-DP composition (dp.Compose) proves for the same releases at δ; the coordinator's steps Π_C(w − ηḡ) are post-processing"
+}

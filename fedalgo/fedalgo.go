@@ -1,0 +1,305 @@
+package fedalgo
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/pairfed/pairfed/pairwise"
+	"github.com/pairfed/pairfed/protocol"
+)
+
+// Spec is a federated job as it is asked for: the algorithm, its
+// parameters and the job's identity. Zero values mean the algorithm's
+// defaults, which its Configure fills in. coordinator.JobConfig is this
+// type.
+type Spec struct {
+	// ID names the job (default "job-1").
+	ID string
+	// Algo names a registered federated algorithm (Names).
+	Algo string
+	// LocalAlgo names the single-site algorithm an algorithm that runs
+	// one at every site uses (e.g. fed-oneshot's "dpegd"); empty for the
+	// others. The algorithm's validator decides.
+	LocalAlgo string
+	// Loss is the pairwise loss ("" for the algorithm's default).
+	Loss string
+	// Rounds is the number of coordinator rounds, for the algorithms whose
+	// number of phases is a free parameter (0: the algorithm's default).
+	Rounds int
+	// LocalPasses is the passes over its data a site makes per round, for
+	// the algorithms that take it.
+	LocalPasses float64
+	// Eta is the base step size η (0: the algorithm's default).
+	Eta float64
+	// ParamRadius is the radius B of the parameter set (0: the
+	// algorithm's default).
+	ParamRadius float64
+	// FeatureRadius is R: every site clips its records to ‖x‖ ≤ R
+	// (default 1; required > 0 for private jobs).
+	FeatureRadius float64
+	// Lambda is the (λ/2)‖w‖² regularization (default 0).
+	Lambda float64
+	// Epsilon and Delta are the per-site record-level (ε, δ) of a private
+	// job. Delta 0 lets the algorithm's plan fix δ from the sites' sizes.
+	Epsilon, Delta float64
+	// Seed is recorded in the announcement (reproducible runs).
+	Seed uint64
+	// Task is "auc" (a linear scoring model w) or "metric" (a Mahalanobis
+	// metric W ∈ S^d, d·d parameters, projected by the sites onto the
+	// Frobenius ball ∩ PSD).
+	Task string
+	// Aggregation is "" (weighted mean), "median" or "trimmed-mean:β"
+	// (see protocol.Aggregation).
+	Aggregation string
+}
+
+// Algorithm is one federated algorithm: the coordinator's half (plan the
+// job, combine each phase's updates, the final model) and the site's half
+// (one phase's release). Implementations are stateless values registered
+// by name (Register); everything a job needs to remember lives in the
+// Site and Combiner they return.
+//
+// The coordinator and the workers call an Algorithm in this order:
+//
+//	Configure(spec)                      coordinator, at submission: defaults and the validator
+//	Plan(spec, sites, params)            coordinator, once the participants are known
+//	NewSite(job, env) → Site.Step(…)     each site, for every phase it is asked to run
+//	NewCombiner(job, nil) → Combine(…)   coordinator, after every phase; Final after the last
+type Algorithm interface {
+	// Name is the registered name (JobAnnounce.Algo).
+	Name() string
+	// Private reports whether the sites add noise and claim the job's
+	// (ε, δ): their releases are charged to the ledgers.
+	Private() bool
+	// Configure fills the algorithm's defaults into spec and checks the
+	// parameters that are the algorithm's own: it is the algorithm's
+	// validator, called after the generic checks (names, task, finite
+	// non-negative numbers, FeatureRadius defaulted to 1). Errors are
+	// plain sentences; the caller prefixes its package.
+	Configure(spec *Spec) error
+	// Plan fixes the job once its participants are known: the number of
+	// phases, η, the (ε, δ) every site is charged, and per-site privacy
+	// parameters. params is the model's length. An error aborts the job
+	// before anything is announced.
+	Plan(spec *Spec, sites []SiteInfo, params int) (*Plan, error)
+	// NewSite checks that a site can take part in the announced job and
+	// prepares its half (e.g. its disjoint partition). It is called once
+	// per job per site, before any release.
+	NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, error)
+	// NewCombiner returns the coordinator's half of an announced job;
+	// state is what an earlier Combiner's State returned (a job resumed
+	// from a checkpoint), or nil.
+	NewCombiner(job *protocol.JobAnnounce, state []float64) (Combiner, error)
+}
+
+// SiteInfo is what the coordinator knows of a participant: its name and
+// record count (public metadata from its Join).
+type SiteInfo struct {
+	Name    string
+	Records int
+}
+
+// Plan is a job's plan, fixed when it starts.
+type Plan struct {
+	// Phases is the number of coordinator phases (1 ≤ Phases ≤
+	// protocol.MaxPhases).
+	Phases int
+	// Eta is the η announced to the sites.
+	Eta float64
+	// Epsilon and Delta are the per-site record-level guarantee every
+	// participant is charged for the whole job (0, 0 when not private).
+	Epsilon, Delta float64
+	// Sensitivity is, per site name, the ℓ2 sensitivity of each of the
+	// site's releases when the coordinator can state it (for composing
+	// the coordinator's ledger with dp.Compose); absent otherwise.
+	Sensitivity map[string]float64
+}
+
+// SiteEnv is what a site gives its half of a job.
+type SiteEnv struct {
+	// Data are the site's records (scaled and clipped by the caller); Obj
+	// the job's objective on them (task, loss, λ and the parameter set of
+	// the announcement), built by the worker.
+	Data *pairwise.Dataset
+	Obj  pairwise.Objective
+	// Noise draws the privacy noise (nil: the site has none); Rand the
+	// sampling and partitions (secret for private jobs).
+	Noise pairwise.Noise
+	Rand  *rand.Rand
+}
+
+// Site is one site's half of one job.
+type Site interface {
+	// Step runs phase (1-based) from the broadcast model (not modified)
+	// and returns the update to send — Model, Weight and, for private
+	// jobs, Sigma(s), Epsilon, Delta and Secure; the caller sets Job,
+	// Phase and Site — and the release it must record in the site's
+	// ledger before sending (nil when the update releases nothing
+	// private). The worker calls Step at most once per phase.
+	Step(ctx context.Context, phase int, model []float64) (*protocol.SiteUpdate, *Release, error)
+}
+
+// Partitioned is implemented by a Site whose phases read disjoint subsets
+// of its records: the partition is durable state (the worker saves it
+// with the job) so that a restarted site keeps it — a new partition would
+// let a record take part in two phases.
+type Partitioned interface {
+	Partition() [][]int
+	// SetPartition replaces the partition by a saved one (the worker
+	// checked its shape against Partition and its indices against the
+	// data).
+	SetPartition([][]int)
+}
+
+// Release is what a site records in its ledger for one phase, before the
+// update leaves it (charge before release).
+type Release struct {
+	// Records is the number of records the release depends on.
+	Records int
+	// Mechanism names the noise ("gaussian", "laplace", …).
+	Mechanism string
+	// Sigma is the noise scale; Sigmas every scale of a release with
+	// several noisy steps (Sigma is then its first).
+	Sigma  float64
+	Sigmas []float64
+	// Sensitivity is the ℓ2 sensitivity of a Gaussian release when the
+	// site knows it; 0 otherwise.
+	Sensitivity float64
+	// Epsilon, Delta: the guarantee claimed for Records.
+	Epsilon, Delta float64
+	// Secure is true when the noise came from a secure source.
+	Secure bool
+}
+
+// Combiner is the coordinator's half of one job.
+type Combiner interface {
+	// Combine takes the current model and the updates of one phase, in
+	// site-name order (each with at least Model and Weight), combined
+	// under rule, and returns the next broadcast model (it may reuse the
+	// model's storage; updates are not modified).
+	Combine(model []float64, updates []*protocol.SiteUpdate, rule protocol.Aggregation) []float64
+	// Final returns the job's output after the last phase was combined
+	// (a fresh slice).
+	Final(model []float64) []float64
+	// State returns what the combiner keeps beyond the model, for
+	// checkpoints (nil when nothing); NewCombiner takes it back.
+	State() []float64
+}
+
+// Accountant is implemented by an algorithm whose releases can be
+// composed by an exact accountant next to the paper's claim: Account
+// returns the ε at delta that it proves for one site's releases of
+// sensitivity sens with the given σs (0 when it does not apply) and notes
+// saying how both guarantees arise.
+type Accountant interface {
+	Account(sigmas []float64, sens, epsilon, delta float64) (float64, []string)
+}
+
+// PrivacyNoter is implemented by a private algorithm that explains how a
+// site's guarantee arises (printed by `pairfed simulate`).
+type PrivacyNoter interface {
+	PrivacyNote(spec *Spec) string
+}
+
+var (
+	registry = map[string]Algorithm{}
+	order    []string
+)
+
+// Register adds an algorithm under its name and makes protocol validate
+// announcements and submissions of it with Validate. It panics on a
+// duplicate or invalid name (a programming error, at init).
+func Register(a Algorithm) {
+	name := a.Name()
+	if err := protocol.ValidName("algorithm", name); err != nil {
+		panic("fedalgo: " + err.Error())
+	}
+	if _, dup := registry[name]; dup {
+		panic("fedalgo: duplicate algorithm " + name)
+	}
+	registry[name] = a
+	order = append(order, name)
+	protocol.RegisterAlgorithm(name, func(p protocol.AlgoParams) error { return validateParams(a, p) })
+}
+
+// Lookup returns the named algorithm.
+func Lookup(name string) (Algorithm, error) {
+	a, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown federated algorithm %q (one of %v)", name, Names())
+	}
+	return a, nil
+}
+
+// Names lists the registered algorithms in registration order.
+func Names() []string { return slices.Clone(order) }
+
+// Private reports whether name is a registered private algorithm.
+func Private(name string) bool {
+	a, ok := registry[name]
+	return ok && a.Private()
+}
+
+// LocalAlgo is implemented by an algorithm that runs a single-site
+// algorithm (Spec.LocalAlgo) at every site; the others take none.
+type LocalAlgo interface {
+	// CheckLocalAlgo checks the local algorithm's name as it travels in
+	// a message (that it exists is checked by Configure and NewSite).
+	CheckLocalAlgo(local string) error
+}
+
+// validateParams is the protocol's check of the algorithm-specific
+// parameters of a message about a job of a.
+func validateParams(a Algorithm, p protocol.AlgoParams) error {
+	if l, ok := a.(LocalAlgo); ok {
+		return l.CheckLocalAlgo(p.LocalAlgo)
+	}
+	if p.LocalAlgo != "" {
+		return fmt.Errorf("%s takes no local algorithm (got %q)", a.Name(), p.LocalAlgo)
+	}
+	return nil
+}
+
+// Mechanism names the noise of a job's releases for the coordinator's
+// ledger: "none" for a non-private algorithm, "laplace" for δ = 0, else
+// "gaussian".
+func Mechanism(job *protocol.JobAnnounce) string {
+	switch {
+	case !Private(job.Algo):
+		return "none"
+	case job.Delta == 0:
+		return "laplace"
+	}
+	return "gaussian"
+}
+
+// PrivacyNote says how a private job's per-site guarantee arises.
+func PrivacyNote(spec *Spec) string {
+	a, err := Lookup(spec.Algo)
+	if err != nil {
+		return ""
+	}
+	if n, ok := a.(PrivacyNoter); ok {
+		return n.PrivacyNote(spec)
+	}
+	return fmt.Sprintf("per-site record-level (ε, δ)-DP as %s states it", spec.Algo)
+}
+
+// Configure looks up spec.Algo, checks the local algorithm's presence
+// against the algorithm (as the protocol does) and runs the algorithm's
+// Configure: defaults and its validator.
+func Configure(spec *Spec) (Algorithm, error) {
+	a, err := Lookup(spec.Algo)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := a.(LocalAlgo); !ok && spec.LocalAlgo != "" {
+		return nil, fmt.Errorf("%s takes no local algorithm (got %q)", a.Name(), spec.LocalAlgo)
+	}
+	if err := a.Configure(spec); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
