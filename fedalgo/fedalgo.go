@@ -3,6 +3,7 @@ package fedalgo
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 
@@ -203,10 +204,7 @@ type PrivacyNoter interface {
 	PrivacyNote(spec *Spec) string
 }
 
-var (
-	registry = map[string]Algorithm{}
-	order    []string
-)
+var registry = map[string]Algorithm{}
 
 // Register adds an algorithm under its name and makes protocol validate
 // announcements and submissions of it with Validate. It panics on a
@@ -220,7 +218,6 @@ func Register(a Algorithm) {
 		panic("fedalgo: duplicate algorithm " + name)
 	}
 	registry[name] = a
-	order = append(order, name)
 	protocol.RegisterAlgorithm(name, func(p protocol.AlgoParams) error { return validateParams(a, p) })
 }
 
@@ -233,8 +230,8 @@ func Lookup(name string) (Algorithm, error) {
 	return a, nil
 }
 
-// Names lists the registered algorithms in registration order.
-func Names() []string { return slices.Clone(order) }
+// Names lists the registered algorithms, sorted.
+func Names() []string { return slices.Sorted(maps.Keys(registry)) }
 
 // Private reports whether name is a registered private algorithm.
 func Private(name string) bool {
