@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/fedalgo"
+	"github.com/pairfed/pairfed/protocol"
 )
 
 // A poisoning site sends a huge update every round. With the weighted mean
