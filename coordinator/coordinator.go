@@ -1,16 +1,3 @@
-// Package coordinator is the coordinator of a pairfed federation: it holds
-// the global model, admits sites, fixes a job's parameters, starts each
-// phase by broadcasting the model, collects one update per site and
-// aggregates them, and finally publishes the result.
-//
-// Coordinator is a pure state machine in the style of etcd raft's RawNode:
-// no goroutines, clock, randomness or I/O. Input arrives through Step
-// (a decoded protocol message) and Tick (one unit of abstract time); each
-// returns the messages to send. Run is the thin concurrent wrapper that
-// owns a transport, a ticker and one goroutine.
-//
-// The coordinator never sees a record: sites send their record count and
-// dimension (Join) and, per phase, one model vector and its weight.
 package coordinator
 
 import (

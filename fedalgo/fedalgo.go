@@ -247,6 +247,13 @@ type LocalAlgo interface {
 	CheckLocalAlgo(local string) error
 }
 
+// TakesLocalAlgo reports whether the named algorithm runs a single-site
+// algorithm at every site (Spec.LocalAlgo).
+func TakesLocalAlgo(name string) bool {
+	_, ok := registry[name].(LocalAlgo)
+	return ok
+}
+
 // validateParams is the protocol's check of the algorithm-specific
 // parameters of a message about a job of a.
 func validateParams(a Algorithm, p protocol.AlgoParams) error {

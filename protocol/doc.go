@@ -3,9 +3,20 @@
 // validation every received message goes through, and the subject layout
 // on the message bus.
 //
-// It is the only thing the coordinator and the workers share besides the
-// learning core (package pairwise); both import it, neither imports the
-// other, and neither imports a transport: transports carry opaque bytes.
+// It is what the coordinator and the workers share besides the federated
+// algorithms (package fedalgo) and the learning core (package pairwise);
+// both import it, neither imports the other, and neither imports a
+// transport: transports carry opaque bytes.
+//
+// # Algorithms
+//
+// The protocol knows no federated algorithm by name. A job's messages
+// carry the algorithm's name (Algo) and its parameters: the ones every
+// algorithm shares as fields, the algorithm-specific ones (LocalAlgo so
+// far) as optional fields, so that older encodings still decode. Each
+// algorithm registers a validator for its parameters (RegisterAlgorithm,
+// called by fedalgo.Register), which Validate — and so Encode and
+// Decode — applies to every JobSubmit and JobAnnounce naming it.
 //
 // # Encoding
 //

@@ -336,9 +336,9 @@ func newCell(cfg Config, grid, algo string, eps float64, n int) (*cell, error) {
 			}
 		}
 		lambdaOf := ""
-		if algo == fedalgo.FedOneShot {
+		if fedalgo.TakesLocalAlgo(algo) {
 			if cfg.LocalAlgo == "" {
-				return nil, fmt.Errorf("sweep: fed-oneshot needs --local-algo (a private single-site algorithm, e.g. dpegd)")
+				return nil, fmt.Errorf("sweep: %s needs --local-algo (a private single-site algorithm, e.g. dpegd)", algo)
 			}
 			job.LocalAlgo = cfg.LocalAlgo
 			c.label = algo + "/" + cfg.LocalAlgo
