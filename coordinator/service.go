@@ -424,15 +424,19 @@ func (s *Service) start() (bool, []Output) {
 		return false, nil
 	}
 	s.queue = s.queue[1:]
-	// Fix δ before the budget check, so that the check and the job use the
-	// same value: the papers' 1/n, for the largest live site.
+	// Fix what each site is charged before the budget check, so that the
+	// check and the job use the same (ε, δ): the algorithm's plan for the
+	// live sites (δ = 0 lets it choose). A job the plan rejects fails when
+	// it starts.
 	private := fedalgo.Private(q.job.Algo)
 	if private && q.job.Delta == 0 {
-		nMax := 0
-		for _, name := range live {
-			nMax = max(nMax, s.members[name].records)
+		infos := make([]fedalgo.SiteInfo, len(live))
+		for i, name := range live {
+			infos[i] = fedalgo.SiteInfo{Name: name, Records: s.members[name].records}
 		}
-		q.job.Delta = 1 / float64(nMax)
+		if _, delta, err := fedalgo.PlanCharge(&q.job, infos, s.members[live[0]].dim); err == nil {
+			q.job.Delta = delta
+		}
 	}
 	refused := map[string]string{}
 	if len(s.cfg.Budgets) > 0 {

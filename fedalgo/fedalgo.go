@@ -247,6 +247,26 @@ type LocalAlgo interface {
 	CheckLocalAlgo(local string) error
 }
 
+// PlanCharge returns the (ε, δ) the plan of spec's algorithm charges each
+// of sites (a coordinator checks budgets with it before the job starts);
+// dim is the sites' dimension. spec must be configured.
+func PlanCharge(spec *Spec, sites []SiteInfo, dim int) (eps, delta float64, err error) {
+	a, err := Lookup(spec.Algo)
+	if err != nil {
+		return 0, 0, err
+	}
+	params := dim
+	if spec.Task == protocol.TaskMetric {
+		params = dim * dim
+	}
+	s := *spec
+	p, err := a.Plan(&s, sites, params)
+	if err != nil {
+		return 0, 0, err
+	}
+	return p.Epsilon, p.Delta, nil
+}
+
 // TakesLocalAlgo reports whether the named algorithm runs a single-site
 // algorithm at every site (Spec.LocalAlgo).
 func TakesLocalAlgo(name string) bool {
