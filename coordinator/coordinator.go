@@ -310,7 +310,7 @@ func (c *Coordinator) startJob() []Output {
 	a := &protocol.JobAnnounce{
 		Job: j.ID, Algo: j.Algo, LocalAlgo: j.LocalAlgo, Task: j.Task, Loss: j.Loss, Params: c.dim,
 		LocalPasses: j.LocalPasses, Eta: j.Eta, ParamRadius: j.ParamRadius, FeatureRadius: j.FeatureRadius,
-		Lambda: j.Lambda, Seed: j.Seed, Sites: names, Aggregation: j.Aggregation,
+		Lambda: j.Lambda, Seed: j.Seed, Sites: names, Aggregation: j.Aggregation, Options: slices.Clone(j.Options),
 	}
 	if j.Task == protocol.TaskMetric {
 		if c.dim > 1448 { // d² ≤ protocol.MaxParams = 2²¹

@@ -54,6 +54,10 @@ type Spec struct {
 	// Aggregation is "" (weighted mean), "median" or "trimmed-mean:β"
 	// (see protocol.Aggregation).
 	Aggregation string
+	// Options are the algorithm's own named parameters, interpreted and
+	// checked by it alone (Optioned); nil for the algorithms that take
+	// none.
+	Options protocol.Options `json:",omitempty"`
 }
 
 // Algorithm is one federated algorithm: the coordinator's half (plan the
@@ -274,14 +278,38 @@ func TakesLocalAlgo(name string) bool {
 	return ok
 }
 
+// Optioned is implemented by an algorithm that takes options
+// (Spec.Options); the others accept none.
+type Optioned interface {
+	// CheckOptions is the validator of the algorithm's options (names and
+	// values as they travel in a message: names are subject tokens,
+	// values finite).
+	CheckOptions(options protocol.Options) error
+}
+
 // validateParams is the protocol's check of the algorithm-specific
 // parameters of a message about a job of a.
 func validateParams(a Algorithm, p protocol.AlgoParams) error {
+	if err := checkOptions(a, p.Options); err != nil {
+		return err
+	}
 	if l, ok := a.(LocalAlgo); ok {
 		return l.CheckLocalAlgo(p.LocalAlgo)
 	}
 	if p.LocalAlgo != "" {
 		return fmt.Errorf("%s takes no local algorithm (got %q)", a.Name(), p.LocalAlgo)
+	}
+	return nil
+}
+
+// checkOptions runs the algorithm's options validator, or refuses options
+// for an algorithm that takes none.
+func checkOptions(a Algorithm, options protocol.Options) error {
+	if o, ok := a.(Optioned); ok {
+		return o.CheckOptions(options)
+	}
+	if len(options) > 0 {
+		return fmt.Errorf("%s takes no options (got %v)", a.Name(), options)
 	}
 	return nil
 }
@@ -311,9 +339,9 @@ func PrivacyNote(spec *Spec) string {
 	return fmt.Sprintf("per-site record-level (ε, δ)-DP as %s states it", spec.Algo)
 }
 
-// Configure looks up spec.Algo, checks the local algorithm's presence
-// against the algorithm (as the protocol does) and runs the algorithm's
-// Configure: defaults and its validator.
+// Configure looks up spec.Algo, checks the local algorithm's presence and
+// the options against the algorithm (as the protocol does) and runs the
+// algorithm's Configure: defaults and its validator.
 func Configure(spec *Spec) (Algorithm, error) {
 	a, err := Lookup(spec.Algo)
 	if err != nil {
@@ -321,6 +349,9 @@ func Configure(spec *Spec) (Algorithm, error) {
 	}
 	if _, ok := a.(LocalAlgo); !ok && spec.LocalAlgo != "" {
 		return nil, fmt.Errorf("%s takes no local algorithm (got %q)", a.Name(), spec.LocalAlgo)
+	}
+	if err := checkOptions(a, spec.Options); err != nil {
+		return nil, err
 	}
 	if err := a.Configure(spec); err != nil {
 		return nil, err

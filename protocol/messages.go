@@ -144,6 +144,9 @@ type JobAnnounce struct {
 	// Aggregation is the coordinator's rule for combining updates (see
 	// Aggregation); "" is the weighted mean. Omitted when empty.
 	Aggregation string `msgpack:"aggregation,omitempty"`
+	// Options are the algorithm's own named parameters (see AlgoParams),
+	// checked by its validator. Omitted when empty.
+	Options Options `msgpack:"options,omitempty" json:",omitempty"`
 }
 
 // PhaseStart asks every participant to run phase Phase (1-based) from Model.
@@ -238,6 +241,9 @@ type JobSubmit struct {
 	Aggregation string `msgpack:"aggregation,omitempty"`
 	// Task is "auc" (default when empty) or "metric"; omitted when empty.
 	Task string `msgpack:"task,omitempty"`
+	// Options are the algorithm's own named parameters (see
+	// JobAnnounce.Options); omitted when empty.
+	Options Options `msgpack:"options,omitempty" json:",omitempty"`
 }
 
 // Job states (JobStatus.Status).

@@ -136,7 +136,7 @@ func (m *JobAnnounce) Validate() error {
 			return err
 		}
 	}
-	if err := checkAlgoParams(AlgoParams{Job: m.Job, Algo: m.Algo, LocalAlgo: m.LocalAlgo}); err != nil {
+	if err := checkAlgoParams(AlgoParams{Job: m.Job, Algo: m.Algo, LocalAlgo: m.LocalAlgo, Options: m.Options}); err != nil {
 		return err
 	}
 	if m.Task != TaskAUC && m.Task != TaskMetric {
@@ -284,7 +284,7 @@ func (m *JobSubmit) Validate() error {
 	if m.Task != "" && m.Task != TaskAUC && m.Task != TaskMetric {
 		return fmt.Errorf("protocol: job %s: unknown task %q (want auc or metric)", m.Job, m.Task)
 	}
-	if err := checkAlgoParams(AlgoParams{Job: m.Job, Algo: m.Algo, LocalAlgo: m.LocalAlgo}); err != nil {
+	if err := checkAlgoParams(AlgoParams{Job: m.Job, Algo: m.Algo, LocalAlgo: m.LocalAlgo, Options: m.Options}); err != nil {
 		return err
 	}
 	if m.MinSites < 1 || m.MinSites > MaxSites {

@@ -23,8 +23,9 @@ import (
 // fed-toy-centroid: each of R rounds, every site moves the broadcast model
 // by η times its class-centroid difference d_s = mean(x | y = +1) −
 // mean(x | y = −1); the coordinator takes the record-weighted mean. The
-// output is w_R = R·η·Σ_s n_s d_s / Σ_s n_s, the (scaled) pooled
-// difference of per-site centroids: a linear scorer. Not private.
+// output is w_R = R·η·c·mean_s d_s, with c its own option "scale"
+// (default 1): the (scaled) mean of the per-site centroid differences, a
+// linear scorer. Not private.
 
 const toyName = "fed-toy-centroid"
 
@@ -57,6 +58,19 @@ func (toyAlgo) Configure(s *fedalgo.Spec) error {
 	return nil
 }
 
+// CheckOptions is the toy's own validator: one option, "scale" > 0.
+func (toyAlgo) CheckOptions(opts protocol.Options) error {
+	for _, o := range opts {
+		if o.Name != "scale" {
+			return fmt.Errorf("%s: unknown option %q (it takes scale)", toyName, o.Name)
+		}
+		if !(o.Value > 0) {
+			return fmt.Errorf("%s: scale = %v must be > 0", toyName, o.Value)
+		}
+	}
+	return nil
+}
+
 func (toyAlgo) Plan(s *fedalgo.Spec, _ []fedalgo.SiteInfo, _ int) (*fedalgo.Plan, error) {
 	return &fedalgo.Plan{Phases: s.Rounds, Eta: s.Eta}, nil
 }
@@ -65,7 +79,11 @@ func (toyAlgo) NewSite(job *protocol.JobAnnounce, env fedalgo.SiteEnv) (fedalgo.
 	if env.Data.IsSparse() {
 		return nil, fmt.Errorf("%s needs dense records", toyName)
 	}
-	return toySite{eta: job.Eta, dir: centroidDiff(env.Data)}, nil
+	eta := job.Eta
+	if c, ok := job.Options.Get("scale"); ok {
+		eta *= c
+	}
+	return toySite{eta: eta, dir: centroidDiff(env.Data)}, nil
 }
 
 // centroidDiff is mean(x | y = +1) − mean(x | y = −1) (a class without
@@ -132,7 +150,7 @@ func TestToyFederatedAlgorithmEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := simulate.Spec{Sites: 3, Seed: 5, Transport: "mem", Tick: 5 * time.Millisecond,
-		Job: coordinator.JobConfig{Algo: toyName, Rounds: 4}}
+		Job: coordinator.JobConfig{Algo: toyName, Rounds: 4, Options: protocol.OptionsOf(map[string]float64{"scale": 3})}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	tr, err := simulate.RunTrial(ctx, spec, tab, nil, 0, nil)
@@ -140,14 +158,14 @@ func TestToyFederatedAlgorithmEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := tr.Outcome
-	if out.Job.Algo != toyName || out.Job.Phases != 4 || out.Result.Phases != 4 || len(out.Result.Sites) != 3 {
+	if out.Job.Algo != toyName || out.Job.Options[0] != (protocol.Option{Name: "scale", Value: 3}) || out.Job.Phases != 4 || out.Result.Phases != 4 || len(out.Result.Sites) != 3 {
 		t.Fatalf("job %+v, result %+v", out.Job, out.Result)
 	}
-	// Weight 1 per site: w_R = R·η·mean_s d_s, up to rounding.
+	// Weight 1 per site: w_R = R·η·c·mean_s d_s, up to rounding.
 	want := make([]float64, tab.D)
 	for _, s := range tr.Sites {
 		for j, v := range centroidDiff(s.Data) {
-			want[j] += 4 * 0.5 * v / 3
+			want[j] += 4 * 0.5 * 3 * v / 3
 		}
 	}
 	for j := range want {
@@ -172,5 +190,37 @@ func TestToyFederatedAlgorithmEndToEnd(t *testing.T) {
 	}
 	if rep.Algorithm != toyName || rep.Private || rep.AUC == nil || rep.AUC.Mean != tr.AUC {
 		t.Errorf("report %+v, trial AUC %v", rep, tr.AUC)
+	}
+}
+
+// The toy's options reach its own validator wherever a job is checked:
+// at the coordinator and in the wire protocol.
+func TestToyOptionsValidated(t *testing.T) {
+	for _, opts := range []protocol.Options{{{Name: "scale", Value: -1}}, {{Name: "speed", Value: 2}}} {
+		cfg := coordinator.Config{Federation: "toy", MinSites: 1, Job: coordinator.JobConfig{Algo: toyName, Options: opts}}
+		if err := cfg.Validate(); err == nil {
+			t.Errorf("coordinator accepted options %v", opts)
+		}
+		a := &protocol.JobAnnounce{Job: "j", Algo: toyName, Task: "auc", Loss: "hinge", Params: 2, Phases: 1, Sites: []string{"s"}, Options: opts}
+		if _, err := protocol.Encode(a); err == nil {
+			t.Errorf("protocol encoded options %v", opts)
+		}
+	}
+	a := &protocol.JobAnnounce{Job: "j", Algo: toyName, Task: "auc", Loss: "hinge", Params: 2, Phases: 1, Sites: []string{"s"}, Options: protocol.Options{{Name: "scale", Value: 2}}}
+	b, err := protocol.Encode(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := protocol.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := m.(*protocol.JobAnnounce).Options.Get("scale"); !ok || c != 2 {
+		t.Fatalf("round trip: %+v", m)
+	}
+	// Options are not for the algorithms that take none.
+	cfg := coordinator.Config{Federation: "toy", MinSites: 1, Job: coordinator.JobConfig{Algo: fedalgo.FedAvg, Options: protocol.Options{{Name: "scale", Value: 2}}}}
+	if err := cfg.Validate(); err == nil {
+		t.Error("fed-avg accepted an option")
 	}
 }
