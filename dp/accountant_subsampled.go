@@ -1,0 +1,206 @@
+package dp
+
+import (
+	"fmt"
+	"math"
+)
+
+// Rényi DP of the Poisson-subsampled Gaussian mechanism.
+//
+// [MTZ19] Mironov, Talwar, Zhang, "Rényi Differential Privacy of the
+// Sampled Gaussian Mechanism", 2019 (arXiv:1908.10530). The sampled
+// Gaussian mechanism (SGM) includes each record independently with
+// probability q and adds N(0, σ²I) to the sum of the sampled records'
+// contributions, each of ℓ2 norm ≤ Δ (noise multiplier z = σ/Δ). For
+// neighbours that differ by adding or removing one record, its order-α RDP
+// for integer α ≥ 2 is at most (§3.3, the A_α of Thm 4 and 5)
+//
+//	τ(α) = 1/(α−1) · log Σ_{k=0}^{α} C(α, k) (1−q)^{α−k} q^k exp((k² − k)/(2z²)),
+//
+// the binomial expansion of E_{x∼N(0,z²)}[((1−q) + q·e^{(2x−1)/(2z²)})^α];
+// Thm 5 shows the other direction of the divergence is never larger.
+// Each moment E[(μ₁/μ₀)^k] = exp((k−1)·D_k(N(1,z²)‖N(0,z²))) is bounded by
+// exp(k(k−1)/(2z²)) also for the discrete Gaussian of dp/noise.go (CKS20
+// Prop 5: its Rényi divergences are at most the continuous ones), so the
+// sum bounds the add direction for that sampler too; the remove direction
+// uses MTZ Thm 5, proved for the continuous Gaussian, whose density the
+// discrete one matches up to e^{±θ} (noise.go) — the standard practice of
+// Opacus and TF-Privacy with floating-point noise.
+//
+// Replace-one neighbours. D and D' that differ in one record are two
+// add/remove steps apart: D → D∖{z} → D' (n is public, so the run's
+// constants stay those of the replace-one pair). Mironov 2017
+// ("Rényi Differential Privacy", CSF, Prop 11) with p = q = 2 gives, for
+// any distributions P, Q, R,
+//
+//	D_α(P‖R) ≤ (α − ½)/(α − 1) · D_{2α}(P‖Q) + D_{2α−1}(Q‖R)
+//
+// (Hölder on ∫P^α R^{1−α} = ∫[P^α Q^{½−α}]·[Q^{α−½} R^{1−α}]); with both
+// steps bounded by the add/remove curve τ, the replace-one curve is
+// τ_r(α) = (α − ½)/(α − 1)·τ(2α) + τ(2α − 1), composed over T steps before
+// the ½-weights are applied (each step's pair of divergences composes
+// separately; the inequality is applied once to the whole run). RDP of T
+// adaptive steps adds (Mironov 2017 Prop 1), and (α, τ)-RDP is converted to
+// (ε, δ)-DP by RDPToDP (Canonne, Kamath & Steinke 2020 Prop 12).
+//
+// Orders: the integers 2 … SubsampledMaxOrder (the replace-one bound reads
+// the add/remove curve up to twice that). Integer orders cost a few percent
+// of ε against a continuous grid near the optimum.
+
+// Neighbouring names a neighbouring relation for the subsampled accountant.
+type Neighbouring string
+
+// The relations SubsampledGaussianEpsilon certifies.
+const (
+	// AddRemove: D' = D ∪ {z} or D ∖ {z} (the Poisson subsampling analyses').
+	AddRemove Neighbouring = "add-remove"
+	// ReplaceOne: D' replaces one record of D (n fixed and public).
+	ReplaceOne Neighbouring = "replace-one"
+)
+
+// SubsampledMaxOrder is the largest RDP order the subsampled accountant
+// minimizes over.
+const SubsampledMaxOrder = 256
+
+// SubsampledGaussianRDP returns an upper bound on the order-alpha RDP
+// (integer alpha ≥ 2) of one step of the Poisson-subsampled Gaussian
+// mechanism with sampling rate q ∈ [0, 1] and noise multiplier z = σ/Δ > 0,
+// under add/remove neighbours ([MTZ19] §3.3), computed in log space and
+// rounded up. It panics on invalid arguments (programmer error).
+func SubsampledGaussianRDP(alpha int, q, z float64) float64 {
+	if alpha < 2 || !(q >= 0 && q <= 1) || !(z > 0) || math.IsInf(z, 0) {
+		panic(fmt.Sprintf("dp: SubsampledGaussianRDP(α = %d, q = %v, z = %v): need integer α ≥ 2, q ∈ [0, 1], z > 0 finite", alpha, q, z))
+	}
+	if q == 0 {
+		return 0
+	}
+	a := float64(alpha)
+	if q == 1 {
+		return GaussianRDP(a, 1, z)
+	}
+	lq, l1q := math.Log(q), math.Log1p(-q)
+	inv := 1 / (2 * z * z)
+	// terms t_k = log C(α,k) + (α−k) log(1−q) + k log q + (k² − k)/(2z²),
+	// with log C(α,k) accumulated as Σ_{i≤k} log((α−k+i)/i).
+	terms := make([]float64, alpha+1)
+	var lc, maxT, errMax float64
+	maxT = math.Inf(-1)
+	for k := 0; k <= alpha; k++ {
+		if k > 0 {
+			lc += math.Log(float64(alpha-k+1)) - math.Log(float64(k))
+		}
+		kf := float64(k)
+		p1, p2, p3 := (a-kf)*l1q, kf*lq, (kf*kf-kf)*inv
+		t := lc + p1 + p2 + p3
+		terms[k] = t
+		// error allowance: lc carries 2k logs and sums (≤ 16 ulps each of
+		// |lc| + 1), the three products and three sums a few ulps each.
+		e := float64(32*k+64) * acctU * (math.Abs(lc) + math.Abs(p1) + math.Abs(p2) + math.Abs(p3) + 1)
+		errMax = math.Max(errMax, e)
+		maxT = math.Max(maxT, t)
+	}
+	var s float64
+	for _, t := range terms {
+		s += math.Exp(t - maxT)
+	}
+	// s ∈ [1, α+1]: its summation and exp errors are ≤ (α + 16)·u·s
+	// relative, i.e. that much absolute after the log.
+	lse := maxT + math.Log(s)
+	e := errMax + float64(alpha+32)*acctU*(1+math.Abs(lse))
+	tau := acctUp((lse+e)/(a-1), 8)
+	if tau < 0 {
+		return 0
+	}
+	return tau
+}
+
+// subsampledCurve returns T·τ(α) for α = 0 … max (entries below 2 unused),
+// add/remove.
+func subsampledCurve(q, z float64, steps int, max int) []float64 {
+	c := make([]float64, max+1)
+	for a := 2; a <= max; a++ {
+		c[a] = acctUp(float64(steps)*SubsampledGaussianRDP(a, q, z), 2)
+	}
+	return c
+}
+
+// SubsampledGaussianEpsilon returns the ε at δ, and the RDP order that
+// attains it, of steps adaptive Poisson-subsampled Gaussian steps with
+// rate q and noise multiplier z = σ/Δ (Δ the add/remove sensitivity of one
+// record's contribution), under the given neighbouring relation (see the
+// file comment). The result is rounded up.
+func SubsampledGaussianEpsilon(q, z float64, steps int, delta float64, rel Neighbouring) (eps float64, order int, err error) {
+	if !(q > 0 && q <= 1) {
+		return 0, 0, acctErrorf("sampling rate q = %v must be in (0, 1]", q)
+	}
+	if err := acctCheckPositive("noise multiplier z", z); err != nil {
+		return 0, 0, err
+	}
+	if steps < 1 {
+		return 0, 0, acctErrorf("steps = %d must be ≥ 1", steps)
+	}
+	if err := acctCheckDelta("δ", delta); err != nil {
+		return 0, 0, err
+	}
+	var curve []float64
+	switch rel {
+	case AddRemove:
+		curve = subsampledCurve(q, z, steps, SubsampledMaxOrder)
+	case ReplaceOne:
+		ar := subsampledCurve(q, z, steps, 2*SubsampledMaxOrder)
+		curve = make([]float64, SubsampledMaxOrder+1)
+		for a := 2; a <= SubsampledMaxOrder; a++ {
+			af := float64(a)
+			curve[a] = acctSumUp(acctUp((af-0.5)/(af-1)*ar[2*a], 4), ar[2*a-1])
+		}
+	default:
+		return 0, 0, acctErrorf("unknown neighbouring relation %q (want %q or %q)", rel, AddRemove, ReplaceOne)
+	}
+	eps = math.Inf(1)
+	for a := 2; a <= SubsampledMaxOrder; a++ {
+		e, _ := rdpToDPUp(float64(a), curve[a], delta)
+		if e < eps {
+			eps, order = e, a
+		}
+	}
+	return eps, order, nil
+}
+
+// SubsampledGaussianMultiplier returns the smallest noise multiplier
+// z = σ/Δ (to a relative precision of 1e-9, rounded up: the returned z
+// passed the test) for which steps Poisson-subsampled Gaussian steps at
+// rate q are (ε, δ)-DP under rel, by bisection on the monotone
+// SubsampledGaussianEpsilon.
+func SubsampledGaussianMultiplier(q float64, steps int, eps, delta float64, rel Neighbouring) (float64, error) {
+	if err := acctCheckPositive("ε", eps); err != nil {
+		return 0, err
+	}
+	ok := func(z float64) (bool, error) {
+		e, _, err := SubsampledGaussianEpsilon(q, z, steps, delta, rel)
+		return e <= eps, err
+	}
+	lo, hi := 0.0, 1.0
+	for {
+		pass, err := ok(hi)
+		if err != nil {
+			return 0, err
+		}
+		if pass {
+			break
+		}
+		lo, hi = hi, 2*hi
+		if hi > 1e12 {
+			return 0, acctErrorf("no noise multiplier ≤ 1e12 reaches ε = %v at δ = %v (q = %v, %d steps)", eps, delta, q, steps)
+		}
+	}
+	for hi-lo > 1e-9*hi {
+		m := (lo + hi) / 2
+		pass, _ := ok(m)
+		if pass {
+			hi = m
+		} else {
+			lo = m
+		}
+	}
+	return hi, nil
+}
