@@ -27,6 +27,9 @@ func account(p *pairwise.PrivacyReport) (*dp.Report, error) {
 	if p == nil || len(p.Sigmas) == 0 {
 		return nil, nil
 	}
+	if p.Mechanism == "subsampled-gaussian" {
+		return accountSubsampled(p)
+	}
 	if len(p.Sigmas) != len(p.Sensitivity) {
 		return nil, fmt.Errorf("experiment: %d noise scales but %d sensitivities", len(p.Sigmas), len(p.Sensitivity))
 	}
@@ -58,4 +61,26 @@ func account(p *pairwise.PrivacyReport) (*dp.Report, error) {
 		return &rep, err
 	}
 	return &rep, nil
+}
+
+// accountSubsampled accounts a run of Releases Poisson-subsampled Gaussian
+// steps (pairwise dp-pair-sgd) with the subsampled-Gaussian RDP accountant,
+// the only one here that models subsampling.
+func accountSubsampled(p *pairwise.PrivacyReport) (*dp.Report, error) {
+	if len(p.Sigmas) != 1 || len(p.Sensitivity) != 1 || !(p.SampleRate > 0) || p.Releases < 1 {
+		return nil, fmt.Errorf("experiment: a subsampled-gaussian report needs one σ, one sensitivity, q > 0 and ≥ 1 release")
+	}
+	rel := dp.Neighbouring(p.Neighbouring)
+	if rel == "" {
+		rel = dp.ReplaceOne
+	}
+	delta := p.Delta - p.FailureDelta
+	eps, order, err := dp.SubsampledGaussianEpsilon(p.SampleRate, p.Sigmas[0]/p.Sensitivity[0], p.Releases, delta, rel)
+	if err != nil {
+		return nil, err
+	}
+	e := dp.Estimate{Method: dp.MethodRDP, OK: true, Epsilon: eps, Delta: delta, Order: float64(order),
+		Description: fmt.Sprintf("Rényi DP of the Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019): %d steps at q = %.4g, noise multiplier %.6g, %s neighbours, converted by Canonne, Kamath & Steinke 2020 Prop 12 at α = %d",
+			p.Releases, p.SampleRate, p.Sigmas[0]/p.Sensitivity[0], rel, order)}
+	return &dp.Report{Delta: delta, Releases: p.Releases, Methods: []dp.Estimate{e}, Best: e}, nil
 }

@@ -262,6 +262,18 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 				// and the papers' parameter set radius 1 unless given.
 				if B == 0 {
 					B = 1
+					if algo.ParamRadius != nil {
+						loss, _ := pairwise.LossByName(spec.Task, spec.Loss)
+						delta := spec.Delta
+						if !spec.DeltaSet {
+							delta = 1 / float64(tr.N)
+						}
+						p := tr.D
+						if spec.Task == pairwise.TaskMetric {
+							p = tr.D * tr.D
+						}
+						B = algo.ParamRadius(tr.N, p, spec.Epsilon, delta, spec.FeatureRadius, spec.Task, loss)
+					}
 				}
 			} else if eta == 0 || B == 0 {
 				var selSteps int64

@@ -142,6 +142,15 @@ type PrivacyReport struct {
 	// bound over the sampled indices); accountants compose the noisy
 	// releases at δ − FailureDelta.
 	FailureDelta float64 `json:"failure_delta"`
+	// SampleRate is the Poisson sampling rate q of mechanism
+	// "subsampled-gaussian": Releases steps, each adding N(0, Sigmas[0]²)
+	// to a sum over a Poisson(q) sample whose add/remove sensitivity is
+	// Sensitivity[0]; accountants use the subsampled-Gaussian RDP
+	// (dp.SubsampledGaussianEpsilon) under Neighbouring.
+	SampleRate float64 `json:"sample_rate,omitempty"`
+	// Neighbouring is the relation the guarantee is stated for when it is
+	// not the default replace-one ("add-remove" or "replace-one").
+	Neighbouring string `json:"neighbouring,omitempty"`
 }
 
 // privateSetup is the common prologue of every private algorithm: it

@@ -74,8 +74,9 @@ import (
 // take T = min(T*, 100, budget), with budget = ⌊4·10⁹/(n²)⌋ (≥ 1) for the
 // losses whose gradient costs O(n²) (logistic, metric) and no budget for the
 // linear square and hinge losses, whose gradient costs O(n·d + n log n)
-// (aucFastGradient). --steps and --eta override T and η; privacy does not
-// depend on η.
+// (aucFastGradient). When no radius is given, B = PrivateParamRadius (the
+// privacy term of the bound set to the loss at 0). --steps and --eta
+// override T and η; privacy does not depend on η.
 
 var gdAlg = &Algorithm{
 	Name:    "dp-gd",
@@ -95,6 +96,7 @@ var gdAlg = &Algorithm{
 
 func init() {
 	gdAlg.Run = runDPGD
+	gdAlg.ParamRadius = PrivateParamRadius
 	Register(gdAlg)
 }
 
@@ -142,6 +144,38 @@ func GDSteps(n, p int, gF, sens, mu float64, quadratic bool) int {
 		T = 1
 	}
 	return int(T)
+}
+
+// PrivateParamRadius is the default parameter radius B of dp-gd and
+// dp-pair-sgd, a rule from public quantities: the utility bound of dp-gd
+// (file comment) is 2B·√(G_F²/T + pΔ²/μ²); its privacy term 2B√p·Δ/μ is
+// set to 1, the loss at w = 0 (hinge: 1; logistic: log 2), i.e.
+// B = μ/(2√p·Δ) with Δ = GDSensitivity at n records (2c/n for linear AUC,
+// 4G/n for metric) and μ the GDP parameter of (ε, δ); at least 1. Larger n
+// or ε allow a larger, less regularizing ball at the same noise cost. The
+// square loss's sensitivity grows with B, so it keeps B = 1. Privacy does
+// not depend on B for the other losses.
+func PrivateParamRadius(n, p int, eps, delta, R float64, task Task, loss Loss) float64 {
+	if _, sq := loss.(AUCSquare); sq || n < 2 || !(eps > 0) || !(delta > 0 && delta < 1) || !(R > 0) {
+		return 1
+	}
+	d := p
+	if task == TaskMetric {
+		d = int(math.Round(math.Sqrt(float64(p))))
+	}
+	obj, err := NewObjective(&Dataset{N: n, D: d}, ObjectiveConfig{Task: task, Loss: loss, Constraint: "none"})
+	if err != nil {
+		return 1
+	}
+	sens, _, err := GDSensitivity(obj, R)
+	if err != nil {
+		return 1
+	}
+	mu, err := gdMu(eps, delta)
+	if err != nil {
+		return 1
+	}
+	return math.Max(1, mu/(2*math.Sqrt(float64(p))*sens))
 }
 
 // gdMu returns the μ of μ-GDP that is exactly (ε, δ)-DP: Δ/σ for one

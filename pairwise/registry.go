@@ -34,6 +34,11 @@ type Algorithm struct {
 	PureDP bool
 	// Privacy describes the privacy model and noise formula, with citation.
 	PrivacyModel string
+	// ParamRadius, when set, is a private algorithm's rule for the radius
+	// B of the parameter set when none is given, from public quantities
+	// only (n records, p parameters, ε, δ, feature radius R, task, loss),
+	// fixed before the data is read. Nil means the callers' default (1).
+	ParamRadius func(n, p int, eps, delta, R float64, task Task, loss Loss) float64
 	// Run trains on obj. It must honour ctx, call cfg.OnCheckpoint at the
 	// requested steps when it supports checkpoints, and return the output
 	// model as the paper defines it.
