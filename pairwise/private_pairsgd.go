@@ -25,7 +25,7 @@ import (
 //     s = 2..m.
 //  3. Each pair gradient is clipped: clip(v) = v·min(1, C/‖v‖).
 //  4. The release is the sum of the clipped pair gradients plus
-//     N(0, σ²I_p), σ = z·Δ.
+//     N(0, σ²I_p), σ = z·Δ'.
 //  5. w ← Π_W(w − η(release/m̄ + λw)), m̄ = max(1, qn − 1) the expected
 //     number of pairs (public). Output: the average of the iterates.
 //
@@ -38,8 +38,14 @@ import (
 // interior position between b_{s−1} and b_s, the pairs (z, b_{s−1}) and
 // (b_s, z) appear and the pair (b_s, b_{s−1}) disappears; at either end
 // only one pair appears. Each clipped pair has norm ≤ C, so the sum moves
-// by ≤ 3C: the add/remove sensitivity of a step is Δ = 3C (the snapping
-// allowance of the secure mechanism added, Δ' = 3C + g√p). Conditioned on
+// by ≤ 3C. For AUC losses, whose same-label pairs have zero gradient, it
+// is ≤ 2C: if the neighbours b_{s−1}, b_s have different labels, z differs
+// from exactly one of them (one new pair is active, and the removed pair
+// was), and if they have the same label the removed pair was inactive.
+// So the add/remove sensitivity of a step is Δ = 2C (AUC) or 3C (metric),
+// plus the snapping allowance of the secure mechanism, Δ' = Δ + g√p
+// (TestPairSGDBatchSensitivity checks both bounds and that they are
+// attained). Conditioned on
 // the others' coins and order the two output laws are (1−q)·N(s, σ²) +
 // q·E_pos N(s + u_pos, σ²) and N(s, σ²) with ‖u_pos‖ ≤ Δ, a mixture the
 // sampled-Gaussian analysis covers (Mironov, Talwar & Zhang 2019, by joint
@@ -79,8 +85,8 @@ var pairSGDAlg = &Algorithm{
 	Private:  true,
 	Requires: Requirements{BoundedDomain: true},
 	PrivacyModel: "record-level (ε, δ)-DP, replace-one neighbours, certified through two add/remove steps. Each of T steps adds " +
-		"N(0, σ²I_p) to the sum of clipped (‖·‖ ≤ C) gradients of the previous-instance pairs of a Poisson(q) batch; a record " +
-		"changes that sum by ≤ 3C; RDP of the sampled Gaussian (Mironov, Talwar & Zhang 2019) composed over T steps, replace-one " +
+		"N(0, σ²I_p) to the sum of clipped (‖·‖ ≤ C) gradients of the previous-instance pairs of a Poisson(q) batch; adding a record " +
+		"changes that sum by ≤ 2C (AUC: same-label pairs have no gradient) or 3C (metric); RDP of the sampled Gaussian (Mironov, Talwar & Zhang 2019) composed over T steps, replace-one " +
 		"by the weak triangle inequality (Mironov 2017 Prop 11), converted by Canonne, Kamath & Steinke 2020 Prop 12.",
 }
 
@@ -190,12 +196,15 @@ func runPairSGDPrivate(ctx context.Context, obj Objective, cfg RunConfig, rng *r
 	}
 	notes = append(notes, fmt.Sprintf("q = min(⌈4√n⌉, n/2)/n = %.4g (expected batch %.1f); clip C = %g", q, q*float64(n), C))
 	const rel = dp.ReplaceOne
-	// σ = z·Δ', Δ' = 3C + g√p with g the grid of σ (bounded by the grid of 2z·3C).
+	// σ = z·Δ', Δ' = Δ + g√p with g the grid of σ (bounded by the grid of 2zΔ).
 	z, err := dp.SubsampledGaussianMultiplier(q, T, pr.Epsilon, pr.Delta, rel)
 	if err != nil {
 		return nil, fmt.Errorf("pairwise: %s: %w", name, err)
 	}
-	sens := 3 * C
+	sens := 2 * C // AUC: ≤ 2 active pairs change (file comment)
+	if obj.Task() == TaskMetric {
+		sens = 3 * C
+	}
 	if z*sens > dp.MaxScale/4 {
 		return nil, fmt.Errorf("pairwise: %s: noise multiplier %g is too large for the mechanism", name, z)
 	}
@@ -267,7 +276,7 @@ func runPairSGDPrivate(ctx context.Context, obj Objective, cfg RunConfig, rng *r
 	rep.Sensitivity = []float64{sensSnap}
 	rep.Releases = T
 	rep.G = C
-	rep.Formula = fmt.Sprintf("σ = z·Δ', Δ' = 3C + g√p (a record changes ≤ 3 clipped pairs), z = %.6g the smallest multiplier with ε ≤ %g at δ = %g", z, pr.Epsilon, pr.Delta)
+	rep.Formula = fmt.Sprintf("σ = z·Δ', Δ' = Δ + g√p, Δ = %gC (adding a record changes ≤ %g active clipped pairs), z = %.6g the smallest multiplier with ε ≤ %g at δ = %g", sens/C, sens/C, z, pr.Epsilon, pr.Delta)
 	rep.Accountant = fmt.Sprintf("RDP of the Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019), %d steps at q = %.4g, replace-one by the weak triangle inequality (Mironov 2017 Prop 11), CKS conversion: ε = %.6g at α = %d", T, q, eps, order)
 	rep.Notes = append(notes,
 		"G in this report is the clip norm C (pair gradients are clipped; no Lipschitz constant is used)",
