@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/pairfed/pairfed/dp"
 )
@@ -197,7 +198,7 @@ func runPairSGDPrivate(ctx context.Context, obj Objective, cfg RunConfig, rng *r
 	notes = append(notes, fmt.Sprintf("q = min(⌈4√n⌉, n/2)/n = %.4g (expected batch %.1f); clip C = %g", q, q*float64(n), C))
 	const rel = dp.ReplaceOne
 	// σ = z·Δ', Δ' = Δ + g√p with g the grid of σ (bounded by the grid of 2zΔ).
-	z, err := dp.SubsampledGaussianMultiplier(q, T, pr.Epsilon, pr.Delta, rel)
+	z, err := pairSGDMultiplier(q, T, pr.Epsilon, pr.Delta, rel)
 	if err != nil {
 		return nil, fmt.Errorf("pairwise: %s: %w", name, err)
 	}
@@ -282,4 +283,39 @@ func runPairSGDPrivate(ctx context.Context, obj Objective, cfg RunConfig, rng *r
 		"G in this report is the clip norm C (pair gradients are clipped; no Lipschitz constant is used)",
 		"output: the average of the projected iterates (or the last with --averaging last)")
 	return &Result{W: out, Steps: T, PairGrads: pairs, Privacy: rep}, nil
+}
+
+// pairSGDMultiplier memoizes dp.SubsampledGaussianMultiplier (a pure
+// function costing a few hundred milliseconds) for repeated runs with the
+// same parameters (experiments, audits).
+func pairSGDMultiplier(q float64, T int, eps, delta float64, rel dp.Neighbouring) (float64, error) {
+	type key struct {
+		q          float64
+		T          int
+		eps, delta float64
+		rel        dp.Neighbouring
+	}
+	k := key{q, T, eps, delta, rel}
+	pairSGDCache.Lock()
+	z, ok := pairSGDCache.m[k]
+	pairSGDCache.Unlock()
+	if ok {
+		return z, nil
+	}
+	z, err := dp.SubsampledGaussianMultiplier(q, T, eps, delta, rel)
+	if err != nil {
+		return 0, err
+	}
+	pairSGDCache.Lock()
+	if pairSGDCache.m == nil || len(pairSGDCache.m) > 1024 {
+		pairSGDCache.m = map[any]float64{}
+	}
+	pairSGDCache.m[k] = z
+	pairSGDCache.Unlock()
+	return z, nil
+}
+
+var pairSGDCache struct {
+	sync.Mutex
+	m map[any]float64
 }

@@ -489,8 +489,6 @@ func runSSP(ctx context.Context, a *Algorithm, moments bool, obj Objective, cfg 
 		return nil, fmt.Errorf("pairwise: %s needs at least 2 records, got %d", a.Name, ds.N)
 	case cfg.Steps != 0 || cfg.Passes != 0 || cfg.Eta != 0:
 		return nil, fmt.Errorf("pairwise: %s is a one-shot release: --steps, --passes and --eta do not apply", a.Name)
-	case cfg.Init != nil:
-		return nil, fmt.Errorf("pairwise: %s computes its model in closed form: an initial model does not apply", a.Name)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -512,6 +510,7 @@ func runSSP(ctx context.Context, a *Algorithm, moments bool, obj Objective, cfg 
 	}
 	obj.Project(w) // a rescaling at most: AUC is unchanged
 	a0, b0, c0 := SSPWeights(R, moments)
+	rep.G, rep.L, rep.Alpha = 0, 0, 0 // no gradient bound is used
 	rep.Sensitivity = []float64{rel.Sensitivity}
 	rep.Sigmas = []float64{rel.Sigma}
 	rep.Releases = 1
@@ -522,6 +521,9 @@ func runSSP(ctx context.Context, a *Algorithm, moments bool, obj Objective, cfg 
 		fmt.Sprintf("noise per coordinate: class sums %.4g, counts %.4g", rel.Sigma/a0, rel.Sigma/c0),
 		fmt.Sprintf("noisy counts n̂₊ = %.1f, n̂₋ = %.1f (clamped to [1, n−1]; n = %d public)", info.NPos, info.NNeg, ds.N),
 	)
+	if cfg.Init != nil {
+		rep.Notes = append(rep.Notes, "the initial model is ignored: the model is computed in closed form")
+	}
 	if moments {
 		rep.Notes = append(rep.Notes,
 			fmt.Sprintf("solved the square-AUC ridge optimum w = (Â₊ + λI)⁻¹(μ̂₊ − μ̂₋) whatever --loss (%s); λ = %.4g = 2R²σ√d·√(1/n̂₊² + 1/n̂₋²) + 10⁻⁶R² (noise level of Ĉ₊ + Ĉ₋, a rule fixed before the data); %d of %d eigenvalues clipped to 0 (smallest %.3g)",
