@@ -124,6 +124,10 @@ type SSPStats struct {
 	MomPos, MomNeg []float64
 }
 
+// sspMaxDim bounds d for the second-moment release (2 × d(d+1)/2 noisy
+// coordinates and a d×d eigendecomposition: 4·10⁶ entries at the limit).
+const sspMaxDim = 2000
+
 // sspPacked returns the length d(d+1)/2 of a packed upper triangle.
 func sspPacked(d int) int { return d * (d + 1) / 2 }
 
@@ -487,6 +491,8 @@ func runSSP(ctx context.Context, a *Algorithm, moments bool, obj Objective, cfg 
 	switch {
 	case ds.N < 2:
 		return nil, fmt.Errorf("pairwise: %s needs at least 2 records, got %d", a.Name, ds.N)
+	case moments && ds.D > sspMaxDim:
+		return nil, fmt.Errorf("pairwise: %s releases d(d+1) second-moment entries: d = %d is above the limit %d; use dp-ssp-mean (class sums only) or reduce the features", a.Name, ds.D, sspMaxDim)
 	case cfg.Steps != 0 || cfg.Passes != 0 || cfg.Eta != 0:
 		return nil, fmt.Errorf("pairwise: %s is a one-shot release: --steps, --passes and --eta do not apply", a.Name)
 	}
