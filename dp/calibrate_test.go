@@ -1,0 +1,101 @@
+package dp
+
+import (
+	"errors"
+	"math"
+	"testing"
+)
+
+// shrink returns the σ's scaled down by 1 − f.
+func shrink(s []float64, f float64) []float64 {
+	out := make([]float64, len(s))
+	for i, x := range s {
+		out[i] = x * (1 - f)
+	}
+	return out
+}
+
+// CalibrateGaussian returns σ's that its certificate covers and that are
+// minimal: 1e-9 less noise is no longer certified.
+func TestCalibrateGaussianMinimalAndCertified(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		plan GaussianPlan
+	}{
+		{"one release", GaussianPlan{Sensitivities: []float64{0.3}}},
+		{"ten sequential", GaussianPlan{Sensitivities: []float64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1}}},
+		{"sequential, uneven split", GaussianPlan{Sensitivities: []float64{1, 0.5, 0.25}, Split: []float64{1, 1, 1}}},
+		{"disjoint", GaussianPlan{Sensitivities: []float64{4, 1, 0.25, 0}, Disjoint: true}},
+		{"failure event", GaussianPlan{Sensitivities: []float64{2}, FailureDelta: 1e-4}},
+		{"snapping allowance", GaussianPlan{Sensitivities: []float64{1, 1}, Dim: 1 << 20}},
+	} {
+		for _, eps := range []float64{0.1, 0.5, 1, 2, 8, 20} {
+			delta := 1e-3
+			sig, c, err := CalibrateGaussian(tc.plan, eps, delta)
+			if err != nil {
+				t.Fatalf("%s ε=%g: %v", tc.name, eps, err)
+			}
+			if !c.Covers(eps, delta) || c.Epsilon > eps || c.Delta > delta {
+				t.Fatalf("%s ε=%g: certificate %+v does not cover the request", tc.name, eps, c)
+			}
+			again, err := CertifyGaussian(tc.plan, sig, eps, delta)
+			if err != nil || again != c {
+				t.Fatalf("%s ε=%g: re-certifying gives %+v, %v; want %+v", tc.name, eps, again, err, c)
+			}
+			less, err := CertifyGaussian(tc.plan, shrink(sig, 1e-9), eps, delta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if less.Covers(eps, delta) {
+				t.Fatalf("%s ε=%g: σ's 1e-9 smaller are still certified (%+v): calibration is not minimal", tc.name, eps, less)
+			}
+			for i, d := range tc.plan.Sensitivities {
+				if (d == 0) != (sig[i] == 0) {
+					t.Fatalf("%s: release %d has Δ = %v but σ = %v", tc.name, i, d, sig[i])
+				}
+			}
+		}
+	}
+}
+
+// The closed forms behind the calibration: one release matches
+// AnalyticGaussianSigma; k equal sequential releases need √k times its σ;
+// disjoint releases each need their own single-release σ.
+func TestCalibrateGaussianClosedForms(t *testing.T) {
+	eps, delta := 1.0, 1e-5
+	one, err := AnalyticGaussianSigma(eps, delta, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-12*want }
+	s, _, err := CalibrateGaussian(GaussianPlan{Sensitivities: []float64{1}}, eps, delta)
+	if err != nil || !near(s[0], one) {
+		t.Fatalf("one release: σ = %v, %v; want ≈ %v", s, err, one)
+	}
+	s, _, err = CalibrateGaussian(GaussianPlan{Sensitivities: []float64{1, 1, 1, 1}}, eps, delta)
+	if err != nil || !near(s[0], 2*one) {
+		t.Fatalf("4 releases: σ = %v, %v; want ≈ %v", s, err, 2*one)
+	}
+	s, _, err = CalibrateGaussian(GaussianPlan{Sensitivities: []float64{3, 1}, Disjoint: true}, eps, delta)
+	if err != nil || !near(s[0], 3*one) || !near(s[1], one) {
+		t.Fatalf("disjoint: σ = %v, %v; want ≈ [%v %v]", s, err, 3*one, one)
+	}
+}
+
+// The classical calibration σ = Δ√(2 ln(1.25/δ))/ε is not certified at
+// ε = 8 (the bug of issue 10), and δ ≤ failure δ cannot be calibrated.
+func TestCertifyGaussianRefusesClassicalAtLargeEpsilon(t *testing.T) {
+	eps, delta := 8.0, 1e-3
+	classic := math.Sqrt(2*math.Log(1.25/delta)) / eps
+	c, err := CertifyGaussian(GaussianPlan{Sensitivities: []float64{1}}, []float64{classic}, eps, delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Covers(eps, delta) || !(c.Epsilon > eps) {
+		t.Fatalf("classical σ at ε = 8 certified: %+v", c)
+	}
+	_, _, err = CalibrateGaussian(GaussianPlan{Sensitivities: []float64{1}, FailureDelta: delta}, eps, delta)
+	if !errors.Is(err, ErrInvalidAccounting) {
+		t.Fatalf("failure δ = δ: err = %v, want ErrInvalidAccounting", err)
+	}
+}
