@@ -124,14 +124,11 @@ func (p GaussianPlan) mu(sigmas []float64) float64 {
 			continue
 		}
 		m := acctUp((d+sigmas[i]*snap)/sigmas[i], 4)
-		if p.Disjoint {
-			worst = math.Max(worst, m)
-		} else {
-			terms = append(terms, acctUp(m*m, 2))
-		}
+		worst = math.Max(worst, m)
+		terms = append(terms, acctUp(m*m, 2))
 	}
-	if p.Disjoint {
-		return worst
+	if p.Disjoint || len(terms) <= 1 {
+		return worst // one release: μ = Δ′/σ, composed or not
 	}
 	return acctUp(math.Sqrt(acctSumUp(terms...)), 4)
 }
@@ -191,6 +188,28 @@ func CalibrateGaussian(p GaussianPlan, eps, delta float64) ([]float64, Certifica
 	if !(rest > 0) {
 		return nil, Certificate{}, acctErrorf("δ = %v leaves nothing for the Gaussian noise after the failure probability %v of the sensitivity bound", delta, p.FailureDelta)
 	}
+	if p.Disjoint && p.Split == nil && len(p.Sensitivities) > 1 {
+		// Parallel composition, each release its own budget: calibrate
+		// each alone (so a release gets the same σ whether it is
+		// calibrated with the others or on its own, e.g. at a site).
+		sigmas := make([]float64, len(p.Sensitivities))
+		for i, d := range p.Sensitivities {
+			if d == 0 {
+				continue
+			}
+			one := GaussianPlan{Sensitivities: []float64{d}, Disjoint: true, FailureDelta: p.FailureDelta, Dim: p.Dim}
+			s, _, err := CalibrateGaussian(one, eps, delta)
+			if err != nil {
+				return nil, Certificate{}, err
+			}
+			sigmas[i] = s[0]
+		}
+		c, err := CertifyGaussian(p, sigmas, eps, delta)
+		if err == nil && !c.Covers(eps, delta) {
+			err = acctErrorf("internal error: per-release calibration not certified (%+v)", c)
+		}
+		return sigmas, c, err
+	}
 	split := func(i int) float64 {
 		if p.Split != nil {
 			return p.Split[i]
@@ -221,7 +240,7 @@ func CalibrateGaussian(p GaussianPlan, eps, delta float64) ([]float64, Certifica
 		return nil, Certificate{}, err
 	}
 	k := worst
-	if !p.Disjoint {
+	if !p.Disjoint && len(terms) > 1 {
 		k = math.Sqrt(acctSumUp(terms...))
 	}
 	scale := inv * k

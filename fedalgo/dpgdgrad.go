@@ -77,7 +77,8 @@ func k22Props(s *Spec) (pairwise.Props, error) {
 
 // Plan: T full-gradient rounds on every site's whole data; T =
 // ⌈ln(n ε/√p)⌉ at the smallest site ([K22] Remark 2) unless given; η =
-// 1/L unless given; every site's releases have sensitivity 4G/n_s.
+// 1/L unless given; every site's releases have the proven sensitivity
+// 2Γ/n_s (pairwise.K22FedSensitivity; [K22] argues 4G/n_s).
 func (fedDPGDGrad) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 	nMin, _ := sizes(sites)
 	if nMin < 2 {
@@ -95,8 +96,13 @@ func (fedDPGDGrad) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 	if p.Eta == 0 {
 		p.Eta = 1 / props.Smooth
 	}
+	loss, err := pairwise.LossByName(pairwise.TaskAUC, s.Loss)
+	if err != nil {
+		return nil, err
+	}
 	for _, site := range sites {
-		p.Sensitivity[site.Name] = pairwise.K22Sensitivity(props.Lipschitz, site.Records)
+		// The proven 2Γ/n_s the sites calibrate to (DPGDGradRound).
+		p.Sensitivity[site.Name] = pairwise.K22FedSensitivity(loss, s.FeatureRadius, s.ParamRadius, site.Records)
 	}
 	return p, nil
 }

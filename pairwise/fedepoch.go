@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+
+	"github.com/pairfed/pairfed/dp"
 )
 
 // Single-epoch entry points of [X21] Alg 3 (DPEGD) for the federated
@@ -14,8 +16,9 @@ import (
 // broadcast, and releases the epoch's noisy average. The epoch is exactly
 // the body of runDPEGD's loop (private_x21.go): n_i = |D_i| PGD steps on
 // L(·; D_i) with step η_i = 4^{−i}η, w̄_i their average, w_i = w̄_i + ζ_i with
-// σ_i = 4√(2 ln(1.25/δ))·G·η_i/ε (δ > 0) or Lap(λ_i), λ_i = 4Gη_i√d/ε
-// (δ = 0). The sensitivity 4Gη_i (Lemma 7 with T_i = n_i) does not depend on
+// σ_i calibrated exactly for the sensitivity min{η_iΓ(n_i+1)/n_i, ‖C‖₂}
+// (runDPEGD; the paper prints σ_i = 4√(2 ln(1.25/δ))·G·η_i/ε and
+// Lap(4Gη_i√d/ε), used under --calibration paper). The sensitivity does not depend on
 // the start model as long as the start does not depend on D_i: in a
 // federation it is post-processing of earlier releases of other subsets.
 
@@ -86,7 +89,8 @@ type EpochResult struct {
 	// W is the released w_i = w̄_i + ζ_i, a fresh slice.
 	W []float64
 	// EtaI is η_i = 4^{−i}η; Sigma is σ_i (Laplace λ_i when δ = 0);
-	// Sensitivity is 4Gη_i.
+	// Sensitivity is the proven Δ₂ (ℓ1 for Laplace) the noise is
+	// calibrated to.
 	EtaI, Sigma, Sensitivity float64
 	// Steps is T_i = n_i = len(idx).
 	Steps int
@@ -94,8 +98,14 @@ type EpochResult struct {
 	PairGrads int64
 	// Secure copies priv.Noise.Secure(): only then is the release private.
 	Secure bool
-	// Notes carries the exact-accounting note of x21Guard.
+	// Notes carries the calibration note (sensitivity argument and
+	// certificate).
 	Notes []string
+	// PaperSigma is the paper's printed σ_i (or λ_i), for comparison;
+	// CertifiedEpsilon/Delta are what the exact accountant certifies for
+	// the noise added (this epoch's release; epochs on disjoint subsets
+	// compose in parallel).
+	PaperSigma, CertifiedEpsilon, CertifiedDelta float64
 }
 
 // DPEGDEpoch runs epoch i (1-based) of [X21] Alg 3 on the subset idx of
@@ -103,7 +113,7 @@ type EpochResult struct {
 // projected, PGD projects after every step), with base step size eta, and
 // releases the epoch average with noise from priv.Noise. It repeats
 // runDPEGD's checks (privateSetup: ε, δ, R, ‖x‖ ≤ R, the loss assumptions;
-// η ≤ 2/L, Lemma 7) and its exact Gaussian accounting (x21Guard) before
+// η ≤ 2/L, Lemma 7) and its calibration (calibrateGaussian) before
 // any data-dependent computation. The release is (ε, δ)-DP with respect
 // to the records in idx; epochs on disjoint subsets compose in parallel.
 func DPEGDEpoch(ctx context.Context, obj Objective, start []float64, idx []int, i int, eta float64, priv *Privacy) (*EpochResult, error) {
@@ -136,17 +146,33 @@ func DPEGDEpoch(ctx context.Context, obj Objective, start []float64, idx []int, 
 			panic(fmt.Sprintf("pairwise: DPEGDEpoch: index %d outside [0, %d)", j, data.N))
 		}
 	}
+	// The release's noise, fixed before any data-dependent computation:
+	// the same calibration as runDPEGD's epoch i (private_x21.go, where the
+	// sensitivity min{η_iΓ(n_i+1)/n_i, ‖C‖₂} is proved), for n_i = len(idx).
 	etaI := math.Ldexp(eta, -2*i) // η_i = 4^{−i}η (step 3)
-	sens := 4 * G * etaI          // C.5: 4Gη_iT_i/n_i with T_i = n_i
+	ni := float64(len(idx))
+	gamma, gHow := pairGradGap(obj, priv.FeatureRadius)
+	diam := paramDiameter(obj)
+	sens := math.Min(etaI*gamma*(ni+1)/ni, diam)
+	how := fmt.Sprintf("Δ₂ = min{η_iΓ(n_i+1)/n_i, ‖C‖₂ = %g} with %s, Γ = %g", diam, gHow, gamma)
+	paperSens := 4 * G * etaI // C.5: 4Gη_iT_i/n_i with T_i = n_i
 	var ns float64
 	if priv.Delta > 0 {
-		ns = DPEGDSigma(G, eta, i, priv.Epsilon, priv.Delta)
-		if err := x21Guard(a.Name, rep, sens/ns, priv); err != nil {
+		sig, err := calibrateGaussian(a.Name, priv, rep, []float64{DPEGDSigma(G, eta, i, priv.Epsilon, priv.Delta)}, []float64{paperSens},
+			gaussOption{plan: dp.GaussianPlan{Sensitivities: []float64{sens}}, how: how})
+		if err != nil {
 			return nil, err
 		}
+		ns = sig[0]
 	} else {
-		ns = 4 * G * etaI * math.Sqrt(float64(p)) / priv.Epsilon
-		sens *= math.Sqrt(float64(p))
+		sp := math.Sqrt(float64(p))
+		sig, err := calibrateLaplace(a.Name, priv, rep, []float64{4 * G * etaI * sp / priv.Epsilon}, []float64{sp * paperSens}, []float64{sp * sens}, false,
+			fmt.Sprintf("√d·Δ₂ with d = %d, %s", p, how))
+		if err != nil {
+			return nil, err
+		}
+		ns = sig[0]
+		sens *= sp
 	}
 	sub, err := x21Rebuild(obj, data.Subset(idx), obj.Lambda())
 	if err != nil {
@@ -163,5 +189,6 @@ func DPEGDEpoch(ctx context.Context, obj Objective, start []float64, idx []int, 
 	x21Release(priv, avg, ns)       // w_i = w̄_i + ζ_i (steps 5–6)
 	x21Finish(obj, avg, rep)
 	return &EpochResult{W: avg, EtaI: etaI, Sigma: ns, Sensitivity: sens, Steps: len(idx), PairGrads: grads,
-		Secure: priv.Noise.Secure(), Notes: rep.Notes}, nil
+		Secure: priv.Noise.Secure(), Notes: rep.Notes, PaperSigma: rep.PaperSigmas[0],
+		CertifiedEpsilon: rep.CertifiedEpsilon, CertifiedDelta: rep.CertifiedDelta}, nil
 }

@@ -37,7 +37,7 @@ func TestDPEGDEpochsMatchRunDPEGD(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Sigma != DPEGDSigma(obj.Props(1).Lipschitz, eta, i, eps, delta) || res.Steps != len(part[i-1]) {
+			if res.PaperSigma != DPEGDSigma(obj.Props(1).Lipschitz, eta, i, eps, delta) || !(res.Sigma <= res.PaperSigma) || res.Steps != len(part[i-1]) {
 				t.Errorf("epoch %d: %+v", i, res)
 			}
 			sigmas = append(sigmas, res.Sigma)

@@ -11,7 +11,8 @@ import (
 // job: the coordinator broadcasts θ_{t−1}; every site s releases
 //
 //	g_s = ∇L(θ_{t−1}; D_s) + b_s,  b_s ~ N(0, σ_s² I_p),
-//	σ_s = 8·G·√(T·log(1/δ))/(n_s·ε)   ([K22] Thm 1 with equality, its own n_s),
+//	σ_s: calibrated exactly for T releases of sensitivity 2Γ/n_s
+//	     (k22Calibrate; [K22] Thm 1 prints 8·G·√(T·log(1/δ))/(n_s·ε)),
 //
 // (DPGDGradRound: the body of runDPGDGrad's loop up to the noise); the
 // coordinator averages the g_s weighted by n_s and steps
@@ -33,8 +34,18 @@ func K22FedProps(loss Loss, R, B, lambda float64) Props {
 }
 
 // K22Sensitivity is the ℓ2 sensitivity 4G/n of the full pairwise gradient
-// of n records under replace-one neighbours ([K22] Thm 1's argument).
+// of n records under replace-one neighbours as [K22] Thm 1 argues it (each
+// pair gradient changes by ≤ 2G).
 func K22Sensitivity(G float64, n int) float64 { return 4 * G / float64(n) }
+
+// K22FedSensitivity is the sensitivity a fed-dp-gd-grad site calibrates
+// to (DPGDGradRound): 2Γ/n for the linear AUC loss at feature radius R
+// and parameter radius B (pairGradGap; Γ = G for logistic and hinge). The
+// coordinator composes a site's σ's with it.
+func K22FedSensitivity(loss Loss, R, B float64, n int) float64 {
+	gamma, _ := lossPairGradGap(loss, R, B)
+	return 2 * gamma / float64(n)
+}
 
 // GradRound is one site's released gradient of a fed-dp-gd-grad round.
 type GradRound struct {
@@ -51,6 +62,10 @@ type GradRound struct {
 	PairGrads int64
 	// Notes say how σ arises.
 	Notes []string
+	// PaperSigma is [K22] Thm 1's σ, for comparison; CertifiedEpsilon and
+	// CertifiedDelta are what the exact accountant certifies for the T
+	// rounds with this σ.
+	PaperSigma, CertifiedEpsilon, CertifiedDelta float64
 }
 
 // DPGDGradRound releases one noisy full pairwise gradient of [K22] Alg 1 at
@@ -64,7 +79,7 @@ type GradRound struct {
 // (ε, δ)-DP by [K22] Thm 1.
 func DPGDGradRound(ctx context.Context, obj Objective, w []float64, T int, priv *Privacy) (*GradRound, error) {
 	cfg := RunConfig{Privacy: priv}
-	props, _, err := privateSetup(k22Alg1, obj, &cfg)
+	props, rep, err := privateSetup(k22Alg1, obj, &cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -81,19 +96,20 @@ func DPGDGradRound(ctx context.Context, obj Objective, w []float64, T int, priv 
 		return nil, err
 	}
 	G, L := props.Lipschitz, props.Smooth
-	eps, delta := priv.Epsilon, priv.Delta
-	sigma := K22Sigma(T, n, G, eps, delta)
+	// σ for this site's n and the job's T, chosen before the data is read:
+	// the same calibration as single-site dp-gd-grad (k22Calibrate: Δ = 2Γ/n
+	// per round, exact GDP composition of the T rounds).
+	sigma, err := k22Calibrate(obj, priv, rep, T)
+	if err != nil {
+		return nil, err
+	}
 	g := make([]float64, p)
 	FullGradient(obj, w, g)          // ∇L(θ_{t−1}; D_s) (+ λθ)
 	priv.Noise.AddGaussian(g, sigma) // + b_t
-	notes := []string{
-		fmt.Sprintf("σ = 8·G·√(T·log(1/δ))/(n·ε) = %.6g with G = %.6g, T = %d, n = %d ([K22] Thm 1, used with equality)", sigma, G, T, n),
-	}
-	if l := math.Log(1 / delta); eps > 2*l {
-		notes = append(notes, fmt.Sprintf("ε = %g > 2·log(1/δ) = %.4g: outside the moments-accountant argument behind the constant 8 (see dp-gd-grad)", eps, 2*l))
-	}
-	return &GradRound{Grad: g, Sigma: sigma, Sensitivity: K22Sensitivity(G, n), G: G, L: L,
-		Secure: priv.Noise.Secure(), PairGrads: int64(n) * int64(n-1), Notes: notes}, nil
+	notes := append([]string{fmt.Sprintf("σ = %.6g with G = %.6g, T = %d, n = %d (%s)", sigma, G, T, n, rep.Formula)}, rep.Notes...)
+	return &GradRound{Grad: g, Sigma: sigma, Sensitivity: rep.Sensitivity[0], G: G, L: L,
+		Secure: priv.Noise.Secure(), PairGrads: int64(n) * int64(n-1), Notes: notes,
+		PaperSigma: rep.PaperSigmas[0], CertifiedEpsilon: rep.CertifiedEpsilon, CertifiedDelta: rep.CertifiedDelta}, nil
 }
 
 // FedGradStep is the coordinator's step of fed-dp-gd-grad:

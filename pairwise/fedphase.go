@@ -15,7 +15,8 @@ import (
 // exactly the body of runDPLocalSGD's loop (private_y21.go): ⌈n_k·log(4/δ)⌉
 // steps of [Y21a] Alg 1 restricted to the subset with constant
 // η_k = 4^{−k}·η and Alg 1's weighted-average output, then
-// w_k = Π_W(w̄_k + N(0, σ_k² I)), σ_k = Y21aSigma(G, η_k, ε, δ).
+// w_k = Π_W(w̄_k + N(0, σ_k² I)), σ_k calibrated by y21aCalibrate (exact
+// by default; Y21aSigma under --calibration paper).
 
 // Y21aPhases returns K = ⌈log₂ n⌉, the number of phases of [Y21a] Alg 3 on
 // n ≥ 2 records (0 for n < 2).
@@ -58,8 +59,14 @@ func Y21aPartition(n, K int, rng *rand.Rand) ([][]int, error) {
 type PhaseResult struct {
 	// W is the released model Π_W(w̄_k + u_k), a fresh slice.
 	W []float64
-	// EtaK is η_k = 4^{−k}·η; Sigma is σ_k; Sensitivity is 12·G·η_k·log(4/δ).
+	// EtaK is η_k = 4^{−k}·η; Sigma is σ_k (calibrated, y21aCalibrate);
+	// Sensitivity is the proven Δ_k it is calibrated to.
 	EtaK, Sigma, Sensitivity float64
+	// PaperSigma is [Y21a]'s printed σ_k, for comparison; FailureDelta is
+	// the part of δ spent on the sampling event behind Sensitivity;
+	// CertifiedEpsilon/Delta are what the exact accountant certifies for
+	// this release (phases on disjoint subsets compose in parallel).
+	PaperSigma, FailureDelta, CertifiedEpsilon, CertifiedDelta float64
 	// Steps is T_k = ⌈n_k·log(4/δ)⌉.
 	Steps int
 	// Secure copies priv.Noise.Secure(): only then is the release private.
@@ -69,7 +76,7 @@ type PhaseResult struct {
 // LocalSGDPhase runs phase k (1-based) of [Y21a] Alg 3 on the subset idx of
 // obj's records, from start (projected onto W; start is not modified), with
 // base step size eta, and releases the phase output with Gaussian noise
-// σ_k = 12·G·η_k·log(4/δ)·√(2·log(2.5/δ))/ε from priv.Noise (Alg 3 line 6).
+// σ_k from priv.Noise (Alg 3 line 6; σ_k by y21aCalibrate).
 // rng draws the sampled indices: it must be secret for the guarantee to
 // hold (see y21SecretRngNote).
 //
@@ -82,7 +89,7 @@ type PhaseResult struct {
 // post-processing of earlier releases, and the partition is data-independent).
 func LocalSGDPhase(ctx context.Context, obj Objective, start []float64, idx []int, k int, eta float64, priv *Privacy, rng *rand.Rand) (*PhaseResult, error) {
 	cfg := RunConfig{Privacy: priv}
-	props, _, err := privateSetup(y21aAlg3, obj, &cfg)
+	props, rep, err := privateSetup(y21aAlg3, obj, &cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -104,23 +111,29 @@ func LocalSGDPhase(ctx context.Context, obj Objective, start []float64, idx []in
 			panic(fmt.Sprintf("pairwise: LocalSGDPhase: index %d outside [0, %d)", i, obj.Data().N))
 		}
 	}
-	eps, delta := priv.Epsilon, priv.Delta
 	G := props.Lipschitz
+	// σ_k, fixed before any data-dependent computation: the same
+	// calibration as runDPLocalSGD's phase k (y21aCalibrate), for
+	// n_k = len(idx).
+	sig, err := y21aCalibrate(obj, priv, rep, G, eta, []int{k}, []int{len(idx)})
+	if err != nil {
+		return nil, err
+	}
+	sigma := sig[0]
 	w := append([]float64(nil), start...)
 	obj.Project(w) // Alg 1: w_0 ∈ W
 	etaK := math.Ldexp(eta, -2*k)
-	l4 := math.Log(4 / delta)
-	Tk := int(math.Ceil(float64(len(idx)) * l4))
+	Tk := int(math.Ceil(float64(len(idx)) * math.Log(4/priv.Delta)))
 	phase := RunConfig{Eta: etaK, Schedule: Constant, Averaging: AvgPaper, Init: w}
 	res, err := runPairSGD(ctx, obj, phase, rng, &y21SubsetPrev{Idx: idx}, Tk, Constant)
 	if err != nil {
 		return nil, err
 	}
-	sigma := Y21aSigma(G, etaK, eps, delta)
 	out := res.W                       // w̄_k, a fresh slice
 	priv.Noise.AddGaussian(out, sigma) // w_k = w̄_k + u_k (Alg 3 line 6)
 	y21PostProcess(obj, out)           // Π_W: post-processing
-	return &PhaseResult{W: out, EtaK: etaK, Sigma: sigma, Sensitivity: 12 * G * etaK * l4, Steps: Tk, Secure: priv.Noise.Secure()}, nil
+	return &PhaseResult{W: out, EtaK: etaK, Sigma: sigma, Sensitivity: rep.Sensitivity[0], Steps: Tk, Secure: priv.Noise.Secure(),
+		PaperSigma: rep.PaperSigmas[0], FailureDelta: rep.FailureDelta, CertifiedEpsilon: rep.CertifiedEpsilon, CertifiedDelta: rep.CertifiedDelta}, nil
 }
 
 // Y21aDefaultEta is the base η of [Y21a] Thm 10 (Y21aEta) for a linear or

@@ -23,6 +23,10 @@ type Privacy struct {
 	FeatureRadius float64
 	// Noise draws the perturbations.
 	Noise Noise
+	// Calibration is how σ (or b) is chosen: exact (default, "") or paper
+	// (the printed formula, refused unless the exact accountant certifies
+	// it); see calibrate.go.
+	Calibration Calibration
 }
 
 // Validate checks ε, δ, R and the noise source.
@@ -39,7 +43,7 @@ func (p *Privacy) Validate() error {
 	case p.Noise == nil:
 		return fmt.Errorf("pairwise: private run without a noise source")
 	}
-	return nil
+	return p.Calibration.Validate()
 }
 
 // Requirements are the assumptions a private algorithm's proof makes of the
@@ -151,6 +155,22 @@ type PrivacyReport struct {
 	// Neighbouring is the relation the guarantee is stated for when it is
 	// not the default replace-one ("add-remove" or "replace-one").
 	Neighbouring string `json:"neighbouring,omitempty"`
+	// Calibration is how the σ's were chosen: "exact" or "paper".
+	Calibration string `json:"calibration"`
+	// CertifiedEpsilon and CertifiedDelta are what the exact accountant
+	// certifies for the noise actually added and the proven sensitivities
+	// (Sensitivity): the smallest ε at the requested δ and the δ at the
+	// requested ε (FailureDelta included). A run is refused unless both are
+	// within the request (Epsilon, Delta).
+	CertifiedEpsilon float64 `json:"certified_epsilon"`
+	CertifiedDelta   float64 `json:"certified_delta"`
+	// PaperSigmas and PaperSensitivity are the paper's printed σ's (or
+	// Laplace scales) and its sensitivity bounds, for comparison with the
+	// calibrated ones (identical σ's under --calibration paper).
+	PaperSigmas      []float64 `json:"paper_sigmas,omitempty"`
+	PaperSensitivity []float64 `json:"paper_sensitivity,omitempty"`
+
+	dim int // noised coordinates per release (the snapping allowance)
 }
 
 // privateSetup is the common prologue of every private algorithm: it
@@ -182,6 +202,7 @@ func privateSetup(a *Algorithm, obj Objective, cfg *RunConfig) (Props, *PrivacyR
 		Model: model, Epsilon: p.Epsilon, Delta: p.Delta, Mechanism: mech,
 		G: props.Lipschitz, L: props.Smooth, Alpha: props.StrongConvexity, R: p.FeatureRadius,
 		Noise: p.Noise.Name(), Private: p.Noise.Secure(), Assumptions: a.Requires.String(),
+		Calibration: string(p.Calibration.orDefault()), dim: obj.NumParams(),
 	}
 	if math.IsInf(rep.L, 1) {
 		rep.L = 0 // JSON has no +Inf; 0 means "not smooth / not used"

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/pairfed/pairfed/dp"
 )
 
 // The differentially private algorithms of
@@ -225,6 +227,9 @@ func runH20(ctx context.Context, a *Algorithm, v h20Variant, obj Objective, cfg 
 	T1 := n
 	if !inert {
 		T1 = int(t1f)
+	} else {
+		// Up front: at practical settings the algorithm never trains.
+		rep.Notes = append(rep.Notes, fmt.Sprintf("WARNING: %s does not train here: T₁ = max{⌈16L²/α²⌉, 7} = %.6g ≥ n = %d (L = %g, α = %g), so the output is the data-independent initial point w_0%s; it needs α > 4L/√n = %.4g (a larger --lambda) or n > T₁", a.Name, t1f, n, props.Smooth, alpha, map[bool]string{true: " plus noise", false: ""}[v.offline], 4*props.Smooth/math.Sqrt(nf)))
 	}
 
 	p := obj.NumParams()
@@ -255,23 +260,39 @@ func h20Online(ctx context.Context, a *Algorithm, obj Objective, priv *Privacy, 
 	releases := n - T1
 	rep.Formula = "σ_t² = 32G²(n − T₁)/(α²t²ρ), ρ + 2√(ρ log(1/δ)) = ε, T₁ = max{⌈16L²/α²⌉, 7} ([H20] Alg 1 steps 2, 3, 12; Δ_t = 8G/(αt), Lemma 4)"
 	rep.Accountant = fmt.Sprintf("zCDP composition, ρ + 2√(ρ log 1/δ) = ε ([H20] Alg 1 step 3; Lemmas 1–3): ρ = %.6g split as ρ/(n − T₁) over the n − T₁ = %d releases", rho, releases)
-	rep.Sigmas = make([]float64, releases)
-	rep.Sensitivity = make([]float64, releases)
-	var mu2 float64
-	for k := range rep.Sigmas {
+	// Sensitivity of release t (v_t before noise): Lemma 4's 8G/(αt) —
+	// kept as the paper proves it (pairfed does not re-derive Lemma 4, so
+	// the AUC factor Γ = G of pairGradGap is not applied) — and v_t ∈ C,
+	// so also ≤ ‖C‖₂ (the diameter bound, probability 1): Δ_t = min of
+	// the two. The releases compose sequentially (exact GDP); σ_t ∝ Δ_t
+	// gives every release the same share, as the paper's split does.
+	diam := paramDiameter(obj)
+	sens := make([]float64, releases)
+	paperSens := make([]float64, releases)
+	paper := make([]float64, releases)
+	for k := range sens {
 		t := float64(T1 + 1 + k)
-		rep.Sigmas[k] = math.Sqrt(32 * G * G * float64(releases) / (alpha * alpha * t * t * rho)) // step 12
-		rep.Sensitivity[k] = 8 * G / (alpha * t)                                                  // Lemma 4
-		mu2 += (rep.Sensitivity[k] / rep.Sigmas[k]) * (rep.Sensitivity[k] / rep.Sigmas[k])
+		paper[k] = math.Sqrt(32 * G * G * float64(releases) / (alpha * alpha * t * t * rho)) // step 12
+		paperSens[k] = 8 * G / (alpha * t)                                                  // Lemma 4
+		sens[k] = math.Min(paperSens[k], diam)
 	}
 	rep.Releases = releases
 	rep.Notes = append(rep.Notes, "the released outputs are Π_C(v_t + n_t); the update of step 11 continues from the noise-free Pairwise GIGA iterate v_t, whose sensitivity Lemma 4 bounds",
 		"the model returned is w̄ = (w_1 + … + w_{n−1})/(n−1) of the released outputs ([H20] eq. (6), Thm 4): post-processing")
 	if inert {
 		rep.Accountant = "no noisy release: T₁ ≥ n, every output is the data-independent point w_0 ([H20] Alg 1 steps 4–7)"
+		rep.Calibration = string(priv.Calibration.orDefault())
 		rep.Notes = append(rep.Notes, fmt.Sprintf("T₁ = max{⌈16L²/α²⌉, 7} = %.6g ≥ n = %d (L = %g, α = %g): the paper's algorithm makes no update and outputs the random/initial point w_0 at every step — nothing is released with noise and w̄ = w_0 ([H20] Alg 1 steps 4–7; T₁ unchanged)", t1f, n, rep.L, alpha))
-	} else if err := x21Guard(a.Name, rep, math.Sqrt(mu2), priv); err != nil {
-		return nil, err
+	} else {
+		rep.Formula = x21Formula(priv, rep.Formula)
+		if priv.Calibration.orDefault() == CalibrationExact {
+			rep.Accountant = fmt.Sprintf("exact Gaussian-DP composition of the n − T₁ = %d releases (the paper: zCDP with ρ + 2√(ρ log 1/δ) = ε, ρ = %.6g, Lemmas 1–3)", releases, rho)
+		}
+		if _, err := calibrateGaussian(a.Name, priv, rep, paper, paperSens, gaussOption{
+			plan: dp.GaussianPlan{Sensitivities: sens},
+			how:  fmt.Sprintf("Δ_t = min{8G/(αt) (Lemma 4), ‖C‖₂ = %g}", diam)}); err != nil {
+			return nil, err
+		}
 	}
 
 	p := len(w0)
@@ -304,21 +325,31 @@ func h20Offline(ctx context.Context, a *Algorithm, obj Objective, priv *Privacy,
 	logn := math.Log(nf)
 	// Step 9: σ² = 128G² log²n log(1.25/δ)/(α²n²ε²).
 	sigma := math.Sqrt(128 * G * G * logn * logn * math.Log(1.25/priv.Delta) / (alpha * alpha * nf * nf * priv.Epsilon * priv.Epsilon))
-	sens := 8 * G * logn / (alpha * nf) // (1/n)Σ_{t>T₁} 8G/(αt) ≤ 8G ln n/(αn), Lemma 4
-	rep.Formula = "σ² = 128G² log²n · log(1.25/δ)/(α²n²ε²) ([H20] Alg 3 step 9; Δ = 8G log n/(αn) from Lemma 4)"
-	rep.Accountant = "single Gaussian release (Gaussian mechanism, [H20] Def 2; Thm 5)"
-	rep.Sigmas = []float64{sigma}
-	rep.Sensitivity = []float64{sens}
+	paperSens := 8 * G * logn / (alpha * nf) // (1/n)Σ_{t>T₁} 8G/(αt) ≤ 8G ln n/(αn), Lemma 4
+	// Tight: the sum itself, (8G/(αn))Σ_{t=T₁+1}^{n} 1/t (Lemma 4 term by
+	// term, without bounding the harmonic sum by ln n), and w̃ ∈ C (an
+	// average of points of C): Δ = min of that and ‖C‖₂. When T₁ ≥ n, w̃ =
+	// w_0 does not depend on the data at all (Δ = 0).
+	var harm float64
+	for t := n; t > T1; t-- {
+		harm += 1 / float64(t)
+	}
+	diam := paramDiameter(obj)
+	sens := math.Min(8*G/(alpha*nf)*harm*(1+1e-12), diam)
+	rep.Formula = x21Formula(priv, "σ² = 128G² log²n · log(1.25/δ)/(α²n²ε²) ([H20] Alg 3 step 9; Δ = 8G log n/(αn) from Lemma 4)")
+	rep.Accountant = "single Gaussian release (Gaussian mechanism, [H20] Def 2; Thm 5), certified by exact Gaussian DP"
 	rep.Releases = 1
 	rep.Notes = append(rep.Notes, "the output ŵ = Π_C(w̃ + noise) is projected onto C as Alg 3 step 10 prints")
 	if inert {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("T₁ = max{⌈16L²/α²⌉, 7} = %.6g ≥ n = %d (L = %g, α = %g): the paper's algorithm makes no update, so w̃ = w_0 and the output is the random/initial point plus noise, Π_C(w_0 + noise), independent of the data ([H20] Alg 3 steps 3, 8–10; T₁ unchanged)", t1f, n, rep.L, alpha))
-	} else {
-		x21ClassicalNote(rep, priv.Epsilon)
-		if err := x21Guard(a.Name, rep, sens/sigma, priv); err != nil {
-			return nil, err
-		}
 	}
+	sig, err := calibrateGaussian(a.Name, priv, rep, []float64{sigma}, []float64{paperSens}, gaussOption{
+		plan: dp.GaussianPlan{Sensitivities: []float64{sens}},
+		how:  fmt.Sprintf("Δ = min{(8G/(αn))Σ_{t>T₁} 1/t, ‖C‖₂ = %g} (Lemma 4 summed)", diam)})
+	if err != nil {
+		return nil, err
+	}
+	sigma = sig[0]
 
 	p := len(w0)
 	v := append([]float64(nil), w0...)
@@ -333,8 +364,10 @@ func h20Offline(ctx context.Context, a *Algorithm, obj Objective, priv *Privacy,
 		grads += h20GIGAStep(obj, v, g, t, alpha) // steps 5–6
 		axpy(1, v, sum)
 	}
-	scale(1/nf, sum)                   // w̃ (step 8)
-	priv.Noise.AddGaussian(sum, sigma) // w̄ (step 9)
+	scale(1/nf, sum) // w̃ (step 8)
+	if sigma > 0 {
+		priv.Noise.AddGaussian(sum, sigma) // w̄ (step 9)
+	}
 	obj.Project(sum)                   // ŵ (step 10)
 	return &Result{W: sum, Steps: n - T1, PairGrads: grads, Privacy: rep}, nil
 }

@@ -27,6 +27,7 @@ func TestH20RhoSolvesAlg1Step3(t *testing.T) {
 }
 
 func TestOnPairStrCSigmasAreAlg1Step12(t *testing.T) {
+	// --calibration paper: the printed σ's (certified by the exact accountant).
 	// λ = 0.1: G = 0.4 + 0.1 = 0.5, L = 0.04 + 0.1 = 0.14, α = 0.1;
 	// T₁ = max{⌈16·0.14²/0.1²⌉, 7} = ⌈31.36⌉ = 32, so n − T₁ = 224 releases.
 	// Step 12: σ_t² = 32G²(n − T₁)/(α²t²ρ) = 32·0.25·224/(0.01·t²·0.010789851704111966):
@@ -34,7 +35,7 @@ func TestOnPairStrCSigmasAreAlg1Step12(t *testing.T) {
 	// Lemma 4: Δ_t = 8G/(αt) = 40/t.
 	obj := x21Objective(t, h20Data(), AUCLogistic{}, 0.1, 1)
 	rec := &x21RecNoise{}
-	res, err := x21Run(t, "on-pair-strc", obj, RunConfig{}, x21Eps, x21Delta, 0.1, rec)
+	res, err := x21RunCal(t, "on-pair-strc", obj, RunConfig{}, x21Eps, x21Delta, 0.1, rec, CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestOnPairStrCSigmasAreAlg1Step12(t *testing.T) {
 			t.Fatalf("call %+v", c)
 		}
 		x21Close(t, "σ_t", c.scale, math.Sqrt(32*0.25*224/(0.01*tt*tt*rho)))
-		x21Close(t, "Δ_t", res.Privacy.Sensitivity[k], 40/tt)
+		x21Close(t, "Δ_t", res.Privacy.PaperSensitivity[k], 40/tt)
 	}
 	x21Close(t, "σ_33", rec.calls[0].scale, 123.49441719056088)
 	x21Close(t, "σ_256", rec.calls[223].scale, 15.919202215970738)
@@ -64,12 +65,13 @@ func TestOnPairStrCSigmasAreAlg1Step12(t *testing.T) {
 }
 
 func TestOffPairStrCSigmaIsAlg3Step9(t *testing.T) {
+	// --calibration paper: the printed σ's (certified by the exact accountant).
 	// Same G = 0.5, α = 0.1. Step 9: σ² = 128G² ln²n ln(1.25/δ)/(α²n²ε²)
 	//   = 128·0.25·ln²256·ln 320/(0.01·65536·0.25): σ = 5.8857956213208311;
 	// Δ = 8G ln n/(αn) = 40·ln 256/256 = 0.86643397569993152.
 	obj := x21Objective(t, h20Data(), AUCLogistic{}, 0.1, 1)
 	rec := &x21RecNoise{}
-	res, err := x21Run(t, "off-pair-strc", obj, RunConfig{}, x21Eps, x21Delta, 0.1, rec)
+	res, err := x21RunCal(t, "off-pair-strc", obj, RunConfig{}, x21Eps, x21Delta, 0.1, rec, CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,20 +79,21 @@ func TestOffPairStrCSigmaIsAlg3Step9(t *testing.T) {
 		t.Fatalf("calls %+v", rec.calls)
 	}
 	x21Close(t, "σ", rec.calls[0].scale, 5.8857956213208311)
-	x21Close(t, "Δ", res.Privacy.Sensitivity[0], 0.86643397569993152)
+	x21Close(t, "Δ", res.Privacy.PaperSensitivity[0], 0.86643397569993152)
 	if !strings.Contains(res.Privacy.Formula, "Alg 3 step 9") || !strings.Contains(res.Privacy.Accountant, "single Gaussian release") {
 		t.Fatalf("report %+v", res.Privacy)
 	}
 }
 
 func TestOnPairCSigmasUseAlphaOneOverSqrtN(t *testing.T) {
+	// --calibration paper: the printed σ's (certified by the exact accountant).
 	// λ = 0: Alg 2 picks α = 1/√256 = 0.0625 (Thm 3: α = O(1/√n)); ℓ̃ = ℓ + (α/2)‖w‖²
 	// has G̃ = 0.4 + 0.0625 = 0.4625, L̃ = 0.04 + 0.0625 = 0.1025;
 	// T₁ = ⌈16·0.1025²/0.0625²⌉ = ⌈43.03⌉ = 44: 212 releases,
 	// σ_45 = 130.3930331096708, σ_256 = 22.92065035130932.
 	obj := x21Objective(t, h20Data(), AUCLogistic{}, 0, 1)
 	rec := &x21RecNoise{}
-	res, err := x21Run(t, "on-pair-c", obj, RunConfig{}, x21Eps, x21Delta, 0.1, rec)
+	res, err := x21RunCal(t, "on-pair-c", obj, RunConfig{}, x21Eps, x21Delta, 0.1, rec, CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,11 +112,11 @@ func TestOnPairCSigmasUseAlphaOneOverSqrtN(t *testing.T) {
 	// --lambda sets α instead: then on-pair-c is on-pair-strc on the same loss.
 	rec2 := &x21RecNoise{}
 	objL := x21Objective(t, h20Data(), AUCLogistic{}, 0.1, 1)
-	res2, err := x21Run(t, "on-pair-c", objL, RunConfig{}, x21Eps, x21Delta, 0.1, rec2)
+	res2, err := x21RunCal(t, "on-pair-c", objL, RunConfig{}, x21Eps, x21Delta, 0.1, rec2, CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res3, err := x21Run(t, "on-pair-strc", objL, RunConfig{}, x21Eps, x21Delta, 0.1, &x21RecNoise{})
+	res3, err := x21RunCal(t, "on-pair-strc", objL, RunConfig{}, x21Eps, x21Delta, 0.1, &x21RecNoise{}, CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,10 +131,11 @@ func TestOnPairCSigmasUseAlphaOneOverSqrtN(t *testing.T) {
 }
 
 func TestOffPairCSigmaIsAlg4(t *testing.T) {
+	// --calibration paper: the printed σ's (certified by the exact accountant).
 	// α = 1/16, G̃ = 0.4625: σ² = 128G̃² ln²256 ln 320/(α²·65536·0.25), σ = 8.7109775195548327.
 	obj := x21Objective(t, h20Data(), AUCLogistic{}, 0, 1)
 	rec := &x21RecNoise{}
-	if _, err := x21Run(t, "off-pair-c", obj, RunConfig{}, x21Eps, x21Delta, 0.1, rec); err != nil {
+	if _, err := x21RunCal(t, "off-pair-c", obj, RunConfig{}, x21Eps, x21Delta, 0.1, rec, CalibrationPaper); err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.calls) != 1 {
@@ -174,9 +178,10 @@ func TestOnPairStrCInertWhenT1AtLeastN(t *testing.T) {
 
 // Alg 3 still perturbs w̃ = w_0 once when T₁ ≥ n: the output is the noisy initial point.
 func TestOffPairStrCInertOutputsNoisyInitialPoint(t *testing.T) {
+	// --calibration paper: the printed σ's (certified by the exact accountant).
 	obj := x21Objective(t, x21Data(), AUCLogistic{}, 1e-3, 1)
 	rec := &x21RecNoise{shift: 0.25}
-	res, err := x21Run(t, "off-pair-strc", obj, RunConfig{}, x21Eps, x21Delta, 1, rec)
+	res, err := x21RunCal(t, "off-pair-strc", obj, RunConfig{}, x21Eps, x21Delta, 1, rec, CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,6 +195,21 @@ func TestOffPairStrCInertOutputsNoisyInitialPoint(t *testing.T) {
 	}
 	if !x21HasNote(res.Privacy, "≥ n = 256", "random/initial point plus noise") {
 		t.Fatalf("notes %q", res.Privacy.Notes)
+	}
+	// The default exact calibration: w̃ = w_0 reads no record (Δ = 0), so no
+	// noise is needed and none is drawn; the output is w_0 itself.
+	rec = &x21RecNoise{}
+	res, err = x21Run(t, "off-pair-strc", obj, RunConfig{}, x21Eps, x21Delta, 1, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.calls) != 0 || res.Privacy.Sensitivity[0] != 0 || !x21HasNote(res.Privacy, "WARNING", "does not train") {
+		t.Fatalf("exact inert run: %d draws, Δ = %v, notes %q", len(rec.calls), res.Privacy.Sensitivity, res.Privacy.Notes)
+	}
+	for _, v := range res.W {
+		if v != 0 {
+			t.Fatalf("exact inert output %v, want w_0 = 0", res.W)
+		}
 	}
 }
 

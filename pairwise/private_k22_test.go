@@ -1,6 +1,7 @@
 package pairwise
 
 import (
+	"github.com/pairfed/pairfed/dp"
 	"math"
 	"strings"
 	"testing"
@@ -14,12 +15,16 @@ import (
 //	Δ = 4G/n = 16/1024 = 0.015625 per release, T = 10 releases.
 //
 // (At T = 50 the same arithmetic gives 32·18.584681/1024 = 0.5807690920077873.)
+//
+// Under --calibration paper the drawn σ is exactly that; the report's
+// sensitivity is the proven 2Γ/n = 2G/n = 0.0078125 (pairGradGap) and the
+// paper's 4G/n is kept beside it.
 func TestK22GradPertSigmaMatchesThm1(t *testing.T) {
 	data := y21ToyData(1024, 5, 21)
 	obj := y21Obj(t, data, TaskAUC, "logistic", "l2", 1)
 	noise := newYKNoise(8, true)
 	res, err := y21Run(t, "dp-gd-grad", obj, RunConfig{Steps: 10,
-		Privacy: &Privacy{Epsilon: 1, Delta: 1e-3, FeatureRadius: 1, Noise: noise}})
+		Privacy: &Privacy{Epsilon: 1, Delta: 1e-3, FeatureRadius: 1, Noise: noise, Calibration: CalibrationPaper}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +35,8 @@ func TestK22GradPertSigmaMatchesThm1(t *testing.T) {
 	for k := range noise.scales {
 		y21Close(t, "drawn σ", noise.scales[k], 0.25972783379204845)
 		y21Close(t, "reported σ", rep.Sigmas[k], 0.25972783379204845)
-		y21Close(t, "Δ", rep.Sensitivity[k], 0.015625)
+		y21Close(t, "paper Δ", rep.PaperSensitivity[k], 0.015625)
+		y21Close(t, "proven Δ", rep.Sensitivity[k], 0.0078125)
 		if noise.kinds[k] != "gaussian" || noise.lens[k] != 5 {
 			t.Fatalf("draw %d: %s over %d entries", k, noise.kinds[k], noise.lens[k])
 		}
@@ -43,6 +49,24 @@ func TestK22GradPertSigmaMatchesThm1(t *testing.T) {
 	}
 	if n := Norm2(res.W); n > 1+1e-12 {
 		t.Errorf("θ_T outside C: ‖θ‖ = %v", n)
+	}
+	if !(rep.CertifiedEpsilon <= 1 && rep.CertifiedDelta <= 1e-3) || rep.Calibration != "paper" {
+		t.Errorf("paper σ not certified: (%v, %v), %q", rep.CertifiedEpsilon, rep.CertifiedDelta, rep.Calibration)
+	}
+	// The default (exact) calibration: T = 10 releases of Δ = 2G/n compose
+	// to μ = √10·Δ/σ, and σ is the smallest with δ_μ(1) ≤ 1e-3: μ* =
+	// 1/AnalyticGaussianSigma(1, 1e-3, 1), so σ = √10·0.0078125·that.
+	exact, err := y21Run(t, "dp-gd-grad", obj, RunConfig{Steps: 10,
+		Privacy: &Privacy{Epsilon: 1, Delta: 1e-3, FeatureRadius: 1, Noise: newYKNoise(8, true)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, _ := dp.AnalyticGaussianSigma(1, 1e-3, 1)
+	if got, want := exact.Privacy.Sigmas[0], math.Sqrt(10)*0.0078125*one; math.Abs(got-want) > 1e-9*want {
+		t.Errorf("exact σ = %v, want %v", got, want)
+	}
+	if p := exact.Privacy; !(p.CertifiedEpsilon <= 1 && p.CertifiedDelta <= 1e-3) || p.Calibration != "exact" {
+		t.Errorf("exact σ not certified: %+v", p)
 	}
 }
 
@@ -66,8 +90,11 @@ func TestK22GradPertDefaults(t *testing.T) {
 	if res.Steps != 7 || len(noise.scales) != 7 || res.Privacy.Private {
 		t.Fatalf("steps %d, draws %d, private %v; want 7, 7, false", res.Steps, len(noise.scales), res.Privacy.Private)
 	}
-	// σ = 32·√(7·6.907755278982137)/1024 = 32·6.953657/1024 = 0.21730178…
-	y21Close(t, "σ at T = 7", noise.scales[0], 32*math.Sqrt(7*6.907755278982137)/1024)
+	// paper σ = 32·√(7·6.907755278982137)/1024 = 32·6.953657/1024 = 0.21730178…
+	y21Close(t, "paper σ at T = 7", res.Privacy.PaperSigmas[0], 32*math.Sqrt(7*6.907755278982137)/1024)
+	if !(noise.scales[0] < res.Privacy.PaperSigmas[0]) {
+		t.Errorf("exact σ %v not below the paper's %v", noise.scales[0], res.Privacy.PaperSigmas[0])
+	}
 	found := false
 	for _, n := range res.Privacy.Notes {
 		found = found || strings.Contains(n, "η = 1/L = 0.25")
@@ -116,12 +143,8 @@ func TestK22GradPertUtilityAtHugeEpsilon(t *testing.T) {
 	if auc := LinearAUC(res.W, y21ToyData(1000, 5, 99)); !(auc >= 0.85) {
 		t.Fatalf("test AUC %.3f < 0.85 at ε = 1e6", auc)
 	}
-	found := false
-	for _, n := range res.Privacy.Notes {
-		found = found || strings.Contains(n, "2·log(1/δ)")
-	}
-	if !found {
-		t.Errorf("ε = 1e6 > 2 log(1/δ) not flagged: %v", res.Privacy.Notes)
+	if p := res.Privacy; !(p.CertifiedEpsilon <= 1e6 && p.CertifiedDelta <= 1e-3) {
+		t.Errorf("ε = 1e6 not certified: (%v, %v)", p.CertifiedEpsilon, p.CertifiedDelta)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+
+	"github.com/pairfed/pairfed/dp"
 )
 
 // The differentially private full-batch algorithms of
@@ -186,25 +188,50 @@ func runDPGDSC(ctx context.Context, a *Algorithm, obj Objective, cfg RunConfig, 
 	}
 
 	// The release, fixed before any data-dependent computation.
-	sens := 8 * G / (alpha * nf) // Lemma 1, eq. (3)
-	var ns float64               // σ (δ > 0) or Laplace λ (δ = 0)
+	//
+	// Sensitivity of w_T (pairfed's proof; [X21] Lemma 1 prints 8G/(αn)).
+	// F_S = 1/(n(n−1)) Σ_{i≠j} ℓ(·; z_i, z_j) + (λ/2)‖·‖² is α-strongly
+	// convex and L-smooth, so for η ≤ 2/(L+α) the step w ↦ w − η∇F_S(w) is a
+	// contraction with factor ρ = √(1 − 2ηαL/(α+L)) (Nesterov 2004, Thm
+	// 2.1.12: ⟨∇F(x) − ∇F(y), x − y⟩ ≥ αL/(α+L)‖x−y‖² + ‖∇F(x)−∇F(y)‖²/(α+L)),
+	// and Π_C is nonexpansive. Replacing z_k by z′_k changes the 2(n−1)
+	// ordered pairs that contain k, each pair gradient by ≤ Γ at the same w
+	// (pairGradGap), so ‖∇F_S(w) − ∇F_S′(w)‖ ≤ 2Γ/n. With δ_t = ‖w_t − w′_t‖,
+	// δ_0 = 0 (same data-independent w_0):
+	//
+	//	δ_{t+1} ≤ ‖G_S(w_t) − G_S(w′_t)‖ + η‖∇F_S(w′_t) − ∇F_S′(w′_t)‖ ≤ ρδ_t + 2ηΓ/n,
+	//
+	// hence δ_T ≤ (2ηΓ/n)·(1 − ρ^T)/(1 − ρ) ≤ 2Γ(α+L)/(αLn) (for L ≥ α at
+	// most 4Γ/(αn), Lemma 1's 8G/(αn) with Γ = 2G). Moreover w_T ∈ C, so
+	// δ_T ≤ ‖C‖₂ (the diameter) whatever the data: Δ = min of the two.
+	diam := x21Diameter(obj.Constraint(), obj.Data().D)
+	gamma, gHow := pairGradGap(obj, priv.FeatureRadius)
+	stab := x21ContractionSensitivity(eta, L, alpha, gamma, T, n)
+	sens := math.Min(stab, diam)
+	how := fmt.Sprintf("Δ₂ = min{(2ηΓ/n)(1−ρ^T)/(1−ρ) = %.6g, ‖C‖₂ = %g} with %s, Γ = %g", stab, diam, gHow, gamma)
+	paperSens := 8 * G / (alpha * nf) // Lemma 1, eq. (3)
+	var ns float64                    // σ (δ > 0) or Laplace λ (δ = 0)
 	if priv.Delta > 0 {
-		ns = 8 * math.Sqrt(2*math.Log(1.25/priv.Delta)) * G / (alpha * nf * priv.Epsilon)
-		rep.Formula = "σ = 8√(2 ln(1.25/δ))·G/(αnε) ([X21] Alg 1 step 4; Δ₂ = 8G/(αn), Lemma 1 eq. (3))"
-		rep.Accountant = "single Gaussian release (Gaussian mechanism, [X21] Def 3; Thm 1)"
-		rep.Sensitivity = []float64{sens}
-		x21ClassicalNote(rep, priv.Epsilon)
-		if err := x21Guard(a.Name, rep, sens/ns, priv); err != nil {
+		paper := 8 * math.Sqrt(2*math.Log(1.25/priv.Delta)) * G / (alpha * nf * priv.Epsilon)
+		rep.Formula = x21Formula(priv, "σ = 8√(2 ln(1.25/δ))·G/(αnε) ([X21] Alg 1 step 4; Δ₂ = 8G/(αn), Lemma 1 eq. (3))")
+		rep.Accountant = "single Gaussian release (Gaussian mechanism, [X21] Def 3; Thm 1), certified by exact Gaussian DP"
+		sig, err := calibrateGaussian(a.Name, priv, rep, []float64{paper}, []float64{paperSens},
+			gaussOption{plan: dp.GaussianPlan{Sensitivities: []float64{sens}}, how: how})
+		if err != nil {
 			return nil, err
 		}
+		ns = sig[0]
 	} else {
-		ns = 8 * G * math.Sqrt(pf) / (alpha * nf * priv.Epsilon)
-		rep.Formula = "λ = 8G√d/(αnε), ζ_j ~ Lap(λ) i.i.d. ([X21] Alg 1 step 5; Δ₁ ≤ √d·8G/(αn), Lemma 1)"
+		paper := 8 * G * math.Sqrt(pf) / (alpha * nf * priv.Epsilon)
+		rep.Formula = x21Formula(priv, "λ = 8G√d/(αnε), ζ_j ~ Lap(λ) i.i.d. ([X21] Alg 1 step 5; Δ₁ ≤ √d·8G/(αn), Lemma 1)")
 		rep.Accountant = "single Laplace release (Laplace mechanism, [X21] Def 4; Thm 1)"
-		rep.Sensitivity = []float64{math.Sqrt(pf) * sens}
-		rep.Notes = append(rep.Notes, fmt.Sprintf("Sensitivity is the ℓ1 bound √d·Δ₂ with d = %d noised coordinates", p))
+		sig, err := calibrateLaplace(a.Name, priv, rep, []float64{paper}, []float64{math.Sqrt(pf) * paperSens}, []float64{math.Sqrt(pf) * sens}, false,
+			fmt.Sprintf("√d·Δ₂ with d = %d, %s", p, how))
+		if err != nil {
+			return nil, err
+		}
+		ns = sig[0]
 	}
-	rep.Sigmas = []float64{ns}
 	rep.Releases = 1
 
 	w := x21Init(obj, &cfg)
@@ -269,19 +296,29 @@ func runDPGDC2(ctx context.Context, a *Algorithm, obj Objective, cfg RunConfig, 
 		return nil, err
 	}
 
-	sigma := 4 * G * math.Sqrt(1.25*float64(T)*logInvDelta) / (nf * priv.Epsilon)
-	sens := 4 * G / nf // ‖∇L(w; D) − ∇L(w; D')‖ ≤ 4G/n ([X21] proof of Lemma 1)
-	rep.Formula = "σ = 4G√(1.25·T·log(1/δ))/(nε) per iteration ([X21] Alg 2 step 2; gradient sensitivity 4G/n)"
-	rep.Accountant = fmt.Sprintf("composition of T = %d Gaussian gradient releases (\"advanced composition theorem and Gaussian mechanism\", [X21] C.4), checked by exact Gaussian composition", T)
-	rep.Sensitivity = make([]float64, T)
-	rep.Sigmas = make([]float64, T)
-	for t := range rep.Sigmas {
-		rep.Sensitivity[t], rep.Sigmas[t] = sens, sigma
+	// Sensitivity of one gradient release (pairfed's proof; the paper uses
+	// 4G/n, Lemma 1's proof): ∇L(w; D) − ∇L(w; D′) at the same w is
+	// 1/(n(n−1)) times the sum over the 2(n−1) ordered pairs containing
+	// the replaced record of the pair-gradient changes, each ≤ Γ
+	// (pairGradGap), so Δ = 2Γ/n. The T releases are adaptive Gaussian
+	// mechanisms on the same records: exact GDP composition.
+	paper := 4 * G * math.Sqrt(1.25*float64(T)*logInvDelta) / (nf * priv.Epsilon)
+	gamma, gHow := pairGradGap(obj, priv.FeatureRadius)
+	sens := 2 * gamma / nf
+	rep.Formula = x21Formula(priv, "σ = 4G√(1.25·T·log(1/δ))/(nε) per iteration ([X21] Alg 2 step 2; gradient sensitivity 4G/n)")
+	rep.Accountant = fmt.Sprintf("composition of T = %d adaptive Gaussian gradient releases (the paper: \"advanced composition theorem and Gaussian mechanism\", [X21] C.4), certified by exact Gaussian DP", T)
+	sens1 := make([]float64, T)
+	paperS, paperSens := make([]float64, T), make([]float64, T)
+	for t := range sens1 {
+		sens1[t], paperS[t], paperSens[t] = sens, paper, 4*G/nf
 	}
-	rep.Releases = T
-	if err := x21Guard(a.Name, rep, math.Sqrt(float64(T))*sens/sigma, priv); err != nil {
+	sigs, err := calibrateGaussian(a.Name, priv, rep, paperS, paperSens,
+		gaussOption{plan: dp.GaussianPlan{Sensitivities: sens1}, how: fmt.Sprintf("Δ₂ = 2Γ/n = %.6g per gradient, %s", sens, gHow)})
+	if err != nil {
 		return nil, err
 	}
+	sigma := sigs[0]
+	rep.Releases = T
 
 	w := x21Init(obj, &cfg)
 	g := make([]float64, p)
@@ -375,37 +412,57 @@ func runDPEGD(ctx context.Context, a *Algorithm, obj Objective, cfg RunConfig, r
 	}
 
 	// The k releases, fixed before any data-dependent computation.
+	//
+	// Sensitivity of epoch i's average (pairfed's proof of [X21] Lemma 7;
+	// the paper prints 4Gη_iT_i/n_i = 4Gη_i, C.5). The epoch runs T_i = n_i
+	// PGD steps on L(·; D_i), n_i records, from a start that does not
+	// depend on D_i. L(·; D_i) is convex and L-smooth and η_i ≤ η ≤ 2/L, so
+	// w ↦ Π_C(w − η_i∇L(w)) is nonexpansive; replacing a record of D_i
+	// changes ∇L(w; D_i) by ≤ 2Γ/n_i at the same w (2(n_i−1) of the
+	// n_i(n_i−1) ordered pairs, each by ≤ Γ, pairGradGap). So
+	// δ_t ≤ δ_{t−1} + 2η_iΓ/n_i, δ_t ≤ 2η_iΓt/n_i, and the average of
+	// w_1..w_{n_i} moves by ≤ (1/n_i)Σ_t 2η_iΓt/n_i = η_iΓ(n_i+1)/n_i
+	// (Lemma 7's 4ηGT/n bounds Σ_t t by T², and uses Γ = 2G). The average
+	// of points of C lies in C: Δ_i = min{η_iΓ(n_i+1)/n_i, ‖C‖₂}. A record
+	// lies in one D_i; the other epochs are post-processing (parallel
+	// composition).
+	gamma, gHow := pairGradGap(obj, priv.FeatureRadius)
 	etas := make([]float64, k)
-	rep.Sigmas = make([]float64, k)
-	rep.Sensitivity = make([]float64, k)
-	var mu float64
+	sens := make([]float64, k)
+	paperSens := make([]float64, k)
+	paper := make([]float64, k)
 	for i := 1; i <= k; i++ {
 		ei := math.Ldexp(eta, -2*i) // η_i = 4^{−i}η (step 3)
 		etas[i-1] = ei
-		sens := 4 * G * ei // C.5: 4Gη_iT_i/n_i with T_i = n_i
+		ni := float64(sizes[i-1])
+		sens[i-1] = math.Min(ei*gamma*(ni+1)/ni, diam)
+		paperSens[i-1] = 4 * G * ei // C.5: 4Gη_iT_i/n_i with T_i = n_i
 		if priv.Delta > 0 {
-			rep.Sigmas[i-1] = 4 * math.Sqrt(2*math.Log(1.25/priv.Delta)) * G * ei / priv.Epsilon
-			rep.Sensitivity[i-1] = sens
-			mu = math.Max(mu, sens/rep.Sigmas[i-1]) // parallel composition: the worst epoch
+			paper[i-1] = 4 * math.Sqrt(2*math.Log(1.25/priv.Delta)) * G * ei / priv.Epsilon
 		} else {
-			rep.Sigmas[i-1] = 4 * G * ei * math.Sqrt(pf) / priv.Epsilon
-			rep.Sensitivity[i-1] = math.Sqrt(pf) * sens
+			paper[i-1] = 4 * G * ei * math.Sqrt(pf) / priv.Epsilon
 		}
 	}
+	how := fmt.Sprintf("Δ₂,i = min{η_iΓ(n_i+1)/n_i, ‖C‖₂ = %g} with %s, Γ = %g", diam, gHow, gamma)
 	rep.Releases = k
+	rep.Disjoint = true
 	if priv.Delta > 0 {
-		rep.Formula = "σ_i = 4√(2 ln(1.25/δ))·G·η_i/ε, η_i = 4^{−i}η ([X21] Alg 3 steps 3, 5; Δ₂ = 4Gη_iT_i/n_i = 4Gη_i, C.5)"
-		rep.Accountant = "parallel composition over k disjoint epochs, one Gaussian release each ([X21] Thm 3, C.5)"
-		rep.Disjoint = true
-		x21ClassicalNote(rep, priv.Epsilon)
-		if err := x21Guard(a.Name, rep, mu, priv); err != nil {
+		rep.Formula = x21Formula(priv, "σ_i = 4√(2 ln(1.25/δ))·G·η_i/ε, η_i = 4^{−i}η ([X21] Alg 3 steps 3, 5; Δ₂ = 4Gη_iT_i/n_i = 4Gη_i, C.5)")
+		rep.Accountant = "parallel composition over k disjoint epochs, one Gaussian release each ([X21] Thm 3, C.5), certified by exact Gaussian DP"
+		if _, err := calibrateGaussian(a.Name, priv, rep, paper, paperSens,
+			gaussOption{plan: dp.GaussianPlan{Sensitivities: sens, Disjoint: true}, how: how}); err != nil {
 			return nil, err
 		}
 	} else {
-		rep.Formula = "λ_i = 4Gη_i√d/ε, η_i = 4^{−i}η, Lap(λ_i) i.i.d. ([X21] Alg 3 steps 3, 6; Δ₁ ≤ √d·4Gη_i)"
+		rep.Formula = x21Formula(priv, "λ_i = 4Gη_i√d/ε, η_i = 4^{−i}η, Lap(λ_i) i.i.d. ([X21] Alg 3 steps 3, 6; Δ₁ ≤ √d·4Gη_i)")
 		rep.Accountant = "parallel composition over k disjoint epochs, one Laplace release each ([X21] Thm 3, C.5)"
-		rep.Disjoint = true
-		rep.Notes = append(rep.Notes, fmt.Sprintf("Sensitivity is the ℓ1 bound √d·4Gη_i with d = %d noised coordinates", p))
+		l1, pl1 := make([]float64, k), make([]float64, k)
+		for i := range l1 {
+			l1[i], pl1[i] = math.Sqrt(pf)*sens[i], math.Sqrt(pf)*paperSens[i]
+		}
+		if _, err := calibrateLaplace(a.Name, priv, rep, paper, pl1, l1, true, fmt.Sprintf("√d·Δ₂,i with d = %d, %s", p, how)); err != nil {
+			return nil, err
+		}
 	}
 
 	order := make([]int, n)
@@ -498,26 +555,42 @@ func runDPGDC(ctx context.Context, a *Algorithm, obj Objective, cfg RunConfig, r
 	}
 
 	Tf := float64(T)
-	sens := 4 * eta * G * Tf / nf // Lemma 7: ‖w_avg − w'_avg‖ ≤ 4ηGT/n
-	var ns float64                // σ (δ > 0) or Laplace λ (δ = 0)
+	// Sensitivity of w_avg (pairfed's proof of [X21] Lemma 7, which prints
+	// 4ηGT/n): η ≤ 2/L makes the projected gradient step on the convex,
+	// L-smooth L(·; D) nonexpansive, and replacing one record changes
+	// ∇L(w; D) by ≤ 2Γ/n at the same w (2(n−1) ordered pairs, each by ≤ Γ,
+	// pairGradGap). So δ_t ≤ 2ηΓt/n and the average of w_1..w_T moves by
+	// ≤ (1/T)Σ_t 2ηΓt/n = ηΓ(T+1)/n (Lemma 7 bounds Σ_t t by T² and takes
+	// Γ = 2G: 4ηGT/n). w_avg ∈ C (an average of points of C), so
+	// Δ = min{ηΓ(T+1)/n, ‖C‖₂}.
+	gamma, gHow := pairGradGap(obj, priv.FeatureRadius)
+	stab := eta * gamma * (Tf + 1) / nf
+	sens := math.Min(stab, diam)
+	sensHow := fmt.Sprintf("Δ₂ = min{ηΓ(T+1)/n = %.6g, ‖C‖₂ = %g} with %s, Γ = %g", stab, diam, gHow, gamma)
+	paperSens := 4 * eta * G * Tf / nf // Lemma 7: ‖w_avg − w'_avg‖ ≤ 4ηGT/n
+	var ns float64                     // σ (δ > 0) or Laplace λ (δ = 0)
 	if priv.Delta > 0 {
-		ns = 4 * math.Sqrt(2*math.Log(1.25/priv.Delta)) * G * Tf * eta / (nf * priv.Epsilon)
-		rep.Formula = "σ = 4√(2 ln(1.25/δ))·G·T·η/(nε) ([X21] Alg 4 step 5, appendix C.3; Δ₂ = 4ηGT/n, Lemma 7)"
-		rep.Accountant = "single Gaussian release (Gaussian mechanism, [X21] Def 3; Thm 4)"
-		rep.Sensitivity = []float64{sens}
-		x21ClassicalNote(rep, priv.Epsilon)
-		if err := x21Guard(a.Name, rep, sens/ns, priv); err != nil {
+		paper := 4 * math.Sqrt(2*math.Log(1.25/priv.Delta)) * G * Tf * eta / (nf * priv.Epsilon)
+		rep.Formula = x21Formula(priv, "σ = 4√(2 ln(1.25/δ))·G·T·η/(nε) ([X21] Alg 4 step 5, appendix C.3; Δ₂ = 4ηGT/n, Lemma 7)")
+		rep.Accountant = "single Gaussian release (Gaussian mechanism, [X21] Def 3; Thm 4), certified by exact Gaussian DP"
+		sig, err := calibrateGaussian(a.Name, priv, rep, []float64{paper}, []float64{paperSens},
+			gaussOption{plan: dp.GaussianPlan{Sensitivities: []float64{sens}}, how: sensHow})
+		if err != nil {
 			return nil, err
 		}
+		ns = sig[0]
 	} else {
-		ns = 4 * G * eta * Tf * math.Sqrt(pf) / (nf * priv.Epsilon)
-		rep.Formula = "λ = 4GηT√d/(nε), ζ_j ~ Lap(λ) i.i.d. ([X21] Alg 4 step 6, read as w_avg + ζ; Δ₁ ≤ √d·4ηGT/n, Lemma 7)"
+		paper := 4 * G * eta * Tf * math.Sqrt(pf) / (nf * priv.Epsilon)
+		rep.Formula = x21Formula(priv, "λ = 4GηT√d/(nε), ζ_j ~ Lap(λ) i.i.d. ([X21] Alg 4 step 6, read as w_avg + ζ; Δ₁ ≤ √d·4ηGT/n, Lemma 7)")
 		rep.Accountant = "single Laplace release (Laplace mechanism, [X21] Def 4; Thm 4)"
-		rep.Sensitivity = []float64{math.Sqrt(pf) * sens}
-		rep.Notes = append(rep.Notes, fmt.Sprintf("Sensitivity is the ℓ1 bound √d·Δ₂ with d = %d noised coordinates", p),
-			"Alg 4 step 6 prints \"return w̃_T = w_avg^T\" without + ζ; read as w_avg + ζ (the unperturbed average is not private)")
+		rep.Notes = append(rep.Notes, "Alg 4 step 6 prints \"return w̃_T = w_avg^T\" without + ζ; read as w_avg + ζ (the unperturbed average is not private)")
+		sig, err := calibrateLaplace(a.Name, priv, rep, []float64{paper}, []float64{math.Sqrt(pf) * paperSens}, []float64{math.Sqrt(pf) * sens}, false,
+			fmt.Sprintf("√d·Δ₂ with d = %d, %s", p, sensHow))
+		if err != nil {
+			return nil, err
+		}
+		ns = sig[0]
 	}
-	rep.Sigmas = []float64{ns}
 	rep.Releases = 1
 
 	w := x21Init(obj, &cfg)
@@ -672,56 +745,35 @@ func x21Knobs(name string, cfg *RunConfig, etaOK, stepsOK bool) error {
 	return nil
 }
 
-// x21ClassicalNote flags ε > 1 for the classical Gaussian calibration.
-func x21ClassicalNote(rep *PrivacyReport, eps float64) {
-	if eps > 1 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("ε = %g > 1: the calibration σ = √(2 ln(1.25/δ))Δ/ε is proved for ε < 1 only (Dwork & Roth 2014, Thm A.1); the exact check below decides", eps))
+// x21Formula is the report's formula line: the paper's under
+// --calibration paper, else the exact calibration with the paper's formula
+// for reference.
+func x21Formula(priv *Privacy, paper string) string {
+	if priv.Calibration.orDefault() == CalibrationPaper {
+		return paper
 	}
+	return "σ (or b): the smallest the exact accountant certifies for the tight sensitivity (see notes); the paper prints " + paper
 }
 
-// x21Guard checks, before any noise is drawn, that Gaussian noise which is
-// μ-GDP in total (μ = Δ/σ for one release, √(Σ μ_t²) for a composition,
-// the worst epoch for parallel composition) gives the requested (ε, δ); see
-// the file comment. It records the exact δ' in the report; when δ' > δ it
-// refuses a run with a secure noise source and marks a non-secure run.
-func x21Guard(name string, rep *PrivacyReport, mu float64, priv *Privacy) error {
-	eps, delta := priv.Epsilon, priv.Delta
-	dd := x21ExactDelta(mu, eps)
-	msg := fmt.Sprintf("exact Gaussian accounting (Balle & Wang 2018 Thm 8; Dong, Roth & Su 2019 Cor 3.3): the noise is μ-GDP with μ = %.6g, i.e. (ε, δ') = (%g, %.4g)-DP", mu, eps, dd)
-	if dd <= delta*(1+1e-9) {
-		rep.Notes = append(rep.Notes, msg+fmt.Sprintf(", δ' ≤ δ = %.4g", delta))
-		return nil
-	}
-	if priv.Noise.Secure() {
-		return fmt.Errorf("pairwise: %s: the paper's noise does not give the requested (ε, δ) = (%g, %g): %s > δ; lower ε or raise δ", name, eps, delta, msg)
-	}
-	rep.Notes = append(rep.Notes, "NOT (ε, δ)-DP even with a secure source: "+msg+fmt.Sprintf(" > δ = %.4g (run only because this noise source is not secure and the run is labelled not private)", delta))
-	return nil
-}
-
-// x21ExactDelta returns δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), the
-// smallest δ for which μ-GDP (e.g. one Gaussian mechanism with Δ/σ = μ)
-// is (ε, δ)-DP (Balle & Wang 2018, Thm 8; Dong, Roth & Su 2019, Cor 2.13).
-// The second term is computed as exp(ε + log Φ(·)) so that large ε does not
-// overflow.
-func x21ExactDelta(mu, eps float64) float64 {
+// x21ContractionSensitivity is (2ηΓ/n)·(1 − ρ^T)/(1 − ρ) with
+// ρ = √(1 − 2ηαL/(α+L)): the bound on ‖w_T − w′_T‖ of T projected gradient
+// steps on an α-strongly convex, L-smooth empirical risk over n records
+// whose gradient changes by ≤ 2Γ/n between neighbours (see runDPGDSC).
+// Computed without cancellation (1 − ρ = x/(1 + ρ), x = 2ηαL/(α+L)) and
+// inflated by 1e-12 for rounding.
+func x21ContractionSensitivity(eta, L, alpha, gamma float64, T, n int) float64 {
+	step := 2 * eta * gamma / float64(n)
+	x := 2 * eta * alpha * L / (alpha + L)
+	var sum float64
 	switch {
-	case mu <= 0:
-		return 0
-	case math.IsInf(mu, 1) || math.IsNaN(mu):
-		return 1
+	case !(x > 0):
+		sum = float64(T) // no contraction: δ_T ≤ T·2ηΓ/n
+	case x >= 1:
+		sum = 1 // ρ = 0
+	default:
+		rho := math.Sqrt(1 - x)
+		sum = -math.Expm1(float64(T)*math.Log(rho)) * (1 + rho) / x
+		sum = math.Min(sum, float64(T))
 	}
-	a := eps / mu
-	d := math.Exp(x21LogPhi(-a+mu/2)) - math.Exp(eps+x21LogPhi(-a-mu/2))
-	return math.Min(1, math.Max(0, d))
-}
-
-// x21LogPhi returns log Φ(x) for the standard normal CDF Φ, accurate far in
-// the lower tail (asymptotic series below x = −30, where erfc underflows).
-func x21LogPhi(x float64) float64 {
-	if x > -30 {
-		return math.Log(0.5 * math.Erfc(-x/math.Sqrt2))
-	}
-	z2 := x * x
-	return -z2/2 - math.Log(-x) - 0.5*math.Log(2*math.Pi) + math.Log1p(-1/z2+3/(z2*z2)-15/(z2*z2*z2))
+	return step * sum * (1 + 1e-12)
 }

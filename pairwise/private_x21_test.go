@@ -2,6 +2,7 @@ package pairwise
 
 import (
 	"context"
+	"github.com/pairfed/pairfed/dp"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -83,11 +84,17 @@ func x21Objective(t *testing.T, ds *Dataset, loss Loss, lambda, B float64) Objec
 // x21Run runs the named algorithm with privacy (ε, δ), radius R and noise.
 func x21Run(t *testing.T, name string, obj Objective, cfg RunConfig, eps, delta, R float64, noise Noise) (*Result, error) {
 	t.Helper()
+	return x21RunCal(t, name, obj, cfg, eps, delta, R, noise, "")
+}
+
+// x21RunCal is x21Run with a calibration.
+func x21RunCal(t *testing.T, name string, obj Objective, cfg RunConfig, eps, delta, R float64, noise Noise, cal Calibration) (*Result, error) {
+	t.Helper()
 	a, err := Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Privacy = &Privacy{Epsilon: eps, Delta: delta, FeatureRadius: R, Noise: noise}
+	cfg.Privacy = &Privacy{Epsilon: eps, Delta: delta, FeatureRadius: R, Noise: noise, Calibration: cal}
 	return a.Run(context.Background(), obj, cfg, rand.New(rand.NewPCG(1, 2)))
 }
 
@@ -125,13 +132,15 @@ const (
 func x21Data() *Dataset { return toyAUC(x21N, x21D, 3, 5) }
 
 func TestX21DPGDSCSigmaIsAlg1Step4(t *testing.T) {
+	// --calibration paper: the printed σ (certified here by the exact
+	// accountant for the proven sensitivity) and the paper's Δ.
 	// λ = 1e-3: G = 4·1 + 1e-3·1 = 4.001, α = 1e-3.
 	// [X21] Alg 1 step 4: σ = 8√(2 ln(1.25/δ))·G/(αnε)
 	//   = 8·√(2 ln 320)·4.001/(1e-3·256·0.5) = 849.35310066041814.
 	// Lemma 1 eq. (3): Δ₂ = 8G/(αn) = 8·4.001/(1e-3·256) = 125.03125.
 	obj := x21Objective(t, x21Data(), AUCLogistic{}, 1e-3, 1)
 	rec := &x21RecNoise{}
-	res, err := x21Run(t, "dpgdsc", obj, RunConfig{Steps: 3}, x21Eps, x21Delta, 1, rec)
+	res, err := x21RunCal(t, "dpgdsc", obj, RunConfig{Steps: 3}, x21Eps, x21Delta, 1, rec, CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,8 +150,8 @@ func TestX21DPGDSCSigmaIsAlg1Step4(t *testing.T) {
 	x21Close(t, "σ", rec.calls[0].scale, 849.35310066041814)
 	x21Close(t, "σ = 8√(2 ln 320)·4.001/0.128", rec.calls[0].scale, 8*math.Sqrt(2*math.Log(320))*4.001/(1e-3*256*0.5))
 	rep := res.Privacy
-	x21Close(t, "report σ", rep.Sigmas[0], 849.35310066041814)
-	x21Close(t, "Δ₂", rep.Sensitivity[0], 125.03125)
+	x21Close(t, "report σ", rep.PaperSigmas[0], 849.35310066041814)
+	x21Close(t, "Δ₂", rep.PaperSensitivity[0], 125.03125)
 	if rep.Releases != 1 || !strings.Contains(rep.Formula, "Alg 1 step 4") || !strings.Contains(rep.Accountant, "single Gaussian release") {
 		t.Fatalf("report %+v", rep)
 	}
@@ -153,11 +162,13 @@ func TestX21DPGDSCSigmaIsAlg1Step4(t *testing.T) {
 }
 
 func TestX21DPGDSCLaplaceIsAlg1Step5(t *testing.T) {
+	// --calibration paper: the printed σ (certified here by the exact
+	// accountant for the proven sensitivity) and the paper's Δ.
 	// [X21] Alg 1 step 5: λ = 8G√d/(αnε) = 8·4.001·√8/(1e-3·256·0.5) = 707.28355788184422,
 	// i.i.d. per coordinate; ℓ1 sensitivity √8·125.03125.
 	obj := x21Objective(t, x21Data(), AUCLogistic{}, 1e-3, 1)
 	rec := &x21RecNoise{}
-	res, err := x21Run(t, "dpgdsc", obj, RunConfig{Steps: 3}, x21Eps, 0, 1, rec)
+	res, err := x21RunCal(t, "dpgdsc", obj, RunConfig{Steps: 3}, x21Eps, 0, 1, rec, CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +177,7 @@ func TestX21DPGDSCLaplaceIsAlg1Step5(t *testing.T) {
 	}
 	x21Close(t, "λ", rec.calls[0].scale, 707.28355788184422)
 	rep := res.Privacy
-	x21Close(t, "Δ₁", rep.Sensitivity[0], math.Sqrt(8)*125.03125)
+	x21Close(t, "Δ₁", rep.PaperSensitivity[0], math.Sqrt(8)*125.03125)
 	if rep.Mechanism != "laplace" || rep.Model != "record-level ε-DP" || !strings.Contains(rep.Formula, "Alg 1 step 5") {
 		t.Fatalf("report %+v", rep)
 	}
@@ -189,6 +200,8 @@ func TestX21DPGDSCDefaultsFromThm1(t *testing.T) {
 }
 
 func TestX21DPGDC2SigmaIsAlg2(t *testing.T) {
+	// --calibration paper: the printed σ (certified here by the exact
+	// accountant for the proven sensitivity) and the paper's Δ.
 	// λ = 0: G = 4, L = 4. Thm 2: T = min{n, n²ε²/(d ln(1/δ))}
 	//   = min{256, 65536·0.25/(8·ln 256)} = min{256, 369.4} = 256;
 	// η = G/(‖C‖₂√T) = 4/(2·16) = 0.125 (‖C‖₂ = 2, the unit ball's diameter).
@@ -196,7 +209,7 @@ func TestX21DPGDC2SigmaIsAlg2(t *testing.T) {
 	//   = 16·√(1.25·256·ln 256)/128 = 5.2655376954683186, at each of the T steps.
 	obj := x21Objective(t, x21Data(), AUCLogistic{}, 0, 1)
 	rec := &x21RecNoise{}
-	res, err := x21Run(t, "dpgdc2", obj, RunConfig{}, x21Eps, x21Delta, 1, rec)
+	res, err := x21RunCal(t, "dpgdc2", obj, RunConfig{}, x21Eps, x21Delta, 1, rec, CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,13 +226,13 @@ func TestX21DPGDC2SigmaIsAlg2(t *testing.T) {
 	if rep.Releases != 256 || len(rep.Sigmas) != 256 || len(rep.Sensitivity) != 256 {
 		t.Fatalf("report releases %d, %d σ, %d Δ", rep.Releases, len(rep.Sigmas), len(rep.Sensitivity))
 	}
-	x21Close(t, "Δ (4G/n)", rep.Sensitivity[0], 4.0*4/256)
+	x21Close(t, "Δ (4G/n)", rep.PaperSensitivity[0], 4.0*4/256)
 	if !x21HasNote(rep, "η = G/(‖C‖₂√T) = 0.125") || !strings.Contains(rep.Formula, "Alg 2 step 2") {
 		t.Fatalf("report %+v", rep)
 	}
 	// --steps 10: σ follows the T actually run: 16·√(1.25·10·ln 256)/128.
 	rec = &x21RecNoise{}
-	if _, err := x21Run(t, "dpgdc2", obj, RunConfig{Steps: 10}, x21Eps, x21Delta, 1, rec); err != nil {
+	if _, err := x21RunCal(t, "dpgdc2", obj, RunConfig{Steps: 10}, x21Eps, x21Delta, 1, rec, CalibrationPaper); err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.calls) != 10 {
@@ -229,6 +242,8 @@ func TestX21DPGDC2SigmaIsAlg2(t *testing.T) {
 }
 
 func TestX21DPEGDSigmasAreAlg3(t *testing.T) {
+	// --calibration paper: the printed σ (certified here by the exact
+	// accountant for the proven sensitivity) and the paper's Δ.
 	// λ = 0: G = 4, L = 4; n = 256 = 2^8: k = 8 epochs of n_i = 128, 64, …, 2 and D_8 = 2.
 	// Thm 3 (δ > 0): η = (‖C‖₂/G)·min{4/√n, ε/√(d ln(1/δ))}
 	//   = (2/4)·min{0.25, 0.5/√(8 ln 256)} = 0.037535075274576557.
@@ -236,7 +251,7 @@ func TestX21DPEGDSigmasAreAlg3(t *testing.T) {
 	//   σ_1 = 1.0199220616600664, σ_2 = 0.2549805154150166, …, σ_8 = 6.2251102396244286e-05.
 	obj := x21Objective(t, x21Data(), AUCLogistic{}, 0, 1)
 	rec := &x21RecNoise{}
-	res, err := x21Run(t, "dpegd", obj, RunConfig{}, x21Eps, x21Delta, 1, rec)
+	res, err := x21RunCal(t, "dpegd", obj, RunConfig{}, x21Eps, x21Delta, 1, rec, CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +266,7 @@ func TestX21DPEGDSigmasAreAlg3(t *testing.T) {
 			t.Fatalf("call %+v", c)
 		}
 		x21Close(t, "σ_i", c.scale, want[i])
-		x21Close(t, "Δ_i = 4Gη_i", res.Privacy.Sensitivity[i], 4*4*eta*math.Pow(4, -float64(i+1)))
+		x21Close(t, "Δ_i = 4Gη_i", res.Privacy.PaperSensitivity[i], 4*4*eta*math.Pow(4, -float64(i+1)))
 	}
 	if res.Steps != 256 || res.Privacy.Releases != 8 || !strings.Contains(res.Privacy.Accountant, "parallel composition") {
 		t.Fatalf("steps %d, report %+v", res.Steps, res.Privacy)
@@ -261,7 +276,7 @@ func TestX21DPEGDSigmasAreAlg3(t *testing.T) {
 	// λ_i = 4Gη_i√d/ε: λ_1 = 16·0.03125·√8/(4·0.5) = 0.70710678118654757,
 	// λ_8 = 4.3158372875155492e-05.
 	rec = &x21RecNoise{}
-	if _, err := x21Run(t, "dpegd", obj, RunConfig{}, x21Eps, 0, 1, rec); err != nil {
+	if _, err := x21RunCal(t, "dpegd", obj, RunConfig{}, x21Eps, 0, 1, rec, CalibrationPaper); err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.calls) != 8 || rec.calls[0].kind != "laplace" {
@@ -292,12 +307,14 @@ func TestX21DPEGDSplitsNonPowerOfTwo(t *testing.T) {
 }
 
 func TestX21DPGDCSigmaIsAlg4(t *testing.T) {
+	// --calibration paper: the printed σ (certified here by the exact
+	// accountant for the proven sensitivity) and the paper's Δ.
 	// λ = 0: G = L = 4. Defaults (Thm 2's, Thm 4 gives none): T = 256, η = 0.125.
 	// Alg 4 step 5: σ = 4√(2 ln(1.25/δ))·G·T·η/(nε) = 4√(2 ln 320)·4·256·0.125/128 = 13.586253047304863.
 	// Lemma 7: Δ₂ = 4ηGT/n = 4·0.125·4·256/256 = 2.
 	obj := x21Objective(t, x21Data(), AUCLogistic{}, 0, 1)
 	rec := &x21RecNoise{}
-	res, err := x21Run(t, "dpgdc", obj, RunConfig{}, x21Eps, x21Delta, 1, rec)
+	res, err := x21RunCal(t, "dpgdc", obj, RunConfig{}, x21Eps, x21Delta, 1, rec, CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,11 +322,11 @@ func TestX21DPGDCSigmaIsAlg4(t *testing.T) {
 		t.Fatalf("calls %+v, T = %d", rec.calls, res.Steps)
 	}
 	x21Close(t, "σ", rec.calls[0].scale, 13.586253047304863)
-	x21Close(t, "Δ₂", res.Privacy.Sensitivity[0], 2)
+	x21Close(t, "Δ₂", res.Privacy.PaperSensitivity[0], 2)
 	// δ = 0: T = min{n, n²ε²/d²} = min{256, 65536·0.25/64} = 256, η = 0.125;
 	// Alg 4 step 6 (read as w_avg + ζ): λ = 4GηT√d/(nε) = 4·4·0.125·256·√8/128 = 11.313708498984761.
 	rec = &x21RecNoise{}
-	res, err = x21Run(t, "dpgdc", obj, RunConfig{}, x21Eps, 0, 1, rec)
+	res, err = x21RunCal(t, "dpgdc", obj, RunConfig{}, x21Eps, 0, 1, rec, CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,8 +481,9 @@ func TestX21RefusesKnobsThatWouldChangeThePaper(t *testing.T) {
 	}
 }
 
-// x21ExactDelta against values computed independently (Python,
-// 0.5·erfc(−x/√2) for Φ): δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2).
+// dp.GaussianDPDelta (which replaced the duplicate x21ExactDelta) against
+// values computed independently (Python, 0.5·erfc(−x/√2) for Φ):
+// δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2).
 func TestX21ExactDeltaMatchesReference(t *testing.T) {
 	for _, c := range []struct{ mu, eps, want float64 }{
 		// Alg 2's printed σ gives μ = ε/√(1.25 ln(1/δ)) whatever T and n.
@@ -476,52 +494,40 @@ func TestX21ExactDeltaMatchesReference(t *testing.T) {
 		{0.5 / math.Sqrt(2*math.Log(1.25*256)), 0.5, 1.65607162413813e-05},
 		{10 / math.Sqrt(2*math.Log(1.25*256)), 10, 0.014771300243272195},
 	} {
-		got := x21ExactDelta(c.mu, c.eps)
-		if math.Abs(got-c.want) > 1e-9*c.want {
+		got := dp.GaussianDPDelta(c.mu, c.eps)
+		if math.Abs(got-c.want) > 1e-9*c.want || got < c.want*(1-1e-12) {
 			t.Fatalf("δ(μ = %g, ε = %g) = %.17g, want %.17g", c.mu, c.eps, got, c.want)
 		}
 	}
-	// Extremes stay finite: huge ε with σ → 0 is not private at all; tiny μ is.
-	if d := x21ExactDelta(1e6/math.Sqrt(2*math.Log(320)), 1e6); !(d > 0.99 && d <= 1) {
-		t.Fatalf("δ at ε = 1e6 = %v, want ≈ 1", d)
-	}
-	if d := x21ExactDelta(1e-3, 1e6); d != 0 {
-		t.Fatalf("δ for μ = 1e-3, ε = 1e6 = %v, want 0", d)
-	}
 	// the zCDP conversion of [H20] Alg 1 is valid: μ = √(2ρ) meets δ.
 	rho := h20Rho(0.5, 1.0/256)
-	if d := x21ExactDelta(math.Sqrt(2*rho), 0.5); d > 1.0/256 {
+	if d := dp.GaussianDPDelta(math.Sqrt(2*rho), 0.5); d > 1.0/256 {
 		t.Fatalf("zCDP calibration: δ' = %v > δ", d)
 	}
 }
 
-func TestX21ExactAccountingRefusesUnprovenNoise(t *testing.T) {
-	obj := x21Objective(t, toyAUC(32, 3, 3, 4), AUCLogistic{}, 0, 1)
-	// Alg 2's printed σ at ε = 1, δ = 1e-6: δ' = 1.397e-6 > δ (reference above).
-	rec := &x21RecNoise{secure: true}
-	_, err := x21Run(t, "dpgdc2", obj, RunConfig{}, 1, 1e-6, 1, rec)
-	if err == nil || !strings.Contains(err.Error(), "does not give the requested") {
-		t.Fatalf("err = %v, want the exact-accounting refusal", err)
+// --calibration paper is refused, before any noise is drawn and whatever
+// the noise source, when the printed σ is not certified (the classical
+// calibration at ε = 1e6); the default exact calibration runs there and
+// certifies the request.
+func TestX21PaperCalibrationRefusedWhenNotCertified(t *testing.T) {
+	sc := x21Objective(t, toyAUC(32, 3, 3, 4), AUCLogistic{}, 0.5, 1)
+	for _, secure := range []bool{true, false} {
+		rec := &x21RecNoise{secure: secure}
+		_, err := x21RunCal(t, "dpgdsc", sc, RunConfig{Steps: 2}, 1e6, 0.01, 1, rec, CalibrationPaper)
+		if err == nil || !strings.Contains(err.Error(), "certifies only ε") {
+			t.Fatalf("secure=%v: err = %v, want the paper-calibration refusal naming the certified ε", secure, err)
+		}
+		if len(rec.calls) != 0 {
+			t.Fatal("noise drawn before the refusal")
+		}
 	}
-	if len(rec.calls) != 0 {
-		t.Fatal("noise drawn before the refusal")
-	}
-	// … but at δ = 1e-5 it holds (δ' = 7.5e-6).
-	if _, err := x21Run(t, "dpgdc2", obj, RunConfig{}, 1, 1e-5, 1, &x21RecNoise{secure: true}); err != nil {
-		t.Fatal(err)
-	}
-	// A non-secure source (already labelled not private) runs, and says so.
-	res, err := x21Run(t, "dpgdc2", obj, RunConfig{}, 1, 1e-6, 1, &x21RecNoise{})
+	res, err := x21RunCal(t, "dpgdsc", sc, RunConfig{Steps: 2}, 1e6, 0.01, 1, &x21RecNoise{secure: true}, CalibrationExact)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !x21HasNote(res.Privacy, "NOT (ε, δ)-DP") || res.Privacy.Private {
-		t.Fatalf("notes %q, private %v", res.Privacy.Notes, res.Privacy.Private)
-	}
-	// The classical calibration at ε = 1e6 (the utility tests) is refused with secure noise.
-	sc := x21Objective(t, toyAUC(32, 3, 3, 4), AUCLogistic{}, 0.5, 1)
-	if _, err := x21Run(t, "dpgdsc", sc, RunConfig{Steps: 2}, 1e6, 0.01, 1, &x21RecNoise{secure: true}); err == nil {
-		t.Fatal("dpgdsc at ε = 1e6 with secure noise accepted")
+	if p := res.Privacy; !(p.CertifiedEpsilon <= 1e6 && p.CertifiedDelta <= 0.01) || p.Calibration != "exact" {
+		t.Fatalf("exact calibration certified (%v, %v), calibration %q", p.CertifiedEpsilon, p.CertifiedDelta, p.Calibration)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+
+	"github.com/pairfed/pairfed/dp"
 )
 
 // The private algorithms of Yang et al.:
@@ -203,9 +205,12 @@ func y21CheckCommon(name string, obj Objective, cfg *RunConfig) error {
 // y21SecretRngNote is the caveat on the sampling randomness.
 const y21SecretRngNote = "the privacy proof bounds the sensitivity on a high-probability event over the sampled indices: the rng given to Run must be secret (unpredictable to the adversary); a known seed voids that event"
 
-// y21GaussianNote is the caveat of the classical Gaussian mechanism.
-func y21GaussianNote(eps float64) []string {
-	if eps < 1 {
+// y21GaussianNote is the caveat of the classical Gaussian mechanism the
+// printed σ's rely on (relevant under --calibration paper only; the exact
+// certificate decides either way).
+func y21GaussianNote(priv *Privacy) []string {
+	eps := priv.Epsilon
+	if eps < 1 || priv.Calibration.orDefault() != CalibrationPaper {
 		return nil
 	}
 	return []string{fmt.Sprintf("ε = %g ≥ 1: the classical Gaussian mechanism σ ≥ √(2 ln(1.25/δ'))Δ/ε the paper relies on is proved for ε < 1 only (Dwork & Roth 2014, Thm A.1)", eps)}
@@ -325,13 +330,21 @@ func runDPLocalSGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.
 	l4 := math.Log(4 / delta)
 	notes = append(notes, fmt.Sprintf("K = %d phases on disjoint random subsets of sizes %v (n_k = ⌊n/2^k⌋, at least 1); %d of %d records unused", K, sizes, n-used, n))
 
+	// The K releases' noise, fixed before any data-dependent computation.
+	phases := make([]int, K)
+	for k := range phases {
+		phases[k] = k + 1
+	}
+	sigmas, err := y21aCalibrate(obj, cfg.Privacy, rep, G, eta, phases, sizes)
+	if err != nil {
+		return nil, err
+	}
+
 	w := make([]float64, p)
 	if cfg.Init != nil {
 		copy(w, cfg.Init)
 	}
 	obj.Project(w) // Alg 1: w_0 ∈ W
-	rep.Sigmas = make([]float64, 0, K)
-	rep.Sensitivity = make([]float64, 0, K)
 	var steps int
 	var grads int64
 	off := 0
@@ -351,27 +364,20 @@ func runDPLocalSGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.
 		}
 		steps += res.Steps
 		grads += res.PairGrads
-		sigma := Y21aSigma(G, etaK, eps, delta)
-		w = res.W                               // w̄_k, a fresh slice
-		cfg.Privacy.Noise.AddGaussian(w, sigma) // w_k = w̄_k + u_k (Alg 3 line 6)
-		rep.Sigmas = append(rep.Sigmas, sigma)
-		rep.Sensitivity = append(rep.Sensitivity, 12*G*etaK*l4)
+		w = res.W                                      // w̄_k, a fresh slice
+		cfg.Privacy.Noise.AddGaussian(w, sigmas[k-1]) // w_k = w̄_k + u_k (Alg 3 line 6)
 		// The next phase starts from the released w_k, projected onto W.
 		y21PostProcess(obj, w)
 	}
 	rep.Releases = K
-	rep.Formula = "σ_k = 12·G·η_k·log(4/δ)·√(2·log(2.5/δ))/ε, η_k = 4^{−k}·η  ([Y21a] Alg 3 line 6, Thm 10)"
-	rep.Accountant = "parallel composition over disjoint phases ([Y21a] Thm 10)"
-	rep.Disjoint = true
-	rep.FailureDelta = delta / 2
 	notes = append(notes,
 		fmt.Sprintf("phase k runs ⌈n_k·log(4/δ)⌉ steps of [Y21a] Alg 1 (sgd-prev) with constant η_k and its weighted-average output; %d steps in all", steps),
-		"sensitivity[k] = 12·G·η_k·log(4/δ) = σ_k·ε/√(2·log(2.5/δ)): the ℓ2-sensitivity σ_k covers under the Gaussian mechanism at (ε, δ/2) (the proof, [Y21a] Appendix D, is not in our copy of the paper)",
+		"paper_sensitivity[k] = 12·G·η_k·log(4/δ) = σ_k·ε/√(2·log(2.5/δ)): the ℓ2-sensitivity the printed σ_k covers under the Gaussian mechanism at (ε, δ/2) (the proof, [Y21a] Appendix D, is not in our copy of the paper)",
 		"each phase starts from Π_W(w_{k−1}) and the output is Π_W(w_K): projections of released values (post-processing)",
 		fmt.Sprintf("the authors' code uses σ_k = 4·η_k·(ln(4/δ))^{3/2}/ε (σ_1 would be %.6g instead of %.6g); not used", Y21aCodeSigma(math.Ldexp(eta, -2), eps, delta), Y21aSigma(G, math.Ldexp(eta, -2), eps, delta)),
 	)
 	notes = append(notes, y21SecretRngNote)
-	rep.Notes = append(notes, y21GaussianNote(eps)...)
+	rep.Notes = append(append(notes, y21GaussianNote(cfg.Privacy)...), rep.Notes...)
 	return &Result{W: w, Steps: steps, PairGrads: grads, Privacy: rep}, nil
 }
 
@@ -445,12 +451,47 @@ func runDPSGDOutput(ctx context.Context, obj Objective, cfg RunConfig, rng *rand
 	} else {
 		notes = append(notes, fmt.Sprintf("η = %g given", eta))
 	}
-	// The proof's σ, not the printed eq. (5): see Y21bProofSigma. Using the
-	// smaller printed value would claim more privacy than Thm 4's proof earns.
-	sigma := Y21bProofSigma(T, n, eta, G, eps, delta)
-	if math.IsNaN(sigma) || math.IsInf(sigma, 0) {
-		return nil, fmt.Errorf("pairwise: %s: σ = %v is not finite (T = %d, η = %g, G = %g)", name, sigma, T, eta, G)
+	// The noise, fixed before any data-dependent computation.
+	//
+	// Sensitivity of w̄_T (pairfed; the paper: eq. (9) at γ = δ/2):
+	//   - Diameter bound (probability 1, needs a bounded W): w̄_T averages
+	//     projected iterates, so it lies in W: Δ ≤ D.
+	//   - Stability bound on an event ([Y21b] proof of Thm 1, eq. (8)): with
+	//     X the number of draws i_1..i_{T+1} equal to the replaced index
+	//     and C ≥ Σ_t Y_t, ‖w_t − w′_t‖² ≤ (1 + 1/C)^C·4η²G²(t + C²) ≤
+	//     4eη²G²(T + C²) for every t ≤ T, and Σ_t Y_t ≤ ln(eT)·X. The paper
+	//     bounds X by its Lemma 1 and then simplifies with
+	//     (a + b + √(ab))² ≤ 3a²b² (a = T/n, b = ln(1/γ)), which needs b
+	//     not small (the gap noted below). pairfed instead takes
+	//     X ≤ c = binomialQuantile(T+1, 1/n, γ) — exact, P(X > c) ≤ γ —
+	//     and uses C = ln(eT)·max(c, 1) unsimplified. (The recursion (8)
+	//     itself is the paper's, not re-derived; it uses 2G per step, so
+	//     the AUC factor Γ is not applied.)
+	// Calibration tries the diameter alone (no failure event) and
+	// min{D, Δ_T(γ)} at γ ∈ {δ/2, δ/4, δ/16, δ/64} and keeps the least noise.
+	diam := paramDiameter(obj)
+	paper := Y21bSigma(T, n, eta, G, eps, delta)
+	paperSens := y21bSensitivity(T, n, eta, G, delta)
+	var opts []gaussOption
+	if !math.IsInf(diam, 0) {
+		opts = append(opts, gaussOption{plan: dp.GaussianPlan{Sensitivities: []float64{diam}},
+			how: fmt.Sprintf("Δ = D = %g (w̄_T lies in W; no failure event)", diam)})
 	}
+	for _, f := range []float64{2, 4, 16, 64} {
+		fail := delta / f
+		c := binomialQuantile(T+1, 1/float64(n), fail)
+		C := (1 + math.Log(float64(T))) * float64(max(c, 1))
+		stab := math.Sqrt(4*math.E*eta*eta*G*G*(float64(T)+C*C)) * (1 + 1e-12)
+		opts = append(opts, gaussOption{plan: dp.GaussianPlan{Sensitivities: []float64{math.Min(stab, diam)}, FailureDelta: fail},
+			how: fmt.Sprintf("Δ = min{D = %g, √(4eη²G²(T + C²)) = %.6g} with C = ln(eT)·c, c = %d the exact Binomial(T+1, 1/n) quantile at failure probability δ/%g", diam, stab, c, f)})
+	}
+	rep.Formula = x21Formula(&Privacy{Calibration: cfg.Privacy.Calibration}, "σ² = 8·η²·G²·ln(2.5/δ)/ε² · (T + 3·T²·ln²(e·T)·ln²(2/δ)/n²)  ([Y21b] eq. (5) as printed)")
+	rep.Accountant = "single Gaussian release, certified by exact Gaussian DP (the paper: (ε, δ/2)-DP on a sampling event of probability ≥ 1 − δ/2, [Y21b] proof of Thm 4)"
+	sig, err := calibrateGaussian(name, cfg.Privacy, rep, []float64{paper}, []float64{paperSens}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	sigma := sig[0]
 
 	w := make([]float64, p)
 	if cfg.Init != nil {
@@ -498,18 +539,93 @@ func runDPSGDOutput(ctx context.Context, obj Objective, cfg RunConfig, rng *rand
 	cfg.Privacy.Noise.AddGaussian(out, sigma) // w̄_T + u
 	y21PostProcess(obj, out)                  // w_priv = Π_W(w̄_T + u)
 
-	rep.Sigmas = []float64{sigma}
-	rep.Sensitivity = []float64{y21bSensitivity(T, n, eta, G, delta)}
 	rep.Releases = 1
-	rep.Formula = "σ² = 8e·η²·G²·ln(2.5/δ)/ε² · (T + 3·T²·ln²(e·T)·ln²(2/δ)/n²)  ([Y21b] eq. (5) with the factor e its proof of Thm 4 derives: σ = √(2 ln(2.5/δ))·Δ_T/ε, Δ_T of eq. (9))"
-	rep.FailureDelta = delta / 2
-	rep.Accountant = "single Gaussian release: (ε, δ/2)-DP on the sampling event of probability ≥ 1 − δ/2 (γ = δ/2), (ε, δ) overall ([Y21b] proof of Thm 4)"
 	notes = append(notes,
-		"sensitivity = Δ_T of [Y21b] eq. (9) at γ = δ/2: Δ_T² = 4e·η²G²·(T + 3T²ln²(eT)ln²(2/δ)/n²)",
-		fmt.Sprintf("erratum: the printed eq. (5) (factor 8) gives σ = %.6g, smaller by √e than what the proof of Thm 4 supports (σ = √(2 ln(2.5/δ))·Δ_T/ε = %.6g, factor 8e); pairfed uses the proof's σ", Y21bSigma(T, n, eta, G, eps, delta), sigma),
+		"paper_sensitivity = Δ_T of [Y21b] eq. (9) at γ = δ/2: Δ_T² = 4e·η²G²·(T + 3T²ln²(eT)ln²(2/δ)/n²)",
+		fmt.Sprintf("erratum: the printed eq. (5) (factor 8) gives σ = %.6g, smaller by √e than what the proof of Thm 4 supports (σ = √(2 ln(2.5/δ))·Δ_T/ε = %.6g, factor 8e); --calibration paper uses the printed σ only when the exact accountant certifies it for the proven sensitivity", paper, Y21bProofSigma(T, n, eta, G, eps, delta)),
 		"update: the current draw paired with every previous draw (Alg 2 and the proof of Thm 1); output Π_W(w̄_T + u) as Alg 2 prints it",
 	)
 	notes = append(notes, y21SecretRngNote)
-	rep.Notes = append(notes, y21GaussianNote(eps)...)
+	rep.Notes = append(append(notes, y21GaussianNote(cfg.Privacy)...), rep.Notes...)
 	return &Result{W: out, Steps: T, PairGrads: grads, Privacy: rep}, nil
+}
+
+// y21aCalibrate chooses σ_k for phases ks (1-based, each on its own
+// disjoint subset of sizes[i] records, base step η) of [Y21a] Alg 3 and
+// fills rep. Used by runDPLocalSGD (all K phases) and LocalSGDPhase (one).
+//
+// Sensitivity of the phase output w̄_k (pairfed's proof; the paper's
+// proof, Appendix D, is not in our copy, and its σ_k corresponds to
+// Δ_k = 12·G·η_k·log(4/δ) at failure probability δ/2):
+//
+//   - Diameter bound (probability 1): w̄_k is a convex combination (Alg 1's
+//     η-weighted average, data-independent weights) of projected iterates
+//     and the projected start, all in W: ‖w̄_k − w̄′_k‖ ≤ D.
+//   - Stability bound on an event. The phase draws i_0, …, i_{T_k}
+//     uniformly from S_k (n_k records) and step t uses the pair
+//     (i_t, i_{t−1}). Fix the replaced record r ∈ S_k and let X be the
+//     number of draws equal to r: X ~ Binomial(T_k + 1, 1/n_k), and with
+//     c = binomialQuantile(T_k + 1, 1/n_k, γ), P(X > c) ≤ γ exactly (over
+//     the secret sampling randomness, independent of the data). A step
+//     whose pair does not contain r applies the same map to both runs,
+//     w ↦ Π_W(w − η_k∇ℓ(w; z, z′)), nonexpansive because ℓ(·; z, z′) is
+//     convex and L-smooth and η_k ≤ η ≤ 2/L. A step whose pair contains r
+//     once adds ≤ η_kΓ (same decomposition at w′: nonexpansive part plus
+//     the pair-gradient change at the same point, pairGradGap); a pair
+//     (r, r) has zero gradient in both runs (same label for AUC, x − x = 0
+//     for metric). Each draw of r enters at most two steps, so on {X ≤ c}
+//     every iterate, and the average, moves by ≤ 2c·η_k·Γ.
+//
+// So Δ_k = min{D, 2c_kη_kΓ} with failure probability γ. The phases are
+// disjoint (parallel composition: a record changes one release; the others
+// are post-processing), so σ_k = Δ_k/μ* each, and the failure probability
+// is that of the one phase holding the record. γ ∈ {δ/2, δ/4, δ/16, δ/64}
+// is chosen by phase 1's σ (a rule of n alone, see below).
+func y21aCalibrate(obj Objective, priv *Privacy, rep *PrivacyReport, G, eta float64, ks, sizes []int) ([]float64, error) {
+	eps, delta := priv.Epsilon, priv.Delta
+	gamma, gHow := pairGradGap(obj, priv.FeatureRadius)
+	diam := paramDiameter(obj)
+	l4 := math.Log(4 / delta)
+	m := len(ks)
+	paper, paperSens := make([]float64, m), make([]float64, m)
+	etas, steps := make([]float64, m), make([]int, m)
+	for i, k := range ks {
+		etas[i] = math.Ldexp(eta, -2*k)
+		steps[i] = int(math.Ceil(float64(sizes[i]) * l4))
+		paper[i] = Y21aSigma(G, etas[i], eps, delta)
+		paperSens[i] = 12 * G * etas[i] * l4
+	}
+	// One failure probability γ for every phase, chosen by a rule that
+	// depends only on n (so a site calibrating one phase at a time picks
+	// the same γ as the whole run): the candidate giving the smallest σ_1
+	// for phase 1 (n_1 = max(⌊n/2⌋, 1) records, η_1 = η/4).
+	n := obj.Data().N
+	n1, eta1 := max(n>>1, 1), math.Ldexp(eta, -2)
+	T1 := int(math.Ceil(float64(n1) * l4))
+	stab := func(N, nk int, etaK, fail float64) (float64, int) {
+		c := binomialQuantile(N+1, 1/float64(nk), fail)
+		return math.Min(diam, 2*float64(c)*etaK*gamma*(1+1e-12)), c
+	}
+	bestF, bestS := 0.0, math.Inf(1)
+	for _, f := range []float64{2, 4, 16, 64} {
+		d, _ := stab(T1, n1, eta1, delta/f)
+		s1, _, err := dp.CalibrateGaussian(dp.GaussianPlan{Sensitivities: []float64{d}, FailureDelta: delta / f, Dim: rep.dim}, eps, delta)
+		if err == nil && s1[0] < bestS {
+			bestF, bestS = f, s1[0]
+		}
+	}
+	if bestF == 0 {
+		return nil, fmt.Errorf("pairwise: %s: no failure probability leaves room for the noise at δ = %g", y21aAlg3.Name, delta)
+	}
+	fail := delta / bestF
+	d := make([]float64, m)
+	cs := make([]int, m)
+	for i := range d {
+		d[i], cs[i] = stab(steps[i], sizes[i], etas[i], fail)
+	}
+	opts := []gaussOption{{plan: dp.GaussianPlan{Sensitivities: d, Disjoint: true, FailureDelta: fail},
+		how: fmt.Sprintf("Δ_k = min{D = %g, 2c_k·η_k·Γ} with c_k = %v the exact Binomial(T_k+1, 1/n_k) quantile at failure probability γ = δ/%g (γ ∈ {δ/2, δ/4, δ/16, δ/64} giving the least σ_1), %s, Γ = %g", diam, cs, bestF, gHow, gamma)}}
+	rep.Formula = x21Formula(priv, "σ_k = 12·G·η_k·log(4/δ)·√(2·log(2.5/δ))/ε, η_k = 4^{−k}·η  ([Y21a] Alg 3 line 6, Thm 10)")
+	rep.Accountant = "parallel composition over disjoint phases ([Y21a] Thm 10), each phase certified by exact Gaussian DP"
+	return calibrateGaussian(y21aAlg3.Name, priv, rep, paper, paperSens, opts...)
 }

@@ -1,0 +1,285 @@
+package pairwise
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/pairfed/pairfed/dp"
+)
+
+// Calibration selects how a private algorithm chooses its noise.
+type Calibration string
+
+const (
+	// CalibrationExact (the default): σ is the smallest for which the
+	// exact Gaussian-DP accountant (dp.CalibrateGaussian) certifies the
+	// requested (ε, δ) for the tightest sensitivity pairfed proves
+	// (each proof is a comment beside the algorithm); Laplace scales are
+	// b = Δ₁/ε for the same tight sensitivity.
+	CalibrationExact Calibration = "exact"
+	// CalibrationPaper: the σ (or b) printed in the algorithm's paper,
+	// certified by the exact accountant for the proven sensitivity, and
+	// refused when it does not reach the requested (ε, δ).
+	CalibrationPaper Calibration = "paper"
+)
+
+// Validate checks the name ("" means exact).
+func (c Calibration) Validate() error {
+	switch c {
+	case "", CalibrationExact, CalibrationPaper:
+		return nil
+	}
+	return fmt.Errorf("pairwise: unknown calibration %q (want exact or paper)", string(c))
+}
+
+// orDefault returns c, or exact for "".
+func (c Calibration) orDefault() Calibration {
+	if c == "" {
+		return CalibrationExact
+	}
+	return c
+}
+
+// gaussOption is one proven description of a run's Gaussian releases (its
+// sensitivities, split, parallel composition and failure probability);
+// an algorithm may have several (e.g. a diameter bound that always holds
+// and a stability bound on a high-probability event), and calibration
+// takes whichever needs the least noise.
+type gaussOption struct {
+	plan dp.GaussianPlan
+	how  string // the sensitivity argument in one line, for the report
+}
+
+// calibrateGaussian chooses the σ's of a private run's Gaussian releases
+// and fills rep (Sigmas, Sensitivity, Disjoint, FailureDelta, Calibration,
+// CertifiedEpsilon/Delta, PaperSigmas, PaperSensitivity), before any noise
+// is drawn:
+//
+//   - exact: for each option the smallest σ's dp.CalibrateGaussian
+//     certifies; the option with the least total noise Σσᵢ² wins;
+//   - paper: the printed σ's (paper), certified for each option; the
+//     option with the smallest certified ε wins, and the run is refused
+//     with an error naming that ε when it exceeds the request.
+//
+// A certificate that does not cover the request is an error under either
+// calibration (for exact it cannot happen unless the accountant fails):
+// no run claims a guarantee its noise does not give.
+func calibrateGaussian(name string, priv *Privacy, rep *PrivacyReport, paper, paperSens []float64, opts ...gaussOption) ([]float64, error) {
+	eps, delta := priv.Epsilon, priv.Delta
+	cal := priv.Calibration.orDefault()
+	var (
+		best     []float64
+		bestCert dp.Certificate
+		bestOpt  = -1
+		score    = math.Inf(1)
+	)
+	for k, o := range opts {
+		if o.plan.Dim == 0 {
+			o.plan.Dim = rep.dim
+		}
+		opts[k] = o
+		switch cal {
+		case CalibrationExact:
+			s, c, err := dp.CalibrateGaussian(o.plan, eps, delta)
+			if err != nil {
+				continue // e.g. a failure probability ≥ δ: another option may apply
+			}
+			var tot float64
+			for _, x := range s {
+				tot += x * x
+			}
+			if tot < score {
+				best, bestCert, bestOpt, score = s, c, k, tot
+			}
+		case CalibrationPaper:
+			c, err := dp.CertifyGaussian(o.plan, paper, eps, delta)
+			if err != nil {
+				return nil, fmt.Errorf("pairwise: %s: %w", name, err)
+			}
+			if s := c.Epsilon; bestOpt < 0 || s < score || (s == score && c.Delta < bestCert.Delta) {
+				best, bestCert, bestOpt, score = paper, c, k, s
+			}
+		}
+	}
+	if bestOpt < 0 {
+		return nil, fmt.Errorf("pairwise: %s: no σ certifies (ε, δ) = (%g, %g) for its sensitivity bounds; raise δ", name, eps, delta)
+	}
+	o := opts[bestOpt]
+	rep.Sigmas = append([]float64(nil), best...)
+	rep.Sensitivity = append([]float64(nil), o.plan.Sensitivities...)
+	rep.Disjoint = o.plan.Disjoint
+	rep.FailureDelta = o.plan.FailureDelta
+	rep.Calibration = string(cal)
+	rep.CertifiedEpsilon, rep.CertifiedDelta = bestCert.Epsilon, bestCert.Delta
+	rep.PaperSigmas = append([]float64(nil), paper...)
+	rep.PaperSensitivity = append([]float64(nil), paperSens...)
+	comp := "sequential composition"
+	if o.plan.Disjoint {
+		comp = "parallel composition over disjoint parts"
+	}
+	rep.Notes = append(rep.Notes, fmt.Sprintf("calibration %s: sensitivity %s; %s, exact Gaussian DP (μ = %.6g) certifies (ε, δ) = (%.6g, %.4g) at the request (%g, %.4g) (failure probability %.3g included in δ)",
+		cal, o.how, comp, bestCert.Mu, bestCert.Epsilon, bestCert.Delta, eps, delta, o.plan.FailureDelta))
+	if !bestCert.Covers(eps, delta) {
+		if cal == CalibrationPaper {
+			return nil, fmt.Errorf("pairwise: %s: --calibration paper refused: the printed σ certifies only ε = %.6g > %g at δ = %.4g (exact Gaussian-DP accountant, proven sensitivity %s); use --calibration exact, a smaller ε or a larger δ", name, bestCert.Epsilon, eps, delta, o.how)
+		}
+		return nil, fmt.Errorf("pairwise: %s: internal error: calibrated noise certifies only (ε, δ) = (%g, %g), request (%g, %g)", name, bestCert.Epsilon, bestCert.Delta, eps, delta)
+	}
+	return rep.Sigmas, nil
+}
+
+// calibrateLaplace chooses the scales of pure ε-DP Laplace releases of ℓ1
+// sensitivity l1[i] (independent Lap(b) per coordinate, p coordinates):
+// exact b = Δ₁/ε′ with ε′ = ε − p·2⁻⁴⁶ (the secure noise's snapping costs
+// at most p·2⁻⁴⁶, dp/noise.go), paper b = the printed scale, refused when
+// its certified ε = max (disjoint) or Σ of Δ₁/b + p·2⁻⁴⁶ exceeds ε.
+func calibrateLaplace(name string, priv *Privacy, rep *PrivacyReport, paper, paperL1, l1 []float64, disjoint bool, how string) ([]float64, error) {
+	eps := priv.Epsilon
+	cal := priv.Calibration.orDefault()
+	snap := float64(rep.dim) * 0x1p-46
+	b := make([]float64, len(l1))
+	if cal == CalibrationPaper {
+		copy(b, paper)
+	} else {
+		share := eps - snap
+		if !disjoint {
+			share /= float64(len(l1))
+		}
+		if !(share > 0) {
+			return nil, fmt.Errorf("pairwise: %s: ε = %g is too small for %d noised coordinates", name, eps, rep.dim)
+		}
+		for i, d := range l1 {
+			b[i] = math.Nextafter(d/share*(1+1e-12), math.Inf(1))
+		}
+	}
+	var cert float64
+	for i, d := range l1 {
+		e := d/b[i] + snap
+		if disjoint {
+			cert = math.Max(cert, e)
+		} else {
+			cert += e
+		}
+	}
+	cert *= 1 + 1e-12
+	rep.Sigmas = b
+	rep.Sensitivity = append([]float64(nil), l1...)
+	rep.Disjoint = disjoint
+	rep.Calibration = string(cal)
+	rep.CertifiedEpsilon, rep.CertifiedDelta = cert, 0
+	rep.PaperSigmas = append([]float64(nil), paper...)
+	rep.PaperSensitivity = append([]float64(nil), paperL1...)
+	rep.Notes = append(rep.Notes, fmt.Sprintf("calibration %s: ℓ1 sensitivity %s; Laplace mechanism certifies ε = %.6g (request %g)", cal, how, cert, eps))
+	if cert > eps {
+		if cal == CalibrationPaper {
+			return nil, fmt.Errorf("pairwise: %s: --calibration paper refused: the printed Laplace scale certifies only ε = %.6g > %g; use --calibration exact", name, cert, eps)
+		}
+		return nil, fmt.Errorf("pairwise: %s: internal error: calibrated Laplace noise certifies only ε = %g > %g", name, cert, eps)
+	}
+	return b, nil
+}
+
+// pairGradGap returns Γ, a bound on the change of one pair's gradient when
+// one of its two records is replaced, at the same parameter w:
+//
+//	‖∇ℓ(w; z, z_j) − ∇ℓ(w; z′, z_j)‖ ≤ Γ   for all z, z′, z_j of norm ≤ R, w ∈ W
+//
+// (and the same with the pair's order swapped), for the loss alone — the
+// regularizer (λ/2)‖w‖² is the same on both sides and cancels. The
+// triangle inequality gives Γ ≤ 2G_ℓ, which the papers use. For the AUC
+// losses it is smaller:
+//
+// Proof (AUC). The gradient is d·(x − x_j) with d = ∂f/∂h. For a FIXED
+// partner z_j the coefficient d keeps one sign whatever z is: the AUC
+// losses are symmetrized with s = (y − y_j)/2, which for y_j = −1 is 0 or
+// +1 and for y_j = +1 is 0 or −1; d = −c·σ(…) (logistic, c = y − y_j),
+// −s (hinge) or −2s(1 − s·h) (square) then lies in an interval [m, M]
+// containing 0 (0 for a same-label z). Let a = x, a′ = x′, b = x_j (norms
+// ≤ R) and d, d′ ∈ [m, M]:
+//
+//	‖d(a − b) − d′(a′ − b)‖ = ‖d·a − d′·a′ − (d − d′)·b‖
+//	                        ≤ R(|d| + |d′| + |d − d′|),
+//
+// which is 2R·max(|d|, |d′|) when d, d′ have the same sign and 2R|d − d′|
+// otherwise: Γ = 2R·(max(M, 0) − min(m, 0)).
+//   - logistic: d ∈ [−2, 0] (y_j = −1; symmetric for +1): Γ = 4R = G.
+//   - hinge: d ∈ {−1, 0}: Γ = 2R = G.
+//   - square: d = −2(1 − h), |h| ≤ 2RB: d ∈ [−2(1+2RB), max(0, 2(2RB−1))]:
+//     Γ = 4R(1+2RB) = G when 2RB ≤ 1, else 2R·8RB = 16R²B (between G and
+//     2G: the "Γ = G for the AUC losses" is false for the square
+//     loss with RB > 1/2, e.g. Γ = 16 > G = 12 at R = B = 1).
+//
+// The bound is attained (logistic and hinge): d = −2 (resp. −1) at x = −x_j
+// with ‖x_j‖ = R versus a same-label z′ (d′ = 0) changes the gradient by
+// 2R·|d|.
+//
+// Metric losses: the coefficient's sign depends on whether the labels
+// agree (τ, y·y′), so flipping z's label at the same x changes the sign:
+// Γ = 2G is kept (for the logistic metric loss the difference can exceed
+// G, e.g. 4.8 > G = 4 at R = B = 1 with orthogonal pairs, so no smaller
+// constant is claimed).
+func pairGradGap(obj Objective, R float64) (float64, string) {
+	return lossPairGradGap(obj.Loss(), R, obj.Constraint().Radius())
+}
+
+// lossPairGradGap is pairGradGap for a loss, feature radius R and
+// parameter radius B.
+func lossPairGradGap(loss Loss, R, B float64) (float64, string) {
+	G := loss.Props(R, B).Lipschitz
+	if loss.Task() != TaskAUC {
+		return 2 * G, "Γ = 2G (metric loss: the gradient's sign follows the label agreement)"
+	}
+	switch loss.Name() {
+	case "logistic", "hinge":
+		return G, "Γ = G (AUC loss: for a fixed partner the gradient coefficient keeps one sign)"
+	case "square":
+		if 2*R*B <= 1 {
+			return G, "Γ = G (AUC square loss with 2RB ≤ 1: the coefficient keeps one sign)"
+		}
+		return math.Min(16*R*R*B, 2*G), "Γ = 16R²B (AUC square loss with 2RB > 1: the coefficient ranges over [−2(1+2RB), 2(2RB−1)])"
+	}
+	return 2 * G, "Γ = 2G"
+}
+
+// paramDiameter is D = sup_{w,w′ ∈ W} ‖w − w′‖: 2r for a ball of radius r;
+// √2·r for the PSD sets of radius r (‖X − Y‖_F² = ‖X‖² + ‖Y‖² − 2⟨X, Y⟩ ≤
+// 2r² because ⟨X, Y⟩ ≥ 0 for PSD X, Y, attained by r·e₁e₁ᵀ and r·e₂e₂ᵀ; r
+// when d = 1); 2·Radius otherwise; +Inf without a radius.
+//
+// Any release that is a point of W (a projected iterate) or a convex
+// combination of such points (an average of projected iterates; W is
+// convex) has ℓ2 sensitivity ≤ D, whatever the data: the "diameter bound"
+// used by every output-perturbation algorithm below, which needs no
+// stability argument and holds with probability 1.
+func paramDiameter(obj Objective) float64 {
+	return x21Diameter(obj.Constraint(), obj.Data().D)
+}
+
+// binomialQuantile returns the smallest integer c ≥ 0 with
+// P(X > c) ≤ gamma for X ~ Binomial(N, p), computed from the exact pmf
+// (log-gamma, summed from the top), with a relative allowance of 1e-9 on
+// the tail for rounding: the returned c is never too small.
+func binomialQuantile(N int, p, gamma float64) int {
+	if p >= 1 {
+		return N
+	}
+	if p <= 0 || N <= 0 {
+		return 0
+	}
+	lgN, _ := math.Lgamma(float64(N) + 1)
+	lp, lq := math.Log(p), math.Log1p(-p)
+	logpmf := func(k int) float64 {
+		a, _ := math.Lgamma(float64(k) + 1)
+		b, _ := math.Lgamma(float64(N-k) + 1)
+		return lgN - a - b + float64(k)*lp + float64(N-k)*lq
+	}
+	tail := 0.0 // P(X > c) for the current c
+	for c := N; c > 0; c-- {
+		t := tail + math.Exp(logpmf(c)) // P(X ≥ c) = P(X > c−1)
+		if t*(1+1e-9) > gamma {
+			return c
+		}
+		tail = t
+	}
+	return 0
+}
