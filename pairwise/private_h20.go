@@ -273,7 +273,7 @@ func h20Online(ctx context.Context, a *Algorithm, obj Objective, priv *Privacy, 
 	for k := range sens {
 		t := float64(T1 + 1 + k)
 		paper[k] = math.Sqrt(32 * G * G * float64(releases) / (alpha * alpha * t * t * rho)) // step 12
-		paperSens[k] = 8 * G / (alpha * t)                                                  // Lemma 4
+		paperSens[k] = 8 * G / (alpha * t)                                                   // Lemma 4
 		sens[k] = math.Min(paperSens[k], diam)
 	}
 	rep.Releases = releases
@@ -368,7 +368,7 @@ func h20Offline(ctx context.Context, a *Algorithm, obj Objective, priv *Privacy,
 	if sigma > 0 {
 		priv.Noise.AddGaussian(sum, sigma) // w̄ (step 9)
 	}
-	obj.Project(sum)                   // ŵ (step 10)
+	obj.Project(sum) // ŵ (step 10)
 	return &Result{W: sum, Steps: n - T1, PairGrads: grads, Privacy: rep}, nil
 }
 

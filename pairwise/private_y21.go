@@ -364,7 +364,7 @@ func runDPLocalSGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.
 		}
 		steps += res.Steps
 		grads += res.PairGrads
-		w = res.W                                      // w̄_k, a fresh slice
+		w = res.W                                     // w̄_k, a fresh slice
 		cfg.Privacy.Noise.AddGaussian(w, sigmas[k-1]) // w_k = w̄_k + u_k (Alg 3 line 6)
 		// The next phase starts from the released w_k, projected onto W.
 		y21PostProcess(obj, w)
