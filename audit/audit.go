@@ -39,6 +39,9 @@ type AuditSpec struct {
 	// the real mechanism; < 1 deliberately breaks it, to show the audit
 	// catches too little noise (tests and `pairfed audit --noise-scale`).
 	NoiseScale float64
+	// Calibration of the audited algorithm's noise: exact (default) or
+	// paper.
+	Calibration pairwise.Calibration
 	// Loss and Lambda for the objective; empty picks the first of logistic,
 	// hinge, square that meets the algorithm's assumptions, with λ = 0.01 if
 	// strong convexity is needed.
@@ -160,7 +163,7 @@ func samples(ctx context.Context, a *pairwise.Algorithm, ds *pairwise.Dataset, s
 		init := make([]float64, obj.NumParams())
 		init[0] = 1
 		cfg := pairwise.RunConfig{Eta: spec.Eta, Steps: spec.Steps, Init: init,
-			Privacy: &pairwise.Privacy{Epsilon: spec.Epsilon, Delta: delta, FeatureRadius: spec.R, Noise: noise}}
+			Privacy: &pairwise.Privacy{Epsilon: spec.Epsilon, Delta: delta, FeatureRadius: spec.R, Noise: noise, Calibration: spec.Calibration}}
 		res, err := a.Run(ctx, obj, cfg, rand.New(rand.NewPCG(seed, uint64(k))))
 		if err != nil {
 			return nil, "", err

@@ -141,8 +141,8 @@ func TestCoordinatorFedDPGDGrad(t *testing.T) {
 		t.Fatalf("privacy %+v", p)
 	}
 	for _, sp := range p {
-		n := float64(sp.Records)
-		sens := 4 * props.Lipschitz / n
+		// The sites calibrate to the proven 2Γ/n (pairwise.K22FedSensitivity).
+		sens := pairwise.K22FedSensitivity(loss, 1, 1, sp.Records)
 		rels := make([]dp.Release, len(sp.Sigmas))
 		for i, s := range sp.Sigmas {
 			rels[i] = dp.Release{Mechanism: dp.MechanismGaussian, Sensitivity: sens, Sigma: s}

@@ -59,6 +59,9 @@ type Spec struct {
 	Epsilon  float64
 	Delta    float64
 	DeltaSet bool
+	// Calibration is how private algorithms choose σ: exact (default) or
+	// paper (the printed formula, refused unless certified).
+	Calibration pairwise.Calibration
 	// NoiseSeed, when Seeded, draws privacy noise from a seeded source:
 	// reproducible, and reported as private: false.
 	NoiseSeed uint64
@@ -95,6 +98,9 @@ func (s *Spec) Validate() error {
 	}
 	if err := a.Supports(s.Task, s.Loss); err != nil {
 		return err
+	}
+	if err := s.Calibration.Validate(); err != nil {
+		return fmt.Errorf("experiment: %w", err)
 	}
 	if a.Private {
 		if !(s.Epsilon > 0) || math.IsInf(s.Epsilon, 0) {
@@ -408,11 +414,17 @@ func fit(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *pairwise.
 		if spec.NoiseScale != 0 && spec.NoiseScale != 1 {
 			noise = dp.ScaleNoise(noise, spec.NoiseScale)
 		}
-		cfg.Privacy = &pairwise.Privacy{Epsilon: spec.Epsilon, Delta: delta, FeatureRadius: spec.FeatureRadius, Noise: noise}
+		cfg.Privacy = &pairwise.Privacy{Epsilon: spec.Epsilon, Delta: delta, FeatureRadius: spec.FeatureRadius, Noise: noise, Calibration: spec.Calibration}
 	}
 	res, err := algo.Run(ctx, obj, cfg, rng)
 	if err != nil {
 		return nil, nil, err
+	}
+	// Accounting enforced: a private run must be certified within its
+	// request (the algorithms refuse before any noise otherwise; this is
+	// the backstop).
+	if p := res.Privacy; p != nil && p.Private && (p.CertifiedEpsilon > p.Epsilon || p.CertifiedDelta > p.Delta) {
+		return nil, nil, fmt.Errorf("experiment: %s certified (ε, δ) = (%g, %g) exceeds the request (%g, %g)", algo.Name, p.CertifiedEpsilon, p.CertifiedDelta, p.Epsilon, p.Delta)
 	}
 	return res, obj, nil
 }

@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"github.com/pairfed/pairfed/dp"
 	"math"
 	"slices"
 	"testing"
@@ -71,9 +72,10 @@ func TestLockstepFedDPEGD(t *testing.T) {
 			t.Fatalf("privacy of %s: %+v (seeded noise must be reported not secure)", p.Site, p)
 		}
 		for j, s := range p.Sigmas {
-			want := 4 * math.Sqrt(2*math.Log(1.25/ann.Delta)) * G * math.Ldexp(ann.Eta, -2*(j+1)) / 1
-			if math.Abs(s-want) > 1e-12*want {
-				t.Errorf("%s σ_%d = %g, want %g", p.Site, j+1, s, want)
+			// exact calibration: at most the paper's printed σ_i.
+			paper := 4 * math.Sqrt(2*math.Log(1.25/ann.Delta)) * G * math.Ldexp(ann.Eta, -2*(j+1)) / 1
+			if !(s > 0 && s <= paper) {
+				t.Errorf("%s σ_%d = %g, want in (0, paper's %g]", p.Site, j+1, s, paper)
 			}
 		}
 		if n := sites[i].Data.N; pairwise.DPEGDPhases(n) == k && !slices.Equal(p.Sigmas, single.Privacy.Sigmas) {
@@ -149,8 +151,10 @@ func TestLockstepFedOneShot(t *testing.T) {
 				switch local {
 				case "dp-gd-grad":
 					T := pairwise.K22Steps(n, ann.Params, 1)
-					if w := pairwise.K22Sigma(T, n, G, 1, ann.Delta); len(p.Sigmas) != T || p.Sigmas[0] != w {
-						t.Errorf("%s: σ %v, want %d × [K22] σ = %g at n = %d", s.Name, p.Sigmas, T, w, n)
+					// exact calibration: below the paper's [K22] σ, which the
+					// report keeps beside it.
+					if w := pairwise.K22Sigma(T, n, G, 1, ann.Delta); len(p.Sigmas) != T || !(p.Sigmas[0] < w) || single.Privacy.PaperSigmas[0] != w {
+						t.Errorf("%s: σ %v (paper %v), want %d σ's below [K22] σ = %g at n = %d", s.Name, p.Sigmas, single.Privacy.PaperSigmas, T, w, n)
 					}
 				case "dpegd":
 					eta := pairwise.DPEGDDefaultEta(loss, n, ann.Params, 1, 1, 1, ann.Delta)
@@ -158,8 +162,8 @@ func TestLockstepFedOneShot(t *testing.T) {
 						t.Errorf("%s: %d σ, want ⌊log₂ %d⌋", s.Name, len(p.Sigmas), n)
 					}
 					for j, sg := range p.Sigmas {
-						if w := pairwise.DPEGDSigma(G, eta, j+1, 1, ann.Delta); math.Abs(sg-w) > 1e-12*w {
-							t.Errorf("%s σ_%d = %g, want %g (η at n = %d)", s.Name, j+1, sg, w, n)
+						if w := pairwise.DPEGDSigma(G, eta, j+1, 1, ann.Delta); math.Abs(single.Privacy.PaperSigmas[j]-w) > 1e-12*w || !(sg <= w) {
+							t.Errorf("%s σ_%d = %g (paper %g), want ≤ the paper's %g (η at n = %d)", s.Name, j+1, sg, single.Privacy.PaperSigmas[j], w, n)
 						}
 					}
 				}
@@ -225,25 +229,29 @@ func TestLockstepFedDPGDGrad(t *testing.T) {
 	G := props.Lipschitz
 	for i, sp := range a.coord.Privacy() {
 		n := sites[i].Data.N
-		want := 8 * G * math.Sqrt(float64(T)*math.Log(nMax)) / (float64(n) * 1) // [K22] Thm 1, log(1/δ) = ln n_max
+		// Exact calibration: T releases of Δ = 2Γ/n = 2G/n (logistic AUC)
+		// compose to μ = √T·Δ/σ = 1/AnalyticGaussianSigma(1, δ, 1).
+		one, _ := dp.AnalyticGaussianSigma(1, ann.Delta, 1)
+		want := math.Sqrt(float64(T)) * 2 * G / float64(n) * one
 		if sp.Site != sites[i].Name || sp.Records != n || sp.Epsilon != 1 || sp.Secure || len(sp.Sigmas) != T {
 			t.Fatalf("privacy %+v", sp)
 		}
 		for _, s := range sp.Sigmas {
-			if math.Abs(s-want) > 1e-12*want {
+			if math.Abs(s-want) > 1e-9*want {
 				t.Errorf("%s (n = %d): σ = %g, want %g", sp.Site, n, s, want)
 			}
 		}
-		// Exact GDP: μ = √T·(4G/n)/σ = ε/(2√log(1/δ)) for every site.
-		if !(sp.ComposedEpsilon > 0 && sp.ComposedEpsilon < 1) {
-			t.Errorf("%s: composed ε = %g, want in (0, 1) (GDP is tighter than the moments-accountant claim here)", sp.Site, sp.ComposedEpsilon)
+		// The coordinator's exact GDP composition of the same releases
+		// certifies the request (the σ's are the smallest that do).
+		if !(sp.ComposedEpsilon > 0.99 && sp.ComposedEpsilon <= 1) {
+			t.Errorf("%s: composed ε = %g, want in (0.99, 1]", sp.Site, sp.ComposedEpsilon)
 		}
 		led := a.workers[i].Ledger()
 		if len(led) != T {
 			t.Fatalf("%s ledger has %d releases, want %d", sp.Site, len(led), T)
 		}
 		for j, rel := range led {
-			if rel.Phase != j+1 || rel.Records != n || rel.Sigma != sp.Sigmas[j] || rel.Sensitivity != 4*G/float64(n) || rel.Epsilon != 1 {
+			if rel.Phase != j+1 || rel.Records != n || rel.Sigma != sp.Sigmas[j] || rel.Sensitivity != 2*G/float64(n) || rel.Epsilon != 1 {
 				t.Errorf("%s release %d: %+v", sp.Site, j, rel)
 			}
 		}
@@ -259,8 +267,8 @@ func TestLockstepFedDPGDGrad(t *testing.T) {
 
 // With one site fed-dp-gd-grad is single-site dp-gd-grad: same T, η, σ and,
 // with the same seeded noise source, bit for bit the same θ_T. With a huge
-// ε (σ ≈ 1e-10) it follows noise-free projected GD on the site's
-// pairwise empirical risk.
+// ε (exact σ ≈ 4e-6: μ ≈ √(2ε)) it follows noise-free projected GD on the
+// site's pairwise empirical risk, up to the noise.
 func TestLockstepFedDPGDGradOneSite(t *testing.T) {
 	sites, _, _ := prepared(t, 4, 2)
 	one := sites[:1]
@@ -308,7 +316,11 @@ func TestLockstepFedDPGDGradOneSite(t *testing.T) {
 	for i := range w {
 		diff = math.Max(diff, math.Abs(w[i]-r.Model[i]))
 	}
-	if diff > 1e-8 || dotf(w, w) == 0 {
+	// GD with η = 1/L on a convex L-smooth risk is nonexpansive, so the
+	// noise b_t moves θ_T by ≤ Σ_t η‖b_t‖; ‖b_t‖ ≤ σ(√p + 6) except with
+	// probability < 1e-7 per round (χ_p concentration).
+	sigma := l.coord.Privacy()[0].Sigmas[0]
+	if tol := rounds * eta * sigma * (math.Sqrt(float64(ann.Params)) + 6); diff > tol || dotf(w, w) == 0 {
 		t.Errorf("federated %v, projected GD %v: max diff %g", r.Model, w, diff)
 	}
 	t.Logf("one site, ε = 1e9, %d rounds: max |fed − projected GD| = %.3g", rounds, diff)

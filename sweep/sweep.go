@@ -65,6 +65,9 @@ type Config struct {
 	// Seeded draws the privacy noise (and private sampling) from sources
 	// seeded by Seed: reproducible, and reported private = false.
 	Seeded bool
+	// Calibration of the private algorithms' noise: exact (default) or
+	// paper.
+	Calibration pairwise.Calibration
 	// Loss is the loss of every algorithm; "" picks per algorithm: hinge
 	// (else square) for non-private AUC algorithms, logistic for private
 	// ones and for metric learning; federated jobs take the coordinator's
@@ -328,6 +331,11 @@ func newCell(cfg Config, grid, algo string, eps float64, n int) (*cell, error) {
 		if cfg.Sites == 0 {
 			return nil, fmt.Errorf("sweep: %s is federated: give --sites N", algo)
 		}
+		if private && cfg.Calibration == pairwise.CalibrationPaper {
+			// The federation's jobs carry no calibration field yet: sites
+			// always calibrate exactly.
+			return nil, fmt.Errorf("sweep: %s: --calibration paper is not available for federated jobs (sites calibrate exactly); use --calibration exact", algo)
+		}
 		job := coordinator.JobConfig{Algo: algo, Loss: cfg.Loss, Epsilon: e, FeatureRadius: cfg.FeatureRadius, Seed: cfg.Seed, Task: string(cfg.Task)}
 		if private && cfg.DeltaSet {
 			job.Delta = cfg.Delta
@@ -362,7 +370,7 @@ func newCell(cfg Config, grid, algo string, eps float64, n int) (*cell, error) {
 	}
 	c.exp = experiment.Spec{Task: cfg.Task, Algo: algo, Loss: chooseLoss(a, cfg.Task, cfg.Loss), Lambda: lambda(cfg, algo),
 		FeatureRadius: cfg.FeatureRadius, Scale: cfg.Scale, Runs: cfg.Runs, TestFraction: cfg.TestFraction,
-		Seed: cfg.Seed, TrainSize: n, Epsilon: e}
+		Seed: cfg.Seed, TrainSize: n, Epsilon: e, Calibration: cfg.Calibration}
 	if !private {
 		c.exp.Eta, c.exp.ParamRadius = cfg.Eta, cfg.ParamRadius
 	}

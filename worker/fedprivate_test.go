@@ -101,11 +101,14 @@ func TestWorkerFedDPGDGrad(t *testing.T) {
 	if outs := w.Step(ctx, a); outs != nil {
 		t.Fatalf("announce: %v (%v)", outs, w.Err())
 	}
-	// G of the logistic AUC loss at R = 1, B = 1 (the constant dp-gd-grad
-	// uses); σ by hand from [K22] Thm 1.
+	// The site's σ is dp-gd-grad's exact calibration: T = 3 releases of the
+	// proven sensitivity Δ = 2Γ/n = 2G/64 (Γ = G = 4 for the logistic AUC
+	// loss at R = 1) compose to μ = √3·Δ/σ, the largest μ with
+	// δ_μ(1) ≤ 1e-3 is 1/AnalyticGaussianSigma(1, 1e-3, 1).
 	loss, _ := pairwise.LossByName(pairwise.TaskAUC, "logistic")
 	G := loss.Props(1, 1).Lipschitz
-	wantSigma := 8 * G * math.Sqrt(3*math.Log(1/1e-3)) / (64 * 1) // [K22] Thm 1, T = 3, n = 64, ε = 1, δ = 1e-3
+	one, _ := dp.AnalyticGaussianSigma(1, 1e-3, 1)
+	wantSigma := math.Sqrt(3) * (2 * G / 64) * one
 	model := []float64{0, 0, 0}
 	for i := 1; i <= 3; i++ {
 		outs := w.Step(ctx, &protocol.PhaseStart{Job: "j", Phase: i, Model: model})
@@ -114,8 +117,8 @@ func TestWorkerFedDPGDGrad(t *testing.T) {
 		}
 		u := outs[0].Msg.(*protocol.SiteUpdate)
 		led := w.Ledger()
-		if len(led) != i || led[i-1].Records != 64 || u.Weight != 64 || math.Abs(u.Sigma-wantSigma) > 1e-12*wantSigma ||
-			led[i-1].Sigma != u.Sigma || led[i-1].Sensitivity != 4*G/64 || u.Secure || u.Epsilon != 1 || u.Delta != 1e-3 || led[i-1].Phase != i {
+		if len(led) != i || led[i-1].Records != 64 || u.Weight != 64 || math.Abs(u.Sigma-wantSigma) > 1e-9*wantSigma ||
+			led[i-1].Sigma != u.Sigma || led[i-1].Sensitivity != 2*G/64 || u.Secure || u.Epsilon != 1 || u.Delta != 1e-3 || led[i-1].Phase != i {
 			t.Fatalf("phase %d: update %+v, ledger %+v (want σ = %g)", i, u, led, wantSigma)
 		}
 		if err := u.Validate(); err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pairfed/pairfed/audit"
 	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/pairwise"
 	"github.com/urfave/cli/v2"
 )
 
@@ -31,11 +32,12 @@ Example:
 			&cli.Float64Flag{Name: "lambda", Usage: "regularization λ (default 0.01 when strong convexity is required)"},
 			&cli.Float64Flag{Name: "noise-scale", Value: 1, Usage: "multiply every σ by this (only to demonstrate that too little noise is caught)"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+			calibrationFlag(),
 		}, dataFlags()...),
 		Action: func(c *cli.Context) error {
 			spec := audit.AuditSpec{Algo: c.String("algo"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), DeltaSet: c.IsSet("delta"),
 				R: c.Float64("radius"), Trials: c.Int("trials"), Seed: c.Uint64("seed"), Loss: c.String("loss"), Lambda: c.Float64("lambda"),
-				NoiseScale: c.Float64("noise-scale")}
+				NoiseScale: c.Float64("noise-scale"), Calibration: pairwise.Calibration(c.String("calibration"))}
 			if p := c.String("data"); p != "" {
 				tab, err := data.Load(p, dataOptions(c))
 				if err != nil {

@@ -36,6 +36,7 @@ func experimentCommand() *cli.Command {
 		&cli.StringFlag{Name: "scale", Usage: "feature scaling: none, minmax or standard (default: minmax for non-private algorithms, none for private ones)"},
 		&cli.StringFlag{Name: "out", Required: true, Usage: "output directory: results.csv, results.md and the PNG plots"},
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object (the rows and the files written) instead of the Markdown table"},
+		calibrationFlag(),
 		noProgressFlag(),
 	}
 	return &cli.Command{
@@ -65,6 +66,7 @@ func runSweep(c *cli.Context) error {
 		Lambda: c.Float64("lambda"), LambdaSet: c.IsSet("lambda"), Delta: c.Float64("delta"), DeltaSet: c.IsSet("delta"),
 		Eta: c.Float64("eta"), ParamRadius: c.Float64("param-radius"), FeatureRadius: c.Float64("radius"), Scale: c.String("scale"), TestFraction: c.Float64("test-fraction"),
 		Sites: c.Int("sites"), Partition: c.String("partition"), Transport: c.String("transport"), LocalAlgo: c.String("local-algo"),
+		Calibration: pairwise.Calibration(c.String("calibration")),
 	}
 	var err error
 	if cfg.Algos, err = parseList(c.String("algos"), func(s string) (string, error) { return s, nil }); err != nil {

@@ -14,6 +14,12 @@ import (
 )
 
 // noProgressFlag turns the progress line off.
+// calibrationFlag is --calibration of the commands that run private
+// algorithms.
+func calibrationFlag() cli.Flag {
+	return &cli.StringFlag{Name: "calibration", Value: "exact", Usage: "noise of private algorithms: exact (the smallest σ the exact Gaussian-DP accountant certifies for the proven sensitivity) or paper (the paper's printed σ, refused unless certified)"}
+}
+
 func noProgressFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "no-progress", Usage: "do not draw the progress line on stderr (it is drawn only when stderr is a terminal, and never with --json)"}
 }

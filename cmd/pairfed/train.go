@@ -39,6 +39,7 @@ func trainCommand() *cli.Command {
 		&cli.Uint64Flag{Name: "noise-seed", Usage: "draw privacy noise from a seeded source: reproducible but NOT private (reported private: false)"},
 		&cli.Float64Flag{Name: "noise-scale", Usage: "what-if only: multiply every σ by this factor (the run is then reported NOT private)"},
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
+		calibrationFlag(),
 		noProgressFlag(),
 	}
 	return withUsageErrors(&cli.Command{
@@ -69,6 +70,7 @@ func runTrain(c *cli.Context) error {
 		TestFraction: c.Float64("test-fraction"), Seed: c.Uint64("seed"), TrainSize: c.Int("train-size"),
 		Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), DeltaSet: c.IsSet("delta"),
 		NoiseSeed: c.Uint64("noise-seed"), Seeded: c.IsSet("noise-seed"), NoiseScale: c.Float64("noise-scale"),
+		Calibration: pairwise.Calibration(c.String("calibration")),
 	}
 	if c.Int("runs") < 1 {
 		return usageError{fmt.Errorf("train: --runs %d must be ≥ 1", c.Int("runs"))}
@@ -124,6 +126,8 @@ func printReport(w io.Writer, r *experiment.Report) {
 		fmt.Fprintf(w, "privacy: %s with ε = %g, δ = %.3g; %s noise (%s); G = %g, L = %g, α = %g, R = %g; %d releases, σ %s\n",
 			p.Model, p.Epsilon, p.Delta, p.Mechanism, p.Noise, p.G, p.L, p.Alpha, p.R, p.Releases, fmtSigmas(p.Sigmas))
 		fmt.Fprintf(w, "         %s; %s\n", p.Formula, p.Accountant)
+		fmt.Fprintf(w, "         calibration %s: certified (ε, δ) = (%.6g, %.3g) by the exact accountant (requested (%g, %.3g)); the paper's σ %s\n",
+			p.Calibration, p.CertifiedEpsilon, p.CertifiedDelta, p.Epsilon, p.Delta, fmtSigmas(p.PaperSigmas))
 		if a := r.Privacy.Accounting; a != nil {
 			var parts []string
 			for _, m := range a.Methods {
