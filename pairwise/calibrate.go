@@ -206,8 +206,10 @@ func calibrateLaplace(name string, priv *Privacy, rep *PrivacyReport, paper, pap
 //   - hinge: d ∈ {−1, 0}: Γ = 2R = G.
 //   - square: d = −2(1 − h), |h| ≤ 2RB: d ∈ [−2(1+2RB), max(0, 2(2RB−1))]:
 //     Γ = 4R(1+2RB) = G when 2RB ≤ 1, else 2R·8RB = 16R²B (between G and
-//     2G: the "Γ = G for the AUC losses" is false for the square
-//     loss with RB > 1/2, e.g. Γ = 16 > G = 12 at R = B = 1).
+//     2G). For RB > 1/2 the one-sign argument does not apply, so "Γ = G"
+//     is not proved there; a brute-force search (TestPairGradGapBruteForce)
+//     finds no change above G at R = B = 1, so 16R²B may be loose, but it
+//     is what is proved and what is used.
 //
 // The bound is attained (logistic and hinge): d = −2 (resp. −1) at x = −x_j
 // with ‖x_j‖ = R versus a same-label z′ (d′ = 0) changes the gradient by
