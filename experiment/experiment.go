@@ -12,6 +12,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pairfed/pairfed/data"
@@ -306,6 +307,11 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 				rep.Private = res.Privacy.Private && spec.Scale == "none"
 				if w := pairwise.DeltaWarning(res.Privacy.Delta, tr.N); w != "" && !slices.Contains(rep.Warnings, w) {
 					rep.Warnings = append(rep.Warnings, w)
+				}
+				for _, n := range res.Privacy.Notes { // e.g. [H20] Algs 1–4 that never train (T₁ ≥ n)
+					if w, ok := strings.CutPrefix(n, "WARNING: "); ok && !slices.Contains(rep.Warnings, w) {
+						rep.Warnings = append(rep.Warnings, w)
+					}
 				}
 			}
 			steps += res.PairGrads

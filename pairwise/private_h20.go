@@ -88,7 +88,7 @@ func init() {
 		Tasks:   bothTasks,
 		Losses:  []string{"logistic", "square"},
 		Assumptions: "ℓ G-Lipschitz, L-smooth, α-strongly convex (α = λ > 0) over a bounded C (Alg 1 step 2, Assumption 1); " +
-			"[H20] §Experiments use λ = 1e-3; T₁ = max{⌈16L²/α²⌉, 7} ≥ n makes the algorithm output its initial point",
+			"[H20] §Experiments use λ = 1e-3; NEVER TRAINS at practical settings: T₁ = max{⌈16L²/α²⌉, 7} ≥ n (R = 1, logistic, λ = 1e-3: T₁ ≈ 2.6·10⁸) and then it outputs the data-independent initial point (plus noise); it needs α > 4L/√n, and a run with T₁ ≥ n says so in a WARNING",
 		NeedsStrongConvexity: true,
 		Private:              true,
 		Requires:             strong,
@@ -104,7 +104,7 @@ func init() {
 		Tasks:   bothTasks,
 		Losses:  []string{"logistic", "square"},
 		Assumptions: "ℓ convex, G-Lipschitz, L-smooth over a bounded C (Alg 2 step 2); α = --lambda or 1/√n (Thm 3: α = O(1/√n)); " +
-			"T₁ ≥ n makes the algorithm output its initial point",
+			"NEVER TRAINS at practical settings: T₁ = max{⌈16L²/α²⌉, 7} ≥ n (R = 1, logistic, λ = 1e-3: T₁ ≈ 2.6·10⁸) and then it outputs the data-independent initial point (plus noise); it needs α > 4L/√n, and a run with T₁ ≥ n says so in a WARNING",
 		Private:  true,
 		Requires: smooth,
 		PrivacyModel: "as on-pair-strc, for ℓ̃ = ℓ + (α/2)‖w‖² with G̃ = G + α·sup_C‖w‖, L̃ = L + α (Alg 2 step 4): " +
@@ -119,7 +119,7 @@ func init() {
 		Tasks:   bothTasks,
 		Losses:  []string{"logistic", "square"},
 		Assumptions: "ℓ G-Lipschitz, L-smooth, α-strongly convex (α = λ > 0) over a bounded C (Alg 3 step 2); " +
-			"T₁ ≥ n makes the output the noisy initial point",
+			"NEVER TRAINS at practical settings: T₁ = max{⌈16L²/α²⌉, 7} ≥ n (R = 1, logistic, λ = 1e-3: T₁ ≈ 2.6·10⁸) and then it outputs the data-independent initial point (plus noise); it needs α > 4L/√n, and a run with T₁ ≥ n says so in a WARNING",
 		NeedsStrongConvexity: true,
 		Private:              true,
 		Requires:             strong,
@@ -135,7 +135,7 @@ func init() {
 		Tasks:   bothTasks,
 		Losses:  []string{"logistic", "square"},
 		Assumptions: "ℓ convex, G-Lipschitz, L-smooth over a bounded C (Alg 4 step 2); α = --lambda or 1/√n (Thm 5: α = O(1/√n)); " +
-			"T₁ ≥ n makes the output the noisy initial point",
+			"NEVER TRAINS at practical settings: T₁ = max{⌈16L²/α²⌉, 7} ≥ n (R = 1, logistic, λ = 1e-3: T₁ ≈ 2.6·10⁸) and then it outputs the data-independent initial point (plus noise); it needs α > 4L/√n, and a run with T₁ ≥ n says so in a WARNING",
 		Private:  true,
 		Requires: smooth,
 		PrivacyModel: "as off-pair-strc, for ℓ̃ = ℓ + (α/2)‖w‖² with G̃ = G + α·sup_C‖w‖, L̃ = L + α (Alg 4 step 4): " +
