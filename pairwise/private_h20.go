@@ -229,7 +229,7 @@ func runH20(ctx context.Context, a *Algorithm, v h20Variant, obj Objective, cfg 
 		T1 = int(t1f)
 	} else {
 		// Up front: at practical settings the algorithm never trains.
-		rep.Notes = append(rep.Notes, fmt.Sprintf("WARNING: %s does not train here: T₁ = max{⌈16L²/α²⌉, 7} = %.6g ≥ n = %d (L = %g, α = %g), so the output is the data-independent initial point w_0%s; it needs α > 4L/√n = %.4g (a larger --lambda) or n > T₁", a.Name, t1f, n, props.Smooth, alpha, map[bool]string{true: " plus noise", false: ""}[v.offline], 4*props.Smooth/math.Sqrt(nf)))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("WARNING: %s does not train here: T₁ = max{⌈16L²/α²⌉, 7} = %.6g ≥ n = %d (L = %g, α = %g), so the output is the data-independent initial point w_0%s; it needs α > 4L/√n = %.4g (a larger --lambda) or n > T₁", a.Name, t1f, n, props.Smooth, alpha, map[bool]string{true: " (plus noise under --calibration paper; the exact calibration adds none, since it reads no record)", false: ""}[v.offline], 4*props.Smooth/math.Sqrt(nf)))
 	}
 
 	p := obj.NumParams()

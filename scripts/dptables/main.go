@@ -15,7 +15,15 @@
 // theorem (no tuning on private data); secure noise. [H20] has no pure
 // ε-DP variant, so its δ = 0 rows of [X21] Table 4 are not run.
 //
-//	go run ./scripts/dptables [-runs 10] [-table 4|3|2|all]
+// With -table sigma it prints the README's "σ factor: exact+tight vs paper"
+// table instead (diabetes, ε = 1, δ = 1/(10n), one run per algorithm): the
+// first release's printed σ over the σ the default exact calibration draws,
+// split into what exact accounting alone buys (the paper's sensitivity
+// calibrated exactly) and what the tight sensitivity adds, and whether the
+// printed σ is certified (--calibration paper) or refused. -calibration
+// selects the calibration of the accuracy tables (exact or paper).
+//
+//	go run ./scripts/dptables [-runs 10] [-table 4|3|2|y21|h20|sigma|all] [-calibration exact|paper]
 package main
 
 import (
@@ -26,6 +34,7 @@ import (
 	"strings"
 
 	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/pairwise"
 )
@@ -75,9 +84,12 @@ var table4 = map[string]map[string][4]string{
 	},
 }
 
+// calibration is the -calibration flag (the accuracy tables' noise).
+var calibration pairwise.Calibration
+
 func run(tab *data.Table, task pairwise.Task, r row, eps float64, n, runs int) string {
 	spec := experiment.Spec{Task: task, Algo: r.algo, Loss: "logistic", Runs: runs, TrainSize: n, Scale: "minmax",
-		FeatureRadius: 1, ParamRadius: 1, Epsilon: eps, Seed: 7}
+		FeatureRadius: 1, ParamRadius: 1, Epsilon: eps, Seed: 7, Calibration: calibration}
 	if r.pure {
 		spec.Delta, spec.DeltaSet = 0, true
 	}
@@ -118,7 +130,12 @@ func main() {
 	only := flag.String("algos", "", "comma-separated algorithms to run (default: all of the table)")
 	skip := flag.String("skip", "", "comma-separated algorithms to leave out")
 	shared := flag.String("shared", "../shared/datasets", "folder with german.numer (for -table y21)")
+	cal := flag.String("calibration", "exact", "noise calibration of the accuracy tables: exact or paper")
 	flag.Parse()
+	calibration = pairwise.Calibration(*cal)
+	if err := calibration.Validate(); err != nil {
+		log.Fatal(err)
+	}
 	tabs := map[string]*data.Table{}
 	for _, ds := range []string{"diabetes", "messidor_features.arff"} {
 		t, err := data.Load(*dir+"/"+ds, data.Options{})
@@ -126,6 +143,10 @@ func main() {
 			log.Fatal(err)
 		}
 		tabs[ds] = t
+	}
+	if *which == "sigma" {
+		sigmaTable(tabs["diabetes"])
+		return
 	}
 	if *which == "4" || *which == "all" {
 		eps := []float64{0.5, 0.8, 1, 2}
@@ -190,7 +211,7 @@ func main() {
 				cells := []string{}
 				for _, e := range []float64{1, 1.5, 2, 5} {
 					spec := experiment.Spec{Task: pairwise.TaskAUC, Algo: algo, Loss: "logistic", Runs: 15, Folds: 3, TrainSize: 256,
-						Scale: "minmax", FeatureRadius: 1, ParamRadius: 1, Epsilon: e, Delta: 1.0 / 256, DeltaSet: true, Seed: 11}
+						Scale: "minmax", FeatureRadius: 1, ParamRadius: 1, Epsilon: e, Delta: 1.0 / 256, DeltaSet: true, Seed: 11, Calibration: calibration}
 					rep, err := experiment.Run(context.Background(), spec, tab, nil)
 					if err != nil {
 						cells = append(cells, "error: "+strings.ReplaceAll(err.Error(), "|", "/"))
@@ -216,7 +237,7 @@ func main() {
 				cells := []string{}
 				for _, e := range []float64{0.5, 1.5, 2.5} {
 					spec := experiment.Spec{Task: pairwise.TaskAUC, Algo: algo, Loss: "logistic", Runs: *runs, TrainSize: n,
-						Scale: "minmax", FeatureRadius: 1, ParamRadius: 1, Epsilon: e, Seed: 5}
+						Scale: "minmax", FeatureRadius: 1, ParamRadius: 1, Epsilon: e, Seed: 5, Calibration: calibration}
 					if strings.HasSuffix(algo, "strc") {
 						spec.Lambda = 1e-3
 					}
@@ -246,5 +267,72 @@ func main() {
 				fmt.Printf("| %s | %s | %s | %s |\n", strings.TrimSuffix(ds, "_features.arff"), r.setting, r.algo, strings.Join(cells, " | "))
 			}
 		}
+	}
+}
+
+// sigmaTable prints, per private algorithm (AUC, logistic loss, diabetes
+// with its 80/20 split: n = 614 training records, ε = 1, δ = 1/(10n), R = 1,
+// B = 1, λ = 1e-3 where strong convexity is needed, each algorithm's
+// default η and T — dp-sgd-output with T = 4n instead of n², to keep the
+// run short), the first release's σ under both calibrations.
+func sigmaTable(tab *data.Table) {
+	const eps = 1.0
+	fmt.Println("| algorithm | σ paper | σ exact+tight | factor | exact accounting alone | tight sensitivity | paper calibration |")
+	fmt.Println("|---|---|---|---|---|---|---|")
+	for _, a := range pairwise.Algorithms() {
+		if !a.Private {
+			continue
+		}
+		spec := experiment.Spec{Task: pairwise.TaskAUC, Algo: a.Name, Loss: "logistic", Runs: 1, Scale: "none",
+			FeatureRadius: 1, ParamRadius: 1, Epsilon: eps, Seed: 3, Seeded: true, NoiseSeed: 3}
+		if a.NeedsStrongConvexity {
+			spec.Lambda = 1e-3
+		}
+		if a.Name == "dp-sgd-output" {
+			spec.Steps = 4 * 614
+		}
+		spec.Delta, spec.DeltaSet = 1/(10*614.0), true
+		rep, err := experiment.Run(context.Background(), spec, tab, nil)
+		if err != nil {
+			fmt.Printf("| %s | error: %v |\n", a.Name, err)
+			continue
+		}
+		p := rep.Privacy
+		if p == nil || len(p.PaperSigmas) == 0 {
+			fmt.Printf("| %s | — | — | — | — | — | no noisy release (inert: T₁ ≥ n) |\n", a.Name)
+			continue
+		}
+		paperCell := "certified"
+		ps := spec
+		ps.Calibration = pairwise.CalibrationPaper
+		if prep, err := experiment.Run(context.Background(), ps, tab, nil); err != nil {
+			paperCell = "refused: " + strings.ReplaceAll(err.Error(), "|", "/")
+			if i := strings.Index(paperCell, "certifies only"); i >= 0 {
+				paperCell = "refused: " + strings.SplitN(paperCell[i:], " at ", 2)[0]
+			}
+		} else {
+			paperCell = fmt.Sprintf("certified (ε = %.3g)", prep.Privacy.CertifiedEpsilon)
+		}
+		if p.Sigmas[0] == 0 {
+			fmt.Printf("| %s | %.4g | 0 (Δ = 0: T₁ ≥ n, reads no record) | ∞ | — | — | %s |\n", a.Name, p.PaperSigmas[0], paperCell)
+			continue
+		}
+		// What exact accounting alone buys: the paper's sensitivities
+		// calibrated by the exact accountant (with the paper's failure
+		// probability δ/2 for [Y21a]/[Y21b]).
+		alone := "—"
+		if p.Mechanism == "gaussian" {
+			fail := 0.0
+			if a.Name == "dp-local-sgd" || a.Name == "dp-sgd-output" {
+				fail = p.Delta / 2
+			}
+			s, _, err := dp.CalibrateGaussian(dp.GaussianPlan{Sensitivities: p.PaperSensitivity, Disjoint: p.Disjoint, FailureDelta: fail}, eps, p.Delta)
+			if err == nil && s[0] > 0 {
+				alone = fmt.Sprintf("×%.2f", p.PaperSigmas[0]/s[0])
+				fmt.Printf("| %s | %.4g | %.4g | ×%.2f | %s | ×%.2f | %s |\n", a.Name, p.PaperSigmas[0], p.Sigmas[0], p.PaperSigmas[0]/p.Sigmas[0], alone, s[0]/p.Sigmas[0], paperCell)
+				continue
+			}
+		}
+		fmt.Printf("| %s | %.4g | %.4g | ×%.2f | %s | — | %s |\n", a.Name, p.PaperSigmas[0], p.Sigmas[0], p.PaperSigmas[0]/p.Sigmas[0], alone, paperCell)
 	}
 }
