@@ -51,8 +51,8 @@ func K22FedSensitivity(loss Loss, R, B float64, n int) float64 {
 type GradRound struct {
 	// Grad is ∇L(θ; D) + b (+ λθ when λ > 0), a fresh slice.
 	Grad []float64
-	// Sigma is σ of [K22] Thm 1 for this site's n and the job's T;
-	// Sensitivity is 4G/n.
+	// Sigma is σ for this site's n and the job's T (k22Calibrate);
+	// Sensitivity is the proven 2Γ/n it is calibrated to.
 	Sigma, Sensitivity float64
 	// G and L are the objective's constants at R.
 	G, L float64
@@ -70,13 +70,13 @@ type GradRound struct {
 
 // DPGDGradRound releases one noisy full pairwise gradient of [K22] Alg 1 at
 // w (not modified; the caller projected it) for a run of T iterations on
-// all of obj's records: FullGradient(obj, w) + N(0, σ² I_p) with
-// σ = K22Sigma(T, n, G, ε, δ), G the objective's Lipschitz constant at R
-// (the constants single-site dp-gd-grad uses). It repeats runDPGDGrad's
-// checks (privateSetup: ε, δ > 0, ‖x‖ ≤ R, G-Lipschitz and L-smooth loss;
-// n ≥ 2) before any data-dependent computation. The release is one of T
-// adaptive Gaussian releases of sensitivity 4G/n; the T together are
-// (ε, δ)-DP by [K22] Thm 1.
+// all of obj's records: FullGradient(obj, w) + N(0, σ² I_p) with σ from
+// k22Calibrate (as single-site dp-gd-grad: exact by default, K22Sigma under
+// --calibration paper). It repeats runDPGDGrad's checks (privateSetup: ε,
+// δ > 0, ‖x‖ ≤ R, G-Lipschitz and L-smooth loss; n ≥ 2) before any
+// data-dependent computation. The release is one of T adaptive Gaussian
+// releases of sensitivity 2Γ/n; the T together are certified (ε, δ)-DP by
+// exact Gaussian-DP composition.
 func DPGDGradRound(ctx context.Context, obj Objective, w []float64, T int, priv *Privacy) (*GradRound, error) {
 	cfg := RunConfig{Privacy: priv}
 	props, rep, err := privateSetup(k22Alg1, obj, &cfg)

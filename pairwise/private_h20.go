@@ -176,10 +176,11 @@ func h20Register(a *Algorithm, v h20Variant) {
 //
 // η_t and T = n are fixed by the algorithm and its proof: cfg.Eta and
 // cfg.Steps are refused, as are checkpoints, schedules and averaging modes.
-// Before any noise is drawn, the Gaussian releases are checked by exact
-// accounting (x21Guard, see private_x21.go): for Alg 1 the check always
-// passes (zCDP conversion is a valid bound); for Alg 3 it catches ε beyond
-// the range the classical calibration is proved for.
+// Before any noise is drawn, the Gaussian releases are calibrated (or,
+// under --calibration paper, the printed σ's certified) by exact Gaussian
+// DP (calibrateGaussian): for Alg 1 the printed σ's always pass (the zCDP
+// conversion is a valid bound); for Alg 3 the check catches ε beyond the
+// range the classical calibration is proved for.
 func runH20(ctx context.Context, a *Algorithm, v h20Variant, obj Objective, cfg RunConfig) (*Result, error) {
 	props, rep, err := privateSetup(a, obj, &cfg)
 	if err != nil {

@@ -96,6 +96,10 @@ func K22Steps(n, p int, eps float64) int {
 //     only G-Lipschitz (Remark 1): Alg 1 is stated with gradients, and the
 //     utility theorems and the default η = 1/L need L.
 //
+// The σ above is --calibration paper; by default k22Calibrate calibrates
+// the T releases by exact Gaussian-DP composition for the proven
+// sensitivity 2Γ/n (Γ = G for the AUC losses), see its comment.
+//
 // Every iterate is a function of the released noisy gradients, so
 // checkpoints are allowed.
 func runDPGDGrad(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {

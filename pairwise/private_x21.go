@@ -48,18 +48,18 @@ import (
 // in Lemma 1, η ≤ 2/L in Lemma 7) is refused. The initial point is cfg.Init
 // (default 0): it must not depend on the private data.
 //
-// Exact accounting. The Gaussian boxes use the classical calibration
+// Calibration (calibrate.go). The boxes use the classical calibration
 // σ = √(2 ln(1.25/δ))Δ/ε (Def 3), which is proved for ε < 1 only (Dwork &
-// Roth 2014, Thm A.1), and Alg 2 prints a composed σ whose constant is not
-// derived in the paper. Before any noise is drawn every Gaussian algorithm
-// computes the exact privacy of the noise it is about to add (x21Guard): a
-// Gaussian mechanism of sensitivity Δ and noise σ is exactly μ-GDP with
-// μ = Δ/σ, T of them compose to √(Σμ_t²)-GDP, and μ-GDP is (ε, δ')-DP with
-// δ' = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Balle & Wang 2018, Thm 8; Dong,
-// Roth & Su 2019, Cor 2.13 and 3.3). The printed formula is used unchanged;
-// if δ' exceeds the requested δ, a run with a secure noise source is refused
-// (it would claim a guarantee the noise does not give) and a run with a
-// non-secure source, already labelled not private, says so in its Notes.
+// Roth 2014, Thm A.1), Alg 2 prints a composed σ whose constant is not
+// derived in the paper, and every sensitivity uses 2G per pair gradient and
+// no diameter bound. By default (CalibrationExact) each algorithm calibrates
+// with calibrateGaussian / calibrateLaplace for the tight sensitivity proved
+// beside its code (exact Gaussian DP: μ = Δ/σ per release, √(Σμ_t²) for a
+// composition, the worst epoch for disjoint epochs; Balle & Wang 2018,
+// Thm 8; Dong, Roth & Su 2019, Cor 2.13 and 3.3). Under CalibrationPaper
+// the printed formula is used unchanged and certified the same way for the
+// proven sensitivity; a printed σ that is not certified is refused before
+// any noise is drawn, whatever the noise source.
 
 const x21Paper = "[X21] Xue, Yang, Huai, Wang. Differentially Private Pairwise Learning Revisited. IJCAI 2021"
 
@@ -253,10 +253,10 @@ func runDPGDSC(ctx context.Context, a *Algorithm, obj Objective, cfg RunConfig, 
 //
 // Step 4 prints "Σ_{i=0}^T (w_0 + … + w_T)/(T+1)"; the sum sign is a typo
 // for the average (Lemma 9 averages w_0..w_T the same way). σ is used
-// exactly as printed (log = ln); the paper only says it follows "by the
-// advanced composition theorem and Gaussian mechanism" (C.4) for the
-// gradient sensitivity 4G/n (Lemma 1's proof), so x21Guard checks it by
-// exact Gaussian composition, μ = √T·(4G/n)/σ.
+// as printed (log = ln) under --calibration paper; the paper only says it
+// follows "by the advanced composition theorem and Gaussian mechanism"
+// (C.4) for the gradient sensitivity 4G/n (Lemma 1's proof). By default σ
+// is calibrated by exact Gaussian composition for the proven 2Γ/n.
 //
 // Defaults (Thm 2): T = min{n, n²ε²/(d log(1/δ))} (rounded down, ≥ 1) and
 // η = G/(‖C‖₂√T) with ‖C‖₂ the diameter of C — Theorem 2's statement as

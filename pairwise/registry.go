@@ -73,8 +73,14 @@ func Register(a *Algorithm) {
 	if _, dup := registry[a.Name]; dup {
 		panic("pairwise: duplicate algorithm " + a.Name)
 	}
+	if a.Private && !strings.Contains(a.PrivacyModel, calibrationModelNote) {
+		a.PrivacyModel += " " + calibrationModelNote
+	}
 	registry[a.Name] = a
 }
+
+// calibrationModelNote ends every private algorithm's PrivacyModel.
+const calibrationModelNote = "Noise: by default (--calibration exact) the smallest σ the exact Gaussian-DP accountant certifies for the tight sensitivity proved beside the code; the printed formula above under --calibration paper, refused unless certified."
 
 // Lookup returns the named algorithm.
 func Lookup(name string) (*Algorithm, error) {
