@@ -18,10 +18,14 @@
 // LaplaceGranularity, SnappedL2Sensitivity). The ℓ2-Laplace mechanism has no
 // floating-point proof, and says so.
 //
-// Calibration and accountants (accountant*.go). Calibration picks σ or b
-// from (ε, δ) and a sensitivity; accountants compose the privacy loss of all
-// the releases of a run (basic composition, Rényi DP, zCDP, Gaussian DP) and
-// convert it back to (ε, δ), as each algorithm's paper prescribes.
+// Calibration and accountants (calibrate.go, accountant*.go). Calibration
+// picks σ or b from (ε, δ) and a sensitivity; CalibrateGaussian is the one
+// path every Gaussian private algorithm uses: the smallest σ's whose exact
+// Gaussian-DP composition (sequential or over disjoint parts, with a
+// failure probability for high-probability sensitivity bounds) certifies
+// (ε, δ), and CertifyGaussian the certified (ε, δ) of given σ's.
+// Accountants compose the privacy loss of all the releases of a run (basic
+// composition, Rényi DP, zCDP, Gaussian DP) and convert it back to (ε, δ).
 //
 // Ledger. A run's budget is charged before a noisy value is released, and a
 // value is released once: the ledger records each charge so that the
