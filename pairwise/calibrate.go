@@ -1,8 +1,10 @@
 package pairwise
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/pairfed/pairfed/dp"
 )
@@ -284,4 +286,66 @@ func binomialQuantile(N int, p, gamma float64) int {
 		tail = t
 	}
 	return 0
+}
+
+// certifiedRun wraps a private algorithm's Run (Register does it for every
+// private algorithm): --calibration paper is refused up front for an
+// algorithm without a printed formula, and every report is certified
+// after the run. Algorithms that calibrate through calibrateGaussian /
+// calibrateLaplace have filled the certificate already; for the others a
+// Gaussian report (sensitivities, σ's, disjointness, failure δ) is
+// certified here by dp.CertifyGaussian and a subsampled-Gaussian one by
+// dp.SubsampledGaussianEpsilon. A private (secure) run whose certificate
+// exceeds its request is an error: its output is not returned.
+func certifiedRun(a *Algorithm, run func(context.Context, Objective, RunConfig, *rand.Rand) (*Result, error)) func(context.Context, Objective, RunConfig, *rand.Rand) (*Result, error) {
+	return func(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
+		if p := cfg.Privacy; p != nil && p.Calibration == CalibrationPaper && !a.PaperCalibration {
+			return nil, fmt.Errorf("pairwise: %s is pairfed's own mechanism with no printed σ: --calibration paper does not apply (use exact)", a.Name)
+		}
+		res, err := run(ctx, obj, cfg, rng)
+		if err != nil || res == nil || res.Privacy == nil || cfg.Privacy == nil {
+			return res, err
+		}
+		if err := certifyReport(a.Name, res.Privacy); err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
+}
+
+// certifyReport fills the certificate of a report that has none (see
+// certifiedRun) and checks it against the request.
+func certifyReport(name string, rep *PrivacyReport) error {
+	if rep.Calibration == "" {
+		rep.Calibration = string(CalibrationExact)
+		switch {
+		case len(rep.Sigmas) == 0:
+			rep.CertifiedEpsilon, rep.CertifiedDelta = 0, rep.FailureDelta
+		case rep.Mechanism == "gaussian" && rep.Delta > 0 && len(rep.Sensitivity) == len(rep.Sigmas):
+			c, err := dp.CertifyGaussian(dp.GaussianPlan{Sensitivities: rep.Sensitivity, Disjoint: rep.Disjoint, FailureDelta: rep.FailureDelta}, rep.Sigmas, rep.Epsilon, rep.Delta)
+			if err != nil {
+				return fmt.Errorf("pairwise: %s: certifying the report: %w", name, err)
+			}
+			rep.CertifiedEpsilon, rep.CertifiedDelta = c.Epsilon, c.Delta
+		case rep.Mechanism == "subsampled-gaussian" && rep.Delta > 0 && len(rep.Sigmas) == 1 && len(rep.Sensitivity) == 1 && rep.Sensitivity[0] > 0:
+			rel := dp.AddRemove
+			if rep.Neighbouring == string(dp.ReplaceOne) {
+				rel = dp.ReplaceOne
+			}
+			e, _, err := dp.SubsampledGaussianEpsilon(rep.SampleRate, rep.Sigmas[0]/rep.Sensitivity[0], rep.Releases, rep.Delta-rep.FailureDelta, rel)
+			if err != nil {
+				return fmt.Errorf("pairwise: %s: certifying the report: %w", name, err)
+			}
+			rep.CertifiedEpsilon, rep.CertifiedDelta = e, rep.Delta
+			if e > rep.Epsilon {
+				rep.CertifiedDelta = 1 // not certified at the request
+			}
+		default:
+			return nil // no accountant for this report (e.g. ℓ2-Laplace): nothing claimed beyond the algorithm's own proof
+		}
+	}
+	if rep.Private && (rep.CertifiedEpsilon > rep.Epsilon || rep.CertifiedDelta > rep.Delta) {
+		return fmt.Errorf("pairwise: %s: the noise added certifies only (ε, δ) = (%g, %g), above the request (%g, %g): the run is refused", name, rep.CertifiedEpsilon, rep.CertifiedDelta, rep.Epsilon, rep.Delta)
+	}
+	return nil
 }

@@ -148,6 +148,7 @@ func h20Register(a *Algorithm, v h20Variant) {
 	a.Run = func(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
 		return runH20(ctx, a, v, obj, cfg)
 	}
+	a.PaperCalibration = true
 	Register(a)
 }
 

@@ -31,6 +31,7 @@ var k22Alg1 = &Algorithm{
 
 func init() {
 	k22Alg1.Run = runDPGDGrad
+	k22Alg1.PaperCalibration = true
 	Register(k22Alg1)
 }
 

@@ -136,6 +136,7 @@ func x21Register(a *Algorithm, run func(context.Context, *Algorithm, Objective, 
 	a.Run = func(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
 		return run(ctx, a, obj, cfg, rng)
 	}
+	a.PaperCalibration = true
 	Register(a)
 }
 

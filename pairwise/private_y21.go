@@ -74,6 +74,7 @@ var (
 func init() {
 	y21aAlg3.Run = runDPLocalSGD
 	y21bAlg2.Run = runDPSGDOutput
+	y21aAlg3.PaperCalibration, y21bAlg2.PaperCalibration = true, true
 	Register(y21aAlg3)
 	Register(y21bAlg2)
 }

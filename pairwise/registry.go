@@ -34,6 +34,10 @@ type Algorithm struct {
 	PureDP bool
 	// Privacy describes the privacy model and noise formula, with citation.
 	PrivacyModel string
+	// PaperCalibration marks private algorithms with a paper's printed
+	// noise formula, available as --calibration paper (calibrate.go); for
+	// the others (pairfed's own mechanisms) that calibration is refused.
+	PaperCalibration bool
 	// ParamRadius, when set, is a private algorithm's rule for the radius
 	// B of the parameter set when none is given, from public quantities
 	// only (n records, p parameters, ε, δ, feature radius R, task, loss),
@@ -73,8 +77,11 @@ func Register(a *Algorithm) {
 	if _, dup := registry[a.Name]; dup {
 		panic("pairwise: duplicate algorithm " + a.Name)
 	}
-	if a.Private && !strings.Contains(a.PrivacyModel, calibrationModelNote) {
+	if a.Private && a.PaperCalibration && !strings.Contains(a.PrivacyModel, calibrationModelNote) {
 		a.PrivacyModel += " " + calibrationModelNote
+	}
+	if a.Private && a.Run != nil {
+		a.Run = certifiedRun(a, a.Run)
 	}
 	registry[a.Name] = a
 }
