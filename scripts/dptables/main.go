@@ -280,7 +280,7 @@ func sigmaTable(tab *data.Table) {
 	fmt.Println("| algorithm | σ paper | σ exact+tight | factor | exact accounting alone | tight sensitivity | paper calibration |")
 	fmt.Println("|---|---|---|---|---|---|---|")
 	for _, a := range pairwise.Algorithms() {
-		if !a.Private {
+		if !a.Private || !a.PaperCalibration { // pairfed's own mechanisms have no printed σ
 			continue
 		}
 		spec := experiment.Spec{Task: pairwise.TaskAUC, Algo: a.Name, Loss: "logistic", Runs: 1, Scale: "none",
