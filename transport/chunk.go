@@ -237,8 +237,8 @@ type partial struct {
 	length uint64
 	sum    [sha256.Size]byte
 	chunks map[uint32][]byte
-	bytes  int // payload bytes held
-	cost   int // memory held, as counted against MaxBuffered
+	bytes  int    // payload bytes held
+	cost   int    // memory held, as counted against MaxBuffered
 	last   uint64 // frame sequence of the latest chunk
 	elem   *list.Element
 }
