@@ -45,7 +45,7 @@ func (g *guardReader) Read(p []byte) (int, error) {
 	g.n += int64(n)
 	if g.n > g.max {
 		n -= int(g.n - g.max)
-		g.err = fmt.Errorf("%w (%d bytes after decompression): the text of a file is limited like its memory (%s); if the file is genuine, raise --max-memory (Options.MaxMemory or MaxBytes)", ErrTooLarge, g.max, FormatSize(g.max))
+		g.err = fmt.Errorf("%w (%d bytes after decompression): the text of a file is limited like its memory (%s); if the file is genuine, raise --max-memory", ErrTooLarge, g.max, FormatSize(g.max))
 		return n, g.err
 	}
 	if err != nil {

@@ -65,7 +65,7 @@ type budget struct {
 }
 
 // raiseLimit is the usual fix of an exhausted budget.
-const raiseLimit = "raise --max-memory (Options.MaxMemory) if the machine has the memory, or use a smaller file"
+const raiseLimit = "raise --max-memory if the machine has the memory, or use a smaller file"
 
 // errorf reports an exhausted budget at the current line: what needs
 // memory (format, args), the limit, and fix.
@@ -92,7 +92,7 @@ func (m *budget) charge(n int64, what string) error {
 // exceed the limit; hint says how the count arose.
 func (m *budget) checkDim(d int, hint string) error {
 	if need := maxDimBytes(d); need > m.limit {
-		return m.errorf(fmt.Sprintf("if the file is right, raise --max-memory (Options.MaxMemory; %d features fit in this limit), else fix the file (--dim N makes any index above N an error)", MaxDim(m.limit)),
+		return m.errorf(fmt.Sprintf("if the file is right, raise --max-memory (%d features fit in this limit), else fix the file (--dim N makes any index above N an error)", MaxDim(m.limit)),
 			"%s: training over %d features needs at least %d vectors of %d float64 values (%s)",
 			hint, d, vectorsPerFeature, d, FormatSize(need))
 	}
