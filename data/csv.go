@@ -326,7 +326,11 @@ func (b *builder) row(l *layout, fields [][]byte, line int) error {
 		}
 		v, outcome := parseNumber(f)
 		if outcome != numOK {
-			return posErr(b.file, line, j+1, "%s in column %s", numProblem("feature value", f, outcome), l.colName(j))
+			hint := ""
+			if blankSeparated(f) {
+				hint = " (blank-separated numbers in one field: a dense, whitespace-separated file? read it with --format dense or --format auto)"
+			}
+			return posErr(b.file, line, j+1, "%s in column %s%s", numProblem("feature value", f, outcome), l.colName(j), hint)
 		}
 		x[k] = v
 	}

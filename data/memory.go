@@ -29,13 +29,15 @@ const DefaultMaxMemoryCap int64 = 4 << 30
 const vectorsPerFeature = 16
 
 // DefaultMaxMemory returns the memory budget of one dataset when
-// Options.MaxMemory is 0: half of the machine's physical memory, at most
-// DefaultMaxMemoryCap (4 GiB), so that a training run, which holds a few
-// copies of its data (scaled, clipped, split), still fits. Where the
-// physical memory is unknown it is DefaultMaxMemoryCap.
+// Options.MaxMemory is 0: a quarter of the machine's physical memory, at
+// most DefaultMaxMemoryCap (4 GiB). A quarter, because the process's peak
+// can reach about twice the budget while a refused file is read (the
+// collector has not yet returned the arrays that growth replaced), and a
+// training run then holds a few copies of its data (scaled, clipped,
+// split). Where the physical memory is unknown it is DefaultMaxMemoryCap.
 func DefaultMaxMemory() int64 {
 	if p := physicalMemory(); p > 0 {
-		return min(DefaultMaxMemoryCap, p/2)
+		return max(min(DefaultMaxMemoryCap, p/4), minMaxMemory)
 	}
 	return DefaultMaxMemoryCap
 }

@@ -23,7 +23,7 @@ func dataFlags() []cli.Flag {
 		&cli.StringFlag{Name: "impute", Value: "error", Action: check, Usage: "missing values (? or empty): error, mean or drop"},
 		&cli.IntFlag{Name: "dim", Action: func(c *cli.Context, _ int) error { return checkDataOptions(c) }, Usage: "declare the number of features (LIBSVM files whose last columns never occur)"},
 		&cli.StringFlag{Name: "representation", Value: "auto", Action: check, Usage: "in-memory representation: auto, dense or sparse"},
-		&cli.StringFlag{Name: "max-memory", Action: check, Usage: "memory budget of one data file (e.g. 512MiB, 8GiB): records, parsing and 16 vectors per feature, and its text after decompression (default: half the physical memory, at most 4 GiB)"},
+		&cli.StringFlag{Name: "max-memory", Action: check, Usage: "memory budget of one data file (e.g. 512MiB, 8GiB): records, parsing and 16 vectors per feature, and its text after decompression (default: a quarter of the physical memory, at most 4 GiB)"},
 	}
 }
 
