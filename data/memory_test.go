@@ -22,17 +22,18 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 	if r.off >= r.n {
 		return 0, io.EOF
 	}
+	p = p[:min(int64(len(p)), r.n-r.off)]
 	k := 0
-	for k < len(p) && r.off < r.n {
-		var c byte
+	for k < len(p) {
+		var src []byte
 		if r.off < int64(len(r.prefix)) {
-			c = r.prefix[r.off]
+			src = r.prefix[r.off:]
 		} else {
-			c = r.line[(r.off-int64(len(r.prefix)))%int64(len(r.line))]
+			src = r.line[(r.off-int64(len(r.prefix)))%int64(len(r.line)):]
 		}
-		p[k] = c
-		k++
-		r.off++
+		c := copy(p[k:], src)
+		k += c
+		r.off += int64(c)
 	}
 	return k, nil
 }
