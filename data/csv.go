@@ -296,9 +296,11 @@ func (b *builder) row(l *layout, fields [][]byte, line int) error {
 		b.firstLine = line
 	}
 	start := len(b.x)
-	var err error
-	if b.x, err = growSlice(b.m, b.x, b.d, fmt.Sprintf("the records (%d so far, of %d features)", len(b.y)+1, b.d)); err != nil {
-		return err
+	if cap(b.x)-start < b.d {
+		var err error
+		if b.x, err = growSlice(b.m, b.x, b.d, fmt.Sprintf("the records (%d so far, of %d features)", len(b.y)+1, b.d)); err != nil {
+			return err
+		}
 	}
 	b.x = b.x[:start+b.d]
 	x := b.x[start:]

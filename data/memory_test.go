@@ -118,9 +118,11 @@ func TestMemoryBudget(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if n := readBudget(t, c.r(), limit, c.opt, c.tooLarge, c.msg...); n > ceiling {
+			n := readBudget(t, c.r(), limit, c.opt, c.tooLarge, c.msg...)
+			if n > ceiling {
 				t.Errorf("allocated %s, over %s", FormatSize(int64(n)), FormatSize(ceiling))
 			}
+			t.Logf("allocated %s in all", FormatSize(int64(n)))
 		})
 	}
 }
