@@ -267,7 +267,8 @@ func heldCost(data []byte) ([]byte, int) {
 }
 
 // doneRing is how many completed (or failed) message ids a subscription
-// remembers to recognize late duplicates.
+// remembers to recognize late duplicates: at most doneRing keys, each
+// with a subject NATS bounds (its control line, 4 KiB by default).
 const doneRing = 1024
 
 // reassembler holds one subscription's partial messages. It is not safe
@@ -337,7 +338,9 @@ func (r *reassembler) add(subject string, f []byte) ([]byte, bool) {
 		for len(r.partials) >= r.lim.MaxPartials {
 			r.evict(r.lru.Front().Value.(*partial))
 		}
-		p = &partial{key: k, total: total, length: length, chunks: map[uint32][]byte{}, cost: partialOverhead}
+		// The subject is the sender's choice under a wildcard
+		// subscription: its bytes count too.
+		p = &partial{key: k, total: total, length: length, chunks: map[uint32][]byte{}, cost: partialOverhead + len(subject)}
 		copy(p.sum[:], sum)
 		p.elem = r.lru.PushBack(p)
 		r.partials[k] = p
