@@ -128,3 +128,14 @@ func TestDetectFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadNotAFile(t *testing.T) {
+	if _, err := Load("", Options{}); err == nil || !strings.Contains(err.Error(), "empty file name") {
+		t.Errorf("empty path: %v", err)
+	}
+	if _, err := Load("testdata", Options{}); err == nil || !strings.Contains(err.Error(), "testdata is a directory") {
+		t.Errorf("directory: %v", err)
+	}
+	_, err := Read(strings.NewReader("\xff\xfe1\x00,\x002\x00"), "u.csv", Options{})
+	checkPosErr(t, err, "u.csv", 1, 1, "UTF-16 text (a byte order mark): convert the file to UTF-8")
+}

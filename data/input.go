@@ -167,6 +167,9 @@ func (lr *lineReader) sniff() string {
 // zip, an image, a model file).
 func (lr *lineReader) checkText() error {
 	buf, _ := lr.r.Peek(sniffSize)
+	if bytes.HasPrefix(buf, []byte{0xff, 0xfe}) || bytes.HasPrefix(buf, []byte{0xfe, 0xff}) {
+		return posErr(lr.name, 1, 1, "UTF-16 text (a byte order mark): convert the file to UTF-8 or ASCII, e.g. iconv -f UTF-16 -t UTF-8")
+	}
 	i := bytes.IndexByte(buf, 0)
 	if i < 0 {
 		return nil

@@ -28,11 +28,17 @@ type Table struct {
 
 // Load reads the dataset at path. See Read.
 func Load(path string, opt Options) (*Table, error) {
+	if path == "" {
+		return nil, fmt.Errorf("data: empty file name: give the path of a data file")
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("data: %s is a directory; give the path of a data file in it", path)
+	}
 	return Read(f, path, opt)
 }
 
