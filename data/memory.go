@@ -115,6 +115,27 @@ func MaxDim(limit int64) int {
 	return int(min(limit/(8*vectorsPerFeature), math.MaxInt32))
 }
 
+// matricesPerMetric is how many D×D float64 matrices the memory budget
+// must hold for metric learning over D features: the model, its gradient
+// and average, and the eigendecomposition of the PSD projection (its
+// input, eigenvectors and workspace); 8 is a stated allowance.
+const matricesPerMetric = 8
+
+// CheckMatrixDim refuses metric learning over d features when its D×D
+// matrices would not fit the memory budget limit (0: DefaultMaxMemory).
+func CheckMatrixDim(d int, limit int64) error {
+	if limit == 0 {
+		limit = DefaultMaxMemory()
+	}
+	need := float64(d) * float64(d) * 8 * matricesPerMetric
+	if need <= float64(limit) {
+		return nil
+	}
+	fit := int(math.Sqrt(float64(limit) / (8 * matricesPerMetric)))
+	return fmt.Errorf("data: metric learning over %d features keeps %d×%d matrices: %d of them need %s, %w of %s; at most %d features fit: reduce the features, use --task auc, or raise --max-memory if the machine has the memory",
+		d, d, d, matricesPerMetric, FormatSize(int64(min(need, math.MaxInt64/2))), ErrMemory, FormatSize(limit), fit)
+}
+
 // growSlice returns s with room for at least n more elements, charging
 // m for the new backing array and releasing the old one. The new
 // capacity doubles the old one as append would, but never beyond what the

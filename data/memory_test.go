@@ -206,3 +206,14 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckMatrixDim(t *testing.T) {
+	// 8 matrices of 4096² float64 are exactly 1 GiB.
+	if err := CheckMatrixDim(4096, 1<<30); err != nil {
+		t.Errorf("4096 features in 1 GiB: %v", err)
+	}
+	err := CheckMatrixDim(4097, 1<<30)
+	if !errors.Is(err, ErrMemory) || !strings.Contains(err.Error(), "at most 4096 features fit") {
+		t.Errorf("4097 features in 1 GiB: %v", err)
+	}
+}

@@ -311,6 +311,10 @@ func TestBadInputLoaders(t *testing.T) {
 		{name: "a directory as --data", args: []string{"train", "--data", dir}, code: 1, err: []string{"is a directory", "give the path of a data file"}},
 		{name: "empty --data", args: []string{"train", "--data", ""}, code: 1, err: []string{"empty file name"}},
 		{name: "a directory as a site's data", args: workerArgs("--data", dir), code: 1, err: []string{"is a directory"}},
+		{name: "metric learning over 20000 features", args: []string{"train", "--data", file("wide-20k.libsvm", strings.Repeat("+1 1:1\n-1 20000:1\n", 4)), "--task", "metric", "--max-memory", "1GiB"}, code: 1,
+			err: []string{"metric learning over 20000 features", "8 of them need 23.8 GiB", "over the memory limit of 1 GiB", "at most 4096 features fit", "--task auc"}},
+		{name: "simulate metric learning over 20000 features", args: sim("--data", filepath.Join(dir, "wide-20k.libsvm"), "--task", "metric", "--max-memory", "1GiB"), code: 1,
+			err: []string{"metric learning over 20000 features", "at most 4096 features fit"}},
 		{name: "negative index", args: []string{"train", "--data", negIndex}, code: 1, err: []string{"negative-index.libsvm:2:4", `bad feature index "-3"`}},
 		{name: "zero index", args: []string{"train", "--data", zeroIndex}, code: 1, err: []string{"zero-index.libsvm:2:4", "feature index 0 (LIBSVM indices are 1-based)"}},
 

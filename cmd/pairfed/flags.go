@@ -113,6 +113,15 @@ func dataOptions(c *cli.Context) data.Options {
 	}
 }
 
+// checkMetricSize refuses metric learning over more features than the
+// memory budget allows (its models are d×d matrices), before training.
+func checkMetricSize(task string, opt data.Options, d int) error {
+	if task != "metric" {
+		return nil
+	}
+	return data.CheckMatrixDim(d, opt.MaxMemory)
+}
+
 // loadTrainTest loads --data and, when given, --test with the same options,
 // and checks that their dimensions agree.
 func loadTrainTest(c *cli.Context, opt data.Options) (train, test *data.Table, err error) {

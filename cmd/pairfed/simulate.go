@@ -91,6 +91,9 @@ func runSimulate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkMetricSize(c.String("task"), opt, train.D); err != nil {
+		return err
+	}
 	bar := startProgress(c, "simulate", spec.Runs)
 	defer bar.Finish()
 	spec.OnRun = bar.OnRun()

@@ -80,6 +80,9 @@ func runTrain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkMetricSize(c.String("task"), opt, train.D); err != nil {
+		return err
+	}
 	total := spec.Runs
 	if test == nil && spec.Folds > 1 {
 		total *= spec.Folds
