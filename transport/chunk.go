@@ -53,8 +53,9 @@ type ChunkLimits struct {
 	// partialOverhead more; over it, the least recently extended partials
 	// are evicted, and a message that alone would exceed it is dropped
 	// (default 4×MaxMessage, at least MaxMessage). A message sent in
-	// MinChunk frames costs about twice its length, so the default holds
-	// a MaxMessage payload in frames of any size. Completing a message
+	// MinChunk frames (65 data bytes, held in 80 plus chunkOverhead)
+	// costs under 2.75 times its length, so the default holds a
+	// MaxMessage payload in frames of any size. Completing a message
 	// briefly adds its payload (at most MaxMessage) to what is held.
 	MaxBuffered int
 	// MaxAge drops a partial message that received no chunk during the
