@@ -298,7 +298,7 @@ func (b *builder) row(l *layout, fields [][]byte, line int) error {
 	start := len(b.x)
 	if cap(b.x)-start < b.d {
 		var err error
-		if b.x, err = growSlice(b.m, b.x, b.d, fmt.Sprintf("the records (%d so far, of %d features)", len(b.y)+1, b.d)); err != nil {
+		if err = growSlice(b.m, &b.x, b.d, fmt.Sprintf("the records (%d so far, of %d features)", len(b.y)+1, b.d)); err != nil {
 			return err
 		}
 	}
@@ -386,7 +386,8 @@ func (s *splitter) split(line []byte) ([][]byte, int, error) {
 	}
 	if cap(s.scratch) < len(line) {
 		var err error
-		if s.scratch, err = growSlice(s.m, s.scratch[:0], len(line), "a line's unquoted text"); err != nil {
+		s.scratch = s.scratch[:0]
+		if err = growSlice(s.m, &s.scratch, len(line), "a line's unquoted text"); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -515,7 +516,8 @@ func (rr *recordReader) next() ([][]byte, int, error) {
 		if err == errOpenQuote {
 			// A quoted field spans lines: gather lines until the quote
 			// state says it closed, then split once.
-			if rr.acc, err = growSlice(rr.sp.m, rr.acc[:0], len(line), "a quoted field spanning lines"); err != nil {
+			rr.acc = rr.acc[:0]
+			if err = growSlice(rr.sp.m, &rr.acc, len(line), "a quoted field spanning lines"); err != nil {
 				return nil, 0, err
 			}
 			rr.acc = append(rr.acc, line...)
@@ -531,7 +533,7 @@ func (rr *recordReader) next() ([][]byte, int, error) {
 				if len(rr.acc) > maxLine {
 					return nil, 0, posErr(rr.lr.name, start, fieldNo, "quoted field longer than %d bytes", maxLine)
 				}
-				if rr.acc, e = growSlice(rr.sp.m, rr.acc, 1+len(more), "a quoted field spanning lines"); e != nil {
+				if e = growSlice(rr.sp.m, &rr.acc, 1+len(more), "a quoted field spanning lines"); e != nil {
 					return nil, 0, e
 				}
 				rr.acc = append(rr.acc, '\n')

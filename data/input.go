@@ -127,15 +127,14 @@ func (lr *lineReader) next() ([]byte, error) {
 			if len(lr.long)+len(b) > maxLine {
 				return nil, posErr(lr.name, lr.line+1, 1, "line longer than %d bytes", maxLine)
 			}
-			grown, gerr := growSlice(lr.m, lr.long, len(b), fmt.Sprintf("a line over %s long", FormatSize(int64(len(lr.long)+len(b)))))
-			if gerr != nil {
+			if gerr := growSlice(lr.m, &lr.long, len(b), fmt.Sprintf("a line over %s long", FormatSize(int64(len(lr.long)+len(b))))); gerr != nil {
 				var pe *ParseError
 				if errors.As(gerr, &pe) {
 					pe.Line = lr.line + 1
 				}
 				return nil, gerr
 			}
-			lr.long = append(grown, b...)
+			lr.long = append(lr.long, b...)
 			if err != bufio.ErrBufferFull {
 				break
 			}

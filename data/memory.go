@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -136,41 +137,51 @@ func CheckMatrixDim(d int, limit int64) error {
 		d, d, d, matricesPerMetric, FormatSize(int64(min(need, math.MaxInt64/2))), ErrMemory, FormatSize(limit), fit)
 }
 
-// growSlice returns s with room for at least n more elements, charging
-// m for the new backing array and releasing the old one. The new
-// capacity doubles the old one as append would, but never beyond what the
-// budget has left, so a file is refused only when what it really needs
-// does not fit.
-func growSlice[T any](m *budget, s []T, n int, what string) ([]T, error) {
-	need := len(s) + n
-	if need <= cap(s) {
-		return s, nil
+// releaseFraction: growSlice hands a replaced backing array of at least
+// limit/releaseFraction bytes back to the system at once. Without it the
+// replaced arrays of a growing dataset stay resident until the collector
+// runs, up to as much again as the budget; with it, at most three or
+// four forced collections happen per file (arrays double).
+const releaseFraction = 8
+
+// growSlice makes room in *s for at least n more elements, charging m
+// for the new backing array and releasing the old one. The new capacity
+// doubles the old one as append would, but never beyond what the budget
+// has left, so a file is refused only when what it really needs does not
+// fit. A replaced array of limit/releaseFraction bytes or more is
+// returned to the system before growSlice returns, so that the process's
+// peak stays near the budget.
+func growSlice[T any](m *budget, s *[]T, n int, what string) error {
+	need := len(*s) + n
+	if need <= cap(*s) {
+		return nil
 	}
 	var zero T
 	size := int64(unsafe.Sizeof(zero))
-	old := int64(cap(s)) * size
-	newCap := int64(max(need, 2*cap(s), 16))
-	if avail := (m.limit - m.used + old) / size; newCap > avail && int64(need) <= avail {
-		newCap = avail
-	}
-	if int64(need) > (m.limit-m.used+old)/size {
-		return s, m.errorf(raiseLimit, "memory for %s: %s needed (%d elements of %d bytes) with %s in use", what,
+	old := int64(cap(*s)) * size
+	newCap := int64(max(need, 2*cap(*s), 16))
+	avail := (m.limit - m.used + old) / size
+	if int64(need) > avail {
+		return m.errorf(raiseLimit, "memory for %s: %s needed (%d elements of %d bytes) with %s in use", what,
 			FormatSize(int64(need)*size), need, size, FormatSize(m.used-old))
 	}
+	newCap = min(newCap, avail)
 	m.used += newCap*size - old
-	t := make([]T, len(s), newCap)
-	copy(t, s)
-	return t, nil
+	t := make([]T, len(*s), newCap)
+	copy(t, *s)
+	*s = t
+	if old >= m.limit/releaseFraction {
+		debug.FreeOSMemory()
+	}
+	return nil
 }
 
 // push appends v to *s, charging m when the backing array grows.
 func push[T any](m *budget, s *[]T, v T, what string) error {
 	if len(*s) == cap(*s) {
-		t, err := growSlice(m, *s, 1, what)
-		if err != nil {
+		if err := growSlice(m, s, 1, what); err != nil {
 			return err
 		}
-		*s = t
 	}
 	*s = append(*s, v)
 	return nil
