@@ -13,7 +13,7 @@ import (
 
 func experimentCommand() *cli.Command {
 	flags := []cli.Flag{
-		&cli.StringFlag{Name: "data", Required: true, Usage: "training file (LIBSVM, CSV or ARFF)"},
+		&cli.StringFlag{Name: "data", Required: true, Usage: "training file (LIBSVM, CSV, dense or ARFF)"},
 		&cli.StringFlag{Name: "test", Usage: "test file (default: a stratified split of --data in every run)"},
 		testFractionFlag("share of --data held out for testing when --test is absent"),
 		&cli.StringFlag{Name: "task", Value: "auc", Usage: "auc (scored by AUC) or metric (metric learning, scored by KNN-3 accuracy)"},

@@ -14,7 +14,7 @@ import (
 
 func simulateCommand() *cli.Command {
 	flags := []cli.Flag{
-		&cli.StringFlag{Name: "data", Required: true, Usage: "training file (LIBSVM, CSV or ARFF), split over the sites"},
+		&cli.StringFlag{Name: "data", Required: true, Usage: "training file (LIBSVM, CSV, dense or ARFF), split over the sites"},
 		&cli.StringFlag{Name: "test", Usage: "test file (default: a stratified split of --data)"},
 		testFractionFlag("share of --data held out for testing when --test is absent"),
 		&cli.IntFlag{Name: "sites", Value: 4, Usage: "number of sites N"},

@@ -15,7 +15,7 @@ import (
 
 func trainCommand() *cli.Command {
 	flags := []cli.Flag{
-		&cli.StringFlag{Name: "data", Required: true, Usage: "training file (LIBSVM, CSV or ARFF)"},
+		&cli.StringFlag{Name: "data", Required: true, Usage: "training file (LIBSVM, CSV, dense or ARFF)"},
 		&cli.StringFlag{Name: "test", Usage: "test file (default: a stratified split of --data)"},
 		testFractionFlag("share of --data held out for testing when --test and --folds are absent"),
 		&cli.IntFlag{Name: "folds", Usage: "k-fold evaluation (each of --runs repeats all k folds)"},
