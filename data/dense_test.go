@@ -1,6 +1,7 @@
 package data
 
 import (
+	"bytes"
 	"errors"
 	"slices"
 	"strings"
@@ -35,6 +36,16 @@ func TestDenseFixtures(t *testing.T) {
 			// Labels 6.0000 (2 records, the minority) and 2.0000.
 			if !slices.Equal(tab.Classes, []string{"6.0000", "2.0000"}) || !slices.Equal(tab.Y, []float64{1, -1, 1, -1, -1}) {
 				t.Errorf("%s: classes %v, y %v", name, tab.Classes, tab.Y)
+			}
+		}
+	}
+	// Each kind gzipped and xz-compressed reads the same.
+	for _, name := range []string{"dense-spaces.txt", "dense-tabs.txt", "dense-mixed.txt"} {
+		plain := string(readFile(t, "testdata/"+name))
+		for kind, z := range map[string][]byte{"gzip": gzipBytes(t, plain), "xz": xzBytes(t, plain)} {
+			tab, err := Read(bytes.NewReader(z), name, Options{})
+			if err != nil || tab.Format != FormatDense || !slices.EqualFunc(dense(tab.Dataset), denseWant, slices.Equal) {
+				t.Errorf("%s, %s: %v", name, kind, err)
 			}
 		}
 	}
