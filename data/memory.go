@@ -32,10 +32,10 @@ const vectorsPerFeature = 16
 // DefaultMaxMemory returns the memory budget of one dataset when
 // Options.MaxMemory is 0: a quarter of the machine's physical memory, at
 // most DefaultMaxMemoryCap (4 GiB). A quarter, because the process's peak
-// can reach about twice the budget while a refused file is read (the
-// collector has not yet returned the arrays that growth replaced), and a
-// training run then holds a few copies of its data (scaled, clipped,
-// split). Where the physical memory is unknown it is DefaultMaxMemoryCap.
+// can pass the budget by up to half while a file is read (an array and
+// its doubled replacement, see growSlice), and a training run then holds
+// a few copies of its data (scaled, clipped, split). Where the physical
+// memory is unknown it is DefaultMaxMemoryCap.
 func DefaultMaxMemory() int64 {
 	if p := physicalMemory(); p > 0 {
 		return max(min(DefaultMaxMemoryCap, p/4), minMaxMemory)
@@ -50,8 +50,9 @@ const (
 )
 
 // readerOverhead is charged up front for the buffers of the reader
-// stack: the raw and line readers (64 KiB each), a decompressor's window
-// and state (xz's dictionary dominates: at most 8 MiB in practice).
+// stack: the raw and line readers (64 KiB each) and a decompressor's
+// state (bzip2's block arrays, about 4 MiB, dominate; an xz stream's
+// dictionary is charged apart, at the size the stream declares).
 const readerOverhead = 9 << 20
 
 // budget accounts the memory a Read holds: the storage of the records,
