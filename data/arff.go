@@ -50,7 +50,13 @@ func readARFF(lr *lineReader, b *builder) error {
 			if err != nil {
 				return err
 			}
-			attrs = append(attrs, a)
+			// The attribute and its strings (at most the line's length).
+			if err := b.m.charge(int64(len(line)), "the @attribute declarations"); err != nil {
+				return err
+			}
+			if err := push(b.m, &attrs, a, "the @attribute declarations"); err != nil {
+				return err
+			}
 		case "@data":
 			dataLine = lr.line
 		default:
@@ -93,7 +99,7 @@ func readARFF(lr *lineReader, b *builder) error {
 		}
 	}
 
-	rr := &recordReader{lr: lr, sp: splitter{sep: ',', quotes: `"'`},
+	rr := &recordReader{lr: lr, sp: splitter{sep: ',', quotes: `"'`, m: b.m},
 		skip: func(t []byte) bool { return t[0] == '%' }}
 	for {
 		rec, ln, err := rr.next()

@@ -13,6 +13,10 @@ import (
 // maxDenseCells bounds N·D for dense storage (8 GiB of float64).
 const maxDenseCells = 1 << 30
 
+// classOverhead estimates the bookkeeping of one distinct label spelling
+// besides its text: a class struct and an entry in each of two maps.
+const classOverhead = 256
+
 // class is one distinct original label.
 type class struct {
 	name      string // first spelling seen
@@ -30,6 +34,7 @@ type builder struct {
 	format string
 	opt    Options
 	notes  []string
+	m      *budget // every allocation that grows with the input is charged here
 
 	classes    []*class
 	bySpelling map[string]int32
@@ -54,9 +59,9 @@ type builder struct {
 	firstLine        int // line of the first record
 }
 
-func newBuilder(file, format string, opt Options) *builder {
+func newBuilder(file, format string, opt Options, m *budget) *builder {
 	return &builder{
-		file: file, format: format, opt: opt,
+		file: file, format: format, opt: opt, m: m,
 		bySpelling: make(map[string]int32),
 		byKey:      make(map[string]int32),
 	}
@@ -69,10 +74,19 @@ func (b *builder) note(format string, args ...any) {
 // label records the label s of a new record seen at line:col. With
 // numeric set, s must be a number (LIBSVM).
 func (b *builder) label(s []byte, line, col int, numeric bool) error {
+	if err := push(b.m, &b.y, 0, "the labels"); err != nil {
+		return err
+	}
+	b.y = b.y[:len(b.y)-1]
 	if k, ok := b.bySpelling[string(s)]; ok {
 		b.classes[k].count++
 		b.y = append(b.y, k)
 		return nil
+	}
+	// A new spelling: its class, two map entries and the strings
+	// (classOverhead is an estimate of the struct and map entries).
+	if err := b.m.charge(classOverhead+3*int64(len(s)), fmt.Sprintf("label %d (%d distinct so far)", len(b.bySpelling)+1, len(b.bySpelling))); err != nil {
+		return err
 	}
 	c := &class{name: string(s), line: line, col: col, count: 1}
 	v, outcome := parseNumber(s)
@@ -246,6 +260,9 @@ func (b *builder) finish(lastLine int) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := b.m.charge(int64(n)*8, "the ±1 labels"); err != nil {
+		return nil, err
+	}
 	y := make([]float64, n)
 	npos := 0
 	for i, k := range b.y {
@@ -375,8 +392,9 @@ func (b *builder) dataset(y []float64) (*pairwise.Dataset, string, error) {
 	ds := &pairwise.Dataset{N: n, D: d, Y: y}
 	switch {
 	case rep == Dense && b.sparse:
-		if int64(n)*int64(d) > maxDenseCells {
-			return nil, "", fmt.Errorf("data: %s: dense storage of %d×%d values is too large; use the sparse representation", b.file, n, d)
+		if int64(n)*int64(d) > maxDenseCells || b.m.charge(int64(n)*int64(d)*8, "") != nil {
+			return nil, "", fmt.Errorf("data: %s: dense storage of %d×%d values needs %s, over the memory limit of %s with %s in use; use --representation sparse (or auto), or raise --max-memory",
+				b.file, n, d, FormatSize(int64(n)*int64(d)*8), FormatSize(b.m.limit), FormatSize(b.m.used))
 		}
 		ds.X = make([]float64, n*d)
 		for i := 0; i < n; i++ {
@@ -390,6 +408,9 @@ func (b *builder) dataset(y []float64) (*pairwise.Dataset, string, error) {
 	case b.sparse:
 		ds.Ptr, ds.Idx, ds.Val = b.ptr, b.idx, b.val
 	default:
+		if err := b.m.charge(int64(n+1)*8+int64(nnz)*12, "sparse storage"); err != nil {
+			return nil, "", err
+		}
 		ds.Ptr = make([]int, n+1)
 		ds.Idx = make([]int32, 0, nnz)
 		ds.Val = make([]float64, 0, nnz)

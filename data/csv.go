@@ -6,22 +6,32 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 )
 
 // readCSV parses comma-separated records (semicolons when the first line
-// has semicolons and no comma) with an optional header line. Fields may be
-// quoted with double quotes ("" inside stands for one quote; a quoted
-// field may span lines). Blank lines are skipped. Error columns are field
-// numbers.
+// has semicolons and no comma, tabs when it has tabs and neither; or
+// Options.Sep) with an optional header line. Fields may be quoted with
+// double quotes ("" inside stands for one quote; a quoted field may span
+// lines). Blank lines are skipped. Error columns are field numbers.
 func readCSV(lr *lineReader, b *builder) error {
-	rr := &recordReader{lr: lr, sp: splitter{sep: ',', quotes: `"`}}
-	if sep := sniffSeparator(lr); sep != ',' {
-		rr.sp.sep = sep
-		b.note("separator %q", sep)
+	rr := &recordReader{lr: lr, sp: splitter{sep: ',', quotes: `"`, m: b.m}}
+	sep, _, _ := parseSep(b.opt.Sep)
+	if sep == 0 {
+		sep = sniffSeparator(lr)
+		if sep != ',' {
+			b.note("separator %q", sep)
+		}
 	}
+	rr.sp.sep = sep
+	return readDelimited(lr, b, rr, -1)
+}
+
+// readDelimited reads the records of rr: an optional header line, then
+// one record per line. The label is column defLabel (0-based; −1: the
+// last column) unless Options.LabelColumn says otherwise.
+func readDelimited(lr *lineReader, b *builder, rr *recordReader, defLabel int) error {
 	first, line1, err := rr.next()
 	if err == io.EOF {
 		return nil
@@ -30,7 +40,12 @@ func readCSV(lr *lineReader, b *builder) error {
 		return err
 	}
 	b.firstLine = line1
-	first = copyFields(first)
+	if first, err = copyFields(b.m, first); err != nil {
+		return err
+	}
+	if len(first) == 1 && !rr.sp.blank && blankSeparated(first[0]) {
+		return posErr(b.file, line1, 1, "no %q separator in the first record: its values are separated by blanks (a dense, whitespace-separated file); read it with --format dense (or --format auto), or name the separator with --sep", rr.sp.sep)
+	}
 
 	var second [][]byte
 	line2 := 0
@@ -57,12 +72,23 @@ func readCSV(lr *lineReader, b *builder) error {
 	}
 	var names []string
 	if header {
+		// The names, and b.names (a subset) sharing their strings.
+		n := 2 * int64(len(first)) * stringHeader
+		for _, f := range first {
+			n += int64(len(f))
+		}
+		if err := b.m.charge(n, "the column names"); err != nil {
+			return err
+		}
 		names = make([]string, len(first))
 		for j, f := range first {
 			names[j] = string(f)
 		}
 	}
-	lay, err := b.layout(names, len(first), len(first)-1, line1)
+	if defLabel < 0 {
+		defLabel = len(first) - 1
+	}
+	lay, err := b.layout(names, len(first), defLabel, line1)
 	if err != nil {
 		return err
 	}
@@ -91,7 +117,7 @@ func readCSV(lr *lineReader, b *builder) error {
 }
 
 // sniffSeparator returns ';' when the first non-blank line has a
-// semicolon and no comma, else ','.
+// semicolon and no comma, a tab when it has a tab and neither, else ','.
 func sniffSeparator(lr *lineReader) byte {
 	buf, _ := lr.r.Peek(sniffSize)
 	for len(buf) > 0 {
@@ -106,6 +132,9 @@ func sniffSeparator(lr *lineReader) byte {
 		}
 		if bytes.IndexByte(line, ',') < 0 && bytes.IndexByte(line, ';') >= 0 {
 			return ';'
+		}
+		if bytes.IndexByte(line, ',') < 0 && bytes.IndexByte(line, '\t') >= 0 {
+			return '\t'
 		}
 		return ','
 	}
@@ -138,15 +167,23 @@ func looksLikeHeader(first, second [][]byte) bool {
 	return false
 }
 
-func copyFields(fs [][]byte) [][]byte {
+// copyFields copies fs into one buffer, charging m for it.
+func copyFields(m *budget, fs [][]byte) ([][]byte, error) {
+	total := 0
+	for _, f := range fs {
+		total += len(f)
+	}
+	if err := m.charge(int64(total)+int64(len(fs))*sliceHeader, "the first record's fields"); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 0, total)
 	out := make([][]byte, len(fs))
 	for j, f := range fs {
-		out[j] = slices.Clone(f)
-		if out[j] == nil {
-			out[j] = []byte{}
-		}
+		k := len(buf)
+		buf = append(buf, f...)
+		out[j] = buf[k:len(buf):len(buf)]
 	}
-	return out
+	return out, nil
 }
 
 // isMissing reports whether a field holds a missing value: "?" or empty.
@@ -200,6 +237,12 @@ func resolveColumn(what, ref string, names []string, ncols int) (int, error) {
 // columns (names nil without a header); defLabel is the default label
 // column. Errors are reported at line:1.
 func (b *builder) layout(names []string, ncols, defLabel, line int) (*layout, error) {
+	if err := b.m.checkDim(ncols-1, fmt.Sprintf("%d columns", ncols)); err != nil {
+		return nil, err
+	}
+	if err := b.m.charge(int64(ncols)*8, "the column layout"); err != nil {
+		return nil, err
+	}
 	l := &layout{ncols: ncols, label: defLabel, names: names, feat: make([]int, ncols)}
 	if b.opt.LabelColumn != "" {
 		k, err := resolveColumn("label column", b.opt.LabelColumn, names, ncols)
@@ -235,6 +278,9 @@ func (b *builder) layout(names []string, ncols, defLabel, line int) (*layout, er
 	}
 	b.d = d
 	if b.opt.Impute == "mean" {
+		if err := b.m.charge(int64(d)*(8+16), "the per-column counts of missing values"); err != nil {
+			return nil, err
+		}
 		b.colMissing = make([]int, d)
 		b.firstMissing = make([][2]int, d)
 	}
@@ -250,7 +296,13 @@ func (b *builder) row(l *layout, fields [][]byte, line int) error {
 		b.firstLine = line
 	}
 	start := len(b.x)
-	b.x = slices.Grow(b.x, b.d)[:start+b.d]
+	if cap(b.x)-start < b.d {
+		var err error
+		if err = growSlice(b.m, &b.x, b.d, fmt.Sprintf("the records (%d so far, of %d features)", len(b.y)+1, b.d)); err != nil {
+			return err
+		}
+	}
+	b.x = b.x[:start+b.d]
 	x := b.x[start:]
 	drop := false
 	for j, f := range fields {
@@ -276,7 +328,11 @@ func (b *builder) row(l *layout, fields [][]byte, line int) error {
 		}
 		v, outcome := parseNumber(f)
 		if outcome != numOK {
-			return posErr(b.file, line, j+1, "%s in column %s", numProblem("feature value", f, outcome), l.colName(j))
+			hint := ""
+			if blankSeparated(f) {
+				hint = " (blank-separated numbers in one field: a dense, whitespace-separated file? read it with --format dense or --format auto)"
+			}
+			return posErr(b.file, line, j+1, "%s in column %s%s", numProblem("feature value", f, outcome), l.colName(j), hint)
 		}
 		x[k] = v
 	}
@@ -301,9 +357,16 @@ var errOpenQuote = errors.New("unterminated quoted field")
 // splitter splits a line into fields at sep, honouring quotes.
 type splitter struct {
 	sep     byte
+	blank   bool // fields are separated by runs of blanks (sep and quotes unused)
 	quotes  string
 	fields  [][]byte
 	scratch []byte
+	m       *budget
+}
+
+// add appends a field, charging the budget when the field list grows.
+func (s *splitter) add(f []byte) error {
+	return push(s.m, &s.fields, f, "the fields of one line")
 }
 
 // split returns the fields of line, valid until the next call. Unquoted
@@ -311,8 +374,22 @@ type splitter struct {
 // error it also returns the 1-based number of the offending field.
 func (s *splitter) split(line []byte) ([][]byte, int, error) {
 	s.fields = s.fields[:0]
+	if s.blank {
+		for i := skipSpace(line, 0); i < len(line); i = skipSpace(line, i) {
+			j := skipToken(line, i)
+			if err := s.add(line[i:j]); err != nil {
+				return nil, 0, err
+			}
+			i = j
+		}
+		return s.fields, 0, nil
+	}
 	if cap(s.scratch) < len(line) {
-		s.scratch = make([]byte, 0, len(line))
+		var err error
+		s.scratch = s.scratch[:0]
+		if err = growSlice(s.m, &s.scratch, len(line), "a line's unquoted text"); err != nil {
+			return nil, 0, err
+		}
 	}
 	// Unquoted text is never longer than the line, so appending to
 	// scratch never reallocates and earlier fields stay valid.
@@ -343,7 +420,9 @@ func (s *splitter) split(line []byte) ([][]byte, int, error) {
 				}
 				s.scratch = append(s.scratch, c)
 			}
-			s.fields = append(s.fields, s.scratch[start:len(s.scratch):len(s.scratch)])
+			if err := s.add(s.scratch[start:len(s.scratch):len(s.scratch)]); err != nil {
+				return nil, 0, err
+			}
 			for k < len(line) && (line[k] == ' ' || line[k] == '\t') {
 				k++
 			}
@@ -358,10 +437,14 @@ func (s *splitter) split(line []byte) ([][]byte, int, error) {
 		}
 		k := bytes.IndexByte(line[i:], s.sep)
 		if k < 0 {
-			s.fields = append(s.fields, trimBlank(line[i:]))
+			if err := s.add(trimBlank(line[i:])); err != nil {
+				return nil, 0, err
+			}
 			return s.fields, 0, nil
 		}
-		s.fields = append(s.fields, trimBlank(line[i:i+k]))
+		if err := s.add(trimBlank(line[i : i+k])); err != nil {
+			return nil, 0, err
+		}
 		i += k + 1
 	}
 }
@@ -433,7 +516,11 @@ func (rr *recordReader) next() ([][]byte, int, error) {
 		if err == errOpenQuote {
 			// A quoted field spans lines: gather lines until the quote
 			// state says it closed, then split once.
-			rr.acc = append(rr.acc[:0], line...)
+			rr.acc = rr.acc[:0]
+			if err = growSlice(rr.sp.m, &rr.acc, len(line), "a quoted field spanning lines"); err != nil {
+				return nil, 0, err
+			}
+			rr.acc = append(rr.acc, line...)
 			st := rr.sp.scan(line, quoteState{fieldStart: true})
 			for st.q != 0 {
 				more, e := rr.lr.next()
@@ -446,11 +533,18 @@ func (rr *recordReader) next() ([][]byte, int, error) {
 				if len(rr.acc) > maxLine {
 					return nil, 0, posErr(rr.lr.name, start, fieldNo, "quoted field longer than %d bytes", maxLine)
 				}
+				if e = growSlice(rr.sp.m, &rr.acc, 1+len(more), "a quoted field spanning lines"); e != nil {
+					return nil, 0, e
+				}
 				rr.acc = append(rr.acc, '\n')
 				rr.acc = append(rr.acc, more...)
 				st = rr.sp.scan(more, st)
 			}
 			fields, fieldNo, err = rr.sp.split(rr.acc)
+		}
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			return nil, 0, err
 		}
 		if err != nil {
 			return nil, 0, posErr(rr.lr.name, start, fieldNo, "%v", err)

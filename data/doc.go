@@ -7,8 +7,10 @@
 //
 // # Reading
 //
-// Load and Read parse LIBSVM, CSV and ARFF text, transparently decompressed
-// from gzip, bzip2 or xz (recognised by magic bytes, never by extension),
+// Load and Read parse LIBSVM, CSV, dense (blank-separated columns, label
+// first: the UCI/ESL/LIBSVM-dense layout) and ARFF text, transparently
+// decompressed from gzip, bzip2 or xz (recognised by magic bytes, never by
+// extension),
 // and return a Table: the ±1-labelled Dataset plus what was decided on the
 // way (original class labels, which of them are positive, imputations,
 // presets used) as Notes for the run log. Options documents every knob; the
@@ -20,6 +22,13 @@
 //
 // Dense storage is used unless D > 1000 and under 10% of the values are
 // nonzero (then CSR); Options.Representation overrides.
+//
+// Every Read runs under a memory budget (Options.MaxMemory, default
+// DefaultMaxMemory): each allocation that grows with the input is charged
+// before it is made, the feature count D must leave room for the
+// per-feature vectors of training, and the decompressed text is bounded by
+// the same number; over it, Read fails with ErrMemory (or ErrTooLarge) at
+// the line that asked (memory.go).
 //
 // # Preparing
 //

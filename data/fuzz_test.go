@@ -69,6 +69,7 @@ func FuzzLoadLIBSVM(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, split int) {
 		fuzzRead(t, data, split, Options{Format: FormatLIBSVM})
 		fuzzRead(t, data, split, Options{Format: FormatLIBSVM, Representation: Sparse, Dim: 5})
+		fuzzRead(t, data, split, Options{MaxMemory: minMaxMemory})
 	})
 }
 
@@ -95,5 +96,26 @@ func FuzzLoadARFF(f *testing.F) {
 		fuzzRead(t, data, split, Options{Format: FormatARFF})
 		fuzzRead(t, data, split, Options{Format: FormatARFF, Impute: "mean", IgnoreColumns: []string{"2"}})
 		fuzzRead(t, data, split, Options{})
+	})
+}
+
+func FuzzLoadDense(f *testing.F) {
+	addSeeds(f,
+		"6.0000 -1.0000 -0.733333 0.5\n2.0000 0.25 1.0000 -0.5\n",
+		"  6\t-1 \t 0.5  \r\n\t2 0.25\t\t1\r\n\n",
+		"# c\ny a b\n1 0.5 2\n0 ? 3\n",
+		"1 2\n-1\n",
+		"1|2|a\n3|4|b\n",
+	)
+	small := "6.0000 -1 0.5\n2.0000 0.25 1\n"
+	f.Add(gzipBytes(f, small), 5)
+	f.Add(xzBytes(f, small), 5)
+	f.Fuzz(func(t *testing.T, data []byte, split int) {
+		fuzzRead(t, data, split, Options{Format: FormatDense})
+		fuzzRead(t, data, split, Options{Sep: "space", LabelColumn: "2", Impute: "drop", Representation: Sparse})
+		fuzzRead(t, data, split, Options{Format: FormatCSV, Sep: "tab", Impute: "mean"})
+		fuzzRead(t, data, split, Options{Sep: "|", Header: "yes"})
+		// The smallest budget: every refusal is still a positioned error.
+		fuzzRead(t, data, split, Options{MaxMemory: minMaxMemory})
 	})
 }

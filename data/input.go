@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/ulikunitz/xz"
 )
@@ -44,7 +45,7 @@ func (g *guardReader) Read(p []byte) (int, error) {
 	g.n += int64(n)
 	if g.n > g.max {
 		n -= int(g.n - g.max)
-		g.err = fmt.Errorf("%w (%d bytes after decompression); raise MaxBytes if the file is genuine", ErrTooLarge, g.max)
+		g.err = fmt.Errorf("%w (%d bytes after decompression): the text of a file is limited like its memory (%s); if the file is genuine, raise --max-memory", ErrTooLarge, g.max, FormatSize(g.max))
 		return n, g.err
 	}
 	if err != nil {
@@ -60,6 +61,11 @@ func (g *guardReader) Read(p []byte) (int, error) {
 // the decompressed content, the compression name ("" for none) and an
 // error for a broken compressed header.
 func open(r io.Reader, name string, maxBytes int64) (*lineReader, string, error) {
+	return openBudget(r, name, maxBytes, &budget{limit: math.MaxInt64, file: name})
+}
+
+// openBudget is open with the line buffer charged to m.
+func openBudget(r io.Reader, name string, maxBytes int64, m *budget) (*lineReader, string, error) {
 	raw := bufio.NewReaderSize(r, 64<<10)
 	magic, _ := raw.Peek(6)
 	var (
@@ -79,6 +85,11 @@ func open(r io.Reader, name string, maxBytes int64) (*lineReader, string, error)
 		src = bzip2.NewReader(raw)
 	case bytes.HasPrefix(magic, []byte{0xfd, '7', 'z', 'X', 'Z', 0x00}):
 		kind = "xz"
+		// The decoder allocates the dictionary the stream declares.
+		head, _ := raw.Peek(64)
+		if err := m.charge(min(xzDictCap(head), maxBytes), "the xz dictionary the file declares"); err != nil {
+			return nil, kind, err
+		}
 		zr, err := xz.NewReader(raw)
 		if err != nil {
 			return nil, kind, posErr(name, 1, 1, "corrupt or truncated xz stream: %w", err)
@@ -86,7 +97,8 @@ func open(r io.Reader, name string, maxBytes int64) (*lineReader, string, error)
 		src = zr
 	}
 	g := &guardReader{r: src, max: maxBytes, kind: kind}
-	lr := &lineReader{r: bufio.NewReaderSize(g, readBufSize), name: name}
+	lr := &lineReader{r: bufio.NewReaderSize(g, readBufSize), name: name, m: m}
+	m.lr = lr
 	// A UTF-8 byte order mark is not part of the first line.
 	if b, _ := lr.r.Peek(3); bytes.Equal(b, []byte{0xef, 0xbb, 0xbf}) {
 		lr.r.Discard(3)
@@ -101,6 +113,7 @@ type lineReader struct {
 	name string
 	line int    // number of the line last returned
 	long []byte // holds lines longer than the buffer
+	m    *budget
 }
 
 // next returns the next line (without "\n" or "\r\n"), valid until the
@@ -109,13 +122,23 @@ type lineReader struct {
 func (lr *lineReader) next() ([]byte, error) {
 	b, err := lr.r.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
-		lr.long = append(lr.long[:0], b...)
-		for err == bufio.ErrBufferFull {
-			if len(lr.long) > maxLine {
+		lr.long = lr.long[:0]
+		for {
+			if len(lr.long)+len(b) > maxLine {
 				return nil, posErr(lr.name, lr.line+1, 1, "line longer than %d bytes", maxLine)
 			}
-			b, err = lr.r.ReadSlice('\n')
+			if gerr := growSlice(lr.m, &lr.long, len(b), fmt.Sprintf("a line over %s long", FormatSize(int64(len(lr.long)+len(b))))); gerr != nil {
+				var pe *ParseError
+				if errors.As(gerr, &pe) {
+					pe.Line = lr.line + 1
+				}
+				return nil, gerr
+			}
 			lr.long = append(lr.long, b...)
+			if err != bufio.ErrBufferFull {
+				break
+			}
+			b, err = lr.r.ReadSlice('\n')
 		}
 		b = lr.long
 	}
@@ -143,13 +166,16 @@ func (lr *lineReader) sniff() string {
 // zip, an image, a model file).
 func (lr *lineReader) checkText() error {
 	buf, _ := lr.r.Peek(sniffSize)
+	if bytes.HasPrefix(buf, []byte{0xff, 0xfe}) || bytes.HasPrefix(buf, []byte{0xfe, 0xff}) {
+		return posErr(lr.name, 1, 1, "UTF-16 text (a byte order mark): convert the file to UTF-8 or ASCII, e.g. iconv -f UTF-16 -t UTF-8")
+	}
 	i := bytes.IndexByte(buf, 0)
 	if i < 0 {
 		return nil
 	}
 	line := 1 + bytes.Count(buf[:i], []byte{'\n'})
 	col := i - bytes.LastIndexByte(buf[:i], '\n')
-	return posErr(lr.name, line, col, "binary content (a NUL byte): not a LIBSVM, CSV or ARFF text file (compressed input must be gzip, bzip2 or xz)")
+	return posErr(lr.name, line, col, "binary content (a NUL byte): not a LIBSVM, CSV or ARFF text file or a dense (blank-separated) one (compressed input must be gzip, bzip2 or xz)")
 }
 
 // detectFormat implements the "auto" format rule on the start of a file.
@@ -196,7 +222,8 @@ func detectFormat(buf []byte) string {
 		if bytes.IndexByte(fields[1], ':') >= 0 {
 			return FormatLIBSVM
 		}
-		return FormatCSV
+		// Several fields separated by blanks only.
+		return FormatDense
 	}
 	if sawLine {
 		return FormatLIBSVM

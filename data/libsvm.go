@@ -2,6 +2,8 @@ package data
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"math"
 )
@@ -12,7 +14,9 @@ import (
 // columns.
 func readLIBSVM(lr *lineReader, b *builder) error {
 	b.sparse = true
-	b.ptr = append(b.ptr, 0)
+	if err := push(b.m, &b.ptr, 0, "the record offsets"); err != nil {
+		return err
+	}
 	maxIdx := 0
 	for {
 		line, err := lr.next()
@@ -54,6 +58,9 @@ func readLIBSVM(lr *lineReader, b *builder) error {
 			tok := line[s:p]
 			colon := bytes.IndexByte(tok, ':')
 			if colon < 0 {
+				if looksDense(line) {
+					return posErr(b.file, ln, s+1, "feature %q is not index:value: this line holds blank-separated numbers without indices, which looks like a dense whitespace-separated file; read it with --format dense (or --format auto)", tok)
+				}
 				return posErr(b.file, ln, s+1, "feature %q is not index:value", tok)
 			}
 			if string(tok[:colon]) == "qid" {
@@ -71,6 +78,16 @@ func readLIBSVM(lr *lineReader, b *builder) error {
 				return posErr(b.file, ln, s+1, "feature index %d after %d (indices must be strictly increasing)", idx, prev)
 			case b.opt.Dim > 0 && idx > b.opt.Dim:
 				return posErr(b.file, ln, s+1, "feature index %d exceeds Dim %d", idx, b.opt.Dim)
+			case idx > maxIdx && b.opt.Dim == 0:
+				// A new largest index: the dimension it implies must fit.
+				if err := b.m.checkDim(idx, fmt.Sprintf("feature index %d", idx)); err != nil {
+					var pe *ParseError
+					if errors.As(err, &pe) {
+						pe.Line, pe.Col = ln, s+1
+					}
+					return err
+				}
+				maxIdx = idx
 			}
 			raw := tok[colon+1:]
 			v, outcome := parseNumber(raw)
@@ -81,16 +98,21 @@ func readLIBSVM(lr *lineReader, b *builder) error {
 				return posErr(b.file, ln, s+colon+2, "%s", numProblem("feature value", raw, outcome))
 			}
 			if v != 0 {
-				b.idx = append(b.idx, int32(idx-1))
-				b.val = append(b.val, v)
+				if err := push(b.m, &b.idx, int32(idx-1), "the feature indices"); err != nil {
+					return err
+				}
+				if err := push(b.m, &b.val, v, "the feature values"); err != nil {
+					return err
+				}
 			}
 			prev = idx
 		}
 		if err := b.label(lab, ln, labCol, true); err != nil {
 			return err
 		}
-		b.ptr = append(b.ptr, len(b.idx))
-		maxIdx = max(maxIdx, prev)
+		if err := push(b.m, &b.ptr, len(b.idx), "the record offsets"); err != nil {
+			return err
+		}
 	}
 	b.d = maxIdx
 	return nil

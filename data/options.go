@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// DefaultMaxBytes is the default limit on the size of an input after
-// decompression (2 GiB).
+// DefaultMaxBytes is a size limit after decompression (2 GiB) for callers
+// that need a fixed one; Read's default limit is the memory budget.
 const DefaultMaxBytes int64 = 2 << 30
 
 // Options control how a file is parsed and how its labels become ±1.
@@ -18,11 +18,17 @@ const DefaultMaxBytes int64 = 2 << 30
 // preset), refuse missing values, and map labels to ±1 with the rule
 // documented on Load.
 type Options struct {
-	// Format is "auto" (or ""), "libsvm", "csv" or "arff". Auto looks at
-	// the content, never the file name: ARFF starts with @relation,
-	// @attribute or @data (after % comments); LIBSVM lines read
-	// "label idx:val ..."; anything else is CSV.
+	// Format is "auto" (or ""), "libsvm", "csv", "dense" or "arff". Auto
+	// looks at the content, never the file name: ARFF starts with
+	// @relation, @attribute or @data (after % comments); LIBSVM lines read
+	// "label idx:val ..."; a line with a comma or semicolon is CSV; a line
+	// of several fields separated by blanks only is dense (see Sep).
 	Format string
+
+	// Sep is the field separator of a delimited file: "" (auto), one
+	// character such as "," ";" "|" or "tab" (CSV), or "space" (runs of
+	// spaces and tabs: the dense format). See sep.go.
+	Sep string
 
 	// Header is "auto" (or ""), "yes" or "no" and applies to CSV only.
 	// Auto treats the first record as a header when a column name was
@@ -71,20 +77,29 @@ type Options struct {
 	// nonzero, dense otherwise.
 	Representation string
 
-	// MaxBytes bounds the input size after decompression; 0 means
-	// DefaultMaxBytes. It protects against decompression bombs.
+	// MaxBytes bounds the input size after decompression; 0 means the
+	// memory budget (MaxMemory). It protects against decompression bombs.
 	MaxBytes int64
 
 	// NoPresets disables the known-dataset presets (see Load).
 	NoPresets bool
+
+	// MaxMemory is the memory budget of one Read in bytes: the records'
+	// storage, the parsers' buffers and the per-feature vectors of
+	// training (see memory.go); 0 means DefaultMaxMemory(). It also
+	// bounds the input after decompression when MaxBytes is 0.
+	MaxMemory int64
 }
 
 // Validate checks the options and returns an error naming the bad field.
 func (o *Options) Validate() error {
 	switch o.Format {
-	case "", "auto", FormatLIBSVM, FormatCSV, FormatARFF:
+	case "", "auto", FormatLIBSVM, FormatCSV, FormatDense, FormatARFF:
 	default:
-		return fmt.Errorf("data: unknown format %q (want auto, libsvm, csv or arff)", o.Format)
+		return fmt.Errorf("data: unknown format %q (want auto, libsvm, csv, dense or arff)", o.Format)
+	}
+	if err := o.validateLoader(); err != nil {
+		return err
 	}
 	switch o.Header {
 	case "", "auto", "yes", "no":
@@ -160,6 +175,7 @@ const (
 	FormatLIBSVM = "libsvm"
 	FormatCSV    = "csv"
 	FormatARFF   = "arff"
+	FormatDense  = "dense" // blank-separated columns, label first by default
 )
 
 // Representation names, as stored in Table.Representation.

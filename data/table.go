@@ -14,7 +14,7 @@ type Table struct {
 	*pairwise.Dataset
 
 	Source         string   // path or name given to Load/Read
-	Format         string   // FormatLIBSVM, FormatCSV or FormatARFF
+	Format         string   // FormatLIBSVM, FormatCSV, FormatDense or FormatARFF
 	Classes        []string // original labels, in the order first found
 	Counts         []int    // records per entry of Classes
 	Positive       []string // the entries of Classes mapped to +1
@@ -28,11 +28,17 @@ type Table struct {
 
 // Load reads the dataset at path. See Read.
 func Load(path string, opt Options) (*Table, error) {
+	if path == "" {
+		return nil, fmt.Errorf("data: empty file name: give the path of a data file")
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("data: %s is a directory; give the path of a data file in it", path)
+	}
 	return Read(f, path, opt)
 }
 
@@ -67,20 +73,25 @@ func Read(r io.Reader, name string, opt Options) (*Table, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	if opt.MaxBytes == 0 {
-		opt.MaxBytes = DefaultMaxBytes
+	m := &budget{limit: opt.MaxMemory, file: name}
+	if m.limit == 0 {
+		m.limit = DefaultMaxMemory()
 	}
-	lr, kind, err := open(r, name, opt.MaxBytes)
+	if opt.MaxBytes == 0 {
+		// Inflated bytes count against the same budget: parsing more
+		// text than the memory limit is refused too.
+		opt.MaxBytes = m.limit
+	}
+	// The reader's own buffers (raw, decompressor, lines, sniffing).
+	m.used = readerOverhead
+	lr, kind, err := openBudget(r, name, opt.MaxBytes, m)
 	if err != nil {
 		return nil, err
 	}
 	if err := lr.checkText(); err != nil {
 		return nil, err
 	}
-	format := opt.Format
-	if format == "" || format == "auto" {
-		format = lr.sniff()
-	}
+	format := resolveFormat(opt, lr.sniff)
 	var notes []string
 	if kind != "" {
 		notes = append(notes, "decompressed "+kind)
@@ -88,7 +99,7 @@ func Read(r io.Reader, name string, opt Options) (*Table, error) {
 	if n := applyPreset(&opt, name, format); n != "" {
 		notes = append(notes, n)
 	}
-	b := newBuilder(name, format, opt)
+	b := newBuilder(name, format, opt, m)
 	b.notes = notes
 	switch format {
 	case FormatLIBSVM:
@@ -98,6 +109,8 @@ func Read(r io.Reader, name string, opt Options) (*Table, error) {
 		err = readLIBSVM(lr, b)
 	case FormatCSV:
 		err = readCSV(lr, b)
+	case FormatDense:
+		err = readDense(lr, b)
 	case FormatARFF:
 		err = readARFF(lr, b)
 	}

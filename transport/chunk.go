@@ -47,9 +47,16 @@ type ChunkLimits struct {
 	// holds; opening one more evicts the least recently extended one
 	// (default 1024, one per site at protocol.MaxSites).
 	MaxPartials int
-	// MaxBuffered is the number of chunk bytes a subscription holds in
-	// incomplete messages; over it, the least recently extended partials
-	// are evicted (default 4×MaxMessage, at least MaxMessage).
+	// MaxBuffered bounds the memory a subscription holds in incomplete
+	// messages, each chunk counted at its real size (see heldCost: its
+	// copy's allocation plus chunkOverhead) and each partial message at
+	// partialOverhead more; over it, the least recently extended partials
+	// are evicted, and a message that alone would exceed it is dropped
+	// (default 4×MaxMessage, at least MaxMessage). A message sent in
+	// MinChunk frames (65 data bytes, held in 80 plus chunkOverhead)
+	// costs under 2.75 times its length, so the default holds a
+	// MaxMessage payload in frames of any size. Completing a message
+	// briefly adds its payload (at most MaxMessage) to what is held.
 	MaxBuffered int
 	// MaxAge drops a partial message that received no chunk during the
 	// last MaxAge frames of its subscription (default 16384): a lost
@@ -95,7 +102,7 @@ type ChunkStats struct {
 	Evicted     uint64 // partial messages dropped by MaxPartials, MaxBuffered or MaxAge
 
 	Partials int64 // incomplete messages held now
-	Buffered int64 // bytes held in them
+	Buffered int64 // memory held in them, as MaxBuffered counts it
 }
 
 type chunkCounters struct {
@@ -231,13 +238,38 @@ type partial struct {
 	length uint64
 	sum    [sha256.Size]byte
 	chunks map[uint32][]byte
-	bytes  int
+	bytes  int    // payload bytes held
+	cost   int    // memory held, as counted against MaxBuffered
 	last   uint64 // frame sequence of the latest chunk
 	elem   *list.Element
 }
 
+// Estimates of the bookkeeping a reassembler holds besides chunk data
+// (upper bounds for 64-bit Go maps and lists, growth slack included).
+const (
+	// chunkOverhead is one chunk's entry in its partial's map: a slot
+	// of a uint32 key and a slice header (32 bytes) and its control
+	// byte, at a load as low as 7/16 right after the table doubled (77
+	// bytes), rounded up.
+	chunkOverhead = 96
+	// partialOverhead is one partial message: its struct, its list
+	// element, its entry in the partials map (a key with the subject's
+	// string header) and its chunks map's header and first group.
+	partialOverhead = 512
+)
+
+// heldCost is the memory one chunk of n data bytes holds once copied:
+// the allocation bytes.Clone makes (its size class) and its map entry.
+// Chunks are copied so that a frame's other bytes (its header, or a
+// larger buffer the frame came in) are never retained.
+func heldCost(data []byte) ([]byte, int) {
+	c := bytes.Clone(data)
+	return c, cap(c) + chunkOverhead
+}
+
 // doneRing is how many completed (or failed) message ids a subscription
-// remembers to recognize late duplicates.
+// remembers to recognize late duplicates: at most doneRing keys, each
+// with a subject NATS bounds (its control line, 4 KiB by default).
 const doneRing = 1024
 
 // reassembler holds one subscription's partial messages. It is not safe
@@ -307,11 +339,15 @@ func (r *reassembler) add(subject string, f []byte) ([]byte, bool) {
 		for len(r.partials) >= r.lim.MaxPartials {
 			r.evict(r.lru.Front().Value.(*partial))
 		}
-		p = &partial{key: k, total: total, length: length, chunks: map[uint32][]byte{}}
+		// The subject is the sender's choice under a wildcard
+		// subscription: its bytes count too.
+		p = &partial{key: k, total: total, length: length, chunks: map[uint32][]byte{}, cost: partialOverhead + len(subject)}
 		copy(p.sum[:], sum)
 		p.elem = r.lru.PushBack(p)
 		r.partials[k] = p
 		r.c.partials.Add(1)
+		r.buffered += p.cost
+		r.c.buffered.Add(int64(p.cost))
 	} else {
 		if p.total != total || p.length != length || !bytes.Equal(p.sum[:], sum) {
 			r.c.malformed.Add(1)
@@ -328,18 +364,31 @@ func (r *reassembler) add(subject string, f []byte) ([]byte, bool) {
 		r.lru.MoveToBack(p.elem)
 	}
 	p.last = r.seq
-	// Make room: evict the least recently extended other partials.
-	for r.buffered+len(data) > r.lim.MaxBuffered {
+	held, cost := heldCost(data)
+	if p.cost+cost > r.lim.MaxBuffered {
+		// This message alone would hold more than the limit (a sender
+		// of tiny chunks): it can never complete.
+		r.remove(p)
+		r.markDone(k)
+		r.c.malformed.Add(1)
+		return nil, false
+	}
+	// Make room: evict the least recently extended other partials (p is
+	// not the front while another one exists: the check above keeps p
+	// alone within the limit).
+	for r.buffered+cost > r.lim.MaxBuffered {
 		front := r.lru.Front().Value.(*partial)
 		if front == p {
-			break // cannot happen: p.bytes+len(data) ≤ length ≤ MaxMessage ≤ MaxBuffered
+			r.lru.MoveToBack(p.elem)
+			continue
 		}
 		r.evict(front)
 	}
-	p.chunks[index] = data
-	p.bytes += len(data)
-	r.buffered += len(data)
-	r.c.buffered.Add(int64(len(data)))
+	p.chunks[index] = held
+	p.bytes += len(held)
+	p.cost += cost
+	r.buffered += cost
+	r.c.buffered.Add(int64(cost))
 	if uint32(len(p.chunks)) < p.total {
 		return nil, false
 	}
@@ -381,8 +430,8 @@ func (r *reassembler) evict(p *partial) {
 func (r *reassembler) remove(p *partial) {
 	r.lru.Remove(p.elem)
 	delete(r.partials, p.key)
-	r.buffered -= p.bytes
-	r.c.buffered.Add(-int64(p.bytes))
+	r.buffered -= p.cost
+	r.c.buffered.Add(-int64(p.cost))
 	r.c.partials.Add(-1)
 }
 

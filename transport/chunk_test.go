@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -258,6 +259,17 @@ func TestChunkedOutOfOrderDuplicates(t *testing.T) {
 	}
 }
 
+// cost is what MaxBuffered counts for chunks of these data lengths in
+// one partial message.
+func cost(lens ...int) int64 {
+	c := int64(partialOverhead + len("s"))
+	for _, n := range lens {
+		_, k := heldCost(make([]byte, n))
+		c += int64(k)
+	}
+	return c
+}
+
 func TestChunkedDroppedChunkEvicted(t *testing.T) {
 	hub := NewMem()
 	lim := ChunkLimits{MaxAge: 8}
@@ -275,7 +287,7 @@ func TestChunkedDroppedChunkEvicted(t *testing.T) {
 	big := payload(10_000, 3)
 	_ = snd.Publish("s", big)
 	hub.Flush(0)
-	if s := rcv.Stats(); len(got) != 0 || s.Partials != 1 || s.Buffered != 10_000-935 {
+	if s := rcv.Stats(); len(got) != 0 || s.Partials != 1 || s.Buffered != cost(935, 935, 935, 935, 935, 935, 935, 935, 935, 650) {
 		t.Fatalf("after a lost chunk: %d delivered, stats %+v", len(got), s)
 	}
 	for i := 0; i < 8; i++ {
@@ -311,21 +323,23 @@ func TestChunkedPartialBounds(t *testing.T) {
 		t.Fatalf("%d delivered, want messages 1 and 2", len(p.got))
 	}
 
-	// MaxBuffered: the least recently extended partial goes first.
-	p = newMemPair(t, ChunkLimits{MaxMessage: 4000, MaxBuffered: 4000})
+	// MaxBuffered: the least recently extended partial goes first. Room
+	// for two partials of two chunks each, not for a fifth chunk.
+	two := cost(935, 935)
+	p = newMemPair(t, ChunkLimits{MaxMessage: 4000, MaxBuffered: int(2*two + 100)})
 	p.feed(t, m[0][0], m[0][1], m[1][0], m[1][1])
-	if s := p.rcv.Stats(); s.Evicted != 0 || s.Buffered != 4*935 {
+	if s := p.rcv.Stats(); s.Evicted != 0 || s.Buffered != 2*two {
 		t.Fatalf("MaxBuffered: %+v", s)
 	}
-	p.feed(t, m[0][2]) // 5×935 > 4000: message 1 goes
-	if s := p.rcv.Stats(); s.Evicted != 1 || s.Buffered != 3*935 || s.Partials != 1 {
+	p.feed(t, m[0][2]) // message 1 goes
+	if s := p.rcv.Stats(); s.Evicted != 1 || s.Buffered != cost(935, 935, 935) || s.Partials != 1 {
 		t.Fatalf("MaxBuffered: %+v", s)
 	}
 	p.feed(t, m[0][3], m[1][2], m[1][3])
 	if len(p.got) != 1 || !bytes.Equal(p.got[0], payload(3000, 1)) {
 		t.Fatalf("%d delivered, want message 0 only", len(p.got))
 	}
-	if s := p.rcv.Stats(); s.Partials != 1 || s.Buffered != 935+195 {
+	if s := p.rcv.Stats(); s.Partials != 1 || s.Buffered != cost(935, 195) {
 		t.Fatalf("after: %+v", s)
 	}
 }
@@ -380,7 +394,7 @@ func TestChunkedCorruptAndMalformed(t *testing.T) {
 	bh := append([]byte(nil), other[1]...)
 	bh[40] ^= 1 // hash differs
 	p.feed(t, bh)
-	if s := p.rcv.Stats(); s.Malformed != uint64(len(malformed))+3 || s.Partials != 1 || s.Buffered != 935 {
+	if s := p.rcv.Stats(); s.Malformed != uint64(len(malformed))+3 || s.Partials != 1 || s.Buffered != cost(935) {
 		t.Fatalf("hash mismatch between chunks: stats %+v", s)
 	}
 	p.feed(t, other[1:]...)
@@ -519,4 +533,62 @@ func FuzzReassembler(f *testing.F) {
 			t.Fatal("reset left partials")
 		}
 	})
+}
+
+// A peer that sends a message in chunks of one data byte makes the
+// receiver hold far more than the data (each chunk's copy and map entry):
+// what MaxBuffered counts is the real cost, so the message is dropped
+// once it alone would exceed the limit, and the heap stays near it.
+func TestChunkedTinyChunksAccounted(t *testing.T) {
+	const maxMsg, maxBuf = 1 << 20, 4 << 20
+	p := newMemPair(t, ChunkLimits{MaxMessage: maxMsg, MaxBuffered: maxBuf})
+	f := make([]byte, ChunkHeaderLen+1)
+	f[0] = frameChunk
+	f[1] = 7 // id
+	binary.BigEndian.PutUint32(f[21:25], maxMsg)
+	binary.BigEndian.PutUint64(f[25:33], maxMsg)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	// Chunks up to the limit are held (and counted).
+	_, per := heldCost(f[ChunkHeaderLen:])
+	n := (maxBuf - partialOverhead - 1) / per
+	for i := 0; i < n; i++ {
+		binary.BigEndian.PutUint32(f[17:21], uint32(i))
+		p.feed(t, f)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	s := p.rcv.Stats()
+	if s.Partials != 1 || s.Buffered != int64(partialOverhead+1+n*per) || s.Malformed != 0 {
+		t.Fatalf("after %d chunks: %+v", n, s)
+	}
+	// The count is the real size: the live heap grew by no more than
+	// counted (the map's growth slack included), where counting only the
+	// data bytes would have admitted 4 Mi chunks.
+	grown := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	if grown > s.Buffered {
+		t.Errorf("live heap grew by %d bytes holding %d chunks, counted %d", grown, n, s.Buffered)
+	}
+	t.Logf("%d one-byte chunks: %d bytes counted, live heap +%d", n, s.Buffered, grown)
+	// One more would take the message over MaxBuffered: it is dropped.
+	binary.BigEndian.PutUint32(f[17:21], uint32(n))
+	p.feed(t, f)
+	if s := p.rcv.Stats(); s.Malformed != 1 || s.Partials != 0 || s.Buffered != 0 || len(p.got) != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	// Later chunks of the dropped message are duplicates, not a new partial.
+	binary.BigEndian.PutUint32(f[17:21], uint32(n+1))
+	p.feed(t, f)
+	if s := p.rcv.Stats(); s.Duplicates != 1 || s.Partials != 0 {
+		t.Errorf("after the drop: %+v", s)
+	}
+	// An honest message of MaxMessage bytes in the smallest frames fits
+	// under the default limits.
+	p = newMemPair(t, ChunkLimits{MaxMessage: maxMsg})
+	data := payload(maxMsg, 9)
+	p.feed(t, framesOf(t, data, MinChunk)...)
+	if len(p.got) != 1 || !bytes.Equal(p.got[0], data) {
+		t.Fatalf("a %d-byte message in %d-byte frames was not delivered: %+v", maxMsg, MinChunk, p.rcv.Stats())
+	}
 }

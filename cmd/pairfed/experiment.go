@@ -13,9 +13,9 @@ import (
 
 func experimentCommand() *cli.Command {
 	flags := []cli.Flag{
-		&cli.StringFlag{Name: "data", Required: true, Usage: "training file (LIBSVM, CSV or ARFF)"},
+		&cli.StringFlag{Name: "data", Required: true, Usage: "training file (LIBSVM, CSV, dense or ARFF)"},
 		&cli.StringFlag{Name: "test", Usage: "test file (default: a stratified split of --data in every run)"},
-		&cli.Float64Flag{Name: "test-fraction", Value: 0.2, Usage: "share of --data held out for testing when --test is absent"},
+		testFractionFlag("share of --data held out for testing when --test is absent"),
 		&cli.StringFlag{Name: "task", Value: "auc", Usage: "auc (scored by AUC) or metric (metric learning, scored by KNN-3 accuracy)"},
 		&cli.StringFlag{Name: "algos", Required: true, Usage: "comma-separated algorithms (`pairfed algos`; fed-avg, fed-dp-local-sgd, fed-dpegd, fed-dp-gd-grad, fed-oneshot with --sites)"},
 		&cli.StringFlag{Name: "epsilons", Usage: "comma-separated privacy budgets ε of the private algorithms, e.g. 0.2,0.5,1,2"},

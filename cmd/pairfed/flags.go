@@ -13,7 +13,8 @@ import (
 func dataFlags() []cli.Flag {
 	check := func(c *cli.Context, _ string) error { return checkDataOptions(c) }
 	return []cli.Flag{
-		&cli.StringFlag{Name: "format", Value: "auto", Action: check, Usage: "input format: auto, libsvm, csv or arff (.gz/.bz2/.xz are read transparently)"},
+		&cli.StringFlag{Name: "format", Value: "auto", Action: check, Usage: "input format: auto, libsvm, csv, dense (blank-separated columns, label first) or arff (.gz/.bz2/.xz are read transparently)"},
+		&cli.StringFlag{Name: "sep", Action: check, Usage: "field separator: one character (e.g. , ; |), tab, or space (runs of blanks: dense) (default: detected)"},
 		&cli.StringFlag{Name: "header", Value: "auto", Action: check, Usage: "CSV header: auto, yes or no"},
 		&cli.StringFlag{Name: "label-column", Action: check, Usage: "CSV/ARFF label column: name or 1-based index (default: last, or the dataset's preset)"},
 		&cli.StringFlag{Name: "ignore-columns", Action: check, Usage: "comma-separated CSV/ARFF columns that are not features (e.g. an ID column)"},
@@ -22,11 +23,34 @@ func dataFlags() []cli.Flag {
 		&cli.StringFlag{Name: "impute", Value: "error", Action: check, Usage: "missing values (? or empty): error, mean or drop"},
 		&cli.IntFlag{Name: "dim", Action: func(c *cli.Context, _ int) error { return checkDataOptions(c) }, Usage: "declare the number of features (LIBSVM files whose last columns never occur)"},
 		&cli.StringFlag{Name: "representation", Value: "auto", Action: check, Usage: "in-memory representation: auto, dense or sparse"},
+		&cli.StringFlag{Name: "max-memory", Action: check, Usage: "memory budget of one data file (e.g. 512MiB, 8GiB): records, parsing and 16 vectors per feature, and its text after decompression (default: a quarter of the physical memory, at most 4 GiB)"},
 	}
+}
+
+// testFractionFlag is --test-fraction: the share of --data held out for
+// testing. A value outside (0, 1), or one that the other flags make
+// meaningless, is a usage error rather than a silent default.
+func testFractionFlag(usage string) cli.Flag {
+	return &cli.Float64Flag{Name: "test-fraction", Value: 0.2, Usage: usage, Action: func(c *cli.Context, f float64) error {
+		switch {
+		case !(f > 0 && f < 1):
+			return usageError{fmt.Errorf("--test-fraction %v is outside (0, 1): it is the share of --data held out for testing (e.g. 0.2); to test on another file, give --test instead", f)}
+		case c.IsSet("test"):
+			return usageError{fmt.Errorf("--test-fraction %v has no effect with --test %s (the test set is that file); give one of them", f, c.String("test"))}
+		case c.IsSet("folds"):
+			return usageError{fmt.Errorf("--test-fraction %v has no effect with --folds %d (each fold is the test set in turn); give one of them", f, c.Int("folds"))}
+		}
+		return nil
+	}}
 }
 
 // checkDataOptions validates the loader flags: a bad value is a usage error.
 func checkDataOptions(c *cli.Context) error {
+	if s := c.String("max-memory"); s != "" {
+		if _, err := data.ParseSize(s); err != nil {
+			return usageError{fmt.Errorf("--max-memory: %w", err)}
+		}
+	}
 	opt := dataOptions(c)
 	if err := opt.Validate(); err != nil {
 		return usageError{err}
@@ -70,8 +94,14 @@ func dataOptions(c *cli.Context) data.Options {
 	if s := c.String("ignore-columns"); s != "" {
 		ignore = strings.Split(s, ",")
 	}
+	var maxMemory int64
+	if s := c.String("max-memory"); s != "" {
+		maxMemory, _ = data.ParseSize(s) // refused by checkDataOptions
+	}
 	return data.Options{
 		Format:          c.String("format"),
+		Sep:             c.String("sep"),
+		MaxMemory:       maxMemory,
 		Header:          c.String("header"),
 		LabelColumn:     c.String("label-column"),
 		IgnoreColumns:   ignore,
@@ -81,6 +111,15 @@ func dataOptions(c *cli.Context) data.Options {
 		Dim:             c.Int("dim"),
 		Representation:  c.String("representation"),
 	}
+}
+
+// checkMetricSize refuses metric learning over more features than the
+// memory budget allows (its models are d×d matrices), before training.
+func checkMetricSize(task string, opt data.Options, d int) error {
+	if task != "metric" {
+		return nil
+	}
+	return data.CheckMatrixDim(d, opt.MaxMemory)
 }
 
 // loadTrainTest loads --data and, when given, --test with the same options,

@@ -14,9 +14,9 @@ import (
 
 func simulateCommand() *cli.Command {
 	flags := []cli.Flag{
-		&cli.StringFlag{Name: "data", Required: true, Usage: "training file (LIBSVM, CSV or ARFF), split over the sites"},
+		&cli.StringFlag{Name: "data", Required: true, Usage: "training file (LIBSVM, CSV, dense or ARFF), split over the sites"},
 		&cli.StringFlag{Name: "test", Usage: "test file (default: a stratified split of --data)"},
-		&cli.Float64Flag{Name: "test-fraction", Value: 0.2, Usage: "share of --data held out for testing when --test is absent"},
+		testFractionFlag("share of --data held out for testing when --test is absent"),
 		&cli.IntFlag{Name: "sites", Value: 4, Usage: "number of sites N"},
 		&cli.StringFlag{Name: "task", Value: "auc", Usage: "auc (linear scoring model, test AUC) or metric (Mahalanobis metric W ∈ S^d, projected onto the Frobenius ball ∩ PSD; test KNN-3 accuracy with the pooled training records as neighbours); fed-dp-gd-grad is auc only"},
 		&cli.StringFlag{Name: "partition", Value: "iid", Usage: "iid (shuffled round robin) or label-skew:β (Dirichlet(β) class proportions per site)"},
@@ -89,6 +89,9 @@ func runSimulate(c *cli.Context) error {
 	opt := dataOptions(c)
 	train, test, err := loadTrainTest(c, opt)
 	if err != nil {
+		return err
+	}
+	if err := checkMetricSize(c.String("task"), opt, train.D); err != nil {
 		return err
 	}
 	bar := startProgress(c, "simulate", spec.Runs)

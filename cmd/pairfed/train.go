@@ -15,9 +15,9 @@ import (
 
 func trainCommand() *cli.Command {
 	flags := []cli.Flag{
-		&cli.StringFlag{Name: "data", Required: true, Usage: "training file (LIBSVM, CSV or ARFF)"},
+		&cli.StringFlag{Name: "data", Required: true, Usage: "training file (LIBSVM, CSV, dense or ARFF)"},
 		&cli.StringFlag{Name: "test", Usage: "test file (default: a stratified split of --data)"},
-		&cli.Float64Flag{Name: "test-fraction", Value: 0.2, Usage: "share of --data held out for testing when --test and --folds are absent"},
+		testFractionFlag("share of --data held out for testing when --test and --folds are absent"),
 		&cli.IntFlag{Name: "folds", Usage: "k-fold evaluation (each of --runs repeats all k folds)"},
 		&cli.StringFlag{Name: "task", Value: "auc", Usage: "auc (bipartite ranking) or metric (Mahalanobis metric learning)"},
 		&cli.StringFlag{Name: "algo", Value: "sgd-prev", Usage: "algorithm (see `pairfed algos`)"},
@@ -80,6 +80,9 @@ func runTrain(c *cli.Context) error {
 	}
 	train, test, err := loadTrainTest(c, opt)
 	if err != nil {
+		return err
+	}
+	if err := checkMetricSize(c.String("task"), opt, train.D); err != nil {
 		return err
 	}
 	total := spec.Runs
