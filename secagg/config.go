@@ -1,0 +1,135 @@
+package secagg
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// ErrTooFewSurvivors aborts a round: fewer than the threshold of sites
+// answered a step. Nothing about any input has been released when it is
+// returned (the server has at most masked vectors, and fewer than t shares
+// of any secret).
+var ErrTooFewSurvivors = errors.New("secagg: too few surviving sites")
+
+// Config is the public description of one aggregation round, known to the
+// server and every site before the round starts.
+type Config struct {
+	// RoundID is a fresh public 32-byte identifier (the coordinator draws it
+	// per round); every derived key and every AEAD tag binds to it.
+	RoundID []byte
+	// Sites are the ids of the K sites invited to the round (distinct,
+	// non-zero; they are also the Shamir evaluation points).
+	Sites []uint32
+	// Threshold t: the minimum number of sites that must survive every
+	// step, and the number of shares that reconstruct a secret. Validate
+	// requires t > K/2, so that two disjoint sets of survivors cannot both
+	// reach t (a server cannot obtain both shares of one site's pairwise key
+	// and of its self mask from disjoint honest majorities).
+	Threshold int
+	// Bits b: inputs and the sum are vectors over ℤ/2^b, 1 ≤ b ≤ 64.
+	Bits int
+	// Dim is the length of every input vector.
+	Dim int
+}
+
+// DefaultThreshold is the rule for t when none is given: ⌊2K/3⌋ + 1, the
+// SecAgg paper's choice that tolerates up to a third of the sites
+// dropping and stays above the majority bound of Validate.
+func DefaultThreshold(k int) int { return 2*k/3 + 1 }
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	if len(c.RoundID) != roundIDLen {
+		return fmt.Errorf("secagg: round id is %d bytes, want %d (draw it with crypto/rand per round)", len(c.RoundID), roundIDLen)
+	}
+	if len(c.Sites) < 2 {
+		return fmt.Errorf("secagg: %d sites; secure aggregation needs at least 2 (with 1 the sum is the input)", len(c.Sites))
+	}
+	if err := checkXs(c.Sites); err != nil {
+		return fmt.Errorf("%w (site ids must be distinct and non-zero)", err)
+	}
+	k := len(c.Sites)
+	if c.Threshold <= k/2 || c.Threshold > k {
+		return fmt.Errorf("secagg: threshold %d for %d sites must be in [%d, %d] (more than half; default %d)",
+			c.Threshold, k, k/2+1, k, DefaultThreshold(k))
+	}
+	if c.Bits < 1 || c.Bits > 64 {
+		return fmt.Errorf("secagg: modulus bits %d must be in [1, 64]", c.Bits)
+	}
+	if c.Dim < 1 {
+		return fmt.Errorf("secagg: dimension %d must be ≥ 1", c.Dim)
+	}
+	return nil
+}
+
+func (c Config) mask() uint64 {
+	if c.Bits == 64 {
+		return ^uint64(0)
+	}
+	return 1<<c.Bits - 1
+}
+
+func (c Config) invited(id uint32) bool { return slices.Contains(c.Sites, id) }
+
+// Messages. Site → server messages carry the sender's id; the transport
+// authenticates senders (deploy/README.md). Server → site messages are the
+// server's claims: sites check them against what they know.
+
+// AdvertiseKeys (round 0, site → server): the site's two fresh X25519
+// public keys: C for encrypting shares, S for pairwise masks.
+type AdvertiseKeys struct {
+	From uint32 `msgpack:"from"`
+	C    []byte `msgpack:"c"`
+	S    []byte `msgpack:"s"`
+}
+
+// KeyList (server → sites): every advertisement the server received in
+// time (U1), sorted by id.
+type KeyList struct {
+	Keys []AdvertiseKeys `msgpack:"keys"`
+}
+
+// EncryptedShare is one AEAD ciphertext of (share of s_u^SK, share of b_u)
+// from site From to site To.
+type EncryptedShare struct {
+	From uint32 `msgpack:"from"`
+	To   uint32 `msgpack:"to"`
+	CT   []byte `msgpack:"ct"`
+}
+
+// ShareKeys (round 1, site → server): the site's encrypted shares, one
+// per other member of U1.
+type ShareKeys struct {
+	From   uint32           `msgpack:"from"`
+	Shares []EncryptedShare `msgpack:"shares"`
+}
+
+// SharesFor (server → site To): the ciphertexts addressed to To from the
+// sites whose ShareKeys arrived in time (U2).
+type SharesFor struct {
+	To     uint32           `msgpack:"to"`
+	Shares []EncryptedShare `msgpack:"shares"`
+}
+
+// MaskedInput (round 2, site → server): y_u = x_u + PRG(b_u) +
+// Σ_{v∈U2, v≠u} ±PRG(s_uv) mod 2^b.
+type MaskedInput struct {
+	From uint32   `msgpack:"from"`
+	Y    []uint64 `msgpack:"y"`
+}
+
+// UnmaskRequest (server → sites): the sites whose masked input arrived
+// (U3, sorted).
+type UnmaskRequest struct {
+	Survivors []uint32 `msgpack:"survivors"`
+}
+
+// UnmaskShares (round 3, site → server): for each site of U2 \ U3 the
+// site's share of its mask key s_v^SK; for each site of U3 its share of
+// the self-mask seed b_v. Never both for one site.
+type UnmaskShares struct {
+	From   uint32           `msgpack:"from"`
+	KeyOf  map[uint32]Share `msgpack:"key_of"`
+	SeedOf map[uint32]Share `msgpack:"seed_of"`
+}

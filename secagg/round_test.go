@@ -1,0 +1,326 @@
+package secagg
+
+import (
+	"errors"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// Drop points: a site stops answering before the given step.
+const (
+	neverDrops   = -1
+	dropAdvert   = 0 // never advertises keys
+	dropShares   = 1 // advertises, never shares
+	dropMasked   = 2 // shares, never sends its masked input
+	dropUnmask   = 3 // sends its masked input, never helps unmask
+	numDropSteps = 4
+)
+
+// transcript is everything the server received, in order.
+type transcript struct {
+	adverts []AdvertiseKeys
+	shares  []ShareKeys
+	masked  []MaskedInput
+	unmask  []UnmaskShares
+}
+
+// runRound drives a full round over an in-memory, synchronous network:
+// K clients and a server, each site answering until its drop point.
+func runRound(cfg Config, inputs map[uint32][]uint64, dropAt map[uint32]int, rnd io.Reader) (Result, *transcript, error) {
+	tr := &transcript{}
+	srv, err := NewServer(cfg)
+	if err != nil {
+		return Result{}, tr, err
+	}
+	clients := map[uint32]*Client{}
+	alive := func(id uint32, step int) bool {
+		d, ok := dropAt[id]
+		return !ok || d == neverDrops || d > step
+	}
+	for _, id := range cfg.Sites {
+		c, err := NewClient(cfg, id, rnd)
+		if err != nil {
+			return Result{}, tr, err
+		}
+		clients[id] = c
+		if !alive(id, 0) {
+			continue
+		}
+		m, err := c.Advertise()
+		if err != nil {
+			return Result{}, tr, err
+		}
+		tr.adverts = append(tr.adverts, m)
+		if err := srv.HandleAdvertise(m); err != nil {
+			return Result{}, tr, err
+		}
+	}
+	list, err := srv.EndAdvertise()
+	if err != nil {
+		return Result{}, tr, err
+	}
+	for _, k := range list.Keys {
+		if !alive(k.From, 1) {
+			continue
+		}
+		m, err := clients[k.From].ShareKeys(list)
+		if err != nil {
+			return Result{}, tr, err
+		}
+		tr.shares = append(tr.shares, m)
+		if err := srv.HandleShares(m); err != nil {
+			return Result{}, tr, err
+		}
+	}
+	fwd, err := srv.EndShares()
+	if err != nil {
+		return Result{}, tr, err
+	}
+	for _, id := range sortedKeys(fwd) {
+		if !alive(id, 2) {
+			continue
+		}
+		m, err := clients[id].MaskedInput(fwd[id], inputs[id])
+		if err != nil {
+			return Result{}, tr, err
+		}
+		tr.masked = append(tr.masked, m)
+		if err := srv.HandleMasked(m); err != nil {
+			return Result{}, tr, err
+		}
+	}
+	req, err := srv.EndMasked()
+	if err != nil {
+		return Result{}, tr, err
+	}
+	for _, id := range req.Survivors {
+		if !alive(id, 3) {
+			continue
+		}
+		m, err := clients[id].Unmask(req)
+		if err != nil {
+			return Result{}, tr, err
+		}
+		tr.unmask = append(tr.unmask, m)
+		if err := srv.HandleUnmask(m); err != nil {
+			return Result{}, tr, err
+		}
+	}
+	res, err := srv.EndUnmask()
+	return res, tr, err
+}
+
+func testConfig(k, th, bits, dim int, seed uint64) Config {
+	id := make([]byte, roundIDLen)
+	testRand(seed).Read(id)
+	sites := make([]uint32, k)
+	for i := range sites {
+		sites[i] = uint32(10 + 3*i)
+	}
+	return Config{RoundID: id, Sites: sites, Threshold: th, Bits: bits, Dim: dim}
+}
+
+func randomInputs(cfg Config, rng *rand.Rand) map[uint32][]uint64 {
+	in := map[uint32][]uint64{}
+	for _, id := range cfg.Sites {
+		x := make([]uint64, cfg.Dim)
+		for i := range x {
+			x[i] = rng.Uint64() & cfg.mask()
+		}
+		in[id] = x
+	}
+	return in
+}
+
+// Every round either returns exactly Σ_{u∈U3} x_u mod 2^b, with U3 the
+// sites that sent masked inputs, or aborts with ErrTooFewSurvivors exactly
+// when some step had fewer than t survivors.
+func TestRoundSumWithRandomDropouts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	rnd := testRand(7)
+	completed, aborted := 0, 0
+	for trial := 0; trial < 120; trial++ {
+		k := 3 + rng.IntN(10)
+		th := k/2 + 1 + rng.IntN(k-k/2)
+		bits := []int{1, 8, 17, 32, 63, 64}[rng.IntN(6)]
+		cfg := testConfig(k, th, bits, 1+rng.IntN(40), uint64(trial))
+		inputs := randomInputs(cfg, rng)
+		dropAt := map[uint32]int{}
+		pDrop := rng.Float64() * 0.4
+		for _, id := range cfg.Sites {
+			if rng.Float64() < pDrop {
+				dropAt[id] = rng.IntN(numDropSteps)
+			}
+		}
+		// Survivors of each step, and hence the expected outcome.
+		count := func(step int) int {
+			n := 0
+			for _, id := range cfg.Sites {
+				if d, ok := dropAt[id]; !ok || d > step {
+					n++
+				}
+			}
+			return n
+		}
+		wantAbort := false
+		for step := 0; step < numDropSteps; step++ {
+			if count(step) < th {
+				wantAbort = true
+			}
+		}
+		res, _, err := runRound(cfg, inputs, dropAt, rnd)
+		if wantAbort {
+			if !errors.Is(err, ErrTooFewSurvivors) {
+				t.Fatalf("trial %d: want abort, got err=%v", trial, err)
+			}
+			aborted++
+			continue
+		}
+		if err != nil {
+			t.Fatalf("trial %d (K=%d t=%d drops %v): %v", trial, k, th, dropAt, err)
+		}
+		want := make([]uint64, cfg.Dim)
+		var included []uint32
+		for _, id := range cfg.Sites {
+			if d, ok := dropAt[id]; ok && d <= dropMasked {
+				continue
+			}
+			included = append(included, id)
+			for i, w := range inputs[id] {
+				want[i] += w
+			}
+		}
+		for i := range want {
+			want[i] &= cfg.mask()
+		}
+		if !slices.Equal(res.Sum, want) {
+			t.Fatalf("trial %d (K=%d t=%d b=%d drops %v): sum %v, want %v", trial, k, th, bits, dropAt, res.Sum, want)
+		}
+		if !slices.Equal(res.Included, included) {
+			t.Fatalf("trial %d: included %v, want %v", trial, res.Included, included)
+		}
+		completed++
+	}
+	if completed < 30 || aborted < 10 {
+		t.Fatalf("trial mix too narrow to test both outcomes: %d completed, %d aborted", completed, aborted)
+	}
+	t.Logf("%d rounds completed exactly, %d aborted cleanly", completed, aborted)
+}
+
+// A site never reveals both secrets of one site, and never answers an
+// unmask request twice or out of order.
+func TestClientRefusesToRevealBothSecrets(t *testing.T) {
+	cfg := testConfig(5, 3, 32, 4, 99)
+	rnd := testRand(99)
+	inputs := randomInputs(cfg, rand.New(rand.NewPCG(1, 1)))
+	srv, _ := NewServer(cfg)
+	cs := map[uint32]*Client{}
+	for _, id := range cfg.Sites {
+		cs[id], _ = NewClient(cfg, id, rnd)
+		m, _ := cs[id].Advertise()
+		if err := srv.HandleAdvertise(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, _ := srv.EndAdvertise()
+	for _, id := range cfg.Sites {
+		m, err := cs[id].ShareKeys(list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.HandleShares(m)
+	}
+	fwd, _ := srv.EndShares()
+	for _, id := range cfg.Sites {
+		if _, err := cs[id].MaskedInput(fwd[id], inputs[id]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := cfg.Sites[0], cfg.Sites[1]
+	// First request: site b survived. Second request (a lying server): b
+	// dropped. The second answer would reveal b's key share too.
+	first, err := cs[a].Unmask(UnmaskRequest{Survivors: cfg.Sites})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := first.SeedOf[b]; !ok || len(first.KeyOf) != 0 {
+		t.Fatalf("first answer %+v", first)
+	}
+	if _, err := cs[a].Unmask(UnmaskRequest{Survivors: []uint32{a, cfg.Sites[2], cfg.Sites[3]}}); err == nil {
+		t.Fatal("second unmask request answered")
+	}
+	// A request that omits the site itself, or names an unknown site, is refused.
+	if _, err := cs[b].Unmask(UnmaskRequest{Survivors: []uint32{a, cfg.Sites[2], cfg.Sites[3]}}); err == nil {
+		t.Fatal("survivor list without the site answered")
+	}
+	if _, err := cs[cfg.Sites[2]].Unmask(UnmaskRequest{Survivors: []uint32{a, cfg.Sites[2], 999}}); err == nil {
+		t.Fatal("survivor list with an unknown site answered")
+	}
+}
+
+// Tampered or misdirected ciphertexts fail authentication.
+func TestSharesAreAuthenticated(t *testing.T) {
+	cfg := testConfig(3, 2, 16, 2, 5)
+	rnd := testRand(5)
+	srv, _ := NewServer(cfg)
+	cs := map[uint32]*Client{}
+	for _, id := range cfg.Sites {
+		cs[id], _ = NewClient(cfg, id, rnd)
+		m, _ := cs[id].Advertise()
+		srv.HandleAdvertise(m)
+	}
+	list, _ := srv.EndAdvertise()
+	for _, id := range cfg.Sites {
+		m, _ := cs[id].ShareKeys(list)
+		srv.HandleShares(m)
+	}
+	fwd, _ := srv.EndShares()
+	to := cfg.Sites[0]
+	bad := fwd[to]
+	bad.Shares = slices.Clone(bad.Shares)
+	ct := slices.Clone(bad.Shares[0].CT)
+	ct[len(ct)-1] ^= 1
+	bad.Shares[0].CT = ct
+	if _, err := cs[to].MaskedInput(bad, make([]uint64, cfg.Dim)); err == nil {
+		t.Fatal("tampered share accepted")
+	}
+	// Re-address site 1's ciphertext from site 2 to site 3: wrong key/AD.
+	x := fwd[cfg.Sites[1]]
+	redirect := SharesFor{To: cfg.Sites[2], Shares: []EncryptedShare{{From: x.Shares[0].From, To: cfg.Sites[2], CT: x.Shares[0].CT}}}
+	if _, err := cs[cfg.Sites[2]].MaskedInput(redirect, make([]uint64, cfg.Dim)); err == nil {
+		t.Fatal("redirected share accepted")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	good := testConfig(5, 3, 32, 4, 1)
+	for name, mut := range map[string]func(*Config){
+		"short round id":  func(c *Config) { c.RoundID = c.RoundID[:8] },
+		"one site":        func(c *Config) { c.Sites = c.Sites[:1]; c.Threshold = 1 },
+		"minority t":      func(c *Config) { c.Threshold = 2 },
+		"t above K":       func(c *Config) { c.Threshold = 6 },
+		"duplicate site":  func(c *Config) { c.Sites = []uint32{1, 2, 2, 3, 4} },
+		"site zero":       func(c *Config) { c.Sites = []uint32{0, 1, 2, 3, 4} },
+		"zero bits":       func(c *Config) { c.Bits = 0 },
+		"65 bits":         func(c *Config) { c.Bits = 65 },
+		"empty dimension": func(c *Config) { c.Dim = 0 },
+	} {
+		c := good
+		c.Sites = slices.Clone(good.Sites)
+		mut(&c)
+		if err := c.Validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for k := 2; k < 100; k++ {
+		c := testConfig(k, DefaultThreshold(k), 8, 1, 1)
+		if err := c.Validate(); err != nil {
+			t.Fatalf("default threshold for K=%d: %v", k, err)
+		}
+	}
+}

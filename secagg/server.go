@@ -1,0 +1,296 @@
+package secagg
+
+import (
+	"bytes"
+	"crypto/ecdh"
+	"fmt"
+	"slices"
+)
+
+// Server is the coordinator's side of a round: a pure state machine. For
+// each step the caller feeds the sites' messages as they arrive (Handle*)
+// and closes the step (End*) when all invited sites answered or the step's
+// timeout expired; the sites whose messages arrived before End* are the
+// step's survivors. Any End* returns ErrTooFewSurvivors (wrapped) when
+// fewer than t survive: the round is aborted and the server holds no
+// unmasked information (it never held more than t − 1 shares of any
+// secret, and every stored input is masked). A failed Handle* rejects that
+// one message (wrong sender, duplicate, malformed) and leaves the state
+// unchanged.
+type Server struct {
+	cfg  Config
+	step int // 0 advertise, 1 shares, 2 masked, 3 unmask, 4 done
+
+	keys   map[uint32]AdvertiseKeys
+	shares map[uint32]ShareKeys
+	u2     []uint32
+	masked map[uint32][]uint64
+	u3     []uint32
+	unmask map[uint32]UnmaskShares
+}
+
+// NewServer returns the server of the round cfg.
+func NewServer(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Server{cfg: cfg, keys: map[uint32]AdvertiseKeys{}}, nil
+}
+
+func (s *Server) expect(step int, what string) error {
+	if s.step != step {
+		return fmt.Errorf("secagg: server: %s out of order (step %d, want %d)", what, s.step, step)
+	}
+	return nil
+}
+
+// HandleAdvertise records a site's public keys.
+func (s *Server) HandleAdvertise(m AdvertiseKeys) error {
+	if err := s.expect(0, "advertisement"); err != nil {
+		return err
+	}
+	if !s.cfg.invited(m.From) {
+		return fmt.Errorf("secagg: server: advertisement from uninvited site %d", m.From)
+	}
+	if _, dup := s.keys[m.From]; dup {
+		return fmt.Errorf("secagg: server: second advertisement from site %d", m.From)
+	}
+	for _, k := range [][]byte{m.C, m.S} {
+		if _, err := ecdh.X25519().NewPublicKey(k); err != nil {
+			return fmt.Errorf("secagg: server: site %d advertised a bad key: %w", m.From, err)
+		}
+	}
+	s.keys[m.From] = m
+	return nil
+}
+
+// EndAdvertise closes round 0 and returns the key list U1 for every
+// survivor.
+func (s *Server) EndAdvertise() (KeyList, error) {
+	if err := s.expect(0, "end of advertisement"); err != nil {
+		return KeyList{}, err
+	}
+	s.step = 4
+	if len(s.keys) < s.cfg.Threshold {
+		return KeyList{}, fmt.Errorf("%w: %d of %d sites advertised keys, threshold %d", ErrTooFewSurvivors, len(s.keys), len(s.cfg.Sites), s.cfg.Threshold)
+	}
+	var l KeyList
+	for _, id := range sortedKeys(s.keys) {
+		l.Keys = append(l.Keys, s.keys[id])
+	}
+	s.shares = map[uint32]ShareKeys{}
+	s.step = 1
+	return l, nil
+}
+
+// HandleShares records a site's encrypted shares: one per other member of
+// U1, addressed correctly.
+func (s *Server) HandleShares(m ShareKeys) error {
+	if err := s.expect(1, "shares"); err != nil {
+		return err
+	}
+	if _, ok := s.keys[m.From]; !ok {
+		return fmt.Errorf("secagg: server: shares from site %d, which is not in U1", m.From)
+	}
+	if _, dup := s.shares[m.From]; dup {
+		return fmt.Errorf("secagg: server: second shares message from site %d", m.From)
+	}
+	if len(m.Shares) != len(s.keys)-1 {
+		return fmt.Errorf("secagg: server: site %d sent %d shares, want %d", m.From, len(m.Shares), len(s.keys)-1)
+	}
+	to := map[uint32]bool{}
+	for _, e := range m.Shares {
+		if e.From != m.From || e.To == m.From || to[e.To] {
+			return fmt.Errorf("secagg: server: site %d sent a misaddressed share %d → %d", m.From, e.From, e.To)
+		}
+		if _, ok := s.keys[e.To]; !ok {
+			return fmt.Errorf("secagg: server: site %d sent a share to site %d outside U1", m.From, e.To)
+		}
+		to[e.To] = true
+	}
+	s.shares[m.From] = m
+	return nil
+}
+
+// EndShares closes round 1 (its survivors are U2) and returns, for each
+// member of U2, the ciphertexts addressed to it from the other members.
+func (s *Server) EndShares() (map[uint32]SharesFor, error) {
+	if err := s.expect(1, "end of shares"); err != nil {
+		return nil, err
+	}
+	s.step = 4
+	if len(s.shares) < s.cfg.Threshold {
+		return nil, fmt.Errorf("%w: %d sites shared keys, threshold %d", ErrTooFewSurvivors, len(s.shares), s.cfg.Threshold)
+	}
+	s.u2 = sortedKeys(s.shares)
+	out := make(map[uint32]SharesFor, len(s.u2))
+	for _, v := range s.u2 {
+		out[v] = SharesFor{To: v}
+	}
+	for _, u := range s.u2 {
+		for _, e := range s.shares[u].Shares {
+			if f, ok := out[e.To]; ok {
+				f.Shares = append(f.Shares, e)
+				out[e.To] = f
+			}
+		}
+	}
+	s.masked = map[uint32][]uint64{}
+	s.step = 2
+	return out, nil
+}
+
+// HandleMasked records a site's masked input.
+func (s *Server) HandleMasked(m MaskedInput) error {
+	if err := s.expect(2, "masked input"); err != nil {
+		return err
+	}
+	if !slices.Contains(s.u2, m.From) {
+		return fmt.Errorf("secagg: server: masked input from site %d, which is not in U2", m.From)
+	}
+	if _, dup := s.masked[m.From]; dup {
+		return fmt.Errorf("secagg: server: second masked input from site %d", m.From)
+	}
+	if len(m.Y) != s.cfg.Dim {
+		return fmt.Errorf("secagg: server: site %d sent %d entries, dimension %d", m.From, len(m.Y), s.cfg.Dim)
+	}
+	mask := s.cfg.mask()
+	for i, w := range m.Y {
+		if w&^mask != 0 {
+			return fmt.Errorf("secagg: server: site %d sent entry %d = %d outside ℤ/2^%d", m.From, i, w, s.cfg.Bits)
+		}
+	}
+	s.masked[m.From] = slices.Clone(m.Y)
+	return nil
+}
+
+// EndMasked closes round 2 (its survivors are U3) and returns the unmask
+// request for U3.
+func (s *Server) EndMasked() (UnmaskRequest, error) {
+	if err := s.expect(2, "end of masked inputs"); err != nil {
+		return UnmaskRequest{}, err
+	}
+	s.step = 4
+	if len(s.masked) < s.cfg.Threshold {
+		return UnmaskRequest{}, fmt.Errorf("%w: %d masked inputs, threshold %d", ErrTooFewSurvivors, len(s.masked), s.cfg.Threshold)
+	}
+	s.u3 = sortedKeys(s.masked)
+	s.unmask = map[uint32]UnmaskShares{}
+	s.step = 3
+	return UnmaskRequest{Survivors: slices.Clone(s.u3)}, nil
+}
+
+// HandleUnmask records a survivor's shares: exactly a key share for every
+// site of U2 \ U3 and a seed share for every site of U3.
+func (s *Server) HandleUnmask(m UnmaskShares) error {
+	if err := s.expect(3, "unmask shares"); err != nil {
+		return err
+	}
+	if !slices.Contains(s.u3, m.From) {
+		return fmt.Errorf("secagg: server: unmask shares from site %d, which is not in U3", m.From)
+	}
+	if _, dup := s.unmask[m.From]; dup {
+		return fmt.Errorf("secagg: server: second unmask message from site %d", m.From)
+	}
+	if len(m.KeyOf)+len(m.SeedOf) != len(s.u2) {
+		return fmt.Errorf("secagg: server: site %d sent %d shares, want %d", m.From, len(m.KeyOf)+len(m.SeedOf), len(s.u2))
+	}
+	for _, v := range s.u2 {
+		_, k := m.KeyOf[v]
+		sh, sd := m.SeedOf[v]
+		if slices.Contains(s.u3, v) {
+			if !sd || k || sh.X != m.From {
+				return fmt.Errorf("secagg: server: site %d must send its share of survivor %d's seed (only)", m.From, v)
+			}
+		} else if sk := m.KeyOf[v]; !k || sd || sk.X != m.From {
+			return fmt.Errorf("secagg: server: site %d must send its share of dropped site %d's key (only)", m.From, v)
+		}
+	}
+	s.unmask[m.From] = m
+	return nil
+}
+
+// Result is the output of a completed round.
+type Result struct {
+	// Sum is Σ_{u∈U3} x_u mod 2^b.
+	Sum []uint64
+	// Included is U3: the sites whose inputs are in the sum.
+	Included []uint32
+	// Dropped is U2 \ U3: sites that shared keys but whose inputs are not
+	// in the sum (their pairwise masks were removed).
+	Dropped []uint32
+}
+
+// EndUnmask closes round 3: with ≥ t unmask answers it reconstructs each
+// dropped site's mask key (checked against its advertised public key) and
+// each survivor's self-mask seed, and returns the sum of U3's inputs.
+func (s *Server) EndUnmask() (Result, error) {
+	if err := s.expect(3, "end of unmasking"); err != nil {
+		return Result{}, err
+	}
+	s.step = 4
+	if len(s.unmask) < s.cfg.Threshold {
+		return Result{}, fmt.Errorf("%w: %d unmask answers, threshold %d", ErrTooFewSurvivors, len(s.unmask), s.cfg.Threshold)
+	}
+	responders := sortedKeys(s.unmask)[:s.cfg.Threshold]
+	sum := make([]uint64, s.cfg.Dim)
+	for _, u := range s.u3 {
+		for i, w := range s.masked[u] {
+			sum[i] += w
+		}
+	}
+	var dropped []uint32
+	for _, v := range s.u2 {
+		inU3 := slices.Contains(s.u3, v)
+		shares := make([]Share, 0, len(responders))
+		for _, r := range responders {
+			if inU3 {
+				shares = append(shares, s.unmask[r].SeedOf[v])
+			} else {
+				shares = append(shares, s.unmask[r].KeyOf[v])
+			}
+		}
+		secret, err := shamirCombine(shares)
+		if err != nil {
+			return Result{}, fmt.Errorf("secagg: server: reconstructing site %d's secret: %w", v, err)
+		}
+		if inU3 {
+			k, err := selfKey(secret, s.cfg.RoundID)
+			if err != nil {
+				return Result{}, err
+			}
+			addMask(sum, k, -1)
+			continue
+		}
+		dropped = append(dropped, v)
+		priv, err := ecdh.X25519().NewPrivateKey(secret)
+		if err != nil {
+			return Result{}, fmt.Errorf("secagg: server: site %d's reconstructed key: %w", v, err)
+		}
+		if !bytes.Equal(priv.PublicKey().Bytes(), s.keys[v].S) {
+			return Result{}, fmt.Errorf("secagg: server: site %d's reconstructed key does not match its advertised key (inconsistent shares)", v)
+		}
+		for _, u := range s.u3 {
+			k, err := agree(priv, s.keys[u].S, s.cfg.RoundID, labelMask)
+			if err != nil {
+				return Result{}, err
+			}
+			// y_u holds pairSign(u, v)·PRG(s_uv): remove it.
+			addMask(sum, k, -pairSign(u, v))
+		}
+	}
+	m := s.cfg.mask()
+	for i := range sum {
+		sum[i] &= m
+	}
+	return Result{Sum: sum, Included: slices.Clone(s.u3), Dropped: dropped}, nil
+}
+
+func sortedKeys[V any](m map[uint32]V) []uint32 {
+	ks := make([]uint32, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
