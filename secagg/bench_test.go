@@ -38,13 +38,13 @@ func benchRound(b *testing.B, k, d, drop int) {
 	}
 	dropAt := map[uint32]int{}
 	for i := 0; i < drop; i++ {
-		dropAt[cfg.Sites[i]] = dropMasked
+		dropAt[cfg.Sites[i]] = DropMasked
 	}
 	var sent, recv int
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		_, tr, err := runRound(cfg, inputs, dropAt, rand.Reader)
+		_, tr, err := RunInMemory(cfg, inputs, dropAt, rand.Reader)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -60,7 +60,7 @@ func benchRound(b *testing.B, k, d, drop int) {
 // wireBytes returns the mean bytes a surviving site sends and receives in
 // a round: its own messages, and the key list, its forwarded shares and
 // the unmask request.
-func wireBytes(b *testing.B, cfg Config, tr *transcript) (sent, recv int) {
+func wireBytes(b *testing.B, cfg Config, tr *Transcript) (sent, recv int) {
 	size := func(v any) int {
 		buf, err := msgpack.Marshal(v)
 		if err != nil {
@@ -68,28 +68,28 @@ func wireBytes(b *testing.B, cfg Config, tr *transcript) (sent, recv int) {
 		}
 		return len(buf)
 	}
-	for _, m := range tr.adverts {
+	for _, m := range tr.Adverts {
 		sent += size(m)
 	}
-	for _, m := range tr.shares {
+	for _, m := range tr.Shares {
 		sent += size(m)
 	}
-	for _, m := range tr.masked {
+	for _, m := range tr.Masked {
 		sent += size(m)
 	}
-	for _, m := range tr.unmask {
+	for _, m := range tr.Unmask {
 		sent += size(m)
 	}
-	keyList := KeyList{Keys: tr.adverts}
-	recv = len(tr.shares) * size(keyList)
-	for _, m := range tr.shares {
+	keyList := KeyList{Keys: tr.Adverts}
+	recv = len(tr.Shares) * size(keyList)
+	for _, m := range tr.Shares {
 		recv += size(m) // every ciphertext is forwarded once
 	}
-	survivors := make([]uint32, 0, len(tr.masked))
-	for _, m := range tr.masked {
+	survivors := make([]uint32, 0, len(tr.Masked))
+	for _, m := range tr.Masked {
 		survivors = append(survivors, m.From)
 	}
-	recv += len(tr.masked) * size(UnmaskRequest{Survivors: survivors})
-	n := len(tr.masked)
+	recv += len(tr.Masked) * size(UnmaskRequest{Survivors: survivors})
+	n := len(tr.Masked)
 	return sent / n, recv / n
 }

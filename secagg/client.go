@@ -28,6 +28,7 @@ type Client struct {
 	u1   map[uint32]AdvertiseKeys // advertised keys (from the server's list)
 	u2   []uint32                 // senders of the shares we received, with us
 	held map[uint32]heldShare     // shares other sites gave us
+	enc  map[uint32][]byte        // share-encryption keys, by peer
 }
 
 type heldShare struct{ key, seed Share }
@@ -113,6 +114,7 @@ func (c *Client) ShareKeys(list KeyList) (ShareKeys, error) {
 	}
 	out := ShareKeys{From: c.id}
 	c.held = map[uint32]heldShare{}
+	c.enc = map[uint32][]byte{}
 	for i, v := range xs {
 		if v == c.id {
 			c.held[c.id] = heldShare{keyShares[i], seedShares[i]}
@@ -122,6 +124,7 @@ func (c *Client) ShareKeys(list KeyList) (ShareKeys, error) {
 		if err != nil {
 			return ShareKeys{}, err
 		}
+		c.enc[v] = key
 		pt := append(append([]byte{}, keyShares[i].Y...), seedShares[i].Y...)
 		ct, err := seal(key, c.cfg.RoundID, c.id, v, pt, c.rnd)
 		if err != nil {
@@ -150,16 +153,12 @@ func (c *Client) MaskedInput(in SharesFor, x []uint64) (MaskedInput, error) {
 	}
 	u2 := []uint32{c.id}
 	for _, e := range in.Shares {
-		ak, ok := c.u1[e.From]
+		key, ok := c.enc[e.From]
 		if !ok || e.From == c.id || e.To != c.id {
 			return MaskedInput{}, fmt.Errorf("secagg: site %d: unexpected share %d → %d", c.id, e.From, e.To)
 		}
 		if _, dup := c.held[e.From]; dup {
 			return MaskedInput{}, fmt.Errorf("secagg: site %d: two shares from site %d", c.id, e.From)
-		}
-		key, err := agree(c.cKey, ak.C, c.cfg.RoundID, labelEnc)
-		if err != nil {
-			return MaskedInput{}, err
 		}
 		pt, err := open(key, c.cfg.RoundID, e.From, c.id, e.CT)
 		if err != nil {

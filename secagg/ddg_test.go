@@ -38,7 +38,7 @@ func TestSecureAggregationOfDDGEncodings(t *testing.T) {
 		}
 	}
 	dropped := cfg.Sites[2]
-	res, _, err := runRound(cfg, enc, map[uint32]int{dropped: dropMasked}, testRand(3))
+	res, _, err := RunInMemory(cfg, enc, map[uint32]int{dropped: DropMasked}, testRand(3))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,23 +54,23 @@ func TestServerViewRevealsOnlyTheSum(t *testing.T) {
 		inputs[secret][i] = 0x0123456789abcdef
 	}
 	dropped := cfg.Sites[6]
-	res, tr, err := runRound(cfg, inputs, map[uint32]int{dropped: dropMasked}, rnd)
+	res, tr, err := RunInMemory(cfg, inputs, map[uint32]int{dropped: DropMasked}, rnd)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The server's view: masked inputs and the unmask shares.
-	if len(tr.masked) != k-1 {
-		t.Fatalf("%d masked inputs recorded", len(tr.masked))
+	if len(tr.Masked) != k-1 {
+		t.Fatalf("%d masked inputs recorded", len(tr.Masked))
 	}
-	for _, m := range tr.masked {
+	for _, m := range tr.Masked {
 		if chi := chiSquareBytes(m.Y); chi > chiCrit {
 			t.Errorf("masked input of site %d is not uniform-looking: χ² = %.1f > %d", m.From, chi, chiCrit)
 		}
 	}
 	// Strip what the server can strip: self masks of survivors.
-	responders := tr.unmask[:cfg.Threshold]
+	responders := tr.Unmask[:cfg.Threshold]
 	partial := map[uint32][]uint64{}
-	for _, m := range tr.masked {
+	for _, m := range tr.Masked {
 		shares := make([]Share, 0, len(responders))
 		for _, r := range responders {
 			if _, has := r.KeyOf[m.From]; has {
@@ -95,7 +95,7 @@ func TestServerViewRevealsOnlyTheSum(t *testing.T) {
 	}
 	// No survivor's mask key share was ever revealed, and nothing was
 	// revealed about the dropped site's self-mask seed.
-	for _, r := range tr.unmask {
+	for _, r := range tr.Unmask {
 		if _, ok := r.SeedOf[dropped]; ok {
 			t.Fatalf("site %d revealed the dropped site's seed share", r.From)
 		}
@@ -124,24 +124,24 @@ func TestMasksAreFreshAcrossSitesAndRounds(t *testing.T) {
 		return in
 	}
 	cfg := testConfig(4, 3, 64, dim, 1)
-	_, tr1, err := runRound(cfg, inputs(cfg), nil, testRand(11))
+	_, tr1, err := RunInMemory(cfg, inputs(cfg), nil, testRand(11))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg2 := testConfig(4, 3, 64, dim, 2) // a new round id
-	_, tr2, err := runRound(cfg2, inputs(cfg2), nil, testRand(12))
+	_, tr2, err := RunInMemory(cfg2, inputs(cfg2), nil, testRand(12))
 	if err != nil {
 		t.Fatal(err)
 	}
 	x := make([]uint64, dim)
 	for i := range x {
-		x[i] = tr1.masked[0].Y[i] ^ tr1.masked[1].Y[i]
+		x[i] = tr1.Masked[0].Y[i] ^ tr1.Masked[1].Y[i]
 	}
 	if chi := chiSquareBytes(x); chi > chiCrit {
 		t.Errorf("two sites' masks are correlated: χ² = %.1f", chi)
 	}
 	for i := range x {
-		x[i] = tr1.masked[0].Y[i] ^ tr2.masked[0].Y[i]
+		x[i] = tr1.Masked[0].Y[i] ^ tr2.Masked[0].Y[i]
 	}
 	if chi := chiSquareBytes(x); chi > chiCrit {
 		t.Errorf("one site's masks in two rounds are correlated: χ² = %.1f", chi)

@@ -2,115 +2,10 @@ package secagg
 
 import (
 	"errors"
-	"io"
 	"math/rand/v2"
 	"slices"
 	"testing"
 )
-
-// Drop points: a site stops answering before the given step.
-const (
-	neverDrops   = -1
-	dropAdvert   = 0 // never advertises keys
-	dropShares   = 1 // advertises, never shares
-	dropMasked   = 2 // shares, never sends its masked input
-	dropUnmask   = 3 // sends its masked input, never helps unmask
-	numDropSteps = 4
-)
-
-// transcript is everything the server received, in order.
-type transcript struct {
-	adverts []AdvertiseKeys
-	shares  []ShareKeys
-	masked  []MaskedInput
-	unmask  []UnmaskShares
-}
-
-// runRound drives a full round over an in-memory, synchronous network:
-// K clients and a server, each site answering until its drop point.
-func runRound(cfg Config, inputs map[uint32][]uint64, dropAt map[uint32]int, rnd io.Reader) (Result, *transcript, error) {
-	tr := &transcript{}
-	srv, err := NewServer(cfg)
-	if err != nil {
-		return Result{}, tr, err
-	}
-	clients := map[uint32]*Client{}
-	alive := func(id uint32, step int) bool {
-		d, ok := dropAt[id]
-		return !ok || d == neverDrops || d > step
-	}
-	for _, id := range cfg.Sites {
-		c, err := NewClient(cfg, id, rnd)
-		if err != nil {
-			return Result{}, tr, err
-		}
-		clients[id] = c
-		if !alive(id, 0) {
-			continue
-		}
-		m, err := c.Advertise()
-		if err != nil {
-			return Result{}, tr, err
-		}
-		tr.adverts = append(tr.adverts, m)
-		if err := srv.HandleAdvertise(m); err != nil {
-			return Result{}, tr, err
-		}
-	}
-	list, err := srv.EndAdvertise()
-	if err != nil {
-		return Result{}, tr, err
-	}
-	for _, k := range list.Keys {
-		if !alive(k.From, 1) {
-			continue
-		}
-		m, err := clients[k.From].ShareKeys(list)
-		if err != nil {
-			return Result{}, tr, err
-		}
-		tr.shares = append(tr.shares, m)
-		if err := srv.HandleShares(m); err != nil {
-			return Result{}, tr, err
-		}
-	}
-	fwd, err := srv.EndShares()
-	if err != nil {
-		return Result{}, tr, err
-	}
-	for _, id := range sortedKeys(fwd) {
-		if !alive(id, 2) {
-			continue
-		}
-		m, err := clients[id].MaskedInput(fwd[id], inputs[id])
-		if err != nil {
-			return Result{}, tr, err
-		}
-		tr.masked = append(tr.masked, m)
-		if err := srv.HandleMasked(m); err != nil {
-			return Result{}, tr, err
-		}
-	}
-	req, err := srv.EndMasked()
-	if err != nil {
-		return Result{}, tr, err
-	}
-	for _, id := range req.Survivors {
-		if !alive(id, 3) {
-			continue
-		}
-		m, err := clients[id].Unmask(req)
-		if err != nil {
-			return Result{}, tr, err
-		}
-		tr.unmask = append(tr.unmask, m)
-		if err := srv.HandleUnmask(m); err != nil {
-			return Result{}, tr, err
-		}
-	}
-	res, err := srv.EndUnmask()
-	return res, tr, err
-}
 
 func testConfig(k, th, bits, dim int, seed uint64) Config {
 	id := make([]byte, roundIDLen)
@@ -151,7 +46,7 @@ func TestRoundSumWithRandomDropouts(t *testing.T) {
 		pDrop := rng.Float64() * 0.4
 		for _, id := range cfg.Sites {
 			if rng.Float64() < pDrop {
-				dropAt[id] = rng.IntN(numDropSteps)
+				dropAt[id] = rng.IntN(NumDropSteps)
 			}
 		}
 		// Survivors of each step, and hence the expected outcome.
@@ -165,12 +60,12 @@ func TestRoundSumWithRandomDropouts(t *testing.T) {
 			return n
 		}
 		wantAbort := false
-		for step := 0; step < numDropSteps; step++ {
+		for step := 0; step < NumDropSteps; step++ {
 			if count(step) < th {
 				wantAbort = true
 			}
 		}
-		res, _, err := runRound(cfg, inputs, dropAt, rnd)
+		res, _, err := RunInMemory(cfg, inputs, dropAt, rnd)
 		if wantAbort {
 			if !errors.Is(err, ErrTooFewSurvivors) {
 				t.Fatalf("trial %d: want abort, got err=%v", trial, err)
@@ -184,7 +79,7 @@ func TestRoundSumWithRandomDropouts(t *testing.T) {
 		want := make([]uint64, cfg.Dim)
 		var included []uint32
 		for _, id := range cfg.Sites {
-			if d, ok := dropAt[id]; ok && d <= dropMasked {
+			if d, ok := dropAt[id]; ok && d <= DropMasked {
 				continue
 			}
 			included = append(included, id)

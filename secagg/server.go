@@ -233,6 +233,10 @@ func (s *Server) EndUnmask() (Result, error) {
 		return Result{}, fmt.Errorf("%w: %d unmask answers, threshold %d", ErrTooFewSurvivors, len(s.unmask), s.cfg.Threshold)
 	}
 	responders := sortedKeys(s.unmask)[:s.cfg.Threshold]
+	lam, err := lagrangeAtZero(responders)
+	if err != nil {
+		return Result{}, err
+	}
 	sum := make([]uint64, s.cfg.Dim)
 	for _, u := range s.u3 {
 		for i, w := range s.masked[u] {
@@ -250,7 +254,12 @@ func (s *Server) EndUnmask() (Result, error) {
 				shares = append(shares, s.unmask[r].KeyOf[v])
 			}
 		}
-		secret, err := shamirCombine(shares)
+		for i, sh := range shares {
+			if sh.X != responders[i] {
+				return Result{}, fmt.Errorf("secagg: server: site %d's share of site %d is labelled for point %d", responders[i], v, sh.X)
+			}
+		}
+		secret, err := combineWith(lam, shares)
 		if err != nil {
 			return Result{}, fmt.Errorf("secagg: server: reconstructing site %d's secret: %w", v, err)
 		}

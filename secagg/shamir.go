@@ -82,45 +82,67 @@ func shamirSplit(secret []byte, xs []uint32, t int, rnd io.Reader) ([]Share, err
 // interpolation at 0. With fewer than t shares the result is garbage, not
 // an error: the caller must pass ≥ t.
 func shamirCombine(shares []Share) ([]byte, error) {
-	if len(shares) == 0 {
-		return nil, fmt.Errorf("secagg: no shares to combine")
-	}
 	xs := make([]uint32, len(shares))
 	for i, s := range shares {
 		xs[i] = s.X
-		if len(s.Y) != shareLen {
-			return nil, fmt.Errorf("secagg: share of site %d is %d bytes, want %d", s.X, len(s.Y), shareLen)
-		}
+	}
+	lam, err := lagrangeAtZero(xs)
+	if err != nil {
+		return nil, err
+	}
+	return combineWith(lam, shares)
+}
+
+// lagrangeAtZero returns λᵢ = Π_{j≠i} x_j/(x_j − x_i) mod p, so that
+// f(0) = Σ λᵢ f(xᵢ) for every polynomial of degree < len(xs). The server
+// computes them once per unmasking (the responders are the same for every
+// secret): O(t²) multiplications and t inversions, then O(t) per secret.
+func lagrangeAtZero(xs []uint32) ([]*big.Int, error) {
+	if len(xs) == 0 {
+		return nil, fmt.Errorf("secagg: no shares to combine")
 	}
 	if err := checkXs(xs); err != nil {
 		return nil, err
 	}
-	sum := new(big.Int)
-	num := new(big.Int)
-	den := new(big.Int)
-	tmp := new(big.Int)
-	for i, si := range shares {
-		yi := new(big.Int).SetBytes(si.Y)
-		if yi.Cmp(fieldPrime) >= 0 {
-			return nil, fmt.Errorf("secagg: share of site %d is not a field element", si.X)
-		}
-		// λ_i = Π_{j≠i} x_j / (x_j − x_i)
+	lam := make([]*big.Int, len(xs))
+	num, den, tmp := new(big.Int), new(big.Int), new(big.Int)
+	for i, xi := range xs {
 		num.SetInt64(1)
 		den.SetInt64(1)
-		for j, sj := range shares {
+		for j, xj := range xs {
 			if j == i {
 				continue
 			}
-			num.Mul(num, tmp.SetUint64(uint64(sj.X)))
+			num.Mul(num, tmp.SetUint64(uint64(xj)))
 			num.Mod(num, fieldPrime)
-			tmp.SetInt64(int64(sj.X) - int64(si.X))
+			tmp.SetInt64(int64(xj) - int64(xi))
 			den.Mul(den, tmp)
 			den.Mod(den, fieldPrime)
 		}
 		den.ModInverse(den, fieldPrime)
-		num.Mul(num, den)
-		num.Mul(num, yi)
-		sum.Add(sum, num)
+		lam[i] = new(big.Int).Mul(num, den)
+		lam[i].Mod(lam[i], fieldPrime)
+	}
+	return lam, nil
+}
+
+// combineWith returns Σ λᵢ·Yᵢ mod p as a secretLen-byte secret; shares[i]
+// must be the share at the point λᵢ was computed for.
+func combineWith(lam []*big.Int, shares []Share) ([]byte, error) {
+	if len(lam) != len(shares) {
+		return nil, fmt.Errorf("secagg: %d shares for %d interpolation points", len(shares), len(lam))
+	}
+	sum, tmp := new(big.Int), new(big.Int)
+	for i, si := range shares {
+		if len(si.Y) != shareLen {
+			return nil, fmt.Errorf("secagg: share of site %d is %d bytes, want %d", si.X, len(si.Y), shareLen)
+		}
+		tmp.SetBytes(si.Y)
+		if tmp.Cmp(fieldPrime) >= 0 {
+			return nil, fmt.Errorf("secagg: share of site %d is not a field element", si.X)
+		}
+		tmp.Mul(tmp, lam[i])
+		sum.Add(sum, tmp)
 		sum.Mod(sum, fieldPrime)
 	}
 	if sum.BitLen() > 8*secretLen {

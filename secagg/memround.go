@@ -1,0 +1,111 @@
+package secagg
+
+import "io"
+
+// Drop points for RunInMemory: a site stops answering before the given step.
+const (
+	NeverDrops   = -1
+	DropAdvert   = 0 // never advertises keys
+	DropShares   = 1 // advertises, never shares
+	DropMasked   = 2 // shares, never sends its masked input
+	DropUnmask   = 3 // sends its masked input, never helps unmask
+	NumDropSteps = 4
+)
+
+// Transcript is everything the server received, in order.
+type Transcript struct {
+	Adverts []AdvertiseKeys
+	Shares  []ShareKeys
+	Masked  []MaskedInput
+	Unmask  []UnmaskShares
+}
+
+// RunInMemory drives a full round over an in-memory, synchronous network:
+// K clients and the server in this process, each site answering until its
+// drop point (dropAt[id], NeverDrops or absent: never), and returns the
+// server's result and everything the server received. It is for
+// simulations, tests and benchmarks; deployments run Client and Server in
+// the worker's and coordinator's run loops.
+func RunInMemory(cfg Config, inputs map[uint32][]uint64, dropAt map[uint32]int, rnd io.Reader) (Result, *Transcript, error) {
+	tr := &Transcript{}
+	srv, err := NewServer(cfg)
+	if err != nil {
+		return Result{}, tr, err
+	}
+	clients := map[uint32]*Client{}
+	alive := func(id uint32, step int) bool {
+		d, ok := dropAt[id]
+		return !ok || d == NeverDrops || d > step
+	}
+	for _, id := range cfg.Sites {
+		c, err := NewClient(cfg, id, rnd)
+		if err != nil {
+			return Result{}, tr, err
+		}
+		clients[id] = c
+		if !alive(id, 0) {
+			continue
+		}
+		m, err := c.Advertise()
+		if err != nil {
+			return Result{}, tr, err
+		}
+		tr.Adverts = append(tr.Adverts, m)
+		if err := srv.HandleAdvertise(m); err != nil {
+			return Result{}, tr, err
+		}
+	}
+	list, err := srv.EndAdvertise()
+	if err != nil {
+		return Result{}, tr, err
+	}
+	for _, k := range list.Keys {
+		if !alive(k.From, 1) {
+			continue
+		}
+		m, err := clients[k.From].ShareKeys(list)
+		if err != nil {
+			return Result{}, tr, err
+		}
+		tr.Shares = append(tr.Shares, m)
+		if err := srv.HandleShares(m); err != nil {
+			return Result{}, tr, err
+		}
+	}
+	fwd, err := srv.EndShares()
+	if err != nil {
+		return Result{}, tr, err
+	}
+	for _, id := range sortedKeys(fwd) {
+		if !alive(id, 2) {
+			continue
+		}
+		m, err := clients[id].MaskedInput(fwd[id], inputs[id])
+		if err != nil {
+			return Result{}, tr, err
+		}
+		tr.Masked = append(tr.Masked, m)
+		if err := srv.HandleMasked(m); err != nil {
+			return Result{}, tr, err
+		}
+	}
+	req, err := srv.EndMasked()
+	if err != nil {
+		return Result{}, tr, err
+	}
+	for _, id := range req.Survivors {
+		if !alive(id, 3) {
+			continue
+		}
+		m, err := clients[id].Unmask(req)
+		if err != nil {
+			return Result{}, tr, err
+		}
+		tr.Unmask = append(tr.Unmask, m)
+		if err := srv.HandleUnmask(m); err != nil {
+			return Result{}, tr, err
+		}
+	}
+	res, err := srv.EndUnmask()
+	return res, tr, err
+}
