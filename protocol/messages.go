@@ -67,7 +67,7 @@ func newMessage(k Kind) Message {
 	case KindRefuse:
 		return &Refuse{}
 	}
-	return nil
+	return newSecAggMessage(k) // nil for an unknown kind
 }
 
 // Message is one protocol message. The concrete types are the pointer

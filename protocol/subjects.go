@@ -55,6 +55,14 @@ func Sender(m Message) (string, bool) {
 		return m.Site, true
 	case *Abort:
 		return m.From, true
+	case *SecAggKeys:
+		return m.Site, true
+	case *SecAggShares:
+		return m.Site, true
+	case *SecAggMasked:
+		return m.Site, true
+	case *SecAggUnmask:
+		return m.Site, true
 	}
 	return "", false
 }

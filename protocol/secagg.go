@@ -1,0 +1,326 @@
+package protocol
+
+import (
+	"fmt"
+)
+
+// Secure aggregation messages (package secagg; one round per release of a
+// job run with secure aggregation). Their kinds are numbered from 32, apart
+// from the main list, so that kinds appended there by concurrent work
+// (11 and up) never collide; like the main list they are frozen once
+// released (TestSecAggKindsPinned) and ONLY APPENDED TO.
+//
+// Sites are named on the secagg wire by their 1-based index in the job's
+// JobAnnounce.Sites (secagg needs non-zero integer ids: they are its
+// Shamir evaluation points).
+const (
+	KindSecAggKeys          Kind = 32 // site → coordinator: round 0, two X25519 public keys
+	KindSecAggKeyList       Kind = 33 // coordinator → sites: the keys of U1 and the round id
+	KindSecAggShares        Kind = 34 // site → coordinator: round 1, encrypted shares for each peer
+	KindSecAggSharesFor     Kind = 35 // coordinator → one site: the ciphertexts addressed to it (U2)
+	KindSecAggMasked        Kind = 36 // site → coordinator: round 2, the masked encoded release
+	KindSecAggUnmaskRequest Kind = 37 // coordinator → sites: the survivors U3
+	KindSecAggUnmask        Kind = 38 // site → coordinator: round 3, key shares of dropped sites, seed shares of survivors
+)
+
+func init() {
+	for k, n := range map[Kind]string{
+		KindSecAggKeys: "secagg-keys", KindSecAggKeyList: "secagg-key-list", KindSecAggShares: "secagg-shares",
+		KindSecAggSharesFor: "secagg-shares-for", KindSecAggMasked: "secagg-masked",
+		KindSecAggUnmaskRequest: "secagg-unmask-request", KindSecAggUnmask: "secagg-unmask",
+	} {
+		kindNames[k] = n
+	}
+}
+
+// newSecAggMessage returns an empty secure aggregation message of kind k,
+// or nil.
+func newSecAggMessage(k Kind) Message {
+	switch k {
+	case KindSecAggKeys:
+		return &SecAggKeys{}
+	case KindSecAggKeyList:
+		return &SecAggKeyList{}
+	case KindSecAggShares:
+		return &SecAggShares{}
+	case KindSecAggSharesFor:
+		return &SecAggSharesFor{}
+	case KindSecAggMasked:
+		return &SecAggMasked{}
+	case KindSecAggUnmaskRequest:
+		return &SecAggUnmaskRequest{}
+	case KindSecAggUnmask:
+		return &SecAggUnmask{}
+	}
+	return nil
+}
+
+// Sizes fixed by package secagg.
+const (
+	secAggKeyLen   = 32  // X25519 public key, round id
+	secAggShareLen = 66  // a Shamir share over GF(2^521 − 1)
+	secAggCTLen    = 160 // AES-GCM nonce (12) + two shares (132) + tag (16)
+	// MaxSecAggDim bounds the encoded vector: a model of MaxParams
+	// parameters padded to a power of two.
+	MaxSecAggDim = 2 * MaxParams
+)
+
+// SecAggKey is one site's advertised key pair.
+type SecAggKey struct {
+	ID uint32 `msgpack:"id"`
+	C  []byte `msgpack:"c"`
+	S  []byte `msgpack:"s"`
+}
+
+// SecAggCipher is one encrypted share pair; Peer is the recipient in
+// SecAggShares and the sender in SecAggSharesFor.
+type SecAggCipher struct {
+	Peer uint32 `msgpack:"peer"`
+	CT   []byte `msgpack:"ct"`
+}
+
+// SecAggShare is one revealed Shamir share of site ID's secret.
+type SecAggShare struct {
+	ID uint32 `msgpack:"id"`
+	Y  []byte `msgpack:"y"`
+}
+
+// SecAggKeys is secagg round 0 for the release Phase of Job.
+type SecAggKeys struct {
+	Job   string `msgpack:"job"`
+	Phase int    `msgpack:"phase"`
+	Site  string `msgpack:"site"`
+	C     []byte `msgpack:"c"`
+	S     []byte `msgpack:"s"`
+}
+
+// SecAggKeyList broadcasts U1's keys and the round's public id.
+type SecAggKeyList struct {
+	Job   string      `msgpack:"job"`
+	Phase int         `msgpack:"phase"`
+	Round []byte      `msgpack:"round"`
+	Keys  []SecAggKey `msgpack:"keys"`
+}
+
+// SecAggShares is secagg round 1.
+type SecAggShares struct {
+	Job    string         `msgpack:"job"`
+	Phase  int            `msgpack:"phase"`
+	Site   string         `msgpack:"site"`
+	Shares []SecAggCipher `msgpack:"shares"`
+}
+
+// SecAggSharesFor forwards to one site the ciphertexts addressed to it.
+type SecAggSharesFor struct {
+	Job    string         `msgpack:"job"`
+	Phase  int            `msgpack:"phase"`
+	Shares []SecAggCipher `msgpack:"shares"`
+}
+
+// SecAggMasked is secagg round 2: the masked vector over ℤ/2^Bits.
+type SecAggMasked struct {
+	Job   string   `msgpack:"job"`
+	Phase int      `msgpack:"phase"`
+	Site  string   `msgpack:"site"`
+	Bits  int      `msgpack:"bits"`
+	Y     []uint64 `msgpack:"y"`
+}
+
+// SecAggUnmaskRequest names the survivors U3.
+type SecAggUnmaskRequest struct {
+	Job       string   `msgpack:"job"`
+	Phase     int      `msgpack:"phase"`
+	Survivors []uint32 `msgpack:"survivors"`
+}
+
+// SecAggUnmask is secagg round 3.
+type SecAggUnmask struct {
+	Job   string        `msgpack:"job"`
+	Phase int           `msgpack:"phase"`
+	Site  string        `msgpack:"site"`
+	Keys  []SecAggShare `msgpack:"keys"`
+	Seeds []SecAggShare `msgpack:"seeds"`
+}
+
+func (*SecAggKeys) Kind() Kind          { return KindSecAggKeys }
+func (*SecAggKeyList) Kind() Kind       { return KindSecAggKeyList }
+func (*SecAggShares) Kind() Kind        { return KindSecAggShares }
+func (*SecAggSharesFor) Kind() Kind     { return KindSecAggSharesFor }
+func (*SecAggMasked) Kind() Kind        { return KindSecAggMasked }
+func (*SecAggUnmaskRequest) Kind() Kind { return KindSecAggUnmaskRequest }
+func (*SecAggUnmask) Kind() Kind        { return KindSecAggUnmask }
+
+var (
+	_ Message = (*SecAggKeys)(nil)
+	_ Message = (*SecAggKeyList)(nil)
+	_ Message = (*SecAggShares)(nil)
+	_ Message = (*SecAggSharesFor)(nil)
+	_ Message = (*SecAggMasked)(nil)
+	_ Message = (*SecAggUnmaskRequest)(nil)
+	_ Message = (*SecAggUnmask)(nil)
+)
+
+func secAggHead(job string, phase int, site string) error {
+	if err := ValidName("job", job); err != nil {
+		return err
+	}
+	if phase < 1 || phase > MaxPhases {
+		return fmt.Errorf("protocol: secure aggregation phase %d out of [1, %d]", phase, MaxPhases)
+	}
+	if site != "" {
+		return ValidName("site", site)
+	}
+	return nil
+}
+
+func fixedLen(what string, b []byte, n int) error {
+	if len(b) != n {
+		return fmt.Errorf("protocol: %s is %d bytes, want %d", what, len(b), n)
+	}
+	return nil
+}
+
+func secAggID(what string, id uint32, seen map[uint32]bool) error {
+	if id == 0 || id > MaxSites {
+		return fmt.Errorf("protocol: %s id %d out of [1, %d]", what, id, MaxSites)
+	}
+	if seen[id] {
+		return fmt.Errorf("protocol: %s id %d repeated", what, id)
+	}
+	seen[id] = true
+	return nil
+}
+
+func (m *SecAggKeys) Validate() error {
+	if err := secAggHead(m.Job, m.Phase, m.Site); err != nil {
+		return err
+	}
+	if err := ValidName("site", m.Site); err != nil {
+		return err
+	}
+	if err := fixedLen("encryption key", m.C, secAggKeyLen); err != nil {
+		return err
+	}
+	return fixedLen("mask key", m.S, secAggKeyLen)
+}
+
+func (m *SecAggKeyList) Validate() error {
+	if err := secAggHead(m.Job, m.Phase, ""); err != nil {
+		return err
+	}
+	if err := fixedLen("round id", m.Round, secAggKeyLen); err != nil {
+		return err
+	}
+	if len(m.Keys) > MaxSites {
+		return fmt.Errorf("protocol: %d keys exceed %d sites", len(m.Keys), MaxSites)
+	}
+	seen := map[uint32]bool{}
+	for _, k := range m.Keys {
+		if err := secAggID("key", k.ID, seen); err != nil {
+			return err
+		}
+		if err := fixedLen("encryption key", k.C, secAggKeyLen); err != nil {
+			return err
+		}
+		if err := fixedLen("mask key", k.S, secAggKeyLen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validCiphers(cs []SecAggCipher) error {
+	if len(cs) > MaxSites {
+		return fmt.Errorf("protocol: %d ciphertexts exceed %d sites", len(cs), MaxSites)
+	}
+	seen := map[uint32]bool{}
+	for _, c := range cs {
+		if err := secAggID("peer", c.Peer, seen); err != nil {
+			return err
+		}
+		if err := fixedLen("ciphertext", c.CT, secAggCTLen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *SecAggShares) Validate() error {
+	if err := secAggHead(m.Job, m.Phase, m.Site); err != nil {
+		return err
+	}
+	if err := ValidName("site", m.Site); err != nil {
+		return err
+	}
+	return validCiphers(m.Shares)
+}
+
+func (m *SecAggSharesFor) Validate() error {
+	if err := secAggHead(m.Job, m.Phase, ""); err != nil {
+		return err
+	}
+	return validCiphers(m.Shares)
+}
+
+func (m *SecAggMasked) Validate() error {
+	if err := secAggHead(m.Job, m.Phase, m.Site); err != nil {
+		return err
+	}
+	if err := ValidName("site", m.Site); err != nil {
+		return err
+	}
+	if m.Bits < 1 || m.Bits > 64 {
+		return fmt.Errorf("protocol: secure aggregation modulus bits %d out of [1, 64]", m.Bits)
+	}
+	if len(m.Y) == 0 || len(m.Y) > MaxSecAggDim {
+		return fmt.Errorf("%w: masked vector of %d entries (1 to %d)", ErrTooLarge, len(m.Y), MaxSecAggDim)
+	}
+	if m.Bits < 64 {
+		for i, w := range m.Y {
+			if w>>m.Bits != 0 {
+				return fmt.Errorf("protocol: masked entry %d = %d is outside ℤ/2^%d", i, w, m.Bits)
+			}
+		}
+	}
+	return nil
+}
+
+func (m *SecAggUnmaskRequest) Validate() error {
+	if err := secAggHead(m.Job, m.Phase, ""); err != nil {
+		return err
+	}
+	if len(m.Survivors) > MaxSites {
+		return fmt.Errorf("protocol: %d survivors exceed %d sites", len(m.Survivors), MaxSites)
+	}
+	seen := map[uint32]bool{}
+	for _, id := range m.Survivors {
+		if err := secAggID("survivor", id, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *SecAggUnmask) Validate() error {
+	if err := secAggHead(m.Job, m.Phase, m.Site); err != nil {
+		return err
+	}
+	if err := ValidName("site", m.Site); err != nil {
+		return err
+	}
+	if len(m.Keys)+len(m.Seeds) > MaxSites {
+		return fmt.Errorf("protocol: %d shares exceed %d sites", len(m.Keys)+len(m.Seeds), MaxSites)
+	}
+	seen := map[uint32]bool{} // one share per site, key or seed, never both
+	for _, list := range [][]SecAggShare{m.Keys, m.Seeds} {
+		for _, s := range list {
+			if err := secAggID("share", s.ID, seen); err != nil {
+				return err
+			}
+			if err := fixedLen("share", s.Y, secAggShareLen); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
