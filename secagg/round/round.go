@@ -1,0 +1,342 @@
+// Package round runs one secure aggregation round (package secagg) over
+// pairfed's wire messages (protocol kinds 32–38): the layer the
+// coordinator's job state machine and the worker call when a job releases
+// a sum with secure aggregation. It is pure like secagg: messages in,
+// messages out, time as abstract ticks owned by the caller, randomness
+// injected. Sites are named as in the job's announcement; on the secagg
+// wire a site is its 1-based index in JobAnnounce.Sites.
+//
+// Wiring (not done in this branch): the coordinator creates a Server when
+// a phase's release is due, feeds it every SecAgg* message from a site
+// (after protocol.CheckSender) and calls Tick on its timer; the worker
+// creates a Site when asked to release (after charging its ledger: the
+// masked vector is the release), answers each coordinator message with
+// Site.Deliver, and forgets the Site when the round ends or aborts.
+package round
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+
+	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/secagg"
+)
+
+// Params are the public parameters of a round, known to every party.
+type Params struct {
+	Federation, Job string
+	Phase           int
+	Sites           []string // the job's participants, in announcement order
+	Threshold       int      // t (secagg.DefaultThreshold(len(Sites)) when 0)
+	Bits, Dim       int      // the modulus 2^Bits and the encoded length
+}
+
+// RoundID derives the round's public identifier from (federation, job,
+// phase): unique because a job id is never reused (ledgers) and a phase is
+// released at most once; every key and AEAD tag of the round binds to it.
+func (p Params) RoundID() []byte {
+	h := sha256.New()
+	fmt.Fprintf(h, "pairfed/secagg/v1\x00%s\x00%s\x00%d", p.Federation, p.Job, p.Phase)
+	return h.Sum(nil)
+}
+
+func (p Params) config() (secagg.Config, error) {
+	ids := make([]uint32, len(p.Sites))
+	for i := range p.Sites {
+		ids[i] = uint32(i + 1)
+	}
+	t := p.Threshold
+	if t == 0 {
+		t = secagg.DefaultThreshold(len(p.Sites))
+	}
+	cfg := secagg.Config{RoundID: p.RoundID(), Sites: ids, Threshold: t, Bits: p.Bits, Dim: p.Dim}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("round: %w", err)
+	}
+	if len(p.Sites) > protocol.MaxSites || p.Dim > protocol.MaxSecAggDim {
+		return cfg, fmt.Errorf("round: %d sites and dimension %d exceed the protocol's %d and %d", len(p.Sites), p.Dim, protocol.MaxSites, protocol.MaxSecAggDim)
+	}
+	return cfg, nil
+}
+
+func (p Params) id(site string) (uint32, bool) {
+	i := slices.Index(p.Sites, site)
+	return uint32(i + 1), i >= 0
+}
+
+// Outgoing is a message for one site (To) or, To empty, for every
+// participant.
+type Outgoing struct {
+	To  string
+	Msg protocol.Message
+}
+
+// Server is the coordinator's side of one round.
+type Server struct {
+	p       Params
+	srv     *secagg.Server
+	step    int // 0..3 as secagg; 4 done
+	timeout int // ticks per step
+	ticks   int
+	waiting map[string]bool // sites whose answer to the current step is awaited
+	done    bool
+}
+
+// NewServer starts a round: every participant is expected to send its
+// keys within timeout ticks (as for every later step).
+func NewServer(p Params, timeout int) (*Server, error) {
+	cfg, err := p.config()
+	if err != nil {
+		return nil, err
+	}
+	if timeout < 1 {
+		return nil, fmt.Errorf("round: step timeout %d ticks must be ≥ 1", timeout)
+	}
+	srv, err := secagg.NewServer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	w := map[string]bool{}
+	for _, s := range p.Sites {
+		w[s] = true
+	}
+	return &Server{p: p, srv: srv, timeout: timeout, waiting: w}, nil
+}
+
+// ErrWrongRound is returned for a message of another job or phase (the
+// caller routes messages by job and phase; this one is ignored).
+var ErrWrongRound = errors.New("round: message for another round")
+
+// Deliver feeds a site's message (its sender checked by the caller). When
+// it completes the current step the step is closed at once; the returned
+// messages are to be sent, and a non-nil Result (its Sum to be decoded)
+// ends the round. An error rejects the message only, unless the round
+// ended (Done).
+func (s *Server) Deliver(from string, m protocol.Message) ([]Outgoing, *secagg.Result, error) {
+	if s.done {
+		return nil, nil, fmt.Errorf("round: round %s/%d is over", s.p.Job, s.p.Phase)
+	}
+	id, ok := s.p.id(from)
+	if !ok {
+		return nil, nil, fmt.Errorf("round: %s is not a participant", from)
+	}
+	var err error
+	switch m := m.(type) {
+	case *protocol.SecAggKeys:
+		if m.Job != s.p.Job || m.Phase != s.p.Phase {
+			return nil, nil, ErrWrongRound
+		}
+		err = s.srv.HandleAdvertise(secagg.AdvertiseKeys{From: id, C: m.C, S: m.S})
+	case *protocol.SecAggShares:
+		if m.Job != s.p.Job || m.Phase != s.p.Phase {
+			return nil, nil, ErrWrongRound
+		}
+		sk := secagg.ShareKeys{From: id}
+		for _, c := range m.Shares {
+			sk.Shares = append(sk.Shares, secagg.EncryptedShare{From: id, To: c.Peer, CT: c.CT})
+		}
+		err = s.srv.HandleShares(sk)
+	case *protocol.SecAggMasked:
+		if m.Job != s.p.Job || m.Phase != s.p.Phase {
+			return nil, nil, ErrWrongRound
+		}
+		if m.Bits != s.p.Bits {
+			return nil, nil, fmt.Errorf("round: %s masked over 2^%d, the round's modulus is 2^%d", from, m.Bits, s.p.Bits)
+		}
+		err = s.srv.HandleMasked(secagg.MaskedInput{From: id, Y: m.Y})
+	case *protocol.SecAggUnmask:
+		if m.Job != s.p.Job || m.Phase != s.p.Phase {
+			return nil, nil, ErrWrongRound
+		}
+		u := secagg.UnmaskShares{From: id, KeyOf: map[uint32]secagg.Share{}, SeedOf: map[uint32]secagg.Share{}}
+		for _, sh := range m.Keys {
+			u.KeyOf[sh.ID] = secagg.Share{X: id, Y: sh.Y}
+		}
+		for _, sh := range m.Seeds {
+			u.SeedOf[sh.ID] = secagg.Share{X: id, Y: sh.Y}
+		}
+		err = s.srv.HandleUnmask(u)
+	default:
+		return nil, nil, fmt.Errorf("round: %v is not a site's secure aggregation message", m.Kind())
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	delete(s.waiting, from)
+	if len(s.waiting) > 0 {
+		return nil, nil, nil
+	}
+	return s.endStep()
+}
+
+// Tick advances the step's clock by one tick; at the timeout the step
+// closes with the sites that answered.
+func (s *Server) Tick() ([]Outgoing, *secagg.Result, error) {
+	if s.done {
+		return nil, nil, nil
+	}
+	s.ticks++
+	if s.ticks < s.timeout {
+		return nil, nil, nil
+	}
+	return s.endStep()
+}
+
+// Done reports whether the round completed or aborted.
+func (s *Server) Done() bool { return s.done }
+
+func (s *Server) name(id uint32) string { return s.p.Sites[id-1] }
+
+// endStep closes the current step. An error wrapping
+// secagg.ErrTooFewSurvivors aborts the round with nothing released.
+func (s *Server) endStep() ([]Outgoing, *secagg.Result, error) {
+	s.ticks = 0
+	s.waiting = map[string]bool{}
+	fail := func(err error) ([]Outgoing, *secagg.Result, error) {
+		s.done = true
+		return nil, nil, fmt.Errorf("round: %s phase %d aborted: %w", s.p.Job, s.p.Phase, err)
+	}
+	switch s.step {
+	case 0:
+		list, err := s.srv.EndAdvertise()
+		if err != nil {
+			return fail(err)
+		}
+		msg := &protocol.SecAggKeyList{Job: s.p.Job, Phase: s.p.Phase, Round: s.p.RoundID()}
+		for _, k := range list.Keys {
+			msg.Keys = append(msg.Keys, protocol.SecAggKey{ID: k.From, C: k.C, S: k.S})
+			s.waiting[s.name(k.From)] = true
+		}
+		s.step = 1
+		return []Outgoing{{Msg: msg}}, nil, nil
+	case 1:
+		fwd, err := s.srv.EndShares()
+		if err != nil {
+			return fail(err)
+		}
+		var out []Outgoing
+		for _, id := range slices.Sorted(maps.Keys(fwd)) {
+			msg := &protocol.SecAggSharesFor{Job: s.p.Job, Phase: s.p.Phase}
+			for _, e := range fwd[id].Shares {
+				msg.Shares = append(msg.Shares, protocol.SecAggCipher{Peer: e.From, CT: e.CT})
+			}
+			out = append(out, Outgoing{To: s.name(id), Msg: msg})
+			s.waiting[s.name(id)] = true
+		}
+		s.step = 2
+		return out, nil, nil
+	case 2:
+		req, err := s.srv.EndMasked()
+		if err != nil {
+			return fail(err)
+		}
+		for _, id := range req.Survivors {
+			s.waiting[s.name(id)] = true
+		}
+		s.step = 3
+		return []Outgoing{{Msg: &protocol.SecAggUnmaskRequest{Job: s.p.Job, Phase: s.p.Phase, Survivors: req.Survivors}}}, nil, nil
+	default:
+		res, err := s.srv.EndUnmask()
+		if err != nil {
+			return fail(err)
+		}
+		s.done = true
+		return nil, &res, nil
+	}
+}
+
+// Site is one site's side of one round.
+type Site struct {
+	p     Params
+	site  string
+	c     *secagg.Client
+	input []uint64
+}
+
+// NewSite starts the site's round with its encoded (noisy) vector; the
+// caller must have charged its ledger for the release before calling it
+// (the masked vector leaves the site in the third message). It returns the
+// site's keys to send.
+func NewSite(p Params, site string, input []uint64, rnd io.Reader) (*Site, protocol.Message, error) {
+	cfg, err := p.config()
+	if err != nil {
+		return nil, nil, err
+	}
+	id, ok := p.id(site)
+	if !ok {
+		return nil, nil, fmt.Errorf("round: %s is not a participant of %s", site, p.Job)
+	}
+	c, err := secagg.NewClient(cfg, id, rnd)
+	if err != nil {
+		return nil, nil, err
+	}
+	adv, err := c.Advertise()
+	if err != nil {
+		return nil, nil, err
+	}
+	return &Site{p: p, site: site, c: c, input: slices.Clone(input)},
+		&protocol.SecAggKeys{Job: p.Job, Phase: p.Phase, Site: site, C: adv.C, S: adv.S}, nil
+}
+
+// Deliver answers a coordinator message of the round (nil, nil for a
+// message it does not concern). An error ends the site's round: it sends
+// nothing more, and its input stays masked (or unsent).
+func (s *Site) Deliver(m protocol.Message) (protocol.Message, error) {
+	switch m := m.(type) {
+	case *protocol.SecAggKeyList:
+		if m.Job != s.p.Job || m.Phase != s.p.Phase {
+			return nil, nil
+		}
+		if string(m.Round) != string(s.p.RoundID()) {
+			return nil, fmt.Errorf("round: key list for round %x, expected %x", m.Round, s.p.RoundID())
+		}
+		var list secagg.KeyList
+		for _, k := range m.Keys {
+			list.Keys = append(list.Keys, secagg.AdvertiseKeys{From: k.ID, C: k.C, S: k.S})
+		}
+		sk, err := s.c.ShareKeys(list)
+		if err != nil {
+			return nil, err
+		}
+		out := &protocol.SecAggShares{Job: s.p.Job, Phase: s.p.Phase, Site: s.site}
+		for _, e := range sk.Shares {
+			out.Shares = append(out.Shares, protocol.SecAggCipher{Peer: e.To, CT: e.CT})
+		}
+		return out, nil
+	case *protocol.SecAggSharesFor:
+		if m.Job != s.p.Job || m.Phase != s.p.Phase {
+			return nil, nil
+		}
+		id, _ := s.p.id(s.site)
+		in := secagg.SharesFor{To: id}
+		for _, c := range m.Shares {
+			in.Shares = append(in.Shares, secagg.EncryptedShare{From: c.Peer, To: id, CT: c.CT})
+		}
+		mi, err := s.c.MaskedInput(in, s.input)
+		if err != nil {
+			return nil, err
+		}
+		return &protocol.SecAggMasked{Job: s.p.Job, Phase: s.p.Phase, Site: s.site, Bits: s.p.Bits, Y: mi.Y}, nil
+	case *protocol.SecAggUnmaskRequest:
+		if m.Job != s.p.Job || m.Phase != s.p.Phase {
+			return nil, nil
+		}
+		us, err := s.c.Unmask(secagg.UnmaskRequest{Survivors: m.Survivors})
+		if err != nil {
+			return nil, err
+		}
+		out := &protocol.SecAggUnmask{Job: s.p.Job, Phase: s.p.Phase, Site: s.site}
+		for _, id := range slices.Sorted(maps.Keys(us.KeyOf)) {
+			out.Keys = append(out.Keys, protocol.SecAggShare{ID: id, Y: us.KeyOf[id].Y})
+		}
+		for _, id := range slices.Sorted(maps.Keys(us.SeedOf)) {
+			out.Seeds = append(out.Seeds, protocol.SecAggShare{ID: id, Y: us.SeedOf[id].Y})
+		}
+		return out, nil
+	}
+	return nil, nil
+}
