@@ -22,7 +22,7 @@ func secAggSamples() []Message {
 		&SecAggKeyList{Job: "job-1", Phase: 2, Round: rep(9, 32), Keys: []SecAggKey{{ID: 1, C: rep(3, 32), S: rep(4, 32)}, {ID: 2, C: rep(1, 32), S: rep(2, 32)}}},
 		&SecAggShares{Job: "job-1", Phase: 2, Site: "site-1", Shares: []SecAggCipher{{Peer: 1, CT: rep(5, 160)}}},
 		&SecAggSharesFor{Job: "job-1", Phase: 2, Shares: []SecAggCipher{{Peer: 2, CT: rep(6, 160)}}},
-		&SecAggMasked{Job: "job-1", Phase: 2, Site: "site-1", Bits: 32, Y: []uint64{0, 1, 1<<32 - 1, 12345}},
+		&SecAggMasked{Job: "job-1", Phase: 2, Site: "site-1", Bits: 20, Len: 4, Y: PackWords([]uint64{0, 1, 1<<20 - 1, 12345}, 20)},
 		&SecAggUnmaskRequest{Job: "job-1", Phase: 2, Survivors: []uint32{1, 2, 3}},
 		&SecAggUnmask{Job: "job-1", Phase: 2, Site: "site-1", Keys: []SecAggShare{{ID: 3, Y: rep(7, 66)}}, Seeds: []SecAggShare{{ID: 1, Y: rep(8, 66)}, {ID: 2, Y: rep(9, 66)}}},
 	}
@@ -102,7 +102,7 @@ func TestSecAggSizesMatchThePackage(t *testing.T) {
 	if err := (&SecAggUnmask{Job: "j", Phase: 1, Site: "s", Keys: keys, Seeds: seeds}).Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if err := (&SecAggMasked{Job: "j", Phase: 1, Site: "s", Bits: 20, Y: tr.Masked[0].Y}).Validate(); err != nil {
+	if err := (&SecAggMasked{Job: "j", Phase: 1, Site: "s", Bits: 20, Len: len(tr.Masked[0].Y), Y: PackWords(tr.Masked[0].Y, 20)}).Validate(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -116,8 +116,9 @@ func TestSecAggRejects(t *testing.T) {
 		"key id 0":          &SecAggKeyList{Job: "j", Phase: 1, Round: rep(1, 32), Keys: []SecAggKey{{ID: 0, C: rep(1, 32), S: rep(1, 32)}}},
 		"repeated peer":     &SecAggShares{Job: "j", Phase: 1, Site: "s", Shares: []SecAggCipher{{Peer: 1, CT: rep(1, 160)}, {Peer: 1, CT: rep(1, 160)}}},
 		"short ciphertext":  &SecAggSharesFor{Job: "j", Phase: 1, Shares: []SecAggCipher{{Peer: 1, CT: rep(1, 100)}}},
-		"entry above 2^b":   &SecAggMasked{Job: "j", Phase: 1, Site: "s", Bits: 8, Y: []uint64{256}},
-		"65 bits":           &SecAggMasked{Job: "j", Phase: 1, Site: "s", Bits: 65, Y: []uint64{1}},
+		"entry above 2^b":   &SecAggMasked{Job: "j", Phase: 1, Site: "s", Bits: 12, Len: 1, Y: []byte{0, 0x10}},
+		"short packing":     &SecAggMasked{Job: "j", Phase: 1, Site: "s", Bits: 12, Len: 2, Y: []byte{0, 0, 0}},
+		"65 bits":           &SecAggMasked{Job: "j", Phase: 1, Site: "s", Bits: 65, Len: 1, Y: make([]byte, 9)},
 		"empty vector":      &SecAggMasked{Job: "j", Phase: 1, Site: "s", Bits: 8},
 		"repeated survivor": &SecAggUnmaskRequest{Job: "j", Phase: 1, Survivors: []uint32{1, 1}},
 		"key and seed of 1": &SecAggUnmask{Job: "j", Phase: 1, Site: "s", Keys: []SecAggShare{{ID: 1, Y: rep(1, 66)}}, Seeds: []SecAggShare{{ID: 1, Y: rep(1, 66)}}},
@@ -140,6 +141,30 @@ func TestSecAggRejects(t *testing.T) {
 		want := m.Kind() == KindSecAggKeys || m.Kind() == KindSecAggShares || m.Kind() == KindSecAggMasked || m.Kind() == KindSecAggUnmask
 		if isSite != want {
 			t.Errorf("%v: Sender reports %v", m.Kind(), isSite)
+		}
+	}
+}
+
+func TestPackWords(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(1, 2))
+	for bits := 1; bits <= 64; bits++ {
+		ws := make([]uint64, 17)
+		for i := range ws {
+			ws[i] = rng.Uint64()
+			if bits < 64 {
+				ws[i] &= 1<<bits - 1
+			}
+		}
+		b := PackWords(ws, bits)
+		if len(b) != 17*((bits+7)/8) {
+			t.Fatalf("bits %d: %d bytes", bits, len(b))
+		}
+		if got := UnpackWords(b, bits, 17); !reflect.DeepEqual(got, ws) {
+			t.Fatalf("bits %d: %v ≠ %v", bits, got, ws)
+		}
+		m := &SecAggMasked{Job: "j", Phase: 1, Site: "s", Bits: bits, Len: 17, Y: b}
+		if err := m.Validate(); err != nil {
+			t.Fatalf("bits %d: %v", bits, err)
 		}
 	}
 }

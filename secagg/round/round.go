@@ -147,7 +147,10 @@ func (s *Server) Deliver(from string, m protocol.Message) ([]Outgoing, *secagg.R
 		if m.Bits != s.p.Bits {
 			return nil, nil, fmt.Errorf("round: %s masked over 2^%d, the round's modulus is 2^%d", from, m.Bits, s.p.Bits)
 		}
-		err = s.srv.HandleMasked(secagg.MaskedInput{From: id, Y: m.Y})
+		if m.Len != s.p.Dim {
+			return nil, nil, fmt.Errorf("round: %s sent %d entries, the round's dimension is %d", from, m.Len, s.p.Dim)
+		}
+		err = s.srv.HandleMasked(secagg.MaskedInput{From: id, Y: protocol.UnpackWords(m.Y, m.Bits, m.Len)})
 	case *protocol.SecAggUnmask:
 		if m.Job != s.p.Job || m.Phase != s.p.Phase {
 			return nil, nil, ErrWrongRound
@@ -320,7 +323,7 @@ func (s *Site) Deliver(m protocol.Message) (protocol.Message, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &protocol.SecAggMasked{Job: s.p.Job, Phase: s.p.Phase, Site: s.site, Bits: s.p.Bits, Y: mi.Y}, nil
+		return &protocol.SecAggMasked{Job: s.p.Job, Phase: s.p.Phase, Site: s.site, Bits: s.p.Bits, Len: len(mi.Y), Y: protocol.PackWords(mi.Y, s.p.Bits)}, nil
 	case *protocol.SecAggUnmaskRequest:
 		if m.Job != s.p.Job || m.Phase != s.p.Phase {
 			return nil, nil
