@@ -1,0 +1,45 @@
+package round
+
+import (
+	"fmt"
+
+	"github.com/pairfed/pairfed/dp"
+)
+
+// Guarantee is what one site's records get from `rounds` secure
+// aggregation releases of a distributed discrete Gaussian g.
+type Guarantee struct {
+	// Coordinator is ε against the coordinator alone: the sum holds the
+	// noise of at least Threshold sites (a round with fewer survivors
+	// aborts before anything is unmasked).
+	Coordinator float64
+	// Collusion is ε against the coordinator colluding with Colluders
+	// sites, who subtract their own noise: Threshold − Colluders shares
+	// remain (the site's own share alone, n = 1, at worst).
+	Collusion float64
+	Threshold int
+	Colluders int
+	Delta     float64
+}
+
+// Charge returns the guarantee a site must be charged BEFORE it sends its
+// masked vector: the number of noise shares in the sum is not known then,
+// only that it is at least t (or the round aborts with nothing released),
+// so both values are computed at that floor and are never below the
+// guarantee the round actually gives (dp.DDG.Epsilon decreases in n). A
+// ledger charges Collusion when the consortium's policy counts colluding
+// sites, Coordinator otherwise; the report states both.
+func Charge(g *dp.DDG, rounds, threshold, colluders int, delta float64) (Guarantee, error) {
+	if threshold < 1 || colluders < 0 || colluders >= threshold {
+		return Guarantee{}, fmt.Errorf("round: colluders %d must be in [0, t−1] for threshold t = %d", colluders, threshold)
+	}
+	ec, err := g.Epsilon(rounds, threshold, delta)
+	if err != nil {
+		return Guarantee{}, err
+	}
+	el, err := g.Epsilon(rounds, threshold-colluders, delta)
+	if err != nil {
+		return Guarantee{}, err
+	}
+	return Guarantee{Coordinator: ec, Collusion: el, Threshold: threshold, Colluders: colluders, Delta: delta}, nil
+}
