@@ -32,7 +32,7 @@
 // Client and Server are pure state machines (no I/O, no clock, randomness
 // injected): the coordinator's and worker's run loops own the transport and
 // the step timeouts. Message types carry msgpack tags for the wire format
-// (package protocol).
+// (package protocol); package secagg/round runs a round over them.
 //
 // Privacy of the released sum is not this package's concern: sites add
 // distributed discrete Gaussian noise (dp.DDG) before masking, and the
