@@ -372,10 +372,12 @@ func (g *DDG) Epsilon(rounds, n int, delta float64) (float64, error) {
 		return 0, err
 	}
 	N := float64(g.D) * float64(n) * float64(rounds)
-	// Ideal δ' with e^(Nθ)(δ' + e^ε·N·trunc)/(1 − N·trunc) ≤ δ: the
-	// truncation term is < 10⁻²⁶⁰ for every admissible N and ε ≤ 100 and
-	// is absorbed by taking δ' = δ·e^(−Nθ)·(1 − 10⁻⁹) − 10⁻²⁵⁰.
-	dIdeal := delta*math.Exp(-N*ddgTheta)*(1-1e-9) - 1e-250
+	// Ideal δ' with e^(Nθ)(δ' + e^ε·N·trunc)/(1 − N·trunc) ≤ δ: take
+	// δ' = δ·e^(−Nθ)·(1 − 10⁻⁹) − N·10⁻²³⁰. For ε ≤ 100 (larger ε is
+	// reported as +Inf) e^ε·N·10⁻²⁸⁰ < N·2.7·10⁻²³⁷ ≤ N·10⁻²³⁰, so the
+	// numerator is ≤ δ(1 − 10⁻⁹), and N·trunc ≤ 10⁻²⁵⁰ (checked) makes
+	// 1/(1 − N·trunc) ≤ 1 + 10⁻⁹.
+	dIdeal := delta*math.Exp(-N*ddgTheta)*(1-1e-9) - N*1e-230
 	if N*ddgTrunc > 1e-250 || !(dIdeal > 0) {
 		return 0, fmt.Errorf("dp: DDG δ = %v too small for %v noise coordinates", delta, N)
 	}
