@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/pairfed/pairfed/fedalgo"
@@ -63,13 +62,10 @@ func (c *Config) Validate() error {
 	if j.FeatureRadius == 0 {
 		j.FeatureRadius = 1
 	}
-	for _, v := range []struct {
-		name string
-		x    float64
-	}{{"eta", j.Eta}, {"param radius", j.ParamRadius}, {"feature radius", j.FeatureRadius}, {"lambda", j.Lambda}, {"local passes", j.LocalPasses}} {
-		if v.x < 0 || math.IsNaN(v.x) || math.IsInf(v.x, 0) {
-			return fmt.Errorf("coordinator: %s = %v must be finite and ≥ 0", v.name, v.x)
-		}
+	// Bounded numbers (protocol.CheckJobNumbers states the rule): no job
+	// spec may overflow a site's arithmetic or its noise calibration.
+	if err := protocol.CheckJobNumbers(j.LocalPasses, j.Eta, j.ParamRadius, j.FeatureRadius, j.Lambda, j.Epsilon, j.Delta); err != nil {
+		return fmt.Errorf("coordinator: %w", err)
 	}
 	// The algorithm's defaults and its own validator.
 	algo, err := fedalgo.Configure(j)

@@ -96,3 +96,25 @@ func split(ups []*protocol.SiteUpdate) (models [][]float64, weights []float64) {
 	}
 	return models, weights
 }
+
+// MaxPhaseWork bounds the work of one phase at one site, in pair-steps
+// times model parameters (each step of the pairwise SGD touches O(params)
+// values): 2³⁶ ≈ 6.9·10¹⁰. The rule: at the slowest rate `pairfed bench`
+// measured (≈ 1.3 ns per parameter per step, dense d = 256) this is about
+// 90 s, inside a worker's default --job-timeout of 2 minutes, so that a
+// job spec cannot keep a site computing long after its coordinator gave
+// up. An algorithm whose per-phase work depends on a job parameter checks
+// it with CheckPhaseWork in its Plan (coordinator) and NewSite (site).
+const MaxPhaseWork = 1 << 36
+
+// CheckPhaseWork checks that steps pair-steps on a model of params
+// parameters at site stay within MaxPhaseWork; the error names the cap
+// and the largest local passes over n records that fit it.
+func CheckPhaseWork(site string, steps float64, params, n int) error {
+	if w := steps * float64(max(params, 1)); !(w <= MaxPhaseWork) {
+		most := float64(MaxPhaseWork) / float64(max(params, 1)) / float64(max(n, 1))
+		return fmt.Errorf("a phase at site %s would take %.3g pair-steps on %d parameters (%.3g, over the cap of 2^36 = %.3g per phase): give --local-passes ≤ %.3g",
+			site, steps, params, w, float64(MaxPhaseWork), most)
+	}
+	return nil
+}

@@ -57,13 +57,22 @@ func (fedAvg) Configure(s *Spec) error {
 	return nil
 }
 
-func (fedAvg) Plan(s *Spec, _ []SiteInfo, _ int) (*Plan, error) {
+func (fedAvg) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
+	for _, site := range sites {
+		if err := CheckPhaseWork(site.Name, math.Ceil(s.LocalPasses*float64(site.Records)), params, site.Records); err != nil {
+			return nil, fmt.Errorf("%s: %w", FedAvg, err)
+		}
+	}
 	return &Plan{Phases: s.Rounds, Eta: s.Eta}, nil
 }
 
 func (fedAvg) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, error) {
 	if !(job.Eta > 0) || !(job.LocalPasses > 0) {
 		return nil, fmt.Errorf("%s needs η > 0 and local passes > 0", FedAvg)
+	}
+	// The site's own bound on its work, whatever the coordinator checked.
+	if err := CheckPhaseWork("this site", math.Ceil(job.LocalPasses*float64(env.Data.N)), job.Params, env.Data.N); err != nil {
+		return nil, fmt.Errorf("%s: %w", FedAvg, err)
 	}
 	algo, err := pairwise.Lookup("sgd-prev")
 	if err != nil {

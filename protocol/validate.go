@@ -148,15 +148,7 @@ func (m *JobAnnounce) Validate() error {
 	if err := checkPhase(m.Phases); err != nil {
 		return err
 	}
-	for _, v := range []struct {
-		what string
-		x    float64
-	}{{"local_passes", m.LocalPasses}, {"eta", m.Eta}, {"param_radius", m.ParamRadius}, {"feature_radius", m.FeatureRadius}, {"lambda", m.Lambda}} {
-		if err := nonNegative(v.what, v.x); err != nil {
-			return err
-		}
-	}
-	if err := checkPrivacy(m.Epsilon, m.Delta); err != nil {
+	if err := CheckJobNumbers(m.LocalPasses, m.Eta, m.ParamRadius, m.FeatureRadius, m.Lambda, m.Epsilon, m.Delta); err != nil {
 		return err
 	}
 	if _, err := ParseAggregation(m.Aggregation); err != nil {
@@ -293,18 +285,10 @@ func (m *JobSubmit) Validate() error {
 	if m.Rounds < 0 || m.Rounds > MaxPhases {
 		return fmt.Errorf("protocol: job %s: rounds %d outside [0, %d]", m.Job, m.Rounds, MaxPhases)
 	}
-	for _, v := range []struct {
-		what string
-		x    float64
-	}{{"local_passes", m.LocalPasses}, {"eta", m.Eta}, {"param_radius", m.ParamRadius}, {"feature_radius", m.FeatureRadius}, {"lambda", m.Lambda}} {
-		if err := nonNegative(v.what, v.x); err != nil {
-			return err
-		}
-	}
 	if _, err := ParseAggregation(m.Aggregation); err != nil {
 		return err
 	}
-	return checkPrivacy(m.Epsilon, m.Delta)
+	return CheckJobNumbers(m.LocalPasses, m.Eta, m.ParamRadius, m.FeatureRadius, m.Lambda, m.Epsilon, m.Delta)
 }
 
 var jobStatuses = map[string]bool{StatusQueued: true, StatusRunning: true, StatusCompleted: true, StatusRefused: true, StatusFailed: true}
@@ -414,4 +398,64 @@ func (m *Refuse) Validate() error {
 		return err
 	}
 	return checkReason(m.Reason)
+}
+
+// Bounds on a job's numeric parameters (JobSubmit, JobAnnounce; the
+// coordinator's job check uses CheckJobNumbers too), so that no job spec
+// can make a site's arithmetic overflow or its noise scale leave the range
+// the samplers accept.
+//
+// The rule: every scale parameter (η, B, R, λ) is 0 (the algorithm's
+// default or none) or in [MinScale, MaxScale] = [10⁻⁶, 10⁶], and ε is in
+// (0, MaxEpsilon]. The largest quantity a loss, a step or a noise
+// calibration forms is a product of at most four such factors (e.g. η·G
+// with G = 4R² for the metric losses, times ‖w‖ ≤ B, over ε), which then
+// stays within [10⁻³⁰, 10³⁰] — far inside float64 and inside the
+// [2⁻⁹⁰⁰, 2⁹⁰⁰] that dp's Gaussian and Laplace samplers accept for σ. The
+// papers' grids (η, B ∈ 10⁻³…10², R = 1) are well inside. An ε above 100
+// bounds a likelihood ratio by e¹⁰⁰ ≈ 10⁴³: no privacy at all, and
+// almost certainly a typo.
+//
+// LocalPasses is bounded by MaxLocalPasses here; the work of one phase
+// (pair-steps times parameters) is bounded by the algorithm's plan once
+// the sites' sizes are known (fedalgo.MaxPhaseWork).
+const (
+	MinScale       = 1e-6
+	MaxScale       = 1e6
+	MaxEpsilon     = 100
+	MaxLocalPasses = 1000
+)
+
+// flagOf names the `pairfed job submit` flag of each parameter.
+var flagOf = map[string]string{"local_passes": "local-passes", "eta": "eta", "param_radius": "param-radius", "feature_radius": "radius", "lambda": "lambda"}
+
+// CheckJobNumbers checks a job's numeric parameters against the bounds
+// above: local passes, η, B, R, λ and (ε, δ). Each error names the
+// parameter, its value and the allowed range.
+func CheckJobNumbers(localPasses, eta, paramRadius, featureRadius, lambda, epsilon, delta float64) error {
+	for _, v := range []struct {
+		what string
+		x    float64
+	}{{"local_passes", localPasses}, {"eta", eta}, {"param_radius", paramRadius}, {"feature_radius", featureRadius}, {"lambda", lambda}} {
+		if err := nonNegative(v.what, v.x); err != nil {
+			return err
+		}
+		hi := float64(MaxScale)
+		if v.what == "local_passes" {
+			hi = MaxLocalPasses
+		}
+		if v.x != 0 && (v.x < MinScale || v.x > hi) {
+			return fmt.Errorf("protocol: %s = %v outside [%g, %g] (or 0 for the default): give --%s in that range", v.what, v.x, float64(MinScale), hi, flagOf[v.what])
+		}
+	}
+	if err := checkPrivacy(epsilon, delta); err != nil {
+		return err
+	}
+	if epsilon != 0 && (epsilon < MinScale || epsilon > MaxEpsilon) {
+		return fmt.Errorf("protocol: epsilon = %v outside [%g, %d]: an ε above %d protects nothing (likely a typo); give --epsilon in that range", epsilon, float64(MinScale), MaxEpsilon, MaxEpsilon)
+	}
+	if delta != 0 && delta < 1e-300 {
+		return fmt.Errorf("protocol: delta = %v is subnormal: give 0 or a value ≥ 1e-300", delta)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/pairfed/pairfed/protocol"
@@ -93,12 +94,28 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 	}
 	cfg := &s.cfg.Worker
 	inbox := make(chan protocol.Message, 64)
+	// A phase runs on this goroutine with its own context, which the
+	// subscription handlers cancel as soon as a message says the
+	// coordinator gave up on the phase's job (its Abort or Result) or
+	// moved on to another job that lists this site: the site abandons
+	// the computation (nothing is released or charged) and is free for
+	// the next job.
+	var phaseMu sync.Mutex
+	var phaseJob string
+	var phaseCancel context.CancelFunc
 	handler := func(subject string, data []byte) {
 		m, err := protocol.Decode(data)
 		if err != nil {
 			cfg.Logf("worker %s: dropped message on %s: %v", cfg.Site, subject, err)
 			return
 		}
+		phaseMu.Lock()
+		if phaseCancel != nil && abandons(m, phaseJob, cfg.Site) {
+			cfg.Logf("worker %s: %v about job %s: abandoning its running phase", cfg.Site, m.Kind(), phaseJob)
+			phaseCancel()
+			phaseCancel = nil
+		}
+		phaseMu.Unlock()
 		select {
 		case inbox <- m:
 		case <-ctx.Done():
@@ -124,7 +141,19 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 			_ = publish(t, []Output{leave})
 			return ctx.Err()
 		case m := <-inbox:
-			outs = s.Step(ctx, m)
+			if ps, ok := m.(*protocol.PhaseStart); ok {
+				pctx, cancel := context.WithCancel(ctx)
+				phaseMu.Lock()
+				phaseJob, phaseCancel = ps.Job, cancel
+				phaseMu.Unlock()
+				outs = s.Step(pctx, m)
+				phaseMu.Lock()
+				phaseJob, phaseCancel = "", nil
+				phaseMu.Unlock()
+				cancel()
+			} else {
+				outs = s.Step(ctx, m)
+			}
 		case <-ticker.C:
 			outs = s.Tick()
 		}
@@ -135,8 +164,41 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 				return ctx.Err()
 			}
 		}
-		if err := publish(t, outs); err != nil {
+		if err := publishLogged(t, outs, cfg.Logf); err != nil {
 			return err
 		}
 	}
+}
+
+// abandons reports whether m tells a site that is computing a phase of
+// job that the coordinator no longer waits for it: the job's Abort or
+// Result, or the announcement of another job that lists site.
+func abandons(m protocol.Message, job, site string) bool {
+	switch m := m.(type) {
+	case *protocol.Abort:
+		return m.Job == job
+	case *protocol.Result:
+		return m.Job == job
+	case *protocol.JobAnnounce:
+		return m.Job != job && slices.Contains(m.Sites, site)
+	}
+	return false
+}
+
+// publishLogged is publish for a long-running site: a message that does
+// not encode (it fails the protocol's validation) is logged and dropped —
+// a bad value must not stop the site — while a transport error still ends
+// the loop.
+func publishLogged(t transport.Transport, outs []Output, logf func(string, ...any)) error {
+	for _, o := range outs {
+		b, err := protocol.Encode(o.Msg)
+		if err != nil {
+			logf("worker: not sent (%v on %s): %v", o.Msg.Kind(), o.Subject, err)
+			continue
+		}
+		if err := t.Publish(o.Subject, b); err != nil {
+			return fmt.Errorf("worker: %w", err)
+		}
+	}
+	return nil
 }

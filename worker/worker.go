@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -186,10 +187,32 @@ func (w *Worker) Tick() []Output {
 // Step handles one message from the coordinator. The local phase runs
 // inside Step (ctx cancels it). When the worker gives up on the job it
 // tells the coordinator (Abort) and Err reports why.
-func (w *Worker) Step(ctx context.Context, m protocol.Message) []Output {
+//
+// No message makes Step panic out: a panic in the algorithm's code (a job
+// spec that slipped past every check, or a bug) is recovered here, at the
+// job boundary, and ends this job like any other error — logged, the
+// coordinator told (Abort), nothing released — while the site stays up
+// for the next job.
+func (w *Worker) Step(ctx context.Context, m protocol.Message) (outs []Output) {
 	if w.Done() {
 		return nil
 	}
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		job := jobOf(m)
+		if a, ok := m.(*protocol.JobAnnounce); ok {
+			job = a.Job
+		}
+		w.err = fmt.Errorf("worker %s: job %s: internal error (recovered): %v", w.cfg.Site, job, r)
+		w.logf("job %s: internal error handling %v, job abandoned, nothing released: %v\n%s", job, m.Kind(), r, debug.Stack())
+		outs = nil
+		if protocol.ValidName("job", job) == nil {
+			outs = []Output{w.toCoord(&protocol.Abort{Job: job, From: w.cfg.Site, Reason: truncate(fmt.Sprintf("site internal error: %v", r), protocol.MaxReasonLen)})}
+		}
+	}()
 	switch m := m.(type) {
 	case *protocol.JobAnnounce:
 		return w.onAnnounce(m)
@@ -310,7 +333,12 @@ func (w *Worker) onPhase(ctx context.Context, m *protocol.PhaseStart) []Output {
 	u, rel, err := w.runPhase(ctx, m)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil // shutting down; the run loop sends Leave
+			// Shutting down (the run loop sends Leave), or the phase was
+			// abandoned because the coordinator gave up on the job or
+			// moved on (the message that said so follows). Nothing was
+			// released or charged.
+			w.logf("phase %d of job %s abandoned: %v", m.Phase, m.Job, ctx.Err())
+			return nil
 		}
 		w.err = fmt.Errorf("worker %s: phase %d: %w", w.cfg.Site, m.Phase, err)
 		w.logf("phase %d failed: %v", m.Phase, err)
@@ -349,6 +377,12 @@ func (w *Worker) runPhase(ctx context.Context, m *protocol.PhaseStart) (*protoco
 		return nil, nil, err
 	}
 	u.Job, u.Phase, u.Site = j.Job, m.Phase, w.cfg.Site
+	// Finite outputs: an update the protocol would refuse (a NaN or
+	// infinite value, e.g. from a diverging step) is not released, and
+	// not charged; the job ends with the reason.
+	if err := u.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("the phase produced an update that cannot be released (%v): the job's η = %g, B = %g or λ = %g are likely too large for this data", err, j.Eta, j.ParamRadius, j.Lambda)
+	}
 	if r == nil {
 		return u, nil, nil
 	}

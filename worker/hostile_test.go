@@ -1,0 +1,150 @@
+package worker
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/pairfed/pairfed/fedalgo"
+	"github.com/pairfed/pairfed/protocol"
+)
+
+// A test algorithm whose site half misbehaves as a job spec that slipped
+// past every check could make a real one: it panics (as dp.AddGaussian
+// did for ε = 1e308), returns a NaN update (a diverging step), or
+// computes until its context is cancelled (1e12 local passes).
+type hostileAlgo struct{ name, mode string }
+
+func init() {
+	for _, mode := range []string{"panic", "nan", "block", "setup-panic"} {
+		fedalgo.Register(hostileAlgo{name: "test-hostile-" + mode, mode: mode})
+	}
+}
+
+func (a hostileAlgo) Name() string                      { return a.name }
+func (hostileAlgo) Private() bool                       { return false }
+func (hostileAlgo) Configure(*fedalgo.Spec) error       { return nil }
+func (hostileAlgo) CheckLocalAlgo(string) error         { return nil }
+func (hostileAlgo) CheckOptions(protocol.Options) error { return nil }
+func (hostileAlgo) Plan(s *fedalgo.Spec, _ []fedalgo.SiteInfo, _ int) (*fedalgo.Plan, error) {
+	return &fedalgo.Plan{Phases: 1, Eta: 1}, nil
+}
+func (a hostileAlgo) NewSite(*protocol.JobAnnounce, fedalgo.SiteEnv) (fedalgo.Site, error) {
+	if a.mode == "setup-panic" {
+		panic("setup exploded")
+	}
+	return hostileSite(a), nil
+}
+func (hostileAlgo) NewCombiner(*protocol.JobAnnounce, []float64) (fedalgo.Combiner, error) {
+	return nil, nil
+}
+
+type hostileSite hostileAlgo
+
+func (s hostileSite) Step(ctx context.Context, _ int, model []float64) (*protocol.SiteUpdate, *fedalgo.Release, error) {
+	switch s.mode {
+	case "panic":
+		var m []float64
+		_ = m[len(model)] // index out of range
+	case "nan":
+		return &protocol.SiteUpdate{Model: []float64{math.NaN(), 0, 0}, Weight: 1}, nil, nil
+	case "block":
+		<-ctx.Done()
+		return nil, nil, ctx.Err()
+	}
+	return &protocol.SiteUpdate{Model: model, Weight: 1}, nil, nil
+}
+
+func hostileJob(id, mode string) *protocol.JobAnnounce {
+	return &protocol.JobAnnounce{Job: id, Algo: "test-hostile-" + mode, Task: "auc", Loss: "hinge", Params: 3, Phases: 1,
+		Eta: 1, ParamRadius: 1, FeatureRadius: 1, Sites: []string{"s1"}}
+}
+
+func abortOf(outs []Output) *protocol.Abort {
+	for _, o := range outs {
+		if a, ok := o.Msg.(*protocol.Abort); ok {
+			return a
+		}
+	}
+	return nil
+}
+
+// A panic or a non-finite update in the algorithm's code ends that job
+// with an Abort naming the problem — nothing released, nothing charged —
+// and the same site serves the next job.
+func TestServiceSurvivesHostileJobs(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct{ mode, want string }{
+		{"panic", "internal error"},
+		{"setup-panic", "internal error"},
+		{"nan", "not finite"},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			st := &memStore{}
+			s := newService(t, st, nil, nil)
+			outs := s.Step(ctx, hostileJob("bad", c.mode))
+			if c.mode != "setup-panic" {
+				outs = s.Step(ctx, &protocol.PhaseStart{Job: "bad", Phase: 1, Model: []float64{0, 0, 0}})
+			}
+			a := abortOf(outs)
+			if a == nil || a.Job != "bad" || !strings.Contains(a.Reason, c.want) {
+				t.Fatalf("outputs %v: want an abort of job bad saying %q", outs, c.want)
+			}
+			for _, o := range outs {
+				if o.Msg.Kind() == protocol.KindSiteUpdate {
+					t.Errorf("released %v", o.Msg)
+				}
+				if _, err := protocol.Encode(o.Msg); err != nil {
+					t.Errorf("output does not encode: %v", err)
+				}
+			}
+			if len(st.got) != 0 || len(s.Ledger()) != 0 {
+				t.Errorf("ledger %v after a job that released nothing", st.got)
+			}
+			if s.Running() != "" {
+				t.Errorf("job %s still running after its abort", s.Running())
+			}
+			// The next job is served, phase and all.
+			s.Step(ctx, dpJob("next", 1))
+			outs = s.Step(ctx, &protocol.PhaseStart{Job: "next", Phase: 1, Model: []float64{0, 0, 0}})
+			if len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindSiteUpdate || len(st.got) != 1 {
+				t.Fatalf("next job: outputs %v, ledger %v", outs, st.got)
+			}
+		})
+	}
+}
+
+// A phase whose context is cancelled (the run loop does that when the
+// coordinator aborts the job or announces another) returns nothing and
+// records nothing; the abort that follows ends the job.
+func TestServiceAbandonsCancelledPhase(t *testing.T) {
+	st := &memStore{}
+	s := newService(t, st, nil, nil)
+	s.Step(context.Background(), hostileJob("slow", "block"))
+	pctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if outs := s.Step(pctx, &protocol.PhaseStart{Job: "slow", Phase: 1, Model: []float64{0, 0, 0}}); len(outs) != 0 {
+		t.Fatalf("abandoned phase sent %v", outs)
+	}
+	s.Step(context.Background(), &protocol.Abort{Job: "slow", From: protocol.CoordinatorName, Reason: "phase 1: 0 of 1 updates after 3 retries"})
+	if s.Running() != "" || len(st.got) != 0 {
+		t.Fatalf("running %q, ledger %v", s.Running(), st.got)
+	}
+	for _, c := range []struct {
+		m    protocol.Message
+		want bool
+	}{
+		{&protocol.Abort{Job: "slow", From: "coordinator"}, true},
+		{&protocol.Abort{Job: "other", From: "coordinator"}, false},
+		{&protocol.Result{Job: "slow", Phases: 1, Model: []float64{0}}, true},
+		{hostileJob("slow", "block"), false},
+		{hostileJob("other", "block"), true},
+		{&protocol.JobAnnounce{Job: "other", Sites: []string{"s2"}}, false},
+		{&protocol.PhaseStart{Job: "slow", Phase: 2}, false},
+	} {
+		if got := abandons(c.m, "slow", "s1"); got != c.want {
+			t.Errorf("abandons(%v %+v) = %v, want %v", c.m.Kind(), c.m, got, c.want)
+		}
+	}
+}
