@@ -62,14 +62,14 @@ func (c *Config) Validate() error {
 	if j.FeatureRadius == 0 {
 		j.FeatureRadius = 1
 	}
-	// Bounded numbers (protocol.CheckJobNumbers states the rule): no job
-	// spec may overflow a site's arithmetic or its noise calibration.
-	if err := protocol.CheckJobNumbers(j.LocalPasses, j.Eta, j.ParamRadius, j.FeatureRadius, j.Lambda, j.Epsilon, j.Delta); err != nil {
-		return fmt.Errorf("coordinator: %w", err)
-	}
 	// The algorithm's defaults and its own validator.
 	algo, err := fedalgo.Configure(j)
 	if err != nil {
+		return fmt.Errorf("coordinator: %w", err)
+	}
+	// Bounded numbers (protocol.CheckJobNumbers states the rule): no job
+	// spec may overflow a site's arithmetic or its noise calibration.
+	if err := protocol.CheckJobNumbers(j.LocalPasses, j.Eta, j.ParamRadius, j.FeatureRadius, j.Lambda, j.Epsilon, j.Delta); err != nil {
 		return fmt.Errorf("coordinator: %w", err)
 	}
 	if _, err := pairwise.LossByName(pairwise.Task(j.Task), j.Loss); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pairfed/pairfed/coordinator"
+	"github.com/pairfed/pairfed/protocol"
 )
 
 // File names in a coordinator's state directory (next to jobs/).
@@ -67,7 +68,16 @@ func decodeCharge(line []byte) (coordinator.Charge, error) {
 	if c.Key == "" || c.Site == "" || c.Job == "" {
 		return c, errors.New("charge without key, site or job")
 	}
-	return c, nil
+	if err := protocol.ValidName("site", c.Site); err != nil {
+		return c, fmt.Errorf("charge: %w", err)
+	}
+	if err := protocol.ValidName("job", c.Job); err != nil {
+		return c, fmt.Errorf("charge: %w", err)
+	}
+	if c.Key != coordinator.ChargeKey(c.Job, c.Site, c.Phase) {
+		return c, fmt.Errorf("charge key %q is not %q", c.Key, coordinator.ChargeKey(c.Job, c.Site, c.Phase))
+	}
+	return c, checkEntry(c.Phase, 0, c.Records, c.Epsilon, c.Delta, []float64{c.Sigma, c.Sensitivity})
 }
 
 // Append stamps cs with the current time and makes them durable with one

@@ -96,10 +96,20 @@ func scanLines(path string, b []byte, decode func(line []byte) error) error {
 	return nil
 }
 
+// decodeStrict decodes exactly one JSON value into v: unknown fields and
+// anything after the value (a second object, stray bytes) are errors, so
+// that a line carrying extra content is rejected rather than partially
+// read.
 func decodeStrict(line []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
-	return dec.Decode(v)
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("trailing data after the entry at byte %d: one entry per line, nothing else", dec.InputOffset())
+	}
+	return nil
 }
 
 // append writes the JSON lines of vs with one write and fsyncs the file.
@@ -120,6 +130,12 @@ func (j *journal) append(vs ...any) error {
 	if j.broken != nil {
 		return fmt.Errorf("store: ledger unusable after an earlier failure (restart the process to recover it): %w", j.broken)
 	}
+	// The file must still be the one this process opened: appending to a
+	// ledger deleted or replaced under it would record spending nowhere.
+	if err := j.same(); err != nil {
+		j.broken = err
+		return err
+	}
 	if _, err := j.f.Write(buf); err != nil {
 		j.broken = err
 		return fmt.Errorf("store: append to %s: %w", j.path, err)
@@ -127,6 +143,19 @@ func (j *journal) append(vs ...any) error {
 	if err := j.f.Sync(); err != nil {
 		j.broken = err
 		return fmt.Errorf("store: fsync %s: %w", j.path, err)
+	}
+	return nil
+}
+
+// same checks that j.path still names the open file.
+func (j *journal) same() error {
+	open, err := j.f.Stat()
+	if err != nil {
+		return fmt.Errorf("store: stat %s: %w", j.path, err)
+	}
+	cur, err := os.Stat(j.path)
+	if err != nil || !os.SameFile(open, cur) {
+		return fmt.Errorf("store: %s was deleted or replaced while this process had it open: nothing more is appended (and nothing more released); restore the file from a backup and restart", j.path)
 	}
 	return nil
 }

@@ -20,8 +20,8 @@ package store
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -189,8 +189,30 @@ func decodeRelease(line []byte) (worker.Release, error) {
 	if err := decodeStrict(line, &r); err != nil {
 		return r, err
 	}
-	if r.Job == "" {
-		return r, errors.New("release without a job")
+	if err := protocol.ValidName("job", r.Job); err != nil {
+		return r, fmt.Errorf("release: %w", err)
 	}
-	return r, nil
+	return r, checkEntry(r.Phase, 1, r.Records, r.Epsilon, r.Delta, append([]float64{r.Sigma, r.Sensitivity}, r.Sigmas...))
+}
+
+// checkEntry checks the numbers of a ledger entry: phase ≥ minPhase,
+// records ≥ 0, ε finite ≥ 0, δ in [0, 1), every σ and sensitivity finite
+// ≥ 0. A ledger that says a site spent a negative ε would hide spending.
+func checkEntry(phase, minPhase, records int, eps, delta float64, scales []float64) error {
+	switch {
+	case phase < minPhase || phase > protocol.MaxPhases:
+		return fmt.Errorf("phase %d outside [%d, %d]", phase, minPhase, protocol.MaxPhases)
+	case records < 0:
+		return fmt.Errorf("records %d < 0", records)
+	case math.IsNaN(eps) || math.IsInf(eps, 0) || eps < 0:
+		return fmt.Errorf("epsilon %v must be a finite number ≥ 0 (a negative ε would hide spending)", eps)
+	case !(delta >= 0 && delta < 1):
+		return fmt.Errorf("delta %v outside [0, 1)", delta)
+	}
+	for _, x := range scales {
+		if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+			return fmt.Errorf("sigma or sensitivity %v must be a finite number ≥ 0", x)
+		}
+	}
+	return nil
 }

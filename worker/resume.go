@@ -5,6 +5,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
@@ -104,5 +105,39 @@ func (w *Worker) resume(st *JobState, ledger []Release) error {
 		}
 	}
 	w.logf("resumed job %s after a restart: %d phases already released", m.Job, len(w.sent))
+	return nil
+}
+
+// CheckLedger cross-checks a site's ledger against its saved job states at
+// start: every phase a saved state says was released must be in the
+// ledger (the ledger entry is written before the state, so a state never
+// runs ahead of an intact ledger). A state whose releases the ledger lacks
+// means the ledger was deleted, truncated or replaced — a site that went on
+// would forget spending and could pass its budget — so the site must not
+// start. The error names the jobs and phases.
+func CheckLedger(ledger []Release, jobs map[string]*JobState) error {
+	have := map[string]map[int]bool{}
+	for _, r := range ledger {
+		if have[r.Job] == nil {
+			have[r.Job] = map[int]bool{}
+		}
+		have[r.Job][r.Phase] = true
+	}
+	var missing []string
+	for _, id := range slices.Sorted(maps.Keys(jobs)) {
+		st := jobs[id]
+		var phases []int
+		for _, k := range slices.Sorted(maps.Keys(st.Sent)) {
+			if u := st.Sent[k]; u != nil && u.Epsilon > 0 && !have[id][k] {
+				phases = append(phases, k)
+			}
+		}
+		if len(phases) > 0 {
+			missing = append(missing, fmt.Sprintf("job %s phases %v", id, phases))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("worker: the ledger lacks releases that the saved job states record (%s): the ledger was deleted, truncated or replaced, and this site would forget what it spent", strings.Join(missing, "; "))
+	}
 	return nil
 }

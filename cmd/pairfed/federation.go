@@ -174,6 +174,11 @@ func runCoordinator(c *cli.Context) error {
 		}
 	}
 	state := c.String("state")
+	lock, err := store.LockDir(state, "coordinator")
+	if err != nil {
+		return fmt.Errorf("coordinator: %w", err)
+	}
+	defer lock.Unlock()
 	jobs, err := store.OpenJobs(state)
 	if err != nil {
 		return err
@@ -317,6 +322,12 @@ func runWorker(c *cli.Context) error {
 			return usageError{err}
 		}
 	}
+	// One live owner per state directory (held until the process ends).
+	lock, err := store.LockDir(c.String("state"), "worker "+site)
+	if err != nil {
+		return fmt.Errorf("worker %s: %w", site, err)
+	}
+	defer lock.Unlock()
 	if err := claimSiteDir(c.String("state"), site); err != nil {
 		return fmt.Errorf("worker %s: %w", site, err)
 	}
@@ -331,6 +342,9 @@ func runWorker(c *cli.Context) error {
 	}
 	for _, n := range notes {
 		logf("worker %s: %s", site, n)
+	}
+	if err := worker.CheckLedger(releases, saved); err != nil {
+		return fmt.Errorf("worker %s: %w; %s/%s must hold every release: restore it from a backup (never delete it), then start the site again", site, err, c.String("state"), store.LedgerFile)
 	}
 	var key [32]byte
 	if _, err := crand.Read(key[:]); err != nil {
