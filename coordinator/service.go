@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
@@ -33,6 +34,10 @@ type ServiceConfig struct {
 	// on the coordinator's test file) and returns the score and the number
 	// of records it used. It must not retain model.
 	Evaluate func(job *protocol.JobAnnounce, model []float64) (auc float64, records int)
+	// TestDim, when > 0, is the dimension of the records Evaluate scores
+	// on: a job whose sites have another dimension is refused when it
+	// would start (its AUC could not be computed), with both dimensions.
+	TestDim int
 	// Finished are jobs that ended before a restart (loaded from the state
 	// directory): resubmitting their id returns their status.
 	Finished []*protocol.JobStatus
@@ -422,9 +427,32 @@ func (s *Service) start() (bool, []Output) {
 		}
 	}
 	if len(live) < q.min {
+		// Say why the job waits, naming the dimensions when the live
+		// sites would be enough but disagree on d.
+		reason := fmt.Sprintf("waiting for %d live sites", q.min)
+		if len(s.members) >= q.min && len(byDim) > 1 {
+			var dims []string
+			for _, name := range slices.Sorted(maps.Keys(s.members)) {
+				dims = append(dims, fmt.Sprintf("%s: d = %d", name, s.members[name].dim))
+			}
+			reason = fmt.Sprintf("waiting for %d live sites of one dimension: the %d live sites have different dimensions (%s); give every site data with the same features", q.min, len(s.members), strings.Join(dims, ", "))
+		}
+		if st := s.status[q.submit.Job]; st != nil && st.Status == protocol.StatusQueued && st.Reason != reason {
+			st.Reason = truncate(reason, protocol.MaxReasonLen)
+			s.logf("job %s queued: %s", q.submit.Job, st.Reason)
+		}
 		return false, nil
 	}
 	s.queue = s.queue[1:]
+	if d := s.members[live[0]].dim; s.cfg.TestDim > 0 && d != s.cfg.TestDim {
+		st := &protocol.JobStatus{Job: q.submit.Job, Status: protocol.StatusFailed, Algo: q.job.Algo,
+			Reason: truncate(fmt.Sprintf("the coordinator's --test file has d = %d features, the live sites d = %d: the job's model could not be scored; restart the coordinator with a test file of the sites' %d features (or without --test)", s.cfg.TestDim, d, d), protocol.MaxReasonLen)}
+		s.logf("job %s not started: %s", q.submit.Job, st.Reason)
+		s.status[q.submit.Job] = st
+		s.finished = append(s.finished, st)
+		s.ended++
+		return true, s.reply(q.submit.Job)
+	}
 	// Fix what each site is charged before the budget check, so that the
 	// check and the job use the same (ε, δ): the algorithm's plan for the
 	// live sites (δ = 0 lets it choose). A job the plan rejects fails when

@@ -246,12 +246,20 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 	}
 	total := spec.Runs * perRun
 	for r := 0; r < spec.Runs; r++ {
+		// Every long loop checks its context: Ctrl-C stops a run of any
+		// length between two fits (and inside one: algorithms check ctx).
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("experiment: interrupted after %d of %d runs: %w", r, spec.Runs, err)
+		}
 		rng := rand.New(rand.NewPCG(spec.Seed, uint64(r)))
 		splits, err := outerSplits(spec, train, test, rng)
 		if err != nil {
 			return nil, err
 		}
 		for _, sp := range splits {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("experiment: interrupted: %w", err)
+			}
 			if spec.TrainSize > 0 {
 				if spec.TrainSize > sp.train.N {
 					return nil, fmt.Errorf("experiment: --train-size %d exceeds the %d training records", spec.TrainSize, sp.train.N)
@@ -471,6 +479,9 @@ func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *
 		for _, B := range radii {
 			var score float64
 			for _, f := range fs {
+				if err := ctx.Err(); err != nil {
+					return 0, 0, 0, fmt.Errorf("experiment: selection interrupted: %w", err)
+				}
 				res, _, err := fit(ctx, spec, algo, f.fit, e, B, rand.New(rand.NewPCG(rng.Uint64(), 0)))
 				if err != nil {
 					return 0, 0, 0, err

@@ -203,6 +203,10 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 			for c := range next {
 				var sum float64
 				for fi, f := range cvFolds {
+					if err := ctx.Err(); err != nil {
+						cells[c].err = err
+						break
+					}
 					aucs, _, err := paperRun(ctx, algo, loss, f, ps.Passes, cells[c].eta, cells[c].beta, ps.Seed+uint64(1000*c+fi))
 					if err != nil {
 						cells[c].err = err
@@ -244,6 +248,9 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 	var curves [][]float64
 	var trainSeconds float64
 	for fi, f := range testFolds {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("experiment: interrupted: %w", err)
+		}
 		aucs, secs, err := paperRun(ctx, algo, loss, f, ps.Passes, bestCell.eta, bestCell.beta, ps.Seed+uint64(1_000_000+fi))
 		if err != nil {
 			return nil, err

@@ -180,6 +180,9 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 	var aucs []float64
 	start := time.Now()
 	for r := 0; r < spec.Runs; r++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("simulate: interrupted after %d of %d runs: %w", r, spec.Runs, err)
+		}
 		rng := rand.New(rand.NewPCG(spec.Seed, uint64(r)))
 		tr, te := train.Dataset, (*pairwise.Dataset)(nil)
 		if test != nil {

@@ -457,6 +457,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	done := 0
 	for _, c := range cells {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("sweep: interrupted after %d of %d runs: %w", done, total, err)
+		}
 		offset := done
 		onRun := func(d, _ int) {
 			if cfg.OnRun != nil {

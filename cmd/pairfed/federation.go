@@ -131,6 +131,15 @@ func runCoordinator(c *cli.Context) error {
 			return usageError{fmt.Errorf("coordinator: --listen %q: bad port", listen)}
 		}
 		listenHost, listenPort = host, port
+		// The port must be free before any state is touched (otherwise
+		// the embedded server fails later with a vaguer error).
+		if port != 0 {
+			l, err := net.Listen("tcp", net.JoinHostPort(host, portStr))
+			if err != nil {
+				return fmt.Errorf("coordinator: --listen %s: cannot listen (%v): another process uses the port — stop it, pick another port, or give port 0 for any free one", listen, err)
+			}
+			l.Close()
+		}
 	}
 	cfg := coordinator.ServiceConfig{
 		Federation: c.String("federation"), MinSites: c.Int("min-sites"), PhaseTimeout: ticks(c.Duration("phase-timeout"), tick),
@@ -149,6 +158,7 @@ func runCoordinator(c *cli.Context) error {
 			return usageError{err}
 		}
 		scaled := sc.Apply(test.Dataset)
+		cfg.TestDim = scaled.D
 		cfg.Evaluate = func(job *protocol.JobAnnounce, model []float64) (float64, int) {
 			ds := scaled
 			if job.FeatureRadius > 0 {

@@ -289,6 +289,10 @@ func runLedgerExport(c *cli.Context) error {
 
 func runLedgerBudgetSet(c *cli.Context) error {
 	dir := c.String("state")
+	// A typo must not create a directory that no process reads.
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return usageError{fmt.Errorf("ledger budget set: no such state directory %q: give the --state of an existing coordinator or site (start it once, or create the directory first)", dir)}
+	}
 	site := c.String("site")
 	if site == "" {
 		site = dirSite(dir)
