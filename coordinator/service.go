@@ -260,9 +260,13 @@ func (s *Service) Step(m protocol.Message) []Output {
 		}
 	case *protocol.SiteUpdate:
 		s.seen(m.Site)
-		if s.inner != nil {
-			outs = s.inner.Step(m)
+		if s.inner == nil {
+			// An update for a job this coordinator is not running (never
+			// announced, or ended): ignored, never aggregated or charged.
+			s.logf("ignored update of %s for job %s phase %d: no job is running", m.Site, m.Job, m.Phase)
+			return nil
 		}
+		outs = s.inner.Step(m)
 	case *protocol.Abort:
 		s.seen(m.From)
 		if s.inner != nil {

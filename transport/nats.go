@@ -143,17 +143,22 @@ func ConnectInProcess(s *server.Server, name string, opts ...nats.Option) (*NATS
 // StartListening starts a nats-server in this process that listens for
 // clients on TCP host:port (port 0 picks a free port); ClientURL of the
 // result is the URL to give remote workers. Call Shutdown on the result.
-func StartListening(host string, port int) (*server.Server, error) {
+//
+// token, when not empty, is required from every client (the server's
+// authorization token; clients put it in their URL, nats://TOKEN@host:port,
+// or pass nats.Token).
+func StartListening(host string, port int, token string) (*server.Server, error) {
 	if port == 0 {
 		port = server.RANDOM_PORT
 	}
 	opts := &server.Options{
-		ServerName: "pairfed-coordinator",
-		Host:       host,
-		Port:       port,
-		NoLog:      true,
-		NoSigs:     true,
-		MaxPayload: MaxPayload,
+		ServerName:    "pairfed-coordinator",
+		Host:          host,
+		Port:          port,
+		NoLog:         true,
+		NoSigs:        true,
+		MaxPayload:    MaxPayload,
+		Authorization: token,
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -77,6 +79,7 @@ func coordinatorCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "listen", Usage: "host:port on which to run an embedded nats-server for the sites (port 0: any free port)"},
 		&cli.StringFlag{Name: "nats", Usage: "URL of an existing NATS server (instead of --listen)"},
+		&cli.StringFlag{Name: "token", Usage: "--listen: the token every client must present (nats://TOKEN@host:port); beyond loopback one is generated into STATE/listen-token when not given"},
 		federationFlag(),
 		&cli.StringFlag{Name: "state", Required: true, Usage: "state directory: finished jobs (DIR/jobs/<job>.json), the privacy ledger (DIR/charges.jsonl), budgets (DIR/budgets.json) and the checkpoint a restart resumes from (DIR/checkpoint.json)"},
 		&cli.StringFlag{Name: "test", Usage: "test file on which the coordinator scores every finished job (AUC)"},
@@ -218,13 +221,31 @@ func runCoordinator(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	token := c.String("token")
 	if listen != "" {
-		srv, err := transport.StartListening(listenHost, listenPort)
+		// Beyond loopback the embedded server requires a token: --token,
+		// or one generated once and kept in the state directory (so that
+		// the sites' URLs survive restarts).
+		tokenFile := ""
+		if token == "" && !bindsLoopbackOnly(listenHost) {
+			if token, tokenFile, err = listenToken(state); err != nil {
+				return fmt.Errorf("coordinator: %w", err)
+			}
+		}
+		srv, err := transport.StartListening(listenHost, listenPort, token)
 		if err != nil {
 			return err
 		}
 		defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
 		url = srv.ClientURL()
+		if token != "" {
+			natsOpts = append(natsOpts, nats.Token(token))
+			where := "the --token value"
+			if tokenFile != "" {
+				where = tokenFile + " (mode 0600)"
+			}
+			logf("coordinator: the embedded server requires a token, stored in %s: sites and clients connect with --nats nats://TOKEN@%s", where, strings.TrimPrefix(url, "nats://"))
+		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	t, err := connectNATS(cctx, url, "pairfed-coordinator", true, natsOpts...)
@@ -237,6 +258,13 @@ func runCoordinator(c *cli.Context) error {
 	if listen != "" {
 		// One line on stdout, for scripts and tests: where the sites connect.
 		fmt.Fprintf(c.App.Writer, "listening on %s\n", url)
+		if token != "" {
+			where := "given by --token"
+			if f := filepath.Join(state, listenTokenFile); c.String("token") == "" {
+				where = "stored in " + f
+			}
+			fmt.Fprintf(c.App.Writer, "clients must present a token (%s): --nats nats://TOKEN@HOST:PORT\n", where)
+		}
 	}
 	observe, stopHTTP, err := coordinatorHTTP(c, svc, t, tick) // http.go: --http
 	if err != nil {
@@ -647,4 +675,36 @@ func testSources(s string) (*rand.Rand, pairwise.Noise, error) {
 		return nil, nil, fmt.Errorf("worker: --test-sources %q: want SEED:INDEX", s)
 	}
 	return simulate.SiteSources(false, seed, index)
+}
+
+// listenTokenFile holds, in a coordinator's state directory, the token its
+// embedded server requires when --listen binds beyond loopback.
+const listenTokenFile = "listen-token"
+
+// listenToken returns the token of the coordinator's state directory,
+// generating it (32 random bytes, hex, file mode 0600) on first use.
+func listenToken(state string) (token, path string, err error) {
+	path = filepath.Join(state, listenTokenFile)
+	if b, err := os.ReadFile(path); err == nil {
+		if t := strings.TrimSpace(string(b)); len(t) >= 32 {
+			return t, path, nil
+		}
+		return "", "", fmt.Errorf("%s holds no usable token (want ≥ 32 characters): delete it to generate a new one", path)
+	}
+	var b [32]byte
+	if _, err := crand.Read(b[:]); err != nil {
+		return "", "", err
+	}
+	token = hex.EncodeToString(b[:])
+	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+		return "", "", err
+	}
+	return token, path, nil
+}
+
+// bindsLoopbackOnly reports whether a server bound to host is reachable
+// from this machine only (0.0.0.0, "" and :: bind every interface).
+func bindsLoopbackOnly(host string) bool {
+	ip := net.ParseIP(host)
+	return strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()
 }
