@@ -183,8 +183,10 @@ func (s *Service) restoreRunning(r *RunningJob) error {
 	if err := r.Announce.Validate(); err != nil {
 		return err
 	}
-	if r.Phase < 1 || r.Phase > r.Announce.Phases {
-		return fmt.Errorf("phase %d outside [1, %d]", r.Phase, r.Announce.Phases)
+	// Phase 0: the job was checkpointed in its accept round (nothing was
+	// charged or released yet); it resumes there.
+	if r.Phase < 0 || r.Phase > r.Announce.Phases {
+		return fmt.Errorf("phase %d outside [0, %d]", r.Phase, r.Announce.Phases)
 	}
 	if len(r.Model) != r.Announce.Params || (len(r.OutSum) != 0 && len(r.OutSum) != r.Announce.Params) {
 		return fmt.Errorf("model of %d parameters, job has %d", len(r.Model), r.Announce.Params)
@@ -214,6 +216,9 @@ func (s *Service) restoreRunning(r *RunningJob) error {
 		return err
 	}
 	inner.state = stateRunning
+	if r.Phase == 0 {
+		inner.state = stateAccepting
+	}
 	inner.job = r.Announce
 	for _, st := range r.Sites {
 		inner.dim = st.Dim // every participant has the job's dimension

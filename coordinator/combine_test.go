@@ -56,6 +56,7 @@ func TestMetricJob(t *testing.T) {
 	if a == nil || a.Task != protocol.TaskMetric || a.Params != 9 {
 		t.Fatalf("announcement %+v", a)
 	}
+	acceptAll(s)
 	s.Step(&protocol.SiteUpdate{Job: "m", Phase: 1, Site: "a", Model: make([]float64, 9), Weight: 5})
 	if st := s.Status("m"); st.Status != protocol.StatusCompleted || st.Metric != protocol.MetricKNN3 || len(st.Model) != 9 {
 		t.Fatalf("status %+v", st)

@@ -106,6 +106,9 @@ type state int
 
 const (
 	stateJoining state = iota
+	// stateAccepting: the job is announced and the coordinator collects
+	// every participant's Accept or Refuse before any phase starts.
+	stateAccepting
 	stateRunning
 	stateDone
 	stateAborted
@@ -114,6 +117,7 @@ const (
 type site struct {
 	records, dim int
 	participant  bool
+	accepted     bool // answered the announcement with Accept
 	left         bool
 	lastSeen     int // tick of the last message
 	privacy      SitePrivacy
@@ -249,6 +253,8 @@ func (c *Coordinator) Step(m protocol.Message) []Output {
 		}
 	case *protocol.SiteUpdate:
 		return c.onUpdate(m)
+	case *protocol.Accept:
+		return c.onAccept(m)
 	case *protocol.Leave:
 		return c.onLeave(m)
 	case *protocol.Abort:
@@ -269,7 +275,7 @@ func (c *Coordinator) onJoin(m *protocol.Join) []Output {
 			c.logf("ignored join of %s with n = %d, d = %d: already joined with n = %d, d = %d", m.Site, m.Records, m.Dim, s.records, s.dim)
 			return nil
 		}
-		if c.state == stateRunning && s.participant && !s.left {
+		if (c.state == stateRunning || c.state == stateAccepting) && s.participant && !s.left {
 			// The site missed the announcement (or restarted): repeat the
 			// job and the current phase to it alone. Replies are idempotent.
 			return c.phaseOutputs(protocol.SiteSubject(c.cfg.Federation, m.Site))
@@ -339,7 +345,48 @@ func (c *Coordinator) startJob() []Output {
 	for _, name := range names {
 		c.sites[name].privacy = SitePrivacy{Site: name, Records: c.sites[name].records, Epsilon: a.Epsilon, Delta: a.Delta, Secure: true}
 	}
-	c.logf("job %s (%s) starts with %d sites, %d phases, η = %g", a.Job, a.Algo, len(names), a.Phases, a.Eta)
+	c.logf("job %s (%s) announced to %d sites, %d phases, η = %g: waiting for every site to accept", a.Job, a.Algo, len(names), a.Phases, a.Eta)
+	// The accept round: no phase starts (so nothing is released, nor
+	// charged in either ledger) before every participant accepted the job
+	// or refused it; a job refused by too many sites charges no one.
+	c.state = stateAccepting
+	c.waited, c.retries = 0, 0
+	return []Output{c.broadcast(c.job)}
+}
+
+// onAccept records a participant's acceptance and starts phase 1 once
+// every active participant accepted.
+func (c *Coordinator) onAccept(m *protocol.Accept) []Output {
+	s := c.sites[m.Site]
+	switch {
+	case c.job == nil || m.Job != c.job.Job:
+		c.logf("ignored accept of job %s from %s: not the announced job", m.Job, m.Site)
+		return nil
+	case s == nil || !s.participant || s.left:
+		c.logf("ignored accept of job %s from %s: not an active participant", m.Job, m.Site)
+		return nil
+	case c.state != stateAccepting:
+		return nil // a repeated accept (catch-up): the job already runs
+	}
+	s.lastSeen = c.now
+	s.accepted = true
+	return c.maybeBegin()
+}
+
+// Accepted reports whether the job's phases started: every active
+// participant accepted it (the caller reserves their charges then).
+func (c *Coordinator) Accepted() bool { return c.state == stateRunning || c.state == stateDone }
+
+// maybeBegin starts phase 1 once every active participant accepted.
+func (c *Coordinator) maybeBegin() []Output {
+	active := c.participants(true)
+	for _, name := range active {
+		if !c.sites[name].accepted {
+			return nil
+		}
+	}
+	c.state = stateRunning
+	c.logf("job %s accepted by %v: phase 1 starts", c.job.Job, active)
 	return c.startPhase(1)
 }
 
@@ -354,6 +401,9 @@ func (c *Coordinator) startPhase(k int) []Output {
 // subject (sent together so that a site that missed the announcement can
 // catch up).
 func (c *Coordinator) phaseOutputs(subject string) []Output {
+	if c.state == stateAccepting {
+		return []Output{{Subject: subject, Msg: c.job}}
+	}
 	return []Output{
 		{Subject: subject, Msg: c.job},
 		{Subject: subject, Msg: &protocol.PhaseStart{Job: c.job.Job, Phase: c.phase, Model: slices.Clone(c.model)}},
@@ -457,6 +507,9 @@ func (c *Coordinator) onLeave(m *protocol.Leave) []Output {
 	if active == 0 || active < c.quorum() {
 		return c.abort(fmt.Sprintf("%d active sites left, quorum is %d", active, c.quorum()))
 	}
+	if c.state == stateAccepting {
+		return c.maybeBegin()
+	}
 	if len(c.updates) == active {
 		return c.aggregate()
 	}
@@ -473,7 +526,7 @@ func (c *Coordinator) quorum() int {
 // Tick advances time by one tick and handles phase timeouts.
 func (c *Coordinator) Tick() []Output {
 	c.now++
-	if c.state != stateRunning || c.cfg.PhaseTimeout == 0 {
+	if (c.state != stateRunning && c.state != stateAccepting) || c.cfg.PhaseTimeout == 0 {
 		return nil
 	}
 	c.waited++
@@ -481,6 +534,9 @@ func (c *Coordinator) Tick() []Output {
 		return nil
 	}
 	c.waited = 0
+	if c.state == stateAccepting {
+		return c.acceptTimeout()
+	}
 	if q := c.quorum(); len(c.updates) >= q && len(c.updates) > 0 {
 		c.logf("phase %d timed out with %d of %d updates (quorum %d): aggregating", c.phase, len(c.updates), len(c.participants(true)), q)
 		return c.aggregate()
@@ -491,6 +547,33 @@ func (c *Coordinator) Tick() []Output {
 	c.retries++
 	c.logf("phase %d timed out with %d of %d updates: re-broadcasting (retry %d)", c.phase, len(c.updates), len(c.participants(true)), c.retries)
 	return c.phaseOutputs(protocol.SitesSubject(c.cfg.Federation))
+}
+
+// acceptTimeout: the accept round timed out. With a quorum of
+// acceptances the silent sites are dropped and phase 1 starts; otherwise
+// the announcement is repeated, up to MaxRetries times.
+func (c *Coordinator) acceptTimeout() []Output {
+	var accepted, silent []string
+	for _, name := range c.participants(true) {
+		if c.sites[name].accepted {
+			accepted = append(accepted, name)
+		} else {
+			silent = append(silent, name)
+		}
+	}
+	if q := c.quorum(); len(accepted) >= q && len(accepted) > 0 {
+		c.logf("job %s: %v did not accept in time: starting with %v (quorum %d)", c.job.Job, silent, accepted, q)
+		for _, name := range silent {
+			c.sites[name].left = true
+		}
+		return c.maybeBegin()
+	}
+	if c.retries >= c.cfg.MaxRetries {
+		return c.abort(fmt.Sprintf("%d of %d sites accepted the job after %d retries (quorum %d); silent: %v", len(accepted), len(accepted)+len(silent), c.retries, c.quorum(), silent))
+	}
+	c.retries++
+	c.logf("job %s: %d of %d sites accepted: repeating the announcement (retry %d)", c.job.Job, len(accepted), len(accepted)+len(silent), c.retries)
+	return []Output{c.broadcast(c.job)}
 }
 
 func (c *Coordinator) abort(reason string) []Output {

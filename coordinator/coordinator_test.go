@@ -44,11 +44,19 @@ func TestCoordinatorPhases(t *testing.T) {
 	}
 	c.Step(&protocol.Join{Site: "a", Records: 10, Dim: 2}) // retry: ignored
 	outs := c.Step(&protocol.Join{Site: "b", Records: 30, Dim: 2})
-	if !slices.Equal(kinds(outs), []protocol.Kind{protocol.KindJobAnnounce, protocol.KindPhaseStart}) {
-		t.Fatalf("start outputs %v", kinds(outs))
+	if !slices.Equal(kinds(outs), []protocol.Kind{protocol.KindJobAnnounce}) {
+		t.Fatalf("start outputs %v, want the announcement alone (the accept round)", kinds(outs))
 	}
 	if outs[0].Subject != "pairfed.f.sites" {
 		t.Errorf("broadcast on %s", outs[0].Subject)
+	}
+	// No phase starts before every participant accepted.
+	if outs := c.Step(&protocol.Accept{Job: "job-1", Site: "a"}); len(outs) != 0 {
+		t.Fatalf("phase started with 1 of 2 acceptances: %v", kinds(outs))
+	}
+	outs = c.Step(&protocol.Accept{Job: "job-1", Site: "b"})
+	if !slices.Equal(kinds(outs), []protocol.Kind{protocol.KindJobAnnounce, protocol.KindPhaseStart}) {
+		t.Fatalf("outputs after every acceptance %v", kinds(outs))
 	}
 	upd := func(site string, phase int, w float64, model ...float64) *protocol.SiteUpdate {
 		return &protocol.SiteUpdate{Job: "job-1", Phase: phase, Site: site, Model: model, Weight: w}
@@ -90,6 +98,7 @@ func TestCoordinatorFedAvgLastIterate(t *testing.T) {
 	c, _ := newTest(t, JobConfig{Algo: fedalgo.FedAvg, Rounds: 2}, 2)
 	c.Step(&protocol.Join{Site: "a", Records: 10, Dim: 2})
 	c.Step(&protocol.Join{Site: "b", Records: 30, Dim: 2})
+	acceptJob(c)
 	upd := func(site string, phase int, w float64, model, last []float64) *protocol.SiteUpdate {
 		return &protocol.SiteUpdate{Job: "job-1", Phase: phase, Site: site, Model: model, Last: last, Weight: w}
 	}
@@ -121,6 +130,7 @@ func TestCoordinatorTimeoutQuorumLeave(t *testing.T) {
 	for _, s := range []string{"a", "b", "c"} {
 		c.Step(&protocol.Join{Site: s, Records: 5, Dim: 1})
 	}
+	acceptJob(c)
 	c.Step(&protocol.SiteUpdate{Job: "job-1", Phase: 1, Site: "a", Model: []float64{2}, Weight: 5})
 	c.Tick()
 	outs := c.Tick() // timeout with 1 < quorum 2: re-broadcast
@@ -147,6 +157,7 @@ func TestCoordinatorDPJob(t *testing.T) {
 	c, _ := newTest(t, JobConfig{Algo: fedalgo.FedDPLocalSGD, Epsilon: 0.5}, 2)
 	c.Step(&protocol.Join{Site: "a", Records: 100, Dim: 3})
 	c.Step(&protocol.Join{Site: "b", Records: 300, Dim: 3})
+	acceptJob(c)
 	j := c.Job()
 	if j == nil || j.Phases != 7 || j.Delta != 1.0/300 || !(j.Eta > 0) || j.Loss != "logistic" || j.ParamRadius != 1 {
 		t.Fatalf("job %+v: want K = ⌈log₂ 100⌉ = 7, δ = 1/300, Thm 10 η", j)
@@ -164,6 +175,7 @@ func TestCoordinatorDPIgnoresLast(t *testing.T) {
 	c, _ := newTest(t, JobConfig{Algo: fedalgo.FedDPLocalSGD, Epsilon: 0.5}, 2)
 	c.Step(&protocol.Join{Site: "a", Records: 4, Dim: 1})
 	c.Step(&protocol.Join{Site: "b", Records: 4, Dim: 1})
+	acceptJob(c)
 	j := c.Job()
 	if j.Phases != 2 {
 		t.Fatalf("phases %d, want ⌈log₂ 4⌉ = 2", j.Phases)

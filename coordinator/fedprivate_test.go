@@ -46,6 +46,7 @@ func TestCoordinatorFedPrivateJobs(t *testing.T) {
 	c, _ := newTest(t, JobConfig{Algo: fedalgo.FedDPEGD, Epsilon: 0.5}, 2)
 	c.Step(&protocol.Join{Site: "a", Records: 100, Dim: 3})
 	c.Step(&protocol.Join{Site: "b", Records: 300, Dim: 3})
+	acceptJob(c)
 	j := c.Job()
 	loss, _ := pairwise.LossByName(pairwise.TaskAUC, "logistic")
 	if j == nil || j.Phases != 6 || j.Delta != 1.0/300 || j.Eta != pairwise.DPEGDDefaultEta(loss, 100, 3, 1, 1, 0.5, 1.0/300) || j.LocalAlgo != "" {
@@ -59,6 +60,7 @@ func TestCoordinatorFedPrivateJobs(t *testing.T) {
 	c, _ = newTest(t, JobConfig{Algo: fedalgo.FedOneShot, LocalAlgo: "dpegd", Epsilon: 1}, 2)
 	c.Step(&protocol.Join{Site: "a", Records: 100, Dim: 1})
 	c.Step(&protocol.Join{Site: "b", Records: 300, Dim: 1})
+	acceptJob(c)
 	j = c.Job()
 	if j.Phases != 1 || j.LocalAlgo != "dpegd" {
 		t.Fatalf("job %+v", j)
@@ -102,6 +104,7 @@ func TestCoordinatorFedDPGDGrad(t *testing.T) {
 	c, _ := newTest(t, JobConfig{Algo: fedalgo.FedDPGDGrad, Epsilon: 2}, 2)
 	c.Step(&protocol.Join{Site: "a", Records: 100, Dim: 2})
 	c.Step(&protocol.Join{Site: "b", Records: 300, Dim: 2})
+	acceptJob(c)
 	j := c.Job()
 	loss, _ := pairwise.LossByName(pairwise.TaskAUC, "logistic")
 	props := loss.Props(1, 1)

@@ -17,16 +17,24 @@ func privSubmit(job string, eps float64, minSites int) *protocol.JobSubmit {
 }
 
 // A private job charges every participant for its whole (ε, δ) in the
-// same step that announces it (before the announcement can be published),
-// and records each aggregated phase; keys are unique, so a duplicated
-// update or a resubmission never charges again.
+// step that starts its phase 1 — once every participant accepted it, and
+// before phase 1 can be published — (nothing at the announcement: a job
+// refused in its accept round charges no one), and records each
+// aggregated phase; keys are unique, so a duplicated update or a
+// resubmission never charges again.
 func TestServiceChargesBeforeAnnounce(t *testing.T) {
 	s := newService(t, ServiceConfig{})
 	s.Step(&protocol.Join{Site: "a", Records: 8, Dim: 2})
 	s.Step(&protocol.Join{Site: "b", Records: 8, Dim: 2})
 	outs := s.Step(privSubmit("j", 0.5, 2))
-	if !slices.Contains(kinds(outs), protocol.KindJobAnnounce) {
-		t.Fatalf("job did not start: %v", kinds(outs))
+	if !slices.Contains(kinds(outs), protocol.KindJobAnnounce) || slices.Contains(kinds(outs), protocol.KindPhaseStart) {
+		t.Fatalf("job not announced alone: %v", kinds(outs))
+	}
+	if ch := s.TakeCharges(); len(ch) != 0 {
+		t.Fatalf("charged %+v before every site accepted", ch)
+	}
+	if outs := acceptAll(s); !slices.Contains(kinds(outs), protocol.KindPhaseStart) {
+		t.Fatalf("phase 1 did not start after every acceptance: %v", kinds(outs))
 	}
 	ch := s.TakeCharges()
 	if len(ch) != 2 || ch[0].Phase != 0 || ch[0].Site != "a" || ch[1].Site != "b" || ch[0].Epsilon != 0.5 || ch[0].Delta != 1e-3 || !ch[0].Private || ch[0].Mechanism != "gaussian" {
@@ -68,6 +76,7 @@ func TestServiceBudgets(t *testing.T) {
 	if s.Running() != "j1" {
 		t.Fatal("j1 did not start")
 	}
+	acceptAll(s)
 	ledger := s.TakeCharges()
 	s2 := newService(t, ServiceConfig{Budgets: budgets, Ledger: ledger}) // a restart with the durable ledger
 	s2.Step(&protocol.Join{Site: "a", Records: 8, Dim: 2})
@@ -101,6 +110,7 @@ func TestServiceCheckpointResume(t *testing.T) {
 		s.Step(&protocol.Join{Site: "b", Records: 5, Dim: 1})
 		s.Step(&protocol.JobSubmit{Job: "j", Client: "c", Algo: fedalgo.FedAvg, Rounds: 4, MinSites: 2})
 		s.Step(&protocol.JobSubmit{Job: "q", Client: "c", Algo: fedalgo.FedAvg, Rounds: 1, MinSites: 2})
+		acceptAll(s)
 		ledger = append(ledger, s.TakeCharges()...)
 		for k := 1; k <= 4; k++ {
 			if k == crashAt {
@@ -164,7 +174,21 @@ func TestRestoreServiceChecks(t *testing.T) {
 	s := newService(t, ServiceConfig{})
 	s.Step(&protocol.Join{Site: "a", Records: 5, Dim: 1})
 	s.Step(&protocol.JobSubmit{Job: "j", Client: "c", Algo: fedalgo.FedAvg, Rounds: 2, MinSites: 1})
+	// In the accept round a checkpoint says phase 0; it resumes there:
+	// the announcement again, no phase.
 	cp := s.Checkpoint()
+	if cp.Running == nil || cp.Running.Phase != 0 {
+		t.Fatalf("checkpoint in the accept round %+v", cp.Running)
+	}
+	r0, err := RestoreService(ServiceConfig{Federation: "f"}, cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if outs := r0.Resume(); !slices.Equal(kinds(outs), []protocol.Kind{protocol.KindJobAnnounce}) {
+		t.Fatalf("resume in the accept round sent %v", kinds(outs))
+	}
+	acceptAll(s)
+	cp = s.Checkpoint()
 	if cp.Running == nil || cp.Running.Phase != 1 {
 		t.Fatalf("checkpoint %+v", cp)
 	}

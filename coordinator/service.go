@@ -126,6 +126,7 @@ type Service struct {
 	keys       map[string]bool // the keys of charges
 	pending    []Charge        // new charges not yet taken (TakeCharges)
 	resumeOuts []Output        // outputs of RestoreService, sent by Resume
+	reserved   bool            // the running job's participants were charged (its phases started)
 	phaseAUC   []float64       // the running job's test AUC after each phase
 }
 
@@ -189,11 +190,19 @@ func (s *Service) collect() {
 	}
 }
 
-// reserve charges every participant of the job that just started for its
-// whole (ε, δ), before any of its messages is published.
+// reserve charges the participants of the job whose phases just started
+// (every participant accepted it or was dropped) for its whole (ε, δ),
+// before phase 1 is published. A site that refused the job is not
+// charged: it has no worker for the job and releases nothing; a site that
+// was dropped silently may still compute from the broadcast phases, so it
+// is charged (over-count, never under-count). A job that never leaves its
+// accept round charges no one.
 func (s *Service) reserve() {
 	a := s.inner.job
 	for _, name := range a.Sites {
+		if _, refused := s.refused[name]; refused {
+			continue
+		}
 		st := s.inner.sites[name]
 		s.charge(Charge{Key: ChargeKey(a.Job, name, 0), Site: name, Job: a.Job, Algo: a.Algo, Mechanism: mechanism(a),
 			Sensitivity: st.sens, Records: st.records, Epsilon: a.Epsilon, Delta: a.Delta, Private: fedalgo.Private(a.Algo)})
@@ -272,6 +281,13 @@ func (s *Service) Step(m protocol.Message) []Output {
 		if s.inner != nil {
 			outs = s.inner.Step(m)
 		}
+	case *protocol.Accept:
+		s.seen(m.Site)
+		if s.inner == nil || m.Job != s.cur.submit.Job {
+			s.logf("ignored accept of job %s by %s: not the running job", m.Job, m.Site)
+			return nil
+		}
+		outs = s.inner.Step(m)
 	case *protocol.Leave:
 		delete(s.members, m.Site)
 		if s.participates(m.Site) {
@@ -396,6 +412,10 @@ func (s *Service) Tick() []Output {
 // job if enough sites are live.
 func (s *Service) settle() []Output {
 	var outs []Output
+	if s.inner != nil && s.inner.job != nil && s.inner.Accepted() && !s.reserved {
+		s.reserve()
+		s.reserved = true
+	}
 	s.collect()
 	for {
 		if s.inner != nil {
@@ -519,9 +539,7 @@ func (s *Service) start() (bool, []Output) {
 		mem := s.members[name]
 		outs = append(outs, inner.Step(&protocol.Join{Site: name, Records: mem.records, Dim: mem.dim})...)
 	}
-	if inner.job != nil {
-		s.reserve()
-	}
+	s.reserved = false
 	s.status[q.submit.Job] = &protocol.JobStatus{Job: q.submit.Job, Status: protocol.StatusRunning, Algo: q.job.Algo, Sites: live}
 	return true, append(outs, s.reply(q.submit.Job)...)
 }

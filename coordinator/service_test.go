@@ -49,7 +49,7 @@ func submit(job string, minSites int) *protocol.JobSubmit {
 
 // runPhase answers the current phase for the given sites with model v.
 func runPhase(s *Service, job string, phase int, v float64, sites ...string) []Output {
-	var outs []Output
+	outs := acceptAll(s)
 	for _, site := range sites {
 		outs = append(outs, s.Step(&protocol.SiteUpdate{Job: job, Phase: phase, Site: site, Model: []float64{v}, Weight: 5})...)
 	}

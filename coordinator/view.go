@@ -269,6 +269,15 @@ func (c *Coordinator) jobView() JobView {
 		if c.cfg.MinSites > 1 {
 			j.Reason = "waiting for " + strconv.Itoa(c.cfg.MinSites) + " sites"
 		}
+	case stateAccepting:
+		accepted := 0
+		for _, name := range c.participants(true) {
+			if c.sites[name].accepted {
+				accepted++
+			}
+		}
+		j.Status = protocol.StatusRunning
+		j.Reason = "accept round: " + strconv.Itoa(accepted) + " of " + strconv.Itoa(len(c.participants(true))) + " sites accepted; no phase starts before all answer"
 	case stateRunning:
 		j.Status, j.Phase, j.PhasesDone, j.Updates = protocol.StatusRunning, c.phase, c.phase-1, len(c.updates)
 	case stateDone:

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pairfed/pairfed/fedalgo"
@@ -39,6 +40,10 @@ func TestCoordinatorView(t *testing.T) {
 		t.Fatalf("one site joined: %+v", v.Sites)
 	}
 	c.Step(&protocol.Join{Site: "a", Records: 8, Dim: 2})
+	if r := c.View().Running; r == nil || r.Phase != 0 || !strings.Contains(r.Reason, "0 of 2 sites accepted") {
+		t.Fatalf("accept round view %+v", r)
+	}
+	acceptJob(c)
 	started := c.View()
 	r := started.Running
 	// K = ⌈log₂ 8⌉ = 3 phases ([Y21a] Alg 3).
@@ -46,7 +51,7 @@ func TestCoordinatorView(t *testing.T) {
 		!slices.Equal(r.Sites, []string{"a", "b"}) || r.Epsilon != 1 || r.Delta != 1e-3 || len(started.Queued) != 0 {
 		t.Fatalf("running job %+v", r)
 	}
-	if !slices.Equal(siteNames(started), []string{"a", "b"}) || started.Sites[0].Job != "job-1" || started.Sites[0].Silent != 0 || started.Sites[1].Silent != 2 {
+	if !slices.Equal(siteNames(started), []string{"a", "b"}) || started.Sites[0].Job != "job-1" || started.Sites[0].Silent != 0 || started.Sites[1].Silent != 0 {
 		t.Fatalf("sites %+v", started.Sites)
 	}
 	if len(started.Privacy) != 0 {
@@ -169,28 +174,34 @@ func TestServiceView(t *testing.T) {
 	}
 	budgetA(v, 1.75)
 
-	// Once c joins, j1 (quorum 3) runs, charged to its participants as it
-	// starts; c refuses it, which ends it.
+	// Once c joins, j1 (quorum 3) is announced; nothing is charged in its
+	// accept round. c refuses it, which ends it: a refused job charges no
+	// one.
 	s.Step(&protocol.Join{Site: "c", Records: 4, Dim: 1})
 	v = s.View()
-	if r := v.Running; r == nil || r.Job != "j1" || r.Phase != 1 || r.Phases != 2 || r.MinSites != 3 || !slices.Equal(r.Sites, []string{"a", "b", "c"}) {
-		t.Fatalf("j1 not running with a, b, c: %+v", r)
+	if r := v.Running; r == nil || r.Job != "j1" || r.Phase != 0 || r.Phases != 2 || r.MinSites != 3 || !slices.Equal(r.Sites, []string{"a", "b", "c"}) {
+		t.Fatalf("j1 not announced to a, b, c: %+v", r)
 	}
 	if len(v.Queued) != 1 || v.Queued[0].Job != "j2" || v.Sites[2].Site != "c" || v.Sites[2].Job != "j1" {
 		t.Fatalf("view %+v", v)
 	}
-	if sp := spend(v); len(sp) != 3 || !near(sp["a"], 1.25, 1.1e-3, 2) || !near(sp["c"], 1, 1e-3, 1) {
-		t.Fatalf("privacy as j1 starts: %+v", v.Privacy)
+	if sp := spend(v); len(sp) != 1 || !near(sp["a"], 0.25, 1e-4, 1) {
+		t.Fatalf("privacy in j1's accept round: %+v", v.Privacy)
 	}
-	budgetA(v, 0.75)
+	budgetA(v, 1.75)
+	s.Step(&protocol.Accept{Job: "j1", Site: "a"})
 	s.Step(&protocol.Refuse{Job: "j1", Site: "c", Reason: "budget"})
 	v = s.View()
 	if j1 := finished(v, "j1"); j1.Status != protocol.StatusRefused || !slices.Equal(j1.Refused, []string{"c"}) || j1.PhasesDone != 0 {
 		t.Fatalf("j1 not refused: %+v", j1)
 	}
+	if sp := spend(v); len(sp) != 1 || !near(sp["a"], 0.25, 1e-4, 1) {
+		t.Fatalf("privacy after j1 was refused: %+v", v.Privacy)
+	}
 	if r := v.Running; r == nil || r.Job != "j2" || r.Epsilon != 0.5 || len(v.Queued) != 0 || !slices.Equal(r.Sites, []string{"a", "b", "c"}) {
 		t.Fatalf("j2 not running after j1 ended: %+v", v)
 	}
+	acceptAll(s)
 
 	// j2 runs to the end and is scored.
 	s.Step(upd("j2", "a", 1, 0.5))
@@ -209,19 +220,19 @@ func TestServiceView(t *testing.T) {
 	if v.Running != nil || j2.Status != protocol.StatusCompleted || j2.AUC != 0.75 || j2.TestRecords != 10 || j2.PhasesDone != 2 || j2.Epsilon != 0.5 {
 		t.Fatalf("j2 finished: %+v, running %+v", j2, v.Running)
 	}
-	if sp := spend(v); len(sp) != 3 || !near(sp["a"], 1.75, 2.1e-3, 3) || !near(sp["b"], 1.5, 2e-3, 2) || !near(sp["c"], 1.5, 2e-3, 2) || sp["b"].BudgetEpsilon != nil {
+	if sp := spend(v); len(sp) != 3 || !near(sp["a"], 0.75, 1.1e-3, 2) || !near(sp["b"], 0.5, 1e-3, 1) || !near(sp["c"], 0.5, 1e-3, 1) || sp["b"].BudgetEpsilon != nil {
 		t.Fatalf("privacy after j2: %+v", v.Privacy)
 	}
-	budgetA(v, 0.25)
+	budgetA(v, 1.25)
 	// Deep copy: a finished job's site list is not the status's.
 	j2.Sites[0] = "zzz"
 	if st := s.Status("j2"); st.Sites[0] != "a" {
 		t.Fatalf("view shares the status's sites: %v", st.Sites)
 	}
 
-	// j3 (ε = 1) would exceed a's budget: a is left out, listed as
+	// j3 (ε = 1.5) would exceed a's budget: a is left out, listed as
 	// refused, not dropped; b and c run it.
-	s.Step(priv("j3", 1, 2))
+	s.Step(priv("j3", 1.5, 2))
 	v = s.View()
 	if r := v.Running; r == nil || r.Job != "j3" || !slices.Equal(r.Refused, []string{"a"}) || len(r.Dropped) != 0 || !slices.Equal(r.Sites, []string{"b", "c"}) {
 		t.Fatalf("j3: %+v", v.Running)

@@ -32,7 +32,7 @@
 //
 // # Subjects
 //
-//	pairfed.<federation>.coord.<site>  one site → coordinator (Join, Heartbeat, SiteUpdate, Leave, Refuse, Abort);
+//	pairfed.<federation>.coord.<site>  one site → coordinator (Join, Heartbeat, Accept, SiteUpdate, Leave, Refuse, Abort);
 //	                                   the coordinator subscribes to pairfed.<federation>.coord.* and drops
 //	                                   a message whose sender is not <site> (CheckSender)
 //	pairfed.<federation>.sites         coordinator → every site (JobAnnounce, PhaseStart, Result, Abort)
@@ -40,7 +40,9 @@
 //	pairfed.<federation>.jobs          clients → coordinator (JobSubmit)
 //	pairfed.<federation>.client.<id>   coordinator → one client (JobStatus)
 //
-// Sites send Refuse on their coord subject when they decline a job.
+// Sites send Refuse on their coord subject when they decline a job and
+// Accept when they take it: the coordinator starts no phase before every
+// participant answered (the accept round), so a refused job charges no one.
 //
 // Federation and site names are subject tokens: 1–64 characters of
 // [A-Za-z0-9_-].

@@ -26,12 +26,13 @@ const (
 	KindJobSubmit                   // client → coordinator: run this job (repeatable: a known job id gets its status)
 	KindJobStatus                   // coordinator → client: where a submitted job stands
 	KindRefuse                      // site → coordinator: I will not take part in this job (e.g. privacy budget)
+	KindAccept                      // site → coordinator: I take part in this job (budget checked); no phase starts before every participant answered
 )
 
 var kindNames = map[Kind]string{
 	KindJoin: "join", KindHeartbeat: "heartbeat", KindJobAnnounce: "job-announce", KindPhaseStart: "phase-start",
 	KindSiteUpdate: "site-update", KindAbort: "abort", KindResult: "result", KindLeave: "leave",
-	KindJobSubmit: "job-submit", KindJobStatus: "job-status", KindRefuse: "refuse",
+	KindJobSubmit: "job-submit", KindJobStatus: "job-status", KindRefuse: "refuse", KindAccept: "accept",
 }
 
 func (k Kind) String() string {
@@ -66,6 +67,8 @@ func newMessage(k Kind) Message {
 		return &JobStatus{}
 	case KindRefuse:
 		return &Refuse{}
+	case KindAccept:
+		return &Accept{}
 	}
 	return newSecAggMessage(k) // nil for an unknown kind
 }
@@ -314,6 +317,21 @@ type Refuse struct {
 	Site   string `msgpack:"site"`
 	Reason string `msgpack:"reason"`
 }
+
+// Accept tells the coordinator that Site takes part in the announced Job:
+// it checked the job against its privacy budget and its data, and will
+// run the job's phases. The coordinator starts no phase before every
+// participant accepted or refused (or timed out), so that a job refused
+// by one site charges no one — no site releases anything for it and
+// neither ledger records it. Instance is the answering process's
+// instance (as in its Join).
+type Accept struct {
+	Job      string `msgpack:"job"`
+	Site     string `msgpack:"site"`
+	Instance string `msgpack:"instance,omitempty"`
+}
+
+func (*Accept) Kind() Kind { return KindAccept }
 
 func (*Join) Kind() Kind        { return KindJoin }
 func (*Heartbeat) Kind() Kind   { return KindHeartbeat }

@@ -35,6 +35,7 @@ func samples() []Message {
 			Dropped: []string{"site-2"}, Refused: []string{"site-3"}, Model: []float64{0.5, -1}, AUC: 0.8125, TestRecords: 154,
 			Privacy: []SiteReport{{Site: "site-0", Records: 300, Epsilon: 1, Delta: 1e-3, Sigmas: []float64{0.5, 0.25}, Secure: true}}},
 		&Refuse{Job: "job-2", Site: "site-3", Reason: "privacy budget exceeded"},
+		&Accept{Job: "job-2", Site: "site-0", Instance: "i-0a1b2c"},
 	}
 }
 
@@ -91,7 +92,7 @@ func TestGolden(t *testing.T) {
 // every deployed peer.
 func TestKindsAppendOnly(t *testing.T) {
 	want := map[Kind]byte{KindJoin: 1, KindHeartbeat: 2, KindJobAnnounce: 3, KindPhaseStart: 4,
-		KindSiteUpdate: 5, KindAbort: 6, KindResult: 7, KindLeave: 8, KindJobSubmit: 9, KindJobStatus: 10, KindRefuse: 11}
+		KindSiteUpdate: 5, KindAbort: 6, KindResult: 7, KindLeave: 8, KindJobSubmit: 9, KindJobStatus: 10, KindRefuse: 11, KindAccept: 12}
 	for k, v := range want {
 		if byte(k) != v {
 			t.Errorf("%v = %d, was %d: kinds are append-only", k, byte(k), v)
@@ -339,7 +340,7 @@ func TestCheckSender(t *testing.T) {
 	if subj != "pairfed.f.coord.a" || CoordWildcard("f") != "pairfed.f.coord.*" {
 		t.Fatalf("subjects %s %s", subj, CoordWildcard("f"))
 	}
-	for _, m := range []Message{&Join{Site: "a"}, &Heartbeat{Site: "a"}, &SiteUpdate{Site: "a"}, &Leave{Site: "a"}, &Refuse{Site: "a"}, &Abort{From: "a"}} {
+	for _, m := range []Message{&Join{Site: "a"}, &Heartbeat{Site: "a"}, &SiteUpdate{Site: "a"}, &Leave{Site: "a"}, &Refuse{Site: "a"}, &Accept{Site: "a"}, &Abort{From: "a"}} {
 		if err := CheckSender("f", subj, m); err != nil {
 			t.Errorf("%v from a on a's subject: %v", m.Kind(), err)
 		}

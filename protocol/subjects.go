@@ -53,6 +53,8 @@ func Sender(m Message) (string, bool) {
 		return m.Site, true
 	case *Refuse:
 		return m.Site, true
+	case *Accept:
+		return m.Site, true
 	case *Abort:
 		return m.From, true
 	case *SecAggKeys:

@@ -390,6 +390,19 @@ func (m *JobStatus) Validate() error {
 	return nil
 }
 
+func (m *Accept) Validate() error {
+	if err := ValidName("job", m.Job); err != nil {
+		return err
+	}
+	if err := ValidName("site", m.Site); err != nil {
+		return err
+	}
+	if m.Instance != "" {
+		return ValidName("instance", m.Instance)
+	}
+	return nil
+}
+
 func (m *Refuse) Validate() error {
 	if err := ValidName("job", m.Job); err != nil {
 		return err

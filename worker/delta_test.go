@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/protocol"
 )
 
 // A private job whose δ exceeds 1/n for this site's n records runs, and
@@ -26,7 +27,7 @@ func TestWorkerWarnsDeltaAboveOneOverN(t *testing.T) {
 		}
 		a := dpAnnounce("s1")
 		a.Delta = c.delta
-		if outs := w.Step(context.Background(), a); len(outs) != 0 || w.Err() != nil {
+		if outs := w.Step(context.Background(), a); len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindAccept || w.Err() != nil {
 			t.Fatalf("δ = %v: job not joined: %v %v", c.delta, outs, w.Err())
 		}
 		all := strings.Join(log, "\n")

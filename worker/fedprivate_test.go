@@ -21,7 +21,7 @@ func TestWorkerFedDPEGD(t *testing.T) {
 	ctx := context.Background()
 	a := dpAnnounce("s1")
 	a.Algo, a.Phases, a.Eta = fedalgo.FedDPEGD, 6, 0.1
-	if outs := w.Step(ctx, a); outs != nil {
+	if outs := w.Step(ctx, a); len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindAccept {
 		t.Fatalf("announce: %v (%v)", outs, w.Err())
 	}
 	model := []float64{0, 0, 0}
@@ -98,7 +98,7 @@ func TestWorkerFedDPGDGrad(t *testing.T) {
 	ctx := context.Background()
 	a := dpAnnounce("s1")
 	a.Algo, a.Phases, a.Eta = fedalgo.FedDPGDGrad, 3, 0.25
-	if outs := w.Step(ctx, a); outs != nil {
+	if outs := w.Step(ctx, a); len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindAccept {
 		t.Fatalf("announce: %v (%v)", outs, w.Err())
 	}
 	// The site's σ is dp-gd-grad's exact calibration: T = 3 releases of the

@@ -180,7 +180,7 @@ func (s *Service) Step(ctx context.Context, m protocol.Message) []Output {
 					// its worker (Ledger and Spent count them once).
 					s.ledger = slices.DeleteFunc(s.ledger, func(r Release) bool { return r.Job == m.Job })
 					s.cur, s.curJob, s.lastMsg = w, m.Job, s.now
-					return nil
+					return []Output{w.accept()}
 				}
 			}
 		}

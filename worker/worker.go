@@ -119,16 +119,17 @@ type Worker struct {
 	cfg Config
 	now int
 
-	job      *protocol.JobAnnounce
-	excluded bool
-	obj      pairwise.Objective
-	site     fedalgo.Site                 // the algorithm's half of the job
-	sent     map[int]*protocol.SiteUpdate // released updates by phase
-	startOf  map[int][]float64            // the start model of each released phase
-	ledger   []Release
-	hbSeq    uint64
-	result   *protocol.Result
-	err      error
+	job       *protocol.JobAnnounce
+	excluded  bool
+	obj       pairwise.Objective
+	site      fedalgo.Site                 // the algorithm's half of the job
+	sent      map[int]*protocol.SiteUpdate // released updates by phase
+	startOf   map[int][]float64            // the start model of each released phase
+	ledger    []Release
+	hbSeq     uint64
+	phaseSeen bool // a PhaseStart of the job arrived (it was accepted)
+	result    *protocol.Result
+	err       error
 }
 
 // New returns a worker that has not joined yet (call Start).
@@ -238,8 +239,16 @@ func (w *Worker) onAnnounce(m *protocol.JobAnnounce) []Output {
 	if w.job != nil {
 		if m.Job != w.job.Job {
 			w.logf("ignored announcement of job %s: busy with %s", m.Job, w.job.Job)
+			return nil
 		}
-		return nil
+		// A repeated announcement while no phase has come yet (the
+		// coordinator's accept round retries, or a catch-up): accept
+		// again, idempotently. Once a phase came, the job was accepted:
+		// the announcement that travels with every phase needs no answer.
+		if w.phaseSeen {
+			return nil
+		}
+		return []Output{w.accept()}
 	}
 	if !slices.Contains(m.Sites, w.cfg.Site) {
 		w.excluded = true
@@ -258,7 +267,13 @@ func (w *Worker) onAnnounce(m *protocol.JobAnnounce) []Output {
 			w.logf("warning: job %s: %s", m.Job, warn)
 		}
 	}
-	return nil
+	return []Output{w.accept()}
+}
+
+// accept is this site's acceptance of its job (the coordinator starts no
+// phase before every participant answered).
+func (w *Worker) accept() Output {
+	return w.toCoord(&protocol.Accept{Job: w.job.Job, Site: w.cfg.Site})
 }
 
 // setup checks that this site can run the job and prepares its objective
@@ -321,6 +336,7 @@ func (w *Worker) onPhase(ctx context.Context, m *protocol.PhaseStart) []Output {
 		w.logf("ignored phase %d: model has %d parameters, want %d", m.Phase, len(m.Model), w.obj.NumParams())
 		return nil
 	}
+	w.phaseSeen = true
 	if u := w.sent[m.Phase]; u != nil {
 		// Released once: repeat the same value (no new noise, no new cost).
 		// A different start model cannot be honoured without a second

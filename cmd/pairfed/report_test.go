@@ -149,6 +149,11 @@ func TestReportEndToEnd(t *testing.T) {
 	siteData := map[string]string{"a": filepath.Join(root, "a.libsvm"), "b": filepath.Join(root, "b.libsvm")}
 	writeLinearLIBSVM(t, siteData["a"], 60, 4, 2)
 	writeLinearLIBSVM(t, siteData["b"], 70, 4, 3)
+	// Budgets set before the coordinator's first start: the operator
+	// creates its state directory (a typo must not create one).
+	if err := os.Mkdir(coordDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := runCLI(t, "ledger", "budget", "set", "--state", coordDir, "--site", "a", "--epsilon", "3", "--delta", "0.1"); err != nil {
 		t.Fatal(err)
 	}
