@@ -48,8 +48,9 @@ type Checkpoint struct {
 
 // MemberState is a live site of the federation.
 type MemberState struct {
-	Records int `json:"records"`
-	Dim     int `json:"dim"`
+	Records  int    `json:"records"`
+	Dim      int    `json:"dim"`
+	Instance string `json:"instance,omitempty"`
 }
 
 // QueuedJob is a submitted job.
@@ -87,7 +88,7 @@ type SiteState struct {
 func (s *Service) Checkpoint() *Checkpoint {
 	cp := &Checkpoint{Version: CheckpointVersion, Members: map[string]MemberState{}, Status: map[string]*protocol.JobStatus{}, Clients: maps.Clone(s.clients)}
 	for name, m := range s.members {
-		cp.Members[name] = MemberState{Records: m.records, Dim: m.dim}
+		cp.Members[name] = MemberState{Records: m.records, Dim: m.dim, Instance: m.instance}
 	}
 	for _, q := range s.queue {
 		cp.Queue = append(cp.Queue, QueuedJob{Submit: q.submit, Job: q.job, Min: q.min})
@@ -146,7 +147,7 @@ func RestoreService(cfg ServiceConfig, cp *Checkpoint) (*Service, error) {
 		if err := protocol.ValidName("site", name); err != nil {
 			return nil, fmt.Errorf("coordinator: checkpoint: %w", err)
 		}
-		s.members[name] = &member{records: m.Records, dim: m.Dim}
+		s.members[name] = &member{records: m.Records, dim: m.Dim, instance: m.Instance}
 	}
 	for id, st := range cp.Status {
 		if s.status[id] == nil {
@@ -231,6 +232,9 @@ func (s *Service) restoreRunning(r *RunningJob) error {
 		p := st.Privacy
 		p.Sigmas = slices.Clone(p.Sigmas)
 		inner.sites[name] = &site{records: st.Records, dim: st.Dim, participant: true, left: st.Left, privacy: p, sens: st.Sensitivity}
+		if i := slices.Index(r.Announce.Sites, name); i >= 0 && i < len(r.Announce.Instances) {
+			inner.sites[name].instance = r.Announce.Instances[i]
+		}
 	}
 	inner.phase = r.Phase
 	inner.updates = map[string]*protocol.SiteUpdate{}

@@ -118,6 +118,7 @@ type site struct {
 	records, dim int
 	participant  bool
 	accepted     bool // answered the announcement with Accept
+	instance     string
 	left         bool
 	lastSeen     int // tick of the last message
 	privacy      SitePrivacy
@@ -271,6 +272,16 @@ func (c *Coordinator) Step(m protocol.Message) []Output {
 func (c *Coordinator) onJoin(m *protocol.Join) []Output {
 	if s, ok := c.sites[m.Site]; ok {
 		s.lastSeen = c.now
+		if m.Instance != s.instance && s.records == m.Records && s.dim == m.Dim {
+			// A restarted site (its service admitted the new instance):
+			// the job is announced to it from now on.
+			s.instance = m.Instance
+			if c.job != nil {
+				if i := slices.Index(c.job.Sites, m.Site); i >= 0 && i < len(c.job.Instances) {
+					c.job.Instances[i] = m.Instance
+				}
+			}
+		}
 		if s.records != m.Records || s.dim != m.Dim {
 			c.logf("ignored join of %s with n = %d, d = %d: already joined with n = %d, d = %d", m.Site, m.Records, m.Dim, s.records, s.dim)
 			return nil
@@ -291,7 +302,7 @@ func (c *Coordinator) onJoin(m *protocol.Join) []Output {
 		return nil
 	}
 	c.dim = m.Dim
-	c.sites[m.Site] = &site{records: m.Records, dim: m.Dim, lastSeen: c.now}
+	c.sites[m.Site] = &site{records: m.Records, dim: m.Dim, lastSeen: c.now, instance: m.Instance}
 	c.logf("site %s joined (n = %d, d = %d); %d of %d", m.Site, m.Records, m.Dim, len(c.sites), c.cfg.MinSites)
 	if len(c.sites) < c.cfg.MinSites {
 		return nil
@@ -329,6 +340,14 @@ func (c *Coordinator) startJob() []Output {
 		return c.abort(err.Error())
 	}
 	a.Phases, a.Eta, a.Epsilon, a.Delta = plan.Phases, plan.Eta, plan.Epsilon, plan.Delta
+	for i, name := range names {
+		if in := c.sites[name].instance; in != "" {
+			if a.Instances == nil {
+				a.Instances = make([]string, len(names))
+			}
+			a.Instances[i] = in
+		}
+	}
 	for _, name := range names {
 		c.sites[name].sens = plan.Sensitivity[name]
 	}

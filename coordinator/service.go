@@ -88,6 +88,7 @@ func (c *ServiceConfig) Validate() error {
 type member struct {
 	records, dim int
 	lastSeen     int
+	instance     string // the admitted process (Join.Instance)
 }
 
 type queued struct {
@@ -122,12 +123,13 @@ type Service struct {
 	finished []*protocol.JobStatus
 	ended    int // jobs finished by this process
 
-	charges    []Charge        // the whole ledger: reloaded and new
-	keys       map[string]bool // the keys of charges
-	pending    []Charge        // new charges not yet taken (TakeCharges)
-	resumeOuts []Output        // outputs of RestoreService, sent by Resume
-	reserved   bool            // the running job's participants were charged (its phases started)
-	phaseAUC   []float64       // the running job's test AUC after each phase
+	charges    []Charge          // the whole ledger: reloaded and new
+	keys       map[string]bool   // the keys of charges
+	pending    []Charge          // new charges not yet taken (TakeCharges)
+	resumeOuts []Output          // outputs of RestoreService, sent by Resume
+	reserved   bool              // the running job's participants were charged (its phases started)
+	twins      map[string]string // site → the last refused second instance (logged once)
+	phaseAUC   []float64         // the running job's test AUC after each phase
 }
 
 // NewService returns an idle service.
@@ -135,7 +137,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, members: map[string]*member{}, status: map[string]*protocol.JobStatus{}, clients: map[string]string{}, keys: map[string]bool{}}
+	s := &Service{cfg: cfg, members: map[string]*member{}, status: map[string]*protocol.JobStatus{}, clients: map[string]string{}, keys: map[string]bool{}, twins: map[string]string{}}
 	for _, st := range cfg.Finished {
 		s.status[st.Job] = st
 	}
@@ -245,17 +247,34 @@ func (s *Service) Step(m protocol.Message) []Output {
 		return s.onSubmit(m)
 	case *protocol.Join:
 		mem := s.members[m.Site]
+		if mem != nil && m.Instance != mem.instance && mem.instance != "" && m.Instance != "" {
+			// Another process under a known site's name: while the
+			// admitted one is live it is a second process (both would
+			// release values, each spending the site's budget with its
+			// own noise), refused; once the admitted one has been silent
+			// for the instance window it is a restart, which takes over.
+			if silent := s.now - mem.lastSeen; silent <= s.instanceWindow() {
+				if s.twins[m.Site] != m.Instance {
+					s.twins[m.Site] = m.Instance
+					s.logf("refused join of site %s from a second process (instance %s): instance %s of %s is live (heard %d ticks ago); two processes must not run with --site %s: stop one of them", m.Site, m.Instance, mem.instance, m.Site, silent, m.Site)
+				}
+				return nil
+			}
+			s.logf("site %s restarted: instance %s replaces %s (silent for %d ticks)", m.Site, m.Instance, mem.instance, s.now-mem.lastSeen)
+			mem.instance = m.Instance
+			delete(s.twins, m.Site)
+		}
 		switch {
 		case mem == nil:
 			s.logf("site %s joined the federation (n = %d, d = %d)", m.Site, m.Records, m.Dim)
-			s.members[m.Site] = &member{records: m.Records, dim: m.Dim, lastSeen: s.now}
+			s.members[m.Site] = &member{records: m.Records, dim: m.Dim, lastSeen: s.now, instance: m.Instance}
 		case mem.records != m.Records || mem.dim != m.Dim:
 			if s.participates(m.Site) {
 				s.logf("ignored join of %s with n = %d, d = %d: it takes part in job %s with n = %d, d = %d", m.Site, m.Records, m.Dim, s.cur.submit.Job, mem.records, mem.dim)
 				return nil
 			}
 			s.logf("site %s rejoined with n = %d, d = %d", m.Site, m.Records, m.Dim)
-			*mem = member{records: m.Records, dim: m.Dim, lastSeen: s.now}
+			*mem = member{records: m.Records, dim: m.Dim, lastSeen: s.now, instance: m.Instance}
 		default:
 			mem.lastSeen = s.now
 		}
@@ -282,6 +301,10 @@ func (s *Service) Step(m protocol.Message) []Output {
 			outs = s.inner.Step(m)
 		}
 	case *protocol.Accept:
+		if mem := s.members[m.Site]; mem != nil && mem.instance != "" && m.Instance != "" && m.Instance != mem.instance {
+			s.logf("ignored accept of job %s by instance %s of %s: the admitted instance is %s", m.Job, m.Instance, m.Site, mem.instance)
+			return nil
+		}
 		s.seen(m.Site)
 		if s.inner == nil || m.Job != s.cur.submit.Job {
 			s.logf("ignored accept of job %s by %s: not the running job", m.Job, m.Site)
@@ -310,6 +333,12 @@ func (s *Service) Step(m protocol.Message) []Output {
 	}
 	return append(outs, s.settle()...)
 }
+
+// instanceWindow is how long (ticks) the admitted instance of a site must
+// have been silent before another instance may take over (a restart):
+// half the site timeout, so that a restarted site takes over before it
+// would be dropped; 0 without site timeouts (no liveness is tracked).
+func (s *Service) instanceWindow() int { return s.cfg.SiteTimeout / 2 }
 
 func (s *Service) seen(site string) {
 	if mem := s.members[site]; mem != nil {
@@ -537,7 +566,7 @@ func (s *Service) start() (bool, []Output) {
 	var outs []Output
 	for _, name := range live {
 		mem := s.members[name]
-		outs = append(outs, inner.Step(&protocol.Join{Site: name, Records: mem.records, Dim: mem.dim})...)
+		outs = append(outs, inner.Step(&protocol.Join{Site: name, Records: mem.records, Dim: mem.dim, Instance: mem.instance})...)
 	}
 	s.reserved = false
 	s.status[q.submit.Job] = &protocol.JobStatus{Job: q.submit.Job, Status: protocol.StatusRunning, Algo: q.job.Algo, Sites: live}

@@ -102,6 +102,11 @@ type Join struct {
 	Site    string `msgpack:"site"`
 	Records int    `msgpack:"records"`
 	Dim     int    `msgpack:"dim"`
+	// Instance identifies the process (a random token drawn at its
+	// start): the coordinator refuses a second live process with the
+	// same site name, and a restarted site (a new instance) takes over
+	// once the old one is silent. Empty: not checked.
+	Instance string `msgpack:"instance,omitempty"`
 }
 
 // Heartbeat tells the coordinator that Site is alive; Seq increases.
@@ -144,6 +149,11 @@ type JobAnnounce struct {
 	// Seed seeds the sites' sampling in reproducible (non-private) runs.
 	Seed  uint64   `msgpack:"seed"`
 	Sites []string `msgpack:"sites"`
+	// Instances, when not empty, names the process instance (Join) that
+	// the coordinator admitted for each of Sites (same order; "" for a
+	// site that gave none): a second process running under a site's name
+	// sees another instance and takes no part.
+	Instances []string `msgpack:"instances,omitempty" json:",omitempty"`
 	// Aggregation is the coordinator's rule for combining updates (see
 	// Aggregation); "" is the weighted mean. Omitted when empty.
 	Aggregation string `msgpack:"aggregation,omitempty"`

@@ -125,6 +125,9 @@ func (m *Join) Validate() error {
 	if m.Dim < 1 || m.Dim > MaxParams {
 		return fmt.Errorf("protocol: join of %s: dimension %d outside [1, %d]", m.Site, m.Dim, MaxParams)
 	}
+	if m.Instance != "" {
+		return ValidName("instance", m.Instance)
+	}
 	return nil
 }
 
@@ -166,6 +169,16 @@ func (m *JobAnnounce) Validate() error {
 			return fmt.Errorf("protocol: job %s lists site %s twice", m.Job, s)
 		}
 		seen[s] = true
+	}
+	if len(m.Instances) > 0 && len(m.Instances) != len(m.Sites) {
+		return fmt.Errorf("protocol: job %s: %d instances for %d sites", m.Job, len(m.Instances), len(m.Sites))
+	}
+	for _, in := range m.Instances {
+		if in != "" {
+			if err := ValidName("instance", in); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -3,9 +3,11 @@ package worker
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -145,6 +147,32 @@ func TestServiceAbandonsCancelledPhase(t *testing.T) {
 	} {
 		if got := abandons(c.m, "slow", "s1"); got != c.want {
 			t.Errorf("abandons(%v %+v) = %v, want %v", c.m.Kind(), c.m, got, c.want)
+		}
+	}
+}
+
+// A second process under this site's name takes no part in a job the
+// coordinator announced to the admitted instance: it sends nothing and
+// computes nothing; the admitted instance accepts.
+func TestServiceIgnoresJobOfAnotherInstance(t *testing.T) {
+	for _, c := range []struct {
+		instance string
+		take     bool
+	}{{"i-1", true}, {"i-2", false}, {"", true}} {
+		st := &memStore{}
+		s, err := NewService(ServiceConfig{Worker: Config{Federation: "f", Site: "s1", Instance: c.instance, Data: toyData(64, 3), Rand: rand.New(rand.NewPCG(3, 4)), Noise: dp.NewSeededNoise(5), Store: st}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := dpJob("j", 1)
+		a.Instances = []string{"i-1", ""}
+		outs := s.Step(context.Background(), a)
+		took := len(outs) == 1 && outs[0].Msg.Kind() == protocol.KindAccept
+		if took != c.take || (s.Running() != "") != c.take {
+			t.Errorf("instance %q: outputs %v, running %q; want taken %v", c.instance, outs, s.Running(), c.take)
+		}
+		if c.take && outs[0].Msg.(*protocol.Accept).Instance != c.instance {
+			t.Errorf("accept carries instance %q", outs[0].Msg.(*protocol.Accept).Instance)
 		}
 	}
 }

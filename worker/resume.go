@@ -52,7 +52,11 @@ func resumable(st *JobState, m *protocol.JobAnnounce, ledger []Release) error {
 	if st == nil || st.Announce == nil {
 		return fmt.Errorf("no saved state")
 	}
-	if !reflect.DeepEqual(st.Announce, m) {
+	// The admitted instances may differ (this process is a new one);
+	// every parameter of the job must not.
+	a, b := *st.Announce, *m
+	a.Instances, b.Instances = nil, nil
+	if !reflect.DeepEqual(&a, &b) {
 		return fmt.Errorf("the job was announced with other parameters before the restart")
 	}
 	for _, r := range ledger {

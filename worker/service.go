@@ -109,7 +109,7 @@ func (s *Service) Running() string { return s.curJob }
 
 func (s *Service) join() Output {
 	d := s.cfg.Worker.Data
-	return Output{Subject: protocol.SiteToCoordSubject(s.cfg.Worker.Federation, s.cfg.Worker.Site), Msg: &protocol.Join{Site: s.cfg.Worker.Site, Records: d.N, Dim: d.D}}
+	return Output{Subject: protocol.SiteToCoordSubject(s.cfg.Worker.Federation, s.cfg.Worker.Site), Msg: &protocol.Join{Site: s.cfg.Worker.Site, Records: d.N, Dim: d.D, Instance: s.cfg.Worker.Instance}}
 }
 
 // Start returns the first Join.
@@ -167,6 +167,10 @@ func (s *Service) Step(ctx context.Context, m protocol.Message) []Output {
 			s.end()
 		}
 		if s.ended[m.Job] || !slices.Contains(m.Sites, s.cfg.Worker.Site) {
+			return nil
+		}
+		if other := otherInstance(m, s.cfg.Worker.Site, s.cfg.Worker.Instance); other != "" {
+			s.logf("not taking part in job %s: it was announced to instance %s of site %s, this process is instance %s — another process runs with this site's name: stop one of them", m.Job, other, s.cfg.Worker.Site, s.cfg.Worker.Instance)
 			return nil
 		}
 		if st := s.cfg.Jobs[m.Job]; st != nil && s.released(m.Job) {

@@ -17,6 +17,11 @@ import (
 type Config struct {
 	// Federation and Site name the federation and this site (subject tokens).
 	Federation, Site string
+	// Instance identifies this process among any others started with the
+	// same Site (a random token; "" disables the check): it travels in
+	// Join and Accept, and a job announced to another instance of this
+	// site is not taken.
+	Instance string
 	// Data is the site's training set, already scaled and clipped by the
 	// caller (see cmd/pairfed simulate: min-max fitted on this site's own
 	// records, then ‖x‖ ≤ R). It is only read, and never sent.
@@ -60,6 +65,11 @@ func (c *Config) Validate() error {
 	}
 	if err := protocol.ValidName("site", c.Site); err != nil {
 		return fmt.Errorf("worker: %w", err)
+	}
+	if c.Instance != "" {
+		if err := protocol.ValidName("instance", c.Instance); err != nil {
+			return fmt.Errorf("worker: %w", err)
+		}
 	}
 	if c.Data == nil {
 		return fmt.Errorf("worker: site %s has no data", c.Site)
@@ -149,7 +159,7 @@ func (w *Worker) toCoord(m protocol.Message) Output {
 }
 
 func (w *Worker) join() Output {
-	return w.toCoord(&protocol.Join{Site: w.cfg.Site, Records: w.cfg.Data.N, Dim: w.cfg.Data.D})
+	return w.toCoord(&protocol.Join{Site: w.cfg.Site, Records: w.cfg.Data.N, Dim: w.cfg.Data.D, Instance: w.cfg.Instance})
 }
 
 // Start returns the first Join.
@@ -255,6 +265,11 @@ func (w *Worker) onAnnounce(m *protocol.JobAnnounce) []Output {
 		w.logf("not a participant of job %s", m.Job)
 		return nil
 	}
+	if other := otherInstance(m, w.cfg.Site, w.cfg.Instance); other != "" {
+		w.excluded = true
+		w.logf("not taking part in job %s: it was announced to instance %s of site %s, this process is instance %s — another process runs with this site's name: stop one of them", m.Job, other, w.cfg.Site, w.cfg.Instance)
+		return nil
+	}
 	if err := w.setup(m); err != nil {
 		w.err = fmt.Errorf("worker %s: %w", w.cfg.Site, err)
 		w.logf("refusing job %s: %v", m.Job, err)
@@ -270,10 +285,20 @@ func (w *Worker) onAnnounce(m *protocol.JobAnnounce) []Output {
 	return []Output{w.accept()}
 }
 
+// otherInstance returns the instance job m was announced to for site when
+// it is not instance (another process runs under the site's name), or "".
+func otherInstance(m *protocol.JobAnnounce, site, instance string) string {
+	i := slices.Index(m.Sites, site)
+	if i < 0 || i >= len(m.Instances) || m.Instances[i] == "" || instance == "" || m.Instances[i] == instance {
+		return ""
+	}
+	return m.Instances[i]
+}
+
 // accept is this site's acceptance of its job (the coordinator starts no
 // phase before every participant answered).
 func (w *Worker) accept() Output {
-	return w.toCoord(&protocol.Accept{Job: w.job.Job, Site: w.cfg.Site})
+	return w.toCoord(&protocol.Accept{Job: w.job.Job, Site: w.cfg.Site, Instance: w.cfg.Instance})
 }
 
 // setup checks that this site can run the job and prepares its objective

@@ -390,7 +390,7 @@ func runWorker(c *cli.Context) error {
 	}
 	every := ticks(c.Duration("heartbeat"), tick)
 	cfg := worker.ServiceConfig{
-		Worker: worker.Config{Federation: c.String("federation"), Site: site, Data: ds, Noise: siteNoise(c.String("scale")),
+		Worker: worker.Config{Federation: c.String("federation"), Site: site, Instance: randomToken("i-"), Data: ds, Noise: siteNoise(c.String("scale")),
 			Rand: rand.New(rand.NewChaCha8(key)), JoinEvery: every, HeartbeatEvery: every, Store: ledger, Jobs: jobStates, Logf: logf},
 		Ledger: releases, Jobs: saved, JobTimeout: ticks(c.Duration("job-timeout"), tick),
 	}

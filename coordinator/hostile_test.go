@@ -1,0 +1,109 @@
+package coordinator
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pairfed/pairfed/fedalgo"
+	"github.com/pairfed/pairfed/protocol"
+)
+
+// A second process under a live site's name is refused (logged once),
+// the job is announced to the admitted instance only, and the second
+// process's accept is ignored; once the admitted instance has been silent
+// for half the site timeout, a new instance (a restart) takes over, and
+// the running job is announced to it.
+func TestServiceRefusesSecondInstance(t *testing.T) {
+	var sink logSink
+	s, err := NewService(ServiceConfig{Federation: "f", SiteTimeout: 10, PhaseTimeout: 100, Logf: sink.logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Step(&protocol.Join{Site: "a", Records: 5, Dim: 1, Instance: "i-1"})
+	s.Step(&protocol.Join{Site: "b", Records: 5, Dim: 1, Instance: "i-b"})
+	for range 3 {
+		s.Step(&protocol.Join{Site: "a", Records: 5, Dim: 1, Instance: "i-2"})
+	}
+	if n := strings.Count(strings.Join(sink.lines, "\n"), "refused join of site a from a second process (instance i-2)"); n != 1 {
+		t.Fatalf("second instance logged %d times:\n%s", n, strings.Join(sink.lines, "\n"))
+	}
+	outs := s.Step(&protocol.JobSubmit{Job: "j", Client: "c", Algo: fedalgo.FedAvg, Rounds: 1, MinSites: 2})
+	var a *protocol.JobAnnounce
+	for _, o := range outs {
+		if m, ok := o.Msg.(*protocol.JobAnnounce); ok {
+			a = m
+		}
+	}
+	if a == nil || !slices.Equal(a.Instances, []string{"i-1", "i-b"}) {
+		t.Fatalf("announcement %+v, want instances [i-1 i-b]", a)
+	}
+	if outs := s.Step(&protocol.Accept{Job: "j", Site: "a", Instance: "i-2"}); len(outs) != 0 || s.inner.sites["a"].accepted {
+		t.Fatalf("the second instance's accept counted: %v", outs)
+	}
+	// i-1 goes silent (killed): after 5 ticks (SiteTimeout/2) the new
+	// instance takes over, and the job is announced to it.
+	for range 6 {
+		s.Tick()
+		s.Step(&protocol.Heartbeat{Site: "b"})
+	}
+	outs = s.Step(&protocol.Join{Site: "a", Records: 5, Dim: 1, Instance: "i-2"})
+	if s.members["a"].instance != "i-2" || !slices.Equal(s.inner.job.Instances, []string{"i-2", "i-b"}) {
+		t.Fatalf("restart not admitted: member %+v, instances %v", s.members["a"], s.inner.job.Instances)
+	}
+	if len(outs) == 0 || outs[0].Msg.Kind() != protocol.KindJobAnnounce {
+		t.Fatalf("the restarted site was not sent the job: %v", outs)
+	}
+	acceptAll(s)
+	if !s.inner.Accepted() {
+		t.Fatal("job did not start after the restarted instance accepted")
+	}
+}
+
+// The accept round: a job one site refuses charges no one and releases
+// nothing (no phase starts); a site silent through the accept round is
+// dropped after the timeout when a quorum accepted, and the others run.
+func TestAcceptRoundRefusalChargesNoOne(t *testing.T) {
+	s := newService(t, ServiceConfig{PhaseTimeout: 2})
+	for _, site := range []string{"a", "b", "c"} {
+		s.Step(&protocol.Join{Site: site, Records: 8, Dim: 2})
+	}
+	outs := s.Step(privSubmit("j", 0.5, 3))
+	outs = append(outs, s.Step(&protocol.Accept{Job: "j", Site: "a"})...)
+	outs = append(outs, s.Step(&protocol.Accept{Job: "j", Site: "b"})...)
+	outs = append(outs, s.Step(&protocol.Refuse{Job: "j", Site: "c", Reason: "privacy budget exceeded"})...)
+	for _, o := range outs {
+		if o.Msg.Kind() == protocol.KindPhaseStart {
+			t.Fatalf("a phase started before every site answered: %v", kinds(outs))
+		}
+	}
+	if st := s.Status("j"); st.Status != protocol.StatusRefused || !slices.Equal(st.Refused, []string{"c"}) || !strings.Contains(st.Reason, "privacy budget") {
+		t.Fatalf("status %+v", st)
+	}
+	if ch := s.TakeCharges(); len(ch) != 0 || len(s.Ledger()) != 0 {
+		t.Fatalf("a refused job charged %+v", ch)
+	}
+
+	// Quorum 2 of 3, c silent: after the timeout a and b run, and c is
+	// charged too (it was announced the job and may compute from the
+	// broadcast phases: over-count, never under-count).
+	s.Step(privSubmit("k", 0.5, 2))
+	s.Step(&protocol.Accept{Job: "k", Site: "a"})
+	s.Step(&protocol.Accept{Job: "k", Site: "b"})
+	var started bool
+	for i := 0; i < 4 && !started; i++ {
+		for _, o := range s.Tick() {
+			started = started || o.Msg.Kind() == protocol.KindPhaseStart
+		}
+	}
+	if !started || !slices.Equal(s.inner.Active(), []string{"a", "b"}) {
+		t.Fatalf("started %v with %v", started, s.inner.Active())
+	}
+	var sites []string
+	for _, c := range s.TakeCharges() {
+		sites = append(sites, c.Site)
+	}
+	if !slices.Equal(sites, []string{"a", "b", "c"}) {
+		t.Fatalf("reserved %v, want a, b and the silent c", sites)
+	}
+}
