@@ -405,7 +405,7 @@ func (c *Coordinator) maybeBegin() []Output {
 		}
 	}
 	c.state = stateRunning
-	c.logf("job %s accepted by %v: phase 1 starts", c.job.Job, active)
+	c.logf("job %s (%s) starts with %d sites, %d phases, η = %g (accepted by %v)", c.job.Job, c.job.Algo, len(active), c.job.Phases, c.job.Eta, active)
 	return c.startPhase(1)
 }
 
