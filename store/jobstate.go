@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,11 +31,25 @@ func OpenJobStates(dir string) (*JobStates, map[string]*worker.JobState, error) 
 	if err := os.MkdirAll(j.dir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("store: %w", err)
 	}
-	entries, err := os.ReadDir(j.dir)
+	out, err := ReadJobStates(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("store: %w", err)
+		return nil, nil, err
 	}
+	return j, out, nil
+}
+
+// ReadJobStates returns the saved job states of the site directory dir
+// without creating anything.
+func ReadJobStates(dir string) (map[string]*worker.JobState, error) {
+	j := &JobStates{dir: filepath.Join(dir, SiteJobsDir)}
 	out := map[string]*worker.JobState{}
+	entries, err := os.ReadDir(j.dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
 	for _, e := range entries {
 		name := e.Name()
 		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
@@ -43,18 +58,18 @@ func OpenJobStates(dir string) (*JobStates, map[string]*worker.JobState, error) 
 		path := filepath.Join(j.dir, name)
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return nil, nil, fmt.Errorf("store: %w", err)
+			return nil, fmt.Errorf("store: %w", err)
 		}
 		var st worker.JobState
 		if err := decodeStrict(b, &st); err != nil {
-			return nil, nil, fmt.Errorf("store: %s: %w", path, err)
+			return nil, fmt.Errorf("store: %s: %w", path, err)
 		}
 		if st.Announce == nil || st.Announce.Validate() != nil || st.Announce.Job+".json" != name {
-			return nil, nil, fmt.Errorf("store: %s: not the state of a valid job", path)
+			return nil, fmt.Errorf("store: %s: not the state of a valid job", path)
 		}
 		out[st.Announce.Job] = &st
 	}
-	return j, out, nil
+	return out, nil
 }
 
 // SaveJob replaces the job's state atomically (durable on return).

@@ -20,6 +20,7 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -102,6 +103,16 @@ func (j *Jobs) Save(st *protocol.JobStatus) error {
 		return fmt.Errorf("store: %w", err)
 	}
 	return WriteFileAtomic(j.Path(st.Job), append(b, '\n'))
+}
+
+// ReadJobs returns the finished jobs of the coordinator directory dir
+// without creating anything (none when dir/jobs does not exist).
+func ReadJobs(dir string) ([]*protocol.JobStatus, error) {
+	j := &Jobs{dir: filepath.Join(dir, "jobs")}
+	if _, err := os.Stat(j.dir); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return j.Load()
 }
 
 // Load returns every saved job, sorted by id. Temporary files of an

@@ -187,16 +187,33 @@ func runCoordinator(c *cli.Context) error {
 		}
 	}
 	state := c.String("state")
-	lock, err := store.LockDir(state, "coordinator")
+	lock, err := store.LockDir(state)
 	if err != nil {
 		return fmt.Errorf("coordinator: %w", err)
 	}
 	defer lock.Unlock()
-	jobs, err := store.OpenJobs(state)
+	// Everything in the state directory is read and checked before
+	// anything is written to it: a bad file stops the coordinator with
+	// the directory as it was.
+	finished, err := store.ReadJobs(state)
 	if err != nil {
 		return err
 	}
-	finished, err := jobs.Load()
+	if _, err := store.ReadCharges(state); err != nil {
+		return err
+	}
+	budgets, err := store.LoadBudgets(state)
+	if err != nil {
+		return err
+	}
+	checkpoint, err := store.LoadCheckpoint(state)
+	if err != nil {
+		return err
+	}
+	if _, err := coordinator.RestoreService(cfg, checkpoint); err != nil {
+		return err
+	}
+	jobs, err := store.OpenJobs(state)
 	if err != nil {
 		return err
 	}
@@ -207,14 +224,6 @@ func runCoordinator(c *cli.Context) error {
 	defer charges.Close()
 	for _, n := range notes {
 		logf("coordinator: %s", n)
-	}
-	budgets, err := store.LoadBudgets(state)
-	if err != nil {
-		return err
-	}
-	checkpoint, err := store.LoadCheckpoint(state)
-	if err != nil {
-		return err
 	}
 	cfg.Finished, cfg.Ledger, cfg.Budgets = finished, ledger, budgets
 	svc, err := coordinator.RestoreService(cfg, checkpoint)
@@ -361,11 +370,28 @@ func runWorker(c *cli.Context) error {
 		}
 	}
 	// One live owner per state directory (held until the process ends).
-	lock, err := store.LockDir(c.String("state"), "worker "+site)
+	lock, err := store.LockDir(c.String("state"))
 	if err != nil {
 		return fmt.Errorf("worker %s: %w", site, err)
 	}
 	defer lock.Unlock()
+	// The state directory is read and checked before anything is written
+	// to it: its owner, the ledger (strictly), the saved jobs, and that
+	// the ledger holds every release the saved jobs record.
+	if owner := dirSite(c.String("state")); owner != "" && owner != site {
+		return fmt.Errorf("worker %s: state directory %s belongs to site %q, not %q: each site needs its own ledger", site, c.String("state"), owner, site)
+	}
+	prior, err := store.ReadLedger(c.String("state"))
+	if err != nil {
+		return err
+	}
+	priorJobs, err := store.ReadJobStates(c.String("state"))
+	if err != nil {
+		return err
+	}
+	if err := worker.CheckLedger(prior, priorJobs); err != nil {
+		return fmt.Errorf("worker %s: %w; %s/%s must hold every release: restore it from a backup (never delete it), then start the site again", site, err, c.String("state"), store.LedgerFile)
+	}
 	if err := claimSiteDir(c.String("state"), site); err != nil {
 		return fmt.Errorf("worker %s: %w", site, err)
 	}

@@ -16,7 +16,13 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := newApp().RunContext(ctx, os.Args); err != nil {
-		fmt.Fprintln(os.Stderr, "pairfed:", err)
+		if ctx.Err() != nil {
+			// A signal ended the command: say so (state files are
+			// consistent: every write is atomic or an fsynced append).
+			fmt.Fprintln(os.Stderr, "pairfed: interrupted by a signal:", err)
+		} else {
+			fmt.Fprintln(os.Stderr, "pairfed:", err)
+		}
 		os.Exit(exitCode(err))
 	}
 }
