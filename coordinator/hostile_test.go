@@ -107,3 +107,32 @@ func TestAcceptRoundRefusalChargesNoOne(t *testing.T) {
 		t.Fatalf("reserved %v, want a, b and the silent c", sites)
 	}
 }
+
+// Sites that disagree on d leave a job queued with the reason naming each
+// site's dimension; a test file of another dimension than the sites' makes
+// the job fail at its start, naming both.
+func TestServiceExplainsDimensions(t *testing.T) {
+	s := newService(t, ServiceConfig{})
+	s.Step(&protocol.Join{Site: "a", Records: 5, Dim: 3})
+	s.Step(&protocol.Join{Site: "b", Records: 5, Dim: 5})
+	s.Step(&protocol.JobSubmit{Job: "j", Client: "c", Algo: fedalgo.FedAvg, MinSites: 2})
+	st := s.Status("j")
+	for _, w := range []string{"waiting for 2 live sites of one dimension", "a: d = 3", "b: d = 5", "same features"} {
+		if st.Status != protocol.StatusQueued || !strings.Contains(st.Reason, w) {
+			t.Errorf("status %q: %q does not say %q", st.Status, st.Reason, w)
+		}
+	}
+
+	s = newService(t, ServiceConfig{TestDim: 4, Evaluate: func(*protocol.JobAnnounce, []float64) (float64, int) { return 0.5, 1 }})
+	s.Step(&protocol.Join{Site: "a", Records: 5, Dim: 3})
+	s.Step(&protocol.JobSubmit{Job: "k", Client: "c", Algo: fedalgo.FedAvg, MinSites: 1})
+	st = s.Status("k")
+	for _, w := range []string{"--test file has d = 4", "the live sites d = 3", "restart the coordinator"} {
+		if st.Status != protocol.StatusFailed || !strings.Contains(st.Reason, w) {
+			t.Errorf("status %q: %q does not say %q", st.Status, st.Reason, w)
+		}
+	}
+	if len(s.Ledger()) != 0 {
+		t.Errorf("charged %v", s.Ledger())
+	}
+}
