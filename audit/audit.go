@@ -153,6 +153,9 @@ func samples(ctx context.Context, a *pairwise.Algorithm, ds *pairwise.Dataset, s
 	}
 	out := make([]float64, trials)
 	for k := 0; k < trials; k++ {
+		if err := ctx.Err(); err != nil {
+			return nil, "", fmt.Errorf("audit: interrupted after %d of %d trials: %w", k, trials, err)
+		}
 		noise := pairwise.Noise(dp.NewSeededNoise(seed*1_000_003 + uint64(k)))
 		if spec.NoiseScale != 1 {
 			noise = dp.ScaleNoise(noise, spec.NoiseScale)
@@ -213,6 +216,9 @@ func rates(s0, s1 []float64, thr float64, flip bool) (fp, fn int) {
 	return fp, fn
 }
 
+// MaxTrials bounds AuditSpec.Trials.
+const MaxTrials = 1_000_000
+
 // Audit runs the audit: a calibration round chooses the threshold (and
 // direction) on ⟨w, e₁⟩ that maximizes the bound, then a fresh measurement
 // round with Trials runs per side evaluates it with Clopper–Pearson bounds.
@@ -235,6 +241,12 @@ func Audit(ctx context.Context, spec AuditSpec) (*AuditResult, error) {
 	}
 	if spec.Trials < 10 {
 		return nil, fmt.Errorf("dp: audit: %d trials is too few (≥ 10)", spec.Trials)
+	}
+	// Memory is bounded before anything is allocated: four sample slices
+	// of Trials float64s. At 10⁶ trials per side the Clopper–Pearson
+	// bounds already resolve ε to about 10⁻³; more only costs memory.
+	if spec.Trials > MaxTrials {
+		return nil, fmt.Errorf("dp: audit: %d trials exceeds the %d allowed (4 × 8 bytes each are held in memory): give --trials ≤ %d", spec.Trials, MaxTrials, MaxTrials)
 	}
 	if spec.NoiseScale == 0 {
 		spec.NoiseScale = 1

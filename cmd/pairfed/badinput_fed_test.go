@@ -341,6 +341,8 @@ func TestBadInputFederation(t *testing.T) {
 					t.Error("ledger budget set created the directory")
 				}
 			}},
+		fedCase{name: "audit --trials 1e9 (memory before allocation)", args: []string{"audit", "--algo", "dp-local-sgd", "--epsilon", "1", "--trials", "1000000000"}, code: 1,
+			err: []string{"1000000000 trials exceeds the 1000000 allowed", "--trials ≤ 1000000"}},
 		fedCase{name: "ledger budget set ε < 0", args: []string{"ledger", "budget", "set", "--state", coordDir, "--site", "a", "--epsilon", "-1", "--delta", "0.01"}, code: 2,
 			err: []string{"budget ε = -1"}},
 		fedCase{name: "worker ledger line with a torn JSON object mid-file", before: func(t *testing.T) { resetScratch(t, siteFiles(`{"job":"x",`+"\n"+goodRelease+"\n")) },
@@ -472,6 +474,7 @@ func TestBadInputFederation(t *testing.T) {
 		{"train --folds, SIGINT", []string{"train", "--data", siteA, "--folds", "2", "--runs", "100000000"}, syscall.SIGINT, 1, ""},
 		{"simulate --runs 1e6, SIGINT", []string{"simulate", "--data", siteA, "--sites", "2", "--transport", "mem", "--runs", "1000000"}, syscall.SIGINT, 1, ""},
 		{"sweep, SIGTERM", []string{"experiment", "sweep", "--data", siteA, "--algos", "sgd-prev,dp-local-sgd", "--epsilons", "0.5,1", "--runs", "100000", "--out", filepath.Join(root, "sweep")}, syscall.SIGTERM, 1, ""},
+		{"audit --trials 1e6, SIGINT", []string{"audit", "--algo", "dp-local-sgd", "--epsilon", "1", "--trials", "1000000"}, syscall.SIGINT, 1, ""},
 		{"coordinator, SIGTERM", scratchCoord(), syscall.SIGTERM, 0, scratch},
 		{"worker, SIGINT", scratchWorker(), syscall.SIGINT, 0, scratch},
 	}
