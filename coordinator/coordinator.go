@@ -335,7 +335,8 @@ func (c *Coordinator) startJob() []Output {
 	for i, name := range names {
 		infos[i] = fedalgo.SiteInfo{Name: name, Records: c.sites[name].records}
 	}
-	plan, err := c.algo.Plan(&j, infos, a.Params)
+	var plan *fedalgo.Plan
+	err := guard(func() (err error) { plan, err = c.algo.Plan(&j, infos, a.Params); return err })
 	if err != nil {
 		return c.abort(err.Error())
 	}
@@ -354,7 +355,8 @@ func (c *Coordinator) startJob() []Output {
 	if err := a.Validate(); err != nil {
 		return c.abort(fmt.Sprintf("invalid job: %v", err))
 	}
-	comb, err := c.algo.NewCombiner(a, nil)
+	var comb fedalgo.Combiner
+	err = guard(func() (err error) { comb, err = c.algo.NewCombiner(a, nil); return err })
 	if err != nil {
 		return c.abort(err.Error())
 	}
@@ -493,12 +495,20 @@ func (c *Coordinator) aggregate() []Output {
 			Sigma: u.Sigma, Sensitivity: c.sites[name].sens, Secure: u.Secure})
 	}
 	rule, _ := protocol.ParseAggregation(c.job.Aggregation) // validated with the announcement
-	c.model = c.comb.Combine(c.model, ups, rule)
+	if err := guard(func() error { c.model = c.comb.Combine(c.model, ups, rule); return nil }); err != nil {
+		return c.abort(fmt.Sprintf("phase %d: %v", c.phase, err))
+	}
+	if err := protocol.CheckModel(c.model); err != nil {
+		return c.abort(fmt.Sprintf("phase %d: the combined model cannot be broadcast (%v)", c.phase, err))
+	}
 	if c.phase < c.job.Phases {
 		return c.startPhase(c.phase + 1)
 	}
 	c.state = stateDone
-	out := c.comb.Final(c.model)
+	var out []float64
+	if err := guard(func() error { out = c.comb.Final(c.model); return nil }); err != nil {
+		return c.abort(fmt.Sprintf("final model: %v", err))
+	}
 	c.result = &protocol.Result{Job: c.job.Job, Phases: c.job.Phases, Model: out, Sites: c.participants(false)}
 	c.logf("job %s done after %d phases", c.job.Job, c.job.Phases)
 	return []Output{c.broadcast(c.result)}
@@ -608,4 +618,16 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n]
+}
+
+// guard runs algorithm code (plan, combination, final model), turning a
+// panic into an error: a bug or a hostile update must not crash the
+// coordinator; the job is aborted with the reason instead.
+func guard(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error in the algorithm (recovered): %v", r)
+		}
+	}()
+	return f()
 }

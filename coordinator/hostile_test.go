@@ -136,3 +136,27 @@ func TestServiceExplainsDimensions(t *testing.T) {
 		t.Errorf("charged %v", s.Ledger())
 	}
 }
+
+// Finite updates whose combination overflows (1.7e308 from two sites)
+// abort the job with the reason instead of crashing the coordinator or
+// broadcasting a non-finite model; the service serves the next job.
+func TestCombinationOverflowAbortsJob(t *testing.T) {
+	s := newService(t, ServiceConfig{})
+	s.Step(&protocol.Join{Site: "a", Records: 5, Dim: 1})
+	s.Step(&protocol.Join{Site: "b", Records: 5, Dim: 1})
+	s.Step(&protocol.JobSubmit{Job: "j", Client: "c", Algo: fedalgo.FedAvg, Rounds: 2, MinSites: 2})
+	outs := runPhase(s, "j", 1, 1.7e308, "a", "b")
+	for _, o := range outs {
+		if _, err := protocol.Encode(o.Msg); err != nil {
+			t.Fatalf("output %v does not encode: %v", o.Msg.Kind(), err)
+		}
+	}
+	if st := s.Status("j"); st.Status != protocol.StatusFailed || !strings.Contains(st.Reason, "cannot be broadcast") {
+		t.Fatalf("status %+v", st)
+	}
+	s.Step(&protocol.JobSubmit{Job: "k", Client: "c", Algo: fedalgo.FedAvg, Rounds: 1, MinSites: 2})
+	runPhase(s, "k", 1, 1, "a", "b")
+	if st := s.Status("k"); st.Status != protocol.StatusCompleted {
+		t.Fatalf("next job %+v", st)
+	}
+}

@@ -486,3 +486,7 @@ func CheckJobNumbers(localPasses, eta, paramRadius, featureRadius, lambda, epsil
 	}
 	return nil
 }
+
+// CheckModel checks a model vector as messages carry it: 1–MaxParams
+// finite values.
+func CheckModel(m []float64) error { return checkModel(m, true) }
