@@ -160,3 +160,24 @@ func TestCombinationOverflowAbortsJob(t *testing.T) {
 		t.Fatalf("next job %+v", st)
 	}
 }
+
+// The coordinator's ledger must hold the reservation of every participant
+// of a finished private job and of a running one past its accept round.
+func TestCheckLedger(t *testing.T) {
+	done := &protocol.JobStatus{Job: "d", Status: protocol.StatusCompleted, Algo: fedalgo.FedDPEGD,
+		Privacy: []protocol.SiteReport{{Site: "a", Sigmas: []float64{1}}, {Site: "b", Sigmas: []float64{1}}}}
+	running := &Checkpoint{Running: &RunningJob{Phase: 2, Refused: map[string]string{"z": "budget"},
+		Announce: &protocol.JobAnnounce{Job: "r", Algo: fedalgo.FedDPLocalSGD, Sites: []string{"a", "z"}}}}
+	all := []Charge{{Key: ChargeKey("d", "a", 0)}, {Key: ChargeKey("d", "b", 0)}, {Key: ChargeKey("r", "a", 0)}}
+	if err := CheckLedger([]*protocol.JobStatus{done}, running, all); err != nil {
+		t.Fatalf("complete ledger: %v", err)
+	}
+	err := CheckLedger([]*protocol.JobStatus{done}, running, all[1:2])
+	if err == nil || !strings.Contains(err.Error(), "d/a/0, r/a/0") {
+		t.Fatalf("ledger missing two reservations: %v", err)
+	}
+	running.Running.Phase = 0 // in its accept round nothing is charged yet
+	if err := CheckLedger(nil, running, nil); err != nil {
+		t.Fatalf("accept round: %v", err)
+	}
+}

@@ -146,3 +146,43 @@ func overBudget(site string, sp Spend, b Budget, private bool, eps, delta float6
 
 // mechanism names the noise of a job's releases (fedalgo.Mechanism).
 func mechanism(a *protocol.JobAnnounce) string { return fedalgo.Mechanism(a) }
+
+// CheckLedger cross-checks the coordinator's ledger against what its
+// state directory says happened, at start: every participant of a
+// finished private job that reported releases, and every participant of
+// the checkpointed running job past its accept round, must hold the job's
+// reservation (phase 0). A missing one means charges.jsonl was deleted,
+// truncated or replaced: a coordinator that went on would forget spending
+// and could let a site past its budget.
+func CheckLedger(finished []*protocol.JobStatus, cp *Checkpoint, charges []Charge) error {
+	have := map[string]bool{}
+	for _, c := range charges {
+		have[c.Key] = true
+	}
+	var missing []string
+	for _, st := range finished {
+		if st.Status != protocol.StatusCompleted || !fedalgo.Private(st.Algo) {
+			continue
+		}
+		for _, p := range st.Privacy {
+			if len(p.Sigmas) > 0 && !have[ChargeKey(st.Job, p.Site, 0)] {
+				missing = append(missing, ChargeKey(st.Job, p.Site, 0))
+			}
+		}
+	}
+	if cp != nil && cp.Running != nil && cp.Running.Announce != nil && cp.Running.Phase >= 1 && fedalgo.Private(cp.Running.Announce.Algo) {
+		a := cp.Running.Announce
+		for _, site := range a.Sites {
+			if _, refused := cp.Running.Refused[site]; !refused && !have[ChargeKey(a.Job, site, 0)] {
+				missing = append(missing, ChargeKey(a.Job, site, 0))
+			}
+		}
+	}
+	if len(missing) > 0 {
+		if len(missing) > 5 {
+			missing = append(missing[:5], fmt.Sprintf("and %d more", len(missing)-5))
+		}
+		return fmt.Errorf("coordinator: the ledger lacks the reservations of jobs its state records (%s): the ledger was deleted, truncated or replaced, and the coordinator would forget what the sites spent", strings.Join(missing, ", "))
+	}
+	return nil
+}

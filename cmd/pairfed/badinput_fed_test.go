@@ -298,6 +298,12 @@ func TestBadInputFederation(t *testing.T) {
 		}, args: scratchWorker(), code: 1, err: []string{"ledger lacks releases", "job lost phases [1]", "restore it from a backup"}},
 		fedCase{name: "ledger show of a bad ledger", before: func(t *testing.T) { resetScratch(t, siteFiles(goodRelease+"{}\n")) },
 			args: []string{"ledger", "show", "--state", scratch}, code: 1, err: []string{"ledger.jsonl:1", "trailing data"}},
+		fedCase{name: "charges deleted, finished private job remains", before: func(t *testing.T) {
+			st := &protocol.JobStatus{Job: "done", Status: protocol.StatusCompleted, Algo: "fed-dpegd", Phases: 2, Sites: []string{"a"}, Model: []float64{1, 2, 3},
+				Privacy: []protocol.SiteReport{{Site: "a", Records: 40, Epsilon: 0.5, Delta: 1e-3, Sigmas: []float64{2, 3}, Secure: true}}}
+			b, _ := json.Marshal(st)
+			resetScratch(t, map[string]string{"jobs/done.json": string(b), store.ChargesFile: ""})
+		}, args: scratchCoord(), code: 1, err: []string{"ledger lacks the reservations", "done/a/0", "restore it from a backup"}},
 		fedCase{name: "charges with trailing data", before: func(t *testing.T) { resetScratch(t, coordFiles(store.ChargesFile, goodCharge+"[]\n")) },
 			args: scratchCoord(), code: 1, err: []string{"charges.jsonl:1", "trailing data"}},
 		fedCase{name: "charges with a forged key", before: func(t *testing.T) {

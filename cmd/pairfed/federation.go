@@ -199,7 +199,8 @@ func runCoordinator(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := store.ReadCharges(state); err != nil {
+	prior, err := store.ReadCharges(state)
+	if err != nil {
 		return err
 	}
 	budgets, err := store.LoadBudgets(state)
@@ -209,6 +210,9 @@ func runCoordinator(c *cli.Context) error {
 	checkpoint, err := store.LoadCheckpoint(state)
 	if err != nil {
 		return err
+	}
+	if err := coordinator.CheckLedger(finished, checkpoint, prior); err != nil {
+		return fmt.Errorf("%w; %s/%s must hold every charge: restore it from a backup (never delete it), then start the coordinator again", err, state, store.ChargesFile)
 	}
 	if _, err := coordinator.RestoreService(cfg, checkpoint); err != nil {
 		return err
