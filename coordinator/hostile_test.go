@@ -41,6 +41,11 @@ func TestServiceRefusesSecondInstance(t *testing.T) {
 	if outs := s.Step(&protocol.Accept{Job: "j", Site: "a", Instance: "i-2"}); len(outs) != 0 || s.inner.sites["a"].accepted {
 		t.Fatalf("the second instance's accept counted: %v", outs)
 	}
+	// The second process shutting down does not remove the first.
+	s.Step(&protocol.Leave{Site: "a", Reason: "shutting down", Instance: "i-2"})
+	if s.members["a"] == nil || !s.participates("a") {
+		t.Fatal("the second instance's leave removed site a")
+	}
 	// i-1 goes silent (killed): after 5 ticks (SiteTimeout/2) the new
 	// instance takes over, and the job is announced to it.
 	for range 6 {

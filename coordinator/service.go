@@ -312,6 +312,10 @@ func (s *Service) Step(m protocol.Message) []Output {
 		}
 		outs = s.inner.Step(m)
 	case *protocol.Leave:
+		if mem := s.members[m.Site]; mem != nil && mem.instance != "" && m.Instance != "" && m.Instance != mem.instance {
+			s.logf("ignored leave of %s from instance %s: the admitted instance is %s", m.Site, m.Instance, mem.instance)
+			return nil
+		}
 		delete(s.members, m.Site)
 		if s.participates(m.Site) {
 			outs = s.inner.Step(m)

@@ -219,6 +219,9 @@ type Result struct {
 type Leave struct {
 	Site   string `msgpack:"site"`
 	Reason string `msgpack:"reason"`
+	// Instance is the leaving process's instance (Join.Instance): the
+	// Leave of a second, refused process does not remove the admitted one.
+	Instance string `msgpack:"instance,omitempty"`
 }
 
 // JobSubmit asks the coordinator to run a job. Job is chosen by the client

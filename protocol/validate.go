@@ -272,6 +272,11 @@ func (m *Leave) Validate() error {
 	if err := ValidName("site", m.Site); err != nil {
 		return err
 	}
+	if m.Instance != "" {
+		if err := ValidName("instance", m.Instance); err != nil {
+			return err
+		}
+	}
 	return checkReason(m.Reason)
 }
 

@@ -48,7 +48,7 @@ func Run(ctx context.Context, w *Worker, t transport.Transport, tick time.Durati
 		var outs []Output
 		select {
 		case <-ctx.Done():
-			leave := []Output{w.toCoord(&protocol.Leave{Site: w.cfg.Site, Reason: "shutting down"})}
+			leave := []Output{w.toCoord(&protocol.Leave{Site: w.cfg.Site, Reason: "shutting down", Instance: w.cfg.Instance})}
 			_ = publish(t, leave)
 			return nil, ctx.Err()
 		case m := <-inbox:
@@ -137,7 +137,7 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 		var outs []Output
 		select {
 		case <-ctx.Done():
-			leave := Output{Subject: protocol.SiteToCoordSubject(cfg.Federation, cfg.Site), Msg: &protocol.Leave{Site: cfg.Site, Reason: "shutting down"}}
+			leave := Output{Subject: protocol.SiteToCoordSubject(cfg.Federation, cfg.Site), Msg: &protocol.Leave{Site: cfg.Site, Reason: "shutting down", Instance: cfg.Instance}}
 			_ = publish(t, []Output{leave})
 			return ctx.Err()
 		case m := <-inbox:
