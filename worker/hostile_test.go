@@ -5,7 +5,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/fedalgo"
@@ -174,5 +176,105 @@ func TestServiceIgnoresJobOfAnotherInstance(t *testing.T) {
 		if c.take && outs[0].Msg.(*protocol.Accept).Instance != c.instance {
 			t.Errorf("accept carries instance %q", outs[0].Msg.(*protocol.Accept).Instance)
 		}
+	}
+}
+
+// fakeBus is a Transport whose test delivers messages to the
+// subscriptions by hand and sees every publish.
+type fakeBus struct {
+	mu       sync.Mutex
+	handlers map[string]func(string, []byte)
+	sent     []protocol.Message
+}
+
+func (f *fakeBus) Publish(subject string, data []byte) error {
+	m, err := protocol.Decode(data)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sent = append(f.sent, m)
+	return nil
+}
+
+func (f *fakeBus) Subscribe(subject string, h func(string, []byte)) (func(), error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.handlers[subject] = h
+	return func() {}, nil
+}
+
+func (f *fakeBus) Close() error { return nil }
+
+func (f *fakeBus) deliver(t *testing.T, subject string, m protocol.Message) {
+	t.Helper()
+	b, err := protocol.Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	h := f.handlers[subject]
+	f.mu.Unlock()
+	h(subject, b)
+}
+
+func (f *fakeBus) count(k protocol.Kind) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, m := range f.sent {
+		if m.Kind() == k {
+			n++
+		}
+	}
+	return n
+}
+
+// Serve end to end: a phase that would compute for ever keeps the site
+// live (heartbeats beside it), is abandoned the moment the coordinator
+// aborts the job, and the site then serves the next job.
+func TestServeAbandonsPhaseAndHeartbeats(t *testing.T) {
+	bus := &fakeBus{handlers: map[string]func(string, []byte){}}
+	st := &memStore{}
+	s, err := NewService(ServiceConfig{Worker: Config{Federation: "f", Site: "s1", Data: toyData(64, 3), Rand: rand.New(rand.NewPCG(3, 4)),
+		Noise: dp.NewSeededNoise(5), Store: st, HeartbeatEvery: 2, JoinEvery: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- Serve(ctx, s, bus, 5*time.Millisecond, ServeOptions{}) }()
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	wait("the join", func() bool { return bus.count(protocol.KindJoin) > 0 })
+	sites := protocol.SitesSubject("f")
+	a := hostileJob("slow", "block")
+	a.Sites = []string{"s1"}
+	bus.deliver(t, sites, a)
+	bus.deliver(t, sites, &protocol.PhaseStart{Job: "slow", Phase: 1, Model: []float64{0, 0, 0}})
+	wait("heartbeats during the phase", func() bool { return bus.count(protocol.KindHeartbeat) >= 3 })
+	bus.deliver(t, sites, &protocol.Abort{Job: "slow", From: protocol.CoordinatorName, Reason: "phase 1 timed out"})
+	next := dpJob("next", 1)
+	next.Sites = []string{"s1"}
+	bus.deliver(t, sites, next)
+	wait("the next job's acceptance", func() bool { return bus.count(protocol.KindAccept) >= 2 })
+	bus.deliver(t, sites, &protocol.PhaseStart{Job: "next", Phase: 1, Model: []float64{0, 0, 0}})
+	wait("the next job's update", func() bool { return bus.count(protocol.KindSiteUpdate) == 1 })
+	if len(st.got) != 1 || st.got[0].Job != "next" {
+		t.Fatalf("ledger %+v: want the next job's release only", st.got)
+	}
+	cancel()
+	if err := <-served; err != context.Canceled {
+		t.Fatalf("serve: %v", err)
 	}
 }

@@ -146,11 +146,17 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 				phaseMu.Lock()
 				phaseJob, phaseCancel = ps.Job, cancel
 				phaseMu.Unlock()
+				// A long phase keeps the site live at the coordinator:
+				// heartbeats go on beside the computation (the loop that
+				// usually sends them is busy), so the site is not dropped
+				// as silent while it computes.
+				hbDone := heartbeatDuring(pctx, t, cfg, tick)
 				outs = s.Step(pctx, m)
+				cancel()
+				<-hbDone
 				phaseMu.Lock()
 				phaseJob, phaseCancel = "", nil
 				phaseMu.Unlock()
-				cancel()
 			} else {
 				outs = s.Step(ctx, m)
 			}
@@ -201,4 +207,34 @@ func publishLogged(t transport.Transport, outs []Output, logf func(string, ...an
 		}
 	}
 	return nil
+}
+
+// heartbeatDuring publishes a Heartbeat every cfg.HeartbeatEvery ticks
+// until ctx is done, then closes the returned channel. Its sequence
+// numbers start at 2³² so as not to repeat the worker's own.
+func heartbeatDuring(ctx context.Context, t transport.Transport, cfg *Config, tick time.Duration) <-chan struct{} {
+	done := make(chan struct{})
+	if cfg.HeartbeatEvery <= 0 {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		tk := time.NewTicker(tick * time.Duration(cfg.HeartbeatEvery))
+		defer tk.Stop()
+		seq := uint64(1) << 32
+		subject := protocol.SiteToCoordSubject(cfg.Federation, cfg.Site)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tk.C:
+				seq++
+				if b, err := protocol.Encode(&protocol.Heartbeat{Site: cfg.Site, Seq: seq}); err == nil {
+					_ = t.Publish(subject, b)
+				}
+			}
+		}
+	}()
+	return done
 }
