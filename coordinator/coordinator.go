@@ -341,6 +341,9 @@ func (c *Coordinator) startJob() []Output {
 		return c.abort(err.Error())
 	}
 	a.Phases, a.Eta, a.Epsilon, a.Delta = plan.Phases, plan.Eta, plan.Epsilon, plan.Delta
+	if plan.ParamRadius > 0 {
+		a.ParamRadius = plan.ParamRadius
+	}
 	for i, name := range names {
 		if in := c.sites[name].instance; in != "" {
 			if a.Instances == nil {
@@ -452,8 +455,8 @@ func (c *Coordinator) onUpdate(m *protocol.SiteUpdate) []Output {
 	case c.updates[m.Site] != nil:
 		c.logf("ignored duplicate update of %s for phase %d", m.Site, m.Phase)
 		return nil
-	case len(m.Model) != len(c.model):
-		c.logf("ignored update of %s: model has %d parameters, want %d", m.Site, len(m.Model), len(c.model))
+	case len(m.Model) != fedalgo.UpdateLen(c.comb, len(c.model)):
+		c.logf("ignored update of %s: it has %d values, want %d", m.Site, len(m.Model), fedalgo.UpdateLen(c.comb, len(c.model)))
 		return nil
 	case c.algo.Private() && (m.Epsilon != c.job.Epsilon || m.Delta != c.job.Delta):
 		return c.abort(fmt.Sprintf("site %s claims (ε, δ) = (%g, %g), the job asked (%g, %g)", m.Site, m.Epsilon, m.Delta, c.job.Epsilon, c.job.Delta))

@@ -120,6 +120,10 @@ type Plan struct {
 	// site's releases when the coordinator can state it (for composing
 	// the coordinator's ledger with dp.Compose); absent otherwise.
 	Sensitivity map[string]float64
+	// ParamRadius, when > 0, is the radius B announced instead of the
+	// spec's (an algorithm whose default B follows a rule of the sites'
+	// record counts; its Configure left the spec's B at 0).
+	ParamRadius float64
 }
 
 // SiteEnv is what a site gives its half of a job.
@@ -172,6 +176,11 @@ type Release struct {
 	// Sensitivity is the ℓ2 sensitivity of a Gaussian release when the
 	// site knows it; 0 otherwise.
 	Sensitivity float64
+	// SampleRate and Steps describe a release of Steps Poisson-subsampled
+	// Gaussian steps at rate SampleRate, each with noise Sigma (0 when
+	// the release is not subsampled).
+	SampleRate float64
+	Steps      int
 	// Epsilon, Delta: the guarantee claimed for Records.
 	Epsilon, Delta float64
 	// Secure is true when the noise came from a secure source.
@@ -191,6 +200,22 @@ type Combiner interface {
 	// State returns what the combiner keeps beyond the model, for
 	// checkpoints (nil when nothing); NewCombiner takes it back.
 	State() []float64
+}
+
+// UpdateSized is implemented by a Combiner whose sites send vectors of
+// another length than the model (e.g. sufficient statistics): the
+// coordinator accepts updates of UpdateLen values instead of the model's.
+type UpdateSized interface {
+	UpdateLen() int
+}
+
+// UpdateLen is the length of the updates comb accepts for a model of
+// params values.
+func UpdateLen(comb Combiner, params int) int {
+	if u, ok := comb.(UpdateSized); ok {
+		return u.UpdateLen()
+	}
+	return params
 }
 
 // Accountant is implemented by an algorithm whose releases can be

@@ -122,6 +122,11 @@ type Release struct {
 	// the durable store when the entry is written (before the release).
 	Mechanism string    `json:"mechanism,omitempty"`
 	Time      time.Time `json:"time,omitzero"`
+
+	// SampleRate and Steps: a release of Steps Poisson-subsampled Gaussian
+	// steps at rate SampleRate, each with noise Sigma; omitted otherwise.
+	SampleRate float64 `json:"sample_rate,omitempty"`
+	Steps      int     `json:"steps,omitempty"`
 }
 
 // Worker is the site state machine. It is not safe for concurrent use.
@@ -428,7 +433,8 @@ func (w *Worker) runPhase(ctx context.Context, m *protocol.PhaseStart) (*protoco
 		return u, nil, nil
 	}
 	rel := &Release{Job: j.Job, Phase: m.Phase, Records: r.Records, Mechanism: r.Mechanism, Sigma: r.Sigma, Sigmas: r.Sigmas,
-		Sensitivity: r.Sensitivity, Epsilon: r.Epsilon, Delta: r.Delta, Secure: r.Secure}
+		Sensitivity: r.Sensitivity, Epsilon: r.Epsilon, Delta: r.Delta, Secure: r.Secure,
+		SampleRate: r.SampleRate, Steps: r.Steps}
 	return u, rel, nil
 }
 
