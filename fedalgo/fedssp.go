@@ -1,0 +1,319 @@
+package fedalgo
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/pairwise"
+	"github.com/pairfed/pairfed/protocol"
+)
+
+// fed-dp-ssp and fed-dp-ssp-mean: sufficient-statistics perturbation
+// across sites (the single-site dp-ssp and dp-ssp-mean of
+// pairwise/private_ssp.go, which states the loss, the statistics, the
+// tight sensitivity and the solve).
+//
+// One phase. Every site computes the statistics of the square AUC loss on
+// its own records — class sums, class second moments (fed-dp-ssp only)
+// and the positive count (pairwise.SSPStatsOf) — and releases them ONCE
+// with its own Gaussian noise (pairwise.NoisySSP), calibrated to the
+// job's (ε, δ) for its own records: the weighted release vector has ℓ2
+// sensitivity Δ = 2 under replacement of one record (any label, any
+// position on the R-sphere), plus the secure mechanism's rounding
+// allowance, and σ is the analytic-Gaussian σ(ε, δ, Δ') (Balle & Wang
+// 2018, exact; pairwise.SSPCalibrate). The update carries the noisy
+// statistics (not a model: 1 + 2d [+ d(d+1)] values) and the site's
+// record count n_s, which is public metadata of its Join.
+//
+// The coordinator sums the K releases (the statistics are sums over
+// records, so the sum of the sites' exact statistics is the pooled
+// statistics, whatever each site's label mix — a site may hold a single
+// class) and solves once, as single-site dp-ssp does: λ = SSPLambda at the
+// summed noise level √(Σ σ_s²) (σ√K for equal σ), w = (Â₊ + λI)⁻¹ b̂, or
+// the class-mean difference b̂ for fed-dp-ssp-mean, rescaled into the
+// ball of radius B (AUC depends on the direction only).
+//
+// Privacy: every record is in exactly one site and takes part in one
+// release, so each site's guarantee is that of its single release —
+// per-site record-level (ε, δ)-DP under replace-one neighbours — by
+// parallel composition across sites; the sum and the solve are
+// post-processing. The site's ledger records the release (σ, Δ') before
+// the update leaves it. The coordinator's composed ε (Account) is the
+// exact Gaussian-DP ε of that one release.
+
+// FedDPSSP and FedDPSSPMean are the names of the two variants.
+const (
+	FedDPSSP     = "fed-dp-ssp"
+	FedDPSSPMean = "fed-dp-ssp-mean"
+)
+
+func init() {
+	Register(fedSSP{name: FedDPSSP, moments: true})
+	Register(fedSSP{name: FedDPSSPMean})
+}
+
+type fedSSP struct {
+	name    string
+	moments bool // release the second moments (fed-dp-ssp)
+}
+
+func (a fedSSP) Name() string { return a.name }
+func (fedSSP) Private() bool  { return true }
+
+// Configure: AUC only (a linear scorer); one phase with no step size;
+// the square loss (the loss the statistics solve, whatever the objective
+// the worker builds says); B = 1 (the output is rescaled into the ball:
+// AUC does not depend on B); the statistics are summed, so only the
+// default aggregation applies.
+func (a fedSSP) Configure(s *Spec) error {
+	if s.Task == protocol.TaskMetric {
+		return fmt.Errorf("%s learns a linear scorer (task auc): the metric task does not apply", a.name)
+	}
+	if s.Loss == "" {
+		s.Loss = "square"
+	}
+	if s.ParamRadius == 0 {
+		s.ParamRadius = 1
+	}
+	if s.Rounds != 0 || s.LocalPasses != 0 || s.Eta != 0 {
+		return fmt.Errorf("%s is one release of noisy statistics per site: rounds, local passes and η do not apply", a.name)
+	}
+	if agg, err := protocol.ParseAggregation(s.Aggregation); err != nil {
+		return err
+	} else if agg.Rule != protocol.AggMean {
+		return fmt.Errorf("%s sums the sites' statistics: aggregation %q does not apply (omit it)", a.name, s.Aggregation)
+	}
+	return checkPrivacy(a.name, s)
+}
+
+// sspLen is the length of a site's update: n̂₊, the two class sums and,
+// with moments, the two packed second-moment triangles.
+func sspLen(d int, moments bool) int {
+	k := 1 + 2*d
+	if moments {
+		k += d * (d + 1)
+	}
+	return k
+}
+
+// Plan: one phase; every site's release has the same Δ' (it depends on d,
+// R, ε and δ only), computed here so that the job is refused before any
+// release when it cannot be calibrated or does not fit a message.
+func (a fedSSP) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
+	nMin, _ := sizes(sites)
+	if nMin < 1 {
+		return nil, fmt.Errorf("%s needs at least one record at every site (smallest: %d)", a.name, nMin)
+	}
+	total := 0
+	for _, site := range sites {
+		total += site.Records
+	}
+	if total < 2 {
+		return nil, fmt.Errorf("%s needs at least 2 records over all sites, got %d", a.name, total)
+	}
+	if k := sspLen(params, a.moments); a.moments && (params > 1000 || k > protocol.MaxLastParams) {
+		return nil, fmt.Errorf("%s releases d(d+1) second-moment entries per site: d = %d gives %d values, above this job's limit of d = 1000; use %s (class sums only) or reduce the features", a.name, params, k, FedDPSSPMean)
+	}
+	p := &Plan{Phases: 1, Sensitivity: map[string]float64{}}
+	p.Epsilon, p.Delta = planPrivacy(s, sites)
+	rel, err := pairwise.SSPCalibrate(p.Epsilon, p.Delta, s.FeatureRadius, params, a.moments)
+	if err != nil {
+		return nil, err
+	}
+	for _, site := range sites {
+		p.Sensitivity[site.Name] = rel.Sensitivity
+	}
+	return p, nil
+}
+
+func (a fedSSP) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, error) {
+	if err := needNoise(a.name, env); err != nil {
+		return nil, err
+	}
+	switch {
+	case job.Task != protocol.TaskAUC:
+		return nil, fmt.Errorf("%s is AUC only", a.name)
+	case job.Phases != 1:
+		return nil, fmt.Errorf("%s has one phase, the job has %d", a.name, job.Phases)
+	case job.Params != env.Data.D:
+		return nil, fmt.Errorf("%s: the job has %d parameters, this site %d features", a.name, job.Params, env.Data.D)
+	case !(job.FeatureRadius > 0):
+		return nil, fmt.Errorf("%s needs a feature radius R > 0", a.name)
+	}
+	// The sensitivity holds for records in the R-ball only (the worker
+	// clips and checks; checked again before any release).
+	if err := pairwise.CheckRadius(env.Data, job.FeatureRadius); err != nil {
+		return nil, err
+	}
+	rel, err := pairwise.SSPCalibrate(job.Epsilon, job.Delta, job.FeatureRadius, env.Data.D, a.moments)
+	if err != nil {
+		return nil, err
+	}
+	return &sspSite{alg: a, job: job, env: env, rel: rel}, nil
+}
+
+type sspSite struct {
+	alg fedSSP
+	job *protocol.JobAnnounce
+	env SiteEnv
+	rel pairwise.SSPRelease
+}
+
+// Step releases the site's noisy statistics: one Gaussian release of
+// sensitivity Δ' and noise σ (its ledger entry). The broadcast model is
+// not used (the release does not depend on it).
+func (s *sspSite) Step(ctx context.Context, _ int, _ []float64) (*protocol.SiteUpdate, *Release, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	j, ds := s.job, s.env.Data
+	noisy := pairwise.NoisySSP(pairwise.SSPStatsOf(ds, s.alg.moments), j.FeatureRadius, s.rel, s.env.Noise)
+	secure := s.env.Noise.Secure()
+	u := &protocol.SiteUpdate{Model: packSSP(noisy), Weight: float64(ds.N), Sigma: s.rel.Sigma,
+		Epsilon: j.Epsilon, Delta: j.Delta, Secure: secure}
+	rel := &Release{Records: ds.N, Mechanism: "gaussian", Sigma: s.rel.Sigma, Sensitivity: s.rel.Sensitivity,
+		Epsilon: j.Epsilon, Delta: j.Delta, Secure: secure}
+	return u, rel, nil
+}
+
+// packSSP lays the statistics out for the wire: n̂₊, S₊, S₋, then M₊ and
+// M₋ (packed upper triangles) when present. N travels as the weight.
+func packSSP(s *pairwise.SSPStats) []float64 {
+	v := make([]float64, 0, sspLen(s.D, s.MomPos != nil))
+	v = append(v, s.NPos)
+	v = append(v, s.SumPos...)
+	v = append(v, s.SumNeg...)
+	v = append(v, s.MomPos...)
+	return append(v, s.MomNeg...)
+}
+
+// unpackSSP inverts packSSP for d features and n records.
+func unpackSSP(v []float64, d int, n float64, moments bool) *pairwise.SSPStats {
+	s := &pairwise.SSPStats{D: d, N: n, NPos: v[0],
+		SumPos: slices.Clone(v[1 : 1+d]), SumNeg: slices.Clone(v[1+d : 1+2*d])}
+	if moments {
+		t := d * (d + 1) / 2
+		s.MomPos = slices.Clone(v[1+2*d : 1+2*d+t])
+		s.MomNeg = slices.Clone(v[1+2*d+t : 1+2*d+2*t])
+	}
+	return s
+}
+
+func (a fedSSP) NewCombiner(job *protocol.JobAnnounce, _ []float64) (Combiner, error) {
+	if job.Task != protocol.TaskAUC {
+		return nil, fmt.Errorf("%s is AUC only", a.name)
+	}
+	return &sspCombiner{d: job.Params, moments: a.moments, R: job.FeatureRadius, B: job.ParamRadius}, nil
+}
+
+// sspCombiner sums the sites' noisy statistics and solves once.
+type sspCombiner struct {
+	d       int
+	moments bool
+	R, B    float64
+	// Info describes the last solve (tests, notes).
+	info   pairwise.SSPSolveInfo
+	lambda float64
+}
+
+func (c *sspCombiner) UpdateLen() int { return sspLen(c.d, c.moments) }
+
+// Combine sums the released statistics (N = Σ n_s from the weights) and
+// returns the solved model. The rule is the mean (Configure refuses the
+// others); the sum is what a sum of sufficient statistics needs.
+func (c *sspCombiner) Combine(_ []float64, ups []*protocol.SiteUpdate, _ protocol.Aggregation) []float64 {
+	sum := sumSSP(ups, c.d, c.moments)
+	var v float64
+	for _, u := range ups {
+		v += u.Sigma * u.Sigma
+	}
+	w, info, lambda := solveSSP(sum, c.R, math.Sqrt(v), c.moments)
+	c.info, c.lambda = info, lambda
+	if nrm := pairwise.Norm2(w); c.B > 0 && nrm > c.B {
+		for i := range w {
+			w[i] *= c.B / nrm
+		}
+	}
+	return w
+}
+
+// sumSSP returns the sum of the statistics the updates carry (in the
+// fed-dp-ssp layout for d features, with or without moments), N being the
+// sum of their weights (record counts).
+func sumSSP(ups []*protocol.SiteUpdate, d int, moments bool) *pairwise.SSPStats {
+	var sum *pairwise.SSPStats
+	for _, u := range ups {
+		s := unpackSSP(u.Model, d, u.Weight, moments)
+		if sum == nil {
+			sum = s
+			continue
+		}
+		_ = sum.Add(s) // same layout by construction
+	}
+	return sum
+}
+
+// solveSSP solves the summed statistics whose release vector carries noise
+// sigma per coordinate: the ridge optimum at λ = SSPLambda (fed-dp-ssp),
+// the class-mean difference without moments. A failed eigendecomposition
+// (not expected for finite input) falls back to the class-mean difference,
+// which needs nothing but N ≥ 2 (Plan checked it).
+func solveSSP(sum *pairwise.SSPStats, R, sigma float64, moments bool) ([]float64, pairwise.SSPSolveInfo, float64) {
+	lambda := math.Inf(1)
+	if moments {
+		lambda = pairwise.SSPLambda(sum, R, sigma)
+	}
+	w, info, err := pairwise.SolveSSP(sum, lambda)
+	if err != nil {
+		lambda = math.Inf(1)
+		w, info, _ = pairwise.SolveSSP(sum, lambda)
+	}
+	if w == nil {
+		w = make([]float64, sum.D)
+	}
+	return w, info, lambda
+}
+
+func (c *sspCombiner) Final(model []float64) []float64 { return slices.Clone(model) }
+func (c *sspCombiner) State() []float64                { return nil }
+
+// Account is the exact Gaussian-DP ε of a site's single release of
+// sensitivity sens with noise σ (dp.Compose), next to the calibration's
+// claim.
+func (a fedSSP) Account(sigmas []float64, sens, epsilon, delta float64) (float64, []string) {
+	notes := []string{fmt.Sprintf("%s: one Gaussian release per site of ℓ2 sensitivity Δ' = %.6g calibrated by the analytic Gaussian mechanism (Balle & Wang 2018) to (ε, δ) = (%g, %.3g)", a.name, sens, epsilon, delta)}
+	return gaussianAccount(sigmas, sens, delta, notes)
+}
+
+// gaussianAccount composes Gaussian releases of sensitivity sens with the
+// given σs by exact Gaussian DP (dp.Compose) and returns ε at delta (0 if
+// it does not apply) with notes.
+func gaussianAccount(sigmas []float64, sens, delta float64, notes []string) (float64, []string) {
+	if !(sens > 0) || !(delta > 0) || len(sigmas) == 0 {
+		return 0, notes
+	}
+	rels := make([]dp.Release, len(sigmas))
+	for i, s := range sigmas {
+		rels[i] = dp.Release{Mechanism: dp.MechanismGaussian, Sensitivity: sens, Sigma: s, Label: fmt.Sprintf("release %d", i+1)}
+	}
+	rep, err := dp.Compose(rels, delta)
+	if err != nil {
+		return 0, append(notes, fmt.Sprintf("dp.Compose: %v", err))
+	}
+	e := rep.Method(dp.MethodGDP)
+	if !e.OK || math.IsInf(e.Epsilon, 0) || math.IsNaN(e.Epsilon) {
+		return 0, append(notes, "exact Gaussian-DP composition does not apply: "+e.Description)
+	}
+	return e.Epsilon, append(notes, fmt.Sprintf("exact Gaussian DP of the same release(s) (dp.Compose): ε = %.6g at δ = %.3g", e.Epsilon, delta))
+}
+
+func (a fedSSP) PrivacyNote(*Spec) string {
+	what := "class sums, class second moments and positive count"
+	if !a.moments {
+		what = "class sums and positive count"
+	}
+	return fmt.Sprintf("per-site record-level (ε, δ)-DP: every site releases the %s of its own records ONCE with Gaussian noise σ = analytic σ(ε, δ, Δ'), Δ' = 2 + rounding allowance (tight, replace-one; pairwise/private_ssp.go); each record is in one site (parallel composition); the coordinator sums the statistics and solves (post-processing). Any label mix per site, a single class included", what)
+}
