@@ -27,8 +27,9 @@ import (
 type Spec struct {
 	// Sites is the number of sites N (≥ 1).
 	Sites int
-	// Partition is "iid" (shuffled round robin) or "label-skew:β"
-	// (per-class Dirichlet(β) proportions over the sites).
+	// Partition is "iid" (shuffled round robin), "label-skew:β"
+	// (per-class Dirichlet(β) proportions over the sites) or
+	// "single-class" (every site holds one class: PartitionSingleClass).
 	Partition string
 	// Job is the coordinator's job (algorithm, loss, η, B, R, ε, δ, rounds).
 	Job coordinator.JobConfig
@@ -289,9 +290,12 @@ func Prepare(spec Spec, tr, te *pairwise.Dataset, rng *rand.Rand) ([]Site, *pair
 		return nil, nil, err
 	}
 	var parts [][]int
-	if kind == "iid" {
+	switch kind {
+	case "iid":
 		parts, err = PartitionIID(tr.N, spec.Sites, rng)
-	} else {
+	case "single-class":
+		parts, err = PartitionSingleClass(tr.Y, spec.Sites, rng)
+	default:
 		parts, err = PartitionLabelSkew(tr.Y, spec.Sites, beta, rng)
 	}
 	if err != nil {
@@ -495,10 +499,10 @@ func SiteSources(secure bool, seed uint64, i int) (*rand.Rand, pairwise.Noise, e
 	return rand.New(rand.NewPCG(seed, uint64(i)+1)), dp.NewSeededNoise(seed ^ (uint64(i)+1)*0x9e3779b97f4a7c15), nil
 }
 
-// ParsePartition parses "iid" or "label-skew:β" (β > 0).
+// ParsePartition parses "iid", "single-class" or "label-skew:β" (β > 0).
 func ParsePartition(s string) (kind string, beta float64, err error) {
-	if s == "iid" {
-		return "iid", 0, nil
+	if s == "iid" || s == "single-class" {
+		return s, 0, nil
 	}
 	if b, ok := strings.CutPrefix(s, "label-skew:"); ok {
 		beta, err := strconv.ParseFloat(b, 64)
@@ -507,7 +511,7 @@ func ParsePartition(s string) (kind string, beta float64, err error) {
 		}
 		return "label-skew", beta, nil
 	}
-	return "", 0, fmt.Errorf("simulate: unknown partition %q (iid or label-skew:β)", s)
+	return "", 0, fmt.Errorf("simulate: unknown partition %q (iid, single-class or label-skew:β)", s)
 }
 
 // PartitionIID shuffles 0..n−1 and deals the records to the sites in turn
@@ -520,6 +524,44 @@ func PartitionIID(n, sites int, rng *rand.Rand) ([][]int, error) {
 	out := make([][]int, sites)
 	for k, i := range rng.Perm(n) {
 		out[k%sites] = append(out[k%sites], i)
+	}
+	return out, nil
+}
+
+// PartitionSingleClass gives every site records of one class only: the
+// sites are split between the two classes in proportion to the class
+// sizes — K₊ = round(K·n₊/n) sites hold positives, clamped to [1, K − 1]
+// so that each class has a site (ties of the rounding go up) — and each
+// class's shuffled members are dealt to its sites in turn (shuffled round
+// robin: sizes within a class differ by at most one). Sites 0 … K₊ − 1
+// hold the positives, the others the negatives. It needs K ≥ 2 and at
+// least 2 records per site.
+func PartitionSingleClass(y []float64, sites int, rng *rand.Rand) ([][]int, error) {
+	if sites < 2 {
+		return nil, fmt.Errorf("simulate: single-class needs at least 2 sites (one per class), got %d", sites)
+	}
+	var pos, neg []int
+	for i, v := range y {
+		if v > 0 {
+			pos = append(pos, i)
+		} else {
+			neg = append(neg, i)
+		}
+	}
+	kPos := int(math.Floor(float64(sites)*float64(len(pos))/float64(len(y)) + 0.5))
+	kPos = min(max(kPos, 1), sites-1)
+	out := make([][]int, sites)
+	for c, class := range [][]int{pos, neg} {
+		first, k := 0, kPos
+		if c == 1 {
+			first, k = kPos, sites-kPos
+		}
+		if len(class) < 2*k {
+			return nil, fmt.Errorf("simulate: single-class: %d records of one class cannot give its %d sites 2 records each: use fewer sites", len(class), k)
+		}
+		for j, p := range rng.Perm(len(class)) {
+			out[first+j%k] = append(out[first+j%k], class[p])
+		}
 	}
 	return out, nil
 }

@@ -19,8 +19,8 @@ func simulateCommand() *cli.Command {
 		testFractionFlag("share of --data held out for testing when --test is absent"),
 		&cli.IntFlag{Name: "sites", Value: 4, Usage: "number of sites N"},
 		&cli.StringFlag{Name: "task", Value: "auc", Usage: "auc (linear scoring model, test AUC) or metric (Mahalanobis metric W ∈ S^d, projected onto the Frobenius ball ∩ PSD; test KNN-3 accuracy with the pooled training records as neighbours); fed-dp-gd-grad is auc only"},
-		&cli.StringFlag{Name: "partition", Value: "iid", Usage: "iid (shuffled round robin) or label-skew:β (Dirichlet(β) class proportions per site)"},
-		&cli.StringFlag{Name: "algo", Value: "fed-avg", Usage: "fed-avg (non-private baseline), fed-dp-local-sgd ([Y21a] Alg 3 per site), fed-dpegd ([X21] Alg 3 per site), fed-dp-gd-grad ([K22] Alg 1: noisy site gradients, coordinator steps) or fed-oneshot (--local-algo once per site, averaged)"},
+		&cli.StringFlag{Name: "partition", Value: "iid", Usage: "iid (shuffled round robin), label-skew:β (Dirichlet(β) class proportions per site) or single-class (each site holds one class; sites split between the classes in proportion to their sizes, at least one each)"},
+		&cli.StringFlag{Name: "algo", Value: "fed-avg", Usage: "fed-avg (non-private baseline), fed-dp-local-sgd ([Y21a] Alg 3 per site), fed-dpegd ([X21] Alg 3 per site), fed-dp-gd-grad ([K22] Alg 1: noisy site gradients, coordinator steps) fed-oneshot (--local-algo once per site, averaged), fed-dp-ssp / fed-dp-ssp-mean (noisy sufficient statistics released once per site, summed and solved: any label mix per site) or fed-dp-pair-sgd (noisy subsampled previous-instance pairwise SGD steps at every site, averaged each round)"},
 		&cli.StringFlag{Name: "local-algo", Usage: "fed-oneshot: the private single-site algorithm every site runs (e.g. dpegd, dpgdsc, dp-gd-grad, dp-local-sgd)"},
 		&cli.StringFlag{Name: "loss", Usage: "hinge, square or logistic (default: hinge for fed-avg, logistic for the private algorithms)"},
 		&cli.Float64Flag{Name: "epsilon", Usage: "per-site record-level ε (private algorithms)"},
@@ -29,8 +29,8 @@ func simulateCommand() *cli.Command {
 		&cli.Float64Flag{Name: "param-radius", Usage: "radius B of the ℓ2 parameter ball (default 100 fed-avg, 1 private)"},
 		&cli.Float64Flag{Name: "radius", Value: 1, Usage: "per-record clipping radius R after per-site scaling"},
 		&cli.Float64Flag{Name: "lambda", Usage: "(λ/2)‖w‖² regularization (e.g. fed-oneshot --local-algo dpgdsc needs λ > 0)"},
-		&cli.IntFlag{Name: "rounds", Usage: "fed-avg rounds (default 10); fed-dp-gd-grad iterations T (default ⌈ln(n_min ε/√p)⌉, [K22] Remark 2)"},
-		&cli.Float64Flag{Name: "local-passes", Usage: "fed-avg local passes per round (default 1)"},
+		&cli.IntFlag{Name: "rounds", Usage: "fed-avg rounds (default 10); fed-dp-gd-grad iterations T (default ⌈ln(n_min ε/√p)⌉, [K22] Remark 2); fed-dp-pair-sgd rounds (default 10)"},
+		&cli.Float64Flag{Name: "local-passes", Usage: "fed-avg local passes per round (default 1); fed-dp-pair-sgd (default 10/rounds)"},
 		&cli.StringFlag{Name: "scale", Usage: "scaling each site fits on its own records: none, minmax or standard (default minmax; none for private jobs, whose guarantee does not cover data-fitted scaling)"},
 		&cli.IntFlag{Name: "runs", Value: 1, Usage: "repetitions (different splits)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed (splits, partitions, fed-avg sampling)"},
@@ -50,7 +50,9 @@ func simulateCommand() *cli.Command {
    pairfed simulate --data datasets/diabetes --sites 4 --partition label-skew:0.5 --algo fed-dp-local-sgd --epsilon 1
    pairfed simulate --data datasets/diabetes --sites 4 --algo fed-dpegd --epsilon 1
    pairfed simulate --data datasets/diabetes --sites 4 --algo fed-dp-gd-grad --epsilon 1
-   pairfed simulate --data datasets/diabetes --sites 4 --algo fed-oneshot --local-algo dpegd --epsilon 1`,
+   pairfed simulate --data datasets/diabetes --sites 4 --algo fed-oneshot --local-algo dpegd --epsilon 1
+   pairfed simulate --data datasets/diabetes --sites 4 --partition single-class --algo fed-dp-ssp --epsilon 1
+   pairfed simulate --data datasets/diabetes --sites 4 --algo fed-dp-pair-sgd --epsilon 1`,
 		Flags:  append(flags, dataFlags()...),
 		Action: runSimulate,
 	})
