@@ -48,7 +48,9 @@ import (
 //   - q_s, C as single-site dp-pair-sgd: expected batch ⌈4√n_s⌉ (capped at
 //     n_s/2), C = R (AUC) or R² (metric);
 //   - R = 10 rounds of P = 10/R passes each (10 epochs in all, the
-//     single-site default): T_s = ⌈P/q_s⌉ local steps per round;
+//     single-site default): T_s = max(1, round(P/q_s)) local steps per
+//     round (rounded to nearest, so that the total stays near the
+//     single-site ⌈10/q_s⌉ rather than growing by up to R steps);
 //   - B = PrivateParamRadius (the dp-gd rule single-site dp-pair-sgd uses)
 //     at the effective size n_eff = ⌊Σ n_s/√K⌋ of K sites' independent
 //     noises (the averaged gradient of K sites carries √K times the noise
@@ -100,7 +102,7 @@ func pairSGDSchedule(task pairwise.Task, n, p, rounds int, passes, R, eps, delta
 		return pairSGDSite{}, fmt.Errorf("%s needs at least 2 records at every site (one has %d)", FedDPPairSGD, n)
 	}
 	q, _, C := pairwise.PairSGDDefaults(n, task, R)
-	local := int(math.Ceil(passes / q))
+	local := max(1, int(math.Round(passes/q)))
 	if local < 1 || local > 1<<20 || rounds*local > 1<<24 {
 		return pairSGDSite{}, fmt.Errorf("%s: %d rounds of %d local steps (%g passes at q = %.4g) is out of range", FedDPPairSGD, rounds, local, passes, q)
 	}
@@ -205,5 +207,5 @@ func (fedPairSGD) NewCombiner(job *protocol.JobAnnounce, state []float64) (Combi
 }
 
 func (fedPairSGD) PrivacyNote(*Spec) string {
-	return "per-site record-level (ε, δ)-DP: in each round every site runs ⌈P/q_s⌉ steps of dp-pair-sgd on its own records (Poisson(q_s) batches, previous-instance pairs, pair gradients clipped to C, N(0, σ_s²I) per step, add/remove sensitivity 2C); all rounds' steps of a site compose sequentially under the subsampled-Gaussian RDP accountant (replace-one), calibrated up front so that the whole job is (ε, δ) per site; the coordinator only averages (post-processing)"
+	return "per-site record-level (ε, δ)-DP: in each round every site runs round(P/q_s) steps of dp-pair-sgd on its own records (Poisson(q_s) batches, previous-instance pairs, pair gradients clipped to C, N(0, σ_s²I) per step, add/remove sensitivity 2C); all rounds' steps of a site compose sequentially under the subsampled-Gaussian RDP accountant (replace-one), calibrated up front so that the whole job is (ε, δ) per site; the coordinator only averages (post-processing)"
 }
