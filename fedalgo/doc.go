@@ -31,6 +31,9 @@
 //	fed-dpegd         dpegd.go       [X21] Alg 3 per site, epoch i on the i-th disjoint subset
 //	fed-dp-gd-grad    dpgdgrad.go    [K22] Alg 1 across sites: noisy site gradients, coordinator steps
 //	fed-oneshot       oneshot.go     a private single-site algorithm once per site, averaged
+//	fed-dp-ssp        fedssp.go      noisy square-AUC sufficient statistics once per site, summed and solved
+//	fed-dp-ssp-mean   fedssp.go      the same with class sums only (class-mean difference)
+//	fed-dp-pair-sgd   fedpairsgd.go  subsampled noisy previous-instance pair SGD steps per site, averaged per round
 //
 // Each file states the algorithm, its paper and equations, and how a
 // site's privacy guarantee arises (which composition, which accountant).
