@@ -226,6 +226,9 @@ func (c *sspCombiner) UpdateLen() int { return sspLen(c.d, c.moments) }
 // others); the sum is what a sum of sufficient statistics needs.
 func (c *sspCombiner) Combine(_ []float64, ups []*protocol.SiteUpdate, _ protocol.Aggregation) []float64 {
 	sum := sumSSP(ups, c.d, c.moments)
+	if sum == nil { // no update: nothing to solve
+		return make([]float64, c.d)
+	}
 	var v float64
 	for _, u := range ups {
 		v += u.Sigma * u.Sigma
