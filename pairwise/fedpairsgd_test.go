@@ -1,0 +1,57 @@
+package pairwise
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/pairfed/pairfed/dp"
+)
+
+// The federated entry points are single-site dp-pair-sgd cut at round
+// boundaries: its calibration for (q, T) is the single-site run's σ and Δ',
+// and T local steps from the same start with the same sources give the
+// single-site run's average of iterates, bit for bit.
+func TestPairSGDLocalIsSingleSiteDPPairSGD(t *testing.T) {
+	ds := toyAUC(400, 4, 2, 5)
+	obj, err := NewObjective(ds, ObjectiveConfig{Loss: AUCLogistic{}, Radius: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const eps, delta, eta = 1.0, 1e-3, 0.3
+	a, _ := Lookup("dp-pair-sgd")
+	single, err := a.Run(context.Background(), obj, RunConfig{Eta: eta, Privacy: &Privacy{Epsilon: eps, Delta: delta, FeatureRadius: 1, Noise: dp.NewSeededNoise(8)}}, rand.New(rand.NewPCG(2, 3)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, T, C := PairSGDDefaults(ds.N, TaskAUC, 1)
+	cal, err := PairSGDCalibrate(TaskAUC, obj.NumParams(), q, T, C, eps, delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := single.Privacy
+	if cal.Sigma != rep.Sigmas[0] || cal.Sensitivity != rep.Sensitivity[0] || cal.Steps != single.Steps || !(cal.Epsilon <= eps) {
+		t.Fatalf("calibration %+v, single-site report σ %v Δ' %v T %d", cal, rep.Sigmas, rep.Sensitivity, single.Steps)
+	}
+	avg, last, pairs, err := PairSGDLocal(context.Background(), obj, make([]float64, obj.NumParams()), T, eta, cal, dp.NewSeededNoise(8), rand.New(rand.NewPCG(2, 3)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(avg, single.W) || pairs != single.PairGrads || len(last) != len(avg) {
+		t.Errorf("local steps %v (%d pairs), single-site %v (%d pairs)", avg, pairs, single.W, single.PairGrads)
+	}
+	// Bad calls are refused with an error, not a panic.
+	for _, c := range []struct {
+		w     []float64
+		steps int
+		eta   float64
+	}{{make([]float64, 3), T, eta}, {make([]float64, 4), 0, eta}, {make([]float64, 4), T, 0}} {
+		if _, _, _, err := PairSGDLocal(context.Background(), obj, c.w, c.steps, c.eta, cal, dp.NewSeededNoise(1), rand.New(rand.NewPCG(1, 1))); err == nil {
+			t.Errorf("accepted %d parameters, %d steps, η = %v", len(c.w), c.steps, c.eta)
+		}
+	}
+	if _, err := PairSGDCalibrate(TaskAUC, 4, 0, 10, 1, 1, 1e-3); err == nil {
+		t.Error("q = 0 calibrated")
+	}
+}
