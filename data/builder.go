@@ -57,14 +57,31 @@ type builder struct {
 
 	imputed, dropped int
 	firstLine        int // line of the first record
+
+	imputeMode  string  // "error", "mean", "drop" or "constant" (parseImpute)
+	imputeValue float64 // the V of "constant:V"
+	// dataDependent lists the decisions that depend on the records
+	// (Table.DataDependent).
+	dataDependent []string
 }
 
 func newBuilder(file, format string, opt Options, m *budget) *builder {
+	mode, v, _ := parseImpute(opt.Impute, opt.ImputeValues) // validated by Read
 	return &builder{
 		file: file, format: format, opt: opt, m: m,
 		bySpelling: make(map[string]int32),
 		byKey:      make(map[string]int32),
+		imputeMode: mode, imputeValue: v,
 	}
+}
+
+// imputeConstant returns the constant that replaces a missing value of
+// feature k in Impute mode "constant".
+func (b *builder) imputeConstant(k int) float64 {
+	if b.opt.ImputeValues != nil {
+		return b.opt.ImputeValues[k]
+	}
+	return b.imputeValue
 }
 
 func (b *builder) note(format string, args ...any) {
@@ -181,6 +198,7 @@ func (b *builder) mapLabels() ([]float64, error) {
 			}
 		}
 	case b.opt.Binarize == "halves":
+		b.dataDependent = append(b.dataDependent, "--binarize halves splits the distinct labels found in the records, so which labels are positive depends on the data; give the positive classes instead (--positive-classes or the schema's positive_class)")
 		u := len(order)
 		if u == 2 {
 			for i, c := range b.classes {
@@ -218,6 +236,7 @@ func (b *builder) mapLabels() ([]float64, error) {
 			}
 			sign[pos] = 1
 			b.note("positive class = minority class %s (%d of %d)", b.classes[pos].name, b.classes[pos].count, len(b.y))
+			b.dataDependent = append(b.dataDependent, fmt.Sprintf("the positive class %s was chosen as the minority class, i.e. from the label counts of the records; give it instead (--positive-classes %s or the schema's positive_class)", b.classes[pos].name, b.classes[pos].name))
 		default:
 			c := b.classes[2]
 			return nil, posErr(b.file, c.line, c.col,
@@ -241,6 +260,9 @@ func (b *builder) finish(lastLine int) (*Table, error) {
 	}
 	if b.opt.Dim > 0 {
 		if !b.sparse && b.d != b.opt.Dim {
+			if b.opt.DimSource != "" {
+				return nil, posErr(b.file, b.firstLine, 1, "file has %d feature columns, but %s declares %d", b.d, b.opt.DimSource, b.opt.Dim)
+			}
 			return nil, posErr(b.file, b.firstLine, 1, "file has %d feature columns, but Dim is %d", b.d, b.opt.Dim)
 		}
 		b.d = b.opt.Dim
@@ -254,6 +276,20 @@ func (b *builder) finish(lastLine int) (*Table, error) {
 	}
 	if err := b.impute(); err != nil {
 		return nil, err
+	}
+	switch b.imputeMode {
+	case "mean":
+		b.dataDependent = append(b.dataDependent, fmt.Sprintf("--impute mean replaces a missing value by its column's mean over the records (%d values imputed), so one record can change another's features; use --impute constant:V or the schema's per-feature constants (--impute schema)", b.imputed))
+	case "drop":
+		b.dataDependent = append(b.dataDependent, fmt.Sprintf("--impute drop removes records with missing values (%d dropped), so the number of records depends on the data and a replaced record can become an added or removed one, which the replace-one sensitivity analyses do not cover; use --impute constant:V or --impute schema", b.dropped))
+	case "constant":
+		if b.imputed > 0 {
+			what := fmt.Sprintf("the constant %g", b.imputeValue)
+			if b.opt.ImputeValues != nil {
+				what = "the per-feature constants given"
+			}
+			b.note("imputed %d missing values with %s (public: no record is read)", b.imputed, what)
+		}
 	}
 
 	sign, err := b.mapLabels()
@@ -311,6 +347,7 @@ func (b *builder) finish(lastLine int) (*Table, error) {
 		Representation: rep,
 		DimDeclared:    b.opt.Dim > 0,
 		Notes:          b.notes,
+		DataDependent:  b.dataDependent,
 	}
 	for _, c := range b.classes {
 		t.Classes = append(t.Classes, c.name)

@@ -277,7 +277,10 @@ func (b *builder) layout(names []string, ncols, defLabel, line int) (*layout, er
 		}
 	}
 	b.d = d
-	if b.opt.Impute == "mean" {
+	if b.imputeMode == "constant" && b.opt.ImputeValues != nil && len(b.opt.ImputeValues) != d {
+		return nil, posErr(b.file, line, 1, "%d per-feature impute values given (from the schema) but the file has %d features", len(b.opt.ImputeValues), d)
+	}
+	if b.imputeMode == "mean" {
 		if err := b.m.charge(int64(d)*(8+16), "the per-column counts of missing values"); err != nil {
 			return nil, err
 		}
@@ -312,7 +315,10 @@ func (b *builder) row(l *layout, fields [][]byte, line int) error {
 		}
 		f = bytes.TrimSpace(f)
 		if isMissing(f) {
-			switch b.opt.Impute {
+			switch b.imputeMode {
+			case "constant":
+				x[k] = b.imputeConstant(k)
+				b.imputed++
 			case "mean":
 				if b.colMissing[k] == 0 {
 					b.firstMissing[k] = [2]int{line, j + 1}
@@ -322,7 +328,7 @@ func (b *builder) row(l *layout, fields [][]byte, line int) error {
 			case "drop":
 				drop = true
 			default:
-				return posErr(b.file, line, j+1, "missing value in column %s (use --impute mean|drop)", l.colName(j))
+				return posErr(b.file, line, j+1, "missing value in column %s (use --impute constant:V or schema, which keep a run private, or mean|drop, which do not)", l.colName(j))
 			}
 			continue
 		}
@@ -338,7 +344,7 @@ func (b *builder) row(l *layout, fields [][]byte, line int) error {
 	}
 	lab := bytes.TrimSpace(fields[l.label])
 	if isMissing(lab) {
-		if b.opt.Impute != "drop" {
+		if b.imputeMode != "drop" {
 			return posErr(b.file, line, l.label+1, "missing label in column %s (records without a label can only be dropped: --impute drop)", l.colName(l.label))
 		}
 		drop = true

@@ -50,5 +50,5 @@ func ExampleRead_error() {
 	_, err := data.Read(strings.NewReader("1,2,0\n3,?,1\n"), "scores.csv", data.Options{})
 	fmt.Println(err)
 	// Output:
-	// data: scores.csv:2:2: missing value in column 2 (use --impute mean|drop)
+	// data: scores.csv:2:2: missing value in column 2 (use --impute constant:V or schema, which keep a run private, or mean|drop, which do not)
 }

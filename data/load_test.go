@@ -174,7 +174,7 @@ func TestLoadSharedDetails(t *testing.T) {
 	t.Run("breast-cancer missing values refused by default", func(t *testing.T) {
 		_, err := Load(sharedFile(t, "breast-cancer-wisconsin.data"), Options{})
 		// Line 24 is 1057013,8,4,5,1,2,?,7,3,1,4: field 7.
-		want := "breast-cancer-wisconsin.data:24:7: missing value in column 7 (use --impute mean|drop)"
+		want := "breast-cancer-wisconsin.data:24:7: missing value in column 7 (use --impute constant:V or schema, which keep a run private, or mean|drop, which do not)"
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("got %v, want …%s", err, want)
 		}

@@ -62,9 +62,24 @@ type Options struct {
 
 	// Impute is "" or "error" (a missing value, "?" or an empty field, is
 	// an error), "mean" (replace it by the mean of the column's non-missing
-	// values in the same file) or "drop" (drop the record). A missing label
-	// can only be dropped.
+	// values in the same file), "drop" (drop the record), "constant:V"
+	// (replace it by the number V) or "constant" with ImputeValues (replace
+	// a missing value of feature j by ImputeValues[j], e.g. from a
+	// feature-bounds schema). A missing label can only be dropped.
+	//
+	// Only the constants are public: "mean" makes every imputed value a
+	// function of the other records and "drop" makes the number of records
+	// depend on the data, so both are listed in Table.DataDependent (a
+	// private run using them is not private end to end).
 	Impute string
+
+	// ImputeValues are the per-feature constants of Impute "constant"
+	// (one per feature; ignored by the other modes).
+	ImputeValues []float64
+
+	// DimSource names who declared Dim (e.g. "feature-bounds schema
+	// s.json"), for error messages; "" means the Dim option.
+	DimSource string
 
 	// Dim declares the number of features of a LIBSVM file: an index above
 	// Dim is an error and a file whose largest index is below Dim gets
@@ -111,10 +126,8 @@ func (o *Options) Validate() error {
 	default:
 		return fmt.Errorf("data: unknown binarization %q (want halves or empty)", o.Binarize)
 	}
-	switch o.Impute {
-	case "", "error", "mean", "drop":
-	default:
-		return fmt.Errorf("data: unknown impute mode %q (want error, mean or drop)", o.Impute)
+	if _, _, err := parseImpute(o.Impute, o.ImputeValues); err != nil {
+		return err
 	}
 	switch o.Representation {
 	case "", "auto", Dense, Sparse:
@@ -145,6 +158,37 @@ func (o *Options) Validate() error {
 		}
 	}
 	return nil
+}
+
+// parseImpute parses an Impute mode: it returns the mode ("error", "mean",
+// "drop" or "constant") and, for "constant:V", the value V.
+func parseImpute(s string, values []float64) (mode string, v float64, err error) {
+	switch s {
+	case "", "error":
+		return "error", 0, nil
+	case "mean", "drop":
+		return s, 0, nil
+	case "schema":
+		return "", 0, fmt.Errorf("data: --impute schema takes the per-feature constants of a feature-bounds schema: give one with --feature-bounds FILE (or use --impute constant:V)")
+	case "constant":
+		if values == nil {
+			return "", 0, fmt.Errorf("data: impute mode constant needs a value: --impute constant:V (e.g. constant:0), or per-feature values from a schema (--impute schema with --feature-bounds)")
+		}
+		for j, x := range values {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return "", 0, fmt.Errorf("data: impute value %v for feature %d is not a finite number", x, j+1)
+			}
+		}
+		return "constant", 0, nil
+	}
+	if rest, ok := strings.CutPrefix(s, "constant:"); ok {
+		x, ok := parseFinite(strings.TrimSpace(rest))
+		if !ok {
+			return "", 0, fmt.Errorf("data: impute mode %q: %q is not a finite number (e.g. --impute constant:0)", s, rest)
+		}
+		return "constant", x, nil
+	}
+	return "", 0, fmt.Errorf("data: unknown impute mode %q (want error, mean, drop, constant:V, or schema with --feature-bounds)", s)
 }
 
 func checkColumnRef(what, s string) error {

@@ -10,10 +10,58 @@ import (
 // Scaler is a per-feature affine map x'_j = (x_j − Shift[j])·Scale[j]
 // fitted on training data and applied unchanged to test data, so that no
 // statistic of the test set leaks into training.
+//
+// Kind "bounds" (NewBoundsScaler) is not fitted: it maps public ranges
+// [lo_j, hi_j] to [−1, 1] and clips each coordinate to [−1, 1] (Box).
 type Scaler struct {
-	Kind  string // "none", "minmax" or "standard"
+	Kind  string // "none", "minmax", "standard" or "bounds"
 	Shift []float64
 	Scale []float64
+	// Box clips every scaled coordinate to [−1, 1] (kind "bounds").
+	Box bool
+}
+
+// NewBoundsScaler returns the per-record map of public feature ranges:
+//
+//	x'_j = clip((x_j − m_j)/h_j, −1, 1),  m_j = (lo_j + hi_j)/2,  h_j = (hi_j − lo_j)/2,
+//
+// so [lo_j, hi_j] maps onto [−1, 1] and values outside land on the nearest
+// end. Each output record is a function of its own input record and the
+// bounds only (no statistic of any other record), so as long as the bounds
+// are public — a schema written before the data was seen, or a
+// differentially private estimate whose cost is charged — applying it costs
+// no privacy, and the neighbouring relation of the records is preserved:
+// datasets that differ in one record still differ in one record after the
+// map. The map is monotone non-decreasing in every coordinate, and ‖x'‖∞ ≤ 1,
+// so ‖x'‖₂ ≤ √d before the ℓ2 clipping to R that follows (ClipNorms).
+// It panics unless len(lo) = len(hi) and every lo_j < hi_j is finite
+// (validated inputs: Schema.Validate, dp.EstimateRanges).
+func NewBoundsScaler(lo, hi []float64) *Scaler {
+	if len(lo) != len(hi) {
+		panic(fmt.Sprintf("data: NewBoundsScaler: %d lower but %d upper bounds", len(lo), len(hi)))
+	}
+	s := &Scaler{Kind: "bounds", Shift: make([]float64, len(lo)), Scale: make([]float64, len(lo)), Box: true}
+	for j := range lo {
+		h := hi[j]/2 - lo[j]/2
+		if math.IsNaN(lo[j]) || math.IsInf(lo[j], 0) || math.IsNaN(hi[j]) || math.IsInf(hi[j], 0) || !(h > 0) || math.IsInf(1/h, 0) {
+			panic(fmt.Sprintf("data: NewBoundsScaler: feature %d: bad range [%v, %v]", j+1, lo[j], hi[j]))
+		}
+		s.Shift[j], s.Scale[j] = lo[j]/2+hi[j]/2, 1/h
+	}
+	return s
+}
+
+// CheckApply reports whether Apply may scale ds: it must have the fitted
+// dimension, and sparse data with D > 1000 is refused (the output of any
+// scaling but "none" is dense).
+func (s *Scaler) CheckApply(ds *pairwise.Dataset) error {
+	if ds.D != len(s.Scale) {
+		return fmt.Errorf("data: the data has %d features but the %s scaling has %d", ds.D, s.Kind, len(s.Scale))
+	}
+	if s.Kind != "none" && ds.IsSparse() && ds.D > maxScaleDim {
+		return fmt.Errorf("data: %s scaling of sparse data with d=%d > %d would densify it; use --scale none", s.Kind, ds.D, maxScaleDim)
+	}
+	return nil
 }
 
 // maxScaleDim is the largest D for which a sparse dataset may be scaled:
@@ -120,6 +168,11 @@ func (s *Scaler) Apply(ds *pairwise.Dataset) *pairwise.Dataset {
 		row := ds.DenseRowTo(out.X[i*d:(i+1)*d], i)
 		for j, v := range row {
 			row[j] = (v - s.Shift[j]) * s.Scale[j]
+		}
+		if s.Box {
+			for j, v := range row {
+				row[j] = max(-1, min(1, v))
+			}
 		}
 	}
 	return out

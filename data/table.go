@@ -24,6 +24,13 @@ type Table struct {
 	Representation string   // Dense or Sparse
 	DimDeclared    bool     // D was fixed by Options.Dim
 	Notes          []string // decisions taken, for the run log
+	// DataDependent lists the loading decisions that depend on the
+	// records themselves (mean imputation, dropped records, a positive
+	// class chosen by the label counts, halves binarization), each with
+	// the reason and the public alternative. A private run on such a
+	// table is not private end to end: the DP analyses assume that each
+	// record is prepared from itself and public information only.
+	DataDependent []string
 }
 
 // Load reads the dataset at path. See Read.

@@ -1,0 +1,296 @@
+package data
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+)
+
+// Schema is a public description of a dataset's features: for every
+// feature a range [lo, hi] known before any record is read (domain
+// knowledge, a data dictionary, the definition of an encoding — never the
+// records themselves), and optionally how the file's labels and columns
+// are to be read. Scaling and clipping derived from it are per-record maps
+// (Schema.Scaler), so a private run that uses them keeps its guarantee
+// with no privacy spent on preprocessing.
+//
+// The file format (JSON, unknown fields rejected):
+//
+//	{
+//	  "version": 1,                       // optional; must be 1
+//	  "name": "diabetes",                 // optional, free text
+//	  "description": "…", "source": "…",  // optional, free text
+//	  "positive_class": "1",              // optional: labels that become +1,
+//	                                      // as --positive-classes ("M", "4", "1-13", "2,4")
+//	  "label_column": "9",                // optional (CSV/ARFF): as --label-column
+//	  "ignore_columns": ["1"],            // optional (CSV/ARFF): as --ignore-columns
+//	  "features": [                       // one entry per feature, in file order
+//	    {"name": "glucose", "lo": 0, "hi": 300,
+//	     "impute": 0,                     // optional: replaces a missing value (--impute schema);
+//	                                      // default the midpoint (lo+hi)/2, which maps to 0
+//	     "source": "…"},                  // optional: where the bounds come from
+//	    {"name": "onehot", "count": 10, "lo": 0, "hi": 1}
+//	                                      // count k > 1: k features with the same bounds,
+//	                                      // named name#1 … name#k
+//	  ]
+//	}
+//
+// Every feature needs finite lo < hi. The number of features (after
+// count expansion) must equal the data's: for LIBSVM files the schema
+// declares it (Options.Dim), for CSV and ARFF files it must match the
+// columns, and when the file names its columns (a CSV header, ARFF
+// attributes) and the schema names its features, the names must agree
+// (case-insensitively), which catches a schema applied to the wrong file.
+type Schema struct {
+	Version       int             `json:"version,omitempty"`
+	Name          string          `json:"name,omitempty"`
+	Description   string          `json:"description,omitempty"`
+	Source        string          `json:"source,omitempty"`
+	PositiveClass string          `json:"positive_class,omitempty"`
+	LabelColumn   string          `json:"label_column,omitempty"`
+	IgnoreColumns []string        `json:"ignore_columns,omitempty"`
+	Features      []SchemaFeature `json:"features"`
+
+	// File is where the schema was read from (for messages).
+	File string `json:"-"`
+	// expanded features, filled by Validate.
+	lo, hi, impute []float64
+	names          []string
+}
+
+// SchemaFeature is one entry of Schema.Features.
+type SchemaFeature struct {
+	Name   string   `json:"name,omitempty"`
+	Lo     *float64 `json:"lo"`
+	Hi     *float64 `json:"hi"`
+	Impute *float64 `json:"impute,omitempty"`
+	Count  int      `json:"count,omitempty"`
+	Source string   `json:"source,omitempty"`
+}
+
+// maxSchemaFeatures bounds the expanded feature count of a schema.
+const maxSchemaFeatures = 1 << 24
+
+// LoadSchema reads and validates the schema file at path.
+func LoadSchema(path string) (*Schema, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("data: feature bounds: %w", err)
+	}
+	defer f.Close()
+	return ReadSchema(f, path)
+}
+
+// ReadSchema parses and validates a schema; name is used in messages.
+// Unknown fields, a second JSON value, missing or non-finite bounds,
+// lo ≥ hi and duplicate feature names are errors naming the feature.
+func ReadSchema(r io.Reader, name string) (*Schema, error) {
+	raw, err := io.ReadAll(io.LimitReader(r, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("data: feature bounds %s: %w", name, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var s Schema
+	if err := dec.Decode(&s); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			line := 1 + bytes.Count(raw[:min(int(se.Offset), len(raw))], []byte{'\n'})
+			return nil, fmt.Errorf("data: feature bounds %s:%d: invalid JSON: %v", name, line, err)
+		case errors.As(err, &te):
+			return nil, fmt.Errorf("data: feature bounds %s: field %q: %v is not a %v (numbers are JSON numbers, names and classes JSON strings)", name, te.Field, te.Value, te.Type)
+		case strings.Contains(err.Error(), "unknown field"):
+			return nil, fmt.Errorf("data: feature bounds %s: %v (allowed: version, name, description, source, positive_class, label_column, ignore_columns, features; per feature: name, lo, hi, impute, count, source)", name, err)
+		}
+		return nil, fmt.Errorf("data: feature bounds %s: %w", name, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("data: feature bounds %s: more than one JSON value in the file", name)
+	}
+	s.File = name
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// Validate checks the schema and expands Count. Errors name the file and
+// the feature (1-based, after expansion) and say how to fix it.
+func (s *Schema) Validate() error {
+	where := "feature bounds"
+	if s.File != "" {
+		where += " " + s.File
+	}
+	if s.Version != 0 && s.Version != 1 {
+		return fmt.Errorf("data: %s: version %d is not supported (want 1)", where, s.Version)
+	}
+	if len(s.Features) == 0 {
+		return fmt.Errorf("data: %s: no features: list one {\"lo\": …, \"hi\": …} per feature under \"features\"", where)
+	}
+	if _, err := parseClassSpec(s.PositiveClass); err != nil {
+		return fmt.Errorf("data: %s: positive_class: %w", where, err)
+	}
+	if err := checkColumnRef("label_column", s.LabelColumn); err != nil {
+		return fmt.Errorf("data: %s: %w", where, err)
+	}
+	for _, c := range s.IgnoreColumns {
+		if c == "" {
+			return fmt.Errorf("data: %s: empty name in ignore_columns", where)
+		}
+		if err := checkColumnRef("ignore_columns", c); err != nil {
+			return fmt.Errorf("data: %s: %w", where, err)
+		}
+	}
+	s.lo, s.hi, s.impute, s.names = nil, nil, nil, nil
+	seen := make(map[string]int)
+	for i, f := range s.Features {
+		k := f.Count
+		if k == 0 {
+			k = 1
+		}
+		entry := fmt.Sprintf("features[%d]", i)
+		if f.Name != "" {
+			entry += fmt.Sprintf(" (%q)", f.Name)
+		}
+		if k < 0 || len(s.lo)+k > maxSchemaFeatures {
+			return fmt.Errorf("data: %s: %s: count %d must be ≥ 1 (and the total ≤ %d)", where, entry, f.Count, maxSchemaFeatures)
+		}
+		if f.Lo == nil || f.Hi == nil {
+			return fmt.Errorf("data: %s: %s: both \"lo\" and \"hi\" are required", where, entry)
+		}
+		lo, hi := *f.Lo, *f.Hi
+		if math.IsNaN(lo) || math.IsInf(lo, 0) || math.IsNaN(hi) || math.IsInf(hi, 0) {
+			return fmt.Errorf("data: %s: %s: bounds [%v, %v] must be finite", where, entry, lo, hi)
+		}
+		if !(lo < hi) {
+			return fmt.Errorf("data: %s: %s: lo = %v must be < hi = %v (a constant feature carries no information: drop its column with ignore_columns, or widen the range)", where, entry, lo, hi)
+		}
+		if h := hi/2 - lo/2; !(h > 0) || math.IsInf(1/h, 0) {
+			return fmt.Errorf("data: %s: %s: range [%v, %v] is too narrow to scale in float64", where, entry, lo, hi)
+		}
+		imp := lo/2 + hi/2
+		if f.Impute != nil {
+			imp = *f.Impute
+			if math.IsNaN(imp) || math.IsInf(imp, 0) {
+				return fmt.Errorf("data: %s: %s: impute value %v must be finite", where, entry, imp)
+			}
+		}
+		for c := 1; c <= k; c++ {
+			name := f.Name
+			if k > 1 && name != "" {
+				name = fmt.Sprintf("%s#%d", f.Name, c)
+			}
+			if name != "" {
+				key := strings.ToLower(name)
+				if prev, dup := seen[key]; dup {
+					return fmt.Errorf("data: %s: feature %d has the same name %q as feature %d", where, len(s.lo)+1, name, prev)
+				}
+				seen[key] = len(s.lo) + 1
+			}
+			s.lo, s.hi, s.impute = append(s.lo, lo), append(s.hi, hi), append(s.impute, imp)
+			s.names = append(s.names, name)
+		}
+	}
+	return nil
+}
+
+// D returns the number of features (after count expansion).
+func (s *Schema) D() int { return len(s.lo) }
+
+// Bounds returns copies of the per-feature lower and upper bounds.
+func (s *Schema) Bounds() (lo, hi []float64) {
+	return append([]float64(nil), s.lo...), append([]float64(nil), s.hi...)
+}
+
+// ImputeValues returns the per-feature constants for Impute "constant"
+// (--impute schema): each feature's "impute" value, or the midpoint of its
+// range, which the schema's scaling maps to 0.
+func (s *Schema) ImputeValues() []float64 { return append([]float64(nil), s.impute...) }
+
+// Apply fills the loader options that the caller left unset from the
+// schema: the positive class, the label and ignored columns, and the
+// number of features (Dim). It returns an error when the caller set one of
+// them to something else (the schema and the flags would disagree) or
+// chose a data-dependent label rule (Binarize) while the schema names the
+// positive class. Notes say what was taken from the schema.
+func (s *Schema) Apply(o *Options) ([]string, error) {
+	where := "feature bounds " + s.File
+	var notes []string
+	if s.PositiveClass != "" {
+		switch {
+		case o.Binarize != "":
+			return nil, fmt.Errorf("data: %s gives positive_class %q; --binarize %s would override it (drop one)", where, s.PositiveClass, o.Binarize)
+		case o.PositiveClasses == "":
+			o.PositiveClasses = s.PositiveClass
+			notes = append(notes, fmt.Sprintf("positive class %s from %s", s.PositiveClass, where))
+		case o.PositiveClasses != s.PositiveClass:
+			return nil, fmt.Errorf("data: --positive-classes %q disagrees with positive_class %q of %s (drop one)", o.PositiveClasses, s.PositiveClass, where)
+		}
+	}
+	if s.LabelColumn != "" {
+		switch o.LabelColumn {
+		case "":
+			o.LabelColumn = s.LabelColumn
+		case s.LabelColumn:
+		default:
+			return nil, fmt.Errorf("data: --label-column %q disagrees with label_column %q of %s (drop one)", o.LabelColumn, s.LabelColumn, where)
+		}
+	}
+	if s.IgnoreColumns != nil {
+		if o.IgnoreColumns == nil {
+			o.IgnoreColumns = append([]string(nil), s.IgnoreColumns...)
+		} else if strings.Join(o.IgnoreColumns, ",") != strings.Join(s.IgnoreColumns, ",") {
+			return nil, fmt.Errorf("data: --ignore-columns %q disagrees with ignore_columns %q of %s (drop one)", strings.Join(o.IgnoreColumns, ","), strings.Join(s.IgnoreColumns, ","), where)
+		}
+	}
+	switch o.Dim {
+	case 0:
+		o.Dim, o.DimSource = s.D(), where
+	case s.D():
+	default:
+		return nil, fmt.Errorf("data: --dim %d disagrees with the %d features of %s", o.Dim, s.D(), where)
+	}
+	if o.Impute == "schema" {
+		o.Impute, o.ImputeValues = "constant", s.ImputeValues()
+		notes = append(notes, "missing values are imputed with the per-feature constants of "+where)
+	}
+	return notes, nil
+}
+
+// Check verifies that t has the schema's features: the same number and,
+// when both name them, the same names (case-insensitively, in order).
+func (s *Schema) Check(t *Table) error {
+	where := "feature bounds " + s.File
+	if t.D != s.D() {
+		return fmt.Errorf("data: %s has %d features but %s has %d: the schema must list every feature of the file, in order", t.Source, t.D, where, s.D())
+	}
+	if t.FeatureNames == nil {
+		return nil
+	}
+	for j, n := range t.FeatureNames {
+		sn := s.names[j]
+		if sn != "" && !strings.EqualFold(strings.TrimSpace(n), sn) {
+			return fmt.Errorf("data: feature %d is %q in %s but %q in %s: is the schema for this file? (fix the order or the names)", j+1, n, t.Source, sn, where)
+		}
+	}
+	return nil
+}
+
+// Scaler returns the schema's per-record map (NewBoundsScaler).
+func (s *Schema) Scaler() *Scaler { return NewBoundsScaler(s.lo, s.hi) }
+
+// Describe summarises the schema for run notes.
+func (s *Schema) Describe() string {
+	name := s.Name
+	if name == "" {
+		name = s.File
+	}
+	return fmt.Sprintf("feature bounds %s (%s, %d features): each feature's public range [lo, hi] maps to [−1, 1] and is clipped to it, per record — no privacy spent", s.File, name, s.D())
+}

@@ -1,0 +1,300 @@
+package dp
+
+import (
+	"fmt"
+	"math"
+)
+
+// Private feature ranges: what a private run uses to scale its features
+// when no public schema gives their bounds.
+//
+// # Mechanism
+//
+// For every feature j, the records' values are counted in a public grid
+// of B = 2K + 1 bins by sign and octave (K = MaxExp − MinExp):
+//
+//	centre bin           |x| ≤ 2^MinExp
+//	positive bin k       2^(k−1) < x ≤ 2^k      (k = MinExp+1 … MaxExp; x > 2^MaxExp counts in k = MaxExp)
+//	negative bin k       −2^k ≤ x < −2^(k−1)    (mirrored)
+//
+// The d·B counts are released once, each plus independent noise: Gaussian
+// N(0, σ²) for δ > 0 (σ from AnalyticGaussianSigma), Laplace(b) for δ = 0.
+// A feature's range is then read off its noisy histogram alone
+// (post-processing): lo = lower edge of the lowest bin whose noisy count
+// exceeds the threshold τ, hi = upper edge of the highest such bin. τ is
+// set so that with probability ≥ 1 − β no empty bin of any feature exceeds
+// it (a Gaussian or Laplace tail bound with a union over d·B bins), so a
+// range is never stretched by noise alone, and values held by fewer than
+// about τ records (outliers) do not stretch it either; they are clipped
+// to the box like any value outside [lo, hi]. A feature with no bin
+// above τ gets the public fallback [−1, 1] (Found false), i.e. it is
+// left unscaled and clipped, as --scale none would.
+//
+// # Privacy (replace-one neighbours, the relation of every pairfed
+// mechanism)
+//
+// Each record adds 1 to exactly one bin per feature. Replacing one record
+// changes, per feature, at most two counts by 1 each (one down, one up):
+// ℓ2 change ≤ √2 and ℓ1 change ≤ 2 per feature, hence for the whole
+// d·B-vector Δ₂ = √(2d) and Δ₁ = 2d. The Gaussian release of a Δ₂
+// statistic with σ = AnalyticGaussianSigma(ε, δ, Δ₂′) is (ε, δ)-DP
+// ([BW18] Thm 8), and the Laplace release with b = Δ₁′/ε is ε-DP; Δ′ is
+// the sensitivity after the mechanisms' snapping to their grid g
+// (SnappedL2Sensitivity / SnappedL1Sensitivity: counts are integers and g
+// is a power of two ≤ 1 here, so the snapping is exact, but the general
+// bound is used). Everything after the release — thresholding, the
+// fallback, the scaling and clipping of each record with the released
+// bounds — is post-processing. The number of records n is not used.
+// Composition with the training mechanism that reads the scaled records is
+// adaptive basic composition (Dwork & Roth 2014, Thm 3.16): the run is
+// (ε_range + ε_train, δ_range + δ_train)-DP; SplitBudget gives the shares.
+// The discrete Gaussian's documented deviations (noise.go: ε + 2Nθ with
+// N = d·B noise coordinates, θ = 4.4e-13) add at most 1e-8 to ε for
+// d·B ≤ 10^4; Release states the release for the accountants.
+//
+// # Accuracy
+//
+// A bin is detected when its count exceeds τ + a few σ: for the Gaussian,
+// σ ≈ √(2d)·√(2 ln(1.25/δ))/ε, so the estimate needs roughly
+// n ≳ 10·√d·√(ln(1/δ))/ε records in the extreme bins. It suits large n
+// (ijcnn1: d = 22, n ≈ 40 000) and fails gracefully (fallback [−1, 1]) on
+// small ones, where a public schema is the answer (see schemas/).
+
+// RangeConfig is the request of EstimateRanges.
+type RangeConfig struct {
+	// Epsilon and Delta are the budget of the whole release (all d
+	// features together): Delta > 0 uses Gaussian noise, Delta = 0
+	// Laplace noise (pure ε-DP).
+	Epsilon, Delta float64
+	// MinExp and MaxExp delimit the octave grid (defaults −12 and 30: the
+	// centre bin holds |x| ≤ 2^−12 ≈ 2.4e-4, the top bins start at
+	// 2^29 ≈ 5.4e8).
+	MinExp, MaxExp int
+	// Beta bounds the probability that noise alone puts some empty bin
+	// above the threshold (default 0.01).
+	Beta float64
+}
+
+// Ranges is the outcome of EstimateRanges: differentially private
+// per-feature bounds and the statement of the release.
+type Ranges struct {
+	Lo, Hi []float64
+	// Found[j] is false when no bin of feature j passed the threshold and
+	// the fallback [−1, 1] was used.
+	Found []bool
+	// Mechanism is "gaussian" or "laplace"; Sigma is σ or b.
+	Mechanism string
+	Sigma     float64
+	// Threshold is τ; Bins is B per feature.
+	Threshold float64
+	Bins      int
+	// Epsilon, Delta: the guarantee of the release (the request).
+	Epsilon, Delta float64
+	// Release describes the noisy histogram for the accountants.
+	Release Release
+	// Secure is the noise source's Secure(): false for seeded noise.
+	Secure bool
+}
+
+// DefaultRangeShare is the share of a private run's ε (and δ) spent on
+// EstimateRanges when no schema gives the feature bounds: 10 %, the upper
+// end of the 5–10 % that keeps the training mechanism's noise within
+// ≈ 11 % of what the full budget would give (σ ∝ 1/ε).
+const DefaultRangeShare = 0.1
+
+// SplitBudget splits a request (ε, δ) into the range estimate's share and
+// the rest, for adaptive basic composition: (εr, δr) = share·(ε, δ) and
+// (εt, δt) = (ε − εr, δ − δr), with εr + εt ≤ ε and δr + δt ≤ δ exactly
+// in floating point (εt is rounded down if needed). share must be in
+// (0, 1).
+func SplitBudget(eps, delta, share float64) (rangeEps, rangeDelta, restEps, restDelta float64, err error) {
+	if !(eps > 0) || math.IsInf(eps, 0) {
+		return 0, 0, 0, 0, fmt.Errorf("dp: range budget: ε = %v must be finite and > 0", eps)
+	}
+	if !(delta >= 0 && delta < 1) {
+		return 0, 0, 0, 0, fmt.Errorf("dp: range budget: δ = %v must be in [0, 1)", delta)
+	}
+	if !(share > 0 && share < 1) {
+		return 0, 0, 0, 0, fmt.Errorf("dp: range budget: share %v must be in (0, 1) (e.g. 0.1 for 10 %% of ε and δ)", share)
+	}
+	rangeEps, rangeDelta = eps*share, delta*share
+	restEps, restDelta = eps-rangeEps, delta-rangeDelta
+	for restEps+rangeEps > eps {
+		restEps = math.Nextafter(restEps, 0)
+	}
+	for restDelta+rangeDelta > delta {
+		restDelta = math.Nextafter(restDelta, 0)
+	}
+	return rangeEps, rangeDelta, restEps, restDelta, nil
+}
+
+// EstimateRanges releases differentially private per-feature bounds of n
+// records of dimension d, read through rowTo(dst, i), which must return
+// the i-th record's d values (dst may be used as storage). See the file
+// comment for the mechanism, its privacy proof and its accuracy. Noise is
+// drawn from noise once, after every count is computed and checked
+// (release once). Non-finite values are an error.
+func EstimateRanges(n, d int, rowTo func(dst []float64, i int) []float64, cfg RangeConfig, noise Noise) (*Ranges, error) {
+	if n < 0 || d < 1 {
+		return nil, fmt.Errorf("dp: range estimate: n = %d, d = %d (need d ≥ 1)", n, d)
+	}
+	if !(cfg.Epsilon > 0) || math.IsInf(cfg.Epsilon, 0) {
+		return nil, fmt.Errorf("dp: range estimate: ε = %v must be finite and > 0", cfg.Epsilon)
+	}
+	if !(cfg.Delta >= 0 && cfg.Delta < 1) {
+		return nil, fmt.Errorf("dp: range estimate: δ = %v must be in [0, 1)", cfg.Delta)
+	}
+	if cfg.MinExp == 0 && cfg.MaxExp == 0 {
+		cfg.MinExp, cfg.MaxExp = -12, 30
+	}
+	if cfg.MinExp >= cfg.MaxExp || cfg.MinExp < -1000 || cfg.MaxExp > 1000 {
+		return nil, fmt.Errorf("dp: range estimate: octave grid [%d, %d] must have MinExp < MaxExp within ±1000", cfg.MinExp, cfg.MaxExp)
+	}
+	if cfg.Beta == 0 {
+		cfg.Beta = 0.01
+	}
+	if !(cfg.Beta > 0 && cfg.Beta < 1) {
+		return nil, fmt.Errorf("dp: range estimate: β = %v must be in (0, 1)", cfg.Beta)
+	}
+	K := cfg.MaxExp - cfg.MinExp
+	B := 2*K + 1
+	if d > (1<<26)/B {
+		return nil, fmt.Errorf("dp: range estimate: d = %d features × %d bins is too many noisy counts", d, B)
+	}
+	counts, err := rangeCounts(n, d, rowTo, cfg.MinExp, cfg.MaxExp)
+	if err != nil {
+		return nil, err
+	}
+	r := &Ranges{Bins: B, Epsilon: cfg.Epsilon, Delta: cfg.Delta, Secure: noise.Secure(),
+		Lo: make([]float64, d), Hi: make([]float64, d), Found: make([]bool, d)}
+	coords := d * B
+	q := cfg.Beta / float64(coords) // per-bin false-positive probability
+	if cfg.Delta > 0 {
+		l2 := math.Sqrt(2 * float64(d))
+		sigma, err := snappedGaussianSigma(cfg.Epsilon, cfg.Delta, l2, coords)
+		if err != nil {
+			return nil, fmt.Errorf("dp: range estimate: %w", err)
+		}
+		r.Mechanism, r.Sigma = "gaussian", sigma
+		// P(N(0, σ²) > τ) = q  ⇔  τ = σ·√2·erfcinv(2q).
+		r.Threshold = sigma * math.Sqrt2 * math.Erfcinv(2*q)
+		r.Release = Release{Mechanism: MechanismGaussian, Sigma: sigma,
+			Sensitivity: SnappedL2Sensitivity(l2, GaussianGranularity(sigma), coords), Label: "feature ranges"}
+		noise.AddGaussian(counts, sigma)
+	} else {
+		l1 := 2 * float64(d)
+		b := l1 / cfg.Epsilon
+		for SnappedL1Sensitivity(l1, LaplaceGranularity(b), coords)/b > cfg.Epsilon {
+			b = math.Nextafter(b, math.Inf(1))
+		}
+		r.Mechanism, r.Sigma = "laplace", b
+		// P(Laplace(b) > τ) = e^(−τ/b)/2 = q  ⇔  τ = b·ln(1/(2q)).
+		r.Threshold = b * math.Log(1/(2*q))
+		r.Release = Release{Mechanism: MechanismLaplace, Scale: b,
+			Sensitivity: SnappedL1Sensitivity(l1, LaplaceGranularity(b), coords), Label: "feature ranges"}
+		noise.AddLaplace(counts, b)
+	}
+	// Post-processing of the noisy counts only.
+	for j := 0; j < d; j++ {
+		h := counts[j*B : (j+1)*B]
+		first, last := -1, -1
+		for k, c := range h {
+			if c > r.Threshold {
+				if first < 0 {
+					first = k
+				}
+				last = k
+			}
+		}
+		if first < 0 {
+			r.Lo[j], r.Hi[j] = -1, 1
+			continue
+		}
+		r.Found[j] = true
+		r.Lo[j], _ = rangeEdges(first, cfg.MinExp, cfg.MaxExp)
+		_, r.Hi[j] = rangeEdges(last, cfg.MinExp, cfg.MaxExp)
+	}
+	return r, nil
+}
+
+// rangeCounts returns the d·B bin counts (feature-major) that
+// EstimateRanges releases: each record adds 1 to one bin per feature.
+func rangeCounts(n, d int, rowTo func(dst []float64, i int) []float64, minExp, maxExp int) ([]float64, error) {
+	B := 2*(maxExp-minExp) + 1
+	counts := make([]float64, d*B)
+	row := make([]float64, d)
+	for i := 0; i < n; i++ {
+		x := rowTo(row, i)
+		if len(x) != d {
+			return nil, fmt.Errorf("dp: range estimate: record %d has %d values, want %d", i, len(x), d)
+		}
+		for j, v := range x {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("dp: range estimate: record %d, feature %d: value %v is not finite", i, j+1, v)
+			}
+			counts[j*B+rangeBin(v, minExp, maxExp)]++
+		}
+	}
+	return counts, nil
+}
+
+// snappedGaussianSigma returns the smallest σ (up to AnalyticGaussianSigma's
+// rounding) that is (ε, δ)-DP for the sensitivity l2 after snapping to σ's
+// own grid over coords coordinates.
+func snappedGaussianSigma(eps, delta, l2 float64, coords int) (float64, error) {
+	sigma, err := AnalyticGaussianSigma(eps, delta, l2)
+	if err != nil {
+		return 0, err
+	}
+	for i := 0; i < 8; i++ {
+		need := SnappedL2Sensitivity(l2, GaussianGranularity(sigma), coords)
+		s, err := AnalyticGaussianSigma(eps, delta, need)
+		if err != nil {
+			return 0, err
+		}
+		if s <= sigma {
+			return sigma, nil
+		}
+		sigma = s
+	}
+	return 0, fmt.Errorf("σ calibration did not settle for ε = %v, δ = %v", eps, delta)
+}
+
+// rangeBin returns the bin of v in the layout of EstimateRanges: bins
+// 0 … K−1 are negative octaves from −2^MaxExp up, K is the centre bin and
+// K+1 … 2K the positive octaves up to 2^MaxExp (bins sorted by value).
+func rangeBin(v float64, minExp, maxExp int) int {
+	K := maxExp - minExp
+	a := math.Abs(v)
+	if a <= math.Ldexp(1, minExp) {
+		return K
+	}
+	// Smallest k with a ≤ 2^k: a = f·2^e with f ∈ [½, 1), so k = e unless
+	// f = ½ exactly (a = 2^(e−1)).
+	f, e := math.Frexp(a)
+	k := e
+	if f == 0.5 {
+		k = e - 1
+	}
+	k = min(k, maxExp) // above 2^MaxExp: the top bin
+	off := k - minExp  // 1 … K
+	if v > 0 {
+		return K + off
+	}
+	return K - off
+}
+
+// rangeEdges returns the lower and upper edges of bin b.
+func rangeEdges(b, minExp, maxExp int) (lo, hi float64) {
+	K := maxExp - minExp
+	switch {
+	case b == K:
+		return -math.Ldexp(1, minExp), math.Ldexp(1, minExp)
+	case b > K:
+		k := minExp + (b - K)
+		return math.Ldexp(1, k-1), math.Ldexp(1, k)
+	default:
+		k := minExp + (K - b)
+		return -math.Ldexp(1, k), -math.Ldexp(1, k-1)
+	}
+}
