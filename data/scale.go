@@ -19,6 +19,24 @@ type Scaler struct {
 	Scale []float64
 	// Box clips every scaled coordinate to [−1, 1] (kind "bounds").
 	Box bool
+	// Post, when not 0, multiplies every coordinate after the box clip
+	// (kind "bounds"; see Divide).
+	Post float64
+}
+
+// Divide returns a copy of a "bounds" scaler that also multiplies every
+// coordinate by R/√d after the box clip, so that ‖x'‖₂ ≤ √d·R/√d = R holds
+// by construction: the map stays linear on the box (no record is shrunk
+// more than another by the ℓ2 clipping that follows, which then only
+// absorbs floating-point rounding), at the price of records whose norm
+// is typically well below R.
+func (s *Scaler) Divide(R float64) *Scaler {
+	if s.Kind != "bounds" || !(R > 0) || math.IsInf(R, 0) {
+		panic(fmt.Sprintf("data: Scaler.Divide: kind %q, R = %v (want a bounds scaler and a finite R > 0)", s.Kind, R))
+	}
+	c := *s
+	c.Post = R / math.Sqrt(float64(len(s.Scale)))
+	return &c
 }
 
 // NewBoundsScaler returns the per-record map of public feature ranges:
@@ -172,6 +190,11 @@ func (s *Scaler) Apply(ds *pairwise.Dataset) *pairwise.Dataset {
 		if s.Box {
 			for j, v := range row {
 				row[j] = max(-1, min(1, v))
+			}
+		}
+		if s.Post != 0 {
+			for j := range row {
+				row[j] *= s.Post
 			}
 		}
 	}

@@ -78,22 +78,24 @@ type RangeConfig struct {
 // Ranges is the outcome of EstimateRanges: differentially private
 // per-feature bounds and the statement of the release.
 type Ranges struct {
-	Lo, Hi []float64
+	Lo []float64 `json:"lo"`
+	Hi []float64 `json:"hi"`
 	// Found[j] is false when no bin of feature j passed the threshold and
 	// the fallback [−1, 1] was used.
-	Found []bool
+	Found []bool `json:"found"`
 	// Mechanism is "gaussian" or "laplace"; Sigma is σ or b.
-	Mechanism string
-	Sigma     float64
+	Mechanism string  `json:"mechanism"`
+	Sigma     float64 `json:"sigma"`
 	// Threshold is τ; Bins is B per feature.
-	Threshold float64
-	Bins      int
+	Threshold float64 `json:"threshold"`
+	Bins      int     `json:"bins"`
 	// Epsilon, Delta: the guarantee of the release (the request).
-	Epsilon, Delta float64
+	Epsilon float64 `json:"epsilon"`
+	Delta   float64 `json:"delta"`
 	// Release describes the noisy histogram for the accountants.
-	Release Release
+	Release Release `json:"release"`
 	// Secure is the noise source's Secure(): false for seeded noise.
-	Secure bool
+	Secure bool `json:"secure"`
 }
 
 // DefaultRangeShare is the share of a private run's ε (and δ) spent on

@@ -17,6 +17,11 @@ type Privacy struct {
 	// advanced composition; disjoint releases in parallel) at
 	// δ − failure_delta. Nil when the run has no noisy release.
 	Accounting *dp.Report `json:"accounting,omitempty"`
+	// Preprocessing is the data preparation's part of the statement:
+	// scaling, the DP feature-range release if any (its own entry, not
+	// in Accounting, which covers the algorithm's releases), the total
+	// (ε, δ), and why the run is not private end to end if it is not.
+	Preprocessing *Preprocessing `json:"preprocessing,omitempty"`
 }
 
 // account composes the releases of a private run. The sensitivities are the

@@ -20,7 +20,7 @@ func dataFlags() []cli.Flag {
 		&cli.StringFlag{Name: "ignore-columns", Action: check, Usage: "comma-separated CSV/ARFF columns that are not features (e.g. an ID column)"},
 		&cli.StringFlag{Name: "positive-classes", Action: check, Usage: "labels that become the positive class: list and ranges, e.g. M or 1-13 or 2,4-6"},
 		&cli.StringFlag{Name: "binarize", Action: check, Usage: "multiclass to binary: halves (lower half of the sorted labels vs the upper half)"},
-		&cli.StringFlag{Name: "impute", Value: "error", Action: check, Usage: "missing values (? or empty): error, mean or drop"},
+		&cli.StringFlag{Name: "impute", Value: "error", Action: check, Usage: "missing values (? or empty): error, constant:V (public), schema (the --feature-bounds constants, public), mean or drop (both data-dependent: a private run is then reported private: false)"},
 		&cli.IntFlag{Name: "dim", Action: func(c *cli.Context, _ int) error { return checkDataOptions(c) }, Usage: "declare the number of features (LIBSVM files whose last columns never occur)"},
 		&cli.StringFlag{Name: "representation", Value: "auto", Action: check, Usage: "in-memory representation: auto, dense or sparse"},
 		&cli.StringFlag{Name: "max-memory", Action: check, Usage: "memory budget of one data file (e.g. 512MiB, 8GiB): records, parsing and 16 vectors per feature, and its text after decompression (default: a quarter of the physical memory, at most 4 GiB)"},
@@ -52,6 +52,9 @@ func checkDataOptions(c *cli.Context) error {
 		}
 	}
 	opt := dataOptions(c)
+	if opt.Impute == "schema" && c.String("feature-bounds") != "" {
+		opt.Impute = "" // resolved from the schema when it is loaded
+	}
 	if err := opt.Validate(); err != nil {
 		return usageError{err}
 	}
@@ -122,9 +125,38 @@ func checkMetricSize(task string, opt data.Options, d int) error {
 	return data.CheckMatrixDim(d, opt.MaxMemory)
 }
 
+// featureBoundsFlag is --feature-bounds, for the commands that prepare
+// training data (train, simulate, worker).
+func featureBoundsFlag() cli.Flag {
+	return &cli.StringFlag{Name: "feature-bounds", Usage: "public feature-bounds schema (JSON; see schemas/README.md): each feature's range [lo, hi] maps to [-1, 1] per record, so a private run keeps its guarantee at no privacy cost; it may also give the positive class, label/ignored columns and the constants of --impute schema"}
+}
+
+// loadSchema reads --feature-bounds (nil when unset) and fills the loader
+// options it determines; the notes say what it set.
+func loadSchema(c *cli.Context, opt *data.Options) (*data.Schema, []string, error) {
+	p := c.String("feature-bounds")
+	if p == "" {
+		return nil, nil, nil
+	}
+	s, err := data.LoadSchema(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	notes, err := s.Apply(opt)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	return s, notes, nil
+}
+
 // loadTrainTest loads --data and, when given, --test with the same options,
-// and checks that their dimensions agree.
+// and checks that their dimensions agree and, with a schema, that both
+// have its features.
 func loadTrainTest(c *cli.Context, opt data.Options) (train, test *data.Table, err error) {
+	return loadTrainTestSchema(c, opt, nil)
+}
+
+func loadTrainTestSchema(c *cli.Context, opt data.Options, schema *data.Schema) (train, test *data.Table, err error) {
 	if train, err = data.Load(c.String("data"), opt); err != nil {
 		return nil, nil, err
 	}
@@ -134,6 +166,16 @@ func loadTrainTest(c *cli.Context, opt data.Options) (train, test *data.Table, e
 		}
 		if err := data.Align(train, test); err != nil {
 			return nil, nil, err
+		}
+	}
+	if schema != nil {
+		for _, t := range []*data.Table{train, test} {
+			if t == nil {
+				continue
+			}
+			if err := schema.Check(t); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
 	return train, test, nil

@@ -32,7 +32,10 @@ func trainCommand() *cli.Command {
 		&cli.IntFlag{Name: "runs", Value: 1, Usage: "repetitions"},
 		&cli.IntFlag{Name: "train-size", Usage: "subsample each training split to n records (0: all)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed (splits, sampling)"},
-		&cli.StringFlag{Name: "scale", Usage: "feature scaling fitted on the training split: none, minmax ([-1,1]) or standard (default: minmax; none for private algorithms, since a scaler fitted on private records is not covered by DP)"},
+		&cli.StringFlag{Name: "scale", Usage: "feature scaling: bounds (the --feature-bounds schema, per record), private (feature ranges estimated under DP from --range-share of the budget), none (raw values, clipped), or minmax/standard (fitted on the training split: a private run is then NOT private end to end). Default: bounds with a schema, else private for private algorithms, else minmax"},
+		featureBoundsFlag(),
+		&cli.StringFlag{Name: "bounds-norm", Usage: "with --scale bounds or private: divide (default: records mapped to the [-1,1] box are multiplied by R/√d, so ‖x‖ ≤ R by construction and the map stays linear) or clip (clipped to ‖x‖ ≤ R instead)"},
+		&cli.Float64Flag{Name: "range-share", Usage: "--scale private: share of ε and δ spent on the DP feature ranges (default 0.1); the algorithm runs at the rest"},
 		&cli.StringFlag{Name: "protocol", Value: "validation", Usage: "validation (honest: select on a split of the training data) or paper ([Y21a]'s code: selects on test folds)"},
 		&cli.Float64Flag{Name: "epsilon", Usage: "privacy budget ε of a private algorithm (record-level (ε, δ)-DP)"},
 		&cli.Float64Flag{Name: "delta", Usage: "δ of a private algorithm (default 1/n_train; 0 = pure ε-DP where the paper has a Laplace variant)"},
@@ -71,17 +74,24 @@ func runTrain(c *cli.Context) error {
 		Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), DeltaSet: c.IsSet("delta"),
 		NoiseSeed: c.Uint64("noise-seed"), Seeded: c.IsSet("noise-seed"), NoiseScale: c.Float64("noise-scale"),
 		Calibration: pairwise.Calibration(c.String("calibration")),
+		RangeShare:  c.Float64("range-share"), BoundsNorm: c.String("bounds-norm"),
 	}
+	schema, schemaNotes, err := loadSchema(c, &opt)
+	if err != nil {
+		return err
+	}
+	spec.Bounds = schema
 	if c.Int("runs") < 1 {
 		return usageError{fmt.Errorf("train: --runs %d must be ≥ 1", c.Int("runs"))}
 	}
 	if err := spec.Validate(); err != nil {
 		return usageError{err}
 	}
-	train, test, err := loadTrainTest(c, opt)
+	train, test, err := loadTrainTestSchema(c, opt, schema)
 	if err != nil {
 		return err
 	}
+	train.Notes = append(schemaNotes, train.Notes...)
 	if err := checkMetricSize(c.String("task"), opt, train.D); err != nil {
 		return err
 	}
@@ -131,6 +141,9 @@ func printReport(w io.Writer, r *experiment.Report) {
 		fmt.Fprintf(w, "         %s; %s\n", p.Formula, p.Accountant)
 		fmt.Fprintf(w, "         calibration %s: certified (ε, δ) = (%.6g, %.3g) by the exact accountant (requested (%g, %.3g)); the paper's σ %s\n",
 			p.Calibration, p.CertifiedEpsilon, p.CertifiedDelta, p.Epsilon, p.Delta, fmtSigmas(p.PaperSigmas))
+		if pre := p.Preprocessing; pre != nil && pre.Ranges != nil {
+			fmt.Fprintf(w, "         + feature ranges: %s noise, (ε, δ) = (%.4g, %.3g); whole run (%.4g, %.3g)\n", pre.Ranges.Mechanism, pre.Ranges.Epsilon, pre.Ranges.Delta, pre.TotalEpsilon, pre.TotalDelta)
+		}
 		if a := r.Privacy.Accounting; a != nil {
 			var parts []string
 			for _, m := range a.Methods {

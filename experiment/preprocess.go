@@ -1,0 +1,118 @@
+package experiment
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/pairwise"
+)
+
+// Preprocessing is the privacy statement of a private run's data
+// preparation: how the features were scaled, what that cost, the total
+// guarantee of ranges plus training, and why the run is not private end to
+// end if it is not.
+type Preprocessing struct {
+	// Scale is the scaling used (Spec.Scale).
+	Scale string `json:"scale"`
+	// Ranges is the differentially private release of the feature ranges
+	// (Scale "private"); nil otherwise.
+	Ranges *dp.Ranges `json:"ranges,omitempty"`
+	// TrainEpsilon and TrainDelta are what the training algorithm was
+	// given: the request minus the ranges' share.
+	TrainEpsilon float64 `json:"train_epsilon"`
+	TrainDelta   float64 `json:"train_delta"`
+	// TotalEpsilon and TotalDelta are the guarantee of the whole run by
+	// adaptive basic composition of the ranges and the training
+	// mechanism's stated (ε, δ).
+	TotalEpsilon float64 `json:"total_epsilon"`
+	TotalDelta   float64 `json:"total_delta"`
+	// Private is true when every step before training is per-record with
+	// public or DP-charged parameters (secure noise for the ranges).
+	Private bool `json:"private"`
+	// Reasons lists what makes the preparation data-dependent.
+	Reasons []string `json:"reasons,omitempty"`
+	// Note describes the preparation for the run's notes.
+	Note string `json:"note"`
+}
+
+// privateRanges estimates the feature ranges of train under DP from
+// spec.RangeShare of the request, records the release and the remaining
+// budget in pre, and returns the per-record map of the released ranges.
+func privateRanges(spec Spec, train *pairwise.Dataset, rng *rand.Rand, pre *Preprocessing) (*data.Scaler, error) {
+	share := spec.RangeShare
+	if share == 0 {
+		share = dp.DefaultRangeShare
+	}
+	// Refuse before spending anything: the map densifies.
+	if train.IsSparse() && train.D > 1000 {
+		return nil, fmt.Errorf("experiment: --scale private on sparse data with d=%d > 1000 would densify it; use --scale none or a --feature-bounds schema", train.D)
+	}
+	re, rd, te, td, err := dp.SplitBudget(spec.Epsilon, requestDelta(spec, train.N), share)
+	if err != nil {
+		return nil, fmt.Errorf("experiment: %w", err)
+	}
+	var noise dp.Noise
+	if spec.Seeded {
+		noise = dp.NewSeededNoise(spec.NoiseSeed ^ rng.Uint64() ^ 0x72616e676573) // "ranges"
+	} else {
+		noise = dp.NewSecureNoise()
+	}
+	if spec.NoiseScale != 0 && spec.NoiseScale != 1 {
+		noise = dp.ScaleNoise(noise, spec.NoiseScale)
+	}
+	r, err := dp.EstimateRanges(train.N, train.D, train.DenseRowTo, dp.RangeConfig{Epsilon: re, Delta: rd}, noise)
+	if err != nil {
+		return nil, fmt.Errorf("experiment: %w", err)
+	}
+	pre.Ranges, pre.TrainEpsilon, pre.TrainDelta = r, te, td
+	return data.NewBoundsScaler(r.Lo, r.Hi), nil
+}
+
+// finish completes the statement once the algorithm has reported its
+// guarantee p; dataDependent are the loader's data-dependent decisions
+// (data.Table.DataDependent).
+func (pre *Preprocessing) finish(spec Spec, p *pairwise.PrivacyReport, dataDependent []string) {
+	if pre.Ranges == nil {
+		pre.TrainEpsilon, pre.TrainDelta = p.Epsilon, p.Delta
+	}
+	pre.TotalEpsilon, pre.TotalDelta = pre.TrainEpsilon, pre.TrainDelta
+	pre.Reasons = append([]string(nil), dataDependent...)
+	switch spec.Scale {
+	case "bounds":
+		pre.Note = spec.Bounds.Describe()
+	case "none":
+		pre.Note = "--scale none: raw features, only clipped per record to ‖x‖ ≤ R (no privacy spent; usually poor utility unless the features are already on a common scale — give --feature-bounds)"
+	case "private":
+		r := pre.Ranges
+		pre.TotalEpsilon, pre.TotalDelta = r.Epsilon+pre.TrainEpsilon, r.Delta+pre.TrainDelta
+		var fallback []string
+		for j, ok := range r.Found {
+			if !ok {
+				fallback = append(fallback, fmt.Sprint(j+1))
+			}
+		}
+		pre.Note = fmt.Sprintf("feature ranges estimated under DP (%s noise on a %d-bin octave histogram per feature, σ = %.4g, threshold %.4g) at (ε, δ) = (%.4g, %.3g); the algorithm ran at (%.4g, %.3g); total (%.4g, %.3g) by basic composition",
+			r.Mechanism, r.Bins, r.Sigma, r.Threshold, r.Epsilon, r.Delta, pre.TrainEpsilon, pre.TrainDelta, pre.TotalEpsilon, pre.TotalDelta)
+		if len(fallback) > 0 {
+			pre.Note += fmt.Sprintf("; %d of %d features had too few records for the budget and kept the fallback range [−1, 1] (features %s): a public --feature-bounds schema would do better", len(fallback), len(r.Found), abbreviate(fallback, 12))
+		}
+		if !r.Secure {
+			pre.Reasons = append(pre.Reasons, "the feature ranges were released with seeded (or rescaled) noise")
+		}
+	default: // minmax, standard
+		pre.Reasons = append(pre.Reasons, fmt.Sprintf("--scale %s is fitted on the private training records (one record can move every scaled record); the mechanism's guarantee holds for the scaled data only — use --feature-bounds FILE (public ranges) or --scale private (ranges under DP)", spec.Scale))
+		pre.Note = fmt.Sprintf("--scale %s fitted on each training split", spec.Scale)
+	}
+	pre.Private = len(pre.Reasons) == 0
+}
+
+// abbreviate joins at most k items.
+func abbreviate(items []string, k int) string {
+	if len(items) <= k {
+		return strings.Join(items, ",")
+	}
+	return strings.Join(items[:k], ",") + fmt.Sprintf(",… (%d more)", len(items)-k)
+}
