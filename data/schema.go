@@ -292,5 +292,5 @@ func (s *Schema) Describe() string {
 	if name == "" {
 		name = s.File
 	}
-	return fmt.Sprintf("feature bounds %s (%s, %d features): each feature's public range [lo, hi] maps to [−1, 1] and is clipped to it, per record — no privacy spent", s.File, name, s.D())
+	return fmt.Sprintf("feature bounds %s (%s, %d features): each feature's public range [lo, hi] maps to [−1, 1] and is clipped to it, per record (no privacy spent)", s.File, name, s.D())
 }

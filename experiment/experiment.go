@@ -433,7 +433,7 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			rep.Notes = append(rep.Notes, "NOT private end to end: "+r)
 		}
 	} else if spec.Scale == "bounds" {
-		rep.Notes = append(rep.Notes, spec.Bounds.Describe())
+		rep.Notes = append(rep.Notes, spec.Bounds.Describe()+normNote(spec))
 	}
 	return rep, nil
 }

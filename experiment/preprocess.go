@@ -82,7 +82,7 @@ func (pre *Preprocessing) finish(spec Spec, p *pairwise.PrivacyReport, dataDepen
 	pre.Reasons = append([]string(nil), dataDependent...)
 	switch spec.Scale {
 	case "bounds":
-		pre.Note = spec.Bounds.Describe()
+		pre.Note = spec.Bounds.Describe() + normNote(spec)
 	case "none":
 		pre.Note = "--scale none: raw features, only clipped per record to ‖x‖ ≤ R (no privacy spent; usually poor utility unless the features are already on a common scale — give --feature-bounds)"
 	case "private":
@@ -94,8 +94,8 @@ func (pre *Preprocessing) finish(spec Spec, p *pairwise.PrivacyReport, dataDepen
 				fallback = append(fallback, fmt.Sprint(j+1))
 			}
 		}
-		pre.Note = fmt.Sprintf("feature ranges estimated under DP (%s noise on a %d-bin octave histogram per feature, σ = %.4g, threshold %.4g) at (ε, δ) = (%.4g, %.3g); the algorithm ran at (%.4g, %.3g); total (%.4g, %.3g) by basic composition",
-			r.Mechanism, r.Bins, r.Sigma, r.Threshold, r.Epsilon, r.Delta, pre.TrainEpsilon, pre.TrainDelta, pre.TotalEpsilon, pre.TotalDelta)
+		pre.Note = fmt.Sprintf("feature ranges estimated under DP (%s noise on a %d-bin octave histogram per feature, σ = %.4g, threshold %.4g) at (ε, δ) = (%.4g, %.3g) and mapped to [−1, 1] per record%s; the algorithm ran at (%.4g, %.3g); total (%.4g, %.3g) by basic composition",
+			r.Mechanism, r.Bins, r.Sigma, r.Threshold, r.Epsilon, r.Delta, normNote(spec), pre.TrainEpsilon, pre.TrainDelta, pre.TotalEpsilon, pre.TotalDelta)
 		if len(fallback) > 0 {
 			pre.Note += fmt.Sprintf("; %d of %d features had too few records for the budget and kept the fallback range [−1, 1] (features %s): a public --feature-bounds schema would do better", len(fallback), len(r.Found), abbreviate(fallback, 12))
 		}
@@ -107,6 +107,17 @@ func (pre *Preprocessing) finish(spec Spec, p *pairwise.PrivacyReport, dataDepen
 		pre.Note = fmt.Sprintf("--scale %s fitted on each training split", spec.Scale)
 	}
 	pre.Private = len(pre.Reasons) == 0
+}
+
+// normNote says how bounds-scaled records meet ‖x‖ ≤ R.
+func normNote(spec Spec) string {
+	switch {
+	case spec.FeatureRadius == 0:
+		return "; no norm clipping (R = 0)"
+	case spec.BoundsNorm == "divide":
+		return fmt.Sprintf("; then multiplied by R/√d so that ‖x‖ ≤ R = %g (--bounds-norm divide)", spec.FeatureRadius)
+	}
+	return fmt.Sprintf("; then clipped to ‖x‖ ≤ R = %g (--bounds-norm clip)", spec.FeatureRadius)
 }
 
 // abbreviate joins at most k items.

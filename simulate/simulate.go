@@ -33,9 +33,20 @@ type Spec struct {
 	Partition string
 	// Job is the coordinator's job (algorithm, loss, η, B, R, ε, δ, rounds).
 	Job coordinator.JobConfig
-	// Scale is the per-site feature scaling ("minmax", "standard",
-	// "none"; default minmax), fitted by every site on its own records.
+	// Scale is the per-site feature scaling: "bounds" (the public ranges
+	// of Bounds mapped to [−1, 1], per record, the same map at every
+	// site; default when Bounds is set), "none" (raw values clipped to R;
+	// default for private jobs without Bounds), or "minmax"/"standard"
+	// (fitted by every site on its own records: data-dependent, so a
+	// private job using them is reported private: false; default minmax
+	// for non-private jobs).
 	Scale string
+	// Bounds is a public feature-bounds schema every site applies.
+	Bounds *data.Schema
+	// DataDependent lists data-dependent loading decisions
+	// (data.Table.DataDependent): a private job on such data is reported
+	// private: false with these reasons.
+	DataDependent []string
 	// TestFraction is the stratified test share when no test table is
 	// given (default 0.2).
 	TestFraction float64
@@ -81,10 +92,26 @@ func (s *Spec) Validate() error {
 	if s.Scale == "" {
 		// Private jobs default to per-record preprocessing only: scaling
 		// fitted on a site's records is not covered by the guarantee.
-		s.Scale = "minmax"
-		if fedalgo.Private(s.Job.Algo) {
+		switch {
+		case s.Bounds != nil:
+			s.Scale = "bounds"
+		case fedalgo.Private(s.Job.Algo):
 			s.Scale = "none"
+		default:
+			s.Scale = "minmax"
 		}
+	}
+	switch s.Scale {
+	case "none", "minmax", "standard":
+		if s.Bounds != nil {
+			return fmt.Errorf("simulate: a feature-bounds schema is given but --scale is %s: drop one (the schema implies --scale bounds)", s.Scale)
+		}
+	case "bounds":
+		if s.Bounds == nil {
+			return fmt.Errorf("simulate: --scale bounds needs a feature-bounds schema (--feature-bounds FILE)")
+		}
+	default:
+		return fmt.Errorf("simulate: unknown scaling %q (want bounds, none, minmax or standard)", s.Scale)
 	}
 	if s.TestFraction == 0 {
 		s.TestFraction = 0.2
@@ -246,9 +273,10 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			rep.Privacy = out.Privacy
 			// Scaling fitted on a site's records makes every scaled record
 			// depend on the others, which the sensitivity analysis does
-			// not allow: only per-record preprocessing (--scale none and
-			// clipping) keeps the guarantee.
-			rep.Private = spec.Scale == "none"
+			// not allow: only per-record preprocessing with public
+			// parameters (--scale bounds or none, clipping) keeps the
+			// guarantee, and so does no data-dependent loading.
+			rep.Private = spec.PublicPreprocessing()
 			for _, p := range out.Privacy {
 				rep.Private = rep.Private && p.Secure
 			}
@@ -263,11 +291,17 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 	} else {
 		rep.AUC = experiment.Summarize(aucs)
 	}
-	rep.Notes = append(rep.Notes,
-		fmt.Sprintf("each site fits %s scaling on its own training records and clips them to ‖x‖ ≤ %g; the test split is scaled with the pooled training split's scaler (an evaluator outside the federation: simulation only)", spec.Scale, spec.Job.FeatureRadius))
+	if spec.Scale == "bounds" {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("every site and the evaluator apply the public %s, then multiply by R/√d so that ‖x‖ ≤ R = %g", spec.Bounds.Describe(), spec.Job.FeatureRadius))
+	} else {
+		rep.Notes = append(rep.Notes,
+			fmt.Sprintf("each site fits %s scaling on its own training records and clips them to ‖x‖ ≤ %g; the test split is scaled with the pooled training split's scaler (an evaluator outside the federation: simulation only)", spec.Scale, spec.Job.FeatureRadius))
+	}
 	if private {
-		rep.Notes = append(rep.Notes, fedalgo.PrivacyNote(&spec.Job),
-			"scaling fitted on a site's own records is data-dependent preprocessing the DP guarantee does not cover, so such runs are reported private: false; use --scale none (per-record clipping only) for a private run")
+		rep.Notes = append(rep.Notes, fedalgo.PrivacyNote(&spec.Job))
+		for _, r := range spec.NotPrivateReasons() {
+			rep.Notes = append(rep.Notes, "NOT private end to end: "+r)
+		}
 		if spec.Seeded {
 			rep.Notes = append(rep.Notes, "seeded noise and sampling: reproducible, NOT private")
 		}
@@ -306,7 +340,7 @@ func Prepare(spec Spec, tr, te *pairwise.Dataset, rng *rand.Rand) ([]Site, *pair
 		R = 1
 	}
 	prep := func(fit, apply *pairwise.Dataset) (*pairwise.Dataset, error) {
-		sc, err := data.FitScaler(spec.Scale, fit)
+		sc, err := spec.scaler(fit)
 		if err != nil {
 			return nil, err
 		}
@@ -337,12 +371,43 @@ func PrepPooled(spec Spec, tr *pairwise.Dataset) (*pairwise.Dataset, error) {
 	if R == 0 {
 		R = 1
 	}
-	sc, err := data.FitScaler(spec.Scale, tr)
+	sc, err := spec.scaler(tr)
 	if err != nil {
 		return nil, err
 	}
 	out, _, err := data.Clip(sc.Apply(tr), R)
 	return out, err
+}
+
+// scaler returns the map a site applies to its records: the schema's
+// public per-record map (Scale "bounds"), or spec.Scale fitted on fit.
+func (s Spec) scaler(fit *pairwise.Dataset) (*data.Scaler, error) {
+	if s.Scale == "bounds" {
+		// As `pairfed train`'s default (--bounds-norm divide): the box
+		// times R/√d, so ‖x‖ ≤ R holds by construction.
+		R := s.Job.FeatureRadius
+		if R == 0 {
+			R = 1
+		}
+		sc := s.Bounds.Scaler().Divide(R)
+		return sc, sc.CheckApply(fit)
+	}
+	return data.FitScaler(s.Scale, fit)
+}
+
+// PublicPreprocessing reports whether every site prepares each record
+// from itself and public parameters only (NotPrivateReasons is empty).
+func (s Spec) PublicPreprocessing() bool { return len(s.NotPrivateReasons()) == 0 }
+
+// NotPrivateReasons lists what makes a private job on this spec not
+// private end to end: scaling fitted on a site's records, and the
+// data-dependent loading decisions of s.DataDependent.
+func (s Spec) NotPrivateReasons() []string {
+	var r []string
+	if s.Scale != "none" && s.Scale != "bounds" {
+		r = append(r, fmt.Sprintf("--scale %s is fitted on each site's own records (one record can move every scaled record of its site), which the DP guarantee does not cover; use --feature-bounds FILE (public ranges) or --scale none", s.Scale))
+	}
+	return append(r, s.DataDependent...)
 }
 
 // FederationConfig is one federated job over a transport.

@@ -303,7 +303,8 @@ func workerCommand() *cli.Command {
 		&cli.StringFlag{Name: "state", Required: true, Usage: "state directory: the privacy ledger DIR/ledger.jsonl (write-ahead, reloaded on restart)"},
 		&cli.Float64Flag{Name: "budget-epsilon", Usage: "total record-level ε this site may spend over all jobs (sum over jobs); unset: no limit"},
 		&cli.Float64Flag{Name: "budget-delta", Usage: "total δ this site may spend over all jobs; unset: no limit"},
-		&cli.StringFlag{Name: "scale", Value: "minmax", Usage: "scaling fitted on this site's records: none, minmax or standard (the DP guarantee covers per-record preprocessing only: use none for private jobs)"},
+		&cli.StringFlag{Name: "scale", Value: "minmax", Usage: "scaling of this site's records: bounds (the --feature-bounds schema, per record: keeps private jobs private; default when a schema is given), none, or minmax/standard fitted on this site's records (its private jobs are then NOT private)"},
+		featureBoundsFlag(),
 		&cli.Float64Flag{Name: "radius", Value: 1, Usage: "per-record clipping radius R after scaling"},
 		&cli.DurationFlag{Name: "heartbeat", Value: 500 * time.Millisecond, Usage: "interval of heartbeats (and of Joins between jobs)"},
 		&cli.DurationFlag{Name: "job-timeout", Value: 2 * time.Minute, Usage: "give up on a job after this long without word from the coordinator"},
@@ -346,13 +347,41 @@ func runWorker(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	table, err := data.Load(c.String("data"), dataOptions(c))
+	opt := dataOptions(c)
+	schema, schemaNotes, err := loadSchema(c, &opt)
 	if err != nil {
 		return err
 	}
-	sc, err := data.FitScaler(c.String("scale"), table.Dataset)
+	scale := c.String("scale")
+	if schema != nil && !c.IsSet("scale") {
+		scale = "bounds"
+	}
+	if (scale == "bounds") != (schema != nil) {
+		return usageError{fmt.Errorf("worker: --scale bounds goes with --feature-bounds FILE (got --scale %s%s)", scale, map[bool]string{true: " and a schema", false: " without a schema"}[schema != nil])}
+	}
+	table, err := data.Load(c.String("data"), opt)
 	if err != nil {
+		return err
+	}
+	var sc *data.Scaler
+	if schema != nil {
+		if err := schema.Check(table); err != nil {
+			return err
+		}
+		// Every site applies the same public map (the box times R/√d, as
+		// `pairfed train` and `simulate` do), so ‖x‖ ≤ R by construction.
+		sc = schema.Scaler()
+		if R := c.Float64("radius"); R > 0 {
+			sc = sc.Divide(R)
+		}
+		if err := sc.CheckApply(table.Dataset); err != nil {
+			return usageError{err}
+		}
+	} else if sc, err = data.FitScaler(scale, table.Dataset); err != nil {
 		return usageError{err}
+	}
+	for _, n := range append(schemaNotes, table.Notes...) {
+		logf("worker %s: %s", site, n)
 	}
 	ds := sc.Apply(table.Dataset)
 	if R := c.Float64("radius"); R > 0 {
@@ -420,7 +449,7 @@ func runWorker(c *cli.Context) error {
 	}
 	every := ticks(c.Duration("heartbeat"), tick)
 	cfg := worker.ServiceConfig{
-		Worker: worker.Config{Federation: c.String("federation"), Site: site, Instance: randomToken("i-"), Data: ds, Noise: siteNoise(c.String("scale")),
+		Worker: worker.Config{Federation: c.String("federation"), Site: site, Instance: randomToken("i-"), Data: ds, Noise: siteNoise(scale, table.DataDependent),
 			Rand: rand.New(rand.NewChaCha8(key)), JoinEvery: every, HeartbeatEvery: every, Store: ledger, Jobs: jobStates, Logf: logf},
 		Ledger: releases, Jobs: saved, JobTimeout: ticks(c.Duration("job-timeout"), tick),
 	}
@@ -685,11 +714,17 @@ func printSubmit(w io.Writer, r *submitReport) {
 
 // siteNoise is the worker's noise source: secure, but labelled not private
 // when the site's scaling is fitted on its own records (one record can then
-// move every scaled record, which the DP analysis does not cover).
-func siteNoise(scale string) pairwise.Noise {
+// move every scaled record, which the DP analysis does not cover) or its
+// loading made data-dependent decisions (data.Table.DataDependent).
+func siteNoise(scale string, dataDependent []string) pairwise.Noise {
 	n := dp.NewSecureNoise()
-	if scale != "none" {
-		return dp.Unprivate(n, "--scale "+scale+" is fitted on the site's private records; use --scale none")
+	var why []string
+	if scale != "none" && scale != "bounds" {
+		why = append(why, "--scale "+scale+" is fitted on the site's private records; use --feature-bounds FILE or --scale none")
+	}
+	why = append(why, dataDependent...)
+	if len(why) > 0 {
+		return dp.Unprivate(n, strings.Join(why, "; "))
 	}
 	return n
 }

@@ -31,7 +31,8 @@ func simulateCommand() *cli.Command {
 		&cli.Float64Flag{Name: "lambda", Usage: "(λ/2)‖w‖² regularization (e.g. fed-oneshot --local-algo dpgdsc needs λ > 0)"},
 		&cli.IntFlag{Name: "rounds", Usage: "fed-avg rounds (default 10); fed-dp-gd-grad iterations T (default ⌈ln(n_min ε/√p)⌉, [K22] Remark 2)"},
 		&cli.Float64Flag{Name: "local-passes", Usage: "fed-avg local passes per round (default 1)"},
-		&cli.StringFlag{Name: "scale", Usage: "scaling each site fits on its own records: none, minmax or standard (default minmax; none for private jobs, whose guarantee does not cover data-fitted scaling)"},
+		&cli.StringFlag{Name: "scale", Usage: "per-site scaling: bounds (the --feature-bounds schema, per record, the same at every site), none, or minmax/standard fitted by each site on its own records (a private job is then NOT private end to end). Default: bounds with a schema, else none for private jobs, else minmax"},
+		featureBoundsFlag(),
 		&cli.IntFlag{Name: "runs", Value: 1, Usage: "repetitions (different splits)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed (splits, partitions, fed-avg sampling)"},
 		&cli.Uint64Flag{Name: "noise-seed", Usage: "seed privacy noise and sampling: reproducible but NOT private"},
@@ -89,10 +90,25 @@ func runSimulate(c *cli.Context) error {
 	}
 	defer web.close()
 	opt := dataOptions(c)
-	train, test, err := loadTrainTest(c, opt)
+	schema, schemaNotes, err := loadSchema(c, &opt)
 	if err != nil {
 		return err
 	}
+	if schema != nil {
+		spec.Bounds = schema
+		if !c.IsSet("scale") {
+			spec.Scale = "" // the first Validate's default, before the schema was read
+		}
+		if err := spec.Validate(); err != nil {
+			return usageError{err}
+		}
+	}
+	train, test, err := loadTrainTestSchema(c, opt, schema)
+	if err != nil {
+		return err
+	}
+	train.Notes = append(schemaNotes, train.Notes...)
+	spec.DataDependent = train.DataDependent
 	if err := checkMetricSize(c.String("task"), opt, train.D); err != nil {
 		return err
 	}
