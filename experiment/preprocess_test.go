@@ -1,0 +1,206 @@
+package experiment
+
+import (
+	"context"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/dp"
+)
+
+func loadSchema(t *testing.T, name string) *data.Schema {
+	t.Helper()
+	s, err := data.LoadSchema("../schemas/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// privateSpec is a cheap private run: dp-gd-grad, few steps.
+func privateSpec() Spec {
+	return Spec{Algo: "dp-gd-grad", Loss: "logistic", Epsilon: 1, FeatureRadius: 1, Steps: 3, Seed: 2}
+}
+
+// A private run with the shipped diabetes schema and secure noise is
+// private end to end: the schema's map is per record, with public bounds.
+func TestPrivateRunWithSchemaIsPrivate(t *testing.T) {
+	tab := loadBundled(t, "diabetes")
+	spec := privateSpec()
+	spec.Bounds = loadSchema(t, "diabetes.json")
+	rep, err := Run(context.Background(), spec, tab, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre := rep.Privacy.Preprocessing
+	if !rep.Private || pre == nil || !pre.Private || pre.Scale != "bounds" || len(pre.Reasons) > 0 {
+		t.Fatalf("private %v, preprocessing %+v: want private with --scale bounds", rep.Private, pre)
+	}
+	if pre.TotalEpsilon != 1 || rep.Privacy.Epsilon != 1 {
+		t.Errorf("a schema costs nothing: total ε %v, algorithm ε %v, want 1 and 1", pre.TotalEpsilon, rep.Privacy.Epsilon)
+	}
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "feature bounds ../schemas/diabetes.json") {
+		t.Errorf("notes do not describe the schema: %q", rep.Notes)
+	}
+}
+
+// Each data-dependent preprocessing makes a private run private: false,
+// with its reason in the notes.
+func TestFittedPreprocessingIsNotPrivate(t *testing.T) {
+	tab := loadBundled(t, "diabetes")
+	for _, scale := range []string{"minmax", "standard"} {
+		spec := privateSpec()
+		spec.Scale = scale
+		rep, err := Run(context.Background(), spec, tab, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Private || !strings.Contains(strings.Join(rep.Notes, "\n"), "NOT private end to end: --scale "+scale+" is fitted") {
+			t.Errorf("--scale %s: private %v, notes %q", scale, rep.Private, rep.Notes)
+		}
+	}
+	// Loading decisions read off the records (data.Table.DataDependent:
+	// mean imputation, dropped records, minority or halves labels).
+	for _, c := range []struct {
+		in   string
+		opt  data.Options
+		want string
+	}{
+		{"a,?,x", data.Options{Impute: "mean", PositiveClasses: "x"}, "--impute mean"},
+		{"a,?,x", data.Options{Impute: "drop", PositiveClasses: "x"}, "--impute drop"},
+		{"a,b,x", data.Options{}, "minority class"},
+		{"a,b,x", data.Options{Binarize: "halves"}, "--binarize halves"},
+	} {
+		tab := syntheticCSV(t, c.in, c.opt)
+		spec := privateSpec()
+		spec.Scale = "none"
+		rep, err := Run(context.Background(), spec, tab, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		notes := strings.Join(rep.Notes, "\n")
+		if rep.Private || !strings.Contains(notes, "NOT private end to end: ") || !strings.Contains(notes, c.want) {
+			t.Errorf("%+v: private %v, notes %q", c.opt, rep.Private, notes)
+		}
+		// The same table with public choices is private.
+		if c.want == "minority class" {
+			c.opt.PositiveClasses = "x"
+			spec.Scale = "none"
+			rep, err := Run(context.Background(), spec, syntheticCSV(t, c.in, c.opt), nil)
+			if err != nil || !rep.Private {
+				t.Errorf("explicit positive class: private %v, err %v", rep != nil && rep.Private, err)
+			}
+		}
+	}
+}
+
+// syntheticCSV builds a 60-record CSV: two features and a label; the
+// template's "?" marks record 7's second feature missing, and the label
+// template "x" cycles over the labels x, y, y (and z for halves).
+func syntheticCSV(t *testing.T, tmpl string, opt data.Options) *data.Table {
+	t.Helper()
+	var b strings.Builder
+	labels := []string{"x", "y", "y"}
+	if opt.Binarize != "" {
+		labels = []string{"1", "2", "3"}
+	}
+	for i := 0; i < 60; i++ {
+		second := "2"
+		if strings.Contains(tmpl, "?") && i == 7 {
+			second = "?"
+		}
+		lab := labels[i%3]
+		v := float64(i % 7)
+		if lab == "x" || lab == "1" {
+			v += 3
+		}
+		b.WriteString(strings.Join([]string{strconv.FormatFloat(v, 'g', -1, 64), second, lab}, ",") + "\n")
+	}
+	tab, err := data.Read(strings.NewReader(b.String()), "synthetic.csv", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab
+}
+
+// The DP range release: its own entry, the algorithm runs at the rest,
+// and the total is the request.
+func TestPrivateRangesAccounting(t *testing.T) {
+	tab := loadBundled(t, "diabetes")
+	for _, share := range []float64{0, 0.25} {
+		spec := privateSpec()
+		spec.RangeShare = share
+		spec.Delta, spec.DeltaSet = 1e-4, true
+		rep, err := Run(context.Background(), spec, tab, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := share
+		if want == 0 {
+			want = dp.DefaultRangeShare
+		}
+		pre := rep.Privacy.Preprocessing
+		if pre == nil || pre.Scale != "private" || pre.Ranges == nil {
+			t.Fatalf("share %v: preprocessing %+v, want DP ranges by default for a private algorithm", share, pre)
+		}
+		r := pre.Ranges
+		if math.Abs(r.Epsilon-want) > 1e-12 || math.Abs(r.Delta-want*1e-4) > 1e-18 {
+			t.Errorf("share %v: ranges at (%v, %v), want (%v, %v)", share, r.Epsilon, r.Delta, want, want*1e-4)
+		}
+		if rep.Privacy.Epsilon != pre.TrainEpsilon || rep.Privacy.Delta != pre.TrainDelta || pre.TrainEpsilon+r.Epsilon > 1 || pre.TrainDelta+r.Delta > 1e-4 {
+			t.Errorf("share %v: algorithm at (%v, %v), ranges (%v, %v): must sum to at most (1, 1e-4)", share, rep.Privacy.Epsilon, rep.Privacy.Delta, r.Epsilon, r.Delta)
+		}
+		if math.Abs(pre.TotalEpsilon-1) > 1e-12 || math.Abs(pre.TotalDelta-1e-4) > 1e-18 {
+			t.Errorf("share %v: total (%v, %v), want (1, 1e-4)", share, pre.TotalEpsilon, pre.TotalDelta)
+		}
+		if acc, err := dp.Compose([]dp.Release{r.Release}, r.Delta); err != nil || acc.Best.Epsilon > r.Epsilon*(1+1e-9) {
+			t.Errorf("share %v: the range release is not certified at its ε = %v: %v %v", share, r.Epsilon, acc.Best.Epsilon, err)
+		}
+		if !rep.Private {
+			t.Errorf("share %v: DP ranges with secure noise reported not private: %q", share, rep.Notes)
+		}
+	}
+	// Seeded noise: reproducible, not private, and says why.
+	spec := privateSpec()
+	spec.Seeded, spec.NoiseSeed = true, 3
+	rep, err := Run(context.Background(), spec, tab, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Private || !strings.Contains(strings.Join(rep.Notes, "\n"), "feature ranges were released with seeded") {
+		t.Errorf("seeded: private %v, notes %q", rep.Private, rep.Notes)
+	}
+}
+
+func TestScaleSpecErrors(t *testing.T) {
+	s := loadSchemaQuiet()
+	cases := []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Algo: "sgd-prev", Scale: "bounds"}, "needs a feature-bounds schema"},
+		{Spec{Algo: "sgd-prev", Scale: "private"}, "sgd-prev is not private"},
+		{Spec{Algo: "sgd-prev", Scale: "minmax", Bounds: s}, "drop one"},
+		{Spec{Algo: "sgd-prev", Scale: "minmax", RangeShare: 0.1}, "applies to --scale private"},
+		{Spec{Algo: "dp-gd-grad", Epsilon: 1, FeatureRadius: 1, RangeShare: 1}, "must be in (0, 1)"},
+		{Spec{Algo: "sgd-prev", BoundsNorm: "squash", Bounds: s}, "unknown --bounds-norm"},
+		{Spec{Algo: "sgd-prev", Scale: "wild"}, "unknown scaling"},
+	}
+	for _, c := range cases {
+		err := c.spec.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want %q", c.spec, err, c.want)
+		}
+	}
+}
+
+func loadSchemaQuiet() *data.Schema {
+	s, err := data.LoadSchema("../schemas/diabetes.json")
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
