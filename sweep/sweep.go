@@ -90,7 +90,8 @@ type Config struct {
 	// FeatureRadius is R, the per-record clipping radius (default 1).
 	FeatureRadius float64
 	// Scale is the feature scaling; "" takes each path's default (minmax
-	// for non-private algorithms, none for private ones, whose guarantee
+	// for non-private algorithms; for private ones DP feature ranges in
+	// single-site runs and none in federated ones, since the guarantee
 	// does not cover scaling fitted on the private records).
 	Scale string
 	// TestFraction is the test share when Test is nil (default 0.2).
@@ -504,6 +505,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			row.Loss, row.Lambda, row.Values, row.Private, row.N = spec.Loss, spec.Lambda, s.Values, rep.Private, rep.NTrain
 			if rep.Privacy != nil {
 				row.Delta = rep.Privacy.Delta
+				if pre := rep.Privacy.Preprocessing; pre != nil {
+					row.Delta = pre.TotalDelta // ranges + algorithm: the request
+				}
 			}
 			if !row.NonPrivate() && !row.Private {
 				row.NotPrivateBecause = notPrivateBecause(cfg.Seeded, spec.Scale)
@@ -523,7 +527,7 @@ func notPrivateBecause(seeded bool, scale string) string {
 	switch {
 	case seeded:
 		return "seeded noise"
-	case scale != "" && scale != "none":
+	case scale == "minmax" || scale == "standard":
 		return scale + " scaling fitted on the private records"
 	}
 	return "see the run's privacy report"
