@@ -424,7 +424,7 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 	}
 	rep.Objective = Summarize(objectives).Mean
 	if rep.Privacy != nil && len(scores) > 1 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%d models were trained on overlapping records (runs × folds): each is (ε, δ) = (%g, %.3g)-DP as stated, but releasing all of them costs up to %d·ε by basic composition — publish one", len(scores), rep.Privacy.Epsilon, rep.Privacy.Delta, len(scores)))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d models were trained on overlapping records (runs × folds): each is (ε, δ) = (%g, %.3g)-DP as stated, but releasing all of them costs up to %d·ε by basic composition — publish one", len(scores), rep.Privacy.Preprocessing.TotalEpsilon, rep.Privacy.Preprocessing.TotalDelta, len(scores)))
 	}
 	if rep.Privacy != nil {
 		pre := rep.Privacy.Preprocessing
