@@ -111,6 +111,9 @@ func Read(r io.Reader, name string, opt Options) (*Table, error) {
 	switch format {
 	case FormatLIBSVM:
 		if opt.LabelColumn != "" || len(opt.IgnoreColumns) > 0 {
+			if opt.DimSource != "" {
+				return nil, fmt.Errorf("data: %s: LabelColumn and IgnoreColumns do not apply to LIBSVM files (%s sets label_column or ignore_columns: is it the schema of a CSV or ARFF file?)", name, opt.DimSource)
+			}
 			return nil, fmt.Errorf("data: %s: LabelColumn and IgnoreColumns do not apply to LIBSVM files", name)
 		}
 		err = readLIBSVM(lr, b)
