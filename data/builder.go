@@ -274,6 +274,12 @@ func (b *builder) finish(lastLine int) (*Table, error) {
 		}
 		return nil, posErr(b.file, b.firstLine, 1, "no feature columns%s", hint)
 	}
+	if b.sparse && b.opt.Dim == 0 {
+		// LIBSVM files imply D by their largest feature index: replacing
+		// the one record that uses it changes D, and with it the shape of
+		// every release.
+		b.dataDependent = append(b.dataDependent, fmt.Sprintf("the number of features (%d) was read off the largest feature index in the records; declare it (--dim %d or a --feature-bounds schema)", b.d, b.d))
+	}
 	if err := b.impute(); err != nil {
 		return nil, err
 	}

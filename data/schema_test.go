@@ -177,6 +177,18 @@ func TestDataDependentReasons(t *testing.T) {
 		{"1,2,-1\n3,4,1\n5,6,1\n", Options{}, ""}, // ±1 labels
 		{"1,?,a\n3,4,b\n5,6,b\n", Options{Impute: "constant:0", PositiveClasses: "a"}, ""},
 	}
+	// LIBSVM: the dimension read off the largest index is data-dependent;
+	// a declared one is not.
+	for _, dim := range []int{0, 3} {
+		tab, err := Read(strings.NewReader("1 1:2 3:1\n-1 2:1\n"), "t.libsvm", Options{Dim: dim})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(tab.DataDependent, " | ")
+		if (dim == 0) != strings.Contains(got, "number of features (3) was read off the largest feature index") {
+			t.Errorf("LIBSVM with Dim %d: data-dependent %q", dim, got)
+		}
+	}
 	for _, c := range cases {
 		tab, err := Read(strings.NewReader(c.in), "t.csv", c.opt)
 		if err != nil {

@@ -20,6 +20,17 @@ func loadSchema(t *testing.T, name string) *data.Schema {
 	return s
 }
 
+// loadDiabetes loads the bundled diabetes file with its 8 features
+// declared (a LIBSVM file's inferred dimension is data-dependent).
+func loadDiabetes(t *testing.T) *data.Table {
+	t.Helper()
+	tab, err := data.Load("../datasets/diabetes", data.Options{Dim: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab
+}
+
 // privateSpec is a cheap private run: dp-gd-grad, few steps.
 func privateSpec() Spec {
 	return Spec{Algo: "dp-gd-grad", Loss: "logistic", Epsilon: 1, FeatureRadius: 1, Steps: 3, Seed: 2}
@@ -28,7 +39,7 @@ func privateSpec() Spec {
 // A private run with the shipped diabetes schema and secure noise is
 // private end to end: the schema's map is per record, with public bounds.
 func TestPrivateRunWithSchemaIsPrivate(t *testing.T) {
-	tab := loadBundled(t, "diabetes")
+	tab := loadDiabetes(t)
 	spec := privateSpec()
 	spec.Bounds = loadSchema(t, "diabetes.json")
 	rep, err := Run(context.Background(), spec, tab, nil)
@@ -50,7 +61,7 @@ func TestPrivateRunWithSchemaIsPrivate(t *testing.T) {
 // Each data-dependent preprocessing makes a private run private: false,
 // with its reason in the notes.
 func TestFittedPreprocessingIsNotPrivate(t *testing.T) {
-	tab := loadBundled(t, "diabetes")
+	tab := loadDiabetes(t)
 	for _, scale := range []string{"minmax", "standard"} {
 		spec := privateSpec()
 		spec.Scale = scale
@@ -129,7 +140,7 @@ func syntheticCSV(t *testing.T, tmpl string, opt data.Options) *data.Table {
 // The DP range release: its own entry, the algorithm runs at the rest,
 // and the total is the request.
 func TestPrivateRangesAccounting(t *testing.T) {
-	tab := loadBundled(t, "diabetes")
+	tab := loadDiabetes(t)
 	for _, share := range []float64{0, 0.25} {
 		spec := privateSpec()
 		spec.RangeShare = share

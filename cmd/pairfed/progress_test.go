@@ -178,7 +178,7 @@ func TestCommandsDrawProgressOnlyOnATerminal(t *testing.T) {
 func TestSweepCommand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
 	args := []string{"experiment", "sweep", "--data", "../../datasets/diabetes", "--algos", "sgd-prev, dp-local-sgd", "--epsilons", "0.5,2",
-		"--sizes", "64,128", "--runs", "2", "--eta", "10", "--param-radius", "100", "--out", dir}
+		"--sizes", "64,128", "--runs", "2", "--eta", "10", "--param-radius", "100", "--dim", "8", "--out", dir}
 	stdout, _, err := runCLITTY(t, false, args...)
 	if err != nil {
 		t.Fatal(err)

@@ -189,7 +189,7 @@ func TestReportEndToEnd(t *testing.T) {
 	url := urlRE.FindStringSubmatch(coord.stdout.String())[1]
 	for _, s := range []string{"a", "b"} {
 		procs = append(procs, startPairfed(ctx, &logs, "worker", "--nats", url, "--federation", "rep", "--site", s, "--data", siteData[s],
-			"--state", filepath.Join(root, "site-"+s), "--scale", "none", "--tick", "10ms", "--heartbeat", "50ms"))
+			"--state", filepath.Join(root, "site-"+s), "--scale", "none", "--dim", "4", "--tick", "10ms", "--heartbeat", "50ms"))
 	}
 	waitFor(t, 15*time.Second, "sites a and b to join", func() bool {
 		l := logs.String()
