@@ -383,6 +383,9 @@ func runWorker(c *cli.Context) error {
 	for _, n := range append(schemaNotes, table.Notes...) {
 		logf("worker %s: %s", site, n)
 	}
+	if n := siteNoise(scale, table.DataDependent); !n.Secure() {
+		logf("worker %s: this site's private updates will be reported NOT private: %s", site, strings.TrimPrefix(n.Name(), dp.NewSecureNoise().Name()+" — NOT private: "))
+	}
 	ds := sc.Apply(table.Dataset)
 	if R := c.Float64("radius"); R > 0 {
 		if ds, _, err = data.Clip(ds, R); err != nil {
