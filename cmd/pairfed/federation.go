@@ -383,8 +383,8 @@ func runWorker(c *cli.Context) error {
 	for _, n := range append(schemaNotes, table.Notes...) {
 		logf("worker %s: %s", site, n)
 	}
-	if n := siteNoise(scale, table.DataDependent); !n.Secure() {
-		logf("worker %s: this site's private updates will be reported NOT private: %s", site, strings.TrimPrefix(n.Name(), dp.NewSecureNoise().Name()+" — NOT private: "))
+	if why := siteNotPrivate(scale, table.DataDependent); len(why) > 0 {
+		logf("worker %s: this site's private updates will be reported NOT private: %s", site, strings.Join(why, "; "))
 	}
 	ds := sc.Apply(table.Dataset)
 	if R := c.Float64("radius"); R > 0 {
@@ -721,15 +721,19 @@ func printSubmit(w io.Writer, r *submitReport) {
 // loading made data-dependent decisions (data.Table.DataDependent).
 func siteNoise(scale string, dataDependent []string) pairwise.Noise {
 	n := dp.NewSecureNoise()
+	if why := siteNotPrivate(scale, dataDependent); len(why) > 0 {
+		return dp.Unprivate(n, strings.Join(why, "; "))
+	}
+	return n
+}
+
+// siteNotPrivate lists why a site's preparation is data-dependent.
+func siteNotPrivate(scale string, dataDependent []string) []string {
 	var why []string
 	if scale != "none" && scale != "bounds" {
 		why = append(why, "--scale "+scale+" is fitted on the site's private records; use --feature-bounds FILE or --scale none")
 	}
-	why = append(why, dataDependent...)
-	if len(why) > 0 {
-		return dp.Unprivate(n, strings.Join(why, "; "))
-	}
-	return n
+	return append(why, dataDependent...)
 }
 
 // testSources parses --test-sources SEED:INDEX: the sources of site INDEX
