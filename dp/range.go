@@ -185,7 +185,16 @@ func EstimateRanges(n, d int, rowTo func(dst []float64, i int) []float64, cfg Ra
 		noise.AddGaussian(counts, sigma)
 	} else {
 		l1 := 2 * float64(d)
+		// b = Δ₁′/ε with Δ₁′ snapped to b's own grid: iterate to the fixed
+		// point, then round up until the float64 quotient certifies ε.
 		b := l1 / cfg.Epsilon
+		for i := 0; i < 8; i++ {
+			need := SnappedL1Sensitivity(l1, LaplaceGranularity(b), coords) / cfg.Epsilon
+			if need <= b {
+				break
+			}
+			b = need
+		}
 		for SnappedL1Sensitivity(l1, LaplaceGranularity(b), coords)/b > cfg.Epsilon {
 			b = math.Nextafter(b, math.Inf(1))
 		}
