@@ -40,6 +40,17 @@
 // and Complement make reproducible splits from an injected *rand.Rand.
 // Align reconciles the feature count of LIBSVM train and test files.
 //
+// # Privacy of the preparation
+//
+// A private run is private end to end only if each record is prepared from
+// itself and public information. Schema (a feature-bounds file, LoadSchema)
+// gives public per-feature ranges, a public positive class and public
+// imputation constants; NewBoundsScaler is its per-record map. Decisions
+// that read the records — mean imputation, dropping records, the
+// minority-class label, halves binarization, a LIBSVM dimension read off
+// the largest index — are listed in Table.DataDependent with their reason
+// and public alternative, and callers report such runs not private.
+//
 // Nothing here modifies its inputs: every transformation returns new
 // storage.
 package data

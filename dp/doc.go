@@ -27,6 +27,11 @@
 // Accountants compose the privacy loss of all the releases of a run (basic
 // composition, Rényi DP, zCDP, Gaussian DP) and convert it back to (ε, δ).
 //
+// Private preprocessing (range.go). EstimateRanges releases per-feature
+// ranges (a noisy octave histogram per feature, exactly calibrated) for runs
+// without public feature bounds; SplitBudget splits a request between it
+// and the training mechanism.
+//
 // Ledger. A run's budget is charged before a noisy value is released, and a
 // value is released once: the ledger records each charge so that the
 // PrivacyReport of a run can list every release and its σ or b.
