@@ -17,25 +17,36 @@ type Scaler struct {
 	Kind  string // "none", "minmax", "standard" or "bounds"
 	Shift []float64
 	Scale []float64
-	// Box clips every scaled coordinate to [−1, 1] (kind "bounds").
-	Box bool
+	// Box clips every scaled coordinate to [−1, 1] (kind "bounds"), or
+	// to [BoxLo[j], BoxHi[j]] when those are set.
+	Box          bool
+	BoxLo, BoxHi []float64
+	// MaxNorm is the largest ‖x'‖₂ a record can have after the box clip
+	// (0: √d, the box's corner); Divide uses it.
+	MaxNorm float64
 	// Post, when not 0, multiplies every coordinate after the box clip
 	// (kind "bounds"; see Divide).
 	Post float64
 }
 
 // Divide returns a copy of a "bounds" scaler that also multiplies every
-// coordinate by R/√d after the box clip, so that ‖x'‖₂ ≤ √d·R/√d = R holds
-// by construction: the map stays linear on the box (no record is shrunk
-// more than another by the ℓ2 clipping that follows, which then only
-// absorbs floating-point rounding), at the price of records whose norm
-// is typically well below R.
+// coordinate by R/M after the box clip, M = MaxNorm (√d unless the schema
+// knows better, e.g. one-hot groups), so that ‖x'‖₂ ≤ R holds by
+// construction for every record the schema describes: the map stays linear
+// on the box (no record is shrunk more than another by the ℓ2 clipping
+// that follows, which then only absorbs floating-point rounding and
+// records that break a one-hot declaration), at the price of records whose
+// norm is typically below R.
 func (s *Scaler) Divide(R float64) *Scaler {
 	if s.Kind != "bounds" || !(R > 0) || math.IsInf(R, 0) {
 		panic(fmt.Sprintf("data: Scaler.Divide: kind %q, R = %v (want a bounds scaler and a finite R > 0)", s.Kind, R))
 	}
 	c := *s
-	c.Post = R / math.Sqrt(float64(len(s.Scale)))
+	m := s.MaxNorm
+	if m == 0 {
+		m = math.Sqrt(float64(len(s.Scale)))
+	}
+	c.Post = R / m
 	return &c
 }
 
@@ -187,7 +198,11 @@ func (s *Scaler) Apply(ds *pairwise.Dataset) *pairwise.Dataset {
 		for j, v := range row {
 			row[j] = (v - s.Shift[j]) * s.Scale[j]
 		}
-		if s.Box {
+		if s.Box && s.BoxLo != nil {
+			for j, v := range row {
+				row[j] = max(s.BoxLo[j], min(s.BoxHi[j], v))
+			}
+		} else if s.Box {
 			for j, v := range row {
 				row[j] = max(-1, min(1, v))
 			}

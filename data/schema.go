@@ -34,9 +34,12 @@ import (
 //	     "impute": 0,                     // optional: replaces a missing value (--impute schema);
 //	                                      // default the midpoint (lo+hi)/2, which maps to 0
 //	     "source": "…"},                  // optional: where the bounds come from
-//	    {"name": "onehot", "count": 10, "lo": 0, "hi": 1}
+//	    {"name": "onehot", "count": 10, "lo": 0, "hi": 1},
 //	                                      // count k > 1: k features with the same bounds,
 //	                                      // named name#1 … name#k
+//	    {"name": "workclass", "count": 8, "lo": 0, "hi": 1, "onehot": "workclass"}
+//	                                      // one-hot group: indicators of one categorical
+//	                                      // attribute, at most one non-zero per record
 //	  ]
 //	}
 //
@@ -46,6 +49,12 @@ import (
 // columns, and when the file names its columns (a CSV header, ARFF
 // attributes) and the schema names its features, the names must agree
 // (case-insensitively), which catches a schema applied to the wrong file.
+//
+// The map (Scaler): a feature maps [lo, hi] onto [−1, 1]; a feature of a
+// one-hot group (lo = 0) maps [0, hi] onto [0, 1], so that its zeros stay
+// zeros. A record then has ‖x'‖₂ ≤ M with M² = (number of features outside
+// groups) + (number of groups), which Scaler.Divide uses: for a9a's 123
+// indicators of 14 attributes M = √14 instead of √123.
 type Schema struct {
 	Version       int             `json:"version,omitempty"`
 	Name          string          `json:"name,omitempty"`
@@ -60,7 +69,7 @@ type Schema struct {
 	File string `json:"-"`
 	// expanded features, filled by Validate.
 	lo, hi, impute []float64
-	names          []string
+	names, groups  []string
 }
 
 // SchemaFeature is one entry of Schema.Features.
@@ -70,7 +79,11 @@ type SchemaFeature struct {
 	Hi     *float64 `json:"hi"`
 	Impute *float64 `json:"impute,omitempty"`
 	Count  int      `json:"count,omitempty"`
-	Source string   `json:"source,omitempty"`
+	// OneHot names the one-hot group of the feature: the features of a
+	// group encode one categorical attribute, at most one of them is
+	// non-zero in a record, and lo must be 0.
+	OneHot string `json:"onehot,omitempty"`
+	Source string `json:"source,omitempty"`
 }
 
 // maxSchemaFeatures bounds the expanded feature count of a schema.
@@ -107,7 +120,7 @@ func ReadSchema(r io.Reader, name string) (*Schema, error) {
 		case errors.As(err, &te):
 			return nil, fmt.Errorf("data: feature bounds %s: field %q: %v is not a %v (numbers are JSON numbers, names and classes JSON strings)", name, te.Field, te.Value, te.Type)
 		case strings.Contains(err.Error(), "unknown field"):
-			return nil, fmt.Errorf("data: feature bounds %s: %v (allowed: version, name, description, source, positive_class, label_column, ignore_columns, features; per feature: name, lo, hi, impute, count, source)", name, err)
+			return nil, fmt.Errorf("data: feature bounds %s: %v (allowed: version, name, description, source, positive_class, label_column, ignore_columns, features; per feature: name, lo, hi, impute, count, onehot, source)", name, err)
 		}
 		return nil, fmt.Errorf("data: feature bounds %s: %w", name, err)
 	}
@@ -148,7 +161,7 @@ func (s *Schema) Validate() error {
 			return fmt.Errorf("data: %s: %w", where, err)
 		}
 	}
-	s.lo, s.hi, s.impute, s.names = nil, nil, nil, nil
+	s.lo, s.hi, s.impute, s.names, s.groups = nil, nil, nil, nil, nil
 	seen := make(map[string]int)
 	for i, f := range s.Features {
 		k := f.Count
@@ -175,7 +188,13 @@ func (s *Schema) Validate() error {
 		if h := hi/2 - lo/2; !(h > 0) || math.IsInf(1/h, 0) {
 			return fmt.Errorf("data: %s: %s: range [%v, %v] is too narrow to scale in float64", where, entry, lo, hi)
 		}
+		if f.OneHot != "" && lo != 0 {
+			return fmt.Errorf("data: %s: %s: a feature of one-hot group %q needs lo = 0 (its zeros stay zeros), not %v", where, entry, f.OneHot, lo)
+		}
 		imp := lo/2 + hi/2
+		if f.OneHot != "" {
+			imp = 0 // a missing indicator: not this category
+		}
 		if f.Impute != nil {
 			imp = *f.Impute
 			if math.IsNaN(imp) || math.IsInf(imp, 0) {
@@ -196,6 +215,7 @@ func (s *Schema) Validate() error {
 			}
 			s.lo, s.hi, s.impute = append(s.lo, lo), append(s.hi, hi), append(s.impute, imp)
 			s.names = append(s.names, name)
+			s.groups = append(s.groups, f.OneHot)
 		}
 	}
 	return nil
@@ -283,8 +303,33 @@ func (s *Schema) Check(t *Table) error {
 	return nil
 }
 
-// Scaler returns the schema's per-record map (NewBoundsScaler).
-func (s *Schema) Scaler() *Scaler { return NewBoundsScaler(s.lo, s.hi) }
+// Scaler returns the schema's per-record map: NewBoundsScaler's, except
+// that features of one-hot groups map [0, hi] onto [0, 1] (box [0, 1]),
+// and MaxNorm counts each group once (see Schema).
+func (s *Schema) Scaler() *Scaler {
+	sc := NewBoundsScaler(s.lo, s.hi)
+	seen := make(map[string]bool)
+	var m2 float64
+	for j, g := range s.groups {
+		if g == "" {
+			m2++
+			continue
+		}
+		if sc.BoxLo == nil {
+			sc.BoxLo, sc.BoxHi = make([]float64, len(s.lo)), make([]float64, len(s.lo))
+			for k := range sc.BoxLo {
+				sc.BoxLo[k], sc.BoxHi[k] = -1, 1
+			}
+		}
+		sc.Shift[j], sc.Scale[j], sc.BoxLo[j] = 0, 1/s.hi[j], 0
+		if !seen[g] {
+			seen[g] = true
+			m2++
+		}
+	}
+	sc.MaxNorm = math.Sqrt(m2)
+	return sc
+}
 
 // Describe summarises the schema for run notes.
 func (s *Schema) Describe() string {

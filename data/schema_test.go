@@ -339,3 +339,51 @@ func TestShippedSchemasLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestOneHotGroups: a one-hot group maps [0, hi] onto [0, 1] (zeros stay
+// zeros) and counts once in the norm bound, so Divide(R) keeps every
+// record that honours the groups within R with M = √(plain + groups);
+// a record that breaks a group is brought back by the ℓ2 clipping.
+func TestOneHotGroups(t *testing.T) {
+	s, err := readSchema(t, `{"features": [{"name": "c", "count": 3, "lo": 0, "hi": 1, "onehot": "c"}, {"name": "k", "count": 2, "lo": 0, "hi": 2, "onehot": "k"}, {"lo": -5, "hi": 5}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := s.Scaler()
+	if math.Abs(sc.MaxNorm-math.Sqrt(3)) > 1e-15 {
+		t.Fatalf("MaxNorm %v, want √3 (two groups and one plain feature)", sc.MaxNorm)
+	}
+	rows := [][]float64{{1, 0, 0, 0, 2, 5}, {0, 0, 1, 2, 0, -5}, {0, 0, 0, 0, 0, 0}, {0, 1, 0, 0, 1, 7}}
+	ds := &pairwise.Dataset{N: len(rows), D: 6}
+	for _, r := range rows {
+		ds.X = append(ds.X, r...)
+		ds.Y = append(ds.Y, 1)
+	}
+	const R = 2
+	out := sc.Divide(R).Apply(ds)
+	want0 := []float64{1, 0, 0, 0, 1, 1}
+	for j, v := range out.Row(0) {
+		if math.Abs(v-want0[j]*R/math.Sqrt(3)) > 1e-12 {
+			t.Fatalf("record 0 → %v, want %v·R/√3", out.Row(0), want0)
+		}
+	}
+	for i := 0; i < out.N; i++ {
+		if n := norm2(out.Row(i)); n > R*(1+1e-15) {
+			t.Errorf("record %d (honours its groups) has norm %v > R", i, n)
+		}
+	}
+	if out.Row(2)[0] != 0 || out.Row(2)[5] != 0 {
+		t.Errorf("zeros of a group must stay zeros, and the plain feature's midpoint maps to 0: %v", out.Row(2))
+	}
+	broken := &pairwise.Dataset{N: 1, D: 6, X: []float64{1, 1, 1, 2, 2, 5}, Y: []float64{1}}
+	b := sc.Divide(R).Apply(broken)
+	if norm2(b.Row(0)) <= R {
+		t.Fatalf("a record with three ones in a group should exceed the bound before clipping")
+	}
+	if c, n := ClipNorms(b, R); n != 1 || norm2(c.Row(0)) > R {
+		t.Errorf("clipping must bring it back within R")
+	}
+	if _, err := readSchema(t, `{"features": [{"lo": -1, "hi": 1, "onehot": "g"}]}`); err == nil || !strings.Contains(err.Error(), `one-hot group "g" needs lo = 0`) {
+		t.Errorf("one-hot with lo ≠ 0: %v", err)
+	}
+}
