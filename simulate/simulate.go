@@ -292,7 +292,7 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 		rep.AUC = experiment.Summarize(aucs)
 	}
 	if spec.Scale == "bounds" {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("every site and the evaluator apply the public %s, then multiply by R/√d so that ‖x‖ ≤ R = %g", spec.Bounds.Describe(), spec.Job.FeatureRadius))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("every site and the evaluator apply the public %s, then bring records within ‖x‖ ≤ R = %g (clipped for private jobs, multiplied by R/M for the others)", spec.Bounds.Describe(), spec.Job.FeatureRadius))
 	} else {
 		rep.Notes = append(rep.Notes,
 			fmt.Sprintf("each site fits %s scaling on its own training records and clips them to ‖x‖ ≤ %g; the test split is scaled with the pooled training split's scaler (an evaluator outside the federation: simulation only)", spec.Scale, spec.Job.FeatureRadius))
@@ -383,13 +383,17 @@ func PrepPooled(spec Spec, tr *pairwise.Dataset) (*pairwise.Dataset, error) {
 // public per-record map (Scale "bounds"), or spec.Scale fitted on fit.
 func (s Spec) scaler(fit *pairwise.Dataset) (*data.Scaler, error) {
 	if s.Scale == "bounds" {
-		// As `pairfed train`'s default (--bounds-norm divide): the box
-		// times R/√d, so ‖x‖ ≤ R holds by construction.
-		R := s.Job.FeatureRadius
-		if R == 0 {
-			R = 1
+		// As `pairfed train`'s default: private jobs clip the box-scaled
+		// records to R (done by the caller), non-private ones multiply
+		// them by R/M so that the map stays linear.
+		sc := s.Bounds.Scaler()
+		if !protocol.PrivateFedAlgo(s.Job.Algo) {
+			R := s.Job.FeatureRadius
+			if R == 0 {
+				R = 1
+			}
+			sc = sc.Divide(R)
 		}
-		sc := s.Bounds.Scaler().Divide(R)
 		return sc, sc.CheckApply(fit)
 	}
 	return data.FitScaler(s.Scale, fit)

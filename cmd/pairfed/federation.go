@@ -368,12 +368,9 @@ func runWorker(c *cli.Context) error {
 		if err := schema.Check(table); err != nil {
 			return err
 		}
-		// Every site applies the same public map (the box times R/√d, as
-		// `pairfed train` and `simulate` do), so ‖x‖ ≤ R by construction.
+		// Every site applies the same public map, then the clipping to R
+		// below (as private runs of `pairfed train` and `simulate` do).
 		sc = schema.Scaler()
-		if R := c.Float64("radius"); R > 0 {
-			sc = sc.Divide(R)
-		}
 		if err := sc.CheckApply(table.Dataset); err != nil {
 			return usageError{err}
 		}

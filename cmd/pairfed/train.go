@@ -34,7 +34,7 @@ func trainCommand() *cli.Command {
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed (splits, sampling)"},
 		&cli.StringFlag{Name: "scale", Usage: "feature scaling: bounds (the --feature-bounds schema, per record), private (feature ranges estimated under DP from --range-share of the budget), none (raw values, clipped), or minmax/standard (fitted on the training split: a private run is then NOT private end to end). Default: bounds with a schema, else private for private algorithms, else minmax"},
 		featureBoundsFlag(),
-		&cli.StringFlag{Name: "bounds-norm", Usage: "with --scale bounds or private: divide (default: records mapped to the [-1,1] box are multiplied by R/√d, so ‖x‖ ≤ R by construction and the map stays linear) or clip (clipped to ‖x‖ ≤ R instead)"},
+		&cli.StringFlag{Name: "bounds-norm", Usage: "with --scale bounds or private: clip (records mapped to the box are clipped to ‖x‖ ≤ R; default for private algorithms) or divide (multiplied by R/M, M the box's largest norm, so ‖x‖ ≤ R by construction and the map stays linear; default for non-private ones)"},
 		&cli.Float64Flag{Name: "range-share", Usage: "--scale private: share of ε and δ spent on the DP feature ranges (default 0.1); the algorithm runs at the rest"},
 		&cli.StringFlag{Name: "protocol", Value: "validation", Usage: "validation (honest: select on a split of the training data) or paper ([Y21a]'s code: selects on test folds)"},
 		&cli.Float64Flag{Name: "epsilon", Usage: "privacy budget ε of a private algorithm (record-level (ε, δ)-DP)"},
