@@ -20,7 +20,8 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the golden sweep outputs in t
 
 func diabetes(t *testing.T) *data.Table {
 	t.Helper()
-	tab, err := data.Load("../datasets/diabetes", data.Options{})
+	// Dim declared: a LIBSVM file's inferred dimension is data-dependent.
+	tab, err := data.Load("../datasets/diabetes", data.Options{Dim: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestCSVContract(t *testing.T) {
 }
 
 // Without a seeded noise source, private rows are private end to end
-// (--scale none by default) and say so in the CSV and the Markdown.
+// (DP feature ranges by default) and say so in the CSV and the Markdown.
 func TestSecureNoiseRowsArePrivate(t *testing.T) {
 	res, err := Run(context.Background(), Config{Train: diabetes(t), Algos: []string{"dp-local-sgd"}, Epsilons: []float64{1}, Seed: 1})
 	if err != nil {
