@@ -83,7 +83,8 @@ func coordinatorCommand() *cli.Command {
 		federationFlag(),
 		&cli.StringFlag{Name: "state", Required: true, Usage: "state directory: finished jobs (DIR/jobs/<job>.json), the privacy ledger (DIR/charges.jsonl), budgets (DIR/budgets.json) and the checkpoint a restart resumes from (DIR/checkpoint.json)"},
 		&cli.StringFlag{Name: "test", Usage: "test file on which the coordinator scores every finished job (AUC)"},
-		&cli.StringFlag{Name: "scale", Value: "minmax", Usage: "scaling fitted on the --test file itself: none, minmax or standard"},
+		&cli.StringFlag{Name: "scale", Value: "minmax", Usage: "scaling of the --test file: minmax, standard (fitted on the test file itself) or none; with --feature-bounds, the sites' public map"},
+		featureBoundsFlag(),
 		&cli.IntFlag{Name: "min-sites", Value: 1, Usage: "least number of live sites a job starts with, and its quorum (a job may ask more)"},
 		&cli.DurationFlag{Name: "phase-timeout", Value: 10 * time.Second, Usage: "how long a phase waits for every update before aggregating a quorum (or re-broadcasting)"},
 		&cli.DurationFlag{Name: "site-timeout", Value: 5 * time.Second, Usage: "silence after which a site is dropped (from the federation and its running job)"},
@@ -152,12 +153,24 @@ func runCoordinator(c *cli.Context) error {
 		return usageError{err}
 	}
 	if p := c.String("test"); p != "" {
-		test, err := data.Load(p, dataOptions(c))
+		opt := dataOptions(c)
+		schema, _, err := loadSchema(c, &opt)
 		if err != nil {
 			return err
 		}
-		sc, err := data.FitScaler(c.String("scale"), test.Dataset)
+		test, err := data.Load(p, opt)
 		if err != nil {
+			return err
+		}
+		var sc *data.Scaler
+		if schema != nil {
+			// The sites' map (they clip to R, as below): scores on the
+			// same scale the model was trained on.
+			if err := schema.Check(test); err != nil {
+				return err
+			}
+			sc = schema.Scaler()
+		} else if sc, err = data.FitScaler(c.String("scale"), test.Dataset); err != nil {
 			return usageError{err}
 		}
 		scaled := sc.Apply(test.Dataset)
