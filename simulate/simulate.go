@@ -387,7 +387,7 @@ func (s Spec) scaler(fit *pairwise.Dataset) (*data.Scaler, error) {
 		// records to R (done by the caller), non-private ones multiply
 		// them by R/M so that the map stays linear.
 		sc := s.Bounds.Scaler()
-		if !protocol.PrivateFedAlgo(s.Job.Algo) {
+		if !fedalgo.Private(s.Job.Algo) {
 			R := s.Job.FeatureRadius
 			if R == 0 {
 				R = 1
