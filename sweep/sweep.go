@@ -94,6 +94,9 @@ type Config struct {
 	// single-site runs and none in federated ones, since the guarantee
 	// does not cover scaling fitted on the private records).
 	Scale string
+	// Bounds is a public feature-bounds schema for every path (the
+	// default scaling when set; see experiment.Spec.Bounds).
+	Bounds *data.Schema
 	// TestFraction is the test share when Test is nil (default 0.2).
 	TestFraction float64
 	// Sites > 0 enables the federated algorithms, run by simulate.Run over
@@ -354,9 +357,12 @@ func newCell(cfg Config, grid, algo string, eps float64, n int) (*cell, error) {
 			lambdaOf = cfg.LocalAlgo
 		}
 		job.Lambda = lambda(cfg, lambdaOf)
-		c.sim = simulate.Spec{Sites: cfg.Sites, Partition: cfg.Partition, Job: job, Scale: cfg.Scale,
+		c.sim = simulate.Spec{Sites: cfg.Sites, Partition: cfg.Partition, Job: job, Scale: cfg.Scale, Bounds: cfg.Bounds,
 			TestFraction: cfg.TestFraction, Runs: cfg.Runs, Seed: cfg.Seed, NoiseSeed: cfg.Seed, Seeded: cfg.Seeded,
 			Transport: cfg.Transport, TrainSize: n}
+		if cfg.Train != nil {
+			c.sim.DataDependent = cfg.Train.DataDependent
+		}
 		if n > 0 && n < 2*cfg.Sites {
 			return nil, fmt.Errorf("sweep: size %d cannot give %d sites 2 records each", n, cfg.Sites)
 		}
@@ -370,7 +376,7 @@ func newCell(cfg Config, grid, algo string, eps float64, n int) (*cell, error) {
 		return nil, err
 	}
 	c.exp = experiment.Spec{Task: cfg.Task, Algo: algo, Loss: chooseLoss(a, cfg.Task, cfg.Loss), Lambda: lambda(cfg, algo),
-		FeatureRadius: cfg.FeatureRadius, Scale: cfg.Scale, Runs: cfg.Runs, TestFraction: cfg.TestFraction,
+		FeatureRadius: cfg.FeatureRadius, Scale: cfg.Scale, Bounds: cfg.Bounds, Runs: cfg.Runs, TestFraction: cfg.TestFraction,
 		Seed: cfg.Seed, TrainSize: n, Epsilon: e, Calibration: cfg.Calibration}
 	if !private {
 		c.exp.Eta, c.exp.ParamRadius = cfg.Eta, cfg.ParamRadius

@@ -33,7 +33,8 @@ func experimentCommand() *cli.Command {
 		&cli.Float64Flag{Name: "eta", Usage: "fix η of the non-private single-machine algorithms (default: selected by 3-fold CV on each training split, with --param-radius)"},
 		&cli.Float64Flag{Name: "param-radius", Usage: "fix the parameter radius B of the non-private single-machine algorithms (default: selected with η)"},
 		&cli.Float64Flag{Name: "radius", Value: 1, Usage: "per-record L2 clipping radius R"},
-		&cli.StringFlag{Name: "scale", Usage: "feature scaling: none, minmax or standard (default: minmax for non-private algorithms, none for private ones)"},
+		&cli.StringFlag{Name: "scale", Usage: "feature scaling: bounds (--feature-bounds), private (DP ranges, single-site private algorithms), none, minmax or standard (default: bounds with a schema, else minmax for non-private algorithms, private for single-site private ones and none for federated private ones)"},
+		featureBoundsFlag(),
 		&cli.StringFlag{Name: "out", Required: true, Usage: "output directory: results.csv, results.md and the PNG plots"},
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object (the rows and the files written) instead of the Markdown table"},
 		calibrationFlag(),
@@ -81,11 +82,17 @@ func runSweep(c *cli.Context) error {
 	if cfg.Runs < 1 {
 		return usageError{fmt.Errorf("--runs %d must be ≥ 1", cfg.Runs)}
 	}
-	train, test, err := loadTrainTest(c, dataOptions(c))
+	opt := dataOptions(c)
+	schema, schemaNotes, err := loadSchema(c, &opt)
 	if err != nil {
 		return err
 	}
-	cfg.Train, cfg.Test = train, test
+	train, test, err := loadTrainTestSchema(c, opt, schema)
+	if err != nil {
+		return err
+	}
+	train.Notes = append(schemaNotes, train.Notes...)
+	cfg.Train, cfg.Test, cfg.Bounds = train, test, schema
 	total, err := sweep.Validate(cfg)
 	if err != nil {
 		return usageError{err}
