@@ -37,10 +37,13 @@ import (
 // coordinates is (ε, δ_μ(ε) + δ_f + (1 + e^ε)·N·η)-DP with
 // η = SecureGaussianTV (discrete_gdp.go proves it by total variation). N
 // is GaussianPlan.Coordinates, or Dim × (number of noised releases) when
-// that is 0; a plan with Dim = 0 and Coordinates = 0 describes ideal
+// that is 0 (Dim alone for Disjoint: one release sees the record); a plan with Dim = 0 and Coordinates = 0 describes ideal
 // continuous noise (e.g. the papers' tables) and gets no such term. The
 // certified δ includes the term, and so does the δ that certifies ε; a
-// calibration takes it (at the requested ε) out of δ's budget first.
+// calibration takes it (at the requested ε) out of δ's budget first. A
+// second proven variant keeps the float64 part multiplicative (ε − 2Nθ,
+// factor e^(Nθ), a 10¹² times smaller TV term; see discreteVariant); the
+// certificate takes whichever certifies more.
 //
 // CalibrateGaussian returns the smallest common scale c (up to a few ulps)
 // for which the certificate covers the request: μ* is the largest μ with
@@ -68,18 +71,21 @@ type GaussianPlan struct {
 	// Dim is the number of noised coordinates per release (for the
 	// snapping allowance); 0 skips the allowance.
 	Dim int
-	// Coordinates is the total number N of noise coordinates the run
-	// draws from the secure Gaussian sampler (all releases, every
-	// coordinate): the δ term (1 + e^ε)·N·SecureGaussianTV of the discrete
-	// noise (discrete_gdp.go). 0 means Dim × the number of releases with
-	// noise (σᵢ > 0); give it when a release draws other than Dim
-	// coordinates.
+	// Coordinates is the number N of noise coordinates drawn from the
+	// secure Gaussian sampler that the discrete-noise δ term
+	// (discrete_gdp.go) must cover: every coordinate of every release for
+	// sequential composition; for Disjoint, those of the largest single
+	// release (a record reaches one release; the others are the same
+	// kernels on both neighbours, post-processing that needs no
+	// coupling). 0 means the default from Dim: Dim × the number of noised
+	// releases (σᵢ > 0), or Dim for Disjoint. Give it when a release
+	// draws other than Dim coordinates.
 	Coordinates int64
 }
 
 // coordinates returns the N of the discrete-noise δ term: Coordinates, or
-// Dim per noised release (σᵢ > 0; with sigmas nil, Δᵢ > 0, which are the
-// releases calibration noises).
+// the default from Dim (see GaussianPlan) over the noised releases (σᵢ > 0;
+// with sigmas nil, Δᵢ > 0, which are the releases calibration noises).
 func (p GaussianPlan) coordinates(sigmas []float64) int64 {
 	if p.Coordinates > 0 {
 		return p.Coordinates
@@ -87,6 +93,9 @@ func (p GaussianPlan) coordinates(sigmas []float64) int64 {
 	var n int64
 	for i, d := range p.Sensitivities {
 		if (sigmas == nil && d > 0) || (sigmas != nil && sigmas[i] > 0) {
+			if p.Disjoint {
+				return int64(p.Dim)
+			}
 			n += int64(p.Dim)
 		}
 	}
@@ -103,8 +112,9 @@ type Certificate struct {
 	// Delta is the δ certified at the requested ε: δ_μ(ε) + FailureDelta
 	// + DiscreteDelta, rounded up.
 	Delta float64 `json:"delta"`
-	// DiscreteDelta is the discrete-noise term (1 + e^ε)·N·SecureGaussianTV
-	// at the requested ε included in Delta (0 for ideal continuous noise).
+	// DiscreteDelta is the part of Delta due to the discrete noise (for
+	// the total-variation variant, (1 + e^ε)·N·SecureGaussianTV; 0 for
+	// ideal continuous noise).
 	DiscreteDelta float64 `json:"discrete_delta"`
 }
 
@@ -223,9 +233,9 @@ func CertifyGaussian(p GaussianPlan, sigmas []float64, eps, delta float64) (Cert
 // multiplicative one, and tv = 0 (the ideal continuous Gaussian, exact) when
 // n = 0.
 type discreteVariant struct {
-	n                int64
-	tv, mult, shift  float64
-	cap, fail, limit float64 // limit: the δ the cap was chosen for
+	n               int64
+	tv, mult, shift float64
+	cap, fail       float64
 }
 
 // discreteVariants returns the variants for n coordinates at the request's
@@ -354,7 +364,7 @@ func CalibrateGaussian(p GaussianPlan, eps, delta float64) ([]float64, Certifica
 			if d == 0 {
 				continue
 			}
-			// The discrete-noise term covers the whole run's coordinates.
+			// The discrete-noise term covers one release (disjoint).
 			one := GaussianPlan{Sensitivities: []float64{d}, Disjoint: true, FailureDelta: p.FailureDelta, Dim: p.Dim, Coordinates: p.coordinates(nil)}
 			s, _, err := CalibrateGaussian(one, eps, delta)
 			if err != nil {

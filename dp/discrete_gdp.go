@@ -92,9 +92,14 @@ import "math"
 //	            ≤ e^ε P[M(D') ∈ S] + δ_μ(ε) + (1 + e^ε)·N·η,
 //
 // so the run is (ε, δ_μ(ε) + δ_f + (1 + e^ε)·N·η)-DP (δ_f: the failure
-// event of the sensitivity bound, as in calibrate.go). DiscreteGaussianDelta
-// returns the last term; CertifyGaussian adds it and CalibrateGaussian
-// takes it out of δ's budget before calibrating.
+// event of the sensitivity bound, as in calibrate.go). Disjoint releases
+// (parallel composition): for neighbours differing in part i, every other
+// release is the same kernel (given the earlier outputs) on both, so the
+// earlier ones give identically distributed prefixes and the later ones
+// are post-processing; the argument is needed for release i alone, with
+// N = its coordinates and μ = μᵢ, and the worst i bounds the run.
+// DiscreteGaussianDelta returns the last term; CertifyGaussian adds it and
+// CalibrateGaussian takes it out of δ's budget before calibrating.
 //
 // Variant (multiplicative float64 error). Split the sampler's distance
 // instead: P̂ = p_t·e^(θ(m)) pointwise with |θ(m)| ≤ θ = 4.4e-13
@@ -110,10 +115,11 @@ import "math"
 // a quarter of the budget; beyond it, a larger ε₁ costs more δ than it
 // gains).
 //
-// Size: (1 + e^ε)·N·η ≈ 6.2e-16·N at ε = 1, e.g. 1.6e-9 for 10⁴ steps at
-// d = 256 (N = 2.56·10⁶), against δ ≈ 10⁻⁵: it moves σ by a relative
-// ≈ 1e-5 or less. Most of it is η_fp; the rounding term alone would be
-// ≈ 1e-28 per coordinate.
+// Size, for 10⁴ steps at d = 256 (N = 2.56·10⁶) and δ = 10⁻⁵: the
+// total-variation term (1 + e^ε)·N·η is 1.6e-9 at ε = 1 (almost all of it
+// η_fp; the rounding alone is ≈ 1e-28 per coordinate); the multiplicative
+// variant costs ε 2Nθ = 2.3e-6 and δ a factor e^(Nθ), i.e. ≈ 1e-11, and is
+// the one taken. Either way σ moves by ≈ 1e-5 relative or less.
 
 // SecureGaussianTV bounds the total-variation distance between one noise
 // draw of AddGaussian (in grid units) and round(N(0, s²)), s = σ/g, for

@@ -126,6 +126,24 @@ func TestCertifyGaussianDiscreteTerm(t *testing.T) {
 	if err != nil || explicit != withDim {
 		t.Fatalf("Dim 256 × 3 noised releases: %+v; explicit N = 768: %+v, %v", withDim, explicit, err)
 	}
+	// Disjoint parts: one release's coordinates, so a release calibrated
+	// alone (e.g. at a site) gets exactly the σ it gets with the others.
+	dis := GaussianPlan{Sensitivities: []float64{4, 1, 0.25}, Disjoint: true, Dim: 256}
+	all, _, err := CalibrateGaussian(dis, 1, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range dis.Sensitivities {
+		one, _, err := CalibrateGaussian(GaussianPlan{Sensitivities: []float64{d}, Dim: 256}, 1, 1e-5)
+		if err != nil || one[0] != all[i] {
+			t.Fatalf("disjoint release %d: σ %v with the others, %v (%v) alone", i, all[i], one, err)
+		}
+	}
+	c1, err1 := CertifyGaussian(dis, all, 1, 1e-5)
+	c2, err2 := CertifyGaussian(GaussianPlan{Sensitivities: dis.Sensitivities, Disjoint: true, Dim: 256, Coordinates: 256}, all, 1, 1e-5)
+	if err1 != nil || err2 != nil || c1 != c2 || !(c1.DiscreteDelta > 0) {
+		t.Fatalf("disjoint default N: %+v (%v) vs N = 256: %+v (%v)", c1, err1, c2, err2)
+	}
 	if _, err := CertifyGaussian(GaussianPlan{Sensitivities: sens, Coordinates: -1}, sig, 1, 1e-5); !errors.Is(err, ErrInvalidAccounting) {
 		t.Fatalf("negative coordinate count: err = %v", err)
 	}
