@@ -252,6 +252,30 @@ func discreteVariants(delta, fail float64, n int64) []discreteVariant {
 	return vs
 }
 
+// GaussianTarget is a guarantee (Epsilon, Delta) to ask of the ideal
+// continuous Gaussian mechanism.
+type GaussianTarget struct {
+	Epsilon, Delta float64
+}
+
+// SecureGaussianTargets returns the targets for a run that draws n
+// coordinates from the secure Gaussian sampler (AddGaussian) and must be
+// (eps, delta)-DP with failure probability fail: if the same run with
+// continuous Gaussian noise is (t.Epsilon, t.Delta)-DP for one of them, by
+// any accountant (GDP, RDP, subsampled RDP), the real run is
+// (eps, delta)-DP (discrete_gdp.go, both variants). With n = 0 the one
+// target is (eps, delta − fail). Targets with Epsilon ≤ 0 or Delta ≤ 0 are
+// left out; none means no noise can certify the request.
+func SecureGaussianTargets(eps, delta, fail float64, n int64) []GaussianTarget {
+	var ts []GaussianTarget
+	for _, v := range discreteVariants(delta, fail, n) {
+		if e0, rest, ok := v.target(eps, delta); ok && e0 > 0 {
+			ts = append(ts, GaussianTarget{e0, rest})
+		}
+	}
+	return ts
+}
+
 // term returns the variant's discrete δ term at ε₁, rounded up.
 func (v discreteVariant) term(e1 float64) float64 {
 	if v.n <= 0 {
@@ -346,12 +370,7 @@ func CalibrateGaussian(p GaussianPlan, eps, delta float64) ([]float64, Certifica
 	if !(delta-p.FailureDelta > 0) {
 		return nil, Certificate{}, acctErrorf("δ = %v leaves nothing for the Gaussian noise after the failure probability %v of the sensitivity bound", delta, p.FailureDelta)
 	}
-	var targets [][2]float64 // (ε₀, rest): δ_μ(ε₀) ≤ rest certifies the request
-	for _, v := range discreteVariants(delta, p.FailureDelta, p.coordinates(nil)) {
-		if e0, rest, ok := v.target(eps, delta); ok && e0 > 0 {
-			targets = append(targets, [2]float64{e0, rest})
-		}
-	}
+	targets := SecureGaussianTargets(eps, delta, p.FailureDelta, p.coordinates(nil))
 	if len(targets) == 0 {
 		return nil, Certificate{}, acctErrorf("(ε, δ) = (%v, %v) leaves nothing for the Gaussian noise after the failure probability %v of the sensitivity bound and the discrete-noise term of %d coordinates (discrete_gdp.go); raise δ", eps, delta, p.FailureDelta, p.coordinates(nil))
 	}
@@ -406,7 +425,7 @@ func CalibrateGaussian(p GaussianPlan, eps, delta float64) ([]float64, Certifica
 	inv := math.Inf(1) // 1/μ*, rounded up: the variant allowing the largest μ
 	var err error
 	for _, tg := range targets {
-		x, e := AnalyticGaussianSigma(tg[0], tg[1], 1)
+		x, e := AnalyticGaussianSigma(tg.Epsilon, tg.Delta, 1)
 		if e != nil {
 			err = e
 			continue

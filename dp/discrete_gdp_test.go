@@ -192,3 +192,29 @@ func TestCalibrateGaussianDiscreteTerm(t *testing.T) {
 		t.Fatalf("N = 10¹⁵ at δ = 10⁻⁶: err = %v, want a refusal", err)
 	}
 }
+
+// SecureGaussianTargets: with no secure coordinates the one target is the
+// request less the failure probability; with n coordinates every target is
+// stricter than that (ε₀ ≤ ε, δ₀ < δ − fail), the total-variation one by
+// exactly its term, and a count whose term exhausts δ leaves none.
+func TestSecureGaussianTargets(t *testing.T) {
+	eps, delta, fail := 1.0, 1e-5, 1e-6
+	ts := SecureGaussianTargets(eps, delta, fail, 0)
+	if len(ts) != 1 || ts[0].Epsilon != eps || ts[0].Delta > delta-fail || ts[0].Delta < (delta-fail)*(1-1e-12) {
+		t.Fatalf("n = 0: targets %+v", ts)
+	}
+	ts = SecureGaussianTargets(eps, delta, fail, 2_560_000)
+	if len(ts) != 2 {
+		t.Fatalf("n = 2.56e6: %d targets %+v, want the two variants", len(ts), ts)
+	}
+	tv := DiscreteGaussianDelta(eps, 2_560_000)
+	if ts[0].Epsilon != eps || ts[0].Delta+tv+fail > delta || ts[0].Delta < (delta-fail-tv)*(1-1e-12) {
+		t.Fatalf("total-variation target %+v, term %v", ts[0], tv)
+	}
+	if !(ts[1].Epsilon < eps) || eps-ts[1].Epsilon > 2*2_560_000*SecureGaussianLogRatio*(1+1e-9) || !(ts[1].Delta < delta-fail) {
+		t.Fatalf("multiplicative target %+v", ts[1])
+	}
+	if ts := SecureGaussianTargets(eps, 1e-6, 0, 1e15); len(ts) != 0 {
+		t.Fatalf("N = 10¹⁵ at δ = 10⁻⁶: targets %+v, want none", ts)
+	}
+}
