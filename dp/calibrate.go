@@ -32,6 +32,19 @@ import (
 // snapping to its grid (noise.go: g ≤ σ·2⁻⁴⁶, SnappedL2Sensitivity); it
 // is used when Dim > 0.
 //
+// Discrete noise. The secure sampler draws the discrete Gaussian, not the
+// continuous one this curve is exact for: a run that draws N noise
+// coordinates is (ε, δ_μ(ε) + δ_f + (1 + e^ε)·N·η)-DP with
+// η = SecureGaussianTV (discrete_gdp.go proves it by total variation). N
+// is GaussianPlan.Coordinates, or Dim × (number of noised releases) when
+// that is 0 (Dim alone for Disjoint: one release sees the record); a plan with Dim = 0 and Coordinates = 0 describes ideal
+// continuous noise (e.g. the papers' tables) and gets no such term. The
+// certified δ includes the term, and so does the δ that certifies ε; a
+// calibration takes it (at the requested ε) out of δ's budget first. A
+// second proven variant keeps the float64 part multiplicative (ε − 2Nθ,
+// factor e^(Nθ), a 10¹² times smaller TV term; see discreteVariant); the
+// certificate takes whichever certifies more.
+//
 // CalibrateGaussian returns the smallest common scale c (up to a few ulps)
 // for which the certificate covers the request: μ* is the largest μ with
 // δ_μ(ε) ≤ δ − δ_f (AnalyticGaussianSigma with Δ = 1 gives 1/μ* rounded
@@ -58,6 +71,35 @@ type GaussianPlan struct {
 	// Dim is the number of noised coordinates per release (for the
 	// snapping allowance); 0 skips the allowance.
 	Dim int
+	// Coordinates is the number N of noise coordinates drawn from the
+	// secure Gaussian sampler that the discrete-noise δ term
+	// (discrete_gdp.go) must cover: every coordinate of every release for
+	// sequential composition; for Disjoint, those of the largest single
+	// release (a record reaches one release; the others are the same
+	// kernels on both neighbours, post-processing that needs no
+	// coupling). 0 means the default from Dim: Dim × the number of noised
+	// releases (σᵢ > 0), or Dim for Disjoint. Give it when a release
+	// draws other than Dim coordinates.
+	Coordinates int64
+}
+
+// coordinates returns the N of the discrete-noise δ term: Coordinates, or
+// the default from Dim (see GaussianPlan) over the noised releases (σᵢ > 0;
+// with sigmas nil, Δᵢ > 0, which are the releases calibration noises).
+func (p GaussianPlan) coordinates(sigmas []float64) int64 {
+	if p.Coordinates > 0 {
+		return p.Coordinates
+	}
+	var n int64
+	for i, d := range p.Sensitivities {
+		if (sigmas == nil && d > 0) || (sigmas != nil && sigmas[i] > 0) {
+			if p.Disjoint {
+				return int64(p.Dim)
+			}
+			n += int64(p.Dim)
+		}
+	}
+	return n
 }
 
 // Certificate is what Gaussian noise certifies for a plan.
@@ -67,9 +109,13 @@ type Certificate struct {
 	// Epsilon is the smallest ε certified at the requested δ (exact
 	// accountant, rounded up); +Inf when δ ≤ FailureDelta.
 	Epsilon float64 `json:"epsilon"`
-	// Delta is the δ certified at the requested ε: δ_μ(ε) + FailureDelta,
-	// rounded up.
+	// Delta is the δ certified at the requested ε: δ_μ(ε) + FailureDelta
+	// + DiscreteDelta, rounded up.
 	Delta float64 `json:"delta"`
+	// DiscreteDelta is the part of Delta due to the discrete noise (for
+	// the total-variation variant, (1 + e^ε)·N·SecureGaussianTV; 0 for
+	// ideal continuous noise).
+	DiscreteDelta float64 `json:"discrete_delta"`
 }
 
 // Covers reports whether the certificate gives (eps, delta)-DP: both the
@@ -93,6 +139,9 @@ func (p GaussianPlan) check(sigmas []float64) error {
 	}
 	if p.Dim < 0 {
 		return acctErrorf("dimension %d must be ≥ 0", p.Dim)
+	}
+	if p.Coordinates < 0 {
+		return acctErrorf("noise coordinate count %d must be ≥ 0 (0: Dim per release)", p.Coordinates)
 	}
 	for i, d := range p.Sensitivities {
 		if !(d >= 0) || math.IsInf(d, 0) {
@@ -154,21 +203,155 @@ func CertifyGaussian(p GaussianPlan, sigmas []float64, eps, delta float64) (Cert
 	mu := p.mu(sigmas)
 	c := Certificate{Mu: mu}
 	if mu == 0 {
+		// No release reads a record: whatever noise is drawn, the output
+		// does not depend on the data.
 		c.Delta = p.FailureDelta
 		if p.FailureDelta >= delta {
 			c.Epsilon = math.Inf(1)
 		}
 		return c, nil
 	}
-	c.Delta = math.Min(1, acctSumUp(GaussianDPDelta(mu, eps), p.FailureDelta))
+	n := p.coordinates(sigmas)
+	c.Delta, c.DiscreteDelta = 1, 1
 	c.Epsilon = math.Inf(1)
-	if rest := delta - p.FailureDelta; rest > 0 {
-		rest = acctDown(rest, 4)
-		if e, err := GaussianDPEpsilon(mu, rest); err == nil {
-			c.Epsilon = e
+	for _, v := range discreteVariants(delta, p.FailureDelta, n) {
+		if d, dd := v.delta(mu, eps); d < c.Delta {
+			c.Delta, c.DiscreteDelta = d, dd
 		}
+		c.Epsilon = math.Min(c.Epsilon, v.epsilon(mu, delta))
 	}
 	return c, nil
+}
+
+// discreteVariant is one proven way (discrete_gdp.go) to certify the
+// secure sampler's noise through μ-GDP: the run is (ε, δ)-DP when
+//
+//	mult·(δ_μ(ε₁ − shift) + (1 + e^ε₁)·n·tv) + fail ≤ δ,  ε₁ = min(ε, cap),
+//
+// with (tv, mult, shift, cap) = (SecureGaussianTV, 1, 0, +Inf) for the
+// total-variation variant, (RoundedGaussianTV, e^(nθ), 2nθ, ε_c) for the
+// multiplicative one, and tv = 0 (the ideal continuous Gaussian, exact) when
+// n = 0.
+type discreteVariant struct {
+	n               int64
+	tv, mult, shift float64
+	cap, fail       float64
+}
+
+// discreteVariants returns the variants for n coordinates at the request's
+// δ (which sets ε_c) and failure probability.
+func discreteVariants(delta, fail float64, n int64) []discreteVariant {
+	if n <= 0 {
+		return []discreteVariant{{mult: 1, cap: math.Inf(1), fail: fail}}
+	}
+	vs := []discreteVariant{{n: n, tv: SecureGaussianTV, mult: 1, cap: math.Inf(1), fail: fail}}
+	nt := acctUp(float64(n)*SecureGaussianLogRatio, 2)
+	if ec := math.Log((delta - fail) / (4 * float64(n) * RoundedGaussianTV)); delta > fail && ec > 2*nt {
+		vs = append(vs, discreteVariant{n: n, tv: RoundedGaussianTV, mult: acctUp(math.Exp(nt), 2), shift: acctUp(2*nt, 2), cap: acctDown(ec, 2), fail: fail})
+	}
+	return vs
+}
+
+// GaussianTarget is a guarantee (Epsilon, Delta) to ask of the ideal
+// continuous Gaussian mechanism.
+type GaussianTarget struct {
+	Epsilon, Delta float64
+}
+
+// SecureGaussianTargets returns the targets for a run that draws n
+// coordinates from the secure Gaussian sampler (AddGaussian) and must be
+// (eps, delta)-DP with failure probability fail: if the same run with
+// continuous Gaussian noise is (t.Epsilon, t.Delta)-DP for one of them, by
+// any accountant (GDP, RDP, subsampled RDP), the real run is
+// (eps, delta)-DP (discrete_gdp.go, both variants). With n = 0 the one
+// target is (eps, delta − fail). Targets with Epsilon ≤ 0 or Delta ≤ 0 are
+// left out; none means no noise can certify the request.
+func SecureGaussianTargets(eps, delta, fail float64, n int64) []GaussianTarget {
+	var ts []GaussianTarget
+	for _, v := range discreteVariants(delta, fail, n) {
+		if e0, rest, ok := v.target(eps, delta); ok && e0 > 0 {
+			ts = append(ts, GaussianTarget{e0, rest})
+		}
+	}
+	return ts
+}
+
+// term returns the variant's discrete δ term at ε₁, rounded up.
+func (v discreteVariant) term(e1 float64) float64 {
+	if v.n <= 0 {
+		return 0
+	}
+	return acctUp((1+math.Exp(e1))*float64(v.n)*v.tv, 4)
+}
+
+// target returns (ε₀, rest): the variant certifies (ε, δ) when
+// δ_μ(ε₀) ≤ rest (ok false when no μ can).
+func (v discreteVariant) target(eps, delta float64) (e0, rest float64, ok bool) {
+	e1 := math.Min(eps, v.cap)
+	e0 = e1 - v.shift
+	rest = acctDown((delta-v.fail)/v.mult, 4) - v.term(e1)
+	if !(e0 >= 0) || !(rest > 0) {
+		return 0, 0, false
+	}
+	return e0, acctDown(rest, 4), true
+}
+
+// delta returns the δ the variant certifies at ε for μ (capped at 1) and
+// its discrete term (the part of it due to the discrete noise).
+func (v discreteVariant) delta(mu, eps float64) (d, disc float64) {
+	e1 := math.Min(eps, v.cap)
+	e0 := e1 - v.shift
+	if !(e0 >= 0) {
+		return 1, 1
+	}
+	ideal := GaussianDPDelta(mu, e0)
+	d = math.Min(1, acctSumUp(acctUp(v.mult*acctSumUp(ideal, v.term(e1)), 2), v.fail))
+	switch {
+	case v.n <= 0:
+		return d, 0
+	case v.mult == 1 && v.shift == 0:
+		return d, v.term(e1)
+	}
+	return d, math.Min(1, math.Max(0, acctUp(d-ideal-v.fail, 2)))
+}
+
+// epsilon returns the smallest ε (rounded up; +Inf if none) at which the
+// variant certifies δ for μ. Its condition tightens as ε grows only through
+// the term (1 + e^ε₁)·n·tv, so it iterates e ← shift + GaussianDPEpsilon(μ,
+// rest(e)) from e = 0: the sequence increases, and the first e that the
+// next step does not raise is certified (δ_μ(e − shift) ≤ δ_μ(next −
+// shift) ≤ rest(e)).
+func (v discreteVariant) epsilon(mu, delta float64) float64 {
+	e := 0.0
+	for try := 0; try < 64; try++ {
+		e1 := math.Min(e, v.cap)
+		rest := acctDown((delta-v.fail)/v.mult, 4) - v.term(e1)
+		if !(rest > 0) {
+			return math.Inf(1)
+		}
+		next, err := GaussianDPEpsilon(mu, acctDown(rest, 4))
+		if err != nil || math.IsInf(next, 1) {
+			return math.Inf(1)
+		}
+		next = acctUp(next+v.shift, 2)
+		if next <= e {
+			return e
+		}
+		if next > v.cap {
+			// Past the cap the term no longer grows: ε₁ = cap is the
+			// last candidate, certified iff its condition holds there.
+			if _, _, ok := v.target(next, delta); !ok {
+				return math.Inf(1)
+			}
+			e0, rest, _ := v.target(next, delta)
+			if GaussianDPDelta(mu, e0) <= rest {
+				return acctUp(v.cap, 2)
+			}
+			return math.Inf(1)
+		}
+		e = next
+	}
+	return math.Inf(1)
 }
 
 // CalibrateGaussian returns the smallest σ's (σᵢ = c·splitᵢ, up to a few
@@ -184,9 +367,12 @@ func CalibrateGaussian(p GaussianPlan, eps, delta float64) ([]float64, Certifica
 	if err := acctCheckDelta("δ", delta); err != nil {
 		return nil, Certificate{}, err
 	}
-	rest := delta - p.FailureDelta
-	if !(rest > 0) {
+	if !(delta-p.FailureDelta > 0) {
 		return nil, Certificate{}, acctErrorf("δ = %v leaves nothing for the Gaussian noise after the failure probability %v of the sensitivity bound", delta, p.FailureDelta)
+	}
+	targets := SecureGaussianTargets(eps, delta, p.FailureDelta, p.coordinates(nil))
+	if len(targets) == 0 {
+		return nil, Certificate{}, acctErrorf("(ε, δ) = (%v, %v) leaves nothing for the Gaussian noise after the failure probability %v of the sensitivity bound and the discrete-noise term of %d coordinates (discrete_gdp.go); raise δ", eps, delta, p.FailureDelta, p.coordinates(nil))
 	}
 	if p.Disjoint && p.Split == nil && len(p.Sensitivities) > 1 {
 		// Parallel composition, each release its own budget: calibrate
@@ -197,7 +383,8 @@ func CalibrateGaussian(p GaussianPlan, eps, delta float64) ([]float64, Certifica
 			if d == 0 {
 				continue
 			}
-			one := GaussianPlan{Sensitivities: []float64{d}, Disjoint: true, FailureDelta: p.FailureDelta, Dim: p.Dim}
+			// The discrete-noise term covers one release (disjoint).
+			one := GaussianPlan{Sensitivities: []float64{d}, Disjoint: true, FailureDelta: p.FailureDelta, Dim: p.Dim, Coordinates: p.coordinates(nil)}
 			s, _, err := CalibrateGaussian(one, eps, delta)
 			if err != nil {
 				return nil, Certificate{}, err
@@ -235,8 +422,17 @@ func CalibrateGaussian(p GaussianPlan, eps, delta float64) ([]float64, Certifica
 		}
 		return sigmas, c, err
 	}
-	inv, err := AnalyticGaussianSigma(eps, acctDown(rest, 4), 1) // 1/μ*, rounded up
-	if err != nil {
+	inv := math.Inf(1) // 1/μ*, rounded up: the variant allowing the largest μ
+	var err error
+	for _, tg := range targets {
+		x, e := AnalyticGaussianSigma(tg.Epsilon, tg.Delta, 1)
+		if e != nil {
+			err = e
+			continue
+		}
+		inv = math.Min(inv, x)
+	}
+	if math.IsInf(inv, 1) {
 		return nil, Certificate{}, err
 	}
 	k := worst

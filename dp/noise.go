@@ -52,6 +52,13 @@ import (
 //     truncated noise, which is within N·τ of the ideal. So an RDP/zCDP
 //     accountant's (ε, δ) for σ and Δ' holds with ε raised by
 //     2Nθ ≈ N·8.8e-13 (e.g. 2.3e-6 for 10^4 steps at d = 256).
+//     The exact μ-GDP certificate (calibrate.go) is for the continuous
+//     Gaussian, which the multivariate discrete one is not known to match;
+//     discrete_gdp.go bounds the total-variation distance of each draw from
+//     round(N(0, s²)) (SecureGaussianTV) and proves the run
+//     (ε, δ_μ(ε) + δ_f + (1 + e^ε)·N·SecureGaussianTV)-DP (or a variant
+//     with the θ factor kept multiplicative); CertifyGaussian and
+//     CalibrateGaussian include that term.
 //   - AddL2Laplace: not covered by a floating-point proof; see its comment.
 //
 // Scales must lie in [MinScale, MaxScale] (so g and every m·g are normal,
