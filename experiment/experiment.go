@@ -215,6 +215,9 @@ type Report struct {
 	// Warnings are problems of the request that did not stop the run,
 	// such as δ > 1/n_train (`pairfed train` prints them on stderr).
 	Warnings []string `json:"warnings,omitempty"`
+	// Recommended is the default rule's choice and reason when the
+	// algorithm was not named (pairwise.RecommendPrivate).
+	Recommended *pairwise.Recommendation `json:"recommended,omitempty"`
 	// Privacy is the privacy statement of the (last) private run: model,
 	// ε, δ, mechanism, accountant, the derived G, L, α and every σ.
 	Privacy *Privacy `json:"privacy,omitempty"`

@@ -20,7 +20,7 @@ func trainCommand() *cli.Command {
 		testFractionFlag("share of --data held out for testing when --test and --folds are absent"),
 		&cli.IntFlag{Name: "folds", Usage: "k-fold evaluation (each of --runs repeats all k folds)"},
 		&cli.StringFlag{Name: "task", Value: "auc", Usage: "auc (bipartite ranking) or metric (Mahalanobis metric learning)"},
-		&cli.StringFlag{Name: "algo", Value: "sgd-prev", Usage: "algorithm (see `pairfed algos`)"},
+		&cli.StringFlag{Name: "algo", Usage: "algorithm (see `pairfed algos`; default sgd-prev, or with --epsilon the recommended private algorithm for the task, n, d, ε and δ — pairwise.RecommendPrivate — printed with the reason)"},
 		&cli.StringFlag{Name: "loss", Value: "hinge", Usage: "hinge, square or logistic"},
 		&cli.Float64Flag{Name: "radius", Value: 1, Usage: "per-record L2 clipping radius R after scaling (0: no clipping; private algorithms need R > 0)"},
 		&cli.Float64Flag{Name: "param-radius", Usage: "radius B of the parameter set (0: chosen with η on a validation split)"},
@@ -62,8 +62,12 @@ func runTrain(c *cli.Context) error {
 	if p := c.String("protocol"); p != "validation" {
 		return usageError{fmt.Errorf("unknown --protocol %q (validation or paper)", p)}
 	}
+	algo := c.String("algo")
+	if algo == "" && !c.IsSet("epsilon") {
+		algo = "sgd-prev" // the non-private default
+	}
 	spec := experiment.Spec{
-		Task: pairwise.Task(c.String("task")), Algo: c.String("algo"), Loss: c.String("loss"),
+		Task: pairwise.Task(c.String("task")), Algo: algo, Loss: c.String("loss"),
 		Lambda: c.Float64("lambda"), Constraint: c.String("constraint"), Eta: c.Float64("eta"),
 		ParamRadius: c.Float64("param-radius"), FeatureRadius: c.Float64("radius"), Scale: c.String("scale"),
 		Passes: c.Float64("passes"), Steps: c.Int("steps"), Runs: c.Int("runs"), Folds: c.Int("folds"),
@@ -75,12 +79,32 @@ func runTrain(c *cli.Context) error {
 	if c.Int("runs") < 1 {
 		return usageError{fmt.Errorf("train: --runs %d must be ≥ 1", c.Int("runs"))}
 	}
+	var rec *pairwise.Recommendation
+	var train, test *data.Table
+	var err error
+	if spec.Algo == "" {
+		// --epsilon without --algo: the recommended private algorithm,
+		// from the public shape of the job only (n after the split, d).
+		if train, test, err = loadTrainTest(c, opt); err != nil {
+			return err
+		}
+		loss := ""
+		if c.IsSet("loss") {
+			loss = spec.Loss
+		}
+		r, err := experiment.Recommend(spec, train.N, train.D, test != nil, loss)
+		if err != nil {
+			return usageError{err}
+		}
+		rec, spec.Algo, spec.Loss = &r, r.Algo, r.Loss
+	}
 	if err := spec.Validate(); err != nil {
 		return usageError{err}
 	}
-	train, test, err := loadTrainTest(c, opt)
-	if err != nil {
-		return err
+	if train == nil {
+		if train, test, err = loadTrainTest(c, opt); err != nil {
+			return err
+		}
 	}
 	if err := checkMetricSize(c.String("task"), opt, train.D); err != nil {
 		return err
@@ -98,6 +122,10 @@ func runTrain(c *cli.Context) error {
 	}
 	bar.Finish()
 	rep.Notes = append(rep.Notes, train.Notes...)
+	if rec != nil {
+		rep.Recommended = rec
+		rep.Notes = append([]string{fmt.Sprintf("algorithm %s (%s loss) chosen by the default rule: %s", rec.Algo, rec.Loss, rec.Reason)}, rep.Notes...)
+	}
 	for _, w := range rep.Warnings {
 		fmt.Fprintln(c.App.ErrWriter, "pairfed: warning:", w)
 	}
