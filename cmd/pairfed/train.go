@@ -38,6 +38,8 @@ func trainCommand() *cli.Command {
 		&cli.Float64Flag{Name: "delta", Usage: "δ of a private algorithm (default 1/n_train; 0 = pure ε-DP where the paper has a Laplace variant)"},
 		&cli.Uint64Flag{Name: "noise-seed", Usage: "draw privacy noise from a seeded source: reproducible but NOT private (reported private: false)"},
 		&cli.Float64Flag{Name: "noise-scale", Usage: "what-if only: multiply every σ by this factor (the run is then reported NOT private)"},
+		&cli.BoolFlag{Name: "tune", Usage: "private selection among candidate mechanisms (Papernot & Steinke 2022, geometric repetitions): each run trains a random candidate on 80% of the training split and scores it by a noisy AUC count on the other 20%; the whole selection is (ε, δ)-DP as printed"},
+		&cli.StringSliceFlag{Name: "tune-candidates", Usage: "--tune candidates (default dp-ssp-mean,dp-ssp,dp-gd; exactly Gaussian-DP mechanisms only)"},
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 		calibrationFlag(),
 		noProgressFlag(),
@@ -63,7 +65,7 @@ func runTrain(c *cli.Context) error {
 		return usageError{fmt.Errorf("unknown --protocol %q (validation or paper)", p)}
 	}
 	algo := c.String("algo")
-	if algo == "" && !c.IsSet("epsilon") {
+	if algo == "" && !c.IsSet("epsilon") && !c.Bool("tune") {
 		algo = "sgd-prev" // the non-private default
 	}
 	spec := experiment.Spec{
@@ -75,6 +77,10 @@ func runTrain(c *cli.Context) error {
 		Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), DeltaSet: c.IsSet("delta"),
 		NoiseSeed: c.Uint64("noise-seed"), Seeded: c.IsSet("noise-seed"), NoiseScale: c.Float64("noise-scale"),
 		Calibration: pairwise.Calibration(c.String("calibration")),
+		Tune:        c.Bool("tune"), TuneCandidates: c.StringSlice("tune-candidates"),
+	}
+	if spec.Tune && algo != "" {
+		return usageError{fmt.Errorf("train: --tune selects the algorithm itself: drop --algo %s (or name candidates with --tune-candidates)", algo)}
 	}
 	if c.Int("runs") < 1 {
 		return usageError{fmt.Errorf("train: --runs %d must be ≥ 1", c.Int("runs"))}
@@ -82,7 +88,7 @@ func runTrain(c *cli.Context) error {
 	var rec *pairwise.Recommendation
 	var train, test *data.Table
 	var err error
-	if spec.Algo == "" {
+	if spec.Algo == "" && !spec.Tune {
 		// --epsilon without --algo: the recommended private algorithm,
 		// from the public shape of the job only (n after the split, d).
 		if train, test, err = loadTrainTest(c, opt); err != nil {
@@ -152,6 +158,10 @@ func printReport(w io.Writer, r *experiment.Report) {
 	fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.4f ± %.4f\t%.4g\t%.3g\t%.3g\t%v\n", r.Algorithm, r.Loss, r.NTrain, r.NTest, r.D,
 		len(s.Values), s.Mean, s.Std, r.Objective, r.SecondsPerRun, r.PairStepsPerSecond, r.Private)
 	tw.Flush()
+	for i, t := range r.Tune {
+		fmt.Fprintf(w, "tune run %d: chose %s after %d runs (E[K] = %.3g) among %v; per run μ = %.4g (candidate at ε = %.4g, δ = %.3g on %d records; score σ = %.4g on %d records)\n",
+			i+1, t.Chosen, t.Runs, t.ExpectedRuns, t.Candidates, t.PerRunMu, t.PerRunEpsilon, t.PerRunDelta, t.NFit, t.ScoreSigma, t.NValidation)
+	}
 	fmt.Fprintf(w, "η: %s   B: %s   R: %g   λ: %g   (%s protocol)\n", fmtList(r.Eta), fmtList(r.ParamRadius), r.FeatureRadius, r.Lambda, r.Protocol)
 	if p := r.Privacy; p != nil {
 		fmt.Fprintf(w, "privacy: %s with ε = %g, δ = %.3g; %s noise (%s); G = %g, L = %g, α = %g, R = %g; %d releases, σ %s\n",
