@@ -7,6 +7,10 @@
 // dp-ssp-mean with its noise scaled by 10⁻⁹ and reported not private), on
 // the full training split and on n = 256 training records.
 //
+// Calibration: -calibration exact (default) runs every private algorithm
+// at pairfed's exact calibration (tight sensitivity, exact Gaussian-DP σ);
+// -calibration paper at the papers' printed σ.
+//
 // Protocol (experiment.Run, the `pairfed train` protocol): each run draws a
 // stratified 80/20 split of the file (a9a and ijcnn1 use their own test
 // files: a9a.t, ijcnn1.tst.bz2), then n training records at random when
@@ -118,6 +122,7 @@ func main() {
 	maxQuad := flag.Int("max-quadratic-n", 2000, "skip the O(n²)-per-pass algorithms above this many training records")
 	maxCubic := flag.Int("max-cubic-n", 300, "skip the O(n³)-per-run algorithms (dp-sgd-output: T = n² steps pairing with all previous draws) above this many training records")
 	seed := flag.Uint64("seed", 12, "split seed")
+	calib := flag.String("calibration", "exact", "exact (tight sensitivities, exact Gaussian-DP calibration: the default of pairfed) or paper (the papers' printed σ, certified or refused)")
 	out := flag.String("out", "privbench-out", "output folder (results.csv, results.md)")
 	flag.Parse()
 
@@ -189,7 +194,7 @@ func main() {
 					case a.quadratic && nTrain > *maxQuad:
 						c.note = fmt.Sprintf("skipped: O(n²) per pass at n = %d > %d", nTrain, *maxQuad)
 					default:
-						c = runCell(c, a, train, test, n, r, *scale, *seed)
+						c = runCell(c, a, train, test, n, r, *scale, *seed, pairwise.Calibration(*calib))
 					}
 					cells = append(cells, c)
 					w.Write([]string{c.dataset, c.size, strconv.Itoa(c.n), c.algo, fmtEps(c.eps), "1/(10n)", strconv.Itoa(c.runs),
@@ -206,9 +211,12 @@ func main() {
 	}
 }
 
-func runCell(c cell, a algo, train, test *data.Table, n, runs int, scale string, seed uint64) cell {
+func runCell(c cell, a algo, train, test *data.Table, n, runs int, scale string, seed uint64, calib pairwise.Calibration) cell {
 	spec := experiment.Spec{Task: pairwise.TaskAUC, Algo: a.name, Loss: a.loss, Runs: runs, TrainSize: n, Scale: scale,
 		FeatureRadius: 1, Seed: seed, Lambda: a.lambda}
+	if !a.ceiling {
+		spec.Calibration = calib
+	}
 	switch {
 	case a.ceiling:
 	case a.floor:
