@@ -148,7 +148,7 @@ type FedRecommendation struct {
 }
 
 // RecommendFederated picks the default private federated algorithm among
-// the registered ones (names), for sites of nSite records each (the
+// the registered ones (names), for `sites` sites of nSite records each (the
 // smallest site; 0 when unknown, e.g. at job submission) and d features:
 //
 //  1. AUC, no loss or the square loss asked for, "fed-dp-ssp" registered
@@ -157,7 +157,10 @@ type FedRecommendation struct {
 //     of K sites' statistics has noise σ√K on statistics of n = Σ n_s
 //     records — close to one pooled release — and works for any label
 //     split, a single class per site included (no pairs need to be formed
-//     within a site).
+//     within a site). With "fed-dp-ssp-mean" also registered and the site
+//     sizes known, rules 2–3 of RecommendPrivate decide between the two
+//     on the summed release: K sites' noise σ√K on K·n_s records is one
+//     release at μ/√K, so s = (μ/√K)·K·n_s/d^{3/2}.
 //  2. AUC or metric, "fed-dp-pair-sgd" registered and nSite ≥
 //     RecommendLargeN → fed-dp-pair-sgd (rule 1 of RecommendPrivate at a
 //     site's n).
@@ -167,10 +170,25 @@ type FedRecommendation struct {
 //     private model, averaged by record count.
 //  4. otherwise the first registered private algorithm of a fixed
 //     preference list (fed-dp-gd-grad, fed-dpegd, fed-dp-local-sgd).
-func RecommendFederated(task Task, names []string, nSite, d int, eps, delta float64, loss string) (FedRecommendation, error) {
+func RecommendFederated(task Task, names []string, sites, nSite, d int, eps, delta float64, loss string) (FedRecommendation, error) {
 	has := func(n string) bool { return slices.Contains(names, n) }
 	if task == TaskAUC && has("fed-dp-ssp") && (loss == "" || loss == "square") {
-		return FedRecommendation{Algo: "fed-dp-ssp", Loss: "square", Reason: "fed-dp-ssp: each site releases its noisy class sums, second moments and count once; the coordinator sums them (noise σ√K on all n records, any label split, single-class sites included)"}, nil
+		why := "each site releases its noisy class sums, second moments and count once; the coordinator sums them (noise σ√K on all n records, any label split, single-class sites included)"
+		if nSite >= 2 && sites >= 1 && has("fed-dp-ssp-mean") {
+			// Rule 2–3 of RecommendPrivate on the summed statistics: K
+			// sites' noise σ√K on K·n_s records is one release at μ/√K.
+			mu, err := gdMu(eps, delta)
+			if err != nil {
+				return FedRecommendation{}, err
+			}
+			k := float64(sites)
+			sc := mu / math.Sqrt(k) * k * float64(nSite) / math.Pow(float64(d), 1.5)
+			if sc < RecommendScore || d > sspMaxDim {
+				return FedRecommendation{Algo: "fed-dp-ssp-mean", Loss: "square", Reason: fmt.Sprintf("fed-dp-ssp-mean: s = (μ/√K)·K·n_s/d^1.5 = %.3g < %g (K = %d sites of n_s = %d, d = %d): summed second moments would be below their noise; each site releases its noisy class sums and count once, the coordinator sums them", sc, RecommendScore, sites, nSite, d)}, nil
+			}
+			why = fmt.Sprintf("s = (μ/√K)·K·n_s/d^1.5 = %.3g ≥ %g (K = %d sites of n_s = %d, d = %d); ", sc, RecommendScore, sites, nSite, d) + why
+		}
+		return FedRecommendation{Algo: "fed-dp-ssp", Loss: "square", Reason: "fed-dp-ssp: " + why}, nil
 	}
 	if has("fed-dp-pair-sgd") && nSite >= RecommendLargeN {
 		l := loss

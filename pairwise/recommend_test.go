@@ -99,6 +99,8 @@ func TestRecommendFederated(t *testing.T) {
 		want, local string
 	}{
 		{"ssp registered", with, TaskAUC, 150, "", "fed-dp-ssp", ""},
+		{"ssp and ssp-mean registered, small sites", append(with, "fed-dp-ssp-mean"), TaskAUC, 40, "", "fed-dp-ssp-mean", ""},
+		{"ssp and ssp-mean registered, large sites", append(with, "fed-dp-ssp-mean"), TaskAUC, 5000, "", "fed-dp-ssp", ""},
 		{"ssp registered, hinge asked, large sites", with, TaskAUC, 20000, "hinge", "fed-dp-pair-sgd", ""},
 		{"not registered, small sites", base, TaskAUC, 150, "", "fed-oneshot", "dp-ssp-mean"},
 		{"not registered, unknown sites", base, TaskAUC, 0, "", "fed-oneshot", "dp-ssp-mean"},
@@ -107,7 +109,7 @@ func TestRecommendFederated(t *testing.T) {
 		{"no oneshot", []string{"fed-avg", "fed-dpegd"}, TaskAUC, 150, "", "fed-dpegd", ""},
 	}
 	for _, c := range cases {
-		r, err := RecommendFederated(c.task, c.names, c.nSite, 8, 1, 1e-3, c.loss)
+		r, err := RecommendFederated(c.task, c.names, 4, c.nSite, 8, 1, 1e-3, c.loss)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -115,7 +117,7 @@ func TestRecommendFederated(t *testing.T) {
 			t.Errorf("%s: got %s/%s, want %s/%s (%s)", c.name, r.Algo, r.LocalAlgo, c.want, c.local, r.Reason)
 		}
 	}
-	if _, err := RecommendFederated(TaskAUC, []string{"fed-avg"}, 100, 8, 1, 1e-3, ""); err == nil {
+	if _, err := RecommendFederated(TaskAUC, []string{"fed-avg"}, 4, 100, 8, 1, 1e-3, ""); err == nil {
 		t.Error("no private algorithm registered: want an error")
 	}
 }

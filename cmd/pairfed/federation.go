@@ -557,7 +557,7 @@ func runJobSubmit(c *cli.Context) error {
 			return usageError{fmt.Errorf("job submit: --algo is required (or give --epsilon for the recommended private algorithm)")}
 		}
 		job := coordinator.JobConfig{Epsilon: sub.Epsilon, Delta: sub.Delta, Loss: sub.Loss, Task: sub.Task}
-		note, err := applyFedDefault(c, &job, 0, 0)
+		note, err := applyFedDefault(c, &job, 0, 0, 0)
 		if err != nil {
 			return usageError{fmt.Errorf("job submit: %w", err)}
 		}

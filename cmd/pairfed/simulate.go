@@ -92,7 +92,7 @@ func runSimulate(c *cli.Context) error {
 				return err
 			}
 			nSite := experiment.TrainRecords(experiment.Spec{TestFraction: spec.TestFraction, TrainSize: spec.TrainSize}, train.N, test != nil) / spec.Sites
-			if recNote, err = applyFedDefault(c, &spec.Job, nSite, train.D); err != nil {
+			if recNote, err = applyFedDefault(c, &spec.Job, spec.Sites, nSite, train.D); err != nil {
 				return usageError{err}
 			}
 		}
@@ -170,7 +170,7 @@ func printSimulation(w io.Writer, r *simulate.Report) {
 // when not given) by pairwise.RecommendFederated among the registered
 // private federated algorithms, for sites of nSite records (0: unknown) and
 // d features (0: unknown), and returns the note that says which and why.
-func applyFedDefault(c *cli.Context, job *coordinator.JobConfig, nSite, d int) (string, error) {
+func applyFedDefault(c *cli.Context, job *coordinator.JobConfig, sites, nSite, d int) (string, error) {
 	var names []string
 	for _, n := range fedalgo.Names() {
 		if fedalgo.Private(n) {
@@ -192,7 +192,7 @@ func applyFedDefault(c *cli.Context, job *coordinator.JobConfig, nSite, d int) (
 	if task == "" {
 		task = pairwise.TaskAUC
 	}
-	r, err := pairwise.RecommendFederated(task, names, nSite, d, job.Epsilon, delta, loss)
+	r, err := pairwise.RecommendFederated(task, names, sites, nSite, d, job.Epsilon, delta, loss)
 	if err != nil {
 		return "", err
 	}
