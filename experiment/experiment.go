@@ -99,6 +99,11 @@ type Spec struct {
 	// SelectionFolds is the number of stratified folds of each training
 	// split used to select η and B (default 3).
 	SelectionFolds int
+	// Tune runs private selection among TuneCandidates (default
+	// DefaultTuneCandidates) instead of one algorithm, within the whole
+	// (Epsilon, Delta) (see tune.go).
+	Tune           bool
+	TuneCandidates []string
 	// OnRun, when set, is called after each evaluation (one per run, or
 	// one per fold with Folds > 1) with the number done and the total:
 	// progress reporting only, it does not change the results.
@@ -115,6 +120,23 @@ func (s *Spec) Validate() error {
 	}
 	if _, err := pairwise.LossByName(s.Task, s.Loss); err != nil {
 		return err
+	}
+	if s.Tune {
+		if s.Task != pairwise.TaskAUC {
+			return fmt.Errorf("experiment: --tune selects among AUC mechanisms only (task %s)", s.Task)
+		}
+		if _, err := tuneCandidates(s.TuneCandidates, 0); err != nil {
+			return err
+		}
+		if s.Algo == "" {
+			s.Algo = "dp-ssp-mean" // validated as the private representative; tune picks per run
+		}
+		if s.Steps != 0 || s.Passes != 0 || s.Eta != 0 {
+			return fmt.Errorf("experiment: --tune takes every candidate's steps and step size from its rule: --steps, --passes and --eta do not apply")
+		}
+		if s.DeltaSet && s.Delta == 0 {
+			return fmt.Errorf("experiment: --tune needs δ > 0 (its candidates are Gaussian mechanisms)")
+		}
 	}
 	a, err := pairwise.Lookup(s.Algo)
 	if err != nil {
@@ -286,6 +308,11 @@ type Report struct {
 	// Warnings are problems of the request that did not stop the run,
 	// such as δ > 1/n_train (`pairfed train` prints them on stderr).
 	Warnings []string `json:"warnings,omitempty"`
+	// Recommended is the default rule's choice and reason when the
+	// algorithm was not named (pairwise.RecommendPrivate).
+	Recommended *pairwise.Recommendation `json:"recommended,omitempty"`
+	// Tune is, per run, what --tune's private selection did.
+	Tune []*TuneReport `json:"tune,omitempty"`
 	// Privacy is the privacy statement of the (last) private run: model,
 	// ε, δ, mechanism, accountant, the derived G, L, α and every σ.
 	Privacy *Privacy `json:"privacy,omitempty"`
@@ -305,7 +332,11 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 		return nil, err
 	}
 	algo, _ := pairwise.Lookup(spec.Algo)
-	rep := &Report{Algorithm: spec.Algo, Dataset: train.Source, Task: string(spec.Task), Loss: spec.Loss,
+	name := spec.Algo
+	if spec.Tune {
+		name = "tune"
+	}
+	rep := &Report{Algorithm: name, Dataset: train.Source, Task: string(spec.Task), Loss: spec.Loss,
 		Protocol: "validation", Runs: spec.Runs, D: train.D, Private: algo.Private,
 		FeatureRadius: spec.FeatureRadius, Lambda: spec.Lambda}
 	var scores, objectives []float64
@@ -347,6 +378,31 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 				fspec.Epsilon, fspec.Delta, fspec.DeltaSet = pre.TrainEpsilon, pre.TrainDelta, true
 			}
 			eta, B := spec.Eta, spec.ParamRadius
+			if spec.Tune {
+				// Private selection sees the training split only.
+				res, trep, err := tune(ctx, spec, tr, rng)
+				if err != nil {
+					return nil, err
+				}
+				rep.Tune = append(rep.Tune, trep)
+				rep.Privacy = &Privacy{PrivacyReport: res.Privacy}
+				rep.Private = res.Privacy.Private && spec.Scale == "none"
+				steps += res.PairGrads
+				scores = append(scores, evaluate(spec.Task, res.W, tr, te))
+				loss, _ := pairwise.LossByName(spec.Task, spec.Loss)
+				obj, err := pairwise.NewObjective(tr, pairwise.ObjectiveConfig{Task: spec.Task, Loss: loss, Lambda: spec.Lambda, Constraint: "none"})
+				if err != nil {
+					return nil, err
+				}
+				risk, _ := pairwise.EmpiricalRisk(obj, res.W, maxObjectivePairs, rng)
+				objectives = append(objectives, risk)
+				rep.Eta, rep.ParamRadius = append(rep.Eta, 0), append(rep.ParamRadius, 0)
+				rep.NTrain, rep.NTest = tr.N, te.N
+				if spec.OnRun != nil {
+					spec.OnRun(len(scores), total)
+				}
+				continue
+			}
 			if algo.Private {
 				// Tuning on the private data would itself leak: private
 				// algorithms take η (and T) from their theorems unless given,

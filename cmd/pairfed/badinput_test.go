@@ -373,7 +373,7 @@ func TestBadInputCorpus(t *testing.T) {
 		{name: "δ = 1", args: append(dpTrain, "--epsilon", "1", "--delta", "1"), code: 2, err: []string{"δ = 1", "[0, 1)"}},
 		{name: "δ < 0", args: append(dpTrain, "--epsilon", "1", "--delta", "-0.1"), code: 2, err: []string{"δ = -0.1", "[0, 1)"}},
 		{name: "δ NaN", args: append(dpTrain, "--epsilon", "1", "--delta", "NaN"), code: 2, err: []string{"δ = NaN"}},
-		{name: "--epsilon for a non-private algorithm", args: []string{"train", "--data", siteA, "--epsilon", "1"}, code: 2, err: []string{"sgd-prev is not private"}},
+		{name: "--epsilon for a non-private algorithm", args: []string{"train", "--data", siteA, "--algo", "sgd-prev", "--epsilon", "1"}, code: 2, err: []string{"sgd-prev is not private"}},
 		{name: "dpgdsc with the hinge loss", args: []string{"train", "--data", siteA, "--algo", "dpgdsc", "--loss", "hinge", "--lambda", "0.1", "--epsilon", "1"}, code: 2,
 			err: []string{"dpgdsc", "logistic/square loss only, not hinge"}},
 		{name: "dpgdsc without strong convexity", args: []string{"train", "--data", siteA, "--algo", "dpgdsc", "--loss", "logistic", "--epsilon", "1"}, code: 2,

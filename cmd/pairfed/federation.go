@@ -527,7 +527,7 @@ Exit status: 0 completed (or accepted, without --wait), 1 failed, 3 refused.`,
 			&cli.StringFlag{Name: "nats", Required: true, Usage: "URL of the federation's NATS server"},
 			federationFlag(),
 			&cli.StringFlag{Name: "job", Usage: "job id (default: a random one); resubmitting a known id reports its status"},
-			&cli.StringFlag{Name: "algo", Required: true, Usage: "fed-avg, fed-dp-local-sgd, fed-dpegd, fed-dp-gd-grad or fed-oneshot"},
+			&cli.StringFlag{Name: "algo", Usage: "fed-avg, fed-dp-local-sgd, fed-dpegd, fed-dp-gd-grad or fed-oneshot (see `pairfed algos`); required unless --epsilon is given, which picks the recommended private federated algorithm (pairwise.RecommendFederated; site sizes are unknown at submission)"},
 			&cli.StringFlag{Name: "local-algo", Usage: "fed-oneshot: the private single-site algorithm every site runs (e.g. dpegd)"},
 			&cli.StringFlag{Name: "loss", Usage: "hinge, square or logistic (default: hinge for fed-avg, logistic for the private algorithms)"},
 			&cli.Float64Flag{Name: "epsilon", Usage: "per-site record-level ε (private algorithms)"},
@@ -594,6 +594,18 @@ func runJobSubmit(c *cli.Context) error {
 		Rounds: c.Int("rounds"), LocalPasses: c.Float64("local-passes"), Eta: c.Float64("eta"), ParamRadius: c.Float64("param-radius"),
 		FeatureRadius: c.Float64("radius"), Lambda: c.Float64("lambda"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), Seed: c.Uint64("seed"),
 		Aggregation: c.String("aggregation"), Task: c.String("task")}
+	if !c.IsSet("algo") {
+		if !c.IsSet("epsilon") {
+			return usageError{fmt.Errorf("job submit: --algo is required (or give --epsilon for the recommended private algorithm)")}
+		}
+		job := coordinator.JobConfig{Epsilon: sub.Epsilon, Delta: sub.Delta, Loss: sub.Loss, Task: sub.Task}
+		note, err := applyFedDefault(c, &job, 0, 0, 0)
+		if err != nil {
+			return usageError{fmt.Errorf("job submit: %w", err)}
+		}
+		sub.Algo, sub.LocalAlgo, sub.Loss = job.Algo, job.LocalAlgo, job.Loss
+		fmt.Fprintln(c.App.ErrWriter, "pairfed: "+note)
+	}
 	if err := coordinator.CheckSubmit(fed, sub); err != nil {
 		return usageError{fmt.Errorf("job submit: %w", err)}
 	}

@@ -7,6 +7,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/pairfed/pairfed/coordinator"
+	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/experiment"
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/simulate"
 	"github.com/urfave/cli/v2"
@@ -20,7 +23,7 @@ func simulateCommand() *cli.Command {
 		&cli.IntFlag{Name: "sites", Value: 4, Usage: "number of sites N"},
 		&cli.StringFlag{Name: "task", Value: "auc", Usage: "auc (linear scoring model, test AUC) or metric (Mahalanobis metric W ∈ S^d, projected onto the Frobenius ball ∩ PSD; test KNN-3 accuracy with the pooled training records as neighbours); fed-dp-gd-grad is auc only"},
 		&cli.StringFlag{Name: "partition", Value: "iid", Usage: "iid (shuffled round robin), label-skew:β (Dirichlet(β) class proportions per site) or single-class (each site holds one class; sites split between the classes in proportion to their sizes, at least one each)"},
-		&cli.StringFlag{Name: "algo", Value: "fed-avg", Usage: "fed-avg (non-private baseline), fed-dp-local-sgd ([Y21a] Alg 3 per site), fed-dpegd ([X21] Alg 3 per site), fed-dp-gd-grad ([K22] Alg 1: noisy site gradients, coordinator steps) fed-oneshot (--local-algo once per site, averaged), fed-dp-ssp / fed-dp-ssp-mean (noisy sufficient statistics released once per site, summed and solved: any label mix per site) or fed-dp-pair-sgd (noisy subsampled previous-instance pairwise SGD steps at every site, averaged each round; --rounds default 10, --local-passes default 10/rounds)"},
+		&cli.StringFlag{Name: "algo", Usage: "default fed-avg, or with --epsilon the recommended private federated algorithm (printed with the reason); fed-avg (non-private baseline), fed-dp-local-sgd ([Y21a] Alg 3 per site), fed-dpegd ([X21] Alg 3 per site), fed-dp-gd-grad ([K22] Alg 1: noisy site gradients, coordinator steps), fed-oneshot (--local-algo once per site, averaged), fed-dp-ssp / fed-dp-ssp-mean (noisy sufficient statistics released once per site, summed and solved: any label mix per site) or fed-dp-pair-sgd (noisy subsampled previous-instance pairwise SGD steps at every site, averaged each round; --rounds default 10, --local-passes default 10/rounds)"},
 		&cli.StringFlag{Name: "local-algo", Usage: "fed-oneshot: the private single-site algorithm every site runs (e.g. dpegd, dpgdsc, dp-gd-grad, dp-local-sgd)"},
 		&cli.StringFlag{Name: "loss", Usage: "hinge, square or logistic (default: hinge for fed-avg, logistic for the private algorithms)"},
 		&cli.Float64Flag{Name: "epsilon", Usage: "per-site record-level ε (private algorithms)"},
@@ -81,6 +84,25 @@ func runSimulate(c *cli.Context) error {
 	if R := c.Float64("radius"); !(R > 0) || math.IsInf(R, 0) {
 		return usageError{fmt.Errorf("simulate: --radius %v must be finite and > 0 (every site clips its records to ‖x‖ ≤ R)", R)}
 	}
+	opt := dataOptions(c)
+	schema, schemaNotes, err := loadSchema(c, &opt)
+	if err != nil {
+		return err
+	}
+	var train, test *data.Table
+	var recNote string
+	if !c.IsSet("algo") {
+		spec.Job.Algo = "fed-avg" // the non-private default
+		if c.IsSet("epsilon") {
+			if train, test, err = loadTrainTestSchema(c, opt, schema); err != nil {
+				return err
+			}
+			nSite := experiment.TrainRecords(experiment.Spec{TestFraction: spec.TestFraction, TrainSize: spec.TrainSize}, train.N, test != nil) / spec.Sites
+			if recNote, err = applyFedDefault(c, &spec.Job, spec.Sites, nSite, train.D); err != nil {
+				return usageError{err}
+			}
+		}
+	}
 	if err := spec.Validate(); err != nil {
 		return usageError{err}
 	}
@@ -89,10 +111,10 @@ func runSimulate(c *cli.Context) error {
 		return err
 	}
 	defer web.close()
-	opt := dataOptions(c)
-	schema, schemaNotes, err := loadSchema(c, &opt)
-	if err != nil {
-		return err
+	if train == nil {
+		if train, test, err = loadTrainTestSchema(c, opt, schema); err != nil {
+			return err
+		}
 	}
 	if schema != nil {
 		spec.Bounds = schema
@@ -102,10 +124,6 @@ func runSimulate(c *cli.Context) error {
 		if err := spec.Validate(); err != nil {
 			return usageError{err}
 		}
-	}
-	train, test, err := loadTrainTestSchema(c, opt, schema)
-	if err != nil {
-		return err
 	}
 	train.Notes = append(schemaNotes, train.Notes...)
 	spec.DataDependent = train.DataDependent
@@ -122,6 +140,9 @@ func runSimulate(c *cli.Context) error {
 	defer web.finish(c.Context) // after the report is printed: --hold
 	bar.Finish()
 	rep.Notes = append(rep.Notes, train.Notes...)
+	if recNote != "" {
+		rep.Notes = append([]string{recNote}, rep.Notes...)
+	}
 	for _, p := range rep.Privacy {
 		if w := pairwise.DeltaWarning(p.Delta, p.Records); w != "" {
 			fmt.Fprintf(c.App.ErrWriter, "pairfed: warning: %s: %s\n", p.Site, w)
@@ -160,4 +181,44 @@ func printSimulation(w io.Writer, r *simulate.Report) {
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}
+}
+
+// applyFedDefault fills job's algorithm (and the local algorithm and loss
+// when not given) by pairwise.RecommendFederated among the registered
+// private federated algorithms, for sites of nSite records (0: unknown) and
+// d features (0: unknown), and returns the note that says which and why.
+func applyFedDefault(c *cli.Context, job *coordinator.JobConfig, sites, nSite, d int) (string, error) {
+	var names []string
+	for _, n := range fedalgo.Names() {
+		if fedalgo.Private(n) {
+			names = append(names, n)
+		}
+	}
+	loss := ""
+	if c.IsSet("loss") {
+		loss = job.Loss
+	}
+	delta := job.Delta
+	if !(delta > 0) && nSite > 0 {
+		delta = 1 / float64(nSite)
+	}
+	if !(delta > 0) {
+		delta = 1e-6 // only enters the single-site rule, which needs n; unused when n is unknown
+	}
+	task := pairwise.Task(job.Task)
+	if task == "" {
+		task = pairwise.TaskAUC
+	}
+	r, err := pairwise.RecommendFederated(task, names, sites, nSite, d, job.Epsilon, delta, loss)
+	if err != nil {
+		return "", err
+	}
+	job.Algo = r.Algo
+	if !c.IsSet("local-algo") {
+		job.LocalAlgo = r.LocalAlgo
+	}
+	if !c.IsSet("loss") {
+		job.Loss = r.Loss
+	}
+	return fmt.Sprintf("algorithm %s chosen by the default rule: %s", r.Algo, r.Reason), nil
 }

@@ -20,7 +20,7 @@ func trainCommand() *cli.Command {
 		testFractionFlag("share of --data held out for testing when --test and --folds are absent"),
 		&cli.IntFlag{Name: "folds", Usage: "k-fold evaluation (each of --runs repeats all k folds)"},
 		&cli.StringFlag{Name: "task", Value: "auc", Usage: "auc (bipartite ranking) or metric (Mahalanobis metric learning)"},
-		&cli.StringFlag{Name: "algo", Value: "sgd-prev", Usage: "algorithm (see `pairfed algos`)"},
+		&cli.StringFlag{Name: "algo", Usage: "algorithm (see `pairfed algos`; default sgd-prev, or with --epsilon the recommended private algorithm for the task, n, d, ε and δ — pairwise.RecommendPrivate — printed with the reason)"},
 		&cli.StringFlag{Name: "loss", Value: "hinge", Usage: "hinge, square or logistic"},
 		&cli.Float64Flag{Name: "radius", Value: 1, Usage: "per-record L2 clipping radius R after scaling (0: no clipping; private algorithms need R > 0)"},
 		&cli.Float64Flag{Name: "param-radius", Usage: "radius B of the parameter set (0: chosen with η on a validation split)"},
@@ -41,6 +41,8 @@ func trainCommand() *cli.Command {
 		&cli.Float64Flag{Name: "delta", Usage: "δ of a private algorithm (default 1/n_train; 0 = pure ε-DP where the paper has a Laplace variant)"},
 		&cli.Uint64Flag{Name: "noise-seed", Usage: "draw privacy noise from a seeded source: reproducible but NOT private (reported private: false)"},
 		&cli.Float64Flag{Name: "noise-scale", Usage: "what-if only: multiply every σ by this factor (the run is then reported NOT private)"},
+		&cli.BoolFlag{Name: "tune", Usage: "private selection among candidate mechanisms (Papernot & Steinke 2022, geometric repetitions): each run trains a random candidate on 80% of the training split and scores it by a noisy AUC count on the other 20%; the whole selection is (ε, δ)-DP as printed"},
+		&cli.StringSliceFlag{Name: "tune-candidates", Usage: "--tune candidates (default dp-ssp-mean,dp-ssp,dp-gd; exactly Gaussian-DP mechanisms only)"},
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 		calibrationFlag(),
 		noProgressFlag(),
@@ -65,8 +67,12 @@ func runTrain(c *cli.Context) error {
 	if p := c.String("protocol"); p != "validation" {
 		return usageError{fmt.Errorf("unknown --protocol %q (validation or paper)", p)}
 	}
+	algo := c.String("algo")
+	if algo == "" && !c.IsSet("epsilon") && !c.Bool("tune") {
+		algo = "sgd-prev" // the non-private default
+	}
 	spec := experiment.Spec{
-		Task: pairwise.Task(c.String("task")), Algo: c.String("algo"), Loss: c.String("loss"),
+		Task: pairwise.Task(c.String("task")), Algo: algo, Loss: c.String("loss"),
 		Lambda: c.Float64("lambda"), Constraint: c.String("constraint"), Eta: c.Float64("eta"),
 		ParamRadius: c.Float64("param-radius"), FeatureRadius: c.Float64("radius"), Scale: c.String("scale"),
 		Passes: c.Float64("passes"), Steps: c.Int("steps"), Runs: c.Int("runs"), Folds: c.Int("folds"),
@@ -75,6 +81,10 @@ func runTrain(c *cli.Context) error {
 		NoiseSeed: c.Uint64("noise-seed"), Seeded: c.IsSet("noise-seed"), NoiseScale: c.Float64("noise-scale"),
 		Calibration: pairwise.Calibration(c.String("calibration")),
 		RangeShare:  c.Float64("range-share"), BoundsNorm: c.String("bounds-norm"),
+		Tune: c.Bool("tune"), TuneCandidates: c.StringSlice("tune-candidates"),
+	}
+	if spec.Tune && algo != "" {
+		return usageError{fmt.Errorf("train: --tune selects the algorithm itself: drop --algo %s (or name candidates with --tune-candidates)", algo)}
 	}
 	schema, schemaNotes, err := loadSchema(c, &opt)
 	if err != nil {
@@ -84,12 +94,31 @@ func runTrain(c *cli.Context) error {
 	if c.Int("runs") < 1 {
 		return usageError{fmt.Errorf("train: --runs %d must be ≥ 1", c.Int("runs"))}
 	}
+	var rec *pairwise.Recommendation
+	var train, test *data.Table
+	if spec.Algo == "" && !spec.Tune {
+		// --epsilon without --algo: the recommended private algorithm,
+		// from the public shape of the job only (n after the split, d).
+		if train, test, err = loadTrainTestSchema(c, opt, schema); err != nil {
+			return err
+		}
+		loss := ""
+		if c.IsSet("loss") {
+			loss = spec.Loss
+		}
+		r, err := experiment.Recommend(spec, train.N, train.D, test != nil, loss)
+		if err != nil {
+			return usageError{err}
+		}
+		rec, spec.Algo, spec.Loss = &r, r.Algo, r.Loss
+	}
 	if err := spec.Validate(); err != nil {
 		return usageError{err}
 	}
-	train, test, err := loadTrainTestSchema(c, opt, schema)
-	if err != nil {
-		return err
+	if train == nil {
+		if train, test, err = loadTrainTestSchema(c, opt, schema); err != nil {
+			return err
+		}
 	}
 	train.Notes = append(schemaNotes, train.Notes...)
 	if err := checkMetricSize(c.String("task"), opt, train.D); err != nil {
@@ -108,6 +137,10 @@ func runTrain(c *cli.Context) error {
 	}
 	bar.Finish()
 	rep.Notes = append(rep.Notes, train.Notes...)
+	if rec != nil {
+		rep.Recommended = rec
+		rep.Notes = append([]string{fmt.Sprintf("algorithm %s (%s loss) chosen by the default rule: %s", rec.Algo, rec.Loss, rec.Reason)}, rep.Notes...)
+	}
 	for _, w := range rep.Warnings {
 		fmt.Fprintln(c.App.ErrWriter, "pairfed: warning:", w)
 	}
@@ -134,6 +167,10 @@ func printReport(w io.Writer, r *experiment.Report) {
 	fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.4f ± %.4f\t%.4g\t%.3g\t%.3g\t%v\n", r.Algorithm, r.Loss, r.NTrain, r.NTest, r.D,
 		len(s.Values), s.Mean, s.Std, r.Objective, r.SecondsPerRun, r.PairStepsPerSecond, r.Private)
 	tw.Flush()
+	for i, t := range r.Tune {
+		fmt.Fprintf(w, "tune run %d: chose %s after %d runs (E[K] = %.3g) among %v; per run μ = %.4g (candidate at ε = %.4g, δ = %.3g on %d records; score σ = %.4g on %d records)\n",
+			i+1, t.Chosen, t.Runs, t.ExpectedRuns, t.Candidates, t.PerRunMu, t.PerRunEpsilon, t.PerRunDelta, t.NFit, t.ScoreSigma, t.NValidation)
+	}
 	fmt.Fprintf(w, "η: %s   B: %s   R: %g   λ: %g   (%s protocol)\n", fmtList(r.Eta), fmtList(r.ParamRadius), r.FeatureRadius, r.Lambda, r.Protocol)
 	if p := r.Privacy; p != nil {
 		fmt.Fprintf(w, "privacy: %s with ε = %g, δ = %.3g; %s noise (%s); G = %g, L = %g, α = %g, R = %g; %d releases, σ %s\n",

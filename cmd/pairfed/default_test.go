@@ -1,0 +1,54 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// train --epsilon without --algo runs the algorithm of the default rule and
+// says which and why; without --epsilon the default stays sgd-prev.
+func TestTrainDefaultPrivateAlgorithm(t *testing.T) {
+	out, err := runCLI(t, "train", "--data", "../../datasets/diabetes", "--epsilon", "1", "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var m struct {
+		Algorithm   string
+		Private     bool
+		Recommended *struct{ Algorithm, Loss, Reason string }
+		Notes       []string
+	}
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatal(err)
+	}
+	// diabetes: n = 614 training records, d = 8, δ = 1/614: s = μn/d^1.5 ≈ 11 ≥ 5.
+	if m.Recommended == nil || m.Recommended.Algorithm != "dp-ssp" || m.Algorithm != "dp-ssp" {
+		t.Fatalf("algorithm %q, recommended %+v: want dp-ssp", m.Algorithm, m.Recommended)
+	}
+	if !strings.Contains(m.Recommended.Reason, "s = μn/d^1.5") || len(m.Notes) == 0 || !strings.Contains(m.Notes[0], "default rule") {
+		t.Errorf("reason %q, notes %q: the choice is not explained", m.Recommended.Reason, m.Notes)
+	}
+	if !m.Private {
+		t.Error("the default private run (--scale none) is not reported private")
+	}
+	out, err = runCLI(t, "train", "--data", "../../datasets/diabetes", "--train-size", "200", "--epsilon", "1")
+	if err != nil || !strings.Contains(out, "algorithm dp-ssp-mean (square loss) chosen by the default rule") {
+		t.Errorf("n = 200: want dp-ssp-mean with its note: %v\n%s", err, out)
+	}
+	out, err = runCLI(t, "train", "--data", "../../datasets/diabetes", "--json", "--eta", "1", "--param-radius", "10")
+	if err != nil || !strings.Contains(out, `"algorithm": "sgd-prev"`) || strings.Contains(out, "recommended") {
+		t.Errorf("without --epsilon the default must stay sgd-prev: %v\n%s", err, out)
+	}
+}
+
+func TestSimulateDefaultPrivateAlgorithm(t *testing.T) {
+	out, err := runCLI(t, "simulate", "--data", "../../datasets/diabetes", "--sites", "2", "--epsilon", "1", "--transport", "mem", "--noise-seed", "1")
+	if err != nil || !strings.Contains(out, "chosen by the default rule") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	out, err = runCLI(t, "simulate", "--data", "../../datasets/diabetes", "--sites", "2", "--transport", "mem", "--json")
+	if err != nil || !strings.Contains(out, `"algorithm": "fed-avg"`) {
+		t.Errorf("without --epsilon the default must stay fed-avg: %v\n%s", err, out)
+	}
+}

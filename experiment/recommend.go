@@ -1,0 +1,49 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/pairfed/pairfed/pairwise"
+)
+
+// TrainRecords is the number of training records each run of spec sees on
+// a file of n records (public shape only): --train-size when set, all n
+// with a separate test file, n − ⌈n/k⌉ with k folds, else the training side
+// of the stratified split (rounded as data.StratifiedSplit does, to within
+// one record per class).
+func TrainRecords(spec Spec, n int, hasTest bool) int {
+	switch {
+	case spec.TrainSize > 0:
+		return spec.TrainSize
+	case hasTest:
+		return n
+	case spec.Folds > 1:
+		return n - (n+spec.Folds-1)/spec.Folds
+	}
+	tf := spec.TestFraction
+	if tf == 0 {
+		tf = 0.2
+	}
+	return n - int(math.Round(tf*float64(n)))
+}
+
+// Recommend applies pairwise.RecommendPrivate to the job's public shape:
+// the task, the training records per run (TrainRecords), d features, ε and
+// δ (spec's, or the default 1/n_train). loss is the loss asked for ("" =
+// let the rule pick).
+func Recommend(spec Spec, n, d int, hasTest bool, loss string) (pairwise.Recommendation, error) {
+	if !(spec.Epsilon > 0) {
+		return pairwise.Recommendation{}, fmt.Errorf("experiment: the default private algorithm needs --epsilon > 0")
+	}
+	task := spec.Task
+	if task == "" {
+		task = pairwise.TaskAUC
+	}
+	nt := TrainRecords(spec, n, hasTest)
+	delta := spec.Delta
+	if !spec.DeltaSet {
+		delta = 1 / float64(nt)
+	}
+	return pairwise.RecommendPrivate(task, nt, d, spec.Epsilon, delta, loss)
+}

@@ -1,0 +1,134 @@
+package experiment
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/pairwise"
+)
+
+// flipLabels returns a copy of tab with every label negated.
+func flipLabels(tab *data.Table) *data.Table {
+	c := *tab
+	ds := *tab.Dataset
+	ds.Y = make([]float64, len(tab.Y))
+	for i, y := range tab.Y {
+		ds.Y[i] = -y
+	}
+	c.Dataset = &ds
+	return &c
+}
+
+// --tune reads the training split only: with the same seeds (seeded noise),
+// a test file whose labels are all flipped leaves every selection (K, the
+// chosen candidate) and every model unchanged — the AUCs are exactly
+// 1 − the originals.
+func TestTuneNeverReadsTheTestSplit(t *testing.T) {
+	tab := loadBundled(t, "diabetes")
+	// A fixed train/test cut of the file, so that the test table can be
+	// altered without touching the training records.
+	trIdx, teIdx := make([]int, 0, 600), make([]int, 0, 168)
+	for i := 0; i < tab.N; i++ {
+		if i < 600 {
+			trIdx = append(trIdx, i)
+		} else {
+			teIdx = append(teIdx, i)
+		}
+	}
+	train := &data.Table{Dataset: tab.Subset(trIdx), Source: "train"}
+	test := &data.Table{Dataset: tab.Subset(teIdx), Source: "test"}
+	spec := Spec{Tune: true, Epsilon: 1, Runs: 4, Seed: 3, Scale: "minmax", FeatureRadius: 1, NoiseSeed: 9, Seeded: true}
+	a, err := Run(context.Background(), spec, train, test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Run(context.Background(), spec, train, flipLabels(test))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a.Tune {
+		if a.Tune[i].Chosen != b.Tune[i].Chosen || a.Tune[i].Runs != b.Tune[i].Runs {
+			t.Errorf("run %d: the selection changed with the test labels: %s/%d vs %s/%d", i, a.Tune[i].Chosen, a.Tune[i].Runs, b.Tune[i].Chosen, b.Tune[i].Runs)
+		}
+		if d := a.AUC.Values[i] + b.AUC.Values[i] - 1; math.Abs(d) > 1e-12 {
+			t.Errorf("run %d: AUC %v and %v on flipped labels: the model changed", i, a.AUC.Values[i], b.AUC.Values[i])
+		}
+	}
+	if a.Private || a.Privacy.Private {
+		t.Error("seeded noise and minmax scaling: the run must not be reported private")
+	}
+}
+
+// The accounting: the per-run μ makes the whole selection (ε, δ)-DP by the
+// theorem (dp.SelectionEpsilon), each candidate ran at exactly that μ (its
+// released sensitivity/σ, composed over its releases, is ≤ μ), and the
+// report states the selection's (ε, δ), not the candidate's.
+func TestTuneAccounting(t *testing.T) {
+	tab := loadBundled(t, "diabetes")
+	for _, eps := range []float64{0.5, 2} {
+		spec := Spec{Tune: true, Epsilon: eps, Delta: 1e-4, DeltaSet: true, Runs: 3, Seed: 5, FeatureRadius: 1, Scale: "none"}
+		rep, err := Run(context.Background(), spec, tab, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range rep.Tune {
+			sel := dp.Selection{Gamma: tr.Gamma}
+			if math.Abs(tr.Gamma-1.0/6) > 1e-12 || tr.ExpectedRuns != 6 {
+				t.Errorf("γ = %v, E[K] = %v: want 1/6 and 6 for 3 candidates", tr.Gamma, tr.ExpectedRuns)
+			}
+			e, err := dp.SelectionEpsilon(sel, tr.PerRunMu, 1e-4)
+			if err != nil || e > eps {
+				t.Errorf("ε = %g: per-run μ %v gives the selection ε %v (%v)", eps, tr.PerRunMu, e, err)
+			}
+			if d := dp.GaussianDPDelta(tr.PerRunMu, tr.PerRunEpsilon); math.Abs(d-tr.PerRunDelta) > 1e-12*d {
+				t.Errorf("candidate calibration (%v, %v) is not on the μ = %v curve (δ %v)", tr.PerRunEpsilon, tr.PerRunDelta, tr.PerRunMu, d)
+			}
+			if want := float64(tr.NValidation-1) / tr.PerRunMu; tr.ScoreSigma < want {
+				t.Errorf("score σ %v below Δ_U/μ = %v", tr.ScoreSigma, want)
+			}
+		}
+		p := rep.Privacy
+		if p.Epsilon != eps || p.Delta != 1e-4 || !strings.Contains(p.Accountant, "Papernot & Steinke") {
+			t.Errorf("report states (%v, %v) by %q: want the selection's (%v, 1e-4)", p.Epsilon, p.Delta, p.Accountant, eps)
+		}
+		// The chosen candidate's releases compose to at most μ:
+		// √Σ(Δᵢ/σᵢ)² ≤ μ (dp-gd lists one sensitivity for T equal releases).
+		var s2 float64
+		for i, sg := range p.Sigmas {
+			sens := p.Sensitivity[0]
+			if i < len(p.Sensitivity) {
+				sens = p.Sensitivity[i]
+			}
+			s2 += (sens / sg) * (sens / sg)
+		}
+		if mu := rep.Tune[len(rep.Tune)-1].PerRunMu; math.Sqrt(s2) > mu*(1+1e-9) {
+			t.Errorf("chosen candidate released at μ = %v > per-run μ %v", math.Sqrt(s2), mu)
+		}
+		if !rep.Private {
+			t.Error("secure noise, --scale none: the tuned run must be private")
+		}
+	}
+}
+
+func TestTuneBadInput(t *testing.T) {
+	tab := loadBundled(t, "diabetes")
+	for _, c := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Tune: true, Epsilon: 1, FeatureRadius: 1, TuneCandidates: []string{"dp-pair-sgd"}}, "not an exactly Gaussian-DP"},
+		{Spec{Tune: true, Epsilon: 1, FeatureRadius: 1, TuneCandidates: []string{"dp-ssp", "dp-ssp"}}, "listed twice"},
+		{Spec{Tune: true, Epsilon: 1, FeatureRadius: 1, Task: pairwise.TaskMetric, Loss: "logistic"}, "AUC mechanisms only"},
+		{Spec{Tune: true, Epsilon: 1, FeatureRadius: 1, Steps: 5}, "do not apply"},
+		{Spec{Tune: true, Epsilon: 1, FeatureRadius: 1, Delta: 0, DeltaSet: true}, "δ > 0"},
+	} {
+		_, err := Run(context.Background(), c.spec, tab, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want %q", c.spec, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,123 @@
+package pairwise
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// The rule's branches at shapes on both sides of each threshold.
+func TestRecommendPrivateRule(t *testing.T) {
+	mu, err := gdMu(1, 1e-4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// n at which s = μn/d^1.5 crosses RecommendScore for d = 8.
+	nCross := RecommendScore * math.Pow(8, 1.5) / mu
+	cases := []struct {
+		name   string
+		task   Task
+		n, d   int
+		loss   string
+		want   string
+		wantLs string
+	}{
+		{"small n, low s", TaskAUC, int(nCross) - 1, 8, "", "dp-ssp-mean", "square"},
+		{"small n, high s", TaskAUC, int(nCross) + 2, 8, "", "dp-ssp", "square"},
+		{"many features", TaskAUC, 5000, 3000, "", "dp-ssp-mean", "square"},
+		{"large n", TaskAUC, RecommendLargeN, 22, "", "dp-pair-sgd", "hinge"},
+		{"large n, logistic asked", TaskAUC, 50000, 22, "logistic", "dp-pair-sgd", "logistic"},
+		{"large n, square asked", TaskAUC, 50000, 22, "square", "dp-ssp", "square"},
+		{"hinge asked, small n", TaskAUC, 500, 8, "hinge", "dp-gd", "hinge"},
+		{"metric small", TaskMetric, RecommendMetricGD, 8, "", "dp-gd", "logistic"},
+		{"metric large", TaskMetric, RecommendMetricGD + 1, 8, "", "dp-pair-sgd", "logistic"},
+	}
+	for _, c := range cases {
+		r, err := RecommendPrivate(c.task, c.n, c.d, 1, 1e-4, c.loss)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if r.Algo != c.want || r.Loss != c.wantLs {
+			t.Errorf("%s (n = %d, d = %d): got %s/%s, want %s/%s (%s)", c.name, c.n, c.d, r.Algo, r.Loss, c.want, c.wantLs, r.Reason)
+		}
+		if r.Reason == "" {
+			t.Errorf("%s: no reason", c.name)
+		}
+		if _, err := Lookup(r.Algo); err != nil {
+			t.Errorf("%s: recommends an unregistered algorithm: %v", c.name, err)
+		}
+	}
+}
+
+// The score grows with ε (μ grows), so a larger budget can only move the
+// choice from dp-ssp-mean to dp-ssp, never back.
+func TestRecommendPrivateMonotoneInEpsilon(t *testing.T) {
+	prev := ""
+	for _, eps := range []float64{0.1, 0.25, 0.5, 1, 2, 5, 10} {
+		r, err := RecommendPrivate(TaskAUC, 400, 8, eps, 1e-4, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prev == "dp-ssp" && r.Algo != "dp-ssp" {
+			t.Fatalf("ε = %g: back to %s after dp-ssp", eps, r.Algo)
+		}
+		prev = r.Algo
+	}
+	if prev != "dp-ssp" {
+		t.Fatalf("at ε = 10, n = 400, d = 8 the rule still picks %s", prev)
+	}
+}
+
+func TestRecommendPrivateBadInput(t *testing.T) {
+	for _, c := range []struct {
+		n, d       int
+		eps, delta float64
+		want       string
+	}{
+		{1, 8, 1, 1e-3, "n ≥ 2"},
+		{100, 0, 1, 1e-3, "d ≥ 1"},
+		{100, 8, 0, 1e-3, "ε = 0"},
+		{100, 8, math.Inf(1), 1e-3, "ε = +Inf"},
+		{100, 8, 1, 0, "Laplace variant"},
+	} {
+		_, err := RecommendPrivate(TaskAUC, c.n, c.d, c.eps, c.delta, "")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("n=%d d=%d ε=%v δ=%v: error %v, want one mentioning %q", c.n, c.d, c.eps, c.delta, err, c.want)
+		}
+	}
+}
+
+func TestRecommendFederated(t *testing.T) {
+	base := []string{"fed-avg", "fed-dp-gd-grad", "fed-dp-local-sgd", "fed-dpegd", "fed-oneshot"}
+	with := append(append([]string{}, base...), "fed-dp-ssp", "fed-dp-pair-sgd")
+	cases := []struct {
+		name        string
+		names       []string
+		task        Task
+		nSite       int
+		loss        string
+		want, local string
+	}{
+		{"ssp registered", with, TaskAUC, 150, "", "fed-dp-ssp", ""},
+		{"ssp and ssp-mean registered, small sites", append(with, "fed-dp-ssp-mean"), TaskAUC, 40, "", "fed-dp-ssp-mean", ""},
+		{"ssp and ssp-mean registered, large sites", append(with, "fed-dp-ssp-mean"), TaskAUC, 5000, "", "fed-dp-ssp", ""},
+		{"ssp registered, hinge asked, large sites", with, TaskAUC, 20000, "hinge", "fed-dp-pair-sgd", ""},
+		{"not registered, small sites", base, TaskAUC, 150, "", "fed-oneshot", "dp-ssp-mean"},
+		{"not registered, unknown sites", base, TaskAUC, 0, "", "fed-oneshot", "dp-ssp-mean"},
+		{"not registered, large sites", base, TaskAUC, 20000, "", "fed-oneshot", "dp-pair-sgd"},
+		{"metric", with, TaskMetric, 150, "", "fed-oneshot", "dp-gd"},
+		{"no oneshot", []string{"fed-avg", "fed-dpegd"}, TaskAUC, 150, "", "fed-dpegd", ""},
+	}
+	for _, c := range cases {
+		r, err := RecommendFederated(c.task, c.names, 4, c.nSite, 8, 1, 1e-3, c.loss)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if r.Algo != c.want || r.LocalAlgo != c.local {
+			t.Errorf("%s: got %s/%s, want %s/%s (%s)", c.name, r.Algo, r.LocalAlgo, c.want, c.local, r.Reason)
+		}
+	}
+	if _, err := RecommendFederated(TaskAUC, []string{"fed-avg"}, 4, 100, 8, 1, 1e-3, ""); err == nil {
+		t.Error("no private algorithm registered: want an error")
+	}
+}
