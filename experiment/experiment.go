@@ -380,13 +380,16 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			eta, B := spec.Eta, spec.ParamRadius
 			if spec.Tune {
 				// Private selection sees the training split only.
-				res, trep, err := tune(ctx, spec, tr, rng)
+				// (fspec: a DP range release, if any, took its share of
+				// the budget first.)
+				res, trep, err := tune(ctx, fspec, tr, rng)
 				if err != nil {
 					return nil, err
 				}
 				rep.Tune = append(rep.Tune, trep)
-				rep.Privacy = &Privacy{PrivacyReport: res.Privacy}
-				rep.Private = res.Privacy.Private && spec.Scale == "none"
+				pre.finish(spec, res.Privacy, train.DataDependent)
+				rep.Privacy = &Privacy{PrivacyReport: res.Privacy, Preprocessing: pre}
+				rep.Private = res.Privacy.Private && pre.Private
 				steps += res.PairGrads
 				scores = append(scores, evaluate(spec.Task, res.W, tr, te))
 				loss, _ := pairwise.LossByName(spec.Task, spec.Loss)

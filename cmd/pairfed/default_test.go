@@ -9,7 +9,7 @@ import (
 // train --epsilon without --algo runs the algorithm of the default rule and
 // says which and why; without --epsilon the default stays sgd-prev.
 func TestTrainDefaultPrivateAlgorithm(t *testing.T) {
-	out, err := runCLI(t, "train", "--data", "../../datasets/diabetes", "--epsilon", "1", "--json")
+	out, err := runCLI(t, "train", "--data", "../../datasets/diabetes", "--feature-bounds", "../../schemas/diabetes.json", "--epsilon", "1", "--json")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -30,7 +30,7 @@ func TestTrainDefaultPrivateAlgorithm(t *testing.T) {
 		t.Errorf("reason %q, notes %q: the choice is not explained", m.Recommended.Reason, m.Notes)
 	}
 	if !m.Private {
-		t.Error("the default private run (--scale none) is not reported private")
+		t.Error("the default private run with the public schema is not reported private")
 	}
 	out, err = runCLI(t, "train", "--data", "../../datasets/diabetes", "--train-size", "200", "--epsilon", "1")
 	if err != nil || !strings.Contains(out, "algorithm dp-ssp-mean (square loss) chosen by the default rule") {
