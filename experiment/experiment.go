@@ -240,6 +240,7 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 	var scores, objectives []float64
 	start := time.Now()
 	var steps int64
+	noEta := false // a private algorithm without one constant η (a schedule, a one-shot release)
 	perRun := 1
 	if test == nil && spec.Folds > 1 {
 		perRun = spec.Folds
@@ -326,6 +327,13 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			scores = append(scores, evaluate(spec.Task, res.W, tr, te))
 			risk, _ := pairwise.EmpiricalRisk(obj, res.W, maxObjectivePairs, rng)
 			objectives = append(objectives, risk)
+			if algo.Private { // report the η the algorithm used, not the request's 0
+				if v, ok := usedEta(res.Privacy); ok {
+					eta = v
+				} else {
+					noEta = true
+				}
+			}
 			rep.Eta = append(rep.Eta, eta)
 			rep.ParamRadius = append(rep.ParamRadius, B)
 			rep.NTrain, rep.NTest = tr.N, te.N
@@ -347,6 +355,9 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 		rep.KNN3 = Summarize(scores)
 	}
 	rep.Objective = Summarize(objectives).Mean
+	if noEta {
+		rep.Eta = nil // JSON null: no single η to report (the privacy notes give the schedule)
+	}
 	if rep.Privacy != nil && len(scores) > 1 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d models were trained on overlapping records (runs × folds): each is (ε, δ) = (%g, %.3g)-DP as stated, but releasing all of them costs up to %d·ε by basic composition — publish one", len(scores), rep.Privacy.Epsilon, rep.Privacy.Delta, len(scores)))
 	}

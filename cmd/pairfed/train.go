@@ -124,7 +124,11 @@ func printReport(w io.Writer, r *experiment.Report) {
 	fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.4f ± %.4f\t%.4g\t%.3g\t%.3g\t%v\n", r.Algorithm, r.Loss, r.NTrain, r.NTest, r.D,
 		len(s.Values), s.Mean, s.Std, r.Objective, r.SecondsPerRun, r.PairStepsPerSecond, r.Private)
 	tw.Flush()
-	fmt.Fprintf(w, "η: %s   B: %s   R: %g   λ: %g   (%s protocol)\n", fmtList(r.Eta), fmtList(r.ParamRadius), r.FeatureRadius, r.Lambda, r.Protocol)
+	eta := fmtList(r.Eta)
+	if len(r.Eta) == 0 {
+		eta = "the algorithm's schedule (see the privacy notes)"
+	}
+	fmt.Fprintf(w, "η: %s   B: %s   R: %g   λ: %g   (%s protocol)\n", eta, fmtList(r.ParamRadius), r.FeatureRadius, r.Lambda, r.Protocol)
 	if p := r.Privacy; p != nil {
 		fmt.Fprintf(w, "privacy: %s with ε = %g, δ = %.3g; %s noise (%s); G = %g, L = %g, α = %g, R = %g; %d releases, σ %s\n",
 			p.Model, p.Epsilon, p.Delta, p.Mechanism, p.Noise, p.G, p.L, p.Alpha, p.R, p.Releases, fmtSigmas(p.Sigmas))
