@@ -22,7 +22,7 @@ func trainCommand() *cli.Command {
 		&cli.StringFlag{Name: "task", Value: "auc", Usage: "auc (bipartite ranking) or metric (Mahalanobis metric learning)"},
 		&cli.StringFlag{Name: "algo", Value: "sgd-prev", Usage: "algorithm (see `pairfed algos`)"},
 		&cli.StringFlag{Name: "loss", Value: "hinge", Usage: "hinge, square or logistic"},
-		&cli.Float64Flag{Name: "radius", Value: 1, Usage: "per-record L2 clipping radius R after scaling (0: no clipping; private algorithms need R > 0)"},
+		&cli.Float64Flag{Name: "radius", Usage: radiusUsage},
 		&cli.Float64Flag{Name: "param-radius", Usage: "radius B of the parameter set (0: chosen with η on a validation split)"},
 		&cli.StringFlag{Name: "constraint", Usage: "parameter set: l2 or none (auc); frobenius-psd, nuclear-psd, psd (metric)"},
 		&cli.Float64Flag{Name: "lambda", Usage: "L2 regularization (λ/2)‖w‖²: the strong convexity α = λ"},
@@ -65,7 +65,7 @@ func runTrain(c *cli.Context) error {
 	spec := experiment.Spec{
 		Task: pairwise.Task(c.String("task")), Algo: c.String("algo"), Loss: c.String("loss"),
 		Lambda: c.Float64("lambda"), Constraint: c.String("constraint"), Eta: c.Float64("eta"),
-		ParamRadius: c.Float64("param-radius"), FeatureRadius: c.Float64("radius"), Scale: c.String("scale"),
+		ParamRadius: c.Float64("param-radius"), FeatureRadius: featureRadius(c, c.String("algo")), Scale: c.String("scale"),
 		Passes: c.Float64("passes"), Steps: c.Int("steps"), Runs: c.Int("runs"), Folds: c.Int("folds"),
 		TestFraction: c.Float64("test-fraction"), Seed: c.Uint64("seed"), TrainSize: c.Int("train-size"),
 		Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), DeltaSet: c.IsSet("delta"),
