@@ -189,21 +189,26 @@ func Summarize(v []float64) *Summary {
 
 // Report is the outcome of a training job (the `pairfed train --json` object).
 type Report struct {
-	Algorithm          string    `json:"algorithm"`
-	Dataset            string    `json:"dataset"`
-	Task               string    `json:"task"`
-	Loss               string    `json:"loss"`
-	Protocol           string    `json:"protocol"`
-	NTrain             int       `json:"n_train"`
-	NTest              int       `json:"n_test"`
-	D                  int       `json:"d"`
-	Runs               int       `json:"runs"`
-	AUC                *Summary  `json:"auc,omitempty"`
-	KNN3               *Summary  `json:"knn3_accuracy,omitempty"`
-	Objective          float64   `json:"objective"`
-	ObjectiveExact     bool      `json:"objective_exact"`
-	Seconds            float64   `json:"seconds"`
-	SecondsPerRun      float64   `json:"seconds_per_run"`
+	Algorithm      string   `json:"algorithm"`
+	Dataset        string   `json:"dataset"`
+	Task           string   `json:"task"`
+	Loss           string   `json:"loss"`
+	Protocol       string   `json:"protocol"`
+	NTrain         int      `json:"n_train"`
+	NTest          int      `json:"n_test"`
+	D              int      `json:"d"`
+	Runs           int      `json:"runs"`
+	AUC            *Summary `json:"auc,omitempty"`
+	KNN3           *Summary `json:"knn3_accuracy,omitempty"`
+	Objective      float64  `json:"objective"`
+	ObjectiveExact bool     `json:"objective_exact"`
+	Seconds        float64  `json:"seconds"`
+	SecondsPerRun  float64  `json:"seconds_per_run"`
+	// WallSeconds is the whole job's elapsed time (selection, training,
+	// evaluation); TrainSeconds the algorithm's time in the reported fits
+	// only (selection and evaluation excluded). Both for every protocol.
+	WallSeconds        float64   `json:"wall_seconds"`
+	TrainSeconds       float64   `json:"train_seconds"`
 	PairSteps          int64     `json:"pair_steps"`
 	PairStepsPerSecond float64   `json:"pair_steps_per_second"`
 	Private            bool      `json:"private"`
@@ -215,6 +220,9 @@ type Report struct {
 	// Warnings are problems of the request that did not stop the run,
 	// such as δ > 1/n_train (`pairfed train` prints them on stderr).
 	Warnings []string `json:"warnings,omitempty"`
+	// Paper holds what only the paper protocol has (its selection score,
+	// chosen checkpoint and AUC curve).
+	Paper *PaperDetails `json:"paper,omitempty"`
 	// Privacy is the privacy statement of the (last) private run: model,
 	// ε, δ, mechanism, accountant, the derived G, L, α and every σ.
 	Privacy *Privacy `json:"privacy,omitempty"`
@@ -240,7 +248,8 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 	var scores, objectives []float64
 	start := time.Now()
 	var steps int64
-	noEta := false // a private algorithm without one constant η (a schedule, a one-shot release)
+	var trainTime time.Duration // the reported fits only
+	noEta := false              // a private algorithm without one constant η (a schedule, a one-shot release)
 	perRun := 1
 	if test == nil && spec.Folds > 1 {
 		perRun = spec.Folds
@@ -299,10 +308,12 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 				}
 				steps += selSteps
 			}
+			fitStart := time.Now()
 			res, obj, err := fit(ctx, spec, algo, tr, eta, B, rng)
 			if err != nil {
 				return nil, err
 			}
+			trainTime += time.Since(fitStart)
 			if res.Privacy != nil {
 				acc, err := account(res.Privacy)
 				if err != nil && acc == nil {
@@ -345,6 +356,7 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	rep.SecondsPerRun = rep.Seconds / float64(len(scores))
+	rep.WallSeconds, rep.TrainSeconds = rep.Seconds, trainTime.Seconds()
 	rep.PairSteps = steps
 	if rep.Seconds > 0 {
 		rep.PairStepsPerSecond = float64(steps) / rep.Seconds

@@ -61,6 +61,13 @@ type PaperResult struct {
 	Runs          int       `json:"runs"`
 	SecondsPerRun float64   `json:"seconds_per_run"` // training only, checkpoint evaluation excluded
 	Seconds       float64   `json:"seconds"`
+	// Values are the per-fold AUCs at the chosen checkpoint; NTrain and
+	// NTest the records of one test-phase fold; TrainSeconds the summed
+	// training time of the test-phase folds.
+	Values        []float64 `json:"values"`
+	NTrain, NTest int       `json:"-"`
+	D             int       `json:"-"`
+	TrainSeconds  float64   `json:"-"`
 }
 
 // PaperCheckpoints returns simple-pairwise's get_res_idx(n_iter) with
@@ -261,7 +268,8 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 	perRun := trainSeconds / float64(len(testFolds))
 	cps := PaperCheckpoints(ps.Passes * (nTr - 1))
 	res := &PaperResult{Algo: ps.Algo, Loss: ps.Loss, Eta: bestCell.eta, Beta: bestCell.beta, CVAUC: bestCell.auc,
-		Checkpoints: cps, Runs: len(testFolds), SecondsPerRun: perRun}
+		Checkpoints: cps, Runs: len(testFolds), SecondsPerRun: perRun, TrainSeconds: trainSeconds,
+		NTrain: testFolds[0].train.N, NTest: testFolds[0].test.N, D: ds.D}
 	res.AUC = math.Inf(-1)
 	for k := range cps {
 		col := make([]float64, len(curves))
@@ -271,7 +279,7 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 		s := Summarize(col)
 		res.Curve = append(res.Curve, s.Mean)
 		if s.Mean > res.AUC {
-			res.AUC, res.Std, res.Checkpoint = s.Mean, s.Std, cps[k]
+			res.AUC, res.Std, res.Checkpoint, res.Values = s.Mean, s.Std, cps[k], col
 		}
 	}
 	res.Seconds = time.Since(start).Seconds()

@@ -129,6 +129,7 @@ func printReport(w io.Writer, r *experiment.Report) {
 		eta = "the algorithm's schedule (see the privacy notes)"
 	}
 	fmt.Fprintf(w, "η: %s   B: %s   R: %g   λ: %g   (%s protocol)\n", eta, fmtList(r.ParamRadius), r.FeatureRadius, r.Lambda, r.Protocol)
+	fmt.Fprintf(w, "time: wall %.3g s (selection, training, evaluation), algorithm %.3g s (the reported fits)\n", r.WallSeconds, r.TrainSeconds)
 	if p := r.Privacy; p != nil {
 		fmt.Fprintf(w, "privacy: %s with ε = %g, δ = %.3g; %s noise (%s); G = %g, L = %g, α = %g, R = %g; %d releases, σ %s\n",
 			p.Model, p.Epsilon, p.Delta, p.Mechanism, p.Noise, p.G, p.L, p.Alpha, p.R, p.Releases, fmtSigmas(p.Sigmas))
@@ -183,6 +184,9 @@ func fmtList(v []float64) string {
 }
 
 func runPaper(c *cli.Context, opt data.Options) error {
+	if err := refuseFlags(c, "paper", paperIgnores); err != nil {
+		return err
+	}
 	if opt.Binarize == "" && opt.PositiveClasses == "" {
 		opt.Binarize = "halves"
 	}
@@ -195,11 +199,11 @@ func runPaper(c *cli.Context, opt data.Options) error {
 	if err != nil {
 		return err
 	}
+	rep := experiment.PaperReport(res, tab.Source)
+	rep.Notes = append(rep.Notes, tab.Notes...)
 	if c.Bool("json") {
-		return writeJSON(c.App.Writer, res)
+		return writeJSON(c.App.Writer, rep)
 	}
-	fmt.Fprintf(c.App.Writer, "%s (%s loss), [Y21a] code protocol on %s: AUC %.4f ± %.4f at t=%d (η=%g, β=%g, CV AUC %.4f), %.4f s/run, %d runs\n",
-		res.Algo, res.Loss, tab.Source, res.AUC, res.Std, res.Checkpoint, res.Eta, res.Beta, res.CVAUC, res.SecondsPerRun, res.Runs)
-	fmt.Fprintln(c.App.Writer, "note: this protocol selects η and β on the test folds; --protocol validation is the honest alternative")
+	printReport(c.App.Writer, rep)
 	return nil
 }
