@@ -189,26 +189,21 @@ func Summarize(v []float64) *Summary {
 
 // Report is the outcome of a training job (the `pairfed train --json` object).
 type Report struct {
-	Algorithm      string   `json:"algorithm"`
-	Dataset        string   `json:"dataset"`
-	Task           string   `json:"task"`
-	Loss           string   `json:"loss"`
-	Protocol       string   `json:"protocol"`
-	NTrain         int      `json:"n_train"`
-	NTest          int      `json:"n_test"`
-	D              int      `json:"d"`
-	Runs           int      `json:"runs"`
-	AUC            *Summary `json:"auc,omitempty"`
-	KNN3           *Summary `json:"knn3_accuracy,omitempty"`
-	Objective      float64  `json:"objective"`
-	ObjectiveExact bool     `json:"objective_exact"`
-	Seconds        float64  `json:"seconds"`
-	SecondsPerRun  float64  `json:"seconds_per_run"`
-	// WallSeconds is the whole job's elapsed time (selection, training,
-	// evaluation); TrainSeconds the algorithm's time in the reported fits
-	// only (selection and evaluation excluded). Both for every protocol.
-	WallSeconds        float64   `json:"wall_seconds"`
-	TrainSeconds       float64   `json:"train_seconds"`
+	Algorithm          string    `json:"algorithm"`
+	Dataset            string    `json:"dataset"`
+	Task               string    `json:"task"`
+	Loss               string    `json:"loss"`
+	Protocol           string    `json:"protocol"`
+	NTrain             int       `json:"n_train"`
+	NTest              int       `json:"n_test"`
+	D                  int       `json:"d"`
+	Runs               int       `json:"runs"`
+	AUC                *Summary  `json:"auc,omitempty"`
+	KNN3               *Summary  `json:"knn3_accuracy,omitempty"`
+	Objective          float64   `json:"objective"`
+	ObjectiveExact     bool      `json:"objective_exact"`
+	Seconds            float64   `json:"seconds"`
+	SecondsPerRun      float64   `json:"seconds_per_run"`
 	PairSteps          int64     `json:"pair_steps"`
 	PairStepsPerSecond float64   `json:"pair_steps_per_second"`
 	Private            bool      `json:"private"`
@@ -220,12 +215,17 @@ type Report struct {
 	// Warnings are problems of the request that did not stop the run,
 	// such as δ > 1/n_train (`pairfed train` prints them on stderr).
 	Warnings []string `json:"warnings,omitempty"`
-	// Paper holds what only the paper protocol has (its selection score,
-	// chosen checkpoint and AUC curve).
-	Paper *PaperDetails `json:"paper,omitempty"`
 	// Privacy is the privacy statement of the (last) private run: model,
 	// ε, δ, mechanism, accountant, the derived G, L, α and every σ.
 	Privacy *Privacy `json:"privacy,omitempty"`
+	// WallSeconds is the whole job's elapsed time (selection, training,
+	// evaluation); TrainSeconds the algorithm's time in the reported fits
+	// only (selection and evaluation excluded). Both for every protocol.
+	WallSeconds  float64 `json:"wall_seconds"`
+	TrainSeconds float64 `json:"train_seconds"`
+	// Paper holds what only the paper protocol has (its selection score,
+	// chosen checkpoint and AUC curve).
+	Paper *PaperDetails `json:"paper,omitempty"`
 }
 
 // maxObjectivePairs bounds the exact empirical objective: above it the
