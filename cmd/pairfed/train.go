@@ -85,6 +85,11 @@ func runTrain(c *cli.Context) error {
 	if err := checkMetricSize(c.String("task"), opt, train.D); err != nil {
 		return err
 	}
+	if a, err := pairwise.Lookup(spec.Algo); err == nil {
+		if w := trainCostWarning(spec, a.Private, train, test); w != "" {
+			fmt.Fprintln(c.App.ErrWriter, "pairfed: warning:", w)
+		}
+	}
 	total := spec.Runs
 	if test == nil && spec.Folds > 1 {
 		total *= spec.Folds
