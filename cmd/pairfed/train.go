@@ -131,7 +131,7 @@ func printReport(w io.Writer, r *experiment.Report) {
 	tw.Flush()
 	eta := fmtList(r.Eta)
 	if len(r.Eta) == 0 {
-		eta = "the algorithm's schedule (see the privacy notes)"
+		eta = "— (a step schedule or a one-shot release: see the privacy notes)"
 	}
 	fmt.Fprintf(w, "η: %s   B: %s   R: %g   λ: %g   (%s protocol)\n", eta, fmtList(r.ParamRadius), r.FeatureRadius, r.Lambda, r.Protocol)
 	fmt.Fprintf(w, "time: wall %.3g s (selection, training, evaluation), algorithm %.3g s (the reported fits)\n", r.WallSeconds, r.TrainSeconds)
