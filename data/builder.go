@@ -135,15 +135,25 @@ func (b *builder) label(s []byte, line, col int, numeric bool) error {
 	return nil
 }
 
-// classList formats the classes and their counts, at most ten of them.
+// label is how notes print the class: a numeric label in its shortest
+// exact form (4.0000 prints as 4, 1e3 as 1000), any other label as spelled.
+func (c class) label() string {
+	if c.isNum {
+		return strconv.FormatFloat(c.value, 'g', -1, 64)
+	}
+	return c.name
+}
+
+// classList formats the classes and their counts in sorted order (see
+// sortedClasses), at most ten of them.
 func (b *builder) classList() string {
 	var parts []string
-	for i, c := range b.classes {
+	for i, k := range b.sortedClasses() {
 		if i == 10 {
 			parts = append(parts, fmt.Sprintf("… %d more", len(b.classes)-10))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s: %d", c.name, c.count))
+		parts = append(parts, fmt.Sprintf("%s: %d", b.classes[k].label(), b.classes[k].count))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -224,7 +234,7 @@ func (b *builder) mapLabels() ([]float64, error) {
 				for i, c := range b.classes {
 					if c.value == 1 {
 						sign[i] = 1
-						b.note("positive class = %s (labels %s)", c.name, b.classList())
+						b.note("positive class = %s (labels %s)", c.label(), b.classList())
 					}
 				}
 				break
@@ -235,8 +245,8 @@ func (b *builder) mapLabels() ([]float64, error) {
 				pos = order[0]
 			}
 			sign[pos] = 1
-			b.note("positive class = minority class %s (%d of %d)", b.classes[pos].name, b.classes[pos].count, len(b.y))
-			b.dataDependent = append(b.dataDependent, fmt.Sprintf("the positive class %s was chosen as the minority class, i.e. from the label counts of the records; give it instead (--positive-classes %s or the schema's positive_class)", b.classes[pos].name, b.classes[pos].name))
+			b.note("positive class = minority class %s (%d of %d)", b.classes[pos].label(), b.classes[pos].count, len(b.y))
+			b.dataDependent = append(b.dataDependent, fmt.Sprintf("the positive class %s was chosen as the minority class, i.e. from the label counts of the records; give it instead (--positive-classes %s or the schema's positive_class)", b.classes[pos].label(), b.classes[pos].label()))
 		default:
 			c := b.classes[2]
 			return nil, posErr(b.file, c.line, c.col,
@@ -313,10 +323,15 @@ func (b *builder) finish(lastLine int) (*Table, error) {
 			npos++
 		}
 	}
-	var positive []string
+	var positive, shown []string // as spelled (Table.Positive), and sorted in shortest form (notes)
 	for i, c := range b.classes {
 		if sign[i] > 0 {
 			positive = append(positive, c.name)
+		}
+	}
+	for _, i := range b.sortedClasses() {
+		if sign[i] > 0 {
+			shown = append(shown, b.classes[i].label())
 		}
 	}
 	if npos == 0 || npos == n {
@@ -329,10 +344,10 @@ func (b *builder) finish(lastLine int) (*Table, error) {
 			side = "+1"
 		}
 		return nil, posErr(b.file, c.line, c.col, "all %d records map to %s (labels: %s; positive classes: %q)",
-			n, side, b.classList(), strings.Join(positive, ","))
+			n, side, b.classList(), strings.Join(shown, ","))
 	}
 	if b.opt.PositiveClasses != "" || b.opt.Binarize != "" {
-		b.note("positive classes %s (%d of %d records)", strings.Join(positive, ","), npos, n)
+		b.note("positive classes %s (%d of %d records)", strings.Join(shown, ","), npos, n)
 	}
 
 	ds, rep, err := b.dataset(y)

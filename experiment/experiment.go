@@ -316,6 +316,14 @@ type Report struct {
 	// Privacy is the privacy statement of the (last) private run: model,
 	// ε, δ, mechanism, accountant, the derived G, L, α and every σ.
 	Privacy *Privacy `json:"privacy,omitempty"`
+	// WallSeconds is the whole job's elapsed time (selection, training,
+	// evaluation); TrainSeconds the algorithm's time in the reported fits
+	// only (selection and evaluation excluded). Both for every protocol.
+	WallSeconds  float64 `json:"wall_seconds"`
+	TrainSeconds float64 `json:"train_seconds"`
+	// Paper holds what only the paper protocol has (its selection score,
+	// chosen checkpoint and AUC curve).
+	Paper *PaperDetails `json:"paper,omitempty"`
 }
 
 // maxObjectivePairs bounds the exact empirical objective: above it the
@@ -342,6 +350,8 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 	var scores, objectives []float64
 	start := time.Now()
 	var steps int64
+	var trainTime time.Duration // the reported fits only
+	noEta := false              // a private algorithm without one constant η (a schedule, a one-shot release)
 	perRun := 1
 	if test == nil && spec.Folds > 1 {
 		perRun = spec.Folds
@@ -433,10 +443,12 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 				}
 				steps += selSteps
 			}
+			fitStart := time.Now()
 			res, obj, err := fit(ctx, fspec, algo, tr, eta, B, rng)
 			if err != nil {
 				return nil, err
 			}
+			trainTime += time.Since(fitStart)
 			if res.Privacy != nil {
 				acc, err := account(res.Privacy)
 				if err != nil && acc == nil {
@@ -464,6 +476,13 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			scores = append(scores, evaluate(spec.Task, res.W, tr, te))
 			risk, _ := pairwise.EmpiricalRisk(obj, res.W, maxObjectivePairs, rng)
 			objectives = append(objectives, risk)
+			if algo.Private { // report the η the algorithm used, not the request's 0
+				if v, ok := usedEta(res.Privacy); ok {
+					eta = v
+				} else {
+					noEta = true
+				}
+			}
 			rep.Eta = append(rep.Eta, eta)
 			rep.ParamRadius = append(rep.ParamRadius, B)
 			rep.NTrain, rep.NTest = tr.N, te.N
@@ -475,6 +494,7 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	rep.SecondsPerRun = rep.Seconds / float64(len(scores))
+	rep.WallSeconds, rep.TrainSeconds = rep.Seconds, trainTime.Seconds()
 	rep.PairSteps = steps
 	if rep.Seconds > 0 {
 		rep.PairStepsPerSecond = float64(steps) / rep.Seconds
@@ -485,6 +505,9 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 		rep.KNN3 = Summarize(scores)
 	}
 	rep.Objective = Summarize(objectives).Mean
+	if noEta {
+		rep.Eta = nil // JSON null: no single η to report (the privacy notes give the schedule)
+	}
 	if rep.Privacy != nil && len(scores) > 1 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d models were trained on overlapping records (runs × folds): each is (ε, δ) = (%g, %.3g)-DP as stated, but releasing all of them costs up to %d·ε by basic composition — publish one", len(scores), rep.Privacy.Preprocessing.TotalEpsilon, rep.Privacy.Preprocessing.TotalDelta, len(scores)))
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pairfed/pairfed/data"
@@ -61,6 +62,14 @@ type PaperResult struct {
 	Runs          int       `json:"runs"`
 	SecondsPerRun float64   `json:"seconds_per_run"` // training only, checkpoint evaluation excluded
 	Seconds       float64   `json:"seconds"`
+	// Values are the per-fold AUCs at the chosen checkpoint; NTrain and
+	// NTest the records of one test-phase fold; TrainSeconds the summed
+	// training time of the test-phase folds.
+	Values        []float64 `json:"values"`
+	NTrain, NTest int       `json:"-"`
+	D             int       `json:"-"`
+	TrainSeconds  float64   `json:"-"`
+	PairGrads     int64     `json:"-"`
 }
 
 // PaperCheckpoints returns simple-pairwise's get_res_idx(n_iter) with
@@ -127,7 +136,7 @@ func paperFolds(ds *pairwise.Dataset, splits, repeats, nTr int, rng *rand.Rand) 
 // paperRun trains one fold and returns the AUC at every checkpoint and the
 // training time excluding the checkpoint evaluations (as the authors' code
 // stops its timer while it evaluates).
-func paperRun(ctx context.Context, algo *pairwise.Algorithm, loss pairwise.Loss, f paperFold, passes int, eta, beta float64, seed uint64) ([]float64, float64, error) {
+func paperRun(ctx context.Context, algo *pairwise.Algorithm, loss pairwise.Loss, f paperFold, passes int, eta, beta float64, seed uint64, grads *atomic.Int64) ([]float64, float64, error) {
 	obj, err := pairwise.NewObjective(f.train, pairwise.ObjectiveConfig{Loss: loss, Constraint: "l2", Radius: beta})
 	if err != nil {
 		return nil, 0, err
@@ -149,9 +158,11 @@ func paperRun(ctx context.Context, algo *pairwise.Algorithm, loss pairwise.Loss,
 		},
 	}
 	start := time.Now()
-	if _, err := algo.Run(ctx, obj, cfg, rand.New(rand.NewPCG(seed, 7))); err != nil {
+	res, err := algo.Run(ctx, obj, cfg, rand.New(rand.NewPCG(seed, 7)))
+	if err != nil {
 		return nil, 0, err
 	}
+	grads.Add(res.PairGrads)
 	return aucs, (time.Since(start) - evalTime).Seconds(), nil
 }
 
@@ -177,6 +188,7 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 	nTr := int(0.8 * float64(ds.N))
 	rng := rand.New(rand.NewPCG(ps.Seed, 1))
 	start := time.Now()
+	var grads atomic.Int64 // pair gradients of every fit, selection included
 
 	// Grid search on RepeatedKFold(5, 2): mean over folds of the per-fold
 	// maximum over checkpoints (exp_cv.auc_fix_para).
@@ -207,7 +219,7 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 						cells[c].err = err
 						break
 					}
-					aucs, _, err := paperRun(ctx, algo, loss, f, ps.Passes, cells[c].eta, cells[c].beta, ps.Seed+uint64(1000*c+fi))
+					aucs, _, err := paperRun(ctx, algo, loss, f, ps.Passes, cells[c].eta, cells[c].beta, ps.Seed+uint64(1000*c+fi), &grads)
 					if err != nil {
 						cells[c].err = err
 						break
@@ -251,7 +263,7 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("experiment: interrupted: %w", err)
 		}
-		aucs, secs, err := paperRun(ctx, algo, loss, f, ps.Passes, bestCell.eta, bestCell.beta, ps.Seed+uint64(1_000_000+fi))
+		aucs, secs, err := paperRun(ctx, algo, loss, f, ps.Passes, bestCell.eta, bestCell.beta, ps.Seed+uint64(1_000_000+fi), &grads)
 		if err != nil {
 			return nil, err
 		}
@@ -261,7 +273,8 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 	perRun := trainSeconds / float64(len(testFolds))
 	cps := PaperCheckpoints(ps.Passes * (nTr - 1))
 	res := &PaperResult{Algo: ps.Algo, Loss: ps.Loss, Eta: bestCell.eta, Beta: bestCell.beta, CVAUC: bestCell.auc,
-		Checkpoints: cps, Runs: len(testFolds), SecondsPerRun: perRun}
+		Checkpoints: cps, Runs: len(testFolds), SecondsPerRun: perRun, TrainSeconds: trainSeconds,
+		NTrain: testFolds[0].train.N, NTest: testFolds[0].test.N, D: ds.D}
 	res.AUC = math.Inf(-1)
 	for k := range cps {
 		col := make([]float64, len(curves))
@@ -271,10 +284,11 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 		s := Summarize(col)
 		res.Curve = append(res.Curve, s.Mean)
 		if s.Mean > res.AUC {
-			res.AUC, res.Std, res.Checkpoint = s.Mean, s.Std, cps[k]
+			res.AUC, res.Std, res.Checkpoint, res.Values = s.Mean, s.Std, cps[k], col
 		}
 	}
 	res.Seconds = time.Since(start).Seconds()
+	res.PairGrads = grads.Load()
 	if math.IsInf(res.AUC, -1) {
 		return nil, fmt.Errorf("experiment: every checkpoint AUC is NaN (diverged)")
 	}

@@ -88,7 +88,11 @@ type Config struct {
 	// η from their theorems and B = 1 (experiment.Run's defaults).
 	Eta, ParamRadius float64
 	// FeatureRadius is R, the per-record clipping radius (default 1).
-	FeatureRadius float64
+	// Unless FeatureRadiusSet, the non-private single-machine algorithms
+	// are not clipped (experiment.DefaultFeatureRadius): clipping serves
+	// only a privacy proof and otherwise costs accuracy.
+	FeatureRadius    float64
+	FeatureRadiusSet bool
 	// Scale is the feature scaling; "" takes each path's default (minmax
 	// for non-private algorithms; for private ones DP feature ranges in
 	// single-site runs and none in federated ones, since the guarantee
@@ -380,6 +384,9 @@ func newCell(cfg Config, grid, algo string, eps float64, n int) (*cell, error) {
 		Seed: cfg.Seed, TrainSize: n, Epsilon: e, Calibration: cfg.Calibration}
 	if !private {
 		c.exp.Eta, c.exp.ParamRadius = cfg.Eta, cfg.ParamRadius
+		if !cfg.FeatureRadiusSet {
+			c.exp.FeatureRadius = experiment.DefaultFeatureRadius(algo)
+		}
 	}
 	if private {
 		c.exp.Delta, c.exp.DeltaSet = cfg.Delta, cfg.DeltaSet

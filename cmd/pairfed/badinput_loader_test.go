@@ -323,7 +323,7 @@ func TestBadInputLoaders(t *testing.T) {
 
 		// Dense files (issue 16, item 1).
 		{name: "dense gz file trains", args: []string{"train", "--data", denseGz, "--eta", "1", "--param-radius", "10"}, code: 0,
-			out: []string{"dense file: label in column 1", "positive class = minority class 6.0000 (20 of 40)"}},
+			out: []string{"dense file: label in column 1", "positive class = minority class 6 (20 of 40)"}},
 		{name: "worker --max-memory 1MiB", args: workerArgs("--data", denseTxt, "--max-memory", "1MiB"), code: 2, err: []string{"memory limit 1048576 bytes is below 16 MiB"}},
 		{name: "dense file read as LIBSVM", args: []string{"train", "--data", denseTxt, "--format", "libsvm"}, code: 1,
 			err: []string{"site-a.txt:1:11", "is not index:value", "looks like a dense whitespace-separated file", "--format dense"}},

@@ -32,7 +32,7 @@ func experimentCommand() *cli.Command {
 		&cli.Float64Flag{Name: "delta", Usage: "δ of the private algorithms (default 1/n)"},
 		&cli.Float64Flag{Name: "eta", Usage: "fix η of the non-private single-machine algorithms (default: selected by 3-fold CV on each training split, with --param-radius)"},
 		&cli.Float64Flag{Name: "param-radius", Usage: "fix the parameter radius B of the non-private single-machine algorithms (default: selected with η)"},
-		&cli.Float64Flag{Name: "radius", Value: 1, Usage: "per-record L2 clipping radius R"},
+		&cli.Float64Flag{Name: "radius", Usage: "per-record L2 clipping radius R (default: 1 for private and federated algorithms; no clipping for the non-private single-machine ones, where it would only cost accuracy)"},
 		&cli.StringFlag{Name: "scale", Usage: "feature scaling: bounds (--feature-bounds), private (DP ranges, single-site private algorithms), none, minmax or standard (default: bounds with a schema, else minmax for non-private algorithms, private for single-site private ones and none for federated private ones)"},
 		featureBoundsFlag(),
 		&cli.StringFlag{Name: "out", Required: true, Usage: "output directory: results.csv, results.md and the PNG plots"},
@@ -65,7 +65,7 @@ func runSweep(c *cli.Context) error {
 		Task: pairwise.Task(c.String("task")), SizeEpsilon: c.Float64("size-epsilon"), Runs: c.Int("runs"),
 		Seed: c.Uint64("seed"), Seeded: c.IsSet("seed"), Loss: c.String("loss"),
 		Lambda: c.Float64("lambda"), LambdaSet: c.IsSet("lambda"), Delta: c.Float64("delta"), DeltaSet: c.IsSet("delta"),
-		Eta: c.Float64("eta"), ParamRadius: c.Float64("param-radius"), FeatureRadius: c.Float64("radius"), Scale: c.String("scale"), TestFraction: c.Float64("test-fraction"),
+		Eta: c.Float64("eta"), ParamRadius: c.Float64("param-radius"), FeatureRadius: c.Float64("radius"), FeatureRadiusSet: c.IsSet("radius"), Scale: c.String("scale"), TestFraction: c.Float64("test-fraction"),
 		Sites: c.Int("sites"), Partition: c.String("partition"), Transport: c.String("transport"), LocalAlgo: c.String("local-algo"),
 		Calibration: pairwise.Calibration(c.String("calibration")),
 	}

@@ -21,7 +21,7 @@ func calibrationFlag() cli.Flag {
 }
 
 func noProgressFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "no-progress", Usage: "do not draw the progress line on stderr (it is drawn only when stderr is a terminal, and never with --json)"}
+	return &cli.BoolFlag{Name: "no-progress", Usage: "do not draw the progress line on stderr (it is drawn only when stderr is a terminal; --json output goes to stdout and is unaffected)"}
 }
 
 // terminal is a writer that says whether it is a terminal (tests use it to
@@ -52,10 +52,11 @@ func terminalWidth(w io.Writer) int {
 
 // startProgress returns the progress line of a command that runs total
 // runs, drawn on the command's stderr, or nil (whose methods do nothing)
-// when stderr is not a terminal or with --no-progress, --json or
-// --verbose (whose log lines share stderr).
+// when stderr is not a terminal or with --no-progress or --verbose (whose
+// log lines share stderr). --json does not turn it off: the JSON goes to
+// stdout, the progress line to stderr.
 func startProgress(c *cli.Context, label string, total int) *progress {
-	for _, f := range []string{"no-progress", "json", "verbose"} {
+	for _, f := range []string{"no-progress", "verbose"} {
 		if c.Bool(f) {
 			return nil
 		}

@@ -139,7 +139,8 @@ func runCLITTY(t *testing.T, tty bool, args ...string) (stdout, stderr string, e
 }
 
 // train, simulate and sweep draw the progress line on a terminal stderr
-// only, never with --json or --no-progress, and never on stdout.
+// only (with or without --json), never with --no-progress, and never on
+// stdout.
 func TestCommandsDrawProgressOnlyOnATerminal(t *testing.T) {
 	out := t.TempDir()
 	commands := map[string][]string{
@@ -160,14 +161,27 @@ func TestCommandsDrawProgressOnlyOnATerminal(t *testing.T) {
 		if strings.Contains(stdout, "\r") {
 			t.Errorf("%s: progress on stdout: %q", name, stdout)
 		}
-		for _, extra := range [][]string{{"--json"}, {"--no-progress"}} {
-			_, stderr, err := runCLITTY(t, true, append(args, extra...)...)
+		// --json keeps the progress line on a terminal stderr (issue 16
+		// item 5), with one clean JSON document on stdout.
+		{
+			stdout, stderr, err := runCLITTY(t, true, append(args, "--json")...)
 			if err != nil {
-				t.Fatalf("%s %v: %v", name, extra, err)
+				t.Fatalf("%s --json: %v", name, err)
 			}
-			if stderr != "" {
-				t.Errorf("%s %v: wrote %q on stderr", name, extra, stderr)
+			if !strings.Contains(stderr, final[name]) {
+				t.Errorf("%s --json: no progress on a terminal stderr: %q", name, stderr)
 			}
+			var v any
+			if err := json.Unmarshal([]byte(stdout), &v); err != nil {
+				t.Errorf("%s --json: stdout is not one JSON document: %v\n%q", name, err, stdout)
+			}
+		}
+		_, stderr, err = runCLITTY(t, true, append(args, "--no-progress")...)
+		if err != nil {
+			t.Fatalf("%s --no-progress: %v", name, err)
+		}
+		if stderr != "" {
+			t.Errorf("%s --no-progress: wrote %q on stderr", name, stderr)
 		}
 		if _, stderr, err := runCLITTY(t, false, args...); err != nil || stderr != "" {
 			t.Errorf("%s, stderr not a terminal: %v, wrote %q", name, err, stderr)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,7 +23,7 @@ func trainCommand() *cli.Command {
 		&cli.StringFlag{Name: "task", Value: "auc", Usage: "auc (bipartite ranking) or metric (Mahalanobis metric learning)"},
 		&cli.StringFlag{Name: "algo", Usage: "algorithm (see `pairfed algos`; default sgd-prev, or with --epsilon the recommended private algorithm for the task, n, d, ε and δ — pairwise.RecommendPrivate — printed with the reason)"},
 		&cli.StringFlag{Name: "loss", Value: "hinge", Usage: "hinge, square or logistic"},
-		&cli.Float64Flag{Name: "radius", Value: 1, Usage: "per-record L2 clipping radius R after scaling (0: no clipping; private algorithms need R > 0)"},
+		&cli.Float64Flag{Name: "radius", Usage: radiusUsage},
 		&cli.Float64Flag{Name: "param-radius", Usage: "radius B of the parameter set (0: chosen with η on a validation split)"},
 		&cli.StringFlag{Name: "constraint", Usage: "parameter set: l2 or none (auc); frobenius-psd, nuclear-psd, psd (metric)"},
 		&cli.Float64Flag{Name: "lambda", Usage: "L2 regularization (λ/2)‖w‖²: the strong convexity α = λ"},
@@ -74,7 +75,7 @@ func runTrain(c *cli.Context) error {
 	spec := experiment.Spec{
 		Task: pairwise.Task(c.String("task")), Algo: algo, Loss: c.String("loss"),
 		Lambda: c.Float64("lambda"), Constraint: c.String("constraint"), Eta: c.Float64("eta"),
-		ParamRadius: c.Float64("param-radius"), FeatureRadius: c.Float64("radius"), Scale: c.String("scale"),
+		ParamRadius: c.Float64("param-radius"), FeatureRadius: featureRadius(c, c.String("algo")), Scale: c.String("scale"),
 		Passes: c.Float64("passes"), Steps: c.Int("steps"), Runs: c.Int("runs"), Folds: c.Int("folds"),
 		TestFraction: c.Float64("test-fraction"), Seed: c.Uint64("seed"), TrainSize: c.Int("train-size"),
 		Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), DeltaSet: c.IsSet("delta"),
@@ -112,6 +113,14 @@ func runTrain(c *cli.Context) error {
 		}
 		rec, spec.Algo, spec.Loss = &r, r.Algo, r.Loss
 	}
+	if !c.IsSet("radius") {
+		// The default R depends on whether the algorithm is private, which
+		// the default rule or --tune (private candidates only) decided.
+		spec.FeatureRadius = experiment.DefaultFeatureRadius(spec.Algo)
+		if spec.Tune {
+			spec.FeatureRadius = 1
+		}
+	}
 	if err := spec.Validate(); err != nil {
 		return usageError{err}
 	}
@@ -123,6 +132,11 @@ func runTrain(c *cli.Context) error {
 	train.Notes = append(schemaNotes, train.Notes...)
 	if err := checkMetricSize(c.String("task"), opt, train.D); err != nil {
 		return err
+	}
+	if a, err := pairwise.Lookup(spec.Algo); err == nil {
+		if w := trainCostWarning(spec, a.Private, train, test); w != "" {
+			fmt.Fprintln(c.App.ErrWriter, "pairfed: warning:", w)
+		}
 	}
 	total := spec.Runs
 	if test == nil && spec.Folds > 1 {
@@ -171,7 +185,12 @@ func printReport(w io.Writer, r *experiment.Report) {
 		fmt.Fprintf(w, "tune run %d: chose %s after %d runs (E[K] = %.3g) among %v; per run μ = %.4g (candidate at ε = %.4g, δ = %.3g on %d records; score σ = %.4g on %d records)\n",
 			i+1, t.Chosen, t.Runs, t.ExpectedRuns, t.Candidates, t.PerRunMu, t.PerRunEpsilon, t.PerRunDelta, t.NFit, t.ScoreSigma, t.NValidation)
 	}
-	fmt.Fprintf(w, "η: %s   B: %s   R: %g   λ: %g   (%s protocol)\n", fmtList(r.Eta), fmtList(r.ParamRadius), r.FeatureRadius, r.Lambda, r.Protocol)
+	eta := fmtList(r.Eta)
+	if len(r.Eta) == 0 {
+		eta = "— (a step schedule or a one-shot release: see the privacy notes)"
+	}
+	fmt.Fprintf(w, "η: %s   B: %s   R: %g   λ: %g   (%s protocol)\n", eta, fmtList(r.ParamRadius), r.FeatureRadius, r.Lambda, r.Protocol)
+	fmt.Fprintf(w, "time: wall %.3g s (selection, training, evaluation), algorithm %.3g s (the reported fits)\n", r.WallSeconds, r.TrainSeconds)
 	if p := r.Privacy; p != nil {
 		fmt.Fprintf(w, "privacy: %s with ε = %g, δ = %.3g; %s noise (%s); G = %g, L = %g, α = %g, R = %g; %d releases, σ %s\n",
 			p.Model, p.Epsilon, p.Delta, p.Mechanism, p.Noise, p.G, p.L, p.Alpha, p.R, p.Releases, fmtSigmas(p.Sigmas))
@@ -229,6 +248,9 @@ func fmtList(v []float64) string {
 }
 
 func runPaper(c *cli.Context, opt data.Options) error {
+	if err := refuseFlags(c, "paper", paperIgnores); err != nil {
+		return err
+	}
 	if opt.Binarize == "" && opt.PositiveClasses == "" {
 		opt.Binarize = "halves"
 	}
@@ -237,15 +259,15 @@ func runPaper(c *cli.Context, opt data.Options) error {
 		return err
 	}
 	passes := int(c.Float64("passes"))
-	res, err := experiment.Paper(c.Context, experiment.PaperSpec{Algo: c.String("algo"), Loss: c.String("loss"), Passes: passes, Seed: c.Uint64("seed")}, tab)
+	res, err := experiment.Paper(c.Context, experiment.PaperSpec{Algo: cmp.Or(c.String("algo"), "sgd-prev"), Loss: c.String("loss"), Passes: passes, Seed: c.Uint64("seed")}, tab)
 	if err != nil {
 		return err
 	}
+	rep := experiment.PaperReport(res, tab.Source)
+	rep.Notes = append(rep.Notes, tab.Notes...)
 	if c.Bool("json") {
-		return writeJSON(c.App.Writer, res)
+		return writeJSON(c.App.Writer, rep)
 	}
-	fmt.Fprintf(c.App.Writer, "%s (%s loss), [Y21a] code protocol on %s: AUC %.4f ± %.4f at t=%d (η=%g, β=%g, CV AUC %.4f), %.4f s/run, %d runs\n",
-		res.Algo, res.Loss, tab.Source, res.AUC, res.Std, res.Checkpoint, res.Eta, res.Beta, res.CVAUC, res.SecondsPerRun, res.Runs)
-	fmt.Fprintln(c.App.Writer, "note: this protocol selects η and β on the test folds; --protocol validation is the honest alternative")
+	printReport(c.App.Writer, rep)
 	return nil
 }
