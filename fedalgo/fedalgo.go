@@ -330,6 +330,10 @@ func validateParams(a Algorithm, p protocol.AlgoParams) error {
 // checkOptions runs the algorithm's options validator, or refuses options
 // for an algorithm that takes none.
 func checkOptions(a Algorithm, options protocol.Options) error {
+	options, err := splitSecAgg(a, options)
+	if err != nil {
+		return err
+	}
 	if o, ok := a.(Optioned); ok {
 		return o.CheckOptions(options)
 	}
@@ -376,6 +380,9 @@ func Configure(spec *Spec) (Algorithm, error) {
 		return nil, fmt.Errorf("%s takes no local algorithm (got %q)", a.Name(), spec.LocalAlgo)
 	}
 	if err := checkOptions(a, spec.Options); err != nil {
+		return nil, err
+	}
+	if err := CheckSecAggSpec(spec.Options); err != nil {
 		return nil, err
 	}
 	if err := a.Configure(spec); err != nil {

@@ -222,6 +222,12 @@ func jobOf(m protocol.Message) string {
 		return m.Job
 	case *protocol.Abort:
 		return m.Job
+	case *protocol.SecAggKeyList:
+		return m.Job
+	case *protocol.SecAggSharesFor:
+		return m.Job
+	case *protocol.SecAggUnmaskRequest:
+		return m.Job
 	}
 	return ""
 }
