@@ -344,12 +344,14 @@ func checkOptions(a Algorithm, options protocol.Options) error {
 }
 
 // Mechanism names the noise of a job's releases for the coordinator's
-// ledger: "none" for a non-private algorithm, "laplace" for δ = 0, else
-// "gaussian".
+// ledger: "none" for a non-private algorithm, MechanismDDG under secure
+// aggregation, "laplace" for δ = 0, else "gaussian".
 func Mechanism(job *protocol.JobAnnounce) string {
 	switch {
 	case !Private(job.Algo):
 		return "none"
+	case SecAggRequested(job.Options):
+		return MechanismDDG
 	case job.Delta == 0:
 		return "laplace"
 	}

@@ -55,6 +55,11 @@ const (
 	optSecAggRotation  = "secagg-rotation"
 )
 
+// MechanismDDG names the noise of a secure aggregation release in the
+// ledgers: each site's share of a distributed discrete Gaussian (its σ is
+// s·γ; the guarantee counts at least t − κ shares, see round.Charge).
+const MechanismDDG = "distributed-discrete-gaussian"
+
 // DefaultSecAggTimeout is the default number of ticks a round step waits.
 const DefaultSecAggTimeout = 50
 

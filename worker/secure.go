@@ -81,7 +81,7 @@ func (w *Worker) secPhase(ctx context.Context, m *protocol.PhaseStart) []Output 
 	}
 	// Charge before release: the masked vector leaves in the third message
 	// of the round; the entry is durable before the first.
-	rel := Release{Job: j.Job, Phase: m.Phase, Records: records, Mechanism: "distributed-discrete-gaussian", Sigma: w.sec.SiteSigma(),
+	rel := Release{Job: j.Job, Phase: m.Phase, Records: records, Mechanism: fedalgo.MechanismDDG, Sigma: w.sec.SiteSigma(),
 		Sensitivity: w.sec.Sens, Epsilon: j.Epsilon, Delta: j.Delta, Secure: w.cfg.Noise.Secure(),
 		SecAgg: &SecAggCharge{Threshold: gu.Threshold, Colluders: gu.Colluders, Coordinator: gu.Coordinator, Collusion: gu.Collusion}}
 	w.ledger = append(w.ledger, rel)
