@@ -31,7 +31,7 @@ func (w *Worker) secSetup(m *protocol.JobAnnounce, site fedalgo.Site) error {
 	if _, ok := site.(fedalgo.SumSite); !ok {
 		return fmt.Errorf("job %s asks for secure aggregation, but %s releases no sum", m.Job, m.Algo)
 	}
-	if _, ok := w.cfg.Noise.(dp.IntegerNoise); !ok {
+	if _, ok := dp.IntegerNoiseOf(w.cfg.Noise); !ok {
 		return fmt.Errorf("job %s needs integer noise for the distributed discrete Gaussian; this site's noise source has none (use dp.NewSecureNoise)", m.Job)
 	}
 	w.sec = sec
@@ -76,7 +76,8 @@ func (w *Worker) secPhase(ctx context.Context, m *protocol.PhaseStart) []Output 
 		return fail(fmt.Errorf("the job's DDG parameters give ε = %g (against the coordinator with %d colluders), more than the job's ε = %g: refusing to release", gu.Collusion, gu.Colluders, j.Epsilon))
 	}
 	enc := make([]uint64, g.D)
-	if err := g.Encode(enc, vec, w.cfg.Noise.(dp.IntegerNoise)); err != nil {
+	in, _ := dp.IntegerNoiseOf(w.cfg.Noise) // checked by secSetup
+	if err := g.Encode(enc, vec, in); err != nil {
 		return fail(err)
 	}
 	// Charge before release: the masked vector leaves in the third message
