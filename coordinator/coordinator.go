@@ -213,7 +213,10 @@ func (c *Coordinator) Privacy() []SitePrivacy {
 		s := c.sites[name]
 		p := s.privacy
 		p.Sigmas = slices.Clone(p.Sigmas)
-		if acct, ok := c.algo.(fedalgo.Accountant); ok && c.job != nil && len(p.Sigmas) > 0 {
+		// Under secure aggregation a σ is one site's share of the sum's
+		// noise: the Gaussian accountant of a site's own release does not
+		// apply (the guarantee is round.Charge's, in the sites' ledgers).
+		if acct, ok := c.algo.(fedalgo.Accountant); ok && c.job != nil && c.sec == nil && len(p.Sigmas) > 0 {
 			p.ComposedEpsilon, p.Notes = acct.Account(p.Sigmas, s.sens, p.Epsilon, p.Delta)
 		}
 		out = append(out, p)

@@ -127,7 +127,7 @@ func splitSecAgg(a Algorithm, options protocol.Options) (rest protocol.Options, 
 		return rest, nil
 	}
 	if _, ok := a.(SumReleaser); !ok {
-		return nil, fmt.Errorf("%s does not release a sum of site vectors: secure aggregation (option %s) needs an algorithm that does (e.g. %s)", a.Name(), OptSecAgg, FedDPSSPSecAgg)
+		return nil, fmt.Errorf("%s does not release a sum of site vectors: secure aggregation (option %s) needs an algorithm that does (e.g. %s)", a.Name(), OptSecAgg, FedDPSSP)
 	}
 	if _, err := parseSecAgg(sa); err != nil {
 		return nil, err

@@ -28,16 +28,15 @@ func TestSecAggOptions(t *testing.T) {
 		options         protocol.Options
 		want            string // "" plans
 	}{
-		{"ok", FedDPSSPSecAgg, "", opt(1, 3, 1), ""},
-		{"default threshold", FedDPSSPSecAgg, "", opt(1), ""},
+		{"ok", FedDPSSP, "", opt(1, 3, 1), ""},
+		{"default threshold", FedDPSSP, "", opt(1), ""},
 		{"no sum", FedDPLocalSGD, "", opt(1), "does not release a sum"},
-		{"no secagg", FedDPSSPSecAgg, "", nil, "secagg=1"},
-		{"secagg 2", FedDPSSPSecAgg, "", opt(2), "give 1"},
-		{"client scale", FedDPSSPSecAgg, "", opt(1, -1, -1, 5), "set by the coordinator"},
-		{"threshold over K", FedDPSSPSecAgg, "", opt(1, 5), "must be in [2, 4]"},
-		{"colluders ≥ t", FedDPSSPSecAgg, "", opt(1, 3, 3), "fewer than the threshold"},
-		{"median", FedDPSSPSecAgg, "median", opt(1), "masked sum"},
-		{"threshold without secagg", FedDPSSPSecAgg, "", opt(-1, 3), "without secagg"},
+		{"secagg 2", FedDPSSP, "", opt(2), "give 1"},
+		{"client scale", FedDPSSP, "", opt(1, -1, -1, 5), "set by the coordinator"},
+		{"threshold over K", FedDPSSP, "", opt(1, 5), "must be in [2, 4]"},
+		{"colluders ≥ t", FedDPSSP, "", opt(1, 3, 3), "fewer than the threshold"},
+		{"median", FedDPSSP, "median", opt(1), "aggregation"},
+		{"threshold without secagg", FedDPSSP, "", opt(-1, 3), "without secagg"},
 	} {
 		spec := Spec{Algo: c.algo, Task: "auc", FeatureRadius: 1, Epsilon: 1, Aggregation: c.agg, Options: c.options}
 		a, err := Configure(&spec)

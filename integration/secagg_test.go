@@ -12,7 +12,7 @@ import (
 )
 
 // Secure aggregation across processes over nats-server: 20 trials of a
-// fed-dp-ssp-secagg job over 3 sites (threshold 2) with one site killed
+// fed-dp-ssp job over 3 sites (threshold 2) with one site killed
 // with -9 at a random moment and restarted at once. Each job either
 // completes with the survivors' sum (≥ 2 sites) or aborts with nothing
 // unmasked; the ledgers satisfy checkLedgers (no site released a phase
@@ -29,7 +29,7 @@ func TestWorkerKill9SecAgg(t *testing.T) {
 		victim := rng.IntN(3)
 		done := make(chan *report, 1)
 		go func() {
-			r, _ := submit(t, ctx, &f.federation, "--algo", "fed-dp-ssp-secagg", "--epsilon", "0.05", "--delta", "1e-3", "--min-sites", "3",
+			r, _ := submit(t, ctx, &f.federation, "--algo", "fed-dp-ssp", "--epsilon", "0.05", "--delta", "1e-3", "--min-sites", "3",
 				"--secure-aggregation", "--secagg-threshold", "2", "--secagg-timeout", "25", "--job", job)
 			done <- r
 		}()

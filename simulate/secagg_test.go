@@ -20,7 +20,7 @@ import (
 
 func secAggSpec(eps float64, threshold int) Spec {
 	return Spec{Sites: 8, Scale: "none", Transport: "mem", Seeded: true, Tick: 2 * time.Millisecond,
-		Job: coordinator.JobConfig{Algo: fedalgo.FedDPSSPSecAgg, Epsilon: eps, FeatureRadius: 1,
+		Job: coordinator.JobConfig{Algo: fedalgo.FedDPSSP, Epsilon: eps, FeatureRadius: 1,
 			// A step waits up to 2 s (1000 ticks): a loaded machine does
 			// not drop a site from a round that tolerates no dropout.
 			Options: protocol.OptionsOf(map[string]float64{fedalgo.OptSecAgg: 1, fedalgo.OptSecAggThreshold: float64(threshold), fedalgo.OptSecAggTimeout: 1000})}}

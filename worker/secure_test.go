@@ -8,11 +8,11 @@ import (
 	"github.com/pairfed/pairfed/protocol"
 )
 
-// secAnnounce is a fed-dp-ssp-secagg job for sites s1..s4 planned as the
+// secAnnounce is a fed-dp-ssp job for sites s1..s4 planned as the
 // coordinator plans it; scale multiplies the planned per-site scale.
 func secAnnounce(t *testing.T, scale float64) *protocol.JobAnnounce {
 	t.Helper()
-	spec := fedalgo.Spec{ID: "j", Algo: fedalgo.FedDPSSPSecAgg, Task: "auc", FeatureRadius: 1, Epsilon: 1, Delta: 1e-3,
+	spec := fedalgo.Spec{ID: "j", Algo: fedalgo.FedDPSSP, Task: "auc", FeatureRadius: 1, Epsilon: 1, Delta: 1e-3,
 		Options: protocol.OptionsOf(map[string]float64{fedalgo.OptSecAgg: 1, fedalgo.OptSecAggThreshold: 3})}
 	a, err := fedalgo.Configure(&spec)
 	if err != nil {
