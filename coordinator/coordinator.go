@@ -2,11 +2,15 @@ package coordinator
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
+	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/secagg"
+	"github.com/pairfed/pairfed/secagg/round"
 )
 
 // JobConfig is the job the coordinator runs once enough sites joined: the
@@ -163,6 +167,14 @@ type Coordinator struct {
 	result   *protocol.Result
 	abortErr error
 	released []PhaseRelease // aggregated updates not yet taken (TakeReleases)
+
+	// Secure aggregation (a job with the option secagg = 1 of an
+	// algorithm that releases sums, fedalgo.SumReleaser): the job's
+	// parameters, its DDG, and the current phase's round (nil between
+	// rounds).
+	sec   *fedalgo.SecAgg
+	ddg   *dp.DDG
+	round *round.Server
 }
 
 // New returns a coordinator waiting for sites.
@@ -201,7 +213,10 @@ func (c *Coordinator) Privacy() []SitePrivacy {
 		s := c.sites[name]
 		p := s.privacy
 		p.Sigmas = slices.Clone(p.Sigmas)
-		if acct, ok := c.algo.(fedalgo.Accountant); ok && c.job != nil && len(p.Sigmas) > 0 {
+		// Under secure aggregation a σ is one site's share of the sum's
+		// noise: the Gaussian accountant of a site's own release does not
+		// apply (the guarantee is round.Charge's, in the sites' ledgers).
+		if acct, ok := c.algo.(fedalgo.Accountant); ok && c.job != nil && c.sec == nil && len(p.Sigmas) > 0 {
 			p.ComposedEpsilon, p.Notes = acct.Account(p.Sigmas, s.sens, p.Epsilon, p.Delta)
 		}
 		out = append(out, p)
@@ -258,6 +273,8 @@ func (c *Coordinator) Step(m protocol.Message) []Output {
 		return c.onAccept(m)
 	case *protocol.Leave:
 		return c.onLeave(m)
+	case *protocol.SecAggKeys, *protocol.SecAggShares, *protocol.SecAggMasked, *protocol.SecAggUnmask:
+		return c.onSecAgg(m)
 	case *protocol.Abort:
 		if c.job != nil && m.Job == c.job.Job && c.sites[m.From] != nil && c.sites[m.From].participant {
 			return c.abort(fmt.Sprintf("site %s aborted: %s", m.From, m.Reason))
@@ -337,12 +354,30 @@ func (c *Coordinator) startJob() []Output {
 	}
 	var plan *fedalgo.Plan
 	err := guard(func() (err error) { plan, err = c.algo.Plan(&j, infos, a.Params); return err })
+	if err == nil && plan == nil {
+		err = fmt.Errorf("%s returned no plan", j.Algo)
+	}
 	if err != nil {
 		return c.abort(err.Error())
 	}
 	a.Phases, a.Eta, a.Epsilon, a.Delta = plan.Phases, plan.Eta, plan.Epsilon, plan.Delta
 	if plan.ParamRadius > 0 {
 		a.ParamRadius = plan.ParamRadius
+	}
+	secDim := 0
+	if fedalgo.SecAggRequested(j.Options) {
+		// Secure aggregation: the DDG is calibrated for this plan and
+		// these participants, and its parameters travel in the options.
+		err := guard(func() (err error) {
+			if a.Options, err = fedalgo.PlanSecAgg(c.algo, &j, infos, a.Params, plan); err != nil {
+				return err
+			}
+			secDim, _, _, err = c.algo.(fedalgo.SumReleaser).SumShape(&j, infos, a.Params)
+			return err
+		})
+		if err != nil {
+			return c.abort(err.Error())
+		}
 	}
 	for i, name := range names {
 		if in := c.sites[name].instance; in != "" {
@@ -357,6 +392,16 @@ func (c *Coordinator) startJob() []Output {
 	}
 	if err := a.Validate(); err != nil {
 		return c.abort(fmt.Sprintf("invalid job: %v", err))
+	}
+	sec, err := fedalgo.SecAggOf(a)
+	if err != nil {
+		return c.abort(err.Error())
+	}
+	if sec != nil {
+		if c.ddg, err = sec.DDG(secDim, len(names)); err != nil {
+			return c.abort(err.Error())
+		}
+		c.sec = sec
 	}
 	var comb fedalgo.Combiner
 	err = guard(func() (err error) { comb, err = c.algo.NewCombiner(a, nil); return err })
@@ -418,7 +463,92 @@ func (c *Coordinator) startPhase(k int) []Output {
 	c.phase = k
 	c.updates = map[string]*protocol.SiteUpdate{}
 	c.waited, c.retries = 0, 0
+	if c.sec != nil {
+		// The phase's release is a secure aggregation round over every
+		// participant (a site dropped at the accept round never sends its
+		// keys: the round goes on without it, or aborts below t).
+		p := round.Params{Federation: c.cfg.Federation, Job: c.job.Job, Phase: k, Sites: c.job.Sites,
+			Threshold: c.sec.Threshold, Bits: c.ddg.Bits, Dim: c.ddg.D}
+		srv, err := round.NewServer(p, c.sec.Timeout)
+		if err != nil {
+			return c.abort(fmt.Sprintf("phase %d: %v", k, err))
+		}
+		c.round = srv
+	}
 	return c.phaseOutputs(protocol.SitesSubject(c.cfg.Federation))
+}
+
+// onSecAgg feeds a site's secure aggregation message (its sender checked
+// by the transport loop, protocol.CheckSender) to the phase's round.
+func (c *Coordinator) onSecAgg(m protocol.Message) []Output {
+	from, _ := protocol.Sender(m)
+	s := c.sites[from]
+	switch {
+	case c.state != stateRunning || c.round == nil:
+		c.logf("ignored %v from %s: no secure aggregation round running", m.Kind(), from)
+		return nil
+	case s == nil || !s.participant || s.left:
+		c.logf("ignored %v from %s: not an active participant", m.Kind(), from)
+		return nil
+	}
+	s.lastSeen = c.now
+	outs, res, err := c.round.Deliver(from, m)
+	return c.roundOutputs(outs, res, err)
+}
+
+// roundOutputs routes a round's messages, takes its result, or aborts the
+// job when the round aborted (fewer than t survivors: nothing was
+// unmasked, so nothing was released).
+func (c *Coordinator) roundOutputs(outs []round.Outgoing, res *secagg.Result, err error) []Output {
+	if err != nil {
+		if c.round.Done() {
+			c.round = nil
+			return c.abort(fmt.Sprintf("phase %d: secure aggregation aborted, nothing unmasked: %v", c.phase, err))
+		}
+		c.logf("secure aggregation: message rejected: %v", err)
+		return nil
+	}
+	var o []Output
+	for _, g := range outs {
+		subj := protocol.SitesSubject(c.cfg.Federation)
+		if g.To != "" {
+			subj = protocol.SiteSubject(c.cfg.Federation, g.To)
+		}
+		o = append(o, Output{Subject: subj, Msg: g.Msg})
+	}
+	if res != nil {
+		o = append(o, c.aggregateSum(res)...)
+	}
+	return o
+}
+
+// aggregateSum decodes the round's sum and hands it to the combiner's sum
+// path with the included sites (in announcement order).
+func (c *Coordinator) aggregateSum(res *secagg.Result) []Output {
+	c.round = nil
+	sum := make([]float64, c.ddg.Params().Dim)
+	if err := c.ddg.Decode(sum, res.Sum); err != nil {
+		return c.abort(fmt.Sprintf("phase %d: decoding the secure sum: %v", c.phase, err))
+	}
+	var infos []fedalgo.SiteInfo
+	for _, id := range res.Included {
+		name := c.job.Sites[id-1]
+		s := c.sites[name]
+		infos = append(infos, fedalgo.SiteInfo{Name: name, Records: s.records})
+		s.privacy.Sigmas = append(s.privacy.Sigmas, c.sec.SiteSigma())
+		c.released = append(c.released, PhaseRelease{Site: name, Phase: c.phase, Records: s.records,
+			Sigma: c.sec.SiteSigma(), Sensitivity: c.sec.Sens, Secure: s.privacy.Secure})
+	}
+	sc, ok := c.comb.(fedalgo.SumCombiner)
+	if !ok {
+		return c.abort(fmt.Sprintf("%s has no sum path for secure aggregation", c.job.Algo))
+	}
+	sigma := c.sec.SiteSigma() * math.Sqrt(float64(len(infos)))
+	c.logf("phase %d: secure sum of %d sites (%d dropped after sharing keys)", c.phase, len(res.Included), len(res.Dropped))
+	if err := guard(func() error { c.model = sc.CombineSum(c.model, sum, infos, sigma); return nil }); err != nil {
+		return c.abort(fmt.Sprintf("phase %d: %v", c.phase, err))
+	}
+	return c.advance()
 }
 
 // phaseOutputs are the announcement and the current phase's start on
@@ -501,6 +631,12 @@ func (c *Coordinator) aggregate() []Output {
 	if err := guard(func() error { c.model = c.comb.Combine(c.model, ups, rule); return nil }); err != nil {
 		return c.abort(fmt.Sprintf("phase %d: %v", c.phase, err))
 	}
+	return c.advance()
+}
+
+// advance checks the combined model and starts the next phase or finishes
+// with the combiner's final model.
+func (c *Coordinator) advance() []Output {
 	if err := protocol.CheckModel(c.model); err != nil {
 		return c.abort(fmt.Sprintf("phase %d: the combined model cannot be broadcast (%v)", c.phase, err))
 	}
@@ -542,6 +678,9 @@ func (c *Coordinator) onLeave(m *protocol.Leave) []Output {
 	if c.state == stateAccepting {
 		return c.maybeBegin()
 	}
+	if c.sec != nil {
+		return nil // the round's timeouts go on without the site
+	}
 	if len(c.updates) == active {
 		return c.aggregate()
 	}
@@ -558,6 +697,11 @@ func (c *Coordinator) quorum() int {
 // Tick advances time by one tick and handles phase timeouts.
 func (c *Coordinator) Tick() []Output {
 	c.now++
+	if c.state == stateRunning && c.round != nil {
+		// A secure aggregation round keeps its own step timeouts.
+		outs, res, err := c.round.Tick()
+		return c.roundOutputs(outs, res, err)
+	}
 	if (c.state != stateRunning && c.state != stateAccepting) || c.cfg.PhaseTimeout == 0 {
 		return nil
 	}

@@ -300,6 +300,16 @@ func (s *Service) Step(m protocol.Message) []Output {
 		if s.inner != nil {
 			outs = s.inner.Step(m)
 		}
+	case *protocol.SecAggKeys, *protocol.SecAggShares, *protocol.SecAggMasked, *protocol.SecAggUnmask:
+		// A site's secure aggregation message (sender checked by the
+		// transport loop): for the running job's round, if any.
+		from, _ := protocol.Sender(m)
+		s.seen(from)
+		if s.inner == nil || !s.participates(from) {
+			s.logf("ignored %v from %s: not a participant of a running job", m.Kind(), from)
+			return nil
+		}
+		outs = s.inner.Step(m)
 	case *protocol.Accept:
 		if mem := s.members[m.Site]; mem != nil && mem.instance != "" && m.Instance != "" && m.Instance != mem.instance {
 			s.logf("ignored accept of job %s by instance %s of %s: the admitted instance is %s", m.Job, m.Instance, m.Site, mem.instance)

@@ -55,3 +55,14 @@ func (s scaledNoise) Secure() bool                             { return false }
 func (s scaledNoise) Name() string {
 	return fmt.Sprintf("%s ×%g (audit only)", s.inner.Name(), s.f)
 }
+
+// IntegerNoiseOf returns the integer randomness of n (the distributed
+// discrete Gaussian's, IntegerNoise), looking through Unprivate; false
+// when n has none.
+func IntegerNoiseOf(n Noise) (IntegerNoise, bool) {
+	if u, ok := n.(unprivate); ok {
+		n = u.Noise
+	}
+	in, ok := n.(IntegerNoise)
+	return in, ok
+}

@@ -330,6 +330,10 @@ func validateParams(a Algorithm, p protocol.AlgoParams) error {
 // checkOptions runs the algorithm's options validator, or refuses options
 // for an algorithm that takes none.
 func checkOptions(a Algorithm, options protocol.Options) error {
+	options, err := splitSecAgg(a, options)
+	if err != nil {
+		return err
+	}
 	if o, ok := a.(Optioned); ok {
 		return o.CheckOptions(options)
 	}
@@ -340,12 +344,14 @@ func checkOptions(a Algorithm, options protocol.Options) error {
 }
 
 // Mechanism names the noise of a job's releases for the coordinator's
-// ledger: "none" for a non-private algorithm, "laplace" for δ = 0, else
-// "gaussian".
+// ledger: "none" for a non-private algorithm, MechanismDDG under secure
+// aggregation, "laplace" for δ = 0, else "gaussian".
 func Mechanism(job *protocol.JobAnnounce) string {
 	switch {
 	case !Private(job.Algo):
 		return "none"
+	case SecAggRequested(job.Options):
+		return MechanismDDG
 	case job.Delta == 0:
 		return "laplace"
 	}
@@ -376,6 +382,9 @@ func Configure(spec *Spec) (Algorithm, error) {
 		return nil, fmt.Errorf("%s takes no local algorithm (got %q)", a.Name(), spec.LocalAlgo)
 	}
 	if err := checkOptions(a, spec.Options); err != nil {
+		return nil, err
+	}
+	if err := CheckSecAggSpec(spec.Options); err != nil {
 		return nil, err
 	}
 	if err := a.Configure(spec); err != nil {

@@ -313,6 +313,59 @@ func gaussianAccount(sigmas []float64, sens, delta float64, notes []string) (flo
 	return e.Epsilon, append(notes, fmt.Sprintf("exact Gaussian DP of the same release(s) (dp.Compose): ε = %.6g at δ = %.3g", e.Epsilon, delta))
 }
 
+// Secure aggregation (secure.go): the statistics are a sum over sites, so
+// fed-dp-ssp and fed-dp-ssp-mean are SumReleasers. With the job option
+// secagg = 1 a site does not add Gaussian noise: its exact weighted
+// statistics vector v(D_s) = Σ φ(z_i) (pairwise.SSPVector) is encoded with
+// the job's distributed discrete Gaussian share by the worker and masked;
+// the coordinator decodes the sum of at least t sites' encodings and
+// solves as above at the sum's noise level. Δ = pairwise.SSPSensitivity
+// (tight, replace-one, proof in private_ssp.go) is the DDG's sensitivity;
+// the clip c = n_max·‖φ‖max, with ‖φ(z)‖² ≤ a²R² + 2b²R⁴ + c² bounding
+// one record's term (the moment block counted twice, an upper bound), so
+// clipping never binds and Δ stays the clipped vector's sensitivity.
+
+// SumShape: the statistics vector, its clip bound and its sensitivity.
+func (a fedSSP) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64, float64, error) {
+	R := s.FeatureRadius
+	wa, wb, wc := pairwise.SSPWeights(R, a.moments)
+	phiMax := math.Sqrt(wa*wa*R*R + 2*wb*wb*R*R*R*R + wc*wc)
+	_, nMax := sizes(sites)
+	return sspLen(params, a.moments), float64(max(nMax, 1)) * phiMax, pairwise.SSPSensitivity(R, wa, wb, wc), nil
+}
+
+// SumVector: the site's exact statistics vector (no noise: the worker
+// encodes it with its DDG share).
+func (s *sspSite) SumVector(ctx context.Context, _ int, _ []float64) ([]float64, int, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	st := pairwise.SSPStatsOf(s.env.Data, s.alg.moments)
+	return pairwise.SSPVector(st, s.job.FeatureRadius), s.env.Data.N, nil
+}
+
+// CombineSum rebuilds the summed statistics of the included sites (their
+// public record counts give N) from the decoded vector and solves at the
+// sum's noise level sigma.
+func (c *sspCombiner) CombineSum(_ []float64, sum []float64, included []SiteInfo, sigma float64) []float64 {
+	st := &pairwise.SSPStats{D: c.d, SumPos: make([]float64, c.d), SumNeg: make([]float64, c.d)}
+	if c.moments {
+		st.MomPos, st.MomNeg = make([]float64, c.d*(c.d+1)/2), make([]float64, c.d*(c.d+1)/2)
+	}
+	for _, s := range included {
+		st.N += float64(s.Records)
+	}
+	pairwise.SSPFromVector(st, sum, c.R)
+	w, info, lambda := solveSSP(st, c.R, sigma, c.moments)
+	c.info, c.lambda = info, lambda
+	if nrm := pairwise.Norm2(w); c.B > 0 && nrm > c.B {
+		for i := range w {
+			w[i] *= c.B / nrm
+		}
+	}
+	return w
+}
+
 func (a fedSSP) PrivacyNote(*Spec) string {
 	what := "class sums, class second moments and positive count"
 	if !a.moments {

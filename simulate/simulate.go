@@ -280,6 +280,13 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			for _, p := range out.Privacy {
 				rep.Private = rep.Private && p.Secure
 			}
+			// The sites' ledgers say whose noise was secure (under secure
+			// aggregation the coordinator never sees a site's release).
+			for _, l := range out.Ledgers {
+				for _, r := range l {
+					rep.Private = rep.Private && r.Secure
+				}
+			}
 		}
 		if spec.OnRun != nil {
 			spec.OnRun(r+1, spec.Runs)

@@ -81,8 +81,9 @@ func publish(t transport.Transport, outs []Output) error {
 
 // ServeOptions tune Serve. The zero value is the production setting.
 type ServeOptions struct {
-	// UpdateDelay holds every SiteUpdate back this long before it is
-	// published (tests use it to kill a site in the middle of a job).
+	// UpdateDelay holds every SiteUpdate (and secure aggregation masked
+	// vector) back this long before it is published (tests use it to
+	// kill a site in the middle of a job).
 	UpdateDelay time.Duration
 }
 
@@ -163,7 +164,10 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 		case <-ticker.C:
 			outs = s.Tick()
 		}
-		if opt.UpdateDelay > 0 && slices.ContainsFunc(outs, func(o Output) bool { return o.Msg.Kind() == protocol.KindSiteUpdate }) {
+		if opt.UpdateDelay > 0 && slices.ContainsFunc(outs, func(o Output) bool {
+			k := o.Msg.Kind()
+			return k == protocol.KindSiteUpdate || k == protocol.KindSecAggMasked
+		}) {
 			select {
 			case <-time.After(opt.UpdateDelay):
 			case <-ctx.Done():

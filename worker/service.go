@@ -200,7 +200,8 @@ func (s *Service) Step(ctx context.Context, m protocol.Message) []Output {
 		}
 		s.cur, s.curJob, s.lastMsg = w, m.Job, s.now
 		outs = w.Step(ctx, m)
-	case *protocol.PhaseStart, *protocol.Result, *protocol.Abort:
+	case *protocol.PhaseStart, *protocol.Result, *protocol.Abort,
+		*protocol.SecAggKeyList, *protocol.SecAggSharesFor, *protocol.SecAggUnmaskRequest:
 		if s.cur == nil || jobOf(m) != s.curJob {
 			return nil
 		}
@@ -221,6 +222,12 @@ func jobOf(m protocol.Message) string {
 	case *protocol.Result:
 		return m.Job
 	case *protocol.Abort:
+		return m.Job
+	case *protocol.SecAggKeyList:
+		return m.Job
+	case *protocol.SecAggSharesFor:
+		return m.Job
+	case *protocol.SecAggUnmaskRequest:
 		return m.Job
 	}
 	return ""

@@ -11,6 +11,7 @@ import (
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/secagg/round"
 )
 
 // Config configures a Worker.
@@ -127,6 +128,19 @@ type Release struct {
 	// steps at rate SampleRate, each with noise Sigma; omitted otherwise.
 	SampleRate float64 `json:"sample_rate,omitempty"`
 	Steps      int     `json:"steps,omitempty"`
+	// SecAgg is set for a release summed by secure aggregation: the
+	// guarantees round.Charge computed (Epsilon is not below either).
+	SecAgg *SecAggCharge `json:"secagg,omitempty"`
+}
+
+// SecAggCharge is the guarantee of a secure aggregation release at the
+// threshold floor: ε against the coordinator alone, and against the
+// coordinator with Colluders sites.
+type SecAggCharge struct {
+	Threshold   int     `json:"threshold"`
+	Colluders   int     `json:"colluders"`
+	Coordinator float64 `json:"epsilon_coordinator"`
+	Collusion   float64 `json:"epsilon_collusion"`
 }
 
 // Worker is the site state machine. It is not safe for concurrent use.
@@ -143,8 +157,13 @@ type Worker struct {
 	ledger    []Release
 	hbSeq     uint64
 	phaseSeen bool // a PhaseStart of the job arrived (it was accepted)
-	result    *protocol.Result
-	err       error
+	// Secure aggregation (secure.go): the job's parameters, the phases
+	// whose round started (charged) and the running round.
+	sec        *fedalgo.SecAgg
+	secStarted map[int]bool
+	round      *round.Site
+	result     *protocol.Result
+	err        error
 }
 
 // New returns a worker that has not joined yet (call Start).
@@ -152,7 +171,7 @@ func New(cfg Config) (*Worker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Worker{cfg: cfg, sent: map[int]*protocol.SiteUpdate{}, startOf: map[int][]float64{}}, nil
+	return &Worker{cfg: cfg, sent: map[int]*protocol.SiteUpdate{}, startOf: map[int][]float64{}, secStarted: map[int]bool{}}, nil
 }
 
 func (w *Worker) logf(format string, args ...any) {
@@ -234,6 +253,8 @@ func (w *Worker) Step(ctx context.Context, m protocol.Message) (outs []Output) {
 		return w.onAnnounce(m)
 	case *protocol.PhaseStart:
 		return w.onPhase(ctx, m)
+	case *protocol.SecAggKeyList, *protocol.SecAggSharesFor, *protocol.SecAggUnmaskRequest:
+		return w.onSecAgg(m)
 	case *protocol.Result:
 		if w.job != nil && m.Job == w.job.Job {
 			w.result = m
@@ -347,6 +368,9 @@ func (w *Worker) setup(m *protocol.JobAnnounce) error {
 	if err != nil {
 		return err
 	}
+	if err := w.secSetup(m, site); err != nil {
+		return err
+	}
 	w.site = site
 	w.obj = obj
 	return nil
@@ -367,6 +391,9 @@ func (w *Worker) onPhase(ctx context.Context, m *protocol.PhaseStart) []Output {
 		return nil
 	}
 	w.phaseSeen = true
+	if w.sec != nil {
+		return w.secPhase(ctx, m)
+	}
 	if u := w.sent[m.Phase]; u != nil {
 		// Released once: repeat the same value (no new noise, no new cost).
 		// A different start model cannot be honoured without a second

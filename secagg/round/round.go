@@ -6,7 +6,7 @@
 // injected. Sites are named as in the job's announcement; on the secagg
 // wire a site is its 1-based index in JobAnnounce.Sites.
 //
-// Wiring (not done in this branch): the coordinator creates a Server when
+// Wiring (coordinator/coordinator.go, worker/secure.go): the coordinator creates a Server when
 // a phase's release is due, feeds it every SecAgg* message from a site
 // (after protocol.CheckSender) and calls Tick on its timer; the worker
 // creates a Site when asked to release (after charging its ledger: the

@@ -1,0 +1,311 @@
+package fedalgo
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/secagg"
+)
+
+// Secure aggregation of a job's releases (package secagg, secagg/round),
+// for any algorithm whose per-phase release is a SUM of one vector per
+// site (SumReleaser). The coordinator and the workers drive the round;
+// they know the algorithm only through the interfaces below.
+//
+// Mechanism: the distributed discrete Gaussian (dp.DDG). Every site clips
+// its vector to ‖x‖ ≤ c, rotates, scales by 1/γ, rounds randomly and adds
+// N_ℤ(0, s²) integer noise (dp.DDG.Encode with its noise source; a private
+// run uses dp.NewSecureNoise), then secure aggregation reveals only the sum
+// mod 2^b of the survivors' encodings. The scale s is calibrated by
+// dp.CalibrateDDG so that Phases releases whose sums hold the noise of at
+// least t sites (t the secagg threshold: a round with fewer survivors
+// aborts before anything is unmasked) are (ε, δ)-DP for every record of
+// every site: round.Charge computes that guarantee at the floor t before
+// the masked vector leaves the site, and the site's ledger is charged the
+// job's ε, which the worker checks is ≥ it (never less).
+//
+// Job parameters travel as the job's options (JobAnnounce.Options), so
+// that every site reads the same public parameters:
+//
+//	secagg            1: the job's releases are summed by secure aggregation
+//	secagg-threshold  t, the survivors a round needs (0: ⌊2K/3⌋+1)
+//	secagg-timeout    ticks each round step waits (0: 50)
+//	secagg-colluders  κ, the sites the consortium's policy lets collude with
+//	                  the coordinator (default 0): s is calibrated for t − κ
+//	                  honest shares, so the guarantee against the coordinator
+//	                  with κ colluders is the job's (ε, δ)
+//	secagg-clip, secagg-sens, secagg-scale, secagg-gamma, secagg-rotation
+//	                  the DDG's c, Δ, s, γ and public rotation seed, set by
+//	                  the coordinator's plan (PlanSecAgg), never by a client
+
+// Option names of secure aggregation.
+const (
+	OptSecAgg          = "secagg"
+	OptSecAggThreshold = "secagg-threshold"
+	OptSecAggTimeout   = "secagg-timeout"
+	OptSecAggColluders = "secagg-colluders"
+	optSecAggClip      = "secagg-clip"
+	optSecAggSens      = "secagg-sens"
+	optSecAggScale     = "secagg-scale"
+	optSecAggGamma     = "secagg-gamma"
+	optSecAggRotation  = "secagg-rotation"
+)
+
+// MechanismDDG names the noise of a secure aggregation release in the
+// ledgers: each site's share of a distributed discrete Gaussian (its σ is
+// s·γ; the guarantee counts at least t − κ shares, see round.Charge).
+const MechanismDDG = "distributed-discrete-gaussian"
+
+// DefaultSecAggTimeout is the default number of ticks a round step waits.
+const DefaultSecAggTimeout = 50
+
+// SumReleaser is implemented by an algorithm whose every phase releases
+// the sum over sites of one vector per site: the coordinator may then run
+// the phase as a secure aggregation round (the job's option secagg = 1).
+type SumReleaser interface {
+	// SumShape returns, for a planned job, the length of a site's vector,
+	// a bound c on its ℓ2 norm that holds at every site (from public
+	// record counts) and its record-level ℓ2 sensitivity Δ ≤ 2c.
+	SumShape(spec *Spec, sites []SiteInfo, params int) (dim int, clip, sens float64, err error)
+}
+
+// SumSite is implemented by the Site of a SumReleaser: the phase's
+// vector before any noise (the worker encodes, charges and masks it).
+type SumSite interface {
+	SumVector(ctx context.Context, phase int, model []float64) (vec []float64, records int, err error)
+}
+
+// SumCombiner is implemented by the Combiner of a SumReleaser: it takes
+// the decoded noisy sum of the vectors of the sites in included (in
+// announcement order, with their public record counts), whose noise has standard deviation sigma per
+// coordinate, and returns the next broadcast model. Median and trimmed
+// mean cannot be computed from a masked sum: such a job is refused.
+type SumCombiner interface {
+	CombineSum(model, sum []float64, included []SiteInfo, sigma float64) []float64
+}
+
+// SecAgg are a job's secure aggregation parameters (from its options).
+type SecAgg struct {
+	Threshold, Timeout, Colluders int
+	Clip, Sens, Scale, Gamma      float64
+	Rotation                      uint64
+	planned                       bool
+}
+
+// IsSecAggOption reports whether name is one of secure aggregation's
+// options (generic: checked here, not by the algorithm).
+func IsSecAggOption(name string) bool {
+	return name == OptSecAgg || strings.HasPrefix(name, OptSecAgg+"-")
+}
+
+// SecAggRequested reports whether options ask for secure aggregation.
+func SecAggRequested(options protocol.Options) bool {
+	for _, o := range options {
+		if o.Name == OptSecAgg && o.Value == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// splitSecAgg separates secure aggregation's options from the
+// algorithm's own ones and checks them.
+func splitSecAgg(a Algorithm, options protocol.Options) (rest protocol.Options, err error) {
+	var sa []protocol.Option
+	for _, o := range options {
+		if IsSecAggOption(o.Name) {
+			sa = append(sa, o)
+		} else {
+			rest = append(rest, o)
+		}
+	}
+	if len(sa) == 0 {
+		return rest, nil
+	}
+	if _, ok := a.(SumReleaser); !ok {
+		return nil, fmt.Errorf("%s does not release a sum of site vectors: secure aggregation (option %s) needs an algorithm that does (e.g. %s)", a.Name(), OptSecAgg, FedDPSSP)
+	}
+	if _, err := parseSecAgg(sa); err != nil {
+		return nil, err
+	}
+	return rest, nil
+}
+
+// parseSecAgg reads and checks secure aggregation's options.
+func parseSecAgg(options []protocol.Option) (*SecAgg, error) {
+	s := &SecAgg{}
+	on := false
+	whole := func(name string, v float64, lo, hi float64) (int, error) {
+		if v != math.Trunc(v) || v < lo || v > hi {
+			return 0, fmt.Errorf("option %s = %v must be a whole number in [%g, %g]", name, v, lo, hi)
+		}
+		return int(v), nil
+	}
+	var err error
+	n := 0
+	for _, o := range options {
+		if !IsSecAggOption(o.Name) {
+			continue
+		}
+		n++
+		v := o.Value
+		switch o.Name {
+		case OptSecAgg:
+			if v != 1 {
+				return nil, fmt.Errorf("option %s = %v: give 1 to sum the releases by secure aggregation, or leave it out", OptSecAgg, v)
+			}
+			on = true
+		case OptSecAggThreshold:
+			if s.Threshold, err = whole(o.Name, v, 0, protocol.MaxSites); err != nil {
+				return nil, err
+			}
+		case OptSecAggTimeout:
+			if s.Timeout, err = whole(o.Name, v, 0, 1e6); err != nil {
+				return nil, err
+			}
+		case OptSecAggColluders:
+			if s.Colluders, err = whole(o.Name, v, 0, protocol.MaxSites); err != nil {
+				return nil, err
+			}
+		case optSecAggClip, optSecAggSens, optSecAggScale, optSecAggGamma:
+			if !(v > 0) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("option %s = %v must be finite and > 0", o.Name, v)
+			}
+			switch o.Name {
+			case optSecAggClip:
+				s.Clip = v
+			case optSecAggSens:
+				s.Sens = v
+			case optSecAggScale:
+				s.Scale = v
+			default:
+				s.Gamma = v
+			}
+			s.planned = true
+		case optSecAggRotation:
+			r, err := whole(o.Name, v, 0, 1<<53)
+			if err != nil {
+				return nil, err
+			}
+			s.Rotation = uint64(r)
+		default:
+			return nil, fmt.Errorf("unknown secure aggregation option %q (secagg, secagg-threshold, secagg-timeout, secagg-colluders)", o.Name)
+		}
+	}
+	if n > 0 && !on {
+		return nil, fmt.Errorf("secure aggregation options given without %s = 1", OptSecAgg)
+	}
+	if !on {
+		return nil, nil
+	}
+	if s.Timeout == 0 {
+		s.Timeout = DefaultSecAggTimeout
+	}
+	return s, nil
+}
+
+// SecAggOf returns the secure aggregation parameters of an announced job
+// (nil when it has none); they must be planned (PlanSecAgg) and the
+// threshold fit the participants.
+func SecAggOf(job *protocol.JobAnnounce) (*SecAgg, error) {
+	s, err := parseSecAgg(job.Options)
+	if err != nil || s == nil {
+		return s, err
+	}
+	k := len(job.Sites)
+	switch {
+	case !s.planned || s.Clip == 0 || s.Sens == 0 || s.Scale == 0 || s.Gamma == 0:
+		return nil, fmt.Errorf("job %s asks for secure aggregation without the planned DDG parameters (clip, sensitivity, scale, γ)", job.Job)
+	case k < 2:
+		return nil, fmt.Errorf("job %s: secure aggregation needs ≥ 2 sites, got %d", job.Job, k)
+	case s.Threshold < 2 || s.Threshold > k:
+		return nil, fmt.Errorf("job %s: secure aggregation threshold %d must be in [2, %d]", job.Job, s.Threshold, k)
+	case s.Colluders >= s.Threshold:
+		return nil, fmt.Errorf("job %s: %d colluders must be fewer than the threshold %d", job.Job, s.Colluders, s.Threshold)
+	}
+	return s, nil
+}
+
+// DDG returns the job's distributed discrete Gaussian for vectors of
+// length dim summed over k sites.
+func (s *SecAgg) DDG(dim, k int) (*dp.DDG, error) {
+	return dp.NewDDG(dp.DDGParams{Dim: dim, Clip: s.Clip, Sensitivity: s.Sens, Gamma: s.Gamma, Scale: s.Scale, Sites: k, RotationSeed: s.Rotation})
+}
+
+// SiteSigma is the real-unit standard deviation s·γ of one site's noise.
+func (s *SecAgg) SiteSigma() float64 { return s.Scale * s.Gamma }
+
+// CheckSecAggSpec refuses a job spec that sets the parameters the
+// coordinator's plan fixes.
+func CheckSecAggSpec(options protocol.Options) error {
+	s, err := parseSecAgg(options)
+	if err != nil || s == nil {
+		return err
+	}
+	if s.planned || s.Rotation != 0 {
+		return fmt.Errorf("secure aggregation's DDG parameters are set by the coordinator's plan, not by the job (give only %s, %s, %s, %s)", OptSecAgg, OptSecAggThreshold, OptSecAggTimeout, OptSecAggColluders)
+	}
+	return nil
+}
+
+// PlanSecAgg calibrates a job's secure aggregation once its participants
+// and plan are known: it returns the job's options with the DDG's
+// parameters added (the per-site scale s is the smallest that certifies
+// the plan's (ε, δ) over plan.Phases rounds with t − κ honest shares).
+func PlanSecAgg(a Algorithm, spec *Spec, sites []SiteInfo, params int, plan *Plan) (protocol.Options, error) {
+	s, err := parseSecAgg(spec.Options)
+	if err != nil || s == nil {
+		return spec.Options, err
+	}
+	if err := CheckSecAggSpec(spec.Options); err != nil {
+		return nil, err
+	}
+	sr, ok := a.(SumReleaser)
+	if !ok {
+		return nil, fmt.Errorf("%s does not release a sum: no secure aggregation", a.Name())
+	}
+	if spec.Aggregation != "" {
+		return nil, fmt.Errorf("aggregation %q cannot be computed from a masked sum: secure aggregation sums (leave the aggregation rule empty)", spec.Aggregation)
+	}
+	k := len(sites)
+	if k < 2 {
+		return nil, fmt.Errorf("secure aggregation needs ≥ 2 sites, got %d", k)
+	}
+	t := s.Threshold
+	if t == 0 {
+		t = secagg.DefaultThreshold(k)
+	}
+	if t > k || t < 2 {
+		return nil, fmt.Errorf("secure aggregation threshold %d must be in [2, %d] (the participants); set %s", t, k, OptSecAggThreshold)
+	}
+	if s.Colluders >= t {
+		return nil, fmt.Errorf("secure aggregation: %d colluders must be fewer than the threshold %d; lower %s", s.Colluders, t, OptSecAggColluders)
+	}
+	if !(plan.Epsilon > 0) {
+		return nil, fmt.Errorf("secure aggregation needs a private plan (ε > 0)")
+	}
+	dim, clip, sens, err := sr.SumShape(spec, sites, params)
+	if err != nil {
+		return nil, err
+	}
+	// The rotation is public: derived from the job's seed (reproducible),
+	// 53 bits so that it travels exactly as an option value.
+	rot := (spec.Seed*0x9e3779b97f4a7c15 ^ 0x5ec0a99) >> 11
+	g, err := dp.CalibrateDDG(dp.DDGParams{Dim: dim, Clip: clip, Sensitivity: sens, Sites: k, RotationSeed: rot}, plan.Phases, t-s.Colluders, plan.Epsilon, plan.Delta)
+	if err != nil {
+		return nil, err
+	}
+	p := g.Params()
+	m := map[string]float64{}
+	for _, o := range spec.Options {
+		m[o.Name] = o.Value
+	}
+	m[OptSecAggThreshold], m[OptSecAggTimeout], m[OptSecAggColluders] = float64(t), float64(s.Timeout), float64(s.Colluders)
+	m[optSecAggClip], m[optSecAggSens], m[optSecAggScale], m[optSecAggGamma] = p.Clip, p.Sensitivity, p.Scale, p.Gamma
+	m[optSecAggRotation] = float64(rot)
+	return protocol.OptionsOf(m), nil
+}

@@ -1,0 +1,78 @@
+package fedalgo
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pairfed/pairfed/protocol"
+)
+
+// Secure aggregation's options are checked generically: refused for an
+// algorithm that releases no sum, for DDG parameters a client sets, and
+// for out-of-range thresholds and colluders; planned options certify the
+// job's ε at t − κ shares.
+func TestSecAggOptions(t *testing.T) {
+	opt := func(kv ...float64) protocol.Options {
+		names := []string{OptSecAgg, OptSecAggThreshold, OptSecAggColluders, "secagg-scale"}
+		m := map[string]float64{}
+		for i, v := range kv {
+			if v >= 0 {
+				m[names[i]] = v
+			}
+		}
+		return protocol.OptionsOf(m)
+	}
+	sites := []SiteInfo{{Name: "a", Records: 50}, {Name: "b", Records: 60}, {Name: "c", Records: 70}, {Name: "d", Records: 80}}
+	for _, c := range []struct {
+		name, algo, agg string
+		options         protocol.Options
+		want            string // "" plans
+	}{
+		{"ok", FedDPSSP, "", opt(1, 3, 1), ""},
+		{"default threshold", FedDPSSP, "", opt(1), ""},
+		{"no sum", FedDPLocalSGD, "", opt(1), "does not release a sum"},
+		{"secagg 2", FedDPSSP, "", opt(2), "give 1"},
+		{"client scale", FedDPSSP, "", opt(1, -1, -1, 5), "set by the coordinator"},
+		{"threshold over K", FedDPSSP, "", opt(1, 5), "must be in [2, 4]"},
+		{"colluders ≥ t", FedDPSSP, "", opt(1, 3, 3), "fewer than the threshold"},
+		{"median", FedDPSSP, "median", opt(1), "aggregation"},
+		{"threshold without secagg", FedDPSSP, "", opt(-1, 3), "without secagg"},
+	} {
+		spec := Spec{Algo: c.algo, Task: "auc", FeatureRadius: 1, Epsilon: 1, Aggregation: c.agg, Options: c.options}
+		a, err := Configure(&spec)
+		var opts protocol.Options
+		if err == nil {
+			var plan *Plan
+			if plan, err = a.Plan(&spec, sites, 3); err == nil {
+				opts, err = PlanSecAgg(a, &spec, sites, 3, plan)
+			}
+		}
+		if c.want != "" {
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s: error %v, want one with %q", c.name, err, c.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		job := &protocol.JobAnnounce{Job: "j", Algo: c.algo, Task: "auc", Loss: "square", Params: 3, Phases: 1, FeatureRadius: 1,
+			Epsilon: 1, Delta: 1.0 / 80, Sites: []string{"a", "b", "c", "d"}, Options: opts}
+		if err := job.Validate(); err != nil {
+			t.Fatalf("%s: planned announcement invalid: %v", c.name, err)
+		}
+		sec, err := SecAggOf(job)
+		if err != nil || sec == nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		g, err := sec.DDG(2*3+3*4+1, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := g.Epsilon(1, sec.Threshold-sec.Colluders, job.Delta)
+		if err != nil || e > 1 || e < 0.99 {
+			t.Errorf("%s: t = %d, κ = %d: ε = %v (%v), want ≤ 1 and tight", c.name, sec.Threshold, sec.Colluders, e, err)
+		}
+	}
+}

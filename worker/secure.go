@@ -1,0 +1,125 @@
+package worker
+
+import (
+	"context"
+	crand "crypto/rand"
+	"fmt"
+
+	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/fedalgo"
+	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/secagg/round"
+)
+
+// Secure aggregation at a site (fedalgo/secure.go states the mechanism
+// and its guarantee). For a job with secure aggregation a phase is: the
+// algorithm's vector (fedalgo.SumSite), encoded with the job's
+// distributed discrete Gaussian and this site's noise (dp.DDG.Encode: a
+// private run's noise is dp.NewSecureNoise), the guarantee checked and
+// charged (round.Charge at the threshold floor, BEFORE anything leaves),
+// then the round (round.NewSite) answered message by message
+// (Site.Deliver). A round this site leaves or that aborts releases
+// nothing more: its masked vector alone reveals nothing, and the
+// coordinator unmasks only a sum of at least t sites.
+
+// secSetup prepares a job's secure aggregation (nil when it has none).
+func (w *Worker) secSetup(m *protocol.JobAnnounce, site fedalgo.Site) error {
+	sec, err := fedalgo.SecAggOf(m)
+	if err != nil || sec == nil {
+		return err
+	}
+	if _, ok := site.(fedalgo.SumSite); !ok {
+		return fmt.Errorf("job %s asks for secure aggregation, but %s releases no sum", m.Job, m.Algo)
+	}
+	if _, ok := dp.IntegerNoiseOf(w.cfg.Noise); !ok {
+		return fmt.Errorf("job %s needs integer noise for the distributed discrete Gaussian; this site's noise source has none (use dp.NewSecureNoise)", m.Job)
+	}
+	w.sec = sec
+	return nil
+}
+
+// secPhase starts this site's secure aggregation round of phase m.Phase.
+func (w *Worker) secPhase(ctx context.Context, m *protocol.PhaseStart) []Output {
+	j := w.job
+	if w.secStarted[m.Phase] {
+		// Released at most once: a repeated phase start (catch-up) gets no
+		// second encoding of the same records.
+		return nil
+	}
+	fail := func(err error) []Output {
+		w.err = fmt.Errorf("worker %s: phase %d: %w", w.cfg.Site, m.Phase, err)
+		w.logf("phase %d failed, nothing released: %v", m.Phase, err)
+		return []Output{w.toCoord(&protocol.Abort{Job: j.Job, From: w.cfg.Site, Reason: truncate(err.Error(), protocol.MaxReasonLen)})}
+	}
+	vec, records, err := w.site.(fedalgo.SumSite).SumVector(ctx, m.Phase, m.Model)
+	if err != nil {
+		if ctx.Err() != nil {
+			w.logf("phase %d of job %s abandoned: %v", m.Phase, j.Job, ctx.Err())
+			return nil
+		}
+		return fail(err)
+	}
+	g, err := w.sec.DDG(len(vec), len(j.Sites))
+	if err != nil {
+		return fail(err)
+	}
+	// The guarantee this site gets, computed here from the public
+	// parameters (the coordinator's calibration is not trusted): at least
+	// t shares are in any unmasked sum, κ of them possibly known to a
+	// colluding coordinator. The ledger charges the job's ε, which must
+	// not be below it.
+	gu, err := round.Charge(g, j.Phases, w.sec.Threshold, w.sec.Colluders, j.Delta)
+	if err != nil {
+		return fail(err)
+	}
+	if gu.Collusion > j.Epsilon*(1+1e-9) {
+		return fail(fmt.Errorf("the job's DDG parameters give ε = %g (against the coordinator with %d colluders), more than the job's ε = %g: refusing to release", gu.Collusion, gu.Colluders, j.Epsilon))
+	}
+	enc := make([]uint64, g.D)
+	in, _ := dp.IntegerNoiseOf(w.cfg.Noise) // checked by secSetup
+	if err := g.Encode(enc, vec, in); err != nil {
+		return fail(err)
+	}
+	// Charge before release: the masked vector leaves in the third message
+	// of the round; the entry is durable before the first.
+	rel := Release{Job: j.Job, Phase: m.Phase, Records: records, Mechanism: fedalgo.MechanismDDG, Sigma: w.sec.SiteSigma(),
+		Sensitivity: w.sec.Sens, Epsilon: j.Epsilon, Delta: j.Delta, Secure: w.cfg.Noise.Secure(),
+		SecAgg: &SecAggCharge{Threshold: gu.Threshold, Colluders: gu.Colluders, Coordinator: gu.Coordinator, Collusion: gu.Collusion}}
+	w.ledger = append(w.ledger, rel)
+	if w.cfg.Store != nil {
+		if err := w.cfg.Store.Append(rel); err != nil {
+			return fail(fmt.Errorf("ledger: %w", err))
+		}
+	}
+	w.secStarted[m.Phase] = true
+	p := round.Params{Federation: w.cfg.Federation, Job: j.Job, Phase: m.Phase, Sites: j.Sites, Threshold: w.sec.Threshold, Bits: g.Bits, Dim: g.D}
+	site, keys, err := round.NewSite(p, w.cfg.Site, enc, crand.Reader)
+	if err != nil {
+		return fail(err)
+	}
+	w.round = site
+	return []Output{w.toCoord(keys)}
+}
+
+// onSecAgg answers a coordinator message of the running round.
+func (w *Worker) onSecAgg(m protocol.Message) []Output {
+	if w.round == nil {
+		return nil
+	}
+	reply, err := w.round.Deliver(m)
+	if err != nil {
+		// This site's round ends: nothing more is sent (the masked vector,
+		// if sent, stays masked); the coordinator goes on without it or
+		// aborts.
+		w.logf("secure aggregation round left: %v", err)
+		w.round = nil
+		return nil
+	}
+	if reply == nil {
+		return nil
+	}
+	if _, ok := reply.(*protocol.SecAggUnmask); ok {
+		w.round = nil // the site's last message of the round
+	}
+	return []Output{w.toCoord(reply)}
+}

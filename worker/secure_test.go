@@ -1,0 +1,79 @@
+package worker
+
+import (
+	"context"
+	"testing"
+
+	"github.com/pairfed/pairfed/fedalgo"
+	"github.com/pairfed/pairfed/protocol"
+)
+
+// secAnnounce is a fed-dp-ssp job for sites s1..s4 planned as the
+// coordinator plans it; scale multiplies the planned per-site scale.
+func secAnnounce(t *testing.T, scale float64) *protocol.JobAnnounce {
+	t.Helper()
+	spec := fedalgo.Spec{ID: "j", Algo: fedalgo.FedDPSSP, Task: "auc", FeatureRadius: 1, Epsilon: 1, Delta: 1e-3,
+		Options: protocol.OptionsOf(map[string]float64{fedalgo.OptSecAgg: 1, fedalgo.OptSecAggThreshold: 3})}
+	a, err := fedalgo.Configure(&spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sites := []fedalgo.SiteInfo{{Name: "s1", Records: 64}, {Name: "s2", Records: 64}, {Name: "s3", Records: 64}, {Name: "s4", Records: 64}}
+	plan, err := a.Plan(&spec, sites, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, err := fedalgo.PlanSecAgg(a, &spec, sites, 3, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range opts {
+		if opts[i].Name == "secagg-scale" {
+			opts[i].Value *= scale
+		}
+	}
+	return &protocol.JobAnnounce{Job: "j", Algo: spec.Algo, Task: "auc", Loss: spec.Loss, Params: 3, Phases: 1, ParamRadius: 1,
+		FeatureRadius: 1, Epsilon: plan.Epsilon, Delta: plan.Delta, Sites: []string{"s1", "s2", "s3", "s4"}, Options: opts}
+}
+
+// A site charges its ledger before its keys (the round's first message)
+// leave, with the guarantee round.Charge computes at the threshold, and
+// sends the keys once; a coordinator announcing a per-site scale too small
+// for the job's ε gets an abort, and nothing is charged or sent.
+func TestWorkerSecAggCharge(t *testing.T) {
+	ctx := context.Background()
+	w := newWorker(t)
+	if outs := w.Step(ctx, secAnnounce(t, 1)); len(outs) != 1 {
+		t.Fatalf("announcement: %v (%v)", outs, w.Err())
+	}
+	ps := &protocol.PhaseStart{Job: "j", Phase: 1, Model: []float64{0, 0, 0}}
+	outs := w.Step(ctx, ps)
+	if len(outs) != 1 {
+		t.Fatalf("phase: %v (%v)", outs, w.Err())
+	}
+	if _, ok := outs[0].Msg.(*protocol.SecAggKeys); !ok {
+		t.Fatalf("phase sent %v, want the round's keys", outs[0].Msg.Kind())
+	}
+	l := w.Ledger()
+	if len(l) != 1 || l[0].SecAgg == nil || l[0].SecAgg.Threshold != 3 || l[0].Epsilon < l[0].SecAgg.Collusion || l[0].SecAgg.Collusion < l[0].SecAgg.Coordinator || l[0].Records != 64 {
+		t.Fatalf("ledger %+v", l)
+	}
+	if l[0].SecAgg.Collusion < 0.9 {
+		t.Errorf("calibrated guarantee %g far below the job's ε = 1 (calibration should be tight)", l[0].SecAgg.Collusion)
+	}
+	if again := w.Step(ctx, ps); len(again) != 0 || len(w.Ledger()) != 1 {
+		t.Errorf("a repeated phase start sent %v, ledger %d entries", again, len(w.Ledger()))
+	}
+
+	w = newWorker(t)
+	w.Step(ctx, secAnnounce(t, 0.5))
+	outs = w.Step(ctx, ps)
+	if len(outs) != 1 || len(w.Ledger()) != 0 || w.Err() == nil {
+		t.Fatalf("a too small scale: outputs %v, ledger %v, err %v", outs, w.Ledger(), w.Err())
+	}
+	if a, ok := outs[0].Msg.(*protocol.Abort); !ok {
+		t.Fatalf("sent %v, want an abort", outs[0].Msg.Kind())
+	} else {
+		t.Logf("refused: %s", a.Reason)
+	}
+}
