@@ -82,7 +82,11 @@ func init() {
 // Default T = 10 passes, η_t = η/√T (the authors' experimental setting).
 func runSGDPrev(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
 	n := obj.Data().N
-	return runPairSGD(ctx, obj, cfg, rng, &PrevInstance{N: n}, cfg.steps(n, 10), ScaledConstant)
+	T := cfg.steps(n, 10)
+	if f := newPrevFast(obj, &cfg, ScaledConstant); f != nil {
+		return f.run(ctx, cfg, rng, T, ScaledConstant)
+	}
+	return runPairSGD(ctx, obj, cfg, rng, &PrevInstance{N: n}, T, ScaledConstant)
 }
 
 // runOGDPrev is [Y21a] Alg 2: one pass over the stream z_0, z_1, …, z_{n−1}
