@@ -326,8 +326,10 @@ type Report struct {
 	Paper *PaperDetails `json:"paper,omitempty"`
 }
 
-// maxObjectivePairs bounds the exact empirical objective: above it the
-// objective is a Monte Carlo estimate over this many uniform pairs.
+// maxObjectivePairs bounds the exact empirical objective where it needs the
+// pair loop (metric task) or its n₊n₋ score terms (logistic AUC loss): above
+// it the objective is a Monte Carlo estimate over this many uniform pairs.
+// The hinge and square AUC objectives are exact at any n (pairwise/risk.go).
 const maxObjectivePairs = 4_000_000
 
 // split is one train/test evaluation.
@@ -486,7 +488,7 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			rep.Eta = append(rep.Eta, eta)
 			rep.ParamRadius = append(rep.ParamRadius, B)
 			rep.NTrain, rep.NTest = tr.N, te.N
-			rep.ObjectiveExact = tr.N*(tr.N-1) <= maxObjectivePairs
+			rep.ObjectiveExact = pairwise.RiskExact(obj, maxObjectivePairs)
 			if spec.OnRun != nil {
 				spec.OnRun(len(scores), total)
 			}

@@ -45,7 +45,8 @@ func shapedAUC(n, d, nnz int, pos float64, seed uint64) *Dataset {
 // BenchmarkPrevStep measures one sgd-prev run of b.N steps (hinge loss, unit
 // ℓ2 ball, [Y21a] averaging): ns/op is ns per draw. "general" is the loop
 // every algorithm shares (runPairSGD, today's sgd-prev); "fast" is the
-// specialized loop sgd-prev now runs. ijcnn1-shape is n = 49 990, d = 22,
+// specialized loop sgd-prev now runs. cpu-ns/op is CPU time per draw (run
+// with GOMAXPROCS=1 on a loaded machine). ijcnn1-shape is n = 49 990, d = 22,
 // 9.7 % positives; a9a-shape is n = 32 561, d = 123, 14 nonzeros, 24 %.
 func BenchmarkPrevStep(b *testing.B) {
 	shapes := []struct {
@@ -71,6 +72,7 @@ func BenchmarkPrevStep(b *testing.B) {
 				b.ReportAllocs()
 				b.ResetTimer()
 				var err error
+				c0 := cpuNanos()
 				if path == "fast" {
 					_, err = newPrevFast(obj, &cfg, ScaledConstant).run(context.Background(), cfg, rng, b.N, ScaledConstant)
 				} else {
@@ -79,7 +81,35 @@ func BenchmarkPrevStep(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				b.ReportMetric(float64(cpuNanos()-c0)/float64(b.N), "cpu-ns/op")
 			})
 		}
+	}
+}
+
+// BenchmarkObjective measures F_S(w) on an ijcnn1-shaped dataset: "pairs"
+// is the loop over 4·10⁶ sampled pairs reading rows (the objective `pairfed
+// train` reported before), "scores" the score form EmpiricalRisk now uses
+// (exact for hinge and square).
+func BenchmarkObjective(b *testing.B) {
+	ds := shapedAUC(49990, 22, 0, 0.097, 7)
+	w := make([]float64, 22)
+	for k := range w {
+		w[k] = 0.1 * float64(k%5-2)
+	}
+	for _, loss := range []Loss{AUCHinge{}, AUCSquare{}} {
+		obj, _ := NewObjective(ds, ObjectiveConfig{Loss: loss, Radius: 1})
+		b.Run("pairs/"+loss.Name(), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			for b.Loop() {
+				pairRisk(obj, w, 4_000_000, rng)
+			}
+		})
+		b.Run("scores/"+loss.Name(), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			for b.Loop() {
+				EmpiricalRisk(obj, w, 4_000_000, rng)
+			}
+		})
 	}
 }
