@@ -101,15 +101,21 @@ func BenchmarkObjective(b *testing.B) {
 		obj, _ := NewObjective(ds, ObjectiveConfig{Loss: loss, Radius: 1})
 		b.Run("pairs/"+loss.Name(), func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
+			c0, k := cpuNanos(), 0
 			for b.Loop() {
 				pairRisk(obj, w, 4_000_000, rng)
+				k++
 			}
+			b.ReportMetric(float64(cpuNanos()-c0)/float64(k), "cpu-ns/op")
 		})
 		b.Run("scores/"+loss.Name(), func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
+			c0, k := cpuNanos(), 0
 			for b.Loop() {
 				EmpiricalRisk(obj, w, 4_000_000, rng)
+				k++
 			}
+			b.ReportMetric(float64(cpuNanos()-c0)/float64(k), "cpu-ns/op")
 		})
 	}
 }
