@@ -50,7 +50,7 @@ type sample struct {
 func main() {
 	log.SetFlags(0)
 	flag.Parse()
-	tmp, err := os.MkdirTemp("", "pairfed-speed")
+	tmp, err := os.MkdirTemp("", "pfspeed-")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func benchmarks() map[string]float64 {
 		name := strings.TrimPrefix(f[0], "Benchmark")
 		name = regexp.MustCompile(`-\d+$`).ReplaceAllString(name, "")
 		v := 0.0
-		for k := 3; k+1 < len(f); k += 2 {
+		for k := 2; k+1 < len(f); k += 2 {
 			if f[k+1] == "ns/op" {
 				v, _ = strconv.ParseFloat(f[k], 64)
 			}
