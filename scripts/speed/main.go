@@ -45,6 +45,7 @@ type sample struct {
 	wall, cpu time.Duration
 	rssKB     int64
 	timedOut  bool
+	failed    bool
 }
 
 func main() {
@@ -102,7 +103,7 @@ func main() {
 		{"`pairfed train` a9a (11 % dense)", []string{"train", "--data", a9a, "--json"}, *reps},
 		{"`pairfed simulate --sites 1 --transport mem` ijcnn1", []string{"simulate", "--data", ijcnn1, "--sites", "1", "--transport", "mem", "--json"}, 1},
 		{"`pairfed simulate --sites 256 --transport mem` ijcnn1", []string{"simulate", "--data", ijcnn1, "--sites", "256", "--transport", "mem", "--json"}, 1},
-		{"`pairfed train --algo dpegd` letter shape (n 10 500, d 16, ε 1)", []string{"train", "--data", letter, "--algo", "dpegd", "--epsilon", "1", "--eta", "1", "--param-radius", "1", "--scale", "none", "--json"}, 1},
+		{"`pairfed train --algo dpegd` letter shape (n 10 500, d 16, ε 1)", []string{"train", "--data", letter, "--algo", "dpegd", "--loss", "logistic", "--epsilon", "1", "--eta", "1", "--param-radius", "1", "--scale", "none", "--json"}, 1},
 	}
 	for _, c := range cmds {
 		var olds, news []sample
@@ -190,6 +191,7 @@ func timeCmd(bin string, args []string) sample {
 	case err := <-done:
 		if err != nil {
 			log.Printf("speed: %s %v: %v", filepath.Base(bin), args, err)
+			s.failed = true
 		}
 	case <-time.After(*timeout):
 		_ = cmd.Process.Kill()
@@ -217,6 +219,7 @@ func median(s []sample) sample {
 	for k, v := range s {
 		w[k], c[k], r[k] = v.wall, v.cpu, v.rssKB
 		out.timedOut = out.timedOut || v.timedOut
+		out.failed = out.failed || v.failed
 	}
 	slices.Sort(w)
 	slices.Sort(c)
@@ -226,6 +229,9 @@ func median(s []sample) sample {
 }
 
 func fmtSample(s sample) string {
+	if s.failed {
+		return "failed (see the script's log)"
+	}
 	if s.timedOut {
 		return fmt.Sprintf("> %s (stopped)", *timeout)
 	}
@@ -234,7 +240,7 @@ func fmtSample(s sample) string {
 
 func sampleRatio(o, n sample) string {
 	switch {
-	case n.timedOut:
+	case o.failed || n.failed, n.timedOut:
 		return "—"
 	case o.timedOut:
 		return fmt.Sprintf("> %.0f× (wall)", o.wall.Seconds()/n.wall.Seconds())
