@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pairfed/pairfed/data"
@@ -326,8 +328,10 @@ type Report struct {
 	Paper *PaperDetails `json:"paper,omitempty"`
 }
 
-// maxObjectivePairs bounds the exact empirical objective: above it the
-// objective is a Monte Carlo estimate over this many uniform pairs.
+// maxObjectivePairs bounds the exact empirical objective where it needs the
+// pair loop (metric task) or its n₊n₋ score terms (logistic AUC loss): above
+// it the objective is a Monte Carlo estimate over this many uniform pairs.
+// The hinge and square AUC objectives are exact at any n (pairwise/risk.go).
 const maxObjectivePairs = 4_000_000
 
 // split is one train/test evaluation.
@@ -486,7 +490,7 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			rep.Eta = append(rep.Eta, eta)
 			rep.ParamRadius = append(rep.ParamRadius, B)
 			rep.NTrain, rep.NTest = tr.N, te.N
-			rep.ObjectiveExact = tr.N*(tr.N-1) <= maxObjectivePairs
+			rep.ObjectiveExact = pairwise.RiskExact(obj, maxObjectivePairs)
 			if spec.OnRun != nil {
 				spec.OnRun(len(scores), total)
 			}
@@ -666,24 +670,64 @@ func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *
 	if spec.ParamRadius > 0 {
 		radii = []float64{spec.ParamRadius}
 	}
-	best, bestEta, bestB := math.Inf(-1), etas[0], radii[0]
+	// The grid's fits are independent: run them on up to GOMAXPROCS
+	// goroutines. Seeds are drawn in the sequential order and the scores
+	// summed in it, so the selected cell is the one a serial loop picks.
+	type job struct {
+		e, B  float64
+		f     int
+		seed  uint64
+		score float64
+		steps int64
+		err   error
+	}
+	var jobs []*job
 	for _, e := range etas {
 		for _, B := range radii {
-			var score float64
-			for _, f := range fs {
+			for k := range fs {
+				jobs = append(jobs, &job{e: e, B: B, f: k, seed: rng.Uint64()})
+			}
+		}
+	}
+	next := make(chan *job)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
 				if err := ctx.Err(); err != nil {
-					return 0, 0, 0, fmt.Errorf("experiment: selection interrupted: %w", err)
+					j.err = fmt.Errorf("experiment: selection interrupted: %w", err)
+					continue
 				}
-				res, _, err := fit(ctx, spec, algo, f.fit, e, B, rand.New(rand.NewPCG(rng.Uint64(), 0)))
+				f := fs[j.f]
+				res, _, err := fit(ctx, spec, algo, f.fit, j.e, j.B, rand.New(rand.NewPCG(j.seed, 0)))
 				if err != nil {
-					return 0, 0, 0, err
+					j.err = err
+					continue
 				}
-				steps += res.PairGrads
-				score += evaluate(spec.Task, res.W, f.fit, f.val)
+				j.steps = res.PairGrads
+				j.score = evaluate(spec.Task, res.W, f.fit, f.val)
 			}
-			if score /= float64(len(fs)); score > best { // NaN (diverged) never wins
-				best, bestEta, bestB = score, e, B
+		}()
+	}
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	best, bestEta, bestB := math.Inf(-1), etas[0], radii[0]
+	for c := 0; c < len(jobs); c += len(fs) {
+		var score float64
+		for _, j := range jobs[c : c+len(fs)] {
+			if j.err != nil {
+				return 0, 0, 0, j.err
 			}
+			steps += j.steps
+			score += j.score
+		}
+		if score /= float64(len(fs)); score > best { // NaN (diverged) never wins
+			best, bestEta, bestB = score, jobs[c].e, jobs[c].B
 		}
 	}
 	return bestEta, bestB, steps, nil

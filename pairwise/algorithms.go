@@ -82,7 +82,11 @@ func init() {
 // Default T = 10 passes, η_t = η/√T (the authors' experimental setting).
 func runSGDPrev(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
 	n := obj.Data().N
-	return runPairSGD(ctx, obj, cfg, rng, &PrevInstance{N: n}, cfg.steps(n, 10), ScaledConstant)
+	T := cfg.steps(n, 10)
+	if f := newPrevFast(obj, &cfg, ScaledConstant); f != nil {
+		return f.run(ctx, cfg, rng, T, ScaledConstant)
+	}
+	return runPairSGD(ctx, obj, cfg, rng, &PrevInstance{N: n}, T, ScaledConstant)
 }
 
 // runOGDPrev is [Y21a] Alg 2: one pass over the stream z_0, z_1, …, z_{n−1}
@@ -262,14 +266,30 @@ func runPGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (
 }
 
 // EmpiricalRisk returns F_S(w) = 1/(n(n−1)) Σ_{i≠j} f(w; z_i, z_j) + (λ/2)‖w‖².
-// It is exact when n(n−1) ≤ maxPairs; otherwise it averages maxPairs ordered
-// pairs drawn uniformly (i ≠ j) with the given rng — an unbiased estimate
-// whose standard error is reported as the second value (0 when exact).
+// For the AUC task it works from the scores Xw (risk.go): exact for the
+// hinge and square losses at any n, and for the logistic loss when
+// n₊n₋ ≤ maxPairs. Otherwise it is exact when n(n−1) ≤ maxPairs or rng is
+// nil, and else averages maxPairs ordered pairs drawn uniformly (i ≠ j, or
+// (positive, negative) from the scores for the logistic loss) with the given
+// rng — an unbiased estimate whose standard error is reported as the second
+// value (0 when exact). RiskExact tells which.
 func EmpiricalRisk(obj Objective, w []float64, maxPairs int, rng *rand.Rand) (risk, stderr float64) {
 	n := obj.Data().N
 	if n < 2 {
 		return math.NaN(), 0
 	}
+	if o, ok := obj.(*linearObjective); ok {
+		if r, se, ok := aucRisk(o, w, maxPairs, rng); ok {
+			return r, se
+		}
+	}
+	return pairRisk(obj, w, maxPairs, rng)
+}
+
+// pairRisk is EmpiricalRisk by the pair loop: the reference the score forms
+// are tested against, and the metric task's objective.
+func pairRisk(obj Objective, w []float64, maxPairs int, rng *rand.Rand) (risk, stderr float64) {
+	n := obj.Data().N
 	if int64(n)*int64(n-1) <= int64(maxPairs) || rng == nil {
 		var s float64
 		for i := 0; i < n; i++ {

@@ -36,8 +36,14 @@ func FullGradient(obj Objective, w, g []float64) {
 // Σ_{i≠j} c_ij (x_i − x_j) = Xᵀa with a_i = Σ_j c_ij − Σ_j c_ji:
 // O(n² + n·d) instead of O(n²·d). Every AUC loss has zero gradient on
 // same-label pairs (TestAUCLossesIgnoreSameLabelPairs), so only the
-// positive–negative pairs are visited, each ordered pair once.
+// positive–negative pairs are visited, each ordered pair once. The hinge
+// and square losses skip even that: aucFastGradient (private_gd.go) sums
+// them in O(n·d + n log n); the logistic loss visits each unordered pair
+// once, with one exp (the two orders' derivatives are ±2σ(−2h)).
 func (o *linearObjective) lossGradient(w, g []float64) bool {
+	if aucFastGradient(o, w, g) {
+		return true
+	}
 	s := o.data
 	n := s.N
 	sc := ScoresTo(make([]float64, n), w, s)
@@ -49,6 +55,22 @@ func (o *linearObjective) lossGradient(w, g []float64) bool {
 		} else {
 			neg = append(neg, i)
 		}
+	}
+	if _, ok := o.loss.(AUCLogistic); ok {
+		// For i ∈ P, j ∈ N: ∂f/∂h(i, j) = −2σ(−2h_ij) and
+		// ∂f/∂h(j, i) = +2σ(−2h_ij) with h_ji = −h_ij, so
+		// a_i gains −4σ(−2h_ij) and a_j loses it.
+		for _, i := range pos {
+			si := sc[i]
+			var ai float64
+			for _, j := range neg {
+				c := 4 * sigmoidNeg(2*(si-sc[j]))
+				ai -= c
+				a[j] += c
+			}
+			a[i] += ai
+		}
+		pos = nil // the loop below has nothing left to do
 	}
 	deriv := derivFunc(o.loss)
 	for _, i := range pos {

@@ -1,0 +1,159 @@
+package pairwise
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestPrevFastBitIdentical checks the specialized sgd-prev loops against the
+// general loop they replace (runPairSGD with a PrevInstance): the same output
+// and last iterate, bit for bit, and the same rng state afterwards, over
+// seeds, the three AUC losses, both vector constraints, both averaging modes
+// the fast path takes, checkpoints, an initial point, and dense and sparse
+// data with balanced and rare positives.
+func TestPrevFastBitIdentical(t *testing.T) {
+	datasets := map[string]*Dataset{
+		"dense":       toyAUC(300, 7, 1, 1),
+		"dense-rare":  rarePositives(toyAUC(500, 22, 0.8, 2), 0.1, 3),
+		"sparse":      toSparse(toyAUC(300, 9, 1, 4)),
+		"sparse-rare": toSparse(rarePositives(toyAUC(400, 12, 1, 5), 0.1, 6)),
+	}
+	cons := []struct {
+		name string
+		r    float64
+	}{{"l2", 0.3}, {"l2", 50}, {"none", 0}}
+	cases := 0
+	for dn, ds := range datasets {
+		for _, loss := range []Loss{AUCHinge{}, AUCSquare{}, AUCLogistic{}} {
+			for _, c := range cons {
+				obj, err := NewObjective(ds, ObjectiveConfig{Loss: loss, Constraint: c.name, Radius: c.r})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, avg := range []Averaging{"", AvgPaper, AvgLast} {
+					for seed := uint64(1); seed <= 4; seed++ {
+						cfg := RunConfig{Eta: 0.3 * float64(seed), Averaging: avg, Passes: 3}
+						if seed == 2 {
+							cfg.Schedule = Constant
+							cfg.Init = make([]float64, ds.D)
+							cfg.Init[0] = 0.1
+						}
+						if seed == 3 {
+							cfg.Steps = 9000 // crosses context checks at 4096 and 8192
+						}
+						name := fmt.Sprintf("%s/%s/%s-%v/%s/%d", dn, loss.Name(), c.name, c.r, avg, seed)
+						compareFastGeneral(t, name, obj, cfg, seed)
+						cases++
+					}
+				}
+			}
+		}
+	}
+	if cases != 4*3*3*3*4 {
+		t.Fatalf("ran %d cases", cases)
+	}
+}
+
+// compareFastGeneral runs both loops with checkpoints recorded and fails on
+// any bit difference.
+func compareFastGeneral(t *testing.T, name string, obj Objective, cfg RunConfig, seed uint64) {
+	t.Helper()
+	n := obj.Data().N
+	T := cfg.steps(n, 10)
+	cfg.Checkpoints = []int{1, 17, 4095, 4096, T / 2, T}
+	var cpGen, cpFast [][]float64
+	record := func(dst *[][]float64) func(int, []float64) {
+		return func(_ int, w []float64) { *dst = append(*dst, append([]float64(nil), w...)) }
+	}
+	f := newPrevFast(obj, &cfg, ScaledConstant)
+	if f == nil {
+		t.Fatalf("%s: fast path not taken", name)
+	}
+	rngF := rand.New(rand.NewPCG(seed, 99))
+	cfgF := cfg
+	cfgF.OnCheckpoint = record(&cpFast)
+	fast, err := f.run(context.Background(), cfgF, rngF, T, ScaledConstant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rngG := rand.New(rand.NewPCG(seed, 99))
+	cfgG := cfg
+	cfgG.OnCheckpoint = record(&cpGen)
+	gen, err := runPairSGD(context.Background(), obj, cfgG, rngG, &PrevInstance{N: n}, T, ScaledConstant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameBits(fast.W, gen.W) || !sameBits(fast.Last, gen.Last) {
+		t.Fatalf("%s: fast W=%v last=%v, general W=%v last=%v", name, fast.W, fast.Last, gen.W, gen.Last)
+	}
+	if fast.Steps != gen.Steps || fast.PairGrads != gen.PairGrads {
+		t.Fatalf("%s: steps %d/%d grads %d/%d", name, fast.Steps, gen.Steps, fast.PairGrads, gen.PairGrads)
+	}
+	if len(cpFast) != len(cpGen) {
+		t.Fatalf("%s: %d checkpoints fast, %d general", name, len(cpFast), len(cpGen))
+	}
+	for k := range cpFast {
+		if !sameBits(cpFast[k], cpGen[k]) {
+			t.Fatalf("%s: checkpoint %d differs", name, k)
+		}
+	}
+	if rngF.Uint64() != rngG.Uint64() {
+		t.Fatalf("%s: rng streams diverged", name)
+	}
+	if dot(gen.Last, gen.Last) == 0 {
+		t.Fatalf("%s: the run never moved w; the comparison is vacuous", name)
+	}
+}
+
+func sameBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if math.Float64bits(a[k]) != math.Float64bits(b[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// rarePositives relabels ds so that about frac of its records are positive
+// (ijcnn1 has 9.7 %), keeping the rows: most draws then pair equal labels.
+func rarePositives(ds *Dataset, frac float64, seed uint64) *Dataset {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	y := make([]float64, ds.N)
+	for i := range y {
+		y[i] = -1
+		if ds.Y[i] > 0 && rng.Float64() < 2*frac {
+			y[i] = 1
+		}
+	}
+	out := *ds
+	out.Y = y
+	return &out
+}
+
+// TestPrevFastNotTaken checks that the configurations the specialized loop
+// does not implement run the general loop.
+func TestPrevFastNotTaken(t *testing.T) {
+	ds := toyAUC(50, 3, 1, 1)
+	reg, _ := NewObjective(ds, ObjectiveConfig{Loss: AUCHinge{}, Lambda: 0.1, Radius: 1})
+	plain, _ := NewObjective(ds, ObjectiveConfig{Loss: AUCHinge{}, Radius: 1})
+	met, _ := NewObjective(toyAUC(50, 3, 1, 1), ObjectiveConfig{Loss: MetricHinge{}, Radius: 1})
+	for name, c := range map[string]struct {
+		obj Objective
+		cfg RunConfig
+	}{
+		"regularizer": {reg, RunConfig{Eta: 1}},
+		"schedule":    {plain, RunConfig{Eta: 1, Schedule: InvSqrt}},
+		"window":      {plain, RunConfig{Eta: 1, Averaging: AvgWindow}},
+		"metric":      {met, RunConfig{Eta: 1}},
+	} {
+		if newPrevFast(c.obj, &c.cfg, ScaledConstant) != nil {
+			t.Errorf("%s: fast path taken", name)
+		}
+	}
+}
