@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -324,7 +325,7 @@ func (c *wbCase) trial(ctx context.Context, side int, noiseSeed uint64, check bo
 		other.err = fmt.Errorf("%d noisy releases on one dataset, %d on the other: the number of releases depends on the data", len(rec.rel), len(other.got))
 	}
 	if other.err != nil {
-		return trialResult{}, fmt.Errorf("audit: %s: %w", c.a.Name, other.err)
+		return trialResult{}, &replayError{fmt.Errorf("audit: %s: %w", c.a.Name, other.err)}
 	}
 	if check {
 		same := &replayer{script: rec.rel}
@@ -340,7 +341,7 @@ func (c *wbCase) trial(ctx context.Context, side int, noiseSeed uint64, check bo
 			}
 		}
 		if same.err != nil {
-			return trialResult{}, fmt.Errorf("audit: %s: white-box replay is not valid: %w", c.a.Name, same.err)
+			return trialResult{}, &replayError{fmt.Errorf("audit: %s: white-box replay is not valid: %w", c.a.Name, same.err)}
 		}
 	}
 	var pre [2][]release
@@ -409,6 +410,14 @@ func (c *wbCase) trial(ctx context.Context, side int, noiseSeed uint64, check bo
 	return out, nil
 }
 
+// replayError reports a mechanism whose release structure or noise scale
+// depends on the data, or whose replay is not reproducible: a finding, not
+// a configuration to skip.
+type replayError struct{ err error }
+
+func (e *replayError) Error() string { return e.err.Error() }
+func (e *replayError) Unwrap() error { return e.err }
+
 // seedOf derives a noise seed from the audit seed, a stream and an index.
 func seedOf(seed uint64, stream, k int) uint64 {
 	return seed*0x9E3779B97F4A7C15 ^ uint64(stream)<<40 ^ uint64(k)
@@ -438,12 +447,18 @@ func regimes(a *pairwise.Algorithm, spec AuditSpec) []regime {
 func search(ctx context.Context, a *pairwise.Algorithm, spec AuditSpec, delta float64) (*wbCase, error) {
 	var best *wbCase
 	bestScore := -1.0
-	var firstErr error
+	var firstErr, fatal error
+	checked := false
 	try := func(cfg wbConfig) (float64, bool) {
 		c, err := newCase(a, cfg, spec, delta)
 		var tr trialResult
 		if err == nil {
-			tr, err = c.trial(ctx, 0, seedOf(spec.Seed, 1, 0), false)
+			tr, err = c.trial(ctx, 0, seedOf(spec.Seed, 1, 0), !checked)
+			checked = checked || err == nil
+		}
+		var re *replayError
+		if errors.As(err, &re) && fatal == nil {
+			fatal = err
 		}
 		if err != nil {
 			if firstErr == nil {
@@ -465,6 +480,9 @@ func search(ctx context.Context, a *pairwise.Algorithm, spec AuditSpec, delta fl
 					if err := ctx.Err(); err != nil {
 						return nil, err
 					}
+					if fatal != nil {
+						return nil, fatal
+					}
 				}
 			}
 		}
@@ -476,6 +494,9 @@ func search(ctx context.Context, a *pairwise.Algorithm, spec AuditSpec, delta fl
 	for s := 2; s <= wbSeeds; s++ {
 		cfg.sampleSeed = seed0 + uint64(s-1)
 		score, ok := try(cfg)
+		if fatal != nil {
+			return nil, fatal
+		}
 		if s == 2 && ok && score == first {
 			break // the sampling seed does not matter
 		}
