@@ -50,6 +50,9 @@ type AuditSpec struct {
 	// 1 (default) audits the real mechanism; < 1 deliberately breaks it, to
 	// show the audit catches too little noise.
 	NoiseScale float64
+	// Calibration of the audited algorithm's noise: exact (default) or
+	// paper (pairwise.Calibration).
+	Calibration pairwise.Calibration
 	// Loss and Lambda for the objective; empty picks the first of logistic,
 	// hinge, square that meets the algorithm's assumptions. Lambda 0 lets the
 	// white-box search choose λ (see regimes); the black-box audit uses 0.01

@@ -105,7 +105,7 @@ func samples(ctx context.Context, a *pairwise.Algorithm, ds *pairwise.Dataset, s
 		init := make([]float64, obj.NumParams())
 		init[0] = 1
 		cfg := pairwise.RunConfig{Eta: spec.Eta, Steps: spec.Steps, Init: init,
-			Privacy: &pairwise.Privacy{Epsilon: spec.Epsilon, Delta: delta, FeatureRadius: spec.R, Noise: noise}}
+			Privacy: &pairwise.Privacy{Epsilon: spec.Epsilon, Delta: delta, FeatureRadius: spec.R, Noise: noise, Calibration: spec.Calibration}}
 		res, err := a.Run(ctx, obj, cfg, rand.New(rand.NewPCG(seed, uint64(k))))
 		if err != nil {
 			return nil, "", err

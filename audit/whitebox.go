@@ -293,7 +293,7 @@ func (c *wbCase) runOnce(ctx context.Context, side int, noise dp.Noise) (*pairwi
 	init := make([]float64, c.objs[side].NumParams())
 	init[0] = c.cfg.con.w0 * c.cfg.reg.B
 	cfg := pairwise.RunConfig{Eta: c.spec.Eta, Steps: c.spec.Steps, Init: init,
-		Privacy: &pairwise.Privacy{Epsilon: c.spec.Epsilon, Delta: c.delta, FeatureRadius: c.spec.R, Noise: noise}}
+		Privacy: &pairwise.Privacy{Epsilon: c.spec.Epsilon, Delta: c.delta, FeatureRadius: c.spec.R, Noise: noise, Calibration: c.spec.Calibration}}
 	return c.a.Run(ctx, c.objs[side], cfg, rand.New(rand.NewPCG(c.cfg.sampleSeed, 0x5eed)))
 }
 

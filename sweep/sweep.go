@@ -78,7 +78,7 @@ type Config struct {
 	// 1e-3 (AUC) or 1e-2 (metric), as in [X21] §5, and the others 0.
 	Lambda    float64
 	LambdaSet bool
-	// Delta is δ of the private algorithms when DeltaSet (default 1/n:
+	// Delta is δ of the private algorithms when DeltaSet (default 1/(10·n), dp.DefaultDelta:
 	// n_train single-machine, the largest site's n federated).
 	Delta    float64
 	DeltaSet bool
