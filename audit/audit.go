@@ -59,9 +59,13 @@ type AuditSpec struct {
 	// when strong convexity is needed.
 	Loss   string
 	Lambda float64
-	// Steps and Eta override the algorithm's defaults (0 = defaults).
+	// Steps and Eta override the algorithm's defaults (0 = defaults; the
+	// white-box search then tries the default T and a long run).
 	Steps int
 	Eta   float64
+	// SecureNoise draws the white-box audit's noise from dp.NewSecureNoise
+	// (the production sampler, not reproducible) instead of the seeded one.
+	SecureNoise bool
 	// Confidence of the lower bound (default 0.95): the probability that a
 	// correct mechanism yields ε_lb ≤ ε is at least Confidence.
 	Confidence float64

@@ -189,8 +189,12 @@ type construction struct {
 var constructions = []construction{{"aligned", 1, 1}, {"opposed", 0, 0}}
 
 const (
-	wbDim          = 2
-	wbSeeds        = 24 // sampling seeds tried for the worst configuration
+	wbDim   = 2
+	wbSeeds = 24 // sampling seeds tried for the worst configuration
+	// wbLongRun is the iteration count tried besides the algorithm's
+	// default (where it accepts one): long enough for output-perturbation
+	// runs to be pulled to the ends of the parameter set.
+	wbLongRun      = 256
 	wbDefaultDelta = 1e-5
 )
 
@@ -200,12 +204,17 @@ type wbConfig struct {
 	loss       string
 	con        construction
 	pos        int // the canary's row
+	steps      int // RunConfig.Steps (0: the algorithm's default)
 	sampleSeed uint64
 }
 
 func (c wbConfig) describe(R float64) string {
-	return fmt.Sprintf("%s: canary (row %d of %d; y = +1) x = −R·e₁ in D, +R·e₁ in D'; the other records x = %g·e₁, y = −1; R = %g; ℓ2 ball of radius B = %g, w₀ = %g·e₁; sampling seed %d (same on both sides)",
-		c.con.name, c.pos, c.reg.n, c.con.others*R, R, c.reg.B, c.con.w0*c.reg.B, c.sampleSeed)
+	steps := "default steps"
+	if c.steps > 0 {
+		steps = fmt.Sprintf("%d steps", c.steps)
+	}
+	return fmt.Sprintf("%s: canary (row %d of %d; y = +1) x = −R·e₁ in D, +R·e₁ in D'; the other records x = %g·e₁, y = −1; R = %g; ℓ2 ball of radius B = %g, w₀ = %g·e₁; %s; sampling seed %d (same on both sides)",
+		c.con.name, c.pos, c.reg.n, c.con.others*R, R, c.reg.B, c.con.w0*c.reg.B, steps, c.sampleSeed)
 }
 
 // wbCase is a configuration ready to run: the objectives on D and D'.
@@ -292,7 +301,7 @@ func (c *wbCase) runOnce(ctx context.Context, side int, noise dp.Noise) (*pairwi
 	}
 	init := make([]float64, c.objs[side].NumParams())
 	init[0] = c.cfg.con.w0 * c.cfg.reg.B
-	cfg := pairwise.RunConfig{Eta: c.spec.Eta, Steps: c.spec.Steps, Init: init,
+	cfg := pairwise.RunConfig{Eta: c.spec.Eta, Steps: c.cfg.steps, Init: init,
 		Privacy: &pairwise.Privacy{Epsilon: c.spec.Epsilon, Delta: c.delta, FeatureRadius: c.spec.R, Noise: noise, Calibration: c.spec.Calibration}}
 	return c.a.Run(ctx, c.objs[side], cfg, rand.New(rand.NewPCG(c.cfg.sampleSeed, 0x5eed)))
 }
@@ -312,7 +321,13 @@ type trialResult struct {
 // the transcript on the other side, and returns Λ. check also replays on
 // the same side and verifies that the recorded pre-noise values come back.
 func (c *wbCase) trial(ctx context.Context, side int, noiseSeed uint64, check bool) (trialResult, error) {
-	rec := &recorder{inner: dp.NewSeededNoise(noiseSeed)}
+	var inner dp.Noise
+	if c.spec.SecureNoise {
+		inner = dp.NewSecureNoise()
+	} else {
+		inner = dp.NewSeededNoise(noiseSeed)
+	}
+	rec := &recorder{inner: inner}
 	res, err := c.runOnce(ctx, side, rec)
 	if err != nil {
 		return trialResult{}, err
@@ -440,7 +455,10 @@ func regimes(a *pairwise.Algorithm, spec AuditSpec) []regime {
 }
 
 // search returns the configuration with the largest realized privacy loss:
-// first over losses, regimes, constructions and canary rows with one
+// first over losses, regimes, iteration counts (the default and
+// wbLongRun at n = 8, where the algorithm accepts --steps; spec.Steps
+// fixes it),
+// constructions and canary rows with one
 // sampling seed, then over wbSeeds sampling seeds for the best of those
 // (stopping after two when the seed makes no difference). Each candidate is
 // scored by one pilot trial on noise the measurement does not use.
@@ -472,16 +490,25 @@ func search(ctx context.Context, a *pairwise.Algorithm, spec AuditSpec, delta fl
 		return tr.loss, true
 	}
 	seed0 := spec.Seed*1000 + 1
+	stepsOptions := []int{0, wbLongRun}
+	if spec.Steps > 0 {
+		stepsOptions = []int{spec.Steps}
+	}
 	for _, loss := range auditLosses(a, spec) {
 		for _, reg := range regimes(a, spec) {
-			for _, con := range constructions {
-				for _, pos := range []int{0, reg.n / 2, 3 * reg.n / 4, reg.n - 1} {
-					try(wbConfig{reg: reg, loss: loss, con: con, pos: pos, sampleSeed: seed0})
-					if err := ctx.Err(); err != nil {
-						return nil, err
-					}
-					if fatal != nil {
-						return nil, fatal
+			for _, steps := range stepsOptions {
+				if steps == wbLongRun && reg.n > 8 {
+					continue // long full-batch runs at n = 32 cost much and add nothing the n = 8 ones do not
+				}
+				for _, con := range constructions {
+					for _, pos := range []int{0, reg.n / 2, 3 * reg.n / 4, reg.n - 1} {
+						try(wbConfig{reg: reg, loss: loss, con: con, pos: pos, steps: steps, sampleSeed: seed0})
+						if err := ctx.Err(); err != nil {
+							return nil, err
+						}
+						if fatal != nil {
+							return nil, fatal
+						}
 					}
 				}
 			}

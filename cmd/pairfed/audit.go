@@ -42,6 +42,7 @@ Example:
 			&cli.Float64Flag{Name: "radius", Value: 1, Usage: "feature radius R (records are clipped to it)"},
 			&cli.IntFlag{Name: "trials", Usage: "runs per dataset per round (default 4000 white-box, 1000 black-box)"},
 			&cli.Float64Flag{Name: "confidence", Value: 0.95, Usage: "confidence of the lower bound"},
+			&cli.BoolFlag{Name: "secure-noise", Usage: "whitebox: draw the noise from the production (crypto/rand) sampler instead of the seeded one (not reproducible)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the audit's (non-private) randomness"},
 			&cli.StringFlag{Name: "loss", Usage: "loss (default: white-box tries every supported one; black-box the first of logistic, hinge, square meeting the assumptions)"},
 			&cli.Float64Flag{Name: "lambda", Usage: "regularization λ (default: white-box searches; black-box 0.01 when strong convexity is required)"},
@@ -52,7 +53,7 @@ Example:
 		Action: func(c *cli.Context) error {
 			spec := audit.AuditSpec{Algo: c.String("algo"), Mode: c.String("mode"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), DeltaSet: c.IsSet("delta"),
 				R: c.Float64("radius"), Trials: c.Int("trials"), Seed: c.Uint64("seed"), Loss: c.String("loss"), Lambda: c.Float64("lambda"),
-				NoiseScale: c.Float64("noise-scale"), Confidence: c.Float64("confidence"), Calibration: pairwise.Calibration(c.String("calibration"))}
+				NoiseScale: c.Float64("noise-scale"), Confidence: c.Float64("confidence"), SecureNoise: c.Bool("secure-noise"), Calibration: pairwise.Calibration(c.String("calibration"))}
 			if p := c.String("data"); p != "" {
 				tab, err := data.Load(p, dataOptions(c))
 				if err != nil {

@@ -58,7 +58,18 @@ func main() {
 		}
 		row = append(row, fmt.Sprintf("%.3f", first.SensitivityAttained),
 			fmt.Sprintf("%.3g / %.3g", first.RealizedLoss, first.StatedLoss),
-			fmt.Sprintf("%s, %s, λ = %g, n = %d, %d %s release(s)", con, first.Loss, first.Lambda, first.N, first.Releases, first.Mechanism))
+			fmt.Sprintf("%s, %s, λ = %g, n = %d, %d %s release(s)%s", con, first.Loss, first.Lambda, first.N, first.Releases, first.Mechanism, steps(first.Canary)))
 		fmt.Println("| " + strings.Join(row, " | ") + " |")
 	}
+}
+
+// steps extracts ", T steps" from a canary description when the search
+// chose a non-default iteration count.
+func steps(canary string) string {
+	for _, part := range strings.Split(canary, "; ") {
+		if strings.HasSuffix(part, " steps") && !strings.HasPrefix(part, "default") {
+			return ", " + part
+		}
+	}
+	return ""
 }
