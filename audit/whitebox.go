@@ -194,7 +194,11 @@ const (
 	// wbLongRun is the iteration count tried besides the algorithm's
 	// default (where it accepts one): long enough for output-perturbation
 	// runs to be pulled to the ends of the parameter set.
-	wbLongRun      = 256
+	wbLongRun = 256
+	// wbLongRunGrads caps a long run's pair gradients, so that thousands
+	// of trials stay fast (the SGD-type algorithms qualify, full-batch ones
+	// at T = 256 do not).
+	wbLongRunGrads = 8000
 	wbDefaultDelta = 1e-5
 )
 
@@ -314,6 +318,7 @@ type trialResult struct {
 	attained float64 // max_t realized/stated sensitivity (NaN if unknown)
 	releases int
 	kind     mechKind
+	grads    int64 // pair gradients of the noisy run
 	notes    []string
 }
 
@@ -362,6 +367,9 @@ func (c *wbCase) trial(ctx context.Context, side int, noiseSeed uint64, check bo
 	var pre [2][]release
 	pre[side], pre[1-side] = rec.rel, other.got
 	out := trialResult{releases: len(rec.rel), stated: math.NaN(), attained: math.NaN()}
+	if res != nil {
+		out.grads = res.PairGrads
+	}
 	var rep *pairwise.PrivacyReport
 	if res != nil {
 		rep = res.Privacy
@@ -466,7 +474,7 @@ func search(ctx context.Context, a *pairwise.Algorithm, spec AuditSpec, delta fl
 	var best *wbCase
 	bestScore := -1.0
 	var firstErr, fatal error
-	checked := false
+	checked, longTooSlow := false, false
 	try := func(cfg wbConfig) (float64, bool) {
 		c, err := newCase(a, cfg, spec, delta)
 		var tr trialResult
@@ -484,6 +492,10 @@ func search(ctx context.Context, a *pairwise.Algorithm, spec AuditSpec, delta fl
 			}
 			return 0, false
 		}
+		if cfg.steps == wbLongRun && tr.grads > wbLongRunGrads {
+			longTooSlow = true // too slow for thousands of trials
+			return 0, false
+		}
 		if tr.loss > bestScore {
 			best, bestScore = c, tr.loss
 		}
@@ -497,7 +509,7 @@ func search(ctx context.Context, a *pairwise.Algorithm, spec AuditSpec, delta fl
 	for _, loss := range auditLosses(a, spec) {
 		for _, reg := range regimes(a, spec) {
 			for _, steps := range stepsOptions {
-				if steps == wbLongRun && reg.n > 8 {
+				if steps == wbLongRun && (reg.n > 8 || longTooSlow) {
 					continue // long full-batch runs at n = 32 cost much and add nothing the n = 8 ones do not
 				}
 				for _, con := range constructions {
