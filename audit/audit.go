@@ -53,6 +53,10 @@ type AuditSpec struct {
 	// Calibration of the audited algorithm's noise: exact (default) or
 	// paper (pairwise.Calibration).
 	Calibration pairwise.Calibration
+	// Task is the white-box audit's task: "auc" (default) or "metric"
+	// (Mahalanobis W ∈ S^d_+, d² noised entries; the same constructions,
+	// whose canary pairs have ‖x − x'‖² = 4R², the metric losses' G).
+	Task string
 	// Loss and Lambda for the objective; empty picks the first of logistic,
 	// hinge, square that meets the algorithm's assumptions. Lambda 0 lets the
 	// white-box search choose λ (see regimes); the black-box audit uses 0.01
@@ -71,10 +75,18 @@ type AuditSpec struct {
 	Confidence float64
 }
 
+func (s AuditSpec) task() pairwise.Task {
+	if s.Task == "" {
+		return pairwise.TaskAUC
+	}
+	return pairwise.Task(s.Task)
+}
+
 // AuditResult is the outcome of an audit.
 type AuditResult struct {
 	Algorithm         string  `json:"algorithm"`
 	Mode              string  `json:"mode"`
+	Task              string  `json:"task"`
 	ClaimedEpsilon    float64 `json:"claimed_epsilon"`
 	Delta             float64 `json:"delta"`
 	EpsilonLowerBound float64 `json:"epsilon_lower_bound"`
@@ -150,6 +162,9 @@ func Audit(ctx context.Context, spec AuditSpec) (*AuditResult, error) {
 	if spec.Trials > MaxTrials {
 		return nil, fmt.Errorf("audit: %d trials exceeds the %d allowed (4 × 8 bytes each are held in memory): give --trials ≤ %d", spec.Trials, MaxTrials, MaxTrials)
 	}
+	if t := spec.task(); t != pairwise.TaskAUC && t != pairwise.TaskMetric {
+		return nil, fmt.Errorf("audit: unknown task %q (auc or metric)", spec.Task)
+	}
 	switch spec.Mode {
 	case "", WhiteBox:
 		if spec.Data != nil {
@@ -160,6 +175,9 @@ func Audit(ctx context.Context, spec AuditSpec) (*AuditResult, error) {
 		}
 		return whiteBox(ctx, a, spec)
 	case BlackBox:
+		if spec.task() != pairwise.TaskAUC {
+			return nil, fmt.Errorf("audit: the black-box audit is for the AUC task only; use --mode whitebox for --task metric")
+		}
 		if spec.Trials == 0 {
 			spec.Trials = 1000
 		}

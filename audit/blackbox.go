@@ -144,7 +144,7 @@ func blackBox(ctx context.Context, a *pairwise.Algorithm, spec AuditSpec) (*Audi
 		dir = "<"
 	}
 	return &AuditResult{
-		Algorithm: spec.Algo, Mode: BlackBox, ClaimedEpsilon: spec.Epsilon, Delta: delta, EpsilonLowerBound: lb,
+		Algorithm: spec.Algo, Mode: BlackBox, Task: string(pairwise.TaskAUC), ClaimedEpsilon: spec.Epsilon, Delta: delta, EpsilonLowerBound: lb,
 		Confidence: spec.Confidence, Trials: spec.Trials,
 		Statistic: fmt.Sprintf("w₁ = ⟨w, e₁⟩ of the final model %s threshold ⇒ D'", dir), Threshold: test.Thr,
 		FPR: float64(fp) / float64(len(s[2])), FNR: float64(fn) / float64(len(s[3])), NoiseScale: spec.NoiseScale,

@@ -50,7 +50,7 @@ import (
 //
 // Neighbouring datasets. n records in R^d (d = 2), labels ±1, on the sphere
 // ‖x‖ = R or at 0; record c (the canary) is the only one that differs.
-// Two constructions, each the extreme case of a sensitivity argument:
+// Three constructions, each the extreme case of a sensitivity argument:
 //
 //   - "aligned": every other record is x = R·e₁, y = −1; the canary has
 //     y = +1 and x = −R·e₁ in D, x = +R·e₁ in D'. In D every pair of the
@@ -65,6 +65,11 @@ import (
 //     x = ∓R·e₁ (D, D'); w₀ = 0. The two runs are pulled to opposite ends
 //     of the parameter set: the extreme case of output-perturbation bounds
 //     by the diameter.
+//   - "similar" (metric learning): as "aligned" but the canary has y = −1,
+//     so its pairs are similar pairs, whose logistic factor reaches
+//     σ(4R²B − 1) ≈ 0.95 from W₀ = B·e₁e₁ᵀ (a dissimilar pair's factor is
+//     at most σ(1) ≈ 0.73 on PSD matrices); for AUC same-label pairs have no
+//     gradient, so the search never picks it there.
 //
 // The search. For each algorithm the audit tries both constructions, the
 // canary first or last in the row order (stream algorithms), a few sampling
@@ -184,9 +189,10 @@ type construction struct {
 	name   string
 	others float64 // the other records' x₁, in units of R
 	w0     float64 // w₀'s first coordinate, in units of B
+	y      float64 // the canary's label (the others have −1)
 }
 
-var constructions = []construction{{"aligned", 1, 1}, {"opposed", 0, 0}}
+var constructions = []construction{{"aligned", 1, 1, 1}, {"opposed", 0, 0, 1}, {"similar", 1, 1, -1}}
 
 const (
 	wbDim   = 2
@@ -217,8 +223,8 @@ func (c wbConfig) describe(R float64) string {
 	if c.steps > 0 {
 		steps = fmt.Sprintf("%d steps", c.steps)
 	}
-	return fmt.Sprintf("%s: canary (row %d of %d; y = +1) x = −R·e₁ in D, +R·e₁ in D'; the other records x = %g·e₁, y = −1; R = %g; ℓ2 ball of radius B = %g, w₀ = %g·e₁; %s; sampling seed %d (same on both sides)",
-		c.con.name, c.pos, c.reg.n, c.con.others*R, R, c.reg.B, c.con.w0*c.reg.B, steps, c.sampleSeed)
+	return fmt.Sprintf("%s: canary (row %d of %d; y = %+g) x = −R·e₁ in D, +R·e₁ in D'; the other records x = %g·e₁, y = −1; R = %g; parameter ball of radius B = %g, w₀ = %g·e₁ (W₀ = %[8]g·e₁e₁ᵀ for metric); %s; sampling seed %d (same on both sides)",
+		c.con.name, c.pos, c.reg.n, c.con.y, c.con.others*R, R, c.reg.B, c.con.w0*c.reg.B, steps, c.sampleSeed)
 }
 
 // wbCase is a configuration ready to run: the objectives on D and D'.
@@ -241,7 +247,7 @@ func pairData(cfg wbConfig, R float64) [2]*pairwise.Dataset {
 			y[i] = -1
 			x[i*wbDim] = cfg.con.others * R
 		}
-		y[cfg.pos] = 1
+		y[cfg.pos] = cfg.con.y
 		x[cfg.pos*wbDim] = R * float64(2*side-1) // −R (D), +R (D')
 		out[side] = pairwise.NewDense(x, y, wbDim)
 	}
@@ -254,7 +260,7 @@ func newCase(a *pairwise.Algorithm, cfg wbConfig, spec AuditSpec, delta float64)
 	c := &wbCase{a: a, cfg: cfg, spec: spec, delta: delta}
 	ds := pairData(cfg, spec.R)
 	for side := range ds {
-		obj, err := objective(a, ds[side], cfg.loss, cfg.reg, spec.R)
+		obj, err := objective(a, ds[side], spec.task(), cfg.loss, cfg.reg, spec.R)
 		if err != nil {
 			return nil, err
 		}
@@ -263,28 +269,29 @@ func newCase(a *pairwise.Algorithm, cfg wbConfig, spec AuditSpec, delta float64)
 	return c, nil
 }
 
-// auditLosses returns the AUC losses the audit tries: spec.Loss, or every
-// loss the algorithm supports.
+// auditLosses returns the losses of the task the audit tries: spec.Loss,
+// or every loss of the task the algorithm supports.
 func auditLosses(a *pairwise.Algorithm, spec AuditSpec) []string {
 	if spec.Loss != "" {
 		return []string{spec.Loss}
 	}
 	var out []string
 	for _, name := range []string{"logistic", "hinge", "square"} {
-		if a.Supports(pairwise.TaskAUC, name) == nil {
+		if _, err := pairwise.LossByName(spec.task(), name); err == nil && a.Supports(spec.task(), name) == nil {
 			out = append(out, name)
 		}
 	}
 	return out
 }
 
-// objective returns the AUC objective over ds, or an error when the
+// objective returns the objective of the task over ds (AUC: ℓ2 ball of
+// radius B; metric: the Frobenius ball ∩ PSD), or an error when the
 // algorithm does not accept it (its requirements fail at radius R).
-func objective(a *pairwise.Algorithm, ds *pairwise.Dataset, lossName string, reg regime, R float64) (pairwise.Objective, error) {
-	if err := a.Supports(pairwise.TaskAUC, lossName); err != nil {
+func objective(a *pairwise.Algorithm, ds *pairwise.Dataset, task pairwise.Task, lossName string, reg regime, R float64) (pairwise.Objective, error) {
+	if err := a.Supports(task, lossName); err != nil {
 		return nil, err
 	}
-	loss, err := pairwise.LossByName(pairwise.TaskAUC, lossName)
+	loss, err := pairwise.LossByName(task, lossName)
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +311,7 @@ func (c *wbCase) runOnce(ctx context.Context, side int, noise dp.Noise) (*pairwi
 		noise = dp.ScaleNoise(noise, c.spec.NoiseScale)
 	}
 	init := make([]float64, c.objs[side].NumParams())
-	init[0] = c.cfg.con.w0 * c.cfg.reg.B
+	init[0] = c.cfg.con.w0 * c.cfg.reg.B // w₀ = B·e₁ (AUC) or W₀ = B·e₁e₁ᵀ (metric)
 	cfg := pairwise.RunConfig{Eta: c.spec.Eta, Steps: c.cfg.steps, Init: init,
 		Privacy: &pairwise.Privacy{Epsilon: c.spec.Epsilon, Delta: c.delta, FeatureRadius: c.spec.R, Noise: noise, Calibration: c.spec.Calibration}}
 	return c.a.Run(ctx, c.objs[side], cfg, rand.New(rand.NewPCG(c.cfg.sampleSeed, 0x5eed)))
@@ -608,7 +615,7 @@ func whiteBox(ctx context.Context, a *pairwise.Algorithm, spec AuditSpec) (*Audi
 	noteList = append(noteList, fmt.Sprintf("realized privacy loss %s = %.4g (mean over trials) vs %.4g allowed by the stated sensitivities at the noise used", lossName, realized, stated))
 	obj := c.objs[0]
 	return &AuditResult{
-		Algorithm: a.Name, Mode: WhiteBox, ClaimedEpsilon: spec.Epsilon, Delta: delta, EpsilonLowerBound: lb,
+		Algorithm: a.Name, Mode: WhiteBox, Task: string(obj.Task()), ClaimedEpsilon: spec.Epsilon, Delta: delta, EpsilonLowerBound: lb,
 		Confidence: spec.Confidence, Trials: N,
 		Statistic: fmt.Sprintf("log-likelihood ratio Λ = Σ_t log p(y_t | D')/p(y_t | D) over the %d %s releases (pre-noise values on D and D' along the observed transcript), Λ > threshold ⇒ D'", releases, kind),
 		Threshold: test.Thr, FPR: float64(fp) / float64(N), FNR: float64(fn) / float64(N), NoiseScale: spec.NoiseScale,

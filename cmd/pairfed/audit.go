@@ -36,6 +36,7 @@ Example:
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "algo", Required: true, Usage: "private algorithm"},
 			&cli.Float64Flag{Name: "epsilon", Required: true, Usage: "claimed ε"},
+			&cli.StringFlag{Name: "task", Value: "auc", Usage: "whitebox: auc or metric (Mahalanobis W, d² noised entries)"},
 			&cli.StringFlag{Name: "mode", Value: audit.WhiteBox, Usage: "whitebox (the noisy releases, likelihood-ratio test) or blackbox (the final model)"},
 			&cli.Float64Flag{Name: "delta", Usage: "claimed δ (default 1e-5 white-box, 1/(10·n) black-box)"},
 			&cli.StringFlag{Name: "data", Usage: "blackbox only: base dataset (default: a small synthetic one, n = 16, d = 4)"},
@@ -51,7 +52,7 @@ Example:
 			calibrationFlag(),
 		}, dataFlags()...),
 		Action: func(c *cli.Context) error {
-			spec := audit.AuditSpec{Algo: c.String("algo"), Mode: c.String("mode"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), DeltaSet: c.IsSet("delta"),
+			spec := audit.AuditSpec{Algo: c.String("algo"), Mode: c.String("mode"), Task: c.String("task"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), DeltaSet: c.IsSet("delta"),
 				R: c.Float64("radius"), Trials: c.Int("trials"), Seed: c.Uint64("seed"), Loss: c.String("loss"), Lambda: c.Float64("lambda"),
 				NoiseScale: c.Float64("noise-scale"), Confidence: c.Float64("confidence"), SecureNoise: c.Bool("secure-noise"), Calibration: pairwise.Calibration(c.String("calibration"))}
 			if p := c.String("data"); p != "" {

@@ -6,7 +6,7 @@
 // share of the stated sensitivity the worst case realizes and the realized
 // vs stated privacy loss. Fixed seeds: the table is reproducible.
 //
-//	go run ./scripts/audittable [-trials 4000] [-seed 1]
+//	go run ./scripts/audittable [-task auc|metric] [-trials 4000] [-seed 1]
 package main
 
 import (
@@ -23,6 +23,7 @@ import (
 func main() {
 	trials := flag.Int("trials", 4000, "trials per side per round")
 	seed := flag.Uint64("seed", 1, "audit seed")
+	task := flag.String("task", "auc", "auc or metric")
 	flag.Parse()
 	scales := []float64{1, 0.5, 0.3, 0.1}
 	head := []string{"algorithm"}
@@ -39,7 +40,7 @@ func main() {
 		row := []string{"`" + a.Name + "`"}
 		var first *audit.AuditResult
 		for _, s := range scales {
-			res, err := audit.Audit(context.Background(), audit.AuditSpec{Algo: a.Name, Epsilon: 1, Trials: *trials, Seed: *seed, NoiseScale: s})
+			res, err := audit.Audit(context.Background(), audit.AuditSpec{Algo: a.Name, Task: *task, Epsilon: 1, Trials: *trials, Seed: *seed, NoiseScale: s})
 			if err != nil {
 				log.Fatalf("%s ×%g: %v", a.Name, s, err)
 			}
