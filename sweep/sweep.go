@@ -348,7 +348,7 @@ func newCell(cfg Config, grid, algo string, eps float64, n int) (*cell, error) {
 		if private && cfg.DeltaSet {
 			job.Delta = cfg.Delta
 			if cfg.Delta == 0 {
-				return nil, fmt.Errorf("sweep: %s: federated jobs take δ > 0 (δ = 0 means 1/n_max there)", algo)
+				return nil, fmt.Errorf("sweep: %s: federated jobs take δ > 0 (δ = 0 means 1/(10·n_max) there)", algo)
 			}
 		}
 		lambdaOf := ""
