@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/pairfed/pairfed/dp"
@@ -163,6 +164,12 @@ func TestWhiteBoxCatchesTooLittleNoise(t *testing.T) {
 // exactly for the claimed (ε, δ) and a *stated* sensitivity, which tests
 // set wrong on purpose. The true replace-one sensitivity is 2R/n.
 func meanRelease(stated float64, dataSigma bool) *pairwise.Algorithm {
+	return meanReleaseLeaky(stated, dataSigma, false)
+}
+
+// meanReleaseLeaky is meanRelease that, when leak is set, returns the
+// un-noised mean instead of the release: a bug outside the noise calls.
+func meanReleaseLeaky(stated float64, dataSigma, leak bool) *pairwise.Algorithm {
 	a := &pairwise.Algorithm{Name: "mean-release", Private: true, Tasks: []pairwise.Task{pairwise.TaskAUC},
 		Requires: pairwise.Requirements{Convex: true}}
 	a.Run = func(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
@@ -177,7 +184,11 @@ func meanRelease(stated float64, dataSigma bool) *pairwise.Algorithm {
 		if dataSigma {
 			sigma *= 2 + out[0] // a data-dependent σ: a bug
 		}
+		clean := append([]float64(nil), out...)
 		p.Noise.AddGaussian(out, sigma)
+		if leak {
+			out = clean
+		}
 		return &pairwise.Result{W: out, Privacy: &pairwise.PrivacyReport{Sensitivity: []float64{sens}, Sigmas: []float64{sigma}}}, nil
 	}
 	return a
@@ -231,6 +242,16 @@ func TestWhiteBoxRefusesDataDependentNoise(t *testing.T) {
 	spec := AuditSpec{Algo: "mean-release", Epsilon: 1, Trials: 10, Seed: 1, R: 1, NoiseScale: 1, Confidence: 0.95}
 	if _, err := whiteBox(context.Background(), meanRelease(1, true), spec); err == nil {
 		t.Fatal("a data-dependent σ was audited as if it were a fixed mechanism")
+	}
+}
+
+// A model returned outside the noisy releases (here the un-noised mean) is
+// refused: the same transcript gives different models on D and D'.
+func TestWhiteBoxRefusesOutputBeyondTheReleases(t *testing.T) {
+	spec := AuditSpec{Algo: "mean-release", Epsilon: 1, Trials: 10, Seed: 1, R: 1, NoiseScale: 1, Confidence: 0.95}
+	_, err := whiteBox(context.Background(), meanReleaseLeaky(1, false, true), spec)
+	if err == nil || !strings.Contains(err.Error(), "beyond its releases") {
+		t.Fatalf("an un-noised returned model was not refused: %v", err)
 	}
 }
 

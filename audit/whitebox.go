@@ -46,7 +46,11 @@ import (
 // the algorithm does; when the algorithm is correct (its later steps are
 // post-processing of its releases) it is the exact likelihood ratio. The
 // first trial also replays the transcript on its own side and checks that
-// it reproduces the recorded pre-noise values exactly.
+// it reproduces the recorded pre-noise values exactly, and every trial
+// checks that the returned model is the same on both sides — a model that
+// differs under the same releases depends on the data through a path the
+// noise does not cover (e.g. an un-noised copy returned), which the audit
+// reports as an error instead of a bound.
 //
 // Neighbouring datasets. n records in R^d (d = 2), labels ±1, on the sphere
 // ‖x‖ = R or at 0; record c (the canary) is the only one that differs.
@@ -345,11 +349,17 @@ func (c *wbCase) trial(ctx context.Context, side int, noiseSeed uint64, check bo
 		return trialResult{}, err
 	}
 	other := &replayer{script: rec.rel}
-	if _, err := c.runOnce(ctx, 1-side, other); err != nil {
+	res1, err := c.runOnce(ctx, 1-side, other)
+	if err != nil {
 		return trialResult{}, err
 	}
 	if other.err == nil && len(other.got) != len(rec.rel) {
 		other.err = fmt.Errorf("%d noisy releases on one dataset, %d on the other: the number of releases depends on the data", len(rec.rel), len(other.got))
+	}
+	// The returned model must be post-processing of the releases: the same
+	// transcript gives the same model whatever the data.
+	if other.err == nil && res != nil && res1 != nil && !slices.Equal(res.W, res1.W) {
+		other.err = fmt.Errorf("the same noisy releases give different returned models on D and D' (%v vs %v): the output depends on the data beyond its releases, so the noise does not cover it", res.W, res1.W)
 	}
 	if other.err != nil {
 		return trialResult{}, &replayError{fmt.Errorf("audit: %s: %w", c.a.Name, other.err)}
