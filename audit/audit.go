@@ -42,8 +42,8 @@ type AuditSpec struct {
 	// R is the feature radius (default 1).
 	R float64
 	// Trials per side for the measurement (default 4000 white-box, 1000
-	// black-box); the calibration that chooses the test uses as many again
-	// on fresh randomness.
+	// black-box); the calibration that chooses the test uses fresh
+	// randomness, half as many white-box and as many again black-box.
 	Trials int
 	Seed   uint64
 	// NoiseScale multiplies every σ/b the algorithm asks for (dp.ScaleNoise).

@@ -54,7 +54,7 @@ import (
 //
 // Neighbouring datasets. n records in R^d (d = 2), labels ±1, on the sphere
 // ‖x‖ = R or at 0; record c (the canary) is the only one that differs.
-// Three constructions, each the extreme case of a sensitivity argument:
+// Four constructions, each the extreme case of a sensitivity argument:
 //
 //   - "aligned": every other record is x = R·e₁, y = −1; the canary has
 //     y = +1 and x = −R·e₁ in D, x = +R·e₁ in D'. In D every pair of the
@@ -74,6 +74,12 @@ import (
 //     σ(4R²B − 1) ≈ 0.95 from W₀ = B·e₁e₁ᵀ (a dissimilar pair's factor is
 //     at most σ(1) ≈ 0.73 on PSD matrices); for AUC same-label pairs have no
 //     gradient, so the search never picks it there.
+//   - "label-flip": the canary keeps x = −R·e₁ and flips its label (−1 in
+//     D, +1 in D'), from w₀ = 0: for metric learning its pairs turn from
+//     similar to dissimilar, whose gradients point in opposite directions —
+//     with the hinge loss both are active at W = 0, so a pair's gradient
+//     changes by 2·‖x − x'‖² = 2G, the per-pair bound when the sign of the
+//     coefficient can flip.
 //
 // The search (function search, regimes): the constructions, every loss of
 // the task the algorithm supports, the canary's row (first, middle, 3/4,
@@ -88,8 +94,8 @@ import (
 // by a pilot run on separate randomness: the realized privacy loss
 // Σ_t ‖a_t − b_t‖²/σ_t² (Gaussian; Σ_t ‖a_t − b_t‖₁/b_t for Laplace). The
 // worst configuration is then measured: a calibration round chooses the
-// threshold on Λ, a fresh measurement round with the same number of trials
-// per side evaluates it with Clopper–Pearson bounds (stats.go). The choice
+// threshold on Λ (half as many trials), a fresh measurement round with
+// Trials per side evaluates it with Clopper–Pearson bounds (stats.go). The choice
 // is made on data the measurement does not reuse, so no multiple-testing
 // correction is needed: a correct (ε, δ)-DP mechanism gives ε_lb ≤ ε
 // except with probability ≤ 1 − Confidence. New algorithms in the registry
@@ -194,12 +200,18 @@ type regime struct {
 // construction is a neighbouring-pair construction (see the file comment).
 type construction struct {
 	name   string
-	others float64 // the other records' x₁, in units of R
-	w0     float64 // w₀'s first coordinate, in units of B
-	y      float64 // the canary's label (the others have −1)
+	others float64    // the other records' x₁, in units of R
+	w0     float64    // w₀'s first coordinate, in units of B
+	x      [2]float64 // the canary's x₁ in D and D', in units of R
+	y      [2]float64 // the canary's label in D and D' (the others have −1)
 }
 
-var constructions = []construction{{"aligned", 1, 1, 1}, {"opposed", 0, 0, 1}, {"similar", 1, 1, -1}}
+var constructions = []construction{
+	{"aligned", 1, 1, [2]float64{-1, 1}, [2]float64{1, 1}},
+	{"opposed", 0, 0, [2]float64{-1, 1}, [2]float64{1, 1}},
+	{"similar", 1, 1, [2]float64{-1, 1}, [2]float64{-1, -1}},
+	{"label-flip", 1, 0, [2]float64{-1, -1}, [2]float64{-1, 1}},
+}
 
 const (
 	wbDim   = 2
@@ -230,8 +242,8 @@ func (c wbConfig) describe(R float64) string {
 	if c.steps > 0 {
 		steps = fmt.Sprintf("%d steps", c.steps)
 	}
-	return fmt.Sprintf("%s: canary (row %d of %d; y = %+g) x = −R·e₁ in D, +R·e₁ in D'; the other records x = %g·e₁, y = −1; R = %g; parameter ball of radius B = %g, w₀ = %g·e₁ (W₀ = %[8]g·e₁e₁ᵀ for metric); %s; sampling seed %d (same on both sides)",
-		c.con.name, c.pos, c.reg.n, c.con.y, c.con.others*R, R, c.reg.B, c.con.w0*c.reg.B, steps, c.sampleSeed)
+	return fmt.Sprintf("%s: canary (row %d of %d) x = %g·e₁, y = %+g in D; x = %g·e₁, y = %+g in D'; the other records x = %g·e₁, y = −1; R = %g; parameter ball of radius B = %g, w₀ = %g·e₁ (W₀ = %[11]g·e₁e₁ᵀ for metric); %s; sampling seed %d (same on both sides)",
+		c.con.name, c.pos, c.reg.n, c.con.x[0]*R, c.con.y[0], c.con.x[1]*R, c.con.y[1], c.con.others*R, R, c.reg.B, c.con.w0*c.reg.B, steps, c.sampleSeed)
 }
 
 // wbCase is a configuration ready to run: the objectives on D and D'.
@@ -254,8 +266,8 @@ func pairData(cfg wbConfig, R float64) [2]*pairwise.Dataset {
 			y[i] = -1
 			x[i*wbDim] = cfg.con.others * R
 		}
-		y[cfg.pos] = cfg.con.y
-		x[cfg.pos*wbDim] = R * float64(2*side-1) // −R (D), +R (D')
+		y[cfg.pos] = cfg.con.y[side]
+		x[cfg.pos*wbDim] = cfg.con.x[side] * R
 		out[side] = pairwise.NewDense(x, y, wbDim)
 	}
 	return out
@@ -581,9 +593,15 @@ func whiteBox(ctx context.Context, a *pairwise.Algorithm, spec AuditSpec) (*Audi
 	var noteList []string
 	N := spec.Trials
 	for round := 0; round < 2; round++ {
+		// The calibration round only places the threshold: half the
+		// trials suffice (at least 10).
+		m := N
+		if round == 0 {
+			m = max(10, N/2)
+		}
 		for side := 0; side < 2; side++ {
-			s := make([]float64, N)
-			for k := 0; k < N; k++ {
+			s := make([]float64, m)
+			for k := 0; k < m; k++ {
 				tr, err := c.trial(ctx, side, seedOf(spec.Seed, 2+2*round+side, k), round == 0 && k == 0)
 				if err != nil {
 					return nil, err
