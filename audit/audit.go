@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/pairfed/pairfed/pairwise"
 )
@@ -164,6 +165,9 @@ func Audit(ctx context.Context, spec AuditSpec) (*AuditResult, error) {
 	}
 	if t := spec.task(); t != pairwise.TaskAUC && t != pairwise.TaskMetric {
 		return nil, fmt.Errorf("audit: unknown task %q (auc or metric)", spec.Task)
+	}
+	if !slices.Contains(a.Tasks, spec.task()) {
+		return nil, fmt.Errorf("audit: %s does not support task %s (it supports %v)", a.Name, spec.task(), a.Tasks)
 	}
 	switch spec.Mode {
 	case "", WhiteBox:

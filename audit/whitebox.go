@@ -559,6 +559,9 @@ func search(ctx context.Context, a *pairwise.Algorithm, spec AuditSpec, delta fl
 		}
 	}
 	if best == nil {
+		if firstErr == nil {
+			firstErr = fmt.Errorf("no %s loss it supports", spec.task())
+		}
 		return nil, fmt.Errorf("audit: %s: no worst-case configuration runs: %w", a.Name, firstErr)
 	}
 	cfg, first := best.cfg, bestScore
