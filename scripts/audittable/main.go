@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"slices"
 	"strings"
 
 	"github.com/pairfed/pairfed/audit"
@@ -34,7 +35,7 @@ func main() {
 	fmt.Println("| " + strings.Join(head, " | ") + " |")
 	fmt.Println("|" + strings.Repeat("---|", len(head)))
 	for _, a := range pairwise.Algorithms() {
-		if !a.Private {
+		if !a.Private || !slices.Contains(a.Tasks, pairwise.Task(*task)) {
 			continue
 		}
 		row := []string{"`" + a.Name + "`"}
