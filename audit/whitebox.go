@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/pairwise"
@@ -363,6 +364,9 @@ func (c *wbCase) trial(ctx context.Context, side int, noiseSeed uint64, check bo
 	if err != nil {
 		return trialResult{}, err
 	}
+	if res != nil && res.Privacy != nil && strings.Contains(strings.ToLower(res.Privacy.Accountant), "subsampled") {
+		return trialResult{}, &replayError{fmt.Errorf("audit: %s: %w", c.a.Name, ErrSubsampled)}
+	}
 	other := &replayer{script: rec.rel}
 	res1, err := c.runOnce(ctx, 1-side, other)
 	if err != nil {
@@ -464,6 +468,14 @@ func (c *wbCase) trial(ctx context.Context, side int, noiseSeed uint64, check bo
 	}
 	return out, nil
 }
+
+// ErrSubsampled refuses a white-box audit of an algorithm whose guarantee
+// rests on amplification by secret subsampling: the white-box audit fixes
+// the sampling seed and lets the attacker know it, which voids the
+// amplification, so its bound would not be about the claimed mechanism.
+// Such algorithms need a statistic that does not use the sampling (not
+// implemented) or --mode blackbox.
+var ErrSubsampled = errors.New("its guarantee rests on amplification by secret subsampling, which a white-box audit with a known sampling seed voids; use --mode blackbox")
 
 // replayError reports a mechanism whose release structure or noise scale
 // depends on the data, or whose replay is not reproducible: a finding, not
