@@ -2,57 +2,374 @@ package audit
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
 	"testing"
 
+	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/pairwise"
 )
 
-// Every private algorithm must pass its own audit: the empirical lower bound
-// on ε stays at or below the claimed ε. The audit's confidence bounds fail
-// a correct mechanism with probability ≤ 5% per algorithm; the seeds are
-// fixed, so this test is deterministic (it was checked to pass, and a
-// failure after a change means the change made the mechanism leak more —
-// or moved the seeds into the 5% tail, which a rerun with another seed
-// distinguishes).
-func TestAuditEveryPrivateAlgorithmIsConsistent(t *testing.T) {
+// Every private algorithm of the registry passes its own white-box audit
+// at the real noise: ε_lb ≤ claimed ε = 1 (δ = 1e-5). The audit's bound
+// holds with probability ≥ Confidence = 0.999 for a correct mechanism, so a
+// correct algorithm fails here with probability ≤ 0.1% (≤ 1.1% for the 11
+// algorithms of today); the seeds are fixed, so the outcome is
+// deterministic — a failure after a change means the change made a release
+// leak more than its claim (or moved the seeds into that tail, which a
+// rerun with another Seed tells apart). New algorithms are picked up from
+// the registry and get the same worst-case search. Both tasks: AUC (1000
+// trials per side) and metric learning (300; ≤ 2.2% for both together).
+func TestWhiteBoxRespectsTheClaimAtFullNoise(t *testing.T) {
+	t.Parallel() // with TestWhiteBoxCatchesTooLittleNoise: the package's two long tests, one per core
+	for _, task := range []struct {
+		name   string
+		trials int
+	}{{"auc", 1000}, {"metric", 300}} {
+		for _, a := range pairwise.Algorithms() {
+			if !a.Private || !slices.Contains(a.Tasks, pairwise.Task(task.name)) {
+				continue
+			}
+			t.Run(task.name+"/"+a.Name, func(t *testing.T) {
+				fullNoise(t, a, task.name, task.trials)
+			})
+		}
+	}
+}
+
+// fullNoise audits one algorithm at its real noise (see above).
+func fullNoise(t *testing.T, a *pairwise.Algorithm, task string, trials int) {
+	res, err := Audit(context.Background(), AuditSpec{Algo: a.Name, Task: task, Epsilon: 1, Trials: trials, Seed: 1, Confidence: 0.999})
+	if errors.Is(err, ErrSubsampled) {
+		t.Skipf("not auditable white-box: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("ε_lb = %.3f; %d %s releases; realized loss %.4g vs stated %.4g (attained %.3f); %s", res.EpsilonLowerBound,
+		res.Releases, res.Mechanism, res.RealizedLoss, res.StatedLoss, res.SensitivityAttained, res.Canary)
+	if res.Mode != WhiteBox || res.Delta != 1e-5 || res.NoiseScale != 1 {
+		t.Errorf("mode %q, δ = %g, noise scale %g: want whitebox, 1e-5, 1", res.Mode, res.Delta, res.NoiseScale)
+	}
+	if res.EpsilonLowerBound > 1 || !res.Consistent {
+		t.Fatalf("white-box ε_lb = %.3f exceeds the claimed ε = 1: a release leaks more than claimed", res.EpsilonLowerBound)
+	}
+	// A stated sensitivity below what the worst case realizes is
+	// a false claim even when the test lacks the power to show it.
+	if res.SensitivityAttained > 1+1e-6 {
+		t.Fatalf("a release differs by %.3f× its stated sensitivity between D and D'", res.SensitivityAttained)
+	}
+}
+
+// tightAlgorithms are the algorithms whose (tight) sensitivity bound the
+// audit's worst case attains, so that noise ×0.3 must be caught:
+//
+//   - dp-gd-grad ([K22]) and dpgdc2 ([X21] Alg 2) release noisy full
+//     gradients. In the aligned construction only the canary's 2(n−1)
+//     ordered pairs have a gradient in D, each of norm ≈ G (logistic factor
+//     σ(4RB) ≈ 1 at B = 4) and all along e₁, and none in D': the gradient
+//     difference is ≈ 2G/n, the replace-one bound.
+//   - dpgdc ([X21] Alg 4) and dpegd (Alg 3) release noisy averages of
+//     noise-free PGD iterates. With only the canary's pairs moving w in D
+//     and nothing moving it in D', the iterate difference grows by exactly
+//     η·2G/n per step (no contraction, no projection inside the ball of
+//     radius 4): Lemma 7's average, with the tight per-pair G, is attained.
+//
+// Every other private algorithm must be caught at ×0.1; why their bounds
+// are not (fully) attained:
+//
+//   - dpgdsc ([X21] Alg 1) and dp-sgd-output ([Y21b] Alg 2): output
+//     perturbation whose tight bound is the diameter of the parameter set;
+//     the opposed construction pulls the two runs towards opposite ends but
+//     (strong convexity, or 1/t-weighted updates) not all the way: 83–91%.
+//   - dp-local-sgd ([Y21a] Alg 3): the bound holds on a high-probability
+//     event over how often the canary is drawn; the worst of 64 seeds draws
+//     it about a third as often as the bound allows for.
+//   - on-pair-*, off-pair-* ([H20]): Lemma 4's 8G/(αt) bounds the iterate
+//     difference of strongly convex GIGA; contraction makes later
+//     differences decay like (k/t)², and the offline average sums the
+//     per-step bounds (see knownGaps).
+//
+// These statements assume the exact calibration and tight sensitivities of
+// issue 10 (items 1 and 3): with the classical calibration and the papers'
+// looser bounds every algorithm keeps 2–250× more noise than its worst
+// case needs and none of them is caught at its scale.
+var tightAlgorithms = map[string]bool{"dp-gd-grad": true, "dpgdc2": true, "dpgdc": true, "dpegd": true}
+
+// knownGaps lists the algorithms the audit cannot catch at ×0.1 even with
+// tight sensitivities, because their proof's bound is far above what any
+// worst case we found realizes. The test asserts each gap (noise ×0.1 NOT
+// caught), so the list stays true: a fix that closes one fails the test
+// with "remove it from knownGaps". Numbers: realized/stated sensitivity.
+var knownGaps = map[string]string{
+	"on-pair-strc":  "Lemma 4's 8G/(αt), G including λB; GIGA's contraction keeps the realized difference at 0.14",
+	"on-pair-c":     "as on-pair-strc (0.14)",
+	"off-pair-strc": "Δ = 8G ln n/(αn) sums Lemma 4 over all steps; the average realizes 0.011–0.14",
+	"off-pair-c":    "as off-pair-strc",
+}
+
+// With too little noise the white-box audit must fail the claim. For a
+// Gaussian release whose sensitivity is attained and whose σ is exactly
+// calibrated, μ = 0.268 at (ε, δ) = (1, 1e-5) and μ/0.3 = 0.89; with
+// classical calibration μ = 0.206 and 0.69 at ×0.3. With 4000 trials per
+// side the expected ε_lb is then ≈ 1.6 (exact) or ≈ 1.15 (classical), so a
+// failure means the stated sensitivity is not attained (the log shows
+// realized vs stated) or σ is larger than the claim needs — the test
+// catches loose calibration as well as the audit's own weakness. The
+// trials are seeded: the outcome is deterministic.
+func TestWhiteBoxCatchesTooLittleNoise(t *testing.T) {
+	t.Parallel()
 	for _, a := range pairwise.Algorithms() {
 		if !a.Private {
 			continue
 		}
-		a := a
-		t.Run(a.Name, func(t *testing.T) {
-			res, err := Audit(context.Background(), AuditSpec{Algo: a.Name, Epsilon: 1, Trials: 300, Seed: 1})
+		scale, trials := 0.1, 4000
+		if tightAlgorithms[a.Name] {
+			scale, trials = 0.3, 4000
+		}
+		t.Run(fmt.Sprintf("%s×%g", a.Name, scale), func(t *testing.T) {
+			res, err := Audit(context.Background(), AuditSpec{Algo: a.Name, Epsilon: 1, Trials: trials, Seed: 2, NoiseScale: scale})
+			if errors.Is(err, ErrSubsampled) {
+				t.Skipf("not auditable white-box: %v", err)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s: ε_lb = %.3f (claimed 1), FPR %.3f FNR %.3f, %s", a.Name, res.EpsilonLowerBound, res.FPR, res.FNR, res.Loss)
-			if !res.Consistent || res.EpsilonLowerBound > 1 {
-				t.Fatalf("audit lower bound %.3f exceeds the claimed ε = 1", res.EpsilonLowerBound)
+			t.Logf("ε_lb = %.3f; realized loss %.4g vs stated %.4g at ×%g (attained %.3f); %s", res.EpsilonLowerBound,
+				res.RealizedLoss, res.StatedLoss, scale, res.SensitivityAttained, res.Canary)
+			caught := res.EpsilonLowerBound > 1
+			if gap, ok := knownGaps[a.Name]; ok {
+				if caught {
+					t.Fatalf("noise ×%g is now caught (ε_lb = %.3f): the known gap (%s) is closed — remove %s from knownGaps", scale, res.EpsilonLowerBound, gap, a.Name)
+				}
+				t.Logf("known gap, not caught at ×%g: %s", scale, gap)
+				return
+			}
+			if !caught {
+				t.Fatalf("noise ×%g not caught: ε_lb = %.3f ≤ 1; the worst case realizes %.3f of the stated sensitivity (privacy loss %.4g of the %.4g allowed)",
+					scale, res.EpsilonLowerBound, res.SensitivityAttained, res.RealizedLoss, res.StatedLoss)
+			}
+			if tightAlgorithms[a.Name] && res.SensitivityAttained < 0.9 {
+				t.Errorf("%s is listed as attaining its sensitivity bound, but the worst case realizes only %.3f of it", a.Name, res.SensitivityAttained)
 			}
 		})
 	}
 }
 
-// With the noise deliberately scaled down 10×, the audit must catch the
-// violation: ε_lb > claimed ε. dp-gd-grad ([K22] Alg 1) is the canonical
-// case: its release is a sum of noisy full gradients, and the canary's
-// gradient reaches the Lipschitz bound.
-func TestAuditCatchesTenfoldTooLittleNoise(t *testing.T) {
-	for _, algo := range []string{"dp-gd-grad"} {
-		res, err := Audit(context.Background(), AuditSpec{Algo: algo, Epsilon: 1, Trials: 1000, Seed: 2, NoiseScale: 0.1})
-		if err != nil {
-			t.Fatal(err)
+// meanRelease is a toy private algorithm for testing the audit itself: it
+// releases the mean of the first coordinate plus Gaussian noise calibrated
+// exactly for the claimed (ε, δ) and a *stated* sensitivity, which tests
+// set wrong on purpose. The true replace-one sensitivity is 2R/n.
+func meanRelease(stated float64, dataSigma bool) *pairwise.Algorithm {
+	return meanReleaseLeaky(stated, dataSigma, false)
+}
+
+// meanReleaseLeaky is meanRelease that, when leak is set, returns the
+// un-noised mean instead of the release: a bug outside the noise calls.
+func meanReleaseLeaky(stated float64, dataSigma, leak bool) *pairwise.Algorithm {
+	a := &pairwise.Algorithm{Name: "mean-release", Private: true, Tasks: []pairwise.Task{pairwise.TaskAUC},
+		Requires: pairwise.Requirements{Convex: true}}
+	a.Run = func(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
+		ds, p := obj.Data(), cfg.Privacy
+		n := float64(ds.N)
+		out := make([]float64, obj.NumParams())
+		for i := 0; i < ds.N; i++ {
+			out[0] += ds.Row(i)[0] / n
 		}
-		if res.EpsilonLowerBound <= 1 {
-			t.Fatalf("%s with σ/10: ε_lb = %.3f, want > 1", algo, res.EpsilonLowerBound)
+		sens := stated * 2 * p.FeatureRadius / n
+		sigma := sens / gaussianMu(p.Epsilon, p.Delta)
+		if dataSigma {
+			sigma *= 2 + out[0] // a data-dependent σ: a bug
+		}
+		clean := append([]float64(nil), out...)
+		p.Noise.AddGaussian(out, sigma)
+		if leak {
+			out = clean
+		}
+		return &pairwise.Result{W: out, Privacy: &pairwise.PrivacyReport{Sensitivity: []float64{sens}, Sigmas: []float64{sigma}}}, nil
+	}
+	return a
+}
+
+// gaussianMu is the μ with δ_μ(ε) = δ (Balle & Wang 2018), by bisection.
+func gaussianMu(eps, delta float64) float64 {
+	phi := func(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
+	lo, hi := 1e-3, 20.0
+	for i := 0; i < 100; i++ {
+		m := (lo + hi) / 2
+		if phi(-eps/m+m/2)-math.Exp(eps)*phi(-eps/m-m/2) > delta {
+			hi = m
+		} else {
+			lo = m
+		}
+	}
+	return lo
+}
+
+// The audit fails a real bug, not only a scaled σ: a mechanism that states
+// a third of its true sensitivity (σ exactly calibrated for the wrong Δ, so
+// the release is 3μ-GDP with 3μ = 0.80 instead of μ = 0.268) is caught at
+// ε = 1 (expected ε_lb ≈ 1.4 with 4000 trials per side), and the same
+// mechanism with the right sensitivity passes (false failure ≤ 5%; seeded,
+// so deterministic). The realized/stated ratio shows the bug directly.
+func TestWhiteBoxCatchesUnderstatedSensitivity(t *testing.T) {
+	spec := AuditSpec{Algo: "mean-release", Epsilon: 1, Trials: 4000, Seed: 3, R: 1, NoiseScale: 1, Confidence: 0.95}
+	good, err := whiteBox(context.Background(), meanRelease(1, false), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if good.EpsilonLowerBound > 1 || math.Abs(good.SensitivityAttained-1) > 1e-6 {
+		t.Errorf("correct mean release: ε_lb = %.3f (want ≤ 1), attained %.6f (want 1)", good.EpsilonLowerBound, good.SensitivityAttained)
+	}
+	bad, err := whiteBox(context.Background(), meanRelease(1.0/3, false), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("correct: ε_lb = %.3f; a third of the sensitivity stated: ε_lb = %.3f, attained %.3f", good.EpsilonLowerBound, bad.EpsilonLowerBound, bad.SensitivityAttained)
+	if math.Abs(bad.SensitivityAttained-3) > 1e-6 {
+		t.Errorf("understated sensitivity: attained %.6f, want 3", bad.SensitivityAttained)
+	}
+	if bad.EpsilonLowerBound <= 1 {
+		t.Errorf("understated sensitivity not caught: ε_lb = %.3f ≤ 1", bad.EpsilonLowerBound)
+	}
+}
+
+// A noise scale that depends on the data is refused by the replay.
+func TestWhiteBoxRefusesDataDependentNoise(t *testing.T) {
+	spec := AuditSpec{Algo: "mean-release", Epsilon: 1, Trials: 10, Seed: 1, R: 1, NoiseScale: 1, Confidence: 0.95}
+	if _, err := whiteBox(context.Background(), meanRelease(1, true), spec); err == nil {
+		t.Fatal("a data-dependent σ was audited as if it were a fixed mechanism")
+	}
+}
+
+// A model returned outside the noisy releases (here the un-noised mean) is
+// refused: the same transcript gives different models on D and D'.
+func TestWhiteBoxRefusesOutputBeyondTheReleases(t *testing.T) {
+	spec := AuditSpec{Algo: "mean-release", Epsilon: 1, Trials: 10, Seed: 1, R: 1, NoiseScale: 1, Confidence: 0.95}
+	_, err := whiteBox(context.Background(), meanReleaseLeaky(1, false, true), spec)
+	if err == nil || !strings.Contains(err.Error(), "beyond its releases") {
+		t.Fatalf("an un-noised returned model was not refused: %v", err)
+	}
+}
+
+// The recorder sees the scale actually drawn, after dp.ScaleNoise, and
+// the replayer substitutes the recorded output.
+func TestRecorderAndReplay(t *testing.T) {
+	rec := &recorder{inner: dp.NewSeededNoise(1)}
+	noise := dp.ScaleNoise(rec, 0.5)
+	x := []float64{1, 2}
+	noise.AddGaussian(x, 4)
+	if len(rec.rel) != 1 || rec.rel[0].scale != 2 || rec.rel[0].pre[0] != 1 || rec.rel[0].out[0] != x[0] {
+		t.Fatalf("recorded %+v for σ = 4 ×0.5 on [1 2] → %v", rec.rel, x)
+	}
+	rep := &replayer{script: rec.rel}
+	y := []float64{5, 6}
+	dp.ScaleNoise(rep, 0.5).AddGaussian(y, 4)
+	if rep.err != nil || y[0] != x[0] || y[1] != x[1] || rep.got[0].pre[0] != 5 {
+		t.Fatalf("replay gave %v (err %v), want %v and pre 5", y, rep.err, x)
+	}
+	dp.ScaleNoise(rep, 0.5).AddLaplace(y, 4)
+	if rep.err == nil {
+		t.Fatal("an extra release was replayed without error")
+	}
+}
+
+// The sorted-sample threshold counts agree with a direct count.
+func TestThresholdErrorsMatchDirectCount(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	s0, s1 := make([]float64, 200), make([]float64, 150)
+	for i := range s0 {
+		s0[i] = float64(r.IntN(20))
+	}
+	for i := range s1 {
+		s1[i] = float64(r.IntN(20)) + 3
+	}
+	sort.Float64s(s0)
+	sort.Float64s(s1)
+	for thr := -1.0; thr < 25; thr += 0.5 {
+		for _, flip := range []bool{false, true} {
+			fp, fn := thresholdTest{thr, flip}.errors(s0, s1)
+			var wfp, wfn int
+			say1 := func(v float64) bool { return (!flip && v > thr) || (flip && v < thr) }
+			for _, v := range s0 {
+				if say1(v) {
+					wfp++
+				}
+			}
+			for _, v := range s1 {
+				if !say1(v) {
+					wfn++
+				}
+			}
+			if fp != wfp || fn != wfn {
+				t.Fatalf("thr %g flip %v: (%d, %d), direct (%d, %d)", thr, flip, fp, fn, wfp, wfn)
+			}
 		}
 	}
 }
 
+// The black-box mode still works and catches ×0.1 noise on the canonical
+// full-gradient algorithm (its release is a sum of noisy full gradients
+// and the final model moves along e₁, where the black-box test looks).
+func TestBlackBoxCatchesTenfoldTooLittleNoise(t *testing.T) {
+	res, err := Audit(context.Background(), AuditSpec{Algo: "dp-gd-grad", Mode: BlackBox, Epsilon: 1, Trials: 1000, Seed: 2, NoiseScale: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Mode != BlackBox || res.Delta != dp.DefaultDelta(16) {
+		t.Errorf("mode %q δ = %g, want blackbox and δ = 1/(10·16)", res.Mode, res.Delta)
+	}
+	if res.EpsilonLowerBound <= 1 {
+		t.Fatalf("black-box with σ/10: ε_lb = %.3f, want > 1", res.EpsilonLowerBound)
+	}
+}
+
 func TestAuditRejectsBadRequests(t *testing.T) {
-	for _, s := range []AuditSpec{{Algo: "sgd-prev", Epsilon: 1}, {Algo: "dp-gd-grad", Epsilon: 0}, {Algo: "nope", Epsilon: 1}, {Algo: "dp-gd-grad", Epsilon: 1, Trials: 3}} {
+	for _, s := range []AuditSpec{
+		{Algo: "sgd-prev", Epsilon: 1}, {Algo: "dp-gd-grad", Epsilon: 0}, {Algo: "nope", Epsilon: 1},
+		{Algo: "dp-gd-grad", Epsilon: 1, Trials: 3}, {Algo: "dp-gd-grad", Epsilon: 1, Mode: "grey"},
+		{Algo: "dp-gd-grad", Epsilon: 1, NoiseScale: -1}, {Algo: "dp-gd-grad", Epsilon: 1, Confidence: 1},
+		{Algo: "dp-gd-grad", Epsilon: 1, Data: pairwise.NewDense([]float64{1, 0}, []float64{1, -1}, 1)},
+		{Algo: "dp-gd-grad", Epsilon: 1, Delta: 1, DeltaSet: true},
+	} {
 		if _, err := Audit(context.Background(), s); err == nil {
 			t.Errorf("%+v accepted", s)
 		}
+	}
+}
+
+// The Laplace (δ = 0) releases of the [X21] algorithms are audited with the
+// ℓ1 likelihood ratio: within the pure-ε claim at full noise (false
+// failure ≤ 5%, seeded), caught at ×0.1 — dpgdc realizes Σ‖a − b‖₁/b ≈ 0.2
+// of ε = 1 at ×1, so ≈ 2 at ×0.1 (expected ε_lb ≈ 1.8).
+func TestWhiteBoxLaplace(t *testing.T) {
+	for _, c := range []struct {
+		scale  float64
+		caught bool
+	}{{1, false}, {0.1, true}} {
+		res, err := Audit(context.Background(), AuditSpec{Algo: "dpgdc", Epsilon: 1, Delta: 0, DeltaSet: true, Trials: 1000, Seed: 4, NoiseScale: c.scale})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Mechanism != "laplace" || res.Delta != 0 {
+			t.Fatalf("mechanism %q δ = %g, want laplace and 0", res.Mechanism, res.Delta)
+		}
+		if got := res.EpsilonLowerBound > 1; got != c.caught {
+			t.Errorf("×%g: ε_lb = %.3f (realized loss %.3f), caught %v, want %v", c.scale, res.EpsilonLowerBound, res.RealizedLoss, got, c.caught)
+		}
+	}
+}
+
+// The production sampler can be audited too (not reproducible, so only a
+// smoke test: it runs and reports).
+func TestWhiteBoxSecureNoiseRuns(t *testing.T) {
+	res, err := Audit(context.Background(), AuditSpec{Algo: "dpgdc2", Epsilon: 1, Trials: 20, Seed: 1, SecureNoise: true})
+	if err != nil || res.Releases == 0 {
+		t.Fatalf("secure-noise audit: %+v, %v", res, err)
 	}
 }

@@ -159,8 +159,8 @@ func TestCoordinatorDPJob(t *testing.T) {
 	c.Step(&protocol.Join{Site: "b", Records: 300, Dim: 3})
 	acceptJob(c)
 	j := c.Job()
-	if j == nil || j.Phases != 7 || j.Delta != 1.0/300 || !(j.Eta > 0) || j.Loss != "logistic" || j.ParamRadius != 1 {
-		t.Fatalf("job %+v: want K = ⌈log₂ 100⌉ = 7, δ = 1/300, Thm 10 η", j)
+	if j == nil || j.Phases != 7 || j.Delta != 1.0/3000 || !(j.Eta > 0) || j.Loss != "logistic" || j.ParamRadius != 1 {
+		t.Fatalf("job %+v: want K = ⌈log₂ 100⌉ = 7, δ = 1/3000, Thm 10 η", j)
 	}
 	// A site claiming another (ε, δ) aborts the job.
 	outs := c.Step(&protocol.SiteUpdate{Job: j.Job, Phase: 1, Site: "a", Model: []float64{0, 0, 0}, Weight: 50, Epsilon: 5, Delta: j.Delta})

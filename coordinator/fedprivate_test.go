@@ -40,7 +40,7 @@ func TestValidateFedPrivateJobs(t *testing.T) {
 	}
 }
 
-// fed-dpegd: k = ⌊log₂ n_min⌋ phases, δ = 1/n_max, [X21] Thm 3 η at n_min;
+// fed-dpegd: k = ⌊log₂ n_min⌋ phases, δ = dp.DefaultDelta(n_max) = 1/(10·n_max), [X21] Thm 3 η at n_min;
 // fed-oneshot: one phase, the local algorithm announced, σ lists reported.
 func TestCoordinatorFedPrivateJobs(t *testing.T) {
 	c, _ := newTest(t, JobConfig{Algo: fedalgo.FedDPEGD, Epsilon: 0.5}, 2)
@@ -49,8 +49,8 @@ func TestCoordinatorFedPrivateJobs(t *testing.T) {
 	acceptJob(c)
 	j := c.Job()
 	loss, _ := pairwise.LossByName(pairwise.TaskAUC, "logistic")
-	if j == nil || j.Phases != 6 || j.Delta != 1.0/300 || j.Eta != pairwise.DPEGDDefaultEta(loss, 100, 3, 1, 1, 0.5, 1.0/300) || j.LocalAlgo != "" {
-		t.Fatalf("job %+v: want k = ⌊log₂ 100⌋ = 6, δ = 1/300, Thm 3 η", j)
+	if j == nil || j.Phases != 6 || j.Delta != dp.DefaultDelta(300) || j.Eta != pairwise.DPEGDDefaultEta(loss, 100, 3, 1, 1, 0.5, dp.DefaultDelta(300)) || j.LocalAlgo != "" {
+		t.Fatalf("job %+v: want k = ⌊log₂ 100⌋ = 6, δ = 1/3000, Thm 3 η", j)
 	}
 	outs := c.Step(&protocol.SiteUpdate{Job: j.Job, Phase: 1, Site: "a", Model: []float64{0, 0, 0}, Weight: 50, Epsilon: 5, Delta: j.Delta})
 	if c.Err() == nil || outs[0].Msg.Kind() != protocol.KindAbort {
@@ -78,7 +78,7 @@ func TestCoordinatorFedPrivateJobs(t *testing.T) {
 }
 
 // fed-dp-gd-grad: T = ⌈ln(n_min ε/√p)⌉ rounds ([K22] Remark 2 at the
-// smallest site) unless given, δ = 1/n_max, η = 1/L; each round the model
+// smallest site) unless given, δ = dp.DefaultDelta(n_max) = 1/(10·n_max), η = 1/L; each round the model
 // steps along the record-weighted mean of the sites' noisy gradients and is
 // projected onto the ball; the result is the last iterate; the privacy
 // report carries the paper's (ε, δ) and the dp.Compose (GDP) ε.
@@ -109,8 +109,8 @@ func TestCoordinatorFedDPGDGrad(t *testing.T) {
 	loss, _ := pairwise.LossByName(pairwise.TaskAUC, "logistic")
 	props := loss.Props(1, 1)
 	wantT := int(math.Ceil(math.Log(100 * 2 / math.Sqrt(2)))) // ⌈ln(n_min ε/√p)⌉ = ⌈ln 141.4⌉ = 5
-	if j == nil || j.Phases != wantT || wantT != 5 || j.Delta != 1.0/300 || j.Eta != 1/props.Smooth || j.Epsilon != 2 {
-		t.Fatalf("job %+v: want T = %d, δ = 1/300, η = 1/L = %g", j, wantT, 1/props.Smooth)
+	if j == nil || j.Phases != wantT || wantT != 5 || j.Delta != dp.DefaultDelta(300) || j.Eta != 1/props.Smooth || j.Epsilon != 2 {
+		t.Fatalf("job %+v: want T = %d, δ = 1/3000, η = 1/L = %g", j, wantT, 1/props.Smooth)
 	}
 	// Round 1 from 0: ḡ = (100·(4, 0) + 300·(0, −4))/400 = (1, −3);
 	// w = 0 − η ḡ, projected onto the unit ball if longer.

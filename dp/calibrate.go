@@ -1,8 +1,10 @@
 package dp
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
+	"sync"
 )
 
 // Calibration of Gaussian releases by exact Gaussian-DP accounting: the one
@@ -358,6 +360,64 @@ func (v discreteVariant) epsilon(mu, delta float64) float64 {
 // ulps of c) whose certificate covers (eps, delta), and that certificate.
 // Releases with Δᵢ = 0 get σᵢ = 0 (they read no record and need no noise).
 func CalibrateGaussian(p GaussianPlan, eps, delta float64) ([]float64, Certificate, error) {
+	key := calibKey(p, eps, delta)
+	calibMu.Lock()
+	e, ok := calibMemo[key]
+	calibMu.Unlock()
+	if ok {
+		return append([]float64(nil), e.sigmas...), e.cert, e.err
+	}
+	sig, cert, err := calibrateGaussian(p, eps, delta)
+	calibMu.Lock()
+	if len(calibMemo) >= 1<<12 {
+		clear(calibMemo)
+	}
+	calibMemo[key] = calibEntry{append([]float64(nil), sig...), cert, err}
+	calibMu.Unlock()
+	return sig, cert, err
+}
+
+// CalibrateGaussian is pure and costs thousands of exact-accountant
+// evaluations; every run of an algorithm calls it with the same plan (the
+// audit runs thousands), so results are memoized by the bits of the plan,
+// ε and δ (at most 4096 entries, then cleared; callers get copies).
+type calibEntry struct {
+	sigmas []float64
+	cert   Certificate
+	err    error
+}
+
+var (
+	calibMu   sync.Mutex
+	calibMemo = map[string]calibEntry{}
+)
+
+// calibKey encodes every field of the plan, ε and δ exactly (float bits):
+// a field added to GaussianPlan must be added here.
+func calibKey(p GaussianPlan, eps, delta float64) string {
+	b := make([]byte, 0, 8*(len(p.Sensitivities)+len(p.Split)+5))
+	put := func(x float64) { b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x)) }
+	put(float64(len(p.Sensitivities)))
+	for _, x := range p.Sensitivities {
+		put(x)
+	}
+	put(float64(len(p.Split)))
+	for _, x := range p.Split {
+		put(x)
+	}
+	d := 0.0
+	if p.Disjoint {
+		d = 1
+	}
+	put(d)
+	put(p.FailureDelta)
+	put(float64(p.Dim))
+	put(eps)
+	put(delta)
+	return string(b)
+}
+
+func calibrateGaussian(p GaussianPlan, eps, delta float64) ([]float64, Certificate, error) {
 	if err := p.check(nil); err != nil {
 		return nil, Certificate{}, err
 	}

@@ -99,3 +99,22 @@ func TestCertifyGaussianRefusesClassicalAtLargeEpsilon(t *testing.T) {
 		t.Fatalf("failure δ = δ: err = %v, want ErrInvalidAccounting", err)
 	}
 }
+
+// Memoized calibration returns the same σ's as a fresh one, and callers
+// own their copies.
+func TestCalibrateGaussianMemoized(t *testing.T) {
+	p := GaussianPlan{Sensitivities: []float64{1, 2}, Dim: 3}
+	a, ca, err := CalibrateGaussian(p, 1, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a[0] = -1 // must not corrupt the memo
+	b, cb, err := CalibrateGaussian(p, 1, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, cc, err := calibrateGaussian(p, 1, 1e-5)
+	if err != nil || b[0] != c[0] || b[1] != c[1] || cb != cc || ca != cc {
+		t.Fatalf("memoized %v %+v, fresh %v %+v (%v)", b, cb, c, cc, err)
+	}
+}

@@ -152,7 +152,7 @@ func (s *Spec) Validate() error {
 	}
 	if a.Private {
 		if !(s.Epsilon > 0) || math.IsInf(s.Epsilon, 0) {
-			return fmt.Errorf("experiment: %s is private: ε = %v must be finite and > 0 (--epsilon; --delta is optional, default 1/n)", s.Algo, s.Epsilon)
+			return fmt.Errorf("experiment: %s is private: ε = %v must be finite and > 0 (--epsilon; --delta is optional, default 1/(10·n))", s.Algo, s.Epsilon)
 		}
 		if s.DeltaSet && !(s.Delta >= 0 && s.Delta < 1) {
 			return fmt.Errorf("experiment: δ = %v must be in [0, 1)", s.Delta)
@@ -594,7 +594,7 @@ func requestDelta(spec Spec, n int) float64 {
 	if spec.DeltaSet {
 		return spec.Delta
 	}
-	return 1 / float64(n)
+	return dp.DefaultDelta(n)
 }
 
 // fit trains one model.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -21,13 +22,13 @@ func sizes(sites []SiteInfo) (nMin, nMax int) {
 }
 
 // planPrivacy returns the (ε, δ) every site of a private job is charged:
-// the spec's, with δ = 0 meaning 1/n_max over the participants (≤ 1/n for
-// every site, the papers' default δ = 1/n at the largest site).
+// the spec's, with δ = 0 meaning dp.DefaultDelta(n_max) = 1/(10·n_max) over
+// the participants: ≤ 1/(10·n) for every site, each with its own n.
 func planPrivacy(spec *Spec, sites []SiteInfo) (eps, delta float64) {
 	eps, delta = spec.Epsilon, spec.Delta
 	if delta == 0 {
 		_, nMax := sizes(sites)
-		delta = 1 / float64(nMax)
+		delta = dp.DefaultDelta(nMax)
 	}
 	return eps, delta
 }
@@ -50,7 +51,7 @@ func checkPrivacy(name string, s *Spec) error {
 		return fmt.Errorf("%s needs ε > 0, got %v", name, s.Epsilon)
 	}
 	if !(s.Delta >= 0 && s.Delta < 1) {
-		return fmt.Errorf("δ = %v must be in [0, 1) (0: 1/n_max)", s.Delta)
+		return fmt.Errorf("δ = %v must be in [0, 1) (0: 1/(10·n_max))", s.Delta)
 	}
 	return nil
 }

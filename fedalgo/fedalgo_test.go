@@ -95,7 +95,7 @@ func TestConfigureDefaultsAndRejections(t *testing.T) {
 	}
 }
 
-// Plans: phases from the smallest site, δ = 1/n_max when not given, and
+// Plans: phases from the smallest site, δ = 1/(10·n_max) when not given, and
 // fed-dp-gd-grad's per-site sensitivity 4G/n_s.
 func TestPlans(t *testing.T) {
 	sites := []SiteInfo{{"a", 100}, {"b", 300}}
@@ -112,8 +112,8 @@ func TestPlans(t *testing.T) {
 		}
 		return p
 	}
-	if p := plan(Spec{Algo: FedDPLocalSGD, Epsilon: 1}); p.Phases != 7 || p.Delta != 1.0/300 || !(p.Eta > 0) {
-		t.Errorf("fed-dp-local-sgd plan %+v (want K = ⌈log₂ 100⌉ = 7, δ = 1/300)", p)
+	if p := plan(Spec{Algo: FedDPLocalSGD, Epsilon: 1}); p.Phases != 7 || p.Delta != 1.0/3000 || !(p.Eta > 0) {
+		t.Errorf("fed-dp-local-sgd plan %+v (want K = ⌈log₂ 100⌉ = 7, δ = 1/(10·300))", p)
 	}
 	if p := plan(Spec{Algo: FedDPEGD, Epsilon: 1, Delta: 1e-4}); p.Phases != 6 || p.Delta != 1e-4 {
 		t.Errorf("fed-dpegd plan %+v (want k = ⌊log₂ 100⌋ = 6)", p)

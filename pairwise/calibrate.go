@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/pairfed/pairfed/dp"
 )
@@ -264,6 +265,37 @@ func paramDiameter(obj Objective) float64 {
 // (log-gamma, summed from the top), with a relative allowance of 1e-9 on
 // the tail for rounding: the returned c is never too small.
 func binomialQuantile(N int, p, gamma float64) int {
+	k := bqKey{N, p, gamma}
+	bqMu.Lock()
+	v, ok := bqMemo[k]
+	bqMu.Unlock()
+	if ok {
+		return v
+	}
+	v = binomialQuantileUncached(N, p, gamma)
+	bqMu.Lock()
+	if len(bqMemo) >= 1<<12 {
+		clear(bqMemo)
+	}
+	bqMemo[k] = v
+	bqMu.Unlock()
+	return v
+}
+
+// binomialQuantile is pure and costs O(N) Lgamma calls; every private run
+// calls it with the same arguments (the audit runs thousands), so its
+// results are memoized (at most 4096 entries, then cleared).
+type bqKey struct {
+	n        int
+	p, gamma float64
+}
+
+var (
+	bqMu   sync.Mutex
+	bqMemo = map[bqKey]int{}
+)
+
+func binomialQuantileUncached(N int, p, gamma float64) int {
 	if p >= 1 {
 		return N
 	}

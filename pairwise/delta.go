@@ -1,15 +1,22 @@
 package pairwise
 
-import "fmt"
+import (
+	"fmt"
 
-// DeltaWarning returns a warning when δ exceeds 1/n for a mechanism over
-// n records, "" otherwise. (ε, δ)-DP with δ > 1/n admits a mechanism that
-// publishes a record in the clear (each one with probability δ): the
-// papers take δ ≤ 1/n, and δ = 1/n is pairfed's default. The run goes on;
-// callers print the warning (train, simulate: stderr; a site: its log).
+	"github.com/pairfed/pairfed/dp"
+)
+
+// DeltaWarning returns a warning when δ exceeds dp.DefaultDelta(n) =
+// 1/(10·n) for a mechanism over n records, "" otherwise. A mechanism that
+// publishes one random record verbatim is (0, 1/n)-DP, so δ near 1/n
+// allows releasing records in the clear; pairfed's default and the largest
+// δ it runs without a warning is 1/(10·n) (see dp.DefaultDelta). The run
+// goes on; callers print the warning (train, simulate: stderr; a site: its
+// log).
 func DeltaWarning(delta float64, n int) string {
-	if n <= 0 || !(delta > 1/float64(n)) {
+	limit := dp.DefaultDelta(n)
+	if n <= 0 || !(delta > limit*(1+1e-12)) {
 		return ""
 	}
-	return fmt.Sprintf("δ = %g exceeds 1/n = %.3g for n = %d records: (ε, δ)-DP with δ > 1/n allows releasing a record in the clear; use δ ≤ 1/n", delta, 1/float64(n), n)
+	return fmt.Sprintf("δ = %g exceeds 1/(10·n) = %.3g for n = %d records: a mechanism that publishes one random record verbatim is (0, 1/n)-DP, so δ this large allows releasing records in the clear; use δ ≤ 1/(10·n)", delta, limit, n)
 }

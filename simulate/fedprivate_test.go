@@ -55,8 +55,8 @@ func TestLockstepFedDPEGD(t *testing.T) {
 	if want := pairwise.DPEGDDefaultEta(loss, nMin, ann.Params, 1, 1, 1, ann.Delta); ann.Eta != want || !(ann.Eta > 0) {
 		t.Errorf("η = %g, want [X21] Thm 3's %g at n_min", ann.Eta, want)
 	}
-	if ann.Delta != 1/154.0 {
-		t.Errorf("δ = %g, want 1/n_max", ann.Delta)
+	if ann.Delta != 1/1540.0 {
+		t.Errorf("δ = %g, want 1/(10·n_max)", ann.Delta)
 	}
 	G := loss.Props(1, 1).Lipschitz
 	for i, p := range a.coord.Privacy() {
@@ -218,8 +218,8 @@ func TestLockstepFedDPGDGrad(t *testing.T) {
 	ann := a.coord.Job()
 	const nMin, nMax, p = 153, 154, 8
 	T := int(math.Ceil(math.Log(nMin * 1 / math.Sqrt(p)))) // ⌈ln 54.09⌉ = 4
-	if ra.Phases != T || T != 4 || ann.Delta != 1.0/nMax {
-		t.Fatalf("phases %d, δ %g: want T = ⌈ln(n_min ε/√p)⌉ = %d, δ = 1/%d", ra.Phases, ann.Delta, T, nMax)
+	if ra.Phases != T || T != 4 || ann.Delta != 1.0/(10*nMax) {
+		t.Fatalf("phases %d, δ %g: want T = ⌈ln(n_min ε/√p)⌉ = %d, δ = 1/(10·%d)", ra.Phases, ann.Delta, T, nMax)
 	}
 	loss, _ := pairwise.LossByName(pairwise.TaskAUC, ann.Loss)
 	props := loss.Props(1, 1)

@@ -78,7 +78,7 @@ type Config struct {
 	// 1e-3 (AUC) or 1e-2 (metric), as in [X21] §5, and the others 0.
 	Lambda    float64
 	LambdaSet bool
-	// Delta is δ of the private algorithms when DeltaSet (default 1/n:
+	// Delta is δ of the private algorithms when DeltaSet (default 1/(10·n), dp.DefaultDelta:
 	// n_train single-machine, the largest site's n federated).
 	Delta    float64
 	DeltaSet bool
@@ -348,7 +348,7 @@ func newCell(cfg Config, grid, algo string, eps float64, n int) (*cell, error) {
 		if private && cfg.DeltaSet {
 			job.Delta = cfg.Delta
 			if cfg.Delta == 0 {
-				return nil, fmt.Errorf("sweep: %s: federated jobs take δ > 0 (δ = 0 means 1/n_max there)", algo)
+				return nil, fmt.Errorf("sweep: %s: federated jobs take δ > 0 (δ = 0 means 1/(10·n_max) there)", algo)
 			}
 		}
 		lambdaOf := ""

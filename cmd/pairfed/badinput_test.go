@@ -380,11 +380,11 @@ func TestBadInputCorpus(t *testing.T) {
 			err: []string{"strongly convex", "--lambda > 0"}},
 		{name: "private, radius 0", args: append(dpTrain, "--epsilon", "1", "--radius", "0"), code: 2, err: []string{"--radius R > 0"}},
 		{name: "radius < 0", args: []string{"train", "--data", siteA, "--radius", "-1"}, code: 2, err: []string{"radius = -1", "≥ 0"}},
-		// δ > 1/n: a warning on stderr, and the run goes on.
-		{name: "train δ > 1/n warns", args: append(dpTrain, "--epsilon", "1", "--delta", "0.1", "--noise-seed", "1"), code: 0,
-			warn: []string{"warning", "δ = 0.1 exceeds 1/n", "n = 32"}},
+		// δ > 1/(10·n): a warning on stderr, and the run goes on.
+		{name: "train δ > 1/(10·n) warns", args: append(dpTrain, "--epsilon", "1", "--delta", "0.1", "--noise-seed", "1"), code: 0,
+			warn: []string{"warning", "δ = 0.1 exceeds 1/(10·n)", "n = 32"}},
 
-		// simulate: the same checks, and the per-site δ > 1/n warning.
+		// simulate: the same checks, and the per-site δ > 1/(10·n) warning.
 		{name: "simulate ε NaN", args: []string{"simulate", "--data", siteA, "--sites", "2", "--algo", "fed-dpegd", "--epsilon", "NaN"}, code: 2, err: []string{"ε > 0", "NaN"}},
 		{name: "simulate δ = 1", args: []string{"simulate", "--data", siteA, "--sites", "2", "--algo", "fed-dpegd", "--epsilon", "1", "--delta", "1"}, code: 2, err: []string{"δ = 1", "[0, 1)"}},
 		{name: "simulate radius 0", args: []string{"simulate", "--data", siteA, "--sites", "2", "--algo", "fed-dpegd", "--epsilon", "1", "--radius", "0"}, code: 2, err: []string{"--radius 0", "> 0"}},
@@ -393,8 +393,8 @@ func TestBadInputCorpus(t *testing.T) {
 			err: []string{"dpgdsc", "not hinge"}},
 		{name: "simulate 0 sites", args: []string{"simulate", "--data", siteA, "--sites", "0"}, code: 2, err: []string{"sites 0"}},
 		{name: "simulate NaN file", args: []string{"simulate", "--data", bad("nan.libsvm")}, code: 1, err: []string{"nan.libsvm:2:6", "NaN"}},
-		{name: "simulate δ > 1/n warns", args: []string{"simulate", "--data", siteA, "--sites", "2", "--transport", "mem", "--algo", "fed-dpegd", "--epsilon", "1", "--delta", "0.2", "--noise-seed", "1"}, code: 0,
-			warn: []string{"warning: site-0: δ = 0.2 exceeds 1/n", "site-1"}},
+		{name: "simulate δ > 1/(10·n) warns", args: []string{"simulate", "--data", siteA, "--sites", "2", "--transport", "mem", "--algo", "fed-dpegd", "--epsilon", "1", "--delta", "0.2", "--noise-seed", "1"}, code: 0,
+			warn: []string{"warning: site-0: δ = 0.2 exceeds 1/(10·n)", "site-1"}},
 
 		// A site started with a bad file or budget exits before it joins,
 		// and its ledger is untouched.

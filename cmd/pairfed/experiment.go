@@ -29,7 +29,7 @@ func experimentCommand() *cli.Command {
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the splits and sampling; given explicitly, it also seeds the privacy noise: the sweep is then reproducible and its private rows are reported NOT private"},
 		&cli.StringFlag{Name: "loss", Usage: "loss of every algorithm (default per algorithm: hinge for non-private AUC, logistic for private ones and metric learning)"},
 		&cli.Float64Flag{Name: "lambda", Usage: "(λ/2)‖w‖² for every algorithm (default: 1e-3 (auc) / 1e-2 (metric) for algorithms that need strong convexity, else 0)"},
-		&cli.Float64Flag{Name: "delta", Usage: "δ of the private algorithms (default 1/n)"},
+		&cli.Float64Flag{Name: "delta", Usage: "δ of the private algorithms (default 1/(10·n))"},
 		&cli.Float64Flag{Name: "eta", Usage: "fix η of the non-private single-machine algorithms (default: selected by 3-fold CV on each training split, with --param-radius)"},
 		&cli.Float64Flag{Name: "param-radius", Usage: "fix the parameter radius B of the non-private single-machine algorithms (default: selected with η)"},
 		&cli.Float64Flag{Name: "radius", Usage: "per-record L2 clipping radius R (default: 1 for private and federated algorithms; no clipping for the non-private single-machine ones, where it would only cost accuracy)"},

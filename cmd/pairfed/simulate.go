@@ -27,7 +27,7 @@ func simulateCommand() *cli.Command {
 		&cli.StringFlag{Name: "local-algo", Usage: "fed-oneshot: the private single-site algorithm every site runs (e.g. dpegd, dpgdsc, dp-gd-grad, dp-local-sgd)"},
 		&cli.StringFlag{Name: "loss", Usage: "hinge, square or logistic (default: hinge for fed-avg, logistic for the private algorithms)"},
 		&cli.Float64Flag{Name: "epsilon", Usage: "per-site record-level ε (private algorithms)"},
-		&cli.Float64Flag{Name: "delta", Usage: "per-site δ (default 1/n of the largest site)"},
+		&cli.Float64Flag{Name: "delta", Usage: "per-site δ (default 1/(10·n) of the largest site, so ≤ 1/(10·n) at every site)"},
 		&cli.Float64Flag{Name: "eta", Usage: "base step size η (default: 10 for fed-avg; [Y21a] Thm 10 / [X21] Thm 3 at the smallest site for fed-dp-local-sgd / fed-dpegd; 1/L for fed-dp-gd-grad; the local algorithm's default at each site for fed-oneshot)"},
 		&cli.Float64Flag{Name: "param-radius", Usage: "radius B of the ℓ2 parameter ball (default 100 fed-avg, 1 private)"},
 		&cli.Float64Flag{Name: "radius", Value: 1, Usage: "per-record clipping radius R after per-site scaling"},

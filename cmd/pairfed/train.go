@@ -39,7 +39,7 @@ func trainCommand() *cli.Command {
 		&cli.Float64Flag{Name: "range-share", Usage: "--scale private: share of ε and δ spent on the DP feature ranges (default 0.1); the algorithm runs at the rest"},
 		&cli.StringFlag{Name: "protocol", Value: "validation", Usage: "validation (honest: select on a split of the training data) or paper ([Y21a]'s code: selects on test folds)"},
 		&cli.Float64Flag{Name: "epsilon", Usage: "privacy budget ε of a private algorithm (record-level (ε, δ)-DP)"},
-		&cli.Float64Flag{Name: "delta", Usage: "δ of a private algorithm (default 1/n_train; 0 = pure ε-DP where the paper has a Laplace variant)"},
+		&cli.Float64Flag{Name: "delta", Usage: "δ of a private algorithm (default 1/(10·n_train); 0 = pure ε-DP where the paper has a Laplace variant)"},
 		&cli.Uint64Flag{Name: "noise-seed", Usage: "draw privacy noise from a seeded source: reproducible but NOT private (reported private: false)"},
 		&cli.Float64Flag{Name: "noise-scale", Usage: "what-if only: multiply every σ by this factor (the run is then reported NOT private)"},
 		&cli.BoolFlag{Name: "tune", Usage: "private selection among candidate mechanisms (Papernot & Steinke 2022, geometric repetitions): each run trains a random candidate on 80% of the training split and scores it by a noisy AUC count on the other 20%; the whole selection is (ε, δ)-DP as printed"},

@@ -239,7 +239,7 @@ func dpTable(ctx context.Context, sets []dataset) {
 		if ds.test == nil {
 			nTrain = ds.train.N - int(math.Round(0.2*float64(ds.train.N)))
 		}
-		delta := 1 / float64(nTrain)
+		delta := dp.DefaultDelta(nTrain)
 		var fed, fed1 []float64
 		var eta float64
 		var phases int
@@ -290,7 +290,7 @@ func noiseTable(ctx context.Context, ds dataset) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	delta := 1 / float64(trd.N)
+	delta := dp.DefaultDelta(trd.N)
 	loss, _ := pairwise.LossByName(pairwise.TaskAUC, "logistic")
 	eta := pairwise.Y21aDefaultEta(loss, trd.N, trd.D, 1, 1, 1, delta)
 	job := validatedJob(coordinator.JobConfig{Algo: fedalgo.FedDPLocalSGD, Epsilon: 1, Delta: delta, Eta: eta, ParamRadius: 1, FeatureRadius: 1}, 1)
