@@ -41,8 +41,8 @@ func TestSecAggOptions(t *testing.T) {
 		spec := Spec{Algo: c.algo, Task: "auc", FeatureRadius: 1, Epsilon: 1, Aggregation: c.agg, Options: c.options}
 		a, err := Configure(&spec)
 		var opts protocol.Options
+		var plan *Plan
 		if err == nil {
-			var plan *Plan
 			if plan, err = a.Plan(&spec, sites, 3); err == nil {
 				opts, err = PlanSecAgg(a, &spec, sites, 3, plan)
 			}
@@ -58,7 +58,7 @@ func TestSecAggOptions(t *testing.T) {
 			continue
 		}
 		job := &protocol.JobAnnounce{Job: "j", Algo: c.algo, Task: "auc", Loss: "square", Params: 3, Phases: 1, FeatureRadius: 1,
-			Epsilon: 1, Delta: 1.0 / 80, Sites: []string{"a", "b", "c", "d"}, Options: opts}
+			Epsilon: 1, Delta: plan.Delta, Sites: []string{"a", "b", "c", "d"}, Options: opts}
 		if err := job.Validate(); err != nil {
 			t.Fatalf("%s: planned announcement invalid: %v", c.name, err)
 		}
