@@ -210,9 +210,13 @@ func TestHostileAbsurdJob(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(1, 2))
 	var files []string
+	// 200 000 records per site: 1000 local passes must outlast the
+	// coordinator's 4 × 300 ms of waiting by far on any machine (the
+	// specialized sgd-prev loop runs ~5·10⁷ pair steps/s; this phase is
+	// 2·10⁸ steps).
 	for s := 0; s < 2; s++ {
 		var b strings.Builder
-		for i := 0; i < 20000; i++ {
+		for i := 0; i < 200000; i++ {
 			y := 2*rng.IntN(2) - 1
 			fmt.Fprintf(&b, "%+d", y)
 			for k := 1; k <= 10; k++ {
