@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/fedalgo"
@@ -61,8 +62,13 @@ func FuzzJobSpec(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.Step(context.Background(), a)
-		w.Step(context.Background(), &protocol.PhaseStart{Job: a.Job, Phase: 1, Model: make([]float64, a.Params)})
+		// One iteration must stay short (a fuzz iteration still running when
+		// -fuzztime ends fails the run with "context deadline exceeded"):
+		// the phase is bounded by a deadline the site honours.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		w.Step(ctx, a)
+		w.Step(ctx, &protocol.PhaseStart{Job: a.Job, Phase: 1, Model: make([]float64, a.Params)})
 		if err := w.Err(); err != nil && strings.Contains(err.Error(), "internal error") {
 			t.Fatalf("spec %+v: site: %v", m, err)
 		}
