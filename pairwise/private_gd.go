@@ -334,16 +334,13 @@ func runDPGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) 
 	} else {
 		notes = append(notes, fmt.Sprintf("η = %g given", eta))
 	}
-	last := cfg.Averaging == AvgLast
-
 	w := make([]float64, p)
 	if cfg.Init != nil {
 		copy(w, cfg.Init)
 	}
 	obj.Project(w)
-	avg := make([]float64, p)
+	iters := newNoisyIterates(obj, &cfg)
 	g := make([]float64, p)
-	cp := checkpointer{cfg: &cfg}
 	var grads int64
 	for t := 1; t <= T; t++ {
 		if err := ctx.Err(); err != nil {
@@ -357,23 +354,9 @@ func runDPGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) 
 		grads += int64(n) * int64(n-1)
 		axpy(-eta, g, w)
 		obj.Project(w)
-		axpy(1, w, avg)
-		if cp.due(t) {
-			out := append([]float64(nil), w...)
-			if !last {
-				copy(out, avg)
-				scale(1/float64(t), out)
-			}
-			y21PostProcess(obj, out)
-			cp.fire(t, out)
-		}
+		iters.add(t, w)
 	}
-	out := w
-	if !last {
-		out = avg
-		scale(1/float64(T), out)
-	}
-	y21PostProcess(obj, out)
+	out := iters.output(T, w)
 
 	g0 := dpSnapped(sens, sigma, p)
 	rep.Sigmas = make([]float64, T)
@@ -397,4 +380,39 @@ func runDPGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) 
 // rounding of p coordinates to the grid of σ.
 func dpSnapped(sens, sigma float64, p int) float64 {
 	return dp.SnappedL2Sensitivity(sens, dp.GaussianGranularity(sigma), p)
+}
+
+// noisyIterates is the output rule of dp-gd and dp-pair-sgd: the last
+// iterate or the uniform average of the iterates, with checkpoints of the
+// same rule. Every iterate is post-processing of the noisy releases, so
+// every value it hands out is too.
+type noisyIterates struct {
+	obj  Objective
+	last bool
+	avg  []float64
+	cp   checkpointer
+}
+
+func newNoisyIterates(obj Objective, cfg *RunConfig) *noisyIterates {
+	return &noisyIterates{obj: obj, last: cfg.Averaging == AvgLast, avg: make([]float64, obj.NumParams()), cp: checkpointer{cfg: cfg}}
+}
+
+// add records iterate t (w, already projected) and fires its checkpoints.
+func (it *noisyIterates) add(t int, w []float64) {
+	axpy(1, w, it.avg)
+	if it.cp.due(t) {
+		it.cp.fire(t, it.output(t, append([]float64(nil), w...)))
+	}
+}
+
+// output turns w, the iterate after t steps, into the model the rule
+// releases, in place: w itself or the average of the first t iterates,
+// post-processed (y21PostProcess). It returns w.
+func (it *noisyIterates) output(t int, w []float64) []float64 {
+	if !it.last {
+		copy(w, it.avg)
+		scale(1/float64(t), w)
+	}
+	y21PostProcess(it.obj, w)
+	return w
 }

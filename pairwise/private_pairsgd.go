@@ -220,17 +220,14 @@ func runPairSGDPrivate(ctx context.Context, obj Objective, cfg RunConfig, rng *r
 	} else {
 		notes = append(notes, fmt.Sprintf("η = %g given", eta))
 	}
-	last := cfg.Averaging == AvgLast
-
 	w := make([]float64, p)
 	if cfg.Init != nil {
 		copy(w, cfg.Init)
 	}
 	obj.Project(w)
-	avg := make([]float64, p)
+	iters := newNoisyIterates(obj, &cfg)
 	g, tmp := make([]float64, p), make([]float64, p)
 	var batch []int
-	cp := checkpointer{cfg: &cfg}
 	var pairs int64
 	for t := 1; t <= T; t++ {
 		if t%64 == 0 {
@@ -248,23 +245,9 @@ func runPairSGDPrivate(ctx context.Context, obj Objective, cfg RunConfig, rng *r
 		}
 		axpy(-eta, g, w)
 		obj.Project(w)
-		axpy(1, w, avg)
-		if cp.due(t) {
-			out := append([]float64(nil), w...)
-			if !last {
-				copy(out, avg)
-				scale(1/float64(t), out)
-			}
-			y21PostProcess(obj, out)
-			cp.fire(t, out)
-		}
+		iters.add(t, w)
 	}
-	out := w
-	if !last {
-		out = avg
-		scale(1/float64(T), out)
-	}
-	y21PostProcess(obj, out)
+	out := iters.output(T, w)
 
 	eps, order, err := dp.SubsampledGaussianEpsilon(q, z, T, pr.Delta, rel)
 	if err != nil {
