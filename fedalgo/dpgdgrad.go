@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -173,22 +172,7 @@ func (dpGDGradCombiner) State() []float64 { return nil }
 // guarantees.
 func (fedDPGDGrad) Account(sigmas []float64, sens, epsilon, delta float64) (float64, []string) {
 	notes := []string{fmt.Sprintf("[K22] Thm 1 (moments accountant): %d adaptive full-gradient Gaussian releases of sensitivity 4G/n = %.6g with σ = 8G√(T log(1/δ))/(nε) are (ε, δ) = (%g, %.3g)-DP", len(sigmas), sens, epsilon, delta)}
-	if !(sens > 0) || !(delta > 0) {
-		return 0, notes
-	}
-	rels := make([]dp.Release, len(sigmas))
-	for i, s := range sigmas {
-		rels[i] = dp.Release{Mechanism: dp.MechanismGaussian, Sensitivity: sens, Sigma: s, Label: fmt.Sprintf("round %d", i+1)}
-	}
-	rep, err := dp.Compose(rels, delta)
-	if err != nil {
-		return 0, append(notes, fmt.Sprintf("dp.Compose: %v", err))
-	}
-	e := rep.Method(dp.MethodGDP)
-	if !e.OK || math.IsInf(e.Epsilon, 0) || math.IsNaN(e.Epsilon) {
-		return 0, append(notes, "exact Gaussian-DP composition does not apply: "+e.Description)
-	}
-	return e.Epsilon, append(notes, fmt.Sprintf("exact Gaussian-DP composition of the same releases (dp.Compose): ε = %.6g at δ = %.3g", e.Epsilon, delta))
+	return gaussianAccount(sigmas, sens, delta, "round", notes)
 }
 
 func (fedDPGDGrad) PrivacyNote(*Spec) string {

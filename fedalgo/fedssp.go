@@ -288,19 +288,19 @@ func (c *sspCombiner) State() []float64                { return nil }
 // claim.
 func (a fedSSP) Account(sigmas []float64, sens, epsilon, delta float64) (float64, []string) {
 	notes := []string{fmt.Sprintf("%s: one Gaussian release per site of ℓ2 sensitivity Δ' = %.6g calibrated by the analytic Gaussian mechanism (Balle & Wang 2018) to (ε, δ) = (%g, %.3g)", a.name, sens, epsilon, delta)}
-	return gaussianAccount(sigmas, sens, delta, notes)
+	return gaussianAccount(sigmas, sens, delta, "release", notes)
 }
 
 // gaussianAccount composes Gaussian releases of sensitivity sens with the
 // given σs by exact Gaussian DP (dp.Compose) and returns ε at delta (0 if
-// it does not apply) with notes.
-func gaussianAccount(sigmas []float64, sens, delta float64, notes []string) (float64, []string) {
+// it does not apply) with notes; each release is labelled "<unit> i".
+func gaussianAccount(sigmas []float64, sens, delta float64, unit string, notes []string) (float64, []string) {
 	if !(sens > 0) || !(delta > 0) || len(sigmas) == 0 {
 		return 0, notes
 	}
 	rels := make([]dp.Release, len(sigmas))
 	for i, s := range sigmas {
-		rels[i] = dp.Release{Mechanism: dp.MechanismGaussian, Sensitivity: sens, Sigma: s, Label: fmt.Sprintf("release %d", i+1)}
+		rels[i] = dp.Release{Mechanism: dp.MechanismGaussian, Sensitivity: sens, Sigma: s, Label: fmt.Sprintf("%s %d", unit, i+1)}
 	}
 	rep, err := dp.Compose(rels, delta)
 	if err != nil {
@@ -310,7 +310,7 @@ func gaussianAccount(sigmas []float64, sens, delta float64, notes []string) (flo
 	if !e.OK || math.IsInf(e.Epsilon, 0) || math.IsNaN(e.Epsilon) {
 		return 0, append(notes, "exact Gaussian-DP composition does not apply: "+e.Description)
 	}
-	return e.Epsilon, append(notes, fmt.Sprintf("exact Gaussian DP of the same release(s) (dp.Compose): ε = %.6g at δ = %.3g", e.Epsilon, delta))
+	return e.Epsilon, append(notes, fmt.Sprintf("exact Gaussian-DP composition of the same releases (dp.Compose): ε = %.6g at δ = %.3g", e.Epsilon, delta))
 }
 
 // Secure aggregation (secure.go): the statistics are a sum over sites, so
