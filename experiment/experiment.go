@@ -428,10 +428,7 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 					B = 1
 					if algo.ParamRadius != nil {
 						loss, _ := pairwise.LossByName(spec.Task, spec.Loss)
-						delta := spec.Delta
-						if !spec.DeltaSet {
-							delta = 1 / float64(tr.N)
-						}
+						delta := requestDelta(fspec, tr.N) // the δ the algorithm will run at
 						p := tr.D
 						if spec.Task == pairwise.TaskMetric {
 							p = tr.D * tr.D

@@ -156,10 +156,7 @@ func tune(ctx context.Context, spec Spec, tr *pairwise.Dataset, rng *rand.Rand) 
 	if nv < 2 || tr.N-nv < 2 {
 		return nil, nil, fmt.Errorf("experiment: --tune needs at least 2 records to fit and 2 to score (n = %d)", tr.N)
 	}
-	delta := spec.Delta
-	if !spec.DeltaSet {
-		delta = 1 / float64(tr.N)
-	}
+	delta := requestDelta(spec, tr.N)
 	if !(delta > 0) {
 		return nil, nil, fmt.Errorf("experiment: --tune needs δ > 0 (its candidates are Gaussian mechanisms)")
 	}
@@ -260,10 +257,7 @@ func privateRadius(spec Spec, algo *pairwise.Algorithm, tr *pairwise.Dataset) fl
 		return 1
 	}
 	loss, _ := pairwise.LossByName(spec.Task, spec.Loss)
-	delta := spec.Delta
-	if !spec.DeltaSet {
-		delta = 1 / float64(tr.N)
-	}
+	delta := requestDelta(spec, tr.N)
 	p := tr.D
 	if spec.Task == pairwise.TaskMetric {
 		p = tr.D * tr.D

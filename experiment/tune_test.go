@@ -137,3 +137,20 @@ func TestTuneBadInput(t *testing.T) {
 		}
 	}
 }
+
+// Without --delta, --tune's whole selection runs at the default
+// δ = dp.DefaultDelta(n_train) = 1/(10n), like every other private run
+// (it used 1/n).
+func TestTuneDefaultDelta(t *testing.T) {
+	tab, err := data.Load("../datasets/diabetes", data.Options{Dim: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), Spec{Tune: true, Epsilon: 1, Runs: 1, Seed: 5, FeatureRadius: 1, Scale: "none"}, tab, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := dp.DefaultDelta(rep.NTrain); rep.Privacy.Delta != want {
+		t.Fatalf("tuned run at δ = %v, want dp.DefaultDelta(%d) = %v", rep.Privacy.Delta, rep.NTrain, want)
+	}
+}
