@@ -18,17 +18,25 @@ import (
 //	negative bin k       −2^k ≤ x < −2^(k−1)    (mirrored)
 //
 // The d·B counts are released once, each plus independent noise: Gaussian
-// N(0, σ²) for δ > 0 (σ from AnalyticGaussianSigma), Laplace(b) for δ = 0.
-// A feature's range is then read off its noisy histogram alone
-// (post-processing): lo = lower edge of the lowest bin whose noisy count
-// exceeds the threshold τ, hi = upper edge of the highest such bin. τ is
-// set so that with probability ≥ 1 − β no empty bin of any feature exceeds
-// it (a Gaussian or Laplace tail bound with a union over d·B bins), so a
-// range is never stretched by noise alone, and values held by fewer than
-// about τ records (outliers) do not stretch it either; they are clipped
-// to the box like any value outside [lo, hi]. A feature with no bin
-// above τ gets the public fallback [−1, 1] (Found false), i.e. it is
-// left unscaled and clipped, as --scale none would.
+// N(0, σ²) for δ > 0 (σ from AnalyticGaussianSigma) or for a Gaussian-DP
+// request μ (σ = Δ′/μ, see Privacy), Laplace(b) for δ = 0. A feature's
+// range is then read off its noisy histogram alone (post-processing):
+//
+//  1. Detection. A bin is detected when its noisy count exceeds the
+//     threshold τ, set so that with probability ≥ 1 − β no empty bin of
+//     any feature exceeds it (a Gaussian or Laplace tail bound with a
+//     union over d·B bins): a range is never stretched by noise alone, and
+//     values held by fewer than about τ records (outliers, heavy tails) do
+//     not stretch it either.
+//  2. Trimmed quantiles. Over the detected bins only (the others count 0),
+//     lo and hi are the q and 1 − q quantiles (q = Trim, default 0.02) of
+//     the noisy counts, each interpolated linearly inside its bin: a
+//     central interval holding about 1 − 2q of the detected records, so
+//     the range follows the bulk of the data rather than its extremes.
+//     Values outside [lo, hi] are clipped to it by the per-record map.
+//
+// A feature with no detected bin gets the public fallback [−1, 1] (Found
+// false), i.e. it is left unscaled and clipped, as --scale none would.
 //
 // # Privacy (replace-one neighbours, the relation of every pairfed
 // mechanism)
@@ -45,16 +53,25 @@ import (
 // bound is used). Everything after the release — thresholding, the
 // fallback, the scaling and clipping of each record with the released
 // bounds — is post-processing. The number of records n is not used.
-// Composition with the training mechanism that reads the scaled records is
-// adaptive basic composition (Dwork & Roth 2014, Thm 3.16): the run is
-// (ε_range + ε_train, δ_range + δ_train)-DP; SplitBudget gives the shares.
+// With a Gaussian-DP request (RangeConfig.Mu = μ > 0) σ = Δ₂′/μ, so the
+// release is μ-GDP ([DRS19] Cor 2.13: N(0, σ²) on a Δ₂ query is
+// (Δ₂/σ)-GDP, tight), and it composes exactly with a Gaussian training
+// mechanism: μ² = μ_range² + μ_train² (SplitGDP and CertifyWithRanges in
+// range_gdp.go). Otherwise the release is (ε, δ)-DP as requested and
+// composes with the training mechanism by adaptive basic composition
+// (Dwork & Roth 2014, Thm 3.16): the run is (ε_range + ε_train,
+// δ_range + δ_train)-DP; SplitBudget gives the shares.
 // The discrete Gaussian's documented deviations (noise.go: ε + 2Nθ with
 // N = d·B noise coordinates, θ = 4.4e-13) add at most 1e-8 to ε for
-// d·B ≤ 10^4; Release states the release for the accountants.
+// d·B ≤ 10^4 under (ε, δ) calibration; under μ calibration the
+// composed certificate (CertifyWithRanges) counts the range release's
+// N = d·B coordinates in its discrete-noise term. Release states the
+// release for the accountants.
 //
 // # Accuracy
 //
 // A bin is detected when its count exceeds τ + a few σ: for the Gaussian,
+// σ = √(2d)/μ (μ-GDP) or
 // σ ≈ √(2d)·√(2 ln(1.25/δ))/ε, so the estimate needs roughly
 // n ≳ 10·√d·√(ln(1/δ))/ε records in the extreme bins. It suits large n
 // (ijcnn1: d = 22, n ≈ 40 000) and fails gracefully (fallback [−1, 1]) on
@@ -66,6 +83,10 @@ type RangeConfig struct {
 	// features together): Delta > 0 uses Gaussian noise, Delta = 0
 	// Laplace noise (pure ε-DP).
 	Epsilon, Delta float64
+	// Mu > 0 asks for a μ-GDP Gaussian release instead (Epsilon and Delta
+	// must then be 0): σ = Δ₂′/μ, for exact composition with a Gaussian
+	// training mechanism (range_gdp.go).
+	Mu float64
 	// MinExp and MaxExp delimit the octave grid (defaults −12 and 30: the
 	// centre bin holds |x| ≤ 2^−12 ≈ 2.4e-4, the top bins start at
 	// 2^29 ≈ 5.4e8).
@@ -73,7 +94,18 @@ type RangeConfig struct {
 	// Beta bounds the probability that noise alone puts some empty bin
 	// above the threshold (default 0.01).
 	Beta float64
+	// Trim is q: lo and hi are the q and 1 − q quantiles of the detected
+	// bins' noisy counts (default DefaultRangeTrim; in [0, 0.5)). A
+	// negative value means 0 (the edges of the outermost detected bins).
+	Trim float64
 }
+
+// DefaultRangeTrim is the default q of RangeConfig.Trim: the estimated
+// range is the central 96 % of the detected records (2nd to 98th
+// percentile), by the rule that clipping at most 2 % of a feature's
+// records at each end costs a linear ranker little while one heavy tail
+// left in would shrink every other record's scaled values.
+const DefaultRangeTrim = 0.02
 
 // Ranges is the outcome of EstimateRanges: differentially private
 // per-feature bounds and the statement of the release.
@@ -89,9 +121,16 @@ type Ranges struct {
 	// Threshold is τ; Bins is B per feature.
 	Threshold float64 `json:"threshold"`
 	Bins      int     `json:"bins"`
-	// Epsilon, Delta: the guarantee of the release (the request).
+	// Epsilon, Delta: the guarantee of the release (the request); both 0
+	// for a μ-GDP release (Mu).
 	Epsilon float64 `json:"epsilon"`
 	Delta   float64 `json:"delta"`
+	// Mu is the release's Gaussian-DP μ when it was calibrated by μ.
+	Mu float64 `json:"mu,omitempty"`
+	// Coordinates is the number of noise coordinates drawn (d·B).
+	Coordinates int `json:"coordinates"`
+	// Trim is the q used.
+	Trim float64 `json:"trim"`
 	// Release describes the noisy histogram for the accountants.
 	Release Release `json:"release"`
 	// Secure is the noise source's Secure(): false for seeded noise.
@@ -140,11 +179,26 @@ func EstimateRanges(n, d int, rowTo func(dst []float64, i int) []float64, cfg Ra
 	if n < 0 || d < 1 {
 		return nil, fmt.Errorf("dp: range estimate: n = %d, d = %d (need d ≥ 1)", n, d)
 	}
-	if !(cfg.Epsilon > 0) || math.IsInf(cfg.Epsilon, 0) {
+	switch {
+	case cfg.Mu != 0:
+		if !(cfg.Mu > 0) || math.IsInf(cfg.Mu, 0) {
+			return nil, fmt.Errorf("dp: range estimate: μ = %v must be finite and > 0", cfg.Mu)
+		}
+		if cfg.Epsilon != 0 || cfg.Delta != 0 {
+			return nil, fmt.Errorf("dp: range estimate: give either μ (= %v) or (ε, δ) = (%v, %v), not both", cfg.Mu, cfg.Epsilon, cfg.Delta)
+		}
+	case !(cfg.Epsilon > 0) || math.IsInf(cfg.Epsilon, 0):
 		return nil, fmt.Errorf("dp: range estimate: ε = %v must be finite and > 0", cfg.Epsilon)
-	}
-	if !(cfg.Delta >= 0 && cfg.Delta < 1) {
+	case !(cfg.Delta >= 0 && cfg.Delta < 1):
 		return nil, fmt.Errorf("dp: range estimate: δ = %v must be in [0, 1)", cfg.Delta)
+	}
+	switch {
+	case cfg.Trim == 0:
+		cfg.Trim = DefaultRangeTrim
+	case cfg.Trim < 0:
+		cfg.Trim = 0
+	case !(cfg.Trim < 0.5):
+		return nil, fmt.Errorf("dp: range estimate: trim q = %v must be below 0.5 (e.g. 0.02 for the 2nd to 98th percentile)", cfg.Trim)
 	}
 	if cfg.MinExp == 0 && cfg.MaxExp == 0 {
 		cfg.MinExp, cfg.MaxExp = -12, 30
@@ -167,13 +221,19 @@ func EstimateRanges(n, d int, rowTo func(dst []float64, i int) []float64, cfg Ra
 	if err != nil {
 		return nil, err
 	}
-	r := &Ranges{Bins: B, Epsilon: cfg.Epsilon, Delta: cfg.Delta, Secure: noise.Secure(),
-		Lo: make([]float64, d), Hi: make([]float64, d), Found: make([]bool, d)}
 	coords := d * B
+	r := &Ranges{Bins: B, Epsilon: cfg.Epsilon, Delta: cfg.Delta, Mu: cfg.Mu, Secure: noise.Secure(),
+		Coordinates: coords, Trim: cfg.Trim,
+		Lo: make([]float64, d), Hi: make([]float64, d), Found: make([]bool, d)}
 	q := cfg.Beta / float64(coords) // per-bin false-positive probability
-	if cfg.Delta > 0 {
+	if cfg.Delta > 0 || cfg.Mu > 0 {
 		l2 := math.Sqrt(2 * float64(d))
-		sigma, err := snappedGaussianSigma(cfg.Epsilon, cfg.Delta, l2, coords)
+		var sigma float64
+		if cfg.Mu > 0 {
+			sigma, err = muGaussianSigma(cfg.Mu, l2, coords)
+		} else {
+			sigma, err = snappedGaussianSigma(cfg.Epsilon, cfg.Delta, l2, coords)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("dp: range estimate: %w", err)
 		}
@@ -207,25 +267,76 @@ func EstimateRanges(n, d int, rowTo func(dst []float64, i int) []float64, cfg Ra
 	}
 	// Post-processing of the noisy counts only.
 	for j := 0; j < d; j++ {
-		h := counts[j*B : (j+1)*B]
-		first, last := -1, -1
-		for k, c := range h {
-			if c > r.Threshold {
-				if first < 0 {
-					first = k
-				}
-				last = k
-			}
-		}
-		if first < 0 {
-			r.Lo[j], r.Hi[j] = -1, 1
-			continue
-		}
-		r.Found[j] = true
-		r.Lo[j], _ = rangeEdges(first, cfg.MinExp, cfg.MaxExp)
-		_, r.Hi[j] = rangeEdges(last, cfg.MinExp, cfg.MaxExp)
+		r.Lo[j], r.Hi[j], r.Found[j] = trimmedRange(counts[j*B:(j+1)*B], r.Threshold, cfg.Trim, cfg.MinExp, cfg.MaxExp)
 	}
 	return r, nil
+}
+
+// trimmedRange reads one feature's range off its noisy histogram h (file
+// comment, steps 1 and 2): the q and 1 − q quantiles of the counts of the
+// bins above tau (the others count 0), interpolated linearly in their
+// bins; the fallback [−1, 1] and false when no bin is above tau.
+func trimmedRange(h []float64, tau, q float64, minExp, maxExp int) (lo, hi float64, found bool) {
+	total := 0.0
+	first, last := -1, -1
+	for k, c := range h {
+		if c > tau {
+			total += c
+			if first < 0 {
+				first = k
+			}
+			last = k
+		}
+	}
+	if first < 0 {
+		return -1, 1, false
+	}
+	// at returns the point below which a share p of the detected mass lies.
+	at := func(p float64) float64 {
+		target, cum := p*total, 0.0
+		for k := first; k <= last; k++ {
+			c := h[k]
+			if !(c > tau) {
+				continue
+			}
+			if cum+c >= target {
+				a, b := rangeEdges(k, minExp, maxExp)
+				f := (target - cum) / c
+				return a + min(max(f, 0), 1)*(b-a)
+			}
+			cum += c
+		}
+		_, b := rangeEdges(last, minExp, maxExp)
+		return b
+	}
+	lo, hi = at(q), at(1-q)
+	if q == 0 {
+		lo, _ = rangeEdges(first, minExp, maxExp)
+		_, hi = rangeEdges(last, minExp, maxExp)
+	}
+	if !(lo < hi) { // one narrow bin and rounding: keep its edges
+		lo, _ = rangeEdges(first, minExp, maxExp)
+		_, hi = rangeEdges(last, minExp, maxExp)
+	}
+	return lo, hi, true
+}
+
+// muGaussianSigma returns the smallest σ (up to a few ulps) with
+// Δ₂′/σ ≤ mu, Δ₂′ the sensitivity l2 after snapping to σ's own grid over
+// coords coordinates (SnappedL2Sensitivity): the noise of a mu-GDP release.
+func muGaussianSigma(mu, l2 float64, coords int) (float64, error) {
+	sigma := l2 / mu
+	for i := 0; i < 64; i++ {
+		if !(sigma >= MinScale && sigma <= MaxScale) {
+			return 0, fmt.Errorf("σ = %v for μ = %v is outside the sampler's range", sigma, mu)
+		}
+		need := SnappedL2Sensitivity(l2, GaussianGranularity(sigma), coords)
+		if need/sigma <= mu {
+			return sigma, nil
+		}
+		sigma = math.Max(need/mu, math.Nextafter(sigma, math.Inf(1)))
+	}
+	return 0, fmt.Errorf("σ calibration did not settle for μ = %v", mu)
 }
 
 // rangeCounts returns the d·B bin counts (feature-major) that

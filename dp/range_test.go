@@ -3,6 +3,7 @@ package dp
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -151,7 +152,8 @@ func TestRangeAccuracy(t *testing.T) {
 			0.01 * rng.Float64(),         // U[0, 0.01]: a small scale
 		}
 	}
-	for _, c := range []RangeConfig{{Epsilon: 0.5, Delta: 1e-6, Beta: 1e-4}, {Epsilon: 1, Beta: 1e-4}} {
+	// Trim < 0: the edges of the outermost detected bins (no trimming).
+	for _, c := range []RangeConfig{{Epsilon: 0.5, Delta: 1e-6, Beta: 1e-4, Trim: -1}, {Epsilon: 1, Beta: 1e-4, Trim: -1}} {
 		r, err := EstimateRanges(n, 4, table(x), c, NewSeededNoise(7))
 		if err != nil {
 			t.Fatal(err)
@@ -206,6 +208,9 @@ func TestRangeErrors(t *testing.T) {
 		{good, RangeConfig{Epsilon: 1, Delta: 1}, "δ = 1"},
 		{good, RangeConfig{Epsilon: 1, Beta: 2}, "β = 2"},
 		{good, RangeConfig{Epsilon: 1, MinExp: 3, MaxExp: 2}, "octave grid"},
+		{good, RangeConfig{Epsilon: 1, Trim: 0.5}, "trim q = 0.5"},
+		{good, RangeConfig{Mu: -1}, "μ = -1"},
+		{good, RangeConfig{Mu: 1, Epsilon: 1}, "not both"},
 		{[][]float64{{1}, {math.NaN()}}, RangeConfig{Epsilon: 1}, "record 1, feature 1: value NaN"},
 	}
 	for _, c := range cases {
@@ -232,6 +237,126 @@ func TestSplitBudget(t *testing.T) {
 	for _, c := range [][3]float64{{0, 1e-5, 0.1}, {1, -1, 0.1}, {1, 1e-5, 0}, {1, 1e-5, 1}, {1, 1e-5, math.NaN()}} {
 		if _, _, _, _, err := SplitBudget(c[0], c[1], c[2]); err == nil {
 			t.Errorf("SplitBudget%v: no error", c)
+		}
+	}
+}
+
+// TestRangeMuCalibration: a μ-GDP release has Δ₂′/σ ≤ μ for the snapped
+// sensitivity, tightly (σ one part in 10⁹ smaller breaks it), and the
+// accountants certify at most the ε of μ-GDP.
+func TestRangeMuCalibration(t *testing.T) {
+	x := [][]float64{{1, 2, 3}, {4, 5, 6}}
+	for _, mu := range []float64{0.01, 0.1, 0.5, 2} {
+		r, err := EstimateRanges(len(x), 3, table(x), RangeConfig{Mu: mu}, NewSeededNoise(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Mechanism != "gaussian" || r.Mu != mu || r.Coordinates != 3*85 || r.Coordinates != RangeCoordinates(3, RangeConfig{}) {
+			t.Fatalf("μ = %v: %+v", mu, r)
+		}
+		l2 := math.Sqrt(6)
+		snapped := SnappedL2Sensitivity(l2, GaussianGranularity(r.Sigma), r.Coordinates)
+		if snapped/r.Sigma > mu {
+			t.Errorf("μ = %v: Δ′/σ = %v exceeds μ", mu, snapped/r.Sigma)
+		}
+		if s := r.Sigma * (1 - 1e-9); SnappedL2Sensitivity(l2, GaussianGranularity(s), r.Coordinates)/s <= mu {
+			t.Errorf("μ = %v: σ = %v is not the smallest (σ·(1 − 1e-9) also passes)", mu, r.Sigma)
+		}
+		eps, err := GaussianDPEpsilon(mu, 1e-6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Compose([]Release{r.Release}, 1e-6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Best.Epsilon > eps*(1+1e-9) {
+			t.Errorf("μ = %v: accountants give ε = %v at δ = 1e-6 > %v of μ-GDP", mu, rep.Best.Epsilon, eps)
+		}
+	}
+}
+
+// TestRangeTrimmedQuantiles checks the trimmed-quantile read-out on data
+// uniform inside each octave bin, where linear interpolation is exact.
+//
+// Feature 1 puts each record in one of the octaves (0.25, 0.5], (0.5, 1],
+// …, (4, 8] with probability 1/5, uniform inside it; feature 2 is its
+// negative. Two checks:
+//
+//  1. Without noise (exact counts, τ = 0) the estimate is the empirical
+//     q and 1 − q quantile of the sample, up to the within-bin empirical
+//     CDF: by the DKW inequality, given the bin's count c the deviation
+//     exceeds 4/√c of the bin width with probability ≤ 2e^(−32).
+//  2. With the μ-GDP noise (σ = 40 for μ = 0.05, d = 2) the estimate moves
+//     from the exact-count one only through the noise of at most m = 5
+//     detected bins' cumulative count and of the total: the target count
+//     moves by at most (1 + q)·z·σ·√m with z = 6 (each sum a Gaussian:
+//     two-sided tail ≤ 2e-9 each), i.e. by that over c ≈ 4000 records of
+//     the bin, times its width. No empty bin passes τ except with
+//     probability β = 1e-6.
+//
+// False-failure rate ≤ 1e-6 + 1e-8 (with the fixed seeds the test is
+// deterministic).
+func TestRangeTrimmedQuantiles(t *testing.T) {
+	const n, q = 20000, 0.02
+	rng := rand.New(rand.NewPCG(11, 12))
+	x := make([][]float64, n)
+	for i := range x {
+		k := rng.IntN(5) // octave (2^(k−2), 2^(k−1)]
+		a := math.Ldexp(1, k-2)
+		v := a + a*(1-rng.Float64()) // (a, 2a]
+		x[i] = []float64{v, -v}
+	}
+	// Empirical quantiles of the sample.
+	col := make([]float64, n)
+	for i := range x {
+		col[i] = x[i][0]
+	}
+	slices.Sort(col)
+	empLo, empHi := col[int(q*n)], col[int((1-q)*n)]
+	counts, err := rangeCounts(n, 2, table(x), -12, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	B := 85
+	binOf := func(v float64) (c, width float64) {
+		b := rangeBin(v, -12, 30)
+		lo, hi := rangeEdges(b, -12, 30)
+		return counts[b], hi - lo
+	}
+	exLo, exHi, found := trimmedRange(counts[:B], 0, q, -12, 30)
+	if !found {
+		t.Fatal("exact counts: nothing found")
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"lo", exLo, empLo}, {"hi", exHi, empHi}} {
+		cnt, w := binOf(c.want)
+		if tol := w * (4/math.Sqrt(cnt) + 1/cnt); math.Abs(c.got-c.want) > tol {
+			t.Errorf("exact counts: %s = %v, empirical quantile %v (tolerance %v)", c.name, c.got, c.want, tol)
+		}
+	}
+	// The negated feature: the mirror image.
+	nLo, nHi, _ := trimmedRange(counts[B:], 0, q, -12, 30)
+	if math.Abs(nLo+exHi) > 1e-9*exHi || math.Abs(nHi+exLo) > 1e-9*exHi {
+		t.Errorf("negated feature: [%v, %v], want the mirror of [%v, %v]", nLo, nHi, exLo, exHi)
+	}
+	r, err := EstimateRanges(n, 2, table(x), RangeConfig{Mu: 0.05, Beta: 1e-6}, NewSeededNoise(13))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(r.Sigma-40) > 1e-6 {
+		t.Fatalf("σ = %v, want 40", r.Sigma)
+	}
+	shift := (1 + q) * 6 * r.Sigma * math.Sqrt(5)
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"lo", r.Lo[0], exLo}, {"hi", r.Hi[0], exHi}, {"−hi", r.Lo[1], -exHi}, {"−lo", r.Hi[1], -exLo}} {
+		cnt, w := binOf(math.Abs(c.want))
+		if tol := shift / cnt * w; math.Abs(c.got-c.want) > tol {
+			t.Errorf("noisy: %s = %v, exact-count estimate %v (tolerance %v)", c.name, c.got, c.want, tol)
 		}
 	}
 }

@@ -106,6 +106,10 @@ type Spec struct {
 	// (Epsilon, Delta) (see tune.go).
 	Tune           bool
 	TuneCandidates []string
+	// noiseCoords, when set, counts the Gaussian noise coordinates fit
+	// draws (for the discrete-noise term of the exact composition with
+	// private ranges, Preprocessing.finish).
+	noiseCoords *int64
 	// OnRun, when set, is called after each evaluation (one per run, or
 	// one per fold with Folds > 1) with the number done and the total:
 	// progress reporting only, it does not change the results.
@@ -401,7 +405,9 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 					return nil, err
 				}
 				rep.Tune = append(rep.Tune, trep)
-				pre.finish(spec, res.Privacy, train.DataDependent)
+				if err := pre.finish(spec, res.Privacy, train.DataDependent, 0); err != nil {
+					return nil, err
+				}
 				rep.Privacy = &Privacy{PrivacyReport: res.Privacy, Preprocessing: pre}
 				rep.Private = res.Privacy.Private && pre.Private
 				steps += res.PairGrads
@@ -445,6 +451,8 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 				steps += selSteps
 			}
 			fitStart := time.Now()
+			var coords int64
+			fspec.noiseCoords = &coords
 			res, obj, err := fit(ctx, fspec, algo, tr, eta, B, rng)
 			if err != nil {
 				return nil, err
@@ -455,7 +463,9 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 				if err != nil && acc == nil {
 					return nil, err
 				}
-				pre.finish(spec, res.Privacy, train.DataDependent)
+				if err := pre.finish(spec, res.Privacy, train.DataDependent, coords); err != nil {
+					return nil, err
+				}
 				rep.Privacy = &Privacy{PrivacyReport: res.Privacy, Accounting: acc, Preprocessing: pre}
 				// Only per-record preprocessing with public (or DP-charged)
 				// parameters keeps the guarantee end to end: a scaler fitted
@@ -621,6 +631,9 @@ func fit(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *pairwise.
 		if spec.NoiseScale != 0 && spec.NoiseScale != 1 {
 			noise = dp.ScaleNoise(noise, spec.NoiseScale)
 		}
+		if spec.noiseCoords != nil {
+			noise = countingNoise{noise, spec.noiseCoords}
+		}
 		cfg.Privacy = &pairwise.Privacy{Epsilon: spec.Epsilon, Delta: delta, FeatureRadius: spec.FeatureRadius, Noise: noise, Calibration: spec.Calibration}
 	}
 	res, err := algo.Run(ctx, obj, cfg, rng)
@@ -634,6 +647,19 @@ func fit(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *pairwise.
 		return nil, nil, fmt.Errorf("experiment: %s certified (ε, δ) = (%g, %g) exceeds the request (%g, %g)", algo.Name, p.CertifiedEpsilon, p.CertifiedDelta, p.Epsilon, p.Delta)
 	}
 	return res, obj, nil
+}
+
+// countingNoise counts the coordinates of every Gaussian draw (the
+// discrete-noise term of dp.CertifyWithRanges needs the number drawn); the
+// noise itself is n's.
+type countingNoise struct {
+	dp.Noise
+	n *int64
+}
+
+func (c countingNoise) AddGaussian(dst []float64, sigma float64) {
+	*c.n += int64(len(dst))
+	c.Noise.AddGaussian(dst, sigma)
 }
 
 // evaluate scores a model on test: AUC for ranking, KNN-3 accuracy (with the

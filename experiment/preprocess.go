@@ -24,11 +24,17 @@ type Preprocessing struct {
 	// given: the request minus the ranges' share.
 	TrainEpsilon float64 `json:"train_epsilon"`
 	TrainDelta   float64 `json:"train_delta"`
-	// TotalEpsilon and TotalDelta are the guarantee of the whole run by
-	// adaptive basic composition of the ranges and the training
-	// mechanism's stated (ε, δ).
+	// TotalEpsilon and TotalDelta are the guarantee of the whole run:
+	// by exact Gaussian-DP composition of the ranges and the training
+	// releases (Composition "gdp", certified by dp.CertifyWithRanges), or
+	// by adaptive basic composition of their stated (ε, δ) ("basic").
 	TotalEpsilon float64 `json:"total_epsilon"`
 	TotalDelta   float64 `json:"total_delta"`
+	// Composition is how the ranges compose with training: "gdp" or
+	// "basic" (Scale "private" only).
+	Composition string `json:"composition,omitempty"`
+	// TotalMu is the whole run's Gaussian-DP μ (Composition "gdp").
+	TotalMu float64 `json:"total_mu,omitempty"`
 	// Private is true when every step before training is per-record with
 	// public or DP-charged parameters (secure noise for the ranges).
 	Private bool `json:"private"`
@@ -36,11 +42,26 @@ type Preprocessing struct {
 	Reasons []string `json:"reasons,omitempty"`
 	// Note describes the preparation for the run's notes.
 	Note string `json:"note"`
+
+	requestDelta float64 // the whole run's δ (Scale "private")
 }
+
+// gdpAlgos are the private algorithms whose releases are a sequential
+// composition of Gaussian releases calibrated by dp.CalibrateGaussian:
+// private ranges compose with them exactly (dp.SplitGDP). The others (and
+// --tune, whose selection is not a plain Gaussian composition) use basic
+// composition. A run that turns out not to fit is refused (finish).
+var gdpAlgos = map[string]bool{"dp-ssp-mean": true, "dp-ssp": true, "dp-gd": true, "dp-gd-grad": true}
 
 // privateRanges estimates the feature ranges of train under DP from
 // spec.RangeShare of the request, records the release and the remaining
 // budget in pre, and returns the per-record map of the released ranges.
+//
+// With a Gaussian-DP training mechanism (gdpAlgos, δ > 0, no --tune) the
+// share is of μ² and the run composes exactly (dp.SplitGDP: the ranges
+// are released μ_range-GDP and the algorithm runs at (ε, δ_train));
+// otherwise the share is of ε and δ, composed by basic composition
+// (dp.SplitBudget).
 func privateRanges(spec Spec, train *pairwise.Dataset, rng *rand.Rand, pre *Preprocessing) (*data.Scaler, error) {
 	share := spec.RangeShare
 	if share == 0 {
@@ -50,9 +71,27 @@ func privateRanges(spec Spec, train *pairwise.Dataset, rng *rand.Rand, pre *Prep
 	if train.IsSparse() && train.D > 1000 {
 		return nil, fmt.Errorf("experiment: --scale private on sparse data with d=%d > 1000 would densify it; use --scale none or a --feature-bounds schema", train.D)
 	}
-	re, rd, te, td, err := dp.SplitBudget(spec.Epsilon, requestDelta(spec, train.N), share)
-	if err != nil {
-		return nil, fmt.Errorf("experiment: %w", err)
+	delta := requestDelta(spec, train.N)
+	cfg := dp.RangeConfig{}
+	var te, td float64
+	ok := false
+	if gdpAlgos[spec.Algo] && !spec.Tune && delta > 0 {
+		mu, trainDelta, fits, err := dp.SplitGDP(spec.Epsilon, delta, share, dp.RangeCoordinates(train.D, cfg))
+		if err != nil {
+			return nil, fmt.Errorf("experiment: %w", err)
+		}
+		if ok = fits; ok {
+			cfg.Mu, te, td = mu, spec.Epsilon, trainDelta
+			pre.Composition = "gdp"
+		}
+	}
+	if !ok {
+		re, rd, e, d, err := dp.SplitBudget(spec.Epsilon, delta, share)
+		if err != nil {
+			return nil, fmt.Errorf("experiment: %w", err)
+		}
+		cfg.Epsilon, cfg.Delta, te, td = re, rd, e, d
+		pre.Composition = "basic"
 	}
 	var noise dp.Noise
 	if spec.Seeded {
@@ -63,18 +102,21 @@ func privateRanges(spec Spec, train *pairwise.Dataset, rng *rand.Rand, pre *Prep
 	if spec.NoiseScale != 0 && spec.NoiseScale != 1 {
 		noise = dp.ScaleNoise(noise, spec.NoiseScale)
 	}
-	r, err := dp.EstimateRanges(train.N, train.D, train.DenseRowTo, dp.RangeConfig{Epsilon: re, Delta: rd}, noise)
+	r, err := dp.EstimateRanges(train.N, train.D, train.DenseRowTo, cfg, noise)
 	if err != nil {
 		return nil, fmt.Errorf("experiment: %w", err)
 	}
-	pre.Ranges, pre.TrainEpsilon, pre.TrainDelta = r, te, td
+	pre.Ranges, pre.TrainEpsilon, pre.TrainDelta, pre.requestDelta = r, te, td, delta
 	return data.NewBoundsScaler(r.Lo, r.Hi), nil
 }
 
 // finish completes the statement once the algorithm has reported its
 // guarantee p; dataDependent are the loader's data-dependent decisions
-// (data.Table.DataDependent).
-func (pre *Preprocessing) finish(spec Spec, p *pairwise.PrivacyReport, dataDependent []string) {
+// (data.Table.DataDependent); trainCoords is the number of Gaussian noise
+// coordinates the algorithm drew (for the exact composition's
+// discrete-noise term). A Gaussian-DP composition that does not certify the
+// request is an error: the run is refused rather than mislabelled.
+func (pre *Preprocessing) finish(spec Spec, p *pairwise.PrivacyReport, dataDependent []string, trainCoords int64) error {
 	if pre.Ranges == nil {
 		pre.TrainEpsilon, pre.TrainDelta = p.Epsilon, p.Delta
 	}
@@ -87,15 +129,34 @@ func (pre *Preprocessing) finish(spec Spec, p *pairwise.PrivacyReport, dataDepen
 		pre.Note = "--scale none: raw features, only clipped per record to ‖x‖ ≤ R (no privacy spent; usually poor utility unless the features are already on a common scale — give --feature-bounds)"
 	case "private":
 		r := pre.Ranges
-		pre.TotalEpsilon, pre.TotalDelta = r.Epsilon+pre.TrainEpsilon, r.Delta+pre.TrainDelta
+		how := ""
+		if pre.Composition == "gdp" {
+			if p.Mechanism != "gaussian" || p.Disjoint || p.SampleRate != 0 || len(p.Sigmas) != len(p.Sensitivity) {
+				return fmt.Errorf("experiment: the feature ranges were released for Gaussian-DP composition but %s reported a %s mechanism (disjoint %v) the composition does not cover", spec.Algo, p.Mechanism, p.Disjoint)
+			}
+			delta := pre.requestDelta
+			c, err := dp.CertifyWithRanges(r, dp.GaussianPlan{Sensitivities: p.Sensitivity, FailureDelta: p.FailureDelta}, p.Sigmas, trainCoords, spec.Epsilon, delta)
+			if err != nil {
+				return fmt.Errorf("experiment: %w", err)
+			}
+			if !c.Covers(spec.Epsilon, delta) {
+				return fmt.Errorf("experiment: the feature ranges and %s compose to (ε, δ) = (%g, %g) at μ = %g, beyond the request (%g, %g)", spec.Algo, c.Epsilon, c.Delta, c.Mu, spec.Epsilon, delta)
+			}
+			pre.TotalEpsilon, pre.TotalDelta, pre.TotalMu = c.Epsilon, delta, c.Mu
+			how = fmt.Sprintf("μ = %.4g-GDP (%d-bin octave histogram per feature, σ = %.4g, threshold %.4g, central %.0f %% of the detected records); the algorithm was calibrated at (%.4g, %.3g); whole run μ = %.4g by exact Gaussian-DP composition, certified (%.4g, %.3g)",
+				r.Mu, r.Bins, r.Sigma, r.Threshold, 100*(1-2*r.Trim), pre.TrainEpsilon, pre.TrainDelta, c.Mu, pre.TotalEpsilon, pre.TotalDelta)
+		} else {
+			pre.TotalEpsilon, pre.TotalDelta = r.Epsilon+pre.TrainEpsilon, r.Delta+pre.TrainDelta
+			how = fmt.Sprintf("(ε, δ) = (%.4g, %.3g) (%s noise on a %d-bin octave histogram per feature, σ = %.4g, threshold %.4g, central %.0f %% of the detected records); the algorithm ran at (%.4g, %.3g); total (%.4g, %.3g) by basic composition",
+				r.Epsilon, r.Delta, r.Mechanism, r.Bins, r.Sigma, r.Threshold, 100*(1-2*r.Trim), pre.TrainEpsilon, pre.TrainDelta, pre.TotalEpsilon, pre.TotalDelta)
+		}
 		var fallback []string
 		for j, ok := range r.Found {
 			if !ok {
 				fallback = append(fallback, fmt.Sprint(j+1))
 			}
 		}
-		pre.Note = fmt.Sprintf("feature ranges estimated under DP (%s noise on a %d-bin octave histogram per feature, σ = %.4g, threshold %.4g) at (ε, δ) = (%.4g, %.3g) and mapped to [−1, 1] per record%s; the algorithm ran at (%.4g, %.3g); total (%.4g, %.3g) by basic composition",
-			r.Mechanism, r.Bins, r.Sigma, r.Threshold, r.Epsilon, r.Delta, normNote(spec), pre.TrainEpsilon, pre.TrainDelta, pre.TotalEpsilon, pre.TotalDelta)
+		pre.Note = fmt.Sprintf("feature ranges estimated under DP and mapped to [−1, 1] per record%s: %s", normNote(spec), how)
 		if len(fallback) > 0 {
 			pre.Note += fmt.Sprintf("; %d of %d features had too few records for the budget and kept the fallback range [−1, 1] (features %s): a public --feature-bounds schema would do better", len(fallback), len(r.Found), abbreviate(fallback, 12))
 		}
@@ -107,6 +168,7 @@ func (pre *Preprocessing) finish(spec Spec, p *pairwise.PrivacyReport, dataDepen
 		pre.Note = fmt.Sprintf("--scale %s fitted on each training split", spec.Scale)
 	}
 	pre.Private = len(pre.Reasons) == 0
+	return nil
 }
 
 // normNote says how bounds-scaled records meet ‖x‖ ≤ R.

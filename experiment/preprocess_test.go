@@ -138,10 +138,22 @@ func syntheticCSV(t *testing.T, tmpl string, opt data.Options) *data.Table {
 }
 
 // The DP range release: its own entry, the algorithm runs at the rest,
-// and the total is the request.
+// and the total is the request — by exact Gaussian-DP composition for a
+// Gaussian algorithm (share of μ²), by basic composition otherwise (share
+// of ε and δ).
 func TestPrivateRangesAccounting(t *testing.T) {
 	tab := loadDiabetes(t)
+	inv, err := dp.AnalyticGaussianSigma(1, 1e-4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	muStar := 1 / inv // the largest μ (1, 1e-4) allows
 	for _, share := range []float64{0, 0.25} {
+		want := share
+		if want == 0 {
+			want = dp.DefaultRangeShare
+		}
+		// Gaussian-DP composition.
 		spec := privateSpec()
 		spec.RangeShare = share
 		spec.Delta, spec.DeltaSet = 1e-4, true
@@ -149,29 +161,46 @@ func TestPrivateRangesAccounting(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := share
-		if want == 0 {
-			want = dp.DefaultRangeShare
-		}
 		pre := rep.Privacy.Preprocessing
-		if pre == nil || pre.Scale != "private" || pre.Ranges == nil {
-			t.Fatalf("share %v: preprocessing %+v, want DP ranges by default for a private algorithm", share, pre)
+		if pre == nil || pre.Scale != "private" || pre.Ranges == nil || pre.Composition != "gdp" {
+			t.Fatalf("share %v: preprocessing %+v, want DP ranges composed by GDP for %s", share, pre, spec.Algo)
 		}
 		r := pre.Ranges
+		if r.Mu > math.Sqrt(want)*muStar || r.Mu < 0.998*math.Sqrt(want)*muStar {
+			t.Errorf("share %v: ranges at μ = %v, want √share·μ* = %v", share, r.Mu, math.Sqrt(want)*muStar)
+		}
+		if rep.Privacy.Epsilon != 1 || rep.Privacy.Delta != pre.TrainDelta || !(pre.TrainDelta < 1e-4) {
+			t.Errorf("share %v: algorithm at (%v, %v), want (1, δ_train < 1e-4)", share, rep.Privacy.Epsilon, rep.Privacy.Delta)
+		}
+		if pre.TotalEpsilon > 1 || pre.TotalDelta != 1e-4 || pre.TotalMu > muStar || pre.TotalMu < 0.99*muStar {
+			t.Errorf("share %v: total (%v, %v) at μ = %v, want within (1, 1e-4) and μ near μ* = %v", share, pre.TotalEpsilon, pre.TotalDelta, pre.TotalMu, muStar)
+		}
+		if !rep.Private {
+			t.Errorf("share %v: DP ranges with secure noise reported not private: %q", share, rep.Notes)
+		}
+		// Basic composition (--tune's selection is not a plain Gaussian
+		// composition).
+		spec.Tune, spec.Algo, spec.Loss, spec.Steps = true, "", "square", 0
+		rep, err = Run(context.Background(), spec, tab, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pre = rep.Privacy.Preprocessing
+		if pre == nil || pre.Ranges == nil || pre.Composition != "basic" {
+			t.Fatalf("share %v, --tune: preprocessing %+v, want basic composition", share, pre)
+		}
+		r = pre.Ranges
 		if math.Abs(r.Epsilon-want) > 1e-12 || math.Abs(r.Delta-want*1e-4) > 1e-18 {
 			t.Errorf("share %v: ranges at (%v, %v), want (%v, %v)", share, r.Epsilon, r.Delta, want, want*1e-4)
 		}
-		if rep.Privacy.Epsilon != pre.TrainEpsilon || rep.Privacy.Delta != pre.TrainDelta || pre.TrainEpsilon+r.Epsilon > 1 || pre.TrainDelta+r.Delta > 1e-4 {
-			t.Errorf("share %v: algorithm at (%v, %v), ranges (%v, %v): must sum to at most (1, 1e-4)", share, rep.Privacy.Epsilon, rep.Privacy.Delta, r.Epsilon, r.Delta)
+		if pre.TrainEpsilon+r.Epsilon > 1 || pre.TrainDelta+r.Delta > 1e-4 {
+			t.Errorf("share %v: algorithm at (%v, %v), ranges (%v, %v): must sum to at most (1, 1e-4)", share, pre.TrainEpsilon, pre.TrainDelta, r.Epsilon, r.Delta)
 		}
 		if math.Abs(pre.TotalEpsilon-1) > 1e-12 || math.Abs(pre.TotalDelta-1e-4) > 1e-18 {
 			t.Errorf("share %v: total (%v, %v), want (1, 1e-4)", share, pre.TotalEpsilon, pre.TotalDelta)
 		}
 		if acc, err := dp.Compose([]dp.Release{r.Release}, r.Delta); err != nil || acc.Best.Epsilon > r.Epsilon*(1+1e-9) {
 			t.Errorf("share %v: the range release is not certified at its ε = %v: %v %v", share, r.Epsilon, acc.Best.Epsilon, err)
-		}
-		if !rep.Private {
-			t.Errorf("share %v: DP ranges with secure noise reported not private: %q", share, rep.Notes)
 		}
 	}
 	// Seeded noise: reproducible, not private, and says why.

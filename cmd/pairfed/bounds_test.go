@@ -48,7 +48,7 @@ func TestTrainPrivateDefaultsAndReasons(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	for _, want := range []string{"feature ranges estimated under DP", "+ feature ranges: gaussian noise, (ε, δ) = (0.1,", "whole run (1,"} {
+	for _, want := range []string{"feature ranges estimated under DP", "+ feature ranges: gaussian noise, μ = ", "whole run μ = ", "exact Gaussian-DP composition"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

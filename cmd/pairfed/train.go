@@ -36,7 +36,7 @@ func trainCommand() *cli.Command {
 		&cli.StringFlag{Name: "scale", Usage: "feature scaling: bounds (the --feature-bounds schema, per record), private (feature ranges estimated under DP from --range-share of the budget), none (raw values, clipped), or minmax/standard (fitted on the training split: a private run is then NOT private end to end). Default: bounds with a schema, else private for private algorithms, else minmax"},
 		featureBoundsFlag(),
 		&cli.StringFlag{Name: "bounds-norm", Usage: "with --scale bounds or private: clip (records mapped to the box are clipped to ‖x‖ ≤ R; default for private algorithms) or divide (multiplied by R/M, M the box's largest norm, so ‖x‖ ≤ R by construction and the map stays linear; default for non-private ones)"},
-		&cli.Float64Flag{Name: "range-share", Usage: "--scale private: share of ε and δ spent on the DP feature ranges (default 0.1); the algorithm runs at the rest"},
+		&cli.Float64Flag{Name: "range-share", Usage: "--scale private: share of the budget spent on the DP feature ranges (default 0.1): of μ² when the algorithm is Gaussian-DP (dp-ssp, dp-ssp-mean, dp-gd, dp-gd-grad; exact composition), else of ε and δ (basic composition); the algorithm runs at the rest"},
 		&cli.StringFlag{Name: "protocol", Value: "validation", Usage: "validation (honest: select on a split of the training data) or paper ([Y21a]'s code: selects on test folds)"},
 		&cli.Float64Flag{Name: "epsilon", Usage: "privacy budget ε of a private algorithm (record-level (ε, δ)-DP)"},
 		&cli.Float64Flag{Name: "delta", Usage: "δ of a private algorithm (default 1/(10·n_train); 0 = pure ε-DP where the paper has a Laplace variant)"},
@@ -198,7 +198,11 @@ func printReport(w io.Writer, r *experiment.Report) {
 		fmt.Fprintf(w, "         calibration %s: certified (ε, δ) = (%.6g, %.3g) by the exact accountant (requested (%g, %.3g)); the paper's σ %s\n",
 			p.Calibration, p.CertifiedEpsilon, p.CertifiedDelta, p.Epsilon, p.Delta, fmtSigmas(p.PaperSigmas))
 		if pre := p.Preprocessing; pre != nil && pre.Ranges != nil {
-			fmt.Fprintf(w, "         + feature ranges: %s noise, (ε, δ) = (%.4g, %.3g); whole run (%.4g, %.3g)\n", pre.Ranges.Mechanism, pre.Ranges.Epsilon, pre.Ranges.Delta, pre.TotalEpsilon, pre.TotalDelta)
+			if pre.Composition == "gdp" {
+				fmt.Fprintf(w, "         + feature ranges: gaussian noise, μ = %.4g-GDP; whole run μ = %.4g (exact Gaussian-DP composition), certified (%.4g, %.3g)\n", pre.Ranges.Mu, pre.TotalMu, pre.TotalEpsilon, pre.TotalDelta)
+			} else {
+				fmt.Fprintf(w, "         + feature ranges: %s noise, (ε, δ) = (%.4g, %.3g); whole run (%.4g, %.3g) by basic composition\n", pre.Ranges.Mechanism, pre.Ranges.Epsilon, pre.Ranges.Delta, pre.TotalEpsilon, pre.TotalDelta)
+			}
 		}
 		if a := r.Privacy.Accounting; a != nil {
 			var parts []string
