@@ -318,6 +318,9 @@ func (b *builder) row(l *layout, fields [][]byte, line int) error {
 			switch b.imputeMode {
 			case "constant":
 				x[k] = b.imputeConstant(k)
+				if math.IsNaN(x[k]) {
+					return posErr(b.file, line, j+1, "missing value of feature %d, which the schema marks unknown without an \"impute\" constant: add one to the schema, or use --impute constant:V", k+1)
+				}
 				b.imputed++
 			case "mean":
 				if b.colMissing[k] == 0 {

@@ -175,7 +175,9 @@ func parseImpute(s string, values []float64) (mode string, v float64, err error)
 			return "", 0, fmt.Errorf("data: impute mode constant needs a value: --impute constant:V (e.g. constant:0), or per-feature values from a schema (--impute schema with --feature-bounds)")
 		}
 		for j, x := range values {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
+			// NaN: a schema's unknown feature without a constant (an
+			// error only if one of its values is missing).
+			if math.IsInf(x, 0) {
 				return "", 0, fmt.Errorf("data: impute value %v for feature %d is not a finite number", x, j+1)
 			}
 		}

@@ -37,13 +37,22 @@ import (
 //	    {"name": "onehot", "count": 10, "lo": 0, "hi": 1},
 //	                                      // count k > 1: k features with the same bounds,
 //	                                      // named name#1 … name#k
-//	    {"name": "workclass", "count": 8, "lo": 0, "hi": 1, "onehot": "workclass"}
+//	    {"name": "workclass", "count": 8, "lo": 0, "hi": 1, "onehot": "workclass"},
 //	                                      // one-hot group: indicators of one categorical
 //	                                      // attribute, at most one non-zero per record
+//	    {"name": "ma_count", "unknown": true, "source": "…"}
+//	                                      // no documented range: a private run estimates
+//	                                      // it under DP (charged), like --scale private
 //	  ]
 //	}
 //
-// Every feature needs finite lo < hi. The number of features (after
+// Every feature needs finite lo < hi, or "unknown": true (and no lo/hi)
+// when no public document bounds it: `pairfed train` then estimates that
+// feature's range under differential privacy from a share of the budget
+// (dp.EstimateRanges over the unknown features only, charged and reported
+// as for --scale private), and a non-private run fits its min and max on
+// the training split. Unknown() lists them; Scaler needs them filled
+// (ScalerWith). The number of features (after
 // count expansion) must equal the data's: for LIBSVM files the schema
 // declares it (Options.Dim), for CSV and ARFF files it must match the
 // columns, and when the file names its columns (a CSV header, ARFF
@@ -70,6 +79,7 @@ type Schema struct {
 	// expanded features, filled by Validate.
 	lo, hi, impute []float64
 	names, groups  []string
+	unknown        []int
 }
 
 // SchemaFeature is one entry of Schema.Features.
@@ -83,7 +93,10 @@ type SchemaFeature struct {
 	// group encode one categorical attribute, at most one of them is
 	// non-zero in a record, and lo must be 0.
 	OneHot string `json:"onehot,omitempty"`
-	Source string `json:"source,omitempty"`
+	// Unknown marks a feature no public document bounds: lo and hi are
+	// absent and the range is estimated privately (see Schema).
+	Unknown bool   `json:"unknown,omitempty"`
+	Source  string `json:"source,omitempty"`
 }
 
 // maxSchemaFeatures bounds the expanded feature count of a schema.
@@ -120,7 +133,7 @@ func ReadSchema(r io.Reader, name string) (*Schema, error) {
 		case errors.As(err, &te):
 			return nil, fmt.Errorf("data: feature bounds %s: field %q: %v is not a %v (numbers are JSON numbers, names and classes JSON strings)", name, te.Field, te.Value, te.Type)
 		case strings.Contains(err.Error(), "unknown field"):
-			return nil, fmt.Errorf("data: feature bounds %s: %v (allowed: version, name, description, source, positive_class, label_column, ignore_columns, features; per feature: name, lo, hi, impute, count, onehot, source)", name, err)
+			return nil, fmt.Errorf("data: feature bounds %s: %v (allowed: version, name, description, source, positive_class, label_column, ignore_columns, features; per feature: name, lo, hi, impute, count, onehot, unknown, source)", name, err)
 		}
 		return nil, fmt.Errorf("data: feature bounds %s: %w", name, err)
 	}
@@ -161,7 +174,7 @@ func (s *Schema) Validate() error {
 			return fmt.Errorf("data: %s: %w", where, err)
 		}
 	}
-	s.lo, s.hi, s.impute, s.names, s.groups = nil, nil, nil, nil, nil
+	s.lo, s.hi, s.impute, s.names, s.groups, s.unknown = nil, nil, nil, nil, nil, nil
 	seen := make(map[string]int)
 	for i, f := range s.Features {
 		k := f.Count
@@ -175,8 +188,18 @@ func (s *Schema) Validate() error {
 		if k < 0 || len(s.lo)+k > maxSchemaFeatures {
 			return fmt.Errorf("data: %s: %s: count %d must be ≥ 1 (and the total ≤ %d)", where, entry, f.Count, maxSchemaFeatures)
 		}
-		if f.Lo == nil || f.Hi == nil {
-			return fmt.Errorf("data: %s: %s: both \"lo\" and \"hi\" are required", where, entry)
+		if f.Unknown {
+			if f.Lo != nil || f.Hi != nil {
+				return fmt.Errorf("data: %s: %s: \"unknown\": true takes no \"lo\" or \"hi\" (drop them, or drop \"unknown\" if the bounds are documented)", where, entry)
+			}
+			if f.OneHot != "" {
+				return fmt.Errorf("data: %s: %s: a one-hot indicator is bounded by [0, 1]: it cannot be \"unknown\"", where, entry)
+			}
+			// Placeholder [−1, 1] until ScalerWith fills the estimate.
+			lo, hi := -1.0, 1.0
+			f.Lo, f.Hi = &lo, &hi
+		} else if f.Lo == nil || f.Hi == nil {
+			return fmt.Errorf("data: %s: %s: both \"lo\" and \"hi\" are required (or \"unknown\": true when no public document bounds the feature)", where, entry)
 		}
 		lo, hi := *f.Lo, *f.Hi
 		if math.IsNaN(lo) || math.IsInf(lo, 0) || math.IsNaN(hi) || math.IsInf(hi, 0) {
@@ -192,6 +215,9 @@ func (s *Schema) Validate() error {
 			return fmt.Errorf("data: %s: %s: a feature of one-hot group %q needs lo = 0 (its zeros stay zeros), not %v", where, entry, f.OneHot, lo)
 		}
 		imp := lo/2 + hi/2
+		if f.Unknown {
+			imp = math.NaN() // no midpoint: --impute schema needs "impute"
+		}
 		if f.OneHot != "" {
 			imp = 0 // a missing indicator: not this category
 		}
@@ -216,6 +242,9 @@ func (s *Schema) Validate() error {
 			s.lo, s.hi, s.impute = append(s.lo, lo), append(s.hi, hi), append(s.impute, imp)
 			s.names = append(s.names, name)
 			s.groups = append(s.groups, f.OneHot)
+			if f.Unknown {
+				s.unknown = append(s.unknown, len(s.lo)-1)
+			}
 		}
 	}
 	return nil
@@ -224,7 +253,11 @@ func (s *Schema) Validate() error {
 // D returns the number of features (after count expansion).
 func (s *Schema) D() int { return len(s.lo) }
 
-// Bounds returns copies of the per-feature lower and upper bounds.
+// Unknown returns the (0-based) indices of the features marked unknown.
+func (s *Schema) Unknown() []int { return append([]int(nil), s.unknown...) }
+
+// Bounds returns copies of the per-feature lower and upper bounds (the
+// placeholder [−1, 1] for unknown features).
 func (s *Schema) Bounds() (lo, hi []float64) {
 	return append([]float64(nil), s.lo...), append([]float64(nil), s.hi...)
 }
@@ -232,6 +265,7 @@ func (s *Schema) Bounds() (lo, hi []float64) {
 // ImputeValues returns the per-feature constants for Impute "constant"
 // (--impute schema): each feature's "impute" value, or the midpoint of its
 // range, which the schema's scaling maps to 0.
+// An unknown feature without an "impute" constant has NaN (no midpoint).
 func (s *Schema) ImputeValues() []float64 { return append([]float64(nil), s.impute...) }
 
 // Apply fills the loader options that the caller left unset from the
@@ -278,6 +312,8 @@ func (s *Schema) Apply(o *Options) ([]string, error) {
 		return nil, fmt.Errorf("data: --dim %d disagrees with the %d features of %s", o.Dim, s.D(), where)
 	}
 	if o.Impute == "schema" {
+		// An unknown feature without "impute" has NaN here: a missing
+		// value of it is an error when read (csv.go), not before.
 		o.Impute, o.ImputeValues = "constant", s.ImputeValues()
 		notes = append(notes, "missing values are imputed with the per-feature constants of "+where)
 	}
@@ -305,9 +341,27 @@ func (s *Schema) Check(t *Table) error {
 
 // Scaler returns the schema's per-record map: NewBoundsScaler's, except
 // that features of one-hot groups map [0, hi] onto [0, 1] (box [0, 1]),
-// and MaxNorm counts each group once (see Schema).
+// and MaxNorm counts each group once (see Schema). It panics when the
+// schema has unknown features: use ScalerWith.
 func (s *Schema) Scaler() *Scaler {
-	sc := NewBoundsScaler(s.lo, s.hi)
+	if len(s.unknown) > 0 {
+		panic(fmt.Sprintf("data: Schema.Scaler: %s has %d unknown features: use ScalerWith", s.File, len(s.unknown)))
+	}
+	return s.ScalerWith(nil, nil)
+}
+
+// ScalerWith is Scaler with the ranges of the unknown features given:
+// lo[k], hi[k] for feature Unknown()[k] (public, or a charged DP
+// estimate), so the map stays per record.
+func (s *Schema) ScalerWith(lo, hi []float64) *Scaler {
+	if len(lo) != len(s.unknown) || len(hi) != len(s.unknown) {
+		panic(fmt.Sprintf("data: Schema.ScalerWith: %d/%d ranges for %d unknown features", len(lo), len(hi), len(s.unknown)))
+	}
+	bl, bh := s.Bounds()
+	for k, j := range s.unknown {
+		bl[j], bh[j] = lo[k], hi[k]
+	}
+	sc := NewBoundsScaler(bl, bh)
 	seen := make(map[string]bool)
 	var m2 float64
 	for j, g := range s.groups {
@@ -337,5 +391,9 @@ func (s *Schema) Describe() string {
 	if name == "" {
 		name = s.File
 	}
-	return fmt.Sprintf("feature bounds %s (%s, %d features): each feature's public range [lo, hi] maps to [−1, 1] and is clipped to it, per record (no privacy spent)", s.File, name, s.D())
+	u := ""
+	if len(s.unknown) > 0 {
+		u = fmt.Sprintf("; %d features have no public range (\"unknown\") and use the estimated ones", len(s.unknown))
+	}
+	return fmt.Sprintf("feature bounds %s (%s, %d features): each feature's public range [lo, hi] maps to [−1, 1] and is clipped to it, per record (no privacy spent)%s", s.File, name, s.D(), u)
 }

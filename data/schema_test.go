@@ -309,6 +309,7 @@ func TestShippedSchemasLoad(t *testing.T) {
 		"diabetes.json": "diabetes", "pima-indians-diabetes.json": "pima-indians-diabetes.csv",
 		"a9a.json": "a9a", "ijcnn1.json": "ijcnn1.trn.bz2", "breast-cancer-wisconsin.json": "breast-cancer-wisconsin.data",
 		"hepatitis.json": "hepatitis.data", "german.numer.json": "german.numer",
+		"messidor.json": "messidor_features.arff", "wdbc.json": "wdbc.data",
 	}
 	for schema, file := range pairs {
 		path := filepath.Join("/work/shared/datasets", file)
@@ -385,5 +386,55 @@ func TestOneHotGroups(t *testing.T) {
 	}
 	if _, err := readSchema(t, `{"features": [{"lo": -1, "hi": 1, "onehot": "g"}]}`); err == nil || !strings.Contains(err.Error(), `one-hot group "g" needs lo = 0`) {
 		t.Errorf("one-hot with lo ≠ 0: %v", err)
+	}
+}
+
+// TestUnknownFeatures: "unknown": true marks a feature without a public
+// range; Scaler refuses such a schema, ScalerWith fills the given ranges
+// and keeps the others, and the schema's rules are enforced.
+func TestUnknownFeatures(t *testing.T) {
+	s, err := readSchema(t, `{"features": [{"lo": 0, "hi": 10}, {"name": "u", "unknown": true, "impute": 3}, {"unknown": true}, {"lo": -1, "hi": 3}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := s.Unknown(); len(u) != 2 || u[0] != 1 || u[1] != 2 || s.D() != 4 {
+		t.Fatalf("Unknown() = %v, D = %d", u, s.D())
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("Scaler() with unknown features did not panic")
+			}
+		}()
+		s.Scaler()
+	}()
+	sc := s.ScalerWith([]float64{100, -4}, []float64{300, 4})
+	want := NewBoundsScaler([]float64{0, 100, -4, -1}, []float64{10, 300, 4, 3})
+	for j := range want.Scale {
+		if sc.Shift[j] != want.Shift[j] || sc.Scale[j] != want.Scale[j] {
+			t.Errorf("feature %d: shift %v scale %v, want %v %v", j+1, sc.Shift[j], sc.Scale[j], want.Shift[j], want.Scale[j])
+		}
+	}
+	// --impute schema: an unknown feature's "impute" constant, and an
+	// error naming the feature when one without a constant is missing.
+	s2, _ := readSchema(t, `{"features": [{"unknown": true, "impute": 3}, {"lo": 0, "hi": 2}, {"unknown": true}]}`)
+	o := Options{Impute: "schema"}
+	if _, err := s2.Apply(&o); err != nil || o.ImputeValues[0] != 3 || o.ImputeValues[1] != 1 || !math.IsNaN(o.ImputeValues[2]) {
+		t.Errorf("impute values %v, err %v", o.ImputeValues, err)
+	}
+	if tab, err := Read(strings.NewReader("?,?,1,a\n1,1,1,b\n"), "u.csv", o); err != nil || tab.X[0] != 3 || tab.X[1] != 1 {
+		t.Errorf("imputed %v, err %v", tab, err)
+	}
+	if _, err := Read(strings.NewReader("1,1,?,a\n1,1,1,b\n"), "u.csv", o); err == nil || !strings.Contains(err.Error(), "feature 3") {
+		t.Errorf("missing value of an unknown feature without a constant: %v", err)
+	}
+	for _, c := range []struct{ text, want string }{
+		{`{"features": [{"unknown": true, "lo": 0}]}`, "takes no"},
+		{`{"features": [{"unknown": true, "onehot": "g"}]}`, "one-hot"},
+		{`{"features": [{"name": "x"}]}`, "\"unknown\": true"},
+	} {
+		if _, err := readSchema(t, c.text); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.text, err, c.want)
+		}
 	}
 }

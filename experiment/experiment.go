@@ -241,8 +241,8 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("experiment: unknown --bounds-norm %q (want clip or divide)", s.BoundsNorm)
 	}
 	if s.RangeShare != 0 {
-		if s.Scale != "private" {
-			return fmt.Errorf("experiment: --range-share applies to --scale private (DP feature ranges) only, not --scale %s", s.Scale)
+		if s.Scale != "private" && !(s.Scale == "bounds" && s.Bounds != nil && len(s.Bounds.Unknown()) > 0) {
+			return fmt.Errorf("experiment: --range-share applies to DP feature ranges only (--scale private, or a schema with unknown features), not --scale %s", s.Scale)
 		}
 		if !(s.RangeShare > 0 && s.RangeShare < 1) {
 			return fmt.Errorf("experiment: --range-share %v must be in (0, 1), e.g. 0.1 for 10 %% of ε and δ", s.RangeShare)
@@ -386,7 +386,7 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 				}
 				sp.train = sp.train.Subset(rng.Perm(sp.train.N)[:spec.TrainSize])
 			}
-			tr, te, pre, err := prepare(spec, sp.train, sp.test, rng)
+			tr, te, pre, err := prepare(spec, sp.train, sp.test, algo.Private || spec.Tune, rng)
 			if err != nil {
 				return nil, err
 			}
@@ -561,20 +561,43 @@ func outerSplits(spec Spec, train, test *data.Table, rng *rand.Rand) ([]split, e
 // or privately estimated on train only) and clips every record to the
 // feature radius R. It returns the statement of what was done, with the
 // budget left to the algorithm when ranges were estimated privately.
-func prepare(spec Spec, train, test *pairwise.Dataset, rng *rand.Rand) (*pairwise.Dataset, *pairwise.Dataset, *Preprocessing, error) {
+func prepare(spec Spec, train, test *pairwise.Dataset, private bool, rng *rand.Rand) (*pairwise.Dataset, *pairwise.Dataset, *Preprocessing, error) {
 	pre := &Preprocessing{Scale: spec.Scale}
 	var sc *data.Scaler
 	var err error
 	switch spec.Scale {
 	case "bounds":
-		sc = spec.Bounds.Scaler()
+		u := spec.Bounds.Unknown()
+		if len(u) == 0 {
+			sc = spec.Bounds.Scaler()
+		} else {
+			// Features no public document bounds: estimated under DP
+			// (charged) for a private algorithm, fitted (min, max) on the
+			// training split otherwise.
+			var lo, hi []float64
+			if private {
+				for _, j := range u {
+					pre.unknownNames = append(pre.unknownNames, fmt.Sprint(j+1))
+				}
+				r, err := privateRanges(spec, train, u, rng, pre)
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				lo, hi = r.Lo, r.Hi
+			} else {
+				lo, hi = columnMinMax(train, u)
+			}
+			sc = spec.Bounds.ScalerWith(lo, hi)
+		}
 		if err := sc.CheckApply(train); err != nil {
 			return nil, nil, nil, fmt.Errorf("experiment: %s: %w", spec.Bounds.File, err)
 		}
 	case "private":
-		if sc, err = privateRanges(spec, train, rng, pre); err != nil {
+		r, err := privateRanges(spec, train, nil, rng, pre)
+		if err != nil {
 			return nil, nil, nil, err
 		}
+		sc = data.NewBoundsScaler(r.Lo, r.Hi)
 	default:
 		if sc, err = data.FitScaler(spec.Scale, train); err != nil {
 			return nil, nil, nil, err
@@ -593,6 +616,31 @@ func prepare(spec Spec, train, test *pairwise.Dataset, rng *rand.Rand) (*pairwis
 		}
 	}
 	return tr, te, pre, nil
+}
+
+// columnMinMax returns the minimum and maximum of the columns cols of ds
+// (a non-private run's range for a schema's unknown features); a constant
+// column gets [v − 1, v + 1].
+func columnMinMax(ds *pairwise.Dataset, cols []int) (lo, hi []float64) {
+	lo, hi = make([]float64, len(cols)), make([]float64, len(cols))
+	row := make([]float64, ds.D)
+	for i := 0; i < ds.N; i++ {
+		ds.DenseRowTo(row, i)
+		for k, j := range cols {
+			if i == 0 || row[j] < lo[k] {
+				lo[k] = row[j]
+			}
+			if i == 0 || row[j] > hi[k] {
+				hi[k] = row[j]
+			}
+		}
+	}
+	for k := range lo {
+		if !(lo[k] < hi[k]) || math.IsInf(1/(hi[k]/2-lo[k]/2), 0) {
+			lo[k], hi[k] = lo[k]-1, hi[k]+1
+		}
+	}
+	return lo, hi
 }
 
 // requestDelta is the δ a private run asks for on n training records: the

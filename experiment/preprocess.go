@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/pairwise"
 )
@@ -43,7 +42,8 @@ type Preprocessing struct {
 	// Note describes the preparation for the run's notes.
 	Note string `json:"note"`
 
-	requestDelta float64 // the whole run's δ (Scale "private")
+	requestDelta float64  // the whole run's δ (DP ranges)
+	unknownNames []string // a schema's unknown features (1-based numbers)
 }
 
 // gdpAlgos are the private algorithms whose releases are a sequential
@@ -62,7 +62,10 @@ var gdpAlgos = map[string]bool{"dp-ssp-mean": true, "dp-ssp": true, "dp-gd": tru
 // are released μ_range-GDP and the algorithm runs at (ε, δ_train));
 // otherwise the share is of ε and δ, composed by basic composition
 // (dp.SplitBudget).
-func privateRanges(spec Spec, train *pairwise.Dataset, rng *rand.Rand, pre *Preprocessing) (*data.Scaler, error) {
+//
+// cols, when not nil, restricts the estimate to those features (a schema's
+// unknown features); the returned ranges are in that order.
+func privateRanges(spec Spec, train *pairwise.Dataset, cols []int, rng *rand.Rand, pre *Preprocessing) (*dp.Ranges, error) {
 	share := spec.RangeShare
 	if share == 0 {
 		share = dp.DefaultRangeShare
@@ -71,12 +74,25 @@ func privateRanges(spec Spec, train *pairwise.Dataset, rng *rand.Rand, pre *Prep
 	if train.IsSparse() && train.D > 1000 {
 		return nil, fmt.Errorf("experiment: --scale private on sparse data with d=%d > 1000 would densify it; use --scale none or a --feature-bounds schema", train.D)
 	}
+	d, rowTo := train.D, train.DenseRowTo
+	if cols != nil {
+		full := make([]float64, train.D)
+		d = len(cols)
+		rowTo = func(dst []float64, i int) []float64 {
+			train.DenseRowTo(full, i)
+			dst = dst[:0]
+			for _, j := range cols {
+				dst = append(dst, full[j])
+			}
+			return dst
+		}
+	}
 	delta := requestDelta(spec, train.N)
 	cfg := dp.RangeConfig{}
 	var te, td float64
 	ok := false
 	if gdpAlgos[spec.Algo] && !spec.Tune && delta > 0 {
-		mu, trainDelta, fits, err := dp.SplitGDP(spec.Epsilon, delta, share, dp.RangeCoordinates(train.D, cfg))
+		mu, trainDelta, fits, err := dp.SplitGDP(spec.Epsilon, delta, share, dp.RangeCoordinates(d, cfg))
 		if err != nil {
 			return nil, fmt.Errorf("experiment: %w", err)
 		}
@@ -86,11 +102,11 @@ func privateRanges(spec Spec, train *pairwise.Dataset, rng *rand.Rand, pre *Prep
 		}
 	}
 	if !ok {
-		re, rd, e, d, err := dp.SplitBudget(spec.Epsilon, delta, share)
+		re, rd, e, dt, err := dp.SplitBudget(spec.Epsilon, delta, share)
 		if err != nil {
 			return nil, fmt.Errorf("experiment: %w", err)
 		}
-		cfg.Epsilon, cfg.Delta, te, td = re, rd, e, d
+		cfg.Epsilon, cfg.Delta, te, td = re, rd, e, dt
 		pre.Composition = "basic"
 	}
 	var noise dp.Noise
@@ -102,12 +118,12 @@ func privateRanges(spec Spec, train *pairwise.Dataset, rng *rand.Rand, pre *Prep
 	if spec.NoiseScale != 0 && spec.NoiseScale != 1 {
 		noise = dp.ScaleNoise(noise, spec.NoiseScale)
 	}
-	r, err := dp.EstimateRanges(train.N, train.D, train.DenseRowTo, cfg, noise)
+	r, err := dp.EstimateRanges(train.N, d, rowTo, cfg, noise)
 	if err != nil {
 		return nil, fmt.Errorf("experiment: %w", err)
 	}
 	pre.Ranges, pre.TrainEpsilon, pre.TrainDelta, pre.requestDelta = r, te, td, delta
-	return data.NewBoundsScaler(r.Lo, r.Hi), nil
+	return r, nil
 }
 
 // finish completes the statement once the algorithm has reported its
@@ -122,12 +138,12 @@ func (pre *Preprocessing) finish(spec Spec, p *pairwise.PrivacyReport, dataDepen
 	}
 	pre.TotalEpsilon, pre.TotalDelta = pre.TrainEpsilon, pre.TrainDelta
 	pre.Reasons = append([]string(nil), dataDependent...)
-	switch spec.Scale {
-	case "bounds":
+	switch {
+	case spec.Scale == "bounds" && pre.Ranges == nil:
 		pre.Note = spec.Bounds.Describe() + normNote(spec)
-	case "none":
+	case spec.Scale == "none":
 		pre.Note = "--scale none: raw features, only clipped per record to ‖x‖ ≤ R (no privacy spent; usually poor utility unless the features are already on a common scale — give --feature-bounds)"
-	case "private":
+	case pre.Ranges != nil: // --scale private, or a schema's unknown features
 		r := pre.Ranges
 		how := ""
 		if pre.Composition == "gdp" {
@@ -156,7 +172,11 @@ func (pre *Preprocessing) finish(spec Spec, p *pairwise.PrivacyReport, dataDepen
 				fallback = append(fallback, fmt.Sprint(j+1))
 			}
 		}
-		pre.Note = fmt.Sprintf("feature ranges estimated under DP and mapped to [−1, 1] per record%s: %s", normNote(spec), how)
+		what := "feature ranges"
+		if spec.Scale == "bounds" {
+			what = fmt.Sprintf("%s; the ranges of its %d unknown features (%s)", spec.Bounds.Describe(), len(r.Lo), abbreviate(pre.unknownNames, 12))
+		}
+		pre.Note = fmt.Sprintf("%s estimated under DP and mapped to [−1, 1] per record%s: %s", what, normNote(spec), how)
 		if len(fallback) > 0 {
 			pre.Note += fmt.Sprintf("; %d of %d features had too few records for the budget and kept the fallback range [−1, 1] (features %s): a public --feature-bounds schema would do better", len(fallback), len(r.Found), abbreviate(fallback, 12))
 		}

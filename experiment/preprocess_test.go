@@ -224,7 +224,7 @@ func TestScaleSpecErrors(t *testing.T) {
 		{Spec{Algo: "sgd-prev", Scale: "bounds"}, "needs a feature-bounds schema"},
 		{Spec{Algo: "sgd-prev", Scale: "private"}, "sgd-prev is not private"},
 		{Spec{Algo: "sgd-prev", Scale: "minmax", Bounds: s}, "drop one"},
-		{Spec{Algo: "sgd-prev", Scale: "minmax", RangeShare: 0.1}, "applies to --scale private"},
+		{Spec{Algo: "sgd-prev", Scale: "minmax", RangeShare: 0.1}, "applies to DP feature ranges only"},
 		{Spec{Algo: "dp-gd-grad", Epsilon: 1, FeatureRadius: 1, RangeShare: 1}, "must be in (0, 1)"},
 		{Spec{Algo: "sgd-prev", BoundsNorm: "squash", Bounds: s}, "unknown --bounds-norm"},
 		{Spec{Algo: "sgd-prev", Scale: "wild"}, "unknown scaling"},
@@ -243,4 +243,47 @@ func loadSchemaQuiet() *data.Schema {
 		panic(err)
 	}
 	return s
+}
+
+// A schema's unknown features: a private run estimates their ranges (and
+// only theirs) under DP, charged like --scale private and composed
+// exactly, and stays private; a non-private run fits them on the training
+// split.
+func TestSchemaUnknownFeatures(t *testing.T) {
+	tab := loadDiabetes(t)
+	schema, err := data.ReadSchema(strings.NewReader(`{"features": [
+		{"lo": 0, "hi": 20}, {"unknown": true}, {"lo": 0, "hi": 140}, {"lo": 0, "hi": 80},
+		{"unknown": true}, {"lo": 0, "hi": 70}, {"lo": 0, "hi": 2.5}, {"lo": 21, "hi": 90}]}`), "partial.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := privateSpec()
+	spec.Bounds = schema
+	spec.Delta, spec.DeltaSet = 1e-4, true
+	rep, err := Run(context.Background(), spec, tab, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre := rep.Privacy.Preprocessing
+	if pre == nil || pre.Scale != "bounds" || pre.Ranges == nil || len(pre.Ranges.Lo) != 2 || pre.Composition != "gdp" {
+		t.Fatalf("preprocessing %+v, want DP ranges of the 2 unknown features composed by GDP", pre)
+	}
+	if pre.Ranges.Coordinates != dp.RangeCoordinates(2, dp.RangeConfig{}) {
+		t.Errorf("the range release drew %d coordinates, want those of 2 features", pre.Ranges.Coordinates)
+	}
+	if pre.TotalEpsilon > 1 || pre.TotalDelta != 1e-4 || !rep.Private {
+		t.Errorf("total (%v, %v), private %v: %q", pre.TotalEpsilon, pre.TotalDelta, rep.Private, rep.Notes)
+	}
+	if note := strings.Join(rep.Notes, "\n"); !strings.Contains(note, "2 unknown features (2,5)") {
+		t.Errorf("notes do not name the unknown features: %s", note)
+	}
+	// Non-private: no release, fitted ranges.
+	np := Spec{Algo: "sgd-prev", Bounds: schema, Runs: 1, Seed: 1, Eta: 0.1, ParamRadius: 1}
+	rep, err = Run(context.Background(), np, tab, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Privacy != nil && rep.Privacy.Preprocessing != nil && rep.Privacy.Preprocessing.Ranges != nil {
+		t.Errorf("a non-private run released DP ranges")
+	}
 }

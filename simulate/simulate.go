@@ -110,6 +110,9 @@ func (s *Spec) Validate() error {
 		if s.Bounds == nil {
 			return fmt.Errorf("simulate: --scale bounds needs a feature-bounds schema (--feature-bounds FILE)")
 		}
+		if u := s.Bounds.Unknown(); len(u) > 0 {
+			return fmt.Errorf("simulate: %s has %d features marked unknown (e.g. feature %d): their ranges would be estimated under DP, which only `pairfed train` does so far; give them public bounds for federated runs", s.Bounds.File, len(u), u[0]+1)
+		}
 	default:
 		return fmt.Errorf("simulate: unknown scaling %q (want bounds, none, minmax or standard)", s.Scale)
 	}

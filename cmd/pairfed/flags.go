@@ -142,6 +142,9 @@ func loadSchema(c *cli.Context, opt *data.Options) (*data.Schema, []string, erro
 	if err != nil {
 		return nil, nil, err
 	}
+	if u := s.Unknown(); len(u) > 0 && c.Command.Name != "train" {
+		return nil, nil, usageError{fmt.Errorf("%s has %d features marked unknown (e.g. feature %d): their ranges are estimated under DP by `pairfed train` only so far; for %s give them public bounds", p, len(u), u[0]+1, c.Command.Name)}
+	}
 	notes, err := s.Apply(opt)
 	if err != nil {
 		return nil, nil, usageError{err}
