@@ -27,10 +27,13 @@
 // Accountants compose the privacy loss of all the releases of a run (basic
 // composition, Rényi DP, zCDP, Gaussian DP) and convert it back to (ε, δ).
 //
-// Private preprocessing (range.go). EstimateRanges releases per-feature
-// ranges (a noisy octave histogram per feature, exactly calibrated) for runs
-// without public feature bounds; SplitBudget splits a request between it
-// and the training mechanism.
+// Private preprocessing (range.go, range_gdp.go). EstimateRanges releases
+// per-feature ranges (one noisy octave histogram per feature, a central
+// 2nd–98th percentile interval of the detected bins) for runs without
+// public feature bounds; SplitGDP splits a request between it and a
+// Gaussian training mechanism for exact Gaussian-DP composition (share of
+// μ², certified after training by CertifyWithRanges), SplitBudget for basic
+// composition with any other.
 //
 // Ledger. A run's budget is charged before a noisy value is released, and a
 // value is released once: the ledger records each charge so that the

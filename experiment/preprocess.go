@@ -169,7 +169,11 @@ func (pre *Preprocessing) finish(spec Spec, p *pairwise.PrivacyReport, dataDepen
 		var fallback []string
 		for j, ok := range r.Found {
 			if !ok {
-				fallback = append(fallback, fmt.Sprint(j+1))
+				name := fmt.Sprint(j + 1)
+				if pre.unknownNames != nil {
+					name = pre.unknownNames[j] // the schema's feature number
+				}
+				fallback = append(fallback, name)
 			}
 		}
 		what := "feature ranges"

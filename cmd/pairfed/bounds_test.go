@@ -209,3 +209,26 @@ func TestWorkersShareFeatureBounds(t *testing.T) {
 		return strings.Contains(logs.String(), "worker c: this site's private updates will be reported NOT private: --impute mean")
 	})
 }
+
+// A schema with unknown features: train estimates their ranges under DP
+// and says so; simulate refuses it (no DP range estimate at the sites yet).
+func TestUnknownFeaturesSchema(t *testing.T) {
+	out, err := runCLI(t, "train", "--data", "/work/shared/datasets/wdbc.data", "--feature-bounds", "../../schemas/wdbc.json",
+		"--epsilon", "1", "--no-progress")
+	if err != nil {
+		if strings.Contains(err.Error(), "no such file") {
+			t.Skip(err)
+		}
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"24 unknown features", "exact Gaussian-DP composition", "private"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("train output lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = runCLI(t, "simulate", "--data", "/work/shared/datasets/wdbc.data", "--feature-bounds", "../../schemas/wdbc.json",
+		"--sites", "2", "--epsilon", "1", "--no-progress")
+	if err == nil || !strings.Contains(err.Error()+out, "unknown") {
+		t.Errorf("simulate with unknown features: %v\n%s", err, out)
+	}
+}
