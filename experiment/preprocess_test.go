@@ -287,3 +287,34 @@ func TestSchemaUnknownFeatures(t *testing.T) {
 		t.Errorf("a non-private run released DP ranges")
 	}
 }
+
+// Ranges released for Gaussian-DP composition are never silently paired
+// with a mechanism the composition does not cover, nor with too little
+// training noise: finish refuses the run.
+func TestFinishRefusesUncoveredComposition(t *testing.T) {
+	tab := loadDiabetes(t)
+	spec := privateSpec()
+	spec.Delta, spec.DeltaSet = 1e-4, true
+	rep, err := Run(context.Background(), spec, tab, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre := *rep.Privacy.Preprocessing
+	p := *rep.Privacy.PrivacyReport
+	if err := pre.finish(spec, &p, nil, 24); err != nil {
+		t.Fatalf("the run's own report: %v", err)
+	}
+	lap := p
+	lap.Mechanism = "laplace"
+	if err := pre.finish(spec, &lap, nil, 24); err == nil || !strings.Contains(err.Error(), "does not cover") {
+		t.Errorf("a Laplace report after GDP ranges: %v", err)
+	}
+	low := p
+	low.Sigmas = append([]float64(nil), p.Sigmas...)
+	for i := range low.Sigmas {
+		low.Sigmas[i] *= 0.8
+	}
+	if err := pre.finish(spec, &low, nil, 24); err == nil || !strings.Contains(err.Error(), "beyond the request") {
+		t.Errorf("training σ × 0.8 after GDP ranges: %v", err)
+	}
+}
