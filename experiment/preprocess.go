@@ -29,8 +29,8 @@ type Preprocessing struct {
 	// by adaptive basic composition of their stated (ε, δ) ("basic").
 	TotalEpsilon float64 `json:"total_epsilon"`
 	TotalDelta   float64 `json:"total_delta"`
-	// Composition is how the ranges compose with training: "gdp" or
-	// "basic" (Scale "private" only).
+	// Composition is how the DP ranges (Scale "private", or a schema's
+	// unknown features) compose with training: "gdp" or "basic".
 	Composition string `json:"composition,omitempty"`
 	// TotalMu is the whole run's Gaussian-DP μ (Composition "gdp").
 	TotalMu float64 `json:"total_mu,omitempty"`
@@ -55,7 +55,8 @@ var gdpAlgos = map[string]bool{"dp-ssp-mean": true, "dp-ssp": true, "dp-gd": tru
 
 // privateRanges estimates the feature ranges of train under DP from
 // spec.RangeShare of the request, records the release and the remaining
-// budget in pre, and returns the per-record map of the released ranges.
+// budget in pre, and returns the released ranges (the caller builds the
+// per-record map from them).
 //
 // With a Gaussian-DP training mechanism (gdpAlgos, δ > 0, no --tune) the
 // share is of μ² and the run composes exactly (dp.SplitGDP: the ranges
