@@ -9,6 +9,7 @@ import (
 
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 func loadSchema(t *testing.T, name string) *data.Schema {
@@ -316,5 +317,16 @@ func TestFinishRefusesUncoveredComposition(t *testing.T) {
 	}
 	if err := pre.finish(spec, &low, nil, 24); err == nil || !strings.Contains(err.Error(), "beyond the request") {
 		t.Errorf("training σ × 0.8 after GDP ranges: %v", err)
+	}
+}
+
+func TestColumnMinMax(t *testing.T) {
+	ds := &pairwise.Dataset{N: 3, D: 3, X: []float64{1, 5, 7, -2, 5, 9, 4, 5, 8}, Y: []float64{1, -1, 1}}
+	lo, hi := columnMinMax(ds, []int{0, 1, 2})
+	want := [][2]float64{{-2, 4}, {4, 6}, {7, 9}} // the constant column widened by 1 each side
+	for k, w := range want {
+		if lo[k] != w[0] || hi[k] != w[1] {
+			t.Errorf("column %d: [%v, %v], want %v", k, lo[k], hi[k], w)
+		}
 	}
 }
