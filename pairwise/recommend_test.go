@@ -23,11 +23,11 @@ func TestRecommendPrivateRule(t *testing.T) {
 		wantLs string
 	}{
 		{"small n, low s", TaskAUC, int(nCross) - 1, 8, "", "dp-ssp-mean", "square"},
-		{"small n, high s", TaskAUC, int(nCross) + 2, 8, "", "dp-ssp", "square"},
+		{"small n, high s", TaskAUC, int(nCross) + 2, 8, "", "dp-lda", "square"},
 		{"many features", TaskAUC, 5000, 3000, "", "dp-ssp-mean", "square"},
 		{"large n", TaskAUC, RecommendLargeN, 22, "", "dp-pair-sgd", "hinge"},
 		{"large n, logistic asked", TaskAUC, 50000, 22, "logistic", "dp-pair-sgd", "logistic"},
-		{"large n, square asked", TaskAUC, 50000, 22, "square", "dp-ssp", "square"},
+		{"large n, square asked", TaskAUC, 50000, 22, "square", "dp-lda", "square"},
 		{"hinge asked, small n", TaskAUC, 500, 8, "hinge", "dp-gd", "hinge"},
 		{"metric small", TaskMetric, RecommendMetricGD, 8, "", "dp-gd", "logistic"},
 		{"metric large", TaskMetric, RecommendMetricGD + 1, 8, "", "dp-pair-sgd", "logistic"},
@@ -50,7 +50,7 @@ func TestRecommendPrivateRule(t *testing.T) {
 }
 
 // The score grows with ε (μ grows), so a larger budget can only move the
-// choice from dp-ssp-mean to dp-ssp, never back.
+// choice from dp-ssp-mean to dp-lda, never back.
 func TestRecommendPrivateMonotoneInEpsilon(t *testing.T) {
 	prev := ""
 	for _, eps := range []float64{0.1, 0.25, 0.5, 1, 2, 5, 10} {
@@ -58,12 +58,12 @@ func TestRecommendPrivateMonotoneInEpsilon(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if prev == "dp-ssp" && r.Algo != "dp-ssp" {
-			t.Fatalf("ε = %g: back to %s after dp-ssp", eps, r.Algo)
+		if prev == "dp-lda" && r.Algo != "dp-lda" {
+			t.Fatalf("ε = %g: back to %s after dp-lda", eps, r.Algo)
 		}
 		prev = r.Algo
 	}
-	if prev != "dp-ssp" {
+	if prev != "dp-lda" {
 		t.Fatalf("at ε = 10, n = 400, d = 8 the rule still picks %s", prev)
 	}
 }
@@ -102,7 +102,7 @@ func TestRecommendFederated(t *testing.T) {
 		{"ssp and ssp-mean registered, small sites", append(with, "fed-dp-ssp-mean"), TaskAUC, 40, "", "fed-dp-ssp-mean", ""},
 		{"ssp and ssp-mean registered, large sites", append(with, "fed-dp-ssp-mean"), TaskAUC, 5000, "", "fed-dp-ssp", ""},
 		{"ssp registered, hinge asked, large sites", with, TaskAUC, 20000, "hinge", "fed-dp-pair-sgd", ""},
-		{"not registered, small sites", base, TaskAUC, 150, "", "fed-oneshot", "dp-ssp-mean"},
+		{"not registered, small sites", base, TaskAUC, 150, "", "fed-oneshot", "dp-lda"},
 		{"not registered, unknown sites", base, TaskAUC, 0, "", "fed-oneshot", "dp-ssp-mean"},
 		{"not registered, large sites", base, TaskAUC, 20000, "", "fed-oneshot", "dp-pair-sgd"},
 		{"metric", with, TaskMetric, 150, "", "fed-oneshot", "dp-gd"},
