@@ -78,8 +78,8 @@ type Recommendation struct {
 // second moment are released (rule 2); RecommendMetricGD the largest n for dp-gd on the
 // metric task.
 const (
-	RecommendLargeN   = 10000
-	RecommendScore    = 1.0
+	RecommendLargeN = 10000
+	RecommendScore  = 1.0
 	// RecommendFedScore is the s from which fed-dp-ssp's summed class
 	// second moments are released (federated rule 1): per-class moments
 	// carry noise ∝ 1/n± and need the larger s the single-site rule
