@@ -50,59 +50,47 @@ import (
 //
 // So SSPSensitivity(R, a, b, c) bounds dp-lda's vector too (tight: the
 // same-class worst case is the same replacement), and with dp-ssp's
-// weights a = 1/R, b = 1/(√2R²), c = 1, Δ = 2. One Gaussian release
-// calibrated by the analytic Gaussian mechanism (exact) through
-// SSPCalibrate with k = 2d + 1 + d(d+1)/2 coordinates;
-// TestSSPSensitivityBruteForce checks the pooled layout. The solve is
+// weights a = 1/R, b = 1/(√2R²), c = 1, Δ = 2 (release B below, with
+// k = 2d + 1 + d(d+1)/2 coordinates); TestSSPSensitivityBruteForce checks
+// the pooled layout. The solve is
 // post-processing; λ = 2R²σ√d/n + 10⁻⁶R² (SSPLambda), the expected
 // spectral norm of the noise in M̂/n, from σ and the public n.
 //
-// # Private centering (the default: two releases)
+// # Private centring and the spatial sign (two releases)
 //
 // The noise of the sums is proportional to the clip radius, and clipping
 // around a point far from the data (the schema box's centre, say) shrinks
-// every record towards it. So dp-lda first finds the data's centre and
-// spread privately, then clips around that centre:
+// every record towards it. So dp-lda first finds the data's centre
+// privately and then uses each record's direction from that centre:
 //
-//  1. Release A: v_A = Σ_i (x_i/R₀, ‖x_i‖²/R₀²) + N(0, σ_A²I), R₀ the
-//     records' norm bound (FeatureRadius). Replace-one sensitivity 2: with
-//     r, r' ≤ R₀ = 1 and t the cosine, ‖Δv‖² = r² + r'² − 2rr't + (r² − r'²)²
-//     ≤ (r + r')²(1 + (r − r')²), and along r + r' = 2 − (r − r') the
-//     right side (2 − v)²(1 + v²) has derivative
-//     2(2 − v)(−2v² + 2v − 1) < 0, so the maximum is 4 at r = r' = R₀,
-//     t = −1 (the squared-norm coordinate rides for free).
-//     ĉ = R₀·v̂_A[:d]/n (clamped into the R₀-ball), and the mean squared
-//     distance to the centre ρ² = R₀²·v̂_A[d]/n − ‖ĉ‖² + d(σ_A R₀/n)²
-//     (the last term removes the noise's bias of ‖ĉ‖²).
+//  1. Release A: v_A = Σ_i x_i/R₀ + N(0, σ_A²I), R₀ the records' norm
+//     bound (FeatureRadius): replace-one sensitivity ‖x − x'‖/R₀ ≤ 2.
+//     ĉ = R₀·v̂_A/n, clamped into the R₀-ball (post-processing).
 //  2. Release B: dp-lda's statistics (above) of the records
-//     x̃_i = clip_{R_B}(x_i − ĉ), R_B = κ·ρ clamped to [R₀/16, 2R₀]: ĉ and
-//     R_B are outputs of release A, so given them the map is per record
-//     and the sensitivity argument above holds with R = R_B (Δ = 2).
+//     u_i = R₀·(x_i − ĉ)/‖x_i − ĉ‖ (0 when x_i = ĉ), the spatial sign of
+//     x_i around ĉ scaled to R₀. ĉ is an output of release A, so given it
+//     the map is per record with ‖u_i‖ ≤ R₀, and the sensitivity argument
+//     above holds with R = R₀ (Δ = 2).
 //
-// The score w·(x − ĉ) ranks as w·x, so the model is w. The two releases
-// compose adaptively; exact Gaussian DP gives μ² = μ_A² + μ_B²
-// ([DRS19] Cor 3.3), and calibrateGaussian (dp.CalibrateGaussian) picks
-// the smallest σ's with σ_A/σ_B fixed by the split μ_A² = s·μ², s = 1/4.
+// The score w·(x − ĉ) ranks as w·x, so the model is w, applied to the
+// records (not their signs). The two releases compose adaptively; exact
+// Gaussian DP gives μ² = μ_A² + μ_B² ([DRS19] Cor 3.3), and
+// calibrateGaussian (dp.CalibrateGaussian, LDAPlan) picks the smallest σ's
+// with the split μ_A² = μ²/4 (the main release keeps √(3/4) = 87 % of μ).
 //
-// The written rule (fixed before the data): s = 1/4 (the main release
-// keeps √(3/4) = 87 % of μ); κ = ldaClipFactor = 3/4: records beyond 3/4
-// of the RMS distance are projected onto that sphere. A smaller radius
-// divides the noise in proportion, and below the typical distance the
-// class-mean difference becomes the difference of the classes' mean
-// directions around ĉ (the spatial-sign mean, a robust location estimate
-// that points the same way for elliptical classes), so the signal falls
-// more slowly than the noise. Measured, not tuned to a dataset: README,
-// "Private models that learn".
+// Why signs: release B's noise is fixed by its radius, while a record's
+// distance from the centre is no evidence of its class; projecting every
+// record onto the sphere around ĉ keeps the part of the signal that the
+// direction carries (for elliptical classes the difference of the mean
+// signs points as the mean difference does, and the sign covariance has
+// the covariance's eigenvectors — the spatial-sign estimators of robust
+// statistics, Visuri, Koivunen & Oja 2000) and spends the whole radius on
+// it; heavy-tailed records cannot dominate. Measured against clipping at
+// 3/4 of the RMS distance (README, "Private models that learn"): equal or
+// better on diabetes, breast-cancer-wisconsin, ijcnn1 and a9a, and it needs
+// no spread estimate, so the federated form (fedalgo/fedlda.go) broadcasts
+// the centre alone.
 //
-// --center none gives the one-release form above (no centering; the
-// loader's R), which fed-dp-lda also uses.
-//
-// # Federation
-//
-// Additive over records like dp-ssp: fed-dp-lda (fedalgo/fedssp.go) sums
-// the sites' noisy vectors (one release, no centering), any label mix per
-// site.
-
 var ldaAlg = &Algorithm{
 	Name:    "dp-lda",
 	Title:   "ridge Fisher discriminant from one noisy release of class sums, positive count and the label-free second moment",
@@ -114,18 +102,49 @@ var ldaAlg = &Algorithm{
 		"the square-AUC optimum's direction when the class covariances are equal",
 	Private:          true,
 	CentresPrivately: true,
-	PrivacyModel: "record-level (ε, δ)-DP, replace-one neighbours (n public). Two Gaussian releases: the records' sum and " +
-		"sum of squared norms (ℓ2 sensitivity 2 with weights 1/R, 1/R²), then the weighted class sums, label-free second " +
-		"moment and positive count of the records centred at the released centre and clipped to a released radius R_B " +
-		"(sensitivity 2 with weights 1/R_B, 1/(√2R_B²), 1); σ's by the exact Gaussian-DP accountant for the composition " +
-		"(dp.CalibrateGaussian, a quarter of μ² to the first); the model is post-processing.",
+	PrivacyModel: "record-level (ε, δ)-DP, replace-one neighbours (n public). Two Gaussian releases: the records' sum " +
+		"(ℓ2 sensitivity 2 with weight 1/R), then the weighted class sums, label-free second moment and positive count of " +
+		"the records' directions R(x − ĉ)/‖x − ĉ‖ from the released centre ĉ (sensitivity 2 with weights 1/R, 1/(√2R²), 1); " +
+		"σ's by the exact Gaussian-DP accountant for the composition (dp.CalibrateGaussian, a quarter of μ² to the first); " +
+		"the model is post-processing.",
 }
 
-// The written rule of the centred form (see the file comment).
-const (
-	ldaCenterShare = 0.25 // s: share of μ² spent on the centre and spread
-	ldaClipFactor  = 0.75 // κ: R_B = κ·ρ
-)
+// ldaCentreShare is the share of μ² spent on the centre (the written
+// rule: see the file comment).
+const ldaCentreShare = 0.25
+
+// LDAPlan is the Gaussian plan of dp-lda's two releases for d features:
+// the centre (d coordinates) and the statistics of the signs
+// (SSPCoords(d, SSPPooled)), Δ = 2 each, split μ_A² = μ²/4. Sites of
+// fed-dp-lda calibrate with it too.
+func LDAPlan(d int) dp.GaussianPlan {
+	k := SSPCoords(d, SSPPooled)
+	s := ldaCentreShare
+	return dp.GaussianPlan{Sensitivities: []float64{2, 2}, Split: []float64{1 / math.Sqrt(s), 1 / math.Sqrt(1-s)},
+		Dim: max(d, k), Coordinates: int64(d + k)}
+}
+
+// LDACentreVector returns Σ x_i/R₀ over ds, release A's exact vector.
+func LDACentreVector(ds *Dataset, R0 float64) []float64 {
+	v := make([]float64, ds.D)
+	for i := 0; i < ds.N; i++ {
+		ds.AddScaled(v, i, 1/R0)
+	}
+	return v
+}
+
+// LDACentre returns ĉ = R₀·v/n clamped into the R₀-ball, from a (noisy,
+// possibly summed over sites) release A vector of n records.
+func LDACentre(v []float64, n, R0 float64) []float64 {
+	c := make([]float64, len(v))
+	for j := range c {
+		c[j] = v[j] * R0 / n
+	}
+	if nc := Norm2(c); nc > R0 {
+		scale(R0/nc, c)
+	}
+	return c
+}
 
 func init() {
 	ldaAlg.Run = func(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
@@ -155,41 +174,25 @@ func runLDA(ctx context.Context, obj Objective, cfg RunConfig) (*Result, error) 
 	}
 	p := cfg.Privacy
 	R0, d, n := p.FeatureRadius, ds.D, float64(ds.N)
-	k := SSPCoords(d, SSPPooled)
-	s := ldaCenterShare
 	sig, err := calibrateGaussian(a.Name, p, rep, nil, nil, gaussOption{
-		plan: dp.GaussianPlan{Sensitivities: []float64{2, 2}, Split: []float64{1 / math.Sqrt(s), 1 / math.Sqrt(1-s)},
-			Dim: max(d+1, k), Coordinates: int64(d + 1 + k)},
-		how: "2 for the centre release (Σ x/R₀, Σ ‖x‖²/R₀²) and 2 for the weighted statistics of the records centred and clipped to R_B (private_lda.go)",
+		plan: LDAPlan(d),
+		how:  "2 for the centre release Σ x/R₀ and 2 for the weighted statistics of the records' signs around it (private_lda.go)",
 	})
 	if err != nil {
 		return nil, err
 	}
-	// Release A: the centre and the spread.
-	vA := make([]float64, d+1)
-	for i := 0; i < ds.N; i++ {
-		ds.AddScaled(vA[:d], i, 1/R0)
-		vA[d] += ds.SqNorm(i) / (R0 * R0)
-	}
+	// Release A: the centre.
+	vA := LDACentreVector(ds, R0)
 	p.Noise.AddGaussian(vA, sig[0])
-	c := make([]float64, d)
-	for j := range c {
-		c[j] = vA[j] * R0 / n
-	}
-	cn2 := Norm2(c) * Norm2(c)
-	rho2 := R0*R0*vA[d]/n - cn2 + float64(d)*(sig[0]*R0/n)*(sig[0]*R0/n)
-	if nc := math.Sqrt(cn2); nc > R0 {
-		scale(R0/nc, c)
-	}
-	RB := math.Min(math.Max(ldaClipFactor*math.Sqrt(math.Max(rho2, 0)), R0/16), 2*R0)
-	// Release B: the statistics of the centred, clipped records.
-	st := ldaCenteredStats(ds, c, RB)
-	wa, wb, wc := SSPWeights(RB, SSPPooled)
+	c := LDACentre(vA, n, R0)
+	// Release B: the statistics of the signs around it.
+	st := LDASignStats(ds, c, R0)
+	wa, wb, wc := SSPWeights(R0, SSPPooled)
 	v := sspVector(st, wa, wb, wc)
 	p.Noise.AddGaussian(v, sig[1])
 	noisy := st.Clone()
 	sspFromVector(noisy, v, wa, wb, wc)
-	lambda := SSPLambda(noisy, RB, sig[1])
+	lambda := SSPLambda(noisy, R0, sig[1])
 	w, info, err := SolveSSP(noisy, lambda)
 	if err != nil {
 		return nil, err
@@ -197,12 +200,12 @@ func runLDA(ctx context.Context, obj Objective, cfg RunConfig) (*Result, error) 
 	obj.Project(w) // a rescaling at most: AUC is unchanged
 	rep.G, rep.L, rep.Alpha = 0, 0, 0
 	rep.Releases = 2
-	rep.Formula = fmt.Sprintf("σ_A, σ_B = the smallest σ's the exact Gaussian-DP accountant certifies for two releases of Δ = 2 with μ_A² = %g·μ² (dp.CalibrateGaussian): σ_A = %.4g, σ_B = %.4g", s, sig[0], sig[1])
+	rep.Formula = fmt.Sprintf("σ_A, σ_B = the smallest σ's the exact Gaussian-DP accountant certifies for two releases of Δ = 2 with μ_A² = %g·μ² (dp.CalibrateGaussian): σ_A = %.4g, σ_B = %.4g", ldaCentreShare, sig[0], sig[1])
 	rep.Accountant = "two adaptive Gaussian releases composed by exact Gaussian DP (μ² = μ_A² + μ_B²); the model is post-processing"
 	rep.Notes = append(rep.Notes,
-		fmt.Sprintf("release A (centre and spread, R₀ = %g): ‖ĉ‖ = %.4g, RMS distance ρ = %.4g → clip radius R_B = %g·ρ = %.4g (clamped to [R₀/16, 2R₀])", R0, Norm2(c), math.Sqrt(math.Max(rho2, 0)), ldaClipFactor, RB),
+		fmt.Sprintf("release A (the centre, R₀ = %g): ‖ĉ‖ = %.4g; release B: the records' signs R₀(x − ĉ)/‖x − ĉ‖", R0, Norm2(c)),
 		fmt.Sprintf("release B noise per coordinate: class sums %.4g, counts %.4g; noisy counts n̂₊ = %.1f, n̂₋ = %.1f (clamped to [1, n−1]; n = %d public)", sig[1]/wa, sig[1]/wc, info.NPos, info.NNeg, ds.N),
-		fmt.Sprintf("solved the ridge Fisher discriminant w = (Σ̂₊ + λI)⁻¹(μ̂₊ − μ̂₋), Σ̂ = M̂/n − m̂m̂ᵀ of the centred records, whatever --loss (%s); λ = %.4g = 2R_B²σ_B√d/n + 10⁻⁶R_B²; %d of %d eigenvalues clipped to 0 (smallest %.3g)",
+		fmt.Sprintf("solved the ridge Fisher discriminant w = (Σ̂₊ + λI)⁻¹(μ̂₊ − μ̂₋), Σ̂ = M̂/n − m̂m̂ᵀ of the signs, whatever --loss (%s); λ = %.4g = 2R₀²σ_B√d/n + 10⁻⁶R₀²; %d of %d eigenvalues clipped to 0 (smallest %.3g)",
 			obj.Loss().Name(), lambda, info.Clipped, d, info.MinEig))
 	if cfg.Init != nil {
 		rep.Notes = append(rep.Notes, "the initial model is ignored: the model is computed in closed form")
@@ -210,17 +213,18 @@ func runLDA(ctx context.Context, obj Objective, cfg RunConfig) (*Result, error) 
 	return &Result{W: w, Steps: 1, PairGrads: int64(ds.N), Privacy: rep}, nil
 }
 
-// ldaCenteredStats returns the pooled statistics of the records x − c
-// clipped to ‖·‖ ≤ RB, streaming (one dense row buffer; O(n·d²)).
-func ldaCenteredStats(ds *Dataset, c []float64, RB float64) *SSPStats {
+// LDASignStats returns the pooled statistics (SSPPooled) of the records'
+// signs around c scaled to R: R(x − c)/‖x − c‖, 0 when x = c. Streaming:
+// one dense row buffer, O(n·d²).
+func LDASignStats(ds *Dataset, c []float64, R float64) *SSPStats {
 	d := ds.D
 	st := &SSPStats{D: d, N: float64(ds.N), SumPos: make([]float64, d), SumNeg: make([]float64, d), Mom: make([]float64, sspPacked(d))}
 	row := make([]float64, d)
 	for i := 0; i < ds.N; i++ {
 		ds.DenseRowTo(row, i)
 		axpy(-1, c, row)
-		if nr := Norm2(row); nr > RB {
-			scale(RB/nr, row)
+		if nr := Norm2(row); nr > 0 {
+			scale(R/nr, row)
 		}
 		sum := st.SumNeg
 		if ds.Y[i] > 0 {

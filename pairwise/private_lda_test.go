@@ -9,70 +9,41 @@ import (
 	"github.com/pairfed/pairfed/dp"
 )
 
-// Release A's vector (x/R₀, ‖x‖²/R₀²) moves by at most 2 under any
-// replacement inside the R₀-ball (the proof in private_lda.go), and the
-// antipodal replacement on the sphere attains it.
-func TestLDACentreSensitivityBruteForce(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 9))
-	for _, R0 := range []float64{1, 3} {
-		var worst float64
-		for trial := 0; trial < 20000; trial++ {
-			d := 1 + rng.IntN(6)
-			x, y := make([]float64, d), make([]float64, d)
-			for k := range x {
-				x[k], y[k] = rng.NormFloat64(), rng.NormFloat64()
-			}
-			// radii uniform in [0, R₀], and every fourth pair antipodal
-			scale(R0*rng.Float64()/Norm2(x), x)
-			switch trial % 4 {
-			case 0:
-				scale(R0/Norm2(x), x)
-				copy(y, x)
-				scale(-1, y)
-			default:
-				scale(R0*rng.Float64()/Norm2(y), y)
-			}
-			var s float64
-			for k := range x {
-				s += (x[k] - y[k]) * (x[k] - y[k]) / (R0 * R0)
-			}
-			nx, ny := Norm2(x), Norm2(y)
-			dq := (nx*nx - ny*ny) / (R0 * R0)
-			ch := math.Sqrt(s + dq*dq)
-			if ch > 2*(1+1e-12) {
-				t.Fatalf("R₀ = %g: ‖x‖ = %g, ‖x'‖ = %g moved release A by %g > 2", R0, nx, ny, ch)
-			}
-			worst = math.Max(worst, ch)
-		}
-		if worst < 2*(1-1e-9) {
-			t.Errorf("R₀ = %g: largest change %g < 2: the bound is not attained", R0, worst)
-		}
-	}
-}
-
-// ldaCenteredStats is SSPStatsOf of the centred, clipped records, dense
-// and sparse alike.
-func TestLDACenteredStats(t *testing.T) {
+// Release A (Σ x/R₀) moves by ‖x − x'‖/R₀ ≤ 2 (the triangle inequality);
+// LDASignStats is SSPStatsOf of the signs, dense and sparse alike, and
+// every sign lies in the R-ball (the premise of release B's Δ).
+func TestLDASignStats(t *testing.T) {
 	ds := toyAUC(40, 5, 2, 3)
 	c := []float64{0.1, -0.2, 0, 0.05, 0.3}
-	RB := 0.4
+	R := 0.4
 	ref := &Dataset{N: ds.N, D: ds.D, Y: ds.Y, X: append([]float64(nil), ds.X...)}
 	for i := 0; i < ref.N; i++ {
 		r := ref.Row(i)
 		axpy(-1, c, r)
-		if nr := Norm2(r); nr > RB {
-			scale(RB/nr, r)
+		scale(R/Norm2(r), r)
+		if math.Abs(Norm2(r)-R) > 1e-12 {
+			t.Fatalf("sign of record %d has norm %v, want %v", i, Norm2(r), R)
 		}
 	}
 	want := SSPStatsOf(ref, SSPPooled)
 	for _, in := range []*Dataset{ds, toSparse(ds)} {
-		got := ldaCenteredStats(in, c, RB)
+		got := LDASignStats(in, c, R)
 		va, vb := sspVector(got, 1, 1, 1), sspVector(want, 1, 1, 1)
 		for k := range va {
 			if math.Abs(va[k]-vb[k]) > 1e-12 {
 				t.Fatalf("coordinate %d: %v, want %v", k, va[k], vb[k])
 			}
 		}
+	}
+	// A record at the centre contributes 0 (not NaN).
+	one := &Dataset{N: 1, D: 2, Y: []float64{1}, X: []float64{0.3, 0.4}}
+	st := LDASignStats(one, []float64{0.3, 0.4}, 1)
+	if st.SumPos[0] != 0 || st.SumPos[1] != 0 || st.Mom[0] != 0 {
+		t.Errorf("record at the centre: %+v", st)
+	}
+	// The centre is clamped into the R₀-ball whatever the noise.
+	if c := LDACentre([]float64{300, 400}, 10, 2); math.Abs(Norm2(c)-2) > 1e-12 {
+		t.Errorf("centre %v outside the R₀ = 2 ball", c)
 	}
 }
 
@@ -131,7 +102,7 @@ func TestLDACentringRecoversSignal(t *testing.T) {
 			t.Errorf("report: %d releases, certified (%v, %v) for (1, 1e-5)", rep.Releases, rep.CertifiedEpsilon, rep.CertifiedDelta)
 		}
 		centred += got / seeds
-		res, err = runSSP(context.Background(), ldaAlg, SSPPooled, obj, RunConfig{Privacy: priv})
+		res, err = runSSP(context.Background(), sspMeanAlg, SSPPooled, obj, RunConfig{Privacy: priv})
 		if err != nil {
 			t.Fatal(err)
 		}
