@@ -90,7 +90,6 @@ import (
 // better on diabetes, breast-cancer-wisconsin, ijcnn1 and a9a, and it needs
 // no spread estimate, so the federated form (fedalgo/fedlda.go) broadcasts
 // the centre alone.
-//
 var ldaAlg = &Algorithm{
 	Name:    "dp-lda",
 	Title:   "ridge Fisher discriminant from one noisy release of class sums, positive count and the label-free second moment",
