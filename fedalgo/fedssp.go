@@ -48,15 +48,11 @@ import (
 const (
 	FedDPSSP     = "fed-dp-ssp"
 	FedDPSSPMean = "fed-dp-ssp-mean"
-	// FedDPLDA is dp-lda across sites (pairwise/private_lda.go): the
-	// label-free second moment instead of the class ones.
-	FedDPLDA = "fed-dp-lda"
 )
 
 func init() {
 	Register(fedSSP{name: FedDPSSP, kind: pairwise.SSPClass})
 	Register(fedSSP{name: FedDPSSPMean, kind: pairwise.SSPMean})
-	Register(fedSSP{name: FedDPLDA, kind: pairwise.SSPPooled})
 }
 
 type fedSSP struct {

@@ -89,7 +89,7 @@ func TestSSPSitesSumToPooledExactly(t *testing.T) {
 // shared rule; the jobs that cannot run are refused with the reason.
 func TestFedSSPPlanAndConfigure(t *testing.T) {
 	sites := []SiteInfo{{"a", 100}, {"b", 50}, {"c", 1}}
-	for _, name := range []string{FedDPSSP, FedDPSSPMean, FedDPLDA} {
+	for _, name := range []string{FedDPSSP, FedDPSSPMean} {
 		s := &Spec{Algo: name, Task: protocol.TaskAUC, FeatureRadius: 1, Epsilon: 1}
 		a, err := Configure(s)
 		if err != nil {
