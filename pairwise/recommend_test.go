@@ -2,6 +2,7 @@ package pairwise
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -90,6 +91,7 @@ func TestRecommendPrivateBadInput(t *testing.T) {
 func TestRecommendFederated(t *testing.T) {
 	base := []string{"fed-avg", "fed-dp-gd-grad", "fed-dp-local-sgd", "fed-dpegd", "fed-oneshot"}
 	with := append(append([]string{}, base...), "fed-dp-ssp", "fed-dp-pair-sgd")
+	plus := func(names ...string) []string { return slices.Concat(with, names) } // a fresh slice each time
 	cases := []struct {
 		name        string
 		names       []string
@@ -99,13 +101,17 @@ func TestRecommendFederated(t *testing.T) {
 		want, local string
 	}{
 		{"ssp registered", with, TaskAUC, 150, "", "fed-dp-ssp", ""},
-		{"ssp and ssp-mean registered, small sites", append(with, "fed-dp-ssp-mean"), TaskAUC, 40, "", "fed-dp-ssp-mean", ""},
-		{"ssp and ssp-mean registered, large sites", append(with, "fed-dp-ssp-mean"), TaskAUC, 5000, "", "fed-dp-ssp", ""},
+		{"ssp and ssp-mean registered, small sites", plus("fed-dp-ssp-mean"), TaskAUC, 40, "", "fed-dp-ssp-mean", ""},
+		{"ssp and ssp-mean registered, large sites", plus("fed-dp-ssp-mean"), TaskAUC, 5000, "", "fed-dp-ssp", ""},
 		{"ssp registered, hinge asked, large sites", with, TaskAUC, 20000, "hinge", "fed-dp-pair-sgd", ""},
 		{"not registered, small sites", base, TaskAUC, 150, "", "fed-oneshot", "dp-lda"},
 		{"not registered, unknown sites", base, TaskAUC, 0, "", "fed-oneshot", "dp-ssp-mean"},
 		{"not registered, large sites", base, TaskAUC, 20000, "", "fed-oneshot", "dp-pair-sgd"},
 		{"metric", with, TaskMetric, 150, "", "fed-oneshot", "dp-gd"},
+		{"lda registered", plus("fed-dp-lda", "fed-dp-ssp-mean"), TaskAUC, 150, "", "fed-dp-lda", ""},
+		{"lda registered, unknown sites", plus("fed-dp-lda"), TaskAUC, 0, "", "fed-dp-lda", ""},
+		{"lda registered, tiny sites", plus("fed-dp-lda", "fed-dp-ssp-mean"), TaskAUC, 5, "", "fed-dp-ssp-mean", ""},
+		{"lda registered, hinge asked, large sites", plus("fed-dp-lda"), TaskAUC, 20000, "hinge", "fed-dp-pair-sgd", ""},
 		{"no oneshot", []string{"fed-avg", "fed-dpegd"}, TaskAUC, 150, "", "fed-dpegd", ""},
 	}
 	for _, c := range cases {
