@@ -251,6 +251,19 @@ func (c *Coordinator) participants(active bool) []string {
 	return out
 }
 
+// numParticipants is len(c.participants(active)) without building and
+// sorting the list (it is asked on every update: O(K log K) each made a
+// phase of K sites O(K² log K)).
+func (c *Coordinator) numParticipants(active bool) int {
+	n := 0
+	for _, s := range c.sites {
+		if s.participant && !(active && s.left) {
+			n++
+		}
+	}
+	return n
+}
+
 func (c *Coordinator) broadcast(m protocol.Message) Output {
 	return Output{Subject: protocol.SitesSubject(c.cfg.Federation), Msg: m}
 }
@@ -593,7 +606,7 @@ func (c *Coordinator) onUpdate(m *protocol.SiteUpdate) []Output {
 	}
 	s.lastSeen = c.now
 	c.updates[m.Site] = m
-	if len(c.updates) == len(c.participants(true)) {
+	if len(c.updates) == c.numParticipants(true) {
 		return c.aggregate()
 	}
 	return nil
@@ -671,7 +684,7 @@ func (c *Coordinator) onLeave(m *protocol.Leave) []Output {
 	}
 	s.left = true
 	delete(c.updates, m.Site)
-	active := len(c.participants(true))
+	active := c.numParticipants(true)
 	if active == 0 || active < c.quorum() {
 		return c.abort(fmt.Sprintf("%d active sites left, quorum is %d", active, c.quorum()))
 	}
@@ -691,7 +704,7 @@ func (c *Coordinator) quorum() int {
 	if c.cfg.Quorum > 0 {
 		return c.cfg.Quorum
 	}
-	return len(c.participants(false))
+	return c.numParticipants(false)
 }
 
 // Tick advances time by one tick and handles phase timeouts.
@@ -714,14 +727,14 @@ func (c *Coordinator) Tick() []Output {
 		return c.acceptTimeout()
 	}
 	if q := c.quorum(); len(c.updates) >= q && len(c.updates) > 0 {
-		c.logf("phase %d timed out with %d of %d updates (quorum %d): aggregating", c.phase, len(c.updates), len(c.participants(true)), q)
+		c.logf("phase %d timed out with %d of %d updates (quorum %d): aggregating", c.phase, len(c.updates), c.numParticipants(true), q)
 		return c.aggregate()
 	}
 	if c.retries >= c.cfg.MaxRetries {
-		return c.abort(fmt.Sprintf("phase %d: %d of %d updates after %d retries", c.phase, len(c.updates), len(c.participants(true)), c.retries))
+		return c.abort(fmt.Sprintf("phase %d: %d of %d updates after %d retries", c.phase, len(c.updates), c.numParticipants(true), c.retries))
 	}
 	c.retries++
-	c.logf("phase %d timed out with %d of %d updates: re-broadcasting (retry %d)", c.phase, len(c.updates), len(c.participants(true)), c.retries)
+	c.logf("phase %d timed out with %d of %d updates: re-broadcasting (retry %d)", c.phase, len(c.updates), c.numParticipants(true), c.retries)
 	return c.phaseOutputs(protocol.SitesSubject(c.cfg.Federation))
 }
 

@@ -277,7 +277,7 @@ func (c *Coordinator) jobView() JobView {
 			}
 		}
 		j.Status = protocol.StatusRunning
-		j.Reason = "accept round: " + strconv.Itoa(accepted) + " of " + strconv.Itoa(len(c.participants(true))) + " sites accepted; no phase starts before all answer"
+		j.Reason = "accept round: " + strconv.Itoa(accepted) + " of " + strconv.Itoa(c.numParticipants(true)) + " sites accepted; no phase starts before all answer"
 	case stateRunning:
 		j.Status, j.Phase, j.PhasesDone, j.Updates = protocol.StatusRunning, c.phase, c.phase-1, len(c.updates)
 	case stateDone:

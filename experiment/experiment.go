@@ -225,8 +225,10 @@ func (s *Spec) Validate() error {
 		// the model's scale absorbs R/M (diabetes sgd-prev: 0.820 divide
 		// vs 0.795 clip at R = 1). README, "Preprocessing that keeps the
 		// guarantee".
+		// Algorithms that centre privately (dp-lda) clip around the
+		// data's released centre themselves: they get the linear map.
 		s.BoundsNorm = "clip"
-		if !a.Private && (s.Scale == "bounds" || s.Scale == "private") && s.FeatureRadius > 0 {
+		if (!a.Private || a.CentresPrivately) && (s.Scale == "bounds" || s.Scale == "private") && s.FeatureRadius > 0 {
 			s.BoundsNorm = "divide"
 		}
 	case "clip":

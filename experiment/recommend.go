@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/pairfed/pairfed/dp"
 	"math"
 
 	"github.com/pairfed/pairfed/pairwise"
@@ -43,7 +44,7 @@ func Recommend(spec Spec, n, d int, hasTest bool, loss string) (pairwise.Recomme
 	nt := TrainRecords(spec, n, hasTest)
 	delta := spec.Delta
 	if !spec.DeltaSet {
-		delta = 1 / float64(nt)
+		delta = dp.DefaultDelta(nt) // the δ the run will ask for
 	}
 	return pairwise.RecommendPrivate(task, nt, d, spec.Epsilon, delta, loss)
 }

@@ -227,6 +227,21 @@ type Accountant interface {
 	Account(sigmas []float64, sens, epsilon, delta float64) (float64, []string)
 }
 
+// Centring is implemented by an algorithm that locates the records'
+// centre itself (under DP) and works with their directions from it: the
+// sites should prepare records by a linear map (schema bounds multiplied
+// by R/√d), not clip them around the box's centre, which shrinks every
+// record towards a point that is not the data's.
+type Centring interface {
+	CentresPrivately() bool
+}
+
+// CentresPrivately reports whether the named algorithm is Centring.
+func CentresPrivately(name string) bool {
+	c, ok := registry[name].(Centring)
+	return ok && c.CentresPrivately()
+}
+
 // PrivacyNoter is implemented by a private algorithm that explains how a
 // site's guarantee arises (printed by `pairfed simulate`).
 type PrivacyNoter interface {

@@ -51,13 +51,13 @@ const (
 )
 
 func init() {
-	Register(fedSSP{name: FedDPSSP, moments: true})
-	Register(fedSSP{name: FedDPSSPMean})
+	Register(fedSSP{name: FedDPSSP, kind: pairwise.SSPClass})
+	Register(fedSSP{name: FedDPSSPMean, kind: pairwise.SSPMean})
 }
 
 type fedSSP struct {
-	name    string
-	moments bool // release the second moments (fed-dp-ssp)
+	name string
+	kind pairwise.SSPKind // the statistics released (pairwise.SSPKind)
 }
 
 func (a fedSSP) Name() string { return a.name }
@@ -89,15 +89,9 @@ func (a fedSSP) Configure(s *Spec) error {
 	return checkPrivacy(a.name, s)
 }
 
-// sspLen is the length of a site's update: n̂₊, the two class sums and,
-// with moments, the two packed second-moment triangles.
-func sspLen(d int, moments bool) int {
-	k := 1 + 2*d
-	if moments {
-		k += d * (d + 1)
-	}
-	return k
-}
+// sspLen is the length of a site's update: n̂₊, the two class sums and
+// the kind's packed second-moment triangles.
+func sspLen(d int, kind pairwise.SSPKind) int { return pairwise.SSPCoords(d, kind) }
 
 // Plan: one phase; every site's release has the same Δ' (it depends on d,
 // R, ε and δ only), computed here so that the job is refused before any
@@ -114,12 +108,12 @@ func (a fedSSP) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 	if total < 2 {
 		return nil, fmt.Errorf("%s needs at least 2 records over all sites, got %d", a.name, total)
 	}
-	if k := sspLen(params, a.moments); a.moments && (params > 1000 || k > protocol.MaxLastParams) {
+	if k := sspLen(params, a.kind); a.kind.Moments() && (params > 1000 || k > protocol.MaxLastParams) {
 		return nil, fmt.Errorf("%s releases d(d+1) second-moment entries per site: d = %d gives %d values, above this job's limit of d = 1000; use %s (class sums only) or reduce the features", a.name, params, k, FedDPSSPMean)
 	}
 	p := &Plan{Phases: 1, Sensitivity: map[string]float64{}}
 	p.Epsilon, p.Delta = planPrivacy(s, sites)
-	rel, err := pairwise.SSPCalibrate(p.Epsilon, p.Delta, s.FeatureRadius, params, a.moments)
+	rel, err := pairwise.SSPCalibrate(p.Epsilon, p.Delta, s.FeatureRadius, params, a.kind)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +142,7 @@ func (a fedSSP) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, error) {
 	if err := pairwise.CheckRadius(env.Data, job.FeatureRadius); err != nil {
 		return nil, err
 	}
-	rel, err := pairwise.SSPCalibrate(job.Epsilon, job.Delta, job.FeatureRadius, env.Data.D, a.moments)
+	rel, err := pairwise.SSPCalibrate(job.Epsilon, job.Delta, job.FeatureRadius, env.Data.D, a.kind)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +164,7 @@ func (s *sspSite) Step(ctx context.Context, _ int, _ []float64) (*protocol.SiteU
 		return nil, nil, err
 	}
 	j, ds := s.job, s.env.Data
-	noisy := pairwise.NoisySSP(pairwise.SSPStatsOf(ds, s.alg.moments), j.FeatureRadius, s.rel, s.env.Noise)
+	noisy := pairwise.NoisySSP(pairwise.SSPStatsOf(ds, s.alg.kind), j.FeatureRadius, s.rel, s.env.Noise)
 	secure := s.env.Noise.Secure()
 	u := &protocol.SiteUpdate{Model: packSSP(noisy), Weight: float64(ds.N), Sigma: s.rel.Sigma,
 		Epsilon: j.Epsilon, Delta: j.Delta, Secure: secure}
@@ -180,24 +174,29 @@ func (s *sspSite) Step(ctx context.Context, _ int, _ []float64) (*protocol.SiteU
 }
 
 // packSSP lays the statistics out for the wire: n̂₊, S₊, S₋, then M₊ and
-// M₋ (packed upper triangles) when present. N travels as the weight.
+// M₋ (fed-dp-ssp) or M (fed-dp-lda), packed upper triangles. N travels as
+// the weight.
 func packSSP(s *pairwise.SSPStats) []float64 {
-	v := make([]float64, 0, sspLen(s.D, s.MomPos != nil))
+	v := make([]float64, 0, sspLen(s.D, s.Kind()))
 	v = append(v, s.NPos)
 	v = append(v, s.SumPos...)
 	v = append(v, s.SumNeg...)
 	v = append(v, s.MomPos...)
-	return append(v, s.MomNeg...)
+	v = append(v, s.MomNeg...)
+	return append(v, s.Mom...)
 }
 
 // unpackSSP inverts packSSP for d features and n records.
-func unpackSSP(v []float64, d int, n float64, moments bool) *pairwise.SSPStats {
+func unpackSSP(v []float64, d int, n float64, kind pairwise.SSPKind) *pairwise.SSPStats {
 	s := &pairwise.SSPStats{D: d, N: n, NPos: v[0],
 		SumPos: slices.Clone(v[1 : 1+d]), SumNeg: slices.Clone(v[1+d : 1+2*d])}
-	if moments {
-		t := d * (d + 1) / 2
+	t := d * (d + 1) / 2
+	switch kind {
+	case pairwise.SSPClass:
 		s.MomPos = slices.Clone(v[1+2*d : 1+2*d+t])
 		s.MomNeg = slices.Clone(v[1+2*d+t : 1+2*d+2*t])
+	case pairwise.SSPPooled:
+		s.Mom = slices.Clone(v[1+2*d : 1+2*d+t])
 	}
 	return s
 }
@@ -206,26 +205,26 @@ func (a fedSSP) NewCombiner(job *protocol.JobAnnounce, _ []float64) (Combiner, e
 	if job.Task != protocol.TaskAUC {
 		return nil, fmt.Errorf("%s is AUC only", a.name)
 	}
-	return &sspCombiner{d: job.Params, moments: a.moments, R: job.FeatureRadius, B: job.ParamRadius}, nil
+	return &sspCombiner{d: job.Params, kind: a.kind, R: job.FeatureRadius, B: job.ParamRadius}, nil
 }
 
 // sspCombiner sums the sites' noisy statistics and solves once.
 type sspCombiner struct {
-	d       int
-	moments bool
-	R, B    float64
+	d    int
+	kind pairwise.SSPKind
+	R, B float64
 	// Info describes the last solve (tests, notes).
 	info   pairwise.SSPSolveInfo
 	lambda float64
 }
 
-func (c *sspCombiner) UpdateLen() int { return sspLen(c.d, c.moments) }
+func (c *sspCombiner) UpdateLen() int { return sspLen(c.d, c.kind) }
 
 // Combine sums the released statistics (N = Σ n_s from the weights) and
 // returns the solved model. The rule is the mean (Configure refuses the
 // others); the sum is what a sum of sufficient statistics needs.
 func (c *sspCombiner) Combine(_ []float64, ups []*protocol.SiteUpdate, _ protocol.Aggregation) []float64 {
-	sum := sumSSP(ups, c.d, c.moments)
+	sum := sumSSP(ups, c.d, c.kind)
 	if sum == nil { // no update: nothing to solve
 		return make([]float64, c.d)
 	}
@@ -233,7 +232,7 @@ func (c *sspCombiner) Combine(_ []float64, ups []*protocol.SiteUpdate, _ protoco
 	for _, u := range ups {
 		v += u.Sigma * u.Sigma
 	}
-	w, info, lambda := solveSSP(sum, c.R, math.Sqrt(v), c.moments)
+	w, info, lambda := solveSSP(sum, c.R, math.Sqrt(v))
 	c.info, c.lambda = info, lambda
 	if nrm := pairwise.Norm2(w); c.B > 0 && nrm > c.B {
 		for i := range w {
@@ -246,10 +245,10 @@ func (c *sspCombiner) Combine(_ []float64, ups []*protocol.SiteUpdate, _ protoco
 // sumSSP returns the sum of the statistics the updates carry (in the
 // fed-dp-ssp layout for d features, with or without moments), N being the
 // sum of their weights (record counts).
-func sumSSP(ups []*protocol.SiteUpdate, d int, moments bool) *pairwise.SSPStats {
+func sumSSP(ups []*protocol.SiteUpdate, d int, kind pairwise.SSPKind) *pairwise.SSPStats {
 	var sum *pairwise.SSPStats
 	for _, u := range ups {
-		s := unpackSSP(u.Model, d, u.Weight, moments)
+		s := unpackSSP(u.Model, d, u.Weight, kind)
 		if sum == nil {
 			sum = s
 			continue
@@ -264,9 +263,9 @@ func sumSSP(ups []*protocol.SiteUpdate, d int, moments bool) *pairwise.SSPStats 
 // the class-mean difference without moments. A failed eigendecomposition
 // (not expected for finite input) falls back to the class-mean difference,
 // which needs nothing but N ≥ 2 (Plan checked it).
-func solveSSP(sum *pairwise.SSPStats, R, sigma float64, moments bool) ([]float64, pairwise.SSPSolveInfo, float64) {
+func solveSSP(sum *pairwise.SSPStats, R, sigma float64) ([]float64, pairwise.SSPSolveInfo, float64) {
 	lambda := math.Inf(1)
-	if moments {
+	if sum.Kind().Moments() {
 		lambda = pairwise.SSPLambda(sum, R, sigma)
 	}
 	w, info, err := pairwise.SolveSSP(sum, lambda)
@@ -328,10 +327,10 @@ func gaussianAccount(sigmas []float64, sens, delta float64, unit string, notes [
 // SumShape: the statistics vector, its clip bound and its sensitivity.
 func (a fedSSP) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64, float64, error) {
 	R := s.FeatureRadius
-	wa, wb, wc := pairwise.SSPWeights(R, a.moments)
+	wa, wb, wc := pairwise.SSPWeights(R, a.kind)
 	phiMax := math.Sqrt(wa*wa*R*R + 2*wb*wb*R*R*R*R + wc*wc)
 	_, nMax := sizes(sites)
-	return sspLen(params, a.moments), float64(max(nMax, 1)) * phiMax, pairwise.SSPSensitivity(R, wa, wb, wc), nil
+	return sspLen(params, a.kind), float64(max(nMax, 1)) * phiMax, pairwise.SSPSensitivity(R, wa, wb, wc), nil
 }
 
 // SumVector: the site's exact statistics vector (no noise: the worker
@@ -340,7 +339,7 @@ func (s *sspSite) SumVector(ctx context.Context, _ int, _ []float64) ([]float64,
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
-	st := pairwise.SSPStatsOf(s.env.Data, s.alg.moments)
+	st := pairwise.SSPStatsOf(s.env.Data, s.alg.kind)
 	return pairwise.SSPVector(st, s.job.FeatureRadius), s.env.Data.N, nil
 }
 
@@ -349,14 +348,17 @@ func (s *sspSite) SumVector(ctx context.Context, _ int, _ []float64) ([]float64,
 // sum's noise level sigma.
 func (c *sspCombiner) CombineSum(_ []float64, sum []float64, included []SiteInfo, sigma float64) []float64 {
 	st := &pairwise.SSPStats{D: c.d, SumPos: make([]float64, c.d), SumNeg: make([]float64, c.d)}
-	if c.moments {
-		st.MomPos, st.MomNeg = make([]float64, c.d*(c.d+1)/2), make([]float64, c.d*(c.d+1)/2)
+	switch t := c.d * (c.d + 1) / 2; c.kind {
+	case pairwise.SSPClass:
+		st.MomPos, st.MomNeg = make([]float64, t), make([]float64, t)
+	case pairwise.SSPPooled:
+		st.Mom = make([]float64, t)
 	}
 	for _, s := range included {
 		st.N += float64(s.Records)
 	}
 	pairwise.SSPFromVector(st, sum, c.R)
-	w, info, lambda := solveSSP(st, c.R, sigma, c.moments)
+	w, info, lambda := solveSSP(st, c.R, sigma)
 	c.info, c.lambda = info, lambda
 	if nrm := pairwise.Norm2(w); c.B > 0 && nrm > c.B {
 		for i := range w {
@@ -368,8 +370,11 @@ func (c *sspCombiner) CombineSum(_ []float64, sum []float64, included []SiteInfo
 
 func (a fedSSP) PrivacyNote(*Spec) string {
 	what := "class sums, class second moments and positive count"
-	if !a.moments {
+	switch a.kind {
+	case pairwise.SSPMean:
 		what = "class sums and positive count"
+	case pairwise.SSPPooled:
+		what = "class sums, label-free second moment and positive count"
 	}
 	return fmt.Sprintf("per-site record-level (ε, δ)-DP: every site releases the %s of its own records ONCE with Gaussian noise σ = analytic σ(ε, δ, Δ'), Δ' = 2 + rounding allowance (tight, replace-one; pairwise/private_ssp.go); each record is in one site (parallel composition); the coordinator sums the statistics and solves (post-processing). Any label mix per site, a single class included", what)
 }

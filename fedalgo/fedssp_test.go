@@ -49,7 +49,7 @@ func TestSSPSitesSumToPooledExactly(t *testing.T) {
 		"single-class": {pos[:len(pos)/2], pos[len(pos)/2:], neg},
 	}
 	for name, parts := range splits {
-		for _, moments := range []bool{true, false} {
+		for _, moments := range []pairwise.SSPKind{pairwise.SSPClass, pairwise.SSPMean, pairwise.SSPPooled} {
 			var ups []*protocol.SiteUpdate
 			for _, idx := range parts {
 				site := ds.Subset(idx)
@@ -61,15 +61,15 @@ func TestSSPSitesSumToPooledExactly(t *testing.T) {
 			sum := sumSSP(ups, ds.D, moments)
 			want := pairwise.SSPStatsOf(ds, moments)
 			if sum.N != want.N || sum.NPos != want.NPos || !slices.Equal(sum.SumPos, want.SumPos) || !slices.Equal(sum.SumNeg, want.SumNeg) ||
-				!slices.Equal(sum.MomPos, want.MomPos) || !slices.Equal(sum.MomNeg, want.MomNeg) {
+				!slices.Equal(sum.MomPos, want.MomPos) || !slices.Equal(sum.MomNeg, want.MomNeg) || !slices.Equal(sum.Mom, want.Mom) {
 				t.Errorf("%s (moments %v): summed %+v, pooled %+v", name, moments, sum, want)
 			}
 			// And the combiner's model from exact statistics is the pooled
 			// solve at the same λ (σ = 0: λ = 10⁻⁶R²).
-			c := &sspCombiner{d: ds.D, moments: moments, R: 1}
+			c := &sspCombiner{d: ds.D, kind: moments, R: 1}
 			w := c.Combine(make([]float64, ds.D), ups, protocol.Aggregation{Rule: protocol.AggMean})
 			lambda := math.Inf(1)
-			if moments {
+			if moments.Moments() {
 				lambda = pairwise.SSPLambda(want, 1, 0)
 			}
 			ref, _, err := pairwise.SolveSSP(want, lambda)
@@ -99,7 +99,7 @@ func TestFedSSPPlanAndConfigure(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rel, err := pairwise.SSPCalibrate(p.Epsilon, p.Delta, 1, 8, name == FedDPSSP)
+		rel, err := pairwise.SSPCalibrate(p.Epsilon, p.Delta, 1, 8, a.(fedSSP).kind)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -155,7 +155,7 @@ func TestRunDPGD(t *testing.T) {
 		if e := rep.Best.Epsilon; e > 1 || e < 1-1e-6 {
 			t.Errorf("%s: %d releases compose to ε = %v, want 1", loss.Name(), len(rels), e)
 		}
-		exact, _, _ := SolveSSP(SSPStatsOf(ds, true), 1e-6)
+		exact, _, _ := SolveSSP(SSPStatsOf(ds, SSPClass), 1e-6)
 		if auc, ceil := LinearAUC(res.W, ds), LinearAUC(exact, ds); auc < ceil-0.05 {
 			t.Errorf("%s: AUC %v, non-private square-loss optimum %v", loss.Name(), auc, ceil)
 		}

@@ -135,7 +135,7 @@ func TestRunPairSGDPrivate(t *testing.T) {
 	if e > 1 || e < 0.99 {
 		t.Errorf("certified ε = %v for a target of 1", e)
 	}
-	exact, _, _ := SolveSSP(SSPStatsOf(ds, true), 1e-6)
+	exact, _, _ := SolveSSP(SSPStatsOf(ds, SSPClass), 1e-6)
 	if auc, ceil := LinearAUC(res.W, ds), LinearAUC(exact, ds); auc < ceil-0.05 {
 		t.Errorf("AUC %v, non-private square-loss optimum %v", auc, ceil)
 	}

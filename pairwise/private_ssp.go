@@ -121,7 +121,59 @@ type SSPStats struct {
 	N              float64 // records (public under replace-one)
 	NPos           float64 // positives (noisy after NoisySSP)
 	SumPos, SumNeg []float64
-	MomPos, MomNeg []float64
+	MomPos, MomNeg []float64 // class second moments (SSPClass)
+	Mom            []float64 // label-free second moment Σ x xᵀ (SSPPooled)
+}
+
+// SSPKind selects the statistics released besides the class sums and the
+// positive count.
+type SSPKind uint8
+
+const (
+	// SSPMean releases the class sums and count only (dp-ssp-mean).
+	SSPMean SSPKind = iota
+	// SSPClass adds the two class second moments M₊, M₋ (dp-ssp).
+	SSPClass
+	// SSPPooled adds the label-free second moment M = M₊ + M₋ (dp-lda).
+	SSPPooled
+)
+
+// Moments reports whether the kind releases a second moment.
+func (k SSPKind) Moments() bool { return k != SSPMean }
+
+// Kind returns the kind of statistics s holds.
+func (s *SSPStats) Kind() SSPKind {
+	switch {
+	case s.Mom != nil:
+		return SSPPooled
+	case s.MomPos != nil:
+		return SSPClass
+	}
+	return SSPMean
+}
+
+// sspMoments returns the second-moment blocks of s in release order.
+func (s *SSPStats) sspMoments() [][]float64 {
+	switch s.Kind() {
+	case SSPClass:
+		return [][]float64{s.MomPos, s.MomNeg}
+	case SSPPooled:
+		return [][]float64{s.Mom}
+	}
+	return nil
+}
+
+// SSPCoords returns the number of coordinates of the weighted release
+// vector of d-dimensional statistics of the given kind.
+func SSPCoords(d int, kind SSPKind) int {
+	k := 2*d + 1
+	switch kind {
+	case SSPClass:
+		k += 2 * sspPacked(d)
+	case SSPPooled:
+		k += sspPacked(d)
+	}
+	return k
 }
 
 // sspMaxDim bounds d for the second-moment release (2 × d(d+1)/2 noisy
@@ -131,13 +183,16 @@ const sspMaxDim = 2000
 // sspPacked returns the length d(d+1)/2 of a packed upper triangle.
 func sspPacked(d int) int { return d * (d + 1) / 2 }
 
-// SSPStatsOf computes the exact statistics of ds (moments when withMoments).
+// SSPStatsOf computes the exact statistics of ds of the given kind.
 // It reads every record once: O(n·d²) dense, O(Σ nnz²) sparse.
-func SSPStatsOf(ds *Dataset, withMoments bool) *SSPStats {
+func SSPStatsOf(ds *Dataset, kind SSPKind) *SSPStats {
 	d := ds.D
 	s := &SSPStats{D: d, N: float64(ds.N), SumPos: make([]float64, d), SumNeg: make([]float64, d)}
-	if withMoments {
+	switch kind {
+	case SSPClass:
 		s.MomPos, s.MomNeg = make([]float64, sspPacked(d)), make([]float64, sspPacked(d))
+	case SSPPooled:
+		s.Mom = make([]float64, sspPacked(d))
 	}
 	row := make([]float64, d)
 	for i := 0; i < ds.N; i++ {
@@ -145,6 +200,9 @@ func SSPStatsOf(ds *Dataset, withMoments bool) *SSPStats {
 		if ds.Y[i] > 0 {
 			sum, mom = s.SumPos, s.MomPos
 			s.NPos++
+		}
+		if kind == SSPPooled {
+			mom = s.Mom
 		}
 		ds.AddScaled(sum, i, 1)
 		if mom == nil {
@@ -184,17 +242,17 @@ func sspAddOuter(mom, x []float64, d int) {
 
 // Add adds o's statistics to s (the coordinator's sum over sites).
 func (s *SSPStats) Add(o *SSPStats) error {
-	if o.D != s.D || (o.MomPos == nil) != (s.MomPos == nil) {
-		return fmt.Errorf("pairwise: cannot add SSP statistics of dimension %d (moments %v) to dimension %d (moments %v)",
-			o.D, o.MomPos != nil, s.D, s.MomPos != nil)
+	if o.D != s.D || o.Kind() != s.Kind() {
+		return fmt.Errorf("pairwise: cannot add SSP statistics of dimension %d (kind %d) to dimension %d (kind %d)",
+			o.D, o.Kind(), s.D, s.Kind())
 	}
 	s.N += o.N
 	s.NPos += o.NPos
 	axpy(1, o.SumPos, s.SumPos)
 	axpy(1, o.SumNeg, s.SumNeg)
-	if s.MomPos != nil {
-		axpy(1, o.MomPos, s.MomPos)
-		axpy(1, o.MomNeg, s.MomNeg)
+	om := o.sspMoments()
+	for i, m := range s.sspMoments() {
+		axpy(1, om[i], m)
 	}
 	return nil
 }
@@ -208,14 +266,17 @@ func (s *SSPStats) Clone() *SSPStats {
 		c.MomPos = append([]float64(nil), s.MomPos...)
 		c.MomNeg = append([]float64(nil), s.MomNeg...)
 	}
+	if s.Mom != nil {
+		c.Mom = append([]float64(nil), s.Mom...)
+	}
 	return &c
 }
 
 // SSPWeights returns the weights (a, b, c) of the sums, second moments and
 // positive count in the released vector (see the file comment): a = 1/R,
 // and b = 1/(√2R²), c = 1 with moments, b = 0, c = √2 without.
-func SSPWeights(R float64, withMoments bool) (a, b, c float64) {
-	if withMoments {
+func SSPWeights(R float64, kind SSPKind) (a, b, c float64) {
+	if kind.Moments() {
 		return 1 / R, 1 / (math.Sqrt2 * R * R), 1
 	}
 	return 1 / R, 0, math.Sqrt2
@@ -236,17 +297,14 @@ func SSPSensitivity(R, a, b, c float64) float64 {
 
 // sspVector writes the weighted release vector of s.
 func sspVector(s *SSPStats, a, b, c float64) []float64 {
-	v := make([]float64, 0, 2*s.D+2*len(s.MomPos)+1)
+	v := make([]float64, 0, SSPCoords(s.D, s.Kind()))
 	for _, x := range s.SumPos {
 		v = append(v, a*x)
 	}
 	for _, x := range s.SumNeg {
 		v = append(v, a*x)
 	}
-	for _, mom := range [][]float64{s.MomPos, s.MomNeg} {
-		if mom == nil {
-			continue
-		}
+	for _, mom := range s.sspMoments() {
 		p := 0
 		for k := 0; k < s.D; k++ {
 			for l := k; l < s.D; l++ {
@@ -273,10 +331,7 @@ func sspFromVector(out *SSPStats, v []float64, a, b, c float64) {
 		out.SumNeg[k] = v[p] / a
 		p++
 	}
-	for _, mom := range [][]float64{out.MomPos, out.MomNeg} {
-		if mom == nil {
-			continue
-		}
+	for _, mom := range out.sspMoments() {
 		q := 0
 		for k := 0; k < out.D; k++ {
 			for l := k; l < out.D; l++ {
@@ -306,13 +361,10 @@ type SSPRelease struct {
 // d-dimensional statistics (ε, δ)-DP under replace-one neighbours: the
 // tight Δ, the snapping allowance of the secure mechanism, and the exact
 // (analytic) σ.
-func SSPCalibrate(eps, delta, R float64, d int, withMoments bool) (SSPRelease, error) {
-	a, b, c := SSPWeights(R, withMoments)
+func SSPCalibrate(eps, delta, R float64, d int, kind SSPKind) (SSPRelease, error) {
+	a, b, c := SSPWeights(R, kind)
 	sens := SSPSensitivity(R, a, b, c)
-	k := 2*d + 1
-	if withMoments {
-		k += 2 * sspPacked(d)
-	}
+	k := SSPCoords(d, kind)
 	sigma, err := calibrateSnapped(eps, delta, sens, k)
 	if err != nil {
 		return SSPRelease{}, err
@@ -345,7 +397,7 @@ func calibrateSnapped(eps, delta, sens float64, k int) (float64, error) {
 // coordinate of the weighted vector (see the file comment), drawn by noise.
 // s is not modified. The caller must have charged the release.
 func NoisySSP(s *SSPStats, R float64, rel SSPRelease, noise Noise) *SSPStats {
-	a, b, c := SSPWeights(R, s.MomPos != nil)
+	a, b, c := SSPWeights(R, s.Kind())
 	v := sspVector(s, a, b, c)
 	noise.AddGaussian(v, rel.Sigma)
 	out := s.Clone()
@@ -360,6 +412,10 @@ func NoisySSP(s *SSPStats, R float64, rel SSPRelease, noise Noise) *SSPStats {
 // 2R²σ√d·√(1/n̂₊² + 1/n̂₋²), plus 10⁻⁶R². The counts are the clamped noisy
 // ones, so λ is post-processing of the release.
 func SSPLambda(s *SSPStats, R, sigma float64) float64 {
+	if s.Kind() == SSPPooled {
+		// The noise of M̂/N: one packed matrix with the same weights.
+		return 2*R*R*sigma*math.Sqrt(float64(s.D))/s.N + 1e-6*R*R
+	}
 	np, nn := sspCounts(s)
 	return 2*R*R*sigma*math.Sqrt(float64(s.D))*math.Sqrt(1/(np*np)+1/(nn*nn)) + 1e-6*R*R
 }
@@ -397,16 +453,33 @@ func SolveSSP(s *SSPStats, lambda float64) ([]float64, SSPSolveInfo, error) {
 		mp[k], mn[k] = s.SumPos[k]/np, s.SumNeg[k]/nn
 		b[k] = mp[k] - mn[k]
 	}
-	if s.MomPos == nil || math.IsInf(lambda, 1) {
+	kind := s.Kind()
+	if !kind.Moments() || math.IsInf(lambda, 1) {
 		return b, info, nil
 	}
 	A := mat.NewSymDense(d, nil)
 	p := 0
-	for k := 0; k < d; k++ {
-		for l := k; l < d; l++ {
-			v := s.MomPos[p]/np - mp[k]*mp[l] + s.MomNeg[p]/nn - mn[k]*mn[l] + b[k]*b[l]
-			A.SetSym(k, l, v)
-			p++
+	if kind == SSPPooled {
+		// Σ̂ = M̂/N − m̂m̂ᵀ, m̂ = (Ŝ₊ + Ŝ₋)/N: the total covariance, whose
+		// inverse maps b to the Fisher direction (file comment of
+		// private_lda.go).
+		m := make([]float64, d)
+		for k := range m {
+			m[k] = (s.SumPos[k] + s.SumNeg[k]) / s.N
+		}
+		for k := 0; k < d; k++ {
+			for l := k; l < d; l++ {
+				A.SetSym(k, l, s.Mom[p]/s.N-m[k]*m[l])
+				p++
+			}
+		}
+	} else {
+		for k := 0; k < d; k++ {
+			for l := k; l < d; l++ {
+				v := s.MomPos[p]/np - mp[k]*mp[l] + s.MomNeg[p]/nn - mn[k]*mn[l] + b[k]*b[l]
+				A.SetSym(k, l, v)
+				p++
+			}
 		}
 	}
 	var eig mat.EigenSym
@@ -473,16 +546,17 @@ var (
 
 func init() {
 	sspAlg.Run = func(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
-		return runSSP(ctx, sspAlg, true, obj, cfg)
+		return runSSP(ctx, sspAlg, SSPClass, obj, cfg)
 	}
 	sspMeanAlg.Run = func(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
-		return runSSP(ctx, sspMeanAlg, false, obj, cfg)
+		return runSSP(ctx, sspMeanAlg, SSPMean, obj, cfg)
 	}
 	Register(sspAlg)
 	Register(sspMeanAlg)
 }
 
-func runSSP(ctx context.Context, a *Algorithm, moments bool, obj Objective, cfg RunConfig) (*Result, error) {
+func runSSP(ctx context.Context, a *Algorithm, kind SSPKind, obj Objective, cfg RunConfig) (*Result, error) {
+	moments := kind.Moments()
 	_, rep, err := privateSetup(a, obj, &cfg)
 	if err != nil {
 		return nil, err
@@ -501,11 +575,11 @@ func runSSP(ctx context.Context, a *Algorithm, moments bool, obj Objective, cfg 
 	}
 	p := cfg.Privacy
 	R := p.FeatureRadius
-	rel, err := SSPCalibrate(p.Epsilon, p.Delta, R, ds.D, moments)
+	rel, err := SSPCalibrate(p.Epsilon, p.Delta, R, ds.D, kind)
 	if err != nil {
 		return nil, err
 	}
-	noisy := NoisySSP(SSPStatsOf(ds, moments), R, rel, p.Noise)
+	noisy := NoisySSP(SSPStatsOf(ds, kind), R, rel, p.Noise)
 	lambda := math.Inf(1)
 	if moments {
 		lambda = SSPLambda(noisy, R, rel.Sigma)
@@ -515,7 +589,7 @@ func runSSP(ctx context.Context, a *Algorithm, moments bool, obj Objective, cfg 
 		return nil, err
 	}
 	obj.Project(w) // a rescaling at most: AUC is unchanged
-	a0, b0, c0 := SSPWeights(R, moments)
+	a0, b0, c0 := SSPWeights(R, kind)
 	rep.G, rep.L, rep.Alpha = 0, 0, 0 // no gradient bound is used
 	rep.Sensitivity = []float64{rel.Sensitivity}
 	rep.Sigmas = []float64{rel.Sigma}
@@ -530,11 +604,16 @@ func runSSP(ctx context.Context, a *Algorithm, moments bool, obj Objective, cfg 
 	if cfg.Init != nil {
 		rep.Notes = append(rep.Notes, "the initial model is ignored: the model is computed in closed form")
 	}
-	if moments {
+	switch kind {
+	case SSPPooled:
+		rep.Notes = append(rep.Notes,
+			fmt.Sprintf("solved the ridge Fisher discriminant w = (Σ̂₊ + λI)⁻¹(μ̂₊ − μ̂₋), Σ̂ = M̂/n − m̂m̂ᵀ the total covariance, whatever --loss (%s); λ = %.4g = 2R²σ√d/n + 10⁻⁶R² (noise level of M̂/n, a rule fixed before the data); %d of %d eigenvalues clipped to 0 (smallest %.3g)",
+				obj.Loss().Name(), lambda, info.Clipped, ds.D, info.MinEig))
+	case SSPClass:
 		rep.Notes = append(rep.Notes,
 			fmt.Sprintf("solved the square-AUC ridge optimum w = (Â₊ + λI)⁻¹(μ̂₊ − μ̂₋) whatever --loss (%s); λ = %.4g = 2R²σ√d·√(1/n̂₊² + 1/n̂₋²) + 10⁻⁶R² (noise level of Ĉ₊ + Ĉ₋, a rule fixed before the data); %d of %d eigenvalues clipped to 0 (smallest %.3g)",
 				obj.Loss().Name(), lambda, info.Clipped, ds.D, info.MinEig))
-	} else {
+	default:
 		rep.Notes = append(rep.Notes, "model w = μ̂₊ − μ̂₋ (class-mean difference), whatever --loss")
 	}
 	return &Result{W: w, Steps: 1, PairGrads: int64(ds.N), Privacy: rep}, nil

@@ -62,7 +62,7 @@ func sspNeighbours(rng *rand.Rand, ds *Dataset, R float64, trials int) [][]float
 func TestSSPSensitivityBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 1))
 	for _, R := range []float64{1, 2.5} {
-		for _, moments := range []bool{true, false} {
+		for _, moments := range []SSPKind{SSPClass, SSPMean, SSPPooled} {
 			a, b, c := SSPWeights(R, moments)
 			sens := SSPSensitivity(R, a, b, c)
 			if math.Abs(sens-2) > 1e-12 {
@@ -122,7 +122,7 @@ func TestSSPSensitivityInteriorMaximum(t *testing.T) {
 // sums), and equal on dense and sparse copies.
 func TestSSPStatsAdditiveAndSparse(t *testing.T) {
 	ds := toyAUC(40, 5, 1.5, 3)
-	all := SSPStatsOf(ds, true)
+	all := SSPStatsOf(ds, SSPClass)
 	idxA, idxB := []int{}, []int{}
 	for i := 0; i < ds.N; i++ {
 		if i%3 == 0 {
@@ -131,11 +131,11 @@ func TestSSPStatsAdditiveAndSparse(t *testing.T) {
 			idxB = append(idxB, i)
 		}
 	}
-	sum := SSPStatsOf(ds.Subset(idxA), true)
-	if err := sum.Add(SSPStatsOf(ds.Subset(idxB), true)); err != nil {
+	sum := SSPStatsOf(ds.Subset(idxA), SSPClass)
+	if err := sum.Add(SSPStatsOf(ds.Subset(idxB), SSPClass)); err != nil {
 		t.Fatal(err)
 	}
-	sp := SSPStatsOf(toSparse(ds), true)
+	sp := SSPStatsOf(toSparse(ds), SSPClass)
 	for _, o := range []*SSPStats{sum, sp} {
 		va, vo := sspVector(all, 1, 1, 1), sspVector(o, 1, 1, 1)
 		for k := range va {
@@ -147,7 +147,7 @@ func TestSSPStatsAdditiveAndSparse(t *testing.T) {
 			t.Fatalf("N %v vs %v", o.N, all.N)
 		}
 	}
-	if err := sum.Add(SSPStatsOf(ds, false)); err == nil {
+	if err := sum.Add(SSPStatsOf(ds, SSPMean)); err == nil {
 		t.Error("adding statistics without moments to statistics with moments was accepted")
 	}
 }
@@ -158,7 +158,7 @@ func TestSSPStatsAdditiveAndSparse(t *testing.T) {
 func TestSolveSSPIsSquareAUCOptimum(t *testing.T) {
 	ds := toyAUC(30, 4, 1.5, 5)
 	lambda := 0.05
-	w, info, err := SolveSSP(SSPStatsOf(ds, true), lambda)
+	w, info, err := SolveSSP(SSPStatsOf(ds, SSPClass), lambda)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,12 +195,12 @@ func TestSolveSSPIsSquareAUCOptimum(t *testing.T) {
 // strongest-regularized case.
 func TestSolveSSPMeanDifferenceLimit(t *testing.T) {
 	ds := toyAUC(50, 3, 1, 9)
-	st := SSPStatsOf(ds, true)
+	st := SSPStatsOf(ds, SSPClass)
 	mean, _, err := SolveSSP(st, math.Inf(1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	noMom, _, _ := SolveSSP(SSPStatsOf(ds, false), 1)
+	noMom, _, _ := SolveSSP(SSPStatsOf(ds, SSPMean), 1)
 	want := make([]float64, ds.D)
 	for i := 0; i < ds.N; i++ {
 		c := -1 / (float64(ds.N) - st.NPos)
@@ -224,7 +224,7 @@ func TestSolveSSPMeanDifferenceLimit(t *testing.T) {
 // class) are clamped, and the solve still returns a finite model.
 func TestSolveSSPClampsCounts(t *testing.T) {
 	ds := toyAUC(20, 3, 1, 11)
-	st := SSPStatsOf(ds, true)
+	st := SSPStatsOf(ds, SSPClass)
 	for _, np := range []float64{-5, 0, 20, 30} {
 		s := st.Clone()
 		s.NPos = np
@@ -256,7 +256,7 @@ func TestSolveSSPClampsCounts(t *testing.T) {
 func TestNoisySSPNoiseScale(t *testing.T) {
 	ds := toyAUC(10, 2, 1, 13)
 	R := 2.0
-	st := SSPStatsOf(ds, true)
+	st := SSPStatsOf(ds, SSPClass)
 	rel := SSPRelease{Sigma: 0.7}
 	noise := dp.NewSeededNoise(5)
 	const N = 4000
@@ -279,7 +279,7 @@ func TestNoisySSPNoiseScale(t *testing.T) {
 // The release is calibrated exactly: its Δ'/σ is the μ of (ε, δ), and the
 // reported releases compose to the requested ε.
 func TestSSPCalibrationExact(t *testing.T) {
-	for _, moments := range []bool{true, false} {
+	for _, moments := range []SSPKind{SSPClass, SSPMean, SSPPooled} {
 		rel, err := SSPCalibrate(1, 1e-5, 1, 8, moments)
 		if err != nil {
 			t.Fatal(err)
@@ -300,7 +300,7 @@ func TestSSPCalibrationExact(t *testing.T) {
 // describes one release.
 func TestRunSSPToy(t *testing.T) {
 	ds := toyAUC(2000, 5, 2, 17)
-	exact, _, _ := SolveSSP(SSPStatsOf(ds, true), 1e-6)
+	exact, _, _ := SolveSSP(SSPStatsOf(ds, SSPClass), 1e-6)
 	ceiling := LinearAUC(exact, ds)
 	for _, name := range []string{"dp-ssp", "dp-ssp-mean"} {
 		a, _ := Lookup(name)
@@ -341,14 +341,14 @@ func TestSSPFederatedSingleClassSites(t *testing.T) {
 	}
 	sites := [][]int{pos[:len(pos)/2], pos[len(pos)/2:], neg[:len(neg)/2], neg[len(neg)/2:]}
 	R, eps, delta := 1.0, 1.0, 1e-4
-	rel, err := SSPCalibrate(eps, delta, R, ds.D, true)
+	rel, err := SSPCalibrate(eps, delta, R, ds.D, SSPClass)
 	if err != nil {
 		t.Fatal(err)
 	}
 	noise := dp.NewSeededNoise(31)
 	var sum *SSPStats
 	for _, idx := range sites {
-		st := NoisySSP(SSPStatsOf(ds.Subset(idx), true), R, rel, noise)
+		st := NoisySSP(SSPStatsOf(ds.Subset(idx), SSPClass), R, rel, noise)
 		if sum == nil {
 			sum = st
 		} else if err := sum.Add(st); err != nil {
@@ -362,7 +362,7 @@ func TestSSPFederatedSingleClassSites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pooled, _, _ := SolveSSP(NoisySSP(SSPStatsOf(ds, true), R, rel, noise), SSPLambda(sum, R, rel.Sigma))
+	pooled, _, _ := SolveSSP(NoisySSP(SSPStatsOf(ds, SSPClass), R, rel, noise), SSPLambda(sum, R, rel.Sigma))
 	if a, b := LinearAUC(w, ds), LinearAUC(pooled, ds); a < b-0.03 {
 		t.Errorf("federated single-class sites: AUC %v, pooled release %v", a, b)
 	}

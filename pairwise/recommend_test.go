@@ -2,6 +2,7 @@ package pairwise
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -23,11 +24,11 @@ func TestRecommendPrivateRule(t *testing.T) {
 		wantLs string
 	}{
 		{"small n, low s", TaskAUC, int(nCross) - 1, 8, "", "dp-ssp-mean", "square"},
-		{"small n, high s", TaskAUC, int(nCross) + 2, 8, "", "dp-ssp", "square"},
+		{"small n, high s", TaskAUC, int(nCross) + 2, 8, "", "dp-lda", "square"},
 		{"many features", TaskAUC, 5000, 3000, "", "dp-ssp-mean", "square"},
 		{"large n", TaskAUC, RecommendLargeN, 22, "", "dp-pair-sgd", "hinge"},
 		{"large n, logistic asked", TaskAUC, 50000, 22, "logistic", "dp-pair-sgd", "logistic"},
-		{"large n, square asked", TaskAUC, 50000, 22, "square", "dp-ssp", "square"},
+		{"large n, square asked", TaskAUC, 50000, 22, "square", "dp-lda", "square"},
 		{"hinge asked, small n", TaskAUC, 500, 8, "hinge", "dp-gd", "hinge"},
 		{"metric small", TaskMetric, RecommendMetricGD, 8, "", "dp-gd", "logistic"},
 		{"metric large", TaskMetric, RecommendMetricGD + 1, 8, "", "dp-pair-sgd", "logistic"},
@@ -50,7 +51,7 @@ func TestRecommendPrivateRule(t *testing.T) {
 }
 
 // The score grows with ε (μ grows), so a larger budget can only move the
-// choice from dp-ssp-mean to dp-ssp, never back.
+// choice from dp-ssp-mean to dp-lda, never back.
 func TestRecommendPrivateMonotoneInEpsilon(t *testing.T) {
 	prev := ""
 	for _, eps := range []float64{0.1, 0.25, 0.5, 1, 2, 5, 10} {
@@ -58,12 +59,12 @@ func TestRecommendPrivateMonotoneInEpsilon(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if prev == "dp-ssp" && r.Algo != "dp-ssp" {
-			t.Fatalf("ε = %g: back to %s after dp-ssp", eps, r.Algo)
+		if prev == "dp-lda" && r.Algo != "dp-lda" {
+			t.Fatalf("ε = %g: back to %s after dp-lda", eps, r.Algo)
 		}
 		prev = r.Algo
 	}
-	if prev != "dp-ssp" {
+	if prev != "dp-lda" {
 		t.Fatalf("at ε = 10, n = 400, d = 8 the rule still picks %s", prev)
 	}
 }
@@ -90,6 +91,7 @@ func TestRecommendPrivateBadInput(t *testing.T) {
 func TestRecommendFederated(t *testing.T) {
 	base := []string{"fed-avg", "fed-dp-gd-grad", "fed-dp-local-sgd", "fed-dpegd", "fed-oneshot"}
 	with := append(append([]string{}, base...), "fed-dp-ssp", "fed-dp-pair-sgd")
+	plus := func(names ...string) []string { return slices.Concat(with, names) } // a fresh slice each time
 	cases := []struct {
 		name        string
 		names       []string
@@ -99,13 +101,17 @@ func TestRecommendFederated(t *testing.T) {
 		want, local string
 	}{
 		{"ssp registered", with, TaskAUC, 150, "", "fed-dp-ssp", ""},
-		{"ssp and ssp-mean registered, small sites", append(with, "fed-dp-ssp-mean"), TaskAUC, 40, "", "fed-dp-ssp-mean", ""},
-		{"ssp and ssp-mean registered, large sites", append(with, "fed-dp-ssp-mean"), TaskAUC, 5000, "", "fed-dp-ssp", ""},
+		{"ssp and ssp-mean registered, small sites", plus("fed-dp-ssp-mean"), TaskAUC, 40, "", "fed-dp-ssp-mean", ""},
+		{"ssp and ssp-mean registered, large sites", plus("fed-dp-ssp-mean"), TaskAUC, 5000, "", "fed-dp-ssp", ""},
 		{"ssp registered, hinge asked, large sites", with, TaskAUC, 20000, "hinge", "fed-dp-pair-sgd", ""},
-		{"not registered, small sites", base, TaskAUC, 150, "", "fed-oneshot", "dp-ssp-mean"},
+		{"not registered, small sites", base, TaskAUC, 150, "", "fed-oneshot", "dp-lda"},
 		{"not registered, unknown sites", base, TaskAUC, 0, "", "fed-oneshot", "dp-ssp-mean"},
 		{"not registered, large sites", base, TaskAUC, 20000, "", "fed-oneshot", "dp-pair-sgd"},
 		{"metric", with, TaskMetric, 150, "", "fed-oneshot", "dp-gd"},
+		{"lda registered", plus("fed-dp-lda", "fed-dp-ssp-mean"), TaskAUC, 150, "", "fed-dp-lda", ""},
+		{"lda registered, unknown sites", plus("fed-dp-lda"), TaskAUC, 0, "", "fed-dp-lda", ""},
+		{"lda registered, tiny sites", plus("fed-dp-lda", "fed-dp-ssp-mean"), TaskAUC, 5, "", "fed-dp-ssp-mean", ""},
+		{"lda registered, hinge asked, large sites", plus("fed-dp-lda"), TaskAUC, 20000, "hinge", "fed-dp-pair-sgd", ""},
 		{"no oneshot", []string{"fed-avg", "fed-dpegd"}, TaskAUC, 150, "", "fed-dpegd", ""},
 	}
 	for _, c := range cases {

@@ -38,6 +38,11 @@ type Algorithm struct {
 	// noise formula, available as --calibration paper (calibrate.go); for
 	// the others (pairfed's own mechanisms) that calibration is refused.
 	PaperCalibration bool
+	// CentresPrivately marks algorithms that locate the records' centre
+	// and spread themselves (under DP) and clip around them: they want
+	// bounds-scaled records by the linear map (--bounds-norm divide), not
+	// clipped around the box's centre first.
+	CentresPrivately bool
 	// ParamRadius, when set, is a private algorithm's rule for the radius
 	// B of the parameter set when none is given, from public quantities
 	// only (n records, p parameters, ε, δ, feature radius R, task, loss),

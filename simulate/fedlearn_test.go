@@ -105,7 +105,7 @@ func TestFedDPSSPLearns(t *testing.T) {
 			job := coordinator.JobConfig{Algo: c.algo, Epsilon: 1}
 			check := func(l *lockstep, ss []Site) {
 				ann := l.coord.Job()
-				rel, err := pairwise.SSPCalibrate(1, ann.Delta, 1, ann.Params, c.algo == "fed-dp-ssp")
+				rel, err := pairwise.SSPCalibrate(1, ann.Delta, 1, ann.Params, map[bool]pairwise.SSPKind{true: pairwise.SSPClass, false: pairwise.SSPMean}[c.algo == "fed-dp-ssp"])
 				if err != nil {
 					t.Fatal(err)
 				}

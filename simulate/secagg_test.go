@@ -70,7 +70,7 @@ func TestSecAggDiabetesMatchesCentral(t *testing.T) {
 		var full *pairwise.SSPStats
 		nMax := 0
 		for _, s := range sites {
-			st := pairwise.SSPStatsOf(s.Data, true)
+			st := pairwise.SSPStatsOf(s.Data, pairwise.SSPClass)
 			nMax = max(nMax, s.Data.N)
 			if full == nil {
 				full = st
@@ -79,7 +79,7 @@ func TestSecAggDiabetesMatchesCentral(t *testing.T) {
 			}
 		}
 		delta := 1 / float64(nMax) // the plan's default δ
-		rel, err := pairwise.SSPCalibrate(eps, delta, 1, full.D, true)
+		rel, err := pairwise.SSPCalibrate(eps, delta, 1, full.D, pairwise.SSPClass)
 		if err != nil {
 			t.Fatal(err)
 		}

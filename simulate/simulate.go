@@ -394,10 +394,11 @@ func PrepPooled(spec Spec, tr *pairwise.Dataset) (*pairwise.Dataset, error) {
 func (s Spec) scaler(fit *pairwise.Dataset) (*data.Scaler, error) {
 	if s.Scale == "bounds" {
 		// As `pairfed train`'s default: private jobs clip the box-scaled
-		// records to R (done by the caller), non-private ones multiply
-		// them by R/M so that the map stays linear.
+		// records to R (done by the caller), non-private ones and those
+		// that centre privately (fedalgo.CentresPrivately) multiply them by R/M so that
+		// the map stays linear.
 		sc := s.Bounds.Scaler()
-		if !fedalgo.Private(s.Job.Algo) {
+		if !fedalgo.Private(s.Job.Algo) || fedalgo.CentresPrivately(s.Job.Algo) {
 			R := s.Job.FeatureRadius
 			if R == 0 {
 				R = 1

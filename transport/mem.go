@@ -41,6 +41,7 @@ type Mem struct {
 	cond     *sync.Cond
 	queue    []*pending
 	subs     map[string][]*memSub
+	wild     []string // subjects with a wildcard ever subscribed, sorted
 	nextSub  int
 	filter   Filter
 	isolated map[string]bool
@@ -130,15 +131,10 @@ func (m *Mem) Step() bool {
 // subscription order.
 func (m *Mem) matching(subject string) []*memSub {
 	out := append([]*memSub(nil), m.subs[subject]...)
-	var patterns []string
-	for p := range m.subs {
-		if p != subject && strings.ContainsAny(p, "*>") && SubjectMatches(p, subject) {
-			patterns = append(patterns, p)
+	for _, p := range m.wild { // sorted: patterns in order
+		if p != subject && SubjectMatches(p, subject) {
+			out = append(out, m.subs[p]...)
 		}
-	}
-	slices.Sort(patterns)
-	for _, p := range patterns {
-		out = append(out, m.subs[p]...)
 	}
 	return out
 }
@@ -166,7 +162,14 @@ func (m *Mem) popLocked() (Envelope, []*memSub, bool) {
 				p.hold--
 				continue
 			}
-			m.queue = append(m.queue[:i], m.queue[i+1:]...)
+			if i == 0 {
+				// The usual case: O(1), not a copy of the whole queue
+				// (which made a federation of K sites O(K²) per phase).
+				m.queue[0] = nil
+				m.queue = m.queue[1:]
+			} else {
+				m.queue = append(m.queue[:i], m.queue[i+1:]...)
+			}
 			var subs []*memSub
 			for _, s := range m.matching(p.env.Subject) {
 				if m.isolated[s.endpoint] {
@@ -264,6 +267,11 @@ func (e *memEndpoint) Subscribe(subject string, h func(string, []byte)) (func(),
 	m.nextSub++
 	s := &memSub{id: m.nextSub, endpoint: e.name, h: h}
 	m.subs[subject] = append(m.subs[subject], s)
+	if strings.ContainsAny(subject, "*>") {
+		if i, found := slices.BinarySearch(m.wild, subject); !found {
+			m.wild = slices.Insert(m.wild, i, subject)
+		}
+	}
 	m.mu.Unlock()
 	e.mine = append(e.mine, s.id)
 	var once sync.Once

@@ -27,6 +27,11 @@ type Config struct {
 	// caller (see cmd/pairfed simulate: min-max fitted on this site's own
 	// records, then ‖x‖ ≤ R). It is only read, and never sent.
 	Data *pairwise.Dataset
+	// LinearData, when set, is the same records by the schema's linear
+	// map (bounds multiplied by R/√d, norms ≤ R by construction, no
+	// clipping): jobs of algorithms that centre privately
+	// (fedalgo.CentresPrivately, e.g. fed-dp-lda) read it instead of Data.
+	LinearData *pairwise.Dataset
 	// Noise draws the privacy noise of private jobs: dp.NewSecureNoise()
 	// for a private run; a seeded source makes the run reproducible and
 	// the site reports its updates as not secure (not private).
@@ -351,12 +356,16 @@ func (w *Worker) setup(m *protocol.JobAnnounce) error {
 	if task == pairwise.TaskMetric {
 		constraint = "frobenius-psd"
 	}
-	obj, err := pairwise.NewObjective(w.cfg.Data, pairwise.ObjectiveConfig{Task: task, Loss: loss, Lambda: m.Lambda, Constraint: constraint, Radius: m.ParamRadius})
+	ds := w.cfg.Data
+	if w.cfg.LinearData != nil && fedalgo.CentresPrivately(m.Algo) {
+		ds = w.cfg.LinearData
+	}
+	obj, err := pairwise.NewObjective(ds, pairwise.ObjectiveConfig{Task: task, Loss: loss, Lambda: m.Lambda, Constraint: constraint, Radius: m.ParamRadius})
 	if err != nil {
 		return err
 	}
 	if m.FeatureRadius > 0 {
-		if err := pairwise.CheckRadius(w.cfg.Data, m.FeatureRadius); err != nil {
+		if err := pairwise.CheckRadius(ds, m.FeatureRadius); err != nil {
 			return err
 		}
 	}
@@ -364,7 +373,7 @@ func (w *Worker) setup(m *protocol.JobAnnounce) error {
 	if err != nil {
 		return err
 	}
-	site, err := algo.NewSite(m, fedalgo.SiteEnv{Data: w.cfg.Data, Obj: obj, Noise: w.cfg.Noise, Rand: w.cfg.Rand})
+	site, err := algo.NewSite(m, fedalgo.SiteEnv{Data: ds, Obj: obj, Noise: w.cfg.Noise, Rand: w.cfg.Rand})
 	if err != nil {
 		return err
 	}

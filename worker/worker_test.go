@@ -132,3 +132,35 @@ func TestWorkerRefusals(t *testing.T) {
 		t.Fatalf("join retry %v", outs)
 	}
 }
+
+// A job of an algorithm that centres privately (fed-dp-lda) reads
+// Config.LinearData; the others read Data.
+func TestWorkerLinearDataForCentringJobs(t *testing.T) {
+	clipped, linear := toyData(64, 3), toyData(64, 3)
+	for i := range linear.X {
+		linear.X[i] *= 0.5 // a different, still R-bounded, set of records
+	}
+	for _, c := range []struct {
+		algo string
+		want *pairwise.Dataset
+	}{{fedalgo.FedDPLDA, linear}, {fedalgo.FedDPLocalSGD, clipped}} {
+		w, err := New(Config{Federation: "f", Site: "s1", Data: clipped, LinearData: linear, Rand: rand.New(rand.NewPCG(3, 4)), Noise: dp.NewSeededNoise(5)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		w.Start()
+		a := dpAnnounce("s1")
+		a.Algo = c.algo
+		if c.algo == fedalgo.FedDPLDA {
+			a.Loss, a.Phases, a.Eta = "square", 2, 0
+		}
+		w.Step(ctx, a)
+		if w.site == nil {
+			t.Fatalf("%s: job not set up: %v", c.algo, w.Err())
+		}
+		if got := w.obj.Data(); got != c.want {
+			t.Errorf("%s: the job reads the %s records", c.algo, map[bool]string{true: "linear", false: "clipped"}[got == linear])
+		}
+	}
+}

@@ -177,7 +177,11 @@ func runCoordinator(c *cli.Context) error {
 		cfg.TestDim = scaled.D
 		cfg.Evaluate = func(job *protocol.JobAnnounce, model []float64) (float64, int) {
 			ds := scaled
-			if job.FeatureRadius > 0 {
+			switch {
+			case schema != nil && job.FeatureRadius > 0 && fedalgo.CentresPrivately(job.Algo):
+				// The sites' linear map for these jobs (see the worker).
+				ds = sc.Divide(job.FeatureRadius).Apply(test.Dataset)
+			case job.FeatureRadius > 0:
 				if ds, _, err = data.Clip(scaled, job.FeatureRadius); err != nil {
 					logf("coordinator: evaluation of %s: %v", job.Job, err)
 					return 0, 0
@@ -397,7 +401,14 @@ func runWorker(c *cli.Context) error {
 		logf("worker %s: this site's private updates will be reported NOT private: %s", site, strings.Join(why, "; "))
 	}
 	ds := sc.Apply(table.Dataset)
+	var linear *pairwise.Dataset
 	if R := c.Float64("radius"); R > 0 {
+		if schema != nil {
+			// Jobs of algorithms that centre privately (fed-dp-lda) read
+			// the records by the linear map, R/√d times the box: nothing
+			// is clipped around the box's centre.
+			linear = sc.Divide(R).Apply(table.Dataset)
+		}
 		if ds, _, err = data.Clip(ds, R); err != nil {
 			return err
 		}
@@ -462,7 +473,7 @@ func runWorker(c *cli.Context) error {
 	}
 	every := ticks(c.Duration("heartbeat"), tick)
 	cfg := worker.ServiceConfig{
-		Worker: worker.Config{Federation: c.String("federation"), Site: site, Instance: randomToken("i-"), Data: ds, Noise: siteNoise(scale, table.DataDependent),
+		Worker: worker.Config{Federation: c.String("federation"), Site: site, Instance: randomToken("i-"), Data: ds, LinearData: linear, Noise: siteNoise(scale, table.DataDependent),
 			Rand: rand.New(rand.NewChaCha8(key)), JoinEvery: every, HeartbeatEvery: every, Store: ledger, Jobs: jobStates, Logf: logf},
 		Ledger: releases, Jobs: saved, JobTimeout: ticks(c.Duration("job-timeout"), tick),
 	}

@@ -45,8 +45,14 @@ func newApp() *cli.App {
 		Name:                 "pairfed",
 		Usage:                "private pairwise learning (AUC maximization, metric learning), on one machine or federated",
 		EnableBashCompletion: true,
-		Flags:                logFlags(),
-		Before:               setupLogging,
+		Flags:                append(logFlags(), profileFlags()...),
+		Before: func(c *cli.Context) error {
+			if err := setupLogging(c); err != nil {
+				return err
+			}
+			return startProfile(c)
+		},
+		After: stopProfile,
 		Commands: []*cli.Command{
 			trainCommand(),
 			algosCommand(),

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/pairfed/pairfed/dp"
 	"io"
 	"math"
 	"text/tabwriter"
@@ -202,7 +203,7 @@ func applyFedDefault(c *cli.Context, job *coordinator.JobConfig, sites, nSite, d
 	}
 	delta := job.Delta
 	if !(delta > 0) && nSite > 0 {
-		delta = 1 / float64(nSite)
+		delta = dp.DefaultDelta(nSite) // the δ each site will ask for
 	}
 	if !(delta > 0) {
 		delta = 1e-6 // only enters the single-site rule, which needs n; unused when n is unknown

@@ -130,16 +130,16 @@ func runDataset(name string, K, nMin int) {
 			return pairwise.LinearAUC(w, testPrep)
 		}
 		// Central Gaussian (dp-ssp).
-		rel, err := pairwise.SSPCalibrate(*flagEps, delta, R, pooled.D, true)
+		rel, err := pairwise.SSPCalibrate(*flagEps, delta, R, pooled.D, pairwise.SSPClass)
 		if err != nil {
 			log.Fatal(err)
 		}
-		full := pairwise.SSPStatsOf(pooled, true)
+		full := pairwise.SSPStatsOf(pooled, pairwise.SSPClass)
 		aG := auc(pairwise.NoisySSP(full, R, rel, noise), rel.Sigma)
 		// Local noise, no secure aggregation.
 		var sum *pairwise.SSPStats
 		for _, s := range sites {
-			ns := pairwise.NoisySSP(pairwise.SSPStatsOf(s.Data, true), R, rel, noise)
+			ns := pairwise.NoisySSP(pairwise.SSPStatsOf(s.Data, pairwise.SSPClass), R, rel, noise)
 			if sum == nil {
 				sum = ns
 			} else if err := sum.Add(ns); err != nil {
@@ -150,7 +150,7 @@ func runDataset(name string, K, nMin int) {
 		// DDG parameters: Δ of the weighted vector, clip = the largest
 		// possible norm of a site's vector (n_site·‖φ‖max, public counts),
 		// so clipping never binds.
-		a, b, c := pairwise.SSPWeights(R, true)
+		a, b, c := pairwise.SSPWeights(R, pairwise.SSPClass)
 		sens := pairwise.SSPSensitivity(R, a, b, c)
 		phiMax := math.Sqrt(a*a*R*R + b*b*R*R*R*R*2 + c*c)
 		vec := pairwise.SSPVector(full, R)
@@ -163,7 +163,7 @@ func runDataset(name string, K, nMin int) {
 		g := ddg(len(vec), float64(maxSite)*phiMax, sens, K, nMin, delta)
 		vecs := make([][]float64, K)
 		for i, s := range sites {
-			vecs[i] = pairwise.SSPVector(pairwise.SSPStatsOf(s.Data, true), R)
+			vecs[i] = pairwise.SSPVector(pairwise.SSPStatsOf(s.Data, pairwise.SSPClass), R)
 		}
 		aS := auc(ddgRelease(g, vecs, full, noise), ddgSigma(g, K))
 		cG, cD, sD, lo = append(cG, aG), append(cD, aD), append(sD, aS), append(lo, aL)

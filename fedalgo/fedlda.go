@@ -1,0 +1,279 @@
+package fedalgo
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/pairwise"
+	"github.com/pairfed/pairfed/protocol"
+)
+
+// fed-dp-lda: dp-lda (pairwise/private_lda.go: the mechanism, the
+// sensitivity proofs and the written rule) across sites, in two phases.
+//
+//  1. Every site releases Σ x/R over its records plus N(0, σ_A² I)
+//     (Δ = 2). The coordinator sums the K releases, ĉ = R·Σ/N with
+//     N = Σ n_s (public), clamped into the R-ball, and broadcasts ĉ as the
+//     phase-2 model.
+//  2. Every site releases the pooled statistics (class sums, the
+//     label-free second moment, the positive count; pairwise.SSPVector)
+//     of its records' signs R(x − ĉ)/‖x − ĉ‖ plus N(0, σ_B² I) (Δ = 2).
+//     The coordinator sums them (the statistics are sums over records:
+//     the sum of the sites' exact statistics is the pooled one, whatever
+//     each site's label mix — a site may hold a single class) and solves
+//     the ridge Fisher direction at the summed noise level √(Σ σ_s²)
+//     (pairwise.SSPLambda), rescaled into the B-ball.
+//
+// Privacy: each site makes the two releases of single-site dp-lda on its
+// own records, calibrated by the same plan (pairwise.LDAPlan: Δ = 2 each,
+// μ_A² = μ²/4, exact Gaussian-DP composition, dp.CalibrateGaussian), so
+// its guarantee is per-site record-level (ε, δ)-DP for the job; ĉ is a
+// function of the phase-1 releases (adaptive composition covers it), and
+// each record is in one site (parallel composition across sites). The
+// coordinator's sums and solve are post-processing. Without secure
+// aggregation the summed noise is σ√K: the same as one pooled release
+// at μ/√K.
+
+// FedDPLDA is the name of fed-dp-lda.
+const FedDPLDA = "fed-dp-lda"
+
+func init() { Register(fedLDA{}) }
+
+type fedLDA struct{}
+
+func (fedLDA) Name() string  { return FedDPLDA }
+func (fedLDA) Private() bool { return true }
+
+// CentresPrivately: the sites' records should reach fed-dp-lda by the
+// linear bounds map (R/√d), not clipped around the box's centre.
+func (fedLDA) CentresPrivately() bool { return true }
+
+// Configure: AUC only; two fixed phases with no step size; the square
+// loss (the objective the worker builds; the solve ignores it); B = 1
+// (AUC does not depend on B); the statistics are summed, so only the
+// default aggregation applies.
+func (fedLDA) Configure(s *Spec) error {
+	if s.Task == protocol.TaskMetric {
+		return fmt.Errorf("%s learns a linear scorer (task auc): the metric task does not apply", FedDPLDA)
+	}
+	if s.Loss == "" {
+		s.Loss = "square"
+	}
+	if s.ParamRadius == 0 {
+		s.ParamRadius = 1
+	}
+	if s.Rounds != 0 || s.LocalPasses != 0 || s.Eta != 0 {
+		return fmt.Errorf("%s is two releases of noisy statistics per site (the centre, then the statistics): rounds, local passes and η do not apply", FedDPLDA)
+	}
+	if agg, err := protocol.ParseAggregation(s.Aggregation); err != nil {
+		return err
+	} else if agg.Rule != protocol.AggMean {
+		return fmt.Errorf("%s sums the sites' statistics: aggregation %q does not apply (omit it)", FedDPLDA, s.Aggregation)
+	}
+	return checkPrivacy(FedDPLDA, s)
+}
+
+// ldaCalibrate returns the σ's of a site's two releases for d features
+// and the snapped sensitivity its ledger records (the larger release's).
+func ldaCalibrate(eps, delta float64, d int) (sig []float64, sens float64, err error) {
+	plan := pairwise.LDAPlan(d)
+	sig, _, err = dp.CalibrateGaussian(plan, eps, delta)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, s := range sig {
+		sens = math.Max(sens, dp.SnappedL2Sensitivity(2, dp.GaussianGranularity(s), plan.Dim))
+	}
+	return sig, sens, nil
+}
+
+// Plan: two phases; every site's releases have the same σ's (they depend
+// on d, ε and δ only), computed here so that the job is refused before
+// any release when it cannot be calibrated or does not fit a message.
+func (fedLDA) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
+	nMin, _ := sizes(sites)
+	if nMin < 1 {
+		return nil, fmt.Errorf("%s needs at least one record at every site (smallest: %d)", FedDPLDA, nMin)
+	}
+	total := 0
+	for _, site := range sites {
+		total += site.Records
+	}
+	if total < 2 {
+		return nil, fmt.Errorf("%s needs at least 2 records over all sites, got %d", FedDPLDA, total)
+	}
+	if k := pairwise.SSPCoords(params, pairwise.SSPPooled); params > 1000 || k > protocol.MaxLastParams {
+		return nil, fmt.Errorf("%s releases d(d+1)/2 second-moment entries per site: d = %d gives %d values, above this job's limit of d = 1000; use %s (class sums only) or reduce the features", FedDPLDA, params, k, FedDPSSPMean)
+	}
+	p := &Plan{Phases: 2, Sensitivity: map[string]float64{}}
+	p.Epsilon, p.Delta = planPrivacy(s, sites)
+	_, sens, err := ldaCalibrate(p.Epsilon, p.Delta, params)
+	if err != nil {
+		return nil, err
+	}
+	for _, site := range sites {
+		p.Sensitivity[site.Name] = sens
+	}
+	return p, nil
+}
+
+func (fedLDA) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, error) {
+	if err := needNoise(FedDPLDA, env); err != nil {
+		return nil, err
+	}
+	switch {
+	case job.Task != protocol.TaskAUC:
+		return nil, fmt.Errorf("%s is AUC only", FedDPLDA)
+	case job.Phases != 2:
+		return nil, fmt.Errorf("%s has two phases, the job has %d", FedDPLDA, job.Phases)
+	case job.Params != env.Data.D:
+		return nil, fmt.Errorf("%s: the job has %d parameters, this site %d features", FedDPLDA, job.Params, env.Data.D)
+	case !(job.FeatureRadius > 0):
+		return nil, fmt.Errorf("%s needs a feature radius R > 0", FedDPLDA)
+	}
+	// Release A's sensitivity holds for records in the R-ball only (the
+	// worker clips; checked again before any release).
+	if err := pairwise.CheckRadius(env.Data, job.FeatureRadius); err != nil {
+		return nil, err
+	}
+	sig, sens, err := ldaCalibrate(job.Epsilon, job.Delta, env.Data.D)
+	if err != nil {
+		return nil, err
+	}
+	return &ldaSite{job: job, env: env, sig: sig, sens: sens}, nil
+}
+
+type ldaSite struct {
+	job  *protocol.JobAnnounce
+	env  SiteEnv
+	sig  []float64
+	sens float64
+}
+
+// Step releases the centre's sum (phase 1) or the statistics of the signs
+// around the broadcast centre (phase 2), each one Gaussian release.
+func (s *ldaSite) Step(ctx context.Context, phase int, model []float64) (*protocol.SiteUpdate, *Release, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	j, ds, R := s.job, s.env.Data, s.job.FeatureRadius
+	var v []float64
+	var sigma float64
+	switch phase {
+	case 1:
+		v, sigma = pairwise.LDACentreVector(ds, R), s.sig[0]
+	case 2:
+		// The broadcast centre, clamped into the R-ball as the
+		// coordinator's was (a no-op for an honest coordinator; the
+		// sensitivity argument holds for any centre).
+		c := slices.Clone(model)
+		if nc := pairwise.Norm2(c); nc > R {
+			for i := range c {
+				c[i] *= R / nc
+			}
+		}
+		v, sigma = pairwise.SSPVector(pairwise.LDASignStats(ds, c, R), R), s.sig[1]
+	default:
+		return nil, nil, fmt.Errorf("%s has two phases, asked for phase %d", FedDPLDA, phase)
+	}
+	s.env.Noise.AddGaussian(v, sigma)
+	secure := s.env.Noise.Secure()
+	u := &protocol.SiteUpdate{Model: v, Weight: float64(ds.N), Sigma: sigma, Epsilon: j.Epsilon, Delta: j.Delta, Secure: secure}
+	rel := &Release{Records: ds.N, Mechanism: "gaussian", Sigma: sigma, Sensitivity: s.sens, Epsilon: j.Epsilon, Delta: j.Delta, Secure: secure}
+	return u, rel, nil
+}
+
+func (fedLDA) NewCombiner(job *protocol.JobAnnounce, state []float64) (Combiner, error) {
+	if job.Task != protocol.TaskAUC {
+		return nil, fmt.Errorf("%s is AUC only", FedDPLDA)
+	}
+	c := &ldaCombiner{d: job.Params, R: job.FeatureRadius, B: job.ParamRadius, phase: 1}
+	if len(state) == 1 && (state[0] == 1 || state[0] == 2 || state[0] == 3) {
+		c.phase = int(state[0])
+	} else if len(state) != 0 {
+		return nil, fmt.Errorf("%s: checkpoint state %v is not a phase (1, 2 or 3)", FedDPLDA, state)
+	}
+	return c, nil
+}
+
+// ldaCombiner sums phase 1's releases into the centre and phase 2's into
+// the statistics it solves.
+type ldaCombiner struct {
+	d     int
+	R, B  float64
+	phase int // the phase whose updates come next (3: done)
+	// info and lambda describe the last solve (tests, notes).
+	info   pairwise.SSPSolveInfo
+	lambda float64
+}
+
+// UpdateLen: d values in phase 1 (the centre's sum), the pooled
+// statistics vector in phase 2.
+func (c *ldaCombiner) UpdateLen() int {
+	if c.phase == 1 {
+		return c.d
+	}
+	return pairwise.SSPCoords(c.d, pairwise.SSPPooled)
+}
+
+// Combine: phase 1 returns the centre ĉ (the next broadcast), phase 2
+// the solved model. The rule is the mean (Configure refuses the others);
+// the sum is what sums of sufficient statistics need.
+func (c *ldaCombiner) Combine(model []float64, ups []*protocol.SiteUpdate, _ protocol.Aggregation) []float64 {
+	var n, v float64
+	var sum []float64
+	for _, u := range ups {
+		if sum == nil {
+			sum = make([]float64, len(u.Model))
+		}
+		for i, x := range u.Model {
+			sum[i] += x
+		}
+		n += u.Weight
+		v += u.Sigma * u.Sigma
+	}
+	switch c.phase {
+	case 1:
+		c.phase = 2
+		if sum == nil || n < 1 {
+			return make([]float64, c.d) // no update: the schema's centre
+		}
+		return pairwise.LDACentre(sum, n, c.R)
+	case 2:
+		c.phase = 3
+		if sum == nil || n < 2 {
+			return make([]float64, c.d)
+		}
+		st := &pairwise.SSPStats{D: c.d, N: n, SumPos: make([]float64, c.d), SumNeg: make([]float64, c.d), Mom: make([]float64, c.d*(c.d+1)/2)}
+		pairwise.SSPFromVector(st, sum, c.R)
+		w, info, lambda := solveSSP(st, c.R, math.Sqrt(v))
+		c.info, c.lambda = info, lambda
+		if nrm := pairwise.Norm2(w); c.B > 0 && nrm > c.B {
+			for i := range w {
+				w[i] *= c.B / nrm
+			}
+		}
+		return w
+	}
+	return model
+}
+
+func (c *ldaCombiner) Final(model []float64) []float64 { return slices.Clone(model) }
+
+// State is the phase whose updates come next, so that a coordinator
+// resumed from a checkpoint expects the right update length.
+func (c *ldaCombiner) State() []float64 { return []float64{float64(c.phase)} }
+
+// Account composes a site's two Gaussian releases (sensitivity sens each)
+// by exact Gaussian DP (dp.Compose).
+func (fedLDA) Account(sigmas []float64, sens, epsilon, delta float64) (float64, []string) {
+	notes := []string{fmt.Sprintf("%s: two Gaussian releases per site (the centre, then the statistics of the signs) of ℓ2 sensitivity Δ' = %.6g, calibrated together by the exact Gaussian-DP accountant to (ε, δ) = (%g, %.3g)", FedDPLDA, sens, epsilon, delta)}
+	return gaussianAccount(sigmas, sens, delta, "release", notes)
+}
+
+func (fedLDA) PrivacyNote(*Spec) string {
+	return "per-site record-level (ε, δ)-DP: every site releases the sum of its records once (the coordinator broadcasts the centre ĉ it gives), then the class sums, label-free second moment and positive count of its records' directions R(x − ĉ)/‖x − ĉ‖ once, each with Gaussian noise of sensitivity 2 (pairwise/private_lda.go); the two releases are calibrated together by exact Gaussian-DP composition; each record is in one site (parallel composition); the coordinator's sums and solve are post-processing. Any label mix per site, a single class included"
+}
