@@ -30,7 +30,7 @@ type Config struct {
 	// LinearData, when set, is the same records by the schema's linear
 	// map (bounds multiplied by R/√d, norms ≤ R by construction, no
 	// clipping): jobs of algorithms that centre privately
-	// (fedalgo.CentresPrivately, e.g. fed-dp-lda) read it instead of Data.
+	// (fedalgo.CentresPrivately) read it instead of Data.
 	LinearData *pairwise.Dataset
 	// Noise draws the privacy noise of private jobs: dp.NewSecureNoise()
 	// for a private run; a seeded source makes the run reproducible and
