@@ -35,7 +35,7 @@ row() {
 	jq -r --arg lbl "$label" --argjson tgt "$target" '
 		(.auc.values) as $v | ($v | length) as $n | ($v | add / $n) as $m |
 		(if $n > 1 then ([$v[] | (. - $m) * (. - $m)] | add / ($n - 1) | sqrt) / ($n | sqrt) else 0 end) as $se |
-		"| \($lbl) | \(.algorithm) | \($m * 1000 | round / 1000) ± \($se * 1000 | round / 1000) (\($n)) | \($tgt) | \(if $m >= $tgt then "met" else "short by \(($tgt - $m) * 1000 | round / 1000)" end) | \(.private) |"' "$TMP/out"
+		"| \($lbl) | \(.algorithm) | \($m * 1000 | round / 1000) ± \($se * 1000 | round / 1000) (\($n)) | \($tgt // "—") | \(if $tgt == null then "—" elif $m >= $tgt then "met" else "short by \(($tgt - $m) * 1000 | round / 1000)" end) | \(.private) |"' "$TMP/out"
 }
 
 echo "| target | algorithm (default rule) | AUC ± se (runs) | target | | private |"
@@ -48,7 +48,7 @@ row "ijcnn1, ε = 1" 0.92 "$PF" train --data "$D/ijcnn1.trn.bz2" --test "$D/ijcn
 row "a9a, ε = 1" 0.88 "$PF" train --data "$D/a9a" --test "$D/a9a.t" $(bounds a9a 123) --epsilon 1 --runs "$RUNS_LARGE"
 # Federated: ε = 1 per site; "pooled" is the same algorithm with one site
 # holding every training record.
-row "federated pooled (1 site), diabetes" 0 "$PF" simulate --data "$D/diabetes" $(bounds diabetes 8) --sites 1 --epsilon 1 --runs "$RUNS"
-row "federated 4 sites iid, diabetes (within 0.02 of pooled)" 0 "$PF" simulate --data "$D/diabetes" $(bounds diabetes 8) --sites 4 --epsilon 1 --runs "$RUNS"
+row "federated pooled (1 site), diabetes" null "$PF" simulate --data "$D/diabetes" $(bounds diabetes 8) --sites 1 --epsilon 1 --runs "$RUNS"
+row "federated 4 sites iid, diabetes (within 0.02 of pooled)" null "$PF" simulate --data "$D/diabetes" $(bounds diabetes 8) --sites 4 --epsilon 1 --runs "$RUNS"
 row "federated 4 single-class sites, diabetes" 0.78 "$PF" simulate --data "$D/diabetes" $(bounds diabetes 8) --sites 4 --partition single-class --epsilon 1 --runs "$RUNS"
-row "federated 16 sites iid, diabetes" 0 "$PF" simulate --data "$D/diabetes" $(bounds diabetes 8) --sites 16 --epsilon 1 --runs "$RUNS"
+row "federated 16 sites iid, diabetes" null "$PF" simulate --data "$D/diabetes" $(bounds diabetes 8) --sites 16 --epsilon 1 --runs "$RUNS"
