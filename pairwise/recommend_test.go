@@ -112,6 +112,8 @@ func TestRecommendFederated(t *testing.T) {
 		{"lda registered, unknown sites", plus("fed-dp-lda"), TaskAUC, 0, "", "fed-dp-lda", ""},
 		{"lda registered, tiny sites", plus("fed-dp-lda", "fed-dp-ssp-mean"), TaskAUC, 5, "", "fed-dp-ssp-mean", ""},
 		{"lda registered, hinge asked, large sites", plus("fed-dp-lda"), TaskAUC, 20000, "hinge", "fed-dp-pair-sgd", ""},
+		{"lda registered, no loss, large sites", plus("fed-dp-lda"), TaskAUC, 20000, "", "fed-dp-pair-sgd", ""},
+		{"lda registered, square asked, large sites", plus("fed-dp-lda"), TaskAUC, 20000, "square", "fed-dp-lda", ""},
 		{"no oneshot", []string{"fed-avg", "fed-dpegd"}, TaskAUC, 150, "", "fed-dpegd", ""},
 	}
 	for _, c := range cases {
