@@ -96,8 +96,8 @@ func (s *dpLocalSGDSite) Step(ctx context.Context, k int, model []float64) (*pro
 	return u, rel, nil
 }
 
-func (fedDPLocalSGD) NewCombiner(*protocol.JobAnnounce, []float64) (Combiner, error) {
-	return meanCombiner{}, nil
+func (fedDPLocalSGD) NewCombiner(job *protocol.JobAnnounce, state []float64) (Combiner, error) {
+	return newLocalSGDCombiner(job, state) // secure_phases.go
 }
 
 func (fedDPLocalSGD) PrivacyNote(*Spec) string {

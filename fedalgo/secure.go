@@ -41,6 +41,8 @@ import (
 //	secagg-clip, secagg-sens, secagg-scale, secagg-gamma, secagg-rotation
 //	                  the DDG's c, Δ, s, γ and public rotation seed, set by
 //	                  the coordinator's plan (PlanSecAgg), never by a client
+//	secagg-fail       the part of δ spent outside the DDG (SumFailure), set
+//	                  by the plan
 
 // Option names of secure aggregation.
 const (
@@ -53,6 +55,7 @@ const (
 	optSecAggScale     = "secagg-scale"
 	optSecAggGamma     = "secagg-gamma"
 	optSecAggRotation  = "secagg-rotation"
+	optSecAggFail      = "secagg-fail"
 )
 
 // MechanismDDG names the noise of a secure aggregation release in the
@@ -93,7 +96,12 @@ type SecAgg struct {
 	Threshold, Timeout, Colluders int
 	Clip, Sens, Scale, Gamma      float64
 	Rotation                      uint64
-	planned                       bool
+	// Fail is the part of the job's δ spent outside the DDG: the
+	// probability of the event outside which the sensitivity Sens holds
+	// (SumFailure; 0 for a bound that always holds). The DDG certifies
+	// (ε, δ − Fail).
+	Fail    float64
+	planned bool
 }
 
 // IsSecAggOption reports whether name is one of secure aggregation's
@@ -186,6 +194,11 @@ func parseSecAgg(options []protocol.Option) (*SecAgg, error) {
 				s.Gamma = v
 			}
 			s.planned = true
+		case optSecAggFail:
+			if !(v >= 0 && v < 1) {
+				return nil, fmt.Errorf("option %s = %v must be in [0, 1)", o.Name, v)
+			}
+			s.Fail = v
 		case optSecAggRotation:
 			r, err := whole(o.Name, v, 0, 1<<53)
 			if err != nil {
@@ -226,6 +239,8 @@ func SecAggOf(job *protocol.JobAnnounce) (*SecAgg, error) {
 		return nil, fmt.Errorf("job %s: secure aggregation threshold %d must be in [2, %d]", job.Job, s.Threshold, k)
 	case s.Colluders >= s.Threshold:
 		return nil, fmt.Errorf("job %s: %d colluders must be fewer than the threshold %d", job.Job, s.Colluders, s.Threshold)
+	case s.Fail > 0 && !(s.Fail < job.Delta):
+		return nil, fmt.Errorf("job %s: secure aggregation's failure probability %g must be below the job's δ = %g", job.Job, s.Fail, job.Delta)
 	}
 	return s, nil
 }
@@ -246,7 +261,7 @@ func CheckSecAggSpec(options protocol.Options) error {
 	if err != nil || s == nil {
 		return err
 	}
-	if s.planned || s.Rotation != 0 {
+	if s.planned || s.Rotation != 0 || s.Fail != 0 {
 		return fmt.Errorf("secure aggregation's DDG parameters are set by the coordinator's plan, not by the job (give only %s, %s, %s, %s)", OptSecAgg, OptSecAggThreshold, OptSecAggTimeout, OptSecAggColluders)
 	}
 	return nil
@@ -292,10 +307,21 @@ func PlanSecAgg(a Algorithm, spec *Spec, sites []SiteInfo, params int, plan *Pla
 	if err != nil {
 		return nil, err
 	}
+	// Phases releases composed sequentially, or one per record when the
+	// phases read disjoint records (SumParallel); δ less the failure
+	// probability of the sensitivity bound (SumFailure).
+	releases := SumReleases(a, plan.Phases, plan.Phases)
+	fail := 0.0
+	if f, ok := a.(SumFailure); ok {
+		fail = f.SumFailure(plan.Delta)
+		if !(fail >= 0 && fail < plan.Delta) {
+			return nil, fmt.Errorf("secure aggregation: failure probability %g outside [0, δ = %g)", fail, plan.Delta)
+		}
+	}
 	// The rotation is public: derived from the job's seed (reproducible),
 	// 53 bits so that it travels exactly as an option value.
 	rot := (spec.Seed*0x9e3779b97f4a7c15 ^ 0x5ec0a99) >> 11
-	g, err := dp.CalibrateDDG(dp.DDGParams{Dim: dim, Clip: clip, Sensitivity: sens, Sites: k, RotationSeed: rot}, plan.Phases, t-s.Colluders, plan.Epsilon, plan.Delta)
+	g, err := dp.CalibrateDDG(dp.DDGParams{Dim: dim, Clip: clip, Sensitivity: sens, Sites: k, RotationSeed: rot}, releases, t-s.Colluders, plan.Epsilon, plan.Delta-fail)
 	if err != nil {
 		return nil, err
 	}
@@ -307,5 +333,8 @@ func PlanSecAgg(a Algorithm, spec *Spec, sites []SiteInfo, params int, plan *Pla
 	m[OptSecAggThreshold], m[OptSecAggTimeout], m[OptSecAggColluders] = float64(t), float64(s.Timeout), float64(s.Colluders)
 	m[optSecAggClip], m[optSecAggSens], m[optSecAggScale], m[optSecAggGamma] = p.Clip, p.Sensitivity, p.Scale, p.Gamma
 	m[optSecAggRotation] = float64(rot)
+	if fail > 0 {
+		m[optSecAggFail] = fail
+	}
 	return protocol.OptionsOf(m), nil
 }

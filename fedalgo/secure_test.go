@@ -30,7 +30,7 @@ func TestSecAggOptions(t *testing.T) {
 	}{
 		{"ok", FedDPSSP, "", opt(1, 3, 1), ""},
 		{"default threshold", FedDPSSP, "", opt(1), ""},
-		{"no sum", FedDPLocalSGD, "", opt(1), "does not release a sum"},
+		{"no sum", FedDPEGD, "", opt(1), "does not release a sum"},
 		{"secagg 2", FedDPSSP, "", opt(2), "give 1"},
 		{"client scale", FedDPSSP, "", opt(1, -1, -1, 5), "set by the coordinator"},
 		{"threshold over K", FedDPSSP, "", opt(1, 5), "must be in [2, 4]"},
@@ -66,7 +66,12 @@ func TestSecAggOptions(t *testing.T) {
 		if err != nil || sec == nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		g, err := sec.DDG(2*3+3*4+1, 4)
+		// The statistics' length as the algorithm states it (not hard-coded).
+		dim, _, _, err := a.(SumReleaser).SumShape(&spec, sites, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := sec.DDG(dim, 4)
 		if err != nil {
 			t.Fatal(err)
 		}

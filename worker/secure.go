@@ -66,14 +66,27 @@ func (w *Worker) secPhase(ctx context.Context, m *protocol.PhaseStart) []Output 
 	// The guarantee this site gets, computed here from the public
 	// parameters (the coordinator's calibration is not trusted): at least
 	// t shares are in any unmasked sum, κ of them possibly known to a
-	// colluding coordinator. The ledger charges the job's ε, which must
-	// not be below it.
-	gu, err := round.Charge(g, j.Phases, w.sec.Threshold, w.sec.Colluders, j.Delta)
+	// colluding coordinator; the DDG is certified at δ − δ_f (the part of
+	// δ the algorithm's sensitivity bound spends, fedalgo.SumFailure).
+	// The whole job's guarantee must not exceed the job's ε (else nothing
+	// is released); the ledger charges the guarantee of the releases this
+	// site's records have taken part in up to and including this one
+	// (fedalgo.SumReleases: sequential or parallel phases) — what it gets
+	// if the job stops here, the job's certified ε after the last phase.
+	a, err := fedalgo.Lookup(j.Algo)
 	if err != nil {
 		return fail(err)
 	}
-	if gu.Collusion > j.Epsilon*(1+1e-9) {
-		return fail(fmt.Errorf("the job's DDG parameters give ε = %g (against the coordinator with %d colluders), more than the job's ε = %g: refusing to release", gu.Collusion, gu.Colluders, j.Epsilon))
+	total, err := round.Charge(g, fedalgo.SumReleases(a, j.Phases, j.Phases), w.sec.Threshold, w.sec.Colluders, j.Delta-w.sec.Fail)
+	if err != nil {
+		return fail(err)
+	}
+	if total.Collusion > j.Epsilon*(1+1e-9) {
+		return fail(fmt.Errorf("the job's DDG parameters give ε = %g (against the coordinator with %d colluders), more than the job's ε = %g: refusing to release", total.Collusion, total.Colluders, j.Epsilon))
+	}
+	gu, err := round.Charge(g, fedalgo.SumReleases(a, j.Phases, m.Phase), w.sec.Threshold, w.sec.Colluders, j.Delta-w.sec.Fail)
+	if err != nil {
+		return fail(err)
 	}
 	enc := make([]uint64, g.D)
 	in, _ := dp.IntegerNoiseOf(w.cfg.Noise) // checked by secSetup
@@ -83,7 +96,7 @@ func (w *Worker) secPhase(ctx context.Context, m *protocol.PhaseStart) []Output 
 	// Charge before release: the masked vector leaves in the third message
 	// of the round; the entry is durable before the first.
 	rel := Release{Job: j.Job, Phase: m.Phase, Records: records, Mechanism: fedalgo.MechanismDDG, Sigma: w.sec.SiteSigma(),
-		Sensitivity: w.sec.Sens, Epsilon: j.Epsilon, Delta: j.Delta, Secure: w.cfg.Noise.Secure(),
+		Sensitivity: w.sec.Sens, Epsilon: gu.Collusion, Delta: j.Delta, Secure: w.cfg.Noise.Secure(),
 		SecAgg: &SecAggCharge{Threshold: gu.Threshold, Colluders: gu.Colluders, Coordinator: gu.Coordinator, Collusion: gu.Collusion}}
 	w.ledger = append(w.ledger, rel)
 	if w.cfg.Store != nil {

@@ -1,0 +1,306 @@
+package fedalgo
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/pairfed/pairfed/pairwise"
+	"github.com/pairfed/pairfed/protocol"
+)
+
+// Secure aggregation of multi-phase algorithms: every phase's release is
+// one secure aggregation round (secure.go), in which each site adds only
+// its share of the distributed discrete Gaussian (dp.DDG), so that the sum
+// of at least t sites carries the noise of one central release.
+//
+// Privacy of the composed rounds. Fix a record z of site s and a
+// neighbouring data set that replaces it. In round k the adversary — the
+// coordinator alone, or the coordinator with κ colluding sites, who
+// subtract their own vectors and noise — sees the sum of the honest
+// sites' encodings: a mechanism of site s's records whose view, given
+// everything released before (the broadcast model, post-processing of
+// earlier sums), is the DDG release of a vector of ℓ2 sensitivity ≤ Δ
+// (the job's secagg-sens) with the noise of at least n = t − κ unknown
+// shares (a round with fewer survivors aborts before anything is
+// unmasked). dp.DDG.RDP bounds its Rényi divergence at every order
+// ([KLS21] Prop 14 with the rounding coupling of dp/ddg.go), whatever the
+// broadcast model, so the rounds compose adaptively by RDP additivity:
+//
+//   - sequential (fed-dp-gd-grad): every round reads all of site s's
+//     records: T rounds, RDP T·ρ(α), converted once to (ε, δ) by
+//     dp.DDG.Epsilon — the accountant of the claims issue;
+//   - parallel (fed-dp-local-sgd, SumParallel): round k reads only
+//     site s's k-th subset of a data-independent partition, so z enters
+//     one round and every other round's output distribution, given the
+//     earlier outputs, does not depend on z: one round's guarantee;
+//   - a sensitivity bound that holds only outside an event of probability
+//     δ_f of the site's own sampling (fed-dp-local-sgd's stability bound,
+//     SumFailure) costs δ_f: the DDG is certified at δ − δ_f, the job at δ.
+//
+// Per-site guarantee against the coordinator with κ colluders: the same
+// computation with n = t − κ (round.Charge computes both at the floor t).
+// The worker charges, before its keys leave in round k, the guarantee of
+// the releases its records have taken part in up to and including round
+// k (SumReleases): what it actually gets if the job stops there, and the
+// job's ε after the last round — never less, since the count of shares is
+// the floor t and dp.DDG.Epsilon decreases in n.
+
+// SumParallel is implemented by a SumReleaser whose phases read disjoint,
+// data-independent subsets of each site's records: a record takes part in
+// one secure release, and the job's guarantee is one round's.
+type SumParallel interface {
+	SumParallel() bool
+}
+
+// SumFailure is implemented by a SumReleaser whose sensitivity bound holds
+// outside an event of probability SumFailure(δ) < δ (the site's own
+// sampling): the DDG is certified at δ − SumFailure(δ).
+type SumFailure interface {
+	SumFailure(delta float64) float64
+}
+
+// SumReleases is the number of secure releases of a job of phases phases
+// that any one record has taken part in after phase (sequential
+// composition: phase; SumParallel: 1).
+func SumReleases(a Algorithm, phases, phase int) int {
+	if p, ok := a.(SumParallel); ok && p.SumParallel() {
+		return 1
+	}
+	return min(phase, phases)
+}
+
+// ---- fed-dp-gd-grad ([K22] Alg 1 across sites) ----
+//
+// Round t: site s's vector is n_s·∇L(θ_{t−1}; D_s) (pairwise.DPGDGradSum:
+// the gradient it would release, before noise, times its public record
+// count), of sensitivity 2Γ at every site (n_s times the proven 2Γ/n_s),
+// norm ≤ n_s·G' with G' the objective's Lipschitz constant (the gradient
+// of a G'-Lipschitz function; +λB with regularization, K22FedProps), so
+// clip = n_max·G' never binds. The coordinator decodes Σ_s n_s·g_s + Z
+// and steps with ḡ = that sum / Σ_s n_s over the included sites — the
+// record-weighted mean the plain path computes — then Π_C(θ − ηḡ). The T
+// rounds compose sequentially (file comment); the DDG is calibrated for T.
+
+// SumShape: the gradient's length, clip n_max·G', sensitivity 2Γ.
+func (fedDPGDGrad) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64, float64, error) {
+	props, err := k22Props(s)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	loss, err := pairwise.LossByName(pairwise.TaskAUC, s.Loss)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	_, nMax := sizes(sites)
+	sens := pairwise.K22FedSensitivity(loss, s.FeatureRadius, s.ParamRadius, 1)
+	clip := float64(nMax) * props.Lipschitz
+	if !(clip > 0) || math.IsInf(clip, 0) || !(sens > 0) {
+		return 0, 0, 0, fmt.Errorf("%s: no finite gradient bound (G = %g, Δ = %g) for secure aggregation", FedDPGDGrad, props.Lipschitz, sens)
+	}
+	return params, clip, min(sens, 2*clip), nil
+}
+
+// SumVector: n·∇L(θ; D) at the broadcast model, no noise.
+func (s *dpGDGradSite) SumVector(ctx context.Context, _ int, model []float64) ([]float64, int, error) {
+	v, err := pairwise.DPGDGradSum(ctx, s.env.Obj, model, s.job.Phases, privacyOf(s.job, s.env))
+	if err != nil {
+		return nil, 0, err
+	}
+	return v, s.env.Data.N, nil
+}
+
+// CombineSum: ḡ = sum / Σ n_s over the included sites, then
+// Π_C(θ − ηḡ) ([K22] Alg 1's step).
+func (c dpGDGradCombiner) CombineSum(model, sum []float64, included []SiteInfo, _ float64) []float64 {
+	n := 0
+	for _, s := range included {
+		n += s.Records
+	}
+	g := slices.Clone(sum)
+	for i := range g {
+		g[i] /= float64(max(n, 1))
+	}
+	pairwise.FedGradStep(model, g, c.eta, c.radius)
+	return model
+}
+
+// ---- fed-dp-local-sgd ([Y21a] Alg 3 per site) ----
+//
+// Phase k: site s runs phase k of Alg 3 on its k-th subset as without
+// secure aggregation (pairwise.LocalSGDPhaseAverage: the same steps) and
+// its vector is w̄_{s,k}/Δ_{s,k}: the phase average scaled by its own
+// proven sensitivity Δ_{s,k} = pairwise.Y21aPhaseSensitivity(n_s, k, δ_f),
+// so that every site's vector has sensitivity 1 (the DDG's Δ) and the
+// common noise is what each site needs, whatever its size. Δ_{s,k}
+// depends only on public numbers (n_s, k, η, δ, R, B, the loss), so the
+// coordinator recomputes it for the included sites and combines
+//
+//	w_k = Π_W( (Σ_s w̄_{s,k}/Δ_{s,k} + Z) / Σ_s 1/Δ_{s,k} ),
+//
+// the mean weighted by 1/Δ_{s,k} (equal weights for equal sites, as the
+// plain path's record weights are then equal too). The projection is
+// post-processing. Clip: ‖w̄‖ ≤ B (an average of projected iterates), so
+// c = max_{s,k} B/Δ_{s,k} never binds. The phases compose in parallel
+// (SumParallel), and the stability bound holds outside an event of
+// probability δ_f = δ/4 (SumFailure: the rule is fixed, not tuned; the
+// Gaussian path picks its own among δ/{2,4,16,64}).
+
+// SumParallel: the K phases read disjoint subsets (Y21aPartition).
+func (fedDPLocalSGD) SumParallel() bool { return true }
+
+// SumFailure is δ_f = δ/4.
+func (fedDPLocalSGD) SumFailure(delta float64) float64 { return delta / 4 }
+
+// y21aSumSens is Δ_{s,k} for a site of n records in job (η, δ, R, B and
+// the loss from the announcement; fail = δ_f).
+func y21aSumSens(task, lossName string, R, B, eta, delta, fail float64, n, k int) (float64, error) {
+	loss, err := pairwise.LossByName(pairwise.Task(task), lossName)
+	if err != nil {
+		return 0, err
+	}
+	return pairwise.Y21aPhaseSensitivity(loss, R, B, eta, delta, fail, n, k)
+}
+
+// SumShape: the model's length, clip max_{s,k} B/Δ_{s,k}, sensitivity 1.
+func (a fedDPLocalSGD) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64, float64, error) {
+	p, err := a.Plan(s, sites, params)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	task := s.Task
+	if task == "" {
+		task = protocol.TaskAUC
+	}
+	fail := a.SumFailure(p.Delta)
+	B := s.ParamRadius
+	if p.ParamRadius > 0 {
+		B = p.ParamRadius
+	}
+	clip := 0.0
+	for _, site := range sites {
+		for k := 1; k <= p.Phases; k++ {
+			d, err := y21aSumSens(task, s.Loss, s.FeatureRadius, B, p.Eta, p.Delta, fail, site.Records, k)
+			if err != nil {
+				return 0, 0, 0, fmt.Errorf("%s: site %s: %w", FedDPLocalSGD, site.Name, err)
+			}
+			clip = max(clip, B/d)
+		}
+	}
+	return params, clip, 1, nil
+}
+
+// sumSens is this site's Δ_{s,k} for the announced job.
+func (s *dpLocalSGDSite) sumSens(k, n int) (float64, error) {
+	j := s.job
+	sec, err := SecAggOf(j)
+	if err != nil {
+		return 0, err
+	}
+	if sec == nil || !(sec.Fail > 0) {
+		return 0, fmt.Errorf("%s: secure aggregation without its failure probability (option %s)", FedDPLocalSGD, optSecAggFail)
+	}
+	return y21aSumSens(j.Task, j.Loss, j.FeatureRadius, j.ParamRadius, j.Eta, j.Delta, sec.Fail, n, k)
+}
+
+// SumVector: the phase average of the site's k-th subset over Δ_{s,k}.
+func (s *dpLocalSGDSite) SumVector(ctx context.Context, k int, model []float64) ([]float64, int, error) {
+	if k < 1 || k > len(s.part) {
+		return nil, 0, fmt.Errorf("%s: phase %d outside [1, %d]", FedDPLocalSGD, k, len(s.part))
+	}
+	d, err := s.sumSens(k, s.env.Data.N)
+	if err != nil {
+		return nil, 0, err
+	}
+	idx := s.part[k-1]
+	w, err := pairwise.LocalSGDPhaseAverage(ctx, s.env.Obj, model, idx, k, s.job.Eta, privacyOf(s.job, s.env), s.env.Rand)
+	if err != nil {
+		return nil, 0, err
+	}
+	for i := range w {
+		w[i] /= d
+	}
+	return w, len(idx), nil
+}
+
+// localSGDCombiner is fed-dp-local-sgd's coordinator half: the plain
+// path's record-weighted mean, and the secure path's 1/Δ-weighted mean,
+// which needs the phase (kept as the combiner's state for checkpoints).
+type localSGDCombiner struct {
+	meanCombiner
+	job    *protocol.JobAnnounce
+	secure bool
+	phase  int // phases combined so far
+}
+
+// newLocalSGDCombiner returns the combiner of job, resumed from state (the
+// secure path's phase count; nil or empty at the start).
+func newLocalSGDCombiner(job *protocol.JobAnnounce, state []float64) (Combiner, error) {
+	c := &localSGDCombiner{job: job, secure: SecAggRequested(job.Options)}
+	if len(state) > 0 {
+		if len(state) != 1 || state[0] != math.Trunc(state[0]) || state[0] < 0 || state[0] > float64(job.Phases) {
+			return nil, fmt.Errorf("%s: invalid combiner state %v", FedDPLocalSGD, state)
+		}
+		c.phase = int(state[0])
+	}
+	return c, nil
+}
+
+func (c *localSGDCombiner) Combine(model []float64, ups []*protocol.SiteUpdate, rule protocol.Aggregation) []float64 {
+	c.phase++
+	return c.meanCombiner.Combine(model, ups, rule)
+}
+
+// State is nil on the plain path (as before), the phase count on the
+// secure one.
+func (c *localSGDCombiner) State() []float64 {
+	if !c.secure {
+		return nil
+	}
+	return []float64{float64(c.phase)}
+}
+
+// CombineSum: (sum / Σ 1/Δ_{s,k}) projected onto W. A Δ that cannot be
+// computed (not expected: the plan computed all of them) leaves the
+// model unchanged.
+func (c *localSGDCombiner) CombineSum(model, sum []float64, included []SiteInfo, _ float64) []float64 {
+	c.phase++
+	j := c.job
+	sec, err := SecAggOf(j)
+	if err != nil || sec == nil || len(included) == 0 {
+		return model
+	}
+	wsum := 0.0
+	for _, s := range included {
+		d, err := y21aSumSens(j.Task, j.Loss, j.FeatureRadius, j.ParamRadius, j.Eta, j.Delta, sec.Fail, s.Records, c.phase)
+		if err != nil {
+			return model
+		}
+		wsum += 1 / d
+	}
+	out := slices.Clone(sum)
+	for i := range out {
+		out[i] /= wsum
+	}
+	if err := projectModel(j, out); err != nil {
+		return model
+	}
+	return out
+}
+
+// projectModel projects w onto the job's parameter set (Π_W of [Y21a]
+// Alg 3 line 6, post-processing): the ℓ2 ball of radius B for AUC, the
+// Frobenius ball ∩ PSD for a metric (as the worker's objective).
+func projectModel(j *protocol.JobAnnounce, w []float64) error {
+	kind, d := "l2", len(w)
+	if j.Task == protocol.TaskMetric {
+		kind, d = "frobenius-psd", int(math.Round(math.Sqrt(float64(len(w)))))
+	}
+	p, err := pairwise.NewProjector(kind, j.ParamRadius, pairwise.Task(j.Task), d)
+	if err != nil {
+		return err
+	}
+	p.Project(w)
+	return nil
+}

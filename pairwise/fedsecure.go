@@ -1,0 +1,115 @@
+package pairwise
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Noise-free phase outputs of the federated multi-phase algorithms, for
+// secure aggregation (package fedalgo, secure_phases.go): the site does not
+// add its own Gaussian; the caller encodes the vector with its share of
+// the distributed discrete Gaussian (dp.DDG) and masks it, so that only the
+// sum of at least t sites' encodings is ever unmasked. Each function runs
+// the same checks as its noisy counterpart before reading the data and
+// returns exactly the value that counterpart adds noise to.
+
+// DPGDGradSum returns n·∇L(θ; D) (+ n·λθ when λ > 0): the full pairwise
+// gradient of DPGDGradRound at w, before noise, times this site's n. Its
+// ℓ2 sensitivity under replace-one neighbours is 2Γ (n times
+// DPGDGradRound's proven 2Γ/n; K22FedSensitivity with n = 1), the same at
+// every site, so that a sum over sites has one sensitivity.
+func DPGDGradSum(ctx context.Context, obj Objective, w []float64, T int, priv *Privacy) ([]float64, error) {
+	cfg := RunConfig{Privacy: priv}
+	if _, _, err := privateSetup(k22Alg1, obj, &cfg); err != nil {
+		return nil, err
+	}
+	n, p := obj.Data().N, obj.NumParams()
+	switch {
+	case n < 2:
+		return nil, fmt.Errorf("pairwise: %s needs at least 2 records (a pair), this site has %d", k22Alg1.Name, n)
+	case T < 1:
+		return nil, fmt.Errorf("pairwise: %s needs T ≥ 1 iterations, got %d", k22Alg1.Name, T)
+	case len(w) != p:
+		return nil, fmt.Errorf("pairwise: %s: model has %d parameters, want %d", k22Alg1.Name, len(w), p)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	g := make([]float64, p)
+	FullGradient(obj, w, g)
+	for i := range g {
+		g[i] *= float64(n)
+	}
+	return g, nil
+}
+
+// Y21aPhaseSensitivity is Δ_k of phase k of [Y21a] Alg 3 at a site of n
+// records (subset n_k = max(⌊n/2^k⌋, 1), T_k = ⌈n_k·log(4/δ)⌉ steps of
+// η_k = 4^{−k}·η) for the loss at feature radius R over a parameter set of
+// radius B: Δ_k = min{2B, 2c_k·η_k·Γ}, c_k the exact Binomial(T_k+1, 1/n_k)
+// quantile at failure probability fail — y21aCalibrate's bound (the
+// stability of the phase average outside an event of probability fail,
+// capped by the diameter 2B ≥ the set's diameter). Public numbers only:
+// the coordinator computes every site's Δ_k from its record count.
+func Y21aPhaseSensitivity(loss Loss, R, B, eta, delta, fail float64, n, k int) (float64, error) {
+	switch {
+	case n < 2 || k < 1 || k > Y21aPhases(n):
+		return 0, fmt.Errorf("pairwise: phase %d of [Y21a] Alg 3 at a site of %d records does not exist", k, n)
+	case !(eta > 0) || math.IsInf(eta, 0):
+		return 0, fmt.Errorf("pairwise: step size η = %v is not finite and > 0", eta)
+	case !(delta > 0 && delta < 1) || !(fail > 0 && fail < delta):
+		return 0, fmt.Errorf("pairwise: [Y21a] phase sensitivity needs 0 < fail = %v < δ = %v < 1", fail, delta)
+	case !(B > 0) || math.IsInf(B, 0):
+		return 0, fmt.Errorf("pairwise: [Y21a] phase sensitivity needs a finite parameter radius B > 0, got %v", B)
+	}
+	gamma, _ := lossPairGradGap(loss, R, B)
+	nk := max(n>>k, 1)
+	etaK := math.Ldexp(eta, -2*k)
+	Tk := int(math.Ceil(float64(nk) * math.Log(4/delta)))
+	c := binomialQuantile(Tk+1, 1/float64(nk), fail)
+	return math.Min(2*B, 2*float64(c)*etaK*gamma*(1+1e-12)), nil
+}
+
+// LocalSGDPhaseAverage runs phase k of [Y21a] Alg 3 exactly as
+// LocalSGDPhase (same checks, steps and sampling) and returns the phase
+// average w̄_k before noise and projection: the value whose sensitivity
+// Y21aPhaseSensitivity bounds. start is not modified.
+func LocalSGDPhaseAverage(ctx context.Context, obj Objective, start []float64, idx []int, k int, eta float64, priv *Privacy, rng *rand.Rand) ([]float64, error) {
+	cfg := RunConfig{Privacy: priv}
+	props, _, err := privateSetup(y21aAlg3, obj, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := obj.NumParams()
+	switch {
+	case len(start) != p:
+		return nil, fmt.Errorf("pairwise: phase %d: start has %d parameters, want %d", k, len(start), p)
+	case k < 1:
+		return nil, fmt.Errorf("pairwise: phase k = %d must be ≥ 1", k)
+	case len(idx) == 0:
+		return nil, fmt.Errorf("pairwise: phase %d has an empty subset", k)
+	case !(eta > 0) || math.IsInf(eta, 0):
+		return nil, fmt.Errorf("pairwise: step size η = %v is not finite and > 0", eta)
+	case eta > 2/props.Smooth:
+		return nil, fmt.Errorf("pairwise: %s needs η ≤ 2/L ([Y21a] Thm 10), but η = %g > 2/L = %g", y21aAlg3.Name, eta, 2/props.Smooth)
+	case !(priv.Delta > 0):
+		return nil, fmt.Errorf("pairwise: %s needs δ > 0", y21aAlg3.Name)
+	}
+	for _, i := range idx {
+		if i < 0 || i >= obj.Data().N {
+			return nil, fmt.Errorf("pairwise: phase %d: index %d outside [0, %d)", k, i, obj.Data().N)
+		}
+	}
+	w := append([]float64(nil), start...)
+	obj.Project(w)
+	etaK := math.Ldexp(eta, -2*k)
+	Tk := int(math.Ceil(float64(len(idx)) * math.Log(4/priv.Delta)))
+	phase := RunConfig{Eta: etaK, Schedule: Constant, Averaging: AvgPaper, Init: w}
+	res, err := runPairSGD(ctx, obj, phase, rng, &y21SubsetPrev{Idx: idx}, Tk, Constant)
+	if err != nil {
+		return nil, err
+	}
+	return res.W, nil
+}
