@@ -198,3 +198,89 @@ func TestSecAggDropout(t *testing.T) {
 		}
 	}
 }
+
+// dropMaskedIn drops a site's masked vector in one phase only.
+type dropMaskedIn struct {
+	transport.Transport
+	phase int
+}
+
+func (d dropMaskedIn) Publish(subject string, b []byte) error {
+	if m, err := protocol.Decode(b); err == nil {
+		if x, ok := m.(*protocol.SecAggMasked); ok && x.Phase == d.phase {
+			return nil
+		}
+	}
+	return d.Transport.Publish(subject, b)
+}
+
+// A multi-phase secure job (fed-dp-gd-grad, 3 rounds, 8 sites, t = 7)
+// whose sites fail mid-phase: one site's masked vector lost in round 2
+// leaves that round's sum to the 7 survivors and the job completes, every
+// site charged before each of its 3 rounds with a guarantee that never
+// decreases and ends within the job's ε; two lost in round 2 abort the job
+// in round 2 with nothing unmasked.
+func TestSecAggMultiPhaseDropout(t *testing.T) {
+	train, err := data.Load("../datasets/diabetes", data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, drop := range []int{1, 2} {
+		spec := secAggSpec(1, 7)
+		spec.Job.Algo, spec.Job.Rounds = fedalgo.FedDPGDGrad, 3
+		spec.Job.Options = protocol.OptionsOf(map[string]float64{fedalgo.OptSecAgg: 1, fedalgo.OptSecAggThreshold: 7, fedalgo.OptSecAggTimeout: 50})
+		if err := spec.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		tr, te, rng, err := TrialSplit(spec, train, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sites, _, err := Prepare(spec, tr, te, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hub := transport.NewMem()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		go hub.Serve(ctx)
+		fc := FederationConfig{Name: "sa", Job: spec.Job, Sites: sites, Tick: 2 * time.Millisecond, Seed: 7,
+			Connect: func(name string) (transport.Transport, error) { return hub.Connect(name), nil },
+			Observe: func(site string, t transport.Transport) transport.Transport {
+				for i := 0; i < drop; i++ {
+					if site == sites[i].Name {
+						return dropMaskedIn{t, 2}
+					}
+				}
+				return t
+			}}
+		out, err := Federate(ctx, fc)
+		cancel()
+		if drop == 2 {
+			if err == nil || !strings.Contains(err.Error(), "phase 2") || !strings.Contains(err.Error(), "nothing unmasked") {
+				t.Fatalf("6 of 8 survivors in round 2, t = 7: want an abort in phase 2 with nothing unmasked, got %v", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("7 of 8 survivors in round 2, t = 7: %v", err)
+		}
+		for i, p := range out.Privacy {
+			if got, want := len(p.Sigmas), map[bool]int{true: 2, false: 3}[i == 0]; got != want {
+				t.Errorf("site %s: %d σ recorded, want %d (its round-2 input was lost)", p.Site, got, want)
+			}
+		}
+		for name, l := range out.Ledgers {
+			if len(l) != 3 {
+				t.Fatalf("site %s: %d ledger entries, want 3", name, len(l))
+			}
+			for k, r := range l {
+				if r.Phase != k+1 || r.SecAgg == nil || r.Epsilon < r.SecAgg.Collusion || (k > 0 && r.Epsilon < l[k-1].Epsilon) || r.Epsilon > out.Job.Epsilon*(1+1e-9) {
+					t.Errorf("site %s round %d: %+v", name, k+1, r)
+				}
+			}
+			if l[2].Epsilon < 0.99*out.Job.Epsilon {
+				t.Errorf("site %s: charged ε = %v after the last round, the job certifies %v", name, l[2].Epsilon, out.Job.Epsilon)
+			}
+		}
+	}
+}
