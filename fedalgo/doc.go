@@ -53,6 +53,11 @@
 //   - Plans fix everything a site's σ depends on before the first
 //     announcement, from public metadata only (the sites' record counts).
 //
+// Secure aggregation (secure.go, secure_phases.go): an algorithm whose
+// phases release sums of site vectors (SumReleaser, SumSite, SumCombiner —
+// fed-dp-ssp[-mean], fed-dp-gd-grad, fed-dp-local-sgd) can run each phase
+// as one SecAgg round with the distributed discrete Gaussian.
+//
 // Package fedprobe holds in-process references of some algorithms for
 // benchmarks.
 package fedalgo

@@ -21,12 +21,17 @@ import (
 // N_ℤ(0, s²) integer noise (dp.DDG.Encode with its noise source; a private
 // run uses dp.NewSecureNoise), then secure aggregation reveals only the sum
 // mod 2^b of the survivors' encodings. The scale s is calibrated by
-// dp.CalibrateDDG so that Phases releases whose sums hold the noise of at
-// least t sites (t the secagg threshold: a round with fewer survivors
-// aborts before anything is unmasked) are (ε, δ)-DP for every record of
-// every site: round.Charge computes that guarantee at the floor t before
-// the masked vector leaves the site, and the site's ledger is charged the
-// job's ε, which the worker checks is ≥ it (never less).
+// dp.CalibrateDDG so that the releases a record takes part in (Phases
+// rounds composed sequentially, or one for phases on disjoint subsets:
+// SumReleases), whose sums hold the noise of at least t sites (t the
+// secagg threshold: a round with fewer survivors aborts before anything is
+// unmasked), are (ε, δ − δ_f)-DP for every record of every site (δ_f:
+// SumFailure, 0 for most). round.Charge computes that guarantee at the
+// floor t before the masked vector leaves the site; the worker refuses a
+// job whose parameters do not certify its ε and charges its ledger, before
+// each round, the certified guarantee of the rounds so far (never less
+// than it gets). secure_phases.go states the composition and the
+// multi-phase algorithms (fed-dp-gd-grad, fed-dp-local-sgd).
 //
 // Job parameters travel as the job's options (JobAnnounce.Options), so
 // that every site reads the same public parameters:
@@ -135,7 +140,7 @@ func splitSecAgg(a Algorithm, options protocol.Options) (rest protocol.Options, 
 		return rest, nil
 	}
 	if _, ok := a.(SumReleaser); !ok {
-		return nil, fmt.Errorf("%s does not release a sum of site vectors: secure aggregation (option %s) needs an algorithm that does (e.g. %s)", a.Name(), OptSecAgg, FedDPSSP)
+		return nil, fmt.Errorf("%s does not release a sum of site vectors: secure aggregation (option %s) needs one that does (%s, %s, %s or %s)", a.Name(), OptSecAgg, FedDPSSP, FedDPSSPMean, FedDPGDGrad, FedDPLocalSGD)
 	}
 	if _, err := parseSecAgg(sa); err != nil {
 		return nil, err

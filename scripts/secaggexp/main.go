@@ -1,235 +1,186 @@
-// Command secaggexp measures what secure aggregation buys: the one-shot
-// sufficient-statistics release of dp-ssp (square-AUC ridge optimum) over
-// K sites at ε per site, released
+// Command secaggexp measures what secure aggregation buys, through the
+// same federation `pairfed simulate` runs (simulate.RunTrial: coordinator
+// and sites over the in-memory transport), for each algorithm and dataset:
 //
-//   - central:  pooled records, one Gaussian release (dp-ssp itself, exact
-//     calibration) — the target;
-//   - central DDG: pooled records, one distributed-discrete-Gaussian
-//     release with n = 1 (the same mechanism as secure aggregation, run
-//     centrally);
-//   - secagg DDG: every site encodes its statistics with the per-site
-//     discrete Gaussian share calibrated so that the sum of the n_min
-//     honest survivors' shares certifies (ε, δ) (dp.CalibrateDDG), the
-//     encodings are summed by the secagg protocol (all state machines in
-//     this process, secagg.RunInMemory) and the sum is decoded;
-//   - local (no secure aggregation): every site adds the full central σ to
-//     its own statistics and the coordinator sums them (fed-dp-ssp's
-//     mechanism; noise √K times the central).
+//   - central: the same algorithm on the pooled training records (one
+//     site: one release with the central noise) — the target;
+//   - secagg: K sites, --secure-aggregation with threshold t (each site
+//     adds its share of the distributed discrete Gaussian, calibrated so
+//     that the sum of t shares certifies the job's (ε, δ));
+//   - local: K sites without secure aggregation (each site adds the noise
+//     its own (ε, δ) needs: the sum carries √K times the central noise).
+//
+// Every configuration of a run uses the same split (simulate.TrialSplit of
+// run r), the same (ε, δ) — δ = 1/(10·n_train), the pooled default, for
+// all — and, for fed-dp-gd-grad, the same T (the [K22] Remark 2 rule at
+// the federated sites' size). Differences are paired by run. Noise is
+// seeded (reproducible, reported not private); the statistics are those
+// of the secure sources.
 //
 // Usage (from the repository root):
 //
-//	go run ./scripts/secaggexp -datasets diabetes,ijcnn1 -runs 20
-//
-// Noise is seeded (reproducible, NOT private); the statistics are those of
-// the secure sources.
+//	go run ./scripts/secaggexp -datasets diabetes,ijcnn1 -runs 10
 package main
 
 import (
-	"crypto/rand"
+	"context"
 	"flag"
 	"fmt"
 	"log"
 	"math"
-	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
-	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
-	"github.com/pairfed/pairfed/secagg"
+	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/simulate"
 )
 
 var (
-	flagDatasets = flag.String("datasets", "diabetes", "comma-separated: diabetes, ijcnn1")
-	flagDiabetes = flag.String("diabetes", "datasets/diabetes", "diabetes LIBSVM file")
-	flagShared   = flag.String("shared", "../shared/datasets", "directory with ijcnn1.trn.bz2 and ijcnn1.tst.bz2")
-	flagRuns     = flag.Int("runs", 20, "runs (splits × noise draws)")
-	flagSites    = flag.Int("sites", 8, "sites K")
-	flagMin      = flag.Int("min-honest", 0, "n_min: honest survivors whose noise the guarantee counts (0: K, i.e. no dropout or collusion tolerated)")
-	flagEps      = flag.Float64("epsilon", 1, "ε per site")
-	flagSeed     = flag.Uint64("seed", 1, "seed")
+	flagDatasets   = flag.String("datasets", "diabetes", "comma-separated: diabetes, ijcnn1")
+	flagAlgos      = flag.String("algos", fedalgo.FedDPSSP, "comma-separated federated algorithms that support secure aggregation (fed-dp-ssp, fed-dp-ssp-mean, fed-dp-gd-grad, fed-dp-local-sgd)")
+	flagDiabetes   = flag.String("diabetes", "datasets/diabetes", "diabetes LIBSVM file")
+	flagShared     = flag.String("shared", "../shared/datasets", "directory with ijcnn1.trn.bz2 and ijcnn1.tst.bz2")
+	flagSchemas    = flag.String("schemas", "schemas", "directory with the feature-bounds schemas <dataset>.json")
+	flagRuns       = flag.Int("runs", 10, "runs (splits × noise draws)")
+	flagSites      = flag.Int("sites", 8, "sites K")
+	flagThresholds = flag.String("thresholds", "8", "comma-separated secure aggregation thresholds t (the noise is calibrated for t shares)")
+	flagEps        = flag.Float64("epsilon", 1, "ε per site")
+	flagSeed       = flag.Uint64("seed", 1, "seed")
 )
-
-const R = 1.0 // feature radius (records clipped to ‖x‖ ≤ 1)
 
 func main() {
 	log.SetFlags(0)
 	flag.Parse()
-	K := *flagSites
-	nMin := *flagMin
-	if nMin == 0 {
-		nMin = K
+	var ts []int
+	for _, s := range strings.Split(*flagThresholds, ",") {
+		t, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || t < 2 || t > *flagSites {
+			log.Fatalf("secaggexp: threshold %q must be a whole number in [2, %d]", s, *flagSites)
+		}
+		ts = append(ts, t)
 	}
 	fmt.Printf("<!-- go run ./scripts/secaggexp %s -->\n\n", strings.Join(os.Args[1:], " "))
-	fmt.Printf("dp-ssp one-shot release, K = %d sites (IID), ε = %g per site, δ = 1/(10n), %d runs; secagg DDG calibrated for n_min = %d honest survivors\n\n", K, *flagEps, *flagRuns, nMin)
-	fmt.Println("| dataset | central Gaussian | central DDG (n = 1) | secagg DDG | local noise, no secagg | secagg − central DDG | local − central DDG | per-site s·γ / central σ |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	fmt.Printf("K = %d IID sites, ε = %g per site, δ = 1/(10·n_train), feature-bounds schemas, %d runs (mean ± standard error; differences paired by run)\n\n", *flagSites, *flagEps, *flagRuns)
+	head := "| dataset | algorithm | central (pooled) |"
+	sep := "|---|---|---|"
+	for _, t := range ts {
+		head += fmt.Sprintf(" secagg t = %d | secagg − central |", t)
+		sep += "---|---|"
+	}
+	fmt.Println(head + " local noise, no secagg | local − central |")
+	fmt.Println(sep + "---|---|")
 	for _, name := range strings.Split(*flagDatasets, ",") {
-		runDataset(strings.TrimSpace(name), K, nMin)
+		train, test, schema, err := load(strings.TrimSpace(name))
+		if err != nil {
+			log.Fatal(err)
+		}
+		for _, algo := range strings.Split(*flagAlgos, ",") {
+			runDataset(strings.TrimSpace(name), strings.TrimSpace(algo), train, test, schema, ts)
+		}
 	}
 }
 
-func load(name string) (train, test *data.Table, err error) {
+// load reads a dataset with its public feature-bounds schema.
+func load(name string) (train, test *data.Table, schema *data.Schema, err error) {
+	if schema, err = data.LoadSchema(filepath.Join(*flagSchemas, name+".json")); err != nil {
+		return nil, nil, nil, err
+	}
+	var opt data.Options
+	if _, err := schema.Apply(&opt); err != nil {
+		return nil, nil, nil, err
+	}
 	switch name {
 	case "diabetes":
-		train, err = data.Load(*flagDiabetes, data.Options{})
-		return train, nil, err
+		train, err = data.Load(*flagDiabetes, opt)
 	case "ijcnn1":
-		if train, err = data.Load(filepath.Join(*flagShared, "ijcnn1.trn.bz2"), data.Options{}); err != nil {
-			return nil, nil, err
+		if train, err = data.Load(filepath.Join(*flagShared, "ijcnn1.trn.bz2"), opt); err != nil {
+			return nil, nil, nil, err
 		}
-		if test, err = data.Load(filepath.Join(*flagShared, "ijcnn1.tst.bz2"), data.Options{}); err != nil {
-			return nil, nil, err
+		if test, err = data.Load(filepath.Join(*flagShared, "ijcnn1.tst.bz2"), opt); err != nil {
+			return nil, nil, nil, err
 		}
-		return train, test, data.Align(train, test)
+		err = data.Align(train, test)
+	default:
+		return nil, nil, nil, fmt.Errorf("secaggexp: unknown dataset %q (diabetes, ijcnn1)", name)
 	}
-	return nil, nil, fmt.Errorf("secaggexp: unknown dataset %q (diabetes, ijcnn1)", name)
-}
-
-func runDataset(name string, K, nMin int) {
-	train, test, err := load(name)
 	if err != nil {
-		log.Fatal(err)
+		return nil, nil, nil, err
 	}
-	spec := simulate.Spec{Sites: K, Seed: *flagSeed, Scale: "none",
-		Job: coordinator.JobConfig{Algo: fedalgo.FedDPLocalSGD, Epsilon: *flagEps, ParamRadius: 1, FeatureRadius: R}}
-	if err := spec.Validate(); err != nil {
-		log.Fatal(err)
-	}
-	var cG, cD, sD, lo, dS, dL, ratio []float64
-	for r := 0; r < *flagRuns; r++ {
-		trd, te, rng, err := simulate.TrialSplit(spec, train, test, r)
-		if err != nil {
-			log.Fatal(err)
-		}
-		sites, testPrep, err := simulate.Prepare(spec, trd, te, rng)
-		if err != nil {
-			log.Fatal(err)
-		}
-		one := spec
-		one.Sites = 1
-		pooledSites, _, err := simulate.Prepare(one, trd, te, mrand.New(mrand.NewPCG(*flagSeed, uint64(r))))
-		if err != nil {
-			log.Fatal(err)
-		}
-		pooled := pooledSites[0].Data
-		n := pooled.N
-		delta := 1 / (10 * float64(n))
-		noise := dp.NewSeededNoise(uint64(1000 + r)).(*dp.Mechanism)
-		auc := func(st *pairwise.SSPStats, sigma float64) float64 {
-			w, _, err := pairwise.SolveSSP(st, pairwise.SSPLambda(st, R, sigma))
-			if err != nil {
-				log.Fatal(err)
-			}
-			return pairwise.LinearAUC(w, testPrep)
-		}
-		// Central Gaussian (dp-ssp).
-		rel, err := pairwise.SSPCalibrate(*flagEps, delta, R, pooled.D, pairwise.SSPClass)
-		if err != nil {
-			log.Fatal(err)
-		}
-		full := pairwise.SSPStatsOf(pooled, pairwise.SSPClass)
-		aG := auc(pairwise.NoisySSP(full, R, rel, noise), rel.Sigma)
-		// Local noise, no secure aggregation.
-		var sum *pairwise.SSPStats
-		for _, s := range sites {
-			ns := pairwise.NoisySSP(pairwise.SSPStatsOf(s.Data, pairwise.SSPClass), R, rel, noise)
-			if sum == nil {
-				sum = ns
-			} else if err := sum.Add(ns); err != nil {
-				log.Fatal(err)
+	for _, t := range []*data.Table{train, test} {
+		if t != nil {
+			if err := schema.Check(t); err != nil {
+				return nil, nil, nil, err
 			}
 		}
-		aL := auc(sum, rel.Sigma*math.Sqrt(float64(K)))
-		// DDG parameters: Δ of the weighted vector, clip = the largest
-		// possible norm of a site's vector (n_site·‖φ‖max, public counts),
-		// so clipping never binds.
-		a, b, c := pairwise.SSPWeights(R, pairwise.SSPClass)
-		sens := pairwise.SSPSensitivity(R, a, b, c)
-		phiMax := math.Sqrt(a*a*R*R + b*b*R*R*R*R*2 + c*c)
-		vec := pairwise.SSPVector(full, R)
-		ddgCentral := ddg(len(vec), float64(n)*phiMax, sens, 1, 1, delta)
-		aD := auc(ddgRelease(ddgCentral, [][]float64{vec}, full, noise), ddgSigma(ddgCentral, 1))
-		maxSite := 0
-		for _, s := range sites {
-			maxSite = max(maxSite, s.Data.N)
+	}
+	return train, test, schema, nil
+}
+
+func runDataset(name, algo string, train, test *data.Table, schema *data.Schema, ts []int) {
+	K := *flagSites
+	nTrain := experiment.TrainRecords(experiment.Spec{TestFraction: 0.2}, train.N, test != nil)
+	job := coordinator.JobConfig{Algo: algo, Epsilon: *flagEps, Delta: 1 / (10 * float64(nTrain)), FeatureRadius: 1}
+	if algo == fedalgo.FedDPGDGrad {
+		job.Rounds = pairwise.K22Steps(nTrain/K, train.D, *flagEps)
+	}
+	spec := func(sites, t int) simulate.Spec {
+		s := simulate.Spec{Sites: sites, Bounds: schema, Seed: *flagSeed, NoiseSeed: *flagSeed, Seeded: true, Transport: "mem", Tick: 2 * time.Millisecond, Job: job}
+		if t > 0 {
+			s.Job.Options = protocol.OptionsOf(map[string]float64{fedalgo.OptSecAgg: 1, fedalgo.OptSecAggThreshold: float64(t), fedalgo.OptSecAggTimeout: 1000})
 		}
-		g := ddg(len(vec), float64(maxSite)*phiMax, sens, K, nMin, delta)
-		vecs := make([][]float64, K)
-		for i, s := range sites {
-			vecs[i] = pairwise.SSPVector(pairwise.SSPStatsOf(s.Data, pairwise.SSPClass), R)
-		}
-		aS := auc(ddgRelease(g, vecs, full, noise), ddgSigma(g, K))
-		cG, cD, sD, lo = append(cG, aG), append(cD, aD), append(sD, aS), append(lo, aL)
-		dS, dL = append(dS, aS-aD), append(dL, aL-aD)
-		ratio = append(ratio, g.Params().Scale*g.Params().Gamma/rel.Sigma)
-	}
-	fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %.4f |\n", name, pm(cG), pm(cD), pm(sD), pm(lo), se(dS), se(dL), experiment.Summarize(ratio).Mean)
-}
-
-// ddg calibrates the per-site scale for `sites` sites whose sum certifies
-// (ε, δ) when n honest shares are in it.
-func ddg(dim int, clip, sens float64, sites, n int, delta float64) *dp.DDG {
-	g, err := dp.CalibrateDDG(dp.DDGParams{Dim: dim, Clip: clip, Sensitivity: sens, Sites: sites, RotationSeed: *flagSeed}, 1, n, *flagEps, delta)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if e, err := g.Epsilon(1, n, delta); err != nil || e > *flagEps {
-		log.Fatalf("DDG not certified: ε = %v, %v", e, err)
-	}
-	return g
-}
-
-// ddgSigma is the real-unit noise of the decoded sum of k shares.
-func ddgSigma(g *dp.DDG, k int) float64 {
-	return g.Params().Scale * g.Params().Gamma * math.Sqrt(float64(k))
-}
-
-// ddgRelease encodes every vector, sums the encodings by secure
-// aggregation (one site: the plain encoding) and decodes into statistics
-// shaped like like.
-func ddgRelease(g *dp.DDG, vecs [][]float64, like *pairwise.SSPStats, noise dp.IntegerNoise) *pairwise.SSPStats {
-	enc := map[uint32][]uint64{}
-	ids := make([]uint32, len(vecs))
-	for i, v := range vecs {
-		ids[i] = uint32(i + 1)
-		enc[ids[i]] = make([]uint64, g.D)
-		if err := g.Encode(enc[ids[i]], v, noise); err != nil {
+		if err := s.Validate(); err != nil {
 			log.Fatal(err)
 		}
+		return s
 	}
-	sum := enc[1]
-	if len(vecs) > 1 {
-		roundID := make([]byte, 32)
-		rand.Read(roundID)
-		cfg := secagg.Config{RoundID: roundID, Sites: ids, Threshold: secagg.DefaultThreshold(len(ids)), Bits: g.Bits, Dim: g.D}
-		res, _, err := secagg.RunInMemory(cfg, enc, nil, rand.Reader)
+	auc := func(s simulate.Spec, r int) float64 {
+		tr, err := simulate.RunTrial(context.Background(), s, train, test, r, nil)
 		if err != nil {
-			log.Fatal(err)
+			log.Fatalf("%s %s run %d (%d sites): %v", name, algo, r, s.Sites, err)
 		}
-		sum = res.Sum
+		return tr.AUC
 	}
-	out := make([]float64, g.Params().Dim)
-	if err := g.Decode(out, sum); err != nil {
-		log.Fatal(err)
+	central := spec(1, 0)
+	local := spec(K, 0)
+	secure := make([]simulate.Spec, len(ts))
+	for i, t := range ts {
+		secure[i] = spec(K, t)
 	}
-	st := like.Clone()
-	pairwise.SSPFromVector(st, out, R)
-	return st
+	cen, loc := make([]float64, *flagRuns), make([]float64, *flagRuns)
+	sec := make([][]float64, len(ts))
+	for r := range *flagRuns {
+		cen[r], loc[r] = auc(central, r), auc(local, r)
+		for i := range ts {
+			sec[i] = append(sec[i], auc(secure[i], r))
+		}
+	}
+	row := fmt.Sprintf("| %s | %s | %s |", name, algo, pm(cen))
+	for i := range ts {
+		row += fmt.Sprintf(" %s | %s |", pm(sec[i]), diff(sec[i], cen))
+	}
+	fmt.Printf("%s %s | %s |\n", row, pm(loc), diff(loc, cen))
 }
 
+// pm is mean ± standard error (Summarize's sd divides by n: se = sd/√(n−1)).
 func pm(v []float64) string {
 	s := experiment.Summarize(v)
-	return fmt.Sprintf("%.4f ± %.4f", s.Mean, s.Std)
+	return fmt.Sprintf("%.4f ± %.4f", s.Mean, s.Std/math.Sqrt(float64(max(len(v)-1, 1))))
 }
 
-func se(v []float64) string {
-	s := experiment.Summarize(v)
-	return fmt.Sprintf("%+.4f (se %.4f)", s.Mean, s.Std/math.Sqrt(float64(max(len(v)-1, 1))))
+// diff is the mean paired difference a − b with its standard error.
+func diff(a, b []float64) string {
+	d := make([]float64, len(a))
+	for i := range a {
+		d[i] = a[i] - b[i]
+	}
+	s := experiment.Summarize(d)
+	return fmt.Sprintf("%+.4f (se %.4f)", s.Mean, s.Std/math.Sqrt(float64(max(len(d)-1, 1))))
 }
