@@ -129,20 +129,26 @@ func (c dpGDGradCombiner) CombineSum(model, sum []float64, included []SiteInfo, 
 // ---- fed-dp-local-sgd ([Y21a] Alg 3 per site) ----
 //
 // Phase k: site s runs phase k of Alg 3 on its k-th subset as without
-// secure aggregation (pairwise.LocalSGDPhaseAverage: the same steps) and
-// its vector is w̄_{s,k}/Δ_{s,k}: the phase average scaled by its own
+// secure aggregation (pairwise.LocalSGDPhaseAverage: the same steps) from
+// the broadcast model w and its vector is (w̄_{s,k} − w)/Δ_{s,k}: the
+// phase average's move from the start, scaled by its own
 // proven sensitivity Δ_{s,k} = pairwise.Y21aPhaseSensitivity(n_s, k, δ_f),
 // so that every site's vector has sensitivity 1 (the DDG's Δ) and the
 // common noise is what each site needs, whatever its size. Δ_{s,k}
 // depends only on public numbers (n_s, k, η, δ, R, B, the loss), so the
 // coordinator recomputes it for the included sites and combines
 //
-//	w_k = Π_W( (Σ_s w̄_{s,k}/Δ_{s,k} + Z) / Σ_s 1/Δ_{s,k} ),
+//	w_k = Π_W( w + (Σ_s (w̄_{s,k} − w)/Δ_{s,k} + Z) / Σ_s 1/Δ_{s,k} ),
 //
-// the mean weighted by 1/Δ_{s,k} (equal weights for equal sites, as the
-// plain path's record weights are then equal too). The projection is
-// post-processing. Clip: ‖w̄‖ ≤ B (an average of projected iterates), so
-// c = max_{s,k} B/Δ_{s,k} never binds. The phases compose in parallel
+// the mean of the w̄_{s,k} weighted by 1/Δ_{s,k} (equal weights for equal
+// sites, as the plain path's record weights are then equal too). The
+// projection is post-processing. Clip: ‖w̄ − w‖ ≤ M_{s,k} =
+// min{2B, T_k·η_k·G'} (pairwise.Y21aPhaseMove), so c = max_{s,k}
+// M_{s,k}/Δ_{s,k} never binds (were it to, by rounding, clipping is a
+// projection: the sensitivity still holds). Centering matters: the
+// uncentered B/Δ_{s,k} grows as 4^k and would inflate the DDG's
+// floating-point margin 2⁻³⁰·c/γ to the size of Δ/γ itself at the last
+// phases of a large site. The phases compose in parallel
 // (SumParallel), and the stability bound holds outside an event of
 // probability δ_f = δ/4 (SumFailure: the rule is fixed, not tuned; the
 // Gaussian path picks its own among δ/{2,4,16,64}).
@@ -163,7 +169,8 @@ func y21aSumSens(task, lossName string, R, B, eta, delta, fail float64, n, k int
 	return pairwise.Y21aPhaseSensitivity(loss, R, B, eta, delta, fail, n, k)
 }
 
-// SumShape: the model's length, clip max_{s,k} B/Δ_{s,k}, sensitivity 1.
+// SumShape: the model's length, clip max_{s,k} M_{s,k}/Δ_{s,k},
+// sensitivity 1.
 func (a fedDPLocalSGD) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64, float64, error) {
 	p, err := a.Plan(s, sites, params)
 	if err != nil {
@@ -185,7 +192,11 @@ func (a fedDPLocalSGD) SumShape(s *Spec, sites []SiteInfo, params int) (int, flo
 			if err != nil {
 				return 0, 0, 0, fmt.Errorf("%s: site %s: %w", FedDPLocalSGD, site.Name, err)
 			}
-			clip = max(clip, B/d)
+			loss, err := pairwise.LossByName(pairwise.Task(task), s.Loss)
+			if err != nil {
+				return 0, 0, 0, err
+			}
+			clip = max(clip, pairwise.Y21aPhaseMove(loss, s.FeatureRadius, B, s.Lambda, p.Eta, p.Delta, site.Records, k)/d)
 		}
 	}
 	return params, clip, 1, nil
@@ -204,7 +215,8 @@ func (s *dpLocalSGDSite) sumSens(k, n int) (float64, error) {
 	return y21aSumSens(j.Task, j.Loss, j.FeatureRadius, j.ParamRadius, j.Eta, j.Delta, sec.Fail, n, k)
 }
 
-// SumVector: the phase average of the site's k-th subset over Δ_{s,k}.
+// SumVector: the move (w̄ − w)/Δ_{s,k} of the phase average of the
+// site's k-th subset from the broadcast model w.
 func (s *dpLocalSGDSite) SumVector(ctx context.Context, k int, model []float64) ([]float64, int, error) {
 	if k < 1 || k > len(s.part) {
 		return nil, 0, fmt.Errorf("%s: phase %d outside [1, %d]", FedDPLocalSGD, k, len(s.part))
@@ -219,7 +231,7 @@ func (s *dpLocalSGDSite) SumVector(ctx context.Context, k int, model []float64) 
 		return nil, 0, err
 	}
 	for i := range w {
-		w[i] /= d
+		w[i] = (w[i] - model[i]) / d
 	}
 	return w, len(idx), nil
 }
@@ -261,7 +273,7 @@ func (c *localSGDCombiner) State() []float64 {
 	return []float64{float64(c.phase)}
 }
 
-// CombineSum: (sum / Σ 1/Δ_{s,k}) projected onto W. A Δ that cannot be
+// CombineSum: w + sum / Σ 1/Δ_{s,k}, projected onto W. A Δ that cannot be
 // computed (not expected: the plan computed all of them) leaves the
 // model unchanged.
 func (c *localSGDCombiner) CombineSum(model, sum []float64, included []SiteInfo, _ float64) []float64 {
@@ -281,7 +293,7 @@ func (c *localSGDCombiner) CombineSum(model, sum []float64, included []SiteInfo,
 	}
 	out := slices.Clone(sum)
 	for i := range out {
-		out[i] /= wsum
+		out[i] = model[i] + out[i]/wsum
 	}
 	if err := projectModel(j, out); err != nil {
 		return model

@@ -113,3 +113,17 @@ func LocalSGDPhaseAverage(ctx context.Context, obj Objective, start []float64, i
 	}
 	return res.W, nil
 }
+
+// Y21aPhaseMove bounds ‖w̄_k − w₀‖, how far phase k's average moves from
+// its (projected) start: each of the T_k steps moves the iterate by at
+// most η_k·G' (a projected step of a gradient of norm ≤ G', the
+// objective's Lipschitz constant with (λ/2)‖w‖²; projection onto a convex
+// set containing the iterate does not lengthen it), so every iterate and
+// their average lie within T_k·η_k·G' of w₀, and within the diameter 2B.
+// Public numbers only, as Y21aPhaseSensitivity.
+func Y21aPhaseMove(loss Loss, R, B, lambda, eta, delta float64, n, k int) float64 {
+	G := regProps(loss.Props(R, B), lambda, B).Lipschitz
+	nk := max(n>>k, 1)
+	Tk := math.Ceil(float64(nk) * math.Log(4/delta))
+	return math.Min(2*B, Tk*math.Ldexp(eta, -2*k)*G)
+}

@@ -19,7 +19,9 @@
 //
 // Usage (from the repository root):
 //
-//	go run ./scripts/secaggexp -datasets diabetes,ijcnn1 -runs 10
+//	go run ./scripts/secaggexp -datasets diabetes:200,ijcnn1:40 \
+//	    -algos fed-dp-ssp,fed-dp-gd-grad,fed-dp-local-sgd -skip ijcnn1/fed-dp-gd-grad \
+//	    -thresholds 8,6 -shared /work/shared/datasets
 package main
 
 import (
@@ -44,7 +46,8 @@ import (
 )
 
 var (
-	flagDatasets   = flag.String("datasets", "diabetes", "comma-separated: diabetes, ijcnn1")
+	flagDatasets   = flag.String("datasets", "diabetes", "comma-separated: diabetes, ijcnn1, each optionally with :runs (e.g. diabetes:200,ijcnn1:40; default -runs)")
+	flagSkip       = flag.String("skip", "", "comma-separated dataset/algorithm pairs not to run (e.g. ijcnn1/fed-dp-gd-grad)")
 	flagAlgos      = flag.String("algos", fedalgo.FedDPSSP, "comma-separated federated algorithms that support secure aggregation (fed-dp-ssp, fed-dp-ssp-mean, fed-dp-gd-grad, fed-dp-local-sgd)")
 	flagDiabetes   = flag.String("diabetes", "datasets/diabetes", "diabetes LIBSVM file")
 	flagShared     = flag.String("shared", "../shared/datasets", "directory with ijcnn1.trn.bz2 and ijcnn1.tst.bz2")
@@ -68,8 +71,8 @@ func main() {
 		ts = append(ts, t)
 	}
 	fmt.Printf("<!-- go run ./scripts/secaggexp %s -->\n\n", strings.Join(os.Args[1:], " "))
-	fmt.Printf("K = %d IID sites, ε = %g per site, δ = 1/(10·n_train), feature-bounds schemas, %d runs (mean ± standard error; differences paired by run)\n\n", *flagSites, *flagEps, *flagRuns)
-	head := "| dataset | algorithm | central (pooled) |"
+	fmt.Printf("K = %d IID sites, ε = %g per site, δ = 1/(10·n_train), feature-bounds schemas (mean ± standard error over the runs; differences paired by run)\n\n", *flagSites, *flagEps)
+	head := "| dataset (runs) | algorithm | central (pooled) |"
 	sep := "|---|---|---|"
 	for _, t := range ts {
 		head += fmt.Sprintf(" secagg t = %d | secagg − central |", t)
@@ -77,13 +80,28 @@ func main() {
 	}
 	fmt.Println(head + " local noise, no secagg | local − central |")
 	fmt.Println(sep + "---|---|")
-	for _, name := range strings.Split(*flagDatasets, ",") {
-		train, test, schema, err := load(strings.TrimSpace(name))
+	skip := map[string]bool{}
+	for _, p := range strings.Split(*flagSkip, ",") {
+		skip[strings.TrimSpace(p)] = true
+	}
+	for _, item := range strings.Split(*flagDatasets, ",") {
+		name, runs := strings.TrimSpace(item), *flagRuns
+		if n, r, ok := strings.Cut(name, ":"); ok {
+			v, err := strconv.Atoi(r)
+			if err != nil || v < 2 {
+				log.Fatalf("secaggexp: runs %q of %s must be a whole number ≥ 2", r, n)
+			}
+			name, runs = n, v
+		}
+		train, test, schema, err := load(name)
 		if err != nil {
 			log.Fatal(err)
 		}
 		for _, algo := range strings.Split(*flagAlgos, ",") {
-			runDataset(strings.TrimSpace(name), strings.TrimSpace(algo), train, test, schema, ts)
+			algo = strings.TrimSpace(algo)
+			if !skip[name+"/"+algo] {
+				runDataset(name, algo, runs, train, test, schema, ts)
+			}
 		}
 	}
 }
@@ -124,7 +142,7 @@ func load(name string) (train, test *data.Table, schema *data.Schema, err error)
 	return train, test, schema, nil
 }
 
-func runDataset(name, algo string, train, test *data.Table, schema *data.Schema, ts []int) {
+func runDataset(name, algo string, runs int, train, test *data.Table, schema *data.Schema, ts []int) {
 	K := *flagSites
 	nTrain := experiment.TrainRecords(experiment.Spec{TestFraction: 0.2}, train.N, test != nil)
 	job := coordinator.JobConfig{Algo: algo, Epsilon: *flagEps, Delta: 1 / (10 * float64(nTrain)), FeatureRadius: 1}
@@ -154,15 +172,15 @@ func runDataset(name, algo string, train, test *data.Table, schema *data.Schema,
 	for i, t := range ts {
 		secure[i] = spec(K, t)
 	}
-	cen, loc := make([]float64, *flagRuns), make([]float64, *flagRuns)
+	cen, loc := make([]float64, runs), make([]float64, runs)
 	sec := make([][]float64, len(ts))
-	for r := range *flagRuns {
+	for r := range runs {
 		cen[r], loc[r] = auc(central, r), auc(local, r)
 		for i := range ts {
 			sec[i] = append(sec[i], auc(secure[i], r))
 		}
 	}
-	row := fmt.Sprintf("| %s | %s | %s |", name, algo, pm(cen))
+	row := fmt.Sprintf("| %s (%d) | %s | %s |", name, runs, algo, pm(cen))
 	for i := range ts {
 		row += fmt.Sprintf(" %s | %s |", pm(sec[i]), diff(sec[i], cen))
 	}
