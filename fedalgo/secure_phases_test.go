@@ -231,3 +231,43 @@ func TestSecAggMultiPhase(t *testing.T) {
 		})
 	}
 }
+
+// The DDG's integer sensitivity Δ/γ + √D + 2⁻³⁰·c/γ must be the first two
+// terms (the third is a floating-point margin, meant to be negligible) for
+// sites as large as ijcnn1's: the clip c of a multi-phase job stays within
+// a small multiple of Δ·n, not Δ·4^K.
+func TestSecAggPhasesClipMargin(t *testing.T) {
+	sites := make([]SiteInfo, 8)
+	for i := range sites {
+		sites[i] = SiteInfo{Name: fmt.Sprintf("s%d", i), Records: 6249}
+	}
+	for _, algo := range []string{FedDPGDGrad, FedDPLocalSGD} {
+		spec := Spec{ID: "j", Algo: algo, Task: "auc", FeatureRadius: 1, Epsilon: 1, Options: protocol.OptionsOf(map[string]float64{OptSecAgg: 1, OptSecAggThreshold: 8})}
+		a, err := Configure(&spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := a.Plan(&spec, sites, 22)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts, err := PlanSecAgg(a, &spec, sites, 22, plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		job := &protocol.JobAnnounce{Job: "j", Algo: algo, Task: "auc", Params: 22, Phases: plan.Phases, Delta: plan.Delta, Sites: []string{"a", "b", "c", "d", "e", "f", "g", "h"}, Options: opts}
+		sec, err := SecAggOf(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := sec.DDG(22, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := g.Params()
+		ideal := p.Sensitivity/p.Gamma + math.Sqrt(float64(g.D))
+		if got := g.IntegerSensitivity(); got > 1.001*ideal {
+			t.Errorf("%s: integer sensitivity %v, %.3g%% above Δ/γ + √D = %v (clip c/Δ = %.3g)", algo, got, 100*(got/ideal-1), ideal, p.Clip/p.Sensitivity)
+		}
+	}
+}
