@@ -379,6 +379,9 @@ func PrivacyNote(spec *Spec) string {
 	if err != nil {
 		return ""
 	}
+	if SecAggRequested(spec.Options) {
+		return secAggNote(a, spec) // secure.go
+	}
 	if n, ok := a.(PrivacyNoter); ok {
 		return n.PrivacyNote(spec)
 	}

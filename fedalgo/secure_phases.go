@@ -316,3 +316,13 @@ func projectModel(j *protocol.JobAnnounce, w []float64) error {
 	p.Project(w)
 	return nil
 }
+
+// secAggNote says how a secure aggregation job's per-site guarantee
+// arises (PrivacyNote).
+func secAggNote(a Algorithm, _ *Spec) string {
+	how := "its records take part in every round (one for the one-shot statistics): the rounds compose by RDP additivity"
+	if p, ok := a.(SumParallel); ok && p.SumParallel() {
+		how = "the phases read disjoint subsets of its records: one round's guarantee (parallel composition)"
+	}
+	return fmt.Sprintf("per-site record-level (ε, δ)-DP under secure aggregation: each phase is one SecAgg round in which every site adds only its share of the distributed discrete Gaussian ([KLS21], dp/ddg.go) and the coordinator unmasks only the sum of at least t sites; the per-site scale is calibrated so that t − κ honest shares certify (ε, δ) at the floor t; %s (fedalgo/secure_phases.go). Each site's ledger records, before each round, the certified guarantee so far against the coordinator and against κ colluders; the σ printed is one site's share, in the units of its encoded vector", how)
+}
