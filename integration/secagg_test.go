@@ -18,22 +18,35 @@ import (
 // unmasked; the ledgers satisfy checkLedgers (no site released a phase
 // twice; the coordinator never under-counts).
 func TestWorkerKill9SecAgg(t *testing.T) {
+	kill9SecAgg(t, "sacrash", 20, 600*time.Millisecond, "--algo", "fed-dp-ssp", "--min-sites", "3")
+}
+
+// The same with a multi-phase job: fed-dp-gd-grad, 3 secure rounds, one
+// site killed at a random moment of the whole job (10 trials). A killed
+// site does not rejoin the job it released values for (its ledger says
+// so), so the later rounds complete with the 2 others (quorum 2) or the
+// job aborts with nothing more unmasked.
+func TestWorkerKill9SecAggMultiPhase(t *testing.T) {
+	kill9SecAgg(t, "samulti", 10, 800*time.Millisecond, "--algo", "fed-dp-gd-grad", "--rounds", "3", "--min-sites", "2")
+}
+
+func kill9SecAgg(t *testing.T, prefix string, trials int, within time.Duration, algo ...string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	f := newCrashFed(t, ctx)
 	rng := rand.New(rand.NewPCG(2026, 14))
-	const trials = 20
 	completed, aborted, partial := 0, 0, 0
 	for i := 0; i < trials; i++ {
-		job := fmt.Sprintf("sacrash-%02d", i)
+		job := fmt.Sprintf("%s-%02d", prefix, i)
 		victim := rng.IntN(3)
 		done := make(chan *report, 1)
 		go func() {
-			r, _ := submit(t, ctx, &f.federation, "--algo", "fed-dp-ssp", "--epsilon", "0.05", "--delta", "1e-3", "--min-sites", "3",
+			args := append(append([]string{}, algo...), "--epsilon", "0.05", "--delta", "1e-3",
 				"--secure-aggregation", "--secagg-threshold", "2", "--secagg-timeout", "25", "--job", job)
+			r, _ := submit(t, ctx, &f.federation, args...)
 			done <- r
 		}()
-		wait := time.Duration(rng.Int64N(int64(600 * time.Millisecond)))
+		wait := time.Duration(rng.Int64N(int64(within)))
 		time.Sleep(wait)
 		f.workers[victim].kill()
 		f.restartWorker(t, ctx, victim)
@@ -43,10 +56,15 @@ func TestWorkerKill9SecAgg(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatalf("%s: no result", job)
 		}
-		included := 0 // sites whose noise share (σ) is in the unmasked sum
+		// included: the sites whose noise share (σ) is in every unmasked
+		// sum (one σ per round they were summed in).
+		included, rounds := 0, 0
 		if r != nil {
 			for _, p := range r.Privacy {
-				if len(p.Sigmas) > 0 {
+				rounds = max(rounds, len(p.Sigmas))
+			}
+			for _, p := range r.Privacy {
+				if rounds > 0 && len(p.Sigmas) == rounds {
 					included++
 				}
 			}
