@@ -97,8 +97,8 @@ func (s *dpegdSite) Step(ctx context.Context, i int, model []float64) (*protocol
 	return u, rel, nil
 }
 
-func (fedDPEGD) NewCombiner(*protocol.JobAnnounce, []float64) (Combiner, error) {
-	return meanCombiner{}, nil
+func (fedDPEGD) NewCombiner(job *protocol.JobAnnounce, state []float64) (Combiner, error) {
+	return newDPEGDCombiner(job, state) // secure_phases.go
 }
 
 func (fedDPEGD) PrivacyNote(*Spec) string {

@@ -126,32 +126,134 @@ func (c dpGDGradCombiner) CombineSum(model, sum []float64, included []SiteInfo, 
 	return model
 }
 
-// ---- fed-dp-local-sgd ([Y21a] Alg 3 per site) ----
+// ---- parallel phases: fed-dp-local-sgd ([Y21a] Alg 3) and fed-dpegd ([X21] Alg 3) ----
 //
-// Phase k: site s runs phase k of Alg 3 on its k-th subset as without
-// secure aggregation (pairwise.LocalSGDPhaseAverage: the same steps) from
-// the broadcast model w and its vector is (w̄_{s,k} − w)/Δ_{s,k}: the
-// phase average's move from the start, scaled by its own
-// proven sensitivity Δ_{s,k} = pairwise.Y21aPhaseSensitivity(n_s, k, δ_f),
-// so that every site's vector has sensitivity 1 (the DDG's Δ) and the
-// common noise is what each site needs, whatever its size. Δ_{s,k}
-// depends only on public numbers (n_s, k, η, δ, R, B, the loss), so the
-// coordinator recomputes it for the included sites and combines
+// Phase k: site s runs phase k of the algorithm on its k-th subset as
+// without secure aggregation (pairwise.LocalSGDPhaseAverage,
+// pairwise.DPEGDEpochAverage: the same steps) from the broadcast model w,
+// and its vector is (w̄_{s,k} − w)/Δ_{s,k}: the phase average's move from
+// the start, scaled by its own proven sensitivity Δ_{s,k} — [Y21a]'s
+// stability bound min{2B, 2c_k·η_k·Γ} at failure probability δ_f
+// (pairwise.Y21aPhaseSensitivity), or [X21]'s min{η_kΓ(n_k+1)/n_k, 2B}
+// (pairwise.DPEGDEpochSensitivity, probability 1) — so that every site's
+// vector has sensitivity 1 (the DDG's Δ) and the common noise is what
+// each site needs, whatever its size. Δ_{s,k} depends only on public
+// numbers (n_s, k, the job's η, δ, R, B, λ and loss), so the coordinator
+// recomputes it for the included sites and combines
 //
-//	w_k = Π_W( w + (Σ_s (w̄_{s,k} − w)/Δ_{s,k} + Z) / Σ_s 1/Δ_{s,k} ),
+//	w_k = w + (Σ_s (w̄_{s,k} − w)/Δ_{s,k} + Z) / Σ_s 1/Δ_{s,k},
 //
 // the mean of the w̄_{s,k} weighted by 1/Δ_{s,k} (equal weights for equal
-// sites, as the plain path's record weights are then equal too). The
-// projection is post-processing. Clip: ‖w̄ − w‖ ≤ M_{s,k} =
-// min{2B, T_k·η_k·G'} (pairwise.Y21aPhaseMove), so c = max_{s,k}
+// sites, as the plain path's record weights are then equal too), then
+// projects it onto W as the plain path's releases are (fed-dp-local-sgd
+// always, fed-dpegd for a metric): post-processing. Clip: ‖w̄ − w‖ ≤
+// M_{s,k} = min{2B, T_k·η_k·G'} (T_k steps of length ≤ η_k·G';
+// pairwise.Y21aPhaseMove, DPEGDEpochMove), so c = max_{s,k}
 // M_{s,k}/Δ_{s,k} never binds (were it to, by rounding, clipping is a
 // projection: the sensitivity still holds). Centering matters: the
 // uncentered B/Δ_{s,k} grows as 4^k and would inflate the DDG's
 // floating-point margin 2⁻³⁰·c/γ to the size of Δ/γ itself at the last
-// phases of a large site. The phases compose in parallel
-// (SumParallel), and the stability bound holds outside an event of
+// phases of a large site. The phases compose in parallel (SumParallel);
+// fed-dp-local-sgd's stability bound holds outside an event of
 // probability δ_f = δ/4 (SumFailure: the rule is fixed, not tuned; the
 // Gaussian path picks its own among δ/{2,4,16,64}).
+
+// phaseJob are the public numbers a parallel-phase algorithm's bounds
+// depend on.
+type phaseJob struct {
+	task, loss                     string
+	R, B, lambda, eta, delta, fail float64
+	phases                         int
+}
+
+// phaseBounds returns Δ_{s,k} and M_{s,k} for a site of n records.
+type phaseBounds func(j phaseJob, n, k int) (sens, move float64, err error)
+
+func y21aBounds(j phaseJob, n, k int) (float64, float64, error) {
+	loss, err := pairwise.LossByName(pairwise.Task(j.task), j.loss)
+	if err != nil {
+		return 0, 0, err
+	}
+	d, err := pairwise.Y21aPhaseSensitivity(loss, j.R, j.B, j.eta, j.delta, j.fail, n, k)
+	if err != nil {
+		return 0, 0, err
+	}
+	return d, pairwise.Y21aPhaseMove(loss, j.R, j.B, j.lambda, j.eta, j.delta, n, k), nil
+}
+
+func x21Bounds(j phaseJob, n, k int) (float64, float64, error) {
+	loss, err := pairwise.LossByName(pairwise.Task(j.task), j.loss)
+	if err != nil {
+		return 0, 0, err
+	}
+	if k < 1 || k > j.phases || j.phases > pairwise.DPEGDPhases(n) {
+		return 0, 0, fmt.Errorf("epoch %d of %d does not exist at a site of %d records", k, j.phases, n)
+	}
+	ni := pairwise.DPEGDSubsetSize(n, j.phases, k)
+	if !(j.eta > 0) || !(j.B > 0) || math.IsInf(j.B, 0) {
+		return 0, 0, fmt.Errorf("epoch bounds need η > 0 and a finite B > 0 (η = %v, B = %v)", j.eta, j.B)
+	}
+	return pairwise.DPEGDEpochSensitivity(loss, j.R, j.B, j.eta, ni, k), pairwise.DPEGDEpochMove(loss, j.R, j.B, j.lambda, j.eta, ni, k), nil
+}
+
+// phaseJobOfPlan is the coordinator's phaseJob from the spec and plan.
+func phaseJobOfPlan(s *Spec, p *Plan, fail float64) phaseJob {
+	task := s.Task
+	if task == "" {
+		task = protocol.TaskAUC
+	}
+	B := s.ParamRadius
+	if p.ParamRadius > 0 {
+		B = p.ParamRadius
+	}
+	return phaseJob{task: task, loss: s.Loss, R: s.FeatureRadius, B: B, lambda: s.Lambda, eta: p.Eta, delta: p.Delta, fail: fail, phases: p.Phases}
+}
+
+// phaseJobOf is the phaseJob of an announced job with secure aggregation.
+func phaseJobOf(j *protocol.JobAnnounce) (phaseJob, error) {
+	sec, err := SecAggOf(j)
+	if err != nil {
+		return phaseJob{}, err
+	}
+	if sec == nil {
+		return phaseJob{}, fmt.Errorf("job %s has no secure aggregation", j.Job)
+	}
+	return phaseJob{task: j.Task, loss: j.Loss, R: j.FeatureRadius, B: j.ParamRadius, lambda: j.Lambda, eta: j.Eta, delta: j.Delta, fail: sec.Fail, phases: j.Phases}, nil
+}
+
+// phaseSumShape: the model's length, clip max_{s,k} M_{s,k}/Δ_{s,k},
+// sensitivity 1.
+func phaseSumShape(name string, bounds phaseBounds, j phaseJob, sites []SiteInfo, params int) (int, float64, float64, error) {
+	clip := 0.0
+	for _, site := range sites {
+		for k := 1; k <= j.phases; k++ {
+			d, m, err := bounds(j, site.Records, k)
+			if err != nil {
+				return 0, 0, 0, fmt.Errorf("%s: site %s: %w", name, site.Name, err)
+			}
+			clip = max(clip, m/d)
+		}
+	}
+	return params, clip, 1, nil
+}
+
+// phaseMove turns a phase average into the site's vector (w̄ − w)/Δ.
+func phaseMove(name string, bounds phaseBounds, job *protocol.JobAnnounce, n, k int, avg, model []float64) ([]float64, error) {
+	pj, err := phaseJobOf(job)
+	if err != nil {
+		return nil, err
+	}
+	d, _, err := bounds(pj, n, k)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	for i := range avg {
+		avg[i] = (avg[i] - model[i]) / d
+	}
+	return avg, nil
+}
+
+// fed-dp-local-sgd.
 
 // SumParallel: the K phases read disjoint subsets (Y21aPartition).
 func (fedDPLocalSGD) SumParallel() bool { return true }
@@ -159,60 +261,12 @@ func (fedDPLocalSGD) SumParallel() bool { return true }
 // SumFailure is δ_f = δ/4.
 func (fedDPLocalSGD) SumFailure(delta float64) float64 { return delta / 4 }
 
-// y21aSumSens is Δ_{s,k} for a site of n records in job (η, δ, R, B and
-// the loss from the announcement; fail = δ_f).
-func y21aSumSens(task, lossName string, R, B, eta, delta, fail float64, n, k int) (float64, error) {
-	loss, err := pairwise.LossByName(pairwise.Task(task), lossName)
-	if err != nil {
-		return 0, err
-	}
-	return pairwise.Y21aPhaseSensitivity(loss, R, B, eta, delta, fail, n, k)
-}
-
-// SumShape: the model's length, clip max_{s,k} M_{s,k}/Δ_{s,k},
-// sensitivity 1.
 func (a fedDPLocalSGD) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64, float64, error) {
 	p, err := a.Plan(s, sites, params)
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	task := s.Task
-	if task == "" {
-		task = protocol.TaskAUC
-	}
-	fail := a.SumFailure(p.Delta)
-	B := s.ParamRadius
-	if p.ParamRadius > 0 {
-		B = p.ParamRadius
-	}
-	clip := 0.0
-	for _, site := range sites {
-		for k := 1; k <= p.Phases; k++ {
-			d, err := y21aSumSens(task, s.Loss, s.FeatureRadius, B, p.Eta, p.Delta, fail, site.Records, k)
-			if err != nil {
-				return 0, 0, 0, fmt.Errorf("%s: site %s: %w", FedDPLocalSGD, site.Name, err)
-			}
-			loss, err := pairwise.LossByName(pairwise.Task(task), s.Loss)
-			if err != nil {
-				return 0, 0, 0, err
-			}
-			clip = max(clip, pairwise.Y21aPhaseMove(loss, s.FeatureRadius, B, s.Lambda, p.Eta, p.Delta, site.Records, k)/d)
-		}
-	}
-	return params, clip, 1, nil
-}
-
-// sumSens is this site's Δ_{s,k} for the announced job.
-func (s *dpLocalSGDSite) sumSens(k, n int) (float64, error) {
-	j := s.job
-	sec, err := SecAggOf(j)
-	if err != nil {
-		return 0, err
-	}
-	if sec == nil || !(sec.Fail > 0) {
-		return 0, fmt.Errorf("%s: secure aggregation without its failure probability (option %s)", FedDPLocalSGD, optSecAggFail)
-	}
-	return y21aSumSens(j.Task, j.Loss, j.FeatureRadius, j.ParamRadius, j.Eta, j.Delta, sec.Fail, n, k)
+	return phaseSumShape(FedDPLocalSGD, y21aBounds, phaseJobOfPlan(s, p, a.SumFailure(p.Delta)), sites, params)
 }
 
 // SumVector: the move (w̄ − w)/Δ_{s,k} of the phase average of the
@@ -221,71 +275,103 @@ func (s *dpLocalSGDSite) SumVector(ctx context.Context, k int, model []float64) 
 	if k < 1 || k > len(s.part) {
 		return nil, 0, fmt.Errorf("%s: phase %d outside [1, %d]", FedDPLocalSGD, k, len(s.part))
 	}
-	d, err := s.sumSens(k, s.env.Data.N)
-	if err != nil {
-		return nil, 0, err
-	}
 	idx := s.part[k-1]
 	w, err := pairwise.LocalSGDPhaseAverage(ctx, s.env.Obj, model, idx, k, s.job.Eta, privacyOf(s.job, s.env), s.env.Rand)
 	if err != nil {
 		return nil, 0, err
 	}
-	for i := range w {
-		w[i] = (w[i] - model[i]) / d
+	v, err := phaseMove(FedDPLocalSGD, y21aBounds, s.job, s.env.Data.N, k, w, model)
+	return v, len(idx), err
+}
+
+// fed-dpegd.
+
+// SumParallel: the k epochs read disjoint subsets (DPEGDPartition).
+func (fedDPEGD) SumParallel() bool { return true }
+
+func (a fedDPEGD) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64, float64, error) {
+	p, err := a.Plan(s, sites, params)
+	if err != nil {
+		return 0, 0, 0, err
 	}
-	return w, len(idx), nil
+	return phaseSumShape(FedDPEGD, x21Bounds, phaseJobOfPlan(s, p, 0), sites, params)
 }
 
-// localSGDCombiner is fed-dp-local-sgd's coordinator half: the plain
-// path's record-weighted mean, and the secure path's 1/Δ-weighted mean,
-// which needs the phase (kept as the combiner's state for checkpoints).
-type localSGDCombiner struct {
+// SumVector: the move (w̄ − w)/Δ_{s,i} of epoch i's average on the
+// site's i-th subset from the broadcast model w.
+func (s *dpegdSite) SumVector(ctx context.Context, i int, model []float64) ([]float64, int, error) {
+	if i < 1 || i > len(s.part) {
+		return nil, 0, fmt.Errorf("%s: epoch %d outside [1, %d]", FedDPEGD, i, len(s.part))
+	}
+	idx := s.part[i-1]
+	w, err := pairwise.DPEGDEpochAverage(ctx, s.env.Obj, model, idx, i, s.job.Eta, privacyOf(s.job, s.env))
+	if err != nil {
+		return nil, 0, err
+	}
+	v, err := phaseMove(FedDPEGD, x21Bounds, s.job, s.env.Data.N, i, w, model)
+	return v, len(idx), err
+}
+
+// phaseCombiner is the coordinator's half of a parallel-phase algorithm:
+// the plain path's record-weighted mean, and the secure path's
+// 1/Δ-weighted mean, which needs the phase (kept as the combiner's state
+// for checkpoints).
+type phaseCombiner struct {
 	meanCombiner
-	job    *protocol.JobAnnounce
-	secure bool
-	phase  int // phases combined so far
+	job     *protocol.JobAnnounce
+	bounds  phaseBounds
+	project bool // project the secure mean onto W (as the plain releases are)
+	secure  bool
+	phase   int // phases combined so far
 }
 
-// newLocalSGDCombiner returns the combiner of job, resumed from state (the
+// newPhaseCombiner returns the combiner of job, resumed from state (the
 // secure path's phase count; nil or empty at the start).
-func newLocalSGDCombiner(job *protocol.JobAnnounce, state []float64) (Combiner, error) {
-	c := &localSGDCombiner{job: job, secure: SecAggRequested(job.Options)}
+func newPhaseCombiner(name string, job *protocol.JobAnnounce, state []float64, bounds phaseBounds, project bool) (Combiner, error) {
+	c := &phaseCombiner{job: job, bounds: bounds, project: project, secure: SecAggRequested(job.Options)}
 	if len(state) > 0 {
 		if len(state) != 1 || state[0] != math.Trunc(state[0]) || state[0] < 0 || state[0] > float64(job.Phases) {
-			return nil, fmt.Errorf("%s: invalid combiner state %v", FedDPLocalSGD, state)
+			return nil, fmt.Errorf("%s: invalid combiner state %v", name, state)
 		}
 		c.phase = int(state[0])
 	}
 	return c, nil
 }
 
-func (c *localSGDCombiner) Combine(model []float64, ups []*protocol.SiteUpdate, rule protocol.Aggregation) []float64 {
+func newLocalSGDCombiner(job *protocol.JobAnnounce, state []float64) (Combiner, error) {
+	return newPhaseCombiner(FedDPLocalSGD, job, state, y21aBounds, true) // Π_W of Alg 3 line 6
+}
+
+func newDPEGDCombiner(job *protocol.JobAnnounce, state []float64) (Combiner, error) {
+	return newPhaseCombiner(FedDPEGD, job, state, x21Bounds, job.Task == protocol.TaskMetric) // x21Finish
+}
+
+func (c *phaseCombiner) Combine(model []float64, ups []*protocol.SiteUpdate, rule protocol.Aggregation) []float64 {
 	c.phase++
 	return c.meanCombiner.Combine(model, ups, rule)
 }
 
 // State is nil on the plain path (as before), the phase count on the
 // secure one.
-func (c *localSGDCombiner) State() []float64 {
+func (c *phaseCombiner) State() []float64 {
 	if !c.secure {
 		return nil
 	}
 	return []float64{float64(c.phase)}
 }
 
-// CombineSum: w + sum / Σ 1/Δ_{s,k}, projected onto W. A Δ that cannot be
-// computed (not expected: the plan computed all of them) leaves the
-// model unchanged.
-func (c *localSGDCombiner) CombineSum(model, sum []float64, included []SiteInfo, _ float64) []float64 {
+// CombineSum: w + sum / Σ 1/Δ_{s,k}, projected when the plain releases
+// are. A Δ that cannot be computed (not expected: the plan computed all
+// of them) leaves the model unchanged.
+func (c *phaseCombiner) CombineSum(model, sum []float64, included []SiteInfo, _ float64) []float64 {
 	c.phase++
-	j := c.job
-	sec, err := SecAggOf(j)
-	if err != nil || sec == nil || len(included) == 0 {
+	pj, err := phaseJobOf(c.job)
+	if err != nil || len(included) == 0 {
 		return model
 	}
 	wsum := 0.0
 	for _, s := range included {
-		d, err := y21aSumSens(j.Task, j.Loss, j.FeatureRadius, j.ParamRadius, j.Eta, j.Delta, sec.Fail, s.Records, c.phase)
+		d, _, err := c.bounds(pj, s.Records, c.phase)
 		if err != nil {
 			return model
 		}
@@ -295,15 +381,17 @@ func (c *localSGDCombiner) CombineSum(model, sum []float64, included []SiteInfo,
 	for i := range out {
 		out[i] = model[i] + out[i]/wsum
 	}
-	if err := projectModel(j, out); err != nil {
-		return model
+	if c.project {
+		if err := projectModel(c.job, out); err != nil {
+			return model
+		}
 	}
 	return out
 }
 
-// projectModel projects w onto the job's parameter set (Π_W of [Y21a]
-// Alg 3 line 6, post-processing): the ℓ2 ball of radius B for AUC, the
-// Frobenius ball ∩ PSD for a metric (as the worker's objective).
+// projectModel projects w onto the job's parameter set (post-processing):
+// the ℓ2 ball of radius B for AUC, the Frobenius ball ∩ PSD for a metric
+// (as the worker's objective).
 func projectModel(j *protocol.JobAnnounce, w []float64) error {
 	kind, d := "l2", len(w)
 	if j.Task == protocol.TaskMetric {

@@ -127,3 +127,81 @@ func Y21aPhaseMove(loss Loss, R, B, lambda, eta, delta float64, n, k int) float6
 	Tk := math.Ceil(float64(nk) * math.Log(4/delta))
 	return math.Min(2*B, Tk*math.Ldexp(eta, -2*k)*G)
 }
+
+// DPEGDSubsetSize is n_i, the size of the i-th of the k subsets
+// DPEGDPartition draws for n records: ⌊n/2^i⌋ for i < k, the rest for
+// i = k.
+func DPEGDSubsetSize(n, k, i int) int {
+	if i < k {
+		return n >> i
+	}
+	off := 0
+	for j := 1; j < k; j++ {
+		off += n >> j
+	}
+	return n - off
+}
+
+// DPEGDEpochSensitivity is Δ_i of epoch i of [X21] Alg 3 on a subset of
+// n_i records: min{η_i·Γ·(n_i+1)/n_i, 2B} (DPEGDEpoch's proven bound, with
+// the diameter bounded by 2B ≥ the set's diameter), η_i = 4^{−i}η. It
+// holds with probability 1. Public numbers only.
+func DPEGDEpochSensitivity(loss Loss, R, B, eta float64, ni, i int) float64 {
+	gamma, _ := lossPairGradGap(loss, R, B)
+	etaI := math.Ldexp(eta, -2*i)
+	return math.Min(etaI*gamma*float64(ni+1)/float64(ni), 2*B)
+}
+
+// DPEGDEpochMove bounds ‖w̄_i − w₀‖ for epoch i: n_i projected gradient
+// steps of length ≤ η_i·G' from w₀ ∈ W (G' the objective's Lipschitz
+// constant with λ), within the diameter 2B.
+func DPEGDEpochMove(loss Loss, R, B, lambda, eta float64, ni, i int) float64 {
+	G := regProps(loss.Props(R, B), lambda, B).Lipschitz
+	return math.Min(2*B, float64(ni)*math.Ldexp(eta, -2*i)*G)
+}
+
+// DPEGDEpochAverage runs epoch i of [X21] Alg 3 exactly as DPEGDEpoch
+// (same checks, n_i projected gradient steps on the subset) and returns
+// the epoch average w̄_i before noise: the value whose sensitivity
+// DPEGDEpochSensitivity bounds. start is not modified.
+func DPEGDEpochAverage(ctx context.Context, obj Objective, start []float64, idx []int, i int, eta float64, priv *Privacy) ([]float64, error) {
+	a, err := Lookup("dpegd")
+	if err != nil {
+		return nil, err
+	}
+	cfg := RunConfig{Privacy: priv}
+	props, _, err := privateSetup(a, obj, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	p, data := obj.NumParams(), obj.Data()
+	switch {
+	case len(start) != p:
+		return nil, fmt.Errorf("pairwise: epoch %d: start has %d parameters, want %d", i, len(start), p)
+	case i < 1:
+		return nil, fmt.Errorf("pairwise: epoch i = %d must be ≥ 1", i)
+	case len(idx) == 0:
+		return nil, fmt.Errorf("pairwise: epoch %d has an empty subset", i)
+	case !(eta > 0) || math.IsInf(eta, 0):
+		return nil, fmt.Errorf("pairwise: step size η = %v is not finite and > 0", eta)
+	case eta > 2/props.Smooth:
+		return nil, fmt.Errorf("pairwise: dpegd needs η ≤ 2/L ([X21] Lemma 7), but η = %g > 2/L = %g", eta, 2/props.Smooth)
+	}
+	for _, j := range idx {
+		if j < 0 || j >= data.N {
+			return nil, fmt.Errorf("pairwise: epoch %d: index %d outside [0, %d)", i, j, data.N)
+		}
+	}
+	sub, err := x21Rebuild(obj, data.Subset(idx), obj.Lambda())
+	if err != nil {
+		return nil, err
+	}
+	w := append([]float64(nil), start...)
+	g := make([]float64, p)
+	avg := make([]float64, p)
+	if _, err := x21PGD(ctx, sub, w, g, len(idx), math.Ldexp(eta, -2*i), nil, avg); err != nil {
+		return nil, err
+	}
+	scale(1/float64(len(idx)), avg)
+	return avg, nil
+}
