@@ -31,7 +31,7 @@ import (
 // job whose parameters do not certify its ε and charges its ledger, before
 // each round, the certified guarantee of the rounds so far (never less
 // than it gets). secure_phases.go states the composition and the
-// multi-phase algorithms (fed-dp-gd-grad, fed-dp-local-sgd).
+// multi-phase algorithms (fed-dp-gd-grad, fed-dp-local-sgd, fed-dpegd).
 //
 // Job parameters travel as the job's options (JobAnnounce.Options), so
 // that every site reads the same public parameters:
@@ -140,7 +140,7 @@ func splitSecAgg(a Algorithm, options protocol.Options) (rest protocol.Options, 
 		return rest, nil
 	}
 	if _, ok := a.(SumReleaser); !ok {
-		return nil, fmt.Errorf("%s does not release a sum of site vectors: secure aggregation (option %s) needs one that does (%s, %s, %s or %s)", a.Name(), OptSecAgg, FedDPSSP, FedDPSSPMean, FedDPGDGrad, FedDPLocalSGD)
+		return nil, fmt.Errorf("%s does not release a sum of site vectors: secure aggregation (option %s) needs one that does (%s, %s, %s, %s or %s)", a.Name(), OptSecAgg, FedDPSSP, FedDPSSPMean, FedDPGDGrad, FedDPLocalSGD, FedDPEGD)
 	}
 	if _, err := parseSecAgg(sa); err != nil {
 		return nil, err

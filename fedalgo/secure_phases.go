@@ -31,7 +31,7 @@ import (
 //   - sequential (fed-dp-gd-grad): every round reads all of site s's
 //     records: T rounds, RDP T·ρ(α), converted once to (ε, δ) by
 //     dp.DDG.Epsilon — the accountant of the claims issue;
-//   - parallel (fed-dp-local-sgd, SumParallel): round k reads only
+//   - parallel (fed-dp-local-sgd, fed-dpegd; SumParallel): round k reads only
 //     site s's k-th subset of a data-independent partition, so z enters
 //     one round and every other round's output distribution, given the
 //     earlier outputs, does not depend on z: one round's guarantee;
