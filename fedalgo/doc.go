@@ -55,7 +55,7 @@
 //
 // Secure aggregation (secure.go, secure_phases.go): an algorithm whose
 // phases release sums of site vectors (SumReleaser, SumSite, SumCombiner —
-// fed-dp-ssp[-mean], fed-dp-gd-grad, fed-dp-local-sgd, fed-dpegd) can run each phase
+// fed-dp-lda, fed-dp-ssp[-mean], fed-dp-gd-grad, fed-dp-local-sgd, fed-dpegd) can run each phase
 // as one SecAgg round with the distributed discrete Gaussian.
 //
 // Package fedprobe holds in-process references of some algorithms for

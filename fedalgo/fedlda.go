@@ -166,16 +166,7 @@ func (s *ldaSite) Step(ctx context.Context, phase int, model []float64) (*protoc
 	case 1:
 		v, sigma = pairwise.LDACentreVector(ds, R), s.sig[0]
 	case 2:
-		// The broadcast centre, clamped into the R-ball as the
-		// coordinator's was (a no-op for an honest coordinator; the
-		// sensitivity argument holds for any centre).
-		c := slices.Clone(model)
-		if nc := pairwise.Norm2(c); nc > R {
-			for i := range c {
-				c[i] *= R / nc
-			}
-		}
-		v, sigma = pairwise.SSPVector(pairwise.LDASignStats(ds, c, R), R), s.sig[1]
+		v, sigma = pairwise.SSPVector(pairwise.LDASignStats(ds, ldaClampCentre(model, R), R), R), s.sig[1]
 	default:
 		return nil, nil, fmt.Errorf("%s has two phases, asked for phase %d", FedDPLDA, phase)
 	}
@@ -244,21 +235,28 @@ func (c *ldaCombiner) Combine(model []float64, ups []*protocol.SiteUpdate, _ pro
 		return pairwise.LDACentre(sum, n, c.R)
 	case 2:
 		c.phase = 3
-		if sum == nil || n < 2 {
-			return make([]float64, c.d)
-		}
-		st := &pairwise.SSPStats{D: c.d, N: n, SumPos: make([]float64, c.d), SumNeg: make([]float64, c.d), Mom: make([]float64, c.d*(c.d+1)/2)}
-		pairwise.SSPFromVector(st, sum, c.R)
-		w, info, lambda := solveSSP(st, c.R, math.Sqrt(v))
-		c.info, c.lambda = info, lambda
-		if nrm := pairwise.Norm2(w); c.B > 0 && nrm > c.B {
-			for i := range w {
-				w[i] *= c.B / nrm
-			}
-		}
-		return w
+		return c.solve(sum, n, math.Sqrt(v))
 	}
 	return model
+}
+
+// solve returns the ridge Fisher direction of summed phase-2 statistics
+// of n records whose weighted vector carries noise sigma per coordinate,
+// rescaled into the B-ball.
+func (c *ldaCombiner) solve(sum []float64, n, sigma float64) []float64 {
+	if len(sum) != pairwise.SSPCoords(c.d, pairwise.SSPPooled) || n < 2 {
+		return make([]float64, c.d)
+	}
+	st := &pairwise.SSPStats{D: c.d, N: n, SumPos: make([]float64, c.d), SumNeg: make([]float64, c.d), Mom: make([]float64, c.d*(c.d+1)/2)}
+	pairwise.SSPFromVector(st, sum, c.R)
+	w, info, lambda := solveSSP(st, c.R, sigma)
+	c.info, c.lambda = info, lambda
+	if nrm := pairwise.Norm2(w); c.B > 0 && nrm > c.B {
+		for i := range w {
+			w[i] *= c.B / nrm
+		}
+	}
+	return w
 }
 
 func (c *ldaCombiner) Final(model []float64) []float64 { return slices.Clone(model) }
@@ -276,4 +274,80 @@ func (fedLDA) Account(sigmas []float64, sens, epsilon, delta float64) (float64, 
 
 func (fedLDA) PrivacyNote(*Spec) string {
 	return "per-site record-level (ε, δ)-DP: every site releases the sum of its records once (the coordinator broadcasts the centre ĉ it gives), then the class sums, label-free second moment and positive count of its records' directions R(x − ĉ)/‖x − ĉ‖ once, each with Gaussian noise of sensitivity 2 (pairwise/private_lda.go); the two releases are calibrated together by exact Gaussian-DP composition; each record is in one site (parallel composition); the coordinator's sums and solve are post-processing. Any label mix per site, a single class included"
+}
+
+// Secure aggregation (secure.go, secure_phases.go): both phases release a
+// sum over sites of one vector per site, so fed-dp-lda is a SumReleaser
+// of two sequential rounds. A site's vector in each round is the exact
+// (noise-free) vector of the plain path — Σ x/R in phase 1, zero-padded
+// to the length of phase 2's pooled statistics vector
+// (pairwise.SSPVector of the signs) — which the worker encodes with its
+// share of the distributed discrete Gaussian. Both have replace-one ℓ2
+// sensitivity Δ = 2 (pairwise/private_lda.go; the padding changes
+// nothing), so the DDG's Δ is 2 and the two rounds compose sequentially
+// with equal budgets (secure_phases.go), where the plain path splits μ²
+// 1 : 3. One record's term is at most 1 in phase 1 and
+// √(a²R² + 2b²R⁴ + c²) = √3 in phase 2 (the moment block counted twice,
+// an upper bound), so clip = n_max·√3 never binds.
+
+// SumShape: the statistics vector's length, clip n_max·√3, Δ = 2.
+func (fedLDA) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64, float64, error) {
+	R := s.FeatureRadius
+	wa, wb, wc := pairwise.SSPWeights(R, pairwise.SSPPooled)
+	phiMax := math.Sqrt(wa*wa*R*R + 2*wb*wb*R*R*R*R + wc*wc)
+	_, nMax := sizes(sites)
+	return pairwise.SSPCoords(params, pairwise.SSPPooled), float64(max(nMax, 1)) * phiMax, pairwise.SSPSensitivity(R, wa, wb, wc), nil
+}
+
+// SumVector: phase 1's Σ x/R (padded), phase 2's statistics of the signs
+// around the broadcast centre; no noise (the worker encodes them).
+func (s *ldaSite) SumVector(ctx context.Context, phase int, model []float64) ([]float64, int, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	ds, R := s.env.Data, s.job.FeatureRadius
+	switch phase {
+	case 1:
+		v := make([]float64, pairwise.SSPCoords(ds.D, pairwise.SSPPooled))
+		copy(v, pairwise.LDACentreVector(ds, R))
+		return v, ds.N, nil
+	case 2:
+		return pairwise.SSPVector(pairwise.LDASignStats(ds, ldaClampCentre(model, R), R), R), ds.N, nil
+	}
+	return nil, 0, fmt.Errorf("%s has two phases, asked for phase %d", FedDPLDA, phase)
+}
+
+// ldaClampCentre returns the broadcast centre clamped into the R-ball, as
+// the coordinator's was (a no-op for an honest coordinator; the
+// sensitivity argument holds for any centre).
+func ldaClampCentre(model []float64, R float64) []float64 {
+	c := slices.Clone(model)
+	if nc := pairwise.Norm2(c); nc > R {
+		for i := range c {
+			c[i] *= R / nc
+		}
+	}
+	return c
+}
+
+// CombineSum: phase 1 turns the decoded sum into the centre over the
+// included sites' records; phase 2 solves the summed statistics at the
+// sum's noise level sigma (per coordinate of the weighted vector).
+func (c *ldaCombiner) CombineSum(model, sum []float64, included []SiteInfo, sigma float64) []float64 {
+	var n float64
+	for _, s := range included {
+		n += float64(s.Records)
+	}
+	switch c.phase {
+	case 1:
+		c.phase = 2
+		if n < 1 || len(sum) < c.d {
+			return make([]float64, c.d)
+		}
+		return pairwise.LDACentre(sum[:c.d], n, c.R)
+	case 2:
+		c.phase = 3
+		return c.solve(sum, n, sigma)
+	}
+	return model
 }

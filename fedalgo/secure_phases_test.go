@@ -197,7 +197,7 @@ func siteData(K, n, d int) []*pairwise.Dataset {
 	return out
 }
 
-// A multi-phase secure run (fed-dp-gd-grad: 4 sequential rounds;
+// A multi-phase secure run (fed-dp-gd-grad: 4 sequential rounds; fed-dp-lda: 2;
 // fed-dp-local-sgd: ⌈log₂ n⌉ parallel phases; fed-dpegd: ⌊log₂ n⌋): every phase's secure sum
 // equals the plain sum of the sites' noisy integer encodings; a site
 // dropping mid-phase (after sharing its keys, before its masked input)
@@ -206,7 +206,7 @@ func siteData(K, n, d int) []*pairwise.Dataset {
 func TestSecAggMultiPhase(t *testing.T) {
 	const K = 5
 	data := siteData(K, 40, 4)
-	for _, algo := range []string{FedDPGDGrad, FedDPLocalSGD, FedDPEGD} {
+	for _, algo := range []string{FedDPGDGrad, FedDPLocalSGD, FedDPEGD, FedDPLDA} {
 		t.Run(algo, func(t *testing.T) {
 			w, phases, err := secureRun(t, algo, K, data, nil)
 			if err != nil || len(w) != 4 || phases < 2 {
@@ -241,7 +241,7 @@ func TestSecAggPhasesClipMargin(t *testing.T) {
 	for i := range sites {
 		sites[i] = SiteInfo{Name: fmt.Sprintf("s%d", i), Records: 6249}
 	}
-	for _, algo := range []string{FedDPGDGrad, FedDPLocalSGD, FedDPEGD} {
+	for _, algo := range []string{FedDPGDGrad, FedDPLocalSGD, FedDPEGD, FedDPLDA} {
 		spec := Spec{ID: "j", Algo: algo, Task: "auc", FeatureRadius: 1, Epsilon: 1, Options: protocol.OptionsOf(map[string]float64{OptSecAgg: 1, OptSecAggThreshold: 8})}
 		a, err := Configure(&spec)
 		if err != nil {

@@ -302,7 +302,14 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 		rep.AUC = experiment.Summarize(aucs)
 	}
 	if spec.Scale == "bounds" {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("every site and the evaluator apply the public %s, then bring records within ‖x‖ ≤ R = %g (clipped for private jobs, multiplied by R/M for the others)", spec.Bounds.Describe(), spec.Job.FeatureRadius))
+		how := "clipped: a private job"
+		switch {
+		case fedalgo.CentresPrivately(spec.Job.Algo):
+			how = "multiplied by R/M, M the box's largest norm: " + spec.Job.Algo + " centres the records privately itself"
+		case !fedalgo.Private(spec.Job.Algo):
+			how = "multiplied by R/M, M the box's largest norm: a non-private job"
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("every site and the evaluator apply the public %s, then bring records within ‖x‖ ≤ R = %g (%s)", spec.Bounds.Describe(), spec.Job.FeatureRadius, how))
 	} else {
 		rep.Notes = append(rep.Notes,
 			fmt.Sprintf("each site fits %s scaling on its own training records and clips them to ‖x‖ ≤ %g; the test split is scaled with the pooled training split's scaler (an evaluator outside the federation: simulation only)", spec.Scale, spec.Job.FeatureRadius))

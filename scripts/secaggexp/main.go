@@ -48,7 +48,7 @@ import (
 var (
 	flagDatasets   = flag.String("datasets", "diabetes", "comma-separated: diabetes, ijcnn1, each optionally with :runs (e.g. diabetes:200,ijcnn1:40; default -runs)")
 	flagSkip       = flag.String("skip", "", "comma-separated dataset/algorithm pairs not to run (e.g. ijcnn1/fed-dp-gd-grad)")
-	flagAlgos      = flag.String("algos", fedalgo.FedDPSSP, "comma-separated federated algorithms that support secure aggregation (fed-dp-ssp, fed-dp-ssp-mean, fed-dp-gd-grad, fed-dp-local-sgd)")
+	flagAlgos      = flag.String("algos", fedalgo.FedDPSSP, "comma-separated federated algorithms that support secure aggregation (fed-dp-lda, fed-dp-ssp, fed-dp-ssp-mean, fed-dp-gd-grad, fed-dp-local-sgd, fed-dpegd)")
 	flagDiabetes   = flag.String("diabetes", "datasets/diabetes", "diabetes LIBSVM file")
 	flagShared     = flag.String("shared", "../shared/datasets", "directory with ijcnn1.trn.bz2 and ijcnn1.tst.bz2")
 	flagSchemas    = flag.String("schemas", "schemas", "directory with the feature-bounds schemas <dataset>.json")
