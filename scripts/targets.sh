@@ -51,4 +51,6 @@ row "a9a, ε = 1" 0.88 "$PF" train --data "$D/a9a" --test "$D/a9a.t" $(bounds a9
 row "federated pooled (1 site), diabetes" null "$PF" simulate --data "$D/diabetes" $(bounds diabetes 8) --sites 1 --epsilon 1 --runs "$RUNS"
 row "federated 4 sites iid, diabetes (within 0.02 of pooled)" null "$PF" simulate --data "$D/diabetes" $(bounds diabetes 8) --sites 4 --epsilon 1 --runs "$RUNS"
 row "federated 4 single-class sites, diabetes" 0.78 "$PF" simulate --data "$D/diabetes" $(bounds diabetes 8) --sites 4 --partition single-class --epsilon 1 --runs "$RUNS"
+row "federated 4 sites iid, secure aggregation (default t = 3 of 4)" null "$PF" simulate --data "$D/diabetes" $(bounds diabetes 8) --sites 4 --epsilon 1 --secure-aggregation --runs "$RUNS"
+row "federated 4 single-class sites, secure aggregation" 0.78 "$PF" simulate --data "$D/diabetes" $(bounds diabetes 8) --sites 4 --partition single-class --epsilon 1 --secure-aggregation --runs "$RUNS"
 row "federated 16 sites iid, diabetes" null "$PF" simulate --data "$D/diabetes" $(bounds diabetes 8) --sites 16 --epsilon 1 --runs "$RUNS"
