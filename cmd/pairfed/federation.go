@@ -407,7 +407,10 @@ func runWorker(c *cli.Context) error {
 			// Jobs of algorithms that centre privately (fed-dp-lda) read
 			// the records by the linear map, R/√d times the box: nothing
 			// is clipped around the box's centre.
-			linear = sc.Divide(R).Apply(table.Dataset)
+			// (The clip only absorbs rounding: ‖x‖ ≤ R by construction.)
+			if linear, _, err = data.Clip(sc.Divide(R).Apply(table.Dataset), R); err != nil {
+				return err
+			}
 		}
 		if ds, _, err = data.Clip(ds, R); err != nil {
 			return err
