@@ -60,8 +60,9 @@ func (c cell) String(objective bool) string {
 
 // refusedRE finds the certified ε in pairwise's refusal of a printed σ
 // ("--calibration paper refused: the printed σ certifies only ε = 1.23 >
-// 1 …", or "… Laplace scale certifies only ε = …").
-var refusedRE = regexp.MustCompile(`calibration paper refused: .*?certifies only ε = ([0-9.eE+-]+)`)
+// 1 …", "… certifies only ε = +Inf > 50 …" beyond the discrete-noise cap,
+// or "… Laplace scale certifies only ε = …").
+var refusedRE = regexp.MustCompile(`calibration paper refused: .*?certifies only ε = ([^ ;]+)`)
 
 // cellFromError classifies a failed run: a refused paper calibration is a
 // result (its certified ε is kept), anything else an error.

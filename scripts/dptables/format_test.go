@@ -54,4 +54,8 @@ func TestCellFromError(t *testing.T) {
 	if c.String(false) != "refused: certifies ε = 0.61" {
 		t.Errorf("Laplace refusal → %q", c.String(false))
 	}
+	c = cellFromError(errors.New("pairwise: dpgdc2: --calibration paper refused: the printed σ certifies only ε = +Inf > 50 at δ = 0.003906 (…)"))
+	if c.String(false) != "refused: certifies ε = +Inf" {
+		t.Errorf("infinite refusal → %q", c.String(false))
+	}
 }

@@ -117,7 +117,7 @@ func tables() []*table {
 		for _, a := range []string{"dp-local-sgd", "dpegd"} {
 			r := trow{dataset: ds, setting: "convex, δ = 1/256", algo: a, n: 256}
 			if ds == diabetes && a == "dp-local-sgd" {
-				r.printed = []string{"73.6 ± 3.5", "", "", "78.3 ± 3.2"}
+				r.printed = []string{"73.6 (sd 3.5)", "", "", "78.3 (sd 3.2)"}
 			}
 			y.rows = append(y.rows, r)
 		}
