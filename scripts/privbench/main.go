@@ -72,6 +72,7 @@ type algo struct {
 var algos = []algo{
 	{name: "sgd-prev", loss: "hinge", ceiling: true},
 	{name: "class-mean", loss: "square", floor: true},
+	{name: "dp-lda", loss: "square"},
 	{name: "dp-ssp", loss: "square"},
 	{name: "dp-ssp-mean", loss: "square"},
 	{name: "dp-gd", loss: "hinge"},
@@ -118,7 +119,8 @@ func main() {
 	skip := flag.String("skip", "", "comma-separated algorithms to leave out")
 	runs := flag.Int("runs", 20, "runs per cell")
 	runsLarge := flag.Int("runs-large", 0, "runs per cell on a9a and ijcnn1 (0: -runs)")
-	scale := flag.String("scale", "minmax", "feature scaling fitted on the training records: minmax (NOT end-to-end private: reported private = false), standard or none")
+	scale := flag.String("scale", "minmax", "feature scaling fitted on the training records: minmax (NOT end-to-end private: reported private = false), standard or none; bounds: the public schema <schemas>/<dataset>.json (end to end private; its unknown features' ranges estimated under DP)")
+	schemas := flag.String("schemas", "schemas", "folder of the feature-bounds schemas (-scale bounds)")
 	maxQuad := flag.Int("max-quadratic-n", 2000, "skip the O(n²)-per-pass algorithms above this many training records")
 	maxCubic := flag.Int("max-cubic-n", 300, "skip the O(n³)-per-run algorithms (dp-sgd-output: T = n² steps pairing with all previous draws) above this many training records")
 	seed := flag.Uint64("seed", 12, "split seed")
@@ -147,13 +149,23 @@ func main() {
 		if !ok {
 			log.Fatalf("privbench: unknown dataset %q (known: diabetes, german.numer, messidor, a9a, ijcnn1)", ds)
 		}
-		train, err := data.Load(filepath.Join(*dir, fs[0]), data.Options{})
+		var opt data.Options
+		var schema *data.Schema
+		if *scale == "bounds" {
+			if schema, err = data.LoadSchema(filepath.Join(*schemas, ds+".json")); err != nil {
+				log.Fatal(err)
+			}
+			if _, err := schema.Apply(&opt); err != nil {
+				log.Fatal(err)
+			}
+		}
+		train, err := data.Load(filepath.Join(*dir, fs[0]), opt)
 		if err != nil {
 			log.Fatal(err)
 		}
 		var test *data.Table
 		if fs[1] != "" {
-			if test, err = data.Load(filepath.Join(*dir, fs[1]), data.Options{}); err != nil {
+			if test, err = data.Load(filepath.Join(*dir, fs[1]), opt); err != nil {
 				log.Fatal(err)
 			}
 			if err := data.Align(train, test); err != nil {
@@ -194,7 +206,7 @@ func main() {
 					case a.quadratic && nTrain > *maxQuad:
 						c.note = fmt.Sprintf("skipped: O(n²) per pass at n = %d > %d", nTrain, *maxQuad)
 					default:
-						c = runCell(c, a, train, test, n, r, *scale, *seed, pairwise.Calibration(*calib))
+						c = runCell(c, a, train, test, n, r, *scale, schema, *seed, pairwise.Calibration(*calib))
 					}
 					cells = append(cells, c)
 					w.Write([]string{c.dataset, c.size, strconv.Itoa(c.n), c.algo, fmtEps(c.eps), "1/(10n)", strconv.Itoa(c.runs),
@@ -211,9 +223,12 @@ func main() {
 	}
 }
 
-func runCell(c cell, a algo, train, test *data.Table, n, runs int, scale string, seed uint64, calib pairwise.Calibration) cell {
+func runCell(c cell, a algo, train, test *data.Table, n, runs int, scale string, schema *data.Schema, seed uint64, calib pairwise.Calibration) cell {
 	spec := experiment.Spec{Task: pairwise.TaskAUC, Algo: a.name, Loss: a.loss, Runs: runs, TrainSize: n, Scale: scale,
-		FeatureRadius: 1, Seed: seed, Lambda: a.lambda}
+		FeatureRadius: 1, Seed: seed, Lambda: a.lambda, Bounds: schema}
+	if a.ceiling && schema != nil {
+		spec.FeatureRadius = 0 // non-private: the linear bounds map, no clipping
+	}
 	if !a.ceiling {
 		spec.Calibration = calib
 	}
@@ -296,7 +311,11 @@ func fmtEps(e float64) string {
 func markdown(cells []cell, epss []float64, scale string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "AUC (mean ± standard error over runs), δ = 1/(10n), R = 1, --scale %s", scale)
-	if scale != "none" {
+	switch scale {
+	case "none":
+	case "bounds":
+		b.WriteString(" (the public schemas: end to end private; the schema's unknown features' ranges estimated under DP)")
+	default:
 		b.WriteString(" (fitted on the training records: the mechanisms are private for the scaled data, the pipeline is NOT private end to end)")
 	}
 	b.WriteString(".\n")
