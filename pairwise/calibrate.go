@@ -114,6 +114,7 @@ func calibrateGaussian(name string, priv *Privacy, rep *PrivacyReport, paper, pa
 	rep.FailureDelta = o.plan.FailureDelta
 	rep.Calibration = string(cal)
 	rep.CertifiedEpsilon, rep.CertifiedDelta = bestCert.Epsilon, bestCert.Delta
+	rep.certified = true
 	rep.PaperSigmas = append([]float64(nil), paper...)
 	rep.PaperSensitivity = append([]float64(nil), paperSens...)
 	comp := "sequential composition"
@@ -170,6 +171,7 @@ func calibrateLaplace(name string, priv *Privacy, rep *PrivacyReport, paper, pap
 	rep.Disjoint = disjoint
 	rep.Calibration = string(cal)
 	rep.CertifiedEpsilon, rep.CertifiedDelta = cert, 0
+	rep.certified = true
 	rep.PaperSigmas = append([]float64(nil), paper...)
 	rep.PaperSensitivity = append([]float64(nil), paperL1...)
 	rep.Notes = append(rep.Notes, fmt.Sprintf("calibration %s: ℓ1 sensitivity %s; Laplace mechanism certifies ε = %.6g (request %g)", cal, how, cert, eps))
@@ -345,16 +347,33 @@ func certifiedRun(a *Algorithm, run func(context.Context, Objective, RunConfig, 
 	}
 }
 
-// certifyReport fills the certificate of a report that has none (see
-// certifiedRun) and checks it against the request.
+// certifyReport fills the certificate of a report whose algorithm did not
+// certify it while calibrating (see certifiedRun) and checks it against the
+// request. Its Sensitivity must already include the secure noise's
+// snapping allowance (the algorithms that report this way state Δ'); the
+// discrete-noise δ term (dp/discrete_gdp.go) is included for the
+// rep.dim coordinates each release draws.
 func certifyReport(name string, rep *PrivacyReport) error {
-	if rep.Calibration == "" {
-		rep.Calibration = string(CalibrationExact)
+	if !rep.certified {
+		rep.certified = true
+		if rep.Calibration == "" {
+			rep.Calibration = string(CalibrationExact)
+		}
 		switch {
 		case len(rep.Sigmas) == 0:
 			rep.CertifiedEpsilon, rep.CertifiedDelta = 0, rep.FailureDelta
 		case rep.Mechanism == "gaussian" && rep.Delta > 0 && len(rep.Sensitivity) == len(rep.Sigmas):
-			c, err := dp.CertifyGaussian(dp.GaussianPlan{Sensitivities: rep.Sensitivity, Disjoint: rep.Disjoint, FailureDelta: rep.FailureDelta}, rep.Sigmas, rep.Epsilon, rep.Delta)
+			var coords int64
+			for i, s := range rep.Sigmas {
+				if s > 0 && rep.Sensitivity[i] > 0 {
+					coords += int64(rep.dim)
+					if rep.Disjoint {
+						coords = int64(rep.dim) // a record reaches one release
+						break
+					}
+				}
+			}
+			c, err := dp.CertifyGaussian(dp.GaussianPlan{Sensitivities: rep.Sensitivity, Disjoint: rep.Disjoint, FailureDelta: rep.FailureDelta, Coordinates: coords}, rep.Sigmas, rep.Epsilon, rep.Delta)
 			if err != nil {
 				return fmt.Errorf("pairwise: %s: certifying the report: %w", name, err)
 			}
@@ -364,7 +383,8 @@ func certifyReport(name string, rep *PrivacyReport) error {
 			if rep.Neighbouring == string(dp.ReplaceOne) {
 				rel = dp.ReplaceOne
 			}
-			e, _, err := dp.SubsampledGaussianEpsilon(rep.SampleRate, rep.Sigmas[0]/rep.Sensitivity[0], rep.Releases, rep.Delta-rep.FailureDelta, rel)
+			coords := int64(rep.Releases) * int64(rep.dim) // every step draws dim coordinates
+			e, _, err := dp.SecureSubsampledGaussianEpsilon(rep.SampleRate, rep.Sigmas[0]/rep.Sensitivity[0], rep.Releases, rep.Delta-rep.FailureDelta, rel, coords)
 			if err != nil {
 				return fmt.Errorf("pairwise: %s: certifying the report: %w", name, err)
 			}
@@ -373,6 +393,7 @@ func certifyReport(name string, rep *PrivacyReport) error {
 				rep.CertifiedDelta = 1 // not certified at the request
 			}
 		default:
+			rep.certified = false
 			return nil // no accountant for this report (e.g. ℓ2-Laplace): nothing claimed beyond the algorithm's own proof
 		}
 	}

@@ -382,6 +382,13 @@ func TestCalibrationRegistryTable(t *testing.T) {
 						t.Fatalf("%s ε=%g δ=%g %s: %v", a.Name, eps, dl, cal, err)
 					}
 					p := res.Privacy
+					// A run that drew noise states a certificate: ε in
+					// (0, requested] (a zero would be a report nobody
+					// certified; only a run that released nothing
+					// data-dependent, [H20] with T₁ ≥ n, certifies 0).
+					if len(rec.calls) > 0 && !(p.CertifiedEpsilon > 0) {
+						t.Fatalf("%s ε=%g δ=%g %s: %d noisy draws but certified ε = %v (report without a certificate)", a.Name, eps, dl, cal, len(rec.calls), p.CertifiedEpsilon)
+					}
 					if !(p.CertifiedEpsilon <= eps) || !(p.CertifiedDelta <= dl) || p.Calibration != string(cal) || !p.Private {
 						t.Fatalf("%s ε=%g δ=%g %s: certified (%v, %v), calibration %q, private %v", a.Name, eps, dl, cal, p.CertifiedEpsilon, p.CertifiedDelta, p.Calibration, p.Private)
 					}

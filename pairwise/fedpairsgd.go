@@ -45,7 +45,9 @@ type PairSGDCalibration struct {
 	// secure mechanism's rounding allowance), Multiplier z and Sigma = zΔ'.
 	Sensitivity, Multiplier, Sigma float64
 	// Epsilon is what the accountant certifies at Delta for the Steps
-	// steps (≤ the requested ε), at RDP order Order.
+	// steps (≤ the requested ε), at RDP order Order, the secure sampler's
+	// discrete-noise δ term over Steps·p coordinates included
+	// (dp.SecureSubsampledGaussianEpsilon).
 	Epsilon, Delta float64
 	Order          int
 }
@@ -65,7 +67,8 @@ func PairSGDCalibrate(task Task, p int, q float64, steps int, C, eps, delta floa
 		return PairSGDCalibration{}, fmt.Errorf("pairwise: dp-pair-sgd needs at least one parameter, got %d", p)
 	}
 	const rel = dp.ReplaceOne
-	z, err := pairSGDMultiplier(q, steps, eps, delta, rel)
+	coords := int64(steps) * int64(p) // secure noise coordinates of all the steps
+	z, err := pairSGDMultiplier(q, steps, eps, delta, rel, coords)
 	if err != nil {
 		return PairSGDCalibration{}, fmt.Errorf("pairwise: dp-pair-sgd: %w", err)
 	}
@@ -77,7 +80,7 @@ func PairSGDCalibrate(task Task, p int, q float64, steps int, C, eps, delta floa
 		return PairSGDCalibration{}, fmt.Errorf("pairwise: dp-pair-sgd: noise multiplier %g is too large for the mechanism", z)
 	}
 	snap := dp.SnappedL2Sensitivity(sens, dp.GaussianGranularity(2*z*sens), p)
-	got, order, err := dp.SubsampledGaussianEpsilon(q, z, steps, delta, rel)
+	got, order, err := dp.SecureSubsampledGaussianEpsilon(q, z, steps, delta, rel, coords)
 	if err != nil {
 		return PairSGDCalibration{}, fmt.Errorf("pairwise: dp-pair-sgd: %w", err)
 	}

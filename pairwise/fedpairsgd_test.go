@@ -55,3 +55,26 @@ func TestPairSGDLocalIsSingleSiteDPPairSGD(t *testing.T) {
 		t.Error("q = 0 calibrated")
 	}
 }
+
+// The subsampled calibration leaves room for the secure sampler's
+// discrete-noise δ term over all steps·p coordinates: its multiplier is
+// above the continuous accountant's for the same request, and its
+// certified ε (term included) is above the continuous ε of the same
+// multiplier yet within the request.
+func TestPairSGDCalibrateDiscreteTerm(t *testing.T) {
+	const q, steps, C, delta = 0.1, 300, 1.0, 1e-6
+	for _, eps := range []float64{0.5, 8} {
+		cal, err := PairSGDCalibrate(TaskAUC, 1000, q, steps, C, eps, delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zc, err := dp.SubsampledGaussianMultiplier(q, steps, eps, delta, dp.ReplaceOne)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cont, _, _ := dp.SubsampledGaussianEpsilon(q, cal.Multiplier, steps, delta, dp.ReplaceOne)
+		if !(cal.Multiplier > zc) || !(cal.Epsilon > cont) || !(cal.Epsilon <= eps) {
+			t.Fatalf("ε = %g: multiplier %v (continuous %v), certified ε %v (continuous %v)", eps, cal.Multiplier, zc, cal.Epsilon, cont)
+		}
+	}
+}

@@ -171,6 +171,10 @@ type PrivacyReport struct {
 	PaperSensitivity []float64 `json:"paper_sensitivity,omitempty"`
 
 	dim int // noised coordinates per release (the snapping allowance)
+	// certified is set once the certificate fields were filled by the
+	// algorithm's own calibration (calibrateGaussian, calibrateLaplace);
+	// certifyReport certifies the other reports.
+	certified bool
 }
 
 // privateSetup is the common prologue of every private algorithm: it

@@ -198,7 +198,10 @@ func runPairSGDPrivate(ctx context.Context, obj Objective, cfg RunConfig, rng *r
 	notes = append(notes, fmt.Sprintf("q = min(⌈4√n⌉, n/2)/n = %.4g (expected batch %.1f); clip C = %g", q, q*float64(n), C))
 	const rel = dp.ReplaceOne
 	// σ = z·Δ', Δ' = Δ + g√p with g the grid of σ (bounded by the grid of 2zΔ).
-	z, err := pairSGDMultiplier(q, T, pr.Epsilon, pr.Delta, rel)
+	// The secure sampler draws p coordinates per step: N = T·p in the
+	// discrete-noise δ term (dp.SecureSubsampledGaussianMultiplier).
+	coords := int64(T) * int64(p)
+	z, err := pairSGDMultiplier(q, T, pr.Epsilon, pr.Delta, rel, coords)
 	if err != nil {
 		return nil, fmt.Errorf("pairwise: %s: %w", name, err)
 	}
@@ -249,9 +252,15 @@ func runPairSGDPrivate(ctx context.Context, obj Objective, cfg RunConfig, rng *r
 	}
 	out := iters.output(T, w)
 
-	eps, order, err := dp.SubsampledGaussianEpsilon(q, z, T, pr.Delta, rel)
+	eps, order, err := dp.SecureSubsampledGaussianEpsilon(q, z, T, pr.Delta, rel, coords)
 	if err != nil {
 		return nil, err
+	}
+	// The certificate, discrete-noise term included (certifyReport would
+	// compute the same).
+	rep.CertifiedEpsilon, rep.CertifiedDelta, rep.certified = eps, pr.Delta, true
+	if eps > pr.Epsilon {
+		rep.CertifiedDelta = 1 // not certified at the request
 	}
 	rep.Mechanism = "subsampled-gaussian"
 	rep.SampleRate = q
@@ -261,31 +270,34 @@ func runPairSGDPrivate(ctx context.Context, obj Objective, cfg RunConfig, rng *r
 	rep.Releases = T
 	rep.G = C
 	rep.Formula = fmt.Sprintf("σ = z·Δ', Δ' = Δ + g√p, Δ = %gC (adding a record changes ≤ %g active clipped pairs), z = %.6g the smallest multiplier with ε ≤ %g at δ = %g", sens/C, sens/C, z, pr.Epsilon, pr.Delta)
-	rep.Accountant = fmt.Sprintf("RDP of the Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019), %d steps at q = %.4g, replace-one by the weak triangle inequality (Mironov 2017 Prop 11), CKS conversion: ε = %.6g at α = %d", T, q, eps, order)
+	rep.Accountant = fmt.Sprintf("RDP of the Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019), %d steps at q = %.4g, replace-one by the weak triangle inequality (Mironov 2017 Prop 11), CKS conversion, the secure sampler's discrete-noise δ term over %d coordinates included (dp.SecureSubsampledGaussianEpsilon): ε = %.6g at α = %d", T, q, coords, eps, order)
 	rep.Notes = append(notes,
 		"G in this report is the clip norm C (pair gradients are clipped; no Lipschitz constant is used)",
 		"output: the average of the projected iterates (or the last with --averaging last)")
 	return &Result{W: out, Steps: T, PairGrads: pairs, Privacy: rep}, nil
 }
 
-// pairSGDMultiplier memoizes dp.SubsampledGaussianMultiplier (a pure
-// function costing a few hundred milliseconds) for repeated runs with the
-// same parameters (experiments, audits).
-func pairSGDMultiplier(q float64, T int, eps, delta float64, rel dp.Neighbouring) (float64, error) {
+// pairSGDMultiplier memoizes dp.SecureSubsampledGaussianMultiplier (a
+// pure function costing a few hundred milliseconds) for repeated runs with
+// the same parameters (experiments, audits); coords is the number of noise
+// coordinates the T steps draw from the secure sampler (T·p), whose
+// discrete-noise δ term the multiplier leaves room for.
+func pairSGDMultiplier(q float64, T int, eps, delta float64, rel dp.Neighbouring, coords int64) (float64, error) {
 	type key struct {
 		q          float64
 		T          int
 		eps, delta float64
 		rel        dp.Neighbouring
+		coords     int64
 	}
-	k := key{q, T, eps, delta, rel}
+	k := key{q, T, eps, delta, rel, coords}
 	pairSGDCache.Lock()
 	z, ok := pairSGDCache.m[k]
 	pairSGDCache.Unlock()
 	if ok {
 		return z, nil
 	}
-	z, err := dp.SubsampledGaussianMultiplier(q, T, eps, delta, rel)
+	z, err := dp.SecureSubsampledGaussianMultiplier(q, T, eps, delta, rel, coords)
 	if err != nil {
 		return 0, err
 	}

@@ -386,11 +386,13 @@ func calibrateSnapped(eps, delta, sens float64, k int) (float64, error) {
 		return 0, fmt.Errorf("pairwise: σ = %g is too large for the noise mechanism (ε = %g, δ = %g, Δ = %g)", s0, eps, delta, sens)
 	}
 	g := dp.GaussianGranularity(2 * s0)
-	s, err := dp.AnalyticGaussianSigma(eps, delta, dp.SnappedL2Sensitivity(sens, g, k))
+	// The exact calibration of Δ' (snapping already in it) with the
+	// discrete-noise δ term of the k coordinates (dp.CalibrateGaussian).
+	s, _, err := dp.CalibrateGaussian(dp.GaussianPlan{Sensitivities: []float64{dp.SnappedL2Sensitivity(sens, g, k)}, Coordinates: int64(k)}, eps, delta)
 	if err != nil {
 		return 0, fmt.Errorf("pairwise: %w", err)
 	}
-	return s, nil
+	return s[0], nil
 }
 
 // NoisySSP returns s plus the release's noise: N(0, σ²) on every
@@ -594,6 +596,7 @@ func runSSP(ctx context.Context, a *Algorithm, kind SSPKind, obj Objective, cfg 
 	rep.Sensitivity = []float64{rel.Sensitivity}
 	rep.Sigmas = []float64{rel.Sigma}
 	rep.Releases = 1
+	rep.dim = rel.Coords // the release's noise coordinates (certifyReport's discrete-noise term)
 	rep.Formula = fmt.Sprintf("σ = analytic Gaussian σ(ε, δ, Δ') (Balle & Wang 2018 Thm 8), Δ' = Δ + g√k, Δ = %.6g (weights a = %.4g, b = %.4g, c = %.4g), k = %d coordinates",
 		SSPSensitivity(R, a0, b0, c0), a0, b0, c0, rel.Coords)
 	rep.Accountant = "one Gaussian release (exact: Gaussian DP / analytic Gaussian mechanism); the model is post-processing"

@@ -195,8 +195,12 @@ func printReport(w io.Writer, r *experiment.Report) {
 		fmt.Fprintf(w, "privacy: %s with ε = %g, δ = %.3g; %s noise (%s); G = %g, L = %g, α = %g, R = %g; %d releases, σ %s\n",
 			p.Model, p.Epsilon, p.Delta, p.Mechanism, p.Noise, p.G, p.L, p.Alpha, p.R, p.Releases, fmtSigmas(p.Sigmas))
 		fmt.Fprintf(w, "         %s; %s\n", p.Formula, p.Accountant)
-		fmt.Fprintf(w, "         calibration %s: certified (ε, δ) = (%.6g, %.3g) by the exact accountant (requested (%g, %.3g)); the paper's σ %s\n",
-			p.Calibration, p.CertifiedEpsilon, p.CertifiedDelta, p.Epsilon, p.Delta, fmtSigmas(p.PaperSigmas))
+		paper := "the paper's σ " + fmtSigmas(p.PaperSigmas)
+		if len(p.PaperSigmas) == 0 {
+			paper = "no printed σ (pairfed's own mechanism)"
+		}
+		fmt.Fprintf(w, "         calibration %s: certified (ε, δ) = (%.6g, %.3g) by the exact accountant (requested (%g, %.3g)); %s\n",
+			p.Calibration, p.CertifiedEpsilon, p.CertifiedDelta, p.Epsilon, p.Delta, paper)
 		if pre := p.Preprocessing; pre != nil && pre.Ranges != nil {
 			if pre.Composition == "gdp" {
 				fmt.Fprintf(w, "         + feature ranges: gaussian noise, μ = %.4g-GDP; whole run μ = %.4g (exact Gaussian-DP composition), certified (%.4g, %.3g)\n", pre.Ranges.Mu, pre.TotalMu, pre.TotalEpsilon, pre.TotalDelta)
