@@ -17,6 +17,11 @@ type PhaseRelease struct {
 	Sigma       float64
 	Sensitivity float64
 	Secure      bool
+	// Epsilon and Delta are the certified guarantee the site's update
+	// states for its releases of the job so far (≤ the job's request;
+	// checked on receipt); 0 when the update states none (secure
+	// aggregation: the job's (ε, δ) is charged).
+	Epsilon, Delta float64
 }
 
 // TakeReleases returns the updates aggregated since the last call.

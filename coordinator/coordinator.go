@@ -127,6 +127,9 @@ type site struct {
 	lastSeen     int // tick of the last message
 	privacy      SitePrivacy
 	sens         float64 // the ℓ2 sensitivity of each release, when the plan states it
+	// certified is the plan's certified (ε, δ) for all the site's
+	// releases when the plan states it (the reservation), else zero.
+	certified fedalgo.Guarantee
 }
 
 // SitePrivacy is what a site reported about its releases.
@@ -354,6 +357,7 @@ func (c *Coordinator) startJob() []Output {
 		Job: j.ID, Algo: j.Algo, LocalAlgo: j.LocalAlgo, Task: j.Task, Loss: j.Loss, Params: c.dim,
 		LocalPasses: j.LocalPasses, Eta: j.Eta, ParamRadius: j.ParamRadius, FeatureRadius: j.FeatureRadius,
 		Lambda: j.Lambda, Seed: j.Seed, Sites: names, Aggregation: j.Aggregation, Options: slices.Clone(j.Options),
+		Calibration: j.Calibration,
 	}
 	if j.Task == protocol.TaskMetric {
 		if c.dim > 1448 { // d² ≤ protocol.MaxParams = 2²¹
@@ -402,6 +406,7 @@ func (c *Coordinator) startJob() []Output {
 	}
 	for _, name := range names {
 		c.sites[name].sens = plan.Sensitivity[name]
+		c.sites[name].certified = plan.Certified[name]
 	}
 	if err := a.Validate(); err != nil {
 		return c.abort(fmt.Sprintf("invalid job: %v", err))
@@ -601,8 +606,10 @@ func (c *Coordinator) onUpdate(m *protocol.SiteUpdate) []Output {
 	case len(m.Model) != fedalgo.UpdateLen(c.comb, len(c.model)):
 		c.logf("ignored update of %s: it has %d values, want %d", m.Site, len(m.Model), fedalgo.UpdateLen(c.comb, len(c.model)))
 		return nil
-	case c.algo.Private() && (m.Epsilon != c.job.Epsilon || m.Delta != c.job.Delta):
-		return c.abort(fmt.Sprintf("site %s claims (ε, δ) = (%g, %g), the job asked (%g, %g)", m.Site, m.Epsilon, m.Delta, c.job.Epsilon, c.job.Delta))
+	case c.algo.Private() && !(m.Epsilon > 0 && m.Epsilon <= c.job.Epsilon && m.Delta >= 0 && m.Delta <= c.job.Delta):
+		// A site states the certified (ε, δ) of its releases so far,
+		// which is within the request (fedalgo: charged as certified).
+		return c.abort(fmt.Sprintf("site %s claims (ε, δ) = (%g, %g), not within the job's (%g, %g)", m.Site, m.Epsilon, m.Delta, c.job.Epsilon, c.job.Delta))
 	}
 	s.lastSeen = c.now
 	c.updates[m.Site] = m
@@ -638,7 +645,7 @@ func (c *Coordinator) aggregate() []Output {
 		}
 		p.Secure = p.Secure && u.Secure
 		c.released = append(c.released, PhaseRelease{Site: name, Phase: c.phase, Records: c.sites[name].records,
-			Sigma: u.Sigma, Sensitivity: c.sites[name].sens, Secure: u.Secure})
+			Sigma: u.Sigma, Sensitivity: c.sites[name].sens, Secure: u.Secure, Epsilon: u.Epsilon, Delta: u.Delta})
 	}
 	rule, _ := protocol.ParseAggregation(c.job.Aggregation) // validated with the announcement
 	if err := guard(func() error { c.model = c.comb.Combine(c.model, ups, rule); return nil }); err != nil {

@@ -13,10 +13,14 @@ import (
 
 // Charge is one entry of the coordinator's privacy ledger. The coordinator
 // never draws noise itself; it charges each participant of a private job
-// for the job's whole (ε, δ) before it announces the job (Phase 0: the
-// reservation), and records each phase's release (Phase k, with the σ the
-// site reported) when it aggregates it. Every entry of a job carries the
-// job's total (ε, δ), so the ledger composes as:
+// for the job's whole (ε, δ) before the job's phases start (Phase 0: the
+// reservation — the certificate of all the site's releases when the
+// algorithm's plan states it from public numbers, fedalgo.Plan.Certified,
+// else the requested (ε, δ), an upper bound), and records each phase's
+// release (Phase k, with the σ and the certified (ε, δ) of the site's
+// releases so far that its update states) when it aggregates it. Every
+// entry of a job carries a guarantee for the job's releases up to it, so
+// the ledger composes as:
 //
 //   - within a job, the maximum over its entries: every federated
 //     algorithm's plan charges each site the job's whole (ε, δ), whether
@@ -46,7 +50,9 @@ type Charge struct {
 	Sigma       float64 `json:"sigma,omitempty"`
 	Sensitivity float64 `json:"sensitivity,omitempty"`
 	Records     int     `json:"records"`
-	// Epsilon and Delta are the job's per-site record-level guarantee.
+	// Epsilon and Delta are the per-site record-level guarantee certified
+	// for the job's releases up to this entry (the reservation: for all
+	// of them), never above the job's request.
 	Epsilon float64 `json:"epsilon"`
 	Delta   float64 `json:"delta"`
 	// Private is false for non-private jobs and for releases the site

@@ -186,9 +186,16 @@ func (s *Service) collect() {
 		}
 	}
 	for _, r := range rels {
+		// A release is charged what its site certified for the job's
+		// releases so far (checked ≤ the request on receipt); the job's
+		// request when the update states nothing (secure aggregation).
+		eps, delta := a.Epsilon, a.Delta
+		if r.Epsilon > 0 {
+			eps, delta = r.Epsilon, r.Delta
+		}
 		s.charge(Charge{Key: ChargeKey(a.Job, r.Site, r.Phase), Site: r.Site, Job: a.Job, Phase: r.Phase, Algo: a.Algo,
 			Mechanism: mechanism(a), Sigma: r.Sigma, Sensitivity: r.Sensitivity, Records: r.Records,
-			Epsilon: a.Epsilon, Delta: a.Delta, Private: fedalgo.Private(a.Algo) && r.Secure})
+			Epsilon: eps, Delta: delta, Private: fedalgo.Private(a.Algo) && r.Secure})
 	}
 }
 
@@ -206,8 +213,16 @@ func (s *Service) reserve() {
 			continue
 		}
 		st := s.inner.sites[name]
+		// The plan's certificate of all the site's releases when it
+		// states one (the site's own charges cannot exceed it: they are
+		// the same certificate of the same public numbers), else the
+		// request, an upper bound on any release the site makes.
+		eps, delta := a.Epsilon, a.Delta
+		if g := st.certified; g.Epsilon > 0 && g.Epsilon <= eps && g.Delta >= 0 && g.Delta <= delta && fedalgo.Mechanism(a) != fedalgo.MechanismDDG {
+			eps, delta = g.Epsilon, g.Delta
+		}
 		s.charge(Charge{Key: ChargeKey(a.Job, name, 0), Site: name, Job: a.Job, Algo: a.Algo, Mechanism: mechanism(a),
-			Sensitivity: st.sens, Records: st.records, Epsilon: a.Epsilon, Delta: a.Delta, Private: fedalgo.Private(a.Algo)})
+			Sensitivity: st.sens, Records: st.records, Epsilon: eps, Delta: delta, Private: fedalgo.Private(a.Algo)})
 	}
 }
 
@@ -403,7 +418,7 @@ func JobFromSubmit(m *protocol.JobSubmit) JobConfig {
 	return JobConfig{
 		ID: m.Job, Algo: m.Algo, LocalAlgo: m.LocalAlgo, Loss: m.Loss, Rounds: m.Rounds, LocalPasses: m.LocalPasses, Eta: m.Eta,
 		ParamRadius: m.ParamRadius, FeatureRadius: m.FeatureRadius, Lambda: m.Lambda, Epsilon: m.Epsilon, Delta: m.Delta, Seed: m.Seed, Aggregation: m.Aggregation, Task: m.Task,
-		Options: slices.Clone(m.Options),
+		Options: slices.Clone(m.Options), Calibration: m.Calibration,
 	}
 }
 

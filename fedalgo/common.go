@@ -56,6 +56,62 @@ func checkPrivacy(name string, s *Spec) error {
 	return nil
 }
 
+// certifiedCharge returns the (ε, δ) a site charges its ledger for a
+// release (and reports in its update): the certificate of what the
+// release actually adds — the exact accountant's ε at the job's δ and δ at
+// its ε, for the noise drawn and the proven sensitivity, composed over
+// every release of the job's records so far — never the request, which is
+// only an upper bound. A certificate outside the request (or without a
+// positive ε) is an error: nothing is released.
+func certifiedCharge(job *protocol.JobAnnounce, eps, delta float64) (float64, float64, error) {
+	if !(eps > 0 && eps <= job.Epsilon) || !(delta >= 0 && delta <= job.Delta) {
+		return 0, 0, fmt.Errorf("%s: the noise certifies (ε, δ) = (%g, %g), not within the job's (%g, %g): refusing to release", job.Algo, eps, delta, job.Epsilon, job.Delta)
+	}
+	return eps, delta, nil
+}
+
+// paperCalibrated is implemented by the private algorithms whose sites can
+// add a paper's printed σ (Spec.Calibration "paper"); the check says
+// whether this spec can (e.g. fed-oneshot: whether its local algorithm
+// has a printed σ).
+type paperCalibrated interface {
+	paperCalibration(spec *Spec) error
+}
+
+// checkCalibration checks a configured spec's calibration: exact or
+// paper; paper only for a private algorithm with a printed σ and without
+// secure aggregation (whose DDG noise has its own calibration).
+func checkCalibration(a Algorithm, spec *Spec) error {
+	switch spec.Calibration {
+	case "", protocol.CalibrationExact:
+		return nil
+	case protocol.CalibrationPaper:
+	default:
+		return fmt.Errorf("unknown calibration %q: give --calibration exact (the smallest σ the exact accountant certifies) or paper (the paper's printed σ, refused unless certified)", spec.Calibration)
+	}
+	if !a.Private() {
+		return fmt.Errorf("--calibration paper applies to private algorithms only; %s adds no noise", a.Name())
+	}
+	if SecAggRequested(spec.Options) {
+		return fmt.Errorf("--calibration paper does not apply under secure aggregation (its distributed discrete Gaussian is calibrated exactly); use --calibration exact")
+	}
+	p, ok := a.(paperCalibrated)
+	if !ok {
+		return fmt.Errorf("%s is pairfed's own mechanism with no printed σ: --calibration paper does not apply (use exact)", a.Name())
+	}
+	return p.paperCalibration(spec)
+}
+
+// refusePaper refuses, at a site, an announced paper calibration for an
+// algorithm without a printed σ (the coordinator's Configure refuses it
+// too; a site does not rely on that).
+func refusePaper(name string, job *protocol.JobAnnounce) error {
+	if job.Calibration == protocol.CalibrationPaper {
+		return fmt.Errorf("%s is pairfed's own mechanism with no printed σ: --calibration paper does not apply", name)
+	}
+	return nil
+}
+
 // needNoise refuses a private job at a site without a noise source.
 func needNoise(name string, env SiteEnv) error {
 	if env.Noise == nil {
@@ -66,14 +122,24 @@ func needNoise(name string, env SiteEnv) error {
 
 // privacyOf is the pairwise.Privacy of a site of job.
 func privacyOf(job *protocol.JobAnnounce, env SiteEnv) *pairwise.Privacy {
-	return &pairwise.Privacy{Epsilon: job.Epsilon, Delta: job.Delta, FeatureRadius: job.FeatureRadius, Noise: env.Noise}
+	return &pairwise.Privacy{Epsilon: job.Epsilon, Delta: job.Delta, FeatureRadius: job.FeatureRadius, Noise: env.Noise, Calibration: pairwise.Calibration(job.Calibration)}
 }
 
 // partitioned is the durable partition of a Site whose phases read
 // disjoint subsets (embedded by such sites).
 type partitioned struct{ part [][]int }
 
-func (p *partitioned) Partition() [][]int        { return p.part }
+func (p *partitioned) Partition() [][]int { return p.part }
+
+// partSizes returns the sizes of a partition's subsets.
+func partSizes(part [][]int) []int {
+	out := make([]int, len(part))
+	for i, s := range part {
+		out[i] = len(s)
+	}
+	return out
+}
+
 func (p *partitioned) SetPartition(part [][]int) { p.part = part }
 
 // meanCombiner is the coordinator's half of the algorithms whose next

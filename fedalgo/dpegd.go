@@ -36,6 +36,9 @@ type fedDPEGD struct{}
 func (fedDPEGD) Name() string  { return FedDPEGD }
 func (fedDPEGD) Private() bool { return true }
 
+// paperCalibration: [X21] Alg 3 prints σ_i (checked by every site for all its epochs before the first release).
+func (fedDPEGD) paperCalibration(*Spec) error { return nil }
+
 func (fedDPEGD) Configure(s *Spec) error {
 	configurePrivate(s)
 	if s.Rounds != 0 || s.LocalPasses != 0 {
@@ -74,6 +77,11 @@ func (fedDPEGD) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Every epoch's noise certified before the first release (e.g.
+	// --calibration paper refused for a later epoch).
+	if err := pairwise.DPEGDPlanCheck(env.Obj, job.Eta, partSizes(part), privacyOf(job, env)); err != nil {
+		return nil, err
+	}
 	return &dpegdSite{partitioned{part}, job, env}, nil
 }
 
@@ -92,8 +100,14 @@ func (s *dpegdSite) Step(ctx context.Context, i int, model []float64) (*protocol
 	if err != nil {
 		return nil, nil, err
 	}
-	u := &protocol.SiteUpdate{Model: res.W, Weight: float64(len(idx)), Sigma: res.Sigma, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
-	rel := &Release{Records: len(idx), Mechanism: "gaussian", Sigma: res.Sigma, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
+	// Charged: this epoch's certificate (disjoint subsets compose in
+	// parallel, so the ledger's maximum over phases is the job's).
+	eps, delta, err := certifiedCharge(j, res.CertifiedEpsilon, res.CertifiedDelta)
+	if err != nil {
+		return nil, nil, err
+	}
+	u := &protocol.SiteUpdate{Model: res.W, Weight: float64(len(idx)), Sigma: res.Sigma, Epsilon: eps, Delta: delta, Secure: res.Secure}
+	rel := &Release{Records: len(idx), Mechanism: "gaussian", Sigma: res.Sigma, Epsilon: eps, Delta: delta, Secure: res.Secure}
 	return u, rel, nil
 }
 

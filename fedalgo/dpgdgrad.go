@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -37,6 +38,9 @@ type fedDPGDGrad struct{}
 
 func (fedDPGDGrad) Name() string  { return FedDPGDGrad }
 func (fedDPGDGrad) Private() bool { return true }
+
+// paperCalibration: [K22] Thm 1 prints σ (certified by the plan for every site).
+func (fedDPGDGrad) paperCalibration(*Spec) error { return nil }
 
 // Configure: AUC only (the coordinator's step projects onto the ℓ2 ball,
 // not onto PSD matrices); Rounds is T (0: [K22] Remark 2 at the smallest
@@ -99,11 +103,58 @@ func (fedDPGDGrad) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.Certified = map[string]Guarantee{}
 	for _, site := range sites {
 		// The proven 2Γ/n_s the sites calibrate to (DPGDGradRound).
-		p.Sensitivity[site.Name] = pairwise.K22FedSensitivity(loss, s.FeatureRadius, s.ParamRadius, site.Records)
+		sens := pairwise.K22FedSensitivity(loss, s.FeatureRadius, s.ParamRadius, site.Records)
+		p.Sensitivity[site.Name] = sens
+		if s.Calibration == protocol.CalibrationPaper {
+			// [K22] Thm 1's σ for this site, certified here so that an
+			// uncertified job is refused before it is announced.
+			c, err := k22PaperCertificate(sens, pairwise.K22Sigma(p.Phases, site.Records, props.Lipschitz, p.Epsilon, p.Delta), p.Phases, params, p.Epsilon, p.Delta)
+			if err != nil {
+				return nil, fmt.Errorf("site %s: %w", site.Name, err)
+			}
+			p.Certified[site.Name] = c
+		} else if c, ok := k22PlanCertificate(sens, p.Phases, params, p.Epsilon, p.Delta); ok {
+			p.Certified[site.Name] = c
+		}
 	}
 	return p, nil
+}
+
+// k22PlanCertificate is the certificate of a site's T rounds under the
+// exact calibration, computed as the site does (dp.CalibrateGaussian of
+// T releases of sensitivity sens, p noised coordinates each: the plan of
+// pairwise.DPGDGradRound); ok is false when it cannot be stated.
+func k22PlanCertificate(sens float64, T, p int, eps, delta float64) (Guarantee, bool) {
+	ss := make([]float64, T)
+	for i := range ss {
+		ss[i] = sens
+	}
+	_, c, err := dp.CalibrateGaussian(dp.GaussianPlan{Sensitivities: ss, Dim: p}, eps, delta)
+	if err != nil || !c.Covers(eps, delta) {
+		return Guarantee{}, false
+	}
+	return Guarantee{c.Epsilon, c.Delta}, true
+}
+
+// k22PaperCertificate certifies a site's T rounds with [K22]'s printed σ
+// and the proven sensitivity (the plan of pairwise.DPGDGradRound under
+// --calibration paper), or refuses, naming the certified ε.
+func k22PaperCertificate(sens, sigma float64, T, p int, eps, delta float64) (Guarantee, error) {
+	ss, sg := make([]float64, T), make([]float64, T)
+	for i := range ss {
+		ss[i], sg[i] = sens, sigma
+	}
+	c, err := dp.CertifyGaussian(dp.GaussianPlan{Sensitivities: ss, Dim: p}, sg, eps, delta)
+	if err != nil {
+		return Guarantee{}, err
+	}
+	if !c.Covers(eps, delta) {
+		return Guarantee{}, fmt.Errorf("%s: --calibration paper refused: [K22] Thm 1's σ = %.6g certifies only (ε, δ) = (%.6g, %.3g) for the %d rounds, above the request (%g, %.3g) (exact Gaussian-DP accountant, proven sensitivity 2Γ/n = %.6g); use --calibration exact, a smaller ε or a larger δ", FedDPGDGrad, sigma, c.Epsilon, c.Delta, T, eps, delta, sens)
+	}
+	return Guarantee{c.Epsilon, c.Delta}, nil
 }
 
 func (fedDPGDGrad) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, error) {
@@ -129,16 +180,48 @@ type dpGDGradSite struct {
 // gradient of all this site's records at the broadcast model plus
 // N(0, σ² I), σ = 8G√(T log(1/δ))/(nε) for this site's n and the job's T.
 // The coordinator steps; the site only releases.
-func (s *dpGDGradSite) Step(ctx context.Context, _ int, model []float64) (*protocol.SiteUpdate, *Release, error) {
+//
+// The charge of round t is the certificate of rounds 1…t together (exact
+// Gaussian-DP composition of t releases of σ and 2Γ/n, the plan the
+// calibration certified for all T): the ledger's maximum within the job
+// is then the certificate of everything released, and after round T
+// exactly the T-round certificate the calibration stated (never less).
+func (s *dpGDGradSite) Step(ctx context.Context, t int, model []float64) (*protocol.SiteUpdate, *Release, error) {
 	j := s.job
 	res, err := pairwise.DPGDGradRound(ctx, s.env.Obj, model, j.Phases, privacyOf(j, s.env))
 	if err != nil {
 		return nil, nil, err
 	}
+	eps, delta, err := gradRoundCharge(j, res, t, len(res.Grad))
+	if err != nil {
+		return nil, nil, err
+	}
 	n := s.env.Data.N
-	u := &protocol.SiteUpdate{Model: res.Grad, Weight: float64(n), Sigma: res.Sigma, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
-	rel := &Release{Records: n, Mechanism: "gaussian", Sigma: res.Sigma, Sensitivity: res.Sensitivity, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
+	u := &protocol.SiteUpdate{Model: res.Grad, Weight: float64(n), Sigma: res.Sigma, Epsilon: eps, Delta: delta, Secure: res.Secure}
+	rel := &Release{Records: n, Mechanism: "gaussian", Sigma: res.Sigma, Sensitivity: res.Sensitivity, Epsilon: eps, Delta: delta, Secure: res.Secure}
 	return u, rel, nil
+}
+
+// gradRoundCharge is the certified (ε, δ) of rounds 1…t of a site's
+// fed-dp-gd-grad releases (σ, Δ = res.Sensitivity, p noised coordinates
+// each) at the job's request; at t = T it is at least the calibration's
+// own certificate for the T rounds.
+func gradRoundCharge(j *protocol.JobAnnounce, res *pairwise.GradRound, t, p int) (float64, float64, error) {
+	if t < 1 || t > j.Phases {
+		return 0, 0, fmt.Errorf("%s: round %d outside 1…%d", FedDPGDGrad, t, j.Phases)
+	}
+	sens, sig := make([]float64, t), make([]float64, t)
+	for i := range sens {
+		sens[i], sig[i] = res.Sensitivity, res.Sigma
+	}
+	c, err := dp.CertifyGaussian(dp.GaussianPlan{Sensitivities: sens, Dim: p}, sig, j.Epsilon, j.Delta)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: certifying round %d: %w", FedDPGDGrad, t, err)
+	}
+	if t == j.Phases {
+		c.Epsilon, c.Delta = max(c.Epsilon, res.CertifiedEpsilon), max(c.Delta, res.CertifiedDelta)
+	}
+	return certifiedCharge(j, c.Epsilon, c.Delta)
 }
 
 func (fedDPGDGrad) NewCombiner(job *protocol.JobAnnounce, _ []float64) (Combiner, error) {

@@ -38,6 +38,9 @@ type fedDPLocalSGD struct{}
 func (fedDPLocalSGD) Name() string  { return FedDPLocalSGD }
 func (fedDPLocalSGD) Private() bool { return true }
 
+// paperCalibration: [Y21a] Alg 3 prints σ_k (checked by every site for all its phases before the first release).
+func (fedDPLocalSGD) paperCalibration(*Spec) error { return nil }
+
 func (fedDPLocalSGD) Configure(s *Spec) error {
 	configurePrivate(s)
 	if s.Rounds != 0 || s.LocalPasses != 0 {
@@ -73,6 +76,11 @@ func (fedDPLocalSGD) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, erro
 	if err != nil {
 		return nil, err
 	}
+	// Every phase's noise certified before the first release (e.g.
+	// --calibration paper refused for a later phase).
+	if err := pairwise.LocalSGDPlanCheck(env.Obj, job.Eta, partSizes(part), privacyOf(job, env)); err != nil {
+		return nil, err
+	}
 	return &dpLocalSGDSite{partitioned{part}, job, env}, nil
 }
 
@@ -91,8 +99,14 @@ func (s *dpLocalSGDSite) Step(ctx context.Context, k int, model []float64) (*pro
 	if err != nil {
 		return nil, nil, err
 	}
-	u := &protocol.SiteUpdate{Model: res.W, Weight: float64(len(idx)), Sigma: res.Sigma, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
-	rel := &Release{Records: len(idx), Mechanism: "gaussian", Sigma: res.Sigma, Epsilon: j.Epsilon, Delta: j.Delta, Secure: res.Secure}
+	// Charged: this phase's certificate (disjoint subsets compose in
+	// parallel, so the ledger's maximum over phases is the job's).
+	eps, delta, err := certifiedCharge(j, res.CertifiedEpsilon, res.CertifiedDelta)
+	if err != nil {
+		return nil, nil, err
+	}
+	u := &protocol.SiteUpdate{Model: res.W, Weight: float64(len(idx)), Sigma: res.Sigma, Epsilon: eps, Delta: delta, Secure: res.Secure}
+	rel := &Release{Records: len(idx), Mechanism: "gaussian", Sigma: res.Sigma, Epsilon: eps, Delta: delta, Secure: res.Secure}
 	return u, rel, nil
 }
 

@@ -58,6 +58,12 @@ type Spec struct {
 	// checked by it alone (Optioned); nil for the algorithms that take
 	// none.
 	Options protocol.Options `json:",omitempty"`
+	// Calibration is how a private job's sites choose their noise:
+	// "" or "exact" (the default), or "paper" (the printed σ of an
+	// algorithm that has one, refused unless certified: checked by the
+	// plan where the coordinator can, by every site before its first
+	// release otherwise).
+	Calibration string `json:",omitempty"`
 }
 
 // Algorithm is one federated algorithm: the coordinator's half (plan the
@@ -106,6 +112,9 @@ type SiteInfo struct {
 	Records int
 }
 
+// Guarantee is a certified record-level (ε, δ).
+type Guarantee struct{ Epsilon, Delta float64 }
+
 // Plan is a job's plan, fixed when it starts.
 type Plan struct {
 	// Phases is the number of coordinator phases (1 ≤ Phases ≤
@@ -120,6 +129,13 @@ type Plan struct {
 	// site's releases when the coordinator can state it (for composing
 	// the coordinator's ledger with dp.Compose); absent otherwise.
 	Sensitivity map[string]float64
+	// Certified is, per site name, what the exact accountant certifies
+	// for all of the site's releases under this plan, when the
+	// coordinator can compute it from public numbers (the same
+	// calibration the site makes); absent otherwise. It is within
+	// (Epsilon, Delta), which stay the upper bound the budgets are
+	// checked against; the coordinator's reservation records it.
+	Certified map[string]Guarantee
 	// ParamRadius, when > 0, is the radius B announced instead of the
 	// spec's (an algorithm whose default B follows a rule of the sites'
 	// record counts; its Configure left the spec's B at 0).
@@ -406,6 +422,9 @@ func Configure(spec *Spec) (Algorithm, error) {
 		return nil, err
 	}
 	if err := a.Configure(spec); err != nil {
+		return nil, err
+	}
+	if err := checkCalibration(a, spec); err != nil {
 		return nil, err
 	}
 	return a, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -128,7 +129,7 @@ func pairSGDEta(s pairSGDSite, n, p, sites int, B float64) float64 {
 // release, if it cannot be met); B by the rule unless given; each site's
 // per-step sensitivity Δ' for the ledgers.
 func (fedPairSGD) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
-	p := &Plan{Phases: s.Rounds, Eta: s.Eta, Sensitivity: map[string]float64{}}
+	p := &Plan{Phases: s.Rounds, Eta: s.Eta, Sensitivity: map[string]float64{}, Certified: map[string]Guarantee{}}
 	p.Epsilon, p.Delta = planPrivacy(s, sites)
 	task := pairwise.Task(s.Task)
 	total := 0
@@ -138,6 +139,7 @@ func (fedPairSGD) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 			return nil, fmt.Errorf("site %s: %w", site.Name, err)
 		}
 		p.Sensitivity[site.Name] = sc.cal.Sensitivity
+		p.Certified[site.Name] = Guarantee{sc.cal.Epsilon, sc.cal.Delta} // the site's own calibration of the same numbers
 		total += site.Records
 	}
 	if s.ParamRadius == 0 {
@@ -153,6 +155,9 @@ func (fedPairSGD) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 
 func (fedPairSGD) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, error) {
 	if err := needNoise(FedDPPairSGD, env); err != nil {
+		return nil, err
+	}
+	if err := refusePaper(FedDPPairSGD, job); err != nil {
 		return nil, err
 	}
 	if !(job.FeatureRadius > 0) || !(job.ParamRadius > 0) || !(job.LocalPasses > 0) {
@@ -185,21 +190,49 @@ type pairSGDSiteRun struct {
 // Step runs this round's T_s noisy steps from the broadcast model and
 // releases their average (Model) and last iterate (Last); the ledger entry
 // lists σ, Δ', q and T_s.
-func (s *pairSGDSiteRun) Step(ctx context.Context, _ int, model []float64) (*protocol.SiteUpdate, *Release, error) {
+func (s *pairSGDSiteRun) Step(ctx context.Context, r int, model []float64) (*protocol.SiteUpdate, *Release, error) {
 	j, n := s.job, s.env.Data.N
 	cal := s.sc.cal
+	// The charge, certified from public numbers before any noise is drawn.
+	eps, delta, err := pairSGDRoundCharge(j, s.sc, r, s.env.Obj.NumParams())
+	if err != nil {
+		return nil, nil, err
+	}
 	avg, last, _, err := pairwise.PairSGDLocal(ctx, s.env.Obj, model, s.sc.local, s.eta, cal, s.env.Noise, s.env.Rand)
 	if err != nil {
 		return nil, nil, err
 	}
 	secure := s.env.Noise.Secure()
-	u := &protocol.SiteUpdate{Model: avg, Weight: float64(n), Sigma: cal.Sigma, Epsilon: j.Epsilon, Delta: j.Delta, Secure: secure}
+	u := &protocol.SiteUpdate{Model: avg, Weight: float64(n), Sigma: cal.Sigma, Epsilon: eps, Delta: delta, Secure: secure}
 	if len(last) <= protocol.MaxLastParams {
 		u.Last = last
 	}
 	rel := &Release{Records: n, Mechanism: "subsampled-gaussian", Sigma: cal.Sigma, Sensitivity: cal.Sensitivity,
-		SampleRate: cal.Q, Steps: s.sc.local, Epsilon: j.Epsilon, Delta: j.Delta, Secure: secure}
+		SampleRate: cal.Q, Steps: s.sc.local, Epsilon: eps, Delta: delta, Secure: secure}
 	return u, rel, nil
+}
+
+// pairSGDRoundCharge is the certified (ε, δ) of rounds 1…r of a site's
+// steps: the subsampled-Gaussian accountant of the r·T_s steps so far
+// (the secure sampler's discrete-noise term over their r·T_s·p
+// coordinates included), and at r = R the calibration's own certificate
+// of all R·T_s steps. The ledger's maximum within the job is the
+// certificate of everything released.
+func pairSGDRoundCharge(j *protocol.JobAnnounce, sc pairSGDSite, r, p int) (float64, float64, error) {
+	cal := sc.cal
+	eps := cal.Epsilon
+	switch {
+	case r < 1 || r > j.Phases:
+		return 0, 0, fmt.Errorf("%s: round %d outside 1…%d", FedDPPairSGD, r, j.Phases)
+	case r < j.Phases:
+		steps := r * sc.local
+		e, _, err := dp.SecureSubsampledGaussianEpsilon(cal.Q, cal.Multiplier, steps, cal.Delta, dp.ReplaceOne, int64(steps)*int64(p))
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s: certifying round %d: %w", FedDPPairSGD, r, err)
+		}
+		eps = min(e, cal.Epsilon) // fewer steps: never more than the whole job's
+	}
+	return certifiedCharge(j, eps, cal.Delta)
 }
 
 func (fedPairSGD) NewCombiner(job *protocol.JobAnnounce, state []float64) (Combiner, error) {

@@ -117,14 +117,23 @@ func (a fedSSP) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	c, err := sspCertificate(rel, p.Epsilon, p.Delta)
+	if err != nil {
+		return nil, err
+	}
+	p.Certified = map[string]Guarantee{}
 	for _, site := range sites {
 		p.Sensitivity[site.Name] = rel.Sensitivity
+		p.Certified[site.Name] = Guarantee{c.Epsilon, c.Delta} // each site's release is the same calibration
 	}
 	return p, nil
 }
 
 func (a fedSSP) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, error) {
 	if err := needNoise(a.name, env); err != nil {
+		return nil, err
+	}
+	if err := refusePaper(a.name, job); err != nil {
 		return nil, err
 	}
 	switch {
@@ -164,13 +173,29 @@ func (s *sspSite) Step(ctx context.Context, _ int, _ []float64) (*protocol.SiteU
 		return nil, nil, err
 	}
 	j, ds := s.job, s.env.Data
+	// The charge, certified before the noise is drawn.
+	c, err := sspCertificate(s.rel, j.Epsilon, j.Delta)
+	if err != nil {
+		return nil, nil, err
+	}
+	eps, delta, err := certifiedCharge(j, c.Epsilon, c.Delta)
+	if err != nil {
+		return nil, nil, err
+	}
 	noisy := pairwise.NoisySSP(pairwise.SSPStatsOf(ds, s.alg.kind), j.FeatureRadius, s.rel, s.env.Noise)
 	secure := s.env.Noise.Secure()
 	u := &protocol.SiteUpdate{Model: packSSP(noisy), Weight: float64(ds.N), Sigma: s.rel.Sigma,
-		Epsilon: j.Epsilon, Delta: j.Delta, Secure: secure}
+		Epsilon: eps, Delta: delta, Secure: secure}
 	rel := &Release{Records: ds.N, Mechanism: "gaussian", Sigma: s.rel.Sigma, Sensitivity: s.rel.Sensitivity,
-		Epsilon: j.Epsilon, Delta: j.Delta, Secure: secure}
+		Epsilon: eps, Delta: delta, Secure: secure}
 	return u, rel, nil
+}
+
+// sspCertificate is what the exact accountant certifies for one release
+// rel (sensitivity Δ' with the snapping in it, σ, Coords noise
+// coordinates from the secure sampler) at the request (eps, delta).
+func sspCertificate(rel pairwise.SSPRelease, eps, delta float64) (dp.Certificate, error) {
+	return dp.CertifyGaussian(dp.GaussianPlan{Sensitivities: []float64{rel.Sensitivity}, Coordinates: int64(rel.Coords)}, []float64{rel.Sigma}, eps, delta)
 }
 
 // packSSP lays the statistics out for the wire: n̂₊, S₊, S₋, then M₊ and

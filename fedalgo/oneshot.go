@@ -35,6 +35,19 @@ type fedOneShot struct{}
 func (fedOneShot) Name() string  { return FedOneShot }
 func (fedOneShot) Private() bool { return true }
 
+// paperCalibration: the local algorithm's printed σ, if it has one (its
+// run refuses an uncertified one before drawing noise).
+func (fedOneShot) paperCalibration(s *Spec) error {
+	a, err := pairwise.Lookup(s.LocalAlgo)
+	if err != nil {
+		return err
+	}
+	if !a.PaperCalibration {
+		return fmt.Errorf("%s: local algorithm %s is pairfed's own mechanism with no printed σ: --calibration paper does not apply (use exact)", FedOneShot, s.LocalAlgo)
+	}
+	return nil
+}
+
 // CheckLocalAlgo: fed-oneshot names its local algorithm.
 func (fedOneShot) CheckLocalAlgo(local string) error {
 	if local == "" {
@@ -120,11 +133,17 @@ func (s *oneShotSite) Step(ctx context.Context, _ int, model []float64) (*protoc
 	case len(rep.Sigmas) > protocol.MaxSigmas:
 		return nil, nil, fmt.Errorf("%s: local algorithm %s added %d noises, more than the %d an update can report", j.Algo, j.LocalAlgo, len(rep.Sigmas), protocol.MaxSigmas)
 	}
+	// Charged: the local run's certificate (its report; the run was
+	// refused unless it lies within the request).
+	eps, delta, err := certifiedCharge(j, rep.CertifiedEpsilon, rep.CertifiedDelta)
+	if err != nil {
+		return nil, nil, err
+	}
 	secure := rep.Private && s.env.Noise.Secure()
 	sigmas := slices.Clone(rep.Sigmas)
 	n := s.env.Data.N
-	u := &protocol.SiteUpdate{Model: res.W, Weight: float64(n), Sigma: sigmas[0], Sigmas: sigmas, Epsilon: j.Epsilon, Delta: j.Delta, Secure: secure}
-	rel := &Release{Records: n, Mechanism: rep.Mechanism, Sigma: sigmas[0], Sigmas: slices.Clone(sigmas), Epsilon: j.Epsilon, Delta: j.Delta, Secure: secure}
+	u := &protocol.SiteUpdate{Model: res.W, Weight: float64(n), Sigma: sigmas[0], Sigmas: sigmas, Epsilon: eps, Delta: delta, Secure: secure}
+	rel := &Release{Records: n, Mechanism: rep.Mechanism, Sigma: sigmas[0], Sigmas: slices.Clone(sigmas), Epsilon: eps, Delta: delta, Secure: secure}
 	return u, rel, nil
 }
 

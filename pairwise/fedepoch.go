@@ -108,6 +108,65 @@ type EpochResult struct {
 	PaperSigma, CertifiedEpsilon, CertifiedDelta float64
 }
 
+// dpegdEpochNoise is the noise of epoch i on n_i records, fixed before any
+// data-dependent computation: the same calibration as runDPEGD's epoch i
+// (private_x21.go, where the sensitivity min{η_iΓ(n_i+1)/n_i, ‖C‖₂} is
+// proved). It returns the scale (σ_i, or b_i for δ = 0) and the
+// sensitivity it is calibrated to, and fills rep's certificate.
+func dpegdEpochNoise(a *Algorithm, obj Objective, priv *Privacy, rep *PrivacyReport, G, eta float64, i, n int) (ns, sens float64, err error) {
+	p := obj.NumParams()
+	etaI := math.Ldexp(eta, -2*i) // η_i = 4^{−i}η (step 3)
+	ni := float64(n)
+	gamma, gHow := pairGradGap(obj, priv.FeatureRadius)
+	diam := paramDiameter(obj)
+	sens = math.Min(etaI*gamma*(ni+1)/ni, diam)
+	how := fmt.Sprintf("Δ₂ = min{η_iΓ(n_i+1)/n_i, ‖C‖₂ = %g} with %s, Γ = %g", diam, gHow, gamma)
+	paperSens := 4 * G * etaI // C.5: 4Gη_iT_i/n_i with T_i = n_i
+	if priv.Delta > 0 {
+		sig, err := calibrateGaussian(a.Name, priv, rep, []float64{DPEGDSigma(G, eta, i, priv.Epsilon, priv.Delta)}, []float64{paperSens},
+			gaussOption{plan: dp.GaussianPlan{Sensitivities: []float64{sens}}, how: how})
+		if err != nil {
+			return 0, 0, err
+		}
+		return sig[0], sens, nil
+	}
+	sp := math.Sqrt(float64(p))
+	sig, err := calibrateLaplace(a.Name, priv, rep, []float64{4 * G * etaI * sp / priv.Epsilon}, []float64{sp * paperSens}, []float64{sp * sens}, false,
+		fmt.Sprintf("√d·Δ₂ with d = %d, %s", p, how))
+	if err != nil {
+		return 0, 0, err
+	}
+	return sig[0], sens * sp, nil
+}
+
+// DPEGDPlanCheck certifies, before any release, the noise of every epoch
+// of a site's [X21] Alg 3 run on disjoint subsets of the given sizes (its
+// partition, epoch i on sizes[i−1]) at base step size eta under priv's
+// calibration — the calibration DPEGDEpoch makes epoch by epoch, all at
+// once, without reading a record. An error (e.g. --calibration paper
+// refused for one epoch, naming the certified ε) means no epoch may run:
+// otherwise a later epoch could be refused after earlier releases.
+func DPEGDPlanCheck(obj Objective, eta float64, sizes []int, priv *Privacy) error {
+	a, err := Lookup("dpegd")
+	if err != nil {
+		return err
+	}
+	for i, n := range sizes {
+		cfg := RunConfig{Privacy: priv}
+		props, rep, err := privateSetup(a, obj, &cfg)
+		if err != nil {
+			return err
+		}
+		if n < 1 {
+			return fmt.Errorf("pairwise: epoch %d has an empty subset", i+1)
+		}
+		if _, _, err := dpegdEpochNoise(a, obj, priv, rep, props.Lipschitz, eta, i+1, n); err != nil {
+			return fmt.Errorf("epoch %d of %d: %w", i+1, len(sizes), err)
+		}
+	}
+	return nil
+}
+
 // DPEGDEpoch runs epoch i (1-based) of [X21] Alg 3 on the subset idx of
 // obj's records from start (not modified; like runDPEGD it is not
 // projected, PGD projects after every step), with base step size eta, and
@@ -146,33 +205,11 @@ func DPEGDEpoch(ctx context.Context, obj Objective, start []float64, idx []int, 
 			panic(fmt.Sprintf("pairwise: DPEGDEpoch: index %d outside [0, %d)", j, data.N))
 		}
 	}
-	// The release's noise, fixed before any data-dependent computation:
-	// the same calibration as runDPEGD's epoch i (private_x21.go, where the
-	// sensitivity min{η_iΓ(n_i+1)/n_i, ‖C‖₂} is proved), for n_i = len(idx).
+	// The release's noise, fixed before any data-dependent computation.
 	etaI := math.Ldexp(eta, -2*i) // η_i = 4^{−i}η (step 3)
-	ni := float64(len(idx))
-	gamma, gHow := pairGradGap(obj, priv.FeatureRadius)
-	diam := paramDiameter(obj)
-	sens := math.Min(etaI*gamma*(ni+1)/ni, diam)
-	how := fmt.Sprintf("Δ₂ = min{η_iΓ(n_i+1)/n_i, ‖C‖₂ = %g} with %s, Γ = %g", diam, gHow, gamma)
-	paperSens := 4 * G * etaI // C.5: 4Gη_iT_i/n_i with T_i = n_i
-	var ns float64
-	if priv.Delta > 0 {
-		sig, err := calibrateGaussian(a.Name, priv, rep, []float64{DPEGDSigma(G, eta, i, priv.Epsilon, priv.Delta)}, []float64{paperSens},
-			gaussOption{plan: dp.GaussianPlan{Sensitivities: []float64{sens}}, how: how})
-		if err != nil {
-			return nil, err
-		}
-		ns = sig[0]
-	} else {
-		sp := math.Sqrt(float64(p))
-		sig, err := calibrateLaplace(a.Name, priv, rep, []float64{4 * G * etaI * sp / priv.Epsilon}, []float64{sp * paperSens}, []float64{sp * sens}, false,
-			fmt.Sprintf("√d·Δ₂ with d = %d, %s", p, how))
-		if err != nil {
-			return nil, err
-		}
-		ns = sig[0]
-		sens *= sp
+	ns, sens, err := dpegdEpochNoise(a, obj, priv, rep, G, eta, i, len(idx))
+	if err != nil {
+		return nil, err
 	}
 	sub, err := x21Rebuild(obj, data.Subset(idx), obj.Lambda())
 	if err != nil {

@@ -136,6 +136,30 @@ func LocalSGDPhase(ctx context.Context, obj Objective, start []float64, idx []in
 		PaperSigma: rep.PaperSigmas[0], FailureDelta: rep.FailureDelta, CertifiedEpsilon: rep.CertifiedEpsilon, CertifiedDelta: rep.CertifiedDelta}, nil
 }
 
+// LocalSGDPlanCheck certifies, before any release, the noise of every
+// phase of a site's [Y21a] Alg 3 run on disjoint subsets of the given
+// sizes (its partition, phase k on sizes[k−1]) at base step size eta under
+// priv's calibration — the calibration LocalSGDPhase makes phase by phase
+// (y21aCalibrate; its failure probability is chosen from n alone), all at
+// once, without reading a record. An error (e.g. --calibration paper
+// refused for one phase, naming the certified ε) means no phase may run.
+func LocalSGDPlanCheck(obj Objective, eta float64, sizes []int, priv *Privacy) error {
+	cfg := RunConfig{Privacy: priv}
+	props, rep, err := privateSetup(y21aAlg3, obj, &cfg)
+	if err != nil {
+		return err
+	}
+	ks := make([]int, len(sizes))
+	for k, n := range sizes {
+		if n < 1 {
+			return fmt.Errorf("pairwise: phase %d has an empty subset", k+1)
+		}
+		ks[k] = k + 1
+	}
+	_, err = y21aCalibrate(obj, priv, rep, props.Lipschitz, eta, ks, sizes)
+	return err
+}
+
 // Y21aDefaultEta is the base η of [Y21a] Thm 10 (Y21aEta) for a linear or
 // metric model with p parameters over an ℓ2 (or Frobenius) ball of radius
 // B, records of norm ≤ R and the given loss, on n records: D = 2B, G from

@@ -160,6 +160,12 @@ type JobAnnounce struct {
 	// Options are the algorithm's own named parameters (see AlgoParams),
 	// checked by its validator. Omitted when empty.
 	Options Options `msgpack:"options,omitempty" json:",omitempty"`
+	// Calibration is how a private job's sites choose their noise:
+	// CalibrationExact (the default, also when empty) or
+	// CalibrationPaper (the paper's printed σ, refused unless the exact
+	// accountant certifies it; see CheckCalibration). Omitted when empty,
+	// so older encodings are unchanged.
+	Calibration string `msgpack:"calibration,omitempty" json:",omitempty"`
 }
 
 // PhaseStart asks every participant to run phase Phase (1-based) from Model.
@@ -260,6 +266,9 @@ type JobSubmit struct {
 	// Options are the algorithm's own named parameters (see
 	// JobAnnounce.Options); omitted when empty.
 	Options Options `msgpack:"options,omitempty" json:",omitempty"`
+	// Calibration asks for the noise calibration of a private job (see
+	// JobAnnounce.Calibration); omitted when empty.
+	Calibration string `msgpack:"calibration,omitempty" json:",omitempty"`
 }
 
 // Job states (JobStatus.Status).

@@ -157,6 +157,9 @@ func (m *JobAnnounce) Validate() error {
 	if _, err := ParseAggregation(m.Aggregation); err != nil {
 		return err
 	}
+	if err := CheckCalibration(m.Job, m.Calibration); err != nil {
+		return err
+	}
 	if len(m.Sites) == 0 || len(m.Sites) > MaxSites {
 		return fmt.Errorf("protocol: job %s: %d sites outside [1, %d]", m.Job, len(m.Sites), MaxSites)
 	}
@@ -306,7 +309,29 @@ func (m *JobSubmit) Validate() error {
 	if _, err := ParseAggregation(m.Aggregation); err != nil {
 		return err
 	}
+	if err := CheckCalibration(m.Job, m.Calibration); err != nil {
+		return err
+	}
 	return CheckJobNumbers(m.LocalPasses, m.Eta, m.ParamRadius, m.FeatureRadius, m.Lambda, m.Epsilon, m.Delta)
+}
+
+// The noise calibrations of a private job (JobAnnounce.Calibration).
+const (
+	// CalibrationExact: the smallest σ the exact Gaussian-DP accountant
+	// certifies for the proven sensitivity (the default; "" means it).
+	CalibrationExact = "exact"
+	// CalibrationPaper: the σ printed in the algorithm's paper, refused
+	// unless the exact accountant certifies it.
+	CalibrationPaper = "paper"
+)
+
+// CheckCalibration checks a job's calibration name: "", exact or paper.
+func CheckCalibration(job, c string) error {
+	switch c {
+	case "", CalibrationExact, CalibrationPaper:
+		return nil
+	}
+	return fmt.Errorf("protocol: job %s: unknown calibration %q (want %s or %s; empty means %s)", job, c, CalibrationExact, CalibrationPaper, CalibrationExact)
 }
 
 var jobStatuses = map[string]bool{StatusQueued: true, StatusRunning: true, StatusCompleted: true, StatusRefused: true, StatusFailed: true}

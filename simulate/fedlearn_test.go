@@ -112,10 +112,16 @@ func TestFedDPSSPLearns(t *testing.T) {
 				if ann.Phases != 1 {
 					t.Fatalf("phases %d", ann.Phases)
 				}
+				// The charge: the certificate of the release (discrete-noise
+				// term of its coordinates included), within the request.
+				cert, err := dp.CertifyGaussian(dp.GaussianPlan{Sensitivities: []float64{rel.Sensitivity}, Coordinates: int64(rel.Coords)}, []float64{rel.Sigma}, 1, ann.Delta)
+				if err != nil {
+					t.Fatal(err)
+				}
 				for i, w := range l.workers {
 					led := w.Ledger()
 					if len(led) != 1 || led[0].Records != ss[i].Data.N || led[0].Sigma != rel.Sigma || led[0].Sensitivity != rel.Sensitivity ||
-						led[0].Epsilon != 1 || led[0].Delta != ann.Delta || led[0].Mechanism != "gaussian" || led[0].Secure {
+						led[0].Epsilon != cert.Epsilon || led[0].Delta != cert.Delta || !cert.Covers(1, ann.Delta) || led[0].Mechanism != "gaussian" || led[0].Secure {
 						t.Fatalf("%s ledger %+v, want one release σ = %v, Δ' = %v", ss[i].Name, led, rel.Sigma, rel.Sensitivity)
 					}
 				}
@@ -151,7 +157,7 @@ func TestFedDPPairSGDLearns(t *testing.T) {
 			steps := 0
 			for k, r := range led {
 				if r.Phase != k+1 || r.SampleRate != q || r.Steps != max(1, int(math.Round(1/q))) || r.Sigma != led[0].Sigma || !(r.Sensitivity >= 2) ||
-					r.Records != ss[i].Data.N || r.Epsilon != 1 || r.Mechanism != "subsampled-gaussian" {
+					r.Records != ss[i].Data.N || !(r.Epsilon > 0 && r.Epsilon <= 1) || (k > 0 && r.Epsilon < led[k-1].Epsilon) || r.Mechanism != "subsampled-gaussian" {
 					t.Fatalf("%s release %d: %+v (q = %v)", ss[i].Name, k, r, q)
 				}
 				steps += r.Steps

@@ -37,7 +37,10 @@ func TestWorkerFedDPEGD(t *testing.T) {
 			wantN = 64 - 32 - 16 - 8 - 4 - 2
 		}
 		led := w.Ledger()
-		if len(led) != i || led[i-1].Records != wantN || u.Weight != float64(wantN) || !(u.Sigma > 0) || led[i-1].Sigma != u.Sigma || u.Secure || u.Epsilon != 1 || u.Delta != 1e-3 {
+		// Charged and reported: the epoch's certificate, within the
+		// request (exact calibration: just below it).
+		if len(led) != i || led[i-1].Records != wantN || u.Weight != float64(wantN) || !(u.Sigma > 0) || led[i-1].Sigma != u.Sigma || u.Secure ||
+			!(u.Epsilon > 0.999 && u.Epsilon <= 1) || !(u.Delta > 0 && u.Delta <= 1e-3) || led[i-1].Epsilon != u.Epsilon || led[i-1].Delta != u.Delta {
 			t.Fatalf("phase %d: update %+v, ledger %+v", i, u, led)
 		}
 		total += wantN
@@ -117,8 +120,20 @@ func TestWorkerFedDPGDGrad(t *testing.T) {
 		}
 		u := outs[0].Msg.(*protocol.SiteUpdate)
 		led := w.Ledger()
+		// Round i is charged the certificate of rounds 1…i (exact GDP
+		// composition of i releases of σ and 2G/64, 3 coordinates each).
+		sens, sig := make([]float64, i), make([]float64, i)
+		for k := range sens {
+			sens[k], sig[k] = 2*G/64, u.Sigma
+		}
+		cert, err := dp.CertifyGaussian(dp.GaussianPlan{Sensitivities: sens, Dim: 3}, sig, 1, 1e-3)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if len(led) != i || led[i-1].Records != 64 || u.Weight != 64 || math.Abs(u.Sigma-wantSigma) > 1e-9*wantSigma ||
-			led[i-1].Sigma != u.Sigma || led[i-1].Sensitivity != 2*G/64 || u.Secure || u.Epsilon != 1 || u.Delta != 1e-3 || led[i-1].Phase != i {
+			led[i-1].Sigma != u.Sigma || led[i-1].Sensitivity != 2*G/64 || u.Secure || led[i-1].Phase != i ||
+			u.Epsilon != cert.Epsilon || u.Delta != cert.Delta || led[i-1].Epsilon != cert.Epsilon || led[i-1].Delta != cert.Delta ||
+			!(cert.Epsilon <= 1 && cert.Delta <= 1e-3) || (i < 3 && !(cert.Epsilon < 0.99)) {
 			t.Fatalf("phase %d: update %+v, ledger %+v (want σ = %g)", i, u, led, wantSigma)
 		}
 		if err := u.Validate(); err != nil {

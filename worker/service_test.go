@@ -74,8 +74,10 @@ func TestServiceWriteAheadAndNextJob(t *testing.T) {
 	if s.Running() != "" {
 		t.Fatalf("still running %s", s.Running())
 	}
-	if e, d := Spent(s.Ledger()); e != 1 || d != 1e-3 {
-		t.Errorf("spent (%v, %v), want one job's (1, 1e-3): phases compose in parallel", e, d)
+	// One job's certificate (the largest phase's: exact calibration puts
+	// it just below the request), not a sum over the phases.
+	if e, d := Spent(s.Ledger()); !(e > 0.999 && e <= 1) || !(d > 0 && d <= 1e-3) {
+		t.Errorf("spent (%v, %v), want one job's certified ≤ (1, 1e-3): phases compose in parallel", e, d)
 	}
 	s.Step(ctx, dpJob("j2", 1))
 	if s.Running() != "j2" {

@@ -58,7 +58,7 @@ func TestWorkerReleasesOnce(t *testing.T) {
 		t.Fatalf("outputs %v, ledger %v", first, w.Ledger())
 	}
 	u := first[0].Msg.(*protocol.SiteUpdate)
-	if u.Weight != 32 || !(u.Sigma > 0) || u.Secure || u.Epsilon != 1 || u.Last != nil {
+	if u.Weight != 32 || !(u.Sigma > 0) || u.Secure || !(u.Epsilon > 0 && u.Epsilon <= 1) || u.Last != nil {
 		t.Errorf("update %+v: weight |S_1| = 32, σ > 0, seeded noise not secure, no last iterate", u)
 	}
 	again := w.Step(ctx, &protocol.PhaseStart{Job: "j", Phase: 1, Model: []float64{1, 0, 0}})
@@ -121,10 +121,14 @@ func TestWorkerRefusals(t *testing.T) {
 	w = newWorker(t)
 	hinge := dpAnnounce("s1")
 	hinge.Loss = "hinge" // [Y21a] Thm 10 needs a smooth loss
-	w.Step(ctx, hinge)
-	outs = w.Step(ctx, &protocol.PhaseStart{Job: "j", Phase: 1, Model: []float64{0, 0, 0}})
+	// Refused at the announcement: every phase's noise is certified
+	// before the first release (LocalSGDPlanCheck checks the loss).
+	outs = w.Step(ctx, hinge)
 	if len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindAbort || len(w.Ledger()) != 0 {
 		t.Fatalf("hinge loss: %v", outs)
+	}
+	if outs = w.Step(ctx, &protocol.PhaseStart{Job: "j", Phase: 1, Model: []float64{0, 0, 0}}); len(outs) != 0 || len(w.Ledger()) != 0 {
+		t.Fatalf("hinge loss, phase 1 after the refusal: %v", outs)
 	}
 	// Before any announcement, ticks retry the join.
 	w = newWorker(t)

@@ -556,6 +556,7 @@ Exit status: 0 completed (or accepted, without --wait), 1 failed, 3 refused.`,
 			&cli.Uint64Flag{Name: "seed", Usage: "seed recorded in the job"},
 			&cli.StringFlag{Name: "task", Usage: "auc (default) or metric (a Mahalanobis metric; scored by leave-one-out KNN-3 accuracy on the coordinator's test file)"},
 			&cli.StringFlag{Name: "aggregation", Usage: "robust aggregation against a misbehaving site: median or trimmed-mean:β (coordinate-wise; default: the weighted mean). Post-processing: the sites' DP guarantee is unchanged"},
+			calibrationFlag(),
 			&cli.BoolFlag{Name: "wait", Usage: "wait until the job completed, was refused or failed"},
 			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Minute, Usage: "give up waiting after this long"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
@@ -607,7 +608,7 @@ func runJobSubmit(c *cli.Context) error {
 	sub := &protocol.JobSubmit{Job: id, Client: client, Algo: c.String("algo"), LocalAlgo: c.String("local-algo"), Loss: c.String("loss"), MinSites: c.Int("min-sites"),
 		Rounds: c.Int("rounds"), LocalPasses: c.Float64("local-passes"), Eta: c.Float64("eta"), ParamRadius: c.Float64("param-radius"),
 		FeatureRadius: c.Float64("radius"), Lambda: c.Float64("lambda"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), Seed: c.Uint64("seed"),
-		Aggregation: c.String("aggregation"), Task: c.String("task"), Options: secAggOptions(c)}
+		Aggregation: c.String("aggregation"), Task: c.String("task"), Options: secAggOptions(c), Calibration: jobCalibration(c)}
 	if !c.IsSet("algo") {
 		if !c.IsSet("epsilon") {
 			return usageError{fmt.Errorf("job submit: --algo is required (or give --epsilon for the recommended private algorithm)")}

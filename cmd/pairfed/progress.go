@@ -16,6 +16,15 @@ import (
 // noProgressFlag turns the progress line off.
 // calibrationFlag is --calibration of the commands that run private
 // algorithms.
+// jobCalibration is a federated job's --calibration: "" (the default,
+// exact) unless given, so that a job without it encodes as before.
+func jobCalibration(c *cli.Context) string {
+	if !c.IsSet("calibration") {
+		return ""
+	}
+	return c.String("calibration")
+}
+
 func calibrationFlag() cli.Flag {
 	return &cli.StringFlag{Name: "calibration", Value: "exact", Usage: "noise of private algorithms: exact (the smallest σ the exact Gaussian-DP accountant certifies for the proven sensitivity) or paper (the paper's printed σ, refused unless certified)"}
 }

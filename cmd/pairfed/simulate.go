@@ -58,7 +58,7 @@ func simulateCommand() *cli.Command {
    pairfed simulate --data datasets/diabetes --sites 4 --algo fed-oneshot --local-algo dpegd --epsilon 1
    pairfed simulate --data datasets/diabetes --sites 4 --partition single-class --algo fed-dp-ssp --epsilon 1
    pairfed simulate --data datasets/diabetes --sites 4 --algo fed-dp-pair-sgd --epsilon 1`,
-		Flags:  append(append(flags, secAggFlags()...), dataFlags()...),
+		Flags:  append(append(append(flags, calibrationFlag()), secAggFlags()...), dataFlags()...),
 		Action: runSimulate,
 	})
 }
@@ -72,7 +72,7 @@ func runSimulate(c *cli.Context) error {
 			Algo: c.String("algo"), LocalAlgo: c.String("local-algo"), Loss: c.String("loss"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), Task: c.String("task"),
 			Eta: c.Float64("eta"), ParamRadius: c.Float64("param-radius"), FeatureRadius: c.Float64("radius"),
 			Lambda: c.Float64("lambda"), Rounds: c.Int("rounds"), LocalPasses: c.Float64("local-passes"), Seed: c.Uint64("seed"),
-			Options: secAggOptions(c),
+			Options: secAggOptions(c), Calibration: jobCalibration(c),
 		},
 	}
 	if c.Bool("verbose") {
