@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/fedalgo"
+	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
 
@@ -235,5 +237,52 @@ func TestStatusPhaseAUCAndAnnounce(t *testing.T) {
 	}
 	if err := st.Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The coordinator's ledger records certified guarantees: a phase is
+// charged the (ε, δ) the site's update certifies (≤ the request), an
+// update claiming more than the request aborts the job uncharged, and the
+// reservation is the plan's certificate where the plan states one
+// (fed-dp-ssp: the same calibration the sites make), else the request.
+func TestServiceChargesCertified(t *testing.T) {
+	s := newService(t, ServiceConfig{})
+	s.Step(&protocol.Join{Site: "a", Records: 8, Dim: 2})
+	s.Step(&protocol.Join{Site: "b", Records: 8, Dim: 2})
+	s.Step(privSubmit("j", 0.5, 2))
+	acceptAll(s)
+	if ch := s.TakeCharges(); len(ch) != 2 || ch[0].Epsilon != 0.5 || ch[0].Delta != 1e-3 {
+		t.Fatalf("reservations %+v: fed-dp-local-sgd's plan states no certificate, the request is reserved", ch)
+	}
+	for _, site := range []string{"a", "b"} {
+		s.Step(&protocol.SiteUpdate{Job: "j", Phase: 1, Site: site, Model: []float64{0.1, 0.2}, Weight: 4, Sigma: 0.3, Epsilon: 0.45, Delta: 9e-4, Secure: true})
+	}
+	if ch := s.TakeCharges(); len(ch) != 2 || ch[0].Phase != 1 || ch[0].Epsilon != 0.45 || ch[0].Delta != 9e-4 {
+		t.Fatalf("phase 1 charges %+v, want the certified (0.45, 9e-4) the updates state", ch)
+	}
+	// Phase 2: a site claims more than the request.
+	s.Step(&protocol.SiteUpdate{Job: "j", Phase: 2, Site: "a", Model: []float64{0.1, 0.2}, Weight: 4, Sigma: 0.3, Epsilon: 0.6, Delta: 1e-3, Secure: true})
+	if st := s.Status("j"); st.Status != protocol.StatusFailed || !strings.Contains(st.Reason, "not within the job's") {
+		t.Fatalf("status %+v after an update above the request", st)
+	}
+	if ch := s.TakeCharges(); len(ch) != 0 {
+		t.Fatalf("charged %+v for a refused update", ch)
+	}
+
+	// fed-dp-ssp: the reservation is the plan's certificate.
+	sub := &protocol.JobSubmit{Job: "k", Client: "c", Algo: fedalgo.FedDPSSP, Epsilon: 0.5, Delta: 1e-3, MinSites: 2}
+	s.Step(sub)
+	acceptAll(s)
+	rel, err := pairwise.SSPCalibrate(0.5, 1e-3, 1, 2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := dp.CertifyGaussian(dp.GaussianPlan{Sensitivities: []float64{rel.Sensitivity}, Coordinates: int64(rel.Coords)}, []float64{rel.Sigma}, 0.5, 1e-3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := s.TakeCharges()
+	if len(ch) != 2 || ch[0].Phase != 0 || ch[0].Epsilon != c.Epsilon || ch[0].Delta != c.Delta || !c.Covers(0.5, 1e-3) || (c.Epsilon == 0.5 && c.Delta == 1e-3) {
+		t.Fatalf("fed-dp-ssp reservations %+v, want the certificate (%v, %v)", ch, c.Epsilon, c.Delta)
 	}
 }

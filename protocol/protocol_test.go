@@ -58,6 +58,24 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// The calibration of a job travels in JobSubmit and JobAnnounce (appended,
+// omitted when empty: the golden encodings above have none).
+func TestCalibrationRoundTrip(t *testing.T) {
+	for _, m := range []Message{
+		&JobSubmit{Job: "j", Client: "c", Algo: "fed-dpegd", MinSites: 1, Epsilon: 1, Calibration: CalibrationPaper},
+		&JobAnnounce{Job: "j", Algo: "fed-dpegd", Task: "auc", Loss: "logistic", Params: 2, Phases: 1, Epsilon: 1, Delta: 1e-3, Sites: []string{"s"}, Calibration: CalibrationExact},
+	} {
+		b, err := Encode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Decode(b)
+		if err != nil || !reflect.DeepEqual(got, m) {
+			t.Fatalf("%v: %#v, %v", m.Kind(), got, err)
+		}
+	}
+}
+
 func TestGolden(t *testing.T) {
 	for _, m := range samples() {
 		b, err := Encode(m)
@@ -144,6 +162,8 @@ func TestDecodeRejects(t *testing.T) {
 		{"refuse no site", mustEncode(&Refuse{Job: "j"}), "empty site"},
 		{"refuse long reason", mustEncode(&Refuse{Job: "j", Site: "s", Reason: strings.Repeat("r", MaxReasonLen+1)}), "reason"},
 		{"duplicate site", mustEncode(&JobAnnounce{Job: "j", Algo: "a", Task: "auc", Loss: "hinge", Params: 1, Phases: 1, Sites: []string{"x", "x"}}), "twice"},
+		{"announce calibration", mustEncode(&JobAnnounce{Job: "j", Algo: "a", Task: "auc", Loss: "hinge", Params: 1, Phases: 1, Sites: []string{"x"}, Calibration: "papr"}), `unknown calibration "papr"`},
+		{"submit calibration", mustEncode(&JobSubmit{Job: "j", Client: "c", Algo: "a", MinSites: 1, Calibration: "Exact"}), `unknown calibration "Exact"`},
 	}
 	for _, c := range cases {
 		_, err := Decode(c.in)
