@@ -339,12 +339,12 @@ func newCell(cfg Config, grid, algo string, eps float64, n int) (*cell, error) {
 		if cfg.Sites == 0 {
 			return nil, fmt.Errorf("sweep: %s is federated: give --sites N", algo)
 		}
-		if private && cfg.Calibration == pairwise.CalibrationPaper {
-			// The federation's jobs carry no calibration field yet: sites
-			// always calibrate exactly.
-			return nil, fmt.Errorf("sweep: %s: --calibration paper is not available for federated jobs (sites calibrate exactly); use --calibration exact", algo)
-		}
 		job := coordinator.JobConfig{Algo: algo, Loss: cfg.Loss, Epsilon: e, FeatureRadius: cfg.FeatureRadius, Seed: cfg.Seed, Task: string(cfg.Task)}
+		if private && cfg.Calibration == pairwise.CalibrationPaper {
+			// The job's calibration (JobAnnounce.Calibration); refused by
+			// the job's validation for an algorithm without a printed σ.
+			job.Calibration = string(cfg.Calibration)
+		}
 		if private && cfg.DeltaSet {
 			job.Delta = cfg.Delta
 			if cfg.Delta == 0 {
