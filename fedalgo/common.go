@@ -102,6 +102,52 @@ func checkCalibration(a Algorithm, spec *Spec) error {
 	return p.paperCalibration(spec)
 }
 
+// shapeObjective is the job's objective (the worker's: task, loss, λ and
+// the parameter set of radius B) on a data-free stand-in for a site of n
+// records in the job's dimension: n all-zero records (norm 0 ≤ R), which
+// a calibration never reads — it uses n, d, the loss's constants and the
+// parameter set only. The coordinator checks the sites' paper calibration
+// with it before announcing a job.
+func shapeObjective(s *Spec, n, params int) (pairwise.Objective, error) {
+	task := pairwise.Task(s.Task)
+	d, constraint := params, "l2"
+	if task == pairwise.TaskMetric {
+		d, constraint = int(math.Round(math.Sqrt(float64(params)))), "frobenius-psd"
+	}
+	loss, err := pairwise.LossByName(task, s.Loss)
+	if err != nil {
+		return nil, err
+	}
+	y := make([]float64, n)
+	for i := range y {
+		y[i] = float64(1 - 2*(i%2))
+	}
+	data := &pairwise.Dataset{N: n, D: d, Y: y, Ptr: make([]int, n+1)} // sparse, no non-zero
+	return pairwise.NewObjective(data, pairwise.ObjectiveConfig{Task: task, Loss: loss, Lambda: s.Lambda, Constraint: constraint, Radius: s.ParamRadius})
+}
+
+// planCheckPaper runs check (a site's all-phase calibration check) for
+// every site of a paper-calibrated plan on its data-free stand-in, so that
+// an uncertified job is refused at the coordinator, before it is
+// announced; the sites check again at the announcement.
+func planCheckPaper(s *Spec, sites []SiteInfo, params int, p *Plan, check func(obj pairwise.Objective, n int, priv *pairwise.Privacy) error) error {
+	if s.Calibration != protocol.CalibrationPaper {
+		return nil
+	}
+	R := s.FeatureRadius
+	priv := &pairwise.Privacy{Epsilon: p.Epsilon, Delta: p.Delta, FeatureRadius: R, Noise: dp.NewSeededNoise(0), Calibration: pairwise.CalibrationPaper}
+	for _, site := range sites {
+		obj, err := shapeObjective(s, site.Records, params)
+		if err != nil {
+			return err
+		}
+		if err := check(obj, site.Records, priv); err != nil {
+			return fmt.Errorf("site %s (n = %d): %w", site.Name, site.Records, err)
+		}
+	}
+	return nil
+}
+
 // refusePaper refuses, at a site, an announced paper calibration for an
 // algorithm without a printed σ (the coordinator's Configure refuses it
 // too; a site does not rely on that).

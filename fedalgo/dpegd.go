@@ -3,6 +3,7 @@ package fedalgo
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
@@ -62,6 +63,18 @@ func (fedDPEGD) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 			return nil, err
 		}
 		p.Eta = pairwise.DPEGDDefaultEta(loss, nMin, params, s.FeatureRadius, s.ParamRadius, p.Epsilon, p.Delta)
+	}
+	// --calibration paper: every site's epochs certified before the job
+	// is announced (the partition's sizes depend on n alone).
+	err := planCheckPaper(s, sites, params, p, func(obj pairwise.Objective, n int, priv *pairwise.Privacy) error {
+		part, err := pairwise.DPEGDPartition(n, p.Phases, rand.New(rand.NewPCG(0, 0)))
+		if err != nil {
+			return err
+		}
+		return pairwise.DPEGDPlanCheck(obj, p.Eta, partSizes(part), priv)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return p, nil
 }

@@ -3,6 +3,7 @@ package fedalgo
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
@@ -64,6 +65,18 @@ func (fedDPLocalSGD) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) 
 			return nil, err
 		}
 		p.Eta = pairwise.Y21aDefaultEta(loss, nMin, params, s.FeatureRadius, s.ParamRadius, p.Epsilon, p.Delta)
+	}
+	// --calibration paper: every site's phases certified before the job
+	// is announced (the partition's sizes depend on n alone).
+	err := planCheckPaper(s, sites, params, p, func(obj pairwise.Objective, n int, priv *pairwise.Privacy) error {
+		part, err := pairwise.Y21aPartition(n, p.Phases, rand.New(rand.NewPCG(0, 0)))
+		if err != nil {
+			return err
+		}
+		return pairwise.LocalSGDPlanCheck(obj, p.Eta, partSizes(part), priv)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return p, nil
 }

@@ -58,6 +58,22 @@ func TestLedgerChargesCertified(t *testing.T) {
 			}
 			ann := l.coord.Job()
 			rels := l.coord.TakeReleases()
+			// The plan's certificate (the coordinator's reservation) where
+			// it states one: never below what a site charges.
+			spec := c.job
+			spec.FeatureRadius, spec.Task = 1, protocol.TaskAUC
+			a, err := fedalgo.Configure(&spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			infos := make([]fedalgo.SiteInfo, len(sites))
+			for i, s := range sites {
+				infos[i] = fedalgo.SiteInfo{Name: s.Name, Records: s.Data.N}
+			}
+			plan, err := a.Plan(&spec, infos, ann.Params)
+			if err != nil {
+				t.Fatal(err)
+			}
 			below := false
 			for i, w := range l.workers {
 				led := w.Ledger()
@@ -88,6 +104,9 @@ func TestLedgerChargesCertified(t *testing.T) {
 				}
 				if e, d := worker.Spent(led); e != me || d != md || e > ann.Epsilon || d > ann.Delta {
 					t.Fatalf("site %d: spent (%v, %v), want (%v, %v)", i, e, d, me, md)
+				}
+				if g, ok := plan.Certified[sites[i].Name]; ok && (g.Epsilon != me || g.Delta != md) {
+					t.Fatalf("site %d: the plan reserves (%v, %v), the site charges (%v, %v)", i, g.Epsilon, g.Delta, me, md)
 				}
 			}
 			if c.paper && !below {
@@ -194,8 +213,9 @@ func expectedCharges(t *testing.T, ann *protocol.JobAnnounce, s Site, led []work
 // --calibration paper in a simulation: carried to every site, which adds
 // the paper's printed σ (fed-dpegd: [X21]'s σ_i, above the exact one) and
 // charges its certificate; where the printed σ does not certify the
-// request (ε = 100 at δ = 0.01) the job is refused before any release —
-// no site ledger holds an entry — with the certified ε in the error; and
+// request (ε = 100 at δ = 0.01) the job is refused before it is announced
+// — no site ledger holds an entry — with the certified ε in the reason,
+// and a site refuses it too at the announcement; and
 // an algorithm without a printed σ, or an unknown calibration, is refused
 // at submission.
 func TestSimulatePaperCalibration(t *testing.T) {
@@ -223,22 +243,41 @@ func TestSimulatePaperCalibration(t *testing.T) {
 		}
 	}
 
-	// Not certified: refused up front at every site, nothing released.
-	bad := newLockstep(t, coordinator.JobConfig{Algo: fedalgo.FedDPEGD, Epsilon: 100, Delta: 0.01, Calibration: protocol.CalibrationPaper}, sites, 7, 5)
+	// Not certified: refused by the coordinator's plan, before the job is
+	// announced (nothing released), with the certified ε in the reason.
+	badJob := coordinator.JobConfig{Algo: fedalgo.FedDPEGD, Epsilon: 100, Delta: 0.01, Calibration: protocol.CalibrationPaper}
+	bad := newLockstep(t, badJob, sites, 7, 5)
 	bad.run(400)
-	if bad.coord.Result() != nil {
-		t.Fatal("an uncertified paper calibration ran")
+	if bad.coord.Result() != nil || bad.coord.Job() != nil {
+		t.Fatal("an uncertified paper calibration was announced")
+	}
+	if err := bad.coord.Err(); err == nil || !strings.Contains(err.Error(), "paper refused") || !strings.Contains(err.Error(), "certifies only ε") {
+		t.Fatalf("coordinator: %v", err)
 	}
 	for i, w := range bad.workers {
 		if len(w.Ledger()) != 0 {
 			t.Fatalf("site %d released %d values", i, len(w.Ledger()))
 		}
-		if err := w.Err(); err == nil || !strings.Contains(err.Error(), "paper refused") || !strings.Contains(err.Error(), "certifies only ε") {
-			t.Fatalf("site %d: %v", i, err)
-		}
 	}
-	if err := bad.coord.Err(); err == nil {
-		t.Fatal("the coordinator did not abort the refused job")
+	// A site checks for itself too, at the announcement: every epoch of
+	// its partition certified before the first release.
+	spec := badJob
+	spec.FeatureRadius, spec.Task, spec.Calibration = 1, protocol.TaskAUC, ""
+	alg, err := fedalgo.Configure(&spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos := []fedalgo.SiteInfo{{Name: sites[0].Name, Records: sites[0].Data.N}}
+	plan, err := alg.Plan(&spec, infos, sites[0].Data.D)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := &protocol.JobAnnounce{Job: "j", Algo: fedalgo.FedDPEGD, Task: protocol.TaskAUC, Loss: spec.Loss, Params: sites[0].Data.D, Phases: plan.Phases,
+		Eta: plan.Eta, ParamRadius: spec.ParamRadius, FeatureRadius: 1, Epsilon: 100, Delta: 0.01, Sites: []string{sites[0].Name}, Calibration: protocol.CalibrationPaper}
+	rng, noise, _ := SiteSources(false, 1, 0)
+	_, err = alg.NewSite(job, fedalgo.SiteEnv{Data: sites[0].Data, Obj: siteObjective(t, job, sites[0].Data), Noise: noise, Rand: rng})
+	if err == nil || !strings.Contains(err.Error(), "paper refused") || !strings.Contains(err.Error(), "certifies only ε") {
+		t.Fatalf("site: %v", err)
 	}
 
 	// Refused at submission (the coordinator's validation).
