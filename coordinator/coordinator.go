@@ -148,6 +148,12 @@ type SitePrivacy struct {
 	ComposedEpsilon float64 `json:"composed_epsilon,omitempty"`
 	// Notes say how the site's guarantee arises (from the accountant).
 	Notes []string `json:"notes,omitempty"`
+	// CertifiedEpsilon and CertifiedDelta are what the site's updates
+	// certify for its releases (the largest stated: all of them), which
+	// both ledgers charge; ≤ (Epsilon, Delta), the request. 0 when no
+	// update stated one (secure aggregation: the request is charged).
+	CertifiedEpsilon float64 `json:"certified_epsilon,omitempty"`
+	CertifiedDelta   float64 `json:"certified_delta,omitempty"`
 }
 
 // Coordinator is the coordinator state machine. It is not safe for
@@ -644,6 +650,9 @@ func (c *Coordinator) aggregate() []Output {
 			}
 		}
 		p.Secure = p.Secure && u.Secure
+		if c.algo.Private() {
+			p.CertifiedEpsilon, p.CertifiedDelta = max(p.CertifiedEpsilon, u.Epsilon), max(p.CertifiedDelta, u.Delta)
+		}
 		c.released = append(c.released, PhaseRelease{Site: name, Phase: c.phase, Records: c.sites[name].records,
 			Sigma: u.Sigma, Sensitivity: c.sites[name].sens, Secure: u.Secure, Epsilon: u.Epsilon, Delta: u.Delta})
 	}

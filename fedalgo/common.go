@@ -126,11 +126,15 @@ func shapeObjective(s *Spec, n, params int) (pairwise.Objective, error) {
 	return pairwise.NewObjective(data, pairwise.ObjectiveConfig{Task: task, Loss: loss, Lambda: s.Lambda, Constraint: constraint, Radius: s.ParamRadius})
 }
 
-// planCheckPaper runs check (a site's all-phase calibration check) for
-// every site of a paper-calibrated plan on its data-free stand-in, so that
-// an uncertified job is refused at the coordinator, before it is
-// announced; the sites check again at the announcement.
-func planCheckPaper(s *Spec, sites []SiteInfo, params int, p *Plan, check func(obj pairwise.Objective, n int, priv *pairwise.Privacy) error) error {
+// planCheckPaper runs check (a site's all-phase calibration check, which
+// returns the certificate of all its releases) for every site of a
+// paper-calibrated plan on its data-free stand-in, so that an uncertified
+// job is refused at the coordinator, before it is announced (the sites
+// check again at the announcement), and records each certificate in
+// p.Certified (the coordinator's reservation). Under the exact
+// calibration it does nothing: the certificate is within rounding of the
+// request, which is reserved.
+func planCheckPaper(s *Spec, sites []SiteInfo, params int, p *Plan, check func(obj pairwise.Objective, n int, priv *pairwise.Privacy) (float64, float64, error)) error {
 	if s.Calibration != protocol.CalibrationPaper {
 		return nil
 	}
@@ -141,9 +145,14 @@ func planCheckPaper(s *Spec, sites []SiteInfo, params int, p *Plan, check func(o
 		if err != nil {
 			return err
 		}
-		if err := check(obj, site.Records, priv); err != nil {
+		eps, delta, err := check(obj, site.Records, priv)
+		if err != nil {
 			return fmt.Errorf("site %s (n = %d): %w", site.Name, site.Records, err)
 		}
+		if p.Certified == nil {
+			p.Certified = map[string]Guarantee{}
+		}
+		p.Certified[site.Name] = Guarantee{eps, delta}
 	}
 	return nil
 }

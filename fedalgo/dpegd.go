@@ -66,10 +66,10 @@ func (fedDPEGD) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 	}
 	// --calibration paper: every site's epochs certified before the job
 	// is announced (the partition's sizes depend on n alone).
-	err := planCheckPaper(s, sites, params, p, func(obj pairwise.Objective, n int, priv *pairwise.Privacy) error {
+	err := planCheckPaper(s, sites, params, p, func(obj pairwise.Objective, n int, priv *pairwise.Privacy) (float64, float64, error) {
 		part, err := pairwise.DPEGDPartition(n, p.Phases, rand.New(rand.NewPCG(0, 0)))
 		if err != nil {
-			return err
+			return 0, 0, err
 		}
 		return pairwise.DPEGDPlanCheck(obj, p.Eta, partSizes(part), priv)
 	})
@@ -92,7 +92,7 @@ func (fedDPEGD) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, error) {
 	}
 	// Every epoch's noise certified before the first release (e.g.
 	// --calibration paper refused for a later epoch).
-	if err := pairwise.DPEGDPlanCheck(env.Obj, job.Eta, partSizes(part), privacyOf(job, env)); err != nil {
+	if _, _, err := pairwise.DPEGDPlanCheck(env.Obj, job.Eta, partSizes(part), privacyOf(job, env)); err != nil {
 		return nil, err
 	}
 	return &dpegdSite{partitioned{part}, job, env}, nil

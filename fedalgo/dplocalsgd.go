@@ -68,10 +68,10 @@ func (fedDPLocalSGD) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) 
 	}
 	// --calibration paper: every site's phases certified before the job
 	// is announced (the partition's sizes depend on n alone).
-	err := planCheckPaper(s, sites, params, p, func(obj pairwise.Objective, n int, priv *pairwise.Privacy) error {
+	err := planCheckPaper(s, sites, params, p, func(obj pairwise.Objective, n int, priv *pairwise.Privacy) (float64, float64, error) {
 		part, err := pairwise.Y21aPartition(n, p.Phases, rand.New(rand.NewPCG(0, 0)))
 		if err != nil {
-			return err
+			return 0, 0, err
 		}
 		return pairwise.LocalSGDPlanCheck(obj, p.Eta, partSizes(part), priv)
 	})
@@ -91,7 +91,7 @@ func (fedDPLocalSGD) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, erro
 	}
 	// Every phase's noise certified before the first release (e.g.
 	// --calibration paper refused for a later phase).
-	if err := pairwise.LocalSGDPlanCheck(env.Obj, job.Eta, partSizes(part), privacyOf(job, env)); err != nil {
+	if _, _, err := pairwise.LocalSGDPlanCheck(env.Obj, job.Eta, partSizes(part), privacyOf(job, env)); err != nil {
 		return nil, err
 	}
 	return &dpLocalSGDSite{partitioned{part}, job, env}, nil

@@ -145,26 +145,29 @@ func dpegdEpochNoise(a *Algorithm, obj Objective, priv *Privacy, rep *PrivacyRep
 // calibration — the calibration DPEGDEpoch makes epoch by epoch, all at
 // once, without reading a record. An error (e.g. --calibration paper
 // refused for one epoch, naming the certified ε) means no epoch may run:
-// otherwise a later epoch could be refused after earlier releases.
-func DPEGDPlanCheck(obj Objective, eta float64, sizes []int, priv *Privacy) error {
+// otherwise a later epoch could be refused after earlier releases. It
+// returns the run's certificate: the largest of the epochs' (disjoint
+// subsets compose in parallel).
+func DPEGDPlanCheck(obj Objective, eta float64, sizes []int, priv *Privacy) (eps, delta float64, err error) {
 	a, err := Lookup("dpegd")
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	for i, n := range sizes {
 		cfg := RunConfig{Privacy: priv}
 		props, rep, err := privateSetup(a, obj, &cfg)
 		if err != nil {
-			return err
+			return 0, 0, err
 		}
 		if n < 1 {
-			return fmt.Errorf("pairwise: epoch %d has an empty subset", i+1)
+			return 0, 0, fmt.Errorf("pairwise: epoch %d has an empty subset", i+1)
 		}
 		if _, _, err := dpegdEpochNoise(a, obj, priv, rep, props.Lipschitz, eta, i+1, n); err != nil {
-			return fmt.Errorf("epoch %d of %d: %w", i+1, len(sizes), err)
+			return 0, 0, fmt.Errorf("epoch %d of %d: %w", i+1, len(sizes), err)
 		}
+		eps, delta = max(eps, rep.CertifiedEpsilon), max(delta, rep.CertifiedDelta)
 	}
-	return nil
+	return eps, delta, nil
 }
 
 // DPEGDEpoch runs epoch i (1-based) of [X21] Alg 3 on the subset idx of

@@ -143,21 +143,25 @@ func LocalSGDPhase(ctx context.Context, obj Objective, start []float64, idx []in
 // (y21aCalibrate; its failure probability is chosen from n alone), all at
 // once, without reading a record. An error (e.g. --calibration paper
 // refused for one phase, naming the certified ε) means no phase may run.
-func LocalSGDPlanCheck(obj Objective, eta float64, sizes []int, priv *Privacy) error {
+// It returns the run's certificate (parallel composition over the
+// disjoint phases: the worst phase's).
+func LocalSGDPlanCheck(obj Objective, eta float64, sizes []int, priv *Privacy) (eps, delta float64, err error) {
 	cfg := RunConfig{Privacy: priv}
 	props, rep, err := privateSetup(y21aAlg3, obj, &cfg)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	ks := make([]int, len(sizes))
 	for k, n := range sizes {
 		if n < 1 {
-			return fmt.Errorf("pairwise: phase %d has an empty subset", k+1)
+			return 0, 0, fmt.Errorf("pairwise: phase %d has an empty subset", k+1)
 		}
 		ks[k] = k + 1
 	}
-	_, err = y21aCalibrate(obj, priv, rep, props.Lipschitz, eta, ks, sizes)
-	return err
+	if _, err = y21aCalibrate(obj, priv, rep, props.Lipschitz, eta, ks, sizes); err != nil {
+		return 0, 0, err
+	}
+	return rep.CertifiedEpsilon, rep.CertifiedDelta, nil
 }
 
 // Y21aDefaultEta is the base η of [Y21a] Thm 10 (Y21aEta) for a linear or

@@ -173,6 +173,9 @@ func printSimulation(w io.Writer, r *simulate.Report) {
 	fmt.Fprintf(w, "loss: %s   η: %g   B: %g   R: %g   records per site: %v   transport: %s\n", r.Loss, r.Eta, r.ParamRadius, r.FeatureRadius, r.SiteRecords, r.Transport)
 	for _, p := range r.Privacy {
 		fmt.Fprintf(w, "privacy %s (n = %d): record-level (ε, δ) = (%g, %.3g), σ %s, secure noise: %v\n", p.Site, p.Records, p.Epsilon, p.Delta, fmtSigmas(p.Sigmas), p.Secure)
+		if p.CertifiedEpsilon > 0 {
+			fmt.Fprintf(w, "  certified by the exact accountant and charged (site ledger): (ε, δ) = (%.6g, %.3g)\n", p.CertifiedEpsilon, p.CertifiedDelta)
+		}
 		if p.ComposedEpsilon > 0 {
 			fmt.Fprintf(w, "  composed (exact Gaussian-DP, dp.Compose): ε = %.4g at δ = %.3g\n", p.ComposedEpsilon, p.Delta)
 		}
