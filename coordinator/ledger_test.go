@@ -273,7 +273,7 @@ func TestServiceChargesCertified(t *testing.T) {
 	sub := &protocol.JobSubmit{Job: "k", Client: "c", Algo: fedalgo.FedDPSSP, Epsilon: 0.5, Delta: 1e-3, MinSites: 2}
 	s.Step(sub)
 	acceptAll(s)
-	rel, err := pairwise.SSPCalibrate(0.5, 1e-3, 1, 2, true)
+	rel, err := pairwise.SSPCalibrate(0.5, 1e-3, 1, 2, pairwise.SSPClass)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,18 +76,38 @@ func (fedLDA) Configure(s *Spec) error {
 	return checkPrivacy(FedDPLDA, s)
 }
 
-// ldaCalibrate returns the σ's of a site's two releases for d features
-// and the snapped sensitivity its ledger records (the larger release's).
-func ldaCalibrate(eps, delta float64, d int) (sig []float64, sens float64, err error) {
+// ldaCalibrate returns the σ's of a site's two releases for d features,
+// the snapped sensitivity its ledger records (the larger release's) and
+// the certificate of both releases.
+func ldaCalibrate(eps, delta float64, d int) (sig []float64, sens float64, cert dp.Certificate, err error) {
 	plan := pairwise.LDAPlan(d)
-	sig, _, err = dp.CalibrateGaussian(plan, eps, delta)
+	sig, cert, err = dp.CalibrateGaussian(plan, eps, delta)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, dp.Certificate{}, err
 	}
 	for _, s := range sig {
 		sens = math.Max(sens, dp.SnappedL2Sensitivity(2, dp.GaussianGranularity(s), plan.Dim))
 	}
-	return sig, sens, nil
+	return sig, sens, cert, nil
+}
+
+// ldaCharge is the certified (ε, δ) of a site's releases up to phase:
+// release A alone (its d noise coordinates) after phase 1, the plan's
+// certificate of both after phase 2 — the ledger's maximum within the job
+// is the certificate of everything released.
+func ldaCharge(j *protocol.JobAnnounce, sig []float64, phase, d int) (float64, float64, error) {
+	plan := pairwise.LDAPlan(d)
+	var c dp.Certificate
+	var err error
+	if phase == 1 {
+		c, err = dp.CertifyGaussian(dp.GaussianPlan{Sensitivities: plan.Sensitivities[:1], Dim: plan.Dim, Coordinates: int64(d)}, sig[:1], j.Epsilon, j.Delta)
+	} else {
+		c, err = dp.CertifyGaussian(plan, sig, j.Epsilon, j.Delta)
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: certifying phase %d: %w", FedDPLDA, phase, err)
+	}
+	return certifiedCharge(j, c.Epsilon, c.Delta)
 }
 
 // Plan: two phases; every site's releases have the same σ's (they depend
@@ -110,18 +130,23 @@ func (fedLDA) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 	}
 	p := &Plan{Phases: 2, Sensitivity: map[string]float64{}}
 	p.Epsilon, p.Delta = planPrivacy(s, sites)
-	_, sens, err := ldaCalibrate(p.Epsilon, p.Delta, params)
+	_, sens, cert, err := ldaCalibrate(p.Epsilon, p.Delta, params)
 	if err != nil {
 		return nil, err
 	}
+	p.Certified = map[string]Guarantee{}
 	for _, site := range sites {
 		p.Sensitivity[site.Name] = sens
+		p.Certified[site.Name] = Guarantee{cert.Epsilon, cert.Delta} // the sites' own calibration of the same numbers
 	}
 	return p, nil
 }
 
 func (fedLDA) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, error) {
 	if err := needNoise(FedDPLDA, env); err != nil {
+		return nil, err
+	}
+	if err := refusePaper(FedDPLDA, job); err != nil {
 		return nil, err
 	}
 	switch {
@@ -139,7 +164,7 @@ func (fedLDA) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, error) {
 	if err := pairwise.CheckRadius(env.Data, job.FeatureRadius); err != nil {
 		return nil, err
 	}
-	sig, sens, err := ldaCalibrate(job.Epsilon, job.Delta, env.Data.D)
+	sig, sens, _, err := ldaCalibrate(job.Epsilon, job.Delta, env.Data.D)
 	if err != nil {
 		return nil, err
 	}
@@ -170,10 +195,15 @@ func (s *ldaSite) Step(ctx context.Context, phase int, model []float64) (*protoc
 	default:
 		return nil, nil, fmt.Errorf("%s has two phases, asked for phase %d", FedDPLDA, phase)
 	}
+	// The charge, certified before the noise is drawn.
+	eps, delta, err := ldaCharge(j, s.sig, phase, ds.D)
+	if err != nil {
+		return nil, nil, err
+	}
 	s.env.Noise.AddGaussian(v, sigma)
 	secure := s.env.Noise.Secure()
-	u := &protocol.SiteUpdate{Model: v, Weight: float64(ds.N), Sigma: sigma, Epsilon: j.Epsilon, Delta: j.Delta, Secure: secure}
-	rel := &Release{Records: ds.N, Mechanism: "gaussian", Sigma: sigma, Sensitivity: s.sens, Epsilon: j.Epsilon, Delta: j.Delta, Secure: secure}
+	u := &protocol.SiteUpdate{Model: v, Weight: float64(ds.N), Sigma: sigma, Epsilon: eps, Delta: delta, Secure: secure}
+	rel := &Release{Records: ds.N, Mechanism: "gaussian", Sigma: sigma, Sensitivity: s.sens, Epsilon: eps, Delta: delta, Secure: secure}
 	return u, rel, nil
 }
 

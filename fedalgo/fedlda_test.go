@@ -83,7 +83,7 @@ func TestFedLDAPhasesEqualPooled(t *testing.T) {
 		st := pairwise.LDASignStats(ds, c, R)
 		// The coordinator's λ is the rule's at the summed σ of the three
 		// releases (noise-free here, but calibrated).
-		sig, _, err := ldaCalibrate(job.Epsilon, job.Delta, ds.D)
+		sig, _, _, err := ldaCalibrate(job.Epsilon, job.Delta, ds.D)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +120,7 @@ func TestFedLDAPlanAndConfigure(t *testing.T) {
 	if p.Phases != 2 || p.Epsilon != 1 || p.Delta != dp.DefaultDelta(100) || !(p.Sensitivity["a"] >= 2) || p.Sensitivity["a"] != p.Sensitivity["b"] {
 		t.Errorf("plan %+v", p)
 	}
-	sig, sens, err := ldaCalibrate(p.Epsilon, p.Delta, 8)
+	sig, sens, _, err := ldaCalibrate(p.Epsilon, p.Delta, 8)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,10 +39,11 @@ func TestLedgerChargesCertified(t *testing.T) {
 			{Algo: fedalgo.FedDPPairSGD, Rounds: 2, LocalPasses: 0.5},
 			{Algo: fedalgo.FedDPSSP},
 			{Algo: fedalgo.FedDPSSPMean},
+			{Algo: fedalgo.FedDPLDA},
 		} {
 			j.Epsilon = eps
 			cases = append(cases, tc{job: j})
-			if j.Algo != fedalgo.FedDPPairSGD && j.Algo != fedalgo.FedDPSSP && j.Algo != fedalgo.FedDPSSPMean {
+			if j.Algo != fedalgo.FedDPPairSGD && j.Algo != fedalgo.FedDPSSP && j.Algo != fedalgo.FedDPSSPMean && j.Algo != fedalgo.FedDPLDA {
 				j.Calibration = protocol.CalibrationPaper
 				cases = append(cases, tc{job: j, paper: true})
 			}
@@ -195,7 +196,11 @@ func expectedCharges(t *testing.T, ann *protocol.JobAnnounce, s Site, led []work
 		// The last round: the calibration's own certificate of all steps.
 		out[len(out)-1] = fedalgo.Guarantee{Epsilon: cal.Epsilon, Delta: cal.Delta}
 	case fedalgo.FedDPSSP, fedalgo.FedDPSSPMean:
-		rel, err := pairwise.SSPCalibrate(ann.Epsilon, ann.Delta, ann.FeatureRadius, s.Data.D, ann.Algo == fedalgo.FedDPSSP)
+		kind := pairwise.SSPMean
+		if ann.Algo == fedalgo.FedDPSSP {
+			kind = pairwise.SSPClass
+		}
+		rel, err := pairwise.SSPCalibrate(ann.Epsilon, ann.Delta, ann.FeatureRadius, s.Data.D, kind)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,6 +209,23 @@ func expectedCharges(t *testing.T, ann *protocol.JobAnnounce, s Site, led []work
 			t.Fatal(err)
 		}
 		out[0] = fedalgo.Guarantee{Epsilon: c.Epsilon, Delta: c.Delta}
+	case fedalgo.FedDPLDA:
+		// Release A after phase 1 (its d coordinates), both after phase 2:
+		// the single-site plan's calibration and certificate.
+		plan := pairwise.LDAPlan(s.Data.D)
+		sig, cert, err := dp.CalibrateGaussian(plan, ann.Epsilon, ann.Delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := dp.CertifyGaussian(dp.GaussianPlan{Sensitivities: plan.Sensitivities[:1], Dim: plan.Dim, Coordinates: int64(s.Data.D)}, sig[:1], ann.Epsilon, ann.Delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[0] = fedalgo.Guarantee{Epsilon: a.Epsilon, Delta: a.Delta}
+		out[1] = fedalgo.Guarantee{Epsilon: cert.Epsilon, Delta: cert.Delta}
+		if !(a.Epsilon < cert.Epsilon) {
+			t.Fatalf("release A alone certifies ε = %v, both %v", a.Epsilon, cert.Epsilon)
+		}
 	default:
 		t.Fatalf("no expected charges for %s", ann.Algo)
 	}
