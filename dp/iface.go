@@ -66,3 +66,15 @@ func IntegerNoiseOf(n Noise) (IntegerNoise, bool) {
 	in, ok := n.(IntegerNoise)
 	return in, ok
 }
+
+// ZeroNoise returns a Noise that adds nothing. Never Secure: it exists for
+// noise-free probes and for tests of what a release sums before noise.
+func ZeroNoise() Noise { return zeroNoise{} }
+
+type zeroNoise struct{}
+
+func (zeroNoise) AddGaussian([]float64, float64)  {}
+func (zeroNoise) AddLaplace([]float64, float64)   {}
+func (zeroNoise) AddL2Laplace([]float64, float64) {}
+func (zeroNoise) Secure() bool                    { return false }
+func (zeroNoise) Name() string                    { return "none (noise-free)" }

@@ -279,13 +279,8 @@ func (c *ldaCombiner) solve(sum []float64, n, sigma float64) []float64 {
 	}
 	st := &pairwise.SSPStats{D: c.d, N: n, SumPos: make([]float64, c.d), SumNeg: make([]float64, c.d), Mom: make([]float64, c.d*(c.d+1)/2)}
 	pairwise.SSPFromVector(st, sum, c.R)
-	w, info, lambda := solveSSP(st, c.R, sigma)
+	w, info, lambda := solveSSP(st, c.R, sigma, c.B)
 	c.info, c.lambda = info, lambda
-	if nrm := pairwise.Norm2(w); c.B > 0 && nrm > c.B {
-		for i := range w {
-			w[i] *= c.B / nrm
-		}
-	}
 	return w
 }
 
@@ -322,11 +317,8 @@ func (fedLDA) PrivacyNote(*Spec) string {
 
 // SumShape: the statistics vector's length, clip n_max·√3, Δ = 2.
 func (fedLDA) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64, float64, error) {
-	R := s.FeatureRadius
-	wa, wb, wc := pairwise.SSPWeights(R, pairwise.SSPPooled)
-	phiMax := math.Sqrt(wa*wa*R*R + 2*wb*wb*R*R*R*R + wc*wc)
-	_, nMax := sizes(sites)
-	return pairwise.SSPCoords(params, pairwise.SSPPooled), float64(max(nMax, 1)) * phiMax, pairwise.SSPSensitivity(R, wa, wb, wc), nil
+	dim, clip, sens := sspSumShape(s.FeatureRadius, pairwise.SSPPooled, sites, params)
+	return dim, clip, sens, nil
 }
 
 // SumVector: phase 1's Σ x/R (padded), phase 2's statistics of the signs

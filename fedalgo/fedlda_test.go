@@ -30,7 +30,7 @@ func TestFedLDAPhasesEqualPooled(t *testing.T) {
 		}
 	}
 	perm := rng.Perm(ds.N)
-	var zero noNoise
+	zero := dp.ZeroNoise()
 	for name, parts := range map[string][][]int{
 		"iid":          {perm[:20], perm[20:45], perm[45:]},
 		"single-class": {pos[:len(pos)/2], pos[len(pos)/2:], neg},
@@ -145,12 +145,3 @@ func TestFedLDAPlanAndConfigure(t *testing.T) {
 		t.Error("CentresPrivately")
 	}
 }
-
-// noNoise adds nothing (exactness tests of the sums only).
-type noNoise struct{}
-
-func (noNoise) AddGaussian([]float64, float64)  {}
-func (noNoise) AddLaplace([]float64, float64)   {}
-func (noNoise) AddL2Laplace([]float64, float64) {}
-func (noNoise) Secure() bool                    { return false }
-func (noNoise) Name() string                    { return "none (test)" }

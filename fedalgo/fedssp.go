@@ -257,13 +257,8 @@ func (c *sspCombiner) Combine(_ []float64, ups []*protocol.SiteUpdate, _ protoco
 	for _, u := range ups {
 		v += u.Sigma * u.Sigma
 	}
-	w, info, lambda := solveSSP(sum, c.R, math.Sqrt(v))
+	w, info, lambda := solveSSP(sum, c.R, math.Sqrt(v), c.B)
 	c.info, c.lambda = info, lambda
-	if nrm := pairwise.Norm2(w); c.B > 0 && nrm > c.B {
-		for i := range w {
-			w[i] *= c.B / nrm
-		}
-	}
 	return w
 }
 
@@ -284,11 +279,11 @@ func sumSSP(ups []*protocol.SiteUpdate, d int, kind pairwise.SSPKind) *pairwise.
 }
 
 // solveSSP solves the summed statistics whose release vector carries noise
-// sigma per coordinate: the ridge optimum at λ = SSPLambda (fed-dp-ssp),
+// sigma per coordinate, rescaled into the ball of radius B (B ≤ 0: not): the ridge optimum at λ = SSPLambda (fed-dp-ssp),
 // the class-mean difference without moments. A failed eigendecomposition
 // (not expected for finite input) falls back to the class-mean difference,
 // which needs nothing but N ≥ 2 (Plan checked it).
-func solveSSP(sum *pairwise.SSPStats, R, sigma float64) ([]float64, pairwise.SSPSolveInfo, float64) {
+func solveSSP(sum *pairwise.SSPStats, R, sigma, B float64) ([]float64, pairwise.SSPSolveInfo, float64) {
 	lambda := math.Inf(1)
 	if sum.Kind().Moments() {
 		lambda = pairwise.SSPLambda(sum, R, sigma)
@@ -300,6 +295,11 @@ func solveSSP(sum *pairwise.SSPStats, R, sigma float64) ([]float64, pairwise.SSP
 	}
 	if w == nil {
 		w = make([]float64, sum.D)
+	}
+	if nrm := pairwise.Norm2(w); B > 0 && nrm > B { // AUC depends on the direction only
+		for i := range w {
+			w[i] *= B / nrm
+		}
 	}
 	return w, info, lambda
 }
@@ -351,11 +351,19 @@ func gaussianAccount(sigmas []float64, sens, delta float64, unit string, notes [
 
 // SumShape: the statistics vector, its clip bound and its sensitivity.
 func (a fedSSP) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64, float64, error) {
-	R := s.FeatureRadius
-	wa, wb, wc := pairwise.SSPWeights(R, a.kind)
+	dim, clip, sens := sspSumShape(s.FeatureRadius, a.kind, sites, params)
+	return dim, clip, sens, nil
+}
+
+// sspSumShape is the secure-aggregation shape of the statistics vector of
+// the given kind (fed-dp-ssp[-mean], fed-dp-lda): its length, the clip
+// n_max·‖φ‖max with ‖φ(z)‖² ≤ a²R² + 2b²R⁴ + c² (the moment block counted
+// twice, an upper bound, so clipping never binds), and its sensitivity.
+func sspSumShape(R float64, kind pairwise.SSPKind, sites []SiteInfo, params int) (dim int, clip, sens float64) {
+	wa, wb, wc := pairwise.SSPWeights(R, kind)
 	phiMax := math.Sqrt(wa*wa*R*R + 2*wb*wb*R*R*R*R + wc*wc)
 	_, nMax := sizes(sites)
-	return sspLen(params, a.kind), float64(max(nMax, 1)) * phiMax, pairwise.SSPSensitivity(R, wa, wb, wc), nil
+	return sspLen(params, kind), float64(max(nMax, 1)) * phiMax, pairwise.SSPSensitivity(R, wa, wb, wc)
 }
 
 // SumVector: the site's exact statistics vector (no noise: the worker
@@ -383,13 +391,8 @@ func (c *sspCombiner) CombineSum(_ []float64, sum []float64, included []SiteInfo
 		st.N += float64(s.Records)
 	}
 	pairwise.SSPFromVector(st, sum, c.R)
-	w, info, lambda := solveSSP(st, c.R, sigma)
+	w, info, lambda := solveSSP(st, c.R, sigma, c.B)
 	c.info, c.lambda = info, lambda
-	if nrm := pairwise.Norm2(w); c.B > 0 && nrm > c.B {
-		for i := range w {
-			w[i] *= c.B / nrm
-		}
-	}
 	return w
 }
 

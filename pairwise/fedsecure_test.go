@@ -2,23 +2,12 @@ package pairwise
 
 import (
 	"context"
+	"github.com/pairfed/pairfed/dp"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 )
-
-// zeroNoise adds nothing: the noisy entry points then return exactly the
-// values the secure-aggregation entry points hand to the DDG.
-type zeroNoise struct{}
-
-func (zeroNoise) AddGaussian([]float64, float64)  {}
-func (zeroNoise) AddLaplace([]float64, float64)   {}
-func (zeroNoise) AddL2Laplace([]float64, float64) {}
-func (zeroNoise) Secure() bool                    { return false }
-func (zeroNoise) Name() string                    { return "zero (test)" }
-
-var _ Noise = zeroNoise{}
 
 // The noise-free phase outputs of fedsecure.go are the values the noisy
 // federated entry points add their noise to (same steps, same sampling),
@@ -35,7 +24,7 @@ func TestFedSecureMatchesNoisyPhases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	priv := &Privacy{Epsilon: 1, Delta: delta, FeatureRadius: R, Noise: zeroNoise{}}
+	priv := &Privacy{Epsilon: 1, Delta: delta, FeatureRadius: R, Noise: dp.ZeroNoise()}
 	start := []float64{0.3, -0.2, 0.1}
 	ctx := context.Background()
 

@@ -155,22 +155,11 @@ func init() {
 // runLDA is dp-lda with private centering (two Gaussian releases).
 func runLDA(ctx context.Context, obj Objective, cfg RunConfig) (*Result, error) {
 	a := ldaAlg
-	_, rep, err := privateSetup(a, obj, &cfg)
+	rep, err := oneShotSetup(ctx, a, true, obj, &cfg)
 	if err != nil {
 		return nil, err
 	}
 	ds := obj.Data()
-	switch {
-	case ds.N < 2:
-		return nil, fmt.Errorf("pairwise: %s needs at least 2 records, got %d", a.Name, ds.N)
-	case ds.D > sspMaxDim:
-		return nil, fmt.Errorf("pairwise: %s releases d(d+1)/2 second-moment entries: d = %d is above the limit %d; use dp-ssp-mean (class sums only) or reduce the features", a.Name, ds.D, sspMaxDim)
-	case cfg.Steps != 0 || cfg.Passes != 0 || cfg.Eta != 0:
-		return nil, fmt.Errorf("pairwise: %s is a one-shot release: --steps, --passes and --eta do not apply", a.Name)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	p := cfg.Privacy
 	R0, d, n := p.FeatureRadius, ds.D, float64(ds.N)
 	sig, err := calibrateGaussian(a.Name, p, rep, nil, nil, gaussOption{

@@ -557,9 +557,10 @@ func init() {
 	Register(sspMeanAlg)
 }
 
-func runSSP(ctx context.Context, a *Algorithm, kind SSPKind, obj Objective, cfg RunConfig) (*Result, error) {
-	moments := kind.Moments()
-	_, rep, err := privateSetup(a, obj, &cfg)
+// oneShotSetup is privateSetup plus the checks every one-shot statistics
+// release (dp-ssp, dp-ssp-mean, dp-lda) makes before reading a record.
+func oneShotSetup(ctx context.Context, a *Algorithm, moments bool, obj Objective, cfg *RunConfig) (*PrivacyReport, error) {
+	_, rep, err := privateSetup(a, obj, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -568,13 +569,20 @@ func runSSP(ctx context.Context, a *Algorithm, kind SSPKind, obj Objective, cfg 
 	case ds.N < 2:
 		return nil, fmt.Errorf("pairwise: %s needs at least 2 records, got %d", a.Name, ds.N)
 	case moments && ds.D > sspMaxDim:
-		return nil, fmt.Errorf("pairwise: %s releases d(d+1) second-moment entries: d = %d is above the limit %d; use dp-ssp-mean (class sums only) or reduce the features", a.Name, ds.D, sspMaxDim)
+		return nil, fmt.Errorf("pairwise: %s releases second-moment entries (d(d+1)/2 per matrix): d = %d is above the limit %d; use dp-ssp-mean (class sums only) or reduce the features", a.Name, ds.D, sspMaxDim)
 	case cfg.Steps != 0 || cfg.Passes != 0 || cfg.Eta != 0:
 		return nil, fmt.Errorf("pairwise: %s is a one-shot release: --steps, --passes and --eta do not apply", a.Name)
 	}
-	if err := ctx.Err(); err != nil {
+	return rep, ctx.Err()
+}
+
+func runSSP(ctx context.Context, a *Algorithm, kind SSPKind, obj Objective, cfg RunConfig) (*Result, error) {
+	moments := kind.Moments()
+	rep, err := oneShotSetup(ctx, a, moments, obj, &cfg)
+	if err != nil {
 		return nil, err
 	}
+	ds := obj.Data()
 	p := cfg.Privacy
 	R := p.FeatureRadius
 	rel, err := SSPCalibrate(p.Epsilon, p.Delta, R, ds.D, kind)

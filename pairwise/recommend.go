@@ -200,41 +200,40 @@ func RecommendFederated(task Task, names []string, sites, nSite, d int, eps, del
 		}
 		return FedRecommendation{Algo: "fed-dp-pair-sgd", Loss: l, Reason: fmt.Sprintf("sites of n ≥ %d records: fed-dp-pair-sgd (with many records the loss decides; subsampled DP-SGD at each site)", RecommendLargeN)}, nil
 	}
-	if task == TaskAUC && has("fed-dp-lda") && (loss == "" || loss == "square") && d <= 1000 {
-		why := "each site releases the sum of its records (the coordinator broadcasts the centre), then the class sums, label-free second moment and count of its records' directions from it; the coordinator sums them (noise σ√K on all n records, any label split, single-class sites included)"
-		if nSite >= 2 && sites >= 1 && has("fed-dp-ssp-mean") {
-			// Rule 2–3 of RecommendPrivate on the summed releases: K
-			// sites' noise σ√K on K·n_s records is one release at μ/√K.
-			mu, err := gdMu(eps, delta)
-			if err != nil {
-				return FedRecommendation{}, err
-			}
-			k := float64(sites)
-			sc := mu / math.Sqrt(k) * k * float64(nSite) / math.Pow(float64(d), 1.5)
-			if sc < RecommendScore {
-				return FedRecommendation{Algo: "fed-dp-ssp-mean", Loss: "square", Reason: fmt.Sprintf("fed-dp-ssp-mean: s = (μ/√K)·K·n_s/d^1.5 = %.3g < %g (K = %d sites of n_s = %d, d = %d): a summed centre and second moment would be below their noise; each site releases its noisy class sums and count once, the coordinator sums them", sc, RecommendScore, sites, nSite, d)}, nil
-			}
-			why = fmt.Sprintf("s = (μ/√K)·K·n_s/d^1.5 = %.3g ≥ %g (K = %d sites of n_s = %d, d = %d); ", sc, RecommendScore, sites, nSite, d) + why
+	if task == TaskAUC && (loss == "" || loss == "square") {
+		// The summed one-shot statistics: fed-dp-lda, else fed-dp-ssp,
+		// each against fed-dp-ssp-mean by the s-rule on the summed release
+		// (rules 2–3 of RecommendPrivate: K sites' noise σ√K on K·n_s
+		// records is one release at μ/√K).
+		type oneShot struct {
+			algo, why, below string
+			threshold        float64
+			maxDim           int
 		}
-		return FedRecommendation{Algo: "fed-dp-lda", Loss: "square", Reason: "fed-dp-lda: " + why}, nil
-	}
-	if task == TaskAUC && has("fed-dp-ssp") && (loss == "" || loss == "square") {
-		why := "each site releases its noisy class sums, second moments and count once; the coordinator sums them (noise σ√K on all n records, any label split, single-class sites included)"
-		if nSite >= 2 && sites >= 1 && has("fed-dp-ssp-mean") {
-			// Rule 2–3 of RecommendPrivate on the summed statistics: K
-			// sites' noise σ√K on K·n_s records is one release at μ/√K.
-			mu, err := gdMu(eps, delta)
-			if err != nil {
-				return FedRecommendation{}, err
+		for _, o := range []oneShot{
+			{"fed-dp-lda", "each site releases the sum of its records (the coordinator broadcasts the centre), then the class sums, label-free second moment and count of its records' directions from it; the coordinator sums them (noise σ√K on all n records, any label split, single-class sites included)",
+				"a summed centre and second moment would be below their noise", RecommendScore, 1000},
+			{"fed-dp-ssp", "each site releases its noisy class sums, second moments and count once; the coordinator sums them (noise σ√K on all n records, any label split, single-class sites included)",
+				"summed second moments would be below their noise", RecommendFedScore, math.MaxInt},
+		} {
+			if !has(o.algo) || d > o.maxDim {
+				continue
 			}
-			k := float64(sites)
-			sc := mu / math.Sqrt(k) * k * float64(nSite) / math.Pow(float64(d), 1.5)
-			if sc < RecommendFedScore || d > sspMaxDim {
-				return FedRecommendation{Algo: "fed-dp-ssp-mean", Loss: "square", Reason: fmt.Sprintf("fed-dp-ssp-mean: s = (μ/√K)·K·n_s/d^1.5 = %.3g < %g (K = %d sites of n_s = %d, d = %d): summed second moments would be below their noise; each site releases its noisy class sums and count once, the coordinator sums them", sc, RecommendFedScore, sites, nSite, d)}, nil
+			why := o.why
+			if nSite >= 2 && sites >= 1 && has("fed-dp-ssp-mean") {
+				mu, err := gdMu(eps, delta)
+				if err != nil {
+					return FedRecommendation{}, err
+				}
+				k := float64(sites)
+				sc := mu / math.Sqrt(k) * k * float64(nSite) / math.Pow(float64(d), 1.5)
+				if sc < o.threshold || d > min(o.maxDim, sspMaxDim) {
+					return FedRecommendation{Algo: "fed-dp-ssp-mean", Loss: "square", Reason: fmt.Sprintf("fed-dp-ssp-mean: s = (μ/√K)·K·n_s/d^1.5 = %.3g < %g (K = %d sites of n_s = %d, d = %d): %s; each site releases its noisy class sums and count once, the coordinator sums them", sc, o.threshold, sites, nSite, d, o.below)}, nil
+				}
+				why = fmt.Sprintf("s = (μ/√K)·K·n_s/d^1.5 = %.3g ≥ %g (K = %d sites of n_s = %d, d = %d); ", sc, o.threshold, sites, nSite, d) + why
 			}
-			why = fmt.Sprintf("s = (μ/√K)·K·n_s/d^1.5 = %.3g ≥ %g (K = %d sites of n_s = %d, d = %d); ", sc, RecommendFedScore, sites, nSite, d) + why
+			return FedRecommendation{Algo: o.algo, Loss: "square", Reason: o.algo + ": " + why}, nil
 		}
-		return FedRecommendation{Algo: "fed-dp-ssp", Loss: "square", Reason: "fed-dp-ssp: " + why}, nil
 	}
 	if has("fed-oneshot") {
 		local, lossOut := "dp-ssp-mean", "square"

@@ -10,6 +10,7 @@ package fedprobe
 import (
 	"context"
 	"fmt"
+	"github.com/pairfed/pairfed/dp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -137,15 +138,6 @@ type PhaseNoise struct {
 	Sigma             float64 // σ_k of site 0
 }
 
-// zeroNoise adds nothing: the noise-free counterpart of a release.
-type zeroNoise struct{}
-
-func (zeroNoise) AddGaussian([]float64, float64)  {}
-func (zeroNoise) AddLaplace([]float64, float64)   {}
-func (zeroNoise) AddL2Laplace([]float64, float64) {}
-func (zeroNoise) Secure() bool                    { return false }
-func (zeroNoise) Name() string                    { return "none (noise-free probe)" }
-
 // ProbePhase runs phase k of fed-dp-local-sgd at every site from start,
 // as the workers do (each site's K halving subsets of pairwise.Y21aPartition,
 // pairwise.LocalSGDPhase), once with seeded noise and once without noise
@@ -182,7 +174,7 @@ func ProbePhase(ctx context.Context, job coordinator.JobConfig, sites []simulate
 		s1, s2 := prng.Uint64(), prng.Uint64()
 		privN := &pairwise.Privacy{Epsilon: job.Epsilon, Delta: job.Delta, FeatureRadius: job.FeatureRadius, Noise: noise(noiseSeed ^ (uint64(i)+1)*0x9e3779b97f4a7c15)}
 		privC := *privN
-		privC.Noise = zeroNoise{}
+		privC.Noise = dp.ZeroNoise() // the noise-free counterpart of the release
 		rn, err := pairwise.LocalSGDPhase(ctx, obj, start, part[k-1], k, job.Eta, privN, rand.New(rand.NewPCG(s1, s2)))
 		if err != nil {
 			return nil, err
