@@ -3,6 +3,7 @@ package pairwise
 import (
 	"math"
 	"math/rand/v2"
+	"sort"
 	"testing"
 )
 
@@ -225,4 +226,98 @@ func TestAUCLossesIgnoreSameLabelPairs(t *testing.T) {
 			}
 		}
 	}
+}
+
+// aucRanks is the rank-based AUC the merge in AUC replaced (sort all scores
+// by index, count tied groups): the reference AUC must equal bit for bit.
+func aucRanks(scores, y []float64) float64 {
+	n := len(scores)
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+		if math.IsNaN(scores[i]) {
+			return math.NaN()
+		}
+	}
+	sort.Slice(idx, func(a, b int) bool { return scores[idx[a]] < scores[idx[b]] })
+	var pos, neg, correct, negBelow float64
+	for a := 0; a < n; {
+		b := a
+		var p, q float64
+		for b < n && scores[idx[b]] == scores[idx[a]] {
+			if y[idx[b]] > 0 {
+				p++
+			} else {
+				q++
+			}
+			b++
+		}
+		correct += p * (negBelow + q/2)
+		negBelow += q
+		pos += p
+		neg += q
+		a = b
+	}
+	if pos == 0 || neg == 0 {
+		return math.NaN()
+	}
+	return correct / (pos * neg)
+}
+
+func TestAUCEqualsRankCount(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 500; trial++ {
+		n := 1 + rng.IntN(3000)
+		s := make([]float64, n)
+		y := make([]float64, n)
+		levels := 1 + rng.IntN(50)
+		for i := range s {
+			if trial%2 == 0 {
+				s[i] = float64(rng.IntN(levels)) // ties, ±0 below
+			} else {
+				s[i] = rng.NormFloat64()
+			}
+			if s[i] == 0 && rng.IntN(2) == 0 {
+				s[i] = math.Copysign(0, -1)
+			}
+			y[i] = -1
+			if rng.Float64() < 0.2 {
+				y[i] = 1
+			}
+		}
+		if trial%7 == 0 {
+			s[rng.IntN(n)] = math.Inf(1 - 2*rng.IntN(2))
+		}
+		a, b := AUC(s, y), aucRanks(s, y)
+		if math.Float64bits(a) != math.Float64bits(b) && !(math.IsNaN(a) && math.IsNaN(b)) {
+			t.Fatalf("trial %d (n %d): AUC %v, rank count %v", trial, n, a, b)
+		}
+	}
+	if !math.IsNaN(AUC([]float64{1, math.NaN(), 0}, []float64{1, -1, -1})) {
+		t.Fatal("NaN score: want NaN")
+	}
+}
+
+func BenchmarkAUC(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	s := make([]float64, 13330)
+	y := make([]float64, len(s))
+	for i := range s {
+		y[i] = -1
+		if rng.Float64() < 0.1 {
+			y[i] = 1
+			s[i] = 0.5
+		}
+		s[i] += rng.NormFloat64()
+	}
+	b.Run("ranks", func(b *testing.B) {
+		for b.Loop() {
+			aucRanks(s, y)
+		}
+	})
+	b.Run("merge", func(b *testing.B) {
+		for b.Loop() {
+			AUC(s, y)
+		}
+	})
 }
