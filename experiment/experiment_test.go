@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -138,5 +139,56 @@ func TestPrivateRunsWarnAboutComposition(t *testing.T) {
 	}
 	if !found || rep.Private {
 		t.Fatalf("notes %q, private %v (seeded noise must not be private)", rep.Notes, rep.Private)
+	}
+}
+
+// Successive halving's budget: 6×6 cells on 3 folds at T/9, the best 12 at
+// T/3 and the best 4 at T (sgd-prev, 10 passes: T_k = ⌈10·n_k⌉ on fitting
+// fold k), so the selection's pair steps are exactly that sum; with 5
+// passes (5/9 < 1 pass) every cell gets the whole T. And an algorithm
+// without a pass budget is never halved.
+func TestSelectionHalvingBudget(t *testing.T) {
+	tab := loadBundled(t, "diabetes")
+	algo, _ := pairwise.Lookup("sgd-prev")
+	for _, passes := range []float64{0, 5} {
+		spec := Spec{Algo: "sgd-prev", Seed: 1, Passes: passes}
+		if err := spec.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(1, 0))
+		_, _, steps, err := selectParams(context.Background(), spec, algo, tab.Dataset, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		folds, _ := data.StratifiedKFold(tab.Y, 3, rand.New(rand.NewPCG(1, 0)))
+		var want int64
+		for _, f := range folds {
+			n := float64(tab.N - len(f))
+			if passes == 0 {
+				want += 36*int64(math.Ceil(10.0/9*n)) + 12*int64(math.Ceil(10.0/3*n)) + 4*int64(math.Ceil(10*n))
+			} else {
+				want += 36 * int64(math.Ceil(passes*n))
+			}
+		}
+		if steps != want {
+			t.Fatalf("passes %v: selection ran %d pair steps, want %d", passes, steps, want)
+		}
+	}
+	// The same budget without halving is 36 cells at T: 3× the default's.
+	flat := *algo
+	flat.Passes = 0
+	spec := Spec{Algo: "sgd-prev", Seed: 1}
+	_ = spec.Validate()
+	_, _, steps, err := selectParams(context.Background(), spec, &flat, tab.Dataset, rand.New(rand.NewPCG(1, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	folds, _ := data.StratifiedKFold(tab.Y, 3, rand.New(rand.NewPCG(1, 0)))
+	var want int64
+	for _, f := range folds {
+		want += 36 * int64(math.Ceil(10*float64(tab.N-len(f))))
+	}
+	if steps != want {
+		t.Fatalf("no pass budget: %d pair steps, want %d", steps, want)
 	}
 }

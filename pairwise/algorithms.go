@@ -12,6 +12,13 @@ import (
 
 var bothTasks = []Task{TaskAUC, TaskMetric}
 
+// Default passes of the offline algorithms (Algorithm.Passes).
+const (
+	sgdPrevPasses    = 10
+	sgdPairPasses    = 10
+	sgdAllPrevPasses = 1
+)
+
 func init() {
 	Register(&Algorithm{
 		Name:        "sgd-prev",
@@ -19,6 +26,7 @@ func init() {
 		Paper:       "[Y21a] Yang, Lei, Wang, Yang, Ying. Simple Stochastic and Online Gradient Descent Algorithms for Pairwise Learning. NeurIPS 2021",
 		Ref:         "Alg 1",
 		Setting:     "offline",
+		Passes:      sgdPrevPasses,
 		Tasks:       bothTasks,
 		Assumptions: "convex, G-Lipschitz (Thm 1); L-smooth for Thm 2 (η ≤ 2/L)",
 		Run:         runSGDPrev,
@@ -39,6 +47,7 @@ func init() {
 		Paper:       "Lei, Ledent, Kloft. Sharper Generalization Bounds for Pairwise Learning. NeurIPS 2020 ([Y21a]'s SGD_pair baseline)",
 		Ref:         "SGD of §4; [Y21a] Remark 2",
 		Setting:     "offline",
+		Passes:      sgdPairPasses,
 		Tasks:       bothTasks,
 		Assumptions: "convex, smooth or Lipschitz",
 		Run:         runSGDPair,
@@ -49,6 +58,7 @@ func init() {
 		Paper:       "[Y21b] Yang, Lei, Lyu, Ying. Stability and Differential Privacy of SGD for Pairwise Learning with Non-Smooth Loss. AISTATS 2021",
 		Ref:         "Alg 1",
 		Setting:     "offline",
+		Passes:      sgdAllPrevPasses,
 		Tasks:       bothTasks,
 		Assumptions: "convex, G-Lipschitz (non-smooth allowed)",
 		Run:         runSGDAllPrev,
@@ -82,7 +92,7 @@ func init() {
 // Default T = 10 passes, η_t = η/√T (the authors' experimental setting).
 func runSGDPrev(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
 	n := obj.Data().N
-	T := cfg.steps(n, 10)
+	T := cfg.steps(n, sgdPrevPasses)
 	if f := newPrevFast(obj, &cfg, ScaledConstant); f != nil {
 		return f.run(ctx, cfg, rng, T, ScaledConstant)
 	}
@@ -108,7 +118,7 @@ func runSGDPair(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Ran
 	if n < 2 {
 		return nil, fmt.Errorf("pairwise: sgd-pair needs at least 2 records")
 	}
-	return runPairSGD(ctx, obj, cfg, rng, UniformPair{N: n}, cfg.steps(n, 10), ScaledConstant)
+	return runPairSGD(ctx, obj, cfg, rng, UniformPair{N: n}, cfg.steps(n, sgdPairPasses), ScaledConstant)
 }
 
 // runSGDAllPrev is [Y21b] Alg 1: w_1 = 0, i_1 uniform; for t = 1..T draw
@@ -124,7 +134,7 @@ func runSGDAllPrev(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.
 		return nil, err
 	}
 	n := obj.Data().N
-	T := cfg.steps(n, 1)
+	T := cfg.steps(n, sgdAllPrevPasses)
 	sched := Constant
 	if cfg.Schedule != "" {
 		sched = cfg.Schedule

@@ -16,6 +16,11 @@ type Algorithm struct {
 	Paper   string // citation key and paper, e.g. "[Y21a] Yang et al. NeurIPS 2021"
 	Ref     string // algorithm/equation in that paper, e.g. "Alg 1"
 	Setting string // "offline", "online" or "full-batch"
+	// Passes is the default number of passes over the data of an offline
+	// stochastic algorithm (its T = ⌈Passes·n⌉ unless RunConfig says
+	// otherwise), so that callers can scale its budget; 0 when the
+	// algorithm has no such budget (online, full-batch, one-shot).
+	Passes float64
 	// Tasks lists the tasks the algorithm supports.
 	Tasks []Task
 	// Losses lists the loss names it supports; nil means any loss of the task.
