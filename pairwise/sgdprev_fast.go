@@ -3,6 +3,7 @@ package pairwise
 import (
 	"context"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 )
 
@@ -15,19 +16,22 @@ import (
 // the same label has zero gradient for every AUC loss here (hinge and square
 // are multiplied by I[y ≠ y'], the logistic loss's derivative carries the
 // factor y − y' = 0), so w is unchanged and only the averaging weights move.
-// The loops below test the labels first and touch rows only for the pairs
-// with different labels (18 % of ijcnn1's draws), with the loss and the
-// projection fixed per loop: no interface call or type switch per step.
+// The loops below draw drawBatch indices at a time, find the draws that pair
+// different labels from a bitmap of the labels (18 % of ijcnn1's draws),
+// and touch rows only for those, prefetching the rows of the next ones; the
+// loss and the projection are fixed per run: no interface call or type
+// switch per step.
 //
 // They are bit-identical to runPairSGD with a PrevInstance for the same rng:
 // the same draws in the same order, and the same floating-point operations on
 // w and on the averaging state in the same order (the tests check this over
 // seeds, losses, projections, averaging modes and dense and sparse data). The
-// only operations skipped are the loss values Eval computes and discards, and
-// the score of same-label pairs — which can change the model only when the
+// only operations skipped are the loss values Eval computes and discards, the
+// score of same-label pairs — which can change the model only when the
 // score is ±Inf or NaN, i.e. when the data or w already are not finite
 // (runPairSGD then propagates NaN through the logistic loss; data are
-// checked finite when loaded).
+// checked finite when loaded) — and the exact ‖w‖² when a cheaper sum
+// proves the projection is not needed (denseUpdate).
 
 // prevLoss names the loss a specialized loop computes.
 type prevLoss int
@@ -54,6 +58,9 @@ type prevFast struct {
 	w    []float64
 	avg  *averager
 	prev int // i_{t−1}
+
+	draws []int   // the current batch of draws i_t
+	act   []int32 // positions of the active draws in it
 }
 
 // labelBits returns the bitmap of positive labels, or nil when a label is
@@ -173,18 +180,69 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 	return &Result{W: out, Last: f.w, Steps: T, PairGrads: grads}, nil
 }
 
-// steps runs k steps.
+// drawBatch is how many draws the loops take from rng at once.
+const drawBatch = 256
+
+// steps runs k steps, drawBatch at a time: the indices are drawn first
+// (rng.IntN, in order: the same stream as runPairSGD's), then walked.
 func (f *prevFast) steps(rng *rand.Rand, k int) {
-	switch {
-	case f.data.X == nil:
-		f.stepsSparse(rng, k)
-	case f.loss == prevHinge:
-		f.hingeDense(rng, k)
-	case f.loss == prevSquare:
-		f.squareDense(rng, k)
-	default:
-		f.logisticDense(rng, k)
+	if f.draws == nil {
+		f.draws = make([]int, drawBatch)
+		f.act = make([]int32, drawBatch)
 	}
+	for k > 0 {
+		m := min(k, drawBatch)
+		idx := f.draws[:m]
+		drawIndices(rng, idx, f.n)
+		if f.data.X == nil {
+			f.stepsSparse(idx)
+		} else {
+			f.stepsDense(idx)
+		}
+		k -= m
+	}
+}
+
+// drawIndices sets dst[t] = rng.IntN(n) for t = 0, 1, …: math/rand/v2's
+// IntN (Lemire's multiply-shift with rejection, the same computation on
+// 32- and 64-bit systems) written out so that the loop makes one call per
+// draw, to the source. TestDrawIndicesIsIntN checks it against rng.IntN.
+func drawIndices(rng *rand.Rand, dst []int, n int) {
+	nn := uint64(n)
+	if nn&(nn-1) == 0 {
+		for t := range dst {
+			dst[t] = int(rng.Uint64() & (nn - 1))
+		}
+		return
+	}
+	for t := range dst {
+		hi, lo := bits.Mul64(rng.Uint64(), nn)
+		if lo < nn {
+			thresh := -nn % nn
+			for lo < thresh {
+				hi, lo = bits.Mul64(rng.Uint64(), nn)
+			}
+		}
+		dst[t] = int(hi)
+	}
+}
+
+// active writes to f.act the positions t of idx whose draw pairs records
+// with different labels (idx[t] against idx[t−1], idx[−1] = f.prev) and
+// returns them: the only steps that read rows. Branch-free (the labels are
+// random, so a branch would be mispredicted at every other change).
+func (f *prevFast) active(idx []int) []int32 {
+	pos, act := f.pos, f.act[:len(idx)]
+	j := f.prev
+	bj := pos[j>>6] >> (j & 63) & 1
+	na := 0
+	for t, i := range idx {
+		bi := pos[i>>6] >> (i & 63) & 1
+		act[na] = int32(t)
+		na += int(bi ^ bj)
+		bj = bi
+	}
+	return act[:na]
 }
 
 // flush is the stale branch of averager.before: sum += pending·prev and
@@ -195,60 +253,86 @@ func (f *prevFast) flush(pending float64) {
 	copy(a.prev, f.w)
 }
 
-// The three dense loops differ only in the lines marked "loss". Each keeps
-// the averager's (pending, weight, stale) in registers: averager.before is
+// The loops keep the averager's (pending, weight, stale) in registers:
+// averager.before at every step is
 //
-//	pending += η; weight += η; if stale { sum += pending·prev; pending = 0; prev = w; stale = false }.
+//	pending += η; weight += η; if stale { sum += pending·prev; pending = 0; prev = w; stale = false }
+//
+// and only AvgPaper has it. Steps between two active ones do only that.
+//
+// An active step's sign s = (y_i − y_j)/2 is +1 when i is the positive
+// record and −1 otherwise (labels are ±1: labelBits checked), so the loops
+// read the label bitmap, never the labels; the logistic loss's c = y_i − y_j
+// is 2s. These are the values the general loop computes, exactly.
 
-func (f *prevFast) hingeDense(rng *rand.Rand, k int) {
-	x, y, d, n, eta, r, r2 := f.data.X, f.data.Y, f.d, f.n, f.eta, f.r, f.r2
+// prefetchAhead is how many active steps ahead the dense loop prefetches
+// the rows it will read (prefetch_amd64.s): their loads are then in flight
+// while the current step computes. Rows are drawn at random, so the
+// hardware prefetcher cannot guess them, and ijcnn1's 8.8 MB of rows miss
+// the private caches: without it the loop waits on memory at most active
+// steps. (Plain loads of the rows ahead do not help: they block the
+// reorder buffer until they complete.)
+const prefetchAhead = 4
+
+// stepsDense walks the draws idx on dense data.
+func (f *prevFast) stepsDense(idx []int) {
+	x, d, eta, r, r2, loss := f.data.X, f.d, f.eta, f.r, f.r2, f.loss
 	w := f.w[:d]
 	a := f.avg
 	pending, weight, stale, paper := a.pending, a.weight, a.stale, f.paper
 	pos := f.pos
-	j := f.prev
-	bj := pos[j>>6] >> (j & 63) & 1
-	for ; k > 0; k-- {
+	act := f.active(idx)
+	t := 0
+	for ai, ta := range act {
+		tA := int(ta)
 		if paper {
-			pending += eta
-			weight += eta
-			if stale {
-				f.flush(pending)
-				pending = 0
-				stale = false
-			}
-		}
-		i := rng.IntN(n)
-		bi := pos[i>>6] >> (i & 63) & 1
-		if bi != bj {
-			yi, yj := y[i], y[j]
-			xi := x[i*d : i*d+d]
-			xj := x[j*d : j*d+d]
-			h := diffDot(w, xi, xj)
-			s := (yi - yj) / 2           // loss
-			if m := 1 - s*h; !(m <= 0) { // loss
-				if dv := -s; dv != 0 { // loss
-					denseUpdate(w, xi, xj, -eta*dv, r, r2)
-					stale = true
+			for ; t <= tA; t++ {
+				pending += eta
+				weight += eta
+				if stale {
+					f.flush(pending)
+					pending = 0
+					stale = false
 				}
 			}
 		}
-		j, bj = i, bi
+		t = tA + 1
+		if an := ai + prefetchAhead; an < len(act) {
+			tn := int(act[an])
+			i := idx[tn]
+			prefetch(x[i*d : i*d+d])
+			if tn > 0 {
+				i = idx[tn-1]
+				prefetch(x[i*d : i*d+d])
+			}
+		}
+		i, j := idx[tA], f.prev
+		if tA > 0 {
+			j = idx[tA-1]
+		}
+		xi := x[i*d : i*d+d]
+		xj := x[j*d : j*d+d]
+		h := diffDot(w, xi, xj)
+		s := float64(int(pos[i>>6]>>(i&63)&1)*2 - 1) // (y_i − y_j)/2
+		var dv float64
+		switch loss {
+		case prevHinge:
+			if m := 1 - s*h; !(m <= 0) {
+				dv = -s
+			}
+		case prevSquare:
+			dv = -2 * s * (1 - s*h)
+		default:
+			c := 2 * s // y_i − y_j
+			dv = -c * sigmoidNeg(c*h)
+		}
+		if dv != 0 {
+			denseUpdate(w, xi, xj, -eta*dv, r, r2)
+			stale = true
+		}
 	}
-	f.prev = j
-	a.pending, a.weight, a.stale = pending, weight, stale
-}
-
-func (f *prevFast) squareDense(rng *rand.Rand, k int) {
-	x, y, d, n, eta, r, r2 := f.data.X, f.data.Y, f.d, f.n, f.eta, f.r, f.r2
-	w := f.w[:d]
-	a := f.avg
-	pending, weight, stale, paper := a.pending, a.weight, a.stale, f.paper
-	pos := f.pos
-	j := f.prev
-	bj := pos[j>>6] >> (j & 63) & 1
-	for ; k > 0; k-- {
-		if paper {
+	if paper {
+		for ; t < len(idx); t++ {
 			pending += eta
 			weight += eta
 			if stale {
@@ -257,73 +341,55 @@ func (f *prevFast) squareDense(rng *rand.Rand, k int) {
 				stale = false
 			}
 		}
-		i := rng.IntN(n)
-		bi := pos[i>>6] >> (i & 63) & 1
-		if bi != bj {
-			yi, yj := y[i], y[j]
-			xi := x[i*d : i*d+d]
-			xj := x[j*d : j*d+d]
-			h := diffDot(w, xi, xj)
-			s := (yi - yj) / 2 // loss
-			m := 1 - s*h       // loss
-			if dv := -2 * s * m; dv != 0 {
-				denseUpdate(w, xi, xj, -eta*dv, r, r2)
-				stale = true
-			}
-		}
-		j, bj = i, bi
 	}
-	f.prev = j
-	a.pending, a.weight, a.stale = pending, weight, stale
-}
-
-func (f *prevFast) logisticDense(rng *rand.Rand, k int) {
-	x, y, d, n, eta, r, r2 := f.data.X, f.data.Y, f.d, f.n, f.eta, f.r, f.r2
-	w := f.w[:d]
-	a := f.avg
-	pending, weight, stale, paper := a.pending, a.weight, a.stale, f.paper
-	pos := f.pos
-	j := f.prev
-	bj := pos[j>>6] >> (j & 63) & 1
-	for ; k > 0; k-- {
-		if paper {
-			pending += eta
-			weight += eta
-			if stale {
-				f.flush(pending)
-				pending = 0
-				stale = false
-			}
-		}
-		i := rng.IntN(n)
-		bi := pos[i>>6] >> (i & 63) & 1
-		if bi != bj {
-			yi, yj := y[i], y[j]
-			xi := x[i*d : i*d+d]
-			xj := x[j*d : j*d+d]
-			h := diffDot(w, xi, xj)
-			c := yi - yj                             // loss
-			if dv := -c * sigmoidNeg(c*h); dv != 0 { // loss
-				denseUpdate(w, xi, xj, -eta*dv, r, r2)
-				stale = true
-			}
-		}
-		j, bj = i, bi
-	}
-	f.prev = j
+	f.prev = idx[len(idx)-1]
 	a.pending, a.weight, a.stale = pending, weight, stale
 }
 
 // denseUpdate does w ← Π(w + a·(x_i − x_j)) for the ℓ2 ball of radius r
 // (r2 = r², +Inf for no constraint) — linearObjective.stepProject's pass,
 // which for r2 = +Inf is addDiff's.
+//
+// stepProject sums ‖w‖² left to right, a chain of d dependent additions;
+// here four partial sums run side by side and the left-to-right sum is
+// taken only when the result is near the radius. Both sum the same d
+// nonnegative terms, so they differ by at most 2γ_{d−1}·‖w‖² (γ_m =
+// m·u/(1 − m·u), u = 2⁻⁵³; Higham, Accuracy and Stability, §4.2): when the
+// four-way sum is ≤ r²·(1 − 8·d·u), the exact one is < r² and w is not
+// projected — the same decision, and otherwise the same n2 and scaling.
+// NaN and ±Inf sums take the exact path.
 func denseUpdate(w, xi, xj []float64, a, r, r2 float64) {
 	w = w[:len(xi)]
 	xj = xj[:len(xi)]
-	var n2 float64
-	for k := range xi {
+	if math.IsInf(r2, 1) { // no constraint: n2 > +Inf is never true
+		for k := range xi {
+			w[k] = w[k] + a*(xi[k]-xj[k])
+		}
+		return
+	}
+	var s0, s1, s2, s3 float64
+	k := 0
+	for ; k+3 < len(xi); k += 4 {
+		v0 := w[k] + a*(xi[k]-xj[k])
+		v1 := w[k+1] + a*(xi[k+1]-xj[k+1])
+		v2 := w[k+2] + a*(xi[k+2]-xj[k+2])
+		v3 := w[k+3] + a*(xi[k+3]-xj[k+3])
+		w[k], w[k+1], w[k+2], w[k+3] = v0, v1, v2, v3
+		s0 += v0 * v0
+		s1 += v1 * v1
+		s2 += v2 * v2
+		s3 += v3 * v3
+	}
+	for ; k < len(xi); k++ {
 		v := w[k] + a*(xi[k]-xj[k])
 		w[k] = v
+		s0 += v * v
+	}
+	if (s0+s1)+(s2+s3) <= r2*(1-8*float64(len(w))*0x1p-53) {
+		return
+	}
+	var n2 float64
+	for _, v := range w {
 		n2 += v * v
 	}
 	if n2 > r2 {
@@ -331,21 +397,64 @@ func denseUpdate(w, xi, xj []float64, a, r, r2 float64) {
 	}
 }
 
-// stepsSparse is the loop for CSR data: the score is x_iᵀw − x_jᵀw and the
-// update AddScaled(w, i, a), AddScaled(w, j, −a), then Π — linearObjective's
-// Step followed by Project. The loss is a loop-invariant branch taken only
-// for pairs with different labels.
-func (f *prevFast) stepsSparse(rng *rand.Rand, k int) {
-	s, y, n, eta, r, r2, loss := f.data, f.data.Y, f.n, f.eta, f.r, f.r2, f.loss
+// stepsSparse walks the draws idx on CSR data: the score is
+// x_iᵀw − x_jᵀw and the update AddScaled(w, i, a), AddScaled(w, j, −a),
+// then Π — linearObjective's Step followed by Project.
+func (f *prevFast) stepsSparse(idx []int) {
+	s, eta, r, r2, loss := f.data, f.eta, f.r, f.r2, f.loss
 	ball := !math.IsInf(r2, 1)
 	w := f.w
 	a := f.avg
 	pending, weight, stale, paper := a.pending, a.weight, a.stale, f.paper
 	pos := f.pos
-	j := f.prev
-	bj := pos[j>>6] >> (j & 63) & 1
-	for ; k > 0; k-- {
+	act := f.active(idx)
+	t := 0
+	for _, ta := range act {
+		tA := int(ta)
 		if paper {
+			for ; t <= tA; t++ {
+				pending += eta
+				weight += eta
+				if stale {
+					f.flush(pending)
+					pending = 0
+					stale = false
+				}
+			}
+		}
+		t = tA + 1
+		i, j := idx[tA], f.prev
+		if tA > 0 {
+			j = idx[tA-1]
+		}
+		h := sparseDot(s, i, w) - sparseDot(s, j, w)
+		sg := float64(int(pos[i>>6]>>(i&63)&1)*2 - 1) // (y_i − y_j)/2
+		var dv float64
+		switch loss {
+		case prevHinge:
+			if m := 1 - sg*h; !(m <= 0) {
+				dv = -sg
+			}
+		case prevSquare:
+			dv = -2 * sg * (1 - sg*h)
+		default:
+			c := 2 * sg // y_i − y_j
+			dv = -c * sigmoidNeg(c*h)
+		}
+		if dv != 0 {
+			av := -eta * dv
+			sparseAdd(s, w, i, av)
+			sparseAdd(s, w, j, -av)
+			if ball {
+				if n2 := dot(w, w); n2 > r2 {
+					scale(r/math.Sqrt(n2), w)
+				}
+			}
+			stale = true
+		}
+	}
+	if paper {
+		for ; t < len(idx); t++ {
 			pending += eta
 			weight += eta
 			if stale {
@@ -354,40 +463,8 @@ func (f *prevFast) stepsSparse(rng *rand.Rand, k int) {
 				stale = false
 			}
 		}
-		i := rng.IntN(n)
-		bi := pos[i>>6] >> (i & 63) & 1
-		if bi != bj {
-			yi, yj := y[i], y[j]
-			h := sparseDot(s, i, w) - sparseDot(s, j, w)
-			var dv float64
-			switch loss {
-			case prevHinge:
-				sg := (yi - yj) / 2
-				if m := 1 - sg*h; !(m <= 0) {
-					dv = -sg
-				}
-			case prevSquare:
-				sg := (yi - yj) / 2
-				dv = -2 * sg * (1 - sg*h)
-			default:
-				c := yi - yj
-				dv = -c * sigmoidNeg(c*h)
-			}
-			if dv != 0 {
-				av := -eta * dv
-				sparseAdd(s, w, i, av)
-				sparseAdd(s, w, j, -av)
-				if ball {
-					if n2 := dot(w, w); n2 > r2 {
-						scale(r/math.Sqrt(n2), w)
-					}
-				}
-				stale = true
-			}
-		}
-		j, bj = i, bi
 	}
-	f.prev = j
+	f.prev = idx[len(idx)-1]
 	a.pending, a.weight, a.stale = pending, weight, stale
 }
 

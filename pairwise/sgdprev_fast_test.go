@@ -17,6 +17,7 @@ import (
 func TestPrevFastBitIdentical(t *testing.T) {
 	datasets := map[string]*Dataset{
 		"dense":       toyAUC(300, 7, 1, 1),
+		"dense-d3":    toyAUC(200, 3, 1, 8),
 		"dense-rare":  rarePositives(toyAUC(500, 22, 0.8, 2), 0.1, 3),
 		"sparse":      toSparse(toyAUC(300, 9, 1, 4)),
 		"sparse-rare": toSparse(rarePositives(toyAUC(400, 12, 1, 5), 0.1, 6)),
@@ -52,7 +53,7 @@ func TestPrevFastBitIdentical(t *testing.T) {
 			}
 		}
 	}
-	if cases != 4*3*3*3*4 {
+	if cases != 5*3*3*3*4 {
 		t.Fatalf("ran %d cases", cases)
 	}
 }
@@ -156,4 +157,86 @@ func TestPrevFastNotTaken(t *testing.T) {
 			t.Errorf("%s: fast path taken", name)
 		}
 	}
+}
+
+// drawIndices must be rng.IntN, draw for draw, for any n (powers of two
+// take the mask branch; n near 2⁶³ makes rejections frequent).
+func TestDrawIndicesIsIntN(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7, 64, 1000, 49990, 1 << 20, 1<<62 + 12345, math.MaxInt64} {
+		a := rand.New(rand.NewPCG(uint64(n), 5))
+		b := rand.New(rand.NewPCG(uint64(n), 5))
+		got := make([]int, 3000)
+		drawIndices(a, got, n)
+		for k, g := range got {
+			if w := b.IntN(n); g != w {
+				t.Fatalf("n %d draw %d: %d, IntN %d", n, k, g, w)
+			}
+		}
+		if a.Uint64() != b.Uint64() {
+			t.Fatalf("n %d: streams diverged", n)
+		}
+	}
+}
+
+// denseUpdate's four-way ‖w‖² must make the projection decision and result
+// of the serial sum (stepProject's loop), bit for bit, including when the
+// norm lands within rounding of the radius.
+func TestDenseUpdateMatchesSerialNorm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	ref := func(w, xi, xj []float64, a, r float64) {
+		var n2 float64
+		for k := range xi {
+			v := w[k] + a*(xi[k]-xj[k])
+			w[k] = v
+			n2 += v * v
+		}
+		if n2 > r*r {
+			scale(r/math.Sqrt(n2), w)
+		}
+	}
+	near, far := 0, 0
+	for trial := 0; trial < 20000; trial++ {
+		d := 1 + rng.IntN(40)
+		w, xi, xj := make([]float64, d), make([]float64, d), make([]float64, d)
+		for k := range w {
+			w[k], xi[k], xj[k] = rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()
+		}
+		a := 0.1 * rng.NormFloat64()
+		// the norm after the update, and a radius at it within a few ulps
+		// (or relatively 1e-15 … 1e-1 away, either side)
+		u := make([]float64, d)
+		var n2 float64
+		for k := range u {
+			u[k] = w[k] + a*(xi[k]-xj[k])
+			n2 += u[k] * u[k]
+		}
+		r := math.Sqrt(n2)
+		switch trial % 3 {
+		case 0:
+			for s := rng.IntN(9) - 4; s != 0; s -= sign(s) {
+				r = math.Nextafter(r, math.Inf(sign(s)))
+			}
+			near++
+		default:
+			r *= 1 + float64(sign(rng.IntN(2)*2-1))*math.Pow(10, -1-14*rng.Float64())
+			far++
+		}
+		w1 := append([]float64(nil), w...)
+		w2 := append([]float64(nil), w...)
+		denseUpdate(w1, xi, xj, a, r, r*r)
+		ref(w2, xi, xj, a, r)
+		if !sameBits(w1, w2) {
+			t.Fatalf("trial %d (d %d, r %v): %v vs serial %v", trial, d, r, w1, w2)
+		}
+	}
+	if near == 0 || far == 0 {
+		t.Fatal("vacuous")
+	}
+}
+
+func sign(s int) int {
+	if s < 0 {
+		return -1
+	}
+	return 1
 }

@@ -1,0 +1,7 @@
+package pairwise
+
+// prefetch asks the CPU to bring row's cache lines into cache (PREFETCHT0,
+// prefetch_amd64.s): a hint that never changes a result.
+//
+//go:noescape
+func prefetch(row []float64)

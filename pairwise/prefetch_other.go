@@ -1,0 +1,6 @@
+//go:build !amd64
+
+package pairwise
+
+// prefetch is a no-op on platforms without the assembly hint.
+func prefetch(row []float64) {}
