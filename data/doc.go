@@ -20,8 +20,9 @@
 // resolves it. A few UCI files whose layout cannot be guessed (label in
 // column 2, an ID column, ...) get known-dataset presets by file name.
 //
-// Dense storage is used unless D > 1000 and under 10% of the values are
-// nonzero (then CSR); Options.Representation overrides.
+// Dense storage is used unless CSR needs at most a quarter of its bytes
+// (under about 16% of the values nonzero; then CSR);
+// Options.Representation overrides.
 //
 // Every Read runs under a memory budget (Options.MaxMemory, default
 // DefaultMaxMemory): each allocation that grows with the input is charged

@@ -88,8 +88,9 @@ type Options struct {
 	Dim int
 
 	// Representation is "auto" (or ""), "dense" or "sparse". Auto picks
-	// sparse (CSR) when D > 1000 and fewer than 10% of the N·D values are
-	// nonzero, dense otherwise.
+	// sparse (CSR) when it needs at most a quarter of the dense storage
+	// (12 bytes per nonzero and 8 per row against 8 per cell), dense
+	// otherwise.
 	Representation string
 
 	// MaxBytes bounds the input size after decompression; 0 means the

@@ -359,21 +359,32 @@ func TestRepresentation(t *testing.T) {
 	if dn.IsSparse() || !equalTables(tab.Dataset, dn.Dataset) {
 		t.Errorf("forced dense differs")
 	}
-	// Dense when d ≤ 1000, whatever the density.
-	if tab := mustRead(t, "1 1000:1\n-1 1:1\n", "s.libsvm", Options{}); tab.IsSparse() {
-		t.Errorf("d=1000 sparse")
+	// The rule is storage: CSR (12 bytes per nonzero + 8 per row) at most
+	// a quarter of dense (8 per cell). d = 1000 with one nonzero: sparse;
+	// d = 2, both records full: dense.
+	if tab := mustRead(t, "1 1000:1\n-1 1:1\n", "s.libsvm", Options{}); !tab.IsSparse() {
+		t.Errorf("d=1000, 0.1%% dense: %s", tab.Representation)
 	}
-	// Dense when density ≥ 10%: 1001 features, 101 nonzero per record.
-	sb.Reset()
-	for i := 0; i < 4; i++ {
-		fmt.Fprintf(&sb, "%d", 2*(i%2)-1)
-		for j := 1; j <= 1001; j += 10 {
-			fmt.Fprintf(&sb, " %d:1", j)
+	if tab := mustRead(t, "1 1:1 2:1\n-1 1:1 2:3\n", "s.libsvm", Options{}); tab.IsSparse() {
+		t.Errorf("d=2, full: %s", tab.Representation)
+	}
+	// 1001 features: every 10th nonzero (10 %: CSR is 15 % of dense) is
+	// sparse; every 5th (20 %: 30 %) is dense.
+	for _, c := range []struct {
+		step   int
+		sparse bool
+	}{{10, true}, {5, false}} {
+		sb.Reset()
+		for i := 0; i < 4; i++ {
+			fmt.Fprintf(&sb, "%d", 2*(i%2)-1)
+			for j := 1; j <= 1001; j += c.step {
+				fmt.Fprintf(&sb, " %d:1", j)
+			}
+			sb.WriteString("\n")
 		}
-		sb.WriteString("\n")
-	}
-	if tab := mustRead(t, sb.String(), "s.libsvm", Options{}); tab.IsSparse() || tab.D != 1001 {
-		t.Errorf("density 10%%: %s", tab.Representation)
+		if tab := mustRead(t, sb.String(), "s.libsvm", Options{}); tab.IsSparse() != c.sparse || tab.D != 1001 {
+			t.Errorf("every %dth feature: %s", c.step, tab.Representation)
+		}
 	}
 	// CSV to sparse drops zeros.
 	tab = mustRead(t, "0,2,0,1\n3,0,0,0\n", "z.csv", Options{Representation: Sparse})

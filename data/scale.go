@@ -216,6 +216,38 @@ func (s *Scaler) Apply(ds *pairwise.Dataset) *pairwise.Dataset {
 	return out
 }
 
+// ApplyUnshifted returns ds with only the scaling part of a "minmax" or
+// "standard" map applied, x̃_i = Scale ⊙ x_i, in ds's representation
+// (implicit zeros stay zero, so sparse data stays sparse). The full map's
+// record is x'_i = x̃_i − Scale ⊙ Shift, one vector c for every record, so
+// every difference x'_i − x'_j = x̃_i − x̃_j (up to rounding), and with it
+// every pairwise loss wᵀ(x_i − x_j), every distance, score difference and
+// ranking: for a pairwise.Algorithm with ShiftInvariant set the model is
+// the full map's. The scores wᵀx'_i = wᵀx̃_i − wᵀc differ by a constant,
+// which AUC ignores. What does depend on c — the norms ‖x'_i‖ that
+// clipping reads — must use Apply (Shift stays in the Scaler for that).
+// ds is not modified; labels are copied. It panics for other kinds or a
+// dimension mismatch (programmer errors).
+func (s *Scaler) ApplyUnshifted(ds *pairwise.Dataset) *pairwise.Dataset {
+	if ds.D != len(s.Scale) || (s.Kind != "minmax" && s.Kind != "standard") {
+		panic(fmt.Sprintf("data: Scaler.ApplyUnshifted: kind %q, dataset d=%d, scaler d=%d (want minmax or standard, equal d)", s.Kind, ds.D, len(s.Scale)))
+	}
+	out := clone(ds)
+	if out.X != nil {
+		for i := 0; i < out.N; i++ {
+			row := out.X[i*out.D : (i+1)*out.D]
+			for j, v := range row {
+				row[j] = v * s.Scale[j]
+			}
+		}
+		return out
+	}
+	for k, j := range out.Idx {
+		out.Val[k] *= s.Scale[j]
+	}
+	return out
+}
+
 // clone returns a deep copy of ds.
 func clone(ds *pairwise.Dataset) *pairwise.Dataset {
 	return &pairwise.Dataset{

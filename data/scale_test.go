@@ -264,3 +264,55 @@ func equalStorage(a, b *pairwise.Dataset) bool {
 	return a.N == b.N && a.D == b.D && slices.Equal(a.Y, b.Y) && slices.Equal(a.X, b.X) &&
 		slices.Equal(a.Ptr, b.Ptr) && slices.Equal(a.Idx, b.Idx) && slices.Equal(a.Val, b.Val)
 }
+
+// ApplyUnshifted keeps the representation and gives every record the full
+// map's record plus one constant vector c = −Scale ⊙ Shift: so differences
+// of records agree with Apply's up to rounding (a few ulps of the values).
+func TestScalerApplyUnshifted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, sparse := range []bool{false, true} {
+		ds := randomDataset(rng, 200, 9, sparse)
+		orig := clone(ds)
+		for _, kind := range []string{"minmax", "standard"} {
+			sc, err := FitScaler(kind, ds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			full, un := sc.Apply(ds), sc.ApplyUnshifted(ds)
+			if un.IsSparse() != sparse || un.N != ds.N || !slices.Equal(un.Y, ds.Y) {
+				t.Fatalf("%s sparse=%v: representation or labels changed", kind, sparse)
+			}
+			if sparse && len(un.Val) != len(ds.Val) {
+				t.Fatalf("%s: %d stored values, input had %d", kind, len(un.Val), len(ds.Val))
+			}
+			a, b := make([]float64, ds.D), make([]float64, ds.D)
+			shifted := false
+			for i := 0; i < ds.N; i++ {
+				fa, ua := full.DenseRowTo(a, i), un.DenseRowTo(b, i)
+				for j := range fa {
+					c := -sc.Shift[j] * sc.Scale[j]
+					// x'_j = (x − m)·s and x̃_j + c = x·s − m·s: each side
+					// rounds twice, so they agree within 4 ulps of the
+					// largest magnitude involved.
+					tol := 4 * 0x1p-52 * max(math.Abs(fa[j]), math.Abs(ua[j]), math.Abs(c))
+					if math.Abs(fa[j]-(ua[j]+c)) > tol {
+						t.Fatalf("%s sparse=%v record %d feature %d: full %v, unshifted %v + c %v", kind, sparse, i, j, fa[j], ua[j], c)
+					}
+					shifted = shifted || c != 0
+				}
+			}
+			if !shifted {
+				t.Fatalf("%s: vacuous (no shift)", kind)
+			}
+		}
+		if !equalStorage(ds, orig) {
+			t.Fatal("input modified")
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Errorf("no panic for a bounds scaler")
+		}
+	}()
+	NewBoundsScaler([]float64{0}, []float64{1}).ApplyUnshifted(pairwise.NewDense([]float64{1, 2}, []float64{1, -1}, 1))
+}

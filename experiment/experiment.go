@@ -393,6 +393,9 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			if err != nil {
 				return nil, err
 			}
+			if pre.Unshifted && !slices.Contains(rep.Notes, unshiftedNote) {
+				rep.Notes = append(rep.Notes, unshiftedNote)
+			}
 			fspec := spec
 			if pre.Ranges != nil {
 				// The algorithm gets what the range release left.
@@ -609,7 +612,16 @@ func prepare(spec Spec, train, test *pairwise.Dataset, private bool, rng *rand.R
 	if spec.BoundsNorm == "divide" && sc.Kind == "bounds" {
 		sc = sc.Divide(spec.FeatureRadius)
 	}
-	tr, te := sc.Apply(train), sc.Apply(test)
+	var tr, te *pairwise.Dataset
+	if unshifted(spec, sc, train) {
+		// Sparse data stays sparse: the shift, the same vector for every
+		// record, cancels in every difference the algorithm reads, and
+		// nothing is clipped (data.Scaler.ApplyUnshifted).
+		tr, te = sc.ApplyUnshifted(train), sc.ApplyUnshifted(test)
+		pre.Unshifted = true
+	} else {
+		tr, te = sc.Apply(train), sc.Apply(test)
+	}
 	if spec.FeatureRadius > 0 {
 		if tr, _, err = data.Clip(tr, spec.FeatureRadius); err != nil {
 			return nil, nil, nil, err
@@ -644,6 +656,19 @@ func columnMinMax(ds *pairwise.Dataset, cols []int) (lo, hi []float64) {
 		}
 	}
 	return lo, hi
+}
+
+const unshiftedNote = "sparse data scaled without its shift (the shift cancels in every x_i − x_j the algorithm reads; scores move by a constant): kept sparse"
+
+// unshifted reports whether prepare scales train without the shift of sc:
+// sparse data, a fitted affine map (minmax or standard), no clipping (the
+// norms would need the shift) and a shift-invariant algorithm.
+func unshifted(spec Spec, sc *data.Scaler, train *pairwise.Dataset) bool {
+	if !train.IsSparse() || (sc.Kind != "minmax" && sc.Kind != "standard") || spec.FeatureRadius > 0 || spec.Tune {
+		return false
+	}
+	a, err := pairwise.Lookup(spec.Algo)
+	return err == nil && a.ShiftInvariant
 }
 
 // requestDelta is the δ a private run asks for on n training records: the

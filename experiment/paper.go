@@ -113,24 +113,32 @@ func (p *PaperSpec) defaults() {
 
 type paperFold struct{ train, test *pairwise.Dataset }
 
-// paperFolds returns RepeatedKFold splits with the training part cut to its
-// first nTr indices.
-func paperFolds(ds *pairwise.Dataset, splits, repeats, nTr int, rng *rand.Rand) ([]paperFold, error) {
-	var out []paperFold
+// paperSplit is one fold's record indices.
+type paperSplit struct{ train, test []int }
+
+// paperSplits returns RepeatedKFold splits with the training part cut to
+// its first nTr indices.
+func paperSplits(n, splits, repeats, nTr int, rng *rand.Rand) ([]paperSplit, error) {
+	var out []paperSplit
 	for r := 0; r < repeats; r++ {
-		folds, err := data.KFold(ds.N, splits, rng)
+		folds, err := data.KFold(n, splits, rng)
 		if err != nil {
 			return nil, err
 		}
 		for _, te := range folds {
-			tr := data.Complement(ds.N, te)
+			tr := data.Complement(n, te)
 			if len(tr) > nTr {
 				tr = tr[:nTr]
 			}
-			out = append(out, paperFold{ds.Subset(tr), ds.Subset(te)})
+			out = append(out, paperSplit{tr, te})
 		}
 	}
 	return out, nil
+}
+
+// fold copies a split's records.
+func (sp paperSplit) fold(ds *pairwise.Dataset) paperFold {
+	return paperFold{ds.Subset(sp.train), ds.Subset(sp.test)}
 }
 
 // paperRun trains one fold and returns the AUC at every checkpoint and the
@@ -184,7 +192,14 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 	if err != nil {
 		return nil, err
 	}
-	ds := sc.Apply(tab.Dataset)
+	var ds *pairwise.Dataset
+	if tab.IsSparse() && algo.ShiftInvariant {
+		// Sparse stays sparse: the shift cancels in x_i − x_j, and the
+		// scores move by a constant (data.Scaler.ApplyUnshifted).
+		ds = sc.ApplyUnshifted(tab.Dataset)
+	} else {
+		ds = sc.Apply(tab.Dataset)
+	}
 	nTr := int(0.8 * float64(ds.N))
 	rng := rand.New(rand.NewPCG(ps.Seed, 1))
 	start := time.Now()
@@ -192,9 +207,13 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 
 	// Grid search on RepeatedKFold(5, 2): mean over folds of the per-fold
 	// maximum over checkpoints (exp_cv.auc_fix_para).
-	cvFolds, err := paperFolds(ds, ps.Splits, ps.CVRepeats, nTr, rng)
+	cvSplits, err := paperSplits(ds.N, ps.Splits, ps.CVRepeats, nTr, rng)
 	if err != nil {
 		return nil, err
+	}
+	cvFolds := make([]paperFold, len(cvSplits)) // every cell reads every one
+	for k, sp := range cvSplits {
+		cvFolds[k] = sp.fold(ds)
 	}
 	type cell struct {
 		eta, beta, auc float64
@@ -253,15 +272,21 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 	}
 
 	// Test: RepeatedKFold(5, 5) with the chosen (η, β).
-	testFolds, err := paperFolds(ds, ps.Splits, ps.TestRepeats, nTr, rng)
+	cvFolds = nil
+	testSplits, err := paperSplits(ds.N, ps.Splits, ps.TestRepeats, nTr, rng)
 	if err != nil {
 		return nil, err
 	}
 	var curves [][]float64
 	var trainSeconds float64
-	for fi, f := range testFolds {
+	var nTrain, nTest int // of the first test fold
+	for fi, sp := range testSplits {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("experiment: interrupted: %w", err)
+		}
+		f := sp.fold(ds) // one fold's copy at a time
+		if fi == 0 {
+			nTrain, nTest = f.train.N, f.test.N
 		}
 		aucs, secs, err := paperRun(ctx, algo, loss, f, ps.Passes, bestCell.eta, bestCell.beta, ps.Seed+uint64(1_000_000+fi), &grads)
 		if err != nil {
@@ -270,11 +295,11 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 		curves = append(curves, aucs)
 		trainSeconds += secs
 	}
-	perRun := trainSeconds / float64(len(testFolds))
+	perRun := trainSeconds / float64(len(testSplits))
 	cps := PaperCheckpoints(ps.Passes * (nTr - 1))
 	res := &PaperResult{Algo: ps.Algo, Loss: ps.Loss, Eta: bestCell.eta, Beta: bestCell.beta, CVAUC: bestCell.auc,
-		Checkpoints: cps, Runs: len(testFolds), SecondsPerRun: perRun, TrainSeconds: trainSeconds,
-		NTrain: testFolds[0].train.N, NTest: testFolds[0].test.N, D: ds.D}
+		Checkpoints: cps, Runs: len(testSplits), SecondsPerRun: perRun, TrainSeconds: trainSeconds,
+		NTrain: nTrain, NTest: nTest, D: ds.D}
 	res.AUC = math.Inf(-1)
 	for k := range cps {
 		col := make([]float64, len(curves))

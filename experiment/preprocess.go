@@ -41,6 +41,9 @@ type Preprocessing struct {
 	Reasons []string `json:"reasons,omitempty"`
 	// Note describes the preparation for the run's notes.
 	Note string `json:"note"`
+	// Unshifted is true when sparse data was scaled without its shift and
+	// stayed sparse (data.Scaler.ApplyUnshifted).
+	Unshifted bool `json:"unshifted,omitempty"`
 
 	requestDelta float64  // the whole run's δ (DP ranges)
 	unknownNames []string // a schema's unknown features (1-based numbers)

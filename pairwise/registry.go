@@ -21,6 +21,12 @@ type Algorithm struct {
 	// otherwise), so that callers can scale its budget; 0 when the
 	// algorithm has no such budget (online, full-batch, one-shot).
 	Passes float64
+	// ShiftInvariant marks algorithms that read records only through
+	// differences x_i − x_j (losses of wᵀ(x_i − x_j), distances), so that
+	// adding one vector to every record leaves the model unchanged up to
+	// rounding: callers may then scale sparse data without its shift and
+	// keep it sparse (data.Scaler.ApplyUnshifted).
+	ShiftInvariant bool
 	// Tasks lists the tasks the algorithm supports.
 	Tasks []Task
 	// Losses lists the loss names it supports; nil means any loss of the task.
