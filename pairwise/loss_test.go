@@ -272,9 +272,12 @@ func TestAUCEqualsRankCount(t *testing.T) {
 		y := make([]float64, n)
 		levels := 1 + rng.IntN(50)
 		for i := range s {
-			if trial%2 == 0 {
+			switch {
+			case trial%2 == 0:
 				s[i] = float64(rng.IntN(levels)) // ties, ±0 below
-			} else {
+			case trial%4 == 1:
+				s[i] = 1 + 1e-9*rng.NormFloat64() // equal top 32 bits: the radix sort's fix-up
+			default:
 				s[i] = rng.NormFloat64()
 			}
 			if s[i] == 0 && rng.IntN(2) == 0 {

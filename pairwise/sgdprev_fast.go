@@ -68,13 +68,14 @@ type prevFast struct {
 func labelBits(y []float64) []uint64 {
 	b := make([]uint64, (len(y)+63)/64)
 	for i, v := range y {
-		switch v {
-		case 1:
-			b[i>>6] |= 1 << (i & 63)
-		case -1:
-		default:
+		if v != 1 && v != -1 {
 			return nil
 		}
+		var p uint64
+		if v == 1 { // a conditional move: the labels are random
+			p = 1
+		}
+		b[i>>6] |= p << (i & 63)
 	}
 	return b
 }
