@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ulikunitz/xz"
 )
@@ -250,5 +252,33 @@ func TestOptionsValidate(t *testing.T) {
 	}
 	if err := (&Options{}).Validate(); err != nil {
 		t.Errorf("zero options: %v", err)
+	}
+}
+
+// The read-ahead goroutine under a decompressor ends with Read, whether the
+// file parses or breaks off (a parse error mid-file, a truncated stream),
+// and its bytes are the stream's.
+func TestReadAheadEnds(t *testing.T) {
+	base := runtime.NumGoroutine()
+	good := strings.Repeat("1 1:1 2:0.5\n-1 1:0.25\n", 40000) // > 3 buffers
+	for name, z := range map[string][]byte{
+		"good.gz":  gzipBytes(t, good),
+		"bad.gz":   gzipBytes(t, good+"1 1:x\n"+good),
+		"cut.bz2":  readFile(t, "testdata/tiny.libsvm.bz2")[:40],
+		"early.gz": gzipBytes(t, "1 1:x\n"+good),
+	} {
+		tab, err := Read(bytes.NewReader(z), name, Options{})
+		if (err == nil) != (name == "good.gz") {
+			t.Fatalf("%s: err %v", name, err)
+		}
+		if err == nil && tab.N != 80000 {
+			t.Fatalf("%s: %d records", name, tab.N)
+		}
+	}
+	for k := 0; runtime.NumGoroutine() > base; k++ {
+		if k == 100 {
+			t.Fatalf("%d goroutines left running (%d before)", runtime.NumGoroutine(), base)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

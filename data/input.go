@@ -96,8 +96,19 @@ func openBudget(r io.Reader, name string, maxBytes int64, m *budget) (*lineReade
 		}
 		src = zr
 	}
+	var stop func()
+	if kind != "" {
+		// Decompress on a goroutine, ahead of the parser: the two then
+		// run on two cores (bzip2 decoding is the slow part of reading
+		// ijcnn1.trn.bz2).
+		if err := m.charge(readAheadBufs*readAheadSize, "read-ahead buffers"); err != nil {
+			return nil, kind, err
+		}
+		ra := newReadAhead(src)
+		src, stop = ra, ra.stop
+	}
 	g := &guardReader{r: src, max: maxBytes, kind: kind}
-	lr := &lineReader{r: bufio.NewReaderSize(g, readBufSize), name: name, m: m}
+	lr := &lineReader{r: bufio.NewReaderSize(g, readBufSize), name: name, m: m, stop: stop}
 	m.lr = lr
 	// A UTF-8 byte order mark is not part of the first line.
 	if b, _ := lr.r.Peek(3); bytes.Equal(b, []byte{0xef, 0xbb, 0xbf}) {
@@ -114,7 +125,96 @@ type lineReader struct {
 	line int    // number of the line last returned
 	long []byte // holds lines longer than the buffer
 	m    *budget
+	stop func() // ends the read-ahead goroutine, if any
 }
+
+// close releases the reader's goroutine (a no-op without one).
+func (lr *lineReader) close() {
+	if lr.stop != nil {
+		lr.stop()
+		lr.stop = nil
+	}
+}
+
+// readAhead reads its source on a goroutine into readAheadBufs buffers of
+// readAheadSize bytes, up to two buffers ahead of its reader. stop ends the
+// goroutine (it must be called once the reader is done, or on error).
+type readAhead struct {
+	full chan readChunk // filled buffers, in order
+	free chan []byte    // buffers the reader is done with
+	done chan struct{}
+	cur  []byte // the unread part of the current buffer
+	buf  []byte // the current buffer, returned to free when used up
+	err  error  // the source's error after cur (io.EOF at the end)
+}
+
+type readChunk struct {
+	b   []byte
+	err error
+}
+
+const (
+	readAheadBufs = 3
+	readAheadSize = 256 << 10
+)
+
+func newReadAhead(src io.Reader) *readAhead {
+	ra := &readAhead{full: make(chan readChunk, readAheadBufs), free: make(chan []byte, readAheadBufs), done: make(chan struct{})}
+	for range readAheadBufs {
+		ra.free <- make([]byte, readAheadSize)
+	}
+	go ra.run(src)
+	return ra
+}
+
+func (ra *readAhead) run(src io.Reader) {
+	for {
+		var buf []byte
+		select {
+		case buf = <-ra.free:
+		case <-ra.done:
+			return
+		}
+		n := 0
+		var err error
+		for empty := 0; n < len(buf) && err == nil; { // the source's own error, as is
+			var k int
+			k, err = src.Read(buf[n:])
+			n += k
+			if empty++; k > 0 {
+				empty = 0
+			} else if empty == 100 {
+				err = io.ErrNoProgress // as bufio does
+			}
+		}
+		select {
+		case ra.full <- readChunk{buf[:n], err}:
+		case <-ra.done:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (ra *readAhead) Read(p []byte) (int, error) {
+	for len(ra.cur) == 0 {
+		if ra.err != nil {
+			return 0, ra.err
+		}
+		if ra.buf != nil {
+			ra.free <- ra.buf[:cap(ra.buf)] // never blocks: free holds every buffer
+		}
+		c := <-ra.full
+		ra.cur, ra.buf, ra.err = c.b, c.b, c.err
+	}
+	n := copy(p, ra.cur)
+	ra.cur = ra.cur[n:]
+	return n, nil
+}
+
+func (ra *readAhead) stop() { close(ra.done) }
 
 // next returns the next line (without "\n" or "\r\n"), valid until the
 // following call, or io.EOF after the last one. A read error is returned

@@ -96,6 +96,7 @@ func Read(r io.Reader, name string, opt Options) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer lr.close()
 	if err := lr.checkText(); err != nil {
 		return nil, err
 	}
