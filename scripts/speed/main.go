@@ -98,9 +98,11 @@ func main() {
 		reps  int
 	}{
 		{"`pairfed train` ijcnn1 (honest selection)", []string{"train", "--data", ijcnn1, "--json"}, *reps},
+		{"`pairfed train` ijcnn1.trn.bz2 (bzip2 decoding included)", []string{"train", "--data", filepath.Join(*datasets, "ijcnn1.trn.bz2"), "--json"}, *reps},
 		{"`pairfed train` ijcnn1, η and B given", []string{"train", "--data", ijcnn1, "--eta", "100", "--param-radius", "100", "--json"}, *reps},
 		{"`pairfed train --protocol paper` ijcnn1", []string{"train", "--data", ijcnn1, "--protocol", "paper", "--json"}, 1},
 		{"`pairfed train` a9a (11 % dense)", []string{"train", "--data", a9a, "--json"}, *reps},
+		{"`pairfed train --protocol paper` a9a", []string{"train", "--data", a9a, "--protocol", "paper", "--json"}, 1},
 		{"`pairfed simulate --sites 1 --transport mem` ijcnn1", []string{"simulate", "--data", ijcnn1, "--sites", "1", "--transport", "mem", "--json"}, 1},
 		{"`pairfed simulate --sites 256 --transport mem` ijcnn1", []string{"simulate", "--data", ijcnn1, "--sites", "256", "--transport", "mem", "--json"}, 1},
 		{"`pairfed train --algo dpegd` letter shape (n 10 500, d 16, ε 1)", []string{"train", "--data", letter, "--algo", "dpegd", "--loss", "logistic", "--epsilon", "1", "--eta", "1", "--param-radius", "1", "--scale", "none", "--json"}, 1},
@@ -115,7 +117,7 @@ func main() {
 		add(fmt.Sprintf("| %s | %s | %s | %s |", c.label, fmtSample(o), fmtSample(n), sampleRatio(o, n)))
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
-	foot := fmt.Sprintf("\nMeasured %s on %d cores (load average %s) by `go run ./scripts/speed -write`; medians of %d runs (1 for the paper protocol, simulate and dpegd), old and new alternating. Times are wall / CPU (user + system); ratios are old ÷ new of CPU time, then of wall time. Benchmark rows are CPU ns per op at GOMAXPROCS=1.\n",
+	foot := fmt.Sprintf("\nMeasured %s on %d cores (load average %s) by `go run ./scripts/speed -write`; medians of %d runs (1 for the paper protocols, simulate and dpegd), old and new alternating. Times are wall / CPU (user + system); ratios are old ÷ new of CPU time, then of wall time. Benchmark rows are CPU ns per op at GOMAXPROCS=1.\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), strings.Join(strings.Fields(string(load))[:3], " "), *reps)
 	table := strings.Join(rows, "\n") + "\n" + foot
 	fmt.Print(table)
