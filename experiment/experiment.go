@@ -747,6 +747,10 @@ func evaluate(task pairwise.Task, w []float64, train, test *pairwise.Dataset) fl
 	return pairwise.LinearAUC(w, test)
 }
 
+// halvingMinSteps is the smallest full-search budget (pair steps) that
+// selectParams searches by successive halving: 10⁷, about 0.1 s of sgd-prev.
+var halvingMinSteps int64 = 10_000_000
+
 // selectParams picks (η, B) from the grid by stratified k-fold
 // cross-validation (spec.SelectionFolds, default 3) on the training split
 // only — the honest protocol: the test split is never seen. Parameters
@@ -761,9 +765,11 @@ func evaluate(task pairwise.Task, w []float64, train, test *pairwise.Dataset) fl
 // of that last rung wins. A cell's rank at each rung is its mean score
 // over the folds, as in the full search. This costs 36/9 + 12/3 + 4 = 12
 // full-budget cells of the default 6×6 grid instead of 36. It is used
-// only when the smallest rung still makes at least one pass over the
-// fitting folds (T/9 ≥ n_fit) and the grid has more than 3 cells;
-// otherwise every cell gets the full budget. (ijcnn1, 10 runs: the same
+// only when the full search would cost at least halvingMinSteps pair steps
+// (below that it takes well under a second, and small samples rank cells
+// too noisily at a ninth of the budget), the smallest rung still makes at
+// least one pass over the fitting folds (T/9 ≥ n_fit) and the grid has
+// more than 3 cells; otherwise every cell gets the full budget. (ijcnn1, 10 runs: the same
 // plateau of cells wins, mean test AUC within its run-to-run deviation;
 // see README "Speed".)
 func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *pairwise.Dataset, rng *rand.Rand) (eta, radius float64, steps int64, err error) {
@@ -804,7 +810,19 @@ func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *
 	// The rungs' budgets, smallest first: a spec whose fits run T/9, T/3
 	// and T steps (the last is spec itself).
 	rungs := []Spec{spec}
-	if p := algo.Passes; p > 0 && len(cells) > 3 {
+	var full int64 // the full search's pair steps
+	for _, f := range fs {
+		T := int64(spec.Steps)
+		if T == 0 {
+			p := spec.Passes
+			if p == 0 {
+				p = algo.Passes
+			}
+			T = int64(math.Ceil(p * float64(f.fit.N)))
+		}
+		full += int64(len(cells)) * T
+	}
+	if p := algo.Passes; p > 0 && len(cells) > 3 && full >= halvingMinSteps {
 		for _, div := range []float64{3, 9} {
 			r := spec
 			if spec.Steps > 0 {

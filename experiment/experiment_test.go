@@ -151,6 +151,26 @@ func TestPrivateRunsWarnAboutComposition(t *testing.T) {
 func TestSelectionHalvingBudget(t *testing.T) {
 	tab := loadBundled(t, "diabetes")
 	algo, _ := pairwise.Lookup("sgd-prev")
+	// diabetes' full search (36 cells × 3 folds × ⌈10·512⌉ steps) is
+	// below the threshold: lower it for the test, and check it holds.
+	{
+		spec := Spec{Algo: "sgd-prev", Seed: 1}
+		_ = spec.Validate()
+		_, _, steps, err := selectParams(context.Background(), spec, algo, tab.Dataset, rand.New(rand.NewPCG(1, 0)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		folds, _ := data.StratifiedKFold(tab.Y, 3, rand.New(rand.NewPCG(1, 0)))
+		var want int64
+		for _, f := range folds {
+			want += 36 * int64(math.Ceil(10*float64(tab.N-len(f))))
+		}
+		if want >= halvingMinSteps || steps != want {
+			t.Fatalf("below the threshold: %d pair steps, want the full %d", steps, want)
+		}
+	}
+	defer func(v int64) { halvingMinSteps = v }(halvingMinSteps)
+	halvingMinSteps = 0
 	for _, passes := range []float64{0, 5} {
 		spec := Spec{Algo: "sgd-prev", Seed: 1, Passes: passes}
 		if err := spec.Validate(); err != nil {
