@@ -105,7 +105,7 @@ func main() {
 		{"`pairfed train --protocol paper` a9a", []string{"train", "--data", a9a, "--protocol", "paper", "--json"}, 1},
 		{"`pairfed simulate --sites 1 --transport mem` ijcnn1", []string{"simulate", "--data", ijcnn1, "--sites", "1", "--transport", "mem", "--json"}, 1},
 		{"`pairfed simulate --sites 256 --transport mem` ijcnn1", []string{"simulate", "--data", ijcnn1, "--sites", "256", "--transport", "mem", "--json"}, 1},
-		{"`pairfed train --algo dpegd` letter shape (n 10 500, d 16, ε 1)", []string{"train", "--data", letter, "--algo", "dpegd", "--loss", "logistic", "--epsilon", "1", "--eta", "1", "--param-radius", "1", "--scale", "none", "--json"}, 1},
+		{"`pairfed train --algo dpegd` letter shape (n 10 500, d 16, ε 1)", []string{"train", "--data", letter, "--algo", "dpegd", "--loss", "logistic", "--epsilon", "1", "--eta", "0.5", "--param-radius", "1", "--scale", "none", "--json"}, 1},
 	}
 	for _, c := range cmds {
 		var olds, news []sample
