@@ -312,6 +312,10 @@ func FuzzDecode(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte{byte(KindJoin), 0x92, 0x01, 0x80})
+	// A status with every optional field of a site report (not in the goldens).
+	b, _ := Encode(&JobStatus{Job: "j", Status: StatusCompleted, Privacy: []SiteReport{{Site: "s", Records: 3, Epsilon: 1, Delta: 1e-3,
+		Sigmas: []float64{1}, ComposedEpsilon: 0.9, CertifiedEpsilon: 0.8, CertifiedDelta: 1e-4}}})
+	f.Add(b)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Partial input (the first half) must fail cleanly, never panic.
 		_, _ = Decode(b[:len(b)/2])
