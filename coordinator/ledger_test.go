@@ -286,3 +286,127 @@ func TestServiceChargesCertified(t *testing.T) {
 		t.Fatalf("fed-dp-ssp reservations %+v, want the certificate (%v, %v)", ch, c.Epsilon, c.Delta)
 	}
 }
+
+// A finished private job's status reports, per site, what the ledger
+// charged it for the job — the largest (ε, δ) among the job's charges of
+// the site, the same figure Spent composes — never above the request, and
+// nothing for a site that refused (it was not charged). fed-dp-local-sgd
+// reserves the request (its plan states no certificate), so its sites are
+// charged the request even though their updates certify less;
+// fed-dp-ssp reserves the plan's certificate, below the request, and its
+// sites are charged exactly that. The status survives the wire (Encode
+// validates the new fields) and the dashboard's view shows the largest.
+func TestStatusReportsCharges(t *testing.T) {
+	s := newService(t, ServiceConfig{})
+	for _, site := range []string{"a", "b", "c"} {
+		s.Step(&protocol.Join{Site: site, Records: 8, Dim: 2})
+	}
+	// check compares the status of job with the ledger and returns its
+	// site reports by site.
+	check := func(job string, eps, delta float64) map[string]protocol.SiteReport {
+		t.Helper()
+		st := s.Status(job)
+		if st == nil || st.Status != protocol.StatusCompleted || len(st.Privacy) == 0 {
+			t.Fatalf("job %s: status %+v", job, st)
+		}
+		var ledger []Charge
+		for _, c := range s.Ledger() {
+			if c.Job == job {
+				ledger = append(ledger, c)
+			}
+		}
+		spent := map[string]Spend{}
+		for _, sp := range Spent(ledger) {
+			spent[sp.Site] = sp
+		}
+		out := map[string]protocol.SiteReport{}
+		for _, p := range st.Privacy {
+			out[p.Site] = p
+			if p.CertifiedEpsilon != spent[p.Site].Epsilon || p.CertifiedDelta != spent[p.Site].Delta {
+				t.Errorf("job %s site %s: status certifies (%v, %v), the ledger charged (%v, %v)", job, p.Site,
+					p.CertifiedEpsilon, p.CertifiedDelta, spent[p.Site].Epsilon, spent[p.Site].Delta)
+			}
+			if p.CertifiedEpsilon > eps || p.CertifiedDelta > delta || p.Epsilon != eps || p.Delta != delta {
+				t.Errorf("job %s site %s: certified (%v, %v), requested (%v, %v), job's request (%v, %v)", job, p.Site,
+					p.CertifiedEpsilon, p.CertifiedDelta, p.Epsilon, p.Delta, eps, delta)
+			}
+		}
+		for site := range spent {
+			if _, ok := out[site]; !ok {
+				t.Errorf("job %s: site %s was charged but the status does not report it", job, site)
+			}
+		}
+		b, err := protocol.Encode(st)
+		if err != nil {
+			t.Fatalf("job %s: status does not encode: %v", job, err)
+		}
+		if got, err := protocol.Decode(b); err != nil || !reflect.DeepEqual(got, st) {
+			t.Fatalf("job %s: status round trip %+v, %v", job, got, err)
+		}
+		for _, j := range s.View().Finished {
+			if j.Job != job {
+				continue
+			}
+			want := 0.0
+			for _, p := range st.Privacy {
+				want = max(want, p.CertifiedEpsilon)
+			}
+			if j.CertifiedEpsilon != want || want == 0 {
+				t.Errorf("job %s: the view shows certified ε %v, want the largest charge %v", job, j.CertifiedEpsilon, want)
+			}
+		}
+		return out
+	}
+
+	// fed-dp-local-sgd, site c refuses: a and b state certificates below
+	// the request in their updates; the reservation (the request) is the
+	// largest charge.
+	s.Step(privSubmit("j", 0.5, 2))
+	s.Step(&protocol.Accept{Job: "j", Site: "a"})
+	s.Step(&protocol.Accept{Job: "j", Site: "b"})
+	s.Step(&protocol.Refuse{Job: "j", Site: "c", Reason: "budget"})
+	if s.inner == nil || s.inner.job == nil || s.inner.job.Phases < 1 {
+		t.Fatalf("job j did not start without c: %+v", s.Status("j"))
+	}
+	for k, phases := 1, s.inner.job.Phases; k <= phases; k++ {
+		s.Step(&protocol.SiteUpdate{Job: "j", Phase: k, Site: "a", Model: []float64{0.1, 0.2}, Weight: 4, Sigma: 0.3, Epsilon: 0.45, Delta: 9e-4, Secure: true})
+		s.Step(&protocol.SiteUpdate{Job: "j", Phase: k, Site: "b", Model: []float64{0.1, 0.2}, Weight: 4, Sigma: 0.3, Epsilon: 0.3, Delta: 5e-4, Secure: true})
+	}
+	got := check("j", 0.5, 1e-3)
+	if p := got["a"]; p.CertifiedEpsilon != 0.5 || p.CertifiedDelta != 1e-3 {
+		t.Errorf("fed-dp-local-sgd site a: certified %+v, want the reserved request (0.5, 1e-3)", p)
+	}
+	if p, ok := got["c"]; ok && (p.CertifiedEpsilon != 0 || p.CertifiedDelta != 0) {
+		t.Errorf("site c refused and was charged nothing, yet the status certifies %+v", p)
+	}
+
+	// fed-dp-ssp with all three sites: every charge is the plan's
+	// certificate, strictly below the request.
+	s.Step(&protocol.JobSubmit{Job: "k", Client: "c", Algo: fedalgo.FedDPSSP, Epsilon: 0.5, Delta: 1e-3, MinSites: 3})
+	acceptAll(s)
+	rel, err := pairwise.SSPCalibrate(0.5, 1e-3, 1, 2, pairwise.SSPClass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := dp.CertifyGaussian(dp.GaussianPlan{Sensitivities: []float64{rel.Sensitivity}, Coordinates: int64(rel.Coords)}, []float64{rel.Sigma}, 0.5, 1e-3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(cert.Epsilon < 0.5 || cert.Delta < 1e-3) {
+		t.Fatalf("certificate (%v, %v) equals the request: the test cannot tell a charge of the request apart", cert.Epsilon, cert.Delta)
+	}
+	if s.inner == nil || s.inner.job == nil || s.inner.job.Job != "k" {
+		t.Fatalf("job k did not start: %+v", s.Status("k"))
+	}
+	n := fedalgo.UpdateLen(s.inner.comb, len(s.inner.model))
+	for k, phases := 1, s.inner.job.Phases; k <= phases; k++ {
+		for _, site := range []string{"a", "b", "c"} {
+			s.Step(&protocol.SiteUpdate{Job: "k", Phase: k, Site: site, Model: make([]float64, n), Weight: 8, Sigma: rel.Sigma, Epsilon: cert.Epsilon, Delta: cert.Delta, Secure: true})
+		}
+	}
+	for site, p := range check("k", 0.5, 1e-3) {
+		if p.CertifiedEpsilon != cert.Epsilon || p.CertifiedDelta != cert.Delta {
+			t.Errorf("fed-dp-ssp site %s: certified (%v, %v), want the plan's certificate (%v, %v)", site, p.CertifiedEpsilon, p.CertifiedDelta, cert.Epsilon, cert.Delta)
+		}
+	}
+}

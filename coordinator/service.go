@@ -199,6 +199,24 @@ func (s *Service) collect() {
 	}
 }
 
+// charged returns, per site, what the ledger charged it for job: the
+// largest (ε, δ) among the job's charges of the site (the reservation and
+// every aggregated release), which is how Spent composes entries within a
+// job; a site charged nothing (it refused the job) is absent. Every entry
+// is ≤ the job's request: the reservation is the plan's certificate or
+// the request, and an update claiming more than the request aborts the
+// job uncharged.
+func (s *Service) charged(job string) map[string]fedalgo.Guarantee {
+	out := map[string]fedalgo.Guarantee{}
+	for _, c := range s.charges {
+		if c.Job == job {
+			g := out[c.Site]
+			out[c.Site] = fedalgo.Guarantee{Epsilon: max(g.Epsilon, c.Epsilon), Delta: max(g.Delta, c.Delta)}
+		}
+	}
+	return out
+}
+
 // reserve charges the participants of the job whose phases just started
 // (every participant accepted it or was dropped) for its whole (ε, δ),
 // before phase 1 is published. A site that refused the job is not
@@ -643,11 +661,14 @@ func (s *Service) finish() []Output {
 		}
 		// Every participant of a private job, dropped ones included: they
 		// may have released phases before they went away.
+		charged := s.charged(id)
 		for _, p := range s.inner.Privacy() {
 			if !fedalgo.Private(s.cur.job.Algo) {
 				break
 			}
-			st.Privacy = append(st.Privacy, protocol.SiteReport{Site: p.Site, Records: p.Records, Epsilon: p.Epsilon, Delta: p.Delta, Sigmas: p.Sigmas, Secure: p.Secure, ComposedEpsilon: p.ComposedEpsilon})
+			r := protocol.SiteReport{Site: p.Site, Records: p.Records, Epsilon: p.Epsilon, Delta: p.Delta, Sigmas: p.Sigmas, Secure: p.Secure, ComposedEpsilon: p.ComposedEpsilon}
+			r.CertifiedEpsilon, r.CertifiedDelta = charged[p.Site].Epsilon, charged[p.Site].Delta
+			st.Privacy = append(st.Privacy, r)
 		}
 	}
 	if err := st.Validate(); err != nil { // e.g. a NaN evaluation

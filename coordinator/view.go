@@ -87,6 +87,12 @@ type JobView struct {
 	// (private jobs, once announced or finished).
 	Epsilon float64 `json:"epsilon,omitempty"`
 	Delta   float64 `json:"delta,omitempty"`
+	// CertifiedEpsilon and CertifiedDelta are the most the coordinator's
+	// ledger charged any site for a finished job (the certified guarantee,
+	// ≤ Epsilon and Delta: protocol.SiteReport.CertifiedEpsilon); 0 when
+	// the status states none.
+	CertifiedEpsilon float64 `json:"certified_epsilon,omitempty"`
+	CertifiedDelta   float64 `json:"certified_delta,omitempty"`
 	// AUC is the test AUC of a completed job's model when the publisher
 	// scored it (Service: ServiceConfig.Evaluate), on TestRecords records.
 	AUC         float64 `json:"auc,omitempty"`
@@ -363,6 +369,7 @@ func (s *Service) View() View {
 		}
 		for _, p := range st.Privacy {
 			j.Epsilon, j.Delta = max(j.Epsilon, p.Epsilon), max(j.Delta, p.Delta)
+			j.CertifiedEpsilon, j.CertifiedDelta = max(j.CertifiedEpsilon, p.CertifiedEpsilon), max(j.CertifiedDelta, p.CertifiedDelta)
 		}
 		v.Finished = append(v.Finished, j)
 	}

@@ -329,6 +329,15 @@ type SiteReport struct {
 	// paper's claim Epsilon (algorithms with an exact accountant); omitted
 	// otherwise.
 	ComposedEpsilon float64 `msgpack:"composed_epsilon,omitempty" json:"composed_epsilon,omitempty"`
+	// CertifiedEpsilon and CertifiedDelta are what the coordinator's
+	// ledger charged the site for the job: the largest (ε, δ) among the
+	// job's charges of the site (its reservation and the certified
+	// guarantee each of its updates stated), which is how the ledger
+	// composes within a job. Never above the request (Epsilon, Delta);
+	// omitted (0) when the site was charged nothing for the job. Appended
+	// after ComposedEpsilon: older peers' encodings are unchanged.
+	CertifiedEpsilon float64 `msgpack:"certified_epsilon,omitempty" json:"certified_epsilon,omitempty"`
+	CertifiedDelta   float64 `msgpack:"certified_delta,omitempty" json:"certified_delta,omitempty"`
 }
 
 // Refuse tells the coordinator that Site will not take part in Job, and

@@ -76,6 +76,38 @@ func TestCalibrationRoundTrip(t *testing.T) {
 	}
 }
 
+// The (ε, δ) the coordinator's ledger charged each site travels in the
+// status's site reports (appended, omitted when zero: the golden
+// job-status, which has none, is unchanged); its bounds are the request.
+func TestSiteReportCertifiedRoundTrip(t *testing.T) {
+	m := &JobStatus{Job: "j", Status: StatusCompleted, Algo: "fed-dp-ssp", Phases: 1, Sites: []string{"a", "b"},
+		Privacy: []SiteReport{
+			{Site: "a", Records: 40, Epsilon: 0.5, Delta: 1e-3, Sigmas: []float64{2}, Secure: true, CertifiedEpsilon: 0.49, CertifiedDelta: 9.5e-4},
+			{Site: "b", Records: 40, Epsilon: 0.5, Delta: 1e-3, Sigmas: []float64{2}, Secure: true, CertifiedEpsilon: 0.5, CertifiedDelta: 1e-3}, // at the request: allowed
+		}}
+	b, err := Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(b)
+	if err != nil || !reflect.DeepEqual(got, m) {
+		t.Fatalf("round trip %#v, %v", got, err)
+	}
+	if !bytes.Contains(b, []byte("certified_epsilon")) || !bytes.Contains(b, []byte("certified_delta")) {
+		t.Errorf("encoding %x lacks the certified fields", b)
+	}
+	m.Privacy = m.Privacy[:1]
+	m.Privacy[0].CertifiedEpsilon, m.Privacy[0].CertifiedDelta = 0, 0
+	if b, err = Encode(m); err != nil || bytes.Contains(b, []byte("certified")) {
+		t.Errorf("zero certified fields are not omitted: %x, %v", b, err)
+	}
+	// Encode validates too: a coordinator never sends a charge above the request.
+	m.Privacy[0].CertifiedEpsilon = 0.75
+	if _, err := Encode(m); err == nil || !strings.Contains(err.Error(), "certified epsilon = 0.75 exceeds the requested 0.5") {
+		t.Errorf("encode of a charge above the request: err = %v", err)
+	}
+}
+
 func TestGolden(t *testing.T) {
 	for _, m := range samples() {
 		b, err := Encode(m)
@@ -158,6 +190,16 @@ func TestDecodeRejects(t *testing.T) {
 		{"status unknown", mustEncode(&JobStatus{Job: "j", Status: "done"}), "unknown status"},
 		{"status auc", mustEncode(&JobStatus{Job: "j", Status: StatusCompleted, AUC: 1.5}), "auc"},
 		{"status bad sigma", mustEncode(&JobStatus{Job: "j", Status: StatusCompleted, Privacy: []SiteReport{{Site: "s", Sigmas: []float64{-1}}}}), "negative"},
+		{"status NaN certified epsilon", mustEncode(&JobStatus{Job: "j", Status: StatusCompleted, Privacy: []SiteReport{{Site: "s", Epsilon: 1, Delta: 1e-3, CertifiedEpsilon: math.NaN()}}}),
+			"site s: certified epsilon = NaN is not a finite number ≥ 0"},
+		{"status certified epsilon above the request", mustEncode(&JobStatus{Job: "j", Status: StatusCompleted, Privacy: []SiteReport{{Site: "s", Epsilon: 0.5, Delta: 1e-3, CertifiedEpsilon: 0.6, CertifiedDelta: 1e-3}}}),
+			"site s: certified epsilon = 0.6 exceeds the requested 0.5"},
+		{"status certified delta above the request", mustEncode(&JobStatus{Job: "j", Status: StatusCompleted, Privacy: []SiteReport{{Site: "s", Epsilon: 0.5, Delta: 1e-3, CertifiedEpsilon: 0.4, CertifiedDelta: 2e-3}}}),
+			"site s: certified delta = 0.002 exceeds the requested 0.001"},
+		{"status negative certified delta", mustEncode(&JobStatus{Job: "j", Status: StatusCompleted, Privacy: []SiteReport{{Site: "s", Epsilon: 0.5, Delta: 1e-3, CertifiedEpsilon: 0.4, CertifiedDelta: -1e-4}}}),
+			"certified delta = -0.0001 is not a finite number ≥ 0"},
+		{"status Inf certified epsilon", mustEncode(&JobStatus{Job: "j", Status: StatusCompleted, Privacy: []SiteReport{{Site: "s", Epsilon: 0.5, Delta: 1e-3, CertifiedEpsilon: math.Inf(1)}}}),
+			"certified epsilon = +Inf is not a finite number ≥ 0"},
 		{"status bad site", mustEncode(&JobStatus{Job: "j", Status: StatusFailed, Refused: []string{"a b"}}), "not in"},
 		{"refuse no site", mustEncode(&Refuse{Job: "j"}), "empty site"},
 		{"refuse long reason", mustEncode(&Refuse{Job: "j", Site: "s", Reason: strings.Repeat("r", MaxReasonLen+1)}), "reason"},
@@ -270,6 +312,10 @@ func FuzzDecode(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte{byte(KindJoin), 0x92, 0x01, 0x80})
+	// A status with every optional field of a site report (not in the goldens).
+	b, _ := Encode(&JobStatus{Job: "j", Status: StatusCompleted, Privacy: []SiteReport{{Site: "s", Records: 3, Epsilon: 1, Delta: 1e-3,
+		Sigmas: []float64{1}, ComposedEpsilon: 0.9, CertifiedEpsilon: 0.8, CertifiedDelta: 1e-4}}})
+	f.Add(b)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Partial input (the first half) must fail cleanly, never panic.
 		_, _ = Decode(b[:len(b)/2])

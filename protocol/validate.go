@@ -421,6 +421,9 @@ func (m *JobStatus) Validate() error {
 		if err := nonNegative("composed epsilon", p.ComposedEpsilon); err != nil {
 			return err
 		}
+		if err := checkCertified(m.Job, p); err != nil {
+			return err
+		}
 		if len(p.Sigmas) > MaxPhases {
 			return fmt.Errorf("protocol: job %s: site %s: %d σ values exceeds %d", m.Job, p.Site, len(p.Sigmas), MaxPhases)
 		}
@@ -428,6 +431,25 @@ func (m *JobStatus) Validate() error {
 			if err := nonNegative("sigma", s); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// checkCertified checks a site report's charged (ε, δ): finite, ≥ 0 and
+// within the request (a ledger never charges more than the job asked;
+// an omitted pair is 0).
+func checkCertified(job string, p SiteReport) error {
+	for _, c := range []struct {
+		what             string
+		certified, limit float64
+	}{{"certified epsilon", p.CertifiedEpsilon, p.Epsilon}, {"certified delta", p.CertifiedDelta, p.Delta}} {
+		if math.IsNaN(c.certified) || math.IsInf(c.certified, 0) || c.certified < 0 {
+			return fmt.Errorf("protocol: job %s: site %s: %s = %v is not a finite number ≥ 0", job, p.Site, c.what, c.certified)
+		}
+		if c.certified > c.limit {
+			return fmt.Errorf("protocol: job %s: site %s: %s = %v exceeds the requested %v: a ledger never charges more than the request",
+				job, p.Site, c.what, c.certified, c.limit)
 		}
 	}
 	return nil

@@ -744,7 +744,14 @@ func printSubmit(w io.Writer, r *submitReport) {
 	}
 	for _, p := range r.Privacy {
 		if p.Epsilon > 0 {
-			fmt.Fprintf(w, "privacy %s (n = %d): record-level (ε, δ) = (%g, %.3g), σ %s, secure noise: %v\n", p.Site, p.Records, p.Epsilon, p.Delta, fmtSigmas(p.Sigmas), p.Secure)
+			// The charge (what the coordinator's ledger records for the
+			// site: the certified guarantee, ≤ the request) beside the request.
+			charged := ""
+			if p.CertifiedEpsilon > 0 {
+				charged = fmt.Sprintf(", (%.6g, %.3g) certified and charged", p.CertifiedEpsilon, p.CertifiedDelta)
+			}
+			fmt.Fprintf(w, "privacy %s (n = %d): record-level (ε, δ) = (%g, %.3g) requested%s, σ %s, secure noise: %v\n",
+				p.Site, p.Records, p.Epsilon, p.Delta, charged, fmtSigmas(p.Sigmas), p.Secure)
 			if p.ComposedEpsilon > 0 {
 				fmt.Fprintf(w, "  composed (exact Gaussian-DP, dp.Compose): ε = %.4g at δ = %.3g\n", p.ComposedEpsilon, p.Delta)
 			}

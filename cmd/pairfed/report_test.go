@@ -195,12 +195,18 @@ func TestReportEndToEnd(t *testing.T) {
 		l := logs.String()
 		return strings.Contains(l, "site a joined the federation") && strings.Contains(l, "site b joined the federation")
 	})
+	submitted := map[string]submitReport{}
 	for _, job := range []struct{ id, eps string }{{"job-first", "0.5"}, {"job-second", "1"}} {
 		p, code := runPairfed(t, &logs, 90*time.Second, "job", "submit", "--nats", url, "--federation", "rep", "--job", job.id,
 			"--algo", "fed-dp-local-sgd", "--epsilon", job.eps, "--delta", "0.001", "--min-sites", "2", "--wait", "--json")
 		if code != 0 || !strings.Contains(p.stdout.String(), `"status": "completed"`) {
 			t.Fatalf("job %s: exit %d: %v\n%s", job.id, code, p.err, p.stdout.String())
 		}
+		var rep submitReport
+		if err := json.Unmarshal([]byte(p.stdout.String()), &rep); err != nil {
+			t.Fatalf("job %s: --json output: %v\n%s", job.id, err, p.stdout.String())
+		}
+		submitted[job.id] = rep
 	}
 	stop()
 
@@ -226,6 +232,31 @@ func TestReportEndToEnd(t *testing.T) {
 	}
 	if math.Abs(spent["a"].Epsilon-1.5) > 1e-12 || math.Abs(spent["b"].Epsilon-1.5) > 1e-12 {
 		t.Fatalf("ledger: %+v", spent)
+	}
+	// `job submit --json` shows, per site, what the coordinator's ledger
+	// charged it for the job (the largest of the job's charges of the
+	// site), within the request.
+	for id, rep := range submitted {
+		var ledger []coordinator.Charge
+		for _, c := range charges {
+			if c.Job == id {
+				ledger = append(ledger, c)
+			}
+		}
+		charged := map[string]coordinator.Spend{}
+		for _, sp := range coordinator.Spent(ledger) {
+			charged[sp.Site] = sp
+		}
+		if len(rep.Privacy) != 2 || len(charged) != 2 {
+			t.Fatalf("job %s: privacy %+v, charges %+v", id, rep.Privacy, ledger)
+		}
+		for _, p := range rep.Privacy {
+			if c := charged[p.Site]; p.CertifiedEpsilon != c.Epsilon || p.CertifiedDelta != c.Delta || !(p.CertifiedEpsilon > 0) ||
+				p.CertifiedEpsilon > p.Epsilon || p.CertifiedDelta > p.Delta {
+				t.Errorf("job %s site %s: --json certifies (%v, %v) of the request (%v, %v), the ledger charged (%v, %v)",
+					id, p.Site, p.CertifiedEpsilon, p.CertifiedDelta, p.Epsilon, p.Delta, c.Epsilon, c.Delta)
+			}
+		}
 	}
 
 	before := hashTree(t, coordDir)
