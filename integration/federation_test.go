@@ -13,7 +13,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -114,6 +116,28 @@ func waitFor(t *testing.T, ctx context.Context, file, want string, count int) st
 		select {
 		case <-ctx.Done():
 			t.Fatalf("%s: %d × %q not seen: %v", filepath.Base(file), count, want, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// waitForSpent polls a worker's log until it reports a ledger of
+// `releases` releases whose spent ε is the request eps up to the exact
+// accountant's rounding: the ledger charges the certified ε, which is at
+// most the request and within 10⁻⁹ of it under exact calibration.
+func waitForSpent(t *testing.T, ctx context.Context, file, releases string, eps float64) {
+	t.Helper()
+	re := regexp.MustCompile(regexp.QuoteMeta(releases) + ` spent \(ε, δ\) = \(([0-9.e+-]+),`)
+	for {
+		b, _ := os.ReadFile(file)
+		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+			if v, err := strconv.ParseFloat(m[1], 64); err == nil && v <= eps && v >= eps*(1-1e-9) {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: %q with spent ε ≈ %g (≤ it) not seen: %v", filepath.Base(file), releases, eps, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -281,7 +305,7 @@ func TestFedAvgAcrossProcesses(t *testing.T) {
 	bin := pairfed(t)
 	f.workers[2] = start(t, ctx, f.dir, "site-2-restarted", bin, "worker", "--nats", f.url, "--site", "site-2",
 		"--data", filepath.Join(f.dir, "site-2.libsvm"), "--state", filepath.Join(f.dir, "site-2"), "--budget-epsilon", "1.5")
-	waitFor(t, ctx, f.workers[2].stderr, "8 releases, spent (ε, δ) = (1,", 1)
+	waitForSpent(t, ctx, f.workers[2].stderr, "8 releases,", 1)
 	time.Sleep(300 * time.Millisecond) // its first Join (else the coordinator's phase retry reaches it)
 	r, err = submit(t, ctx, f, "--algo", "fed-dp-local-sgd", "--epsilon", "1", "--min-sites", "3", "--job", "dp-2")
 	if err == nil || r.Status != "refused" || !slices.Equal(r.Refused, []string{"site-2"}) || !strings.Contains(r.Reason, "budget") {

@@ -107,7 +107,7 @@ func TestHostileLedgerDeletedUnderWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.restartWorker(t, ctx, 0)
-	waitFor(t, ctx, f.workers[0].stderr, "spent (ε, δ) = (0.5, 0.001)", 1) // the restored ledger: job before
+	waitForSpent(t, ctx, f.workers[0].stderr, "releases,", 0.5) // the restored ledger: job before
 	if r, err := submit(t, ctx, fed, privateJob(f, "after", 0.5, 3)...); err != nil || r.Status != "completed" || len(r.Sites) != 3 {
 		t.Fatalf("next job: %+v %v", r, err)
 	}
