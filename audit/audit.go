@@ -103,7 +103,16 @@ type AuditResult struct {
 	N                 int     `json:"n"`
 	D                 int     `json:"d"`
 	Canary            string  `json:"canary"`
-	Consistent        bool    `json:"consistent"` // ε_lb ≤ claimed ε
+	// Consistent is ε_lb ≤ claimed ε, or ε_lb ≤ ReferenceEpsilon when
+	// that is set.
+	Consistent bool `json:"consistent"`
+	// ReferenceEpsilon and Reference: for a white-box audit of a
+	// subsampled mechanism (dp-pair-sgd), whose sampling the test knows,
+	// the ε at Delta that its releases certify without amplification, the
+	// bound such a test is held to (whitebox.go, statedReleases); 0 and
+	// empty otherwise (the test is held to ClaimedEpsilon).
+	ReferenceEpsilon float64 `json:"reference_epsilon,omitempty"`
+	Reference        string  `json:"reference,omitempty"`
 	// White-box diagnostics: the noisy releases per run, the mechanism,
 	// the privacy loss the worst case realizes (μ of Gaussian DP,
 	// √(Σ_t ‖a_t − b_t‖²/σ_t²) averaged over the trials, or Σ_t ‖a_t − b_t‖₁/b_t
