@@ -418,8 +418,6 @@ func (c *wbCase) trial(ctx context.Context, side int, noiseSeed uint64, check bo
 	out.subsampled = sub
 	if sub {
 		out.sampleRate = rep.SampleRate
-	}
-	if sub {
 		out.refSens, out.refSigmas = sens, sigmas
 		if len(rec.rel) > 0 {
 			out.coords = int64(len(rec.rel)) * int64(len(rec.rel[0].out))
