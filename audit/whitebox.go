@@ -580,11 +580,6 @@ func referenceEpsilon(tr trialResult, eps, delta float64) (epsRef, mu float64, e
 	return cert.Epsilon, cert.Mu, nil
 }
 
-// ErrSubsampled is no longer returned: subsampled mechanisms are audited
-// against their un-amplified releases (see statedReleases).
-//
-// Deprecated: kept only so that callers testing for it still build.
-var ErrSubsampled = errors.New("its guarantee rests on amplification by secret subsampling")
 
 // replayError reports a mechanism whose release structure or noise scale
 // depends on the data, or whose replay is not reproducible: a finding, not

@@ -412,6 +412,7 @@ func calibKey(p GaussianPlan, eps, delta float64) string {
 	put(d)
 	put(p.FailureDelta)
 	put(float64(p.Dim))
+	put(float64(p.Coordinates))
 	put(eps)
 	put(delta)
 	return string(b)

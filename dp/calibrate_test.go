@@ -118,3 +118,26 @@ func TestCalibrateGaussianMemoized(t *testing.T) {
 		t.Fatalf("memoized %v %+v, fresh %v %+v (%v)", b, cb, c, cc, err)
 	}
 }
+
+// The memo of CalibrateGaussian keys every field of the plan: two plans
+// that differ only in Coordinates (the discrete-noise δ term's N) must not
+// share a result — the second would otherwise be certified for the
+// first's, smaller, N.
+func TestCalibrateGaussianMemoKeysCoordinates(t *testing.T) {
+	small := GaussianPlan{Sensitivities: []float64{1}, Coordinates: 1}
+	large := GaussianPlan{Sensitivities: []float64{1}, Coordinates: 1 << 40}
+	s1, c1, err := CalibrateGaussian(small, 1, 1e-9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, c2, err := CalibrateGaussian(large, 1, 1e-9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(s2[0] > s1[0]) || !(c2.DiscreteDelta > c1.DiscreteDelta) {
+		t.Fatalf("N = 1: σ %v (discrete δ %g); N = 2⁴⁰: σ %v (discrete δ %g): the larger N must need more noise", s1, c1.DiscreteDelta, s2, c2.DiscreteDelta)
+	}
+	if c, err := CertifyGaussian(large, s2, 1, 1e-9); err != nil || !c.Covers(1, 1e-9) {
+		t.Fatalf("the calibrated σ does not certify its own plan: %+v, %v", c, err)
+	}
+}

@@ -1,6 +1,9 @@
 package dp
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // The subsampled Gaussian with the secure sampler's noise.
 //
@@ -34,6 +37,47 @@ import "math"
 // certified — the continuous run is (e − shift, rest(e))-DP, so the real
 // one is (e, mult·(rest(e) + term(e))) = (e, δ)-DP.
 func SecureSubsampledGaussianEpsilon(q, z float64, steps int, delta float64, rel Neighbouring, coords int64) (eps float64, order int, err error) {
+	// Pure and costly (an RDP curve per variant): every run of an algorithm
+	// certifies the same arguments, so the results are remembered.
+	key := subsampledKey{q, z, steps, delta, rel, coords}
+	subsampledMu.Lock()
+	r, ok := subsampledMemo[key]
+	subsampledMu.Unlock()
+	if ok {
+		return r.eps, r.order, r.err
+	}
+	eps, order, err = secureSubsampledGaussianEpsilon(q, z, steps, delta, rel, coords)
+	subsampledMu.Lock()
+	if len(subsampledMemo) >= 1<<12 {
+		clear(subsampledMemo)
+	}
+	subsampledMemo[key] = subsampledResult{eps, order, err}
+	subsampledMu.Unlock()
+	return eps, order, err
+}
+
+// subsampledKey is every argument of SecureSubsampledGaussianEpsilon
+// (floats compared exactly: NaN never hits, so it is recomputed).
+type subsampledKey struct {
+	q, z   float64
+	steps  int
+	delta  float64
+	rel    Neighbouring
+	coords int64
+}
+
+type subsampledResult struct {
+	eps   float64
+	order int
+	err   error
+}
+
+var (
+	subsampledMu   sync.Mutex
+	subsampledMemo = map[subsampledKey]subsampledResult{}
+)
+
+func secureSubsampledGaussianEpsilon(q, z float64, steps int, delta float64, rel Neighbouring, coords int64) (eps float64, order int, err error) {
 	if coords < 0 {
 		return 0, 0, acctErrorf("noise coordinate count %d must be ≥ 0", coords)
 	}
