@@ -580,7 +580,6 @@ func referenceEpsilon(tr trialResult, eps, delta float64) (epsRef, mu float64, e
 	return cert.Epsilon, cert.Mu, nil
 }
 
-
 // replayError reports a mechanism whose release structure or noise scale
 // depends on the data, or whose replay is not reproducible: a finding, not
 // a configuration to skip.
