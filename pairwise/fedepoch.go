@@ -188,47 +188,67 @@ func DPEGDEpoch(ctx context.Context, obj Objective, start []float64, idx []int, 
 	if err != nil {
 		return nil, err
 	}
-	p := obj.NumParams()
-	G, L := props.Lipschitz, props.Smooth
-	switch {
-	case len(start) != p:
-		panic(fmt.Sprintf("pairwise: DPEGDEpoch: start has %d parameters, want %d", len(start), p))
-	case i < 1:
-		return nil, fmt.Errorf("pairwise: epoch i = %d must be ≥ 1", i)
-	case len(idx) == 0:
-		return nil, fmt.Errorf("pairwise: epoch %d has an empty subset", i)
-	case !(eta > 0) || math.IsInf(eta, 0):
-		return nil, fmt.Errorf("pairwise: step size η = %v is not finite and > 0", eta)
-	case eta > 2/L:
-		return nil, fmt.Errorf("pairwise: dpegd needs η ≤ 2/L ([X21] Lemma 7), but η = %g > 2/L = %g", eta, 2/L)
-	}
-	data := obj.Data()
-	for _, j := range idx {
-		if j < 0 || j >= data.N {
-			panic(fmt.Sprintf("pairwise: DPEGDEpoch: index %d outside [0, %d)", j, data.N))
-		}
+	if err := dpegdEpochCheck(obj, props, start, idx, i, eta); err != nil {
+		return nil, err
 	}
 	// The release's noise, fixed before any data-dependent computation.
 	etaI := math.Ldexp(eta, -2*i) // η_i = 4^{−i}η (step 3)
-	ns, sens, err := dpegdEpochNoise(a, obj, priv, rep, G, eta, i, len(idx))
+	ns, sens, err := dpegdEpochNoise(a, obj, priv, rep, props.Lipschitz, eta, i, len(idx))
 	if err != nil {
 		return nil, err
 	}
-	sub, err := x21Rebuild(obj, data.Subset(idx), obj.Lambda())
+	avg, grads, err := dpegdEpochSteps(ctx, obj, start, idx, i, eta)
 	if err != nil {
 		return nil, err
 	}
-	w := append([]float64(nil), start...)
-	g := make([]float64, p)
-	avg := make([]float64, p)
-	grads, err := x21PGD(ctx, sub, w, g, len(idx), etaI, nil, avg) // T_i = n_i (step 4)
-	if err != nil {
-		return nil, err
-	}
-	scale(1/float64(len(idx)), avg) // w̄_i
-	x21Release(priv, avg, ns)       // w_i = w̄_i + ζ_i (steps 5–6)
+	x21Release(priv, avg, ns) // w_i = w̄_i + ζ_i (steps 5–6)
 	x21Finish(obj, avg, rep)
 	return &EpochResult{W: avg, EtaI: etaI, Sigma: ns, Sensitivity: sens, Steps: len(idx), PairGrads: grads,
 		Secure: priv.Noise.Secure(), Notes: rep.Notes, PaperSigma: rep.PaperSigmas[0],
 		CertifiedEpsilon: rep.CertifiedEpsilon, CertifiedDelta: rep.CertifiedDelta}, nil
+}
+
+// dpegdEpochCheck checks the arguments of epoch i of [X21] Alg 3 (the
+// shared checks of DPEGDEpoch and DPEGDEpochAverage).
+func dpegdEpochCheck(obj Objective, props Props, start []float64, idx []int, i int, eta float64) error {
+	p, n := obj.NumParams(), obj.Data().N
+	switch {
+	case len(start) != p:
+		return fmt.Errorf("pairwise: epoch %d: start has %d parameters, want %d", i, len(start), p)
+	case i < 1:
+		return fmt.Errorf("pairwise: epoch i = %d must be ≥ 1", i)
+	case len(idx) == 0:
+		return fmt.Errorf("pairwise: epoch %d has an empty subset", i)
+	case !(eta > 0) || math.IsInf(eta, 0):
+		return fmt.Errorf("pairwise: step size η = %v is not finite and > 0", eta)
+	case eta > 2/props.Smooth:
+		return fmt.Errorf("pairwise: dpegd needs η ≤ 2/L ([X21] Lemma 7), but η = %g > 2/L = %g", eta, 2/props.Smooth)
+	}
+	for _, j := range idx {
+		if j < 0 || j >= n {
+			return fmt.Errorf("pairwise: epoch %d: index %d outside [0, %d)", i, j, n)
+		}
+	}
+	return nil
+}
+
+// dpegdEpochSteps runs the n_i = len(idx) projected gradient steps of
+// epoch i from start (not modified) on the subset and returns their
+// average w̄_i before noise and the pair gradients computed — the steps
+// DPEGDEpoch adds noise to and DPEGDEpochAverage hands to the secure sum.
+func dpegdEpochSteps(ctx context.Context, obj Objective, start []float64, idx []int, i int, eta float64) ([]float64, int64, error) {
+	sub, err := x21Rebuild(obj, obj.Data().Subset(idx), obj.Lambda())
+	if err != nil {
+		return nil, 0, err
+	}
+	p := obj.NumParams()
+	w := append([]float64(nil), start...)
+	g := make([]float64, p)
+	avg := make([]float64, p)
+	grads, err := x21PGD(ctx, sub, w, g, len(idx), math.Ldexp(eta, -2*i), nil, avg) // T_i = n_i (step 4)
+	if err != nil {
+		return nil, 0, err
+	}
+	scale(1/float64(len(idx)), avg) // w̄_i
+	return avg, grads, nil
 }

@@ -93,23 +93,8 @@ func LocalSGDPhase(ctx context.Context, obj Objective, start []float64, idx []in
 	if err != nil {
 		return nil, err
 	}
-	p := obj.NumParams()
-	switch {
-	case len(start) != p:
-		panic(fmt.Sprintf("pairwise: LocalSGDPhase: start has %d parameters, want %d", len(start), p))
-	case k < 1:
-		return nil, fmt.Errorf("pairwise: phase k = %d must be ≥ 1", k)
-	case len(idx) == 0:
-		return nil, fmt.Errorf("pairwise: phase %d has an empty subset", k)
-	case !(eta > 0) || math.IsInf(eta, 0):
-		return nil, fmt.Errorf("pairwise: step size η = %v is not finite and > 0", eta)
-	case eta > 2/props.Smooth:
-		return nil, fmt.Errorf("pairwise: %s needs η ≤ 2/L ([Y21a] Thm 10), but η = %g > 2/L = %g", y21aAlg3.Name, eta, 2/props.Smooth)
-	}
-	for _, i := range idx {
-		if i < 0 || i >= obj.Data().N {
-			panic(fmt.Sprintf("pairwise: LocalSGDPhase: index %d outside [0, %d)", i, obj.Data().N))
-		}
+	if err := localSGDPhaseCheck(obj, props, start, idx, k, eta); err != nil {
+		return nil, err
 	}
 	G := props.Lipschitz
 	// σ_k, fixed before any data-dependent computation: the same
@@ -120,20 +105,56 @@ func LocalSGDPhase(ctx context.Context, obj Objective, start []float64, idx []in
 		return nil, err
 	}
 	sigma := sig[0]
-	w := append([]float64(nil), start...)
-	obj.Project(w) // Alg 1: w_0 ∈ W
-	etaK := math.Ldexp(eta, -2*k)
-	Tk := int(math.Ceil(float64(len(idx)) * math.Log(4/priv.Delta)))
-	phase := RunConfig{Eta: etaK, Schedule: Constant, Averaging: AvgPaper, Init: w}
-	res, err := runPairSGD(ctx, obj, phase, rng, &y21SubsetPrev{Idx: idx}, Tk, Constant)
+	out, etaK, Tk, err := localSGDPhaseSteps(ctx, obj, start, idx, k, eta, priv.Delta, rng)
 	if err != nil {
 		return nil, err
 	}
-	out := res.W                       // w̄_k, a fresh slice
 	priv.Noise.AddGaussian(out, sigma) // w_k = w̄_k + u_k (Alg 3 line 6)
 	y21PostProcess(obj, out)           // Π_W: post-processing
 	return &PhaseResult{W: out, EtaK: etaK, Sigma: sigma, Sensitivity: rep.Sensitivity[0], Steps: Tk, Secure: priv.Noise.Secure(),
 		PaperSigma: rep.PaperSigmas[0], FailureDelta: rep.FailureDelta, CertifiedEpsilon: rep.CertifiedEpsilon, CertifiedDelta: rep.CertifiedDelta}, nil
+}
+
+// localSGDPhaseCheck checks the arguments of phase k of [Y21a] Alg 3 (the
+// shared checks of LocalSGDPhase and LocalSGDPhaseAverage).
+func localSGDPhaseCheck(obj Objective, props Props, start []float64, idx []int, k int, eta float64) error {
+	p := obj.NumParams()
+	switch {
+	case len(start) != p:
+		return fmt.Errorf("pairwise: phase %d: start has %d parameters, want %d", k, len(start), p)
+	case k < 1:
+		return fmt.Errorf("pairwise: phase k = %d must be ≥ 1", k)
+	case len(idx) == 0:
+		return fmt.Errorf("pairwise: phase %d has an empty subset", k)
+	case !(eta > 0) || math.IsInf(eta, 0):
+		return fmt.Errorf("pairwise: step size η = %v is not finite and > 0", eta)
+	case eta > 2/props.Smooth:
+		return fmt.Errorf("pairwise: %s needs η ≤ 2/L ([Y21a] Thm 10), but η = %g > 2/L = %g", y21aAlg3.Name, eta, 2/props.Smooth)
+	}
+	for _, i := range idx {
+		if i < 0 || i >= obj.Data().N {
+			return fmt.Errorf("pairwise: phase %d: index %d outside [0, %d)", k, i, obj.Data().N)
+		}
+	}
+	return nil
+}
+
+// localSGDPhaseSteps runs the T_k = ⌈n_k·log(4/δ)⌉ steps of phase k from
+// start (projected; start is not modified) on the subset idx and returns
+// the phase average w̄_k (a fresh slice, before noise), η_k and T_k — the
+// steps LocalSGDPhase adds noise to and LocalSGDPhaseAverage hands to the
+// secure sum, one code for both.
+func localSGDPhaseSteps(ctx context.Context, obj Objective, start []float64, idx []int, k int, eta, delta float64, rng *rand.Rand) ([]float64, float64, int, error) {
+	w := append([]float64(nil), start...)
+	obj.Project(w) // Alg 1: w_0 ∈ W
+	etaK := math.Ldexp(eta, -2*k)
+	Tk := int(math.Ceil(float64(len(idx)) * math.Log(4/delta)))
+	phase := RunConfig{Eta: etaK, Schedule: Constant, Averaging: AvgPaper, Init: w}
+	res, err := runPairSGD(ctx, obj, phase, rng, &y21SubsetPrev{Idx: idx}, Tk, Constant)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return res.W, etaK, Tk, nil
 }
 
 // LocalSGDPlanCheck certifies, before any release, the noise of every

@@ -82,36 +82,14 @@ func LocalSGDPhaseAverage(ctx context.Context, obj Objective, start []float64, i
 	if err != nil {
 		return nil, err
 	}
-	p := obj.NumParams()
-	switch {
-	case len(start) != p:
-		return nil, fmt.Errorf("pairwise: phase %d: start has %d parameters, want %d", k, len(start), p)
-	case k < 1:
-		return nil, fmt.Errorf("pairwise: phase k = %d must be ≥ 1", k)
-	case len(idx) == 0:
-		return nil, fmt.Errorf("pairwise: phase %d has an empty subset", k)
-	case !(eta > 0) || math.IsInf(eta, 0):
-		return nil, fmt.Errorf("pairwise: step size η = %v is not finite and > 0", eta)
-	case eta > 2/props.Smooth:
-		return nil, fmt.Errorf("pairwise: %s needs η ≤ 2/L ([Y21a] Thm 10), but η = %g > 2/L = %g", y21aAlg3.Name, eta, 2/props.Smooth)
-	case !(priv.Delta > 0):
+	if !(priv.Delta > 0) {
 		return nil, fmt.Errorf("pairwise: %s needs δ > 0", y21aAlg3.Name)
 	}
-	for _, i := range idx {
-		if i < 0 || i >= obj.Data().N {
-			return nil, fmt.Errorf("pairwise: phase %d: index %d outside [0, %d)", k, i, obj.Data().N)
-		}
-	}
-	w := append([]float64(nil), start...)
-	obj.Project(w)
-	etaK := math.Ldexp(eta, -2*k)
-	Tk := int(math.Ceil(float64(len(idx)) * math.Log(4/priv.Delta)))
-	phase := RunConfig{Eta: etaK, Schedule: Constant, Averaging: AvgPaper, Init: w}
-	res, err := runPairSGD(ctx, obj, phase, rng, &y21SubsetPrev{Idx: idx}, Tk, Constant)
-	if err != nil {
+	if err := localSGDPhaseCheck(obj, props, start, idx, k, eta); err != nil {
 		return nil, err
 	}
-	return res.W, nil
+	avg, _, _, err := localSGDPhaseSteps(ctx, obj, start, idx, k, eta, priv.Delta, rng)
+	return avg, err
 }
 
 // Y21aPhaseMove bounds ‖w̄_k − w₀‖, how far phase k's average moves from
@@ -174,34 +152,9 @@ func DPEGDEpochAverage(ctx context.Context, obj Objective, start []float64, idx 
 	if err != nil {
 		return nil, err
 	}
-	p, data := obj.NumParams(), obj.Data()
-	switch {
-	case len(start) != p:
-		return nil, fmt.Errorf("pairwise: epoch %d: start has %d parameters, want %d", i, len(start), p)
-	case i < 1:
-		return nil, fmt.Errorf("pairwise: epoch i = %d must be ≥ 1", i)
-	case len(idx) == 0:
-		return nil, fmt.Errorf("pairwise: epoch %d has an empty subset", i)
-	case !(eta > 0) || math.IsInf(eta, 0):
-		return nil, fmt.Errorf("pairwise: step size η = %v is not finite and > 0", eta)
-	case eta > 2/props.Smooth:
-		return nil, fmt.Errorf("pairwise: dpegd needs η ≤ 2/L ([X21] Lemma 7), but η = %g > 2/L = %g", eta, 2/props.Smooth)
-	}
-	for _, j := range idx {
-		if j < 0 || j >= data.N {
-			return nil, fmt.Errorf("pairwise: epoch %d: index %d outside [0, %d)", i, j, data.N)
-		}
-	}
-	sub, err := x21Rebuild(obj, data.Subset(idx), obj.Lambda())
-	if err != nil {
+	if err := dpegdEpochCheck(obj, props, start, idx, i, eta); err != nil {
 		return nil, err
 	}
-	w := append([]float64(nil), start...)
-	g := make([]float64, p)
-	avg := make([]float64, p)
-	if _, err := x21PGD(ctx, sub, w, g, len(idx), math.Ldexp(eta, -2*i), nil, avg); err != nil {
-		return nil, err
-	}
-	scale(1/float64(len(idx)), avg)
-	return avg, nil
+	avg, _, err := dpegdEpochSteps(ctx, obj, start, idx, i, eta)
+	return avg, err
 }
