@@ -141,6 +141,15 @@ func barName(res *AuditResult) string {
 //     and nothing moving it in D', the iterate difference grows by exactly
 //     η·2G/n per step (no contraction, no projection inside the ball of
 //     radius 4): Lemma 7's average, with the tight per-pair G, is attained.
+//   - on-pair-*, off-pair-* ([H20] Algs 1–4) release noise-free Pairwise
+//     GIGA iterates (or their average) with the sensitivity of
+//     gigaSensitivities: at t = j the canary's pairs all change by Γ
+//     (square loss, 2RB ≤ 1, aligned canary: the coefficient −2(1 − h) at
+//     h = −2RB gives exactly Γ = 4R(1 + 2RB)), and each later step adds the
+//     partner term Γ/(t − 1) along the same direction with the contraction
+//     1 − η_tα of the strongly convex step: the recursion is attained (0.99
+//     of μ at n = 32, λ = 40, B = 0.1, where T₁ = 17 < n). (Lemma 4's
+//     8G/(αt), with G including λB, realized only 0.01–0.14.)
 //
 // Every other private algorithm must be caught at ×0.1; why their bounds
 // are not (fully) attained:
@@ -156,28 +165,13 @@ func barName(res *AuditResult) string {
 //     steps at q = 1/2 for n ≤ 32), each step attains 2Δ when the canary
 //     is sampled at an interior slot, which the worst of 64 sampling seeds
 //     does in ≈ 2/3 of the steps (realized μ 0.81 of the reference's).
-//   - on-pair-*, off-pair-* ([H20]): Lemma 4's 8G/(αt) bounds the iterate
-//     difference of strongly convex GIGA; contraction makes later
-//     differences decay like (k/t)², and the offline average sums the
-//     per-step bounds (see knownGaps).
 //
 // These statements assume the exact calibration and tight sensitivities of
 // issue 10 (items 1 and 3): with the classical calibration and the papers'
 // looser bounds every algorithm keeps 2–250× more noise than its worst
 // case needs and none of them is caught at its scale.
-var tightAlgorithms = map[string]bool{"dp-gd-grad": true, "dpgdc2": true, "dpgdc": true, "dpegd": true}
-
-// knownGaps lists the algorithms the audit cannot catch at ×0.1 even with
-// tight sensitivities, because their proof's bound is far above what any
-// worst case we found realizes. The test asserts each gap (noise ×0.1 NOT
-// caught), so the list stays true: a fix that closes one fails the test
-// with "remove it from knownGaps". Numbers: realized/stated sensitivity.
-var knownGaps = map[string]string{
-	"on-pair-strc":  "Lemma 4's 8G/(αt), G including λB; GIGA's contraction keeps the realized difference at 0.14",
-	"on-pair-c":     "as on-pair-strc (0.14)",
-	"off-pair-strc": "Δ = 8G ln n/(αn) sums Lemma 4 over all steps; the average realizes 0.011–0.14",
-	"off-pair-c":    "as off-pair-strc",
-}
+var tightAlgorithms = map[string]bool{"dp-gd-grad": true, "dpgdc2": true, "dpgdc": true, "dpegd": true,
+	"on-pair-strc": true, "on-pair-c": true, "off-pair-strc": true, "off-pair-c": true}
 
 // With too little noise the white-box audit must fail the claim. For a
 // Gaussian release whose sensitivity is attained and whose σ is exactly
@@ -214,13 +208,6 @@ func TestWhiteBoxCatchesTooLittleNoise(t *testing.T) {
 			caught := res.EpsilonLowerBound > bar
 			if caught == res.Consistent {
 				t.Errorf("ε_lb = %.3f against %.3f (%s) but consistent = %v", res.EpsilonLowerBound, bar, barName(res), res.Consistent)
-			}
-			if gap, ok := knownGaps[a.Name]; ok {
-				if caught {
-					t.Fatalf("noise ×%g is now caught (ε_lb = %.3f): the known gap (%s) is closed — remove %s from knownGaps", scale, res.EpsilonLowerBound, gap, a.Name)
-				}
-				t.Logf("known gap, not caught at ×%g: %s", scale, gap)
-				return
 			}
 			if !caught {
 				t.Fatalf("noise ×%g not caught: ε_lb = %.3f ≤ %.3f (%s); the worst case realizes %.3f of the stated sensitivity (privacy loss %.4g of the %.4g allowed)",

@@ -231,6 +231,10 @@ func TestSensitivityBruteForce(t *testing.T) {
 		{name: "dp-sgd-output unbounded W", algo: "dp-sgd-output", task: TaskAUC, loss: "hinge", constraint: "none", n: 8, R: 1, delta: 1e-3, cfg: RunConfig{Steps: 16, Eta: 0.05}, minReleases: 1},
 		{name: "off-pair-strc", algo: "off-pair-strc", task: TaskAUC, loss: "logistic", constraint: "l2", n: 48, R: 0.1, B: 1, lambda: 0.1, delta: 1e-3, records: []int{0, 7, 20, 33, 47}, belowDiam: true, minReleases: 1},
 		{name: "on-pair-strc", algo: "on-pair-strc", task: TaskAUC, loss: "logistic", constraint: "l2", n: 40, R: 0.1, B: 1, lambda: 0.1, delta: 1e-3, records: []int{0, 20, 33, 39}, belowDiam: true, minReleases: 8},
+		{name: "on-pair-strc square", algo: "on-pair-strc", task: TaskAUC, loss: "square", constraint: "l2", n: 60, R: 0.5, B: 1, lambda: 4, delta: 1e-3, records: []int{0, 37, 45, 59}, belowDiam: true, minReleases: 8},
+		{name: "on-pair-c", algo: "on-pair-c", task: TaskAUC, loss: "logistic", constraint: "l2", n: 40, R: 0.1, B: 1, delta: 1e-3, records: []int{0, 20, 33, 39}, belowDiam: true, minReleases: 8},
+		{name: "off-pair-c", algo: "off-pair-c", task: TaskAUC, loss: "logistic", constraint: "l2", n: 48, R: 0.1, B: 1, delta: 1e-3, records: []int{0, 7, 20, 33, 47}, belowDiam: true, minReleases: 1},
+		{name: "on-pair-strc metric", algo: "on-pair-strc", task: TaskMetric, loss: "logistic", constraint: "frobenius-psd", n: 40, R: 0.3, B: 1, lambda: 0.1, delta: 1e-3, records: []int{0, 20, 33, 39}, belowDiam: true, minReleases: 8},
 	}
 	const d = 3
 	for _, c := range cases {

@@ -288,3 +288,68 @@ func TestOnPairStrCNoiseIsNotFedBack(t *testing.T) {
 		}
 	}
 }
+
+// gigaSensitivities (the tight per-iterate bound): never above Lemma 4's
+// 8G/(αt) for Γ ≤ 2G, near 2Γ/(αt) once t ≫ T₁ (the fixed point of
+// B_t = (1 − 2/t)B_{t−1} + 2Γ/(αt²) is 2Γ/(αt)), capped by the diameter,
+// and the bound an exact-calibration run reports and calibrates to.
+func TestGIGASensitivityRecursion(t *testing.T) {
+	const n, T1, alpha, L, gamma = 20000, 32, 0.1, 0.14, 0.4
+	G := 0.5
+	b := gigaSensitivities(n, T1, alpha, L, gamma, math.Inf(1))
+	if len(b) != n-T1 {
+		t.Fatalf("%d bounds, want %d", len(b), n-T1)
+	}
+	for k, v := range b {
+		tt := float64(T1 + 1 + k)
+		if !(v > 0) || v > 8*G/(alpha*tt) {
+			t.Fatalf("t = %v: B_t = %g not in (0, 8G/(αt) = %g]", tt, v, 8*G/(alpha*tt))
+		}
+	}
+	// B_{T₁+1} = η_{T₁+1}Γ exactly (the replaced record is the current one).
+	t0 := float64(T1 + 1)
+	x21Close(t, "B_{T₁+1}", b[0], (t0-1)/(t0-2)*2/(alpha*t0)*gamma*(1+1e-12))
+	if r := b[n-T1-1] * alpha * n / gamma; r < 1.95 || r > 2.05 {
+		t.Fatalf("B_n·αn/Γ = %g, want ≈ 2", r)
+	}
+	capped := gigaSensitivities(n, T1, alpha, L, gamma, 0.05)
+	if capped[0] != 0.05 {
+		t.Fatalf("B_{T₁+1} = %g with diam 0.05, want the diameter", capped[0])
+	}
+	for k := range capped {
+		if capped[k] > 0.05 || capped[k] > b[k] {
+			t.Fatalf("t = %d: capped %g above min{diam = 0.05, uncapped %g}", T1+1+k, capped[k], b[k])
+		}
+	}
+	if got := gigaSensitivities(10, 10, alpha, L, gamma, 1); len(got) != 0 {
+		t.Fatalf("T₁ = n: %v, want no releases", got)
+	}
+
+	// The exact run uses it: n = 256, R = 0.1, λ = 0.1 (G = 0.5, L = 0.14,
+	// α = 0.1, T₁ = 32, Γ = 4R = 0.4).
+	obj := x21Objective(t, h20Data(), AUCLogistic{}, 0.1, 1)
+	res, err := x21RunCal(t, "on-pair-strc", obj, RunConfig{}, x21Eps, x21Delta, 0.1, &x21RecNoise{}, CalibrationExact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := gigaSensitivities(256, 32, 0.1, 0.14, 0.4, paramDiameter(obj))
+	rep := res.Privacy
+	if len(rep.Sensitivity) != len(want) {
+		t.Fatalf("%d sensitivities, want %d", len(rep.Sensitivity), len(want))
+	}
+	for k := range want {
+		x21Close(t, "Δ_t", rep.Sensitivity[k], math.Min(want[k], rep.PaperSensitivity[k]))
+		if rep.Sensitivity[k] > rep.PaperSensitivity[k]/3 {
+			t.Fatalf("t = %d: Δ_t = %g is not 3× below Lemma 4's %g", 33+k, rep.Sensitivity[k], rep.PaperSensitivity[k])
+		}
+	}
+	off, err := x21RunCal(t, "off-pair-strc", obj, RunConfig{}, x21Eps, x21Delta, 0.1, &x21RecNoise{}, CalibrationExact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, v := range want {
+		sum += v
+	}
+	x21Close(t, "offline Δ", off.Privacy.Sensitivity[0], sum/256*(1+1e-12))
+}
