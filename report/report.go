@@ -110,6 +110,9 @@ func Verdict(st *protocol.JobStatus, charges []coordinator.Charge) (string, []st
 	var parts []string
 	for _, p := range st.Privacy {
 		s := fmt.Sprintf("site %s: record-level (ε, δ) = (%s, %s)", p.Site, exact(p.Epsilon), exact(p.Delta))
+		if p.CertifiedEpsilon > 0 || p.CertifiedDelta > 0 {
+			s += fmt.Sprintf(" requested, (%s, %s) certified and charged", exact(p.CertifiedEpsilon), exact(p.CertifiedDelta))
+		}
 		if p.ComposedEpsilon > 0 {
 			s += fmt.Sprintf(", exact Gaussian-DP composition ε = %s", g6(p.ComposedEpsilon))
 		}
@@ -226,9 +229,12 @@ func Render(in *Input) (*Output, error) {
 
 	// Privacy: the sites' reports.
 	for _, p := range st.Privacy {
-		r := siteRow{Site: p.Site, Records: p.Records, Epsilon: exact(p.Epsilon), Delta: exact(p.Delta), Secure: yesNo(p.Secure), Composed: "—"}
+		r := siteRow{Site: p.Site, Records: p.Records, Epsilon: exact(p.Epsilon), Delta: exact(p.Delta), Secure: yesNo(p.Secure), Composed: "—", CertEpsilon: "—", CertDelta: "—"}
 		if p.ComposedEpsilon > 0 {
 			r.Composed = g6(p.ComposedEpsilon)
+		}
+		if p.CertifiedEpsilon > 0 || p.CertifiedDelta > 0 {
+			r.CertEpsilon, r.CertDelta = exact(p.CertifiedEpsilon), exact(p.CertifiedDelta)
 		}
 		v.PrivacyRows = append(v.PrivacyRows, r)
 		sr := sigmaRow{Site: p.Site}
@@ -432,6 +438,9 @@ type siteRow struct {
 	Site                             string
 	Records                          int
 	Epsilon, Delta, Composed, Secure string
+	// CertEpsilon, CertDelta: what the coordinator's ledger charged the
+	// site for the job (SiteReport.CertifiedEpsilon/Delta), "—" if nothing.
+	CertEpsilon, CertDelta string
 }
 
 type sigmaRow struct {

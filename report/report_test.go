@@ -151,7 +151,7 @@ func fixture(t *testing.T) *Input {
 	st := &protocol.JobStatus{Job: "second", Status: protocol.StatusCompleted, Algo: "fed-dp-local-sgd", Phases: 2,
 		Sites: []string{"a", "b"}, Model: w, AUC: roc.AUC, TestRecords: ds.N, PhaseAUC: []float64{0.61234, 0.78901},
 		Privacy: []protocol.SiteReport{
-			{Site: "a", Records: 60, Epsilon: 1, Delta: 1e-3, Sigmas: []float64{2.5, 1.25}, Secure: true},
+			{Site: "a", Records: 60, Epsilon: 1, Delta: 1e-3, Sigmas: []float64{2.5, 1.25}, Secure: true, CertifiedEpsilon: 0.99999, CertifiedDelta: 0.00099},
 			{Site: "b", Records: 60, Epsilon: 1, Delta: 1e-3, Sigmas: []float64{2.5, 1.25}, Secure: true},
 		},
 		Announce: &protocol.JobAnnounce{Job: "second", Algo: "fed-dp-local-sgd", Task: "auc", Loss: "logistic", Params: 3, Phases: 2,
@@ -236,6 +236,10 @@ func TestRenderCompletedJob(t *testing.T) {
 		// exact parameters
 		`<td><code>eta</code></td><td class="mono">0.125</td>`, `<td><code>delta</code></td><td class="mono">0.001</td>`,
 		`<td><code>seed</code></td><td class="mono">42</td>`, `<td><code>aggregation</code></td><td class="mono">weighted mean (default)</td>`,
+		// requested vs certified (charged) guarantees; b states none
+		`<tr><td>a</td><td class="num">60</td><td class="num">1</td><td class="num">0.001</td><td class="num">0.99999</td><td class="num">0.00099</td>`,
+		`<tr><td>b</td><td class="num">60</td><td class="num">1</td><td class="num">0.001</td><td class="num">—</td><td class="num">—</td>`,
+		"site a: record-level (ε, δ) = (1, 0.001) requested, (0.99999, 0.00099) certified and charged",
 		// the sites' σ and the accountant
 		`<tr><td>a</td><td class="num">2.5</td><td class="num">1.25</td></tr>`,
 		`<span id="accountant">` + html.EscapeString(coordinator.AccountantRule) + `</span>`,

@@ -81,8 +81,8 @@ footer { margin-top: 3em; color: #777; font-size: 0.9em; }
 <h2 id="privacy">Privacy</h2>
 <h3>What each site reported</h3>
 {{if .PrivacyRows}}<table>
-<tr><th>site</th><th>records</th><th>ε</th><th>δ</th><th>composed ε (exact Gaussian DP)</th><th>secure noise</th></tr>
-{{range .PrivacyRows}}<tr><td>{{.Site}}</td><td class="num">{{.Records}}</td><td class="num">{{.Epsilon}}</td><td class="num">{{.Delta}}</td><td class="num">{{.Composed}}</td><td>{{.Secure}}</td></tr>
+<tr><th>site</th><th>records</th><th>requested ε</th><th>requested δ</th><th>certified ε (charged)</th><th>certified δ (charged)</th><th>composed ε (exact Gaussian DP)</th><th>secure noise</th></tr>
+{{range .PrivacyRows}}<tr><td>{{.Site}}</td><td class="num">{{.Records}}</td><td class="num">{{.Epsilon}}</td><td class="num">{{.Delta}}</td><td class="num">{{.CertEpsilon}}</td><td class="num">{{.CertDelta}}</td><td class="num">{{.Composed}}</td><td>{{.Secure}}</td></tr>
 {{end}}</table>
 {{if .SigmaHeader}}<p>Noise σ of each release (per phase, or per noisy step of a fed-oneshot site):</p>
 <div class="scroll"><table id="sigmas">
