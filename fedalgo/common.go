@@ -126,20 +126,23 @@ func shapeObjective(s *Spec, n, params int) (pairwise.Objective, error) {
 	return pairwise.NewObjective(data, pairwise.ObjectiveConfig{Task: task, Loss: loss, Lambda: s.Lambda, Constraint: constraint, Radius: s.ParamRadius})
 }
 
-// planCheckPaper runs check (a site's all-phase calibration check, which
-// returns the certificate of all its releases) for every site of a
-// paper-calibrated plan on its data-free stand-in, so that an uncertified
-// job is refused at the coordinator, before it is announced (the sites
-// check again at the announcement), and records each certificate in
-// p.Certified (the coordinator's reservation). Under the exact
-// calibration it does nothing: the certificate is within rounding of the
-// request, which is reserved.
-func planCheckPaper(s *Spec, sites []SiteInfo, params int, p *Plan, check func(obj pairwise.Objective, n int, priv *pairwise.Privacy) (float64, float64, error)) error {
-	if s.Calibration != protocol.CalibrationPaper {
-		return nil
+// planCertify runs check (a site's all-phase calibration check, which
+// returns the certificate of all its releases) for every site of the plan
+// on its data-free stand-in, at the job's calibration, and records each
+// certificate in p.Certified (the coordinator's reservation, and so what
+// the ledger charges before the site's first update). Under --calibration
+// paper an uncertified job is thereby refused at the coordinator, before
+// it is announced (the sites check again at the announcement); under the
+// exact calibration the certificate is the request less rounding, and
+// under paper it can be far below the request (the printed σ's overspend
+// noise), which the reservation then no longer over-counts.
+func planCertify(s *Spec, sites []SiteInfo, params int, p *Plan, check func(obj pairwise.Objective, n int, priv *pairwise.Privacy) (float64, float64, error)) error {
+	cal := pairwise.CalibrationExact
+	if s.Calibration == protocol.CalibrationPaper {
+		cal = pairwise.CalibrationPaper
 	}
 	R := s.FeatureRadius
-	priv := &pairwise.Privacy{Epsilon: p.Epsilon, Delta: p.Delta, FeatureRadius: R, Noise: dp.NewSeededNoise(0), Calibration: pairwise.CalibrationPaper}
+	priv := &pairwise.Privacy{Epsilon: p.Epsilon, Delta: p.Delta, FeatureRadius: R, Noise: dp.NewSeededNoise(0), Calibration: cal}
 	for _, site := range sites {
 		obj, err := shapeObjective(s, site.Records, params)
 		if err != nil {
@@ -152,6 +155,12 @@ func planCheckPaper(s *Spec, sites []SiteInfo, params int, p *Plan, check func(o
 		if p.Certified == nil {
 			p.Certified = map[string]Guarantee{}
 		}
+		// The site certifies the same numbers on its own path, which can
+		// differ in the last bits (e.g. δ 3.2573289902279893e-4 here,
+		// 3.257328990228012e-4 at the site): the reservation carries a
+		// relative 1e-9 allowance upwards, capped at the request, so that it
+		// never under-counts what the site will charge.
+		eps, delta = math.Min(p.Epsilon, eps*(1+1e-9)), math.Min(p.Delta, delta*(1+1e-9))
 		p.Certified[site.Name] = Guarantee{eps, delta}
 	}
 	return nil

@@ -64,9 +64,9 @@ func (fedDPEGD) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 		}
 		p.Eta = pairwise.DPEGDDefaultEta(loss, nMin, params, s.FeatureRadius, s.ParamRadius, p.Epsilon, p.Delta)
 	}
-	// --calibration paper: every site's epochs certified before the job
+	// Every site's epochs certified (under --calibration paper: or refused) before the job
 	// is announced (the partition's sizes depend on n alone).
-	err := planCheckPaper(s, sites, params, p, func(obj pairwise.Objective, n int, priv *pairwise.Privacy) (float64, float64, error) {
+	err := planCertify(s, sites, params, p, func(obj pairwise.Objective, n int, priv *pairwise.Privacy) (float64, float64, error) {
 		part, err := pairwise.DPEGDPartition(n, p.Phases, rand.New(rand.NewPCG(0, 0)))
 		if err != nil {
 			return 0, 0, err

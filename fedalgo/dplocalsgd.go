@@ -66,9 +66,9 @@ func (fedDPLocalSGD) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) 
 		}
 		p.Eta = pairwise.Y21aDefaultEta(loss, nMin, params, s.FeatureRadius, s.ParamRadius, p.Epsilon, p.Delta)
 	}
-	// --calibration paper: every site's phases certified before the job
+	// Every site's phases certified (under --calibration paper: or refused) before the job
 	// is announced (the partition's sizes depend on n alone).
-	err := planCheckPaper(s, sites, params, p, func(obj pairwise.Objective, n int, priv *pairwise.Privacy) (float64, float64, error) {
+	err := planCertify(s, sites, params, p, func(obj pairwise.Objective, n int, priv *pairwise.Privacy) (float64, float64, error) {
 		part, err := pairwise.Y21aPartition(n, p.Phases, rand.New(rand.NewPCG(0, 0)))
 		if err != nil {
 			return 0, 0, err
