@@ -221,19 +221,42 @@ func calibrateLaplace(name string, priv *Privacy, rep *PrivacyReport, paper, pap
 // 2R·|d|.
 //
 // Metric losses: the coefficient's sign depends on whether the labels
-// agree (τ, y·y′), so flipping z's label at the same x changes the sign:
-// Γ = 2G is kept (for the logistic metric loss the difference can exceed
-// G, e.g. 4.8 > G = 4 at R = B = 1 with orthogonal pairs, so no smaller
-// constant is claimed).
+// agree (τ, y·y′), so flipping z's label at the same x changes the sign.
+// Hinge: Γ = 2G, attained (a label flip at W = 0 turns +vvᵀ into −vvᵀ).
+// Logistic on a PSD parameter set (psd: frobenius-psd, nuclear-psd, psd):
+// the gradient is g = c·vvᵀ, v = x − x_j (‖v‖ ≤ 2R, ‖vvᵀ‖_F = ‖v‖² ≤ G =
+// 4R²), with c = σ(h − 1) for a similar pair and c = −σ(1 − h) for a
+// dissimilar one, h = vᵀWv. W ⪰ 0 with ‖W‖_op ≤ ‖W‖_F ≤ B gives
+// h ∈ [0, 4R²B], so c ∈ (0, s₊] or [−s₋, 0) with s₊ = σ(4R²B − 1) and
+// s₋ = σ(1). Replacing z by z′ (v′, c′):
+//
+//	‖g − g′‖²_F = c²‖v‖⁴ + c′²‖v′‖⁴ − 2cc′(vᵀv′)².
+//
+// If c, c′ have the same sign the last term is ≤ 0: ‖g − g′‖ ≤
+// √2·max(s₊, s₋)·G. Otherwise ‖g − g′‖ ≤ |c|‖v‖² + |c′|‖v′‖² ≤ (s₊ + s₋)G.
+// So Γ = G·max{√2·max(s₊, s₋), s₊ + s₋} (< 1.74G; 1.684G at R = B = 1,
+// where the brute force finds 1.2G). Without a PSD set h can be negative
+// and c approach ±1: Γ = 2G is kept.
 func pairGradGap(obj Objective, R float64) (float64, string) {
-	return lossPairGradGap(obj.Loss(), R, obj.Constraint().Radius())
+	return lossPairGradGap(obj.Loss(), R, obj.Constraint().Radius(), isPSDConstraint(obj.Constraint().Name()))
 }
 
-// lossPairGradGap is pairGradGap for a loss, feature radius R and
-// parameter radius B.
-func lossPairGradGap(loss Loss, R, B float64) (float64, string) {
+// isPSDConstraint reports whether the named constraint keeps W ⪰ 0.
+func isPSDConstraint(name string) bool {
+	return name == "frobenius-psd" || name == "nuclear-psd" || name == "psd"
+}
+
+// lossPairGradGap is pairGradGap for a loss, feature radius R, parameter
+// radius B and whether the parameter set is PSD (metric task; false is
+// always safe).
+func lossPairGradGap(loss Loss, R, B float64, psd bool) (float64, string) {
 	G := loss.Props(R, B).Lipschitz
 	if loss.Task() != TaskAUC {
+		if loss.Name() == "logistic" && psd {
+			sp, sm := sigmoidNeg(1-4*R*R*B), sigmoidNeg(-1) // σ(4R²B − 1), σ(1)
+			f := math.Min(2, math.Max(math.Sqrt2*math.Max(sp, sm), sp+sm)*(1+1e-12))
+			return f * G, fmt.Sprintf("Γ = %.4gG (metric logistic loss on a PSD set: max{√2·max(s₊, s₋), s₊ + s₋}, s₊ = σ(4R²B − 1), s₋ = σ(1))", f)
+		}
 		return 2 * G, "Γ = 2G (metric loss: the gradient's sign follows the label agreement)"
 	}
 	switch loss.Name() {

@@ -43,7 +43,7 @@ func K22Sensitivity(G float64, n int) float64 { return 4 * G / float64(n) }
 // and parameter radius B (pairGradGap; Γ = G for logistic and hinge). The
 // coordinator composes a site's σ's with it.
 func K22FedSensitivity(loss Loss, R, B float64, n int) float64 {
-	gamma, _ := lossPairGradGap(loss, R, B)
+	gamma, _ := lossPairGradGap(loss, R, B, false)
 	return 2 * gamma / float64(n)
 }
 

@@ -64,7 +64,7 @@ func Y21aPhaseSensitivity(loss Loss, R, B, eta, delta, fail float64, n, k int) (
 	case !(B > 0) || math.IsInf(B, 0):
 		return 0, fmt.Errorf("pairwise: [Y21a] phase sensitivity needs a finite parameter radius B > 0, got %v", B)
 	}
-	gamma, _ := lossPairGradGap(loss, R, B)
+	gamma, _ := lossPairGradGap(loss, R, B, false)
 	nk := max(n>>k, 1)
 	etaK := math.Ldexp(eta, -2*k)
 	Tk := int(math.Ceil(float64(nk) * math.Log(4/delta)))
@@ -125,7 +125,7 @@ func DPEGDSubsetSize(n, k, i int) int {
 // the diameter bounded by 2B ≥ the set's diameter), η_i = 4^{−i}η. It
 // holds with probability 1. Public numbers only.
 func DPEGDEpochSensitivity(loss Loss, R, B, eta float64, ni, i int) float64 {
-	gamma, _ := lossPairGradGap(loss, R, B)
+	gamma, _ := lossPairGradGap(loss, R, B, false)
 	etaI := math.Ldexp(eta, -2*i)
 	return math.Min(etaI*gamma*float64(ni+1)/float64(ni), 2*B)
 }
