@@ -234,9 +234,11 @@ func calibrateLaplace(name string, priv *Privacy, rep *PrivacyReport, paper, pap
 //
 // If c, c′ have the same sign the last term is ≤ 0: ‖g − g′‖ ≤
 // √2·max(s₊, s₋)·G. Otherwise ‖g − g′‖ ≤ |c|‖v‖² + |c′|‖v′‖² ≤ (s₊ + s₋)G.
-// So Γ = G·max{√2·max(s₊, s₋), s₊ + s₋} (< 1.74G; 1.684G at R = B = 1,
-// where the brute force finds 1.2G). Without a PSD set h can be negative
-// and c approach ±1: Γ = 2G is kept.
+// So Γ ≤ G·max{√2·max(s₊, s₋), s₊ + s₋} (< 1.74G; 1.684G at R = B = 1).
+// The opposite-sign case is tightened by metricLogisticOpposite, which
+// couples h and h′ through W (1.377G at R = B = 1, where the brute force
+// finds 1.225G). Without a PSD set h can be negative and c approach ±1:
+// Γ = 2G is kept.
 func pairGradGap(obj Objective, R float64) (float64, string) {
 	return lossPairGradGap(obj.Loss(), R, obj.Constraint().Radius(), isPSDConstraint(obj.Constraint().Name()))
 }
@@ -254,8 +256,12 @@ func lossPairGradGap(loss Loss, R, B float64, psd bool) (float64, string) {
 	if loss.Task() != TaskAUC {
 		if loss.Name() == "logistic" && psd {
 			sp, sm := sigmoidNeg(1-4*R*R*B), sigmoidNeg(-1) // σ(4R²B − 1), σ(1)
-			f := math.Min(2, math.Max(math.Sqrt2*math.Max(sp, sm), sp+sm)*(1+1e-12))
-			return f * G, fmt.Sprintf("Γ = %.4gG (metric logistic loss on a PSD set: max{√2·max(s₊, s₋), s₊ + s₋}, s₊ = σ(4R²B − 1), s₋ = σ(1))", f)
+			opp := sp + sm
+			if t := 4 * R * R * B; t > 0 && !math.IsInf(t, 0) {
+				opp = math.Min(opp, metricLogisticOpposite(t))
+			}
+			f := math.Min(2, math.Max(math.Sqrt2*math.Max(sp, sm), opp)*(1+1e-12))
+			return f * G, fmt.Sprintf("Γ = %.4gG (metric logistic loss on a PSD set: max{√2·max(s₊, s₋), opposite-sign bound %.4g}, s₊ = σ(4R²B − 1), s₋ = σ(1))", f, opp)
 		}
 		return 2 * G, "Γ = 2G (metric loss: the gradient's sign follows the label agreement)"
 	}
@@ -425,3 +431,59 @@ func certifyReport(name string, rep *PrivacyReport) error {
 	}
 	return nil
 }
+
+// metricLogisticOpposite bounds, in units of G = 4R², the change of a
+// metric logistic pair gradient when a similar pair (c = σ(h − 1), v) is
+// replaced by a dissimilar one (c′ = −σ(1 − h′), v′) or back, on a PSD set
+// of radius B, with t = 4R²B = G·B > 0 finite:
+//
+//	‖g − g′‖² = c²a² + c′²a′² + 2|cc′|·a·a′·κ,   a = ‖v‖², a′ = ‖v′‖² ≤ G,
+//
+// κ = (uᵀu′)² for the unit directions u, u′. The two coefficients are
+// coupled through W: with P = u′ᵀWu′ ∈ [0, B] and u = √κ·u′ + √(1−κ)·e
+// (e ⊥ u′, up to signs), ‖W^{1/2}u‖ ≤ √κ‖W^{1/2}u′‖ + √(1−κ)‖W^{1/2}e‖,
+// so Q = uᵀWu ≤ Q* = min{B, (√κ√P + √(1−κ)√B)²}. The expression grows
+// with c = σ(aQ − 1), so with Q and a: |c|a ≤ X = G·σ(G·Q* − 1); and
+// |c′|a′ = a′σ(1 − a′P) ≤ Y(P) = max_{a′≤G} a′σ(1 − a′P), which does not
+// grow with P. Hence ‖g − g′‖²/G² ≤ Φ(κ, P) = X̃² + Ỹ² + 2X̃Ỹκ (X̃ = X/G,
+// Ỹ = Y/G). The supremum over κ ∈ [0, 1], P ∈ [0, B] is bounded on a grid
+// of cells with each factor at its cell maximum (Q* at the cell's largest
+// κ in its first term and smallest κ in its second, the largest P; Y at
+// the smallest P, itself bounded over cells of a′ by a′_hi·σ(1 − a′_lo·P);
+// κ at its largest), so the value returned is a certified upper bound,
+// whatever the grid's resolution (which only decides how close it is to
+// the supremum: 1.377 at t = 4, against the uncoupled σ(t − 1) + σ(1) =
+// 1.684). Memoized per t.
+func metricLogisticOpposite(t float64) float64 {
+	if v, ok := mloMemo.Load(t); ok {
+		return v.(float64)
+	}
+	const N = 400 // cells per axis
+	sig := func(u float64) float64 { return sigmoidNeg(-u) }
+	// Ỹ_j: the bound on Y/G over P̃ ∈ [P̃_j, P̃_{j+1}] (P̃ = P/B, α = a′/G),
+	// Ỹ(P̃_j) ≤ max_k α_{k+1}·σ(1 − α_k·t·P̃_j).
+	yb := make([]float64, N)
+	for j := range yb {
+		pl := float64(j) / N
+		for k := 0; k < N; k++ {
+			yb[j] = math.Max(yb[j], float64(k+1)/N*sig(1-float64(k)/N*t*pl))
+		}
+	}
+	best := 0.0
+	for i := 0; i < N; i++ {
+		kl, kh := float64(i)/N, float64(i+1)/N
+		for j := 0; j < N; j++ {
+			ph := float64(j+1) / N
+			q := math.Sqrt(kh)*math.Sqrt(ph) + math.Sqrt(1-kl)
+			q = math.Min(1, q*q) // Q*/B
+			x := sig(t*q - 1)
+			y := yb[j]
+			best = math.Max(best, x*x+y*y+2*x*y*kh)
+		}
+	}
+	v := math.Sqrt(best) * (1 + 1e-9)
+	mloMemo.Store(t, v)
+	return v
+}
+
+var mloMemo sync.Map // t → metricLogisticOpposite(t)
