@@ -3,58 +3,207 @@ package pairwise
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
-// pairLoopGradient is the definition: the O(n²) loop over ordered pairs.
+// pairLoopGradient is the definition: the O(n²) loop over ordered pairs,
+// each pair's gradient (AddGrad into a zeroed buffer) added to a
+// compensated (Neumaier) sum, so that the reference itself carries no
+// accumulated rounding: its error is ~2⁻⁵³ relative to the sum of the
+// pair gradients' magnitudes.
 func pairLoopGradient(obj Objective, w []float64) []float64 {
 	n := obj.Data().N
-	g := make([]float64, obj.NumParams())
+	p := obj.NumParams()
+	sum, comp, tmp := make([]float64, p), make([]float64, p), make([]float64, p)
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
-			if i != j {
-				obj.AddGrad(g, w, i, j, 1/float64(n*(n-1)))
+			if i == j {
+				continue
+			}
+			clear(tmp)
+			if !obj.AddGrad(tmp, w, i, j, 1) {
+				continue
+			}
+			for k, v := range tmp {
+				t := sum[k] + v
+				if math.Abs(sum[k]) >= math.Abs(v) {
+					comp[k] += (sum[k] - t) + v
+				} else {
+					comp[k] += (v - t) + sum[k]
+				}
+				sum[k] = t
 			}
 		}
 	}
-	axpy(obj.Lambda(), w, g)
-	return g
+	inv := 1 / float64(n*(n-1))
+	for k := range sum {
+		sum[k] = (sum[k] + comp[k]) * inv
+	}
+	axpy(obj.Lambda(), w, sum)
+	return sum
 }
 
+// maxRelDiff is max_k |got_k − want_k| / max_k |want_k|.
+func maxRelDiff(got, want []float64) float64 {
+	var num, den float64
+	for k := range want {
+		num = math.Max(num, math.Abs(got[k]-want[k]))
+		den = math.Max(den, math.Abs(want[k]))
+	}
+	if den == 0 {
+		return num
+	}
+	return num / den
+}
+
+// flipLabels returns s with the classes exchanged (positives the majority).
+func flipLabels(s *Dataset) *Dataset {
+	out := *s
+	out.Y = make([]float64, s.N)
+	for i, y := range s.Y {
+		out.Y[i] = -y
+	}
+	return &out
+}
+
+// randomW returns a seeded parameter vector of obj (symmetric for a metric
+// W) with entries N(0, scale²).
+func randomW(obj Objective, d int, scale float64, rng *rand.Rand) []float64 {
+	w := make([]float64, obj.NumParams())
+	for k := range w {
+		w[k] = scale * rng.NormFloat64()
+	}
+	if obj.Task() == TaskMetric {
+		for a := 0; a < d; a++ {
+			for b := 0; b < a; b++ {
+				w[a*d+b] = w[b*d+a]
+			}
+		}
+	}
+	return w
+}
+
+// TestFullGradientFastPathsMatchPairLoop: FullGradient (sorted-score hinge
+// and square forms, the logistic product form on chunks and goroutines,
+// the metric XᵀAX form) equals the pair loop within a relative 1e-12
+// (max-norm), for every loss of both tasks, dense and sparse data, both
+// class orientations, scores inside and outside the logistic product
+// form's range (|s| ≤ 175), and sizes that use one chunk and several
+// chunks on several goroutines (n₊n₋ ≥ logisticParPairs).
 func TestFullGradientFastPathsMatchPairLoop(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
-	data := toyAUC(40, 5, 2, 3)
-	for _, task := range []Task{TaskAUC, TaskMetric} {
+	type tc struct {
+		name   string
+		data   *Dataset
+		task   Task
+		scales []float64
+	}
+	small := toyAUC(40, 5, 2, 3)
+	big := toyAUC(1500, 4, 1, 5) // ≈ 600 × 900 pairs: two chunks, parallel
+	cases := []tc{
+		{"small", small, TaskAUC, []float64{0.3, 3, 300}},
+		{"small-sparse", toSparse(small), TaskAUC, []float64{1}},
+		{"small-flipped", flipLabels(small), TaskAUC, []float64{1}},
+		{"big", big, TaskAUC, []float64{0.5, 300}},
+		{"big-flipped", flipLabels(big), TaskAUC, []float64{0.5}},
+		{"small", small, TaskMetric, []float64{1, 10}},
+		{"small-sparse", toSparse(small), TaskMetric, []float64{1}},
+		{"metric-300", toyAUC(300, 4, 1, 6), TaskMetric, []float64{1}},
+	}
+	for _, c := range cases {
 		for _, name := range []string{"hinge", "square", "logistic"} {
-			loss, err := LossByName(task, name)
+			loss, err := LossByName(c.task, name)
 			if err != nil {
 				continue
 			}
-			for _, ds := range []*Dataset{data, toSparse(data)} {
-				obj, err := NewObjective(ds, ObjectiveConfig{Loss: loss, Lambda: 0.1, Constraint: "none"})
+			for _, lambda := range []float64{0, 0.1} {
+				obj, err := NewObjective(c.data, ObjectiveConfig{Loss: loss, Lambda: lambda, Constraint: "none"})
 				if err != nil {
 					t.Fatal(err)
 				}
-				w := make([]float64, obj.NumParams())
-				for k := range w {
-					w[k] = rng.NormFloat64()
-				}
-				if task == TaskMetric { // symmetric W
-					d := ds.D
-					for a := 0; a < d; a++ {
-						for b := 0; b < a; b++ {
-							w[a*d+b] = w[b*d+a]
-						}
+				for _, sc := range c.scales {
+					w := randomW(obj, c.data.D, sc, rng)
+					got := make([]float64, len(w))
+					FullGradient(obj, w, got)
+					want := pairLoopGradient(obj, w)
+					if e := maxRelDiff(got, want); !(e <= 1e-12) {
+						t.Errorf("%s %s/%s λ=%g |w|~%g: relative difference %.3g > 1e-12\nfast %v\nloop %v", c.name, c.task, name, lambda, sc, e, got, want)
 					}
 				}
-				got := make([]float64, len(w))
-				FullGradient(obj, w, got)
-				want := pairLoopGradient(obj, w)
-				for k := range got {
-					if math.Abs(got[k]-want[k]) > 1e-10*(1+math.Abs(want[k])) {
-						t.Fatalf("%s/%s sparse=%v coord %d: fast %v, loop %v", task, name, ds.IsSparse(), k, got[k], want[k])
-					}
-				}
+			}
+		}
+	}
+}
+
+// TestLogisticAUCCoefsMatchExp checks the product form term by term
+// against 4·sigmoidNeg(2h) over the whole range it accepts (|s| ≤ 175, so
+// 2h ∈ [−700, 700]): within a relative (|2h| + 8)·2⁻⁵³ (exp's rounding of
+// the two factors, the product, and the rounding of s_i − s_j in the
+// reference), never zero, subnormal or infinite, and exactly 4 where the
+// reference saturates at 4 (2h ≤ −40: 1 + x rounds to 1 in both); and it
+// declines scores beyond ±175 and NaN.
+func TestLogisticAUCCoefsMatchExp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	vals := []float64{0, 1e-300, -1e-17, 1, -1, 20, -20, 87.5, -87.5, 175, -175, math.Nextafter(175, 0)}
+	for range 2000 {
+		vals = append(vals, (2*rng.Float64()-1)*175, (2*rng.Float64()-1)*2)
+	}
+	for k, si := range vals {
+		sj := vals[(k*7+3)%len(vals)]
+		for _, pair := range [][2]float64{{si, sj}, {sj, si}} {
+			sc := []float64{pair[0], pair[1]}
+			a := make([]float64, 2)
+			if !logisticAUCCoefs(sc, []int{0}, []int{1}, a) {
+				t.Fatalf("scores %v declined", sc)
+			}
+			c := -a[0]
+			if a[1] != c {
+				t.Fatalf("scores %v: a = %v, want opposite coefficients", sc, a)
+			}
+			h2 := 2 * (sc[0] - sc[1])
+			ref := 4 * sigmoidNeg(h2)
+			if !(c >= 0x1p-1022) || math.IsInf(c, 0) {
+				t.Fatalf("scores %v: coefficient %v is not a normal number (reference %v)", sc, c, ref)
+			}
+			if tol := (math.Abs(h2) + 8) * 0x1p-53 * ref; !(math.Abs(c-ref) <= tol) {
+				t.Fatalf("scores %v (2h = %v): product form %v, exp form %v, difference %.3g > %.3g", sc, h2, c, ref, math.Abs(c-ref), tol)
+			}
+			if h2 <= -40 && c != 4 {
+				t.Fatalf("scores %v (2h = %v): saturated term %v, want exactly 4 (reference %v)", sc, h2, c, ref)
+			}
+		}
+	}
+	for _, bad := range []float64{math.Nextafter(175, 200), -176, 1e6, math.Inf(1), math.NaN()} {
+		if logisticAUCCoefs([]float64{0, bad}, []int{0}, []int{1}, make([]float64, 2)) {
+			t.Errorf("score %v accepted, want the exp fallback", bad)
+		}
+	}
+}
+
+// TestLogisticAUCGradientIndependentOfCores: the chunked logistic gradient
+// is bit-identical under GOMAXPROCS 1, 2 and 7 (the chunking and the
+// reduction order depend on the class sizes only).
+func TestLogisticAUCGradientIndependentOfCores(t *testing.T) {
+	data := toyAUC(3000, 3, 1, 8) // ≈ 1200 × 1800 pairs: 4 chunks
+	obj, err := NewObjective(data, ObjectiveConfig{Loss: AUCLogistic{}, Constraint: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := []float64{0.7, -0.2, 0.4}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var first []float64
+	for _, procs := range []int{1, 2, 7} {
+		runtime.GOMAXPROCS(procs)
+		g := make([]float64, 3)
+		FullGradient(obj, w, g)
+		if first == nil {
+			first = g
+			continue
+		}
+		for k := range g {
+			if math.Float64bits(g[k]) != math.Float64bits(first[k]) {
+				t.Fatalf("GOMAXPROCS %d: gradient %v, GOMAXPROCS 1: %v", procs, g, first)
 			}
 		}
 	}
