@@ -53,9 +53,11 @@ func (o *linearObjective) lossGradient(w, g []float64) bool {
 	}
 	s := o.data
 	n := s.N
-	sc := ScoresTo(make([]float64, n), w, s)
-	a := make([]float64, n)
-	var pos, neg []int
+	buf := gradScratchPool.Get().(*gradScratch)
+	defer gradScratchPool.Put(buf)
+	sc := ScoresTo(growZero(&buf.sc, n), w, s)
+	a := growZero(&buf.a, n)
+	pos, neg := buf.pos[:0], buf.neg[:0]
 	for i, y := range s.Y {
 		if y > 0 {
 			pos = append(pos, i)
@@ -63,11 +65,12 @@ func (o *linearObjective) lossGradient(w, g []float64) bool {
 			neg = append(neg, i)
 		}
 	}
+	buf.pos, buf.neg = pos, neg
 	if _, ok := o.loss.(AUCLogistic); ok {
 		// For i ∈ P, j ∈ N: ∂f/∂h(i, j) = −2σ(−2h_ij) and
 		// ∂f/∂h(j, i) = +2σ(−2h_ij) with h_ji = −h_ij, so
 		// a_i gains −4σ(−2h_ij) and a_j loses it.
-		if !logisticAUCCoefs(sc, pos, neg, a) {
+		if !logisticAUCCoefs(sc, pos, neg, a, buf) {
 			for _, i := range pos {
 				si := sc[i]
 				var ai float64
@@ -107,6 +110,27 @@ func (o *linearObjective) lossGradient(w, g []float64) bool {
 	return true
 }
 
+// gradScratch holds a linear full gradient's per-record buffers between
+// calls (pgd, dpegd and the other full-batch algorithms take thousands of
+// gradients of one dataset): no allocation per gradient once warm.
+type gradScratch struct {
+	sc, a, u, v, in, part []float64
+	pos, neg              []int
+}
+
+var gradScratchPool = sync.Pool{New: func() any { return new(gradScratch) }}
+
+// growZero sets *b to n zeros, reusing its array when large enough.
+func growZero(b *[]float64, n int) []float64 {
+	if cap(*b) < n {
+		*b = make([]float64, n)
+	} else {
+		*b = (*b)[:n]
+		clear(*b)
+	}
+	return *b
+}
+
 // logisticMaxScore bounds |s_i| for logisticAUCCoefs' product form: with
 // |2s| ≤ 350, e^{±2s} and every product x = e^{2s_i}·e^{−2s_j} lie in
 // [e^{−700}, e^{700}] (normal doubles), 1 + x does not overflow and
@@ -144,7 +168,7 @@ const (
 // chunk order. Chunks run on up to GOMAXPROCS goroutines; the result does
 // not depend on how many. It reports false (a untouched) when a score is
 // outside ±logisticMaxScore or NaN.
-func logisticAUCCoefs(sc []float64, pos, neg []int, a []float64) bool {
+func logisticAUCCoefs(sc []float64, pos, neg []int, a []float64, buf *gradScratch) bool {
 	for _, s := range sc {
 		if !(math.Abs(s) <= logisticMaxScore) {
 			return false
@@ -160,18 +184,18 @@ func logisticAUCCoefs(sc []float64, pos, neg []int, a []float64) bool {
 	if no == 0 || ni == 0 {
 		return true
 	}
-	u := make([]float64, no)
+	u := growZero(&buf.u, no)
 	for k, i := range outer {
 		u[k] = math.Exp(so * sc[i])
 	}
-	v := make([]float64, ni)
+	v := growZero(&buf.v, ni)
 	for l, j := range inner {
 		v[l] = math.Exp(si * sc[j])
 	}
 	cs := max(logisticChunk, (ni+logisticMaxChunks-1)/logisticMaxChunks)
 	nq := (ni + cs - 1) / cs
-	inSum := make([]float64, ni)
-	part := make([]float64, nq*no)
+	inSum := growZero(&buf.in, ni)
+	part := growZero(&buf.part, nq*no)
 	chunk := func(q int) {
 		lo, hi := q*cs, min(ni, (q+1)*cs)
 		logisticChunkSums(u, v[lo:hi], inSum[lo:hi], part[q*no:(q+1)*no])
@@ -213,13 +237,37 @@ func logisticAUCCoefs(sc []float64, pos, neg []int, a []float64) bool {
 }
 
 // logisticChunkSums adds c_kl = 4/(1 + u_k·v_l) over l to out[k] (which it
-// sets) and over k to in[l].
-func logisticChunkSums(u, v, in, out []float64) {
+// sets) and over k to in[l]: logisticChunkAVX where the CPU has AVX
+// (fullgrad_amd64.go), else logisticChunkSumsGo; both give the same bits.
+var logisticChunkSums = logisticChunkSumsGo
+
+// logisticChunkSumsGo is logisticChunkSums in Go. out[k] sums four lanes
+// (l mod 4) over the first len(v) &^ 3 entries, combined as
+// (s₀ + s₂) + (s₁ + s₃), then the rest in order: the order of four-wide
+// vector code, and four independent divisions in flight.
+func logisticChunkSumsGo(u, v, in, out []float64) {
 	in = in[:len(v)]
+	m := len(v) &^ 3
 	for k, e := range u {
-		var s float64
-		for l, f := range v {
-			c := 4 / (1 + e*f)
+		var s0, s1, s2, s3 float64
+		for l := 0; l < m; l += 4 {
+			vv, ii := v[l:l+4:l+4], in[l:l+4:l+4]
+			c0 := 4 / (1 + e*vv[0])
+			c1 := 4 / (1 + e*vv[1])
+			c2 := 4 / (1 + e*vv[2])
+			c3 := 4 / (1 + e*vv[3])
+			s0 += c0
+			s1 += c1
+			s2 += c2
+			s3 += c3
+			ii[0] += c0
+			ii[1] += c1
+			ii[2] += c2
+			ii[3] += c3
+		}
+		s := (s0 + s2) + (s1 + s3)
+		for l := m; l < len(v); l++ {
+			c := 4 / (1 + e*v[l])
 			s += c
 			in[l] += c
 		}
