@@ -289,54 +289,123 @@ func derivFunc(l Loss) func(h, y, y2 float64) float64 {
 	}
 }
 
-// maxBatchN bounds the n×n matrices of the metric batch gradient (2 of
-// them: 2·4096²·8 B = 256 MiB); larger samples use the pair loop.
-const maxBatchN = 4096
+// metricBatchCells bounds the n·d copy of the data (centred, densified)
+// that the metric batch gradient works on: 2^24 values, 128 MiB. Larger
+// samples use the pair loop. metricBlockCells bounds one block of the
+// kernel matrix (2^20 values, 8 MiB).
+const (
+	metricBatchCells = 1 << 24
+	metricBlockCells = 1 << 20
+)
 
-// lossGradient for the metric model on dense data: with K = XWXᵀ,
-// h_ij = K_ii + K_jj − 2K_ij, c_ij = ∂f/∂h, and
-// Σ_{i≠j} c_ij (x_i − x_j)(x_i − x_j)ᵀ = Xᵀ(D − C − Cᵀ)X,
-// D = diag(Σ_j c_ij + c_ji): O(n²·d + n·d²) instead of O(n²·d²).
+// lossGradient for the metric model: with W_s = (W + Wᵀ)/2 (h reads only
+// the symmetric part: vᵀWv = vᵀW_s v), K = XW_sXᵀ,
+// h_ij = K_ii + K_jj − 2K_ij, c_ij = ∂f/∂h = c_ji (every metric loss is
+// symmetric in the pair), r_i = Σ_{j≠i} c_ij and S = Σ_{i<j} c_ij x_i x_jᵀ:
+//
+//	Σ_{i≠j} c_ij (x_i − x_j)(x_i − x_j)ᵀ = 2(Xᵀdiag(r)X − S − Sᵀ),
+//
+// O(n²·d + n·d²) instead of the pair loop's O(n²·d²), each unordered pair's
+// derivative taken once. The rows are centred first (h and x_i − x_j do not
+// change; the two sides of the difference above lose less to cancellation),
+// sparse rows are densified, and K is formed in row blocks of its upper
+// triangle, S += X_Iᵀ(C_I X), so memory is O(n·d + metricBlockCells)
+// whatever n.
 func (o *metricObjective) lossGradient(w, g []float64) bool {
 	s := o.data
 	n, d := s.N, s.D
-	if s.X == nil || n > maxBatchN {
+	if n < 2 || n*d > metricBatchCells {
 		return false
 	}
-	X := mat.NewDense(n, d, s.X)
-	W := mat.NewDense(d, d, w)
-	var XW mat.Dense
-	XW.Mul(X, W)
-	K := mat.NewDense(n, n, nil)
-	K.Mul(&XW, X.T())
-	A := mat.NewDense(n, n, nil)
-	kd, ad := K.RawMatrix().Data, A.RawMatrix().Data // row-major, stride n
+	xc := make([]float64, n*d)
+	mu := make([]float64, d)
 	for i := 0; i < n; i++ {
-		kii := kd[i*n+i]
-		for j := 0; j < n; j++ {
-			if i == j {
-				continue
-			}
-			_, c := o.loss.Eval(kii+kd[j*n+j]-2*kd[i*n+j], s.Y[i], s.Y[j])
-			if c == 0 {
-				continue
-			}
-			ad[i*n+j] -= c
-			ad[j*n+i] -= c
-			ad[i*n+i] += c
-			ad[j*n+j] += c
+		s.DenseRowTo(xc[i*d:(i+1)*d], i)
+		axpy(1, xc[i*d:(i+1)*d], mu)
+	}
+	scale(1/float64(n), mu)
+	for i := 0; i < n; i++ {
+		axpy(-1, mu, xc[i*d:(i+1)*d])
+	}
+	ws := make([]float64, d*d)
+	for a := 0; a < d; a++ {
+		for b := 0; b < d; b++ {
+			ws[a*d+b] = (w[a*d+b] + w[b*d+a]) / 2
 		}
 	}
-	var AX, G mat.Dense
-	AX.Mul(A, X)
-	G.Mul(X.T(), &AX)
-	inv := 1 / float64(n*(n-1))
+	X := mat.NewDense(n, d, xc)
+	var XW mat.Dense
+	XW.Mul(X, mat.NewDense(d, d, ws))
+	kd := make([]float64, n) // K_ii
+	for i := 0; i < n; i++ {
+		kd[i] = dot(XW.RawRowView(i), xc[i*d:(i+1)*d])
+	}
+	deriv := metricDeriv(o.loss)
+	r := make([]float64, n)
+	sAcc := make([]float64, d*d) // S
+	b := max(1, min(n, metricBlockCells/n))
+	blk := make([]float64, b*n)
+	var T, P mat.Dense
+	for r0 := 0; r0 < n-1; r0 += b {
+		r1 := min(n-1, r0+b) // rows r0..r1−1, columns r0..n−1 (j > i)
+		m := n - r0
+		Kb := mat.NewDense(r1-r0, m, blk[:(r1-r0)*m])
+		Kb.Mul(XW.Slice(r0, r1, 0, d), X.Slice(r0, n, 0, d).T())
+		kb := Kb.RawMatrix().Data
+		for i := r0; i < r1; i++ {
+			row := kb[(i-r0)*m : (i-r0+1)*m]
+			ki, yi := kd[i], s.Y[i]
+			var ri float64
+			for jj := range row {
+				j := r0 + jj
+				if j <= i {
+					row[jj] = 0
+					continue
+				}
+				c := deriv(ki+kd[j]-2*row[jj], yi, s.Y[j])
+				row[jj] = c
+				ri += c
+				r[j] += c
+			}
+			r[i] += ri
+		}
+		T.Reset()
+		T.Mul(Kb, X.Slice(r0, n, 0, d)) // (C X)_I, columns j > i
+		P.Reset()
+		P.Mul(X.Slice(r0, r1, 0, d).T(), &T) // X_Iᵀ(C X)_I
+		axpy(1, P.RawMatrix().Data, sAcc)
+	}
+	// Xᵀdiag(r)X
+	rx := make([]float64, n*d)
+	for i := 0; i < n; i++ {
+		axpy(r[i], xc[i*d:(i+1)*d], rx[i*d:(i+1)*d])
+	}
+	var D mat.Dense
+	D.Mul(X.T(), mat.NewDense(n, d, rx))
+	dd := D.RawMatrix().Data
+	f := 2 / (float64(n) * float64(n-1))
 	for a := 0; a < d; a++ {
-		for b := a; b < d; b++ {
-			v := (G.At(a, b) + G.At(b, a)) / 2 * inv
-			g[a*d+b] = v
-			g[b*d+a] = v
+		for c := a; c < d; c++ {
+			v := ((dd[a*d+c]+dd[c*d+a])/2 - (sAcc[a*d+c] + sAcc[c*d+a])) * f
+			g[a*d+c] = v
+			g[c*d+a] = v
 		}
 	}
 	return true
+}
+
+// metricDeriv returns ∂f/∂h of a metric loss: the logistic one without
+// its value (one exp instead of two and a log1p; the same expression as
+// MetricLogistic.Eval's derivative, so the same bits), else Eval's.
+func metricDeriv(l Loss) func(h, y, y2 float64) float64 {
+	if _, ok := l.(MetricLogistic); ok {
+		return func(h, y, y2 float64) float64 {
+			yy := y * y2
+			return yy * sigmoidNeg(yy*(1-h))
+		}
+	}
+	return func(h, y, y2 float64) float64 {
+		_, c := l.Eval(h, y, y2)
+		return c
+	}
 }

@@ -67,14 +67,14 @@ func flipLabels(s *Dataset) *Dataset {
 	return &out
 }
 
-// randomW returns a seeded parameter vector of obj (symmetric for a metric
-// W) with entries N(0, scale²).
-func randomW(obj Objective, d int, scale float64, rng *rand.Rand) []float64 {
+// randomW returns a seeded parameter vector of obj with entries
+// N(0, scale²), a symmetric W for metric learning unless asym.
+func randomW(obj Objective, d int, scale float64, asym bool, rng *rand.Rand) []float64 {
 	w := make([]float64, obj.NumParams())
 	for k := range w {
 		w[k] = scale * rng.NormFloat64()
 	}
-	if obj.Task() == TaskMetric {
+	if obj.Task() == TaskMetric && !asym {
 		for a := 0; a < d; a++ {
 			for b := 0; b < a; b++ {
 				w[a*d+b] = w[b*d+a]
@@ -86,11 +86,13 @@ func randomW(obj Objective, d int, scale float64, rng *rand.Rand) []float64 {
 
 // TestFullGradientFastPathsMatchPairLoop: FullGradient (sorted-score hinge
 // and square forms, the logistic product form on chunks and goroutines,
-// the metric XᵀAX form) equals the pair loop within a relative 1e-12
-// (max-norm), for every loss of both tasks, dense and sparse data, both
-// class orientations, scores inside and outside the logistic product
-// form's range (|s| ≤ 175), and sizes that use one chunk and several
-// chunks on several goroutines (n₊n₋ ≥ logisticParPairs).
+// the metric blocked XᵀAX form) equals the pair loop within a relative
+// 1e-12 (max-norm), for every loss of both tasks, dense and sparse data,
+// both class orientations, scores inside and outside the logistic product
+// form's range (|s| ≤ 175), sizes that use one chunk and several chunks
+// on several goroutines (n₊n₋ ≥ logisticParPairs), one and two kernel
+// blocks (metric n = 1100 > metricBlockCells/n), symmetric and asymmetric
+// W (h reads only its symmetric part).
 func TestFullGradientFastPathsMatchPairLoop(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	type tc struct {
@@ -110,6 +112,7 @@ func TestFullGradientFastPathsMatchPairLoop(t *testing.T) {
 		{"small", small, TaskMetric, []float64{1, 10}},
 		{"small-sparse", toSparse(small), TaskMetric, []float64{1}},
 		{"metric-300", toyAUC(300, 4, 1, 6), TaskMetric, []float64{1}},
+		{"metric-1100", toyAUC(1100, 3, 1, 7), TaskMetric, []float64{1}},
 	}
 	for _, c := range cases {
 		for _, name := range []string{"hinge", "square", "logistic"} {
@@ -123,12 +126,14 @@ func TestFullGradientFastPathsMatchPairLoop(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, sc := range c.scales {
-					w := randomW(obj, c.data.D, sc, rng)
-					got := make([]float64, len(w))
-					FullGradient(obj, w, got)
-					want := pairLoopGradient(obj, w)
-					if e := maxRelDiff(got, want); !(e <= 1e-12) {
-						t.Errorf("%s %s/%s λ=%g |w|~%g: relative difference %.3g > 1e-12\nfast %v\nloop %v", c.name, c.task, name, lambda, sc, e, got, want)
+					for _, asym := range []bool{false, c.task == TaskMetric} {
+						w := randomW(obj, c.data.D, sc, asym, rng)
+						got := make([]float64, len(w))
+						FullGradient(obj, w, got)
+						want := pairLoopGradient(obj, w)
+						if e := maxRelDiff(got, want); !(e <= 1e-12) {
+							t.Errorf("%s %s/%s λ=%g |w|~%g asymmetric %v: relative difference %.3g > 1e-12\nfast %v\nloop %v", c.name, c.task, name, lambda, sc, asym, e, got, want)
+						}
 					}
 				}
 			}
@@ -209,17 +214,40 @@ func TestLogisticAUCGradientIndependentOfCores(t *testing.T) {
 	}
 }
 
-// BenchmarkFullGradientLinear measures one exact full gradient (n = 256,
-// d = 8, logistic): the inner loop of pgd, dpgdsc, dpgdc, dpgdc2, dpegd.
-func BenchmarkFullGradientLinear(b *testing.B) {
-	data := toyAUC(256, 8, 2, 9)
-	obj, _ := NewObjective(data, ObjectiveConfig{Loss: AUCLogistic{}, Radius: 1})
-	w := make([]float64, 8)
-	w[0] = 0.3
-	g := make([]float64, 8)
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		FullGradient(obj, w, g)
+// BenchmarkFullGradient measures one exact full gradient, the inner loop
+// of pgd, dpgdsc, dpgdc, dpgdc2, dpegd, dp-gd and dp-gd-grad: the logistic
+// AUC gradient at letter's epoch-1 shape (n = 4200, d = 16, 4 % positive)
+// and at n = 256, and the metric logistic gradient (n = 2000, d = 8).
+func BenchmarkFullGradient(b *testing.B) {
+	letter := toyAUC(4200, 16, 1, 9)
+	for i := range letter.Y { // ≈ 4 % positive
+		letter.Y[i] = -1
+		if i%25 == 0 {
+			letter.Y[i] = 1
+		}
+	}
+	for _, c := range []struct {
+		name string
+		data *Dataset
+		task Task
+	}{
+		{"auc-logistic/n=256", toyAUC(256, 8, 2, 9), TaskAUC},
+		{"auc-logistic/letter-epoch1", letter, TaskAUC},
+		{"metric-logistic/n=2000,d=8", toyAUC(2000, 8, 1, 9), TaskMetric},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			loss, _ := LossByName(c.task, "logistic")
+			obj, err := NewObjective(c.data, ObjectiveConfig{Loss: loss, Constraint: "none"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			w := randomW(obj, c.data.D, 0.2, false, rand.New(rand.NewPCG(1, 1)))
+			g := make([]float64, len(w))
+			b.ReportAllocs()
+			for b.Loop() {
+				FullGradient(obj, w, g)
+			}
+		})
 	}
 }
 
