@@ -46,7 +46,10 @@ func FullGradient(obj Objective, w, g []float64) {
 // positive–negative pairs are visited, each ordered pair once. The hinge
 // and square losses skip even that: aucFastGradient (private_gd.go) sums
 // them in O(n·d + n log n); the logistic loss visits each unordered pair
-// once, with one exp (the two orders' derivatives are ±2σ(−2h)).
+// once (the two orders' derivatives are ±2σ(−2h)), with one exp per record
+// and a divide per pair (logisticAUCCoefs), or one exp per pair for scores
+// beyond its range. Other losses (none today) take the generic ordered-pair
+// loop below.
 func (o *linearObjective) lossGradient(w, g []float64) bool {
 	if aucFastGradient(o, w, g) {
 		return true
