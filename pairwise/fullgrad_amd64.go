@@ -12,6 +12,16 @@ func logisticChunkAVX(u, v, in, out []float64)
 
 func init() {
 	if cpu.X86.HasAVX {
-		logisticChunkSums = logisticChunkAVX
+		logisticChunkSums = logisticChunkChecked
 	}
+}
+
+// logisticChunkChecked calls the assembly after the bounds checks Go would
+// make: in as long as v, out as long as u (it panics otherwise: a
+// programmer error).
+func logisticChunkChecked(u, v, in, out []float64) {
+	if len(in) < len(v) || len(out) < len(u) {
+		panic("pairwise: logisticChunkSums: in shorter than v or out shorter than u")
+	}
+	logisticChunkAVX(u, v, in, out)
 }
