@@ -237,9 +237,12 @@ func runDPGDSC(ctx context.Context, a *Algorithm, obj Objective, cfg RunConfig, 
 
 	w := x21Init(obj, &cfg)
 	g := make([]float64, p)
-	grads, err := x21PGD(ctx, obj, w, g, T, eta, nil, nil)
+	grads, from, period, err := x21PGDSteps(ctx, obj, w, g, T, eta, nil, nil)
 	if err != nil {
 		return nil, err
+	}
+	if from > 0 {
+		x21CycleNote(rep, fmt.Sprintf("w_%d = w_%d of T = %d", from, from-period, T))
 	}
 	x21Release(priv, w, ns)
 	x21Finish(obj, w, rep)
@@ -477,7 +480,7 @@ func runDPEGD(ctx context.Context, a *Algorithm, obj Objective, cfg RunConfig, r
 	g := make([]float64, p)
 	avg := make([]float64, p)
 	var grads int64
-	start := 0
+	start, skipped := 0, 0
 	for i := 0; i < k; i++ {
 		sub, err := x21Rebuild(obj, data.Subset(order[start:start+sizes[i]]), obj.Lambda())
 		if err != nil {
@@ -487,14 +490,20 @@ func runDPEGD(ctx context.Context, a *Algorithm, obj Objective, cfg RunConfig, r
 		for j := range avg {
 			avg[j] = 0
 		}
-		got, err := x21PGD(ctx, sub, w, g, sizes[i], etas[i], nil, avg) // T_i = n_i (step 4)
+		got, from, _, err := x21PGDSteps(ctx, sub, w, g, sizes[i], etas[i], nil, avg) // T_i = n_i (step 4)
 		grads += got
 		if err != nil {
 			return nil, err
 		}
+		if from > 0 {
+			skipped += sizes[i] - from
+		}
 		scale(1/float64(sizes[i]), avg) // w̄_i
 		x21Release(priv, avg, rep.Sigmas[i])
 		copy(w, avg) // w_i = w̄_i + ζ_i, the next epoch's start
+	}
+	if skipped > 0 {
+		x21CycleNote(rep, fmt.Sprintf("%d of the %d steps repeated earlier iterates of their epoch", skipped, n))
 	}
 	x21Finish(obj, w, rep)
 	steps := 0
@@ -597,9 +606,12 @@ func runDPGDC(ctx context.Context, a *Algorithm, obj Objective, cfg RunConfig, r
 	w := x21Init(obj, &cfg)
 	g := make([]float64, p)
 	avg := make([]float64, p)
-	grads, err := x21PGD(ctx, obj, w, g, T, eta, nil, avg)
+	grads, from, period, err := x21PGDSteps(ctx, obj, w, g, T, eta, nil, avg)
 	if err != nil {
 		return nil, err
+	}
+	if from > 0 {
+		x21CycleNote(rep, fmt.Sprintf("w_%d = w_%d of T = %d", from, from-period, T))
 	}
 	scale(1/Tf, avg) // w_avg^T (step 4)
 	x21Release(priv, avg, ns)
@@ -610,13 +622,67 @@ func runDPGDC(ctx context.Context, a *Algorithm, obj Objective, cfg RunConfig, r
 // x21PGD runs T steps of w ← Π_C(w − η(∇F_S(w) + ζ)) in place, where
 // perturb (nil for none) adds ζ to the exact full gradient, and adds every
 // new iterate w_1..w_T to sum (nil to skip). It returns the pair gradients
-// evaluated.
+// of the T steps (x21PGDSteps).
 func x21PGD(ctx context.Context, obj Objective, w, g []float64, T int, eta float64, perturb func([]float64), sum []float64) (int64, error) {
+	grads, _, _, err := x21PGDSteps(ctx, obj, w, g, T, eta, perturb, sum)
+	return grads, err
+}
+
+// x21MaxPeriod is the longest cycle of iterates x21PGDSteps looks for.
+const x21MaxPeriod = 4
+
+// x21PGDSteps is x21PGD, and reports the step from which the iterates
+// repeat (0: none) and the period of the repetition.
+//
+// Without perturbation the step w ↦ Π_C(w − η∇F_S(w)) is a function of w
+// alone (FullGradient overwrites g and its bits do not depend on the core
+// count; the projections are deterministic), so once w_t equals w_{t−k}
+// bit for bit, w_{s} = w_{s−k} for every later s: the iterates cycle
+// through the last k values (k = 1: a fixed point). The remaining steps
+// then only add those values to sum, one step at a time in the loop's
+// order (the same bits), without a gradient. Strongly convex runs get
+// there well before T (dpgdsc on a letter-shaped set: w_7019 = w_7018 of
+// T = 36 153). The pair-gradient count is that of all T steps (a repeated
+// step's gradient is the same). TestX21PGDFixedPointBitIdentical compares
+// with the loop that never skips.
+func x21PGDSteps(ctx context.Context, obj Objective, w, g []float64, T int, eta float64, perturb func([]float64), sum []float64) (grads int64, from, period int, err error) {
 	n := int64(obj.Data().N)
-	var grads int64
+	var hist [][]float64 // at step t: hist[j] = w_{t−2−j}, newest first
 	for t := 1; t <= T; t++ {
 		if err := ctx.Err(); err != nil {
-			return grads, err
+			return grads, 0, 0, err
+		}
+		if perturb == nil {
+			for k := 1; k <= len(hist); k++ {
+				if !x21SameBits(w, hist[k-1]) { // w_{t−1} = w_{t−1−k}?
+					continue
+				}
+				// The cycle w_{t−k}, …, w_{t−1}; w_s = cyc[(s − t + k) mod k].
+				cyc := make([][]float64, k)
+				for j := 0; j < k-1; j++ {
+					cyc[j] = hist[k-2-j]
+				}
+				cyc[k-1] = append([]float64(nil), w...)
+				if sum != nil {
+					for s := t; s <= T; s++ {
+						axpy(1, cyc[(s-t+k)%k], sum)
+					}
+				}
+				copy(w, cyc[(T-t+k)%k])
+				grads += int64(T-t+1) * n * (n - 1)
+				return grads, t - 1, k, nil
+			}
+			var buf []float64
+			if len(hist) == x21MaxPeriod {
+				buf = hist[len(hist)-1]
+				copy(hist[1:], hist[:len(hist)-1])
+			} else {
+				buf = make([]float64, len(w))
+				hist = append(hist, nil)
+				copy(hist[1:], hist[:len(hist)-1])
+			}
+			copy(buf, w)
+			hist[0] = buf
 		}
 		FullGradient(obj, w, g)
 		grads += n * (n - 1)
@@ -629,7 +695,22 @@ func x21PGD(ctx context.Context, obj Objective, w, g []float64, T int, eta float
 			axpy(1, w, sum)
 		}
 	}
-	return grads, nil
+	return grads, 0, 0, nil
+}
+
+// x21SameBits reports whether a and b hold the same float64 bit patterns.
+func x21SameBits(a, b []float64) bool {
+	for k, v := range a {
+		if math.Float64bits(v) != math.Float64bits(b[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// x21CycleNote is the report's note on steps that repeated earlier iterates.
+func x21CycleNote(rep *PrivacyReport, what string) {
+	rep.Notes = append(rep.Notes, "the PGD iterates repeat bit for bit ("+what+"): the later steps reuse them without recomputing the gradient — the same output bits as computing them")
 }
 
 // x21Release adds the output noise to w: N(0, b²) per coordinate for δ > 0,

@@ -2,6 +2,7 @@ package pairwise
 
 import (
 	"context"
+	"fmt"
 	"github.com/pairfed/pairfed/dp"
 	"math"
 	"math/rand/v2"
@@ -651,6 +652,61 @@ func TestX21PrivateAlgorithmsSupportMetricLearning(t *testing.T) {
 		}
 		if strings.HasPrefix(s.name, "dp") && !x21HasNote(res.Privacy, "projected onto C") {
 			t.Fatalf("%s: notes %q lack the projection", s.name, res.Privacy.Notes)
+		}
+	}
+}
+
+// TestX21PGDFixedPointBitIdentical: x21PGDSteps, which stops computing
+// gradients once the iterates repeat bit for bit (a fixed point, or a cycle
+// of up to x21MaxPeriod values), returns the same iterate and the same sum
+// of iterates, bit for bit, as the loop that computes every step, on
+// strongly convex AUC and metric objectives that get there well before T
+// (checked, so that the comparison is not vacuous; one case is a cycle of
+// period 2), and counts the pair gradients of all T steps.
+func TestX21PGDFixedPointBitIdentical(t *testing.T) {
+	ds := toyAUC(40, 3, 2, 5)
+	for _, c := range []struct {
+		loss        Loss
+		lambda, eta float64
+		period      int // 0: any
+	}{
+		{AUCLogistic{}, 0.5, 0.5, 0},
+		{AUCLogistic{}, 0.001, 0.3, 2},
+		{AUCSquare{}, 0.5, 0.2, 0},
+		{MetricLogistic{}, 1, 0.2, 0},
+	} {
+		obj := x21Objective(t, ds, c.loss, c.lambda, 1)
+		for _, T := range []int{3000, 3001} { // both parities of the remaining steps
+			p := obj.NumParams()
+			ref, refSum, g := make([]float64, p), make([]float64, p), make([]float64, p)
+			w := make([]float64, p)
+			for t := 1; t <= T; t++ { // the loop that never skips
+				FullGradient(obj, ref, g)
+				axpy(-c.eta, g, ref)
+				obj.Project(ref)
+				axpy(1, ref, refSum)
+			}
+			for _, withSum := range []bool{true, false} {
+				var sum []float64
+				if withSum {
+					sum = make([]float64, p)
+				}
+				clear(w)
+				grads, from, period, err := x21PGDSteps(context.Background(), obj, w, g, T, c.eta, nil, sum)
+				if err != nil {
+					t.Fatal(err)
+				}
+				name := fmt.Sprintf("%s λ=%g η=%g", c.loss.Name(), c.lambda, c.eta)
+				if !(from > 0 && from < T/2) || (c.period > 0 && period != c.period) {
+					t.Fatalf("%s: repetition from step %d of %d with period %d: the test needs one well before T (period %d)", name, from, T, period, c.period)
+				}
+				if !x21SameBits(w, ref) || (withSum && !x21SameBits(sum, refSum)) {
+					t.Fatalf("%s: skipping after step %d (period %d) changed the result:\nw   %v\nref %v\nsum %v\nref %v", name, from, period, w, ref, sum, refSum)
+				}
+				if want := int64(T) * 40 * 39; grads != want {
+					t.Fatalf("%s: %d pair gradients, want %d", name, grads, want)
+				}
+			}
 		}
 	}
 }
