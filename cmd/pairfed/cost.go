@@ -15,9 +15,11 @@ import (
 //   - "all previous" algorithms pair draw t with every earlier draw:
 //     Σ t ≈ n²/2 pair gradients per pass;
 //   - full-batch algorithms evaluate the exact pairwise gradient each step:
-//     the n₊·n₋ positive–negative pairs (the linear objective skips
-//     same-label pairs, whose AUC-loss gradient is 0) — except dp-gd with
-//     the hinge or square loss, whose O(n·d + n log n) form needs no pairs.
+//     for the AUC task with the hinge or square loss an O(n·d + n log n)
+//     form from sorted scores needs no pairs (pairwise/fullgrad.go); with
+//     the logistic loss the n₊·n₋ positive–negative pairs cost one
+//     multiply-add-divide each (the product form, ≈ 0.4 ns per pair); in
+//     metric learning every pair (n₊ = n/2 in the caller) costs O(d²).
 //
 // The other algorithms draw O(1) pairs per step: linear in n.
 var (
@@ -26,30 +28,42 @@ var (
 )
 
 // pairGradsPerSecond is the order of magnitude of pair gradients a core
-// evaluates per second at d ≈ 10–100 (BenchmarkAlgorithms' range); the
-// estimate is an order, not a promise.
-const pairGradsPerSecond = 1e8
+// evaluates per second at d ≈ 10–100 (BenchmarkAlgorithms' range), and
+// logisticFullBatchPairsPerSecond that of the AUC logistic full gradient's
+// pair terms (BenchmarkFullGradient: ≈ 1.1 ms for 350 × 8 050 pairs); the
+// estimates are orders, not promises.
+const (
+	pairGradsPerSecond              = 1e8
+	logisticFullBatchPairsPerSecond = 2e9
+)
 
-// costWarnAbove is the estimated pair-gradient count above which train
-// warns before it starts (≈ 10 s at pairGradsPerSecond).
-const costWarnAbove = 1e9
+// costWarnSeconds is the estimated time above which train warns before it
+// starts.
+const costWarnSeconds = 10
 
 // costEstimate returns the warning `train` prints before a run whose cost
 // is quadratic in n and large, or "" when it is not. n is the number of
-// training records (npos of them positive), d the dimension; unit steps
-// are --steps (0: the count is per step or pass); selecting reports that
-// η/B are chosen on the training split (spec.Grid² cells × folds fits on
-// (k−1)/k of it).
-func costEstimate(algo, loss string, n, npos, d, steps int, passes float64, selecting bool) string {
+// training records (npos of them positive; n/2 for metric learning), d the
+// dimension; unit steps are --steps (0: the count is per step or pass);
+// selecting reports that η/B are chosen on the training split (spec.Grid²
+// cells × folds fits on (k−1)/k of it).
+func costEstimate(algo string, task pairwise.Task, loss string, n, npos, d, steps int, passes float64, selecting bool) string {
 	var per float64
 	var unit string
+	rate := float64(pairGradsPerSecond)
 	switch {
 	case slices.Contains(allPreviousAlgos, algo):
 		per, unit = float64(n)*float64(n)/2, "pass"
 		if passes > 0 {
 			per, unit = per*passes, fmt.Sprintf("%g passes", passes)
 		}
-	case slices.Contains(fullBatchAlgos, algo) && !(algo == "dp-gd" && (loss == "hinge" || loss == "square")):
+	case slices.Contains(fullBatchAlgos, algo):
+		if task != pairwise.TaskMetric {
+			if loss == "hinge" || loss == "square" {
+				return "" // sorted-score form: no pairs
+			}
+			rate = logisticFullBatchPairsPerSecond
+		}
 		per, unit = float64(npos)*float64(n-npos), "step"
 		if steps > 0 {
 			per, unit = per*float64(steps), fmt.Sprintf("%d steps", steps)
@@ -65,15 +79,15 @@ func costEstimate(algo, loss string, n, npos, d, steps int, passes float64, sele
 		total *= 1 + f
 		sel = fmt.Sprintf(", and ~%.0f× that for the η/B selection (fix --eta and --param-radius to skip it)", f)
 	}
-	if total < costWarnAbove {
+	if total/rate < costWarnSeconds {
 		return ""
 	}
-	when := timeOrder(total / pairGradsPerSecond)
+	when := timeOrder(total / rate)
 	if unit == "step" || unit == "pass" {
 		when += " per " + unit
 	}
-	return fmt.Sprintf("%s costs O(n²): ~%.2g pair gradients per %s on n = %d training records (d = %d)%s; expected time of the order of %s (at ~10⁸ pair gradients/s) — use --train-size or a linear-cost algorithm (e.g. sgd-prev) to go faster",
-		algo, per, unit, n, d, sel, when)
+	return fmt.Sprintf("%s costs O(n²): ~%.2g pair gradients per %s on n = %d training records (d = %d)%s; expected time of the order of %s (at ~%.0g pair gradients/s) — use --train-size or a linear-cost algorithm (e.g. sgd-prev) to go faster",
+		algo, per, unit, n, d, sel, when, rate)
 }
 
 // timeOrder names the order of magnitude of secs.
@@ -115,5 +129,5 @@ func trainCostWarning(spec experiment.Spec, private bool, train, test *data.Tabl
 		pos = n / 2
 	}
 	selecting := !private && (spec.Eta == 0 || spec.ParamRadius == 0)
-	return costEstimate(spec.Algo, spec.Loss, n, pos, train.D, spec.Steps, spec.Passes, selecting)
+	return costEstimate(spec.Algo, spec.Task, spec.Loss, n, pos, train.D, spec.Steps, spec.Passes, selecting)
 }
