@@ -61,6 +61,10 @@ type prevFast struct {
 
 	draws []int   // the current batch of draws i_t
 	act   []int32 // positions of the active draws in it
+
+	// src is the rng's *rand.PCG when it has one (pcgSource): the draws
+	// are then taken from a pcg copy of its state (pcg.go).
+	src *rand.PCG
 }
 
 // labelBits returns the bitmap of positive labels, or nil when a label is
@@ -153,6 +157,7 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 		// PrevInstance draws i_0 before the first step.
 		f.prev = rng.IntN(f.n)
 	}
+	f.src = pcgSource(rng)
 	for t := 1; t <= T; {
 		if t&4095 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -185,22 +190,36 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 const drawBatch = 256
 
 // steps runs k steps, drawBatch at a time: the indices are drawn first
-// (rng.IntN, in order: the same stream as runPairSGD's), then walked.
+// (rng.IntN, in order: the same stream as runPairSGD's), then walked. With
+// a PCG source the draws come from a copy of its state, written back before
+// steps returns: between calls the rng is where rng.IntN would have left it.
 func (f *prevFast) steps(rng *rand.Rand, k int) {
 	if f.draws == nil {
 		f.draws = make([]int, drawBatch)
 		f.act = make([]int32, drawBatch)
 	}
+	var g pcg
+	src := f.src
+	if src != nil && !g.load(src) {
+		src = nil
+	}
 	for k > 0 {
 		m := min(k, drawBatch)
 		idx := f.draws[:m]
-		drawIndices(rng, idx, f.n)
+		if src != nil {
+			g.drawIndices(idx, f.n)
+		} else {
+			drawIndices(rng, idx, f.n)
+		}
 		if f.data.X == nil {
 			f.stepsSparse(idx)
 		} else {
 			f.stepsDense(idx)
 		}
 		k -= m
+	}
+	if src != nil {
+		g.store(src)
 	}
 }
 

@@ -66,23 +66,39 @@ func compareFastGeneral(t *testing.T, name string, obj Objective, cfg RunConfig,
 	T := cfg.steps(n, 10)
 	cfg.Checkpoints = []int{1, 17, 4095, 4096, T / 2, T}
 	var cpGen, cpFast [][]float64
-	record := func(dst *[][]float64) func(int, []float64) {
-		return func(_ int, w []float64) { *dst = append(*dst, append([]float64(nil), w...)) }
+	// At each checkpoint the callback records the output and a draw from
+	// the run's rng: the rng must be where the general loop left it, and
+	// the run must continue from the draw taken.
+	record := func(dst *[][]float64, rng *rand.Rand) func(int, []float64) {
+		return func(_ int, w []float64) {
+			*dst = append(*dst, append(append([]float64(nil), w...), float64(rng.IntN(1<<20))))
+		}
 	}
 	f := newPrevFast(obj, &cfg, ScaledConstant)
 	if f == nil {
 		t.Fatalf("%s: fast path not taken", name)
 	}
-	rngF := rand.New(rand.NewPCG(seed, 99))
+	// Seed 4 draws from a ChaCha8 source (the loop's interface path), the
+	// others from a PCG (the concrete pcg path).
+	src := func() rand.Source {
+		if seed == 4 {
+			return rand.NewChaCha8([32]byte{byte(seed), 99})
+		}
+		return rand.NewPCG(seed, 99)
+	}
+	rngF := rand.New(src())
+	if (pcgSource(rngF) != nil) != (seed != 4) {
+		t.Fatalf("%s: pcgSource(%T) wrong", name, src())
+	}
 	cfgF := cfg
-	cfgF.OnCheckpoint = record(&cpFast)
+	cfgF.OnCheckpoint = record(&cpFast, rngF)
 	fast, err := f.run(context.Background(), cfgF, rngF, T, ScaledConstant)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rngG := rand.New(rand.NewPCG(seed, 99))
+	rngG := rand.New(src())
 	cfgG := cfg
-	cfgG.OnCheckpoint = record(&cpGen)
+	cfgG.OnCheckpoint = record(&cpGen, rngG)
 	gen, err := runPairSGD(context.Background(), obj, cfgG, rngG, &PrevInstance{N: n}, T, ScaledConstant)
 	if err != nil {
 		t.Fatal(err)
