@@ -295,28 +295,40 @@ func (f *prevFast) flush(pending float64) {
 const prefetchAhead = 4
 
 // stepsDense walks the draws idx on dense data.
+//
+// With AvgPaper, the flush that averager.before owes at the step after an
+// update (sum += pending·prev; prev = w) is done inside the update's pass
+// over w when that step is in this batch (updateFlush): one pass over the
+// vectors instead of three. Only an update at the batch's last step leaves
+// stale set for the next batch's first step.
 func (f *prevFast) stepsDense(idx []int) {
 	x, d, eta, r, r2, loss := f.data.X, f.d, f.eta, f.r, f.r2, f.loss
 	w := f.w[:d]
 	a := f.avg
 	pending, weight, stale, paper := a.pending, a.weight, a.stale, f.paper
+	sum, prev := a.sum, a.prev
 	pos := f.pos
+	avx := haveAVX2
 	act := f.active(idx)
 	t := 0
+	if paper && stale && len(idx) > 0 {
+		// step 0's before(): the previous batch ended with an update
+		pending += eta
+		weight += eta
+		f.flush(pending)
+		pending = 0
+		stale = false
+		t = 1
+	}
+	last := len(idx) - 1
 	for ai, ta := range act {
 		tA := int(ta)
 		if paper {
 			for ; t <= tA; t++ {
 				pending += eta
 				weight += eta
-				if stale {
-					f.flush(pending)
-					pending = 0
-					stale = false
-				}
 			}
 		}
-		t = tA + 1
 		if an := ai + prefetchAhead; an < len(act) {
 			tn := int(act[an])
 			i := idx[tn]
@@ -332,7 +344,12 @@ func (f *prevFast) stepsDense(idx []int) {
 		}
 		xi := x[i*d : i*d+d]
 		xj := x[j*d : j*d+d]
-		h := diffDot(w, xi, xj)
+		var h float64
+		if avx {
+			h = diffDotAVX(w, xi, xj)
+		} else {
+			h = diffDot(w, xi, xj)
+		}
 		s := float64(int(pos[i>>6]>>(i&63)&1)*2 - 1) // (y_i − y_j)/2
 		var dv float64
 		switch loss {
@@ -346,24 +363,81 @@ func (f *prevFast) stepsDense(idx []int) {
 			c := 2 * s // y_i − y_j
 			dv = -c * sigmoidNeg(c*h)
 		}
-		if dv != 0 {
+		if dv == 0 {
+			continue
+		}
+		if paper && tA < last {
+			// step tA+1's before(), fused with this update
+			pending += eta
+			weight += eta
+			if avx {
+				updateFlushAVX(w, xi, xj, sum, prev, -eta*dv, pending, r, r2)
+			} else {
+				updateFlush(w, xi, xj, -eta*dv, r, r2, sum, prev, pending)
+			}
+			pending = 0
+			t = tA + 2
+		} else {
 			denseUpdate(w, xi, xj, -eta*dv, r, r2)
 			stale = true
 		}
 	}
 	if paper {
-		for ; t < len(idx); t++ {
+		for ; t <= last; t++ {
 			pending += eta
 			weight += eta
-			if stale {
-				f.flush(pending)
-				pending = 0
-				stale = false
-			}
 		}
 	}
-	f.prev = idx[len(idx)-1]
+	f.prev = idx[last]
 	a.pending, a.weight, a.stale = pending, weight, stale
+}
+
+// updateFlush is denseUpdate(w, xi, xj, a, r, r2) followed by the flush
+// of the averager at the next step, sum += pend·prev and prev = w, in one
+// pass (the same operations on each element, so the same results). It sums
+// ‖w‖² left to right in the same pass — stepProject's sum exactly, so no
+// second pass decides the projection.
+func updateFlush(w, xi, xj []float64, a, r, r2 float64, sum, prev []float64, pend float64) {
+	n := len(xi)
+	w, xj, sum, prev = w[:n], xj[:n], sum[:n], prev[:n]
+	var n2 float64
+	k := 0
+	for ; k+4 <= n; k += 4 {
+		w4 := (*[4]float64)(w[k:])
+		xi4 := (*[4]float64)(xi[k:])
+		xj4 := (*[4]float64)(xj[k:])
+		sum4 := (*[4]float64)(sum[k:])
+		prev4 := (*[4]float64)(prev[k:])
+		v0 := w4[0] + a*(xi4[0]-xj4[0])
+		v1 := w4[1] + a*(xi4[1]-xj4[1])
+		v2 := w4[2] + a*(xi4[2]-xj4[2])
+		v3 := w4[3] + a*(xi4[3]-xj4[3])
+		sum4[0] += pend * prev4[0]
+		sum4[1] += pend * prev4[1]
+		sum4[2] += pend * prev4[2]
+		sum4[3] += pend * prev4[3]
+		w4[0], w4[1], w4[2], w4[3] = v0, v1, v2, v3
+		prev4[0], prev4[1], prev4[2], prev4[3] = v0, v1, v2, v3
+		n2 += v0 * v0
+		n2 += v1 * v1
+		n2 += v2 * v2
+		n2 += v3 * v3
+	}
+	for ; k < n; k++ {
+		v := w[k] + a*(xi[k]-xj[k])
+		w[k] = v
+		sum[k] += pend * prev[k]
+		prev[k] = v
+		n2 += v * v
+	}
+	if n2 > r2 { // never for r2 = +Inf (no constraint)
+		c := r / math.Sqrt(n2)
+		for k, v := range w {
+			v *= c
+			w[k] = v
+			prev[k] = v
+		}
+	}
 }
 
 // denseUpdate does w ← Π(w + a·(x_i − x_j)) for the ℓ2 ball of radius r

@@ -15,6 +15,16 @@ import (
 // the fast path takes, checkpoints, an initial point, and dense and sparse
 // data with balanced and rare positives.
 func TestPrevFastBitIdentical(t *testing.T) {
+	testPrevFastBitIdentical(t)
+	if haveAVX2 {
+		// and the Go kernels the loops run without AVX2
+		haveAVX2 = false
+		defer func() { haveAVX2 = true }()
+		testPrevFastBitIdentical(t)
+	}
+}
+
+func testPrevFastBitIdentical(t *testing.T) {
 	datasets := map[string]*Dataset{
 		"dense":       toyAUC(300, 7, 1, 1),
 		"dense-d3":    toyAUC(200, 3, 1, 8),
@@ -255,4 +265,82 @@ func sign(s int) int {
 		return -1
 	}
 	return 1
+}
+
+// The assembly kernels must compute their Go counterparts' values bit for
+// bit: over lengths 0…41 (every tail of the 4- and 2-wide loops), random
+// data, radii at the updated norm within a few ulps (both projection
+// decisions), no constraint, and non-finite values.
+func TestPrevKernelsMatchGo(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no AVX2: the loops run the Go functions")
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	vec := func(d int) []float64 {
+		v := make([]float64, d)
+		for k := range v {
+			v[k] = rng.NormFloat64()
+			switch rng.IntN(200) {
+			case 0:
+				v[k] = math.NaN()
+			case 1:
+				v[k] = math.Inf(1 - 2*rng.IntN(2))
+			case 2:
+				v[k] = math.Copysign(0, -1)
+			}
+		}
+		return v
+	}
+	projected := 0
+	for trial := 0; trial < 30000; trial++ {
+		d := trial % 42
+		w, xi, xj, sum, prev := vec(d), vec(d), vec(d), vec(d), vec(d)
+		if g, want := diffDotAVX(w, xi, xj), diffDot(w, xi, xj); math.Float64bits(g) != math.Float64bits(want) && !(math.IsNaN(g) && math.IsNaN(want)) {
+			t.Fatalf("trial %d d %d: diffDotAVX %v, diffDot %v", trial, d, g, want)
+		}
+		a, pend := 0.1*rng.NormFloat64(), rng.Float64()
+		var n2 float64
+		for k := range w {
+			v := w[k] + a*(xi[k]-xj[k])
+			n2 += v * v
+		}
+		r := math.Sqrt(n2)
+		switch trial % 4 {
+		case 0:
+			for s := rng.IntN(9) - 4; s != 0; s -= sign(s) {
+				r = math.Nextafter(r, math.Inf(sign(s)))
+			}
+		case 1:
+			r = math.Inf(1)
+		default:
+			r *= 0.5 + rng.Float64()
+		}
+		w1, s1, p1 := append([]float64(nil), w...), append([]float64(nil), sum...), append([]float64(nil), prev...)
+		w2, s2, p2 := append([]float64(nil), w...), append([]float64(nil), sum...), append([]float64(nil), prev...)
+		updateFlushAVX(w1, xi, xj, s1, p1, a, pend, r, r*r)
+		updateFlush(w2, xi, xj, a, r, r*r, s2, p2, pend)
+		if !sameBitsNaN(w1, w2) || !sameBitsNaN(s1, s2) || !sameBitsNaN(p1, p2) {
+			t.Fatalf("trial %d d %d r %v: updateFlushAVX w %v sum %v prev %v; updateFlush w %v sum %v prev %v", trial, d, r, w1, s1, p1, w2, s2, p2)
+		}
+		if n2 > r*r {
+			projected++
+		}
+	}
+	if projected < 1000 {
+		t.Fatalf("only %d trials projected", projected)
+	}
+}
+
+// sameBitsNaN is sameBits with any two NaNs equal (Go and the hardware may
+// propagate different NaN payloads; every NaN is the same model failure).
+func sameBitsNaN(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if math.Float64bits(a[k]) != math.Float64bits(b[k]) && !(math.IsNaN(a[k]) && math.IsNaN(b[k])) {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,170 @@
+#include "textflag.h"
+
+// AVX2 kernels of the sgd-prev step (sgdprev_fast.go). Each computes, lane
+// by lane, the IEEE operations of its Go counterpart in the same order —
+// vector lanes round exactly as scalar operations do, and there is no FMA —
+// so the results are bit-identical (TestPrevKernelsMatchGo).
+
+// func diffDotAVX(w, a, b []float64) float64
+//
+// diffDot: s0 sums the even terms w[i]·(a[i] − b[i]) and s1 the odd ones,
+// each left to right, in X0 = [s0, s1]; an odd last term goes to s0; the
+// result is s0 + s1. len(a), len(b) ≥ len(w).
+TEXT ·diffDotAVX(SB), NOSPLIT, $0-80
+	MOVQ w_base+0(FP), SI
+	MOVQ w_len+8(FP), DX
+	MOVQ a_base+24(FP), AX
+	MOVQ b_base+48(FP), BX
+	XORQ CX, CX
+	VXORPD X0, X0, X0
+
+dd4:
+	LEAQ 4(CX), R8
+	CMPQ R8, DX
+	JGT  dd2
+	VMOVUPD (AX)(CX*8), Y1
+	VSUBPD  (BX)(CX*8), Y1, Y1 // a − b
+	VMULPD  (SI)(CX*8), Y1, Y1 // w·(a − b)
+	VADDPD  X1, X0, X0         // s0 += term i, s1 += term i+1
+	VEXTRACTF128 $1, Y1, X2
+	VADDPD  X2, X0, X0         // s0 += term i+2, s1 += term i+3
+	MOVQ R8, CX
+	JMP  dd4
+
+dd2:
+	LEAQ 2(CX), R8
+	CMPQ R8, DX
+	JGT  dd1
+	VMOVUPD (AX)(CX*8), X1
+	VSUBPD  (BX)(CX*8), X1, X1
+	VMULPD  (SI)(CX*8), X1, X1
+	VADDPD  X1, X0, X0
+	MOVQ R8, CX
+
+dd1:
+	CMPQ CX, DX
+	JGE  dddone
+	VMOVSD (AX)(CX*8), X1
+	VSUBSD (BX)(CX*8), X1, X1
+	VMULSD (SI)(CX*8), X1, X1
+	VADDSD X1, X0, X0 // s0 += the last term; s1 stays in the high lane
+
+dddone:
+	VUNPCKHPD X0, X0, X1 // s1
+	VADDSD    X1, X0, X0 // s0 + s1
+	VZEROUPPER
+	MOVSD X0, ret+72(FP)
+	RET
+
+// func updateFlushAVX(w, xi, xj, sum, prev []float64, a, pend, r, r2 float64)
+//
+// updateFlush: for each k, v = w[k] + a·(xi[k] − xj[k]); sum[k] += pend·prev[k];
+// w[k] = prev[k] = v; n2 += v² left to right (the serial ‖w‖²); then if
+// n2 > r2, c = r/√n2 and w[k] = prev[k] = w[k]·c. All slices have length
+// ≥ len(w).
+TEXT ·updateFlushAVX(SB), NOSPLIT, $0-152
+	MOVQ w_base+0(FP), DI
+	MOVQ w_len+8(FP), DX
+	MOVQ xi_base+24(FP), AX
+	MOVQ xj_base+48(FP), BX
+	MOVQ sum_base+72(FP), R9
+	MOVQ prev_base+96(FP), R10
+	VBROADCASTSD a+120(FP), Y14
+	VBROADCASTSD pend+128(FP), Y13
+	XORQ CX, CX
+	VXORPD X0, X0, X0 // n2
+
+uf4:
+	LEAQ 4(CX), R8
+	CMPQ R8, DX
+	JGT  uf2
+	VMOVUPD (AX)(CX*8), Y1
+	VSUBPD  (BX)(CX*8), Y1, Y1  // xi − xj
+	VMULPD  Y14, Y1, Y1         // a·(xi − xj)
+	VADDPD  (DI)(CX*8), Y1, Y1  // v = w + a·(xi − xj)
+	VMOVUPD (R10)(CX*8), Y2     // prev (before it is overwritten)
+	VMULPD  Y13, Y2, Y2         // pend·prev
+	VADDPD  (R9)(CX*8), Y2, Y2  // sum + pend·prev
+	VMOVUPD Y2, (R9)(CX*8)
+	VMOVUPD Y1, (DI)(CX*8)
+	VMOVUPD Y1, (R10)(CX*8)
+	VMULPD  Y1, Y1, Y3          // v²
+	VADDSD  X3, X0, X0          // n2 += v[k]²
+	VUNPCKHPD X3, X3, X4
+	VADDSD  X4, X0, X0          // n2 += v[k+1]²
+	VEXTRACTF128 $1, Y3, X3
+	VADDSD  X3, X0, X0          // n2 += v[k+2]²
+	VUNPCKHPD X3, X3, X4
+	VADDSD  X4, X0, X0          // n2 += v[k+3]²
+	MOVQ R8, CX
+	JMP  uf4
+
+uf2:
+	LEAQ 2(CX), R8
+	CMPQ R8, DX
+	JGT  uf1
+	VMOVUPD (AX)(CX*8), X1
+	VSUBPD  (BX)(CX*8), X1, X1
+	VMULPD  X14, X1, X1
+	VADDPD  (DI)(CX*8), X1, X1
+	VMOVUPD (R10)(CX*8), X2
+	VMULPD  X13, X2, X2
+	VADDPD  (R9)(CX*8), X2, X2
+	VMOVUPD X2, (R9)(CX*8)
+	VMOVUPD X1, (DI)(CX*8)
+	VMOVUPD X1, (R10)(CX*8)
+	VMULPD  X1, X1, X3
+	VADDSD  X3, X0, X0
+	VUNPCKHPD X3, X3, X4
+	VADDSD  X4, X0, X0
+	MOVQ R8, CX
+
+uf1:
+	CMPQ CX, DX
+	JGE  ufproj
+	VMOVSD (AX)(CX*8), X1
+	VSUBSD (BX)(CX*8), X1, X1
+	VMULSD X14, X1, X1
+	VADDSD (DI)(CX*8), X1, X1
+	VMOVSD (R10)(CX*8), X2
+	VMULSD X13, X2, X2
+	VADDSD (R9)(CX*8), X2, X2
+	VMOVSD X2, (R9)(CX*8)
+	VMOVSD X1, (DI)(CX*8)
+	VMOVSD X1, (R10)(CX*8)
+	VMULSD X1, X1, X3
+	VADDSD X3, X0, X0
+
+ufproj:
+	// n2 > r2, false when either is NaN (JLS: CF or ZF set, as for unordered)
+	VMOVSD r2+144(FP), X5
+	UCOMISD X5, X0
+	JLS  ufdone
+	VSQRTSD X0, X0, X6
+	VMOVSD  r+136(FP), X7
+	VDIVSD  X6, X7, X7 // c = r/√n2
+	VBROADCASTSD X7, Y7
+	XORQ CX, CX
+
+us4:
+	LEAQ 4(CX), R8
+	CMPQ R8, DX
+	JGT  us1
+	VMULPD  (DI)(CX*8), Y7, Y1
+	VMOVUPD Y1, (DI)(CX*8)
+	VMOVUPD Y1, (R10)(CX*8)
+	MOVQ R8, CX
+	JMP  us4
+
+us1:
+	CMPQ CX, DX
+	JGE  ufdone
+	VMULSD (DI)(CX*8), X7, X1
+	VMOVSD X1, (DI)(CX*8)
+	VMOVSD X1, (R10)(CX*8)
+	INCQ CX
+	JMP  us1
+
+ufdone:
+	VZEROUPPER
+	RET
