@@ -7,10 +7,11 @@ import "golang.org/x/sys/cpu"
 // compute the same values.
 var haveAVX2 = cpu.X86.HasAVX2
 
-// diffDotAVX is diffDot(w, a, b), bit for bit; len(a), len(b) ≥ len(w).
+// diffDotAVX is diffDot(w, a, b), bit for bit (len(a), len(b) ≥ len(w)),
+// after prefetching pa and pb.
 //
 //go:noescape
-func diffDotAVX(w, a, b []float64) float64
+func diffDotAVX(w, a, b, pa, pb []float64) float64
 
 // updateFlushAVX is updateFlush(w, xi, xj, a, r, r2, sum, prev, pend), bit
 // for bit; xi, xj, sum and prev have length ≥ len(w).

@@ -5,12 +5,40 @@
 // vector lanes round exactly as scalar operations do, and there is no FMA —
 // so the results are bit-identical (TestPrevKernelsMatchGo).
 
-// func diffDotAVX(w, a, b []float64) float64
+// func diffDotAVX(w, a, b, pa, pb []float64) float64
 //
 // diffDot: s0 sums the even terms w[i]·(a[i] − b[i]) and s1 the odd ones,
 // each left to right, in X0 = [s0, s1]; an odd last term goes to s0; the
-// result is s0 + s1. len(a), len(b) ≥ len(w).
-TEXT ·diffDotAVX(SB), NOSPLIT, $0-80
+// result is s0 + s1. len(a), len(b) ≥ len(w). First it prefetches the
+// cache lines of pa and pb (PREFETCHT0, a hint that never faults: the rows
+// of a later step), saving the loop two calls to prefetch.
+TEXT ·diffDotAVX(SB), NOSPLIT, $0-128
+	MOVQ pa_base+72(FP), AX
+	MOVQ pa_len+80(FP), CX
+	LEAQ (AX)(CX*8), CX
+	ANDQ $~63, AX
+
+pfa:
+	CMPQ AX, CX
+	JGE  pfb
+	PREFETCHT0 (AX)
+	ADDQ $64, AX
+	JMP  pfa
+
+pfb:
+	MOVQ pb_base+96(FP), AX
+	MOVQ pb_len+104(FP), CX
+	LEAQ (AX)(CX*8), CX
+	ANDQ $~63, AX
+
+pfb1:
+	CMPQ AX, CX
+	JGE  dot
+	PREFETCHT0 (AX)
+	ADDQ $64, AX
+	JMP  pfb1
+
+dot:
 	MOVQ w_base+0(FP), SI
 	MOVQ w_len+8(FP), DX
 	MOVQ a_base+24(FP), AX
@@ -53,7 +81,7 @@ dddone:
 	VUNPCKHPD X0, X0, X1 // s1
 	VADDSD    X1, X0, X0 // s0 + s1
 	VZEROUPPER
-	MOVSD X0, ret+72(FP)
+	MOVSD X0, ret+120(FP)
 	RET
 
 // func updateFlushAVX(w, xi, xj, sum, prev []float64, a, pend, r, r2 float64)

@@ -329,13 +329,13 @@ func (f *prevFast) stepsDense(idx []int) {
 				weight += eta
 			}
 		}
+		// the rows of the active step prefetchAhead ahead (if any)
+		pi, pj := 0, 0
 		if an := ai + prefetchAhead; an < len(act) {
 			tn := int(act[an])
-			i := idx[tn]
-			prefetch(x[i*d : i*d+d])
+			pi, pj = idx[tn], f.prev
 			if tn > 0 {
-				i = idx[tn-1]
-				prefetch(x[i*d : i*d+d])
+				pj = idx[tn-1]
 			}
 		}
 		i, j := idx[tA], f.prev
@@ -346,8 +346,10 @@ func (f *prevFast) stepsDense(idx []int) {
 		xj := x[j*d : j*d+d]
 		var h float64
 		if avx {
-			h = diffDotAVX(w, xi, xj)
+			h = diffDotAVX(w, xi, xj, x[pi*d:pi*d+d], x[pj*d:pj*d+d])
 		} else {
+			prefetch(x[pi*d : pi*d+d])
+			prefetch(x[pj*d : pj*d+d])
 			h = diffDot(w, xi, xj)
 		}
 		s := float64(int(pos[i>>6]>>(i&63)&1)*2 - 1) // (y_i − y_j)/2

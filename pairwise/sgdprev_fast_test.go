@@ -295,7 +295,7 @@ func TestPrevKernelsMatchGo(t *testing.T) {
 	for trial := 0; trial < 30000; trial++ {
 		d := trial % 42
 		w, xi, xj, sum, prev := vec(d), vec(d), vec(d), vec(d), vec(d)
-		if g, want := diffDotAVX(w, xi, xj), diffDot(w, xi, xj); math.Float64bits(g) != math.Float64bits(want) && !(math.IsNaN(g) && math.IsNaN(want)) {
+		if g, want := diffDotAVX(w, xi, xj, sum, prev), diffDot(w, xi, xj); math.Float64bits(g) != math.Float64bits(want) && !(math.IsNaN(g) && math.IsNaN(want)) {
 			t.Fatalf("trial %d d %d: diffDotAVX %v, diffDot %v", trial, d, g, want)
 		}
 		a, pend := 0.1*rng.NormFloat64(), rng.Float64()
