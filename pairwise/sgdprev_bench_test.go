@@ -128,14 +128,18 @@ func BenchmarkDrawIndices(b *testing.B) {
 	dst := make([]int, drawBatch)
 	b.Run("rand", func(b *testing.B) {
 		rng := rand.New(rand.NewPCG(1, 2))
+		c0 := cpuNanos()
 		for k := 0; k < b.N; k += drawBatch {
 			drawIndices(rng, dst[:min(drawBatch, b.N-k)], n)
 		}
+		b.ReportMetric(float64(cpuNanos()-c0)/float64(b.N), "cpu-ns/op")
 	})
 	b.Run("pcg", func(b *testing.B) {
 		g := pcg{1, 2}
+		c0 := cpuNanos()
 		for k := 0; k < b.N; k += drawBatch {
 			g.drawIndices(dst[:min(drawBatch, b.N-k)], n)
 		}
+		b.ReportMetric(float64(cpuNanos()-c0)/float64(b.N), "cpu-ns/op")
 	})
 }

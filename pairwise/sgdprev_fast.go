@@ -59,6 +59,13 @@ type prevFast struct {
 	avg  *averager
 	prev int // i_{t−1}
 
+	// AvgPaper on dense data: ptab[m] is the pending weight m increments
+	// after a reset, η + η + … left to right (ptab[0] = 0), and pm counts
+	// the increments since the last reset, so avg.pending = ptab[pm] when
+	// pm < len(ptab).
+	ptab []float64
+	pm   int
+
 	draws []int   // the current batch of draws i_t
 	act   []int32 // positions of the active draws in it
 
@@ -143,6 +150,12 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 		sched = cfg.Schedule
 	}
 	f.eta = sched.Eta(cfg.Eta, 1, T)
+	if f.paper && f.data.X != nil {
+		f.ptab = make([]float64, 2*drawBatch+2)
+		for m := 1; m < len(f.ptab); m++ {
+			f.ptab[m] = f.ptab[m-1] + f.eta
+		}
+	}
 	f.w = make([]float64, f.d)
 	if cfg.Init != nil {
 		copy(f.w, cfg.Init)
@@ -296,39 +309,40 @@ const prefetchAhead = 4
 
 // stepsDense walks the draws idx on dense data.
 //
-// With AvgPaper, the flush that averager.before owes at the step after an
-// update (sum += pending·prev; prev = w) is done inside the update's pass
-// over w when that step is in this batch (updateFlush): one pass over the
-// vectors instead of three. Only an update at the batch's last step leaves
-// stale set for the next batch's first step.
+// With AvgPaper, averager.before at every step adds η to pending and to
+// weight and, at the step after an update, flushes (sum += pending·prev;
+// prev = w; pending = 0). Here weight's additions are done in the walk that
+// finds the active draws (activeWeight), and pending is read from ptab at
+// the steps that need it — the flushes and the batch's end — so the steps
+// between two active ones cost nothing: the same additions in the same
+// order, so the same values. The flush after an update is done inside the
+// update's pass over w when that step is in this batch (updateFlush); only
+// an update at the batch's last step leaves stale set for the next batch.
 func (f *prevFast) stepsDense(idx []int) {
 	x, d, eta, r, r2, loss := f.data.X, f.d, f.eta, f.r, f.r2, f.loss
 	w := f.w[:d]
 	a := f.avg
-	pending, weight, stale, paper := a.pending, a.weight, a.stale, f.paper
+	stale, paper := a.stale, f.paper
 	sum, prev := a.sum, a.prev
 	pos := f.pos
 	avx := haveAVX2
-	act := f.active(idx)
-	t := 0
+	var act []int32
+	if paper {
+		act, a.weight = f.activeWeight(idx, a.weight)
+	} else {
+		act = f.active(idx)
+	}
+	// pending after step t's increment: ptab[t − tf] after a flush at
+	// step tf of this batch, else pendingAfter(p0, m0, t+1).
+	p0, m0, tf := a.pending, f.pm, -1
 	if paper && stale && len(idx) > 0 {
 		// step 0's before(): the previous batch ended with an update
-		pending += eta
-		weight += eta
-		f.flush(pending)
-		pending = 0
-		stale = false
-		t = 1
+		f.flush(f.pendingAfter(p0, m0, 1))
+		tf, stale = 0, false
 	}
 	last := len(idx) - 1
 	for ai, ta := range act {
 		tA := int(ta)
-		if paper {
-			for ; t <= tA; t++ {
-				pending += eta
-				weight += eta
-			}
-		}
 		// the rows of the active step prefetchAhead ahead (if any)
 		pi, pj := 0, 0
 		if an := ai + prefetchAhead; an < len(act) {
@@ -370,28 +384,62 @@ func (f *prevFast) stepsDense(idx []int) {
 		}
 		if paper && tA < last {
 			// step tA+1's before(), fused with this update
-			pending += eta
-			weight += eta
-			if avx {
-				updateFlushAVX(w, xi, xj, sum, prev, -eta*dv, pending, r, r2)
+			var pend float64
+			if tf >= 0 {
+				pend = f.ptab[tA+1-tf]
 			} else {
-				updateFlush(w, xi, xj, -eta*dv, r, r2, sum, prev, pending)
+				pend = f.pendingAfter(p0, m0, tA+2)
 			}
-			pending = 0
-			t = tA + 2
+			if avx {
+				updateFlushAVX(w, xi, xj, sum, prev, -eta*dv, pend, r, r2)
+			} else {
+				updateFlush(w, xi, xj, -eta*dv, r, r2, sum, prev, pend)
+			}
+			tf = tA + 1
 		} else {
 			denseUpdate(w, xi, xj, -eta*dv, r, r2)
 			stale = true
 		}
 	}
 	if paper {
-		for ; t <= last; t++ {
-			pending += eta
-			weight += eta
+		if tf >= 0 {
+			a.pending, f.pm = f.ptab[last-tf], last-tf
+		} else {
+			a.pending, f.pm = f.pendingAfter(p0, m0, len(idx)), m0+len(idx)
 		}
 	}
 	f.prev = idx[last]
-	a.pending, a.weight, a.stale = pending, weight, stale
+	a.stale = stale
+}
+
+// pendingAfter returns the pending weight k increments after it was p0,
+// m0 increments after a reset: ptab[m0+k] when the table reaches it (then
+// p0 = ptab[m0]), else p0 + η + … + η left to right.
+func (f *prevFast) pendingAfter(p0 float64, m0, k int) float64 {
+	if m := m0 + k; m < len(f.ptab) {
+		return f.ptab[m]
+	}
+	for ; k > 0; k-- {
+		p0 += f.eta
+	}
+	return p0
+}
+
+// activeWeight is active(idx) that also adds η to weight once per draw, in
+// order (averager.before's weight += η), and returns the new weight.
+func (f *prevFast) activeWeight(idx []int, weight float64) ([]int32, float64) {
+	pos, act, eta := f.pos, f.act[:len(idx)], f.eta
+	j := f.prev
+	bj := pos[j>>6] >> (j & 63) & 1
+	na := 0
+	for t, i := range idx {
+		bi := pos[i>>6] >> (i & 63) & 1
+		act[na] = int32(t)
+		na += int(bi ^ bj)
+		bj = bi
+		weight += eta
+	}
+	return act[:na], weight
 }
 
 // updateFlush is denseUpdate(w, xi, xj, a, r, r2) followed by the flush

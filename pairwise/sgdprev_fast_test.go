@@ -29,6 +29,7 @@ func testPrevFastBitIdentical(t *testing.T) {
 		"dense":       toyAUC(300, 7, 1, 1),
 		"dense-d3":    toyAUC(200, 3, 1, 8),
 		"dense-rare":  rarePositives(toyAUC(500, 22, 0.8, 2), 0.1, 3),
+		"dense-2pos":  rarePositives(toyAUC(700, 5, 1, 9), 0.003, 10), // gaps of hundreds of steps between updates
 		"sparse":      toSparse(toyAUC(300, 9, 1, 4)),
 		"sparse-rare": toSparse(rarePositives(toyAUC(400, 12, 1, 5), 0.1, 6)),
 	}
@@ -63,7 +64,7 @@ func testPrevFastBitIdentical(t *testing.T) {
 			}
 		}
 	}
-	if cases != 5*3*3*3*4 {
+	if cases != 6*3*3*3*4 {
 		t.Fatalf("ran %d cases", cases)
 	}
 }
