@@ -47,17 +47,61 @@ const (
 
 // Uint64 advances the state and returns the DXSM output of the new state.
 func (p *pcg) Uint64() uint64 {
-	// (hi·2⁶⁴ + lo)·(mHi·2⁶⁴ + mLo) mod 2¹²⁸: the full product lo·mLo plus
-	// the low halves of the two cross products in the high word.
-	h, l := bits.Mul64(p.lo, pcgMulLo)
-	h += p.hi*pcgMulLo + p.lo*pcgMulHi
-	l, c := bits.Add64(l, pcgIncLo, 0)
-	h += pcgIncHi + c
-	p.hi, p.lo = h, l
-	h ^= h >> 32
-	h *= pcgDXSM
-	h ^= h >> 48
-	return h * (l | 1)
+	p.hi, p.lo = pcgAffine(p.hi, p.lo, pcgMulHi, pcgMulLo, pcgIncHi, pcgIncLo)
+	return pcgOutput(p.hi, p.lo)
+}
+
+// pcgAffine returns s·m + c mod 2¹²⁸ for s = hi·2⁶⁴ + lo and m, c given as
+// halves: the full product lo·mLo plus the low halves of the two cross
+// products in the high word.
+func pcgAffine(hi, lo, mHi, mLo, cHi, cLo uint64) (uint64, uint64) {
+	h, l := bits.Mul64(lo, mLo)
+	h += hi*mLo + lo*mHi
+	l, c := bits.Add64(l, cLo, 0)
+	return h + cHi + c, l
+}
+
+// pcgOutput is the DXSM output of the state hi·2⁶⁴ + lo.
+func pcgOutput(hi, lo uint64) uint64 {
+	hi ^= hi >> 32
+	hi *= pcgDXSM
+	hi ^= hi >> 48
+	return hi * (lo | 1)
+}
+
+// pcgJump8 is the LCG's step taken eight times, s ↦ s·M⁸ + C·(M⁷+…+M+1)
+// (mod 2¹²⁸), as {M⁸ high, M⁸ low, C⁸ high, C⁸ low}: pcgFill8 moves eight
+// states side by side with it.
+var pcgJump8 = func() [4]uint64 {
+	mh, ml, ch, cl := uint64(0), uint64(1), uint64(0), uint64(0) // s ↦ s
+	for range 8 {
+		// (s·m + c)·M + C = s·(m·M) + (c·M + C)
+		mh, ml = pcgAffine(mh, ml, pcgMulHi, pcgMulLo, 0, 0)
+		ch, cl = pcgAffine(ch, cl, pcgMulHi, pcgMulLo, pcgIncHi, pcgIncLo)
+	}
+	return [4]uint64{mh, ml, ch, cl}
+}()
+
+// fill sets dst[k] to the k-th next output, k = 0, 1, …, and advances p
+// by len(dst): p.Uint64() len(dst) times. With AVX-512 (havePCG8) eight
+// states run side by side: the multiplies of one draw no longer wait for
+// the previous draw's, and eight go in one instruction.
+func (p *pcg) fill(dst []uint64) {
+	k := 0
+	if havePCG8 && len(dst) >= 16 {
+		var lanes [16]uint64 // the states after 1…8 steps: high halves, then low
+		h, l := p.hi, p.lo
+		for i := range 8 {
+			h, l = pcgAffine(h, l, pcgMulHi, pcgMulLo, pcgIncHi, pcgIncLo)
+			lanes[i], lanes[8+i] = h, l
+		}
+		k = len(dst) &^ 7
+		pcgFill8(&lanes, dst[:k], &pcgJump8)
+		p.hi, p.lo = lanes[7], lanes[15] // the state after k steps
+	}
+	for ; k < len(dst); k++ {
+		dst[k] = p.Uint64()
+	}
 }
 
 // randLayoutOK is whether rand.Rand is, as in every Go release with
@@ -126,10 +170,31 @@ var pcgSelfCheck = sync.OnceValue(func() bool {
 // mask x & (n−1) when n is a power of two, otherwise Lemire's
 // multiply-shift ⌊x·n / 2⁶⁴⌋, drawing again while the low half of x·n is
 // below 2⁶⁴ mod n (which makes it exactly uniform). Go computes the same
-// values on 32-bit systems. The state stays in registers.
-func (p *pcg) drawIndices(dst []int, n int) {
-	g := *p
+// values on 32-bit systems. raw (len(raw) ≥ len(dst)) holds the batch's
+// 64-bit draws when fill takes them eight at a time (havePCG8); otherwise
+// the state stays in registers, one draw at a time.
+func (p *pcg) drawIndices(dst []int, raw []uint64, n int) {
 	nn := uint64(n)
+	if havePCG8 && len(dst) >= 16 {
+		raw = raw[:len(dst)]
+		p.fill(raw)
+		if nn&(nn-1) == 0 {
+			for t, x := range raw {
+				dst[t] = int(x & (nn - 1))
+			}
+			return
+		}
+		for t, x := range raw {
+			hi, lo := bits.Mul64(x, nn)
+			if lo < nn && lo < -nn%nn { // a redraw: probability < n/2⁶⁴
+				p.drawRest(dst[t:], raw[t+1:], nn)
+				return
+			}
+			dst[t] = int(hi)
+		}
+		return
+	}
+	g := *p
 	if nn&(nn-1) == 0 {
 		for t := range dst {
 			dst[t] = int(g.Uint64() & (nn - 1))
@@ -154,4 +219,25 @@ func (g pcg) reject(hi, lo, n uint64) (pcg, uint64) {
 		hi, lo = bits.Mul64(g.Uint64(), n)
 	}
 	return g, hi
+}
+
+// drawRest finishes drawIndices from dst[0], whose first candidate (the
+// draw before rest) was rejected: the candidates are the rest of the
+// batch's draws, then p's next outputs.
+func (p *pcg) drawRest(dst []int, rest []uint64, n uint64) {
+	thresh := -n % n
+	for t := range dst {
+		for {
+			var x uint64
+			if len(rest) > 0 {
+				x, rest = rest[0], rest[1:]
+			} else {
+				x = p.Uint64()
+			}
+			if hi, lo := bits.Mul64(x, n); lo >= thresh {
+				dst[t] = int(hi)
+				break
+			}
+		}
+	}
 }

@@ -67,8 +67,9 @@ func TestPCGDrawIndicesIsIntN(t *testing.T) {
 			var p pcg
 			p.load(rand.NewPCG(seed, uint64(n)))
 			got := make([]int, 1+int(seed)*37%300)
+			raw := make([]uint64, len(got)+int(seed))
 			for rep := 0; rep < 3; rep++ {
-				p.drawIndices(got, n)
+				p.drawIndices(got, raw, n)
 				for k, g := range got {
 					if w := ref.IntN(n); g != w {
 						t.Fatalf("n %d seed %d rep %d draw %d: %d, IntN %d", n, seed, rep, k, g, w)
@@ -103,5 +104,26 @@ func TestPCGSource(t *testing.T) {
 	}
 	if !randLayoutOK {
 		t.Log("rand.Rand's layout changed: the concrete PCG path is off")
+	}
+}
+
+// fill must be Uint64 repeated, for every length around its eight-lane
+// loop's edges, and leave the state after the last draw.
+func TestPCGFill(t *testing.T) {
+	for _, m := range []int{0, 1, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32, 33, 255, 256, 257} {
+		for seed := uint64(0); seed < 20; seed++ {
+			ref := rand.NewPCG(seed*0x9e3779b97f4a7c15, ^seed)
+			p := pcg{seed * 0x9e3779b97f4a7c15, ^seed}
+			dst := make([]uint64, m)
+			p.fill(dst)
+			for k, g := range dst {
+				if w := ref.Uint64(); g != w {
+					t.Fatalf("len %d seed %d draw %d: %#x, rand.PCG %#x", m, seed, k, g, w)
+				}
+			}
+			if p.Uint64() != ref.Uint64() {
+				t.Fatalf("len %d seed %d: state after fill differs", m, seed)
+			}
+		}
 	}
 }

@@ -66,8 +66,9 @@ type prevFast struct {
 	ptab []float64
 	pm   int
 
-	draws []int   // the current batch of draws i_t
-	act   []int32 // positions of the active draws in it
+	draws []int    // the current batch of draws i_t
+	act   []int32  // positions of the active draws in it
+	raw   []uint64 // its 64-bit draws (pcg.drawIndices)
 
 	// src is the rng's *rand.PCG when it has one (pcgSource): the draws
 	// are then taken from a pcg copy of its state (pcg.go).
@@ -210,6 +211,7 @@ func (f *prevFast) steps(rng *rand.Rand, k int) {
 	if f.draws == nil {
 		f.draws = make([]int, drawBatch)
 		f.act = make([]int32, drawBatch)
+		f.raw = make([]uint64, drawBatch)
 	}
 	var g pcg
 	src := f.src
@@ -220,7 +222,7 @@ func (f *prevFast) steps(rng *rand.Rand, k int) {
 		m := min(k, drawBatch)
 		idx := f.draws[:m]
 		if src != nil {
-			g.drawIndices(idx, f.n)
+			g.drawIndices(idx, f.raw, f.n)
 		} else {
 			drawIndices(rng, idx, f.n)
 		}
