@@ -58,6 +58,15 @@ func (c *countingSource) Uint64() uint64 { c.draws++; return c.src.Uint64() }
 // (which redraws with probability (2⁶⁴ mod n)/2⁶⁴: about 1/4 for
 // n = 2⁶² + 12345, 1/16 for 3·2⁶⁰; the test checks it was reached).
 func TestPCGDrawIndicesIsIntN(t *testing.T) {
+	testPCGDrawIndicesIsIntN(t)
+	if havePCG8 {
+		havePCG8 = false // and the one-state path
+		defer func() { havePCG8 = true }()
+		testPCGDrawIndicesIsIntN(t)
+	}
+}
+
+func testPCGDrawIndicesIsIntN(t *testing.T) {
 	bounds := []int{1, 2, 3, 5, 7, 64, 100, 1000, 4097, 49990, 1 << 20, 1<<31 - 1, 1 << 40, 3 << 60, 1<<62 + 12345, 1<<63 - 1<<40, math.MaxInt64}
 	redraws := 0
 	for _, n := range bounds {
