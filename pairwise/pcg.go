@@ -175,6 +175,38 @@ var pcgSelfCheck = sync.OnceValue(func() bool {
 // the state stays in registers, one draw at a time.
 func (p *pcg) drawIndices(dst []int, raw []uint64, n int) {
 	nn := uint64(n)
+	if havePCG8 && len(dst) >= 16 && nn&(nn-1) != 0 && nn < 1<<32 {
+		// eight states side by side, reduced in the same instructions
+		var lanes [16]uint64
+		h, l := p.hi, p.lo
+		for i := range 8 {
+			h, l = pcgAffine(h, l, pcgMulHi, pcgMulLo, pcgIncHi, pcgIncLo)
+			lanes[i], lanes[8+i] = h, l
+		}
+		m := len(dst) &^ 7
+		limit := nn
+		if pcgCheckEveryGroup {
+			limit = ^uint64(0)
+		}
+		k := pcgDraw8(&lanes, dst[:m], raw[:m], &pcgJump8, nn, limit)
+		p.hi, p.lo = lanes[7], lanes[15] // the state after the groups drawn
+		if k < m {
+			// a group with a possible redraw: reduce its draws here
+			for t, x := range raw[k : k+8] {
+				hi, lo := bits.Mul64(x, nn)
+				if lo < -nn%nn {
+					p.drawRest(dst[k+t:], raw[k+t+1:k+8], nn)
+					return
+				}
+				dst[k+t] = int(hi)
+			}
+			m = k + 8
+		}
+		if m < len(dst) {
+			p.drawIndices(dst[m:], raw[m:], n)
+		}
+		return
+	}
 	if havePCG8 && len(dst) >= 16 {
 		raw = raw[:len(dst)]
 		p.fill(raw)
@@ -210,6 +242,11 @@ func (p *pcg) drawIndices(dst []int, raw []uint64, n int) {
 	}
 	*p = g
 }
+
+// pcgCheckEveryGroup makes pcgDraw8 hand every group of eight to the Go
+// check for redraws (which it otherwise sees with probability < 8n/2⁶⁴):
+// for the tests of that path.
+var pcgCheckEveryGroup = false
 
 // reject finishes a draw of drawIndices whose first product had lo < n:
 // it draws again while lo < 2⁶⁴ mod n.

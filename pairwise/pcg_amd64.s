@@ -79,3 +79,99 @@ done:
 	VMOVDQU64 Z1, 64(SI)
 	VZEROUPPER
 	RET
+
+// func pcgDraw8(lanes *[16]uint64, dst []int, raw []uint64, jump *[4]uint64, n, limit uint64) int
+//
+// pcgFill8 followed by Lemire's reduction to [0, n) for 2 ≤ n < 2³²:
+// dst[k] = ⌊x_k·n / 2⁶⁴⌋ with x·n computed from 32-bit pieces (x = x1·2³² + x0:
+// x·n = x1·n·2³² + x0·n, both products < 2⁶⁴). A group of eight in which some
+// low half x·n mod 2⁶⁴ is below n (a possible redraw, probability < 8n/2⁶⁴)
+// is not reduced (limit = n; any limit ≥ n is correct, a larger one only
+// stops more often): its raw draws go to raw[k:k+8], lanes holds its states,
+// and the function returns k, the number of draws reduced. Otherwise it returns
+// len(dst) with lanes as pcgFill8 leaves them. len(dst) is a positive
+// multiple of 8; len(raw) ≥ len(dst).
+TEXT ·pcgDraw8(SB), NOSPLIT, $0-88
+	MOVQ lanes+0(FP), SI
+	MOVQ dst_base+8(FP), DI
+	MOVQ dst_len+16(FP), CX
+	MOVQ raw_base+32(FP), R8
+	MOVQ jump+56(FP), DX
+	VPBROADCASTQ n+64(FP), Z28
+	VPBROADCASTQ limit+72(FP), Z29
+	XORQ BX, BX // draws reduced
+	VMOVDQU64 (SI), Z0
+	VMOVDQU64 64(SI), Z1
+	VPBROADCASTQ 0(DX), Z20
+	VPBROADCASTQ 8(DX), Z21
+	VPBROADCASTQ 16(DX), Z22
+	VPBROADCASTQ 24(DX), Z23
+	VPSRLQ $32, Z21, Z24
+	MOVQ $0xffffffff, AX
+	VPBROADCASTQ AX, Z25
+	MOVQ $1, AX
+	VPBROADCASTQ AX, Z26
+	MOVQ $0xda942042e4dd58b5, AX
+	VPBROADCASTQ AX, Z27
+
+dloop:
+	VPSRLQ  $32, Z0, Z2
+	VPXORQ  Z2, Z0, Z2
+	VPMULLQ Z27, Z2, Z2
+	VPSRLQ  $48, Z2, Z3
+	VPXORQ  Z3, Z2, Z2
+	VPORQ   Z26, Z1, Z3
+	VPMULLQ Z3, Z2, Z2 // x
+
+	VPMULUDQ Z28, Z2, Z5 // x0·n
+	VPSRLQ   $32, Z2, Z6
+	VPMULUDQ Z28, Z6, Z6 // x1·n
+	VPSLLQ   $32, Z6, Z7
+	VPADDQ   Z5, Z7, Z7  // x·n mod 2⁶⁴
+	VPCMPUQ  $1, Z29, Z7, K2 // low half < limit
+	KORTESTB K2, K2
+	JNZ      dbail
+	VPSRLQ   $32, Z5, Z5
+	VPADDQ   Z5, Z6, Z6
+	VPSRLQ   $32, Z6, Z6 // ⌊x·n / 2⁶⁴⌋
+	VMOVDQU64 Z6, (DI)(BX*8)
+	ADDQ $8, BX
+	CMPQ BX, CX
+	JGE  ddone
+
+	VPMULLQ Z21, Z1, Z2
+	VPMULLQ Z21, Z0, Z3
+	VPMULLQ Z20, Z1, Z4
+	VPADDQ  Z4, Z3, Z3
+	VPSRLQ   $32, Z1, Z5
+	VPMULUDQ Z21, Z1, Z6
+	VPMULUDQ Z24, Z1, Z7
+	VPMULUDQ Z21, Z5, Z8
+	VPMULUDQ Z24, Z5, Z9
+	VPSRLQ   $32, Z6, Z6
+	VPANDQ   Z25, Z7, Z10
+	VPANDQ   Z25, Z8, Z11
+	VPADDQ   Z10, Z6, Z6
+	VPADDQ   Z11, Z6, Z6
+	VPSRLQ   $32, Z6, Z6
+	VPSRLQ   $32, Z7, Z7
+	VPSRLQ   $32, Z8, Z8
+	VPADDQ   Z7, Z9, Z9
+	VPADDQ   Z8, Z9, Z9
+	VPADDQ   Z6, Z9, Z9
+	VPADDQ   Z9, Z3, Z3
+	VPADDQ  Z23, Z2, Z1
+	VPCMPUQ $1, Z2, Z1, K1
+	VPADDQ  Z22, Z3, Z0
+	VPADDQ  Z26, Z0, K1, Z0
+	JMP dloop
+
+dbail:
+	VMOVDQU64 Z2, (R8)(BX*8)
+
+ddone:
+	VMOVDQU64 Z0, (SI)
+	VMOVDQU64 Z1, 64(SI)
+	VZEROUPPER
+	MOVQ BX, ret+80(FP)
+	RET

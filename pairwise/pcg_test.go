@@ -60,7 +60,12 @@ func (c *countingSource) Uint64() uint64 { c.draws++; return c.src.Uint64() }
 func TestPCGDrawIndicesIsIntN(t *testing.T) {
 	testPCGDrawIndicesIsIntN(t)
 	if havePCG8 {
-		havePCG8 = false // and the one-state path
+		// the Go check of every group of eight (otherwise reached with
+		// probability < 8n/2⁶⁴ per group), then the one-state path
+		pcgCheckEveryGroup = true
+		testPCGDrawIndicesIsIntN(t)
+		pcgCheckEveryGroup = false
+		havePCG8 = false
 		defer func() { havePCG8 = true }()
 		testPCGDrawIndicesIsIntN(t)
 	}
