@@ -70,6 +70,9 @@ type prevFast struct {
 	act   []int32  // positions of the active draws in it
 	raw   []uint64 // its 64-bit draws (pcg.drawIndices)
 
+	draws2 []int   // the next batch (dense)
+	act2   []int32 // its active draws
+
 	// src is the rng's *rand.PCG when it has one (pcgSource): the draws
 	// are then taken from a pcg copy of its state (pcg.go).
 	src *rand.PCG
@@ -212,30 +215,67 @@ func (f *prevFast) steps(rng *rand.Rand, k int) {
 		f.draws = make([]int, drawBatch)
 		f.act = make([]int32, drawBatch)
 		f.raw = make([]uint64, drawBatch)
+		f.draws2 = make([]int, drawBatch)
+		f.act2 = make([]int32, drawBatch)
 	}
 	var g pcg
 	src := f.src
 	if src != nil && !g.load(src) {
 		src = nil
 	}
-	for k > 0 {
-		m := min(k, drawBatch)
-		idx := f.draws[:m]
+	draw := func(idx []int) {
 		if src != nil {
 			g.drawIndices(idx, f.raw, f.n)
 		} else {
 			drawIndices(rng, idx, f.n)
 		}
-		if f.data.X == nil {
+	}
+	if f.data.X == nil {
+		for k > 0 {
+			m := min(k, drawBatch)
+			idx := f.draws[:m]
+			draw(idx)
 			f.stepsSparse(idx)
-		} else {
-			f.stepsDense(idx)
+			k -= m
 		}
-		k -= m
+	} else if k > 0 {
+		// Dense: batch b+1 is drawn, and its active draws found, before
+		// batch b is walked, so that the walk prefetches rows across the
+		// batches' boundary. The draws, and weight's additions, stay in
+		// order; the last batch of this call has no successor (a
+		// checkpoint may follow it).
+		m := min(k, drawBatch)
+		idx := f.draws[:m]
+		draw(idx)
+		act := f.findActive(idx, f.prev, f.act)
+		for k > 0 {
+			k -= m
+			mn := min(k, drawBatch)
+			nidx, nact := f.draws2[:mn], f.act2[:0]
+			if mn > 0 {
+				draw(nidx)
+				nact = f.findActive(nidx, idx[m-1], f.act2)
+			}
+			f.stepsDense(idx, act, nidx, nact)
+			f.draws, f.draws2 = f.draws2, f.draws
+			f.act, f.act2 = f.act2, f.act
+			idx, act, m = nidx, nact, mn
+		}
 	}
 	if src != nil {
 		g.store(src)
 	}
+}
+
+// findActive is active(idx) into buf with prev the draw before idx[0]
+// (activeWeight with AvgPaper).
+func (f *prevFast) findActive(idx []int, prev int, buf []int32) []int32 {
+	if f.paper {
+		var act []int32
+		act, f.avg.weight = f.activeWeight(idx, prev, buf, f.avg.weight)
+		return act
+	}
+	return f.activeIn(idx, prev, buf)
 }
 
 // drawIndices sets dst[t] = rng.IntN(n) for t = 0, 1, …: math/rand/v2's
@@ -266,9 +306,12 @@ func drawIndices(rng *rand.Rand, dst []int, n int) {
 // with different labels (idx[t] against idx[t−1], idx[−1] = f.prev) and
 // returns them: the only steps that read rows. Branch-free (the labels are
 // random, so a branch would be mispredicted at every other change).
-func (f *prevFast) active(idx []int) []int32 {
-	pos, act := f.pos, f.act[:len(idx)]
-	j := f.prev
+func (f *prevFast) active(idx []int) []int32 { return f.activeIn(idx, f.prev, f.act) }
+
+// activeIn is active(idx) with prev the draw before idx[0], into buf.
+func (f *prevFast) activeIn(idx []int, prev int, buf []int32) []int32 {
+	pos, act := f.pos, buf[:len(idx)]
+	j := prev
 	bj := pos[j>>6] >> (j & 63) & 1
 	na := 0
 	for t, i := range idx {
@@ -317,10 +360,12 @@ const prefetchAhead = 4
 // finds the active draws (activeWeight), and pending is read from ptab at
 // the steps that need it — the flushes and the batch's end — so the steps
 // between two active ones cost nothing: the same additions in the same
-// order, so the same values. The flush after an update is done inside the
+// order, so the same values. act are idx's active draws (findActive, which
+// also did weight's additions); nidx and nact are the next batch and its
+// active draws, whose rows the last active steps of idx prefetch. The flush after an update is done inside the
 // update's pass over w when that step is in this batch (updateFlush); only
 // an update at the batch's last step leaves stale set for the next batch.
-func (f *prevFast) stepsDense(idx []int) {
+func (f *prevFast) stepsDense(idx []int, act []int32, nidx []int, nact []int32) {
 	x, d, eta, r, r2, loss := f.data.X, f.d, f.eta, f.r, f.r2, f.loss
 	w := f.w[:d]
 	a := f.avg
@@ -328,12 +373,6 @@ func (f *prevFast) stepsDense(idx []int) {
 	sum, prev := a.sum, a.prev
 	pos := f.pos
 	avx := haveAVX2
-	var act []int32
-	if paper {
-		act, a.weight = f.activeWeight(idx, a.weight)
-	} else {
-		act = f.active(idx)
-	}
 	// pending after step t's increment: ptab[t − tf] after a flush at
 	// step tf of this batch, else pendingAfter(p0, m0, t+1).
 	p0, m0, tf := a.pending, f.pm, -1
@@ -352,6 +391,12 @@ func (f *prevFast) stepsDense(idx []int) {
 			pi, pj = idx[tn], f.prev
 			if tn > 0 {
 				pj = idx[tn-1]
+			}
+		} else if an -= len(act); an < len(nact) {
+			tn := int(nact[an])
+			pi, pj = nidx[tn], idx[last]
+			if tn > 0 {
+				pj = nidx[tn-1]
 			}
 		}
 		i, j := idx[tA], f.prev
@@ -427,11 +472,12 @@ func (f *prevFast) pendingAfter(p0 float64, m0, k int) float64 {
 	return p0
 }
 
-// activeWeight is active(idx) that also adds η to weight once per draw, in
-// order (averager.before's weight += η), and returns the new weight.
-func (f *prevFast) activeWeight(idx []int, weight float64) ([]int32, float64) {
-	pos, act, eta := f.pos, f.act[:len(idx)], f.eta
-	j := f.prev
+// activeWeight is activeIn(idx, prev, buf) that also adds η to weight once
+// per draw, in order (averager.before's weight += η), and returns the new
+// weight.
+func (f *prevFast) activeWeight(idx []int, prev int, buf []int32, weight float64) ([]int32, float64) {
+	pos, act, eta := f.pos, buf[:len(idx)], f.eta
+	j := prev
 	bj := pos[j>>6] >> (j & 63) & 1
 	na := 0
 	for t, i := range idx {
