@@ -16,11 +16,13 @@ import (
 // the same label has zero gradient for every AUC loss here (hinge and square
 // are multiplied by I[y ≠ y'], the logistic loss's derivative carries the
 // factor y − y' = 0), so w is unchanged and only the averaging weights move.
-// The loops below draw drawBatch indices at a time, find the draws that pair
-// different labels from a bitmap of the labels (18 % of ijcnn1's draws),
-// and touch rows only for those, prefetching the rows of the next ones; the
-// loss and the projection are fixed per run: no interface call or type
-// switch per step.
+// The loops below draw drawBatch indices at a time (from a concrete PCG when
+// the rng's source is one: pcg.go), find the draws that pair different
+// labels from a bitmap of the labels (18 % of ijcnn1's draws), and touch
+// rows only for those, prefetching the rows of the next ones; the loss and
+// the projection are fixed per run: no interface call or type switch per
+// step. On dense data the steps in between cost nothing, and the active
+// steps run AVX2 kernels (sgdprev_amd64.s) when the CPU has them.
 //
 // They are bit-identical to runPairSGD with a PrevInstance for the same rng:
 // the same draws in the same order, and the same floating-point operations on
