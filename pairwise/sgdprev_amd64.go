@@ -18,3 +18,10 @@ func diffDotAVX(w, a, b, pa, pb []float64) float64
 //
 //go:noescape
 func updateFlushAVX(w, xi, xj, sum, prev []float64, a, pend, r, r2 float64)
+
+// prevStepAVX is one active step of the hinge or square loss (score,
+// step, update and projection; see sgdprev_amd64.s): it reports whether w
+// changed.
+//
+//go:noescape
+func prevStepAVX(p *prevStepArgs) bool

@@ -384,6 +384,16 @@ func (f *prevFast) stepsDense(idx []int, act []int32, nidx []int, nact []int32) 
 		tf, stale = 0, false
 	}
 	last := len(idx) - 1
+	// The hinge and square losses with AVX2 take each active step in one
+	// call (prevStepAVX); the logistic loss needs exp.
+	var sa prevStepArgs
+	fused := avx && loss != prevLogistic && d > 0
+	if fused {
+		sa = prevStepArgs{w: &w[0], n: d, plen: d, eta: eta, r: r, r2: r2, loss: int(loss)}
+		if paper {
+			sa.sum, sa.prev = &sum[0], &prev[0]
+		}
+	}
 	for ai, ta := range act {
 		tA := int(ta)
 		// the rows of the active step prefetchAhead ahead (if any)
@@ -405,6 +415,35 @@ func (f *prevFast) stepsDense(idx []int, act []int32, nidx []int, nact []int32) 
 		if tA > 0 {
 			j = idx[tA-1]
 		}
+		s := float64(int(pos[i>>6]>>(i&63)&1)*2 - 1) // (y_i − y_j)/2
+		if fused {
+			sa.xi, sa.xj, sa.pa, sa.pb, sa.s = &x[i*d], &x[j*d], &x[pi*d], &x[pj*d], s
+			// step tA+1's before() is fused with the update when the
+			// table gives its pending weight, else done after it
+			sa.flush = 0
+			late := false
+			if paper && tA < last {
+				if tf >= 0 {
+					sa.pend, sa.flush = f.ptab[tA+1-tf], 1
+				} else if m := m0 + tA + 2; m < len(f.ptab) {
+					sa.pend, sa.flush = f.ptab[m], 1
+				} else {
+					late = true
+				}
+			}
+			if !prevStepAVX(&sa) {
+				continue
+			}
+			if paper && tA < last {
+				if late {
+					f.flush(f.pendingAfter(p0, m0, tA+2))
+				}
+				tf = tA + 1
+			} else {
+				stale = true
+			}
+			continue
+		}
 		xi := x[i*d : i*d+d]
 		xj := x[j*d : j*d+d]
 		var h float64
@@ -415,7 +454,6 @@ func (f *prevFast) stepsDense(idx []int, act []int32, nidx []int, nact []int32) 
 			prefetch(x[pj*d : pj*d+d])
 			h = diffDot(w, xi, xj)
 		}
-		s := float64(int(pos[i>>6]>>(i&63)&1)*2 - 1) // (y_i − y_j)/2
 		var dv float64
 		switch loss {
 		case prevHinge:
@@ -490,6 +528,22 @@ func (f *prevFast) activeWeight(idx []int, prev int, buf []int32, weight float64
 		weight += eta
 	}
 	return act[:na], weight
+}
+
+// prevStepArgs are the operands of prevStepAVX (sgdprev_amd64.s), which
+// reads them at fixed offsets (TestPrevStepArgsLayout).
+type prevStepArgs struct {
+	w, xi, xj *float64 // 0, 8, 16: w and the pair's rows
+	pa, pb    *float64 // 24, 32: rows to prefetch
+	sum, prev *float64 // 40, 48: the averager's (flush = 1)
+	n         int      // 56: d
+	plen      int      // 64: the prefetched rows' length
+	s         float64  // 72: (y_i − y_j)/2
+	eta       float64  // 80
+	pend      float64  // 88: the flush's pending weight
+	r, r2     float64  // 96, 104
+	loss      int      // 112: 0 hinge, 1 square
+	flush     int      // 120: 1: updateFlush, 0: denseUpdate
 }
 
 // updateFlush is denseUpdate(w, xi, xj, a, r, r2) followed by the flush

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // TestPrevFastBitIdentical checks the specialized sgd-prev loops against the
@@ -189,7 +190,11 @@ func TestPrevFastNotTaken(t *testing.T) {
 // drawIndices must be rng.IntN, draw for draw, for any n (powers of two
 // take the mask branch; n near 2⁶³ makes rejections frequent).
 func TestDrawIndicesIsIntN(t *testing.T) {
-	for _, n := range []int{1, 2, 3, 7, 64, 1000, 49990, 1 << 20, 1<<62 + 12345, math.MaxInt64} {
+	for _, n64 := range []int64{1, 2, 3, 7, 64, 1000, 49990, 1 << 20, 1<<62 + 12345, math.MaxInt64} {
+		n := int(n64)
+		if int64(n) != n64 {
+			continue // beyond int on 32-bit systems
+		}
 		a := rand.New(rand.NewPCG(uint64(n), 5))
 		b := rand.New(rand.NewPCG(uint64(n), 5))
 		got := make([]int, 3000)
@@ -344,4 +349,98 @@ func sameBitsNaN(a, b []float64) bool {
 		}
 	}
 	return true
+}
+
+// prevStepAVX must be the Go loop's active step, bit for bit: diffDot,
+// the hinge or square step, and updateFlush (flush = 1) or denseUpdate
+// (flush = 0), over lengths 1…41, both label signs, margins on both sides
+// of 0, radii at the updated norm within a few ulps, no constraint, and
+// non-finite values.
+func TestPrevStepAVXMatchesGo(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no AVX2: the loops run the Go functions")
+	}
+	rng := rand.New(rand.NewPCG(23, 24))
+	vec := func(d int, sc float64) []float64 {
+		v := make([]float64, d)
+		for k := range v {
+			v[k] = sc * rng.NormFloat64()
+			switch rng.IntN(300) {
+			case 0:
+				v[k] = math.NaN()
+			case 1:
+				v[k] = math.Inf(1 - 2*rng.IntN(2))
+			case 2:
+				v[k] = math.Copysign(0, -1)
+			}
+		}
+		return v
+	}
+	clone := func(v []float64) []float64 { return append([]float64(nil), v...) }
+	stepped, skipped := 0, 0
+	for trial := 0; trial < 40000; trial++ {
+		d := 1 + trial%41
+		w, xi, xj := vec(d, []float64{0.01, 0.3, 3}[rng.IntN(3)]), vec(d, 1), vec(d, 1)
+		pa, pb, sum, prev := vec(d, 1), vec(d, 1), vec(d, 1), vec(d, 1)
+		s := float64(2*rng.IntN(2) - 1)
+		loss := prevLoss(rng.IntN(2)) // hinge, square
+		flush := rng.IntN(2)
+		eta, pend := rng.Float64(), rng.Float64()
+		r := math.Sqrt(dot(w, w)) * (0.5 + rng.Float64())
+		switch trial % 4 {
+		case 0:
+			r = math.Inf(1)
+		case 1:
+			for k := rng.IntN(9) - 4; k != 0; k -= sign(k) {
+				r = math.Nextafter(r, math.Inf(sign(k)))
+			}
+		}
+		w1, s1, p1 := clone(w), clone(sum), clone(prev)
+		sa := prevStepArgs{w: &w1[0], xi: &xi[0], xj: &xj[0], pa: &pa[0], pb: &pb[0], sum: &s1[0], prev: &p1[0],
+			n: d, plen: d, s: s, eta: eta, pend: pend, r: r, r2: r * r, loss: int(loss), flush: flush}
+		got := prevStepAVX(&sa)
+
+		w2, s2, p2 := clone(w), clone(sum), clone(prev)
+		h := diffDot(w2, xi, xj)
+		var dv float64
+		if loss == prevHinge {
+			if m := 1 - s*h; !(m <= 0) {
+				dv = -s
+			}
+		} else {
+			dv = -2 * s * (1 - s*h)
+		}
+		want := dv != 0
+		if want && flush == 1 {
+			updateFlush(w2, xi, xj, -eta*dv, r, r*r, s2, p2, pend)
+		} else if want {
+			denseUpdate(w2, xi, xj, -eta*dv, r, r*r)
+		}
+		if got != want || !sameBitsNaN(w1, w2) || !sameBitsNaN(s1, s2) || !sameBitsNaN(p1, p2) {
+			t.Fatalf("trial %d (d %d loss %d flush %d s %v r %v): stepped %v w %v sum %v prev %v; Go stepped %v w %v sum %v prev %v",
+				trial, d, loss, flush, s, r, got, w1, s1, p1, want, w2, s2, p2)
+		}
+		if want {
+			stepped++
+		} else {
+			skipped++
+		}
+	}
+	if stepped < 1000 || skipped < 1000 {
+		t.Fatalf("%d steps taken, %d not: both branches must be exercised", stepped, skipped)
+	}
+}
+
+// The assembly reads prevStepArgs at fixed offsets.
+func TestPrevStepArgsLayout(t *testing.T) {
+	var a prevStepArgs
+	got := []uintptr{unsafe.Offsetof(a.w), unsafe.Offsetof(a.xi), unsafe.Offsetof(a.xj), unsafe.Offsetof(a.pa),
+		unsafe.Offsetof(a.pb), unsafe.Offsetof(a.sum), unsafe.Offsetof(a.prev), unsafe.Offsetof(a.n),
+		unsafe.Offsetof(a.plen), unsafe.Offsetof(a.s), unsafe.Offsetof(a.eta), unsafe.Offsetof(a.pend),
+		unsafe.Offsetof(a.r), unsafe.Offsetof(a.r2), unsafe.Offsetof(a.loss), unsafe.Offsetof(a.flush)}
+	for k, off := range got {
+		if off != uintptr(8*k) {
+			t.Fatalf("field %d at offset %d, the assembly reads %d", k, off, 8*k)
+		}
+	}
 }

@@ -10,3 +10,5 @@ func diffDotAVX(w, a, b, pa, pb []float64) float64 { return diffDot(w, a, b) }
 func updateFlushAVX(w, xi, xj, sum, prev []float64, a, pend, r, r2 float64) {
 	updateFlush(w, xi, xj, a, r, r2, sum, prev, pend)
 }
+
+func prevStepAVX(p *prevStepArgs) bool { panic("pairwise: prevStepAVX without AVX2") }
