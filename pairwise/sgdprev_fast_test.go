@@ -433,6 +433,9 @@ func TestPrevStepAVXMatchesGo(t *testing.T) {
 
 // The assembly reads prevStepArgs at fixed offsets.
 func TestPrevStepArgsLayout(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no AVX2: prevStepAVX is not used")
+	}
 	var a prevStepArgs
 	got := []uintptr{unsafe.Offsetof(a.w), unsafe.Offsetof(a.xi), unsafe.Offsetof(a.xj), unsafe.Offsetof(a.pa),
 		unsafe.Offsetof(a.pb), unsafe.Offsetof(a.sum), unsafe.Offsetof(a.prev), unsafe.Offsetof(a.n),
