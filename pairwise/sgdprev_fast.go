@@ -364,9 +364,10 @@ const prefetchAhead = 4
 // between two active ones cost nothing: the same additions in the same
 // order, so the same values. act are idx's active draws (findActive, which
 // also did weight's additions); nidx and nact are the next batch and its
-// active draws, whose rows the last active steps of idx prefetch. The flush after an update is done inside the
-// update's pass over w when that step is in this batch (updateFlush); only
-// an update at the batch's last step leaves stale set for the next batch.
+// active draws, whose rows the last active steps of idx prefetch. The flush
+// after an update is done inside the update's pass over w when that step is
+// in this batch (updateFlush, prevStepAVX); only an update at the batch's
+// last step leaves stale set for the next batch.
 func (f *prevFast) stepsDense(idx []int, act []int32, nidx []int, nact []int32) {
 	x, d, eta, r, r2, loss := f.data.X, f.d, f.eta, f.r, f.r2, f.loss
 	w := f.w[:d]
