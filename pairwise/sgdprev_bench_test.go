@@ -119,3 +119,28 @@ func BenchmarkObjective(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDrawIndices measures the draws of the sgd-prev loop alone
+// (n = 49 990): "rand" through rand.Rand's Source interface, "pcg" from the
+// concrete PCG. ns/op is ns per draw.
+func BenchmarkDrawIndices(b *testing.B) {
+	const n = 49990
+	dst := make([]int, drawBatch)
+	b.Run("rand", func(b *testing.B) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		c0 := cpuNanos()
+		for k := 0; k < b.N; k += drawBatch {
+			drawIndices(rng, dst[:min(drawBatch, b.N-k)], n)
+		}
+		b.ReportMetric(float64(cpuNanos()-c0)/float64(b.N), "cpu-ns/op")
+	})
+	b.Run("pcg", func(b *testing.B) {
+		g := pcg{1, 2}
+		raw := make([]uint64, drawBatch)
+		c0 := cpuNanos()
+		for k := 0; k < b.N; k += drawBatch {
+			g.drawIndices(dst[:min(drawBatch, b.N-k)], raw, n)
+		}
+		b.ReportMetric(float64(cpuNanos()-c0)/float64(b.N), "cpu-ns/op")
+	})
+}

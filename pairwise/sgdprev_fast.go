@@ -16,11 +16,13 @@ import (
 // the same label has zero gradient for every AUC loss here (hinge and square
 // are multiplied by I[y ≠ y'], the logistic loss's derivative carries the
 // factor y − y' = 0), so w is unchanged and only the averaging weights move.
-// The loops below draw drawBatch indices at a time, find the draws that pair
-// different labels from a bitmap of the labels (18 % of ijcnn1's draws),
-// and touch rows only for those, prefetching the rows of the next ones; the
-// loss and the projection are fixed per run: no interface call or type
-// switch per step.
+// The loops below draw drawBatch indices at a time (from a concrete PCG when
+// the rng's source is one: pcg.go), find the draws that pair different
+// labels from a bitmap of the labels (18 % of ijcnn1's draws), and touch
+// rows only for those, prefetching the rows of the next ones; the loss and
+// the projection are fixed per run: no interface call or type switch per
+// step. On dense data the steps in between cost nothing, and the active
+// steps run AVX2 kernels (sgdprev_amd64.s) when the CPU has them.
 //
 // They are bit-identical to runPairSGD with a PrevInstance for the same rng:
 // the same draws in the same order, and the same floating-point operations on
@@ -59,8 +61,23 @@ type prevFast struct {
 	avg  *averager
 	prev int // i_{t−1}
 
-	draws []int   // the current batch of draws i_t
-	act   []int32 // positions of the active draws in it
+	// AvgPaper on dense data: ptab[m] is the pending weight m increments
+	// after a reset, η + η + … left to right (ptab[0] = 0), and pm counts
+	// the increments since the last reset, so avg.pending = ptab[pm] when
+	// pm < len(ptab).
+	ptab []float64
+	pm   int
+
+	draws []int    // the current batch of draws i_t
+	act   []int32  // positions of the active draws in it
+	raw   []uint64 // its 64-bit draws (pcg.drawIndices)
+
+	draws2 []int   // the next batch (dense)
+	act2   []int32 // its active draws
+
+	// src is the rng's *rand.PCG when it has one (pcgSource): the draws
+	// are then taken from a pcg copy of its state (pcg.go).
+	src *rand.PCG
 }
 
 // labelBits returns the bitmap of positive labels, or nil when a label is
@@ -139,6 +156,12 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 		sched = cfg.Schedule
 	}
 	f.eta = sched.Eta(cfg.Eta, 1, T)
+	if f.paper && f.data.X != nil {
+		f.ptab = make([]float64, 2*drawBatch+2)
+		for m := 1; m < len(f.ptab); m++ {
+			f.ptab[m] = f.ptab[m-1] + f.eta
+		}
+	}
 	f.w = make([]float64, f.d)
 	if cfg.Init != nil {
 		copy(f.w, cfg.Init)
@@ -153,6 +176,7 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 		// PrevInstance draws i_0 before the first step.
 		f.prev = rng.IntN(f.n)
 	}
+	f.src = pcgSource(rng)
 	for t := 1; t <= T; {
 		if t&4095 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -185,23 +209,75 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 const drawBatch = 256
 
 // steps runs k steps, drawBatch at a time: the indices are drawn first
-// (rng.IntN, in order: the same stream as runPairSGD's), then walked.
+// (rng.IntN, in order: the same stream as runPairSGD's), then walked. With
+// a PCG source the draws come from a copy of its state, written back before
+// steps returns: between calls the rng is where rng.IntN would have left it.
 func (f *prevFast) steps(rng *rand.Rand, k int) {
 	if f.draws == nil {
 		f.draws = make([]int, drawBatch)
 		f.act = make([]int32, drawBatch)
+		f.raw = make([]uint64, drawBatch)
+		f.draws2 = make([]int, drawBatch)
+		f.act2 = make([]int32, drawBatch)
 	}
-	for k > 0 {
+	var g pcg
+	src := f.src
+	if src != nil && !g.load(src) {
+		src = nil
+	}
+	draw := func(idx []int) {
+		if src != nil {
+			g.drawIndices(idx, f.raw, f.n)
+		} else {
+			drawIndices(rng, idx, f.n)
+		}
+	}
+	if f.data.X == nil {
+		for k > 0 {
+			m := min(k, drawBatch)
+			idx := f.draws[:m]
+			draw(idx)
+			f.stepsSparse(idx)
+			k -= m
+		}
+	} else if k > 0 {
+		// Dense: batch b+1 is drawn, and its active draws found, before
+		// batch b is walked, so that the walk prefetches rows across the
+		// batches' boundary. The draws, and weight's additions, stay in
+		// order; the last batch of this call has no successor (a
+		// checkpoint may follow it).
 		m := min(k, drawBatch)
 		idx := f.draws[:m]
-		drawIndices(rng, idx, f.n)
-		if f.data.X == nil {
-			f.stepsSparse(idx)
-		} else {
-			f.stepsDense(idx)
+		draw(idx)
+		act := f.findActive(idx, f.prev, f.act)
+		for k > 0 {
+			k -= m
+			mn := min(k, drawBatch)
+			nidx, nact := f.draws2[:mn], f.act2[:0]
+			if mn > 0 {
+				draw(nidx)
+				nact = f.findActive(nidx, idx[m-1], f.act2)
+			}
+			f.stepsDense(idx, act, nidx, nact)
+			f.draws, f.draws2 = f.draws2, f.draws
+			f.act, f.act2 = f.act2, f.act
+			idx, act, m = nidx, nact, mn
 		}
-		k -= m
 	}
+	if src != nil {
+		g.store(src)
+	}
+}
+
+// findActive is active(idx) into buf with prev the draw before idx[0]
+// (activeWeight with AvgPaper).
+func (f *prevFast) findActive(idx []int, prev int, buf []int32) []int32 {
+	if f.paper {
+		var act []int32
+		act, f.avg.weight = f.activeWeight(idx, prev, buf, f.avg.weight)
+		return act
+	}
+	return f.activeIn(idx, prev, buf)
 }
 
 // drawIndices sets dst[t] = rng.IntN(n) for t = 0, 1, …: math/rand/v2's
@@ -232,9 +308,12 @@ func drawIndices(rng *rand.Rand, dst []int, n int) {
 // with different labels (idx[t] against idx[t−1], idx[−1] = f.prev) and
 // returns them: the only steps that read rows. Branch-free (the labels are
 // random, so a branch would be mispredicted at every other change).
-func (f *prevFast) active(idx []int) []int32 {
-	pos, act := f.pos, f.act[:len(idx)]
-	j := f.prev
+func (f *prevFast) active(idx []int) []int32 { return f.activeIn(idx, f.prev, f.act) }
+
+// activeIn is active(idx) with prev the draw before idx[0], into buf.
+func (f *prevFast) activeIn(idx []int, prev int, buf []int32) []int32 {
+	pos, act := f.pos, buf[:len(idx)]
+	j := prev
 	bj := pos[j>>6] >> (j & 63) & 1
 	na := 0
 	for t, i := range idx {
@@ -276,45 +355,106 @@ func (f *prevFast) flush(pending float64) {
 const prefetchAhead = 4
 
 // stepsDense walks the draws idx on dense data.
-func (f *prevFast) stepsDense(idx []int) {
+//
+// With AvgPaper, averager.before at every step adds η to pending and to
+// weight and, at the step after an update, flushes (sum += pending·prev;
+// prev = w; pending = 0). Here weight's additions are done in the walk that
+// finds the active draws (activeWeight), and pending is read from ptab at
+// the steps that need it — the flushes and the batch's end — so the steps
+// between two active ones cost nothing: the same additions in the same
+// order, so the same values. act are idx's active draws (findActive, which
+// also did weight's additions); nidx and nact are the next batch and its
+// active draws, whose rows the last active steps of idx prefetch. The flush
+// after an update is done inside the update's pass over w when that step is
+// in this batch (updateFlush, prevStepAVX); only an update at the batch's
+// last step leaves stale set for the next batch.
+func (f *prevFast) stepsDense(idx []int, act []int32, nidx []int, nact []int32) {
 	x, d, eta, r, r2, loss := f.data.X, f.d, f.eta, f.r, f.r2, f.loss
 	w := f.w[:d]
 	a := f.avg
-	pending, weight, stale, paper := a.pending, a.weight, a.stale, f.paper
+	stale, paper := a.stale, f.paper
+	sum, prev := a.sum, a.prev
 	pos := f.pos
-	act := f.active(idx)
-	t := 0
+	avx := haveAVX2
+	// pending after step t's increment: ptab[t − tf] after a flush at
+	// step tf of this batch, else pendingAfter(p0, m0, t+1).
+	p0, m0, tf := a.pending, f.pm, -1
+	if paper && stale && len(idx) > 0 {
+		// step 0's before(): the previous batch ended with an update
+		f.flush(f.pendingAfter(p0, m0, 1))
+		tf, stale = 0, false
+	}
+	last := len(idx) - 1
+	// The hinge and square losses with AVX2 take each active step in one
+	// call (prevStepAVX); the logistic loss needs exp.
+	var sa prevStepArgs
+	fused := avx && loss != prevLogistic && d > 0
+	if fused {
+		sa = prevStepArgs{w: &w[0], n: d, plen: d, eta: eta, r: r, r2: r2, loss: int(loss)}
+		if paper {
+			sa.sum, sa.prev = &sum[0], &prev[0]
+		}
+	}
 	for ai, ta := range act {
 		tA := int(ta)
-		if paper {
-			for ; t <= tA; t++ {
-				pending += eta
-				weight += eta
-				if stale {
-					f.flush(pending)
-					pending = 0
-					stale = false
-				}
-			}
-		}
-		t = tA + 1
+		// the rows of the active step prefetchAhead ahead (if any)
+		pi, pj := 0, 0
 		if an := ai + prefetchAhead; an < len(act) {
 			tn := int(act[an])
-			i := idx[tn]
-			prefetch(x[i*d : i*d+d])
+			pi, pj = idx[tn], f.prev
 			if tn > 0 {
-				i = idx[tn-1]
-				prefetch(x[i*d : i*d+d])
+				pj = idx[tn-1]
+			}
+		} else if an -= len(act); an < len(nact) {
+			tn := int(nact[an])
+			pi, pj = nidx[tn], idx[last]
+			if tn > 0 {
+				pj = nidx[tn-1]
 			}
 		}
 		i, j := idx[tA], f.prev
 		if tA > 0 {
 			j = idx[tA-1]
 		}
+		s := float64(int(pos[i>>6]>>(i&63)&1)*2 - 1) // (y_i − y_j)/2
+		if fused {
+			sa.xi, sa.xj, sa.pa, sa.pb, sa.s = &x[i*d], &x[j*d], &x[pi*d], &x[pj*d], s
+			// step tA+1's before() is fused with the update when the
+			// table gives its pending weight, else done after it
+			sa.flush = 0
+			late := false
+			if paper && tA < last {
+				if tf >= 0 {
+					sa.pend, sa.flush = f.ptab[tA+1-tf], 1
+				} else if m := m0 + tA + 2; m < len(f.ptab) {
+					sa.pend, sa.flush = f.ptab[m], 1
+				} else {
+					late = true
+				}
+			}
+			if !prevStepAVX(&sa) {
+				continue
+			}
+			if paper && tA < last {
+				if late {
+					f.flush(f.pendingAfter(p0, m0, tA+2))
+				}
+				tf = tA + 1
+			} else {
+				stale = true
+			}
+			continue
+		}
 		xi := x[i*d : i*d+d]
 		xj := x[j*d : j*d+d]
-		h := diffDot(w, xi, xj)
-		s := float64(int(pos[i>>6]>>(i&63)&1)*2 - 1) // (y_i − y_j)/2
+		var h float64
+		if avx {
+			h = diffDotAVX(w, xi, xj, x[pi*d:pi*d+d], x[pj*d:pj*d+d])
+		} else {
+			prefetch(x[pi*d : pi*d+d])
+			prefetch(x[pj*d : pj*d+d])
+			h = diffDot(w, xi, xj)
+		}
 		var dv float64
 		switch loss {
 		case prevHinge:
@@ -327,24 +467,132 @@ func (f *prevFast) stepsDense(idx []int) {
 			c := 2 * s // y_i − y_j
 			dv = -c * sigmoidNeg(c*h)
 		}
-		if dv != 0 {
+		if dv == 0 {
+			continue
+		}
+		if paper && tA < last {
+			// step tA+1's before(), fused with this update
+			var pend float64
+			if tf >= 0 {
+				pend = f.ptab[tA+1-tf]
+			} else {
+				pend = f.pendingAfter(p0, m0, tA+2)
+			}
+			if avx {
+				updateFlushAVX(w, xi, xj, sum, prev, -eta*dv, pend, r, r2)
+			} else {
+				updateFlush(w, xi, xj, -eta*dv, r, r2, sum, prev, pend)
+			}
+			tf = tA + 1
+		} else {
 			denseUpdate(w, xi, xj, -eta*dv, r, r2)
 			stale = true
 		}
 	}
 	if paper {
-		for ; t < len(idx); t++ {
-			pending += eta
-			weight += eta
-			if stale {
-				f.flush(pending)
-				pending = 0
-				stale = false
-			}
+		if tf >= 0 {
+			a.pending, f.pm = f.ptab[last-tf], last-tf
+		} else {
+			a.pending, f.pm = f.pendingAfter(p0, m0, len(idx)), m0+len(idx)
 		}
 	}
-	f.prev = idx[len(idx)-1]
-	a.pending, a.weight, a.stale = pending, weight, stale
+	f.prev = idx[last]
+	a.stale = stale
+}
+
+// pendingAfter returns the pending weight k increments after it was p0,
+// m0 increments after a reset: ptab[m0+k] when the table reaches it (then
+// p0 = ptab[m0]), else p0 + η + … + η left to right.
+func (f *prevFast) pendingAfter(p0 float64, m0, k int) float64 {
+	if m := m0 + k; m < len(f.ptab) {
+		return f.ptab[m]
+	}
+	for ; k > 0; k-- {
+		p0 += f.eta
+	}
+	return p0
+}
+
+// activeWeight is activeIn(idx, prev, buf) that also adds η to weight once
+// per draw, in order (averager.before's weight += η), and returns the new
+// weight.
+func (f *prevFast) activeWeight(idx []int, prev int, buf []int32, weight float64) ([]int32, float64) {
+	pos, act, eta := f.pos, buf[:len(idx)], f.eta
+	j := prev
+	bj := pos[j>>6] >> (j & 63) & 1
+	na := 0
+	for t, i := range idx {
+		bi := pos[i>>6] >> (i & 63) & 1
+		act[na] = int32(t)
+		na += int(bi ^ bj)
+		bj = bi
+		weight += eta
+	}
+	return act[:na], weight
+}
+
+// prevStepArgs are the operands of prevStepAVX (sgdprev_amd64.s), which
+// reads them at fixed offsets (TestPrevStepArgsLayout).
+type prevStepArgs struct {
+	w, xi, xj *float64 // 0, 8, 16: w and the pair's rows
+	pa, pb    *float64 // 24, 32: rows to prefetch
+	sum, prev *float64 // 40, 48: the averager's (flush = 1)
+	n         int      // 56: d
+	plen      int      // 64: the prefetched rows' length
+	s         float64  // 72: (y_i − y_j)/2
+	eta       float64  // 80
+	pend      float64  // 88: the flush's pending weight
+	r, r2     float64  // 96, 104
+	loss      int      // 112: 0 hinge, 1 square
+	flush     int      // 120: 1: updateFlush, 0: denseUpdate
+}
+
+// updateFlush is denseUpdate(w, xi, xj, a, r, r2) followed by the flush
+// of the averager at the next step, sum += pend·prev and prev = w, in one
+// pass (the same operations on each element, so the same results). It sums
+// ‖w‖² left to right in the same pass — stepProject's sum exactly, so no
+// second pass decides the projection.
+func updateFlush(w, xi, xj []float64, a, r, r2 float64, sum, prev []float64, pend float64) {
+	n := len(xi)
+	w, xj, sum, prev = w[:n], xj[:n], sum[:n], prev[:n]
+	var n2 float64
+	k := 0
+	for ; k+4 <= n; k += 4 {
+		w4 := (*[4]float64)(w[k:])
+		xi4 := (*[4]float64)(xi[k:])
+		xj4 := (*[4]float64)(xj[k:])
+		sum4 := (*[4]float64)(sum[k:])
+		prev4 := (*[4]float64)(prev[k:])
+		v0 := w4[0] + a*(xi4[0]-xj4[0])
+		v1 := w4[1] + a*(xi4[1]-xj4[1])
+		v2 := w4[2] + a*(xi4[2]-xj4[2])
+		v3 := w4[3] + a*(xi4[3]-xj4[3])
+		sum4[0] += pend * prev4[0]
+		sum4[1] += pend * prev4[1]
+		sum4[2] += pend * prev4[2]
+		sum4[3] += pend * prev4[3]
+		w4[0], w4[1], w4[2], w4[3] = v0, v1, v2, v3
+		prev4[0], prev4[1], prev4[2], prev4[3] = v0, v1, v2, v3
+		n2 += v0 * v0
+		n2 += v1 * v1
+		n2 += v2 * v2
+		n2 += v3 * v3
+	}
+	for ; k < n; k++ {
+		v := w[k] + a*(xi[k]-xj[k])
+		w[k] = v
+		sum[k] += pend * prev[k]
+		prev[k] = v
+		n2 += v * v
+	}
+	if n2 > r2 { // never for r2 = +Inf (no constraint)
+		c := r / math.Sqrt(n2)
+		for k, v := range w {
+			v *= c
+			w[k] = v
+			prev[k] = v
+		}
+	}
 }
 
 // denseUpdate does w ← Π(w + a·(x_i − x_j)) for the ℓ2 ball of radius r

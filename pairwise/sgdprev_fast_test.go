@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // TestPrevFastBitIdentical checks the specialized sgd-prev loops against the
@@ -15,10 +16,21 @@ import (
 // the fast path takes, checkpoints, an initial point, and dense and sparse
 // data with balanced and rare positives.
 func TestPrevFastBitIdentical(t *testing.T) {
+	testPrevFastBitIdentical(t)
+	if haveAVX2 {
+		// and the Go kernels the loops run without AVX2
+		haveAVX2 = false
+		defer func() { haveAVX2 = true }()
+		testPrevFastBitIdentical(t)
+	}
+}
+
+func testPrevFastBitIdentical(t *testing.T) {
 	datasets := map[string]*Dataset{
 		"dense":       toyAUC(300, 7, 1, 1),
 		"dense-d3":    toyAUC(200, 3, 1, 8),
 		"dense-rare":  rarePositives(toyAUC(500, 22, 0.8, 2), 0.1, 3),
+		"dense-2pos":  rarePositives(toyAUC(700, 5, 1, 9), 0.003, 10), // gaps of hundreds of steps between updates
 		"sparse":      toSparse(toyAUC(300, 9, 1, 4)),
 		"sparse-rare": toSparse(rarePositives(toyAUC(400, 12, 1, 5), 0.1, 6)),
 	}
@@ -53,7 +65,7 @@ func TestPrevFastBitIdentical(t *testing.T) {
 			}
 		}
 	}
-	if cases != 5*3*3*3*4 {
+	if cases != 6*3*3*3*4 {
 		t.Fatalf("ran %d cases", cases)
 	}
 }
@@ -66,23 +78,39 @@ func compareFastGeneral(t *testing.T, name string, obj Objective, cfg RunConfig,
 	T := cfg.steps(n, 10)
 	cfg.Checkpoints = []int{1, 17, 4095, 4096, T / 2, T}
 	var cpGen, cpFast [][]float64
-	record := func(dst *[][]float64) func(int, []float64) {
-		return func(_ int, w []float64) { *dst = append(*dst, append([]float64(nil), w...)) }
+	// At each checkpoint the callback records the output and a draw from
+	// the run's rng: the rng must be where the general loop left it, and
+	// the run must continue from the draw taken.
+	record := func(dst *[][]float64, rng *rand.Rand) func(int, []float64) {
+		return func(_ int, w []float64) {
+			*dst = append(*dst, append(append([]float64(nil), w...), float64(rng.IntN(1<<20))))
+		}
 	}
 	f := newPrevFast(obj, &cfg, ScaledConstant)
 	if f == nil {
 		t.Fatalf("%s: fast path not taken", name)
 	}
-	rngF := rand.New(rand.NewPCG(seed, 99))
+	// Seed 4 draws from a ChaCha8 source (the loop's interface path), the
+	// others from a PCG (the concrete pcg path).
+	src := func() rand.Source {
+		if seed == 4 {
+			return rand.NewChaCha8([32]byte{byte(seed), 99})
+		}
+		return rand.NewPCG(seed, 99)
+	}
+	rngF := rand.New(src())
+	if (pcgSource(rngF) != nil) != (seed != 4) {
+		t.Fatalf("%s: pcgSource(%T) wrong", name, src())
+	}
 	cfgF := cfg
-	cfgF.OnCheckpoint = record(&cpFast)
+	cfgF.OnCheckpoint = record(&cpFast, rngF)
 	fast, err := f.run(context.Background(), cfgF, rngF, T, ScaledConstant)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rngG := rand.New(rand.NewPCG(seed, 99))
+	rngG := rand.New(src())
 	cfgG := cfg
-	cfgG.OnCheckpoint = record(&cpGen)
+	cfgG.OnCheckpoint = record(&cpGen, rngG)
 	gen, err := runPairSGD(context.Background(), obj, cfgG, rngG, &PrevInstance{N: n}, T, ScaledConstant)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +190,11 @@ func TestPrevFastNotTaken(t *testing.T) {
 // drawIndices must be rng.IntN, draw for draw, for any n (powers of two
 // take the mask branch; n near 2⁶³ makes rejections frequent).
 func TestDrawIndicesIsIntN(t *testing.T) {
-	for _, n := range []int{1, 2, 3, 7, 64, 1000, 49990, 1 << 20, 1<<62 + 12345, math.MaxInt64} {
+	for _, n64 := range []int64{1, 2, 3, 7, 64, 1000, 49990, 1 << 20, 1<<62 + 12345, math.MaxInt64} {
+		n := int(n64)
+		if int64(n) != n64 {
+			continue // beyond int on 32-bit systems
+		}
 		a := rand.New(rand.NewPCG(uint64(n), 5))
 		b := rand.New(rand.NewPCG(uint64(n), 5))
 		got := make([]int, 3000)
@@ -239,4 +271,179 @@ func sign(s int) int {
 		return -1
 	}
 	return 1
+}
+
+// The assembly kernels must compute their Go counterparts' values bit for
+// bit: over lengths 0…41 (every tail of the 4- and 2-wide loops), random
+// data, radii at the updated norm within a few ulps (both projection
+// decisions), no constraint, and non-finite values.
+func TestPrevKernelsMatchGo(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no AVX2: the loops run the Go functions")
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	vec := func(d int) []float64 {
+		v := make([]float64, d)
+		for k := range v {
+			v[k] = rng.NormFloat64()
+			switch rng.IntN(200) {
+			case 0:
+				v[k] = math.NaN()
+			case 1:
+				v[k] = math.Inf(1 - 2*rng.IntN(2))
+			case 2:
+				v[k] = math.Copysign(0, -1)
+			}
+		}
+		return v
+	}
+	projected := 0
+	for trial := 0; trial < 30000; trial++ {
+		d := trial % 42
+		w, xi, xj, sum, prev := vec(d), vec(d), vec(d), vec(d), vec(d)
+		if g, want := diffDotAVX(w, xi, xj, sum, prev), diffDot(w, xi, xj); math.Float64bits(g) != math.Float64bits(want) && !(math.IsNaN(g) && math.IsNaN(want)) {
+			t.Fatalf("trial %d d %d: diffDotAVX %v, diffDot %v", trial, d, g, want)
+		}
+		a, pend := 0.1*rng.NormFloat64(), rng.Float64()
+		var n2 float64
+		for k := range w {
+			v := w[k] + a*(xi[k]-xj[k])
+			n2 += v * v
+		}
+		r := math.Sqrt(n2)
+		switch trial % 4 {
+		case 0:
+			for s := rng.IntN(9) - 4; s != 0; s -= sign(s) {
+				r = math.Nextafter(r, math.Inf(sign(s)))
+			}
+		case 1:
+			r = math.Inf(1)
+		default:
+			r *= 0.5 + rng.Float64()
+		}
+		w1, s1, p1 := append([]float64(nil), w...), append([]float64(nil), sum...), append([]float64(nil), prev...)
+		w2, s2, p2 := append([]float64(nil), w...), append([]float64(nil), sum...), append([]float64(nil), prev...)
+		updateFlushAVX(w1, xi, xj, s1, p1, a, pend, r, r*r)
+		updateFlush(w2, xi, xj, a, r, r*r, s2, p2, pend)
+		if !sameBitsNaN(w1, w2) || !sameBitsNaN(s1, s2) || !sameBitsNaN(p1, p2) {
+			t.Fatalf("trial %d d %d r %v: updateFlushAVX w %v sum %v prev %v; updateFlush w %v sum %v prev %v", trial, d, r, w1, s1, p1, w2, s2, p2)
+		}
+		if n2 > r*r {
+			projected++
+		}
+	}
+	if projected < 1000 {
+		t.Fatalf("only %d trials projected", projected)
+	}
+}
+
+// sameBitsNaN is sameBits with any two NaNs equal (Go and the hardware may
+// propagate different NaN payloads; every NaN is the same model failure).
+func sameBitsNaN(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if math.Float64bits(a[k]) != math.Float64bits(b[k]) && !(math.IsNaN(a[k]) && math.IsNaN(b[k])) {
+			return false
+		}
+	}
+	return true
+}
+
+// prevStepAVX must be the Go loop's active step, bit for bit: diffDot,
+// the hinge or square step, and updateFlush (flush = 1) or denseUpdate
+// (flush = 0), over lengths 1…41, both label signs, margins on both sides
+// of 0, radii at the updated norm within a few ulps, no constraint, and
+// non-finite values.
+func TestPrevStepAVXMatchesGo(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no AVX2: the loops run the Go functions")
+	}
+	rng := rand.New(rand.NewPCG(23, 24))
+	vec := func(d int, sc float64) []float64 {
+		v := make([]float64, d)
+		for k := range v {
+			v[k] = sc * rng.NormFloat64()
+			switch rng.IntN(300) {
+			case 0:
+				v[k] = math.NaN()
+			case 1:
+				v[k] = math.Inf(1 - 2*rng.IntN(2))
+			case 2:
+				v[k] = math.Copysign(0, -1)
+			}
+		}
+		return v
+	}
+	clone := func(v []float64) []float64 { return append([]float64(nil), v...) }
+	stepped, skipped := 0, 0
+	for trial := 0; trial < 40000; trial++ {
+		d := 1 + trial%41
+		w, xi, xj := vec(d, []float64{0.01, 0.3, 3}[rng.IntN(3)]), vec(d, 1), vec(d, 1)
+		pa, pb, sum, prev := vec(d, 1), vec(d, 1), vec(d, 1), vec(d, 1)
+		s := float64(2*rng.IntN(2) - 1)
+		loss := prevLoss(rng.IntN(2)) // hinge, square
+		flush := rng.IntN(2)
+		eta, pend := rng.Float64(), rng.Float64()
+		r := math.Sqrt(dot(w, w)) * (0.5 + rng.Float64())
+		switch trial % 4 {
+		case 0:
+			r = math.Inf(1)
+		case 1:
+			for k := rng.IntN(9) - 4; k != 0; k -= sign(k) {
+				r = math.Nextafter(r, math.Inf(sign(k)))
+			}
+		}
+		w1, s1, p1 := clone(w), clone(sum), clone(prev)
+		sa := prevStepArgs{w: &w1[0], xi: &xi[0], xj: &xj[0], pa: &pa[0], pb: &pb[0], sum: &s1[0], prev: &p1[0],
+			n: d, plen: d, s: s, eta: eta, pend: pend, r: r, r2: r * r, loss: int(loss), flush: flush}
+		got := prevStepAVX(&sa)
+
+		w2, s2, p2 := clone(w), clone(sum), clone(prev)
+		h := diffDot(w2, xi, xj)
+		var dv float64
+		if loss == prevHinge {
+			if m := 1 - s*h; !(m <= 0) {
+				dv = -s
+			}
+		} else {
+			dv = -2 * s * (1 - s*h)
+		}
+		want := dv != 0
+		if want && flush == 1 {
+			updateFlush(w2, xi, xj, -eta*dv, r, r*r, s2, p2, pend)
+		} else if want {
+			denseUpdate(w2, xi, xj, -eta*dv, r, r*r)
+		}
+		if got != want || !sameBitsNaN(w1, w2) || !sameBitsNaN(s1, s2) || !sameBitsNaN(p1, p2) {
+			t.Fatalf("trial %d (d %d loss %d flush %d s %v r %v): stepped %v w %v sum %v prev %v; Go stepped %v w %v sum %v prev %v",
+				trial, d, loss, flush, s, r, got, w1, s1, p1, want, w2, s2, p2)
+		}
+		if want {
+			stepped++
+		} else {
+			skipped++
+		}
+	}
+	if stepped < 1000 || skipped < 1000 {
+		t.Fatalf("%d steps taken, %d not: both branches must be exercised", stepped, skipped)
+	}
+}
+
+// The assembly reads prevStepArgs at fixed offsets.
+func TestPrevStepArgsLayout(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no AVX2: prevStepAVX is not used")
+	}
+	var a prevStepArgs
+	got := []uintptr{unsafe.Offsetof(a.w), unsafe.Offsetof(a.xi), unsafe.Offsetof(a.xj), unsafe.Offsetof(a.pa),
+		unsafe.Offsetof(a.pb), unsafe.Offsetof(a.sum), unsafe.Offsetof(a.prev), unsafe.Offsetof(a.n),
+		unsafe.Offsetof(a.plen), unsafe.Offsetof(a.s), unsafe.Offsetof(a.eta), unsafe.Offsetof(a.pend),
+		unsafe.Offsetof(a.r), unsafe.Offsetof(a.r2), unsafe.Offsetof(a.loss), unsafe.Offsetof(a.flush)}
+	for k, off := range got {
+		if off != uintptr(8*k) {
+			t.Fatalf("field %d at offset %d, the assembly reads %d", k, off, 8*k)
+		}
+	}
 }
