@@ -13,7 +13,9 @@ import (
 type BenchCase struct {
 	Name               string  `json:"name"`
 	Algorithm          string  `json:"algorithm"`
+	N                  int     `json:"n"`
 	D                  int     `json:"d"`
+	PositiveShare      float64 `json:"positive_share"`
 	Sparse             bool    `json:"sparse"`
 	NNZPerRecord       float64 `json:"nnz_per_record"`
 	Steps              int     `json:"steps"`
@@ -23,15 +25,16 @@ type BenchCase struct {
 	BytesPerStep       float64 `json:"bytes_per_step"`
 }
 
-// SyntheticAUC returns a seeded dataset of n records in d dimensions whose
-// positives are shifted along feature 0, with every record clipped to
-// ‖x‖ ≤ 1. With nnz > 0 each record has nnz nonzeros (CSR).
-func SyntheticAUC(n, d, nnz int, seed uint64) *pairwise.Dataset {
+// SyntheticAUC returns a seeded dataset of n records in d dimensions, a
+// share pos of them positive, whose positives are shifted along feature 0,
+// with every record clipped to ‖x‖ ≤ 1. With nnz > 0 each record has nnz
+// nonzeros (CSR).
+func SyntheticAUC(n, d, nnz int, pos float64, seed uint64) *pairwise.Dataset {
 	rng := rand.New(rand.NewPCG(seed, 42))
 	y := make([]float64, n)
 	for i := range y {
 		y[i] = -1
-		if rng.Float64() < 0.3 {
+		if rng.Float64() < pos {
 			y[i] = 1
 		}
 	}
@@ -102,28 +105,33 @@ func StepBenchmark(algo string, ds *pairwise.Dataset) func(b *testing.B) {
 }
 
 // BenchCases are the cases of `pairfed bench` and of the pairwise step
-// benchmarks: sgd-prev on dense d = 22 (ijcnn1's dimension), dense d = 256,
-// and sparse d = 123 with 14 nonzeros per record (a9a's shape).
+// benchmarks, the shapes of BenchmarkPrevStep in package pairwise:
+// sgd-prev on ijcnn1's shape (n = 49 990, dense d = 22, 9.7 % positive),
+// dense d = 256 (n = 4096, 30 %), and a9a's shape (n = 32 561, d = 123, 14
+// nonzeros per record, 24 %). The share of positives matters: only draws
+// that pair a positive with a negative do work (2p(1 − p) of them).
 func BenchCases() []struct {
 	Name string
-	D    int
+	N, D int
 	NNZ  int
+	Pos  float64
 } {
 	return []struct {
 		Name string
-		D    int
+		N, D int
 		NNZ  int
-	}{{"sgd-prev/dense-d22", 22, 0}, {"sgd-prev/dense-d256", 256, 0}, {"sgd-prev/sparse-d123-nnz14", 123, 14}}
+		Pos  float64
+	}{{"sgd-prev/ijcnn1-shape-d22", 49990, 22, 0, 0.097}, {"sgd-prev/dense-d256", 4096, 256, 0, 0.3}, {"sgd-prev/a9a-shape-d123-nnz14", 32561, 123, 14, 0.24}}
 }
 
 // Bench runs the step benchmarks with testing.Benchmark.
 func Bench() []BenchCase {
 	var out []BenchCase
 	for _, c := range BenchCases() {
-		ds := SyntheticAUC(4096, c.D, c.NNZ, 7)
+		ds := SyntheticAUC(c.N, c.D, c.NNZ, c.Pos, 7)
 		r := testing.Benchmark(StepBenchmark("sgd-prev", ds))
 		ns := float64(r.T.Nanoseconds()) / float64(r.N)
-		bc := BenchCase{Name: c.Name, Algorithm: "sgd-prev", D: c.D, Sparse: c.NNZ > 0, Steps: r.N, NsPerStep: ns,
+		bc := BenchCase{Name: c.Name, Algorithm: "sgd-prev", N: c.N, D: c.D, PositiveShare: c.Pos, Sparse: c.NNZ > 0, Steps: r.N, NsPerStep: ns,
 			PairStepsPerSecond: 1e9 / ns, AllocsPerStep: float64(r.MemAllocs) / float64(r.N), BytesPerStep: float64(r.MemBytes) / float64(r.N)}
 		if c.NNZ > 0 {
 			bc.NNZPerRecord = float64(c.NNZ)

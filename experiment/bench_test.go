@@ -6,7 +6,7 @@ import "testing"
 // b.N-step run per measurement, so ns/op and allocs/op are per pair step.
 func BenchmarkStep(b *testing.B) {
 	for _, c := range BenchCases() {
-		ds := SyntheticAUC(4096, c.D, c.NNZ, 7)
+		ds := SyntheticAUC(c.N, c.D, c.NNZ, c.Pos, 7)
 		b.Run(c.Name, StepBenchmark("sgd-prev", ds))
 	}
 }
