@@ -111,7 +111,13 @@ func (p *PaperSpec) defaults() {
 	}
 }
 
-type paperFold struct{ train, test *pairwise.Dataset }
+// paperFold is one fold as a fit reads it: the training records gathered
+// into contiguous storage (the sgd-prev loop indexes rows by position), the
+// test records a view of the one stored dataset (no copy).
+type paperFold struct {
+	train *pairwise.Dataset
+	test  pairwise.View
+}
 
 // paperSplit is one fold's record indices.
 type paperSplit struct{ train, test []int }
@@ -136,9 +142,10 @@ func paperSplits(n, splits, repeats, nTr int, rng *rand.Rand) ([]paperSplit, err
 	return out, nil
 }
 
-// fold copies a split's records.
-func (sp paperSplit) fold(ds *pairwise.Dataset) paperFold {
-	return paperFold{ds.Subset(sp.train), ds.Subset(sp.test)}
+// fold gathers the split's training records into buf (its storage reused;
+// nil: new) and views its test records in ds.
+func (sp paperSplit) fold(ds, buf *pairwise.Dataset) paperFold {
+	return paperFold{ds.View(sp.train).GatherTo(buf), ds.View(sp.test)}
 }
 
 // paperRun trains one fold and returns the AUC at every checkpoint and the
@@ -153,14 +160,15 @@ func paperRun(ctx context.Context, algo *pairwise.Algorithm, loss pairwise.Loss,
 	nTr := f.train.N
 	cps := PaperCheckpoints(passes * (nTr - 1))
 	aucs := make([]float64, len(cps))
-	scores := make([]float64, f.test.N)
+	scores := make([]float64, f.test.Len())
+	y := f.test.Labels()
 	k := 0
 	cfg := pairwise.RunConfig{
 		Eta: eta, Steps: passes * nTr, Schedule: pairwise.ScaledConstant, Averaging: pairwise.AvgWindow,
 		Checkpoints: cps,
 		OnCheckpoint: func(t int, w []float64) {
 			t0 := time.Now()
-			aucs[k] = pairwise.AUC(pairwise.ScoresTo(scores, w, f.test), f.test.Y)
+			aucs[k] = pairwise.AUC(pairwise.ScoresViewTo(scores, w, f.test), y)
 			k++
 			evalTime += time.Since(t0)
 		},
@@ -211,68 +219,83 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 	if err != nil {
 		return nil, err
 	}
-	cvFolds := make([]paperFold, len(cvSplits)) // every cell reads every one
-	for k, sp := range cvSplits {
-		cvFolds[k] = sp.fold(ds)
-	}
 	type cell struct {
 		eta, beta, auc float64
-		err            error
+		best           []float64 // per fold: the maximum AUC over checkpoints
+		errs           []error
 	}
 	cells := make([]cell, 0, len(ps.Grid)*len(ps.Grid))
 	for _, e := range ps.Grid {
 		for _, b := range ps.Grid {
-			cells = append(cells, cell{eta: e, beta: b})
+			cells = append(cells, cell{eta: e, beta: b, best: make([]float64, len(cvSplits)), errs: make([]error, len(cvSplits))})
 		}
 	}
+	// Fits are queued fold by fold: a worker gathers a fold's training
+	// records into its own buffer when its next fit is on another fold
+	// (about one gather per fold and worker), and the test folds are views.
+	// Seeds are fixed per (cell, fold) and each cell's mean is summed in
+	// fold order below, so the result does not depend on the schedule.
+	type job struct{ c, fi int }
 	var wg sync.WaitGroup
-	next := make(chan int)
+	next := make(chan job)
 	for w := 0; w < ps.Workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for c := range next {
-				var sum float64
-				for fi, f := range cvFolds {
-					if err := ctx.Err(); err != nil {
-						cells[c].err = err
-						break
-					}
-					aucs, _, err := paperRun(ctx, algo, loss, f, ps.Passes, cells[c].eta, cells[c].beta, ps.Seed+uint64(1000*c+fi), &grads)
-					if err != nil {
-						cells[c].err = err
-						break
-					}
-					best := math.Inf(-1)
-					for _, a := range aucs {
-						if a > best { // NaN (diverged) never wins, as np.max would poison
-							best = a
-						}
-					}
-					sum += best
+			var buf *pairwise.Dataset
+			var f paperFold
+			cur := -1
+			for j := range next {
+				c := &cells[j.c]
+				if err := ctx.Err(); err != nil {
+					c.errs[j.fi] = err
+					continue
 				}
-				cells[c].auc = sum / float64(len(cvFolds))
+				if j.fi != cur {
+					f, cur = cvSplits[j.fi].fold(ds, buf), j.fi
+					buf = f.train
+				}
+				aucs, _, err := paperRun(ctx, algo, loss, f, ps.Passes, c.eta, c.beta, ps.Seed+uint64(1000*j.c+j.fi), &grads)
+				if err != nil {
+					c.errs[j.fi] = err
+					continue
+				}
+				best := math.Inf(-1)
+				for _, a := range aucs {
+					if a > best { // NaN (diverged) never wins, as np.max would poison
+						best = a
+					}
+				}
+				c.best[j.fi] = best
 			}
 		}()
 	}
-	for c := range cells {
-		next <- c
+	for fi := range cvSplits {
+		for c := range cells {
+			next <- job{c, fi}
+		}
 	}
 	close(next)
 	wg.Wait()
+	for c := range cells {
+		var sum float64
+		for fi := range cvSplits {
+			if err := cells[c].errs[fi]; err != nil {
+				return nil, err
+			}
+			sum += cells[c].best[fi]
+		}
+		cells[c].auc = sum / float64(len(cvSplits))
+	}
 	bestCell := cells[0]
 	bestCell.auc = math.Inf(-1)
 	for _, c := range cells {
-		if c.err != nil {
-			return nil, c.err
-		}
 		if c.auc > bestCell.auc {
 			bestCell = c
 		}
 	}
 
 	// Test: RepeatedKFold(5, 5) with the chosen (η, β).
-	cvFolds = nil
 	testSplits, err := paperSplits(ds.N, ps.Splits, ps.TestRepeats, nTr, rng)
 	if err != nil {
 		return nil, err
@@ -280,13 +303,15 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 	var curves [][]float64
 	var trainSeconds float64
 	var nTrain, nTest int // of the first test fold
+	var buf *pairwise.Dataset
 	for fi, sp := range testSplits {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("experiment: interrupted: %w", err)
 		}
-		f := sp.fold(ds) // one fold's copy at a time
+		f := sp.fold(ds, buf) // the training records gathered into one reused buffer
+		buf = f.train
 		if fi == 0 {
-			nTrain, nTest = f.train.N, f.test.N
+			nTrain, nTest = f.train.N, f.test.Len()
 		}
 		aucs, secs, err := paperRun(ctx, algo, loss, f, ps.Passes, bestCell.eta, bestCell.beta, ps.Seed+uint64(1_000_000+fi), &grads)
 		if err != nil {

@@ -85,6 +85,15 @@ func (v View) Sub(idx []int) View {
 	return View{Data: v.Data, Rows: rows}
 }
 
+// Dataset returns the view's records as a dataset: v.Data itself for a view
+// of all records (shared: do not modify it), otherwise Gather().
+func (v View) Dataset() *Dataset {
+	if v.Rows == nil {
+		return v.Data
+	}
+	return v.Gather()
+}
+
 // Gather returns a new contiguous dataset holding the view's records in
 // order, in v.Data's representation (the copy training reads).
 func (v View) Gather() *Dataset { return v.GatherTo(nil) }
