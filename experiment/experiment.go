@@ -751,15 +751,6 @@ func evaluate(task pairwise.Task, w []float64, train, test *pairwise.Dataset) fl
 	return pairwise.LinearAUC(w, test)
 }
 
-// evaluateView is evaluate on the records of a view (a validation fold read
-// through its index): the same value as evaluate on the gathered records.
-func evaluateView(task pairwise.Task, w []float64, train *pairwise.Dataset, test pairwise.View) float64 {
-	if task == pairwise.TaskMetric {
-		return pairwise.KNN3AccuracyView(w, train, test)
-	}
-	return pairwise.LinearAUCView(w, test)
-}
-
 // halvingMinSteps is the smallest full-search budget (pair steps) that
 // selectParams searches by successive halving: 10⁷, about 0.1 s of sgd-prev.
 var halvingMinSteps int64 = 10_000_000
@@ -790,16 +781,11 @@ func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("experiment: selection folds: %w", err)
 	}
-	// Each fitting part is gathered once (the fits read contiguous rows);
-	// the validation parts are views of tr.
-	type fold struct {
-		fit *pairwise.Dataset
-		val pairwise.View
-	}
+	type fold struct{ fit, val *pairwise.Dataset }
 	fs := make([]fold, len(folds))
 	minFit := tr.N
 	for k, f := range folds {
-		fs[k] = fold{tr.View(data.Complement(tr.N, f)).Gather(), tr.View(f)}
+		fs[k] = fold{tr.Subset(data.Complement(tr.N, f)), tr.Subset(f)}
 		minFit = min(minFit, fs[k].fit.N)
 	}
 	etas, radii := spec.Grid, spec.Grid
@@ -898,7 +884,7 @@ func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *
 						continue
 					}
 					j.steps = res.PairGrads
-					j.score = evaluateView(spec.Task, res.W, f.fit, f.val)
+					j.score = evaluate(spec.Task, res.W, f.fit, f.val)
 				}
 			}()
 		}

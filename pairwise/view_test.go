@@ -155,3 +155,55 @@ func TestViewOutOfRangePanics(t *testing.T) {
 		s.View([]int{1, 2}).Sub([]int{3})
 	}()
 }
+
+// BenchmarkViewScores compares scoring a test fold (a sorted fifth of the
+// records, as KFold makes it) through a view with scoring its gathered
+// copy, with the caches warm (the same fold scored again) and cold (64 MB
+// written between two scorings, as a training run between two checkpoints
+// would evict them), and times the gather of a training fold (four fifths):
+// w8a shape (n 49 749, d 300, 12 nonzeros) and ijcnn1 shape (dense d 22).
+func BenchmarkViewScores(b *testing.B) {
+	evict := make([]float64, 8<<20)
+	for _, c := range []struct {
+		name string
+		ds   *Dataset
+	}{{"w8a-shape", shapedAUC(49749, 300, 12, 0.03, 1)}, {"ijcnn1-shape", shapedAUC(49990, 22, 0, 0.097, 1)}} {
+		rng := rand.New(rand.NewPCG(5, 5))
+		idx := rng.Perm(c.ds.N)[:c.ds.N/5]
+		slices.Sort(idx)
+		v, g := c.ds.View(idx), c.ds.Subset(idx)
+		w := make([]float64, c.ds.D)
+		for j := range w {
+			w[j] = rng.NormFloat64()
+		}
+		dst := make([]float64, len(idx))
+		for _, cold := range []bool{false, true} {
+			for _, view := range []bool{true, false} {
+				name := c.name + map[bool]string{true: "/view", false: "/gathered"}[view] + map[bool]string{true: "/cold", false: "/warm"}[cold]
+				b.Run(name, func(b *testing.B) {
+					for range b.N {
+						if cold {
+							b.StopTimer()
+							for i := 0; i < len(evict); i += 8 {
+								evict[i]++
+							}
+							b.StartTimer()
+						}
+						if view {
+							ScoresViewTo(dst, w, v)
+						} else {
+							ScoresTo(dst, w, g)
+						}
+					}
+				})
+			}
+		}
+		train := c.ds.View(rng.Perm(c.ds.N)[:c.ds.N*4/5])
+		buf := train.Gather()
+		b.Run(c.name+"/gather-train-fold", func(b *testing.B) {
+			for range b.N {
+				train.GatherTo(buf)
+			}
+		})
+	}
+}
