@@ -341,8 +341,9 @@ type Report struct {
 // The hinge and square AUC objectives are exact at any n (pairwise/risk.go).
 const maxObjectivePairs = 4_000_000
 
-// split is one train/test evaluation.
-type split struct{ train, test *pairwise.Dataset }
+// split is one train/test evaluation: views of the one stored table (no
+// copy until the split is prepared, which gathers and scales it).
+type split struct{ train, test pairwise.View }
 
 // Run executes the spec on train (and test, when given: then every run uses
 // it and the runs differ only in the algorithm's randomness and selection).
@@ -384,12 +385,15 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 				return nil, fmt.Errorf("experiment: interrupted: %w", err)
 			}
 			if spec.TrainSize > 0 {
-				if spec.TrainSize > sp.train.N {
-					return nil, fmt.Errorf("experiment: --train-size %d exceeds the %d training records", spec.TrainSize, sp.train.N)
+				if spec.TrainSize > sp.train.Len() {
+					return nil, fmt.Errorf("experiment: --train-size %d exceeds the %d training records", spec.TrainSize, sp.train.Len())
 				}
-				sp.train = sp.train.Subset(rng.Perm(sp.train.N)[:spec.TrainSize])
+				sp.train = sp.train.Sub(rng.Perm(sp.train.Len())[:spec.TrainSize])
 			}
-			tr, te, pre, err := prepare(spec, sp.train, sp.test, algo.Private || spec.Tune, rng)
+			// The split's records are gathered here, read by prepare and
+			// dropped: what training and evaluation keep is prepare's
+			// scaled copy.
+			tr, te, pre, err := prepare(spec, sp.train.Dataset(), sp.test.Dataset(), algo.Private || spec.Tune, rng)
 			if err != nil {
 				return nil, err
 			}
@@ -543,7 +547,7 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 // outerSplits returns the evaluation splits of one run.
 func outerSplits(spec Spec, train, test *data.Table, rng *rand.Rand) ([]split, error) {
 	if test != nil {
-		return []split{{train.Dataset, test.Dataset}}, nil
+		return []split{{train.All(), test.All()}}, nil
 	}
 	if spec.Folds > 1 {
 		folds, err := data.StratifiedKFold(train.Y, spec.Folds, rng)
@@ -552,7 +556,7 @@ func outerSplits(spec Spec, train, test *data.Table, rng *rand.Rand) ([]split, e
 		}
 		out := make([]split, len(folds))
 		for k, f := range folds {
-			out[k] = split{train.Subset(data.Complement(train.N, f)), train.Subset(f)}
+			out[k] = split{train.View(data.Complement(train.N, f)), train.View(f)}
 		}
 		return out, nil
 	}
@@ -560,7 +564,7 @@ func outerSplits(spec Spec, train, test *data.Table, rng *rand.Rand) ([]split, e
 	if err != nil {
 		return nil, err
 	}
-	return []split{{train.Subset(tr), train.Subset(te)}}, nil
+	return []split{{train.View(tr), train.View(te)}}, nil
 }
 
 // prepare scales train and test with the map of spec.Scale (fitted, public

@@ -111,6 +111,11 @@ func (p *PaperSpec) defaults() {
 	}
 }
 
+// paperFold is one fold as a fit reads it: its records gathered into
+// contiguous storage (the sgd-prev loop indexes training rows by position,
+// and each test fold is scored at every checkpoint: read through an index,
+// its scattered rows cost cache misses — 2–6× the time of scoring the
+// gathered copy on the ijcnn1 and w8a shapes, pairwise.BenchmarkViewScores).
 type paperFold struct{ train, test *pairwise.Dataset }
 
 // paperSplit is one fold's record indices.
@@ -136,9 +141,10 @@ func paperSplits(n, splits, repeats, nTr int, rng *rand.Rand) ([]paperSplit, err
 	return out, nil
 }
 
-// fold copies a split's records.
-func (sp paperSplit) fold(ds *pairwise.Dataset) paperFold {
-	return paperFold{ds.Subset(sp.train), ds.Subset(sp.test)}
+// fold gathers the split's records from ds into buf's storage (reused; a
+// zero paperFold: new) and returns them.
+func (sp paperSplit) fold(ds *pairwise.Dataset, buf paperFold) paperFold {
+	return paperFold{ds.View(sp.train).GatherTo(buf.train), ds.View(sp.test).GatherTo(buf.test)}
 }
 
 // paperRun trains one fold and returns the AUC at every checkpoint and the
@@ -211,68 +217,82 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 	if err != nil {
 		return nil, err
 	}
-	cvFolds := make([]paperFold, len(cvSplits)) // every cell reads every one
-	for k, sp := range cvSplits {
-		cvFolds[k] = sp.fold(ds)
-	}
 	type cell struct {
 		eta, beta, auc float64
-		err            error
+		best           []float64 // per fold: the maximum AUC over checkpoints
+		errs           []error
 	}
 	cells := make([]cell, 0, len(ps.Grid)*len(ps.Grid))
 	for _, e := range ps.Grid {
 		for _, b := range ps.Grid {
-			cells = append(cells, cell{eta: e, beta: b})
+			cells = append(cells, cell{eta: e, beta: b, best: make([]float64, len(cvSplits)), errs: make([]error, len(cvSplits))})
 		}
 	}
+	// The splits are kept as indices into ds. Fits are queued fold by fold:
+	// a worker gathers a fold's records into its own buffers when its next
+	// fit is on another fold (about one gather per fold and worker), so at
+	// most one fold per worker is copied at a time.
+	// Seeds are fixed per (cell, fold) and each cell's mean is summed in
+	// fold order below, so the result does not depend on the schedule.
+	type job struct{ c, fi int }
 	var wg sync.WaitGroup
-	next := make(chan int)
+	next := make(chan job)
 	for w := 0; w < ps.Workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for c := range next {
-				var sum float64
-				for fi, f := range cvFolds {
-					if err := ctx.Err(); err != nil {
-						cells[c].err = err
-						break
-					}
-					aucs, _, err := paperRun(ctx, algo, loss, f, ps.Passes, cells[c].eta, cells[c].beta, ps.Seed+uint64(1000*c+fi), &grads)
-					if err != nil {
-						cells[c].err = err
-						break
-					}
-					best := math.Inf(-1)
-					for _, a := range aucs {
-						if a > best { // NaN (diverged) never wins, as np.max would poison
-							best = a
-						}
-					}
-					sum += best
+			var f paperFold
+			cur := -1
+			for j := range next {
+				c := &cells[j.c]
+				if err := ctx.Err(); err != nil {
+					c.errs[j.fi] = err
+					continue
 				}
-				cells[c].auc = sum / float64(len(cvFolds))
+				if j.fi != cur {
+					f, cur = cvSplits[j.fi].fold(ds, f), j.fi
+				}
+				aucs, _, err := paperRun(ctx, algo, loss, f, ps.Passes, c.eta, c.beta, ps.Seed+uint64(1000*j.c+j.fi), &grads)
+				if err != nil {
+					c.errs[j.fi] = err
+					continue
+				}
+				best := math.Inf(-1)
+				for _, a := range aucs {
+					if a > best { // NaN (diverged) never wins, as np.max would poison
+						best = a
+					}
+				}
+				c.best[j.fi] = best
 			}
 		}()
 	}
-	for c := range cells {
-		next <- c
+	for fi := range cvSplits {
+		for c := range cells {
+			next <- job{c, fi}
+		}
 	}
 	close(next)
 	wg.Wait()
+	for c := range cells {
+		var sum float64
+		for fi := range cvSplits {
+			if err := cells[c].errs[fi]; err != nil {
+				return nil, err
+			}
+			sum += cells[c].best[fi]
+		}
+		cells[c].auc = sum / float64(len(cvSplits))
+	}
 	bestCell := cells[0]
 	bestCell.auc = math.Inf(-1)
 	for _, c := range cells {
-		if c.err != nil {
-			return nil, c.err
-		}
 		if c.auc > bestCell.auc {
 			bestCell = c
 		}
 	}
 
 	// Test: RepeatedKFold(5, 5) with the chosen (η, β).
-	cvFolds = nil
 	testSplits, err := paperSplits(ds.N, ps.Splits, ps.TestRepeats, nTr, rng)
 	if err != nil {
 		return nil, err
@@ -280,11 +300,12 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 	var curves [][]float64
 	var trainSeconds float64
 	var nTrain, nTest int // of the first test fold
+	var f paperFold
 	for fi, sp := range testSplits {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("experiment: interrupted: %w", err)
 		}
-		f := sp.fold(ds) // one fold's copy at a time
+		f = sp.fold(ds, f) // one fold's records at a time, in reused buffers
 		if fi == 0 {
 			nTrain, nTest = f.train.N, f.test.N
 		}

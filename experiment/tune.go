@@ -184,7 +184,7 @@ func tune(ctx context.Context, spec Spec, tr *pairwise.Dataset, rng *rand.Rand) 
 		noise = dp.ScaleNoise(noise, spec.NoiseScale)
 	}
 	perm := rng.Perm(tr.N)
-	fitPart, valPart := tr.Subset(perm[nv:]), tr.Subset(perm[:nv])
+	fitPart, valPart := tr.View(perm[nv:]).Gather(), tr.View(perm[:nv]) // the scored part is read through its index
 	sensU := float64(nv - 1)
 	s0 := sensU / mu
 	sigmaS := dp.SnappedL2Sensitivity(sensU, dp.GaussianGranularity(2*s0), 1) / mu
@@ -214,12 +214,12 @@ func tune(ctx context.Context, spec Spec, tr *pairwise.Dataset, rng *rand.Rand) 
 		// The score: U = AUC·n₊n₋ on V plus N(0, σ_s²), drawn by the
 		// secure mechanism (snapped to its grid).
 		np := 0
-		for _, y := range valPart.Y {
-			if y > 0 {
+		for k := range nv {
+			if valPart.Label(k) > 0 {
 				np++
 			}
 		}
-		u := []float64{pairwise.LinearAUC(res.W, valPart) * float64(np*(nv-np))}
+		u := []float64{pairwise.LinearAUCView(res.W, valPart) * float64(np*(nv-np))}
 		if np == 0 || np == nv {
 			u[0] = 0 // one class in V: no pairs, U = 0 for every model
 		}

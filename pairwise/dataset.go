@@ -119,33 +119,9 @@ func (s *Dataset) NumPositive() int {
 	return c
 }
 
-// Subset returns a new dataset holding the rows idx in that order (copied).
-func (s *Dataset) Subset(idx []int) *Dataset {
-	out := &Dataset{N: len(idx), D: s.D, Y: make([]float64, len(idx))}
-	if s.X != nil {
-		out.X = make([]float64, len(idx)*s.D)
-		for k, i := range idx {
-			out.Y[k] = s.Y[i]
-			copy(out.X[k*s.D:(k+1)*s.D], s.Row(i))
-		}
-		return out
-	}
-	out.Ptr = make([]int, len(idx)+1)
-	nnz := 0
-	for _, i := range idx {
-		nnz += s.Ptr[i+1] - s.Ptr[i]
-	}
-	out.Idx = make([]int32, 0, nnz)
-	out.Val = make([]float64, 0, nnz)
-	for k, i := range idx {
-		out.Y[k] = s.Y[i]
-		ix, v := s.SparseRow(i)
-		out.Idx = append(out.Idx, ix...)
-		out.Val = append(out.Val, v...)
-		out.Ptr[k+1] = len(out.Idx)
-	}
-	return out
-}
+// Subset returns a new dataset holding the rows idx in that order (copied):
+// s.View(idx).Gather().
+func (s *Dataset) Subset(idx []int) *Dataset { return s.View(idx).Gather() }
 
 // ToDense returns a dense copy (or s itself if already dense).
 func (s *Dataset) ToDense() *Dataset {

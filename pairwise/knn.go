@@ -32,7 +32,7 @@ func KNNAccuracyLOO(W []float64, data *Dataset, k int) float64 {
 		}
 	}
 	pred := make([]float64, data.N)
-	knnPredict(pred, W, data, data, min(k, data.N-1), true)
+	knnPredict(pred, W, data, data.All(), min(k, data.N-1), true)
 	correct := 0
 	for i, p := range pred {
 		if p == data.Y[i] {
@@ -62,7 +62,20 @@ func KNNAccuracyLOO(W []float64, data *Dataset, k int) float64 {
 // Cost: O((n_train + n_test)·d·m) for the transform (m ≤ d the rank of W₊)
 // plus an O(d³) eigendecomposition, then O(n_test·n_train·(m + k)).
 func KNNAccuracy(W []float64, train, test *Dataset, k int) float64 {
-	if test.N == 0 {
+	return KNNAccuracyView(W, train, test.All(), k)
+}
+
+// KNN3AccuracyView is KNNAccuracyView with k = 3.
+func KNN3AccuracyView(W []float64, train *Dataset, test View) float64 {
+	return KNNAccuracyView(W, train, test, 3)
+}
+
+// KNNAccuracyView is KNNAccuracy on the records of a view (a validation
+// fold read through its index, not gathered): the same value as
+// KNNAccuracy(W, train, test.Gather(), k).
+func KNNAccuracyView(W []float64, train *Dataset, test View, k int) float64 {
+	n := test.Len()
+	if n == 0 {
 		return math.NaN()
 	}
 	for _, v := range W {
@@ -70,36 +83,36 @@ func KNNAccuracy(W []float64, train, test *Dataset, k int) float64 {
 			return math.NaN()
 		}
 	}
-	pred := make([]float64, test.N)
+	pred := make([]float64, n)
 	knnPredict(pred, W, train, test, k, false)
 	correct := 0
-	for i, p := range pred {
-		if p == test.Y[i] {
+	for t, p := range pred {
+		if p == test.Label(t) {
 			correct++
 		}
 	}
-	return float64(correct) / float64(test.N)
+	return float64(correct) / float64(n)
 }
 
 // knnPredict writes the predicted label of every test record into dst.
-// With loo, test is train and record t does not vote for itself.
-func knnPredict(dst, W []float64, train, test *Dataset, k int, loo bool) {
+// With loo, test is all of train and record t does not vote for itself.
+func knnPredict(dst, W []float64, train *Dataset, test View, k int, loo bool) {
 	d := train.D
 	switch {
-	case test.D != d:
-		panic(fmt.Sprintf("pairwise: KNN: train has %d features, test %d", d, test.D))
+	case test.Data.D != d:
+		panic(fmt.Sprintf("pairwise: KNN: train has %d features, test %d", d, test.Data.D))
 	case len(W) != d*d:
 		panic(fmt.Sprintf("pairwise: KNN: metric has %d values, want %d×%d", len(W), d, d))
 	case k < 1:
 		panic(fmt.Sprintf("pairwise: KNN: k = %d < 1", k))
 	case train.N < 1:
 		panic("pairwise: KNN: empty training set")
-	case len(dst) != test.N:
+	case len(dst) != test.Len():
 		panic("pairwise: KNN: prediction slice has the wrong length")
 	}
 	k = min(k, train.N)
 	L, m := metricFactor(W, d)
-	zTrain := transformRows(train, L, d, m)
+	zTrain := transformRows(train.All(), L, d, m)
 	zTest := transformRows(test, L, d, m)
 
 	// Top-k by (distance, index), kept sorted in small arrays; training
@@ -108,7 +121,7 @@ func knnPredict(dst, W []float64, train, test *Dataset, k int, loo bool) {
 	// lower index.
 	dist := make([]float64, k)
 	who := make([]int, k)
-	for t := 0; t < test.N; t++ {
+	for t := range dst {
 		zt := zTest[t*m : (t+1)*m]
 		for c := range dist {
 			dist[c] = math.Inf(1)
@@ -209,11 +222,14 @@ func metricFactor(W []float64, d int) (L []float64, m int) {
 	return L, m
 }
 
-// transformRows returns the n×m matrix Z with rows z_i = Lᵀx_i.
-func transformRows(s *Dataset, L []float64, d, m int) []float64 {
-	z := make([]float64, s.N*m)
-	for i := 0; i < s.N; i++ {
-		zi := z[i*m : (i+1)*m]
+// transformRows returns the n×m matrix Z with rows z_k = Lᵀx_k for the
+// view's records.
+func transformRows(v View, L []float64, d, m int) []float64 {
+	s := v.Data
+	z := make([]float64, v.Len()*m)
+	for k := range v.Len() {
+		i := v.Index(k)
+		zi := z[k*m : (k+1)*m]
 		if s.X != nil {
 			for a, x := range s.Row(i) {
 				if x != 0 {

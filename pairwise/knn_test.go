@@ -63,7 +63,7 @@ func identity(d int) []float64 {
 
 func predict(W []float64, train, test *Dataset, k int) []float64 {
 	p := make([]float64, test.N)
-	knnPredict(p, W, train, test, k, false)
+	knnPredict(p, W, train, test.All(), k, false)
 	return p
 }
 

@@ -39,6 +39,7 @@ var (
 	write    = flag.Bool("write", false, "rewrite the Speed table in README.md")
 	datasets = flag.String("datasets", "/work/shared/datasets", "directory holding ijcnn1.trn.bz2 and a9a")
 	timeout  = flag.Duration("timeout", 90*time.Second, "per-command limit (a command that hits it is reported as > limit)")
+	gen      = flag.String("gen", "", "only write the seeded synthetic files (letter-shape.csv, w8a-shape) into this directory and exit")
 )
 
 type sample struct {
@@ -51,6 +52,11 @@ type sample struct {
 func main() {
 	log.SetFlags(0)
 	flag.Parse()
+	if *gen != "" {
+		writeLetterShape(filepath.Join(*gen, "letter-shape.csv"))
+		writeW8aShape(filepath.Join(*gen, "w8a-shape"))
+		return
+	}
 	tmp, err := os.MkdirTemp("", "pfspeed-")
 	if err != nil {
 		log.Fatal(err)
@@ -68,6 +74,8 @@ func main() {
 	a9a := filepath.Join(*datasets, "a9a")
 	letter := filepath.Join(tmp, "letter-shape.csv")
 	writeLetterShape(letter)
+	w8a := filepath.Join(tmp, "w8a-shape")
+	writeW8aShape(w8a)
 
 	var rows []string
 	add := func(s string) { rows = append(rows, s); log.Print(s) }
@@ -103,6 +111,8 @@ func main() {
 		{"`pairfed train --protocol paper` ijcnn1", []string{"train", "--data", ijcnn1, "--protocol", "paper", "--json"}, 1},
 		{"`pairfed train` a9a (11 % dense)", []string{"train", "--data", a9a, "--json"}, *reps},
 		{"`pairfed train --protocol paper` a9a", []string{"train", "--data", a9a, "--protocol", "paper", "--json"}, 1},
+		{"`pairfed train` w8a shape (n 49 749, d 300, 3.9 % dense)", []string{"train", "--data", w8a, "--json"}, *reps},
+		{"`pairfed train --protocol paper` w8a shape", []string{"train", "--data", w8a, "--protocol", "paper", "--json"}, 1},
 		{"`pairfed simulate --sites 1 --transport mem` ijcnn1", []string{"simulate", "--data", ijcnn1, "--sites", "1", "--transport", "mem", "--json"}, 1},
 		{"`pairfed simulate --sites 256 --transport mem` ijcnn1", []string{"simulate", "--data", ijcnn1, "--sites", "256", "--transport", "mem", "--json"}, 1},
 		{"`pairfed train --algo dpegd` letter shape (n 10 500, d 16, ε 1)", []string{"train", "--data", letter, "--algo", "dpegd", "--loss", "logistic", "--epsilon", "1", "--eta", "0.5", "--param-radius", "1", "--scale", "none", "--json"}, 1},
@@ -284,6 +294,48 @@ func writeLetterShape(path string) {
 		} else {
 			b.WriteString("0\n")
 		}
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// writeW8aShape writes a seeded LIBSVM file of w8a's shape: 49 749 records,
+// 300 binary features, about 3.9 % of the cells nonzero (≈ 11.7 per record),
+// about 3 % positive. Feature j is on with probability proportional to
+// 1/(1 + j/30) (a few common features, a long tail of rare ones, as in
+// w8a); a positive record turns the first 30 features on at 2.5 times that
+// rate, so the classes are separable in part and AUC means something.
+func writeW8aShape(path string) {
+	const n, d, density = 49749, 300, 0.039
+	rng := rand.New(rand.NewPCG(8, 300))
+	p := make([]float64, d)
+	var sum float64
+	for j := range p {
+		p[j] = 1 / (1 + float64(j)/30)
+		sum += p[j]
+	}
+	for j := range p {
+		p[j] *= density * d / sum
+	}
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		pos := rng.Float64() < 0.03
+		if pos {
+			b.WriteString("+1")
+		} else {
+			b.WriteString("-1")
+		}
+		for j := range p {
+			q := p[j]
+			if pos && j < 30 {
+				q = min(1, 2.5*q)
+			}
+			if rng.Float64() < q {
+				fmt.Fprintf(&b, " %d:1", j+1)
+			}
+		}
+		b.WriteByte('\n')
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		log.Fatal(err)
