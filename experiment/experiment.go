@@ -745,8 +745,16 @@ func (c countingNoise) AddGaussian(dst []float64, sigma float64) {
 // evaluate scores a model on test: AUC for ranking, KNN-3 accuracy (with the
 // training records as neighbours) for metric learning.
 func evaluate(task pairwise.Task, w []float64, train, test *pairwise.Dataset) float64 {
+	return evaluateIn(nil, task, w, train, test)
+}
+
+// evaluateIn is evaluate with the AUC's buffers in sc (nil: allocated).
+func evaluateIn(sc *pairwise.AUCScratch, task pairwise.Task, w []float64, train, test *pairwise.Dataset) float64 {
 	if task == pairwise.TaskMetric {
 		return pairwise.KNN3Accuracy(w, train, test)
+	}
+	if sc != nil {
+		return sc.LinearAUC(w, test)
 	}
 	return pairwise.LinearAUC(w, test)
 }
@@ -872,6 +880,7 @@ func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				var sc pairwise.AUCScratch // this goroutine's evaluation buffers
 				for j := range next {
 					if err := ctx.Err(); err != nil {
 						j.err = fmt.Errorf("experiment: selection interrupted: %w", err)
@@ -884,7 +893,7 @@ func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *
 						continue
 					}
 					j.steps = res.PairGrads
-					j.score = evaluate(spec.Task, res.W, f.fit, f.val)
+					j.score = evaluateIn(&sc, spec.Task, res.W, f.fit, f.val)
 				}
 			}()
 		}
