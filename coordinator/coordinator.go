@@ -472,12 +472,15 @@ func (c *Coordinator) Accepted() bool { return c.state == stateRunning || c.stat
 
 // maybeBegin starts phase 1 once every active participant accepted.
 func (c *Coordinator) maybeBegin() []Output {
-	active := c.participants(true)
-	for _, name := range active {
-		if !c.sites[name].accepted {
+	// Asked on every accept: look for a silent participant without
+	// building the sorted list (that made the accept round of K sites
+	// O(K² log K)).
+	for _, s := range c.sites {
+		if s.participant && !s.left && !s.accepted {
 			return nil
 		}
 	}
+	active := c.participants(true)
 	c.state = stateRunning
 	c.logf("job %s (%s) starts with %d sites, %d phases, η = %g (accepted by %v)", c.job.Job, c.job.Algo, len(active), c.job.Phases, c.job.Eta, active)
 	return c.startPhase(1)
