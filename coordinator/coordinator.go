@@ -165,7 +165,10 @@ type Coordinator struct {
 	dim   int
 	now   int // ticks
 
-	algo     fedalgo.Algorithm
+	algo fedalgo.Algorithm
+	// job is the announced job. It is never modified once announced
+	// (the run loops' publish remembers its encoding by pointer): a
+	// change replaces it with a changed copy.
 	job      *protocol.JobAnnounce
 	comb     fedalgo.Combiner // the algorithm's half of the running job
 	phase    int
@@ -317,7 +320,10 @@ func (c *Coordinator) onJoin(m *protocol.Join) []Output {
 			s.instance = m.Instance
 			if c.job != nil {
 				if i := slices.Index(c.job.Sites, m.Site); i >= 0 && i < len(c.job.Instances) {
-					c.job.Instances[i] = m.Instance
+					j := *c.job // a copy: announced messages are never modified
+					j.Instances = slices.Clone(j.Instances)
+					j.Instances[i] = m.Instance
+					c.job = &j
 				}
 			}
 		}
