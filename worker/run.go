@@ -74,40 +74,35 @@ func Run(ctx context.Context, w *Worker, t transport.Transport, tick time.Durati
 // retry, and the announcement lists every participant: with K sites each
 // of them would decode K names again for every repeat (O(K²) per phase).
 // Bytes equal to the remembered ones were decoded and validated in full
-// by protocol.Decode already, so they get a copy of that message (its
-// lists copied, so nothing one Step does to a message reaches another)
-// after one comparison of the bytes; any other input is decoded in full,
-// as strictly as ever. It is safe for concurrent use: a transport may call
+// by protocol.Decode already, so they get a copy of that message after one
+// comparison of the bytes; any other input is decoded in full, as strictly
+// as ever. The copies share their lists (Sites, Instances, Options) with
+// the remembered message: a site only reads an announcement, never writes
+// into its lists (copying 1024 names per repeat cost as much as the
+// comparison saved). It is safe for concurrent use: a transport may call
 // the handlers of the site's two subscriptions on two goroutines.
 type announceMemo struct {
 	mu   sync.Mutex
 	raw  []byte                // the encoding of last
-	last *protocol.JobAnnounce // the last announcement decoded, never handed out
+	last *protocol.JobAnnounce // the last announcement decoded
 }
 
 func (d *announceMemo) decode(data []byte) (protocol.Message, error) {
-	if len(data) > 0 && protocol.Kind(data[0]) == protocol.KindJobAnnounce {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		if d.last != nil && bytes.Equal(data, d.raw) {
-			return cloneAnnounce(d.last), nil
-		}
+	if len(data) == 0 || protocol.Kind(data[0]) != protocol.KindJobAnnounce {
+		return protocol.Decode(data)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.last == nil || !bytes.Equal(data, d.raw) {
 		m, err := protocol.Decode(data)
 		if err != nil {
 			return nil, err
 		}
 		d.raw = append(d.raw[:0], data...)
-		d.last = cloneAnnounce(m.(*protocol.JobAnnounce))
-		return m, nil
+		d.last = m.(*protocol.JobAnnounce)
 	}
-	return protocol.Decode(data)
-}
-
-// cloneAnnounce copies m with its own lists.
-func cloneAnnounce(m *protocol.JobAnnounce) *protocol.JobAnnounce {
-	c := *m
-	c.Sites, c.Instances, c.Options = slices.Clone(m.Sites), slices.Clone(m.Instances), slices.Clone(m.Options)
-	return &c
+	c := *d.last
+	return &c, nil
 }
 
 func publish(t transport.Transport, outs []Output) error {
