@@ -162,8 +162,13 @@ type Coordinator struct {
 	cfg   Config
 	state state
 	sites map[string]*site
-	dim   int
-	now   int // ticks
+	// nPart caches numParticipants(false) and (true) while nPartOK. Every
+	// change to sites or to a site's participant or left flag clears
+	// nPartOK (sitesChanged).
+	nPart   [2]int
+	nPartOK bool
+	dim     int
+	now     int // ticks
 
 	algo fedalgo.Algorithm
 	// job is the announced job. It is never modified once announced
@@ -267,14 +272,29 @@ func (c *Coordinator) participants(active bool) []string {
 // sorting the list (it is asked on every update: O(K log K) each made a
 // phase of K sites O(K² log K)).
 func (c *Coordinator) numParticipants(active bool) int {
-	n := 0
-	for _, s := range c.sites {
-		if s.participant && !(active && s.left) {
-			n++
+	if !c.nPartOK {
+		// Counted again only after a change (sitesChanged): asked on
+		// every update, the count made a phase of K sites O(K²).
+		c.nPart = [2]int{}
+		for _, s := range c.sites {
+			if s.participant {
+				c.nPart[0]++
+				if !s.left {
+					c.nPart[1]++
+				}
+			}
 		}
+		c.nPartOK = true
 	}
-	return n
+	if active {
+		return c.nPart[1]
+	}
+	return c.nPart[0]
 }
+
+// sitesChanged must follow every change to c.sites or to a site's
+// participant or left flag.
+func (c *Coordinator) sitesChanged() { c.nPartOK = false }
 
 func (c *Coordinator) broadcast(m protocol.Message) Output {
 	return Output{Subject: protocol.SitesSubject(c.cfg.Federation), Msg: m}
@@ -348,6 +368,7 @@ func (c *Coordinator) onJoin(m *protocol.Join) []Output {
 	}
 	c.dim = m.Dim
 	c.sites[m.Site] = &site{records: m.Records, dim: m.Dim, lastSeen: c.now, instance: m.Instance}
+	c.sitesChanged()
 	c.logf("site %s joined (n = %d, d = %d); %d of %d", m.Site, m.Records, m.Dim, len(c.sites), c.cfg.MinSites)
 	if len(c.sites) < c.cfg.MinSites {
 		return nil
@@ -362,6 +383,7 @@ func (c *Coordinator) startJob() []Output {
 	var names []string
 	for name, s := range c.sites {
 		s.participant = true
+		c.sitesChanged()
 		names = append(names, name)
 	}
 	slices.Sort(names)
@@ -699,6 +721,7 @@ func (c *Coordinator) onLeave(m *protocol.Leave) []Output {
 	c.logf("site %s left: %s", m.Site, m.Reason)
 	if c.state == stateJoining {
 		delete(c.sites, m.Site)
+		c.sitesChanged()
 		if len(c.sites) == 0 {
 			c.dim = 0
 		}
@@ -708,6 +731,7 @@ func (c *Coordinator) onLeave(m *protocol.Leave) []Output {
 		return nil
 	}
 	s.left = true
+	c.sitesChanged()
 	delete(c.updates, m.Site)
 	active := c.numParticipants(true)
 	if active == 0 || active < c.quorum() {
@@ -779,6 +803,7 @@ func (c *Coordinator) acceptTimeout() []Output {
 		c.logf("job %s: %v did not accept in time: starting with %v (quorum %d)", c.job.Job, silent, accepted, q)
 		for _, name := range silent {
 			c.sites[name].left = true
+			c.sitesChanged()
 		}
 		return c.maybeBegin()
 	}
