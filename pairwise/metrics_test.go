@@ -6,15 +6,16 @@ import (
 	"testing"
 )
 
-// TestScoresToMatchesDot: the four-row dense loop of ScoresTo gives every
-// score bit for bit as dot (and Dataset.Dot) does, for row counts that are
-// and are not multiples of four and odd and even dimensions; and
-// AUCScratch.LinearAUC equals LinearAUC bit for bit while its buffers are
-// reused across datasets of different sizes.
-func TestScoresToMatchesDot(t *testing.T) {
+// TestScoresManyMatchesDot: ScoresManyTo gives every model's scores bit
+// for bit as dot (and Dataset.Dot) does — row counts below, at and across
+// its row blocks, model counts that are and are not multiples of four,
+// odd and even dimensions, dense and CSR storage — and
+// AUCScratch.LinearAUCsTo and AUCScratch.LinearAUC equal LinearAUC bit for
+// bit while their buffers are reused across datasets of different sizes.
+func TestScoresManyMatchesDot(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	var sc AUCScratch
-	for _, n := range []int{1, 3, 4, 5, 8, 13, 1000, 37} {
+	for _, n := range []int{1, 3, 5, 256, 257, 1000, 37} {
 		for _, d := range []int{1, 2, 3, 22, 23} {
 			ds := &Dataset{N: n, D: d, X: make([]float64, n*d), Y: make([]float64, n)}
 			for i := range ds.X {
@@ -23,22 +24,52 @@ func TestScoresToMatchesDot(t *testing.T) {
 			for i := range ds.Y {
 				ds.Y[i] = float64(2*(i%3%2) - 1)
 			}
-			w := make([]float64, d)
-			for j := range w {
-				w[j] = rng.NormFloat64()
-			}
-			got := ScoresTo(make([]float64, n), w, ds)
-			for i := range n {
-				if want := dot(ds.X[i*d:(i+1)*d], w); math.Float64bits(got[i]) != math.Float64bits(want) {
-					t.Fatalf("n %d d %d row %d: ScoresTo %v, dot %v", n, d, i, got[i], want)
+			for _, sparse := range []bool{false, true} {
+				data := ds
+				if sparse {
+					data = &Dataset{N: n, D: d, Y: ds.Y, Ptr: make([]int, n+1)}
+					for i := range n {
+						for j, v := range ds.X[i*d : (i+1)*d] {
+							if j%3 != 1 { // a third of the entries are zeros
+								data.Idx = append(data.Idx, int32(j))
+								data.Val = append(data.Val, v)
+							}
+						}
+						data.Ptr[i+1] = len(data.Idx)
+					}
 				}
-				if want := ds.Dot(i, w); math.Float64bits(got[i]) != math.Float64bits(want) {
-					t.Fatalf("n %d d %d row %d: ScoresTo %v, Dataset.Dot %v", n, d, i, got[i], want)
+				for _, m := range []int{1, 3, 4, 5, 9} {
+					ws := make([][]float64, m)
+					dst := make([][]float64, m)
+					for k := range ws {
+						ws[k] = make([]float64, d)
+						for j := range ws[k] {
+							ws[k][j] = rng.NormFloat64()
+						}
+						dst[k] = make([]float64, n)
+					}
+					ScoresManyTo(dst, ws, data)
+					aucs := sc.LinearAUCsTo(make([]float64, m), ws, data)
+					for k, w := range ws {
+						for i := range n {
+							want := data.Dot(i, w)
+							if !sparse {
+								if v := dot(ds.X[i*d:(i+1)*d], w); v != want {
+									t.Fatalf("Dataset.Dot %v, dot %v", want, v)
+								}
+							}
+							if math.Float64bits(dst[k][i]) != math.Float64bits(want) {
+								t.Fatalf("n %d d %d sparse %v model %d/%d row %d: ScoresManyTo %v, Dot %v", n, d, sparse, k, m, i, dst[k][i], want)
+							}
+						}
+						a := LinearAUC(w, data)
+						for _, b := range []float64{aucs[k], sc.LinearAUC(w, data)} {
+							if math.Float64bits(a) != math.Float64bits(b) && !(math.IsNaN(a) && math.IsNaN(b)) {
+								t.Fatalf("n %d d %d model %d: scratch AUC %v, LinearAUC %v", n, d, k, b, a)
+							}
+						}
+					}
 				}
-			}
-			a, b := LinearAUC(w, ds), sc.LinearAUC(w, ds)
-			if math.Float64bits(a) != math.Float64bits(b) && !(math.IsNaN(a) && math.IsNaN(b)) {
-				t.Fatalf("n %d d %d: AUCScratch.LinearAUC %v, LinearAUC %v", n, d, b, a)
 			}
 		}
 	}
