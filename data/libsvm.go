@@ -18,6 +18,7 @@ func readLIBSVM(lr *lineReader, b *builder) error {
 		return err
 	}
 	maxIdx := 0
+	var read int64 // bytes of the lines so far
 	for {
 		line, err := lr.next()
 		if err == io.EOF {
@@ -25,6 +26,22 @@ func readLIBSVM(lr *lineReader, b *builder) error {
 		}
 		if err != nil {
 			return err
+		}
+		if read += int64(len(line)) + 1; lr.line == reserveAfterLines && b.sizeHint > 0 {
+			// The arrays for the rest of the file, estimated from its
+			// size and the first lines (+5 %), when the estimate takes
+			// at most a quarter of what the budget has left: a wrong
+			// estimate then never makes a file fail that fits (one too
+			// small grows as before; the excess of one too large is
+			// given back by trim below).
+			f := 1.05 * float64(b.sizeHint) / float64(read)
+			nnz, recs := int(f*float64(len(b.idx))), int(f*float64(len(b.y)))
+			if int64(nnz)*12+int64(recs)*12 <= (b.m.limit-b.m.used)/4 {
+				reserve(b.m, &b.idx, nnz-len(b.idx), "the feature indices")
+				reserve(b.m, &b.val, nnz-len(b.val), "the feature values")
+				reserve(b.m, &b.ptr, recs+1-len(b.ptr), "the record offsets")
+				reserve(b.m, &b.y, recs-len(b.y), "the labels")
+			}
 		}
 		if i := bytes.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
@@ -115,8 +132,16 @@ func readLIBSVM(lr *lineReader, b *builder) error {
 		}
 	}
 	b.d = maxIdx
+	trim(b.m, &b.idx)
+	trim(b.m, &b.val)
+	trim(b.m, &b.ptr)
+	trim(b.m, &b.y)
 	return nil
 }
+
+// reserveAfterLines is the line after which readLIBSVM reserves its arrays
+// for the whole file when its size is known.
+const reserveAfterLines = 1000
 
 // parseIndex parses a positive decimal integer of at most MaxInt32.
 func parseIndex(s []byte) (int, bool) {
