@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"fmt"
+	"sync"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -21,9 +22,19 @@ func Encode(m Message) ([]byte, error) {
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("protocol: encode %v: %w", m.Kind(), err)
 	}
-	var buf bytes.Buffer
+	// A pooled buffer and encoder: the result is copied out once, at its
+	// size (encoding into a fresh buffer grew it several times).
+	buf := encodeBufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer {
+			encodeBufs.Put(buf)
+		}
+	}()
 	buf.WriteByte(byte(m.Kind()))
-	enc := msgpack.NewEncoder(&buf)
+	enc := msgpack.GetEncoder()
+	defer msgpack.PutEncoder(enc)
+	enc.Reset(buf)
 	if err := enc.EncodeArrayLen(2); err != nil {
 		return nil, err
 	}
@@ -36,8 +47,14 @@ func Encode(m Message) ([]byte, error) {
 	if buf.Len() > MaxMessageSize {
 		return nil, fmt.Errorf("protocol: encoded %v of %d bytes exceeds %d: %w", m.Kind(), buf.Len(), MaxMessageSize, ErrTooLarge)
 	}
-	return buf.Bytes(), nil
+	return bytes.Clone(buf.Bytes()), nil
 }
+
+// encodeBufs holds Encode's buffers for reuse; one that grew beyond
+// maxPooledBuffer is left to the collector.
+var encodeBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledBuffer = 64 << 10
 
 // Decode parses and validates one message. It never panics; on success
 // the message is one of the pointer types of this package and satisfies
@@ -59,7 +76,9 @@ func Decode(b []byte) (Message, error) {
 		return nil, fmt.Errorf("protocol: %v: %w", k, err)
 	}
 	r := bytes.NewReader(b[1:])
-	dec := msgpack.NewDecoder(r)
+	dec := msgpack.GetDecoder() // Reset clears every option: set them after
+	defer msgpack.PutDecoder(dec)
+	dec.Reset(r)
 	dec.DisallowUnknownFields(true)
 	n, err := dec.DecodeArrayLen()
 	if err != nil {
