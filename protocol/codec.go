@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -104,4 +105,52 @@ func Decode(b []byte) (Message, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// msgpack encodes and decodes a []float64 (models, updates, gradients)
+// element by element through its per-type table, a sync.Map lookup per
+// number: half the cost of a site update of 2·123 numbers. These do the
+// same with one Encoder or Decoder call per number — the same bytes
+// (nil, an array header, a float64 each), the same values and errors
+// (DecodeFloat64 accepts what the element decoder accepts). Registered
+// for the exact type []float64 only.
+func init() {
+	msgpack.Register([]float64(nil), encodeFloats, decodeFloats)
+}
+
+func encodeFloats(e *msgpack.Encoder, v reflect.Value) error {
+	if v.IsNil() {
+		return e.EncodeNil()
+	}
+	n := v.Len()
+	if err := e.EncodeArrayLen(n); err != nil {
+		return err
+	}
+	for i := range n {
+		if err := e.EncodeFloat64(v.Index(i).Float()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func decodeFloats(d *msgpack.Decoder, v reflect.Value) error {
+	n, err := d.DecodeArrayLen()
+	if err != nil {
+		return err
+	}
+	if n == -1 {
+		v.SetZero()
+		return nil
+	}
+	// n is at most the bytes left (scanMsgpack checked every declared
+	// length against the message), so this allocation is bounded.
+	s := make([]float64, n)
+	for i := range s {
+		if s[i], err = d.DecodeFloat64(); err != nil {
+			return err
+		}
+	}
+	v.Set(reflect.ValueOf(s))
+	return nil
 }
