@@ -74,3 +74,47 @@ func TestScoresManyMatchesDot(t *testing.T) {
 		}
 	}
 }
+
+// AUC's bucket count (aucCount) equals the rank count on the data that
+// strain it: either class the smaller one, heavy tails (most values in
+// one bucket), ranges that overflow (±1e308, ±Inf: one bucket), a
+// subnormal range (an infinite scale), ties, ±0, and all values equal.
+func TestAUCBucketsEqualRankCount(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 600 {
+		n := 2 + rng.IntN(2000)
+		s := make([]float64, n)
+		y := make([]float64, n)
+		posFrac := []float64{0.05, 0.5, 0.95}[trial%3]
+		for i := range s {
+			switch trial % 6 {
+			case 0:
+				s[i] = rng.NormFloat64() / rng.NormFloat64() // Cauchy: heavy tails
+			case 1:
+				s[i] = math.Copysign(1e308*rng.Float64(), rng.NormFloat64())
+			case 2:
+				s[i] = float64(rng.IntN(3)) * 5e-324 // subnormal range
+			case 3:
+				s[i] = 7 // all equal
+			case 4:
+				s[i] = float64(rng.IntN(4) - 2)
+				if s[i] == 0 && rng.IntN(2) == 0 {
+					s[i] = math.Copysign(0, -1)
+				}
+			default:
+				s[i] = rng.NormFloat64()
+			}
+			y[i] = -1
+			if rng.Float64() < posFrac {
+				y[i] = 1
+			}
+		}
+		if trial%5 == 0 {
+			s[rng.IntN(n)] = math.Inf(1 - 2*rng.IntN(2))
+		}
+		a, b := AUC(s, y), aucRanks(s, y)
+		if math.Float64bits(a) != math.Float64bits(b) && !(math.IsNaN(a) && math.IsNaN(b)) {
+			t.Fatalf("trial %d (n %d): AUC %v, rank count %v", trial, n, a, b)
+		}
+	}
+}
