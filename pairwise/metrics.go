@@ -62,8 +62,8 @@ func aucTo(scores, y []float64, buf *[]float64, first *[]int32) float64 {
 	if first != nil {
 		f = *first
 	}
-	if m := min(np, nn); cap(f) < m+1 {
-		f = make([]int32, m+1)
+	if m := min(np, nn); cap(f) < 2*m+2 {
+		f = make([]int32, 2*m+2)
 		if first != nil {
 			*first = f
 		}
@@ -94,29 +94,44 @@ func isPos(y float64) int {
 }
 
 // aucCount returns the sums over v in other of the numbers of values of
-// sorted (ascending, no NaN) below v and at most v. The range of sorted is
-// cut into len(sorted) equal buckets by the value; the bucket
+// sorted (ascending, no NaN; overwritten) below v and at most v. It first
+// folds sorted into its distinct values, each with the number of values
+// below it (ties then cost nothing per v). The range of the distinct
+// values is cut into as many equal buckets by the value; the bucket
 // ⌊(v − lo)·scale⌋ never decreases as v grows (each floating-point step
-// is monotone), so every value of sorted in an earlier bucket is below v,
+// is monotone), so every distinct value in an earlier bucket is below v,
 // every one in a later bucket above it, and only v's own bucket — found
-// in the table first (first[b]: how many lie in buckets before b) — is
-// searched. Buckets hold about one value each on the usual scores; a
-// bucket holding many (heavy tails) is binary-searched, so the count is
-// exact, and O(log n) per value, whatever the data. first needs
-// len(sorted)+1 entries.
-func aucCount(sorted, other []float64, first []int32) (sumLT, sumLE int64) {
+// in the table first (first[b]: how many distinct values lie in buckets
+// before b) — is searched. Buckets hold about one value each on the usual
+// scores; a crowded one (heavy tails) is binary-searched, so the count is
+// exact, and O(log n) per value, whatever the data. scratch needs
+// 2·len(sorted)+2 entries.
+func aucCount(sorted, other []float64, scratch []int32) (sumLT, sumLE int64) {
 	m := len(sorted)
-	lo, hi := sorted[0], sorted[m-1]
-	nb := m
+	// Distinct values: sorted[:u], below[k] = how many values are below
+	// sorted[k], below[u] = m.
+	below := scratch[m+1 : 2*m+2]
+	u := 0
+	for i, v := range sorted {
+		if i == 0 || v != sorted[u-1] {
+			sorted[u] = v
+			below[u] = int32(i)
+			u++
+		}
+	}
+	below[u] = int32(m)
+	vals := sorted[:u]
+	lo, hi := vals[0], vals[u-1]
+	nb := u
 	scale := float64(nb) / (hi - lo)
 	if math.IsInf(hi-lo, 0) || math.IsInf(scale, 0) || !(scale > 0) {
 		// One bucket: a binary search per value ((v − lo)·0 would be NaN
 		// for an infinite v or lo).
 		nb, scale = 1, 0
 	}
-	first = first[:nb+1]
+	first := scratch[:nb+1]
 	clear(first)
-	for _, v := range sorted {
+	for _, v := range vals {
 		b := 0
 		if nb > 1 {
 			b = min(int((v-lo)*scale), nb-1)
@@ -139,14 +154,15 @@ func aucCount(sorted, other []float64, first []int32) (sumLT, sumLE int64) {
 			}
 			i, j := int(first[b]), int(first[b+1])
 			if j-i > 8 {
-				i += sort.SearchFloat64s(sorted[i:j], v) // the first ≥ v
+				i += sort.SearchFloat64s(vals[i:j], v) // the first ≥ v
+			} else {
+				for i < j && vals[i] < v {
+					i++
+				}
 			}
-			for i < j && sorted[i] < v {
-				i++
-			}
-			lt, le = i, i
-			for le < j && sorted[le] == v {
-				le++
+			lt, le = int(below[i]), int(below[i])
+			if i < u && vals[i] == v {
+				le = int(below[i+1])
 			}
 		}
 		sumLT += int64(lt)
