@@ -71,6 +71,24 @@ func readLIBSVM(lr *lineReader, b *builder) error {
 				break
 			}
 			s = p
+			// The usual feature in one scan (fastFeature); anything else
+			// takes the general path below, which reports every problem.
+			limit := maxIdx // a new largest index has its dimension checked below
+			if b.opt.Dim > 0 {
+				limit = b.opt.Dim
+			}
+			if idx, v, e, ok := fastFeature(line, p, prev, limit); ok {
+				if v != 0 {
+					if err := push(b.m, &b.idx, int32(idx-1), "the feature indices"); err != nil {
+						return err
+					}
+					if err := push(b.m, &b.val, v, "the feature values"); err != nil {
+						return err
+					}
+				}
+				prev, p = idx, e
+				continue
+			}
 			p = skipToken(line, p)
 			tok := line[s:p]
 			colon := bytes.IndexByte(tok, ':')
@@ -137,6 +155,25 @@ func readLIBSVM(lr *lineReader, b *builder) error {
 	trim(b.m, &b.ptr)
 	trim(b.m, &b.y)
 	return nil
+}
+
+// fastFeature parses the feature at line[p:] when it is the usual
+// index:value — 1 to 9 digits, ':', a number parseExact takes, up to the
+// next blank — with prev < index ≤ limit; it returns the index, the value
+// and the end of the token. ok is false for anything else (the caller's
+// general path then parses it and reports what is wrong).
+func fastFeature(line []byte, p, prev, limit int) (idx int, v float64, end int, ok bool) {
+	q := p
+	for q < len(line) && q-p < 9 && '0' <= line[q] && line[q] <= '9' {
+		idx = idx*10 + int(line[q]-'0')
+		q++
+	}
+	if q == p || q == len(line) || line[q] != ':' || idx <= prev || idx > limit {
+		return 0, 0, 0, false
+	}
+	end = skipToken(line, q+1)
+	v, ok = parseExact(line[q+1 : end])
+	return idx, v, end, ok
 }
 
 // reserveAfterLines is the line after which readLIBSVM reserves its arrays
