@@ -52,3 +52,74 @@ func TestFloatsCodecMatchesMsgpack(t *testing.T) {
 		}
 	}
 }
+
+// Encode writes float arrays straight into its buffer and Decode reads
+// them straight from the message: the bytes are a plain msgpack encoder's,
+// and arrays the direct read declines (other number encodings) go through
+// the general path to the same values; a truncated array is refused.
+func TestCodecFloatsDirect(t *testing.T) {
+	plain := func(m Message) []byte {
+		var buf bytes.Buffer
+		buf.WriteByte(byte(m.Kind()))
+		enc := msgpack.NewEncoder(&buf)
+		if err := enc.EncodeArrayLen(2); err != nil {
+			t.Fatal(err)
+		}
+		if err := enc.EncodeUint16(Version); err != nil {
+			t.Fatal(err)
+		}
+		if err := enc.Encode(m); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	model := make([]float64, 40) // array16 from 16 elements on
+	for i := range model {
+		model[i] = math.Ldexp(float64(i)-17.5, i-20)
+	}
+	msgs := []Message{
+		&PhaseStart{Job: "j", Phase: 1, Model: model[:3]},
+		&PhaseStart{Job: "j", Phase: 2, Model: model},
+		&SiteUpdate{Job: "j", Site: "s", Phase: 1, Model: model[:20], Last: model[5:25], Weight: 3, Sigmas: []float64{0.5}},
+		&Result{Job: "j", Phases: 1, Model: model[:1], Sites: []string{"s"}},
+	}
+	for _, m := range msgs {
+		b, err := Encode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := plain(m); !bytes.Equal(b, want) {
+			t.Fatalf("%v: Encode %x, plain msgpack %x", m.Kind(), b, want)
+		}
+		got, err := Decode(b)
+		if err != nil || !reflect.DeepEqual(got, m) {
+			t.Fatalf("%v: Decode %+v, %v; want %+v", m.Kind(), got, err, m)
+		}
+		for cut := len(b) - 1; cut > len(b)-20 && cut > 1; cut-- {
+			if _, err := Decode(b[:cut]); err == nil {
+				t.Fatalf("%v cut to %d bytes decoded", m.Kind(), cut)
+			}
+		}
+	}
+	// A model written with an integer and a float32 element: the direct
+	// read declines, the general path reads 1, 2, 1.5.
+	var buf bytes.Buffer
+	buf.WriteByte(byte(KindPhaseStart))
+	enc := msgpack.NewEncoder(&buf)
+	_ = enc.EncodeArrayLen(2)
+	_ = enc.EncodeUint16(Version)
+	_ = enc.EncodeMapLen(3)
+	_ = enc.EncodeString("job")
+	_ = enc.EncodeString("j")
+	_ = enc.EncodeString("phase")
+	_ = enc.EncodeInt(1)
+	_ = enc.EncodeString("model")
+	_ = enc.EncodeArrayLen(3)
+	_ = enc.EncodeInt(1)
+	_ = enc.EncodeFloat64(2)
+	_ = enc.EncodeFloat32(1.5)
+	got, err := Decode(buf.Bytes())
+	if err != nil || !reflect.DeepEqual(got, &PhaseStart{Job: "j", Phase: 1, Model: []float64{1, 2, 1.5}}) {
+		t.Fatalf("mixed encodings: %+v, %v", got, err)
+	}
+}
