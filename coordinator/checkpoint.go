@@ -237,6 +237,7 @@ func (s *Service) restoreRunning(r *RunningJob) error {
 		p := st.Privacy
 		p.Sigmas = slices.Clone(p.Sigmas)
 		inner.sites[name] = &site{records: st.Records, dim: st.Dim, participant: true, left: st.Left, privacy: p, sens: st.Sensitivity}
+		inner.sitesChanged()
 		if i := slices.Index(r.Announce.Sites, name); i >= 0 && i < len(r.Announce.Instances) {
 			inner.sites[name].instance = r.Announce.Instances[i]
 		}

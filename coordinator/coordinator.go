@@ -162,10 +162,18 @@ type Coordinator struct {
 	cfg   Config
 	state state
 	sites map[string]*site
-	dim   int
-	now   int // ticks
+	// nPart caches numParticipants(false) and (true) while nPartOK. Every
+	// change to sites or to a site's participant or left flag clears
+	// nPartOK (sitesChanged).
+	nPart   [2]int
+	nPartOK bool
+	dim     int
+	now     int // ticks
 
-	algo     fedalgo.Algorithm
+	algo fedalgo.Algorithm
+	// job is the announced job. It is never modified once announced
+	// (the run loops' publish remembers its encoding by pointer): a
+	// change replaces it with a changed copy.
 	job      *protocol.JobAnnounce
 	comb     fedalgo.Combiner // the algorithm's half of the running job
 	phase    int
@@ -264,14 +272,29 @@ func (c *Coordinator) participants(active bool) []string {
 // sorting the list (it is asked on every update: O(K log K) each made a
 // phase of K sites O(K² log K)).
 func (c *Coordinator) numParticipants(active bool) int {
-	n := 0
-	for _, s := range c.sites {
-		if s.participant && !(active && s.left) {
-			n++
+	if !c.nPartOK {
+		// Counted again only after a change (sitesChanged): asked on
+		// every update, the count made a phase of K sites O(K²).
+		c.nPart = [2]int{}
+		for _, s := range c.sites {
+			if s.participant {
+				c.nPart[0]++
+				if !s.left {
+					c.nPart[1]++
+				}
+			}
 		}
+		c.nPartOK = true
 	}
-	return n
+	if active {
+		return c.nPart[1]
+	}
+	return c.nPart[0]
 }
+
+// sitesChanged must follow every change to c.sites or to a site's
+// participant or left flag.
+func (c *Coordinator) sitesChanged() { c.nPartOK = false }
 
 func (c *Coordinator) broadcast(m protocol.Message) Output {
 	return Output{Subject: protocol.SitesSubject(c.cfg.Federation), Msg: m}
@@ -317,7 +340,10 @@ func (c *Coordinator) onJoin(m *protocol.Join) []Output {
 			s.instance = m.Instance
 			if c.job != nil {
 				if i := slices.Index(c.job.Sites, m.Site); i >= 0 && i < len(c.job.Instances) {
-					c.job.Instances[i] = m.Instance
+					j := *c.job // a copy: announced messages are never modified
+					j.Instances = slices.Clone(j.Instances)
+					j.Instances[i] = m.Instance
+					c.job = &j
 				}
 			}
 		}
@@ -342,6 +368,7 @@ func (c *Coordinator) onJoin(m *protocol.Join) []Output {
 	}
 	c.dim = m.Dim
 	c.sites[m.Site] = &site{records: m.Records, dim: m.Dim, lastSeen: c.now, instance: m.Instance}
+	c.sitesChanged()
 	c.logf("site %s joined (n = %d, d = %d); %d of %d", m.Site, m.Records, m.Dim, len(c.sites), c.cfg.MinSites)
 	if len(c.sites) < c.cfg.MinSites {
 		return nil
@@ -356,6 +383,7 @@ func (c *Coordinator) startJob() []Output {
 	var names []string
 	for name, s := range c.sites {
 		s.participant = true
+		c.sitesChanged()
 		names = append(names, name)
 	}
 	slices.Sort(names)
@@ -472,12 +500,15 @@ func (c *Coordinator) Accepted() bool { return c.state == stateRunning || c.stat
 
 // maybeBegin starts phase 1 once every active participant accepted.
 func (c *Coordinator) maybeBegin() []Output {
-	active := c.participants(true)
-	for _, name := range active {
-		if !c.sites[name].accepted {
+	// Asked on every accept: look for a silent participant without
+	// building the sorted list (that made the accept round of K sites
+	// O(K² log K)).
+	for _, s := range c.sites {
+		if s.participant && !s.left && !s.accepted {
 			return nil
 		}
 	}
+	active := c.participants(true)
 	c.state = stateRunning
 	c.logf("job %s (%s) starts with %d sites, %d phases, η = %g (accepted by %v)", c.job.Job, c.job.Algo, len(active), c.job.Phases, c.job.Eta, active)
 	return c.startPhase(1)
@@ -690,6 +721,7 @@ func (c *Coordinator) onLeave(m *protocol.Leave) []Output {
 	c.logf("site %s left: %s", m.Site, m.Reason)
 	if c.state == stateJoining {
 		delete(c.sites, m.Site)
+		c.sitesChanged()
 		if len(c.sites) == 0 {
 			c.dim = 0
 		}
@@ -699,6 +731,7 @@ func (c *Coordinator) onLeave(m *protocol.Leave) []Output {
 		return nil
 	}
 	s.left = true
+	c.sitesChanged()
 	delete(c.updates, m.Site)
 	active := c.numParticipants(true)
 	if active == 0 || active < c.quorum() {
@@ -770,6 +803,7 @@ func (c *Coordinator) acceptTimeout() []Output {
 		c.logf("job %s: %v did not accept in time: starting with %v (quorum %d)", c.job.Job, silent, accepted, q)
 		for _, name := range silent {
 			c.sites[name].left = true
+			c.sitesChanged()
 		}
 		return c.maybeBegin()
 	}

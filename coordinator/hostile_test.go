@@ -59,6 +59,28 @@ func TestServiceRefusesSecondInstance(t *testing.T) {
 	if len(outs) == 0 || outs[0].Msg.Kind() != protocol.KindJobAnnounce {
 		t.Fatalf("the restarted site was not sent the job: %v", outs)
 	}
+	// The announcement already sent is not modified (the run loops'
+	// encoder remembers encodings by pointer): the new instance travels
+	// in a new message, and its encoding is not the remembered one.
+	if !slices.Equal(a.Instances, []string{"i-1", "i-b"}) {
+		t.Fatalf("the sent announcement was modified: instances %v", a.Instances)
+	}
+	var enc encoder
+	old, err := enc.encode(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := enc.encode(a); &again[0] != &old[0] {
+		t.Fatal("the same announcement was encoded twice")
+	}
+	b, err := enc.encode(outs[0].Msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := protocol.Decode(b)
+	if err != nil || !slices.Equal(m.(*protocol.JobAnnounce).Instances, []string{"i-2", "i-b"}) {
+		t.Fatalf("the restart's announcement encodes as %+v, %v", m, err)
+	}
 	acceptAll(s)
 	if !s.inner.Accepted() {
 		t.Fatal("job did not start after the restarted instance accepted")

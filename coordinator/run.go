@@ -54,6 +54,7 @@ func RunWith(ctx context.Context, c *Coordinator, t transport.Transport, tick ti
 	if opt.Observe != nil {
 		opt.Observe(c)
 	}
+	var enc encoder
 	for !c.Done() {
 		var outs []Output
 		select {
@@ -67,7 +68,7 @@ func RunWith(ctx context.Context, c *Coordinator, t transport.Transport, tick ti
 		if opt.Observe != nil {
 			opt.Observe(c)
 		}
-		if err := publish(t, outs); err != nil {
+		if err := enc.publish(t, outs); err != nil {
 			return nil, err
 		}
 	}
@@ -98,9 +99,32 @@ func receive(fed, subject string, data []byte) (protocol.Message, error) {
 	return m, nil
 }
 
-func publish(t transport.Transport, outs []Output) error {
+// encoder encodes a run loop's outputs, remembering the encoding of the
+// last job announcement it encoded. The coordinator sends its announcement
+// (one *protocol.JobAnnounce, never modified once announced: see
+// Coordinator.job) with every phase start and to every site that joins
+// again while the job runs; with K sites each encoding validated and wrote
+// K names again, and a storm of K re-joins cost O(K²).
+type encoder struct {
+	ann *protocol.JobAnnounce
+	b   []byte // ann's encoding; transports do not retain or modify it
+}
+
+func (e *encoder) encode(m protocol.Message) ([]byte, error) {
+	a, isAnn := m.(*protocol.JobAnnounce)
+	if isAnn && a == e.ann {
+		return e.b, nil
+	}
+	b, err := protocol.Encode(m)
+	if err == nil && isAnn {
+		e.ann, e.b = a, b
+	}
+	return b, err
+}
+
+func (e *encoder) publish(t transport.Transport, outs []Output) error {
 	for _, o := range outs {
-		b, err := protocol.Encode(o.Msg)
+		b, err := e.encode(o.Msg)
 		if err != nil {
 			return fmt.Errorf("coordinator: %w", err)
 		}
@@ -165,6 +189,7 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
 	last := ""
+	var enc encoder
 	outs := s.Resume()
 	for first := true; ; first = false {
 		if !first {
@@ -200,7 +225,7 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 		if opt.Observe != nil {
 			opt.Observe(s)
 		}
-		if err := publish(t, outs); err != nil {
+		if err := enc.publish(t, outs); err != nil {
 			return err
 		}
 	}

@@ -58,6 +58,11 @@ type builder struct {
 	imputed, dropped int
 	firstLine        int // line of the first record
 
+	// sizeHint is the size in bytes of the (uncompressed) input when it
+	// is known, 0 otherwise: the parsers reserve their arrays from it
+	// (see reserve).
+	sizeHint int64
+
 	imputeMode  string  // "error", "mean", "drop" or "constant" (parseImpute)
 	imputeValue float64 // the V of "constant:V"
 	// dataDependent lists the decisions that depend on the records

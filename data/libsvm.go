@@ -18,6 +18,7 @@ func readLIBSVM(lr *lineReader, b *builder) error {
 		return err
 	}
 	maxIdx := 0
+	var read int64 // bytes of the lines so far
 	for {
 		line, err := lr.next()
 		if err == io.EOF {
@@ -25,6 +26,22 @@ func readLIBSVM(lr *lineReader, b *builder) error {
 		}
 		if err != nil {
 			return err
+		}
+		if read += int64(len(line)) + 1; lr.line == reserveAfterLines && b.sizeHint > 0 {
+			// The arrays for the rest of the file, estimated from its
+			// size and the first lines (+5 %), when the estimate takes
+			// at most a quarter of what the budget has left: a wrong
+			// estimate then never makes a file fail that fits (one too
+			// small grows as before; the excess of one too large is
+			// given back by trim below).
+			f := 1.05 * float64(b.sizeHint) / float64(read)
+			nnz, recs := int(f*float64(len(b.idx))), int(f*float64(len(b.y)))
+			if int64(nnz)*12+int64(recs)*12 <= (b.m.limit-b.m.used)/4 {
+				reserve(b.m, &b.idx, nnz-len(b.idx), "the feature indices")
+				reserve(b.m, &b.val, nnz-len(b.val), "the feature values")
+				reserve(b.m, &b.ptr, recs+1-len(b.ptr), "the record offsets")
+				reserve(b.m, &b.y, recs-len(b.y), "the labels")
+			}
 		}
 		if i := bytes.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
@@ -54,6 +71,24 @@ func readLIBSVM(lr *lineReader, b *builder) error {
 				break
 			}
 			s = p
+			// The usual feature in one scan (fastFeature); anything else
+			// takes the general path below, which reports every problem.
+			limit := maxIdx // a new largest index has its dimension checked below
+			if b.opt.Dim > 0 {
+				limit = b.opt.Dim
+			}
+			if idx, v, e, ok := fastFeature(line, p, prev, limit); ok {
+				if v != 0 {
+					if err := push(b.m, &b.idx, int32(idx-1), "the feature indices"); err != nil {
+						return err
+					}
+					if err := push(b.m, &b.val, v, "the feature values"); err != nil {
+						return err
+					}
+				}
+				prev, p = idx, e
+				continue
+			}
 			p = skipToken(line, p)
 			tok := line[s:p]
 			colon := bytes.IndexByte(tok, ':')
@@ -115,8 +150,35 @@ func readLIBSVM(lr *lineReader, b *builder) error {
 		}
 	}
 	b.d = maxIdx
+	trim(b.m, &b.idx)
+	trim(b.m, &b.val)
+	trim(b.m, &b.ptr)
+	trim(b.m, &b.y)
 	return nil
 }
+
+// fastFeature parses the feature at line[p:] when it is the usual
+// index:value — 1 to 9 digits, ':', a number parseExact takes, up to the
+// next blank — with prev < index ≤ limit; it returns the index, the value
+// and the end of the token. ok is false for anything else (the caller's
+// general path then parses it and reports what is wrong).
+func fastFeature(line []byte, p, prev, limit int) (idx int, v float64, end int, ok bool) {
+	q := p
+	for q < len(line) && q-p < 9 && '0' <= line[q] && line[q] <= '9' {
+		idx = idx*10 + int(line[q]-'0')
+		q++
+	}
+	if q == p || q == len(line) || line[q] != ':' || idx <= prev || idx > limit {
+		return 0, 0, 0, false
+	}
+	end = skipToken(line, q+1)
+	v, ok = parseExact(line[q+1 : end])
+	return idx, v, end, ok
+}
+
+// reserveAfterLines is the line after which readLIBSVM reserves its arrays
+// for the whole file when its size is known.
+const reserveAfterLines = 1000
 
 // parseIndex parses a positive decimal integer of at most MaxInt32.
 func parseIndex(s []byte) (int, bool) {

@@ -177,6 +177,34 @@ func growSlice[T any](m *budget, s *[]T, n int, what string) error {
 	return nil
 }
 
+// reserve makes room in *s for n more elements when the budget has it:
+// the parsers call it with an estimate of what the rest of the file
+// needs, so that the arrays are not copied at every doubling. An estimate
+// the budget cannot hold is skipped (the arrays then grow as they fill,
+// and only what the file really needs can be refused).
+func reserve[T any](m *budget, s *[]T, n int, what string) {
+	var zero T
+	size := int64(unsafe.Sizeof(zero))
+	if n <= 0 || int64(len(*s)+n)*size > m.limit-m.used+int64(cap(*s))*size {
+		return
+	}
+	_ = growSlice(m, s, n, what)
+}
+
+// trim gives back the unused capacity of *s when it is more than an
+// eighth of its length (a reservation that overestimated), copying it into
+// an array of its length.
+func trim[T any](m *budget, s *[]T) {
+	if cap(*s)-len(*s) <= len(*s)/8 {
+		return
+	}
+	var zero T
+	t := make([]T, len(*s))
+	copy(t, *s)
+	m.used -= int64(cap(*s)-len(*s)) * int64(unsafe.Sizeof(zero))
+	*s = t
+}
+
 // push appends v to *s, charging m when the backing array grows.
 func push[T any](m *budget, s *[]T, v T, what string) error {
 	if len(*s) == cap(*s) {

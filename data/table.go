@@ -110,6 +110,11 @@ func Read(r io.Reader, name string, opt Options) (*Table, error) {
 	}
 	b := newBuilder(name, format, opt, m)
 	b.notes = notes
+	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok && kind == "" {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			b.sizeHint = st.Size()
+		}
+	}
 	switch format {
 	case FormatLIBSVM:
 		if opt.LabelColumn != "" || len(opt.IgnoreColumns) > 0 {

@@ -89,8 +89,15 @@ func (o *linearObjective) reg(w []float64) float64 {
 // hingeCross is Σ_{p,q} (1 − a_p + b_q)₊: for each a_p the active b_q are
 // those above a_p − 1, a suffix of the sorted b. It sorts neg in place.
 func hingeCross(pos, neg []float64) float64 {
-	slices.Sort(neg)
 	suffix := make([]float64, len(neg)+1) // suffix[k] = Σ_{q ≥ k} b_q
+	if slices.ContainsFunc(neg, math.IsNaN) {
+		slices.Sort(neg)
+	} else {
+		// The radix sort (suffix as its scratch, before the sums), in the
+		// same order as slices.Sort up to the order of −0 and +0, which
+		// the sums below (from +0) cannot tell apart.
+		sortFloats(neg, suffix)
+	}
 	for k := len(neg) - 1; k >= 0; k-- {
 		suffix[k] = suffix[k+1] + neg[k]
 	}

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -21,8 +22,9 @@ func Run(ctx context.Context, w *Worker, t transport.Transport, tick time.Durati
 		return nil, fmt.Errorf("worker: tick %v must be > 0", tick)
 	}
 	inbox := make(chan protocol.Message, 64)
+	var dec announceMemo
 	handler := func(subject string, data []byte) {
-		m, err := protocol.Decode(data)
+		m, err := dec.decode(data)
 		if err != nil {
 			w.cfg.Logf("worker %s: dropped message on %s: %v", w.cfg.Site, subject, err)
 			return
@@ -66,6 +68,43 @@ func Run(ctx context.Context, w *Worker, t transport.Transport, tick time.Durati
 	return w.Result(), nil
 }
 
+// announceMemo decodes the messages a site receives, remembering the
+// last job announcement it decoded. The coordinator repeats its
+// announcement with every phase start and in every catch-up and accept
+// retry, and the announcement lists every participant: with K sites each
+// of them would decode K names again for every repeat (O(K²) per phase).
+// Bytes equal to the remembered ones were decoded and validated in full
+// by protocol.Decode already, so they get a copy of that message after one
+// comparison of the bytes; any other input is decoded in full, as strictly
+// as ever. The copies share their lists (Sites, Instances, Options) with
+// the remembered message: a site only reads an announcement, never writes
+// into its lists (copying 1024 names per repeat cost as much as the
+// comparison saved). It is safe for concurrent use: a transport may call
+// the handlers of the site's two subscriptions on two goroutines.
+type announceMemo struct {
+	mu   sync.Mutex
+	raw  []byte                // the encoding of last
+	last *protocol.JobAnnounce // the last announcement decoded
+}
+
+func (d *announceMemo) decode(data []byte) (protocol.Message, error) {
+	if len(data) == 0 || protocol.Kind(data[0]) != protocol.KindJobAnnounce {
+		return protocol.Decode(data)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.last == nil || !bytes.Equal(data, d.raw) {
+		m, err := protocol.Decode(data)
+		if err != nil {
+			return nil, err
+		}
+		d.raw = append(d.raw[:0], data...)
+		d.last = m.(*protocol.JobAnnounce)
+	}
+	c := *d.last
+	return &c, nil
+}
+
 func publish(t transport.Transport, outs []Output) error {
 	for _, o := range outs {
 		b, err := protocol.Encode(o.Msg)
@@ -104,8 +143,9 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 	var phaseMu sync.Mutex
 	var phaseJob string
 	var phaseCancel context.CancelFunc
+	var dec announceMemo
 	handler := func(subject string, data []byte) {
-		m, err := protocol.Decode(data)
+		m, err := dec.decode(data)
 		if err != nil {
 			cfg.Logf("worker %s: dropped message on %s: %v", cfg.Site, subject, err)
 			return

@@ -1,0 +1,63 @@
+package worker
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+
+	"github.com/pairfed/pairfed/protocol"
+)
+
+// The announcement memo hands a repeated announcement out as an equal
+// message of its own, decodes any other bytes in full (a changed
+// byte is checked as strictly as ever) and leaves other kinds alone.
+func TestAnnounceMemo(t *testing.T) {
+	a := &protocol.JobAnnounce{Job: "j", Algo: "fed-avg", Task: "auc", Loss: "hinge", Params: 3, Phases: 2,
+		LocalPasses: 1, Eta: 0.1, ParamRadius: 1, Sites: []string{"s1", "s2", "s3"}, Instances: []string{"i1", "", "i3"}}
+	b, err := protocol.Encode(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d announceMemo
+	m1, err := d.decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := d.decode(bytes.Clone(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(m1, a) || !reflect.DeepEqual(m2, a) {
+		t.Fatalf("decoded %+v and %+v, want %+v", m1, m2, a)
+	}
+	j1, j2 := m1.(*protocol.JobAnnounce), m2.(*protocol.JobAnnounce)
+	if j1 == j2 {
+		t.Fatal("a repeated announcement was handed out as the same message")
+	}
+	j2.Job, j2.Sites = "other", nil
+	if m3, _ := d.decode(b); j1.Job != "j" || !reflect.DeepEqual(m3, a) {
+		t.Fatal("a change to one handed-out announcement reached another")
+	}
+
+	// Another announcement (a site renamed) is decoded in full, and so is
+	// a corrupted copy of the remembered one: rejected like any bad input.
+	a2 := *a
+	a2.Sites = []string{"s1", "s2", "s4"}
+	b2, _ := protocol.Encode(&a2)
+	if m, err := d.decode(b2); err != nil || !reflect.DeepEqual(m, &a2) {
+		t.Fatalf("second announcement: %+v, %v", m, err)
+	}
+	bad := bytes.Clone(b2)
+	bad[bytes.Index(bad, []byte("s4"))+1] = '1' // lists s1 twice
+	if _, err := d.decode(bad); err == nil {
+		t.Fatal("an announcement listing a site twice decoded")
+	}
+	if _, err := d.decode(b2[:len(b2)-1]); err == nil {
+		t.Fatal("a truncated announcement decoded")
+	}
+	p := &protocol.PhaseStart{Job: "j", Phase: 1, Model: []float64{1, 2, 3}}
+	pb, _ := protocol.Encode(p)
+	if m, err := d.decode(pb); err != nil || !reflect.DeepEqual(m, p) {
+		t.Fatalf("phase start: %+v, %v", m, err)
+	}
+}
