@@ -324,3 +324,36 @@ func BenchmarkAUC(b *testing.B) {
 		}
 	})
 }
+
+// Step and stepProject skip same-label pairs before reading a row; the
+// result must be what evaluating the loss would give: no change (every AUC
+// loss has zero gradient there at a finite score), and the usual update
+// for a positive–negative pair.
+func TestLinearStepSkipsSameLabelPairs(t *testing.T) {
+	x := []float64{0.3, -0.2, -0.5, 0.1, 0.2, 0.4}
+	y := []float64{1, 1, -1}
+	for _, loss := range []Loss{AUCHinge{}, AUCSquare{}, AUCLogistic{}} {
+		obj, err := NewObjective(NewDense(x, y, 2), ObjectiveConfig{Loss: loss, Radius: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := obj.(*linearObjective)
+		for k, step := range []func(w []float64, i, j int) bool{
+			func(w []float64, i, j int) bool { return o.Step(w, i, j, 0.5) },
+			func(w []float64, i, j int) bool { return o.stepProject(w, i, j, 0.5) },
+		} {
+			w := []float64{0.7, -0.4}
+			if step(w, 0, 1) || w[0] != 0.7 || w[1] != -0.4 {
+				t.Fatalf("%s: a same-label pair changed w to %v", loss.Name(), w)
+			}
+			_, d := loss.Eval(o.Score(w, 0, 2), y[0], y[2])
+			want := []float64{0.7 - 0.5*d*(0.3-0.2), -0.4 - 0.5*d*(-0.2-0.4)}
+			if k == 1 {
+				o.Project(want)
+			}
+			if !step(w, 0, 2) || math.Abs(w[0]-want[0]) > 1e-15 || math.Abs(w[1]-want[1]) > 1e-15 {
+				t.Fatalf("%s: positive–negative step gave %v, want %v", loss.Name(), w, want)
+			}
+		}
+	}
+}

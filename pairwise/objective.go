@@ -170,8 +170,16 @@ func (o *linearObjective) addDiff(g []float64, i, j int, a float64) {
 	s.AddScaled(g, j, -a)
 }
 
+// Step and stepProject test the labels before reading a row: for every
+// AUC loss a same-label pair has zero gradient at any finite score (hinge
+// and square return 0 before reading h; logistic's coefficient is
+// −0·σ(0) = −0), so the score is not computed. (Only a non-finite score,
+// a diverged model, could have given a NaN coefficient there.)
 func (o *linearObjective) Step(w []float64, i, j int, eta float64) bool {
-	_, d := o.loss.Eval(o.Score(w, i, j), o.data.Y[i], o.data.Y[j])
+	var d float64
+	if y := o.data.Y; y[i] != y[j] {
+		_, d = o.loss.Eval(o.Score(w, i, j), y[i], y[j])
+	}
 	if o.lambda != 0 {
 		scale(1-eta*o.lambda, w)
 	} else if d == 0 {
@@ -201,6 +209,9 @@ func (o *linearObjective) stepProject(w []float64, i, j int, eta float64) bool {
 			return true
 		}
 		return false
+	}
+	if s.Y[i] == s.Y[j] {
+		return false // zero gradient (see Step)
 	}
 	xi := s.X[i*s.D : (i+1)*s.D]
 	xj := s.X[j*s.D : (j+1)*s.D]
