@@ -21,6 +21,13 @@ func parseNumber(b []byte) (float64, int) {
 	if v, ok := parseExact(b); ok {
 		return v, numOK
 	}
+	return parseNumberSlow(b)
+}
+
+// parseNumberSlow is parseNumber without the fast path (strconv for every
+// value): the general path, and the reference the fast path is tested
+// against bit for bit.
+func parseNumberSlow(b []byte) (float64, int) {
 	if len(b) == 0 {
 		return 0, numBad
 	}

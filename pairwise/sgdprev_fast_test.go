@@ -282,21 +282,7 @@ func TestPrevKernelsMatchGo(t *testing.T) {
 		t.Skip("no AVX2: the loops run the Go functions")
 	}
 	rng := rand.New(rand.NewPCG(21, 22))
-	vec := func(d int) []float64 {
-		v := make([]float64, d)
-		for k := range v {
-			v[k] = rng.NormFloat64()
-			switch rng.IntN(200) {
-			case 0:
-				v[k] = math.NaN()
-			case 1:
-				v[k] = math.Inf(1 - 2*rng.IntN(2))
-			case 2:
-				v[k] = math.Copysign(0, -1)
-			}
-		}
-		return v
-	}
+	vec := func(d int) []float64 { return specialVec(rng, d, 1, 200) }
 	projected := 0
 	for trial := 0; trial < 30000; trial++ {
 		d := trial % 42
@@ -361,21 +347,7 @@ func TestPrevStepAVXMatchesGo(t *testing.T) {
 		t.Skip("no AVX2: the loops run the Go functions")
 	}
 	rng := rand.New(rand.NewPCG(23, 24))
-	vec := func(d int, sc float64) []float64 {
-		v := make([]float64, d)
-		for k := range v {
-			v[k] = sc * rng.NormFloat64()
-			switch rng.IntN(300) {
-			case 0:
-				v[k] = math.NaN()
-			case 1:
-				v[k] = math.Inf(1 - 2*rng.IntN(2))
-			case 2:
-				v[k] = math.Copysign(0, -1)
-			}
-		}
-		return v
-	}
+	vec := func(d int, sc float64) []float64 { return specialVec(rng, d, sc, 300) }
 	clone := func(v []float64) []float64 { return append([]float64(nil), v...) }
 	stepped, skipped := 0, 0
 	for trial := 0; trial < 40000; trial++ {
@@ -446,4 +418,22 @@ func TestPrevStepArgsLayout(t *testing.T) {
 			t.Fatalf("field %d at offset %d, the assembly reads %d", k, off, 8*k)
 		}
 	}
+}
+
+// specialVec returns d normal values times sc, each replaced with
+// probability 3/oneIn by NaN, ±Inf or −0 (one in oneIn each).
+func specialVec(rng *rand.Rand, d int, sc float64, oneIn int) []float64 {
+	v := make([]float64, d)
+	for k := range v {
+		v[k] = sc * rng.NormFloat64()
+		switch rng.IntN(oneIn) {
+		case 0:
+			v[k] = math.NaN()
+		case 1:
+			v[k] = math.Inf(1 - 2*rng.IntN(2))
+		case 2:
+			v[k] = math.Copysign(0, -1)
+		}
+	}
+	return v
 }
