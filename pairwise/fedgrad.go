@@ -68,6 +68,28 @@ type GradRound struct {
 	PaperSigma, CertifiedEpsilon, CertifiedDelta float64
 }
 
+// dpgdGradCheck is the check of a fed-dp-gd-grad round (DPGDGradRound,
+// and DPGDGradSum under secure aggregation), before any data-dependent
+// computation: privateSetup (ε, δ > 0, ‖x‖ ≤ R, G-Lipschitz and L-smooth
+// loss), n ≥ 2, T ≥ 1, a model of the objective's size and a live ctx.
+func dpgdGradCheck(ctx context.Context, obj Objective, w []float64, T int, priv *Privacy) (Props, *PrivacyReport, error) {
+	cfg := RunConfig{Privacy: priv}
+	props, rep, err := privateSetup(k22Alg1, obj, &cfg)
+	if err != nil {
+		return Props{}, nil, err
+	}
+	n, p := obj.Data().N, obj.NumParams()
+	switch {
+	case n < 2:
+		return Props{}, nil, fmt.Errorf("pairwise: %s needs at least 2 records (a pair), this site has %d", k22Alg1.Name, n)
+	case T < 1:
+		return Props{}, nil, fmt.Errorf("pairwise: %s needs T ≥ 1 iterations, got %d", k22Alg1.Name, T)
+	case len(w) != p:
+		return Props{}, nil, fmt.Errorf("pairwise: %s: model has %d parameters, want %d", k22Alg1.Name, len(w), p)
+	}
+	return props, rep, ctx.Err()
+}
+
 // DPGDGradRound releases one noisy full pairwise gradient of [K22] Alg 1 at
 // w (not modified; the caller projected it) for a run of T iterations on
 // all of obj's records: FullGradient(obj, w) + N(0, σ² I_p) with σ from
@@ -78,23 +100,11 @@ type GradRound struct {
 // releases of sensitivity 2Γ/n; the T together are certified (ε, δ)-DP by
 // exact Gaussian-DP composition.
 func DPGDGradRound(ctx context.Context, obj Objective, w []float64, T int, priv *Privacy) (*GradRound, error) {
-	cfg := RunConfig{Privacy: priv}
-	props, rep, err := privateSetup(k22Alg1, obj, &cfg)
+	props, rep, err := dpgdGradCheck(ctx, obj, w, T, priv)
 	if err != nil {
 		return nil, err
 	}
 	n, p := obj.Data().N, obj.NumParams()
-	switch {
-	case n < 2:
-		return nil, fmt.Errorf("pairwise: %s needs at least 2 records (a pair), this site has %d", k22Alg1.Name, n)
-	case T < 1:
-		return nil, fmt.Errorf("pairwise: %s needs T ≥ 1 iterations, got %d", k22Alg1.Name, T)
-	case len(w) != p:
-		return nil, fmt.Errorf("pairwise: %s: model has %d parameters, want %d", k22Alg1.Name, len(w), p)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	G, L := props.Lipschitz, props.Smooth
 	// σ for this site's n and the job's T, chosen before the data is read:
 	// the same calibration as single-site dp-gd-grad (k22Calibrate: Δ = 2Γ/n

@@ -21,22 +21,10 @@ import (
 // DPGDGradRound's proven 2Γ/n; K22FedSensitivity with n = 1), the same at
 // every site, so that a sum over sites has one sensitivity.
 func DPGDGradSum(ctx context.Context, obj Objective, w []float64, T int, priv *Privacy) ([]float64, error) {
-	cfg := RunConfig{Privacy: priv}
-	if _, _, err := privateSetup(k22Alg1, obj, &cfg); err != nil {
+	if _, _, err := dpgdGradCheck(ctx, obj, w, T, priv); err != nil {
 		return nil, err
 	}
 	n, p := obj.Data().N, obj.NumParams()
-	switch {
-	case n < 2:
-		return nil, fmt.Errorf("pairwise: %s needs at least 2 records (a pair), this site has %d", k22Alg1.Name, n)
-	case T < 1:
-		return nil, fmt.Errorf("pairwise: %s needs T ≥ 1 iterations, got %d", k22Alg1.Name, T)
-	case len(w) != p:
-		return nil, fmt.Errorf("pairwise: %s: model has %d parameters, want %d", k22Alg1.Name, len(w), p)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	g := make([]float64, p)
 	FullGradient(obj, w, g)
 	for i := range g {
