@@ -100,20 +100,24 @@ func TestSecAggDiabetesMatchesCentral(t *testing.T) {
 	}
 }
 
-// dropMasked drops the masked vectors some sites send (they fail after
-// sharing their keys, before their input leaves).
+// dropMasked drops the masked vectors a site sends (it fails after sharing
+// its keys, before its input leaves): in every phase, or only in phase
+// when phase > 0; dropped, when set, counts them.
 type dropMasked struct {
 	transport.Transport
+	phase   int
 	mu      *sync.Mutex
 	dropped *int
 }
 
 func (d dropMasked) Publish(subject string, b []byte) error {
 	if m, err := protocol.Decode(b); err == nil {
-		if _, ok := m.(*protocol.SecAggMasked); ok {
-			d.mu.Lock()
-			*d.dropped++
-			d.mu.Unlock()
+		if x, ok := m.(*protocol.SecAggMasked); ok && (d.phase == 0 || x.Phase == d.phase) {
+			if d.dropped != nil {
+				d.mu.Lock()
+				*d.dropped++
+				d.mu.Unlock()
+			}
 			return nil
 		}
 	}
@@ -161,7 +165,7 @@ func TestSecAggDropout(t *testing.T) {
 			Observe: func(site string, t transport.Transport) transport.Transport {
 				for i := 0; i < c.drop; i++ {
 					if site == sites[i].Name {
-						return dropMasked{t, &mu, &dropped}
+						return dropMasked{Transport: t, mu: &mu, dropped: &dropped}
 					}
 				}
 				return t
@@ -199,21 +203,6 @@ func TestSecAggDropout(t *testing.T) {
 	}
 }
 
-// dropMaskedIn drops a site's masked vector in one phase only.
-type dropMaskedIn struct {
-	transport.Transport
-	phase int
-}
-
-func (d dropMaskedIn) Publish(subject string, b []byte) error {
-	if m, err := protocol.Decode(b); err == nil {
-		if x, ok := m.(*protocol.SecAggMasked); ok && x.Phase == d.phase {
-			return nil
-		}
-	}
-	return d.Transport.Publish(subject, b)
-}
-
 // A multi-phase secure job (fed-dp-gd-grad, 3 rounds, 8 sites, t = 7)
 // whose sites fail mid-phase: one site's masked vector lost in round 2
 // leaves that round's sum to the 7 survivors and the job completes, every
@@ -248,7 +237,7 @@ func TestSecAggMultiPhaseDropout(t *testing.T) {
 			Observe: func(site string, t transport.Transport) transport.Transport {
 				for i := 0; i < drop; i++ {
 					if site == sites[i].Name {
-						return dropMaskedIn{t, 2}
+						return dropMasked{Transport: t, phase: 2}
 					}
 				}
 				return t
