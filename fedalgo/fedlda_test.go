@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/pairfed/pairfed/dp"
@@ -127,20 +126,7 @@ func TestFedLDAPlanAndConfigure(t *testing.T) {
 	if eps, _ := a.(Accountant).Account(sig, sens, p.Epsilon, p.Delta); !(eps <= 1+1e-9 && eps > 0.95) {
 		t.Errorf("composed ε = %v for ε = 1", eps)
 	}
-	for _, c := range []struct {
-		spec Spec
-		want string
-	}{
-		{Spec{Algo: FedDPLDA, Task: protocol.TaskMetric, Epsilon: 1}, "metric"},
-		{Spec{Algo: FedDPLDA, Task: protocol.TaskAUC, Epsilon: 1, Rounds: 3}, "rounds"},
-		{Spec{Algo: FedDPLDA, Task: protocol.TaskAUC, Epsilon: 1, Aggregation: "median"}, "sums"},
-		{Spec{Algo: FedDPLDA, Task: protocol.TaskAUC}, "ε > 0"},
-	} {
-		s := c.spec
-		if _, err := Configure(&s); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v: %v, want an error naming %q", c.spec, err, c.want)
-		}
-	}
+	checkSumSpecRefusals(t, FedDPLDA)
 	if !CentresPrivately(FedDPLDA) || CentresPrivately(FedDPSSP) {
 		t.Error("CentresPrivately")
 	}

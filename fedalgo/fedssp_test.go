@@ -114,23 +114,32 @@ func TestFedSSPPlanAndConfigure(t *testing.T) {
 			t.Errorf("%s: composed ε = %v for ε = 1", name, eps)
 		}
 	}
+	checkSumSpecRefusals(t, FedDPSSP)
+	checkSumSpecRefusals(t, FedDPSSPMean)
+	s := &Spec{Algo: FedDPSSP, Task: protocol.TaskAUC, FeatureRadius: 1, Epsilon: 1}
+	a, _ := Configure(s)
+	if _, err := a.Plan(s, sites, 1001); err == nil || !strings.Contains(err.Error(), FedDPSSPMean) {
+		t.Errorf("d = 1001 with moments: %v", err)
+	}
+}
+
+// checkSumSpecRefusals checks that Configure refuses, for a one-release
+// algorithm of sums (fed-dp-ssp, fed-dp-ssp-mean, fed-dp-lda), metric
+// learning, rounds, a non-sum aggregation and a missing ε, naming each.
+func checkSumSpecRefusals(t *testing.T, algo string) {
+	t.Helper()
 	for _, c := range []struct {
 		spec Spec
 		want string
 	}{
-		{Spec{Algo: FedDPSSP, Task: protocol.TaskMetric, Epsilon: 1}, "metric"},
-		{Spec{Algo: FedDPSSP, Task: protocol.TaskAUC, Epsilon: 1, Rounds: 3}, "rounds"},
-		{Spec{Algo: FedDPSSPMean, Task: protocol.TaskAUC, Epsilon: 1, Aggregation: "median"}, "sums"},
-		{Spec{Algo: FedDPSSP, Task: protocol.TaskAUC}, "ε > 0"},
+		{Spec{Algo: algo, Task: protocol.TaskMetric, Epsilon: 1}, "metric"},
+		{Spec{Algo: algo, Task: protocol.TaskAUC, Epsilon: 1, Rounds: 3}, "rounds"},
+		{Spec{Algo: algo, Task: protocol.TaskAUC, Epsilon: 1, Aggregation: "median"}, "sums"},
+		{Spec{Algo: algo, Task: protocol.TaskAUC}, "ε > 0"},
 	} {
 		s := c.spec
 		if _, err := Configure(&s); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want an error naming %q", c.spec, err, c.want)
 		}
-	}
-	s := &Spec{Algo: FedDPSSP, Task: protocol.TaskAUC, FeatureRadius: 1, Epsilon: 1}
-	a, _ := Configure(s)
-	if _, err := a.Plan(s, sites, 1001); err == nil || !strings.Contains(err.Error(), FedDPSSPMean) {
-		t.Errorf("d = 1001 with moments: %v", err)
 	}
 }
