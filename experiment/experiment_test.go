@@ -160,11 +160,7 @@ func TestSelectionHalvingBudget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		folds, _ := data.StratifiedKFold(tab.Y, 3, rand.New(rand.NewPCG(1, 0)))
-		var want int64
-		for _, f := range folds {
-			want += 36 * int64(math.Ceil(10*float64(tab.N-len(f))))
-		}
+		want := flatSelectionSteps(tab, 10)
 		if want >= halvingMinSteps || steps != want {
 			t.Fatalf("below the threshold: %d pair steps, want the full %d", steps, want)
 		}
@@ -204,14 +200,21 @@ func TestSelectionHalvingBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if want := flatSelectionSteps(tab, 10); steps != want {
+		t.Fatalf("no pass budget: %d pair steps, want %d", steps, want)
+	}
+}
+
+// flatSelectionSteps is the pair steps of selection without halving: the
+// 36 cells of the grid at ⌈passes·n⌉ steps on each of the 3 seeded
+// stratified folds' training parts.
+func flatSelectionSteps(tab *data.Table, passes float64) int64 {
 	folds, _ := data.StratifiedKFold(tab.Y, 3, rand.New(rand.NewPCG(1, 0)))
 	var want int64
 	for _, f := range folds {
-		want += 36 * int64(math.Ceil(10*float64(tab.N-len(f))))
+		want += 36 * int64(math.Ceil(passes*float64(tab.N-len(f))))
 	}
-	if steps != want {
-		t.Fatalf("no pass budget: %d pair steps, want %d", steps, want)
-	}
+	return want
 }
 
 // Sparse data is scaled without its shift and stays sparse for a
