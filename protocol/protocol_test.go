@@ -85,20 +85,13 @@ func TestSiteReportCertifiedRoundTrip(t *testing.T) {
 			{Site: "a", Records: 40, Epsilon: 0.5, Delta: 1e-3, Sigmas: []float64{2}, Secure: true, CertifiedEpsilon: 0.49, CertifiedDelta: 9.5e-4},
 			{Site: "b", Records: 40, Epsilon: 0.5, Delta: 1e-3, Sigmas: []float64{2}, Secure: true, CertifiedEpsilon: 0.5, CertifiedDelta: 1e-3}, // at the request: allowed
 		}}
-	b, err := Encode(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Decode(b)
-	if err != nil || !reflect.DeepEqual(got, m) {
-		t.Fatalf("round trip %#v, %v", got, err)
-	}
+	b := roundTrip(t, m)
 	if !bytes.Contains(b, []byte("certified_epsilon")) || !bytes.Contains(b, []byte("certified_delta")) {
 		t.Errorf("encoding %x lacks the certified fields", b)
 	}
 	m.Privacy = m.Privacy[:1]
 	m.Privacy[0].CertifiedEpsilon, m.Privacy[0].CertifiedDelta = 0, 0
-	if b, err = Encode(m); err != nil || bytes.Contains(b, []byte("certified")) {
+	if b, err := Encode(m); err != nil || bytes.Contains(b, []byte("certified")) {
 		t.Errorf("zero certified fields are not omitted: %x, %v", b, err)
 	}
 	// Encode validates too: a coordinator never sends a charge above the request.
@@ -258,14 +251,7 @@ func TestEncodeRefusesLargeModel(t *testing.T) {
 // unchanged), must match Model's length and, with Model, fit one message.
 func TestSiteUpdateLast(t *testing.T) {
 	m := &SiteUpdate{Job: "j", Phase: 1, Site: "s", Model: []float64{1, 2}, Last: []float64{3, -4}, Weight: 1}
-	b, err := Encode(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Decode(b)
-	if err != nil || !reflect.DeepEqual(got, m) {
-		t.Fatalf("round trip %#v, %v", got, err)
-	}
+	roundTrip(t, m)
 	if _, err := Encode(&SiteUpdate{Job: "j", Phase: 1, Site: "s", Model: []float64{1, 2}, Last: []float64{3}, Weight: 1}); err == nil || !strings.Contains(err.Error(), "last iterate") {
 		t.Errorf("length mismatch: err = %v", err)
 	}
@@ -428,4 +414,19 @@ func TestCheckSender(t *testing.T) {
 			t.Errorf("%v on %s accepted", c.m.Kind(), c.subject)
 		}
 	}
+}
+
+// roundTrip encodes m, checks that it decodes to an equal message, and
+// returns the encoding.
+func roundTrip(t *testing.T, m Message) []byte {
+	t.Helper()
+	b, err := Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(b)
+	if err != nil || !reflect.DeepEqual(got, m) {
+		t.Fatalf("round trip %#v, %v", got, err)
+	}
+	return b
 }
