@@ -223,6 +223,10 @@ func TestSensitivityBruteForce(t *testing.T) {
 		{name: "dpgdc2 AUC", algo: "dpgdc2", task: TaskAUC, loss: "logistic", constraint: "l2", n: 10, R: 1, B: 1, delta: 1e-3, cfg: RunConfig{Steps: 6}, belowDiam: true, minReleases: 6},
 		{name: "dpgdc2 metric", algo: "dpgdc2", task: TaskMetric, loss: "logistic", constraint: "frobenius-psd", n: 10, R: 0.7, B: 1, delta: 1e-3, cfg: RunConfig{Steps: 4}, belowDiam: true, minReleases: 4},
 		{name: "dpegd", algo: "dpegd", task: TaskAUC, loss: "logistic", constraint: "l2", n: 16, R: 1, B: 1, delta: 1e-3, cfg: RunConfig{Eta: 0.4}, belowDiam: true, minReleases: 4},
+		// A start outside C (here an initial point; in dpegd the noisy epoch
+		// averages, at a site the coordinator's model): the square loss's
+		// Γ = G holds only over C, so the start is projected first.
+		{name: "dpgdc2 square, start outside C", algo: "dpgdc2", task: TaskAUC, loss: "square", constraint: "l2", n: 10, R: 0.5, B: 0.9, delta: 1e-3, cfg: RunConfig{Steps: 3, Init: []float64{9, -9, 9}}, belowDiam: true, minReleases: 3},
 		{name: "dpgdc", algo: "dpgdc", task: TaskAUC, loss: "logistic", constraint: "l2", n: 10, R: 1, B: 1, delta: 1e-3, cfg: RunConfig{Steps: 10, Eta: 0.3}, belowDiam: true, minReleases: 1},
 		{name: "dp-gd-grad logistic", algo: "dp-gd-grad", task: TaskAUC, loss: "logistic", constraint: "l2", n: 10, R: 1, B: 1, delta: 1e-3, cfg: RunConfig{Steps: 5}, belowDiam: true, minReleases: 5},
 		{name: "dp-gd-grad square 2RB>1", algo: "dp-gd-grad", task: TaskAUC, loss: "square", constraint: "l2", n: 10, R: 1, B: 1, delta: 1e-3, cfg: RunConfig{Steps: 5, Eta: 0.05}, minReleases: 5},

@@ -171,8 +171,8 @@ func DPEGDPlanCheck(obj Objective, eta float64, sizes []int, priv *Privacy) (eps
 }
 
 // DPEGDEpoch runs epoch i (1-based) of [X21] Alg 3 on the subset idx of
-// obj's records from start (not modified; like runDPEGD it is not
-// projected, PGD projects after every step), with base step size eta, and
+// obj's records from start (not modified; PGD projects it onto C first, as
+// every iterate, x21PGDSteps), with base step size eta, and
 // releases the epoch average with noise from priv.Noise. It repeats
 // runDPEGD's checks (privateSetup: ε, δ, R, ‖x‖ ≤ R, the loss assumptions;
 // η ≤ 2/L, Lemma 7) and its calibration (calibrateGaussian) before

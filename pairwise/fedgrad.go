@@ -91,7 +91,8 @@ func dpgdGradCheck(ctx context.Context, obj Objective, w []float64, T int, priv 
 }
 
 // DPGDGradRound releases one noisy full pairwise gradient of [K22] Alg 1 at
-// w (not modified; the caller projected it) for a run of T iterations on
+// w (not modified; the gradient is taken at w's projection onto C, which is
+// w for a model the coordinator projected) for a run of T iterations on
 // all of obj's records: FullGradient(obj, w) + N(0, σ² I_p) with σ from
 // k22Calibrate (as single-site dp-gd-grad: exact by default, K22Sigma under
 // --calibration paper). It repeats runDPGDGrad's checks (privateSetup: ε,
@@ -114,7 +115,7 @@ func DPGDGradRound(ctx context.Context, obj Objective, w []float64, T int, priv 
 		return nil, err
 	}
 	g := make([]float64, p)
-	FullGradient(obj, w, g)          // ∇L(θ_{t−1}; D_s) (+ λθ)
+	FullGradient(obj, projected(obj, w), g) // ∇L(θ_{t−1}; D_s) (+ λθ)
 	priv.Noise.AddGaussian(g, sigma) // + b_t
 	notes := append([]string{fmt.Sprintf("σ = %.6g with G = %.6g, T = %d, n = %d (%s)", sigma, G, T, n, rep.Formula)}, rep.Notes...)
 	return &GradRound{Grad: g, Sigma: sigma, Sensitivity: rep.Sensitivity[0], G: G, L: L,
@@ -139,4 +140,15 @@ func FedGradFinish(w []float64, B float64) {
 	if !math.IsInf(B, 1) {
 		L2Ball{R: B}.Project(w)
 	}
+}
+
+// projected returns a copy of w projected onto obj's parameter set: a
+// site computes its gradient at a point of C whatever model it was sent,
+// since Γ and G (and so the sensitivity its noise is calibrated to) are
+// proved over C only (x21PGDSteps). A model the coordinator projected is
+// unchanged (the ℓ2 ball bit for bit).
+func projected(obj Objective, w []float64) []float64 {
+	c := append([]float64(nil), w...)
+	obj.Project(c)
+	return c
 }

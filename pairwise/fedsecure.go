@@ -26,7 +26,7 @@ func DPGDGradSum(ctx context.Context, obj Objective, w []float64, T int, priv *P
 	}
 	n, p := obj.Data().N, obj.NumParams()
 	g := make([]float64, p)
-	FullGradient(obj, w, g)
+	FullGradient(obj, projected(obj, w), g)
 	for i := range g {
 		g[i] *= float64(n)
 	}

@@ -45,6 +45,27 @@ func TestFedSecureMatchesNoisyPhases(t *testing.T) {
 	if s := K22FedSensitivity(loss, R, B, 1); math.Abs(s-n*gr.Sensitivity) > 1e-12*s {
 		t.Errorf("K22FedSensitivity(n = 1) = %v, n·Δ = %v", s, n*gr.Sensitivity)
 	}
+	// A model outside C (a hostile or buggy coordinator): the site takes
+	// its gradient at the model's projection, where Γ and G are proved;
+	// the caller's slice is not modified.
+	far := []float64{30, -20, 10}
+	farGr, err := DPGDGradRound(ctx, obj, far, 4, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	farSum, err := DPGDGradSum(ctx, obj, far, 4, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj := append([]float64(nil), far...)
+	obj.Project(proj)
+	want := make([]float64, d)
+	FullGradient(obj, proj, want)
+	for i := range want {
+		if farGr.Grad[i] != want[i] || math.Abs(farSum[i]-n*want[i]) > 1e-12*(1+math.Abs(farSum[i])) || far[i] != []float64{30, -20, 10}[i] {
+			t.Fatalf("model outside C: round %v, sum %v, want the gradient at the projection %v (model now %v)", farGr.Grad, farSum, want, far)
+		}
+	}
 
 	// [Y21a] Alg 3 phase k.
 	eta := Y21aDefaultEta(loss, n, d, R, B, 1, delta)

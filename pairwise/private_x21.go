@@ -647,6 +647,13 @@ const x21MaxPeriod = 4
 // with the loop that never skips.
 func x21PGDSteps(ctx context.Context, obj Objective, w, g []float64, T int, eta float64, perturb func([]float64), sum []float64) (grads int64, from, period int, err error) {
 	n := int64(obj.Data().N)
+	// Every gradient is taken at a point of C: the start too (a noisy
+	// epoch average in dpegd, a site's model from the coordinator, an
+	// initial point). The pair-gradient gap Γ and G that the sensitivities
+	// use are proved over C (the AUC square loss's |h| ≤ 2RB, the metric
+	// logistic loss's 0 ≤ h ≤ 4R²B on a PSD set); outside C they need not
+	// hold. Π_C leaves a point of C unchanged (the ℓ2 ball bit for bit).
+	obj.Project(w)
 	var hist [][]float64 // at step t: hist[j] = w_{t−2−j}, newest first
 	for t := 1; t <= T; t++ {
 		if err := ctx.Err(); err != nil {
