@@ -116,7 +116,7 @@ func DPGDGradRound(ctx context.Context, obj Objective, w []float64, T int, priv 
 	}
 	g := make([]float64, p)
 	FullGradient(obj, projected(obj, w), g) // ∇L(θ_{t−1}; D_s) (+ λθ)
-	priv.Noise.AddGaussian(g, sigma) // + b_t
+	priv.Noise.AddGaussian(g, sigma)        // + b_t
 	notes := append([]string{fmt.Sprintf("σ = %.6g with G = %.6g, T = %d, n = %d (%s)", sigma, G, T, n, rep.Formula)}, rep.Notes...)
 	return &GradRound{Grad: g, Sigma: sigma, Sensitivity: rep.Sensitivity[0], G: G, L: L,
 		Secure: priv.Noise.Secure(), PairGrads: int64(n) * int64(n-1), Notes: notes,
