@@ -455,8 +455,11 @@ func certifyReport(name string, rep *PrivacyReport) error {
 // the supremum: 1.377 at t = 4, against the uncoupled σ(t − 1) + σ(1) =
 // 1.684). Memoized per t.
 func metricLogisticOpposite(t float64) float64 {
-	if v, ok := mloMemo.Load(t); ok {
-		return v.(float64)
+	mloMu.Lock()
+	v, ok := mloMemo[t]
+	mloMu.Unlock()
+	if ok {
+		return v
 	}
 	const N = 400 // cells per axis
 	sig := func(u float64) float64 { return sigmoidNeg(-u) }
@@ -481,9 +484,17 @@ func metricLogisticOpposite(t float64) float64 {
 			best = math.Max(best, x*x+y*y+2*x*y*kh)
 		}
 	}
-	v := math.Sqrt(best) * (1 + 1e-9)
-	mloMemo.Store(t, v)
+	v = math.Sqrt(best) * (1 + 1e-9)
+	mloMu.Lock()
+	if len(mloMemo) >= 1<<10 { // t comes from flags and job specs: bounded
+		clear(mloMemo)
+	}
+	mloMemo[t] = v
+	mloMu.Unlock()
 	return v
 }
 
-var mloMemo sync.Map // t → metricLogisticOpposite(t)
+var (
+	mloMu   sync.Mutex
+	mloMemo = map[float64]float64{} // t → metricLogisticOpposite(t)
+)
