@@ -5,3 +5,8 @@ package pairwise
 //
 //go:noescape
 func prefetch(row []float64)
+
+// prefetchInt32 is prefetch for a row of CSR column indices.
+//
+//go:noescape
+func prefetchInt32(row []int32)

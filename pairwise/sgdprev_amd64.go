@@ -25,3 +25,8 @@ func updateFlushAVX(w, xi, xj, sum, prev []float64, a, pend, r, r2 float64)
 //
 //go:noescape
 func prevStepAVX(p *prevStepArgs) bool
+
+// addRepeatAVX is addRepeat(sum, w, m), bit for bit (m ≥ 1).
+//
+//go:noescape
+func addRepeatAVX(sum, w []float64, m int)

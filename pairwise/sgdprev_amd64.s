@@ -487,3 +487,205 @@ snone:
 	VZEROUPPER
 	MOVB $0, ret+8(FP)
 	RET
+
+// func addRepeatAVX(sum, w []float64, m int)
+//
+// addRepeat: m times, sum[k] += w[k] for every k < len(w) (m ≥ 1; sum has
+// length ≥ len(w)). Each lane's m additions are a chain of IEEE additions
+// in order, as the Go loop's, so the results are bit-identical. Lanes are
+// taken 32 at a time in Y0–Y7 (sum) and Y8–Y15 (w), which the m
+// repetitions never leave. In the last chunk, when it is partial, the lanes
+// past len(w) are masked out of the loads (read as 0, never fault) and of
+// the stores (never written), the masks read from addRepeatMask<> at
+// 32 − rest qwords: 32 all-ones qwords then 32 zero ones. Eight independent chains of 4-cycle additions
+// keep both adders busy: a repetition costs ≈ 4 cycles for d ≤ 32.
+TEXT ·addRepeatAVX(SB), NOSPLIT, $0-56
+	MOVQ sum_base+0(FP), DI
+	MOVQ w_base+24(FP), SI
+	MOVQ w_len+32(FP), DX // lanes left
+	MOVQ m+48(FP), CX
+	TESTQ CX, CX
+	JLE  ardone
+
+archunk:
+	TESTQ DX, DX
+	JLE   ardone
+	CMPQ  DX, $32
+	JLT   armasked
+
+	// a full chunk: plain loads and stores
+	VMOVUPD 0(DI), Y0
+	VMOVUPD 32(DI), Y1
+	VMOVUPD 64(DI), Y2
+	VMOVUPD 96(DI), Y3
+	VMOVUPD 128(DI), Y4
+	VMOVUPD 160(DI), Y5
+	VMOVUPD 192(DI), Y6
+	VMOVUPD 224(DI), Y7
+	VMOVUPD 0(SI), Y8
+	VMOVUPD 32(SI), Y9
+	VMOVUPD 64(SI), Y10
+	VMOVUPD 96(SI), Y11
+	VMOVUPD 128(SI), Y12
+	VMOVUPD 160(SI), Y13
+	VMOVUPD 192(SI), Y14
+	VMOVUPD 224(SI), Y15
+	MOVQ    CX, R10
+
+arrepfull:
+	VADDPD Y8, Y0, Y0
+	VADDPD Y9, Y1, Y1
+	VADDPD Y10, Y2, Y2
+	VADDPD Y11, Y3, Y3
+	VADDPD Y12, Y4, Y4
+	VADDPD Y13, Y5, Y5
+	VADDPD Y14, Y6, Y6
+	VADDPD Y15, Y7, Y7
+	DECQ   R10
+	JNZ    arrepfull
+
+	VMOVUPD Y0, 0(DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	VMOVUPD Y4, 128(DI)
+	VMOVUPD Y5, 160(DI)
+	VMOVUPD Y6, 192(DI)
+	VMOVUPD Y7, 224(DI)
+	ADDQ    $256, DI
+	ADDQ    $256, SI
+	SUBQ    $32, DX
+	JMP     archunk
+
+armasked:
+	// the last, partial chunk: r = rest < 32 lanes
+	MOVQ  $32, R8
+	SUBQ  DX, R8
+	LEAQ  addRepeatMask<>(SB), R11
+	LEAQ  (R11)(R8*8), R11 // the chunk's 32 mask qwords
+
+	VMOVDQU    0(R11), Y15
+	VMASKMOVPD 0(DI), Y15, Y0
+	VMASKMOVPD 0(SI), Y15, Y8
+	VMOVDQU    32(R11), Y15
+	VMASKMOVPD 32(DI), Y15, Y1
+	VMASKMOVPD 32(SI), Y15, Y9
+	VMOVDQU    64(R11), Y15
+	VMASKMOVPD 64(DI), Y15, Y2
+	VMASKMOVPD 64(SI), Y15, Y10
+	VMOVDQU    96(R11), Y15
+	VMASKMOVPD 96(DI), Y15, Y3
+	VMASKMOVPD 96(SI), Y15, Y11
+	VMOVDQU    128(R11), Y15
+	VMASKMOVPD 128(DI), Y15, Y4
+	VMASKMOVPD 128(SI), Y15, Y12
+	VMOVDQU    160(R11), Y15
+	VMASKMOVPD 160(DI), Y15, Y5
+	VMASKMOVPD 160(SI), Y15, Y13
+	VMOVDQU    192(R11), Y15
+	VMASKMOVPD 192(DI), Y15, Y6
+	VMASKMOVPD 192(SI), Y15, Y14
+	VMOVDQU    224(R11), Y15
+	VMASKMOVPD 224(DI), Y15, Y7
+	VMASKMOVPD 224(SI), Y15, Y15 // the mask is read before it is replaced
+
+	MOVQ CX, R10
+
+arrep:
+	VADDPD Y8, Y0, Y0
+	VADDPD Y9, Y1, Y1
+	VADDPD Y10, Y2, Y2
+	VADDPD Y11, Y3, Y3
+	VADDPD Y12, Y4, Y4
+	VADDPD Y13, Y5, Y5
+	VADDPD Y14, Y6, Y6
+	VADDPD Y15, Y7, Y7
+	DECQ   R10
+	JNZ    arrep
+
+	VMOVDQU    0(R11), Y8
+	VMASKMOVPD Y0, Y8, 0(DI)
+	VMOVDQU    32(R11), Y8
+	VMASKMOVPD Y1, Y8, 32(DI)
+	VMOVDQU    64(R11), Y8
+	VMASKMOVPD Y2, Y8, 64(DI)
+	VMOVDQU    96(R11), Y8
+	VMASKMOVPD Y3, Y8, 96(DI)
+	VMOVDQU    128(R11), Y8
+	VMASKMOVPD Y4, Y8, 128(DI)
+	VMOVDQU    160(R11), Y8
+	VMASKMOVPD Y5, Y8, 160(DI)
+	VMOVDQU    192(R11), Y8
+	VMASKMOVPD Y6, Y8, 192(DI)
+	VMOVDQU    224(R11), Y8
+	VMASKMOVPD Y7, Y8, 224(DI)
+
+ardone:
+	VZEROUPPER
+	RET
+
+DATA addRepeatMask<>+0(SB)/8, $-1
+DATA addRepeatMask<>+8(SB)/8, $-1
+DATA addRepeatMask<>+16(SB)/8, $-1
+DATA addRepeatMask<>+24(SB)/8, $-1
+DATA addRepeatMask<>+32(SB)/8, $-1
+DATA addRepeatMask<>+40(SB)/8, $-1
+DATA addRepeatMask<>+48(SB)/8, $-1
+DATA addRepeatMask<>+56(SB)/8, $-1
+DATA addRepeatMask<>+64(SB)/8, $-1
+DATA addRepeatMask<>+72(SB)/8, $-1
+DATA addRepeatMask<>+80(SB)/8, $-1
+DATA addRepeatMask<>+88(SB)/8, $-1
+DATA addRepeatMask<>+96(SB)/8, $-1
+DATA addRepeatMask<>+104(SB)/8, $-1
+DATA addRepeatMask<>+112(SB)/8, $-1
+DATA addRepeatMask<>+120(SB)/8, $-1
+DATA addRepeatMask<>+128(SB)/8, $-1
+DATA addRepeatMask<>+136(SB)/8, $-1
+DATA addRepeatMask<>+144(SB)/8, $-1
+DATA addRepeatMask<>+152(SB)/8, $-1
+DATA addRepeatMask<>+160(SB)/8, $-1
+DATA addRepeatMask<>+168(SB)/8, $-1
+DATA addRepeatMask<>+176(SB)/8, $-1
+DATA addRepeatMask<>+184(SB)/8, $-1
+DATA addRepeatMask<>+192(SB)/8, $-1
+DATA addRepeatMask<>+200(SB)/8, $-1
+DATA addRepeatMask<>+208(SB)/8, $-1
+DATA addRepeatMask<>+216(SB)/8, $-1
+DATA addRepeatMask<>+224(SB)/8, $-1
+DATA addRepeatMask<>+232(SB)/8, $-1
+DATA addRepeatMask<>+240(SB)/8, $-1
+DATA addRepeatMask<>+248(SB)/8, $-1
+DATA addRepeatMask<>+256(SB)/8, $0
+DATA addRepeatMask<>+264(SB)/8, $0
+DATA addRepeatMask<>+272(SB)/8, $0
+DATA addRepeatMask<>+280(SB)/8, $0
+DATA addRepeatMask<>+288(SB)/8, $0
+DATA addRepeatMask<>+296(SB)/8, $0
+DATA addRepeatMask<>+304(SB)/8, $0
+DATA addRepeatMask<>+312(SB)/8, $0
+DATA addRepeatMask<>+320(SB)/8, $0
+DATA addRepeatMask<>+328(SB)/8, $0
+DATA addRepeatMask<>+336(SB)/8, $0
+DATA addRepeatMask<>+344(SB)/8, $0
+DATA addRepeatMask<>+352(SB)/8, $0
+DATA addRepeatMask<>+360(SB)/8, $0
+DATA addRepeatMask<>+368(SB)/8, $0
+DATA addRepeatMask<>+376(SB)/8, $0
+DATA addRepeatMask<>+384(SB)/8, $0
+DATA addRepeatMask<>+392(SB)/8, $0
+DATA addRepeatMask<>+400(SB)/8, $0
+DATA addRepeatMask<>+408(SB)/8, $0
+DATA addRepeatMask<>+416(SB)/8, $0
+DATA addRepeatMask<>+424(SB)/8, $0
+DATA addRepeatMask<>+432(SB)/8, $0
+DATA addRepeatMask<>+440(SB)/8, $0
+DATA addRepeatMask<>+448(SB)/8, $0
+DATA addRepeatMask<>+456(SB)/8, $0
+DATA addRepeatMask<>+464(SB)/8, $0
+DATA addRepeatMask<>+472(SB)/8, $0
+DATA addRepeatMask<>+480(SB)/8, $0
+DATA addRepeatMask<>+488(SB)/8, $0
+DATA addRepeatMask<>+496(SB)/8, $0
+DATA addRepeatMask<>+504(SB)/8, $0
+GLOBL addRepeatMask<>(SB), RODATA|NOPTR, $512

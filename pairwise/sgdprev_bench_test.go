@@ -3,6 +3,7 @@ package pairwise
 import (
 	"context"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -65,15 +66,20 @@ func BenchmarkPrevStep(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, path := range []string{"general", "fast"} {
+		// "window" is the paper protocol's output (AvgWindow), the others
+		// the default's (AvgPaper).
+		for _, path := range []string{"general", "fast", "general-window", "fast-window"} {
 			b.Run(path+"/"+sh.name, func(b *testing.B) {
 				rng := rand.New(rand.NewPCG(1, 2))
 				cfg := RunConfig{Eta: 0.5, Steps: b.N}
+				if strings.HasSuffix(path, "-window") {
+					cfg.Averaging = AvgWindow
+				}
 				b.ReportAllocs()
 				b.ResetTimer()
 				var err error
 				c0 := cpuNanos()
-				if path == "fast" {
+				if strings.HasPrefix(path, "fast") {
 					_, err = newPrevFast(obj, &cfg, ScaledConstant).run(context.Background(), cfg, rng, b.N, ScaledConstant)
 				} else {
 					_, err = runPairSGD(context.Background(), obj, cfg, rng, &PrevInstance{N: ds.N}, b.N, ScaledConstant)

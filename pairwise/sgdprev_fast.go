@@ -22,7 +22,10 @@ import (
 // rows only for those, prefetching the rows of the next ones; the loss and
 // the projection are fixed per run: no interface call or type switch per
 // step. On dense data the steps in between cost nothing, and the active
-// steps run AVX2 kernels (sgdprev_amd64.s) when the CPU has them.
+// steps run AVX2 kernels (sgdprev_amd64.s) when the CPU has them. Every
+// output rule is covered: the default AvgPaper, AvgLast, and AvgWindow (the
+// paper protocol's) and AvgUniform, whose per-step sum of w_t is added in
+// runs of unchanged w (addRepeat).
 //
 // They are bit-identical to runPairSGD with a PrevInstance for the same rng:
 // the same draws in the same order, and the same floating-point operations on
@@ -51,7 +54,15 @@ type prevFast struct {
 	n, d  int
 	r, r2 float64 // ball radius R and R² (+Inf without a constraint)
 	eta   float64 // the constant step size η_t
-	paper bool    // AvgPaper; otherwise AvgLast
+	paper bool    // AvgPaper
+	// rep: AvgWindow or AvgUniform, whose averager adds w_t to its sum
+	// after every step. Most steps leave w unchanged, so the loops count
+	// them in wn (the steps since the last addition whose w_t is the
+	// current w) and add w wn times in one call (addRepeat) just before w
+	// may change — at an active step — and before a checkpoint or the
+	// output: the same additions in the same order, so the same sum.
+	rep bool
+	wn  int
 
 	// pos has bit i set when y_i = +1: the label test of every draw reads
 	// n/8 bytes (6 kB for ijcnn1, in L1) instead of the 8n-byte labels.
@@ -115,10 +126,13 @@ func newPrevFast(obj Objective, cfg *RunConfig, sched Schedule) *prevFast {
 	if mode == "" {
 		mode = AvgPaper
 	}
-	if mode != AvgPaper && mode != AvgLast {
+	switch mode {
+	case AvgPaper, AvgLast, AvgWindow, AvgUniform:
+	default:
 		return nil
 	}
-	f := &prevFast{data: o.data, n: o.data.N, d: o.data.D, paper: mode == AvgPaper}
+	f := &prevFast{data: o.data, n: o.data.N, d: o.data.D, paper: mode == AvgPaper,
+		rep: mode == AvgWindow || mode == AvgUniform}
 	switch o.loss.(type) {
 	case AUCHinge:
 		f.loss = prevHinge
@@ -166,8 +180,8 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 	if cfg.Init != nil {
 		copy(f.w, cfg.Init)
 	}
-	mode := AvgLast
-	if f.paper {
+	mode := cfg.Averaging
+	if mode == "" {
 		mode = AvgPaper
 	}
 	f.avg = newAverager(mode, f.w)
@@ -193,6 +207,7 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 		f.steps(rng, end-t+1)
 		t = end
 		if cp.due(t) {
+			f.repFlush()
 			cp.window(t, T, f.w, f.avg)
 		}
 		t++
@@ -201,6 +216,7 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 	if T > 0 {
 		grads = int64(T)
 	}
+	f.repFlush()
 	out := append([]float64(nil), f.avg.output(f.w)...)
 	return &Result{W: out, Last: f.w, Steps: T, PairGrads: grads}, nil
 }
@@ -395,8 +411,16 @@ func (f *prevFast) stepsDense(idx []int, act []int32, nidx []int, nact []int32) 
 			sa.sum, sa.prev = &sum[0], &prev[0]
 		}
 	}
+	done := 0 // rep: the steps before idx[done] are counted in wn
 	for ai, ta := range act {
 		tA := int(ta)
+		if f.rep {
+			// w_{t−1} for the steps since the last addition, before
+			// this step may change w
+			f.wn += tA - done
+			f.repFlush()
+			done = tA
+		}
 		// the rows of the active step prefetchAhead ahead (if any)
 		pi, pj := 0, 0
 		if an := ai + prefetchAhead; an < len(act) {
@@ -496,8 +520,50 @@ func (f *prevFast) stepsDense(idx []int, act []int32, nidx []int, nact []int32) 
 			a.pending, f.pm = f.pendingAfter(p0, m0, len(idx)), m0+len(idx)
 		}
 	}
+	if f.rep {
+		f.wn += len(idx) - done
+		a.weight += float64(len(idx)) // weight++ per step: integers, exact
+	}
 	f.prev = idx[last]
 	a.stale = stale
+}
+
+// repFlush adds w to the averager's sum f.wn times (rep) and zeroes wn.
+func (f *prevFast) repFlush() {
+	if f.wn > 0 {
+		if haveAVX2 {
+			addRepeatAVX(f.avg.sum, f.w, f.wn)
+		} else {
+			addRepeat(f.avg.sum, f.w, f.wn)
+		}
+	}
+	f.wn = 0
+}
+
+// addRepeat does sum[k] += w[k] m times for each k < len(w) — m calls of
+// axpy(1, w, sum), whose 1·w[k] is w[k] exactly: the same additions in the
+// same order on each element. Four elements' chains run side by side.
+func addRepeat(sum, w []float64, m int) {
+	sum = sum[:len(w)]
+	k := 0
+	for ; k+4 <= len(w); k += 4 {
+		s0, s1, s2, s3 := sum[k], sum[k+1], sum[k+2], sum[k+3]
+		w0, w1, w2, w3 := w[k], w[k+1], w[k+2], w[k+3]
+		for r := 0; r < m; r++ {
+			s0 += w0
+			s1 += w1
+			s2 += w2
+			s3 += w3
+		}
+		sum[k], sum[k+1], sum[k+2], sum[k+3] = s0, s1, s2, s3
+	}
+	for ; k < len(w); k++ {
+		s, v := sum[k], w[k]
+		for r := 0; r < m; r++ {
+			s += v
+		}
+		sum[k] = s
+	}
 }
 
 // pendingAfter returns the pending weight k increments after it was p0,
@@ -658,8 +724,20 @@ func (f *prevFast) stepsSparse(idx []int) {
 	pos := f.pos
 	act := f.active(idx)
 	t := 0
-	for _, ta := range act {
+	done := 0 // rep: the steps before idx[done] are counted in wn
+	for ai, ta := range act {
 		tA := int(ta)
+		if an := ai + prefetchAhead; an < len(act) {
+			// the rows of the active step prefetchAhead ahead (see
+			// stepsDense): a9a's CSR rows are 5 MB, beyond the private caches
+			tn := int(act[an])
+			pj := f.prev
+			if tn > 0 {
+				pj = idx[tn-1]
+			}
+			prefetchRow(s, idx[tn])
+			prefetchRow(s, pj)
+		}
 		if paper {
 			for ; t <= tA; t++ {
 				pending += eta
@@ -691,6 +769,13 @@ func (f *prevFast) stepsSparse(idx []int) {
 			dv = -c * sigmoidNeg(c*h)
 		}
 		if dv != 0 {
+			if f.rep {
+				// w_{t−1} for the steps since the last addition, before
+				// this step changes w
+				f.wn += tA - done
+				f.repFlush()
+				done = tA
+			}
 			av := -eta * dv
 			sparseAdd(s, w, i, av)
 			sparseAdd(s, w, j, -av)
@@ -713,8 +798,19 @@ func (f *prevFast) stepsSparse(idx []int) {
 			}
 		}
 	}
+	if f.rep {
+		f.wn += len(idx) - done
+		weight += float64(len(idx))
+	}
 	f.prev = idx[len(idx)-1]
 	a.pending, a.weight, a.stale = pending, weight, stale
+}
+
+// prefetchRow prefetches CSR row i's indices and values.
+func prefetchRow(s *Dataset, i int) {
+	lo, hi := s.Ptr[i], s.Ptr[i+1]
+	prefetchInt32(s.Idx[lo:hi])
+	prefetch(s.Val[lo:hi])
 }
 
 // sparseDot is Dataset.Dot for CSR data.

@@ -31,6 +31,7 @@ func testPrevFastBitIdentical(t *testing.T) {
 		"dense-d3":    toyAUC(200, 3, 1, 8),
 		"dense-rare":  rarePositives(toyAUC(500, 22, 0.8, 2), 0.1, 3),
 		"dense-2pos":  rarePositives(toyAUC(700, 5, 1, 9), 0.003, 10), // gaps of hundreds of steps between updates
+		"dense-d70":   toyAUC(150, 70, 1, 12),                         // addRepeatAVX's chunks of 32 lanes: two full, one partial
 		"sparse":      toSparse(toyAUC(300, 9, 1, 4)),
 		"sparse-rare": toSparse(rarePositives(toyAUC(400, 12, 1, 5), 0.1, 6)),
 	}
@@ -46,7 +47,7 @@ func testPrevFastBitIdentical(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, avg := range []Averaging{"", AvgPaper, AvgLast} {
+				for _, avg := range []Averaging{"", AvgPaper, AvgLast, AvgWindow, AvgUniform} {
 					for seed := uint64(1); seed <= 4; seed++ {
 						cfg := RunConfig{Eta: 0.3 * float64(seed), Averaging: avg, Passes: 3}
 						if seed == 2 {
@@ -65,7 +66,7 @@ func testPrevFastBitIdentical(t *testing.T) {
 			}
 		}
 	}
-	if cases != 6*3*3*3*4 {
+	if cases != 7*3*3*5*4 {
 		t.Fatalf("ran %d cases", cases)
 	}
 }
@@ -172,13 +173,20 @@ func TestPrevFastNotTaken(t *testing.T) {
 	reg, _ := NewObjective(ds, ObjectiveConfig{Loss: AUCHinge{}, Lambda: 0.1, Radius: 1})
 	plain, _ := NewObjective(ds, ObjectiveConfig{Loss: AUCHinge{}, Radius: 1})
 	met, _ := NewObjective(toyAUC(50, 3, 1, 1), ObjectiveConfig{Loss: MetricHinge{}, Radius: 1})
+	odd := *ds
+	odd.Y = append([]float64(nil), ds.Y...)
+	odd.Y[7] = 0.5 // the label bitmap needs ±1 labels
+	oddObj, err := NewObjective(&odd, ObjectiveConfig{Loss: AUCHinge{}, Radius: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, c := range map[string]struct {
 		obj Objective
 		cfg RunConfig
 	}{
 		"regularizer": {reg, RunConfig{Eta: 1}},
 		"schedule":    {plain, RunConfig{Eta: 1, Schedule: InvSqrt}},
-		"window":      {plain, RunConfig{Eta: 1, Averaging: AvgWindow}},
+		"labels":      {oddObj, RunConfig{Eta: 1}},
 		"metric":      {met, RunConfig{Eta: 1}},
 	} {
 		if newPrevFast(c.obj, &c.cfg, ScaledConstant) != nil {
@@ -320,6 +328,36 @@ func TestPrevKernelsMatchGo(t *testing.T) {
 	}
 	if projected < 1000 {
 		t.Fatalf("only %d trials projected", projected)
+	}
+}
+
+// addRepeat and addRepeatAVX must be m calls of axpy(1, w, sum), bit for
+// bit: every length up to three chunks of 32 lanes (the masks), every
+// repetition count up to 40, special values included; and the sum past
+// len(w) is never written.
+func TestAddRepeatIsRepeatedAxpy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	for trial := 0; trial < 4000; trial++ {
+		d, m := trial%100, 1+rng.IntN(40)
+		w := specialVec(rng, d, 1, 300)
+		sum := specialVec(rng, d+5, 10, 300)
+		want := append([]float64(nil), sum...)
+		for r := 0; r < m; r++ {
+			axpy(1, w, want[:d])
+		}
+		got := append([]float64(nil), sum...)
+		addRepeat(got, w, m)
+		if !sameBitsNaN(got, want) {
+			t.Fatalf("trial %d d %d m %d: addRepeat %v, repeated axpy %v", trial, d, m, got, want)
+		}
+		if haveAVX2 {
+			got = append(got[:0], sum...)
+			addRepeatAVX(got[:d], w, m) // the tail past len(w) must survive
+			got = got[:d+5]
+			if !sameBitsNaN(got, want) {
+				t.Fatalf("trial %d d %d m %d: addRepeatAVX %v, repeated axpy %v", trial, d, m, got, want)
+			}
+		}
 	}
 }
 

@@ -12,3 +12,5 @@ func updateFlushAVX(w, xi, xj, sum, prev []float64, a, pend, r, r2 float64) {
 }
 
 func prevStepAVX(p *prevStepArgs) bool { panic("pairwise: prevStepAVX without AVX2") }
+
+func addRepeatAVX(sum, w []float64, m int) { addRepeat(sum, w, m) }

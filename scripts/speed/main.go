@@ -88,6 +88,8 @@ func main() {
 		{"sgd-prev ns/draw, ijcnn1 shape (n 49 990, d 22, 9.7 % positive)", "PrevStep/general/ijcnn1-shape", "PrevStep/fast/ijcnn1-shape"},
 		{"sgd-prev ns/draw, dense d 256", "PrevStep/general/dense-d256", "PrevStep/fast/dense-d256"},
 		{"sgd-prev ns/draw, a9a shape (CSR, d 123, 14 nonzeros)", "PrevStep/general/a9a-shape", "PrevStep/fast/a9a-shape"},
+		{"sgd-prev ns/draw, window averaging (the paper protocol's output), ijcnn1 shape", "PrevStep/general-window/ijcnn1-shape", "PrevStep/fast-window/ijcnn1-shape"},
+		{"sgd-prev ns/draw, window averaging, a9a shape", "PrevStep/general-window/a9a-shape", "PrevStep/fast-window/a9a-shape"},
 		{"objective F_S(w), hinge, ijcnn1 shape, ms", "Objective/pairs/hinge", "Objective/scores/hinge"},
 		{"objective F_S(w), square, ijcnn1 shape, ms", "Objective/pairs/square", "Objective/scores/square"},
 	} {
