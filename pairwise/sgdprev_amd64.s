@@ -530,20 +530,10 @@ archunk:
 	VMOVUPD 160(SI), Y13
 	VMOVUPD 192(SI), Y14
 	VMOVUPD 224(SI), Y15
-	MOVQ    CX, R10
+	XORQ    R12, R12 // full
+	JMP     arreps
 
-arrepfull:
-	VADDPD Y8, Y0, Y0
-	VADDPD Y9, Y1, Y1
-	VADDPD Y10, Y2, Y2
-	VADDPD Y11, Y3, Y3
-	VADDPD Y12, Y4, Y4
-	VADDPD Y13, Y5, Y5
-	VADDPD Y14, Y6, Y6
-	VADDPD Y15, Y7, Y7
-	DECQ   R10
-	JNZ    arrepfull
-
+arfull:
 	VMOVUPD Y0, 0(DI)
 	VMOVUPD Y1, 32(DI)
 	VMOVUPD Y2, 64(DI)
@@ -588,7 +578,9 @@ armasked:
 	VMOVDQU    224(R11), Y15
 	VMASKMOVPD 224(DI), Y15, Y7
 	VMASKMOVPD 224(SI), Y15, Y15 // the mask is read before it is replaced
+	MOVQ       $1, R12           // masked
 
+arreps:
 	MOVQ CX, R10
 
 arrep:
@@ -602,6 +594,8 @@ arrep:
 	VADDPD Y15, Y7, Y7
 	DECQ   R10
 	JNZ    arrep
+	TESTQ  R12, R12
+	JZ     arfull
 
 	VMOVDQU    0(R11), Y8
 	VMASKMOVPD Y0, Y8, 0(DI)
