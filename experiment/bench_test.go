@@ -7,6 +7,6 @@ import "testing"
 func BenchmarkStep(b *testing.B) {
 	for _, c := range BenchCases() {
 		ds := SyntheticAUC(c.N, c.D, c.NNZ, c.Pos, 7)
-		b.Run(c.Name, StepBenchmark("sgd-prev", ds))
+		b.Run(c.Name, StepBenchmark("sgd-prev", ds, c.Avg))
 	}
 }
