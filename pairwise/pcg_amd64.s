@@ -1,5 +1,67 @@
 #include "textflag.h"
 
+// The passes pcgFill8 and pcgDraw8 share, written once. Lanes: Z0 = the
+// high halves h, Z1 = the low halves l of eight states; DX = jump.
+
+// PCG_CONSTS broadcasts jump = {M⁸ high, M⁸ low, C⁸ high, C⁸ low} to
+// Z20–Z23, b1 (the high 32 bits of M⁸ low) to Z24, and the constants
+// 2³² − 1, 1 and DXSM's multiplier to Z25–Z27. Clobbers AX.
+#define PCG_CONSTS \
+	VPBROADCASTQ 0(DX), Z20; \
+	VPBROADCASTQ 8(DX), Z21; \
+	VPBROADCASTQ 16(DX), Z22; \
+	VPBROADCASTQ 24(DX), Z23; \
+	VPSRLQ $32, Z21, Z24; \
+	MOVQ $0xffffffff, AX; \
+	VPBROADCASTQ AX, Z25; \
+	MOVQ $1, AX; \
+	VPBROADCASTQ AX, Z26; \
+	MOVQ $0xda942042e4dd58b5, AX; \
+	VPBROADCASTQ AX, Z27
+
+// PCG_OUTPUT: Z2 = the DXSM outputs of the lanes: x = h ^ h>>32;
+// x *= cheap; x ^= x>>48; x *= l|1. Clobbers Z3.
+#define PCG_OUTPUT \
+	VPSRLQ  $32, Z0, Z2; \
+	VPXORQ  Z2, Z0, Z2; \
+	VPMULLQ Z27, Z2, Z2; \
+	VPSRLQ  $48, Z2, Z3; \
+	VPXORQ  Z3, Z2, Z2; \
+	VPORQ   Z26, Z1, Z3; \
+	VPMULLQ Z3, Z2, Z2
+
+// PCG_STEP moves every lane eight steps on, s ↦ s·M⁸ + C⁸ (mod 2¹²⁸):
+// l' = l·mL + cL; h' = hi(l·mL) + h·mL + l·mH + cH + carry, with hi(l·mL)
+// from 32-bit pieces (l = a1·2³² + a0, mL = b1·2³² + b0; the middle sum
+// (a0·b0 >> 32) + low32(a0·b1) + low32(a1·b0) < 3·2³²). Clobbers Z2–Z11,
+// K1.
+#define PCG_STEP \
+	VPMULLQ Z21, Z1, Z2; \
+	VPMULLQ Z21, Z0, Z3; \
+	VPMULLQ Z20, Z1, Z4; \
+	VPADDQ  Z4, Z3, Z3; \
+	VPSRLQ   $32, Z1, Z5; \
+	VPMULUDQ Z21, Z1, Z6; \
+	VPMULUDQ Z24, Z1, Z7; \
+	VPMULUDQ Z21, Z5, Z8; \
+	VPMULUDQ Z24, Z5, Z9; \
+	VPSRLQ   $32, Z6, Z6; \
+	VPANDQ   Z25, Z7, Z10; \
+	VPANDQ   Z25, Z8, Z11; \
+	VPADDQ   Z10, Z6, Z6; \
+	VPADDQ   Z11, Z6, Z6; \
+	VPSRLQ   $32, Z6, Z6; \
+	VPSRLQ   $32, Z7, Z7; \
+	VPSRLQ   $32, Z8, Z8; \
+	VPADDQ   Z7, Z9, Z9; \
+	VPADDQ   Z8, Z9, Z9; \
+	VPADDQ   Z6, Z9, Z9; \
+	VPADDQ   Z9, Z3, Z3; \
+	VPADDQ  Z23, Z2, Z1; \
+	VPCMPUQ $1, Z2, Z1, K1; \
+	VPADDQ  Z22, Z3, Z0; \
+	VPADDQ  Z26, Z0, K1, Z0
+
 // func pcgFill8(lanes *[16]uint64, dst []uint64, jump *[4]uint64)
 //
 // Eight PCG-DXSM states side by side (AVX-512F/DQ): lanes holds the high
@@ -17,61 +79,15 @@ TEXT ·pcgFill8(SB), NOSPLIT, $0-40
 	MOVQ jump+32(FP), DX
 	VMOVDQU64 (SI), Z0   // h
 	VMOVDQU64 64(SI), Z1 // l
-	VPBROADCASTQ 0(DX), Z20  // M⁸ high
-	VPBROADCASTQ 8(DX), Z21  // M⁸ low (its low 32 bits: b0)
-	VPBROADCASTQ 16(DX), Z22 // C⁸ high
-	VPBROADCASTQ 24(DX), Z23 // C⁸ low
-	VPSRLQ $32, Z21, Z24     // b1: the high 32 bits of M⁸ low
-	MOVQ $0xffffffff, AX
-	VPBROADCASTQ AX, Z25
-	MOVQ $1, AX
-	VPBROADCASTQ AX, Z26
-	MOVQ $0xda942042e4dd58b5, AX
-	VPBROADCASTQ AX, Z27
+	PCG_CONSTS
 
 loop:
-	// output: x = h ^ h>>32; x *= cheap; x ^= x>>48; x *= l|1
-	VPSRLQ  $32, Z0, Z2
-	VPXORQ  Z2, Z0, Z2
-	VPMULLQ Z27, Z2, Z2
-	VPSRLQ  $48, Z2, Z3
-	VPXORQ  Z3, Z2, Z2
-	VPORQ   Z26, Z1, Z3
-	VPMULLQ Z3, Z2, Z2
+	PCG_OUTPUT
 	VMOVDQU64 Z2, (DI)
 	ADDQ $64, DI
 	SUBQ $8, CX
 	JLE  done
-
-	// s ↦ s·M⁸ + C⁸: l' = l·mL + cL; h' = hi(l·mL) + h·mL + l·mH + cH + carry
-	VPMULLQ Z21, Z1, Z2 // l·mL, low half
-	VPMULLQ Z21, Z0, Z3 // h·mL
-	VPMULLQ Z20, Z1, Z4 // l·mH
-	VPADDQ  Z4, Z3, Z3
-
-	// hi(l·mL) from 32-bit pieces: l = a1·2³² + a0, mL = b1·2³² + b0
-	VPSRLQ   $32, Z1, Z5 // a1
-	VPMULUDQ Z21, Z1, Z6 // a0·b0
-	VPMULUDQ Z24, Z1, Z7 // a0·b1
-	VPMULUDQ Z21, Z5, Z8 // a1·b0
-	VPMULUDQ Z24, Z5, Z9 // a1·b1
-	VPSRLQ   $32, Z6, Z6
-	VPANDQ   Z25, Z7, Z10
-	VPANDQ   Z25, Z8, Z11
-	VPADDQ   Z10, Z6, Z6 // (a0·b0 >> 32) + low32(a0·b1) + low32(a1·b0) < 3·2³²
-	VPADDQ   Z11, Z6, Z6
-	VPSRLQ   $32, Z6, Z6 // its carry into the high half
-	VPSRLQ   $32, Z7, Z7
-	VPSRLQ   $32, Z8, Z8
-	VPADDQ   Z7, Z9, Z9
-	VPADDQ   Z8, Z9, Z9
-	VPADDQ   Z6, Z9, Z9  // hi(l·mL)
-	VPADDQ   Z9, Z3, Z3
-
-	VPADDQ  Z23, Z2, Z1     // l' = l·mL + cL
-	VPCMPUQ $1, Z2, Z1, K1  // carry: l' < l·mL
-	VPADDQ  Z22, Z3, Z0     // h' without the carry
-	VPADDQ  Z26, Z0, K1, Z0 // + carry
+	PCG_STEP
 	JMP loop
 
 done:
@@ -102,26 +118,10 @@ TEXT ·pcgDraw8(SB), NOSPLIT, $0-88
 	XORQ BX, BX // draws reduced
 	VMOVDQU64 (SI), Z0
 	VMOVDQU64 64(SI), Z1
-	VPBROADCASTQ 0(DX), Z20
-	VPBROADCASTQ 8(DX), Z21
-	VPBROADCASTQ 16(DX), Z22
-	VPBROADCASTQ 24(DX), Z23
-	VPSRLQ $32, Z21, Z24
-	MOVQ $0xffffffff, AX
-	VPBROADCASTQ AX, Z25
-	MOVQ $1, AX
-	VPBROADCASTQ AX, Z26
-	MOVQ $0xda942042e4dd58b5, AX
-	VPBROADCASTQ AX, Z27
+	PCG_CONSTS
 
 dloop:
-	VPSRLQ  $32, Z0, Z2
-	VPXORQ  Z2, Z0, Z2
-	VPMULLQ Z27, Z2, Z2
-	VPSRLQ  $48, Z2, Z3
-	VPXORQ  Z3, Z2, Z2
-	VPORQ   Z26, Z1, Z3
-	VPMULLQ Z3, Z2, Z2 // x
+	PCG_OUTPUT // x
 
 	VPMULUDQ Z28, Z2, Z5 // x0·n
 	VPSRLQ   $32, Z2, Z6
@@ -139,31 +139,7 @@ dloop:
 	CMPQ BX, CX
 	JGE  ddone
 
-	VPMULLQ Z21, Z1, Z2
-	VPMULLQ Z21, Z0, Z3
-	VPMULLQ Z20, Z1, Z4
-	VPADDQ  Z4, Z3, Z3
-	VPSRLQ   $32, Z1, Z5
-	VPMULUDQ Z21, Z1, Z6
-	VPMULUDQ Z24, Z1, Z7
-	VPMULUDQ Z21, Z5, Z8
-	VPMULUDQ Z24, Z5, Z9
-	VPSRLQ   $32, Z6, Z6
-	VPANDQ   Z25, Z7, Z10
-	VPANDQ   Z25, Z8, Z11
-	VPADDQ   Z10, Z6, Z6
-	VPADDQ   Z11, Z6, Z6
-	VPSRLQ   $32, Z6, Z6
-	VPSRLQ   $32, Z7, Z7
-	VPSRLQ   $32, Z8, Z8
-	VPADDQ   Z7, Z9, Z9
-	VPADDQ   Z8, Z9, Z9
-	VPADDQ   Z6, Z9, Z9
-	VPADDQ   Z9, Z3, Z3
-	VPADDQ  Z23, Z2, Z1
-	VPCMPUQ $1, Z2, Z1, K1
-	VPADDQ  Z22, Z3, Z0
-	VPADDQ  Z26, Z0, K1, Z0
+	PCG_STEP
 	JMP dloop
 
 dbail:

@@ -1,95 +1,241 @@
 #include "textflag.h"
+#include "prefetch_amd64.h"
 
 // AVX2 kernels of the sgd-prev step (sgdprev_fast.go). Each computes, lane
 // by lane, the IEEE operations of its Go counterpart in the same order —
 // vector lanes round exactly as scalar operations do, and there is no FMA —
-// so the results are bit-identical (TestPrevKernelsMatchGo).
+// so the results are bit-identical (TestPrevKernelsMatchGo). The passes
+// that diffDotAVX, updateFlushAVX and prevStepAVX share are the macros
+// below, each written once; labels are the caller's (they are per TEXT).
+
+// DIFF_DOT: X0 = diffDot(w, a, b) with SI = w, AX = a, BX = b, DX = len(w).
+// s0 sums the even terms w[i]·(a[i] − b[i]) and s1 the odd ones, each left
+// to right, in X0 = [s0, s1]; an odd last term goes to s0; the result is
+// s0 + s1. Clobbers CX, R8, X1, X2.
+#define DIFF_DOT(l4, l2, l1, done) \
+	XORQ CX, CX; \
+	VXORPD X0, X0, X0; \
+l4: \
+	LEAQ 4(CX), R8; \
+	CMPQ R8, DX; \
+	JGT  l2; \
+	VMOVUPD (AX)(CX*8), Y1; \
+	VSUBPD  (BX)(CX*8), Y1, Y1; \
+	VMULPD  (SI)(CX*8), Y1, Y1; \
+	VADDPD  X1, X0, X0; \
+	VEXTRACTF128 $1, Y1, X2; \
+	VADDPD  X2, X0, X0; \
+	MOVQ R8, CX; \
+	JMP  l4; \
+l2: \
+	LEAQ 2(CX), R8; \
+	CMPQ R8, DX; \
+	JGT  l1; \
+	VMOVUPD (AX)(CX*8), X1; \
+	VSUBPD  (BX)(CX*8), X1, X1; \
+	VMULPD  (SI)(CX*8), X1, X1; \
+	VADDPD  X1, X0, X0; \
+	MOVQ R8, CX; \
+l1: \
+	CMPQ CX, DX; \
+	JGE  done; \
+	VMOVSD (AX)(CX*8), X1; \
+	VSUBSD (BX)(CX*8), X1, X1; \
+	VMULSD (SI)(CX*8), X1, X1; \
+	VADDSD X1, X0, X0; \
+done: \
+	VUNPCKHPD X0, X0, X1; \
+	VADDSD    X1, X0, X0
+
+// N2_ADD4 adds the four lanes of Y3 to X0 left to right (n2 += v[k]², …,
+// v[k+3]²); N2_ADD2 the two lanes of X3. Clobber X3, X4.
+#define N2_ADD4 \
+	VADDSD  X3, X0, X0; \
+	VUNPCKHPD X3, X3, X4; \
+	VADDSD  X4, X0, X0; \
+	VEXTRACTF128 $1, Y3, X3; \
+	VADDSD  X3, X0, X0; \
+	VUNPCKHPD X3, X3, X4; \
+	VADDSD  X4, X0, X0
+
+#define N2_ADD2 \
+	VADDSD  X3, X0, X0; \
+	VUNPCKHPD X3, X3, X4; \
+	VADDSD  X4, X0, X0
+
+// UPDATE_FLUSH: updateFlush's pass with DI = w, AX = xi, BX = xj, R9 = sum,
+// R10 = prev, DX = len(w), Y14 = a, Y13 = pend: v = w[k] + a·(xi[k] −
+// xj[k]); sum[k] += pend·prev[k] (prev read before it is overwritten);
+// w[k] = prev[k] = v; X0 = n2 += v² left to right. Then it jumps to done.
+// Clobbers CX, R8, Y1–Y4.
+#define UPDATE_FLUSH(l4, l2, l1, done) \
+	XORQ CX, CX; \
+	VXORPD X0, X0, X0; \
+l4: \
+	LEAQ 4(CX), R8; \
+	CMPQ R8, DX; \
+	JGT  l2; \
+	VMOVUPD (AX)(CX*8), Y1; \
+	VSUBPD  (BX)(CX*8), Y1, Y1; \
+	VMULPD  Y14, Y1, Y1; \
+	VADDPD  (DI)(CX*8), Y1, Y1; \
+	VMOVUPD (R10)(CX*8), Y2; \
+	VMULPD  Y13, Y2, Y2; \
+	VADDPD  (R9)(CX*8), Y2, Y2; \
+	VMOVUPD Y2, (R9)(CX*8); \
+	VMOVUPD Y1, (DI)(CX*8); \
+	VMOVUPD Y1, (R10)(CX*8); \
+	VMULPD  Y1, Y1, Y3; \
+	N2_ADD4; \
+	MOVQ R8, CX; \
+	JMP  l4; \
+l2: \
+	LEAQ 2(CX), R8; \
+	CMPQ R8, DX; \
+	JGT  l1; \
+	VMOVUPD (AX)(CX*8), X1; \
+	VSUBPD  (BX)(CX*8), X1, X1; \
+	VMULPD  X14, X1, X1; \
+	VADDPD  (DI)(CX*8), X1, X1; \
+	VMOVUPD (R10)(CX*8), X2; \
+	VMULPD  X13, X2, X2; \
+	VADDPD  (R9)(CX*8), X2, X2; \
+	VMOVUPD X2, (R9)(CX*8); \
+	VMOVUPD X1, (DI)(CX*8); \
+	VMOVUPD X1, (R10)(CX*8); \
+	VMULPD  X1, X1, X3; \
+	N2_ADD2; \
+	MOVQ R8, CX; \
+l1: \
+	CMPQ CX, DX; \
+	JGE  done; \
+	VMOVSD (AX)(CX*8), X1; \
+	VSUBSD (BX)(CX*8), X1, X1; \
+	VMULSD X14, X1, X1; \
+	VADDSD (DI)(CX*8), X1, X1; \
+	VMOVSD (R10)(CX*8), X2; \
+	VMULSD X13, X2, X2; \
+	VADDSD (R9)(CX*8), X2, X2; \
+	VMOVSD X2, (R9)(CX*8); \
+	VMOVSD X1, (DI)(CX*8); \
+	VMOVSD X1, (R10)(CX*8); \
+	VMULSD X1, X1, X3; \
+	VADDSD X3, X0, X0; \
+	JMP  done
+
+// UPDATE: denseUpdate's pass — UPDATE_FLUSH without sum and prev.
+#define UPDATE(l4, l2, l1, done) \
+	XORQ CX, CX; \
+	VXORPD X0, X0, X0; \
+l4: \
+	LEAQ 4(CX), R8; \
+	CMPQ R8, DX; \
+	JGT  l2; \
+	VMOVUPD (AX)(CX*8), Y1; \
+	VSUBPD  (BX)(CX*8), Y1, Y1; \
+	VMULPD  Y14, Y1, Y1; \
+	VADDPD  (DI)(CX*8), Y1, Y1; \
+	VMOVUPD Y1, (DI)(CX*8); \
+	VMULPD  Y1, Y1, Y3; \
+	N2_ADD4; \
+	MOVQ R8, CX; \
+	JMP  l4; \
+l2: \
+	LEAQ 2(CX), R8; \
+	CMPQ R8, DX; \
+	JGT  l1; \
+	VMOVUPD (AX)(CX*8), X1; \
+	VSUBPD  (BX)(CX*8), X1, X1; \
+	VMULPD  X14, X1, X1; \
+	VADDPD  (DI)(CX*8), X1, X1; \
+	VMOVUPD X1, (DI)(CX*8); \
+	VMULPD  X1, X1, X3; \
+	N2_ADD2; \
+	MOVQ R8, CX; \
+l1: \
+	CMPQ CX, DX; \
+	JGE  done; \
+	VMOVSD (AX)(CX*8), X1; \
+	VSUBSD (BX)(CX*8), X1, X1; \
+	VMULSD X14, X1, X1; \
+	VADDSD (DI)(CX*8), X1, X1; \
+	VMOVSD X1, (DI)(CX*8); \
+	VMULSD X1, X1, X3; \
+	VADDSD X3, X0, X0; \
+	JMP  done
+
+// PROJECT_TEST: when n2 (X0) > r2, false when either is NaN (JLS: CF or
+// ZF set, as for unordered), Y7 = c = r/√n2 broadcast and CX = 0;
+// otherwise it jumps to skip. Clobbers X5, X6.
+#define PROJECT_TEST(r, r2, skip) \
+	VMOVSD r2, X5; \
+	UCOMISD X5, X0; \
+	JLS  skip; \
+	VSQRTSD X0, X0, X6; \
+	VMOVSD  r, X7; \
+	VDIVSD  X6, X7, X7; \
+	VBROADCASTSD X7, Y7; \
+	XORQ CX, CX
+
+// SCALE_FLUSH: w[k] = prev[k] = w[k]·c for k < DX (DI = w, R10 = prev,
+// Y7 = c), then it jumps to done. SCALE: w only. Clobber CX, R8, Y1.
+#define SCALE_FLUSH(l4, l1, done) \
+l4: \
+	LEAQ 4(CX), R8; \
+	CMPQ R8, DX; \
+	JGT  l1; \
+	VMULPD  (DI)(CX*8), Y7, Y1; \
+	VMOVUPD Y1, (DI)(CX*8); \
+	VMOVUPD Y1, (R10)(CX*8); \
+	MOVQ R8, CX; \
+	JMP  l4; \
+l1: \
+	CMPQ CX, DX; \
+	JGE  done; \
+	VMULSD (DI)(CX*8), X7, X1; \
+	VMOVSD X1, (DI)(CX*8); \
+	VMOVSD X1, (R10)(CX*8); \
+	INCQ CX; \
+	JMP  l1
+
+#define SCALE(l4, l1, done) \
+l4: \
+	LEAQ 4(CX), R8; \
+	CMPQ R8, DX; \
+	JGT  l1; \
+	VMULPD  (DI)(CX*8), Y7, Y1; \
+	VMOVUPD Y1, (DI)(CX*8); \
+	MOVQ R8, CX; \
+	JMP  l4; \
+l1: \
+	CMPQ CX, DX; \
+	JGE  done; \
+	VMULSD (DI)(CX*8), X7, X1; \
+	VMOVSD X1, (DI)(CX*8); \
+	INCQ CX; \
+	JMP  l1
 
 // func diffDotAVX(w, a, b, pa, pb []float64) float64
 //
-// diffDot: s0 sums the even terms w[i]·(a[i] − b[i]) and s1 the odd ones,
-// each left to right, in X0 = [s0, s1]; an odd last term goes to s0; the
-// result is s0 + s1. len(a), len(b) ≥ len(w). First it prefetches the
-// cache lines of pa and pb (PREFETCHT0, a hint that never faults: the rows
-// of a later step), saving the loop two calls to prefetch.
+// diffDot (DIFF_DOT), after prefetching the cache lines of pa and pb (the
+// rows of a later step), saving the loop two calls to prefetch. len(a),
+// len(b) ≥ len(w).
 TEXT ·diffDotAVX(SB), NOSPLIT, $0-128
-	MOVQ pa_base+72(FP), AX
-	MOVQ pa_len+80(FP), CX
-	LEAQ (AX)(CX*8), CX
-	ANDQ $~63, AX
-
-pfa:
-	CMPQ AX, CX
-	JGE  pfb
-	PREFETCHT0 (AX)
-	ADDQ $64, AX
-	JMP  pfa
-
-pfb:
-	MOVQ pb_base+96(FP), AX
-	MOVQ pb_len+104(FP), CX
-	LEAQ (AX)(CX*8), CX
-	ANDQ $~63, AX
-
-pfb1:
-	CMPQ AX, CX
-	JGE  dot
-	PREFETCHT0 (AX)
-	ADDQ $64, AX
-	JMP  pfb1
-
-dot:
+	PREFETCH_LINES(pa_base+72(FP), pa_len+80(FP), pfa, pfb)
+	PREFETCH_LINES(pb_base+96(FP), pb_len+104(FP), pfb1, dot)
 	MOVQ w_base+0(FP), SI
 	MOVQ w_len+8(FP), DX
 	MOVQ a_base+24(FP), AX
 	MOVQ b_base+48(FP), BX
-	XORQ CX, CX
-	VXORPD X0, X0, X0
-
-dd4:
-	LEAQ 4(CX), R8
-	CMPQ R8, DX
-	JGT  dd2
-	VMOVUPD (AX)(CX*8), Y1
-	VSUBPD  (BX)(CX*8), Y1, Y1 // a − b
-	VMULPD  (SI)(CX*8), Y1, Y1 // w·(a − b)
-	VADDPD  X1, X0, X0         // s0 += term i, s1 += term i+1
-	VEXTRACTF128 $1, Y1, X2
-	VADDPD  X2, X0, X0         // s0 += term i+2, s1 += term i+3
-	MOVQ R8, CX
-	JMP  dd4
-
-dd2:
-	LEAQ 2(CX), R8
-	CMPQ R8, DX
-	JGT  dd1
-	VMOVUPD (AX)(CX*8), X1
-	VSUBPD  (BX)(CX*8), X1, X1
-	VMULPD  (SI)(CX*8), X1, X1
-	VADDPD  X1, X0, X0
-	MOVQ R8, CX
-
-dd1:
-	CMPQ CX, DX
-	JGE  dddone
-	VMOVSD (AX)(CX*8), X1
-	VSUBSD (BX)(CX*8), X1, X1
-	VMULSD (SI)(CX*8), X1, X1
-	VADDSD X1, X0, X0 // s0 += the last term; s1 stays in the high lane
-
-dddone:
-	VUNPCKHPD X0, X0, X1 // s1
-	VADDSD    X1, X0, X0 // s0 + s1
+	DIFF_DOT(dd4, dd2, dd1, dddone)
 	VZEROUPPER
 	MOVSD X0, ret+120(FP)
 	RET
 
 // func updateFlushAVX(w, xi, xj, sum, prev []float64, a, pend, r, r2 float64)
 //
-// updateFlush: for each k, v = w[k] + a·(xi[k] − xj[k]); sum[k] += pend·prev[k];
-// w[k] = prev[k] = v; n2 += v² left to right (the serial ‖w‖²); then if
-// n2 > r2, c = r/√n2 and w[k] = prev[k] = w[k]·c. All slices have length
-// ≥ len(w).
+// updateFlush: UPDATE_FLUSH; then if n2 > r2, c = r/√n2 and w[k] = prev[k]
+// = w[k]·c. All slices have length ≥ len(w).
 TEXT ·updateFlushAVX(SB), NOSPLIT, $0-152
 	MOVQ w_base+0(FP), DI
 	MOVQ w_len+8(FP), DX
@@ -99,99 +245,11 @@ TEXT ·updateFlushAVX(SB), NOSPLIT, $0-152
 	MOVQ prev_base+96(FP), R10
 	VBROADCASTSD a+120(FP), Y14
 	VBROADCASTSD pend+128(FP), Y13
-	XORQ CX, CX
-	VXORPD X0, X0, X0 // n2
-
-uf4:
-	LEAQ 4(CX), R8
-	CMPQ R8, DX
-	JGT  uf2
-	VMOVUPD (AX)(CX*8), Y1
-	VSUBPD  (BX)(CX*8), Y1, Y1  // xi − xj
-	VMULPD  Y14, Y1, Y1         // a·(xi − xj)
-	VADDPD  (DI)(CX*8), Y1, Y1  // v = w + a·(xi − xj)
-	VMOVUPD (R10)(CX*8), Y2     // prev (before it is overwritten)
-	VMULPD  Y13, Y2, Y2         // pend·prev
-	VADDPD  (R9)(CX*8), Y2, Y2  // sum + pend·prev
-	VMOVUPD Y2, (R9)(CX*8)
-	VMOVUPD Y1, (DI)(CX*8)
-	VMOVUPD Y1, (R10)(CX*8)
-	VMULPD  Y1, Y1, Y3          // v²
-	VADDSD  X3, X0, X0          // n2 += v[k]²
-	VUNPCKHPD X3, X3, X4
-	VADDSD  X4, X0, X0          // n2 += v[k+1]²
-	VEXTRACTF128 $1, Y3, X3
-	VADDSD  X3, X0, X0          // n2 += v[k+2]²
-	VUNPCKHPD X3, X3, X4
-	VADDSD  X4, X0, X0          // n2 += v[k+3]²
-	MOVQ R8, CX
-	JMP  uf4
-
-uf2:
-	LEAQ 2(CX), R8
-	CMPQ R8, DX
-	JGT  uf1
-	VMOVUPD (AX)(CX*8), X1
-	VSUBPD  (BX)(CX*8), X1, X1
-	VMULPD  X14, X1, X1
-	VADDPD  (DI)(CX*8), X1, X1
-	VMOVUPD (R10)(CX*8), X2
-	VMULPD  X13, X2, X2
-	VADDPD  (R9)(CX*8), X2, X2
-	VMOVUPD X2, (R9)(CX*8)
-	VMOVUPD X1, (DI)(CX*8)
-	VMOVUPD X1, (R10)(CX*8)
-	VMULPD  X1, X1, X3
-	VADDSD  X3, X0, X0
-	VUNPCKHPD X3, X3, X4
-	VADDSD  X4, X0, X0
-	MOVQ R8, CX
-
-uf1:
-	CMPQ CX, DX
-	JGE  ufproj
-	VMOVSD (AX)(CX*8), X1
-	VSUBSD (BX)(CX*8), X1, X1
-	VMULSD X14, X1, X1
-	VADDSD (DI)(CX*8), X1, X1
-	VMOVSD (R10)(CX*8), X2
-	VMULSD X13, X2, X2
-	VADDSD (R9)(CX*8), X2, X2
-	VMOVSD X2, (R9)(CX*8)
-	VMOVSD X1, (DI)(CX*8)
-	VMOVSD X1, (R10)(CX*8)
-	VMULSD X1, X1, X3
-	VADDSD X3, X0, X0
+	UPDATE_FLUSH(uf4, uf2, uf1, ufproj)
 
 ufproj:
-	// n2 > r2, false when either is NaN (JLS: CF or ZF set, as for unordered)
-	VMOVSD r2+144(FP), X5
-	UCOMISD X5, X0
-	JLS  ufdone
-	VSQRTSD X0, X0, X6
-	VMOVSD  r+136(FP), X7
-	VDIVSD  X6, X7, X7 // c = r/√n2
-	VBROADCASTSD X7, Y7
-	XORQ CX, CX
-
-us4:
-	LEAQ 4(CX), R8
-	CMPQ R8, DX
-	JGT  us1
-	VMULPD  (DI)(CX*8), Y7, Y1
-	VMOVUPD Y1, (DI)(CX*8)
-	VMOVUPD Y1, (R10)(CX*8)
-	MOVQ R8, CX
-	JMP  us4
-
-us1:
-	CMPQ CX, DX
-	JGE  ufdone
-	VMULSD (DI)(CX*8), X7, X1
-	VMOVSD X1, (DI)(CX*8)
-	VMOVSD X1, (R10)(CX*8)
-	INCQ CX
-	JMP  us1
+	PROJECT_TEST(r+136(FP), r2+144(FP), ufdone)
+	SCALE_FLUSH(us4, us1, ufdone)
 
 ufdone:
 	VZEROUPPER
@@ -200,83 +258,20 @@ ufdone:
 // func prevStepAVX(p *prevStepArgs) bool
 //
 // One active step of the hinge or square loss in one call: prefetch the
-// rows pa and pb; h = diffDot(w, xi, xj) as diffDotAVX; m = 1 − s·h, and
+// rows pa and pb; h = diffDot(w, xi, xj) (DIFF_DOT); m = 1 − s·h, and
 // dv = −s when !(m ≤ 0) (hinge), dv = −2·s·(1 − s·h) (square); if dv ≠ 0
 // (NaN included, as in Go), a = (−η)·dv and the update of updateFlushAVX
 // (flush = 1) or of denseUpdate (flush = 0: w only), and it returns true.
 // Field offsets: prevStepArgs in sgdprev_amd64.go.
 TEXT ·prevStepAVX(SB), NOSPLIT, $0-9
 	MOVQ p+0(FP), R11
-
-	// prefetch pa and pb (plen elements each)
-	MOVQ 24(R11), AX
-	MOVQ 64(R11), CX
-	LEAQ (AX)(CX*8), CX
-	ANDQ $~63, AX
-
-spfa:
-	CMPQ AX, CX
-	JGE  spfb
-	PREFETCHT0 (AX)
-	ADDQ $64, AX
-	JMP  spfa
-
-spfb:
-	MOVQ 32(R11), AX
-	MOVQ 64(R11), CX
-	LEAQ (AX)(CX*8), CX
-	ANDQ $~63, AX
-
-spfb1:
-	CMPQ AX, CX
-	JGE  sdot
-	PREFETCHT0 (AX)
-	ADDQ $64, AX
-	JMP  spfb1
-
-sdot:
+	PREFETCH_LINES(24(R11), 64(R11), spfa, spfb)
+	PREFETCH_LINES(32(R11), 64(R11), spfb1, sdot)
 	MOVQ 0(R11), SI  // w
 	MOVQ 8(R11), AX  // xi
 	MOVQ 16(R11), BX // xj
 	MOVQ 56(R11), DX // n
-	XORQ CX, CX
-	VXORPD X0, X0, X0
-
-sd4:
-	LEAQ 4(CX), R8
-	CMPQ R8, DX
-	JGT  sd2
-	VMOVUPD (AX)(CX*8), Y1
-	VSUBPD  (BX)(CX*8), Y1, Y1
-	VMULPD  (SI)(CX*8), Y1, Y1
-	VADDPD  X1, X0, X0
-	VEXTRACTF128 $1, Y1, X2
-	VADDPD  X2, X0, X0
-	MOVQ R8, CX
-	JMP  sd4
-
-sd2:
-	LEAQ 2(CX), R8
-	CMPQ R8, DX
-	JGT  sd1
-	VMOVUPD (AX)(CX*8), X1
-	VSUBPD  (BX)(CX*8), X1, X1
-	VMULPD  (SI)(CX*8), X1, X1
-	VADDPD  X1, X0, X0
-	MOVQ R8, CX
-
-sd1:
-	CMPQ CX, DX
-	JGE  sddone
-	VMOVSD (AX)(CX*8), X1
-	VSUBSD (BX)(CX*8), X1, X1
-	VMULSD (SI)(CX*8), X1, X1
-	VADDSD X1, X0, X0
-
-sddone:
-	VUNPCKHPD X0, X0, X1
-	VADDSD    X1, X0, X0 // h
-
+	DIFF_DOT(sd4, sd2, sd1, sddone) // X0 = h
 	// the loss: X12 = dv
 	VMOVSD 72(R11), X8   // s
 	VMULSD X0, X8, X9    // s·h
@@ -317,166 +312,21 @@ supdate:
 	MOVQ 40(R11), R9     // sum
 	MOVQ 48(R11), R10    // prev
 	MOVQ 56(R11), DX     // n
-	XORQ CX, CX
-	VXORPD X0, X0, X0    // n2
 	CMPQ 120(R11), $0
-	JEQ  nf4
+	JEQ  snoflush
+	UPDATE_FLUSH(sf4, sf2, sf1, sproj)
 
-sf4:
-	LEAQ 4(CX), R8
-	CMPQ R8, DX
-	JGT  sf2
-	VMOVUPD (AX)(CX*8), Y1
-	VSUBPD  (BX)(CX*8), Y1, Y1
-	VMULPD  Y14, Y1, Y1
-	VADDPD  (DI)(CX*8), Y1, Y1
-	VMOVUPD (R10)(CX*8), Y2
-	VMULPD  Y13, Y2, Y2
-	VADDPD  (R9)(CX*8), Y2, Y2
-	VMOVUPD Y2, (R9)(CX*8)
-	VMOVUPD Y1, (DI)(CX*8)
-	VMOVUPD Y1, (R10)(CX*8)
-	VMULPD  Y1, Y1, Y3
-	VADDSD  X3, X0, X0
-	VUNPCKHPD X3, X3, X4
-	VADDSD  X4, X0, X0
-	VEXTRACTF128 $1, Y3, X3
-	VADDSD  X3, X0, X0
-	VUNPCKHPD X3, X3, X4
-	VADDSD  X4, X0, X0
-	MOVQ R8, CX
-	JMP  sf4
-
-sf2:
-	LEAQ 2(CX), R8
-	CMPQ R8, DX
-	JGT  sf1
-	VMOVUPD (AX)(CX*8), X1
-	VSUBPD  (BX)(CX*8), X1, X1
-	VMULPD  X14, X1, X1
-	VADDPD  (DI)(CX*8), X1, X1
-	VMOVUPD (R10)(CX*8), X2
-	VMULPD  X13, X2, X2
-	VADDPD  (R9)(CX*8), X2, X2
-	VMOVUPD X2, (R9)(CX*8)
-	VMOVUPD X1, (DI)(CX*8)
-	VMOVUPD X1, (R10)(CX*8)
-	VMULPD  X1, X1, X3
-	VADDSD  X3, X0, X0
-	VUNPCKHPD X3, X3, X4
-	VADDSD  X4, X0, X0
-	MOVQ R8, CX
-
-sf1:
-	CMPQ CX, DX
-	JGE  sproj
-	VMOVSD (AX)(CX*8), X1
-	VSUBSD (BX)(CX*8), X1, X1
-	VMULSD X14, X1, X1
-	VADDSD (DI)(CX*8), X1, X1
-	VMOVSD (R10)(CX*8), X2
-	VMULSD X13, X2, X2
-	VADDSD (R9)(CX*8), X2, X2
-	VMOVSD X2, (R9)(CX*8)
-	VMOVSD X1, (DI)(CX*8)
-	VMOVSD X1, (R10)(CX*8)
-	VMULSD X1, X1, X3
-	VADDSD X3, X0, X0
-	JMP  sproj
-
-nf4:
-	LEAQ 4(CX), R8
-	CMPQ R8, DX
-	JGT  nf2
-	VMOVUPD (AX)(CX*8), Y1
-	VSUBPD  (BX)(CX*8), Y1, Y1
-	VMULPD  Y14, Y1, Y1
-	VADDPD  (DI)(CX*8), Y1, Y1
-	VMOVUPD Y1, (DI)(CX*8)
-	VMULPD  Y1, Y1, Y3
-	VADDSD  X3, X0, X0
-	VUNPCKHPD X3, X3, X4
-	VADDSD  X4, X0, X0
-	VEXTRACTF128 $1, Y3, X3
-	VADDSD  X3, X0, X0
-	VUNPCKHPD X3, X3, X4
-	VADDSD  X4, X0, X0
-	MOVQ R8, CX
-	JMP  nf4
-
-nf2:
-	LEAQ 2(CX), R8
-	CMPQ R8, DX
-	JGT  nf1
-	VMOVUPD (AX)(CX*8), X1
-	VSUBPD  (BX)(CX*8), X1, X1
-	VMULPD  X14, X1, X1
-	VADDPD  (DI)(CX*8), X1, X1
-	VMOVUPD X1, (DI)(CX*8)
-	VMULPD  X1, X1, X3
-	VADDSD  X3, X0, X0
-	VUNPCKHPD X3, X3, X4
-	VADDSD  X4, X0, X0
-	MOVQ R8, CX
-
-nf1:
-	CMPQ CX, DX
-	JGE  sproj
-	VMOVSD (AX)(CX*8), X1
-	VSUBSD (BX)(CX*8), X1, X1
-	VMULSD X14, X1, X1
-	VADDSD (DI)(CX*8), X1, X1
-	VMOVSD X1, (DI)(CX*8)
-	VMULSD X1, X1, X3
-	VADDSD X3, X0, X0
+snoflush:
+	UPDATE(nf4, nf2, nf1, sproj)
 
 sproj:
-	VMOVSD 104(R11), X5 // r2
-	UCOMISD X5, X0
-	JLS  sdone
-	VSQRTSD X0, X0, X6
-	VMOVSD  96(R11), X7 // r
-	VDIVSD  X6, X7, X7  // c = r/√n2
-	VBROADCASTSD X7, Y7
-	XORQ CX, CX
+	PROJECT_TEST(96(R11), 104(R11), sdone)
 	CMPQ 120(R11), $0
-	JEQ  ns4
+	JEQ  sscale
+	SCALE_FLUSH(ss4, ss1, sdone)
 
-ss4:
-	LEAQ 4(CX), R8
-	CMPQ R8, DX
-	JGT  ss1
-	VMULPD  (DI)(CX*8), Y7, Y1
-	VMOVUPD Y1, (DI)(CX*8)
-	VMOVUPD Y1, (R10)(CX*8)
-	MOVQ R8, CX
-	JMP  ss4
-
-ss1:
-	CMPQ CX, DX
-	JGE  sdone
-	VMULSD (DI)(CX*8), X7, X1
-	VMOVSD X1, (DI)(CX*8)
-	VMOVSD X1, (R10)(CX*8)
-	INCQ CX
-	JMP  ss1
-
-ns4:
-	LEAQ 4(CX), R8
-	CMPQ R8, DX
-	JGT  ns1
-	VMULPD  (DI)(CX*8), Y7, Y1
-	VMOVUPD Y1, (DI)(CX*8)
-	MOVQ R8, CX
-	JMP  ns4
-
-ns1:
-	CMPQ CX, DX
-	JGE  sdone
-	VMULSD (DI)(CX*8), X7, X1
-	VMOVSD X1, (DI)(CX*8)
-	INCQ CX
-	JMP  ns1
+sscale:
+	SCALE(ns4, ns1, sdone)
 
 sdone:
 	VZEROUPPER
@@ -488,6 +338,26 @@ snone:
 	MOVB $0, ret+8(FP)
 	RET
 
+// Chunk loads and stores of addRepeatAVX: lanes off/8 … off/8 + 3 of the
+// chunk at DI (sum) and SI (w). The masked forms read their mask at
+// off(R11) into Y15 (loads; the last load may replace it, as it is read
+// first) or Y8 (stores; w's registers are free by then).
+#define AR_LOAD(off, acc, wr) \
+	VMOVUPD off(DI), acc; \
+	VMOVUPD off(SI), wr
+
+#define AR_STORE(off, acc) \
+	VMOVUPD acc, off(DI)
+
+#define AR_LOAD_MASKED(off, acc, wr) \
+	VMOVDQU    off(R11), Y15; \
+	VMASKMOVPD off(DI), Y15, acc; \
+	VMASKMOVPD off(SI), Y15, wr
+
+#define AR_STORE_MASKED(off, acc) \
+	VMOVDQU    off(R11), Y8; \
+	VMASKMOVPD acc, Y8, off(DI)
+
 // func addRepeatAVX(sum, w []float64, m int)
 //
 // addRepeat: m times, sum[k] += w[k] for every k < len(w) (m ≥ 1; sum has
@@ -497,8 +367,9 @@ snone:
 // repetitions never leave. In the last chunk, when it is partial, the lanes
 // past len(w) are masked out of the loads (read as 0, never fault) and of
 // the stores (never written), the masks read from addRepeatMask<> at
-// 32 − rest qwords: 32 all-ones qwords then 32 zero ones. Eight independent chains of 4-cycle additions
-// keep both adders busy: a repetition costs ≈ 4 cycles for d ≤ 32.
+// 32 − rest qwords: 32 all-ones qwords then 32 zero ones. Eight
+// independent chains of 4-cycle additions keep both adders busy: a
+// repetition costs ≈ 4 cycles for d ≤ 32.
 TEXT ·addRepeatAVX(SB), NOSPLIT, $0-56
 	MOVQ sum_base+0(FP), DI
 	MOVQ w_base+24(FP), SI
@@ -514,71 +385,46 @@ archunk:
 	JLT   armasked
 
 	// a full chunk: plain loads and stores
-	VMOVUPD 0(DI), Y0
-	VMOVUPD 32(DI), Y1
-	VMOVUPD 64(DI), Y2
-	VMOVUPD 96(DI), Y3
-	VMOVUPD 128(DI), Y4
-	VMOVUPD 160(DI), Y5
-	VMOVUPD 192(DI), Y6
-	VMOVUPD 224(DI), Y7
-	VMOVUPD 0(SI), Y8
-	VMOVUPD 32(SI), Y9
-	VMOVUPD 64(SI), Y10
-	VMOVUPD 96(SI), Y11
-	VMOVUPD 128(SI), Y12
-	VMOVUPD 160(SI), Y13
-	VMOVUPD 192(SI), Y14
-	VMOVUPD 224(SI), Y15
-	XORQ    R12, R12 // full
-	JMP     arreps
+	AR_LOAD(0, Y0, Y8)
+	AR_LOAD(32, Y1, Y9)
+	AR_LOAD(64, Y2, Y10)
+	AR_LOAD(96, Y3, Y11)
+	AR_LOAD(128, Y4, Y12)
+	AR_LOAD(160, Y5, Y13)
+	AR_LOAD(192, Y6, Y14)
+	AR_LOAD(224, Y7, Y15)
+	XORQ R12, R12 // full
+	JMP  arreps
 
 arfull:
-	VMOVUPD Y0, 0(DI)
-	VMOVUPD Y1, 32(DI)
-	VMOVUPD Y2, 64(DI)
-	VMOVUPD Y3, 96(DI)
-	VMOVUPD Y4, 128(DI)
-	VMOVUPD Y5, 160(DI)
-	VMOVUPD Y6, 192(DI)
-	VMOVUPD Y7, 224(DI)
-	ADDQ    $256, DI
-	ADDQ    $256, SI
-	SUBQ    $32, DX
-	JMP     archunk
+	AR_STORE(0, Y0)
+	AR_STORE(32, Y1)
+	AR_STORE(64, Y2)
+	AR_STORE(96, Y3)
+	AR_STORE(128, Y4)
+	AR_STORE(160, Y5)
+	AR_STORE(192, Y6)
+	AR_STORE(224, Y7)
+	ADDQ $256, DI
+	ADDQ $256, SI
+	SUBQ $32, DX
+	JMP  archunk
 
 armasked:
-	// the last, partial chunk: r = rest < 32 lanes
-	MOVQ  $32, R8
-	SUBQ  DX, R8
-	LEAQ  addRepeatMask<>(SB), R11
-	LEAQ  (R11)(R8*8), R11 // the chunk's 32 mask qwords
-
-	VMOVDQU    0(R11), Y15
-	VMASKMOVPD 0(DI), Y15, Y0
-	VMASKMOVPD 0(SI), Y15, Y8
-	VMOVDQU    32(R11), Y15
-	VMASKMOVPD 32(DI), Y15, Y1
-	VMASKMOVPD 32(SI), Y15, Y9
-	VMOVDQU    64(R11), Y15
-	VMASKMOVPD 64(DI), Y15, Y2
-	VMASKMOVPD 64(SI), Y15, Y10
-	VMOVDQU    96(R11), Y15
-	VMASKMOVPD 96(DI), Y15, Y3
-	VMASKMOVPD 96(SI), Y15, Y11
-	VMOVDQU    128(R11), Y15
-	VMASKMOVPD 128(DI), Y15, Y4
-	VMASKMOVPD 128(SI), Y15, Y12
-	VMOVDQU    160(R11), Y15
-	VMASKMOVPD 160(DI), Y15, Y5
-	VMASKMOVPD 160(SI), Y15, Y13
-	VMOVDQU    192(R11), Y15
-	VMASKMOVPD 192(DI), Y15, Y6
-	VMASKMOVPD 192(SI), Y15, Y14
-	VMOVDQU    224(R11), Y15
-	VMASKMOVPD 224(DI), Y15, Y7
-	VMASKMOVPD 224(SI), Y15, Y15 // the mask is read before it is replaced
-	MOVQ       $1, R12           // masked
+	// the last, partial chunk: rest < 32 lanes
+	MOVQ $32, R8
+	SUBQ DX, R8
+	LEAQ addRepeatMask<>(SB), R11
+	LEAQ (R11)(R8*8), R11 // the chunk's 32 mask qwords
+	AR_LOAD_MASKED(0, Y0, Y8)
+	AR_LOAD_MASKED(32, Y1, Y9)
+	AR_LOAD_MASKED(64, Y2, Y10)
+	AR_LOAD_MASKED(96, Y3, Y11)
+	AR_LOAD_MASKED(128, Y4, Y12)
+	AR_LOAD_MASKED(160, Y5, Y13)
+	AR_LOAD_MASKED(192, Y6, Y14)
+	AR_LOAD_MASKED(224, Y7, Y15)
+	MOVQ $1, R12 // masked
 
 arreps:
 	MOVQ CX, R10
@@ -596,23 +442,14 @@ arrep:
 	JNZ    arrep
 	TESTQ  R12, R12
 	JZ     arfull
-
-	VMOVDQU    0(R11), Y8
-	VMASKMOVPD Y0, Y8, 0(DI)
-	VMOVDQU    32(R11), Y8
-	VMASKMOVPD Y1, Y8, 32(DI)
-	VMOVDQU    64(R11), Y8
-	VMASKMOVPD Y2, Y8, 64(DI)
-	VMOVDQU    96(R11), Y8
-	VMASKMOVPD Y3, Y8, 96(DI)
-	VMOVDQU    128(R11), Y8
-	VMASKMOVPD Y4, Y8, 128(DI)
-	VMOVDQU    160(R11), Y8
-	VMASKMOVPD Y5, Y8, 160(DI)
-	VMOVDQU    192(R11), Y8
-	VMASKMOVPD Y6, Y8, 192(DI)
-	VMOVDQU    224(R11), Y8
-	VMASKMOVPD Y7, Y8, 224(DI)
+	AR_STORE_MASKED(0, Y0)
+	AR_STORE_MASKED(32, Y1)
+	AR_STORE_MASKED(64, Y2)
+	AR_STORE_MASKED(96, Y3)
+	AR_STORE_MASKED(128, Y4)
+	AR_STORE_MASKED(160, Y5)
+	AR_STORE_MASKED(192, Y6)
+	AR_STORE_MASKED(224, Y7)
 
 ardone:
 	VZEROUPPER

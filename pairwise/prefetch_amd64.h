@@ -1,0 +1,15 @@
+// PREFETCH_LINES(base, n, loop, done) issues PREFETCHT0 for every cache
+// line of the n float64s at base (a hint: it never faults and changes no
+// result). It clobbers AX and CX; loop and done are the caller's labels.
+#define PREFETCH_LINES(base, n, loop, done) \
+	MOVQ base, AX; \
+	MOVQ n, CX; \
+	LEAQ (AX)(CX*8), CX; \
+	ANDQ $~63, AX; \
+loop: \
+	CMPQ AX, CX; \
+	JGE  done; \
+	PREFETCHT0 (AX); \
+	ADDQ $64, AX; \
+	JMP  loop; \
+done:
