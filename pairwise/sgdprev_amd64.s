@@ -63,12 +63,13 @@ done: \
 	VUNPCKHPD X3, X3, X4; \
 	VADDSD  X4, X0, X0
 
-// UPDATE_FLUSH: updateFlush's pass with DI = w, AX = xi, BX = xj, R9 = sum,
-// R10 = prev, DX = len(w), Y14 = a, Y13 = pend: v = w[k] + a·(xi[k] −
-// xj[k]); sum[k] += pend·prev[k] (prev read before it is overwritten);
-// w[k] = prev[k] = v; X0 = n2 += v² left to right. Then it jumps to done.
-// Clobbers CX, R8, Y1–Y4.
-#define UPDATE_FLUSH(l4, l2, l1, done) \
+// UPDATE_PASS: the pass of updateFlush (F4, F2, F1 = FLUSH4, FLUSH2,
+// FLUSH1) or of denseUpdate (NONE) with DI = w, AX = xi, BX = xj, DX =
+// len(w), Y14 = a, and for the flush R9 = sum, R10 = prev, Y13 = pend: v =
+// w[k] + a·(xi[k] − xj[k]); the flush's sum[k] += pend·prev[k] (prev read
+// before it is overwritten) and prev[k] = v; w[k] = v; X0 = n2 += v² left
+// to right. Then it jumps to done. Clobbers CX, R8, Y1–Y4.
+#define UPDATE_PASS(l4, l2, l1, done, F4, F2, F1) \
 	XORQ CX, CX; \
 	VXORPD X0, X0, X0; \
 l4: \
@@ -79,12 +80,8 @@ l4: \
 	VSUBPD  (BX)(CX*8), Y1, Y1; \
 	VMULPD  Y14, Y1, Y1; \
 	VADDPD  (DI)(CX*8), Y1, Y1; \
-	VMOVUPD (R10)(CX*8), Y2; \
-	VMULPD  Y13, Y2, Y2; \
-	VADDPD  (R9)(CX*8), Y2, Y2; \
-	VMOVUPD Y2, (R9)(CX*8); \
+	F4; \
 	VMOVUPD Y1, (DI)(CX*8); \
-	VMOVUPD Y1, (R10)(CX*8); \
 	VMULPD  Y1, Y1, Y3; \
 	N2_ADD4; \
 	MOVQ R8, CX; \
@@ -97,12 +94,8 @@ l2: \
 	VSUBPD  (BX)(CX*8), X1, X1; \
 	VMULPD  X14, X1, X1; \
 	VADDPD  (DI)(CX*8), X1, X1; \
-	VMOVUPD (R10)(CX*8), X2; \
-	VMULPD  X13, X2, X2; \
-	VADDPD  (R9)(CX*8), X2, X2; \
-	VMOVUPD X2, (R9)(CX*8); \
+	F2; \
 	VMOVUPD X1, (DI)(CX*8); \
-	VMOVUPD X1, (R10)(CX*8); \
 	VMULPD  X1, X1, X3; \
 	N2_ADD2; \
 	MOVQ R8, CX; \
@@ -113,56 +106,35 @@ l1: \
 	VSUBSD (BX)(CX*8), X1, X1; \
 	VMULSD X14, X1, X1; \
 	VADDSD (DI)(CX*8), X1, X1; \
-	VMOVSD (R10)(CX*8), X2; \
-	VMULSD X13, X2, X2; \
-	VADDSD (R9)(CX*8), X2, X2; \
-	VMOVSD X2, (R9)(CX*8); \
+	F1; \
 	VMOVSD X1, (DI)(CX*8); \
-	VMOVSD X1, (R10)(CX*8); \
 	VMULSD X1, X1, X3; \
 	VADDSD X3, X0, X0; \
 	JMP  done
 
-// UPDATE: denseUpdate's pass — UPDATE_FLUSH without sum and prev.
-#define UPDATE(l4, l2, l1, done) \
-	XORQ CX, CX; \
-	VXORPD X0, X0, X0; \
-l4: \
-	LEAQ 4(CX), R8; \
-	CMPQ R8, DX; \
-	JGT  l2; \
-	VMOVUPD (AX)(CX*8), Y1; \
-	VSUBPD  (BX)(CX*8), Y1, Y1; \
-	VMULPD  Y14, Y1, Y1; \
-	VADDPD  (DI)(CX*8), Y1, Y1; \
-	VMOVUPD Y1, (DI)(CX*8); \
-	VMULPD  Y1, Y1, Y3; \
-	N2_ADD4; \
-	MOVQ R8, CX; \
-	JMP  l4; \
-l2: \
-	LEAQ 2(CX), R8; \
-	CMPQ R8, DX; \
-	JGT  l1; \
-	VMOVUPD (AX)(CX*8), X1; \
-	VSUBPD  (BX)(CX*8), X1, X1; \
-	VMULPD  X14, X1, X1; \
-	VADDPD  (DI)(CX*8), X1, X1; \
-	VMOVUPD X1, (DI)(CX*8); \
-	VMULPD  X1, X1, X3; \
-	N2_ADD2; \
-	MOVQ R8, CX; \
-l1: \
-	CMPQ CX, DX; \
-	JGE  done; \
-	VMOVSD (AX)(CX*8), X1; \
-	VSUBSD (BX)(CX*8), X1, X1; \
-	VMULSD X14, X1, X1; \
-	VADDSD (DI)(CX*8), X1, X1; \
-	VMOVSD X1, (DI)(CX*8); \
-	VMULSD X1, X1, X3; \
-	VADDSD X3, X0, X0; \
-	JMP  done
+// The flush at 4, 2 and 1 lanes (v in Y1/X1), and no flush.
+#define FLUSH4 \
+	VMOVUPD (R10)(CX*8), Y2; \
+	VMULPD  Y13, Y2, Y2; \
+	VADDPD  (R9)(CX*8), Y2, Y2; \
+	VMOVUPD Y2, (R9)(CX*8); \
+	VMOVUPD Y1, (R10)(CX*8)
+
+#define FLUSH2 \
+	VMOVUPD (R10)(CX*8), X2; \
+	VMULPD  X13, X2, X2; \
+	VADDPD  (R9)(CX*8), X2, X2; \
+	VMOVUPD X2, (R9)(CX*8); \
+	VMOVUPD X1, (R10)(CX*8)
+
+#define FLUSH1 \
+	VMOVSD (R10)(CX*8), X2; \
+	VMULSD X13, X2, X2; \
+	VADDSD (R9)(CX*8), X2, X2; \
+	VMOVSD X2, (R9)(CX*8); \
+	VMOVSD X1, (R10)(CX*8)
+
+#define NONE
 
 // PROJECT_TEST: when n2 (X0) > r2, false when either is NaN (JLS: CF or
 // ZF set, as for unordered), Y7 = c = r/√n2 broadcast and CX = 0;
@@ -177,16 +149,17 @@ l1: \
 	VBROADCASTSD X7, Y7; \
 	XORQ CX, CX
 
-// SCALE_FLUSH: w[k] = prev[k] = w[k]·c for k < DX (DI = w, R10 = prev,
-// Y7 = c), then it jumps to done. SCALE: w only. Clobber CX, R8, Y1.
-#define SCALE_FLUSH(l4, l1, done) \
+// SCALE_PASS: w[k] = w[k]·c for k < DX (DI = w, Y7 = c), and with P4, P1
+// = PREV4, PREV1 also prev[k] (R10 = prev); then it jumps to done.
+// Clobbers CX, R8, Y1.
+#define SCALE_PASS(l4, l1, done, P4, P1) \
 l4: \
 	LEAQ 4(CX), R8; \
 	CMPQ R8, DX; \
 	JGT  l1; \
 	VMULPD  (DI)(CX*8), Y7, Y1; \
 	VMOVUPD Y1, (DI)(CX*8); \
-	VMOVUPD Y1, (R10)(CX*8); \
+	P4; \
 	MOVQ R8, CX; \
 	JMP  l4; \
 l1: \
@@ -194,26 +167,12 @@ l1: \
 	JGE  done; \
 	VMULSD (DI)(CX*8), X7, X1; \
 	VMOVSD X1, (DI)(CX*8); \
-	VMOVSD X1, (R10)(CX*8); \
+	P1; \
 	INCQ CX; \
 	JMP  l1
 
-#define SCALE(l4, l1, done) \
-l4: \
-	LEAQ 4(CX), R8; \
-	CMPQ R8, DX; \
-	JGT  l1; \
-	VMULPD  (DI)(CX*8), Y7, Y1; \
-	VMOVUPD Y1, (DI)(CX*8); \
-	MOVQ R8, CX; \
-	JMP  l4; \
-l1: \
-	CMPQ CX, DX; \
-	JGE  done; \
-	VMULSD (DI)(CX*8), X7, X1; \
-	VMOVSD X1, (DI)(CX*8); \
-	INCQ CX; \
-	JMP  l1
+#define PREV4 VMOVUPD Y1, (R10)(CX*8)
+#define PREV1 VMOVSD X1, (R10)(CX*8)
 
 // func diffDotAVX(w, a, b, pa, pb []float64) float64
 //
@@ -234,7 +193,7 @@ TEXT ·diffDotAVX(SB), NOSPLIT, $0-128
 
 // func updateFlushAVX(w, xi, xj, sum, prev []float64, a, pend, r, r2 float64)
 //
-// updateFlush: UPDATE_FLUSH; then if n2 > r2, c = r/√n2 and w[k] = prev[k]
+// updateFlush: UPDATE_PASS with the flush; then if n2 > r2, c = r/√n2 and w[k] = prev[k]
 // = w[k]·c. All slices have length ≥ len(w).
 TEXT ·updateFlushAVX(SB), NOSPLIT, $0-152
 	MOVQ w_base+0(FP), DI
@@ -245,11 +204,11 @@ TEXT ·updateFlushAVX(SB), NOSPLIT, $0-152
 	MOVQ prev_base+96(FP), R10
 	VBROADCASTSD a+120(FP), Y14
 	VBROADCASTSD pend+128(FP), Y13
-	UPDATE_FLUSH(uf4, uf2, uf1, ufproj)
+	UPDATE_PASS(uf4, uf2, uf1, ufproj, FLUSH4, FLUSH2, FLUSH1)
 
 ufproj:
 	PROJECT_TEST(r+136(FP), r2+144(FP), ufdone)
-	SCALE_FLUSH(us4, us1, ufdone)
+	SCALE_PASS(us4, us1, ufdone, PREV4, PREV1)
 
 ufdone:
 	VZEROUPPER
@@ -314,19 +273,19 @@ supdate:
 	MOVQ 56(R11), DX     // n
 	CMPQ 120(R11), $0
 	JEQ  snoflush
-	UPDATE_FLUSH(sf4, sf2, sf1, sproj)
+	UPDATE_PASS(sf4, sf2, sf1, sproj, FLUSH4, FLUSH2, FLUSH1)
 
 snoflush:
-	UPDATE(nf4, nf2, nf1, sproj)
+	UPDATE_PASS(nf4, nf2, nf1, sproj, NONE, NONE, NONE)
 
 sproj:
 	PROJECT_TEST(96(R11), 104(R11), sdone)
 	CMPQ 120(R11), $0
 	JEQ  sscale
-	SCALE_FLUSH(ss4, ss1, sdone)
+	SCALE_PASS(ss4, ss1, sdone, PREV4, PREV1)
 
 sscale:
-	SCALE(ns4, ns1, sdone)
+	SCALE_PASS(ns4, ns1, sdone, NONE, NONE)
 
 sdone:
 	VZEROUPPER
