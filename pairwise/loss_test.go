@@ -283,21 +283,31 @@ func TestAUCEqualsRankCount(t *testing.T) {
 			if s[i] == 0 && rng.IntN(2) == 0 {
 				s[i] = math.Copysign(0, -1)
 			}
-			y[i] = -1
-			if rng.Float64() < 0.2 {
-				y[i] = 1
-			}
 		}
-		if trial%7 == 0 {
-			s[rng.IntN(n)] = math.Inf(1 - 2*rng.IntN(2))
-		}
-		a, b := AUC(s, y), aucRanks(s, y)
-		if math.Float64bits(a) != math.Float64bits(b) && !(math.IsNaN(a) && math.IsNaN(b)) {
-			t.Fatalf("trial %d (n %d): AUC %v, rank count %v", trial, n, a, b)
-		}
+		checkAUCIsRankCount(t, rng, trial, s, y, 0.2, trial%7 == 0)
 	}
 	if !math.IsNaN(AUC([]float64{1, math.NaN(), 0}, []float64{1, -1, -1})) {
 		t.Fatal("NaN score: want NaN")
+	}
+}
+
+// checkAUCIsRankCount draws y (a share pos of +1), puts ±Inf at a random
+// score when inf, and fails unless AUC(s, y) is aucRanks(s, y) bit for bit
+// (any two NaNs equal).
+func checkAUCIsRankCount(t *testing.T, rng *rand.Rand, trial int, s, y []float64, pos float64, inf bool) {
+	t.Helper()
+	for i := range y {
+		y[i] = -1
+		if rng.Float64() < pos {
+			y[i] = 1
+		}
+	}
+	if inf {
+		s[rng.IntN(len(s))] = math.Inf(1 - 2*rng.IntN(2))
+	}
+	a, b := AUC(s, y), aucRanks(s, y)
+	if math.Float64bits(a) != math.Float64bits(b) && !(math.IsNaN(a) && math.IsNaN(b)) {
+		t.Fatalf("trial %d (n %d): AUC %v, rank count %v", trial, len(s), a, b)
 	}
 }
 
