@@ -180,8 +180,8 @@ l1: \
 // rows of a later step), saving the loop two calls to prefetch. len(a),
 // len(b) ≥ len(w).
 TEXT ·diffDotAVX(SB), NOSPLIT, $0-128
-	PREFETCH_LINES(pa_base+72(FP), pa_len+80(FP), pfa, pfb)
-	PREFETCH_LINES(pb_base+96(FP), pb_len+104(FP), pfb1, dot)
+	PREFETCH_LINES(pa_base+72(FP), pa_len+80(FP), 8, pfa, pfb)
+	PREFETCH_LINES(pb_base+96(FP), pb_len+104(FP), 8, pfb1, dot)
 	MOVQ w_base+0(FP), SI
 	MOVQ w_len+8(FP), DX
 	MOVQ a_base+24(FP), AX
@@ -224,8 +224,8 @@ ufdone:
 // Field offsets: prevStepArgs in sgdprev_amd64.go.
 TEXT ·prevStepAVX(SB), NOSPLIT, $0-9
 	MOVQ p+0(FP), R11
-	PREFETCH_LINES(24(R11), 64(R11), spfa, spfb)
-	PREFETCH_LINES(32(R11), 64(R11), spfb1, sdot)
+	PREFETCH_LINES(24(R11), 64(R11), 8, spfa, spfb)
+	PREFETCH_LINES(32(R11), 64(R11), 8, spfb1, sdot)
 	MOVQ 0(R11), SI  // w
 	MOVQ 8(R11), AX  // xi
 	MOVQ 16(R11), BX // xj
