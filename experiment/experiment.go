@@ -809,13 +809,18 @@ func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("experiment: selection folds: %w", err)
 	}
-	type fold struct{ fit, val *pairwise.Dataset }
-	fs := make([]fold, len(folds))
 	minFit := tr.N
-	for k, f := range folds {
-		fs[k] = fold{tr.Subset(data.Complement(tr.N, f)), tr.Subset(f)}
-		minFit = min(minFit, fs[k].fit.N)
+	for _, f := range folds {
+		minFit = min(minFit, tr.N-len(f))
 	}
+	// A fold's fitting and validation sets are views of tr's storage: h
+	// moves the fold's records to tr's end while its fits run, and puts
+	// them back (before selectParams returns, whatever happens). They are
+	// the records, in the same order, of gathered copies of the fold's
+	// complement and of the fold (data.Holdout), without k·n records of
+	// copies.
+	var h data.Holdout
+	defer h.Restore()
 	etas, radii := spec.Grid, spec.Grid
 	if spec.Eta > 0 {
 		etas = []float64{spec.Eta}
@@ -832,7 +837,7 @@ func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *
 	var cells []*cell
 	for _, e := range etas {
 		for _, B := range radii {
-			c := &cell{e: e, B: B, idx: len(cells), seeds: make([]uint64, len(fs))}
+			c := &cell{e: e, B: B, idx: len(cells), seeds: make([]uint64, len(folds))}
 			for k := range c.seeds {
 				c.seeds[k] = rng.Uint64()
 			}
@@ -843,14 +848,14 @@ func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *
 	// and T steps (the last is spec itself).
 	rungs := []Spec{spec}
 	var full int64 // the full search's pair steps
-	for _, f := range fs {
+	for _, f := range folds {
 		T := int64(spec.Steps)
 		if T == 0 {
 			p := spec.Passes
 			if p == 0 {
 				p = algo.Passes
 			}
-			T = int64(math.Ceil(p * float64(f.fit.N)))
+			T = int64(math.Ceil(p * float64(tr.N-len(f))))
 		}
 		full += int64(len(cells)) * T
 	}
@@ -876,9 +881,10 @@ func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *
 			rungs = rungs[len(rungs)-1:] // halving only with all three rungs
 		}
 	}
-	// The fits of a rung are independent: run them on up to GOMAXPROCS
-	// goroutines. Seeds are fixed per (cell, fold) and the scores summed
-	// in fold order, so the selected cell is the one a serial loop picks.
+	// The fits of a rung on one fold are independent: run them on up to
+	// GOMAXPROCS goroutines, a fold at a time (its records laid out by h).
+	// Seeds are fixed per (cell, fold) and the scores summed in fold order,
+	// so the selected cell is the one a serial loop picks.
 	type job struct {
 		c     *cell
 		f     int
@@ -890,37 +896,43 @@ func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *
 	for r, rs := range rungs {
 		var jobs []*job
 		for _, c := range cells {
-			for k := range fs {
+			for k := range folds {
 				jobs = append(jobs, &job{c: c, f: k})
 			}
 		}
 		stream := uint64(len(rungs) - 1 - r) // the full-budget rung draws stream 0
-		parallel(len(jobs), func(i int, sc *pairwise.AUCScratch) {
-			j := jobs[i]
-			if err := ctx.Err(); err != nil {
-				j.err = fmt.Errorf("experiment: selection interrupted: %w", err)
-				return
+		for k, f := range folds {
+			fitSet, val := h.Move(tr, f)
+			var fj []*job
+			for _, j := range jobs {
+				if j.f == k {
+					fj = append(fj, j)
+				}
 			}
-			f := fs[j.f]
-			res, _, err := fit(ctx, rs, algo, f.fit, j.c.e, j.c.B, rand.New(rand.NewPCG(j.c.seeds[j.f], stream)))
-			if err != nil {
-				j.err = err
-				return
-			}
-			j.steps, j.w = res.PairGrads, res.W
-			if spec.Task == pairwise.TaskMetric {
-				j.score = evaluate(spec.Task, res.W, f.fit, f.val)
-			}
-		})
-		if spec.Task != pairwise.TaskMetric {
-			// The AUCs of a fold's models, evalBatch models per pass over
-			// its validation records (the same values as one LinearAUC
-			// per model, bit for bit).
-			var batches [][]*job
-			for k := range fs {
+			parallel(len(fj), func(i int, sc *pairwise.AUCScratch) {
+				j := fj[i]
+				if err := ctx.Err(); err != nil {
+					j.err = fmt.Errorf("experiment: selection interrupted: %w", err)
+					return
+				}
+				res, _, err := fit(ctx, rs, algo, fitSet, j.c.e, j.c.B, rand.New(rand.NewPCG(j.c.seeds[k], stream)))
+				if err != nil {
+					j.err = err
+					return
+				}
+				j.steps, j.w = res.PairGrads, res.W
+				if spec.Task == pairwise.TaskMetric {
+					j.score = evaluate(spec.Task, res.W, fitSet, val)
+				}
+			})
+			if spec.Task != pairwise.TaskMetric {
+				// The AUCs of the fold's models, evalBatch models per
+				// pass over its validation records (the same values as
+				// one LinearAUC per model, bit for bit).
+				var batches [][]*job
 				var b []*job
-				for _, j := range jobs {
-					if j.f == k && j.err == nil {
+				for _, j := range fj {
+					if j.err == nil {
 						if b = append(b, j); len(b) == evalBatch {
 							batches, b = append(batches, b), nil
 						}
@@ -929,29 +941,30 @@ func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *
 				if len(b) > 0 {
 					batches = append(batches, b)
 				}
+				parallel(len(batches), func(i int, sc *pairwise.AUCScratch) {
+					b := batches[i]
+					ws := make([][]float64, len(b))
+					for k, j := range b {
+						ws[k] = j.w
+					}
+					aucs := sc.LinearAUCsTo(make([]float64, len(b)), ws, val)
+					for k, j := range b {
+						j.score = aucs[k]
+					}
+				})
 			}
-			parallel(len(batches), func(i int, sc *pairwise.AUCScratch) {
-				b := batches[i]
-				ws := make([][]float64, len(b))
-				for k, j := range b {
-					ws[k] = j.w
-				}
-				aucs := sc.LinearAUCsTo(make([]float64, len(b)), ws, fs[b[0].f].val)
-				for k, j := range b {
-					j.score = aucs[k]
-				}
-			})
+			h.Restore()
 		}
 		for c := range cells {
 			var score float64
-			for _, j := range jobs[c*len(fs) : (c+1)*len(fs)] {
+			for _, j := range jobs[c*len(folds) : (c+1)*len(folds)] {
 				if j.err != nil {
 					return 0, 0, 0, j.err
 				}
 				steps += j.steps
 				score += j.score
 			}
-			cells[c].score = score / float64(len(fs))
+			cells[c].score = score / float64(len(folds))
 			if math.IsNaN(cells[c].score) { // diverged: never wins
 				cells[c].score = math.Inf(-1)
 			}

@@ -2,10 +2,12 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/pairfed/pairfed/data"
@@ -257,6 +259,79 @@ func TestSparseStaysSparseThroughScaling(t *testing.T) {
 	for _, s := range []Spec{{Algo: "sgd-prev", Scale: "minmax", FeatureRadius: 1}, {Algo: "olp", Scale: "minmax"}, {Algo: "sgd-prev", Scale: "none"}} {
 		if _, _, pre, err := prepare(s, tr, tr, false, nil); err != nil || pre.Unshifted {
 			t.Fatalf("%+v: unshifted %v, err %v", s, pre != nil && pre.Unshifted, err)
+		}
+	}
+}
+
+// errAfter is a context whose Err reports Canceled from its limit-th call
+// on: selection stopped part way, wherever its fits and loops check.
+type errAfter struct {
+	context.Context
+	calls, limit atomic.Int64
+}
+
+func (c *errAfter) Err() error {
+	if c.calls.Add(1) >= c.limit.Load() {
+		return context.Canceled
+	}
+	return nil
+}
+
+// Selection lays each fold out in the training set's own storage
+// (data.Holdout) and must leave it as it found it, bit for bit: after a
+// whole selection, dense and CSR, with successive halving's three rungs,
+// and after one stopped part way by its context.
+func TestSelectionRestoresTrainingSet(t *testing.T) {
+	tab := loadBundled(t, "diabetes")
+	dense := tab.Dataset
+	sparse := &pairwise.Dataset{N: dense.N, D: dense.D, Y: dense.Y, Ptr: []int{0}}
+	for i := range dense.N {
+		for j, v := range dense.Row(i) {
+			if v != 0 {
+				sparse.Idx = append(sparse.Idx, int32(j))
+				sparse.Val = append(sparse.Val, v)
+			}
+		}
+		sparse.Ptr = append(sparse.Ptr, len(sparse.Idx))
+	}
+	defer func(v int64) { halvingMinSteps = v }(halvingMinSteps)
+	halvingMinSteps = 0
+	algo, _ := pairwise.Lookup("sgd-prev")
+	for _, ds := range []*pairwise.Dataset{dense, sparse} {
+		var total int64                               // the checks of a whole selection
+		for _, limit := range []int64{0, 1, -2, -1} { // 0: never stopped; −m: total/m
+			tr := &pairwise.Dataset{N: ds.N, D: ds.D, Y: slices.Clone(ds.Y), X: slices.Clone(ds.X),
+				Ptr: slices.Clone(ds.Ptr), Idx: slices.Clone(ds.Idx), Val: slices.Clone(ds.Val)}
+			spec := Spec{Algo: "sgd-prev", Seed: 1, Passes: 2}
+			if err := spec.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			ctx := &errAfter{Context: context.Background()}
+			ctx.limit.Store(math.MaxInt64)
+			if limit < 0 {
+				limit = total / -limit
+			}
+			if limit > 0 {
+				ctx.limit.Store(limit)
+			}
+			_, _, _, err := selectParams(ctx, spec, algo, tr, rand.New(rand.NewPCG(1, 0)))
+			if (limit > 0) != errors.Is(err, context.Canceled) {
+				t.Fatalf("sparse %v, stopped after %d checks: error %v", ds.IsSparse(), limit, err)
+			}
+			if limit == 0 {
+				total = ctx.calls.Load()
+			}
+			for _, c := range []struct {
+				name     string
+				got, was []float64
+			}{{"labels", tr.Y, ds.Y}, {"rows", tr.X, ds.X}, {"values", tr.Val, ds.Val}} {
+				if !slices.Equal(c.got, c.was) {
+					t.Errorf("sparse %v, stopped after %d checks: selection left the training set's %s changed", ds.IsSparse(), limit, c.name)
+				}
+			}
+			if !slices.Equal(tr.Ptr, ds.Ptr) || !slices.Equal(tr.Idx, ds.Idx) {
+				t.Errorf("sparse %v, stopped after %d checks: selection left the training set's CSR structure changed", ds.IsSparse(), limit)
+			}
 		}
 	}
 }

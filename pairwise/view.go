@@ -17,7 +17,10 @@ import (
 // view and gathered, by Gather or GatherTo into storage reused for the next
 // fold, where it is read many times: a training fold (the sgd-prev loops
 // index rows by position, and an indirection would cost every draw) or a
-// test fold scored at every checkpoint.
+// test fold scored at every checkpoint. Where the folds partition one
+// dataset the caller owns — selection's inner folds — data.Holdout lays
+// them out in its own storage instead, one fold at a time: contiguous
+// views with no gathered copy.
 type View struct {
 	Data *Dataset
 	Rows []int // indices into Data; nil: all of Data
