@@ -89,7 +89,7 @@ func (h *Holdout) Move(ds *pairwise.Dataset, fold []int) (fit, val *pairwise.Dat
 		}
 		ds.Ptr[n] = at
 	}
-	return part(ds, 0, n-m), part(ds, n-m, n)
+	return ds.Slice(0, n-m), ds.Slice(n-m, n)
 }
 
 // Restore puts back the records the last Move moved (nothing when there is
@@ -171,23 +171,4 @@ func restoreRows(a []float64, w int, fold []int, buf []float64) {
 			to = lo - w
 		}
 	}
-}
-
-// part returns records [lo, hi) of ds as a dataset sharing its storage
-// (capacities cut, so that an append cannot write into the rest). A CSR
-// part gets its own row pointers, rebased to start at 0.
-func part(ds *pairwise.Dataset, lo, hi int) *pairwise.Dataset {
-	p := &pairwise.Dataset{N: hi - lo, D: ds.D, Y: ds.Y[lo:hi:hi]}
-	switch {
-	case ds.X != nil:
-		p.X = ds.X[lo*ds.D : hi*ds.D : hi*ds.D]
-	case ds.Ptr != nil:
-		a, b := ds.Ptr[lo], ds.Ptr[hi]
-		p.Idx, p.Val = ds.Idx[a:b:b], ds.Val[a:b:b]
-		p.Ptr = make([]int, hi-lo+1)
-		for i := range p.Ptr {
-			p.Ptr[i] = ds.Ptr[lo+i] - a
-		}
-	}
-	return p
 }

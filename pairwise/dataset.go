@@ -119,6 +119,29 @@ func (s *Dataset) NumPositive() int {
 	return c
 }
 
+// Slice returns records [lo, hi) of s as a dataset sharing s's storage (no
+// copy of any record; capacities cut, so an append cannot write into the
+// rest). A CSR slice gets its own row pointers, rebased to start at 0. It
+// panics unless 0 ≤ lo ≤ hi ≤ N (programmer error).
+func (s *Dataset) Slice(lo, hi int) *Dataset {
+	if lo < 0 || lo > hi || hi > s.N {
+		panic(fmt.Sprintf("pairwise: Slice: records [%d, %d) of %d", lo, hi, s.N))
+	}
+	p := &Dataset{N: hi - lo, D: s.D, Y: s.Y[lo:hi:hi]}
+	switch {
+	case s.X != nil:
+		p.X = s.X[lo*s.D : hi*s.D : hi*s.D]
+	case s.Ptr != nil:
+		a, b := s.Ptr[lo], s.Ptr[hi]
+		p.Idx, p.Val = s.Idx[a:b:b], s.Val[a:b:b]
+		p.Ptr = make([]int, hi-lo+1)
+		for i := range p.Ptr {
+			p.Ptr[i] = s.Ptr[lo+i] - a
+		}
+	}
+	return p
+}
+
 // Subset returns a new dataset holding the rows idx in that order (copied):
 // s.View(idx).Gather().
 func (s *Dataset) Subset(idx []int) *Dataset { return s.View(idx).Gather() }

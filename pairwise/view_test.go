@@ -82,6 +82,50 @@ func TestViewGatherSameRows(t *testing.T) {
 	}
 }
 
+// TestSliceSharesRows: Slice(lo, hi) is records lo…hi−1, read from s's own
+// storage (a write through it shows in s), for every range of a dense and
+// a sparse dataset's first records, empty ones included, and out-of-range
+// bounds panic.
+func TestSliceSharesRows(t *testing.T) {
+	for name, s := range viewCases() {
+		for lo := 0; lo <= 12; lo++ {
+			for hi := lo; hi <= 12; hi++ {
+				idx := make([]int, 0, hi-lo)
+				for i := lo; i < hi; i++ {
+					idx = append(idx, i)
+				}
+				got := s.Slice(lo, hi)
+				if len(idx) == 0 {
+					if got.N != 0 || got.D != s.D {
+						t.Fatalf("%s [%d, %d): n=%d d=%d", name, lo, hi, got.N, got.D)
+					}
+					continue
+				}
+				checkRows(t, name, got, s, idx)
+				if cap(got.Y) != got.N {
+					t.Fatalf("%s [%d, %d): labels' capacity %d reaches past the slice", name, lo, hi, cap(got.Y))
+				}
+			}
+		}
+		got := s.Slice(3, 5)
+		got.Y[1] = -got.Y[1]
+		if s.Y[4] != got.Y[1] {
+			t.Errorf("%s: Slice copied the labels", name)
+		}
+		got.Y[1] = -got.Y[1]
+		for _, b := range [][2]int{{-1, 2}, {3, 2}, {0, s.N + 1}} {
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("%s: Slice(%d, %d) did not panic", name, b[0], b[1])
+					}
+				}()
+				s.Slice(b[0], b[1])
+			}()
+		}
+	}
+}
+
 // TestViewSubComposes: Sub of a view is the view of the composed indices.
 func TestViewSubComposes(t *testing.T) {
 	for name, s := range viewCases() {
