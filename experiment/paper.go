@@ -111,40 +111,35 @@ func (p *PaperSpec) defaults() {
 	}
 }
 
-// paperFold is one fold as a fit reads it: its records gathered into
-// contiguous storage (the sgd-prev loop indexes training rows by position,
-// and each test fold is scored at every checkpoint: read through an index,
-// its scattered rows cost cache misses — 2–6× the time of scoring the
-// gathered copy on the ijcnn1 and w8a shapes, pairwise.BenchmarkViewScores).
+// paperFold is one fold as a fit reads it, in contiguous storage (the
+// sgd-prev loop indexes training rows by position, and each test fold is
+// scored at every checkpoint: read through an index, its scattered rows
+// cost cache misses — 2–6× the time of scoring contiguous rows on the
+// ijcnn1 and w8a shapes, pairwise.BenchmarkViewScores).
 type paperFold struct{ train, test *pairwise.Dataset }
 
-// paperSplit is one fold's record indices.
-type paperSplit struct{ train, test []int }
-
-// paperSplits returns RepeatedKFold splits with the training part cut to
-// its first nTr indices.
-func paperSplits(n, splits, repeats, nTr int, rng *rand.Rand) ([]paperSplit, error) {
-	var out []paperSplit
+// paperSplits returns RepeatedKFold splits: each split's test record
+// indices (increasing). Its training part is the other records, in order,
+// cut to the first nTr (paperSplit).
+func paperSplits(n, splits, repeats int, rng *rand.Rand) ([][]int, error) {
+	var out [][]int
 	for r := 0; r < repeats; r++ {
 		folds, err := data.KFold(n, splits, rng)
 		if err != nil {
 			return nil, err
 		}
-		for _, te := range folds {
-			tr := data.Complement(n, te)
-			if len(tr) > nTr {
-				tr = tr[:nTr]
-			}
-			out = append(out, paperSplit{tr, te})
-		}
+		out = append(out, folds...)
 	}
 	return out, nil
 }
 
-// fold gathers the split's records from ds into buf's storage (reused; a
-// zero paperFold: new) and returns them.
-func (sp paperSplit) fold(ds *pairwise.Dataset, buf paperFold) paperFold {
-	return paperFold{ds.View(sp.train).GatherTo(buf.train), ds.View(sp.test).GatherTo(buf.test)}
+// paperSplit lays out the split with test records te in ds's own storage
+// (h; see data.Holdout) and returns it: the records not in te, in order,
+// cut to the first nTr, and those of te — views, not copies, valid until
+// h's next Move or Restore.
+func paperSplit(h *data.Holdout, ds *pairwise.Dataset, te []int, nTr int) paperFold {
+	fit, test := h.Move(ds, te)
+	return paperFold{fit.Slice(0, min(nTr, fit.N)), test}
 }
 
 // paperRun trains one fold and returns the AUC at every checkpoint and the
@@ -213,7 +208,7 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 
 	// Grid search on RepeatedKFold(5, 2): mean over folds of the per-fold
 	// maximum over checkpoints (exp_cv.auc_fix_para).
-	cvSplits, err := paperSplits(ds.N, ps.Splits, ps.CVRepeats, nTr, rng)
+	cvSplits, err := paperSplits(ds.N, ps.Splits, ps.CVRepeats, rng)
 	if err != nil {
 		return nil, err
 	}
@@ -228,52 +223,49 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 			cells = append(cells, cell{eta: e, beta: b, best: make([]float64, len(cvSplits)), errs: make([]error, len(cvSplits))})
 		}
 	}
-	// The splits are kept as indices into ds. Fits are queued fold by fold:
-	// a worker gathers a fold's records into its own buffers when its next
-	// fit is on another fold (about one gather per fold and worker), so at
-	// most one fold per worker is copied at a time.
+	// The splits are kept as indices into ds, and one at a time is laid
+	// out in ds's storage (data.Holdout: no copy of a fold), its cells'
+	// fits run on ps.Workers goroutines, and ds put back.
 	// Seeds are fixed per (cell, fold) and each cell's mean is summed in
 	// fold order below, so the result does not depend on the schedule.
-	type job struct{ c, fi int }
-	var wg sync.WaitGroup
-	next := make(chan job)
-	for w := 0; w < ps.Workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var f paperFold
-			cur := -1
-			for j := range next {
-				c := &cells[j.c]
-				if err := ctx.Err(); err != nil {
-					c.errs[j.fi] = err
-					continue
-				}
-				if j.fi != cur {
-					f, cur = cvSplits[j.fi].fold(ds, f), j.fi
-				}
-				aucs, _, err := paperRun(ctx, algo, loss, f, ps.Passes, c.eta, c.beta, ps.Seed+uint64(1000*j.c+j.fi), &grads)
-				if err != nil {
-					c.errs[j.fi] = err
-					continue
-				}
-				best := math.Inf(-1)
-				for _, a := range aucs {
-					if a > best { // NaN (diverged) never wins, as np.max would poison
-						best = a
+	var h data.Holdout
+	defer h.Restore()
+	for fi, te := range cvSplits {
+		f := paperSplit(&h, ds, te, nTr)
+		var wg sync.WaitGroup
+		next := make(chan int)
+		for w := 0; w < ps.Workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for ci := range next {
+					c := &cells[ci]
+					if err := ctx.Err(); err != nil {
+						c.errs[fi] = err
+						continue
 					}
+					aucs, _, err := paperRun(ctx, algo, loss, f, ps.Passes, c.eta, c.beta, ps.Seed+uint64(1000*ci+fi), &grads)
+					if err != nil {
+						c.errs[fi] = err
+						continue
+					}
+					best := math.Inf(-1)
+					for _, a := range aucs {
+						if a > best { // NaN (diverged) never wins, as np.max would poison
+							best = a
+						}
+					}
+					c.best[fi] = best
 				}
-				c.best[j.fi] = best
-			}
-		}()
-	}
-	for fi := range cvSplits {
-		for c := range cells {
-			next <- job{c, fi}
+			}()
 		}
+		for ci := range cells {
+			next <- ci
+		}
+		close(next)
+		wg.Wait()
+		h.Restore()
 	}
-	close(next)
-	wg.Wait()
 	for c := range cells {
 		var sum float64
 		for fi := range cvSplits {
@@ -293,19 +285,18 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 	}
 
 	// Test: RepeatedKFold(5, 5) with the chosen (η, β).
-	testSplits, err := paperSplits(ds.N, ps.Splits, ps.TestRepeats, nTr, rng)
+	testSplits, err := paperSplits(ds.N, ps.Splits, ps.TestRepeats, rng)
 	if err != nil {
 		return nil, err
 	}
 	var curves [][]float64
 	var trainSeconds float64
 	var nTrain, nTest int // of the first test fold
-	var f paperFold
-	for fi, sp := range testSplits {
+	for fi, te := range testSplits {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("experiment: interrupted: %w", err)
 		}
-		f = sp.fold(ds, f) // one fold's records at a time, in reused buffers
+		f := paperSplit(&h, ds, te, nTr) // one split at a time, in ds's storage
 		if fi == 0 {
 			nTrain, nTest = f.train.N, f.test.N
 		}

@@ -36,13 +36,14 @@ func paperWithCopies(t *testing.T, ps PaperSpec, tab *data.Table) (cvAUC, eta, b
 	if tab.IsSparse() && algo.ShiftInvariant {
 		ds = sc.ApplyUnshifted(tab.Dataset)
 	}
-	copied := func(sp paperSplit) paperFold {
-		return paperFold{ds.Subset(sp.train), ds.Subset(sp.test)}
-	}
 	nTr := int(0.8 * float64(ds.N))
+	copied := func(te []int) paperFold {
+		tr := data.Complement(ds.N, te)
+		return paperFold{ds.Subset(tr[:min(nTr, len(tr))]), ds.Subset(te)}
+	}
 	rng := rand.New(rand.NewPCG(ps.Seed, 1))
 	var grads atomic.Int64
-	cv, err := paperSplits(ds.N, ps.Splits, ps.CVRepeats, nTr, rng)
+	cv, err := paperSplits(ds.N, ps.Splits, ps.CVRepeats, rng)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func paperWithCopies(t *testing.T, ps PaperSpec, tab *data.Table) (cvAUC, eta, b
 			c++
 		}
 	}
-	test, err := paperSplits(ds.N, ps.Splits, ps.TestRepeats, nTr, rng)
+	test, err := paperSplits(ds.N, ps.Splits, ps.TestRepeats, rng)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,10 +86,10 @@ func paperWithCopies(t *testing.T, ps PaperSpec, tab *data.Table) (cvAUC, eta, b
 }
 
 // TestPaperIndexedFoldsMatchCopies: the paper protocol with its splits
-// kept as indices (each fold gathered into reused per-worker buffers, fits
-// queued fold by fold on 1 to 3 workers) selects the same cell with the
-// same score and gives the same AUC curve, bit for bit, as the protocol run
-// on a copy of every fold made up front — dense and sparse storage.
+// kept as indices (each fold laid out in the scaled data's own storage by
+// data.Holdout, a fold's fits on 1 to 3 workers) selects the same cell with
+// the same score and gives the same AUC curve, bit for bit, as the protocol
+// run on a copy of every fold made up front — dense and sparse storage.
 func TestPaperIndexedFoldsMatchCopies(t *testing.T) {
 	for _, rep := range []string{data.Dense, data.Sparse} {
 		tab, err := data.Load("../datasets/diabetes", data.Options{Representation: rep})

@@ -13,14 +13,13 @@ import (
 // the gathered copy (LinearAUCView, ScoresViewTo, KNNAccuracyView), but its
 // rows are scattered in memory: scoring a test fold (a fifth of the
 // records) through a view takes 2–6× the time of scoring its gathered copy
-// on the ijcnn1 and w8a shapes (BenchmarkViewScores). So a fold is held as a
-// view and gathered, by Gather or GatherTo into storage reused for the next
-// fold, where it is read many times: a training fold (the sgd-prev loops
-// index rows by position, and an indirection would cost every draw) or a
-// test fold scored at every checkpoint. Where the folds partition one
-// dataset the caller owns — selection's inner folds — data.Holdout lays
-// them out in its own storage instead, one fold at a time: contiguous
-// views with no gathered copy.
+// on the ijcnn1 and w8a shapes (BenchmarkViewScores). So a fold read many
+// times — a training fold (the sgd-prev loops index rows by position, and
+// an indirection would cost every draw) or a test fold scored at every
+// checkpoint — is made contiguous: where the folds partition one dataset
+// the caller owns (selection's inner folds, the paper protocol's splits),
+// data.Holdout lays one fold at a time out in that dataset's own storage
+// and Slice reads its parts; otherwise Gather or GatherTo copies it.
 type View struct {
 	Data *Dataset
 	Rows []int // indices into Data; nil: all of Data
