@@ -118,6 +118,7 @@ func main() {
 		{"`pairfed simulate --sites 1 --transport mem` ijcnn1", []string{"simulate", "--data", ijcnn1, "--sites", "1", "--transport", "mem", "--json"}, 1},
 		{"`pairfed simulate --sites 256 --transport mem` ijcnn1", []string{"simulate", "--data", ijcnn1, "--sites", "256", "--transport", "mem", "--json"}, 1},
 		{"`pairfed train --algo dpegd` letter shape (n 10 500, d 16, ε 1)", []string{"train", "--data", letter, "--algo", "dpegd", "--loss", "logistic", "--epsilon", "1", "--eta", "0.5", "--param-radius", "1", "--scale", "none", "--json"}, 1},
+		{"`pairfed train --algo dpgdc` letter shape (ε 1: T = n = 8 400 full logistic gradients)", []string{"train", "--data", letter, "--algo", "dpgdc", "--loss", "logistic", "--epsilon", "1", "--eta", "0.5", "--param-radius", "1", "--scale", "none", "--json"}, 1},
 	}
 	for _, c := range cmds {
 		var olds, news []sample
@@ -129,7 +130,7 @@ func main() {
 		add(fmt.Sprintf("| %s | %s | %s | %s |", c.label, fmtSample(o), fmtSample(n), sampleRatio(o, n)))
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
-	foot := fmt.Sprintf("\nMeasured %s on %d cores (load average %s) by `go run ./scripts/speed -write`; medians of %d runs (1 for the paper protocols, simulate and dpegd), old and new alternating. Times are wall / CPU (user + system); ratios are old ÷ new of CPU time, then of wall time. Benchmark rows are CPU ns per op at GOMAXPROCS=1.\n",
+	foot := fmt.Sprintf("\nMeasured %s on %d cores (load average %s) by `go run ./scripts/speed -write`; medians of %d runs (1 for the paper protocols, simulate, dpegd and dpgdc), old and new alternating. Times are wall / CPU (user + system); ratios are old ÷ new of CPU time, then of wall time. Benchmark rows are CPU ns per op at GOMAXPROCS=1.\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), strings.Join(strings.Fields(string(load))[:3], " "), *reps)
 	table := strings.Join(rows, "\n") + "\n" + foot
 	fmt.Print(table)
