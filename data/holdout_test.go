@@ -53,12 +53,6 @@ func holdoutData(rng *rand.Rand, n, d int, sparse bool) *pairwise.Dataset {
 	return ds
 }
 
-// cloneData is a deep copy of ds.
-func cloneData(ds *pairwise.Dataset) *pairwise.Dataset {
-	return &pairwise.Dataset{N: ds.N, D: ds.D, Y: slices.Clone(ds.Y), X: slices.Clone(ds.X),
-		Ptr: slices.Clone(ds.Ptr), Idx: slices.Clone(ds.Idx), Val: slices.Clone(ds.Val)}
-}
-
 // sameRecords reports where a and b differ as datasets: sizes, labels,
 // and rows (bits of every value; CSR rows by their own entries, so the
 // arrays' offsets do not matter). "" when they are the same.
@@ -112,7 +106,7 @@ func TestHoldoutIsSubset(t *testing.T) {
 		n, d := rng.IntN(40), 1+rng.IntN(6)
 		sparse := trial%2 == 1
 		ds := holdoutData(rng, n, d, sparse)
-		orig := cloneData(ds)
+		orig := clone(ds)
 		for range 3 {
 			var fold []int
 			switch rng.IntN(5) {
@@ -164,7 +158,7 @@ func TestHoldoutIsSubset(t *testing.T) {
 func TestHoldoutRejectsBadFolds(t *testing.T) {
 	for _, fold := range [][]int{{-1}, {5}, {2, 1}, {1, 1}} {
 		ds := holdoutData(rand.New(rand.NewPCG(1, 1)), 5, 3, false)
-		orig := cloneData(ds)
+		orig := clone(ds)
 		func() {
 			defer func() {
 				r, _ := recover().(string)
