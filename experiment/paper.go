@@ -231,6 +231,9 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 	var h data.Holdout
 	defer h.Restore()
 	for fi, te := range cvSplits {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("experiment: interrupted: %w", err)
+		}
 		f := paperSplit(&h, ds, te, nTr)
 		var wg sync.WaitGroup
 		next := make(chan int)

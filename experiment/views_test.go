@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -159,5 +160,28 @@ func TestOuterSplitsAreViews(t *testing.T) {
 	one, err := outerSplits(Spec{TestFraction: 0.2}, tab, nil, rand.New(rand.NewPCG(1, 1)))
 	if err != nil || len(one) != 1 || one[0].train.Data != tab.Dataset || one[0].test.Data != tab.Dataset {
 		t.Fatalf("holdout split is not a view of the table (err %v)", err)
+	}
+}
+
+// TestPaperStopsPartWay: the paper protocol stopped by its context at any
+// point — before the first split, inside the selection's splits or in the
+// test phase — returns the context's error (its splits laid out in place
+// are put back by the same paths; TestSelectionRestoresTrainingSet checks
+// the restoring on data the caller sees).
+func TestPaperStopsPartWay(t *testing.T) {
+	tab := loadBundled(t, "diabetes")
+	ps := PaperSpec{Algo: "sgd-prev", Passes: 2, CVRepeats: 1, TestRepeats: 1, Grid: []float64{0.1, 1}, Seed: 3}
+	ctx := &errAfter{Context: context.Background()}
+	ctx.limit.Store(math.MaxInt64)
+	if _, err := Paper(ctx, ps, tab); err != nil {
+		t.Fatal(err)
+	}
+	total := ctx.calls.Load()
+	for _, limit := range []int64{1, total / 3, total / 2, total - 1} {
+		ctx := &errAfter{Context: context.Background()}
+		ctx.limit.Store(limit)
+		if _, err := Paper(ctx, ps, tab); !errors.Is(err, context.Canceled) {
+			t.Errorf("stopped at check %d of %d: error %v, want context.Canceled", limit, total, err)
+		}
 	}
 }
