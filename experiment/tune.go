@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/pairwise"
 )
@@ -183,8 +184,15 @@ func tune(ctx context.Context, spec Spec, tr *pairwise.Dataset, rng *rand.Rand) 
 	if spec.NoiseScale != 0 && spec.NoiseScale != 1 {
 		noise = dp.ScaleNoise(noise, spec.NoiseScale)
 	}
-	perm := rng.Perm(tr.N)
-	fitPart, valPart := tr.View(perm[nv:]).Gather(), tr.View(perm[:nv]) // the scored part is read through its index
+	// The scored part is a uniformly random nv records; both parts are
+	// laid out in tr's own storage (no copy of the fitting part) and tr
+	// is put back before tune returns.
+	held := slices.Clone(rng.Perm(tr.N)[:nv])
+	slices.Sort(held)
+	var h data.Holdout
+	defer h.Restore()
+	fitPart, valData := h.Move(tr, held)
+	valPart := valData.All()
 	sensU := float64(nv - 1)
 	s0 := sensU / mu
 	sigmaS := dp.SnappedL2Sensitivity(sensU, dp.GaussianGranularity(2*s0), 1) / mu

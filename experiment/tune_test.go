@@ -3,6 +3,8 @@ package experiment
 import (
 	"context"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -152,5 +154,31 @@ func TestTuneDefaultDelta(t *testing.T) {
 	}
 	if want := dp.DefaultDelta(rep.NTrain); rep.Privacy.Delta != want {
 		t.Fatalf("tuned run at δ = %v, want dp.DefaultDelta(%d) = %v", rep.Privacy.Delta, rep.NTrain, want)
+	}
+}
+
+// --tune lays its fitting and scored parts out in the training split's own
+// storage (data.Holdout) and must put it back: after a selection, the
+// split is the same bit for bit, dense and CSR.
+func TestTuneRestoresTrainingSet(t *testing.T) {
+	for _, rep := range []string{data.Dense, data.Sparse} {
+		tab, err := data.Load("../datasets/diabetes", data.Options{Representation: rep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		was, _ := data.ClipNorms(tab.Dataset, 1) // what prepare gives a private run
+		tr := &pairwise.Dataset{N: was.N, D: was.D, Y: slices.Clone(was.Y), X: slices.Clone(was.X),
+			Ptr: slices.Clone(was.Ptr), Idx: slices.Clone(was.Idx), Val: slices.Clone(was.Val)}
+		spec := Spec{Tune: true, Epsilon: 1, Seed: 3, FeatureRadius: 1, NoiseSeed: 9, Seeded: true}
+		if err := spec.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := tune(context.Background(), spec, tr, rand.New(rand.NewPCG(1, 2))); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(tr.Y, was.Y) || !slices.Equal(tr.X, was.X) || !slices.Equal(tr.Ptr, was.Ptr) ||
+			!slices.Equal(tr.Idx, was.Idx) || !slices.Equal(tr.Val, was.Val) {
+			t.Errorf("%s: --tune left the training split changed", rep)
+		}
 	}
 }
