@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 
@@ -167,8 +166,7 @@ func TestTuneRestoresTrainingSet(t *testing.T) {
 			t.Fatal(err)
 		}
 		was, _ := data.ClipNorms(tab.Dataset, 1) // what prepare gives a private run
-		tr := &pairwise.Dataset{N: was.N, D: was.D, Y: slices.Clone(was.Y), X: slices.Clone(was.X),
-			Ptr: slices.Clone(was.Ptr), Idx: slices.Clone(was.Idx), Val: slices.Clone(was.Val)}
+		tr := cloneDataset(was)
 		spec := Spec{Tune: true, Epsilon: 1, Seed: 3, FeatureRadius: 1, NoiseSeed: 9, Seeded: true}
 		if err := spec.Validate(); err != nil {
 			t.Fatal(err)
@@ -176,8 +174,7 @@ func TestTuneRestoresTrainingSet(t *testing.T) {
 		if _, _, err := tune(context.Background(), spec, tr, rand.New(rand.NewPCG(1, 2))); err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(tr.Y, was.Y) || !slices.Equal(tr.X, was.X) || !slices.Equal(tr.Ptr, was.Ptr) ||
-			!slices.Equal(tr.Idx, was.Idx) || !slices.Equal(tr.Val, was.Val) {
+		if !sameDataset(tr, was) {
 			t.Errorf("%s: --tune left the training split changed", rep)
 		}
 	}
