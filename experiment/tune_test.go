@@ -166,7 +166,7 @@ func TestTuneRestoresTrainingSet(t *testing.T) {
 			t.Fatal(err)
 		}
 		was, _ := data.ClipNorms(tab.Dataset, 1) // what prepare gives a private run
-		tr := cloneDataset(was)
+		tr := was.All().Gather()                 // a copy
 		spec := Spec{Tune: true, Epsilon: 1, Seed: 3, FeatureRadius: 1, NoiseSeed: 9, Seeded: true}
 		if err := spec.Validate(); err != nil {
 			t.Fatal(err)
