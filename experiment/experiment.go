@@ -760,9 +760,14 @@ const evalBatch = 8
 // parallel runs f(0), …, f(n−1) on up to GOMAXPROCS goroutines, each with
 // its own AUC buffers, and returns when all are done.
 func parallel(n int, f func(i int, sc *pairwise.AUCScratch)) {
+	parallelOn(runtime.GOMAXPROCS(0), n, f)
+}
+
+// parallelOn is parallel on up to workers goroutines.
+func parallelOn(workers, n int, f func(i int, sc *pairwise.AUCScratch)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), n) {
+	for range min(workers, n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

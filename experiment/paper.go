@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -235,38 +234,25 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 			return nil, fmt.Errorf("experiment: interrupted: %w", err)
 		}
 		f := paperSplit(&h, ds, te, nTr)
-		var wg sync.WaitGroup
-		next := make(chan int)
-		for w := 0; w < ps.Workers; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for ci := range next {
-					c := &cells[ci]
-					if err := ctx.Err(); err != nil {
-						c.errs[fi] = err
-						continue
-					}
-					aucs, _, err := paperRun(ctx, algo, loss, f, ps.Passes, c.eta, c.beta, ps.Seed+uint64(1000*ci+fi), &grads)
-					if err != nil {
-						c.errs[fi] = err
-						continue
-					}
-					best := math.Inf(-1)
-					for _, a := range aucs {
-						if a > best { // NaN (diverged) never wins, as np.max would poison
-							best = a
-						}
-					}
-					c.best[fi] = best
+		parallelOn(ps.Workers, len(cells), func(ci int, _ *pairwise.AUCScratch) {
+			c := &cells[ci]
+			if err := ctx.Err(); err != nil {
+				c.errs[fi] = err
+				return
+			}
+			aucs, _, err := paperRun(ctx, algo, loss, f, ps.Passes, c.eta, c.beta, ps.Seed+uint64(1000*ci+fi), &grads)
+			if err != nil {
+				c.errs[fi] = err
+				return
+			}
+			best := math.Inf(-1)
+			for _, a := range aucs {
+				if a > best { // NaN (diverged) never wins, as np.max would poison
+					best = a
 				}
-			}()
-		}
-		for ci := range cells {
-			next <- ci
-		}
-		close(next)
-		wg.Wait()
+			}
+			c.best[fi] = best
+		})
 		h.Restore()
 	}
 	for c := range cells {
