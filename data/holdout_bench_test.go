@@ -17,9 +17,11 @@ func BenchmarkHoldout(b *testing.B) {
 		sparse bool
 	}{{"ijcnn1-shape", 39_992, 22, false}, {"a9a-shape", 26_049, 123, true}} {
 		rng := rand.New(rand.NewPCG(1, 2))
-		ds := holdoutData(rng, c.n, c.d, false)
+		var ds *pairwise.Dataset
 		if c.sparse {
 			ds = sparseShape(rng, c.n, c.d, 14)
+		} else {
+			ds = holdoutData(rng, c.n, c.d, false)
 		}
 		folds, err := StratifiedKFold(ds.Y, 3, rng)
 		if err != nil {
