@@ -420,6 +420,8 @@ func TestBadInputCorpus(t *testing.T) {
 		{name: "coordinator bad port", args: coordArgs("--listen", "127.0.0.1:99999"), code: 2, err: []string{"bad port"}},
 		{name: "coordinator --min-sites 0", args: coordArgs("--listen", "127.0.0.1:0", "--min-sites", "0"), code: 2, err: []string{"--min-sites 0"}},
 		{name: "worker bad site name", args: append(workerArgs("--data", siteA)[:0:0], "worker", "--nats", url, "--site", "a.b", "--state", scratchSite, "--data", siteA), code: 2, err: []string{"site", "a.b"}},
+		{name: "coordinator --tick 1ns", args: coordArgs("--listen", "127.0.0.1:0", "--tick", "1ns"), code: 2, err: []string{"--tick 1ns", "[1ms, 10s]"}},
+		{name: "worker --tick 1ns", args: workerArgs("--data", siteA, "--tick", "1ns"), code: 2, err: []string{"--tick 1ns", "[1ms, 10s]"}},
 		{name: "coordinator --tick 0", args: coordArgs("--listen", "127.0.0.1:0", "--tick", "0s"), code: 2, err: []string{"--tick 0s"}},
 		{name: "coordinator NaN test file", args: coordArgs("--listen", "127.0.0.1:0", "--test", bad("nan.libsvm")), code: 1, err: []string{"nan.libsvm:2:6", "NaN"}},
 
