@@ -140,12 +140,17 @@ type Release struct {
 
 // SecAggCharge is the guarantee of a secure aggregation release at the
 // threshold floor: ε against the coordinator alone, and against the
-// coordinator with Colluders sites.
+// coordinator with Colluders sites; and the site's local-only guarantee.
 type SecAggCharge struct {
 	Threshold   int     `json:"threshold"`
 	Colluders   int     `json:"colluders"`
 	Coordinator float64 `json:"epsilon_coordinator"`
 	Collusion   float64 `json:"epsilon_collusion"`
+	// Local is ε of this site's own noise share alone (n = 1 share): what
+	// holds if the coordinator and every other site collude, whatever the
+	// threshold (round.Guarantee.Local; math.MaxFloat64 when above 100).
+	// Optional: ledgers written before it was recorded have none (0).
+	Local float64 `json:"epsilon_local,omitempty"`
 }
 
 // Worker is the site state machine. It is not safe for concurrent use.
@@ -164,7 +169,8 @@ type Worker struct {
 	phaseSeen bool // a PhaseStart of the job arrived (it was accepted)
 	// Secure aggregation (secure.go): the job's parameters, the phases
 	// whose round started (charged) and the running round.
-	sec        *fedalgo.SecAgg
+	sec        *fedalgo.SecAgg // as fedalgo.SiteSecAgg checked it: Δ and δ_f the site's own
+	secDim     int             // the site's vector length (fedalgo.SumReleaser.SiteSumShape)
 	secStarted map[int]bool
 	round      *round.Site
 	result     *protocol.Result
@@ -377,7 +383,7 @@ func (w *Worker) setup(m *protocol.JobAnnounce) error {
 	if err != nil {
 		return err
 	}
-	if err := w.secSetup(m, site); err != nil {
+	if err := w.secSetup(m, site, ds.N); err != nil {
 		return err
 	}
 	w.site = site
