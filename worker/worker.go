@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime/debug"
 	"slices"
@@ -340,7 +341,25 @@ func (w *Worker) accept() Output {
 
 // setup checks that this site can run the job and prepares its objective
 // and the algorithm's half of the job (e.g. its partition).
+//
+// Zero trust in the coordinator: every number of the announcement that
+// sets this site's noise, sensitivity, clipping or accounting is either
+// computed here from the site's own data and the job's public parameters
+// or checked against what the site computes (secSetup under secure
+// aggregation), and a job that fails is refused naming the field. The
+// announcement is validated here too (it may not have come through a
+// validating decoder), and a private job must state ε > 0, R > 0 (this
+// site's records checked against it: every sensitivity bound assumes
+// ‖x‖ ≤ R) and B > 0.
 func (w *Worker) setup(m *protocol.JobAnnounce) error {
+	if err := m.Validate(); err != nil {
+		return fmt.Errorf("invalid announcement: %w", err)
+	}
+	if fedalgo.Private(m.Algo) {
+		if err := checkPrivateJob(m); err != nil {
+			return err
+		}
+	}
 	task := pairwise.Task(m.Task)
 	d := w.cfg.Data.D
 	switch {
@@ -372,7 +391,7 @@ func (w *Worker) setup(m *protocol.JobAnnounce) error {
 	}
 	if m.FeatureRadius > 0 {
 		if err := pairwise.CheckRadius(ds, m.FeatureRadius); err != nil {
-			return err
+			return fmt.Errorf("job %s: feature_radius R = %v does not bound this site's records (%w): every sensitivity bound of the job assumes ‖x‖ ≤ R", m.Job, m.FeatureRadius, err)
 		}
 	}
 	algo, err := fedalgo.Lookup(m.Algo)
@@ -388,6 +407,21 @@ func (w *Worker) setup(m *protocol.JobAnnounce) error {
 	}
 	w.site = site
 	w.obj = obj
+	return nil
+}
+
+// checkPrivateJob refuses a private algorithm's announcement without the
+// numbers its noise is calibrated with: ε = 0 (no privacy), R = 0 (no
+// bound on the records), B = 0 (no bound on the parameters).
+func checkPrivateJob(m *protocol.JobAnnounce) error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"epsilon", m.Epsilon}, {"feature_radius", m.FeatureRadius}, {"param_radius", m.ParamRadius}} {
+		if !(f.v > 0) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("job %s of private algorithm %s announces %s = %v: it must be finite and > 0 (the site's noise is calibrated with it)", m.Job, m.Algo, f.name, f.v)
+		}
+	}
 	return nil
 }
 
