@@ -48,6 +48,10 @@ import (
 //	                  the coordinator's plan (PlanSecAgg), never by a client
 //	secagg-fail       the part of δ spent outside the DDG (SumFailure), set
 //	                  by the plan
+//
+// A site trusts none of the planned numbers (SiteSecAgg): it recomputes Δ,
+// δ_f and the rotation seed and refuses other values, and computes its
+// guarantee from s, γ, c with its own Δ, δ_f and vector length.
 
 // Option names of secure aggregation.
 const (

@@ -1,7 +1,10 @@
 package worker
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -117,4 +120,32 @@ func TestWorkerSecAggShrunkSensitivityRefused(t *testing.T) {
 		t.Fatalf("shrunken sensitivity: ledger %+v, err %v", w.Ledger(), w.Err())
 	}
 	t.Log(w.Err())
+}
+
+// A ledger entry written before the local-only guarantee was recorded
+// still decodes strictly (the field is optional), a new one round-trips,
+// and an ε above 100 (+Inf from dp.DDG.Epsilon) is stored as
+// math.MaxFloat64, which JSON can encode.
+func TestSecAggChargeJSON(t *testing.T) {
+	old := `{"job":"j","phase":1,"records":64,"sigma":1.5,"epsilon":0.9,"delta":0.001,"secure":true,"secagg":{"threshold":3,"colluders":0,"epsilon_coordinator":0.9,"epsilon_collusion":0.9}}`
+	dec := json.NewDecoder(strings.NewReader(old))
+	dec.DisallowUnknownFields()
+	var r Release
+	if err := dec.Decode(&r); err != nil || r.SecAgg == nil || r.SecAgg.Local != 0 {
+		t.Fatalf("old entry: %+v, %v", r.SecAgg, err)
+	}
+	r.SecAgg.Local = finiteEpsilon(math.Inf(1))
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Release
+	dec = json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&back); err != nil || *back.SecAgg != *r.SecAgg || back.SecAgg.Local != math.MaxFloat64 {
+		t.Fatalf("round trip of %s: %+v, %v", b, back.SecAgg, err)
+	}
+	if finiteEpsilon(2.5) != 2.5 {
+		t.Fatal("a finite ε changed")
+	}
 }
