@@ -21,7 +21,7 @@ import (
 type hostileAlgo struct{ name, mode string }
 
 func init() {
-	for _, mode := range []string{"panic", "nan", "block", "setup-panic"} {
+	for _, mode := range []string{"panic", "nan", "block", "setup-panic", "slow-setup"} {
 		fedalgo.Register(hostileAlgo{name: "test-hostile-" + mode, mode: mode})
 	}
 }
@@ -35,8 +35,11 @@ func (hostileAlgo) Plan(s *fedalgo.Spec, _ []fedalgo.SiteInfo, _ int) (*fedalgo.
 	return &fedalgo.Plan{Phases: 1, Eta: 1}, nil
 }
 func (a hostileAlgo) NewSite(*protocol.JobAnnounce, fedalgo.SiteEnv) (fedalgo.Site, error) {
-	if a.mode == "setup-panic" {
+	switch a.mode {
+	case "setup-panic":
 		panic("setup exploded")
+	case "slow-setup":
+		<-slowSetup // as long as the test wants (a calibration search)
 	}
 	return hostileSite(a), nil
 }
@@ -45,6 +48,9 @@ func (hostileAlgo) NewCombiner(*protocol.JobAnnounce, []float64) (fedalgo.Combin
 }
 
 type hostileSite hostileAlgo
+
+// slowSetup holds test-hostile-slow-setup's NewSite until closed.
+var slowSetup = make(chan struct{})
 
 func (s hostileSite) Step(ctx context.Context, _ int, model []float64) (*protocol.SiteUpdate, *fedalgo.Release, error) {
 	switch s.mode {
@@ -273,6 +279,49 @@ func TestServeAbandonsPhaseAndHeartbeats(t *testing.T) {
 	if len(st.got) != 1 || st.got[0].Job != "next" {
 		t.Fatalf("ledger %+v: want the next job's release only", st.got)
 	}
+	cancel()
+	if err := <-served; err != context.Canceled {
+		t.Fatalf("serve: %v", err)
+	}
+}
+
+// A site whose accept computes for longer than the coordinator's silence
+// limit keeps its membership: it heartbeats beside the computation
+// (issue 28: fed-dp-pair-sgd's calibration on the announcement took 4.4 s
+// and sites were dropped as silent). The accept waits until the test has
+// seen heartbeats sent while it was blocked, so the test fails if none
+// are sent (it does not measure time).
+func TestServeHeartbeatsWhileAccepting(t *testing.T) {
+	bus := &fakeBus{handlers: map[string]func(string, []byte){}}
+	s, err := NewService(ServiceConfig{Worker: Config{Federation: "f", Site: "s1", Data: toyData(64, 3), Rand: rand.New(rand.NewPCG(3, 4)),
+		Noise: dp.NewSeededNoise(5), Store: &memStore{}, HeartbeatEvery: 2, JoinEvery: 1000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- Serve(ctx, s, bus, 5*time.Millisecond, ServeOptions{}) }()
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	wait("the join", func() bool { return bus.count(protocol.KindJoin) > 0 })
+	before := bus.count(protocol.KindHeartbeat)
+	a := hostileJob("slow-accept", "slow-setup")
+	bus.deliver(t, protocol.SitesSubject("f"), a)
+	wait("heartbeats during the accept", func() bool { return bus.count(protocol.KindHeartbeat) >= before+3 })
+	if n := bus.count(protocol.KindAccept); n != 0 {
+		t.Fatalf("%d accepts before the setup ended", n)
+	}
+	close(slowSetup)
+	wait("the accept", func() bool { return bus.count(protocol.KindAccept) == 1 })
 	cancel()
 	if err := <-served; err != context.Canceled {
 		t.Fatalf("serve: %v", err)

@@ -198,6 +198,16 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 				phaseMu.Lock()
 				phaseJob, phaseCancel = "", nil
 				phaseMu.Unlock()
+			} else if _, ok := m.(*protocol.JobAnnounce); ok {
+				// Accepting a job computes too (its plan and calibration
+				// are checked here, never taken from the coordinator: an
+				// RDP search can take seconds on a small host): the site
+				// heartbeats beside it and keeps its membership.
+				actx, cancel := context.WithCancel(ctx)
+				hbDone := heartbeatDuring(actx, t, cfg, tick)
+				outs = s.Step(ctx, m)
+				cancel()
+				<-hbDone
 			} else {
 				outs = s.Step(ctx, m)
 			}
