@@ -91,7 +91,7 @@ type SiteState struct {
 
 // Checkpoint returns the service's durable state (deep copies).
 func (s *Service) Checkpoint() *Checkpoint {
-	cp := &Checkpoint{Version: CheckpointVersion, Members: map[string]MemberState{}, Status: map[string]*protocol.JobStatus{}, Clients: maps.Clone(s.clients)}
+	cp := &Checkpoint{Version: CheckpointVersion, Members: map[string]MemberState{}, Status: map[string]*protocol.JobStatus{}, Clients: map[string]string{}}
 	for name, m := range s.members {
 		cp.Members[name] = MemberState{Records: m.records, Dim: m.dim, Instance: m.instance}
 	}
@@ -102,6 +102,11 @@ func (s *Service) Checkpoint() *Checkpoint {
 		if st.Status == protocol.StatusQueued || st.Status == protocol.StatusRunning {
 			c := *st
 			cp.Status[id] = &c
+			if subj, ok := s.clients[id]; ok {
+				// The reply subjects of the jobs the checkpoint holds only
+				// (a finished job's client polls again after a restart).
+				cp.Clients[id] = subj
+			}
 		}
 	}
 	if s.inner != nil && !s.inner.Done() && s.inner.job != nil {
@@ -130,7 +135,10 @@ func (s *Service) progress() string {
 	if s.inner != nil {
 		run, phase = s.cur.submit.Job, s.inner.phase
 	}
-	return fmt.Sprintf("%d/%d/%s/%d/%d", len(s.queue), len(s.status), run, phase, s.ended)
+	// Only what the checkpoint holds: submissions refused on arrival are
+	// not in it, so a flood of them writes nothing (once each rewrote and
+	// fsynced a checkpoint that grew with every client id).
+	return fmt.Sprintf("%d/%s/%d/%d", len(s.queue), run, phase, s.ended)
 }
 
 // RestoreService returns a service resumed from cp (see Checkpoint): the

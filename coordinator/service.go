@@ -129,6 +129,7 @@ type Service struct {
 	resumeOuts []Output          // outputs of RestoreService, sent by Resume
 	reserved   bool              // the running job's participants were charged (its phases started)
 	twins      map[string]string // site → the last refused second instance (logged once)
+	rejected   []string          // ids of submissions refused on arrival, oldest first (bounded)
 	phaseAUC   []float64         // the running job's test AUC after each phase
 }
 
@@ -262,6 +263,28 @@ func (s *Service) Running() string {
 		return ""
 	}
 	return s.cur.submit.Job
+}
+
+// maxRejected bounds the submissions refused on arrival (invalid, or the
+// queue full) whose status the service remembers for polls: a flood of
+// bad submissions from one client costs bounded memory, and none of them
+// is checkpointed (they were never queued), so it costs no disk writes.
+const maxRejected = 1024
+
+// rejectedReply replies to a submission refused on arrival and remembers
+// its status among the last maxRejected such ones.
+func (s *Service) rejectedReply(job string) []Output {
+	outs := s.reply(job)
+	s.rejected = append(s.rejected, job)
+	if len(s.rejected) > maxRejected {
+		old := s.rejected[0]
+		s.rejected = s.rejected[1:]
+		if st := s.status[old]; st != nil && (st.Status == protocol.StatusFailed || st.Status == protocol.StatusRefused) {
+			delete(s.status, old)
+			delete(s.clients, old)
+		}
+	}
+	return outs
 }
 
 func (s *Service) reply(job string) []Output {
@@ -412,13 +435,13 @@ func (s *Service) onSubmit(m *protocol.JobSubmit) []Output {
 	if err := check.Validate(); err != nil {
 		s.status[m.Job] = &protocol.JobStatus{Job: m.Job, Status: protocol.StatusFailed, Algo: validAlgo(m.Algo), Reason: truncate("invalid job: "+err.Error(), protocol.MaxReasonLen)}
 		s.logf("job %s rejected: %v", m.Job, err)
-		return s.reply(m.Job)
+		return s.rejectedReply(m.Job)
 	}
 	q.job = check.Job
 	if len(s.queue) >= s.cfg.MaxQueue {
 		s.status[m.Job] = &protocol.JobStatus{Job: m.Job, Status: protocol.StatusRefused, Algo: m.Algo,
 			Reason: fmt.Sprintf("coordinator busy: %d jobs queued (max %d)", len(s.queue), s.cfg.MaxQueue)}
-		return s.reply(m.Job)
+		return s.rejectedReply(m.Job)
 	}
 	s.queue = append(s.queue, q)
 	s.status[m.Job] = &protocol.JobStatus{Job: m.Job, Status: protocol.StatusQueued, Algo: m.Algo,

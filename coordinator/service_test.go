@@ -1,6 +1,9 @@
 package coordinator
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -170,5 +173,54 @@ func TestServiceRejects(t *testing.T) {
 	s2 := newService(t, ServiceConfig{Finished: []*protocol.JobStatus{{Job: "old", Status: protocol.StatusCompleted}}})
 	if st := lastStatus(t, s2.Step(submit("old", 1)), "c"); st.Status != protocol.StatusCompleted {
 		t.Fatalf("reloaded job: %+v", st)
+	}
+}
+
+// A flood of 20 000 submissions refused on arrival (invalid) from one
+// client changes nothing a checkpoint holds — the run loop writes a
+// checkpoint only when its progress changes, so the flood costs no disk
+// writes — keeps at most maxRejected statuses in memory, and a legitimate
+// job submitted after it is queued and runs (issue 28: each rejection
+// rewrote and fsynced a checkpoint growing with every client id).
+func TestServiceRejectionFloodIsBounded(t *testing.T) {
+	s := newService(t, ServiceConfig{})
+	s.Step(&protocol.Join{Site: "a", Records: 5, Dim: 1})
+	s.Step(&protocol.Join{Site: "b", Records: 5, Dim: 1})
+	p0 := s.progress()
+	cp0, err := json.Marshal(s.Checkpoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20000; i++ {
+		outs := s.Step(&protocol.JobSubmit{Job: fmt.Sprintf("bad-%d", i), Client: fmt.Sprintf("c%d", i), Algo: "no-such-algorithm", MinSites: 2})
+		if st := statusOf(t, outs, fmt.Sprintf("c%d", i)); len(st) != 1 || st[0].Status != protocol.StatusFailed {
+			t.Fatalf("submission %d: replies %v", i, st)
+		}
+		if s.progress() != p0 {
+			t.Fatalf("submission %d changed the checkpoint's progress: %s → %s", i, p0, s.progress())
+		}
+	}
+	cp1, err := json.Marshal(s.Checkpoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(cp0, cp1) {
+		t.Fatalf("the flood changed the checkpoint: %d → %d bytes", len(cp0), len(cp1))
+	}
+	if len(s.status) > maxRejected || len(s.clients) > maxRejected {
+		t.Fatalf("%d statuses and %d client subjects kept after the flood, bound %d", len(s.status), len(s.clients), maxRejected)
+	}
+	// The most recent rejections still answer polls.
+	if st := statusOf(t, s.Step(&protocol.JobSubmit{Job: "bad-19999", Client: "c19999", Algo: "no-such-algorithm", MinSites: 2}), "c19999"); len(st) != 1 || st[0].Status != protocol.StatusFailed {
+		t.Fatalf("poll of the last rejection: %v", st)
+	}
+	s.Step(&protocol.JobSubmit{Job: "good", Client: "ok", Algo: fedalgo.FedAvg, Rounds: 1, MinSites: 2})
+	if s.Running() != "good" {
+		t.Fatalf("legitimate job after the flood: %+v", s.Status("good"))
+	}
+	acceptAll(s)
+	runPhase(s, "good", 1, 1, "a", "b")
+	if st := s.Status("good"); st == nil || st.Status != protocol.StatusCompleted {
+		t.Fatalf("legitimate job: %+v", st)
 	}
 }

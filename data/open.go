@@ -30,7 +30,16 @@ func openRegular(path, what string) (*os.File, error) {
 		return nil, fmt.Errorf("data: %s is a named pipe (FIFO), not a regular file: a %s must be a file (write the stream to a file first)", path, what)
 	case !m.IsRegular():
 		f.Close()
-		return nil, fmt.Errorf("data: %s is a special file (%v), not a regular file: give the path of a %s", path, m.Type(), what)
+		kind := "special file"
+		switch {
+		case m&os.ModeCharDevice != 0:
+			kind = "character device"
+		case m&os.ModeDevice != 0:
+			kind = "block device"
+		case m&os.ModeSocket != 0:
+			kind = "socket"
+		}
+		return nil, fmt.Errorf("data: %s is a %s, not a regular file: give the path of a %s", path, kind, what)
 	}
 	return f, nil
 }

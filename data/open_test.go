@@ -19,7 +19,7 @@ func TestLoadRefusesSpecialFiles(t *testing.T) {
 	}
 	cases := []struct{ path, want string }{
 		{fifo, "named pipe (FIFO)"},
-		{"/dev/null", "special file"},
+		{"/dev/null", "character device"},
 		{t.TempDir(), "is a directory"},
 	}
 	for _, c := range cases {
