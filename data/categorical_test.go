@@ -1,9 +1,12 @@
 package data
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -256,5 +259,25 @@ func TestCategoricalSchemaErrors(t *testing.T) {
 	s, err := readSchema(t, `{"features": [{"name": "c", "categories": ["a", "Other"], "other": true}]}`)
 	if err != nil || s.D() != 2 || s.Categoricals()[0].Other != 1 {
 		t.Errorf("declared other: %v", err)
+	}
+}
+
+// A schema saved as JSON (e.g. inside a model artefact) reads back with
+// the same features and categories, so a scoring file is encoded alike.
+func TestCategoricalSchemaRoundTrip(t *testing.T) {
+	s, err := LoadSchema(patientsSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadSchema(bytes.NewReader(raw), "saved")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, raw)
+	}
+	if !reflect.DeepEqual(back.FeatureNames(), s.FeatureNames()) || !reflect.DeepEqual(back.Categoricals(), s.Categoricals()) {
+		t.Errorf("round trip: %q %+v, want %q %+v", back.FeatureNames(), back.Categoricals(), s.FeatureNames(), s.Categoricals())
 	}
 }
