@@ -194,7 +194,7 @@ func TestCategoricalErrors(t *testing.T) {
 	}
 	// --impute mean: each indicator takes its column's mean (data-dependent).
 	tab, err := load(schema, csv, "mean")
-	if err != nil || tab.Dataset.Row(1)[0] != 0.5 || tab.Dataset.Row(1)[1] != 0.5 || len(tab.DataDependent) == 0 {
+	if err != nil || tab.Dataset.Row(1)[0] != 0.5 || tab.Dataset.Row(1)[1] != 0.5 || len(tab.DataDependent) == 0 || tab.Imputed != 1 {
 		t.Errorf("impute mean: %v %v %q", err, tab.Dataset.Row(1), tab.DataDependent)
 	}
 	tab, err = load(schema, csv, "drop")

@@ -389,6 +389,8 @@ func (b *builder) categorical(l *layout, cc *catColumn, x []float64, f []byte, l
 				b.colMissing[k+i]++
 				xs[i] = math.NaN()
 			}
+			// impute counts each of the width indicators: one value.
+			b.imputed -= cc.width - 1
 		case "drop":
 			return true, nil
 		default:
