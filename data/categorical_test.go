@@ -3,6 +3,7 @@ package data
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -279,5 +280,27 @@ func TestCategoricalSchemaRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(back.FeatureNames(), s.FeatureNames()) || !reflect.DeepEqual(back.Categoricals(), s.Categoricals()) {
 		t.Errorf("round trip: %q %+v, want %q %+v", back.FeatureNames(), back.Categoricals(), s.FeatureNames(), s.Categoricals())
+	}
+}
+
+// A schema whose categories expand past the memory budget is refused
+// before any record is stored.
+func TestCategoricalMemoryBudget(t *testing.T) {
+	cats := make([]string, 200000)
+	for i := range cats {
+		cats[i] = fmt.Sprintf("c%d", i)
+	}
+	raw, _ := json.Marshal(map[string]any{"features": []any{map[string]any{"name": "big", "categories": cats}}})
+	s, err := ReadSchema(bytes.NewReader(raw), "big.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{MaxMemory: 16 << 20}
+	if _, err := s.Apply(&o); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Read(strings.NewReader("big,y\nc1,0\nc2,1\n"), "big.csv", o)
+	if err == nil || !strings.Contains(err.Error(), "training over 200000 features needs") {
+		t.Errorf("got %v", err)
 	}
 }

@@ -335,6 +335,11 @@ func (b *builder) layout(names []string, ncols, defLabel, line int) (*layout, er
 		}
 		return nil, posErr(b.file, line, 1, "the file has %d feature columns (besides the label and ignored columns) but %s describes %d (its categorical columns count once each): the schema must list every feature column of the file, in order", fc, who, len(cats))
 	}
+	if l.cat != nil {
+		if err := b.m.checkDim(d, fmt.Sprintf("%d columns one-hot encoded into %d features", ncols, d)); err != nil {
+			return nil, err
+		}
+	}
 	b.d = d
 	if b.imputeMode == "constant" && b.opt.ImputeValues != nil && len(b.opt.ImputeValues) != d {
 		return nil, posErr(b.file, line, 1, "%d per-feature impute values given (from the schema) but the file has %d features", len(b.opt.ImputeValues), d)
