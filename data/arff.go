@@ -2,6 +2,7 @@ package data
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
 )
@@ -17,7 +18,9 @@ type attribute struct {
 // readARFF parses a dense ARFF file: @relation lines (ignored, may
 // repeat), @attribute NAME numeric|real|integer|{v1,v2,...}, @data, then
 // comma-separated rows; "%" starts a comment line and "?" is a missing
-// value. Every attribute used as a feature must be numeric; the class
+// value. Every attribute used as a feature must be numeric, or a
+// categorical column of the schema (Options.Categorical; nominal, string or
+// numeric codes, matched as text); the class
 // (the attribute named "class" in any case, else the last one, unless
 // Options.LabelColumn says otherwise) may be nominal. Error columns are
 // byte columns in header lines and field numbers in data rows.
@@ -80,16 +83,20 @@ func readARFF(lr *lineReader, b *builder) error {
 		return err
 	}
 	for j, a := range attrs {
-		if lay.feat[j] < 0 || a.kind == "numeric" {
+		if lay.feat[j] < 0 || a.kind == "numeric" || lay.cat != nil && lay.cat[j] != nil {
+			// A categorical column of the schema may be declared nominal,
+			// string or numeric (codes): its values are matched as text.
 			continue
 		}
 		typ := a.kind
+		hint := ""
 		if a.kind == "nominal" {
 			typ = "nominal {" + strings.Join(a.values, ",") + "}"
+			hint = fmt.Sprintf("declare it categorical in a --feature-bounds schema ({\"name\": %q, \"categories\": [%s]}, see schemas/README.md), or ", a.name, catList(a.values))
 		}
 		return posErr(b.file, a.line, a.col,
-			"attribute %q has type %s; only numeric features are supported (skip it with --ignore-columns %d)",
-			a.name, typ, j+1)
+			"attribute %q has type %s; only numeric features are read as such (%sskip it with --ignore-columns %d)",
+			a.name, typ, hint, j+1)
 	}
 	var declared map[string]bool
 	if a := attrs[lay.label]; a.kind == "nominal" {

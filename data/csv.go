@@ -195,6 +195,26 @@ type layout struct {
 	label int
 	feat  []int // feature index of each column; −1 for the label and ignored columns
 	names []string
+	// cat is, per column, its categorical encoding (nil: numeric); nil
+	// when the file has no categorical column.
+	cat []*catColumn
+}
+
+// catColumn is a categorical column as the loader encodes it: the value
+// v sets indicator index[v] (or other, when ≥ 0, for a value outside the
+// list) of the column's width indicators.
+type catColumn struct {
+	*Categorical
+	index map[string]int
+	width int
+}
+
+// featName is column j's name, or "column<j+1>" without a header.
+func (l *layout) featName(j int) string {
+	if l.names != nil {
+		return l.names[j]
+	}
+	return fmt.Sprintf("column%d", j+1)
 }
 
 func (l *layout) colName(j int) string {
@@ -265,15 +285,59 @@ func (b *builder) layout(names []string, ncols, defLabel, line int) (*layout, er
 		}
 		l.feat[k] = -1
 	}
-	d := 0
+	d, fc := 0, 0 // features, feature columns
+	cats := b.opt.Categorical
 	for j := range l.feat {
 		if l.feat[j] < 0 {
 			continue
 		}
 		l.feat[j] = d
-		d++
+		var c *Categorical
+		if fc < len(cats) {
+			c = cats[fc]
+		}
+		fc++
+		if c == nil {
+			d++
+			if names != nil {
+				b.names = append(b.names, names[j])
+			}
+			continue
+		}
+		cc, err := b.catColumn(c)
+		if err != nil {
+			return nil, err
+		}
+		if l.cat == nil {
+			if err := b.m.charge(int64(ncols)*8, "the column layout"); err != nil {
+				return nil, err
+			}
+			l.cat = make([]*catColumn, ncols)
+		}
+		l.cat[j] = cc
+		d += cc.width
 		if names != nil {
-			b.names = append(b.names, names[j])
+			// Named as the file names the column, so that Schema.Check
+			// reports a schema applied to the wrong file.
+			for _, v := range c.Indicators {
+				n := names[j] + "=" + v
+				if err := b.m.charge(int64(len(n))+stringHeader, "the feature names"); err != nil {
+					return nil, err
+				}
+				b.names = append(b.names, n)
+			}
+		}
+	}
+	if cats != nil && fc != len(cats) {
+		who := b.opt.DimSource
+		if who == "" {
+			who = "Options.Categorical"
+		}
+		return nil, posErr(b.file, line, 1, "the file has %d feature columns (besides the label and ignored columns) but %s describes %d (its categorical columns count once each): the schema must list every feature column of the file, in order", fc, who, len(cats))
+	}
+	if l.cat != nil {
+		if err := b.m.checkDim(d, fmt.Sprintf("%d columns one-hot encoded into %d features", ncols, d)); err != nil {
+			return nil, err
 		}
 	}
 	b.d = d
@@ -288,6 +352,88 @@ func (b *builder) layout(names []string, ncols, defLabel, line int) (*layout, er
 		b.firstMissing = make([][2]int, d)
 	}
 	return l, nil
+}
+
+// catColumn prepares the encoding of the categorical column c, charging
+// its lookup table.
+func (b *builder) catColumn(c *Categorical) (*catColumn, error) {
+	n := int64(len(c.Indicators)) * (classOverhead / 2)
+	for _, v := range c.Categories {
+		n += int64(len(v))
+	}
+	if err := b.m.charge(n, "the categories of column "+strconv.Quote(c.Name)); err != nil {
+		return nil, err
+	}
+	cc := &catColumn{Categorical: c, index: make(map[string]int, len(c.Categories)), width: len(c.Indicators)}
+	for k, v := range c.Categories {
+		cc.index[v] = k
+	}
+	if cc.width == 0 || c.Other >= cc.width {
+		return nil, fmt.Errorf("data: categorical column %q: %d indicators, other %d: build it with a schema (Schema.Apply)", c.Name, cc.width, c.Other)
+	}
+	return cc, nil
+}
+
+// categorical encodes the value f of the categorical column j (feature
+// indices k…) into x[k:k+width]; missing values follow the impute mode
+// (constant: all indicators 0). It reports whether the record is to be
+// dropped.
+func (b *builder) categorical(l *layout, cc *catColumn, x []float64, f []byte, line, j int) (drop bool, err error) {
+	k := l.feat[j]
+	xs := x[k : k+cc.width]
+	if isMissing(f) {
+		switch b.imputeMode {
+		case "constant":
+			clear(xs) // no category: every indicator 0
+			b.imputed++
+		case "mean":
+			for i := range xs {
+				if b.colMissing[k+i] == 0 {
+					b.firstMissing[k+i] = [2]int{line, j + 1}
+				}
+				b.colMissing[k+i]++
+				xs[i] = math.NaN()
+			}
+			// impute counts each of the width indicators: one value.
+			b.imputed -= cc.width - 1
+		case "drop":
+			return true, nil
+		default:
+			return false, posErr(b.file, line, j+1, "missing value in categorical column %s (use --impute schema or constant:V, which set all its indicators to 0 and keep a run private, or mean|drop, which do not)", l.colName(j))
+		}
+		return false, nil
+	}
+	i, ok := cc.index[string(f)]
+	if !ok {
+		if cc.Other < 0 {
+			return false, posErr(b.file, line, j+1, "value %q in categorical column %s is not one of its categories (%s) in %s: add it to the column's \"categories\" if it is a genuine category (the list is public: the same for every file read with this schema), or set \"other\": true to map values outside the list to a catch-all category", f, l.colName(j), catList(cc.Categories), b.schemaName())
+		}
+		i = cc.Other
+	}
+	clear(xs)
+	xs[i] = 1
+	return false, nil
+}
+
+// catList formats categories for messages, at most 20.
+func catList(cats []string) string {
+	q := make([]string, 0, min(len(cats), 21))
+	for i, v := range cats {
+		if i == 20 {
+			q = append(q, fmt.Sprintf("… %d more", len(cats)-20))
+			break
+		}
+		q = append(q, strconv.Quote(v))
+	}
+	return strings.Join(q, ", ")
+}
+
+// schemaName names the schema of the options in messages.
+func (b *builder) schemaName() string {
+	if b.opt.DimSource != "" {
+		return b.opt.DimSource
+	}
+	return "the schema"
 }
 
 // row parses one record of a delimited file seen at line.
@@ -314,6 +460,14 @@ func (b *builder) row(l *layout, fields [][]byte, line int) error {
 			continue
 		}
 		f = bytes.TrimSpace(f)
+		if l.cat != nil && l.cat[j] != nil {
+			d, err := b.categorical(l, l.cat[j], x, f, line, j)
+			if err != nil {
+				return err
+			}
+			drop = drop || d
+			continue
+		}
 		if isMissing(f) {
 			switch b.imputeMode {
 			case "constant":
@@ -340,6 +494,8 @@ func (b *builder) row(l *layout, fields [][]byte, line int) error {
 			hint := ""
 			if blankSeparated(f) {
 				hint = " (blank-separated numbers in one field: a dense, whitespace-separated file? read it with --format dense or --format auto)"
+			} else if outcome == numBad {
+				hint = fmt.Sprintf(" (a text category? declare the column categorical in a --feature-bounds schema, e.g. {\"name\": %q, \"categories\": [%q, …]} (see schemas/README.md), or skip it with --ignore-columns %d)", l.featName(j), f, j+1)
 			}
 			return posErr(b.file, line, j+1, "%s in column %s%s", numProblem("feature value", f, outcome), l.colName(j), hint)
 		}

@@ -45,8 +45,11 @@
 //
 // A private run is private end to end only if each record is prepared from
 // itself and public information. Schema (a feature-bounds file, LoadSchema)
-// gives public per-feature ranges, a public positive class and public
-// imputation constants; NewBoundsScaler is its per-record map. Decisions
+// gives public per-feature ranges, a public positive class, public
+// imputation constants and the public categories of text columns, which
+// the loaders one-hot encode (Options.Categorical; an unlisted value is an
+// error or, declared, a catch-all category — never a category learnt from
+// the records); NewBoundsScaler is its per-record map. Decisions
 // that read the records — mean imputation, dropping records, the
 // minority-class label, halves binarization, a LIBSVM dimension read off
 // the largest index — are listed in Table.DataDependent with their reason

@@ -76,7 +76,7 @@ var malformed = []struct {
 
 	// ARFF.
 	{"nominal.arff", "@relation r\n@attribute color {red,blue}\n@attribute x numeric\n@attribute class {0,1}\n@data\nred,1,0\n",
-		Options{}, 2, 18, `attribute "color" has type nominal {red,blue}; only numeric features are supported`},
+		Options{}, 2, 18, `attribute "color" has type nominal {red,blue}; only numeric features are read as such (declare it categorical in a --feature-bounds schema ({"name": "color", "categories": ["red", "blue"]}`},
 	{"string.arff", "% c\n@relation r\n@attribute name string\n@attribute x real\n@attribute class {0,1}\n@data\n",
 		Options{}, 3, 17, `attribute "name" has type string`},
 	{"unknown-type.arff", "@relation r\n@attribute x float\n@data\n", Options{}, 2, 14, `attribute "x" has unknown type "float"`},

@@ -73,8 +73,25 @@ func FuzzLoadLIBSVM(f *testing.F) {
 	})
 }
 
+// categoricalOptions are the options of a schema whose first feature
+// column is categorical (with a catch-all) and second numeric, and
+// whose impute mode is mode.
+func categoricalOptions(mode string) Options {
+	s, err := ReadSchema(strings.NewReader(`{"features": [{"name": "a", "categories": ["x", "y"], "other": true}, {"name": "b", "lo": 0, "hi": 1}]}`), "fuzz-schema")
+	if err != nil {
+		panic(err)
+	}
+	o := Options{Impute: mode}
+	if _, err := s.Apply(&o); err != nil {
+		panic(err)
+	}
+	return o
+}
+
 func FuzzLoadCSV(f *testing.F) {
+	catSchema, catMean := categoricalOptions("schema"), categoricalOptions("mean")
 	addSeeds(f,
+		"a,b,y\nx,2,0\nz,4,1\n?,1,1\n",
 		"a,b,y\n1,2,0\n3,4,1\n",
 		"1;2;x\n3;4;y\n",
 		"\"q\"\"\",2,\"m\nl\"\n3,4,z\n",
@@ -84,11 +101,15 @@ func FuzzLoadCSV(f *testing.F) {
 		fuzzRead(t, data, split, Options{Format: FormatCSV})
 		fuzzRead(t, data, split, Options{Format: FormatCSV, Impute: "mean", Representation: Sparse})
 		fuzzRead(t, data, split, Options{Impute: "drop", Binarize: "halves", LabelColumn: "1"})
+		fuzzRead(t, data, split, catSchema)
+		fuzzRead(t, data, split, catMean)
 	})
 }
 
 func FuzzLoadARFF(f *testing.F) {
+	catSchema := categoricalOptions("schema")
 	addSeeds(f,
+		"@relation r\n@attribute a {x,y}\n@attribute b real\n@attribute class {0,1}\n@data\nx,1,0\n'y',?,1\nw,0,1\n",
 		"@relation r\n@attribute x numeric\n@attribute class {0,1}\n@data\n1,0\n2,1\n",
 		"% c\n@RELATION r\n@attribute 'a b' real\n@attribute s string\n@attribute Class{'x',y}\n@data\n1,'s',x\n?,t,y\n",
 	)
@@ -96,6 +117,7 @@ func FuzzLoadARFF(f *testing.F) {
 		fuzzRead(t, data, split, Options{Format: FormatARFF})
 		fuzzRead(t, data, split, Options{Format: FormatARFF, Impute: "mean", IgnoreColumns: []string{"2"}})
 		fuzzRead(t, data, split, Options{})
+		fuzzRead(t, data, split, catSchema)
 	})
 }
 

@@ -77,6 +77,15 @@ type Options struct {
 	// (one per feature; ignored by the other modes).
 	ImputeValues []float64
 
+	// Categorical describes the categorical columns of a CSV, dense or
+	// ARFF file (Schema.Apply sets it from a schema's "categories"): one
+	// entry per feature column of the file — a column that is neither
+	// the label nor ignored — in order, nil for a numeric column. The
+	// loader one-hot encodes a categorical column into
+	// len(Indicators) features named column=category (see Schema), so
+	// Dim counts the indicators. nil: every feature column is numeric.
+	Categorical []*Categorical
+
 	// DimSource names who declared Dim (e.g. "feature-bounds schema
 	// s.json"), for error messages; "" means the Dim option.
 	DimSource string

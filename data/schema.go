@@ -39,9 +39,12 @@ import (
 //	    {"name": "workclass", "count": 8, "lo": 0, "hi": 1, "onehot": "workclass"},
 //	                                      // one-hot group: indicators of one categorical
 //	                                      // attribute, at most one non-zero per record
-//	    {"name": "ma_count", "unknown": true, "source": "…"}
+//	    {"name": "ma_count", "unknown": true, "source": "…"},
 //	                                      // no documented range: a private run estimates
 //	                                      // it under DP (charged), like --scale private
+//	    {"name": "sex", "categories": ["F", "M"], "other": false}
+//	                                      // a text column of public categories: one-hot
+//	                                      // encoded into the indicators sex=F, sex=M
 //	  ]
 //	}
 //
@@ -57,6 +60,23 @@ import (
 // columns, and when the file names its columns (a CSV header, ARFF
 // attributes) and the schema names its features, the names must agree
 // (case-insensitively), which catches a schema applied to the wrong file.
+//
+// Categorical columns: a feature with "categories" is ONE column of the
+// file holding text values (a CSV or ARFF file; not LIBSVM). The loader
+// one-hot encodes it into one indicator per category, named
+// name=category, which form the one-hot group name (so the map below
+// counts the column once in M). A value is matched exactly (after
+// trimming blanks); a value outside the list is an error naming the file,
+// line, column, value and the list, unless "other": true, which maps it to
+// the catch-all category: the declared one spelled "other" (any case) if
+// the list has one, else an added indicator name=other. A missing value
+// ("?" or empty) follows the imputation mode like a numeric one: with
+// --impute schema (or constant:V) every indicator of the column is 0 (no
+// category: the record's norm only shrinks), with mean each indicator gets
+// its column's mean, drop drops the record, error refuses it. The
+// categories are public (a data dictionary, a form's choices): listing
+// the values found in the records would make the encoding data-dependent.
+// A categorical feature takes no lo, hi, count, unknown, onehot or impute.
 //
 // The map (Scaler): a feature maps [lo, hi] onto [−1, 1]; a feature of a
 // one-hot group (lo = 0) maps [0, hi] onto [0, 1], so that its zeros stay
@@ -79,6 +99,11 @@ type Schema struct {
 	lo, hi, impute []float64
 	names, groups  []string
 	unknown        []int
+	cats           []*Categorical
+	// cols has one entry per feature column of the file (a count-k entry
+	// is k columns, a categorical one 1): nil for a numeric column. It is
+	// nil when the schema has no categorical feature.
+	cols []*Categorical
 }
 
 // SchemaFeature is one entry of Schema.Features.
@@ -96,7 +121,38 @@ type SchemaFeature struct {
 	// absent and the range is estimated privately (see Schema).
 	Unknown bool   `json:"unknown,omitempty"`
 	Source  string `json:"source,omitempty"`
+	// Categories makes the feature a categorical column: its public
+	// categories, one-hot encoded by the loader (see Schema).
+	Categories []string `json:"categories,omitempty"`
+	// Other maps a value outside Categories to the catch-all category
+	// instead of refusing it (see Schema).
+	Other bool `json:"other,omitempty"`
 }
+
+// Categorical is a categorical column of a schema, as the loader encodes
+// it: the file's column holds one of Categories (or, with Other, any
+// value, the ones outside the list counting as category Other), and the
+// table gets len(Indicators) features from index First on, one per
+// indicator, 1 for the record's category and 0 for the others (all 0 for
+// an imputed missing value).
+type Categorical struct {
+	// Name is the column's (the schema feature's) name.
+	Name string
+	// Categories are the declared categories, in order.
+	Categories []string
+	// Other is the index in Indicators of the catch-all category that
+	// takes the values outside Categories, −1 without "other".
+	Other int
+	// Indicators are the categories of the indicator features, in order:
+	// Categories, plus "other" when "other": true adds one.
+	Indicators []string
+	// First is the 0-based index of the first indicator among the
+	// schema's (expanded) features.
+	First int
+}
+
+// FeatureName is the name of indicator k: Name=Indicators[k].
+func (c *Categorical) FeatureName(k int) string { return c.Name + "=" + c.Indicators[k] }
 
 // maxSchemaFeatures bounds the expanded feature count of a schema.
 const maxSchemaFeatures = 1 << 24
@@ -132,7 +188,7 @@ func ReadSchema(r io.Reader, name string) (*Schema, error) {
 		case errors.As(err, &te):
 			return nil, fmt.Errorf("data: feature bounds %s: field %q: %v is not a %v (numbers are JSON numbers, names and classes JSON strings)", name, te.Field, te.Value, te.Type)
 		case strings.Contains(err.Error(), "unknown field"):
-			return nil, fmt.Errorf("data: feature bounds %s: %v (allowed: version, name, description, source, positive_class, label_column, ignore_columns, features; per feature: name, lo, hi, impute, count, onehot, unknown, source)", name, err)
+			return nil, fmt.Errorf("data: feature bounds %s: %v (allowed: version, name, description, source, positive_class, label_column, ignore_columns, features; per feature: name, lo, hi, impute, count, onehot, unknown, source, categories, other)", name, err)
 		}
 		return nil, fmt.Errorf("data: feature bounds %s: %w", name, err)
 	}
@@ -174,8 +230,22 @@ func (s *Schema) Validate() error {
 		}
 	}
 	s.lo, s.hi, s.impute, s.names, s.groups, s.unknown = nil, nil, nil, nil, nil, nil
+	s.cats, s.cols = nil, nil
 	seen := make(map[string]int)
+	explicitGroups := make(map[string]bool)
+	var cols []*Categorical
 	for i, f := range s.Features {
+		if f.Categories != nil || f.Other {
+			c, err := s.addCategorical(where, i, f, seen)
+			if err != nil {
+				return err
+			}
+			cols = append(cols, c)
+			continue
+		}
+		if f.OneHot != "" {
+			explicitGroups[f.OneHot] = true
+		}
 		k := f.Count
 		if k == 0 {
 			k = 1
@@ -244,13 +314,101 @@ func (s *Schema) Validate() error {
 			if f.Unknown {
 				s.unknown = append(s.unknown, len(s.lo)-1)
 			}
+			cols = append(cols, nil)
 		}
+	}
+	for _, c := range s.cats {
+		if explicitGroups[c.Name] {
+			return fmt.Errorf("data: %s: categorical feature %q has the name of a one-hot group of other features (\"onehot\": %q): its indicators form their own group; rename one", where, c.Name, c.Name)
+		}
+	}
+	if len(s.cats) > 0 {
+		s.cols = cols
 	}
 	return nil
 }
 
-// D returns the number of features (after count expansion).
+// addCategorical validates the categorical entry f (features[i]) and
+// appends its indicators: bounds [0, 1], impute 0, group f.Name.
+func (s *Schema) addCategorical(where string, i int, f SchemaFeature, seen map[string]int) (*Categorical, error) {
+	entry := fmt.Sprintf("features[%d]", i)
+	if f.Name != "" {
+		entry += fmt.Sprintf(" (%q)", f.Name)
+	}
+	switch {
+	case f.Name == "":
+		return nil, fmt.Errorf("data: %s: %s: a categorical feature needs a \"name\" (its indicators are named name=category)", where, entry)
+	case f.Categories == nil:
+		return nil, fmt.Errorf("data: %s: %s: \"other\" applies to a categorical feature: list its public categories under \"categories\"", where, entry)
+	case len(f.Categories) == 0:
+		return nil, fmt.Errorf("data: %s: %s: \"categories\" is empty: list the column's public categories", where, entry)
+	case f.Lo != nil || f.Hi != nil || f.Count != 0 || f.Unknown || f.OneHot != "" || f.Impute != nil:
+		return nil, fmt.Errorf("data: %s: %s: a categorical feature takes no \"lo\", \"hi\", \"count\", \"unknown\", \"onehot\" or \"impute\" (its indicators are 0 or 1 and form their own one-hot group; a missing value imputes all of them to 0): drop them", where, entry)
+	}
+	c := &Categorical{Name: f.Name, Other: -1, First: len(s.lo)}
+	declared := make(map[string]bool, len(f.Categories))
+	for _, v := range f.Categories {
+		switch {
+		case strings.TrimSpace(v) != v || v == "":
+			return nil, fmt.Errorf("data: %s: %s: category %q is empty or has leading or trailing blanks (values are matched after trimming them)", where, entry, v)
+		case v == "?":
+			return nil, fmt.Errorf("data: %s: %s: \"?\" marks a missing value, not a category (missing values follow --impute)", where, entry)
+		case declared[v]:
+			return nil, fmt.Errorf("data: %s: %s: category %q is listed twice", where, entry, v)
+		}
+		declared[v] = true
+		if f.Other && c.Other < 0 && strings.EqualFold(v, "other") {
+			c.Other = len(c.Indicators)
+		}
+		c.Categories = append(c.Categories, v)
+		c.Indicators = append(c.Indicators, v)
+	}
+	if f.Other && c.Other < 0 {
+		c.Other = len(c.Indicators)
+		c.Indicators = append(c.Indicators, "other")
+	}
+	if len(s.lo)+len(c.Indicators) > maxSchemaFeatures {
+		return nil, fmt.Errorf("data: %s: %s: %d categories take the features over %d", where, entry, len(c.Indicators), maxSchemaFeatures)
+	}
+	for k := range c.Indicators {
+		name := c.FeatureName(k)
+		key := strings.ToLower(name)
+		if prev, dup := seen[key]; dup {
+			return nil, fmt.Errorf("data: %s: feature %d has the same name %q as feature %d (categories differing only in case give indicators of the same name)", where, len(s.lo)+1, name, prev)
+		}
+		seen[key] = len(s.lo) + 1
+		s.lo, s.hi, s.impute = append(s.lo, 0), append(s.hi, 1), append(s.impute, 0)
+		s.names = append(s.names, name)
+		s.groups = append(s.groups, f.Name)
+	}
+	s.cats = append(s.cats, c)
+	return c, nil
+}
+
+// D returns the number of features (after count expansion and one-hot
+// encoding of the categorical columns).
 func (s *Schema) D() int { return len(s.lo) }
+
+// FeatureNames returns the names of the D features ("" where the schema
+// names none): count-k entries as name#1 … name#k, categorical columns as
+// their indicators name=category. A table read with the schema has these
+// features, in this order.
+func (s *Schema) FeatureNames() []string { return append([]string(nil), s.names...) }
+
+// Categoricals returns copies of the schema's categorical columns, in file
+// order (nil when it has none). A model trained with the schema can compare
+// them with a scoring schema's: equal names, categories and Other mean the
+// same indicator features.
+func (s *Schema) Categoricals() []Categorical {
+	var out []Categorical
+	for _, c := range s.cats {
+		cc := *c
+		cc.Categories = append([]string(nil), c.Categories...)
+		cc.Indicators = append([]string(nil), c.Indicators...)
+		out = append(out, cc)
+	}
+	return out
+}
 
 // Unknown returns the (0-based) indices of the features marked unknown.
 func (s *Schema) Unknown() []int { return append([]int(nil), s.unknown...) }
@@ -309,6 +467,12 @@ func (s *Schema) Apply(o *Options) ([]string, error) {
 	case s.D():
 	default:
 		return nil, fmt.Errorf("data: --dim %d disagrees with the %d features of %s", o.Dim, s.D(), where)
+	}
+	if s.cols != nil {
+		// One entry per feature column; the loader expands them (Dim is
+		// the expanded count).
+		o.Categorical = append([]*Categorical(nil), s.cols...)
+		notes = append(notes, fmt.Sprintf("%d categorical columns one-hot encoded with the categories of %s", len(s.cats), where))
 	}
 	if o.Impute == "schema" {
 		// An unknown feature without "impute" has NaN here: a missing
@@ -393,6 +557,9 @@ func (s *Schema) Describe() string {
 	u := ""
 	if len(s.unknown) > 0 {
 		u = fmt.Sprintf("; %d features have no public range (\"unknown\") and use the estimated ones", len(s.unknown))
+	}
+	if len(s.cats) > 0 {
+		u += fmt.Sprintf("; %d categorical columns are one-hot encoded with their public categories (indicators in [0, 1], one group each)", len(s.cats))
 	}
 	return fmt.Sprintf("feature bounds %s (%s, %d features): each feature's public range [lo, hi] maps to [−1, 1] and is clipped to it, per record (no privacy spent)%s", s.File, name, s.D(), u)
 }

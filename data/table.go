@@ -120,6 +120,9 @@ func Read(r io.Reader, name string, opt Options) (*Table, error) {
 			}
 			return nil, fmt.Errorf("data: %s: LabelColumn and IgnoreColumns do not apply to LIBSVM files", name)
 		}
+		if opt.Categorical != nil {
+			return nil, fmt.Errorf("data: %s: a LIBSVM file has no categorical columns (its values are numbers), but %s declares \"categories\": is it the schema of a CSV or ARFF file?", name, opt.DimSource)
+		}
 		err = readLIBSVM(lr, b)
 	case FormatCSV:
 		err = readCSV(lr, b)

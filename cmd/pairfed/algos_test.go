@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/pairfed/pairfed/fedalgo"
 )
 
 // TestAlgosTableFits: the default table fits algosWidth columns (issue 16
@@ -34,5 +37,61 @@ func TestAlgosTableFits(t *testing.T) {
 	}
 	if _, err := runCLI(t, "algos", "no-such-algo"); err == nil || !strings.Contains(err.Error(), "no-such-algo") || exitCode(err) != 2 {
 		t.Errorf("unknown NAME: err %v (exit %d), want a usage error naming it", err, exitCode(err))
+	}
+}
+
+// `pairfed algos` lists the federated algorithms of the fedalgo registry
+// too (issue 24: `pairfed algos fed-dp-lda` was an unknown algorithm), with
+// their privacy and secure aggregation support from the registry, and
+// describes each one.
+func TestAlgosListsFederated(t *testing.T) {
+	out, err := runCLI(t, "algos", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []algoRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]algoRow{}
+	for _, r := range rows {
+		byName[r.Name] = r
+	}
+	for _, name := range fedalgo.Names() {
+		r, ok := byName[name]
+		a, _ := fedalgo.Lookup(name)
+		_, sum := a.(fedalgo.SumReleaser)
+		switch {
+		case !ok:
+			t.Errorf("algos --json lacks %s", name)
+		case fedAlgoText[name].title == "":
+			t.Errorf("%s is registered without a title, paper and assumptions in fedAlgoText", name)
+		case !r.Federated || r.Setting != "federated" || r.Private != a.Private() || r.SecureAggregation != sum || len(r.Tasks) == 0 || len(r.Losses) == 0:
+			t.Errorf("%s: row %+v disagrees with the registry (private %v, secure aggregation %v)", name, r, a.Private(), sum)
+		}
+	}
+	if r := byName["fed-dp-gd-grad"]; strings.Join(r.Tasks, ",") != "auc" || strings.Contains(strings.Join(r.Losses, ","), "hinge") {
+		t.Errorf("fed-dp-gd-grad: tasks %v, losses %v: want auc only, no hinge (its validator's)", r.Tasks, r.Losses)
+	}
+	if r := byName["fed-avg"]; r.Private || r.SecureAggregation {
+		t.Errorf("fed-avg: %+v", r)
+	}
+	one, err := runCLI(t, "algos", "fed-dp-lda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"setting:             federated", "private:             true", "secure aggregation:  yes", "fedalgo/fedlda.go"} {
+		if !strings.Contains(one, want) {
+			t.Errorf("algos fed-dp-lda lacks %q:\n%s", want, one)
+		}
+	}
+	table, err := runCLI(t, "algos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range fedalgo.Names() {
+		if !strings.Contains(table, "\n"+name+" ") {
+			t.Errorf("algos table lacks %s", name)
+		}
 	}
 }

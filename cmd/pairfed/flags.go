@@ -67,7 +67,20 @@ func checkDataOptions(c *cli.Context) error {
 // The required flags are checked in Before (cli's own check would return
 // an error of its own type, exit status 1); their usage says "(required)".
 func withUsageErrors(cmd *cli.Command) *cli.Command {
-	cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError{err} }
+	cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: "); ok {
+			var names []string
+			for _, f := range cmd.Flags {
+				names = append(names, f.Names()...)
+			}
+			name = strings.TrimLeft(name, "-")
+			if s := didYouMean(name, names); s != "" {
+				s = strings.Replace(s, "mean ", "mean --", 1)
+				return usageError{fmt.Errorf("%w%s", err, s)}
+			}
+		}
+		return usageError{err}
+	}
 	var required []string
 	for _, f := range cmd.Flags {
 		if sf, ok := f.(*cli.StringFlag); ok && sf.Required {

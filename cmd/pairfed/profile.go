@@ -12,7 +12,7 @@ import (
 // (`go tool pprof pairfed FILE`).
 func profileFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of the command to FILE (go tool pprof)"},
+		&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of the command to `FILE` (go tool pprof)"},
 	}
 }
 

@@ -6,7 +6,10 @@ import (
 )
 
 // radiusUsage is the --radius help of the single-machine commands.
-const radiusUsage = "per-record L2 clipping radius R after scaling (default: 1 for private algorithms, which need R > 0; no clipping (0) for the others, where it would only cost accuracy)"
+const radiusUsage = "per-record L2 clipping radius R after scaling (0: no clipping, which is refused for private algorithms: they need R > 0)"
+
+// radiusDefault is the help's default of --radius (experiment.DefaultFeatureRadius).
+const radiusDefault = "1 for private algorithms; no clipping for the others, where it would only cost accuracy"
 
 // featureRadius is --radius when given, else experiment.DefaultFeatureRadius
 // of algo: non-private runs are not clipped unless asked.

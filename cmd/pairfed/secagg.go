@@ -11,10 +11,10 @@ import (
 // secagg-timeout and secagg-colluders (fedalgo/secure.go), checked there.
 func secAggFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.BoolFlag{Name: "secure-aggregation", Usage: "sum the sites' releases by secure aggregation with the distributed discrete Gaussian (algorithms that release sums: fed-dp-lda, fed-dp-ssp, fed-dp-ssp-mean, fed-dp-gd-grad, fed-dp-local-sgd, fed-dpegd): the coordinator sees only the sum of at least --secagg-threshold sites"},
-		&cli.IntFlag{Name: "secagg-threshold", Usage: "secure aggregation: the survivors t a round needs (fewer: the round aborts, nothing released); the noise is calibrated for t − colluders shares (default ⌊2K/3⌋+1)"},
-		&cli.IntFlag{Name: "secagg-timeout", Usage: "secure aggregation: ticks each round step waits for the sites (default 50)"},
-		&cli.IntFlag{Name: "secagg-colluders", Usage: "secure aggregation: sites that may collude with the coordinator (their noise is not counted; default 0)"},
+		&cli.BoolFlag{Name: "secure-aggregation", Usage: "sum the sites' releases by secure aggregation with the distributed discrete Gaussian (algorithms that release sums: " + secAggAlgoList() + "): the coordinator sees only the sum of at least --secagg-threshold sites"},
+		&cli.IntFlag{Name: "secagg-threshold", Usage: "secure aggregation: the survivors t a round needs (fewer: the round aborts, nothing released); the noise is calibrated for t − colluders shares", DefaultText: "⌊2K/3⌋+1 of K sites"},
+		&cli.IntFlag{Name: "secagg-timeout", Usage: "secure aggregation: ticks each round step waits for the sites", DefaultText: "50"},
+		&cli.IntFlag{Name: "secagg-colluders", Usage: "secure aggregation: sites that may collude with the coordinator (their noise is not counted)"},
 	}
 }
 
