@@ -97,6 +97,9 @@ type FedSpec struct {
 	// Rounds is the job's rounds for the algorithms that take them (0:
 	// the algorithm's default; fed-dp-pair-sgd: 1, see fedAuditRounds).
 	Rounds int
+	// Loss of the job ("": the search tries the algorithm's default and
+	// every AUC loss it accepts).
+	Loss string
 	// Lambda of the objective (0; 0.1 when the local algorithm of
 	// fed-oneshot needs strong convexity).
 	Lambda float64
@@ -154,23 +157,32 @@ type FedView struct {
 
 // FedAuditResult is the outcome of a federated audit.
 type FedAuditResult struct {
-	Algorithm         string    `json:"algorithm"`
-	LocalAlgo         string    `json:"local_algo,omitempty"`
-	SecureAggregation bool      `json:"secure_aggregation"`
-	Sites             int       `json:"sites"`
-	Records           int       `json:"records_per_site"`
-	Threshold         int       `json:"threshold,omitempty"`
-	Colluders         int       `json:"colluders,omitempty"`
-	Phases            int       `json:"phases"`
-	ClaimedEpsilon    float64   `json:"claimed_epsilon"`
-	Delta             float64   `json:"delta"`
-	Confidence        float64   `json:"confidence"`
-	Trials            int       `json:"trials"`
-	NoiseScale        float64   `json:"noise_scale"`
-	Tamper            string    `json:"tamper,omitempty"`
-	Loss              string    `json:"loss"`
-	Canary            string    `json:"canary"`
-	Views             []FedView `json:"views"`
+	Algorithm         string  `json:"algorithm"`
+	LocalAlgo         string  `json:"local_algo,omitempty"`
+	SecureAggregation bool    `json:"secure_aggregation"`
+	Sites             int     `json:"sites"`
+	Records           int     `json:"records_per_site"`
+	Threshold         int     `json:"threshold,omitempty"`
+	Colluders         int     `json:"colluders,omitempty"`
+	Phases            int     `json:"phases"`
+	ClaimedEpsilon    float64 `json:"claimed_epsilon"`
+	Delta             float64 `json:"delta"`
+	Confidence        float64 `json:"confidence"`
+	Trials            int     `json:"trials"`
+	NoiseScale        float64 `json:"noise_scale"`
+	Tamper            string  `json:"tamper,omitempty"`
+	Loss              string  `json:"loss"`
+	Canary            string  `json:"canary"`
+	// Secure aggregation: one site's noise s·γ per coordinate as drawn
+	// (announced parameters, × NoiseScale) and the honest plan's at ×1.
+	SiteSigma       float64 `json:"site_sigma,omitempty"`
+	HonestSiteSigma float64 `json:"honest_site_sigma,omitempty"`
+	// Tampered announcement: the ε the old site check (round.Charge on
+	// the DDG built from the announcement) certifies from the tampered
+	// and from the honest announcement.
+	TamperedCheckEpsilon float64   `json:"tampered_check_epsilon,omitempty"`
+	HonestCheckEpsilon   float64   `json:"honest_check_epsilon,omitempty"`
+	Views                []FedView `json:"views"`
 	// Consistent: every view is consistent.
 	Consistent bool `json:"consistent"`
 }
@@ -337,6 +349,7 @@ func (s *FedSpec) defaults() error {
 
 // fedConfig is one point of the worst-case search.
 type fedConfig struct {
+	loss       string // "" : the algorithm's default
 	con        construction
 	pos        int
 	B          float64 // 0: the algorithm's default
@@ -361,8 +374,8 @@ type fedJob struct {
 // planJob configures, plans and announces a job of K sites of n records
 // in R² (AUC), as the coordinator does (coordinator.go: Configure, Plan,
 // PlanSecAgg, the announcement).
-func planJob(a fedalgo.Algorithm, s FedSpec, B float64) (*fedJob, error) {
-	spec := fedalgo.Spec{ID: "audit", Algo: s.Algo, LocalAlgo: s.LocalAlgo, Task: protocol.TaskAUC, Rounds: s.Rounds,
+func planJob(a fedalgo.Algorithm, s FedSpec, B float64, loss string) (*fedJob, error) {
+	spec := fedalgo.Spec{ID: "audit", Algo: s.Algo, LocalAlgo: s.LocalAlgo, Task: protocol.TaskAUC, Rounds: s.Rounds, Loss: loss,
 		ParamRadius: B, FeatureRadius: s.R, Lambda: s.Lambda, Epsilon: s.Epsilon, Delta: s.Delta, Seed: s.Seed}
 	if s.SecureAggregation {
 		m := map[string]float64{fedalgo.OptSecAgg: 1}
@@ -645,17 +658,31 @@ func releaseLLR(r release, a, b []float64) (llr, loss, realized float64) {
 }
 
 // fedSearchSpace are the configurations the search tries (file comment).
-func fedSearchSpace(n int, seed uint64) []fedConfig {
+// The losses: the spec's, or the algorithm's default and every AUC loss
+// (a loss its Configure refuses is skipped by the search).
+func fedSearchSpace(s FedSpec) []fedConfig {
+	losses := []string{s.Loss}
+	if s.Loss == "" {
+		losses = []string{"", "logistic", "hinge", "square"}
+	}
+	n := s.Records
 	var out []fedConfig
-	for _, B := range []float64{0, 4} {
-		for _, con := range constructions {
-			for _, pos := range []int{0, n / 2, 3 * n / 4, n - 1} {
-				out = append(out, fedConfig{con: con, pos: pos, B: B, sampleSeed: seed*1000 + 1})
+	for _, loss := range losses {
+		for _, B := range []float64{0, 4} {
+			for _, con := range constructions {
+				for _, pos := range []int{0, n / 2, 3 * n / 4, n - 1} {
+					out = append(out, fedConfig{loss: loss, con: con, pos: pos, B: B, sampleSeed: s.Seed*1000 + 1})
+				}
 			}
 		}
 	}
 	return out
 }
+
+// fedSeeds is the number of sampling seeds tried for the worst
+// configuration (the sampling and the partitions of the SGD-type and
+// partition-based sites; the same seed on both sides).
+const fedSeeds = 32
 
 // measured are a view's two rounds of trials and their diagnostics.
 type measured struct {
@@ -760,33 +787,59 @@ func fedSearch[C any](ctx context.Context, space []fedConfig, build func(fedConf
 	if bestScore < 0 {
 		return best, bestCfg, fmt.Errorf("audit: no worst-case configuration runs: %w", firstErr)
 	}
+	// The sampling seed of the worst configuration (stopping after two
+	// when it makes no difference).
+	first := bestScore
+	for k := 2; k <= fedSeeds; k++ {
+		cfg := bestCfg
+		cfg.sampleSeed += uint64(k - 1)
+		c, err := build(cfg)
+		if err != nil {
+			return best, bestCfg, err
+		}
+		tr, err := pilot(c)
+		if err != nil {
+			return best, bestCfg, err
+		}
+		if tr.loss > bestScore {
+			best, bestCfg, bestScore = c, cfg, tr.loss
+		}
+		if k == 2 && tr.loss == first {
+			break
+		}
+	}
 	return best, bestCfg, nil
 }
 
 // auditPlain audits the plain site release.
 func auditPlain(ctx context.Context, a fedalgo.Algorithm, s FedSpec) (*FedAuditResult, error) {
-	jobs := map[float64]*fedJob{}
+	type key struct {
+		B    float64
+		loss string
+	}
+	jobs := map[key]*fedJob{}
+	var planErr error
 	build := func(cfg fedConfig) (*fedSides, error) {
-		j, ok := jobs[cfg.B]
+		j, ok := jobs[key{cfg.B, cfg.loss}]
 		if !ok {
 			var err error
-			if j, err = planJob(a, s, cfg.B); err != nil {
+			if j, err = planJob(a, s, cfg.B, cfg.loss); err != nil {
+				if planErr == nil && cfg.loss == s.Loss {
+					planErr = err
+				}
 				return nil, err
 			}
-			jobs[cfg.B] = j
+			jobs[key{cfg.B, cfg.loss}] = j
 		}
 		return newSides(j, cfg, s.R)
 	}
 	pilot := func(c *fedSides) (fedTrial, error) {
 		return c.plainTrial(ctx, 0, seedOf(s.Seed, 1, 0), s.NoiseScale, true)
 	}
-	c, cfg, err := fedSearch(ctx, fedSearchSpace(s.Records, s.Seed), build, pilot)
+	c, cfg, err := fedSearch(ctx, fedSearchSpace(s), build, pilot)
 	if err != nil {
-		if _, ok := jobs[0]; !ok && len(jobs) == 0 {
-			// the job itself cannot be planned: report that error
-			if _, perr := planJob(a, s, 0); perr != nil {
-				return nil, perr
-			}
+		if len(jobs) == 0 && planErr != nil {
+			return nil, planErr // the job itself cannot be planned
 		}
 		return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
 	}

@@ -76,11 +76,14 @@ type sumCase struct {
 	stated   float64 // the announced Δ
 	included []fedalgo.SiteInfo
 	rounds   int // secure releases a record takes part in (SumReleases)
-	notes    []string
+	// tamperCert and honestCert: what the old site check certifies from
+	// the tampered and the honest announcement (TamperSensitivity only).
+	tamperCert, honestCert float64
+	notes                  []string
 }
 
 func buildSum(a fedalgo.Algorithm, s FedSpec, cfg fedConfig) (*sumCase, error) {
-	j, err := planJob(a, s, cfg.B)
+	j, err := planJob(a, s, cfg.B, cfg.loss)
 	if err != nil {
 		return nil, err
 	}
@@ -120,12 +123,17 @@ func buildSum(a fedalgo.Algorithm, s FedSpec, cfg fedConfig) (*sumCase, error) {
 		if err != nil {
 			return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
 		}
+		honestCh, err := round.Charge(honest, c.rounds, honestSec.Threshold, honestSec.Colluders, j.job.Delta-honestSec.Fail)
+		if err != nil {
+			return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
+		}
+		c.tamperCert, c.honestCert = ch.Collusion, honestCh.Collusion
 		verdict := "accepts the job and releases"
 		if ch.Collusion > j.job.Epsilon*(1+1e-9) {
-			verdict = "would refuse"
+			verdict = "refuses it, by its 10⁻⁹ tolerance only"
 		}
-		c.notes = append(c.notes, fmt.Sprintf("tampered announcement: %s and %s divided by %d; the old site check (round.Charge on dp.NewDDG of the announced values) certifies ε = %.6g against the coordinator with %d colluders (the job's ε = %g): it %s, adding σ = s·γ = %.4g per site instead of the honest %.4g",
-			optSens, optGamma, TamperFactor, ch.Collusion, ch.Colluders, j.job.Epsilon, verdict, sec.SiteSigma(), honestSec.SiteSigma()))
+		c.notes = append(c.notes, fmt.Sprintf("tampered announcement: %s and %s divided by %d; the old site check (round.Charge on dp.NewDDG of the announced values) certifies ε = %.10g against the coordinator with %d colluders, the honest announcement %.10g: Δ/γ is unchanged, so a check computed from the announced values cannot see that the noise s·γ fell from %.4g to %.4g per site (the two differ only by the DDG's floating-point margin 2⁻³⁰·c/γ, which grows with c/γ); against the job's ε = %g the old check %s",
+			optSens, optGamma, TamperFactor, ch.Collusion, ch.Colluders, honestCh.Collusion, honestSec.SiteSigma(), sec.SiteSigma(), j.job.Epsilon, verdict))
 	}
 	if s.NoiseScale != 1 {
 		p := site.Params()
@@ -253,7 +261,7 @@ func auditSum(ctx context.Context, a fedalgo.Algorithm, s FedSpec) (*FedAuditRes
 	var planErr error
 	build := func(cfg fedConfig) (*sumCase, error) {
 		c, err := buildSum(a, s, cfg)
-		if err != nil && planErr == nil {
+		if err != nil && planErr == nil && cfg.loss == s.Loss {
 			planErr = err
 		}
 		return c, err
@@ -263,7 +271,7 @@ func auditSum(ctx context.Context, a fedalgo.Algorithm, s FedSpec) (*FedAuditRes
 		shares = c.sec.Threshold - c.sec.Colluders
 		return c.trial(ctx, 0, seedOf(s.Seed, 1, 0), shares)
 	}
-	c, cfg, err := fedSearch(ctx, fedSearchSpace(s.Records, s.Seed), build, pilot)
+	c, cfg, err := fedSearch(ctx, fedSearchSpace(s), build, pilot)
 	if err != nil {
 		if planErr != nil {
 			return nil, planErr
@@ -312,5 +320,7 @@ func auditSum(ctx context.Context, a fedalgo.Algorithm, s FedSpec) (*FedAuditRes
 	}
 	res := fedResult(a, s, c.sides.j, cfg, views)
 	res.Threshold, res.Colluders = sec.Threshold, sec.Colluders
+	res.SiteSigma, res.HonestSiteSigma = c.shareSigma(), c.honest.Params().Scale*c.honest.Params().Gamma
+	res.TamperedCheckEpsilon, res.HonestCheckEpsilon = c.tamperCert, c.honestCert
 	return res, nil
 }
