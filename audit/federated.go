@@ -163,7 +163,7 @@ type FedAuditResult struct {
 	Sites             int     `json:"sites"`
 	Records           int     `json:"records_per_site"`
 	Threshold         int     `json:"threshold,omitempty"`
-	Colluders         int     `json:"colluders,omitempty"`
+	Colluders         int     `json:"colluders"`
 	Phases            int     `json:"phases"`
 	ClaimedEpsilon    float64 `json:"claimed_epsilon"`
 	Delta             float64 `json:"delta"`

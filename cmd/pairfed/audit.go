@@ -58,7 +58,7 @@ Example:
    pairfed audit --algo fed-dp-lda --epsilon 1 --secure-aggregation --tamper sensitivity`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "algo", Usage: "private algorithm (single-site, or a federated fed-… one)"},
-			&cli.Float64Flag{Name: "epsilon", Usage: "claimed ε (required, except with --federated-table: 1)"},
+			&cli.Float64Flag{Name: "epsilon", Usage: "claimed ε (required for single-site algorithms; federated audits and --federated-table: default 1)"},
 			&cli.StringFlag{Name: "task", Value: "auc", Usage: "whitebox: auc or metric (Mahalanobis W, d² noised entries)"},
 			&cli.StringFlag{Name: "mode", Value: audit.WhiteBox, Usage: "whitebox (the noisy releases, likelihood-ratio test) or blackbox (the final model)"},
 			&cli.Float64Flag{Name: "delta", Usage: "claimed δ (default 1e-5 white-box, 1/(10·n) black-box)"},
@@ -90,11 +90,11 @@ Example:
 			if c.String("algo") == "" {
 				return fmt.Errorf("audit: give --algo (a private algorithm, or a federated fed-… one) or --federated-table")
 			}
-			if !c.IsSet("epsilon") {
-				return fmt.Errorf("audit: give --epsilon, the claimed ε")
-			}
 			if audit.IsFederated(c.String("algo")) {
 				return fedAudit(c)
+			}
+			if !c.IsSet("epsilon") {
+				return fmt.Errorf("audit: give --epsilon, the claimed ε")
 			}
 			for _, f := range []string{"secure-aggregation", "sites", "records", "threshold", "colluders", "rounds", "local-algo", "tamper"} {
 				if c.IsSet(f) {
@@ -157,8 +157,16 @@ Example:
 func fedSpec(c *cli.Context) audit.FedSpec {
 	return audit.FedSpec{Algo: c.String("algo"), LocalAlgo: c.String("local-algo"), SecureAggregation: c.Bool("secure-aggregation"),
 		Sites: c.Int("sites"), Records: c.Int("records"), Threshold: c.Int("threshold"), Colluders: c.Int("colluders"), Rounds: c.Int("rounds"),
-		Lambda: c.Float64("lambda"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), DeltaSet: c.IsSet("delta"), R: c.Float64("radius"),
+		Lambda: c.Float64("lambda"), Epsilon: fedEpsilon(c), Delta: c.Float64("delta"), DeltaSet: c.IsSet("delta"), R: c.Float64("radius"),
 		Trials: c.Int("trials"), Seed: c.Uint64("seed"), NoiseScale: c.Float64("noise-scale"), Confidence: c.Float64("confidence"), Tamper: c.String("tamper")}
+}
+
+// fedEpsilon is the claimed ε of a federated audit: --epsilon, default 1.
+func fedEpsilon(c *cli.Context) float64 {
+	if !c.IsSet("epsilon") {
+		return 1
+	}
+	return c.Float64("epsilon")
 }
 
 // fedAudit runs and prints the audit of a federated algorithm.
@@ -223,9 +231,6 @@ func fedAuditTable(c *cli.Context) error {
 			for k, scale := range []float64{1, 0.1} {
 				s := fedSpec(c)
 				s.Algo, s.SecureAggregation, s.NoiseScale, s.Tamper = cov.Algo, secure, scale, ""
-				if !c.IsSet("epsilon") {
-					s.Epsilon = 1
-				}
 				r, err := audit.AuditFederated(c.Context, s)
 				if err != nil {
 					return fmt.Errorf("%s (secure aggregation %s, ×%g): %w", cov.Algo, on, scale, err)
