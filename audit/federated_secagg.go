@@ -8,7 +8,6 @@ import (
 
 	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/fedalgo"
-	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/secagg/round"
 )
 
@@ -25,9 +24,9 @@ import (
 // DDG built from the announcement, dp.NewDDG) certified the job's ε. The
 // site's real vector still has the sensitivity its algorithm proves (Δ = 2
 // for fed-dp-lda), which no announcement changes. TamperSensitivity
-// rebuilds that site: it divides the two options by TamperFactor in the
-// announcement, builds the DDG from the announced values exactly as that
-// site code did (fedalgo.SecAgg.DDG → dp.NewDDG), records what that site's
+// rebuilds that site: it divides the two announced values by TamperFactor,
+// builds the DDG from them exactly as that site code did (dp.NewDDG of the
+// announced parameters, which fedalgo.SecAgg.DDG called), records what that site's
 // check certified (round.Charge: the old code released when it was within
 // the job's ε), and audits the sums it releases — the real Δ, the real
 // noise. The audit holds them to the job's ε and catches them by a wide
@@ -41,29 +40,12 @@ const TamperSensitivity = "sensitivity"
 // TamperFactor divides the announced DDG sensitivity and γ.
 const TamperFactor = 1000
 
-// Option names of the DDG's planned parameters (fedalgo/secure.go; the
+// Option names of the two tampered parameters (fedalgo/secure.go; the
 // coordinator sets them, the sites read them).
 const (
 	optSens  = "secagg-sens"
 	optGamma = "secagg-gamma"
 )
-
-// tamperOptions returns the announcement's options with secagg-sens and
-// secagg-gamma divided by TamperFactor.
-func tamperOptions(o protocol.Options) (protocol.Options, error) {
-	out := slices.Clone(o)
-	n := 0
-	for i := range out {
-		if out[i].Name == optSens || out[i].Name == optGamma {
-			out[i].Value /= TamperFactor
-			n++
-		}
-	}
-	if n != 2 {
-		return nil, fmt.Errorf("audit: the announcement has no %s and %s to tamper with", optSens, optGamma)
-	}
-	return out, nil
-}
 
 // sumCase is a secure aggregation job's audited site on D and D', with the
 // DDG the site builds from the announcement.
@@ -99,27 +81,24 @@ func buildSum(a fedalgo.Algorithm, s FedSpec, cfg fedConfig) (*sumCase, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
 	}
-	c := &sumCase{a: a, honest: honest, rounds: fedalgo.SumReleases(a, j.job.Phases, j.job.Phases)}
-	if s.Tamper == TamperSensitivity {
-		t := *j.job
-		if t.Options, err = tamperOptions(j.job.Options); err != nil {
-			return nil, err
-		}
-		j = &fedJob{a: j.a, spec: j.spec, job: &t, plan: j.plan, sites: j.sites}
-	}
-	sec, err := fedalgo.SecAggOf(j.job)
-	if err != nil {
-		return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
-	}
-	c.sec, c.stated = sec, sec.Sens
+	c := &sumCase{a: a, honest: honest, rounds: fedalgo.SumReleases(a, j.job.Phases, j.job.Phases), sec: honestSec, stated: honestSec.Sens}
 	// The site's DDG: built from the announced values, as the worker does
 	// (fedalgo.SecAgg.DDG: dp.NewDDG).
-	site, err := sec.DDG(dim, len(j.job.Sites))
-	if err != nil {
-		return nil, fmt.Errorf("audit: %s: the site's DDG: %w", a.Name(), err)
-	}
+	site := honest
 	if s.Tamper == TamperSensitivity {
-		ch, err := round.Charge(site, c.rounds, sec.Threshold, sec.Colluders, j.job.Delta-sec.Fail)
+		// The announcement with secagg-sens and secagg-gamma divided by
+		// TamperFactor, and the DDG the old site code built from it:
+		// dp.NewDDG of the announced values (the sites' vectors do not
+		// depend on these two options, so the honest job's sites compute
+		// them; the secagg round's other parameters are unchanged).
+		p := honest.Params()
+		p.Sensitivity /= TamperFactor
+		p.Gamma /= TamperFactor
+		if site, err = dp.NewDDG(p); err != nil {
+			return nil, fmt.Errorf("audit: %s: the tampered announcement's DDG: %w", a.Name(), err)
+		}
+		c.stated = p.Sensitivity
+		ch, err := round.Charge(site, c.rounds, honestSec.Threshold, honestSec.Colluders, j.job.Delta-honestSec.Fail)
 		if err != nil {
 			return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
 		}
@@ -133,7 +112,7 @@ func buildSum(a fedalgo.Algorithm, s FedSpec, cfg fedConfig) (*sumCase, error) {
 			verdict = "refuses it, by its 10⁻⁹ tolerance only"
 		}
 		c.notes = append(c.notes, fmt.Sprintf("tampered announcement: %s and %s divided by %d; the old site check (round.Charge on dp.NewDDG of the announced values) certifies ε = %.10g against the coordinator with %d colluders, the honest announcement %.10g: Δ/γ is unchanged, so a check computed from the announced values cannot see that the noise s·γ fell from %.4g to %.4g per site (the two differ only by the DDG's floating-point margin 2⁻³⁰·c/γ, which grows with c/γ); against the job's ε = %g the old check %s",
-			optSens, optGamma, TamperFactor, ch.Collusion, ch.Colluders, honestCh.Collusion, honestSec.SiteSigma(), sec.SiteSigma(), j.job.Epsilon, verdict))
+			optSens, optGamma, TamperFactor, ch.Collusion, ch.Colluders, honestCh.Collusion, honestSec.SiteSigma(), p.Scale*p.Gamma, j.job.Epsilon, verdict))
 	}
 	if s.NoiseScale != 1 {
 		p := site.Params()
