@@ -348,6 +348,20 @@ func (b *builder) finish(lastLine int) (*Table, error) {
 		if npos == n {
 			side = "+1"
 		}
+		if npos == 0 && b.opt.PositiveClasses != "" {
+			// A positive class that matches no label: a typo or a case
+			// mismatch (labels are matched exactly).
+			hint := ""
+			for _, cl := range b.classes {
+				for _, want := range strings.Split(b.opt.PositiveClasses, ",") {
+					if strings.EqualFold(strings.TrimSpace(want), cl.name) {
+						hint = fmt.Sprintf("; did you mean %q? (labels are matched exactly, case included)", cl.name)
+					}
+				}
+			}
+			return nil, posErr(b.file, c.line, c.col, "positive class %q matches none of the %d records' labels (%s)%s",
+				b.opt.PositiveClasses, n, b.classList(), hint)
+		}
 		return nil, posErr(b.file, c.line, c.col, "all %d records map to %s (labels: %s; positive classes: %q)",
 			n, side, b.classList(), strings.Join(shown, ","))
 	}

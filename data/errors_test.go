@@ -65,7 +65,7 @@ var malformed = []struct {
 	{"ignore-label.csv", "1,2,0\n3,4,1\n", Options{IgnoreColumns: []string{"3"}}, 1, 1, "column 3 is both the label and ignored"},
 	{"multiclass.csv", "1,0\n2,1\n3,2\n", Options{}, 3, 2, "3 classes found (0: 1, 1: 1, 2: 1)"},
 	{"one-class.csv", "x,y\n1,1\n2,1\n", Options{}, 2, 2, "only one class present (label 1, 2 records)"},
-	{"all-negative.csv", "1,a\n2,b\n", Options{PositiveClasses: "c"}, 1, 2, `all 2 records map to −1 (labels: a: 1, b: 1`},
+	{"all-negative.csv", "1,a\n2,b\n", Options{PositiveClasses: "c"}, 1, 2, `positive class "c" matches none of the 2 records' labels (a: 1, b: 1)`},
 	{"empty.csv", "", Options{}, 1, 1, "no records"},
 	{"blank.csv", "\n \n", Options{}, 2, 1, "no records"},
 	{"header-only.csv", "a,b,label\n", Options{}, 1, 1, "no records"},

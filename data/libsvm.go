@@ -111,6 +111,8 @@ func readLIBSVM(lr *lineReader, b *builder) error {
 				return posErr(b.file, ln, s+1, "feature index 0 (LIBSVM indices are 1-based)")
 			case idx <= prev:
 				return posErr(b.file, ln, s+1, "feature index %d after %d (indices must be strictly increasing)", idx, prev)
+			case b.opt.Dim > 0 && idx > b.opt.Dim && b.opt.DimSource != "":
+				return posErr(b.file, ln, s+1, "feature index %d, but %s declares %d features: is it this file's schema? (a LIBSVM file's features are its indices 1…%d)", idx, b.opt.DimSource, b.opt.Dim, b.opt.Dim)
 			case b.opt.Dim > 0 && idx > b.opt.Dim:
 				return posErr(b.file, ln, s+1, "feature index %d exceeds Dim %d", idx, b.opt.Dim)
 			case idx > maxIdx && b.opt.Dim == 0:

@@ -175,6 +175,12 @@ func ReadSchema(r io.Reader, name string) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data: feature bounds %s: %w", name, err)
 	}
+	// A byte-order mark (editors on Windows write one) is not JSON but
+	// says nothing: skip it.
+	raw = bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf"))
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, fmt.Errorf("data: feature bounds %s: the file is empty: a schema is one JSON object, {\"features\": [{\"name\": …, \"lo\": …, \"hi\": …}, …]} (schemas/README.md)", name)
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	var s Schema
@@ -189,6 +195,10 @@ func ReadSchema(r io.Reader, name string) (*Schema, error) {
 			return nil, fmt.Errorf("data: feature bounds %s: field %q: %v is not a %v (numbers are JSON numbers, names and classes JSON strings)", name, te.Field, te.Value, te.Type)
 		case strings.Contains(err.Error(), "unknown field"):
 			return nil, fmt.Errorf("data: feature bounds %s: %v (allowed: version, name, description, source, positive_class, label_column, ignore_columns, features; per feature: name, lo, hi, impute, count, onehot, unknown, source, categories, other)", name, err)
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			line := 1 + bytes.Count(raw, []byte{'\n'})
+			return nil, fmt.Errorf("data: feature bounds %s:%d: the JSON ends in the middle of a value (a truncated file, or an unclosed { or [)", name, line)
 		}
 		return nil, fmt.Errorf("data: feature bounds %s: %w", name, err)
 	}
@@ -274,8 +284,11 @@ func (s *Schema) Validate() error {
 		if math.IsNaN(lo) || math.IsInf(lo, 0) || math.IsNaN(hi) || math.IsInf(hi, 0) {
 			return fmt.Errorf("data: %s: %s: bounds [%v, %v] must be finite", where, entry, lo, hi)
 		}
-		if !(lo < hi) {
-			return fmt.Errorf("data: %s: %s: lo = %v must be < hi = %v (a constant feature carries no information: drop its column with ignore_columns, or widen the range)", where, entry, lo, hi)
+		if lo > hi {
+			return fmt.Errorf("data: %s: %s: lo = %v is above hi = %v: swap them (lo is the smallest value the feature can take)", where, entry, lo, hi)
+		}
+		if lo == hi {
+			return fmt.Errorf("data: %s: %s: lo = hi = %v: a constant feature carries no information: drop its column with ignore_columns, or widen the range", where, entry, lo)
 		}
 		if h := hi/2 - lo/2; !(h > 0) || math.IsInf(1/h, 0) {
 			return fmt.Errorf("data: %s: %s: range [%v, %v] is too narrow to scale in float64", where, entry, lo, hi)

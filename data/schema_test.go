@@ -44,8 +44,8 @@ func TestSchemaStrictErrors(t *testing.T) {
 		{`{"features": []}`, "no features"},
 		{`{}`, "no features"},
 		{`{"features": [{"lo": 0}]}`, `features[0]: both "lo" and "hi" are required`},
-		{`{"features": [{"name": "x", "lo": 1, "hi": 1}]}`, `features[0] ("x"): lo = 1 must be < hi = 1`},
-		{`{"features": [{"lo": 0, "hi": 1}, {"lo": 2, "hi": -2}]}`, "features[1]: lo = 2 must be < hi = -2"},
+		{`{"features": [{"name": "x", "lo": 1, "hi": 1}]}`, `features[0] ("x"): lo = hi = 1: a constant feature`},
+		{`{"features": [{"lo": 0, "hi": 1}, {"lo": 2, "hi": -2}]}`, "features[1]: lo = 2 is above hi = -2: swap them"},
 		{`{"features": [{"lo": 0, "hi": 1e400}]}`, "feature bounds s.json"},
 		{`{"features": [{"lo": -1.7e308, "hi": 1.7e308}]}`, ""}, // wide but finite: accepted
 		{`{"features": [{"lo": 0, "hi": 1e-320}]}`, "too narrow"},
@@ -436,5 +436,24 @@ func TestUnknownFeatures(t *testing.T) {
 		if _, err := readSchema(t, c.text); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.text, err, c.want)
 		}
+	}
+}
+
+// Issue 28's unclear schema messages, each now naming the cause and the
+// fix: an empty file, a truncated one, a byte-order mark (accepted).
+func TestSchemaReadMessages(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", "the file is empty"},
+		{" \n\t", "the file is empty"},
+		{`{"features": [{"name": "a", "lo": 0`, "s.json:1: the JSON ends in the middle of a value"},
+		{"{\n\"features\": [\n", "s.json:3: the JSON ends in the middle of a value"},
+	} {
+		if _, err := ReadSchema(strings.NewReader(c.in), "s.json"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.in, err, c.want)
+		}
+	}
+	s, err := ReadSchema(strings.NewReader("\xef\xbb\xbf"+`{"features": [{"name": "a", "lo": 0, "hi": 1}]}`), "bom.json")
+	if err != nil || s.D() != 1 {
+		t.Fatalf("a schema with a byte-order mark: %v", err)
 	}
 }

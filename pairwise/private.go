@@ -85,6 +85,10 @@ func (r Requirements) Check(algo string, obj Objective, R float64) (Props, error
 		return fail("a convex loss", "use a convex loss")
 	}
 	if r.Smooth && !p.IsSmooth() {
+		if loss == "logistic" || loss == "square" {
+			// Smooth by nature: its constants overflowed at this R and B.
+			return fail("an L-smooth loss", fmt.Sprintf("the %s loss is smooth, but its constants overflow float64 at R = %g: give a smaller --radius (records are scaled into ‖x‖ ≤ R; private runs default to 1) and --param-radius", loss, R))
+		}
 		return fail("an L-smooth loss", fmt.Sprintf("the %s loss is not smooth; use --loss logistic (or square)", loss))
 	}
 	if r.StronglyConvex && !(p.StrongConvexity > 0) {

@@ -96,8 +96,8 @@ func TestFeatureBoundsErrors(t *testing.T) {
 		want  string
 	}{
 		{[]string{"--feature-bounds", write("u.json", `{"features": [{"lo": 0, "hi": 1, "max": 3}]}`)}, false, `unknown field "max"`},
-		{[]string{"--feature-bounds", write("o.json", `{"features": [{"lo": 2, "hi": 1}]}`)}, false, "lo = 2 must be < hi = 1"},
-		{[]string{"--feature-bounds", write("d.json", `{"features": [{"lo": 0, "hi": 1}, {"lo": 0, "hi": 1}]}`)}, false, "index 3 exceeds"},
+		{[]string{"--feature-bounds", write("o.json", `{"features": [{"lo": 2, "hi": 1}]}`)}, false, "lo = 2 is above hi = 1: swap them"},
+		{[]string{"--feature-bounds", write("d.json", `{"features": [{"lo": 0, "hi": 1}, {"lo": 0, "hi": 1}]}`)}, false, "feature index 3, but feature bounds"},
 		{[]string{"--feature-bounds", filepath.Join(dir, "absent.json")}, false, "no such file"},
 		{[]string{"--feature-bounds", "../../schemas/diabetes.json", "--scale", "minmax"}, true, "drop one"},
 		{[]string{"--feature-bounds", write("p.json", `{"positive_class": "1", "features": [{"lo": 0, "hi": 1}, {"lo": 0, "hi": 1}, {"lo": 0, "hi": 1}]}`), "--positive-classes", "-1"}, true, "disagrees with positive_class"},
