@@ -50,9 +50,9 @@
 // t signatures on that set verify. With κ sites colluding with the server
 // (they sign anything and give both shares), two different sets can both
 // gather t signatures only if 2(t − κ) ≤ K − κ; Config.Validate requires
-// t > K/2, which excludes it for κ = 0, and round.Charge's κ must keep
-// 2t > K + κ for the same guarantee against a coalition (deploy/README.md,
-// threat model). Without signatures the server could also substitute its
+// t > K/2, which excludes it for κ = 0; against a coalition of κ sites
+// the same argument needs 2t > K + κ (the default t = ⌊2K/3⌋ + 1 gives it
+// for κ ≤ K/3; deploy/README.md, threat model). Without signatures the server could also substitute its
 // own keys for a site's in the key list (a man in the middle: the shares
 // and pairwise masks of every other site with that "site" would be its
 // own); the signed advertisement rules that out. A site that detects a lie
