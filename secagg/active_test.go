@@ -273,14 +273,18 @@ func TestActiveRefusesBadSurvivorSets(t *testing.T) {
 		site uint32
 		u3   []uint32
 	}{
-		"fewer than t":   {s[0], []uint32{s[0], s[1]}},
-		"not within U2":  {s[1], []uint32{s[0], s[1], 999}},
-		"omits the site": {s[2], []uint32{s[0], s[1], s[3]}},
-		"repeated":       {s[3], []uint32{s[3], s[3], s[4]}},
+		"fewer than t":  {s[0], []uint32{s[0], s[1]}},
+		"not within U2": {s[1], []uint32{s[0], s[1], 999}},
+		"repeated":      {s[3], []uint32{s[3], s[3], s[4]}},
 	} {
 		if _, err := r.cs[c.site].ConsistencyCheck(UnmaskRequest{Survivors: c.u3}); !errors.Is(err, ErrInconsistent) {
 			t.Errorf("%s: signed (%v)", name, err)
 		}
+	}
+	// A set without the site: its masked input was late (the request is
+	// broadcast); it leaves without signing, and without crying wolf.
+	if _, err := r.cs[s[2]].ConsistencyCheck(UnmaskRequest{Survivors: []uint32{s[0], s[1], s[3]}}); err == nil || errors.Is(err, ErrInconsistent) {
+		t.Errorf("a set without the site: %v", err)
 	}
 	// Each refusal ended that site's round; the last site still signs the
 	// honest set.

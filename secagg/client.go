@@ -246,9 +246,11 @@ func pairSign(u, v uint32) int {
 	return -1
 }
 
-// survivors checks the server's survivor set U3: a subset of U2 (the
-// sites that shared keys with this site) containing this site, without
-// repetitions, of size ≥ t. It returns U3 sorted.
+// survivors checks the server's survivor set U3: containing this site
+// (else the site just leaves), a subset of U2 (the sites that shared keys
+// with this site), without repetitions, of size ≥ t (else, in the active
+// variant, ErrInconsistent: an honest server never sends it). It returns
+// U3 sorted.
 func (c *Client) survivors(req UnmaskRequest) ([]uint32, error) {
 	if len(req.Survivors) < c.cfg.Threshold {
 		err := fmt.Errorf("%w: %d masked inputs, threshold %d", ErrTooFewSurvivors, len(req.Survivors), c.cfg.Threshold)
@@ -257,6 +259,12 @@ func (c *Client) survivors(req UnmaskRequest) ([]uint32, error) {
 			err = fmt.Errorf("%w (%w)", ErrInconsistent, err)
 		}
 		return nil, err
+	}
+	if !slices.Contains(req.Survivors, c.id) {
+		// Not a lie by itself: this site's masked input did not arrive in
+		// time (the request is broadcast). It has nothing to sign or
+		// reveal, and leaves the round.
+		return nil, fmt.Errorf("secagg: site %d: not among the survivors %v (its masked input did not arrive in time): nothing to answer", c.id, req.Survivors)
 	}
 	bad := func(format string, args ...any) error {
 		err := fmt.Errorf("secagg: site %d: "+format, append([]any{c.id}, args...)...)
@@ -274,9 +282,6 @@ func (c *Client) survivors(req UnmaskRequest) ([]uint32, error) {
 			return nil, bad("survivor %d never shared its keys with this site (U3 ⊄ U2)", v)
 		}
 		u3[v] = true
-	}
-	if !u3[c.id] {
-		return nil, bad("survivor list omits this site")
 	}
 	return slices.Sorted(func(yield func(uint32) bool) {
 		for v := range u3 {
@@ -326,8 +331,8 @@ func (c *Client) Unmask(req UnmaskRequest) (UnmaskShares, error) {
 }
 
 // ConsistencyCheck (active variant, round 3) checks the server's survivor
-// set U3 (a subset of U2 containing this site, ≥ t, no repetition: else
-// ErrInconsistent) and returns this site's signature on it. The site
+// set U3 (survivors: a subset of U2, ≥ t, no repetition, else
+// ErrInconsistent; this site among them, else it leaves) and returns this site's signature on it. The site
 // signs one survivor set per round: a second request is refused.
 func (c *Client) ConsistencyCheck(req UnmaskRequest) (ConsistencySig, error) {
 	if !c.cfg.Active() {

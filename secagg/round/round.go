@@ -336,6 +336,9 @@ func NewSite(p Params, site string, sign ed25519.PrivateKey, input []uint64, rnd
 		&protocol.SecAggKeys{Job: p.Job, Phase: p.Phase, Site: site, C: adv.C, S: adv.S, Sig: adv.Sig}, nil
 }
 
+// Phase is the release (phase) of the round.
+func (s *Site) Phase() int { return s.p.Phase }
+
 // MaskedSent reports whether the site's masked vector was handed out (its
 // release left, masked): a round that ends after it and before the
 // unmask shares leaves that release masked forever.
