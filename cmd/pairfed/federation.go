@@ -435,6 +435,10 @@ func runWorker(c *cli.Context) error {
 			return usageError{err}
 		}
 	}
+	secKey, secRoster, err := loadSecAggKeys(c, site)
+	if err != nil {
+		return fmt.Errorf("worker %s: %w", site, err)
+	}
 	// One live owner per state directory (held until the process ends).
 	lock, err := store.LockDir(c.String("state"))
 	if err != nil {
@@ -486,9 +490,7 @@ func runWorker(c *cli.Context) error {
 			Rand: rand.New(rand.NewChaCha8(key)), JoinEvery: every, HeartbeatEvery: every, Store: ledger, Jobs: jobStates, Logf: logf},
 		Ledger: releases, Jobs: saved, JobTimeout: ticks(c.Duration("job-timeout"), tick),
 	}
-	if cfg.Worker.SecAggKey, cfg.Worker.SecAggRoster, err = loadSecAggKeys(c); err != nil {
-		return fmt.Errorf("worker %s: %w", site, err)
-	}
+	cfg.Worker.SecAggKey, cfg.Worker.SecAggRoster = secKey, secRoster
 	if fb, ok := budgets[site]; ok {
 		cfg.Budget = &worker.Budget{Epsilon: fb.Epsilon, Delta: fb.Delta}
 	}

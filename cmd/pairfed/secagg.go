@@ -67,8 +67,9 @@ func loadSecAggRoster(c *cli.Context) (map[string]ed25519.PublicKey, error) {
 	return r, nil
 }
 
-// loadSecAggKeys reads --secagg-key and --secagg-roster (both or neither).
-func loadSecAggKeys(c *cli.Context) (ed25519.PrivateKey, map[string]ed25519.PublicKey, error) {
+// loadSecAggKeys reads --secagg-key and --secagg-roster (both or
+// neither; the roster must list the key under site's name).
+func loadSecAggKeys(c *cli.Context, site string) (ed25519.PrivateKey, map[string]ed25519.PublicKey, error) {
 	if c.IsSet("secagg-key") != c.IsSet("secagg-roster") {
 		return nil, nil, fmt.Errorf("--secagg-key and --secagg-roster go together: the site signs with its key and checks the others' signatures with the roster")
 	}
@@ -85,5 +86,11 @@ func loadSecAggKeys(c *cli.Context) (ed25519.PrivateKey, map[string]ed25519.Publ
 		return nil, nil, fmt.Errorf("--secagg-key %s: %w", path, err)
 	}
 	r, err := loadSecAggRoster(c)
-	return k, r, err
+	if err != nil {
+		return nil, nil, err
+	}
+	if pk, ok := r[site]; !ok || !pk.Equal(k.Public()) {
+		return nil, nil, fmt.Errorf("--secagg-roster does not list the public key of --secagg-key under site %s: a key or roster of another site or deployment?", site)
+	}
+	return k, r, nil
 }
