@@ -61,20 +61,24 @@ func (w *Worker) secKeysFor(m *protocol.JobAnnounce) error {
 }
 
 // secNote records in the ledger that phase's round was aborted by this
-// site — it detected a lying coordinator (secagg.ErrInconsistent) after
-// its masked vector left and before any unmask share did, so its input
-// was never unmasked: an entry repeating
-// the phase's charge — which stays: the ledger never under-counts, and a
-// repeated entry of the same job adds nothing to Spent — with
+// site — it detected a lying coordinator (secagg.ErrInconsistent) — before
+// any unmask share left it (masked: after its masked vector did), so its
+// input was never unmasked: an entry repeating the phase's charge (which
+// stays: the masked vector may have left, the ledger never under-counts,
+// and a repeated entry of the same job adds nothing to Spent) with
 // SecAgg.Note saying why.
-func (w *Worker) secNote(phase int, why error) {
+func (w *Worker) secNote(phase int, masked bool, why error) {
 	for i := len(w.ledger) - 1; i >= 0; i-- {
 		r := w.ledger[i]
 		if r.Job != w.job.Job || r.Phase != phase || r.SecAgg == nil {
 			continue
 		}
 		sa := *r.SecAgg
-		sa.Note = truncate(fmt.Sprintf("round aborted before any unmask share was sent (the masked vector stays masked; the charge above stays): %v", why), 1000)
+		what := "round aborted before any unmask share was sent (the masked vector stays masked; the charge above stays)"
+		if !masked {
+			what = "round aborted before the masked vector was sent (nothing released; the charge above stays)"
+		}
+		sa.Note = truncate(fmt.Sprintf("%s: %v", what, why), 1000)
 		r.SecAgg, r.Time = &sa, time.Time{}
 		w.ledger = append(w.ledger, r)
 		if w.cfg.Store != nil {

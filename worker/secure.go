@@ -135,9 +135,7 @@ func (w *Worker) onSecAgg(m protocol.Message) []Output {
 		// The coordinator lied (forged or replayed keys, a survivor set
 		// outside U2, equivocation): the round is aborted here, before any
 		// unmask share left; the job cannot go on with this coordinator.
-		if site.MaskedSent() {
-			w.secNote(site.Phase(), err)
-		}
+		w.secNote(site.Phase(), site.MaskedSent(), err)
 		w.err = fmt.Errorf("worker %s: job %s phase %d: %w", w.cfg.Site, w.job.Job, site.Phase(), err)
 		return []Output{w.toCoord(&protocol.Abort{Job: w.job.Job, From: w.cfg.Site, Reason: truncate("secure aggregation: "+err.Error(), protocol.MaxReasonLen)})}
 	}
