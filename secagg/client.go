@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 )
 
@@ -283,13 +284,7 @@ func (c *Client) survivors(req UnmaskRequest) ([]uint32, error) {
 		}
 		u3[v] = true
 	}
-	return slices.Sorted(func(yield func(uint32) bool) {
-		for v := range u3 {
-			if !yield(v) {
-				return
-			}
-		}
-	}), nil
+	return slices.Sorted(maps.Keys(u3)), nil
 }
 
 // shares returns this site's unmask shares for U3: for every site of
