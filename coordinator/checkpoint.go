@@ -194,8 +194,15 @@ func (s *Service) restoreRunning(r *RunningJob) error {
 	if r.Phase < 0 || r.Phase > r.Announce.Phases {
 		return fmt.Errorf("phase %d outside [0, %d]", r.Phase, r.Announce.Phases)
 	}
-	if len(r.Model) != r.Announce.Params || (len(r.OutSum) != 0 && len(r.OutSum) != r.Announce.Params) {
+	if len(r.Model) != r.Announce.Params {
 		return fmt.Errorf("model of %d parameters, job has %d", len(r.Model), r.Announce.Params)
+	}
+	// The combiner's state is the algorithm's own (fedalgo.Combiner.State:
+	// fed-avg's output sum of the model's length, fed-dp-lda's and the
+	// secure phase algorithms' phase, one value), checked by its
+	// NewCombiner below; here only bounded and finite.
+	if maxState := max(r.Announce.Params, 16); len(r.OutSum) > maxState {
+		return fmt.Errorf("combiner state of %d values, at most %d for a job of %d parameters", len(r.OutSum), maxState, r.Announce.Params)
 	}
 	for _, v := range slices.Concat(r.Model, r.OutSum) {
 		if math.IsNaN(v) || math.IsInf(v, 0) {

@@ -18,7 +18,7 @@ func TestValidateFedPrivateJobs(t *testing.T) {
 	}{
 		{JobConfig{Algo: fedalgo.FedDPEGD, Epsilon: 1}, ""},
 		{JobConfig{Algo: fedalgo.FedDPEGD, Epsilon: 1, Rounds: 3}, "epochs"},
-		{JobConfig{Algo: fedalgo.FedDPEGD}, "ε > 0"},
+		{JobConfig{Algo: fedalgo.FedDPEGD}, "accepted range"},
 		{JobConfig{Algo: fedalgo.FedDPEGD, Epsilon: 1, LocalAlgo: "dpegd"}, "no local algorithm"},
 		{JobConfig{Algo: fedalgo.FedOneShot, Epsilon: 1, LocalAlgo: "dpegd"}, ""},
 		{JobConfig{Algo: fedalgo.FedOneShot, Epsilon: 1, LocalAlgo: "dp-gd-grad"}, ""},
@@ -91,7 +91,7 @@ func TestCoordinatorFedDPGDGrad(t *testing.T) {
 		{JobConfig{Algo: fedalgo.FedDPGDGrad, Epsilon: 1, Rounds: 5}, ""},
 		{JobConfig{Algo: fedalgo.FedDPGDGrad, Epsilon: 1, LocalPasses: 1}, "full-batch"},
 		{JobConfig{Algo: fedalgo.FedDPGDGrad, Epsilon: 1, Loss: "hinge"}, "smooth"},
-		{JobConfig{Algo: fedalgo.FedDPGDGrad}, "ε > 0"},
+		{JobConfig{Algo: fedalgo.FedDPGDGrad}, "accepted range"},
 		{JobConfig{Algo: fedalgo.FedDPGDGrad, Epsilon: 1, LocalAlgo: "dp-gd-grad"}, "no local algorithm"},
 	} {
 		cfg := Config{Federation: "f", Job: tc.job, MinSites: 1}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 )
 
@@ -104,9 +103,9 @@ const maxSchemaFeatures = 1 << 24
 
 // LoadSchema reads and validates the schema file at path.
 func LoadSchema(path string) (*Schema, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path, "feature-bounds schema")
 	if err != nil {
-		return nil, fmt.Errorf("data: feature bounds: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	return ReadSchema(f, path)

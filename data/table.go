@@ -38,14 +38,11 @@ func Load(path string, opt Options) (*Table, error) {
 	if path == "" {
 		return nil, fmt.Errorf("data: empty file name: give the path of a data file")
 	}
-	f, err := os.Open(path)
+	f, err := openRegular(path, "data file")
 	if err != nil {
-		return nil, fmt.Errorf("data: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("data: %s is a directory; give the path of a data file in it", path)
-	}
 	return Read(f, path, opt)
 }
 

@@ -178,8 +178,16 @@ func AnalyticGaussianSigma(eps, delta, sensitivity float64) (float64, error) {
 	// μ = 2ε/(√(2L + 2ε) + √(2L)), rounded down.
 	l := -math.Log(delta)
 	lo := acctDown(2*eps/(math.Sqrt(2*l+2*eps)+math.Sqrt(2*l)), 16)
-	for zcdpEpsilonUp(acctUp(lo*lo/2, 4), delta) > eps && lo > 0 { // guard the rounding
-		lo = acctDown(lo, 64)
+	// Guard the rounding: a few steps of 64 ulps, then halving (any
+	// smaller μ is still a valid lower end of the bisection), so that the
+	// loop ends after at most ≈ 1100 iterations whatever ε is (ε = 1e-300
+	// once spun here for ever, stepping 64 ulps at a time).
+	for i := 0; zcdpEpsilonUp(acctUp(lo*lo/2, 4), delta) > eps && lo > 0; i++ {
+		if i < 16 {
+			lo = acctDown(lo, 64)
+		} else {
+			lo /= 2
+		}
 	}
 	if !(lo > 0) {
 		return 0, acctErrorf("ε = %v is too small to calibrate at δ = %v", eps, delta)

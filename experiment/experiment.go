@@ -156,14 +156,14 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("experiment: %w", err)
 	}
 	if a.Private {
-		if !(s.Epsilon > 0) || math.IsInf(s.Epsilon, 0) {
-			return fmt.Errorf("experiment: %s is private: ε = %v must be finite and > 0 (--epsilon; --delta is optional, default 1/(10·n))", s.Algo, s.Epsilon)
+		if err := dp.CheckEpsilon("--epsilon", s.Epsilon); err != nil {
+			return fmt.Errorf("experiment: %s is private: %w (--delta is optional, default 1/(10·n))", s.Algo, err)
 		}
 		if s.DeltaSet && !(s.Delta >= 0 && s.Delta < 1) {
 			return fmt.Errorf("experiment: δ = %v must be in [0, 1)", s.Delta)
 		}
-		if s.NoiseScale < 0 || math.IsNaN(s.NoiseScale) || math.IsInf(s.NoiseScale, 0) {
-			return fmt.Errorf("experiment: noise scale %v must be finite and ≥ 0", s.NoiseScale)
+		if err := dp.CheckNoiseScale("--noise-scale", s.NoiseScale); err != nil {
+			return fmt.Errorf("experiment: %w", err)
 		}
 		if !(s.FeatureRadius > 0) {
 			return fmt.Errorf("experiment: %s is private and needs per-record clipping: --radius R > 0 (R bounds the sensitivity)", s.Algo)

@@ -34,8 +34,8 @@ func TrainRecords(spec Spec, n int, hasTest bool) int {
 // δ (spec's, or the default 1/n_train). loss is the loss asked for ("" =
 // let the rule pick).
 func Recommend(spec Spec, n, d int, hasTest bool, loss string) (pairwise.Recommendation, error) {
-	if !(spec.Epsilon > 0) {
-		return pairwise.Recommendation{}, fmt.Errorf("experiment: the default private algorithm needs --epsilon > 0")
+	if err := dp.CheckEpsilon("--epsilon", spec.Epsilon); err != nil {
+		return pairwise.Recommendation{}, fmt.Errorf("experiment: the default private algorithm: %w", err)
 	}
 	task := spec.Task
 	if task == "" {

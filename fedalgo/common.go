@@ -47,8 +47,8 @@ func configurePrivate(s *Spec) {
 
 // checkPrivacy checks the (ε, δ) of a private spec.
 func checkPrivacy(name string, s *Spec) error {
-	if !(s.Epsilon > 0) || math.IsInf(s.Epsilon, 0) {
-		return fmt.Errorf("%s needs ε > 0, got %v", name, s.Epsilon)
+	if err := dp.CheckEpsilon("ε", s.Epsilon); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	if !(s.Delta >= 0 && s.Delta < 1) {
 		return fmt.Errorf("δ = %v must be in [0, 1) (0: 1/(10·n_max))", s.Delta)

@@ -321,6 +321,12 @@ func (fedLDA) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64, flo
 	return dim, clip, sens, nil
 }
 
+// SiteSumShape: the pooled statistics vector's length, Δ = 2 (as
+// SumShape, from the announced R).
+func (fedLDA) SiteSumShape(job *protocol.JobAnnounce, _ int) (int, float64, error) {
+	return sspSiteShape(job, pairwise.SSPPooled)
+}
+
 // SumVector: phase 1's Σ x/R (padded), phase 2's statistics of the signs
 // around the broadcast centre; no noise (the worker encodes them).
 func (s *ldaSite) SumVector(ctx context.Context, phase int, model []float64) ([]float64, int, error) {

@@ -355,6 +355,22 @@ func (a fedSSP) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64, f
 	return dim, clip, sens, nil
 }
 
+// SiteSumShape: the statistics vector's length and Δ = SSPSensitivity
+// at the announced R (the site's vector, whatever n).
+func (a fedSSP) SiteSumShape(job *protocol.JobAnnounce, _ int) (int, float64, error) {
+	return sspSiteShape(job, a.kind)
+}
+
+// sspSiteShape is a site's (dim, Δ) of the statistics vector of kind.
+func sspSiteShape(job *protocol.JobAnnounce, kind pairwise.SSPKind) (int, float64, error) {
+	R := job.FeatureRadius
+	if !(R > 0) || math.IsInf(R, 0) {
+		return 0, 0, fmt.Errorf("%s: the statistics' sensitivity needs a finite feature radius R > 0, the job announces %v", job.Algo, R)
+	}
+	wa, wb, wc := pairwise.SSPWeights(R, kind)
+	return sspLen(job.Params, kind), pairwise.SSPSensitivity(R, wa, wb, wc), nil
+}
+
 // sspSumShape is the secure-aggregation shape of the statistics vector of
 // the given kind (fed-dp-ssp[-mean], fed-dp-lda): its length, the clip
 // n_max·‖φ‖max with ‖φ(z)‖² ≤ a²R² + 2b²R⁴ + c² (the moment block counted

@@ -135,7 +135,7 @@ func checkSumSpecRefusals(t *testing.T, algo string) {
 		{Spec{Algo: algo, Task: protocol.TaskMetric, Epsilon: 1}, "metric"},
 		{Spec{Algo: algo, Task: protocol.TaskAUC, Epsilon: 1, Rounds: 3}, "rounds"},
 		{Spec{Algo: algo, Task: protocol.TaskAUC, Epsilon: 1, Aggregation: "median"}, "sums"},
-		{Spec{Algo: algo, Task: protocol.TaskAUC}, "ε > 0"},
+		{Spec{Algo: algo, Task: protocol.TaskAUC}, "accepted range"},
 	} {
 		s := c.spec
 		if _, err := Configure(&s); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -48,6 +48,10 @@ import (
 //	                  the coordinator's plan (PlanSecAgg), never by a client
 //	secagg-fail       the part of δ spent outside the DDG (SumFailure), set
 //	                  by the plan
+//
+// A site trusts none of the planned numbers (SiteSecAgg): it recomputes Δ,
+// δ_f and the rotation seed and refuses other values, and computes its
+// guarantee from s, γ, c with its own Δ, δ_f and vector length.
 
 // Option names of secure aggregation.
 const (
@@ -79,6 +83,14 @@ type SumReleaser interface {
 	// a bound c on its ℓ2 norm that holds at every site (from public
 	// record counts) and its record-level ℓ2 sensitivity Δ ≤ 2c.
 	SumShape(spec *Spec, sites []SiteInfo, params int) (dim int, clip, sens float64, err error)
+	// SiteSumShape returns, at a site of records records, the length of
+	// its vector and its record-level ℓ2 sensitivity before clipping,
+	// computed from the announced job's public parameters (task, loss,
+	// R, B, λ, params) and the site's own record count alone — never from
+	// the announced secagg-sens, which the site checks against it
+	// (SiteSecAgg). It must be the sensitivity of the vector SumVector
+	// returns under this announcement.
+	SiteSumShape(job *protocol.JobAnnounce, records int) (dim int, sens float64, err error)
 }
 
 // SumSite is implemented by the Site of a SumReleaser: the phase's
@@ -241,13 +253,99 @@ func SecAggOf(job *protocol.JobAnnounce) (*SecAgg, error) {
 	case k < 2:
 		return nil, fmt.Errorf("job %s: secure aggregation needs ≥ 2 sites, got %d", job.Job, k)
 	case s.Threshold < 2 || s.Threshold > k:
-		return nil, fmt.Errorf("job %s: secure aggregation threshold %d must be in [2, %d]", job.Job, s.Threshold, k)
+		return nil, fmt.Errorf("job %s: secure aggregation threshold %s = %d must be in [2, %d]", job.Job, OptSecAggThreshold, s.Threshold, k)
+	case 2*s.Threshold <= k:
+		return nil, fmt.Errorf("job %s: secure aggregation threshold %s = %d must exceed half the %d sites (≥ %d): with t ≤ K/2 two disjoint sets of t sites could each be unmasked, and their sums differenced", job.Job, OptSecAggThreshold, s.Threshold, k, k/2+1)
 	case s.Colluders >= s.Threshold:
-		return nil, fmt.Errorf("job %s: %d colluders must be fewer than the threshold %d", job.Job, s.Colluders, s.Threshold)
+		return nil, fmt.Errorf("job %s: %s = %d colluders must be fewer than the threshold %d", job.Job, OptSecAggColluders, s.Colluders, s.Threshold)
 	case s.Fail > 0 && !(s.Fail < job.Delta):
 		return nil, fmt.Errorf("job %s: secure aggregation's failure probability %g must be below the job's δ = %g", job.Job, s.Fail, job.Delta)
 	}
 	return s, nil
+}
+
+// sumFailure is a's δ_f at δ (SumFailure; 0 for a bound that always
+// holds, or an algorithm that is not registered).
+func sumFailure(a Algorithm, delta float64) float64 {
+	if f, ok := a.(SumFailure); ok {
+		return f.SumFailure(delta)
+	}
+	return 0
+}
+
+// RotationSeed is the public seed of a job's DDG rotation, derived from
+// the job's seed (reproducible; 53 bits so that it travels exactly as an
+// option value): the plan sets it, every site recomputes it.
+func RotationSeed(seed uint64) uint64 {
+	return (seed*0x9e3779b97f4a7c15 ^ 0x5ec0a99) >> 11
+}
+
+// SiteSecAgg checks an announced job's secure aggregation at a site of
+// records records and returns the parameters the site encodes and
+// accounts with (nil when the job has none), and its vector's length.
+// Zero trust in the coordinator: every number that sets the site's noise,
+// sensitivity or accounting is the site's own or checked against it, and
+// a mismatch is refused with the option's name, the value received and
+// the value required.
+//
+//   - Δ (secagg-sens): recomputed (SumReleaser.SiteSumShape, from the
+//     job's public parameters and the site's own n), capped at 2c (a
+//     clipped vector moves by at most 2c); an announced Δ below it is
+//     refused. The site uses its own.
+//   - δ_f (secagg-fail): recomputed (SumFailure of the job's δ); any
+//     other value is refused (a smaller one would certify the DDG at more
+//     than δ − δ_f).
+//   - the rotation (secagg-rotation): recomputed from the job's seed
+//     (RotationSeed); any other value is refused. It does not affect
+//     privacy (the rotation is orthogonal whatever the signs) but every
+//     site must use the same.
+//   - t, κ (secagg-threshold, secagg-colluders): the submitter's; t must
+//     exceed K/2 and κ < t (SecAggOf).
+//   - s, γ, c (secagg-scale, secagg-gamma, secagg-clip): the coordinator's
+//     calibration, used as received (all sites must encode alike) but
+//     never trusted: the site computes its guarantee from them with its
+//     own Δ, δ_f and dimension (round.Charge in the worker), so a shrunken
+//     s or γ shows up as an ε above the job's and is refused. c enters the
+//     guarantee through the rounding margin 2⁻³⁰·c/γ of Δ_ℤ (dp/ddg.go)
+//     and the cap 2c of Δ; clipping is a projection, so a smaller c than
+//     the plan's never raises the sensitivity (it biases the sum: a
+//     utility, not a privacy, matter).
+func SiteSecAgg(job *protocol.JobAnnounce, records int) (*SecAgg, int, error) {
+	sec, err := SecAggOf(job)
+	if err != nil || sec == nil {
+		return nil, 0, err
+	}
+	a, err := Lookup(job.Algo)
+	if err != nil {
+		return nil, 0, err
+	}
+	sr, ok := a.(SumReleaser)
+	if !ok {
+		return nil, 0, fmt.Errorf("job %s asks for secure aggregation, but %s releases no sum", job.Job, job.Algo)
+	}
+	dim, sens, err := sr.SiteSumShape(job, records)
+	if err != nil {
+		return nil, 0, err
+	}
+	if dim < 1 || !(sens > 0) || math.IsInf(sens, 0) {
+		return nil, 0, fmt.Errorf("job %s: %s gives this site no finite sensitivity (dim %d, Δ = %v)", job.Job, job.Algo, dim, sens)
+	}
+	own := *sec
+	own.Sens = math.Min(sens, 2*sec.Clip)
+	if sec.Sens < own.Sens {
+		return nil, 0, fmt.Errorf("job %s: option %s = %v received, this site's vector has sensitivity Δ = %v (computed from the job's public parameters): refusing a DDG calibrated for less", job.Job, optSecAggSens, sec.Sens, own.Sens)
+	}
+	own.Fail = sumFailure(a, job.Delta)
+	if sec.Fail != own.Fail {
+		return nil, 0, fmt.Errorf("job %s: option %s = %v received, %s's sensitivity bound fails with probability δ_f = %v at δ = %v: refusing", job.Job, optSecAggFail, sec.Fail, job.Algo, own.Fail, job.Delta)
+	}
+	if !(own.Fail == 0 || own.Fail < job.Delta) {
+		return nil, 0, fmt.Errorf("job %s: δ_f = %v is not below the job's δ = %v", job.Job, own.Fail, job.Delta)
+	}
+	if rot := RotationSeed(job.Seed); sec.Rotation != rot {
+		return nil, 0, fmt.Errorf("job %s: option %s = %v received, the rotation derived from the job's seed %d is %v: refusing", job.Job, optSecAggRotation, sec.Rotation, job.Seed, rot)
+	}
+	return &own, dim, nil
 }
 
 // DDG returns the job's distributed discrete Gaussian for vectors of
@@ -302,6 +400,10 @@ func PlanSecAgg(a Algorithm, spec *Spec, sites []SiteInfo, params int, plan *Pla
 	if t > k || t < 2 {
 		return nil, fmt.Errorf("secure aggregation threshold %d must be in [2, %d] (the participants); set %s", t, k, OptSecAggThreshold)
 	}
+	if 2*t <= k {
+		// Every site refuses such a job too (SecAggOf).
+		return nil, fmt.Errorf("secure aggregation threshold %d must exceed half the %d participants (≥ %d): with t ≤ K/2 two disjoint sets of t sites could each be unmasked, and their sums differenced; raise %s", t, k, k/2+1, OptSecAggThreshold)
+	}
 	if s.Colluders >= t {
 		return nil, fmt.Errorf("secure aggregation: %d colluders must be fewer than the threshold %d; lower %s", s.Colluders, t, OptSecAggColluders)
 	}
@@ -316,16 +418,11 @@ func PlanSecAgg(a Algorithm, spec *Spec, sites []SiteInfo, params int, plan *Pla
 	// phases read disjoint records (SumParallel); δ less the failure
 	// probability of the sensitivity bound (SumFailure).
 	releases := SumReleases(a, plan.Phases, plan.Phases)
-	fail := 0.0
-	if f, ok := a.(SumFailure); ok {
-		fail = f.SumFailure(plan.Delta)
-		if !(fail >= 0 && fail < plan.Delta) {
-			return nil, fmt.Errorf("secure aggregation: failure probability %g outside [0, δ = %g)", fail, plan.Delta)
-		}
+	fail := sumFailure(a, plan.Delta)
+	if !(fail >= 0 && (fail == 0 || fail < plan.Delta)) {
+		return nil, fmt.Errorf("secure aggregation: failure probability %g outside [0, δ = %g)", fail, plan.Delta)
 	}
-	// The rotation is public: derived from the job's seed (reproducible),
-	// 53 bits so that it travels exactly as an option value.
-	rot := (spec.Seed*0x9e3779b97f4a7c15 ^ 0x5ec0a99) >> 11
+	rot := RotationSeed(spec.Seed)
 	g, err := dp.CalibrateDDG(dp.DDGParams{Dim: dim, Clip: clip, Sensitivity: sens, Sites: k, RotationSeed: rot}, releases, t-s.Colluders, plan.Epsilon, plan.Delta-fail)
 	if err != nil {
 		return nil, err

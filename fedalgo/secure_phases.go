@@ -102,6 +102,21 @@ func (fedDPGDGrad) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64
 	return params, clip, min(sens, 2*clip), nil
 }
 
+// SiteSumShape: the gradient's length and 2Γ (pairwise.K22FedSensitivity
+// with n = 1: n_s times the proven 2Γ/n_s) at the announced loss, R and
+// B — the numbers the site's own objective is built with.
+func (fedDPGDGrad) SiteSumShape(job *protocol.JobAnnounce, _ int) (int, float64, error) {
+	loss, err := pairwise.LossByName(pairwise.TaskAUC, job.Loss)
+	if err != nil {
+		return 0, 0, err
+	}
+	sens := pairwise.K22FedSensitivity(loss, job.FeatureRadius, job.ParamRadius, 1)
+	if !(sens > 0) || math.IsInf(sens, 0) {
+		return 0, 0, fmt.Errorf("%s: no finite gradient sensitivity (2Γ = %g) at R = %v, B = %v", FedDPGDGrad, sens, job.FeatureRadius, job.ParamRadius)
+	}
+	return job.Params, sens, nil
+}
+
 // SumVector: n·∇L(θ; D) at the broadcast model, no noise.
 func (s *dpGDGradSite) SumVector(ctx context.Context, _ int, model []float64) ([]float64, int, error) {
 	v, err := pairwise.DPGDGradSum(ctx, s.env.Obj, model, s.job.Phases, privacyOf(s.job, s.env))
@@ -218,7 +233,17 @@ func phaseJobOf(j *protocol.JobAnnounce) (phaseJob, error) {
 	if sec == nil {
 		return phaseJob{}, fmt.Errorf("job %s has no secure aggregation", j.Job)
 	}
-	return phaseJob{task: j.Task, loss: j.Loss, R: j.FeatureRadius, B: j.ParamRadius, lambda: j.Lambda, eta: j.Eta, delta: j.Delta, fail: sec.Fail, phases: j.Phases}, nil
+	// δ_f as the site computes it (SumFailure of the announced δ), not
+	// the announced secagg-fail (checked against it by SiteSecAgg).
+	return phaseJob{task: j.Task, loss: j.Loss, R: j.FeatureRadius, B: j.ParamRadius, lambda: j.Lambda, eta: j.Eta, delta: j.Delta, fail: sumFailure(registry[j.Algo], j.Delta), phases: j.Phases}, nil
+}
+
+// phaseSiteShape: the model's length and Δ = 1 — the site divides its
+// move by its own Δ_{s,k}, computed from the announced η, δ, R, B, λ,
+// loss, phases and its own n (phaseMove), the numbers its phase runs
+// with.
+func phaseSiteShape(job *protocol.JobAnnounce) (int, float64, error) {
+	return job.Params, 1, nil
 }
 
 // phaseSumShape: the model's length, clip max_{s,k} M_{s,k}/Δ_{s,k},
@@ -269,6 +294,10 @@ func (a fedDPLocalSGD) SumShape(s *Spec, sites []SiteInfo, params int) (int, flo
 	return phaseSumShape(FedDPLocalSGD, y21aBounds, phaseJobOfPlan(s, p, a.SumFailure(p.Delta)), sites, params)
 }
 
+func (fedDPLocalSGD) SiteSumShape(job *protocol.JobAnnounce, _ int) (int, float64, error) {
+	return phaseSiteShape(job)
+}
+
 // SumVector: the move (w̄ − w)/Δ_{s,k} of the phase average of the
 // site's k-th subset from the broadcast model w.
 func (s *dpLocalSGDSite) SumVector(ctx context.Context, k int, model []float64) ([]float64, int, error) {
@@ -295,6 +324,10 @@ func (a fedDPEGD) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64,
 		return 0, 0, 0, err
 	}
 	return phaseSumShape(FedDPEGD, x21Bounds, phaseJobOfPlan(s, p, 0), sites, params)
+}
+
+func (fedDPEGD) SiteSumShape(job *protocol.JobAnnounce, _ int) (int, float64, error) {
+	return phaseSiteShape(job)
 }
 
 // SumVector: the move (w̄ − w)/Δ_{s,i} of epoch i's average on the
@@ -412,5 +445,5 @@ func secAggNote(a Algorithm, _ *Spec) string {
 	if p, ok := a.(SumParallel); ok && p.SumParallel() {
 		how = "the phases read disjoint subsets of its records: one round's guarantee (parallel composition)"
 	}
-	return fmt.Sprintf("per-site record-level (ε, δ)-DP under secure aggregation: each phase is one SecAgg round in which every site adds only its share of the distributed discrete Gaussian ([KLS21], dp/ddg.go) and the coordinator unmasks only the sum of at least t sites; the per-site scale is calibrated so that t − κ honest shares certify (ε, δ) at the floor t; %s (fedalgo/secure_phases.go). Each site's ledger records, before each round, the certified guarantee so far against the coordinator and against κ colluders; the σ printed is one site's share, in the units of its encoded vector", how)
+	return fmt.Sprintf("per-site record-level (ε, δ)-DP under secure aggregation: each phase is one SecAgg round in which every site adds only its share of the distributed discrete Gaussian ([KLS21], dp/ddg.go) and the coordinator unmasks only the sum of at least t sites; the per-site scale is calibrated so that t − κ honest shares certify (ε, δ) at the floor t; %s (fedalgo/secure_phases.go). Each site recomputes its sensitivity Δ, δ_f and the rotation seed and checks the announced calibration against the job's ε with them; its ledger records, before each round, the certified guarantee so far against the coordinator and against κ colluders, and its local-only ε (its own share alone, if every other site colludes); the σ printed is one site's share, in the units of its encoded vector", how)
 }

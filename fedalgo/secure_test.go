@@ -34,6 +34,7 @@ func TestSecAggOptions(t *testing.T) {
 		{"secagg 2", FedDPSSP, "", opt(2), "give 1"},
 		{"client scale", FedDPSSP, "", opt(1, -1, -1, 5), "set by the coordinator"},
 		{"threshold over K", FedDPSSP, "", opt(1, 5), "must be in [2, 4]"},
+		{"threshold K/2", FedDPSSP, "", opt(1, 2), "must exceed half the 4 participants"},
 		{"colluders ≥ t", FedDPSSP, "", opt(1, 3, 3), "fewer than the threshold"},
 		{"median", FedDPSSP, "median", opt(1), "aggregation"},
 		{"threshold without secagg", FedDPSSP, "", opt(-1, 3), "without secagg"},
@@ -79,5 +80,67 @@ func TestSecAggOptions(t *testing.T) {
 		if err != nil || e > 1 || e < 0.99 {
 			t.Errorf("%s: t = %d, κ = %d: ε = %v (%v), want ≤ 1 and tight", c.name, sec.Threshold, sec.Colluders, e, err)
 		}
+		// Every site recomputes the planned Δ, δ_f and rotation exactly
+		// (the honest plan passes SiteSecAgg unchanged).
+		own, odim, err := SiteSecAgg(job, 50)
+		if err != nil || odim != dim || own.Sens != sec.Sens || own.Fail != sec.Fail || own.Rotation != sec.Rotation {
+			t.Errorf("%s: the site's check of the honest plan: %+v, dim %d (%v); planned %+v, dim %d", c.name, own, odim, err, sec, dim)
+		}
+	}
+}
+
+// For every algorithm of the registry that releases a sum, a site
+// recomputes exactly what the plan announced — the sensitivity Δ, δ_f,
+// the rotation seed and the vector's length — at every participant, of
+// unequal sizes: an honest job's encoding and charge are the plan's, bit
+// for bit, and only a coordinator that announces otherwise is refused.
+func TestSiteSecAggMatchesPlan(t *testing.T) {
+	sites := []SiteInfo{{Name: "a", Records: 50}, {Name: "b", Records: 64}, {Name: "c", Records: 90}}
+	names := []string{"a", "b", "c"}
+	n := 0
+	for _, algo := range Names() {
+		spec := Spec{ID: "j", Algo: algo, Task: "auc", FeatureRadius: 1, Epsilon: 1, Seed: 11, Options: protocol.OptionsOf(map[string]float64{OptSecAgg: 1})}
+		if algo == FedDPGDGrad {
+			spec.Rounds = 2
+		}
+		a, err := Configure(&spec)
+		if err != nil {
+			continue // not a SumReleaser (or needs other options)
+		}
+		n++
+		plan, err := a.Plan(&spec, sites, 3)
+		if err != nil {
+			t.Fatalf("%s: %v", algo, err)
+		}
+		opts, err := PlanSecAgg(a, &spec, sites, 3, plan)
+		if err != nil {
+			t.Fatalf("%s: %v", algo, err)
+		}
+		B := spec.ParamRadius
+		if plan.ParamRadius > 0 {
+			B = plan.ParamRadius
+		}
+		job := &protocol.JobAnnounce{Job: "j", Algo: algo, Task: "auc", Loss: spec.Loss, Params: 3, Phases: plan.Phases, Eta: plan.Eta,
+			ParamRadius: B, FeatureRadius: 1, Lambda: spec.Lambda, Epsilon: plan.Epsilon, Delta: plan.Delta, Seed: spec.Seed, Sites: names, Options: opts}
+		sec, err := SecAggOf(job)
+		if err != nil {
+			t.Fatalf("%s: %v", algo, err)
+		}
+		dim, _, _, err := a.(SumReleaser).SumShape(&spec, sites, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range sites {
+			own, odim, err := SiteSecAgg(job, s.Records)
+			if err != nil {
+				t.Fatalf("%s at %s: the honest plan refused: %v", algo, s.Name, err)
+			}
+			if odim != dim || own.Sens != sec.Sens || own.Fail != sec.Fail || own.Rotation != sec.Rotation || *own != *sec {
+				t.Errorf("%s at %s: the site computes %+v (dim %d), the plan announced %+v (dim %d)", algo, s.Name, own, odim, sec, dim)
+			}
+		}
+	}
+	if n < 6 {
+		t.Errorf("%d algorithms with secure aggregation, want at least the 6 SumReleasers", n)
 	}
 }

@@ -32,7 +32,9 @@ func openJournal(dir, name string, decode func(line []byte) error) (j *journal, 
 		return nil, nil, fmt.Errorf("store: %w", err)
 	}
 	path := filepath.Join(dir, name)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	// O_APPEND: every write lands at the end of the file, whatever else
+	// has the file open (a second writer's lines are never overwritten).
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: %w", err)
 	}
@@ -41,6 +43,13 @@ func openJournal(dir, name string, decode func(line []byte) error) (j *journal, 
 			f.Close()
 		}
 	}()
+	// One journal, one state directory: the directory's lock (LockDir)
+	// guards this path only, so a file hard-linked into a second
+	// directory would have two owners, each spending budget the other
+	// does not see.
+	if n, ok := linkCount(f); ok && n > 1 {
+		return nil, nil, fmt.Errorf("store: %s has %d hard links: a journal belongs to one state directory, and another path shares this file — give each site and coordinator its own --state (copy a file, never link it)", path, n)
+	}
 	if err := syncDir(dir); err != nil {
 		return nil, nil, err
 	}

@@ -53,6 +53,47 @@ func TestLedgerAppendReload(t *testing.T) {
 	}
 }
 
+// A journal hard-linked into a second state directory (two sites sharing
+// one ledger, whose appends once overwrote each other) is refused when
+// opened; appends go to the end of the file (O_APPEND) even when another
+// writer extended it.
+func TestLedgerHardLinkAndAppend(t *testing.T) {
+	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	l, _, _, err := OpenLedger(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append(worker.Release{Job: "j", Phase: 1, Epsilon: 0.5}); err != nil {
+		t.Fatal(err)
+	}
+	// Another writer appends a line behind this one's back.
+	other, err := os.OpenFile(filepath.Join(a, LedgerFile), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.WriteString(`{"job":"k","phase":1,"records":0,"sigma":0,"epsilon":0.25,"delta":0,"secure":false}` + "\n")
+	other.Close()
+	if err := l.Append(worker.Release{Job: "j", Phase: 2, Epsilon: 0.5}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	_, rel, _, err := OpenLedger(a)
+	if err != nil || len(rel) != 3 || rel[1].Job != "k" || rel[2].Phase != 2 {
+		t.Fatalf("after an interleaved append: %+v, %v (an append overwrote another writer's line)", rel, err)
+	}
+	if err := os.MkdirAll(b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(a, LedgerFile), filepath.Join(b, LedgerFile)); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	for _, dir := range []string{a, b} {
+		if _, _, _, err := OpenLedger(dir); err == nil || !strings.Contains(err.Error(), "hard links") {
+			t.Errorf("%s: a hard-linked ledger opened: %v", dir, err)
+		}
+	}
+}
+
 // A torn last line (crash inside Append: never published) is dropped and
 // truncated; a malformed complete line stops the site.
 func TestLedgerTornAndCorrupt(t *testing.T) {

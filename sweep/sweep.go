@@ -27,6 +27,7 @@ import (
 
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
@@ -210,8 +211,8 @@ func (cfg *Config) defaults() error {
 		seen[a] = true
 	}
 	for _, e := range cfg.Epsilons {
-		if !(e > 0) || math.IsInf(e, 0) {
-			return fmt.Errorf("sweep: ε = %v must be finite and > 0", e)
+		if err := dp.CheckEpsilon("--epsilons: ε", e); err != nil {
+			return fmt.Errorf("sweep: %w", err)
 		}
 	}
 	if len(slices.Compact(slices.Sorted(slices.Values(cfg.Epsilons)))) != len(cfg.Epsilons) {

@@ -253,7 +253,7 @@ func TestConfigErrors(t *testing.T) {
 		{Config{Train: tab, Algos: []string{"sgd-prev", "sgd-prev"}}, "twice"},
 		{Config{Train: tab, Algos: []string{"dpegd"}, Epsilons: []float64{0}}, "ε"},
 		{Config{Train: tab, Algos: []string{"dpegd"}, Epsilons: []float64{1, 1}}, "twice"},
-		{Config{Train: tab, Algos: []string{"dpegd"}, Epsilons: []float64{math.Inf(1)}}, "finite"},
+		{Config{Train: tab, Algos: []string{"dpegd"}, Epsilons: []float64{math.Inf(1)}}, "accepted range"},
 		{Config{Train: tab, Algos: []string{"sgd-prev"}, Sizes: []int{1}}, "≥ 2"},
 		{Config{Train: tab, Algos: []string{"sgd-prev"}, Sizes: []int{700}}, "exceeds the 614"},
 		{Config{Train: tab, Algos: []string{"spauc"}, Loss: "hinge"}, "square"},

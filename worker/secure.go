@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/fedalgo"
@@ -25,8 +26,15 @@ import (
 // coordinator unmasks only a sum of at least t sites.
 
 // secSetup prepares a job's secure aggregation (nil when it has none).
-func (w *Worker) secSetup(m *protocol.JobAnnounce, site fedalgo.Site) error {
-	sec, err := fedalgo.SecAggOf(m)
+// Zero trust in the coordinator: fedalgo.SiteSecAgg recomputes what the
+// site can (its vector's sensitivity Δ and dimension, δ_f, the rotation)
+// and checks the announcement against it; the guarantee of the whole job
+// is then computed here from the announced s, γ, c, t, κ with the site's
+// own Δ, δ_f and dimension (round.Charge), and a job whose guarantee
+// exceeds its ε is refused at the announcement — nothing charged, nothing
+// sent but the refusal.
+func (w *Worker) secSetup(m *protocol.JobAnnounce, site fedalgo.Site, records int) error {
+	sec, dim, err := fedalgo.SiteSecAgg(m, records)
 	if err != nil || sec == nil {
 		return err
 	}
@@ -36,8 +44,38 @@ func (w *Worker) secSetup(m *protocol.JobAnnounce, site fedalgo.Site) error {
 	if _, ok := dp.IntegerNoiseOf(w.cfg.Noise); !ok {
 		return fmt.Errorf("job %s needs integer noise for the distributed discrete Gaussian; this site's noise source has none (use dp.NewSecureNoise)", m.Job)
 	}
-	w.sec = sec
+	a, err := fedalgo.Lookup(m.Algo)
+	if err != nil {
+		return err
+	}
+	if _, _, err := secGuarantee(m, a, sec, dim, m.Phases); err != nil {
+		return err
+	}
+	w.sec, w.secDim = sec, dim
 	return nil
+}
+
+// secGuarantee is the guarantee of the releases of job's first phase
+// phases (fedalgo.SumReleases) under the site-checked parameters sec for
+// vectors of length dim, refused when the whole job's exceeds the job's ε.
+func secGuarantee(j *protocol.JobAnnounce, a fedalgo.Algorithm, sec *fedalgo.SecAgg, dim, phase int) (*dp.DDG, round.Guarantee, error) {
+	g, err := sec.DDG(dim, len(j.Sites))
+	if err != nil {
+		return nil, round.Guarantee{}, fmt.Errorf("job %s: the announced DDG (%s = %v, %s = %v, %s = %v) with this site's Δ = %v and dimension %d: %w", j.Job, "secagg-scale", sec.Scale, "secagg-gamma", sec.Gamma, "secagg-clip", sec.Clip, sec.Sens, dim, err)
+	}
+	total, err := round.Charge(g, fedalgo.SumReleases(a, j.Phases, j.Phases), sec.Threshold, sec.Colluders, j.Delta-sec.Fail)
+	if err != nil {
+		return nil, round.Guarantee{}, err
+	}
+	if !(total.Collusion <= j.Epsilon*(1+1e-9)) {
+		return nil, round.Guarantee{}, fmt.Errorf("job %s: the announced DDG (%s = %v, %s = %v, %s = %v, threshold %d, %d colluders) gives ε = %g with this site's own Δ = %v, δ_f = %v and dimension %d, more than the job's ε = %g: refusing to release (the per-site scale s must be larger, or γ)",
+			j.Job, "secagg-scale", sec.Scale, "secagg-gamma", sec.Gamma, "secagg-clip", sec.Clip, total.Threshold, total.Colluders, total.Collusion, sec.Sens, sec.Fail, dim, j.Epsilon)
+	}
+	if phase == j.Phases {
+		return g, total, nil
+	}
+	gu, err := round.Charge(g, fedalgo.SumReleases(a, j.Phases, phase), sec.Threshold, sec.Colluders, j.Delta-sec.Fail)
+	return g, gu, err
 }
 
 // secPhase starts this site's secure aggregation round of phase m.Phase.
@@ -61,32 +99,25 @@ func (w *Worker) secPhase(ctx context.Context, m *protocol.PhaseStart) []Output 
 		}
 		return fail(err)
 	}
-	g, err := w.sec.DDG(len(vec), len(j.Sites))
-	if err != nil {
-		return fail(err)
+	if len(vec) != w.secDim {
+		return fail(fmt.Errorf("%s's vector has %d values, the job's shape %d", j.Algo, len(vec), w.secDim))
 	}
-	// The guarantee this site gets, computed here from the public
-	// parameters (the coordinator's calibration is not trusted): at least
-	// t shares are in any unmasked sum, κ of them possibly known to a
-	// colluding coordinator; the DDG is certified at δ − δ_f (the part of
-	// δ the algorithm's sensitivity bound spends, fedalgo.SumFailure).
-	// The whole job's guarantee must not exceed the job's ε (else nothing
-	// is released); the ledger charges the guarantee of the releases this
-	// site's records have taken part in up to and including this one
-	// (fedalgo.SumReleases: sequential or parallel phases) — what it gets
-	// if the job stops here, the job's certified ε after the last phase.
+	// The guarantee this site gets, computed here with its own Δ, δ_f and
+	// dimension (secSetup checked them; the coordinator's calibration is
+	// not trusted): at least t shares are in any unmasked sum, κ of them
+	// possibly known to a colluding coordinator; the DDG is certified at
+	// δ − δ_f (the part of δ the algorithm's sensitivity bound spends,
+	// fedalgo.SumFailure). The whole job's guarantee must not exceed the
+	// job's ε (else nothing is released); the ledger charges the guarantee
+	// of the releases this site's records have taken part in up to and
+	// including this one (fedalgo.SumReleases: sequential or parallel
+	// phases) — what it gets if the job stops here, the job's certified ε
+	// after the last phase.
 	a, err := fedalgo.Lookup(j.Algo)
 	if err != nil {
 		return fail(err)
 	}
-	total, err := round.Charge(g, fedalgo.SumReleases(a, j.Phases, j.Phases), w.sec.Threshold, w.sec.Colluders, j.Delta-w.sec.Fail)
-	if err != nil {
-		return fail(err)
-	}
-	if total.Collusion > j.Epsilon*(1+1e-9) {
-		return fail(fmt.Errorf("the job's DDG parameters give ε = %g (against the coordinator with %d colluders), more than the job's ε = %g: refusing to release", total.Collusion, total.Colluders, j.Epsilon))
-	}
-	gu, err := round.Charge(g, fedalgo.SumReleases(a, j.Phases, m.Phase), w.sec.Threshold, w.sec.Colluders, j.Delta-w.sec.Fail)
+	g, gu, err := secGuarantee(j, a, w.sec, len(vec), m.Phase)
 	if err != nil {
 		return fail(err)
 	}
@@ -99,7 +130,7 @@ func (w *Worker) secPhase(ctx context.Context, m *protocol.PhaseStart) []Output 
 	// of the round; the entry is durable before the first.
 	rel := Release{Job: j.Job, Phase: m.Phase, Records: records, Mechanism: fedalgo.MechanismDDG, Sigma: w.sec.SiteSigma(),
 		Sensitivity: w.sec.Sens, Epsilon: gu.Collusion, Delta: j.Delta, Secure: w.cfg.Noise.Secure(),
-		SecAgg: &SecAggCharge{Threshold: gu.Threshold, Colluders: gu.Colluders, Coordinator: gu.Coordinator, Collusion: gu.Collusion}}
+		SecAgg: &SecAggCharge{Threshold: gu.Threshold, Colluders: gu.Colluders, Coordinator: gu.Coordinator, Collusion: gu.Collusion, Local: finiteEpsilon(gu.Local)}}
 	w.ledger = append(w.ledger, rel)
 	if w.cfg.Store != nil {
 		if err := w.cfg.Store.Append(rel); err != nil {
@@ -114,6 +145,16 @@ func (w *Worker) secPhase(ctx context.Context, m *protocol.PhaseStart) []Output 
 	}
 	w.round = site
 	return []Output{w.toCoord(keys)}
+}
+
+// finiteEpsilon is ε as a ledger can store it: math.MaxFloat64 stands for
+// an ε that dp.DDG.Epsilon reports as +Inf (above 100), which JSON cannot
+// encode.
+func finiteEpsilon(e float64) float64 {
+	if math.IsInf(e, 1) || math.IsNaN(e) {
+		return math.MaxFloat64
+	}
+	return e
 }
 
 // onSecAgg answers a coordinator message of the running round.

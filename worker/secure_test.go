@@ -1,7 +1,11 @@
 package worker
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/pairfed/pairfed/fedalgo"
@@ -39,7 +43,9 @@ func secAnnounce(t *testing.T, scale float64) *protocol.JobAnnounce {
 // A site charges its ledger before its keys (the round's first message)
 // leave, with the guarantee round.Charge computes at the threshold, and
 // sends the keys once; a coordinator announcing a per-site scale too small
-// for the job's ε gets an abort, and nothing is charged or sent.
+// for the job's ε gets an abort, and nothing is charged or sent. The
+// entry records the local-only guarantee (one share) too, above the
+// threshold's.
 func TestWorkerSecAggCharge(t *testing.T) {
 	ctx := context.Background()
 	w := newWorker(t)
@@ -58,6 +64,9 @@ func TestWorkerSecAggCharge(t *testing.T) {
 	if len(l) != 1 || l[0].SecAgg == nil || l[0].SecAgg.Threshold != 3 || l[0].Epsilon < l[0].SecAgg.Collusion || l[0].SecAgg.Collusion < l[0].SecAgg.Coordinator || l[0].Records != 64 {
 		t.Fatalf("ledger %+v", l)
 	}
+	if l[0].SecAgg.Local <= l[0].SecAgg.Collusion || l[0].SecAgg.Local > 100 {
+		t.Errorf("local-only guarantee %g: want above the %g of 3 shares (1 share of noise calibrated for 3)", l[0].SecAgg.Local, l[0].SecAgg.Collusion)
+	}
 	if l[0].SecAgg.Collusion < 0.9 {
 		t.Errorf("calibrated guarantee %g far below the job's ε = 1 (calibration should be tight)", l[0].SecAgg.Collusion)
 	}
@@ -65,9 +74,11 @@ func TestWorkerSecAggCharge(t *testing.T) {
 		t.Errorf("a repeated phase start sent %v, ledger %d entries", again, len(w.Ledger()))
 	}
 
+	// Refused at the announcement (the site computes the job's guarantee
+	// before accepting), so the phase start finds no job.
 	w = newWorker(t)
-	w.Step(ctx, secAnnounce(t, 0.5))
-	outs = w.Step(ctx, ps)
+	outs = w.Step(ctx, secAnnounce(t, 0.5))
+	outs = append(outs, w.Step(ctx, ps)...)
 	if len(outs) != 1 || len(w.Ledger()) != 0 || w.Err() == nil {
 		t.Fatalf("a too small scale: outputs %v, ledger %v, err %v", outs, w.Ledger(), w.Err())
 	}
@@ -75,5 +86,66 @@ func TestWorkerSecAggCharge(t *testing.T) {
 		t.Fatalf("sent %v, want an abort", outs[0].Msg.Kind())
 	} else {
 		t.Logf("refused: %s", a.Reason)
+	}
+}
+
+// Issue 23, finding 1: a coordinator that divides the announced DDG
+// sensitivity and granularity by 1000 (the per-site scale s, in units of
+// γ, unchanged) makes the noise 1000 times smaller in real units while
+// the guarantee it lets the site compute stays ε ≈ 1 (s raised by 1% to
+// absorb the rounding term, as a coordinator recalibrating s for the fake
+// Δ would: the real σ = s·γ is 990 times too small). The site recomputes
+// its own vector's sensitivity from the job's public parameters and
+// refuses, before anything is charged or sent.
+func TestWorkerSecAggShrunkSensitivityRefused(t *testing.T) {
+	ctx := context.Background()
+	job := secAnnounce(t, 1)
+	for i := range job.Options {
+		if n := job.Options[i].Name; n == "secagg-sens" || n == "secagg-gamma" {
+			job.Options[i].Value /= 1000
+		}
+		if job.Options[i].Name == "secagg-scale" {
+			job.Options[i].Value *= 1.01
+		}
+	}
+	w := newWorker(t)
+	outs := w.Step(ctx, job)
+	outs = append(outs, w.Step(ctx, &protocol.PhaseStart{Job: "j", Phase: 1, Model: []float64{0, 0, 0}})...)
+	for _, o := range outs {
+		if _, ok := o.Msg.(*protocol.Abort); !ok {
+			t.Errorf("the site sent %v on a shrunken sensitivity", o.Msg.Kind())
+		}
+	}
+	if len(w.Ledger()) != 0 || w.Err() == nil || !strings.Contains(w.Err().Error(), "secagg-sens") {
+		t.Fatalf("shrunken sensitivity: ledger %+v, err %v", w.Ledger(), w.Err())
+	}
+	t.Log(w.Err())
+}
+
+// A ledger entry written before the local-only guarantee was recorded
+// still decodes strictly (the field is optional), a new one round-trips,
+// and an ε above 100 (+Inf from dp.DDG.Epsilon) is stored as
+// math.MaxFloat64, which JSON can encode.
+func TestSecAggChargeJSON(t *testing.T) {
+	old := `{"job":"j","phase":1,"records":64,"sigma":1.5,"epsilon":0.9,"delta":0.001,"secure":true,"secagg":{"threshold":3,"colluders":0,"epsilon_coordinator":0.9,"epsilon_collusion":0.9}}`
+	dec := json.NewDecoder(strings.NewReader(old))
+	dec.DisallowUnknownFields()
+	var r Release
+	if err := dec.Decode(&r); err != nil || r.SecAgg == nil || r.SecAgg.Local != 0 {
+		t.Fatalf("old entry: %+v, %v", r.SecAgg, err)
+	}
+	r.SecAgg.Local = finiteEpsilon(math.Inf(1))
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Release
+	dec = json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&back); err != nil || *back.SecAgg != *r.SecAgg || back.SecAgg.Local != math.MaxFloat64 {
+		t.Fatalf("round trip of %s: %+v, %v", b, back.SecAgg, err)
+	}
+	if finiteEpsilon(2.5) != 2.5 {
+		t.Fatal("a finite ε changed")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime/debug"
 	"slices"
@@ -154,12 +155,17 @@ type Release struct {
 
 // SecAggCharge is the guarantee of a secure aggregation release at the
 // threshold floor: ε against the coordinator alone, and against the
-// coordinator with Colluders sites.
+// coordinator with Colluders sites; and the site's local-only guarantee.
 type SecAggCharge struct {
 	Threshold   int     `json:"threshold"`
 	Colluders   int     `json:"colluders"`
 	Coordinator float64 `json:"epsilon_coordinator"`
 	Collusion   float64 `json:"epsilon_collusion"`
+	// Local is ε of this site's own noise share alone (n = 1 share): what
+	// holds if the coordinator and every other site collude, whatever the
+	// threshold (round.Guarantee.Local; math.MaxFloat64 when above 100).
+	// Optional: ledgers written before it was recorded have none (0).
+	Local float64 `json:"epsilon_local,omitempty"`
 	// Note, on an entry that repeats a charged release (same job, phase
 	// and guarantee: the charge stays), records how its round ended
 	// without an unmasked sum — e.g. the site detected a lying
@@ -184,7 +190,8 @@ type Worker struct {
 	phaseSeen bool // a PhaseStart of the job arrived (it was accepted)
 	// Secure aggregation (secure.go): the job's parameters, the phases
 	// whose round started (charged) and the running round.
-	sec        *fedalgo.SecAgg
+	sec        *fedalgo.SecAgg // as fedalgo.SiteSecAgg checked it: Δ and δ_f the site's own
+	secDim     int             // the site's vector length (fedalgo.SumReleaser.SiteSumShape)
 	secStarted map[int]bool
 	round      *round.Site
 	result     *protocol.Result
@@ -354,7 +361,25 @@ func (w *Worker) accept() Output {
 
 // setup checks that this site can run the job and prepares its objective
 // and the algorithm's half of the job (e.g. its partition).
+//
+// Zero trust in the coordinator: every number of the announcement that
+// sets this site's noise, sensitivity, clipping or accounting is either
+// computed here from the site's own data and the job's public parameters
+// or checked against what the site computes (secSetup under secure
+// aggregation), and a job that fails is refused naming the field. The
+// announcement is validated here too (it may not have come through a
+// validating decoder), and a private job must state ε > 0, R > 0 (this
+// site's records checked against it: every sensitivity bound assumes
+// ‖x‖ ≤ R) and B > 0.
 func (w *Worker) setup(m *protocol.JobAnnounce) error {
+	if err := m.Validate(); err != nil {
+		return fmt.Errorf("invalid announcement: %w", err)
+	}
+	if fedalgo.Private(m.Algo) {
+		if err := checkPrivateJob(m); err != nil {
+			return err
+		}
+	}
 	task := pairwise.Task(m.Task)
 	d := w.cfg.Data.D
 	switch {
@@ -386,7 +411,7 @@ func (w *Worker) setup(m *protocol.JobAnnounce) error {
 	}
 	if m.FeatureRadius > 0 {
 		if err := pairwise.CheckRadius(ds, m.FeatureRadius); err != nil {
-			return err
+			return fmt.Errorf("job %s: feature_radius R = %v does not bound this site's records (%w): every sensitivity bound of the job assumes ‖x‖ ≤ R", m.Job, m.FeatureRadius, err)
 		}
 	}
 	algo, err := fedalgo.Lookup(m.Algo)
@@ -397,7 +422,7 @@ func (w *Worker) setup(m *protocol.JobAnnounce) error {
 	if err != nil {
 		return err
 	}
-	if err := w.secSetup(m, site); err != nil {
+	if err := w.secSetup(m, site, ds.N); err != nil {
 		return err
 	}
 	if err := w.secKeysFor(m); err != nil {
@@ -405,6 +430,21 @@ func (w *Worker) setup(m *protocol.JobAnnounce) error {
 	}
 	w.site = site
 	w.obj = obj
+	return nil
+}
+
+// checkPrivateJob refuses a private algorithm's announcement without the
+// numbers its noise is calibrated with: ε = 0 (no privacy), R = 0 (no
+// bound on the records), B = 0 (no bound on the parameters).
+func checkPrivateJob(m *protocol.JobAnnounce) error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"epsilon", m.Epsilon}, {"feature_radius", m.FeatureRadius}, {"param_radius", m.ParamRadius}} {
+		if !(f.v > 0) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("job %s of private algorithm %s announces %s = %v: it must be finite and > 0 (the site's noise is calibrated with it)", m.Job, m.Algo, f.name, f.v)
+		}
+	}
 	return nil
 }
 

@@ -338,14 +338,17 @@ func TestBadInputLoaders(t *testing.T) {
 		// Loader flags (issue 13, class 6).
 		{name: "--max-memory 1x", args: []string{"train", "--data", denseTxt, "--max-memory", "1x"}, code: 2, err: []string{"--max-memory", `size "1x" is not a byte count`, "512MiB"}},
 		{name: "--max-memory -1G", args: []string{"train", "--data", denseTxt, "--max-memory", "-1G"}, code: 2, err: []string{`size "-1G" is not a byte count`}},
-		{name: "--test-fraction 0", args: []string{"train", "--data", denseTxt, "--test-fraction", "0"}, code: 2, err: []string{"--test-fraction 0 is outside (0, 1)", "--test"}},
-		{name: "--test-fraction 1", args: []string{"train", "--data", denseTxt, "--test-fraction", "1"}, code: 2, err: []string{"--test-fraction 1 is outside (0, 1)"}},
-		{name: "--test-fraction NaN", args: []string{"train", "--data", denseTxt, "--test-fraction", "NaN"}, code: 2, err: []string{"--test-fraction NaN is outside (0, 1)"}},
+		{name: "--test-fraction 0", args: []string{"train", "--data", denseTxt, "--test-fraction", "0"}, code: 2, err: []string{"--test-fraction 0 is outside the accepted range [0.01, 0.9]", "--test"}},
+		{name: "--test-fraction 1", args: []string{"train", "--data", denseTxt, "--test-fraction", "1"}, code: 2, err: []string{"--test-fraction 1 is outside the accepted range [0.01, 0.9]"}},
+		{name: "--test-fraction NaN", args: []string{"train", "--data", denseTxt, "--test-fraction", "NaN"}, code: 2, err: []string{"--test-fraction NaN is outside the accepted range [0.01, 0.9]"}},
 		{name: "--test-fraction -0.5", args: []string{"train", "--data", denseTxt, "--test-fraction", "-0.5"}, code: 2, err: []string{"--test-fraction -0.5 is outside"}},
+		{name: "--test-fraction 1e-9", args: []string{"train", "--data", denseTxt, "--test-fraction", "1e-9"}, code: 2, err: []string{"--test-fraction 1e-09 is outside the accepted range [0.01, 0.9]"}},
+		{name: "--range-share 0", args: []string{"train", "--data", denseTxt, "--epsilon", "1", "--range-share", "0"}, code: 2, err: []string{"--range-share 0", "(0, 1)"}},
+		{name: "--tune-candidates without --tune", args: []string{"train", "--data", denseTxt, "--epsilon", "1", "--tune-candidates", "dp-ssp"}, code: 2, err: []string{"--tune-candidates dp-ssp", "add --tune"}},
 		{name: "--test-fraction with --test", args: []string{"train", "--data", denseTxt, "--test", denseTxt, "--test-fraction", "0.3"}, code: 2, err: []string{"--test-fraction 0.3 has no effect with --test"}},
 		{name: "--test-fraction with --folds", args: []string{"train", "--data", denseTxt, "--folds", "3", "--test-fraction", "0.3"}, code: 2, err: []string{"no effect with --folds 3"}},
-		{name: "simulate --test-fraction 0", args: sim("--data", denseTxt, "--test-fraction", "0"), code: 2, err: []string{"--test-fraction 0 is outside (0, 1)"}},
-		{name: "experiment --test-fraction 1.5", args: []string{"experiment", "sweep", "--data", denseTxt, "--algos", "sgd-prev", "--out", filepath.Join(dir, "out"), "--test-fraction", "1.5"}, code: 2, err: []string{"--test-fraction 1.5 is outside (0, 1)"}},
+		{name: "simulate --test-fraction 0", args: sim("--data", denseTxt, "--test-fraction", "0"), code: 2, err: []string{"--test-fraction 0 is outside the accepted range [0.01, 0.9]"}},
+		{name: "experiment --test-fraction 1.5", args: []string{"experiment", "sweep", "--data", denseTxt, "--algos", "sgd-prev", "--out", filepath.Join(dir, "out"), "--test-fraction", "1.5"}, code: 2, err: []string{"--test-fraction 1.5 is outside the accepted range [0.01, 0.9]"}},
 	}
 
 	hashes := func() map[string]string {

@@ -366,10 +366,19 @@ func TestBadInputCorpus(t *testing.T) {
 		{name: "--folds 1", args: []string{"train", "--data", siteA, "--folds", "1"}, code: 2, err: []string{"folds (1)", "0 or ≥ 2"}},
 		{name: "--runs 0", args: []string{"train", "--data", siteA, "--runs", "0"}, code: 2, err: []string{"--runs 0"}},
 		{name: "unknown algorithm", args: []string{"train", "--data", siteA, "--algo", "sgd-magic"}, code: 2, err: []string{`unknown algorithm "sgd-magic"`}},
-		{name: "ε = 0", args: append(dpTrain, "--epsilon", "0"), code: 2, err: []string{"ε = 0", "> 0"}},
-		{name: "ε < 0", args: append(dpTrain, "--epsilon", "-1"), code: 2, err: []string{"ε = -1", "> 0"}},
-		{name: "ε NaN", args: append(dpTrain, "--epsilon", "NaN"), code: 2, err: []string{"ε = NaN", "finite"}},
-		{name: "ε +Inf", args: append(dpTrain, "--epsilon", "Inf"), code: 2, err: []string{"ε = +Inf", "finite"}},
+		{name: "ε = 0", args: append(dpTrain, "--epsilon", "0"), code: 2, err: []string{"--epsilon = 0", "accepted range [1e-06, 10000]"}},
+		{name: "ε < 0", args: append(dpTrain, "--epsilon", "-1"), code: 2, err: []string{"--epsilon = -1", "accepted range"}},
+		{name: "ε NaN", args: append(dpTrain, "--epsilon", "NaN"), code: 2, err: []string{"--epsilon = NaN", "accepted range"}},
+		{name: "ε +Inf", args: append(dpTrain, "--epsilon", "Inf"), code: 2, err: []string{"--epsilon = +Inf", "accepted range"}},
+		// Absurd ε and noise scales: once an endless analytic-Gaussian
+		// search that ignored signals (1e-300) or a panic in the noise
+		// granularity check (1e-150, --noise-scale 1e-300).
+		{name: "ε = 1e-300, default algorithm", args: []string{"train", "--data", siteA, "--epsilon", "1e-300"}, code: 2, err: []string{"--epsilon = 1e-300", "accepted range"}},
+		{name: "ε = 1e-300, dpegd", args: []string{"train", "--data", siteA, "--algo", "dpegd", "--loss", "logistic", "--epsilon", "1e-300"}, code: 2, err: []string{"--epsilon = 1e-300", "accepted range"}},
+		{name: "ε = 1e-150, dp-ssp", args: []string{"train", "--data", siteA, "--algo", "dp-ssp", "--epsilon", "1e-150"}, code: 2, err: []string{"--epsilon = 1e-150", "accepted range"}},
+		{name: "ε = 1e5", args: append(dpTrain[:len(dpTrain):len(dpTrain)], "--epsilon", "1e5"), code: 2, err: []string{"--epsilon = 100000", "accepted range"}},
+		{name: "--noise-scale 1e-300", args: append(dpTrain[:len(dpTrain):len(dpTrain)], "--epsilon", "1", "--noise-scale", "1e-300"), code: 2, err: []string{"--noise-scale = 1e-300", "accepted range"}},
+		{name: "simulate ε = 1e-300, default algorithm", args: []string{"simulate", "--data", siteA, "--sites", "2", "--epsilon", "1e-300"}, code: 2, err: []string{"--epsilon = 1e-300", "accepted range"}},
 		{name: "δ = 1", args: append(dpTrain, "--epsilon", "1", "--delta", "1"), code: 2, err: []string{"δ = 1", "[0, 1)"}},
 		{name: "δ < 0", args: append(dpTrain, "--epsilon", "1", "--delta", "-0.1"), code: 2, err: []string{"δ = -0.1", "[0, 1)"}},
 		{name: "δ NaN", args: append(dpTrain, "--epsilon", "1", "--delta", "NaN"), code: 2, err: []string{"δ = NaN"}},
@@ -385,7 +394,7 @@ func TestBadInputCorpus(t *testing.T) {
 			warn: []string{"warning", "δ = 0.1 exceeds 1/(10·n)", "n = 32"}},
 
 		// simulate: the same checks, and the per-site δ > 1/(10·n) warning.
-		{name: "simulate ε NaN", args: []string{"simulate", "--data", siteA, "--sites", "2", "--algo", "fed-dpegd", "--epsilon", "NaN"}, code: 2, err: []string{"ε > 0", "NaN"}},
+		{name: "simulate ε NaN", args: []string{"simulate", "--data", siteA, "--sites", "2", "--algo", "fed-dpegd", "--epsilon", "NaN"}, code: 2, err: []string{"ε = NaN", "accepted range"}},
 		{name: "simulate δ = 1", args: []string{"simulate", "--data", siteA, "--sites", "2", "--algo", "fed-dpegd", "--epsilon", "1", "--delta", "1"}, code: 2, err: []string{"δ = 1", "[0, 1)"}},
 		{name: "simulate radius 0", args: []string{"simulate", "--data", siteA, "--sites", "2", "--algo", "fed-dpegd", "--epsilon", "1", "--radius", "0"}, code: 2, err: []string{"--radius 0", "> 0"}},
 		{name: "simulate unknown algorithm", args: []string{"simulate", "--data", siteA, "--algo", "fed-magic"}, code: 2, err: []string{`unknown federated algorithm "fed-magic"`}},
@@ -411,6 +420,8 @@ func TestBadInputCorpus(t *testing.T) {
 		{name: "coordinator bad port", args: coordArgs("--listen", "127.0.0.1:99999"), code: 2, err: []string{"bad port"}},
 		{name: "coordinator --min-sites 0", args: coordArgs("--listen", "127.0.0.1:0", "--min-sites", "0"), code: 2, err: []string{"--min-sites 0"}},
 		{name: "worker bad site name", args: append(workerArgs("--data", siteA)[:0:0], "worker", "--nats", url, "--site", "a.b", "--state", scratchSite, "--data", siteA), code: 2, err: []string{"site", "a.b"}},
+		{name: "coordinator --tick 1ns", args: coordArgs("--listen", "127.0.0.1:0", "--tick", "1ns"), code: 2, err: []string{"--tick 1ns", "[1ms, 10s]"}},
+		{name: "worker --tick 1ns", args: workerArgs("--data", siteA, "--tick", "1ns"), code: 2, err: []string{"--tick 1ns", "[1ms, 10s]"}},
 		{name: "coordinator --tick 0", args: coordArgs("--listen", "127.0.0.1:0", "--tick", "0s"), code: 2, err: []string{"--tick 0s"}},
 		{name: "coordinator NaN test file", args: coordArgs("--listen", "127.0.0.1:0", "--test", bad("nan.libsvm")), code: 1, err: []string{"nan.libsvm:2:6", "NaN"}},
 
@@ -423,7 +434,7 @@ func TestBadInputCorpus(t *testing.T) {
 		// with coordinator.CheckSubmit and refuses to send them (exit 2).
 		// (The coordinator's own rejection: coordinator/service_test.go.)
 		{name: "submit unknown algorithm", args: submit("--algo", "fed-magic"), code: 2, err: []string{`unknown federated algorithm "fed-magic"`}},
-		{name: "submit ε = 0", args: submit("--algo", "fed-dp-local-sgd", "--epsilon", "0"), code: 2, err: []string{"needs ε > 0"}},
+		{name: "submit ε = 0", args: submit("--algo", "fed-dp-local-sgd", "--epsilon", "0"), code: 2, err: []string{"ε = 0", "accepted range"}},
 		{name: "submit fed-oneshot dpgdsc hinge", args: submit("--algo", "fed-oneshot", "--local-algo", "dpgdsc", "--loss", "hinge", "--lambda", "0.1", "--epsilon", "0.1"), code: 2,
 			err: []string{"dpgdsc", "not hinge"}},
 		{name: "submit fed-dp-gd-grad hinge", args: submit("--algo", "fed-dp-gd-grad", "--loss", "hinge", "--epsilon", "0.1"), code: 2, err: []string{"L-smooth", "hinge"}},

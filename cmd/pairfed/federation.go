@@ -115,8 +115,8 @@ func runCoordinator(c *cli.Context) error {
 		return err
 	}
 	tick := c.Duration("tick")
-	if tick <= 0 {
-		return usageError{fmt.Errorf("coordinator: --tick %v must be > 0", tick)}
+	if err := checkTick("coordinator", tick); err != nil {
+		return err
 	}
 	logf := stderrLogf("")
 	// Everything the command line can get wrong is checked before the
@@ -348,8 +348,8 @@ func workerCommand() *cli.Command {
 func runWorker(c *cli.Context) error {
 	ctx := c.Context
 	tick := c.Duration("tick")
-	if tick <= 0 {
-		return usageError{fmt.Errorf("worker: --tick %v must be > 0", tick)}
+	if err := checkTick("worker", tick); err != nil {
+		return err
 	}
 	site := c.String("site")
 	logf := stderrLogf("")
@@ -834,4 +834,15 @@ func listenToken(state string) (token, path string, err error) {
 func bindsLoopbackOnly(host string) bool {
 	ip := net.ParseIP(host)
 	return strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()
+}
+
+// checkTick refuses a run-loop clock outside [1ms, 10s]: below a
+// millisecond the loop only spins (a job's step budgets are counted in
+// ticks, so they shrink with it and no job finishes); above 10 s every
+// timeout and heartbeat is that coarse.
+func checkTick(who string, tick time.Duration) error {
+	if tick < time.Millisecond || tick > 10*time.Second {
+		return usageError{fmt.Errorf("%s: --tick %v is outside the accepted range [1ms, 10s] (the run loop's clock; default 50ms)", who, tick)}
+	}
+	return nil
 }

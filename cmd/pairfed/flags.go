@@ -33,8 +33,8 @@ func dataFlags() []cli.Flag {
 func testFractionFlag(usage string) cli.Flag {
 	return &cli.Float64Flag{Name: "test-fraction", Value: 0.2, Usage: usage, Action: func(c *cli.Context, f float64) error {
 		switch {
-		case !(f > 0 && f < 1):
-			return usageError{fmt.Errorf("--test-fraction %v is outside (0, 1): it is the share of --data held out for testing (e.g. 0.2); to test on another file, give --test instead", f)}
+		case !(f >= 0.01 && f <= 0.9):
+			return usageError{fmt.Errorf("--test-fraction %v is outside the accepted range [0.01, 0.9]: it is the share of --data held out for testing (e.g. 0.2; below 1%% the test AUC rests on a handful of records); to test on another file, give --test instead", f)}
 		case c.IsSet("test"):
 			return usageError{fmt.Errorf("--test-fraction %v has no effect with --test %s (the test set is that file); give one of them", f, c.String("test"))}
 		case c.IsSet("folds"):

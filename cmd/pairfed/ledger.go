@@ -256,6 +256,9 @@ func runLedgerExport(c *cli.Context) error {
 	}
 	var w io.Writer = c.App.Writer
 	if p := c.String("out"); p != "" {
+		if dir, ok := store.InStateDir(p); ok {
+			return usageError{fmt.Errorf("ledger export: --out %s is inside the state directory %s: an export never writes into a coordinator's or a site's state (it could replace the ledger itself); write it elsewhere", p, dir)}
+		}
 		f, err := os.Create(p)
 		if err != nil {
 			return err

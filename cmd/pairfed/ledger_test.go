@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -65,6 +66,29 @@ func TestLedgerShowCoordinatorJSON(t *testing.T) {
 	out, err = runCLI(t, "ledger", "export", "--state", dir)
 	if err != nil || strings.Count(out, "\n") != 5 || !strings.HasPrefix(out, "site,job,phase") {
 		t.Errorf("csv: %v\n%s", err, out)
+	}
+	// An export never writes into a state directory: --out naming the
+	// coordinator's own charges journal (which it once replaced, so the
+	// coordinator refused to start) or any file beside it is refused and
+	// leaves the journal as it was.
+	before, err := os.ReadFile(filepath.Join(dir, store.ChargesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{filepath.Join(dir, store.ChargesFile), filepath.Join(dir, "export.csv"), filepath.Join(dir, "jobs", "x.csv")} {
+		if _, err := runCLI(t, "ledger", "export", "--state", dir, "--out", out); err == nil || !strings.Contains(err.Error(), "inside the state directory") {
+			t.Errorf("export --out %s: %v", out, err)
+		}
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, store.ChargesFile)); !bytes.Equal(before, after) {
+		t.Error("a refused export changed the charges journal")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "export.csv")); err == nil {
+		t.Error("a refused export created a file")
+	}
+	elsewhere := filepath.Join(t.TempDir(), "export.csv")
+	if _, err := runCLI(t, "ledger", "export", "--state", dir, "--out", elsewhere); err != nil {
+		t.Errorf("export outside the state directory: %v", err)
 	}
 }
 

@@ -194,6 +194,9 @@ func printSimulation(w io.Writer, r *simulate.Report) {
 // private federated algorithms, for sites of nSite records (0: unknown) and
 // d features (0: unknown), and returns the note that says which and why.
 func applyFedDefault(c *cli.Context, job *coordinator.JobConfig, sites, nSite, d int) (string, error) {
+	if err := dp.CheckEpsilon("--epsilon", job.Epsilon); err != nil {
+		return "", err
+	}
 	var names []string
 	for _, n := range fedalgo.Names() {
 		if fedalgo.Private(n) {

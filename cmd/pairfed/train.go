@@ -84,6 +84,12 @@ func runTrain(c *cli.Context) error {
 		RangeShare:  c.Float64("range-share"), BoundsNorm: c.String("bounds-norm"),
 		Tune: c.Bool("tune"), TuneCandidates: c.StringSlice("tune-candidates"),
 	}
+	if c.IsSet("range-share") && spec.RangeShare == 0 {
+		return usageError{fmt.Errorf("train: --range-share 0 would spend nothing on the DP feature ranges; give a share in (0, 1), e.g. 0.1 (the default), or leave the flag out")}
+	}
+	if c.IsSet("tune-candidates") && !spec.Tune {
+		return usageError{fmt.Errorf("train: --tune-candidates %s names the candidates of --tune's private selection, which is off; add --tune (or drop --tune-candidates)", strings.Join(spec.TuneCandidates, ","))}
+	}
 	if spec.Tune && algo != "" {
 		return usageError{fmt.Errorf("train: --tune selects the algorithm itself: drop --algo %s (or name candidates with --tune-candidates)", algo)}
 	}

@@ -17,6 +17,11 @@ type Guarantee struct {
 	// sites, who subtract their own noise: Threshold − Colluders shares
 	// remain (the site's own share alone, n = 1, at worst).
 	Collusion float64
+	// Local is ε of the site's own noise share alone (n = 1): what holds
+	// if the coordinator colludes with every other site — the guarantee
+	// that needs no trust in anyone (+Inf when above 100, as
+	// dp.DDG.Epsilon reports it).
+	Local     float64
 	Threshold int
 	Colluders int
 	Delta     float64
@@ -28,7 +33,8 @@ type Guarantee struct {
 // so both values are computed at that floor and are never below the
 // guarantee the round actually gives (dp.DDG.Epsilon decreases in n). A
 // ledger charges Collusion when the consortium's policy counts colluding
-// sites, Coordinator otherwise; the report states both.
+// sites, Coordinator otherwise; the report states both, and Local (one
+// share) is what remains if every other site colludes.
 func Charge(g *dp.DDG, rounds, threshold, colluders int, delta float64) (Guarantee, error) {
 	if threshold < 1 || colluders < 0 || colluders >= threshold {
 		return Guarantee{}, fmt.Errorf("round: colluders %d must be in [0, t−1] for threshold t = %d", colluders, threshold)
@@ -41,5 +47,11 @@ func Charge(g *dp.DDG, rounds, threshold, colluders int, delta float64) (Guarant
 	if err != nil {
 		return Guarantee{}, err
 	}
-	return Guarantee{Coordinator: ec, Collusion: el, Threshold: threshold, Colluders: colluders, Delta: delta}, nil
+	lo := el
+	if threshold-colluders > 1 {
+		if lo, err = g.Epsilon(rounds, 1, delta); err != nil {
+			return Guarantee{}, err
+		}
+	}
+	return Guarantee{Coordinator: ec, Collusion: el, Local: lo, Threshold: threshold, Colluders: colluders, Delta: delta}, nil
 }

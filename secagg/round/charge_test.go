@@ -42,3 +42,30 @@ func TestChargeNeverUnderCounts(t *testing.T) {
 		t.Fatal("t colluders accepted (no honest share left)")
 	}
 }
+
+// The local-only guarantee is one share's (n = 1, every other site and
+// the coordinator colluding): never below the threshold's, equal to it
+// when t − κ = 1, and larger than it when more shares are counted.
+func TestChargeLocal(t *testing.T) {
+	const delta = 1e-6
+	g, err := dp.NewDDG(dp.DDGParams{Dim: 16, Clip: 10, Sensitivity: 2, Scale: 600, Sites: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := g.Epsilon(3, 1, delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ t, k int }{{6, 0}, {6, 3}, {6, 5}, {2, 1}} {
+		ch, err := Charge(g, 3, c.t, c.k, delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch.Local != one {
+			t.Errorf("t=%d κ=%d: local ε %v, want one share's %v", c.t, c.k, ch.Local, one)
+		}
+		if c.t-c.k > 1 && !(ch.Local > ch.Collusion) {
+			t.Errorf("t=%d κ=%d: local ε %v not above the %d shares' %v", c.t, c.k, ch.Local, c.t-c.k, ch.Collusion)
+		}
+	}
+}

@@ -1,0 +1,36 @@
+package data
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// openRegular opens a regular file for reading, refusing a directory and
+// every special file with an error naming it: a FIFO with no writer
+// would block the open (and ignore signals) for ever, a device or socket
+// yields no end. The open is non-blocking, so a FIFO is refused at once;
+// on a regular file O_NONBLOCK has no effect.
+func openRegular(path, what string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("data: %s: %w", what, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("data: %s: %w", what, err)
+	}
+	switch m := st.Mode(); {
+	case m.IsDir():
+		f.Close()
+		return nil, fmt.Errorf("data: %s is a directory; give the path of a %s in it", path, what)
+	case m&os.ModeNamedPipe != 0:
+		f.Close()
+		return nil, fmt.Errorf("data: %s is a named pipe (FIFO), not a regular file: a %s must be a file (write the stream to a file first)", path, what)
+	case !m.IsRegular():
+		f.Close()
+		return nil, fmt.Errorf("data: %s is a special file (%v), not a regular file: give the path of a %s", path, m.Type(), what)
+	}
+	return f, nil
+}
