@@ -231,7 +231,7 @@ func (s *Service) restoreRunning(r *RunningJob) error {
 		return fmt.Errorf("%d site states for %d participants", len(r.Sites), len(r.Announce.Sites))
 	}
 	check := Config{Federation: s.cfg.Federation, Job: r.Job, MinSites: len(r.Announce.Sites), PhaseTimeout: s.cfg.PhaseTimeout,
-		Quorum: r.Min, MaxRetries: s.cfg.MaxRetries, Logf: s.cfg.Logf}
+		Quorum: r.Min, MaxRetries: s.cfg.MaxRetries, Logf: s.cfg.Logf, SecAggRoster: s.cfg.SecAggRoster}
 	inner, err := New(check)
 	if err != nil {
 		return err

@@ -30,7 +30,7 @@ func TestCheckpointEveryAlgorithm(t *testing.T) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/secagg=%v", name, secure), func(t *testing.T) {
-				s := newService(t, ServiceConfig{})
+				s := newService(t, ServiceConfig{SecAggRoster: testSecRoster("a", "b", "c", "d")})
 				for _, site := range []string{"a", "b", "c", "d"} {
 					s.Step(&protocol.Join{Site: site, Records: 40, Dim: 3})
 				}
@@ -64,7 +64,7 @@ func TestCheckpointEveryAlgorithm(t *testing.T) {
 				if err := json.Unmarshal(b, &back); err != nil {
 					t.Fatal(err)
 				}
-				r, err := RestoreService(ServiceConfig{Federation: "f"}, &back)
+				r, err := RestoreService(ServiceConfig{Federation: "f", SecAggRoster: testSecRoster("a", "b", "c", "d")}, &back)
 				if err != nil {
 					t.Fatalf("restore of a checkpoint at phase %d (combiner state %v): %v", cp.Running.Phase, cp.Running.OutSum, err)
 				}

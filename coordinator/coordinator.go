@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"crypto/ed25519"
 	"fmt"
 	"math"
 	"slices"
@@ -39,6 +40,12 @@ type Config struct {
 	// Logf receives one line per notable event (duplicates, stale updates,
 	// timeouts). nil discards.
 	Logf func(format string, args ...any)
+	// SecAggRoster is every site's long-term Ed25519 public key, by name:
+	// a job with secure aggregation (secagg's active variant) needs one
+	// for each participant — the round checks the sites' signed keys and
+	// consistency signatures with it (the sites check them again). Without
+	// it such a job is refused before it is announced.
+	SecAggRoster map[string]ed25519.PublicKey
 }
 
 // Validate fills defaults and checks the configuration.
@@ -318,7 +325,7 @@ func (c *Coordinator) Step(m protocol.Message) []Output {
 		return c.onAccept(m)
 	case *protocol.Leave:
 		return c.onLeave(m)
-	case *protocol.SecAggKeys, *protocol.SecAggShares, *protocol.SecAggMasked, *protocol.SecAggUnmask:
+	case *protocol.SecAggKeys, *protocol.SecAggShares, *protocol.SecAggMasked, *protocol.SecAggUnmask, *protocol.SecAggCheck:
 		return c.onSecAgg(m)
 	case *protocol.Abort:
 		if c.job != nil && m.Job == c.job.Job && c.sites[m.From] != nil && c.sites[m.From].participant {
@@ -453,6 +460,9 @@ func (c *Coordinator) startJob() []Output {
 		if c.ddg, err = sec.DDG(secDim, len(names)); err != nil {
 			return c.abort(err.Error())
 		}
+		if missing := rosterMisses(c.cfg.SecAggRoster, names); len(missing) > 0 {
+			return c.abort(fmt.Sprintf("secure aggregation: the coordinator's roster has no signing key for %v (--secagg-roster, from pairfed deploy init)", missing))
+		}
 		c.sec = sec
 	}
 	var comb fedalgo.Combiner
@@ -523,7 +533,7 @@ func (c *Coordinator) startPhase(k int) []Output {
 		// participant (a site dropped at the accept round never sends its
 		// keys: the round goes on without it, or aborts below t).
 		p := round.Params{Federation: c.cfg.Federation, Job: c.job.Job, Phase: k, Sites: c.job.Sites,
-			Threshold: c.sec.Threshold, Bits: c.ddg.Bits, Dim: c.ddg.D}
+			Threshold: c.sec.Threshold, Bits: c.ddg.Bits, Dim: c.ddg.D, Roster: c.cfg.SecAggRoster}
 		srv, err := round.NewServer(p, c.sec.Timeout)
 		if err != nil {
 			return c.abort(fmt.Sprintf("phase %d: %v", k, err))
@@ -531,6 +541,17 @@ func (c *Coordinator) startPhase(k int) []Output {
 		c.round = srv
 	}
 	return c.phaseOutputs(protocol.SitesSubject(c.cfg.Federation))
+}
+
+// rosterMisses returns the sites the secure aggregation roster has no key for.
+func rosterMisses(roster map[string]ed25519.PublicKey, sites []string) []string {
+	var out []string
+	for _, s := range sites {
+		if _, ok := roster[s]; !ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // onSecAgg feeds a site's secure aggregation message (its sender checked

@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"crypto/ed25519"
 	"fmt"
 	"maps"
 	"slices"
@@ -51,6 +52,8 @@ type ServiceConfig struct {
 	Budgets map[string]Budget
 	// Logf receives one line per notable event; nil discards.
 	Logf func(format string, args ...any)
+	// SecAggRoster is the sites' secure aggregation public keys (Config).
+	SecAggRoster map[string]ed25519.PublicKey
 }
 
 // Validate fills defaults and checks the configuration.
@@ -356,7 +359,7 @@ func (s *Service) Step(m protocol.Message) []Output {
 		if s.inner != nil {
 			outs = s.inner.Step(m)
 		}
-	case *protocol.SecAggKeys, *protocol.SecAggShares, *protocol.SecAggMasked, *protocol.SecAggUnmask:
+	case *protocol.SecAggKeys, *protocol.SecAggShares, *protocol.SecAggMasked, *protocol.SecAggUnmask, *protocol.SecAggCheck:
 		// A site's secure aggregation message (sender checked by the
 		// transport loop): for the running job's round, if any.
 		from, _ := protocol.Sender(m)
@@ -625,7 +628,7 @@ func (s *Service) start() (bool, []Output) {
 		return true, s.reply(q.submit.Job)
 	}
 	inner, err := New(Config{Federation: s.cfg.Federation, Job: q.job, MinSites: len(live), PhaseTimeout: s.cfg.PhaseTimeout,
-		Quorum: q.min, MaxRetries: s.cfg.MaxRetries, Logf: s.cfg.Logf})
+		Quorum: q.min, MaxRetries: s.cfg.MaxRetries, Logf: s.cfg.Logf, SecAggRoster: s.cfg.SecAggRoster})
 	if err != nil { // validated at submission; defensive
 		s.status[q.submit.Job] = &protocol.JobStatus{Job: q.submit.Job, Status: protocol.StatusFailed, Algo: q.job.Algo, Reason: truncate(err.Error(), protocol.MaxReasonLen)}
 		s.finished = append(s.finished, s.status[q.submit.Job])

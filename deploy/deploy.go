@@ -1,7 +1,10 @@
 // Package deploy generates what a multi-site pairfed deployment needs
 // (`pairfed deploy init`): a certificate authority and TLS certificates
 // (ECDSA P-256, Go's crypto), NATS nkey credentials for the coordinator,
-// the job client and every site, a random password per site for its
+// the job client and every site, an Ed25519 secure aggregation signing key
+// per site with the roster of their public keys (secagg/round, keys.go:
+// separate from the nkeys, which the NATS server has sign its own nonces),
+// a random password per site for its
 // leaf-node link (stored bcrypt-hashed at the hub), the hub's
 // nats-server.conf with TLS required and per-identity subject
 // permissions, a leaf-node nats-server config per site, systemd units, a
@@ -14,6 +17,7 @@ package deploy
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"crypto/rand"
 	"embed"
 	"encoding/hex"
@@ -32,6 +36,7 @@ import (
 
 	"github.com/nats-io/nkeys"
 	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/secagg/round"
 	"github.com/pairfed/pairfed/transport"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -664,6 +669,10 @@ func Generate(cfg Config, out string) (*Manifest, error) {
 		m.SiteURLs = append(m.SiteURLs, "nats://"+net.JoinHostPort("127.0.0.1", strconv.Itoa(sd.Port)))
 	}
 
+	if err := writeSecAggKeys(w, cfg.Sites); err != nil {
+		return nil, err
+	}
+
 	// Configs, units, scripts.
 	if err := w.render(filepath.Join(HubDir, "nats-server.conf"), "hub.conf.tmpl", data, 0o600, true); err != nil {
 		return nil, err
@@ -711,4 +720,48 @@ func Generate(cfg Config, out string) (*Manifest, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// SecAggKeyFile and SecAggRosterFile are a site's secure aggregation
+// signing key (secret) and the federation's roster of public keys, in the
+// site's directory (the roster also in the coordinator's).
+const (
+	SecAggKeyFile    = "secagg-key.pem"
+	SecAggRosterFile = "secagg-roster.json"
+)
+
+// writeSecAggKeys issues every site its secure aggregation signing key and
+// writes the roster of their public keys next to each key and into the
+// coordinator's directory.
+func writeSecAggKeys(w *writer, sites []string) error {
+	roster := map[string]ed25519.PublicKey{}
+	for _, s := range sites {
+		pub, priv, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			return fmt.Errorf("deploy: secure aggregation key: %w", err)
+		}
+		kb, err := round.MarshalSigningKey(priv)
+		if err != nil {
+			return err
+		}
+		if err := w.write(filepath.Join(SiteDir(s), SecAggKeyFile), kb, 0o600, true); err != nil {
+			return err
+		}
+		roster[s] = pub
+	}
+	rb, err := round.MarshalRoster(roster)
+	if err != nil {
+		return err
+	}
+	for _, dir := range append([]string{CoordinatorDir}, func() (ds []string) {
+		for _, s := range sites {
+			ds = append(ds, SiteDir(s))
+		}
+		return ds
+	}()...) {
+		if err := w.write(filepath.Join(dir, SecAggRosterFile), rb, 0o644, false); err != nil {
+			return err
+		}
+	}
+	return nil
 }

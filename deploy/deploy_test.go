@@ -1,6 +1,8 @@
 package deploy
 
 import (
+	"bytes"
+	"crypto/ed25519"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -18,6 +20,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
+	"github.com/pairfed/pairfed/secagg/round"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -89,7 +92,7 @@ func TestSecretsStayInTheirFiles(t *testing.T) {
 			secrets = append(secrets, secret{mm[2], dir})
 		}
 	}
-	if len(secrets) != 4+4*len(testSites)+2 { // CA, hub, coordinator and client keys; per site: key, 2 seeds, password; coordinator and client seeds
+	if len(secrets) != 4+5*len(testSites)+2 { // CA, hub, coordinator and client keys; per site: key, secure aggregation key, 2 seeds, password; coordinator and client seeds
 		t.Errorf("%d secrets", len(secrets))
 	}
 	for _, f := range m.Files {
@@ -105,6 +108,40 @@ func TestSecretsStayInTheirFiles(t *testing.T) {
 		if strings.Contains(text, "PRIVATE KEY") && !f.Secret {
 			t.Errorf("%s holds a private key", f.Path)
 		}
+	}
+}
+
+// Every site gets its own secure aggregation signing key (not an nkey);
+// the roster beside it and in the coordinator's directory is the same
+// file and lists each site's public key.
+func TestSecAggKeys(t *testing.T) {
+	out, _ := generate(t)
+	coord := read(t, filepath.Join(out, CoordinatorDir, SecAggRosterFile))
+	roster, err := round.ParseRoster([]byte(coord))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(roster) != len(testSites) {
+		t.Fatalf("roster of %d sites, want %d", len(roster), len(testSites))
+	}
+	for _, s := range testSites {
+		if got := read(t, filepath.Join(out, SiteDir(s), SecAggRosterFile)); got != coord {
+			t.Errorf("site %s's roster differs from the coordinator's", s)
+		}
+		k, err := round.ParseSigningKey([]byte(read(t, filepath.Join(out, SiteDir(s), SecAggKeyFile))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(k.Public().(ed25519.PublicKey), roster[s]) {
+			t.Errorf("site %s: its key is not the roster's", s)
+		}
+	}
+	unit := read(t, filepath.Join(out, SiteDir(testSites[0]), "pairfed-worker.service"))
+	if !strings.Contains(unit, "--secagg-key "+out+"/"+SiteDir(testSites[0])+"/"+SecAggKeyFile) || !strings.Contains(unit, "--secagg-roster") {
+		t.Errorf("worker unit without the secure aggregation keys:\n%s", unit)
+	}
+	if !strings.Contains(read(t, filepath.Join(out, CoordinatorDir, "pairfed-coordinator.service")), "--secagg-roster") {
+		t.Error("coordinator unit without the roster")
 	}
 }
 

@@ -843,6 +843,26 @@ func TestDeployFederatedJobOverLeafNodes(t *testing.T) {
 	}
 	t.Logf("fed-dp-local-sgd over TLS through 3 leaf nodes: AUC %.6f, simulation %.6f, models equal", got, sim.AUC.Mean)
 
+	// A job with secure aggregation over the same units: the sites sign
+	// their rounds with the keys deploy init issued and check each other
+	// against its roster (--secagg-key, --secagg-roster in the units).
+	cmd = exec.CommandContext(ctx, filepath.Join(d.out, deploy.ClientDir, "submit-job.sh"),
+		"--algo", "fed-dp-ssp", "--epsilon", "1", "--delta", "1e-5", "--min-sites", "3", "--secure-aggregation", "--job", "deploy-2", "--json", "--timeout", "60s")
+	cmd.Env = append(os.Environ(), "PAIRFED="+bin)
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	if out, err = cmd.Output(); err != nil {
+		t.Fatalf("submit-job.sh (secure aggregation): %v\n%s\n%s", err, out, stderr.String())
+	}
+	var srep struct {
+		Status string `json:"status"`
+		Reason string `json:"reason"`
+	}
+	if err := json.Unmarshal(out, &srep); err != nil || srep.Status != "completed" {
+		t.Fatalf("secure aggregation job over the deployment: %v: %s", err, out)
+	}
+	waitFor(t, ctx, coord.stderr, "secure sum of 3 sites", 1)
+
 	// Site a speaking for site b on its own subject (the only one the hub
 	// lets it use): the coordinator drops the message (the body's site is
 	// not the subject's). A join of a's own on the same subject, sent

@@ -4,12 +4,51 @@ package integration
 
 import (
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pairfed/pairfed/secagg/round"
 )
+
+// secAggKeyFiles writes the secure aggregation signing keys of sites
+// site-0 … site-(n−1) and their roster into dir, as pairfed deploy init
+// does for a deployment, and returns the roster's path and the keys'.
+func secAggKeyFiles(t *testing.T, dir string, n int) (string, []string) {
+	t.Helper()
+	roster := map[string]ed25519.PublicKey{}
+	var keys []string
+	for i := 0; i < n; i++ {
+		pub, priv, err := ed25519.GenerateKey(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := round.MarshalSigningKey(priv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("secagg-key-%d.pem", i))
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, p)
+		roster[fmt.Sprintf("site-%d", i)] = pub
+	}
+	b, err := round.MarshalRoster(roster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "secagg-roster.json")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p, keys
+}
 
 // Secure aggregation across processes over nats-server: 20 trials of a
 // fed-dp-ssp job over 3 sites (threshold 2) with one site killed

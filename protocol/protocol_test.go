@@ -293,7 +293,7 @@ func TestSubjects(t *testing.T) {
 }
 
 func FuzzDecode(f *testing.F) {
-	for _, m := range samples() {
+	for _, m := range append(samples(), secAggSeeds()...) {
 		b, _ := Encode(m)
 		f.Add(b)
 	}

@@ -21,6 +21,12 @@ const (
 	KindSecAggMasked        Kind = 36 // site → coordinator: round 2, the masked encoded release
 	KindSecAggUnmaskRequest Kind = 37 // coordinator → sites: the survivors U3
 	KindSecAggUnmask        Kind = 38 // site → coordinator: round 3, key shares of dropped sites, seed shares of survivors
+	// The active variant (secagg's default; [BIK+17] Fig. 5): after
+	// KindSecAggUnmaskRequest (U3) each site signs U3, and the coordinator
+	// forwards the signatures; a site sends KindSecAggUnmask only after
+	// checking them.
+	KindSecAggCheck     Kind = 39 // site → coordinator: its Ed25519 signature on (round, U3)
+	KindSecAggCheckSigs Kind = 40 // coordinator → sites: the signatures of U4 ⊆ U3 (the active variant's unmask request)
 )
 
 func init() {
@@ -28,6 +34,7 @@ func init() {
 		KindSecAggKeys: "secagg-keys", KindSecAggKeyList: "secagg-key-list", KindSecAggShares: "secagg-shares",
 		KindSecAggSharesFor: "secagg-shares-for", KindSecAggMasked: "secagg-masked",
 		KindSecAggUnmaskRequest: "secagg-unmask-request", KindSecAggUnmask: "secagg-unmask",
+		KindSecAggCheck: "secagg-check", KindSecAggCheckSigs: "secagg-check-sigs",
 	} {
 		kindNames[k] = n
 	}
@@ -51,6 +58,10 @@ func newSecAggMessage(k Kind) Message {
 		return &SecAggUnmaskRequest{}
 	case KindSecAggUnmask:
 		return &SecAggUnmask{}
+	case KindSecAggCheck:
+		return &SecAggCheck{}
+	case KindSecAggCheckSigs:
+		return &SecAggCheckSigs{}
 	}
 	return nil
 }
@@ -60,16 +71,27 @@ const (
 	secAggKeyLen   = 32  // X25519 public key, round id
 	secAggShareLen = 66  // a Shamir share over GF(2^521 − 1)
 	secAggCTLen    = 160 // AES-GCM nonce (12) + two shares (132) + tag (16)
+	secAggSigLen   = 64  // Ed25519 signature
 	// MaxSecAggDim bounds the encoded vector: a model of MaxParams
 	// parameters padded to a power of two.
 	MaxSecAggDim = 2 * MaxParams
 )
 
-// SecAggKey is one site's advertised key pair.
+// SecAggKey is one site's advertised key pair, with its signature in the
+// active variant (absent in the honest-but-curious one, whose encoding is
+// unchanged).
 type SecAggKey struct {
-	ID uint32 `msgpack:"id"`
-	C  []byte `msgpack:"c"`
-	S  []byte `msgpack:"s"`
+	ID  uint32 `msgpack:"id"`
+	C   []byte `msgpack:"c"`
+	S   []byte `msgpack:"s"`
+	Sig []byte `msgpack:"sig,omitempty"`
+}
+
+// SecAggSig is one site's consistency signature (site ID's signature on
+// the round's U3).
+type SecAggSig struct {
+	ID  uint32 `msgpack:"id"`
+	Sig []byte `msgpack:"sig"`
 }
 
 // SecAggCipher is one encrypted share pair; Peer is the recipient in
@@ -85,13 +107,15 @@ type SecAggShare struct {
 	Y  []byte `msgpack:"y"`
 }
 
-// SecAggKeys is secagg round 0 for the release Phase of Job.
+// SecAggKeys is secagg round 0 for the release Phase of Job; Sig is the
+// site's Ed25519 signature of its keys for this round (active variant).
 type SecAggKeys struct {
 	Job   string `msgpack:"job"`
 	Phase int    `msgpack:"phase"`
 	Site  string `msgpack:"site"`
 	C     []byte `msgpack:"c"`
 	S     []byte `msgpack:"s"`
+	Sig   []byte `msgpack:"sig,omitempty"`
 }
 
 // SecAggKeyList broadcasts U1's keys and the round's public id.
@@ -173,6 +197,23 @@ type SecAggUnmask struct {
 	Seeds []SecAggShare `msgpack:"seeds"`
 }
 
+// SecAggCheck is the active variant's round 3: the site's signature on
+// the survivor set U3 it received.
+type SecAggCheck struct {
+	Job   string `msgpack:"job"`
+	Phase int    `msgpack:"phase"`
+	Site  string `msgpack:"site"`
+	Sig   []byte `msgpack:"sig"`
+}
+
+// SecAggCheckSigs forwards the consistency signatures of U4 (sorted by
+// id): each site checks them against its own U3 before unmasking.
+type SecAggCheckSigs struct {
+	Job   string      `msgpack:"job"`
+	Phase int         `msgpack:"phase"`
+	Sigs  []SecAggSig `msgpack:"sigs"`
+}
+
 func (*SecAggKeys) Kind() Kind          { return KindSecAggKeys }
 func (*SecAggKeyList) Kind() Kind       { return KindSecAggKeyList }
 func (*SecAggShares) Kind() Kind        { return KindSecAggShares }
@@ -180,6 +221,8 @@ func (*SecAggSharesFor) Kind() Kind     { return KindSecAggSharesFor }
 func (*SecAggMasked) Kind() Kind        { return KindSecAggMasked }
 func (*SecAggUnmaskRequest) Kind() Kind { return KindSecAggUnmaskRequest }
 func (*SecAggUnmask) Kind() Kind        { return KindSecAggUnmask }
+func (*SecAggCheck) Kind() Kind         { return KindSecAggCheck }
+func (*SecAggCheckSigs) Kind() Kind     { return KindSecAggCheckSigs }
 
 var (
 	_ Message = (*SecAggKeys)(nil)
@@ -189,6 +232,8 @@ var (
 	_ Message = (*SecAggMasked)(nil)
 	_ Message = (*SecAggUnmaskRequest)(nil)
 	_ Message = (*SecAggUnmask)(nil)
+	_ Message = (*SecAggCheck)(nil)
+	_ Message = (*SecAggCheckSigs)(nil)
 )
 
 func secAggHead(job string, phase int, site string) error {
@@ -209,6 +254,16 @@ func fixedLen(what string, b []byte, n int) error {
 		return fmt.Errorf("protocol: %s is %d bytes, want %d", what, len(b), n)
 	}
 	return nil
+}
+
+// optionalSig checks a signature field that is absent (nil: the
+// honest-but-curious variant) or an Ed25519 signature. A present but
+// empty one is refused: it would not survive re-encoding (omitempty).
+func optionalSig(what string, b []byte) error {
+	if b == nil {
+		return nil
+	}
+	return fixedLen(what, b, secAggSigLen)
 }
 
 func secAggID(what string, id uint32, seen map[uint32]bool) error {
@@ -232,7 +287,10 @@ func (m *SecAggKeys) Validate() error {
 	if err := fixedLen("encryption key", m.C, secAggKeyLen); err != nil {
 		return err
 	}
-	return fixedLen("mask key", m.S, secAggKeyLen)
+	if err := fixedLen("mask key", m.S, secAggKeyLen); err != nil {
+		return err
+	}
+	return optionalSig("key signature", m.Sig)
 }
 
 func (m *SecAggKeyList) Validate() error {
@@ -254,6 +312,9 @@ func (m *SecAggKeyList) Validate() error {
 			return err
 		}
 		if err := fixedLen("mask key", k.S, secAggKeyLen); err != nil {
+			return err
+		}
+		if err := optionalSig("key signature", k.Sig); err != nil {
 			return err
 		}
 	}
@@ -355,6 +416,35 @@ func (m *SecAggUnmask) Validate() error {
 			if err := fixedLen("share", s.Y, secAggShareLen); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+func (m *SecAggCheck) Validate() error {
+	if err := secAggHead(m.Job, m.Phase, m.Site); err != nil {
+		return err
+	}
+	if err := ValidName("site", m.Site); err != nil {
+		return err
+	}
+	return fixedLen("consistency signature", m.Sig, secAggSigLen)
+}
+
+func (m *SecAggCheckSigs) Validate() error {
+	if err := secAggHead(m.Job, m.Phase, ""); err != nil {
+		return err
+	}
+	if len(m.Sigs) > MaxSites {
+		return fmt.Errorf("protocol: %d consistency signatures exceed %d sites", len(m.Sigs), MaxSites)
+	}
+	seen := map[uint32]bool{}
+	for _, s := range m.Sigs {
+		if err := secAggID("signer", s.ID, seen); err != nil {
+			return err
+		}
+		if err := fixedLen("consistency signature", s.Sig, secAggSigLen); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -65,6 +65,8 @@ func Sender(m Message) (string, bool) {
 		return m.Site, true
 	case *SecAggUnmask:
 		return m.Site, true
+	case *SecAggCheck:
+		return m.Site, true
 	}
 	return "", false
 }

@@ -9,5 +9,5 @@ set -eu
 cd "$(dirname "$0")/.."
 BENCHTIME=${BENCHTIME:-1x}
 go test ./secagg -run '^$' -bench 'BenchmarkRound' -benchtime "$BENCHTIME" -cpu 1 "$@"
-# The same rounds through the wire codec (protocol kinds 32–38): encoded bytes.
+# The same rounds through the wire codec (protocol kinds 32–40): encoded bytes.
 go test ./secagg/round -run '^$' -bench 'BenchmarkWire' -benchtime "$BENCHTIME" -cpu 1 "$@"

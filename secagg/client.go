@@ -3,24 +3,40 @@ package secagg
 import (
 	"bytes"
 	"crypto/ecdh"
+	"crypto/ed25519"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 )
 
+// Client steps: the next expected call.
+const (
+	stepAdvertise = iota
+	stepShare
+	stepMasked
+	stepCheck  // active: ConsistencyCheck; honest-but-curious: Unmask
+	stepUnmask // active: UnmaskSigned
+	stepDone
+)
+
 // Client is one site's side of a round (Bonawitz et al., "Practical Secure
-// Aggregation for Privacy-Preserving Machine Learning", CCS 2017, Fig. 4,
-// honest-but-curious variant: rounds 0 AdvertiseKeys, 1 ShareKeys,
-// 2 MaskedInputCollection, 4 Unmasking; round 3 ConsistencyCheck and the
-// signatures are for a malicious server and are out of scope, see
-// deploy/README.md). It is a pure state machine: each method takes the
-// server's message and returns the site's answer; a method called out of
-// order, or a second time, is an error and releases nothing.
+// Aggregation for Privacy-Preserving Machine Learning", CCS 2017). By
+// default it runs the active variant of Fig. 5: rounds 0 AdvertiseKeys
+// (signed), 1 ShareKeys, 2 MaskedInputCollection, 3 ConsistencyCheck
+// (sign the survivor set U3), 4 Unmasking (only after ≥ t valid
+// signatures on the same U3); with Config.HonestButCurious, Fig. 4 without
+// signatures and without round 3. It is a pure state machine: each method
+// takes the server's message and returns the site's answer; a method
+// called out of order, or a second time, is an error and releases nothing,
+// and any error ends the site's round.
 type Client struct {
 	cfg  Config
 	id   uint32
 	rnd  io.Reader
-	step int // next expected call: 0 Advertise, 1 ShareKeys, 2 MaskedInput, 3 Unmask, 4 done
+	sign ed25519.PrivateKey // long-term key (active variant)
+	step int                // next expected call (stepAdvertise … stepDone)
+	u3   []uint32           // the survivor set this site signed (active)
 
 	cKey, sKey *ecdh.PrivateKey
 	seed       []byte // b_u
@@ -34,15 +50,27 @@ type Client struct {
 type heldShare struct{ key, seed Share }
 
 // NewClient returns the state machine of site id for the round cfg. rnd is
-// the source of every secret (crypto/rand.Reader in production).
-func NewClient(cfg Config, id uint32, rnd io.Reader) (*Client, error) {
+// the source of every secret (crypto/rand.Reader in production). sign is
+// the site's long-term Ed25519 key, whose public half must be the
+// roster's entry for id (active variant); nil with HonestButCurious.
+func NewClient(cfg Config, id uint32, sign ed25519.PrivateKey, rnd io.Reader) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if !cfg.invited(id) {
 		return nil, fmt.Errorf("secagg: site %d is not among the round's sites %v", id, cfg.Sites)
 	}
-	return &Client{cfg: cfg, id: id, rnd: rnd}, nil
+	if cfg.Active() {
+		if len(sign) != ed25519.PrivateKeySize {
+			return nil, fmt.Errorf("secagg: site %d has no Ed25519 signing key (%d bytes): the active variant signs its keys and its view of the survivors", id, len(sign))
+		}
+		if !bytes.Equal(sign.Public().(ed25519.PublicKey), cfg.Roster[id]) {
+			return nil, fmt.Errorf("secagg: site %d's signing key is not the one the roster lists for it", id)
+		}
+	} else if sign != nil {
+		return nil, fmt.Errorf("secagg: a signing key for the honest-but-curious variant, which signs nothing")
+	}
+	return &Client{cfg: cfg, id: id, rnd: rnd, sign: sign}, nil
 }
 
 func (c *Client) expect(step int, what string) error {
@@ -54,9 +82,10 @@ func (c *Client) expect(step int, what string) error {
 
 // Advertise draws the site's fresh key pairs and returns its public keys.
 func (c *Client) Advertise() (AdvertiseKeys, error) {
-	if err := c.expect(0, "advertise"); err != nil {
+	if err := c.expect(stepAdvertise, "advertise"); err != nil {
 		return AdvertiseKeys{}, err
 	}
+	c.step = stepDone
 	var err error
 	if c.cKey, err = newKeyPair(c.rnd); err != nil {
 		return AdvertiseKeys{}, err
@@ -64,18 +93,25 @@ func (c *Client) Advertise() (AdvertiseKeys, error) {
 	if c.sKey, err = newKeyPair(c.rnd); err != nil {
 		return AdvertiseKeys{}, err
 	}
-	c.step = 1
-	return AdvertiseKeys{From: c.id, C: c.cKey.PublicKey().Bytes(), S: c.sKey.PublicKey().Bytes()}, nil
+	m := AdvertiseKeys{From: c.id, C: c.cKey.PublicKey().Bytes(), S: c.sKey.PublicKey().Bytes()}
+	if c.cfg.Active() {
+		m.Sig = ed25519.Sign(c.sign, advertSigned(c.cfg.RoundID, c.id, m.C, m.S))
+	}
+	c.step = stepShare
+	return m, nil
 }
 
 // ShareKeys checks the key list U1 (≥ t invited sites, distinct ids and
-// keys, our own keys unchanged), draws the self-mask seed b_u, shares s_u^SK
-// and b_u t-of-|U1| and encrypts each other member's shares to it.
+// keys, our own keys unchanged; in the active variant every entry signed
+// for this round under its site's roster key — one that is not means the
+// server forged or replayed it, ErrInconsistent), draws the self-mask seed
+// b_u, shares s_u^SK and b_u t-of-|U1| and encrypts each other member's
+// shares to it.
 func (c *Client) ShareKeys(list KeyList) (ShareKeys, error) {
-	if err := c.expect(1, "share keys"); err != nil {
+	if err := c.expect(stepShare, "share keys"); err != nil {
 		return ShareKeys{}, err
 	}
-	c.step = 4 // any failure below ends this client's round
+	c.step = stepDone // any failure below ends this client's round
 	if len(list.Keys) < c.cfg.Threshold {
 		return ShareKeys{}, fmt.Errorf("%w: %d keys advertised, threshold %d", ErrTooFewSurvivors, len(list.Keys), c.cfg.Threshold)
 	}
@@ -88,6 +124,9 @@ func (c *Client) ShareKeys(list KeyList) (ShareKeys, error) {
 		}
 		if _, dup := c.u1[k.From]; dup {
 			return ShareKeys{}, fmt.Errorf("secagg: site %d: key list names site %d twice", c.id, k.From)
+		}
+		if c.cfg.Active() && !verifySig(c.cfg.Roster[k.From], advertSigned(c.cfg.RoundID, k.From, k.C, k.S), k.Sig) {
+			return ShareKeys{}, fmt.Errorf("%w: site %d: the key list's entry for site %d is not signed by site %d for this round (unsigned, forged or replayed from another round)", ErrInconsistent, c.id, k.From, k.From)
 		}
 		if seenKey[string(k.C)] || seenKey[string(k.S)] || bytes.Equal(k.C, k.S) {
 			return ShareKeys{}, fmt.Errorf("secagg: site %d: key list repeats a public key (site %d)", c.id, k.From)
@@ -132,7 +171,7 @@ func (c *Client) ShareKeys(list KeyList) (ShareKeys, error) {
 		}
 		out.Shares = append(out.Shares, EncryptedShare{From: c.id, To: v, CT: ct})
 	}
-	c.step = 2
+	c.step = stepMasked
 	return out, nil
 }
 
@@ -141,13 +180,13 @@ func (c *Client) ShareKeys(list KeyList) (ShareKeys, error) {
 // pairwise masks with every other member of U2, modulo 2^b. x is not
 // modified; its entries are reduced mod 2^b first.
 func (c *Client) MaskedInput(in SharesFor, x []uint64) (MaskedInput, error) {
-	if err := c.expect(2, "masked input"); err != nil {
+	if err := c.expect(stepMasked, "masked input"); err != nil {
 		return MaskedInput{}, err
 	}
 	if len(x) != c.cfg.Dim {
 		return MaskedInput{}, fmt.Errorf("secagg: site %d: input has %d entries, the round's dimension is %d", c.id, len(x), c.cfg.Dim)
 	}
-	c.step = 4
+	c.step = stepDone
 	if in.To != c.id {
 		return MaskedInput{}, fmt.Errorf("secagg: site %d: received shares addressed to site %d", c.id, in.To)
 	}
@@ -196,7 +235,7 @@ func (c *Client) MaskedInput(in SharesFor, x []uint64) (MaskedInput, error) {
 	for i := range y {
 		y[i] &= m
 	}
-	c.step = 3
+	c.step = stepCheck
 	return MaskedInput{From: c.id, Y: y}, nil
 }
 
@@ -208,41 +247,136 @@ func pairSign(u, v uint32) int {
 	return -1
 }
 
-// Unmask answers the server's list of survivors U3: it must be a subset of
-// U2 containing this site, of size ≥ t. For every site of U2 \ U3 (dropped
-// after sharing) it reveals its share of that site's mask key; for every
-// site of U3 its share of the self-mask seed. Every site falls in exactly
-// one of the two sets, so no site ever has both of its secrets revealed by
-// this site; and the call is answered at most once per round.
-func (c *Client) Unmask(req UnmaskRequest) (UnmaskShares, error) {
-	if err := c.expect(3, "unmask"); err != nil {
-		return UnmaskShares{}, err
-	}
-	c.step = 4
+// survivors checks the server's survivor set U3: containing this site
+// (else the site just leaves), a subset of U2 (the sites that shared keys
+// with this site), without repetitions, of size ≥ t (else, in the active
+// variant, ErrInconsistent: an honest server never sends it). It returns
+// U3 sorted.
+func (c *Client) survivors(req UnmaskRequest) ([]uint32, error) {
 	if len(req.Survivors) < c.cfg.Threshold {
-		return UnmaskShares{}, fmt.Errorf("%w: %d masked inputs, threshold %d", ErrTooFewSurvivors, len(req.Survivors), c.cfg.Threshold)
+		err := fmt.Errorf("%w: %d masked inputs, threshold %d", ErrTooFewSurvivors, len(req.Survivors), c.cfg.Threshold)
+		if c.cfg.Active() {
+			// An honest server aborts instead of asking.
+			err = fmt.Errorf("%w (%w)", ErrInconsistent, err)
+		}
+		return nil, err
+	}
+	if !slices.Contains(req.Survivors, c.id) {
+		// Not a lie by itself: this site's masked input did not arrive in
+		// time (the request is broadcast). It has nothing to sign or
+		// reveal, and leaves the round.
+		return nil, fmt.Errorf("secagg: site %d: not among the survivors %v (its masked input did not arrive in time): nothing to answer", c.id, req.Survivors)
+	}
+	bad := func(format string, args ...any) error {
+		err := fmt.Errorf("secagg: site %d: "+format, append([]any{c.id}, args...)...)
+		if c.cfg.Active() {
+			err = fmt.Errorf("%w: %w", ErrInconsistent, err)
+		}
+		return err
 	}
 	u3 := map[uint32]bool{}
 	for _, v := range req.Survivors {
 		if u3[v] {
-			return UnmaskShares{}, fmt.Errorf("secagg: site %d: survivor %d listed twice", c.id, v)
+			return nil, bad("survivor %d listed twice", v)
 		}
 		if !slices.Contains(c.u2, v) {
-			return UnmaskShares{}, fmt.Errorf("secagg: site %d: survivor %d never shared its keys with this site", c.id, v)
+			return nil, bad("survivor %d never shared its keys with this site (U3 ⊄ U2)", v)
 		}
 		u3[v] = true
 	}
-	if !u3[c.id] {
-		return UnmaskShares{}, fmt.Errorf("secagg: site %d: survivor list omits this site", c.id)
-	}
+	return slices.Sorted(maps.Keys(u3)), nil
+}
+
+// shares returns this site's unmask shares for U3: for every site of
+// U2 \ U3 (dropped after sharing) its share of that site's mask key; for
+// every site of U3 its share of the self-mask seed. Every site falls in
+// exactly one of the two sets, so this site never reveals both secrets of
+// one site.
+func (c *Client) shares(u3 []uint32) UnmaskShares {
 	out := UnmaskShares{From: c.id, KeyOf: map[uint32]Share{}, SeedOf: map[uint32]Share{}}
 	for _, v := range c.u2 {
 		h := c.held[v]
-		if u3[v] {
+		if slices.Contains(u3, v) {
 			out.SeedOf[v] = h.seed
 		} else {
 			out.KeyOf[v] = h.key
 		}
 	}
-	return out, nil
+	return out
+}
+
+// Unmask (honest-but-curious variant only) answers the server's list of
+// survivors U3 (checked by survivors) with this site's unmask shares. The
+// call is answered at most once per round. In the active variant the
+// survivor set goes to ConsistencyCheck instead.
+func (c *Client) Unmask(req UnmaskRequest) (UnmaskShares, error) {
+	if c.cfg.Active() {
+		c.step = stepDone
+		return UnmaskShares{}, fmt.Errorf("secagg: site %d: an unmask request without the consistency check: the active variant unmasks only after ConsistencyCheck and UnmaskSigned", c.id)
+	}
+	if err := c.expect(stepCheck, "unmask"); err != nil {
+		return UnmaskShares{}, err
+	}
+	c.step = stepDone
+	u3, err := c.survivors(req)
+	if err != nil {
+		return UnmaskShares{}, err
+	}
+	return c.shares(u3), nil
+}
+
+// ConsistencyCheck (active variant, round 3) checks the server's survivor
+// set U3 (survivors: a subset of U2, ≥ t, no repetition, else
+// ErrInconsistent; this site among them, else it leaves) and returns this site's signature on it. The site
+// signs one survivor set per round: a second request is refused.
+func (c *Client) ConsistencyCheck(req UnmaskRequest) (ConsistencySig, error) {
+	if !c.cfg.Active() {
+		return ConsistencySig{}, fmt.Errorf("secagg: site %d: a consistency check in the honest-but-curious variant", c.id)
+	}
+	if err := c.expect(stepCheck, "consistency check"); err != nil {
+		return ConsistencySig{}, err
+	}
+	c.step = stepDone
+	u3, err := c.survivors(req)
+	if err != nil {
+		return ConsistencySig{}, err
+	}
+	c.u3 = u3
+	c.step = stepUnmask
+	return ConsistencySig{From: c.id, Sig: ed25519.Sign(c.sign, checkSigned(c.cfg.RoundID, u3))}, nil
+}
+
+// UnmaskSigned (active variant, round 4) answers the server's consistency
+// signatures: every one must come from a distinct member of the U3 this
+// site signed and verify, under that member's roster key, on that same
+// U3 — and there must be at least t of them. Only then does the site
+// send its unmask shares (for U3, as in shares). A signature on another
+// set means the server showed different survivor sets to different sites
+// (equivocation): ErrInconsistent, and nothing is sent. Since every
+// honest site signs one set per round and t > K/2, two different sets
+// cannot both gather t signatures from honest sites (see doc.go for the
+// bound with colluding sites).
+func (c *Client) UnmaskSigned(in ConsistencySigs) (UnmaskShares, error) {
+	if err := c.expect(stepUnmask, "unmask"); err != nil {
+		return UnmaskShares{}, err
+	}
+	c.step = stepDone
+	msg := checkSigned(c.cfg.RoundID, c.u3)
+	seen := map[uint32]bool{}
+	for _, s := range in.Sigs {
+		if !slices.Contains(c.u3, s.From) {
+			return UnmaskShares{}, fmt.Errorf("%w: site %d: a consistency signature from site %d, outside the survivors %v", ErrInconsistent, c.id, s.From, c.u3)
+		}
+		if seen[s.From] {
+			return UnmaskShares{}, fmt.Errorf("%w: site %d: two consistency signatures from site %d", ErrInconsistent, c.id, s.From)
+		}
+		seen[s.From] = true
+		if !verifySig(c.cfg.Roster[s.From], msg, s.Sig) {
+			return UnmaskShares{}, fmt.Errorf("%w: site %d: site %d's consistency signature is not on the survivor set %v this site received (the server showed different survivor sets, or forged it): round aborted, no unmask share sent", ErrInconsistent, c.id, s.From, c.u3)
+		}
+	}
+	if len(seen) < c.cfg.Threshold {
+		return UnmaskShares{}, fmt.Errorf("%w: site %d: %d consistency signatures, threshold %d: no unmask share sent (%w)", ErrInconsistent, c.id, len(seen), c.cfg.Threshold, ErrTooFewSurvivors)
+	}
+	return c.shares(c.u3), nil
 }

@@ -1,6 +1,8 @@
 package secagg
 
 import (
+	"bytes"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,6 +13,16 @@ import (
 // returned (the server has at most masked vectors, and fewer than t shares
 // of any secret).
 var ErrTooFewSurvivors = errors.New("secagg: too few surviving sites")
+
+// ErrInconsistent ends a site's round in the active variant: the server's
+// messages contradict each other or the roster — a key advertisement
+// whose signature does not verify, a survivor set that is not a subset of
+// the sites that shared keys, a consistency signature on another survivor
+// set than the one this site received (the server showed different sets
+// to different sites), too few signatures. An honest server never sends
+// such a message (it checks the same signatures first), so the site sends
+// nothing more: no unmask share leaves it.
+var ErrInconsistent = errors.New("secagg: the server's messages are inconsistent or forged")
 
 // Config is the public description of one aggregation round, known to the
 // server and every site before the round starts.
@@ -31,7 +43,25 @@ type Config struct {
 	Bits int
 	// Dim is the length of every input vector.
 	Dim int
+	// Roster holds the long-term Ed25519 public key of every invited site
+	// (by id): the active variant ([BIK+17] Fig. 5, the default) signs
+	// each key advertisement and each site's view of the survivors with
+	// them, so that a malicious server can neither substitute keys nor
+	// show different survivor sets to different sites. Required unless
+	// HonestButCurious; the keys must be distinct.
+	Roster map[uint32]ed25519.PublicKey
+	// HonestButCurious selects the variant of [BIK+17] Fig. 4 WITHOUT
+	// signatures and without the ConsistencyCheck round: secure only
+	// against a server that follows the protocol (it relays whatever key
+	// list and survivor set the server sends). It is NOT the default and
+	// no deployment path sets it; it is kept for comparison and the
+	// benchmarks. Roster must be nil with it.
+	HonestButCurious bool
 }
+
+// Active reports whether the round runs the active (malicious-server)
+// variant: signatures and the consistency check.
+func (c Config) Active() bool { return !c.HonestButCurious }
 
 // DefaultThreshold is the rule for t when none is given: ⌊2K/3⌋ + 1, the
 // SecAgg paper's choice that tolerates up to a third of the sites
@@ -60,6 +90,26 @@ func (c Config) Validate() error {
 	if c.Dim < 1 {
 		return fmt.Errorf("secagg: dimension %d must be ≥ 1", c.Dim)
 	}
+	if c.HonestButCurious {
+		if c.Roster != nil {
+			return fmt.Errorf("secagg: a roster with the honest-but-curious variant (which signs nothing): drop HonestButCurious to run the active variant")
+		}
+		return nil
+	}
+	if len(c.Roster) != len(c.Sites) {
+		return fmt.Errorf("secagg: the roster holds %d signing keys for %d sites: the active variant (the default) needs every site's long-term Ed25519 public key", len(c.Roster), len(c.Sites))
+	}
+	for _, id := range c.Sites {
+		pk, ok := c.Roster[id]
+		if !ok || len(pk) != ed25519.PublicKeySize {
+			return fmt.Errorf("secagg: the roster has no %d-byte Ed25519 key for site %d (it has %d bytes)", ed25519.PublicKeySize, id, len(pk))
+		}
+		for _, other := range c.Sites {
+			if other < id && bytes.Equal(c.Roster[other], pk) {
+				return fmt.Errorf("secagg: sites %d and %d have the same signing key in the roster: each site needs its own", other, id)
+			}
+		}
+	}
 	return nil
 }
 
@@ -77,11 +127,15 @@ func (c Config) invited(id uint32) bool { return slices.Contains(c.Sites, id) }
 // server's claims: sites check them against what they know.
 
 // AdvertiseKeys (round 0, site → server): the site's two fresh X25519
-// public keys: C for encrypting shares, S for pairwise masks.
+// public keys: C for encrypting shares, S for pairwise masks; in the
+// active variant Sig signs (round id, From, C, S) under From's long-term
+// key (advertSigned), so the keys cannot be substituted by the server nor
+// replayed into another round.
 type AdvertiseKeys struct {
 	From uint32 `msgpack:"from"`
 	C    []byte `msgpack:"c"`
 	S    []byte `msgpack:"s"`
+	Sig  []byte `msgpack:"sig,omitempty"`
 }
 
 // KeyList (server → sites): every advertisement the server received in
@@ -120,9 +174,26 @@ type MaskedInput struct {
 }
 
 // UnmaskRequest (server → sites): the sites whose masked input arrived
-// (U3, sorted).
+// (U3, sorted). In the active variant it opens the ConsistencyCheck round
+// (each site signs the set it received); in the honest-but-curious one it
+// asks for the unmask shares directly.
 type UnmaskRequest struct {
 	Survivors []uint32 `msgpack:"survivors"`
+}
+
+// ConsistencySig (active variant, round 3 ConsistencyCheck, site →
+// server): From's signature on (round id, U3) as From received it
+// (checkSigned).
+type ConsistencySig struct {
+	From uint32 `msgpack:"from"`
+	Sig  []byte `msgpack:"sig"`
+}
+
+// ConsistencySigs (active variant, server → sites): the signatures of the
+// sites that answered the check (U4 ⊆ U3, ≥ t), sorted by id; the
+// unmask request of the active variant.
+type ConsistencySigs struct {
+	Sigs []ConsistencySig `msgpack:"sigs"`
 }
 
 // UnmaskShares (round 3, site → server): for each site of U2 \ U3 the

@@ -4,6 +4,7 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/ecdh"
+	"crypto/ed25519"
 	"crypto/hkdf"
 	"crypto/sha256"
 	"encoding/binary"
@@ -22,12 +23,18 @@ import (
 //     key and a zero nonce (each key is used for one stream only);
 //   - authenticated encryption of shares: AES-256-GCM (crypto/cipher) with
 //     the (round, sender, recipient) triple as associated data, so a share
-//     cannot be replayed to another recipient, round or claimed sender.
+//     cannot be replayed to another recipient, round or claimed sender;
+//   - signatures (active variant): Ed25519 (crypto/ed25519) under each
+//     site's long-term key, over a purpose label, the round id and the
+//     signed content (advertSigned, checkSigned): a signature of one round
+//     or purpose never verifies in another.
 
 const (
 	labelMask  = "pairfed/secagg/v1 pairwise mask"
 	labelEnc   = "pairfed/secagg/v1 share encryption"
 	labelSelf  = "pairfed/secagg/v1 self mask"
+	labelAdv   = "pairfed/secagg/v1 key advertisement\x00"
+	labelCheck = "pairfed/secagg/v1 consistency check\x00"
 	roundIDLen = 32
 )
 
@@ -126,4 +133,50 @@ func ad(roundID []byte, from, to uint32) []byte {
 	a = append(a, roundID...)
 	a = binary.BigEndian.AppendUint32(a, from)
 	return binary.BigEndian.AppendUint32(a, to)
+}
+
+// advertSigned is what site from signs in round 0: its two public keys,
+// bound to the round.
+func advertSigned(roundID []byte, from uint32, c, s []byte) []byte {
+	m := make([]byte, 0, len(labelAdv)+len(roundID)+4+len(c)+len(s))
+	m = append(append(m, labelAdv...), roundID...)
+	m = binary.BigEndian.AppendUint32(m, from)
+	return append(append(m, c...), s...)
+}
+
+// checkSigned is what a site signs in the ConsistencyCheck round: the
+// survivor set U3 it received (sorted, with its size), bound to the round.
+func checkSigned(roundID []byte, u3 []uint32) []byte {
+	m := make([]byte, 0, len(labelCheck)+len(roundID)+4+4*len(u3))
+	m = append(append(m, labelCheck...), roundID...)
+	m = binary.BigEndian.AppendUint32(m, uint32(len(u3)))
+	for _, v := range u3 {
+		m = binary.BigEndian.AppendUint32(m, v)
+	}
+	return m
+}
+
+// verifySig reports whether sig is pub's Ed25519 signature of msg (false
+// for a key or signature of the wrong size).
+func verifySig(pub ed25519.PublicKey, msg, sig []byte) bool {
+	return len(pub) == ed25519.PublicKeySize && len(sig) == ed25519.SignatureSize && ed25519.Verify(pub, msg, sig)
+}
+
+// NewSigners draws a long-term Ed25519 key pair for each id from rnd
+// (32 seed bytes each, so a seeded rnd gives reproducible keys): the
+// roster (public keys) and the private keys. For simulations and tests,
+// where every site runs in one process; a deployment issues each site its
+// key (pairfed deploy init) and distributes only the roster.
+func NewSigners(ids []uint32, rnd io.Reader) (map[uint32]ed25519.PublicKey, map[uint32]ed25519.PrivateKey, error) {
+	pub := make(map[uint32]ed25519.PublicKey, len(ids))
+	priv := make(map[uint32]ed25519.PrivateKey, len(ids))
+	for _, id := range ids {
+		seed := make([]byte, ed25519.SeedSize)
+		if _, err := io.ReadFull(rnd, seed); err != nil {
+			return nil, nil, fmt.Errorf("secagg: randomness: %w", err)
+		}
+		k := ed25519.NewKeyFromSeed(seed)
+		priv[id], pub[id] = k, k.Public().(ed25519.PublicKey)
+	}
+	return pub, priv, nil
 }

@@ -1,15 +1,21 @@
 package secagg
 
-import "io"
+import (
+	"crypto/ed25519"
+	"io"
+)
 
 // Drop points for RunInMemory: a site stops answering before the given step.
 const (
-	NeverDrops   = -1
-	DropAdvert   = 0 // never advertises keys
-	DropShares   = 1 // advertises, never shares
-	DropMasked   = 2 // shares, never sends its masked input
-	DropUnmask   = 3 // sends its masked input, never helps unmask
-	NumDropSteps = 4
+	NeverDrops = -1
+	DropAdvert = 0 // never advertises keys
+	DropShares = 1 // advertises, never shares
+	DropMasked = 2 // shares, never sends its masked input
+	DropUnmask = 3 // sends its masked input, never signs U3 nor helps unmask
+	// DropAfterCheck (active variant): signs U3, never sends its unmask
+	// shares. In the honest-but-curious variant it never drops.
+	DropAfterCheck = 4
+	NumDropSteps   = 5
 )
 
 // Transcript is everything the server received, in order.
@@ -17,6 +23,7 @@ type Transcript struct {
 	Adverts []AdvertiseKeys
 	Shares  []ShareKeys
 	Masked  []MaskedInput
+	Checks  []ConsistencySig
 	Unmask  []UnmaskShares
 }
 
@@ -26,7 +33,25 @@ type Transcript struct {
 // server's result and everything the server received. It is for
 // simulations, tests and benchmarks; deployments run Client and Server in
 // the worker's and coordinator's run loops.
+//
+// The active variant (the default) needs every site's signing key: when
+// cfg.Roster is nil RunInMemory draws them from rnd (NewSigners), as a
+// simulation whose sites all run in this process does; RunInMemorySigned
+// takes given keys.
 func RunInMemory(cfg Config, inputs map[uint32][]uint64, dropAt map[uint32]int, rnd io.Reader) (Result, *Transcript, error) {
+	var signers map[uint32]ed25519.PrivateKey
+	if cfg.Active() && cfg.Roster == nil {
+		var err error
+		if cfg.Roster, signers, err = NewSigners(cfg.Sites, rnd); err != nil {
+			return Result{}, &Transcript{}, err
+		}
+	}
+	return RunInMemorySigned(cfg, signers, inputs, dropAt, rnd)
+}
+
+// RunInMemorySigned is RunInMemory with the sites' signing keys (nil in
+// the honest-but-curious variant).
+func RunInMemorySigned(cfg Config, signers map[uint32]ed25519.PrivateKey, inputs map[uint32][]uint64, dropAt map[uint32]int, rnd io.Reader) (Result, *Transcript, error) {
 	tr := &Transcript{}
 	srv, err := NewServer(cfg)
 	if err != nil {
@@ -38,7 +63,7 @@ func RunInMemory(cfg Config, inputs map[uint32][]uint64, dropAt map[uint32]int, 
 		return !ok || d == NeverDrops || d > step
 	}
 	for _, id := range cfg.Sites {
-		c, err := NewClient(cfg, id, rnd)
+		c, err := NewClient(cfg, id, signers[id], rnd)
 		if err != nil {
 			return Result{}, tr, err
 		}
@@ -93,11 +118,39 @@ func RunInMemory(cfg Config, inputs map[uint32][]uint64, dropAt map[uint32]int, 
 	if err != nil {
 		return Result{}, tr, err
 	}
-	for _, id := range req.Survivors {
-		if !alive(id, 3) {
+	unmask := func(id uint32) (UnmaskShares, error) { return clients[id].Unmask(req) }
+	asked := req.Survivors
+	if cfg.Active() {
+		for _, id := range req.Survivors {
+			if !alive(id, DropUnmask) {
+				continue
+			}
+			m, err := clients[id].ConsistencyCheck(req)
+			if err != nil {
+				return Result{}, tr, err
+			}
+			tr.Checks = append(tr.Checks, m)
+			if err := srv.HandleCheck(m); err != nil {
+				return Result{}, tr, err
+			}
+		}
+		sigs, err := srv.EndCheck()
+		if err != nil {
+			return Result{}, tr, err
+		}
+		asked = nil
+		for _, s := range sigs.Sigs {
+			if alive(s.From, DropAfterCheck) {
+				asked = append(asked, s.From)
+			}
+		}
+		unmask = func(id uint32) (UnmaskShares, error) { return clients[id].UnmaskSigned(sigs) }
+	}
+	for _, id := range asked {
+		if !alive(id, DropUnmask) {
 			continue
 		}
-		m, err := clients[id].Unmask(req)
+		m, err := unmask(id)
 		if err != nil {
 			return Result{}, tr, err
 		}

@@ -1,7 +1,9 @@
 package secagg
 
 import (
+	"crypto/ed25519"
 	"errors"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -15,6 +17,18 @@ func testConfig(k, th, bits, dim int, seed uint64) Config {
 		sites[i] = uint32(10 + 3*i)
 	}
 	return Config{RoundID: id, Sites: sites, Threshold: th, Bits: bits, Dim: dim}
+}
+
+// withSigners gives cfg (active) a roster of fresh keys drawn from seed,
+// and returns the sites' private keys.
+func withSigners(t testing.TB, cfg Config, seed uint64) (Config, map[uint32]ed25519.PrivateKey) {
+	t.Helper()
+	pub, priv, err := NewSigners(cfg.Sites, testRand(seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Roster = pub
+	return cfg, priv
 }
 
 func randomInputs(cfg Config, rng *rand.Rand) map[uint32][]uint64 {
@@ -31,22 +45,35 @@ func randomInputs(cfg Config, rng *rand.Rand) map[uint32][]uint64 {
 
 // Every round either returns exactly Σ_{u∈U3} x_u mod 2^b, with U3 the
 // sites that sent masked inputs, or aborts with ErrTooFewSurvivors exactly
-// when some step had fewer than t survivors.
+// when some step had fewer than t survivors: in the active variant (five
+// steps, the consistency check among them) and the honest-but-curious one
+// (four).
 func TestRoundSumWithRandomDropouts(t *testing.T) {
+	for _, hbc := range []bool{false, true} {
+		t.Run(map[bool]string{false: "active", true: "honest-but-curious"}[hbc], func(t *testing.T) { roundSumWithRandomDropouts(t, hbc) })
+	}
+}
+
+func roundSumWithRandomDropouts(t *testing.T, hbc bool) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	rnd := testRand(7)
+	steps := NumDropSteps
+	if hbc {
+		steps = DropAfterCheck // no consistency check: four steps
+	}
 	completed, aborted := 0, 0
 	for trial := 0; trial < 120; trial++ {
 		k := 3 + rng.IntN(10)
 		th := k/2 + 1 + rng.IntN(k-k/2)
 		bits := []int{1, 8, 17, 32, 63, 64}[rng.IntN(6)]
 		cfg := testConfig(k, th, bits, 1+rng.IntN(40), uint64(trial))
+		cfg.HonestButCurious = hbc
 		inputs := randomInputs(cfg, rng)
 		dropAt := map[uint32]int{}
 		pDrop := rng.Float64() * 0.4
 		for _, id := range cfg.Sites {
 			if rng.Float64() < pDrop {
-				dropAt[id] = rng.IntN(NumDropSteps)
+				dropAt[id] = rng.IntN(steps)
 			}
 		}
 		// Survivors of each step, and hence the expected outcome.
@@ -60,7 +87,7 @@ func TestRoundSumWithRandomDropouts(t *testing.T) {
 			return n
 		}
 		wantAbort := false
-		for step := 0; step < NumDropSteps; step++ {
+		for step := 0; step < steps; step++ {
 			if count(step) < th {
 				wantAbort = true
 			}
@@ -105,15 +132,17 @@ func TestRoundSumWithRandomDropouts(t *testing.T) {
 }
 
 // A site never reveals both secrets of one site, and never answers an
-// unmask request twice or out of order.
+// unmask request twice or out of order (the honest-but-curious variant;
+// active_test.go has the active one's).
 func TestClientRefusesToRevealBothSecrets(t *testing.T) {
 	cfg := testConfig(5, 3, 32, 4, 99)
+	cfg.HonestButCurious = true
 	rnd := testRand(99)
 	inputs := randomInputs(cfg, rand.New(rand.NewPCG(1, 1)))
 	srv, _ := NewServer(cfg)
 	cs := map[uint32]*Client{}
 	for _, id := range cfg.Sites {
-		cs[id], _ = NewClient(cfg, id, rnd)
+		cs[id], _ = NewClient(cfg, id, nil, rnd)
 		m, _ := cs[id].Advertise()
 		if err := srv.HandleAdvertise(m); err != nil {
 			t.Fatal(err)
@@ -157,12 +186,12 @@ func TestClientRefusesToRevealBothSecrets(t *testing.T) {
 
 // Tampered or misdirected ciphertexts fail authentication.
 func TestSharesAreAuthenticated(t *testing.T) {
-	cfg := testConfig(3, 2, 16, 2, 5)
+	cfg, keys := withSigners(t, testConfig(3, 2, 16, 2, 5), 5)
 	rnd := testRand(5)
 	srv, _ := NewServer(cfg)
 	cs := map[uint32]*Client{}
 	for _, id := range cfg.Sites {
-		cs[id], _ = NewClient(cfg, id, rnd)
+		cs[id], _ = NewClient(cfg, id, keys[id], rnd)
 		m, _ := cs[id].Advertise()
 		srv.HandleAdvertise(m)
 	}
@@ -190,20 +219,26 @@ func TestSharesAreAuthenticated(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	good := testConfig(5, 3, 32, 4, 1)
+	good, _ := withSigners(t, testConfig(5, 3, 32, 4, 1), 1)
 	for name, mut := range map[string]func(*Config){
-		"short round id":  func(c *Config) { c.RoundID = c.RoundID[:8] },
-		"one site":        func(c *Config) { c.Sites = c.Sites[:1]; c.Threshold = 1 },
-		"minority t":      func(c *Config) { c.Threshold = 2 },
-		"t above K":       func(c *Config) { c.Threshold = 6 },
-		"duplicate site":  func(c *Config) { c.Sites = []uint32{1, 2, 2, 3, 4} },
-		"site zero":       func(c *Config) { c.Sites = []uint32{0, 1, 2, 3, 4} },
-		"zero bits":       func(c *Config) { c.Bits = 0 },
-		"65 bits":         func(c *Config) { c.Bits = 65 },
-		"empty dimension": func(c *Config) { c.Dim = 0 },
+		"no roster":                      func(c *Config) { c.Roster = nil },
+		"roster misses one":              func(c *Config) { delete(c.Roster, c.Sites[0]) },
+		"short roster key":               func(c *Config) { c.Roster[c.Sites[1]] = c.Roster[c.Sites[1]][:31] },
+		"shared roster key":              func(c *Config) { c.Roster[c.Sites[1]] = c.Roster[c.Sites[2]] },
+		"roster with honest-but-curious": func(c *Config) { c.HonestButCurious = true },
+		"short round id":                 func(c *Config) { c.RoundID = c.RoundID[:8] },
+		"one site":                       func(c *Config) { c.Sites = c.Sites[:1]; c.Threshold = 1 },
+		"minority t":                     func(c *Config) { c.Threshold = 2 },
+		"t above K":                      func(c *Config) { c.Threshold = 6 },
+		"duplicate site":                 func(c *Config) { c.Sites = []uint32{1, 2, 2, 3, 4} },
+		"site zero":                      func(c *Config) { c.Sites = []uint32{0, 1, 2, 3, 4} },
+		"zero bits":                      func(c *Config) { c.Bits = 0 },
+		"65 bits":                        func(c *Config) { c.Bits = 65 },
+		"empty dimension":                func(c *Config) { c.Dim = 0 },
 	} {
 		c := good
 		c.Sites = slices.Clone(good.Sites)
+		c.Roster = maps.Clone(good.Roster)
 		mut(&c)
 		if err := c.Validate(); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -214,6 +249,7 @@ func TestConfigValidate(t *testing.T) {
 	}
 	for k := 2; k < 100; k++ {
 		c := testConfig(k, DefaultThreshold(k), 8, 1, 1)
+		c.HonestButCurious = true
 		if err := c.Validate(); err != nil {
 			t.Fatalf("default threshold for K=%d: %v", k, err)
 		}

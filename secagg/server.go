@@ -17,15 +17,23 @@ import (
 // secret, and every stored input is masked). A failed Handle* rejects that
 // one message (wrong sender, duplicate, malformed) and leaves the state
 // unchanged.
+//
+// In the active variant (the default) the server verifies what the sites
+// will verify, so that an honest server never forwards what they would
+// refuse: advertisements signed under the roster for this round (a bad one
+// is rejected, excluding its site), and consistency signatures on the U3 it
+// sent. None of this is the security: the sites check everything again.
 type Server struct {
 	cfg  Config
-	step int // 0 advertise, 1 shares, 2 masked, 3 unmask, 4 done
+	step int // stepAdvertise … stepDone as Client (stepCheck: signatures in the active variant, unmask shares otherwise)
 
 	keys   map[uint32]AdvertiseKeys
 	shares map[uint32]ShareKeys
 	u2     []uint32
 	masked map[uint32][]uint64
 	u3     []uint32
+	checks map[uint32]ConsistencySig
+	u4     []uint32 // the sites whose unmask shares are awaited
 	unmask map[uint32]UnmaskShares
 }
 
@@ -46,7 +54,7 @@ func (s *Server) expect(step int, what string) error {
 
 // HandleAdvertise records a site's public keys.
 func (s *Server) HandleAdvertise(m AdvertiseKeys) error {
-	if err := s.expect(0, "advertisement"); err != nil {
+	if err := s.expect(stepAdvertise, "advertisement"); err != nil {
 		return err
 	}
 	if !s.cfg.invited(m.From) {
@@ -60,6 +68,9 @@ func (s *Server) HandleAdvertise(m AdvertiseKeys) error {
 			return fmt.Errorf("secagg: server: site %d advertised a bad key: %w", m.From, err)
 		}
 	}
+	if s.cfg.Active() && !verifySig(s.cfg.Roster[m.From], advertSigned(s.cfg.RoundID, m.From, m.C, m.S), m.Sig) {
+		return fmt.Errorf("secagg: server: site %d's advertisement is not signed by its roster key for this round (unsigned, forged or replayed): excluded", m.From)
+	}
 	s.keys[m.From] = m
 	return nil
 }
@@ -67,10 +78,10 @@ func (s *Server) HandleAdvertise(m AdvertiseKeys) error {
 // EndAdvertise closes round 0 and returns the key list U1 for every
 // survivor.
 func (s *Server) EndAdvertise() (KeyList, error) {
-	if err := s.expect(0, "end of advertisement"); err != nil {
+	if err := s.expect(stepAdvertise, "end of advertisement"); err != nil {
 		return KeyList{}, err
 	}
-	s.step = 4
+	s.step = stepDone
 	if len(s.keys) < s.cfg.Threshold {
 		return KeyList{}, fmt.Errorf("%w: %d of %d sites advertised keys, threshold %d", ErrTooFewSurvivors, len(s.keys), len(s.cfg.Sites), s.cfg.Threshold)
 	}
@@ -79,14 +90,14 @@ func (s *Server) EndAdvertise() (KeyList, error) {
 		l.Keys = append(l.Keys, s.keys[id])
 	}
 	s.shares = map[uint32]ShareKeys{}
-	s.step = 1
+	s.step = stepShare
 	return l, nil
 }
 
 // HandleShares records a site's encrypted shares: one per other member of
 // U1, addressed correctly.
 func (s *Server) HandleShares(m ShareKeys) error {
-	if err := s.expect(1, "shares"); err != nil {
+	if err := s.expect(stepShare, "shares"); err != nil {
 		return err
 	}
 	if _, ok := s.keys[m.From]; !ok {
@@ -115,10 +126,10 @@ func (s *Server) HandleShares(m ShareKeys) error {
 // EndShares closes round 1 (its survivors are U2) and returns, for each
 // member of U2, the ciphertexts addressed to it from the other members.
 func (s *Server) EndShares() (map[uint32]SharesFor, error) {
-	if err := s.expect(1, "end of shares"); err != nil {
+	if err := s.expect(stepShare, "end of shares"); err != nil {
 		return nil, err
 	}
-	s.step = 4
+	s.step = stepDone
 	if len(s.shares) < s.cfg.Threshold {
 		return nil, fmt.Errorf("%w: %d sites shared keys, threshold %d", ErrTooFewSurvivors, len(s.shares), s.cfg.Threshold)
 	}
@@ -136,13 +147,13 @@ func (s *Server) EndShares() (map[uint32]SharesFor, error) {
 		}
 	}
 	s.masked = map[uint32][]uint64{}
-	s.step = 2
+	s.step = stepMasked
 	return out, nil
 }
 
 // HandleMasked records a site's masked input.
 func (s *Server) HandleMasked(m MaskedInput) error {
-	if err := s.expect(2, "masked input"); err != nil {
+	if err := s.expect(stepMasked, "masked input"); err != nil {
 		return err
 	}
 	if !slices.Contains(s.u2, m.From) {
@@ -164,30 +175,78 @@ func (s *Server) HandleMasked(m MaskedInput) error {
 	return nil
 }
 
-// EndMasked closes round 2 (its survivors are U3) and returns the unmask
-// request for U3.
+// EndMasked closes round 2 (its survivors are U3) and returns U3: the
+// consistency check request in the active variant, the unmask request in
+// the honest-but-curious one.
 func (s *Server) EndMasked() (UnmaskRequest, error) {
-	if err := s.expect(2, "end of masked inputs"); err != nil {
+	if err := s.expect(stepMasked, "end of masked inputs"); err != nil {
 		return UnmaskRequest{}, err
 	}
-	s.step = 4
+	s.step = stepDone
 	if len(s.masked) < s.cfg.Threshold {
 		return UnmaskRequest{}, fmt.Errorf("%w: %d masked inputs, threshold %d", ErrTooFewSurvivors, len(s.masked), s.cfg.Threshold)
 	}
 	s.u3 = sortedKeys(s.masked)
-	s.unmask = map[uint32]UnmaskShares{}
-	s.step = 3
+	if s.cfg.Active() {
+		s.checks = map[uint32]ConsistencySig{}
+		s.step = stepCheck
+	} else {
+		s.u4 = s.u3
+		s.unmask = map[uint32]UnmaskShares{}
+		s.step = stepUnmask
+	}
 	return UnmaskRequest{Survivors: slices.Clone(s.u3)}, nil
 }
 
-// HandleUnmask records a survivor's shares: exactly a key share for every
-// site of U2 \ U3 and a seed share for every site of U3.
-func (s *Server) HandleUnmask(m UnmaskShares) error {
-	if err := s.expect(3, "unmask shares"); err != nil {
+// HandleCheck (active variant) records a survivor's consistency signature:
+// it must verify on the U3 this server sent, under the site's roster key.
+func (s *Server) HandleCheck(m ConsistencySig) error {
+	if err := s.expect(stepCheck, "consistency signature"); err != nil {
 		return err
 	}
 	if !slices.Contains(s.u3, m.From) {
-		return fmt.Errorf("secagg: server: unmask shares from site %d, which is not in U3", m.From)
+		return fmt.Errorf("secagg: server: consistency signature from site %d, which is not in U3", m.From)
+	}
+	if _, dup := s.checks[m.From]; dup {
+		return fmt.Errorf("secagg: server: second consistency signature from site %d", m.From)
+	}
+	if !verifySig(s.cfg.Roster[m.From], checkSigned(s.cfg.RoundID, s.u3), m.Sig) {
+		return fmt.Errorf("secagg: server: site %d's consistency signature is not on the survivor set %v", m.From, s.u3)
+	}
+	s.checks[m.From] = ConsistencySig{From: m.From, Sig: slices.Clone(m.Sig)}
+	return nil
+}
+
+// EndCheck (active variant) closes round 3: with ≥ t signatures (their
+// signers are U4) it returns them for every site — the sites' unmask
+// request — and awaits the unmask shares of U4.
+func (s *Server) EndCheck() (ConsistencySigs, error) {
+	if err := s.expect(stepCheck, "end of consistency check"); err != nil {
+		return ConsistencySigs{}, err
+	}
+	s.step = stepDone
+	if len(s.checks) < s.cfg.Threshold {
+		return ConsistencySigs{}, fmt.Errorf("%w: %d consistency signatures, threshold %d", ErrTooFewSurvivors, len(s.checks), s.cfg.Threshold)
+	}
+	var out ConsistencySigs
+	s.u4 = sortedKeys(s.checks)
+	for _, id := range s.u4 {
+		out.Sigs = append(out.Sigs, s.checks[id])
+	}
+	s.unmask = map[uint32]UnmaskShares{}
+	s.step = stepUnmask
+	return out, nil
+}
+
+// HandleUnmask records a survivor's shares (a member of U4 in the active
+// variant, of U3 otherwise): exactly a key share for every site of
+// U2 \ U3 and a seed share for every site of U3.
+func (s *Server) HandleUnmask(m UnmaskShares) error {
+	if err := s.expect(stepUnmask, "unmask shares"); err != nil {
+		return err
+	}
+	if !slices.Contains(s.u4, m.From) {
+		return fmt.Errorf("secagg: server: unmask shares from site %d, which is not among the sites asked (%v)", m.From, s.u4)
 	}
 	if _, dup := s.unmask[m.From]; dup {
 		return fmt.Errorf("secagg: server: second unmask message from site %d", m.From)
@@ -221,14 +280,14 @@ type Result struct {
 	Dropped []uint32
 }
 
-// EndUnmask closes round 3: with ≥ t unmask answers it reconstructs each
+// EndUnmask closes the unmasking round: with ≥ t unmask answers it reconstructs each
 // dropped site's mask key (checked against its advertised public key) and
 // each survivor's self-mask seed, and returns the sum of U3's inputs.
 func (s *Server) EndUnmask() (Result, error) {
-	if err := s.expect(3, "end of unmasking"); err != nil {
+	if err := s.expect(stepUnmask, "end of unmasking"); err != nil {
 		return Result{}, err
 	}
-	s.step = 4
+	s.step = stepDone
 	if len(s.unmask) < s.cfg.Threshold {
 		return Result{}, fmt.Errorf("%w: %d unmask answers, threshold %d", ErrTooFewSurvivors, len(s.unmask), s.cfg.Threshold)
 	}

@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"crypto/ed25519"
 	crand "crypto/rand"
 	"errors"
 	"fmt"
@@ -475,8 +476,12 @@ func Federate(ctx context.Context, fc FederationConfig) (*Outcome, error) {
 	if fc.Logf == nil {
 		fc.Logf = func(string, ...any) {}
 	}
+	roster, signers, err := SecAggRoster(fc.Sites, fc.Secure, fc.Seed)
+	if err != nil {
+		return nil, err
+	}
 	coord, err := coordinator.New(coordinator.Config{Federation: fc.Name, Job: fc.Job, MinSites: len(fc.Sites),
-		PhaseTimeout: fc.PhaseTimeout, Logf: fc.Logf})
+		PhaseTimeout: fc.PhaseTimeout, Logf: fc.Logf, SecAggRoster: roster})
 	if err != nil {
 		return nil, err
 	}
@@ -506,7 +511,7 @@ func Federate(ctx context.Context, fc FederationConfig) (*Outcome, error) {
 
 	workers := make([]*worker.Worker, len(fc.Sites))
 	for i, s := range fc.Sites {
-		cfg := worker.Config{Federation: fc.Name, Site: s.Name, Data: s.Data, Logf: fc.Logf}
+		cfg := worker.Config{Federation: fc.Name, Site: s.Name, Data: s.Data, Logf: fc.Logf, SecAggKey: signers[s.Name], SecAggRoster: roster}
 		if cfg.Rand, cfg.Noise, err = SiteSources(fc.Secure, fc.Seed, i); err != nil {
 			return nil, err
 		}
@@ -570,6 +575,30 @@ func Federate(ctx context.Context, fc FederationConfig) (*Outcome, error) {
 		out.Ledgers[fc.Sites[i].Name] = w.Ledger()
 	}
 	return out, nil
+}
+
+// SecAggRoster issues every site its long-term secure aggregation
+// signing key in-process (the sites and the coordinator of a simulation
+// share a process; a deployment issues them with pairfed deploy init):
+// from crypto/rand when secure, else derived from seed. It returns the
+// roster (public keys by site) and the private keys.
+func SecAggRoster(sites []Site, secure bool, seed uint64) (map[string]ed25519.PublicKey, map[string]ed25519.PrivateKey, error) {
+	pub, priv := map[string]ed25519.PublicKey{}, map[string]ed25519.PrivateKey{}
+	rng := rand.NewChaCha8([32]byte{'s', 'e', 'c', 'a', 'g', 'g', byte(seed), byte(seed >> 8), byte(seed >> 16), byte(seed >> 24),
+		byte(seed >> 32), byte(seed >> 40), byte(seed >> 48), byte(seed >> 56)})
+	for _, s := range sites {
+		b := make([]byte, ed25519.SeedSize)
+		if secure {
+			if _, err := crand.Read(b); err != nil {
+				return nil, nil, fmt.Errorf("simulate: signing key: %w", err)
+			}
+		} else {
+			rng.Read(b)
+		}
+		k := ed25519.NewKeyFromSeed(b)
+		priv[s.Name], pub[s.Name] = k, k.Public().(ed25519.PublicKey)
+	}
+	return pub, priv, nil
 }
 
 // SiteSources returns the sampling and noise sources of site i: secret

@@ -3,12 +3,14 @@ package worker
 import (
 	"context"
 	crand "crypto/rand"
+	"errors"
 	"fmt"
 	"math"
 
 	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/secagg"
 	"github.com/pairfed/pairfed/secagg/round"
 )
 
@@ -136,8 +138,8 @@ func (w *Worker) secPhase(ctx context.Context, m *protocol.PhaseStart) []Output 
 		}
 	}
 	w.secStarted[m.Phase] = true
-	p := round.Params{Federation: w.cfg.Federation, Job: j.Job, Phase: m.Phase, Sites: j.Sites, Threshold: w.sec.Threshold, Bits: g.Bits, Dim: g.D}
-	site, keys, err := round.NewSite(p, w.cfg.Site, enc, crand.Reader)
+	p := round.Params{Federation: w.cfg.Federation, Job: j.Job, Phase: m.Phase, Sites: j.Sites, Threshold: w.sec.Threshold, Bits: g.Bits, Dim: g.D, Roster: w.cfg.SecAggRoster}
+	site, keys, err := round.NewSite(p, w.cfg.Site, w.cfg.SecAggKey, enc, crand.Reader)
 	if err != nil {
 		return fail(err)
 	}
@@ -164,10 +166,19 @@ func (w *Worker) onSecAgg(m protocol.Message) []Output {
 	if err != nil {
 		// This site's round ends: nothing more is sent (the masked vector,
 		// if sent, stays masked); the coordinator goes on without it or
-		// aborts.
+		// aborts — unless the coordinator lied (below).
 		w.logf("secure aggregation round left: %v", err)
+		site := w.round
 		w.round = nil
-		return nil
+		if !errors.Is(err, secagg.ErrInconsistent) || w.err != nil {
+			return nil
+		}
+		// The coordinator lied (forged or replayed keys, a survivor set
+		// outside U2, equivocation): the round is aborted here, before any
+		// unmask share left; the job cannot go on with this coordinator.
+		w.secNote(site.Phase(), site.MaskedSent(), err)
+		w.err = fmt.Errorf("worker %s: job %s phase %d: %w", w.cfg.Site, w.job.Job, site.Phase(), err)
+		return []Output{w.toCoord(&protocol.Abort{Job: w.job.Job, From: w.cfg.Site, Reason: truncate("secure aggregation: "+err.Error(), protocol.MaxReasonLen)})}
 	}
 	if reply == nil {
 		return nil

@@ -201,7 +201,7 @@ func (s *Service) Step(ctx context.Context, m protocol.Message) []Output {
 		s.cur, s.curJob, s.lastMsg = w, m.Job, s.now
 		outs = w.Step(ctx, m)
 	case *protocol.PhaseStart, *protocol.Result, *protocol.Abort,
-		*protocol.SecAggKeyList, *protocol.SecAggSharesFor, *protocol.SecAggUnmaskRequest:
+		*protocol.SecAggKeyList, *protocol.SecAggSharesFor, *protocol.SecAggUnmaskRequest, *protocol.SecAggCheckSigs:
 		if s.cur == nil || jobOf(m) != s.curJob {
 			return nil
 		}
@@ -228,6 +228,8 @@ func jobOf(m protocol.Message) string {
 	case *protocol.SecAggSharesFor:
 		return m.Job
 	case *protocol.SecAggUnmaskRequest:
+		return m.Job
+	case *protocol.SecAggCheckSigs:
 		return m.Job
 	}
 	return ""

@@ -239,7 +239,9 @@ type outcome struct {
 func runJob(t *testing.T, m *protocol.JobAnnounce) outcome {
 	t.Helper()
 	st := &recStore{}
-	w, err := New(Config{Federation: "f", Site: "s1", Data: toyData(64, 3), Rand: rand.New(rand.NewPCG(3, 4)), Noise: dp.NewSeededNoise(5), Store: st})
+	pub, priv := testSecRoster()
+	w, err := New(Config{Federation: "f", Site: "s1", Data: toyData(64, 3), Rand: rand.New(rand.NewPCG(3, 4)), Noise: dp.NewSeededNoise(5), Store: st,
+		SecAggKey: priv["s1"], SecAggRoster: pub})
 	if err != nil {
 		t.Fatal(err)
 	}

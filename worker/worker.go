@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -57,6 +58,16 @@ type Config struct {
 	Jobs JobStore
 	// Logf receives one line per notable event; nil discards.
 	Logf func(format string, args ...any)
+	// SecAggKey is this site's long-term Ed25519 signing key for secure
+	// aggregation, and SecAggRoster every site's public key by name (this
+	// site's among them): the active variant of secagg (the default)
+	// signs this site's round keys and its view of the survivors with it,
+	// and checks every other site's signatures against the roster, so a
+	// lying coordinator is detected (secagg/doc.go). Both are required to
+	// take part in a job with secure aggregation; pairfed deploy init
+	// issues them (--secagg-key, --secagg-roster).
+	SecAggKey    ed25519.PrivateKey
+	SecAggRoster map[string]ed25519.PublicKey
 }
 
 // LedgerStore persists ledger entries. Append must return only once the
@@ -98,6 +109,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
+	}
+	if err := c.validSecAggKeys(); err != nil {
+		return err
 	}
 	return nil
 }
@@ -152,6 +166,12 @@ type SecAggCharge struct {
 	// threshold (round.Guarantee.Local; math.MaxFloat64 when above 100).
 	// Optional: ledgers written before it was recorded have none (0).
 	Local float64 `json:"epsilon_local,omitempty"`
+	// Note, on an entry that repeats a charged release (same job, phase
+	// and guarantee: the charge stays), records how its round ended
+	// without an unmasked sum — e.g. the site detected a lying
+	// coordinator at the consistency check and sent no unmask share
+	// (secure.go, onSecAgg).
+	Note string `json:"note,omitempty"`
 }
 
 // Worker is the site state machine. It is not safe for concurrent use.
@@ -265,7 +285,7 @@ func (w *Worker) Step(ctx context.Context, m protocol.Message) (outs []Output) {
 		return w.onAnnounce(m)
 	case *protocol.PhaseStart:
 		return w.onPhase(ctx, m)
-	case *protocol.SecAggKeyList, *protocol.SecAggSharesFor, *protocol.SecAggUnmaskRequest:
+	case *protocol.SecAggKeyList, *protocol.SecAggSharesFor, *protocol.SecAggUnmaskRequest, *protocol.SecAggCheckSigs:
 		return w.onSecAgg(m)
 	case *protocol.Result:
 		if w.job != nil && m.Job == w.job.Job {
@@ -403,6 +423,9 @@ func (w *Worker) setup(m *protocol.JobAnnounce) error {
 		return err
 	}
 	if err := w.secSetup(m, site, ds.N); err != nil {
+		return err
+	}
+	if err := w.secKeysFor(m); err != nil {
 		return err
 	}
 	w.site = site

@@ -30,7 +30,9 @@ func toyData(n, d int) *pairwise.Dataset {
 
 func newWorker(t *testing.T) *Worker {
 	t.Helper()
-	w, err := New(Config{Federation: "f", Site: "s1", Data: toyData(64, 3), Rand: rand.New(rand.NewPCG(3, 4)), Noise: dp.NewSeededNoise(5)})
+	pub, priv := testSecRoster()
+	w, err := New(Config{Federation: "f", Site: "s1", Data: toyData(64, 3), Rand: rand.New(rand.NewPCG(3, 4)), Noise: dp.NewSeededNoise(5),
+		SecAggKey: priv["s1"], SecAggRoster: pub})
 	if err != nil {
 		t.Fatal(err)
 	}

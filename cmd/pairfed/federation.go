@@ -91,6 +91,7 @@ func coordinatorCommand() *cli.Command {
 		&cli.IntFlag{Name: "max-queue", Value: 16, Usage: "jobs that may wait behind the running one; more are refused"},
 		&cli.DurationFlag{Name: "tick", Value: 50 * time.Millisecond, Usage: "clock resolution of the run loop"},
 		httpFlag(),
+		secAggRosterFlag(),
 	}
 	return &cli.Command{
 		Name:  "coordinator",
@@ -148,6 +149,9 @@ func runCoordinator(c *cli.Context) error {
 	cfg := coordinator.ServiceConfig{
 		Federation: c.String("federation"), MinSites: c.Int("min-sites"), PhaseTimeout: ticks(c.Duration("phase-timeout"), tick),
 		SiteTimeout: ticks(c.Duration("site-timeout"), tick), MaxQueue: c.Int("max-queue"), Logf: logf,
+	}
+	if cfg.SecAggRoster, err = loadSecAggRoster(c); err != nil {
+		return err
 	}
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
@@ -327,6 +331,8 @@ func workerCommand() *cli.Command {
 		&cli.DurationFlag{Name: "job-timeout", Value: 2 * time.Minute, Usage: "give up on a job after this long without word from the coordinator"},
 		&cli.DurationFlag{Name: "tick", Value: 50 * time.Millisecond, Usage: "clock resolution of the run loop"},
 		&cli.DurationFlag{Name: "update-delay", Hidden: true, Usage: "testing: hold every update back this long"},
+		secAggKeyFlag(),
+		secAggRosterFlag(),
 		&cli.StringFlag{Name: "test-sources", Hidden: true, Usage: "testing: `SEED:INDEX` draws sampling and noise as pairfed simulate --seed SEED does for its site INDEX (reproducible, NOT private)"},
 	}
 	return &cli.Command{
@@ -429,6 +435,10 @@ func runWorker(c *cli.Context) error {
 			return usageError{err}
 		}
 	}
+	secKey, secRoster, err := loadSecAggKeys(c, site)
+	if err != nil {
+		return fmt.Errorf("worker %s: %w", site, err)
+	}
 	// One live owner per state directory (held until the process ends).
 	lock, err := store.LockDir(c.String("state"))
 	if err != nil {
@@ -480,6 +490,7 @@ func runWorker(c *cli.Context) error {
 			Rand: rand.New(rand.NewChaCha8(key)), JoinEvery: every, HeartbeatEvery: every, Store: ledger, Jobs: jobStates, Logf: logf},
 		Ledger: releases, Jobs: saved, JobTimeout: ticks(c.Duration("job-timeout"), tick),
 	}
+	cfg.Worker.SecAggKey, cfg.Worker.SecAggRoster = secKey, secRoster
 	if fb, ok := budgets[site]; ok {
 		cfg.Budget = &worker.Budget{Epsilon: fb.Epsilon, Delta: fb.Delta}
 	}

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"crypto/ed25519"
+	"fmt"
+	"os"
+
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/secagg/round"
 	"github.com/urfave/cli/v2"
 )
 
@@ -31,4 +36,61 @@ func secAggOptions(c *cli.Context) protocol.Options {
 		}
 	}
 	return protocol.OptionsOf(m)
+}
+
+// secAggRosterFlag is the roster of the sites' secure aggregation public
+// keys (coordinator and worker); secAggKeyFlag the site's own signing key
+// (worker). Both files are written by pairfed deploy init (secagg/round,
+// keys.go, has their format).
+func secAggRosterFlag() cli.Flag {
+	return &cli.StringFlag{Name: "secagg-roster", Usage: "secure aggregation: the roster of every site's Ed25519 public key (JSON, from pairfed deploy init); needed for jobs with secure aggregation, whose rounds are signed against a lying coordinator"}
+}
+
+func secAggKeyFlag() cli.Flag {
+	return &cli.StringFlag{Name: "secagg-key", Usage: "secure aggregation: this site's Ed25519 signing key (PEM, from pairfed deploy init; keep it 0600, it is not the NATS nkey); with --secagg-roster"}
+}
+
+// loadSecAggRoster reads --secagg-roster (nil when not given).
+func loadSecAggRoster(c *cli.Context) (map[string]ed25519.PublicKey, error) {
+	path := c.String("secagg-roster")
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--secagg-roster: %w", err)
+	}
+	r, err := round.ParseRoster(b)
+	if err != nil {
+		return nil, fmt.Errorf("--secagg-roster %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// loadSecAggKeys reads --secagg-key and --secagg-roster (both or
+// neither; the roster must list the key under site's name).
+func loadSecAggKeys(c *cli.Context, site string) (ed25519.PrivateKey, map[string]ed25519.PublicKey, error) {
+	if c.IsSet("secagg-key") != c.IsSet("secagg-roster") {
+		return nil, nil, fmt.Errorf("--secagg-key and --secagg-roster go together: the site signs with its key and checks the others' signatures with the roster")
+	}
+	path := c.String("secagg-key")
+	if path == "" {
+		return nil, nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--secagg-key: %w", err)
+	}
+	k, err := round.ParseSigningKey(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--secagg-key %s: %w", path, err)
+	}
+	r, err := loadSecAggRoster(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	if pk, ok := r[site]; !ok || !pk.Equal(k.Public()) {
+		return nil, nil, fmt.Errorf("--secagg-roster does not list the public key of --secagg-key under site %s: a key or roster of another site or deployment?", site)
+	}
+	return k, r, nil
 }

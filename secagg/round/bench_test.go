@@ -25,10 +25,11 @@ func benchWire(b *testing.B, k, d int) {
 	for i := range sites {
 		sites[i] = fmt.Sprintf("site-%d", i)
 	}
+	roster, signers := testRoster(b, sites, 9)
 	var sent, recv int
 	b.ResetTimer()
 	for it := 0; it < b.N; it++ {
-		p := Params{Federation: "f", Job: fmt.Sprintf("job-%d", it), Phase: 1, Sites: sites, Bits: 32, Dim: d}
+		p := Params{Federation: "f", Job: fmt.Sprintf("job-%d", it), Phase: 1, Sites: sites, Bits: 32, Dim: d, Roster: roster}
 		srv, err := NewServer(p, 1)
 		if err != nil {
 			b.Fatal(err)
@@ -52,7 +53,7 @@ func benchWire(b *testing.B, k, d int) {
 		clients := map[string]*Site{}
 		var out []Outgoing
 		for _, s := range sites {
-			c, keys, err := NewSite(p, s, make([]uint64, d), rand.Reader)
+			c, keys, err := NewSite(p, s, signers[s], make([]uint64, d), rand.Reader)
 			if err != nil {
 				b.Fatal(err)
 			}

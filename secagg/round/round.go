@@ -1,10 +1,13 @@
 // Package round runs one secure aggregation round (package secagg) over
-// pairfed's wire messages (protocol kinds 32–38): the layer the
+// pairfed's wire messages (protocol kinds 32–40): the layer the
 // coordinator's job state machine and the worker call when a job releases
 // a sum with secure aggregation. It is pure like secagg: messages in,
 // messages out, time as abstract ticks owned by the caller, randomness
 // injected. Sites are named as in the job's announcement; on the secagg
 // wire a site is its 1-based index in JobAnnounce.Sites.
+//
+// By default the round is secagg's active variant: Params.Roster holds
+// every participant's long-term public key, each Site signs with its own.
 //
 // Wiring (coordinator/coordinator.go, worker/secure.go): the coordinator creates a Server when
 // a phase's release is due, feeds it every SecAgg* message from a site
@@ -15,6 +18,7 @@
 package round
 
 import (
+	"crypto/ed25519"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -33,6 +37,16 @@ type Params struct {
 	Sites           []string // the job's participants, in announcement order
 	Threshold       int      // t (secagg.DefaultThreshold(len(Sites)) when 0)
 	Bits, Dim       int      // the modulus 2^Bits and the encoded length
+	// Roster is every participant's long-term Ed25519 public key, by site
+	// name (entries for other sites are ignored): the active variant of
+	// secagg (the default) verifies every key advertisement and every
+	// consistency signature against it. Required unless HonestButCurious.
+	Roster map[string]ed25519.PublicKey
+	// HonestButCurious runs secagg's variant without signatures nor
+	// consistency check (secagg.Config.HonestButCurious): secure only
+	// against a coordinator that follows the protocol. Not the default;
+	// neither the coordinator nor the worker sets it.
+	HonestButCurious bool
 }
 
 // RoundID derives the round's public identifier from (federation, job,
@@ -53,7 +67,21 @@ func (p Params) config() (secagg.Config, error) {
 	if t == 0 {
 		t = secagg.DefaultThreshold(len(p.Sites))
 	}
-	cfg := secagg.Config{RoundID: p.RoundID(), Sites: ids, Threshold: t, Bits: p.Bits, Dim: p.Dim}
+	cfg := secagg.Config{RoundID: p.RoundID(), Sites: ids, Threshold: t, Bits: p.Bits, Dim: p.Dim, HonestButCurious: p.HonestButCurious}
+	if !p.HonestButCurious {
+		var missing []string
+		cfg.Roster = map[uint32]ed25519.PublicKey{}
+		for i, name := range p.Sites {
+			if k, ok := p.Roster[name]; ok {
+				cfg.Roster[ids[i]] = k
+			} else {
+				missing = append(missing, name)
+			}
+		}
+		if len(missing) > 0 {
+			return cfg, fmt.Errorf("round: the secure aggregation roster has no signing key for %v: every participant needs one (pairfed deploy init issues them; --secagg-roster)", missing)
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, fmt.Errorf("round: %w", err)
 	}
@@ -79,7 +107,8 @@ type Outgoing struct {
 type Server struct {
 	p       Params
 	srv     *secagg.Server
-	step    int // 0..3 as secagg; 4 done
+	step    int // 0 keys, 1 shares, 2 masked, 3 consistency check (active), 4 unmask
+	active  bool
 	timeout int // ticks per step
 	ticks   int
 	waiting map[string]bool // sites whose answer to the current step is awaited
@@ -104,7 +133,7 @@ func NewServer(p Params, timeout int) (*Server, error) {
 	for _, s := range p.Sites {
 		w[s] = true
 	}
-	return &Server{p: p, srv: srv, timeout: timeout, waiting: w}, nil
+	return &Server{p: p, srv: srv, timeout: timeout, waiting: w, active: cfg.Active()}, nil
 }
 
 // ErrWrongRound is returned for a message of another job or phase (the
@@ -130,7 +159,7 @@ func (s *Server) Deliver(from string, m protocol.Message) ([]Outgoing, *secagg.R
 		if m.Job != s.p.Job || m.Phase != s.p.Phase {
 			return nil, nil, ErrWrongRound
 		}
-		err = s.srv.HandleAdvertise(secagg.AdvertiseKeys{From: id, C: m.C, S: m.S})
+		err = s.srv.HandleAdvertise(secagg.AdvertiseKeys{From: id, C: m.C, S: m.S, Sig: m.Sig})
 	case *protocol.SecAggShares:
 		if m.Job != s.p.Job || m.Phase != s.p.Phase {
 			return nil, nil, ErrWrongRound
@@ -163,6 +192,11 @@ func (s *Server) Deliver(from string, m protocol.Message) ([]Outgoing, *secagg.R
 			u.SeedOf[sh.ID] = secagg.Share{X: id, Y: sh.Y}
 		}
 		err = s.srv.HandleUnmask(u)
+	case *protocol.SecAggCheck:
+		if m.Job != s.p.Job || m.Phase != s.p.Phase {
+			return nil, nil, ErrWrongRound
+		}
+		err = s.srv.HandleCheck(secagg.ConsistencySig{From: id, Sig: m.Sig})
 	default:
 		return nil, nil, fmt.Errorf("round: %v is not a site's secure aggregation message", m.Kind())
 	}
@@ -211,7 +245,7 @@ func (s *Server) endStep() ([]Outgoing, *secagg.Result, error) {
 		}
 		msg := &protocol.SecAggKeyList{Job: s.p.Job, Phase: s.p.Phase, Round: s.p.RoundID()}
 		for _, k := range list.Keys {
-			msg.Keys = append(msg.Keys, protocol.SecAggKey{ID: k.From, C: k.C, S: k.S})
+			msg.Keys = append(msg.Keys, protocol.SecAggKey{ID: k.From, C: k.C, S: k.S, Sig: k.Sig})
 			s.waiting[s.name(k.From)] = true
 		}
 		s.step = 1
@@ -240,8 +274,23 @@ func (s *Server) endStep() ([]Outgoing, *secagg.Result, error) {
 		for _, id := range req.Survivors {
 			s.waiting[s.name(id)] = true
 		}
-		s.step = 3
+		s.step = 4
+		if s.active {
+			s.step = 3
+		}
 		return []Outgoing{{Msg: &protocol.SecAggUnmaskRequest{Job: s.p.Job, Phase: s.p.Phase, Survivors: req.Survivors}}}, nil, nil
+	case 3:
+		sigs, err := s.srv.EndCheck()
+		if err != nil {
+			return fail(err)
+		}
+		msg := &protocol.SecAggCheckSigs{Job: s.p.Job, Phase: s.p.Phase}
+		for _, c := range sigs.Sigs {
+			msg.Sigs = append(msg.Sigs, protocol.SecAggSig{ID: c.From, Sig: c.Sig})
+			s.waiting[s.name(c.From)] = true
+		}
+		s.step = 4
+		return []Outgoing{{Msg: msg}}, nil, nil
 	default:
 		res, err := s.srv.EndUnmask()
 		if err != nil {
@@ -254,17 +303,19 @@ func (s *Server) endStep() ([]Outgoing, *secagg.Result, error) {
 
 // Site is one site's side of one round.
 type Site struct {
-	p     Params
-	site  string
-	c     *secagg.Client
-	input []uint64
+	p      Params
+	site   string
+	c      *secagg.Client
+	input  []uint64
+	masked bool // the masked vector was handed out
 }
 
 // NewSite starts the site's round with its encoded (noisy) vector; the
 // caller must have charged its ledger for the release before calling it
-// (the masked vector leaves the site in the third message). It returns the
-// site's keys to send.
-func NewSite(p Params, site string, input []uint64, rnd io.Reader) (*Site, protocol.Message, error) {
+// (the masked vector leaves the site in the third message). sign is the
+// site's long-term Ed25519 key (its public half is p.Roster[site]; nil
+// only with p.HonestButCurious). It returns the site's keys to send.
+func NewSite(p Params, site string, sign ed25519.PrivateKey, input []uint64, rnd io.Reader) (*Site, protocol.Message, error) {
 	cfg, err := p.config()
 	if err != nil {
 		return nil, nil, err
@@ -273,7 +324,7 @@ func NewSite(p Params, site string, input []uint64, rnd io.Reader) (*Site, proto
 	if !ok {
 		return nil, nil, fmt.Errorf("round: %s is not a participant of %s", site, p.Job)
 	}
-	c, err := secagg.NewClient(cfg, id, rnd)
+	c, err := secagg.NewClient(cfg, id, sign, rnd)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -282,12 +333,23 @@ func NewSite(p Params, site string, input []uint64, rnd io.Reader) (*Site, proto
 		return nil, nil, err
 	}
 	return &Site{p: p, site: site, c: c, input: slices.Clone(input)},
-		&protocol.SecAggKeys{Job: p.Job, Phase: p.Phase, Site: site, C: adv.C, S: adv.S}, nil
+		&protocol.SecAggKeys{Job: p.Job, Phase: p.Phase, Site: site, C: adv.C, S: adv.S, Sig: adv.Sig}, nil
 }
+
+// Phase is the release (phase) of the round.
+func (s *Site) Phase() int { return s.p.Phase }
+
+// MaskedSent reports whether the site's masked vector was handed out (its
+// release left, masked): a round that ends after it and before the
+// unmask shares leaves that release masked forever.
+func (s *Site) MaskedSent() bool { return s.masked }
 
 // Deliver answers a coordinator message of the round (nil, nil for a
 // message it does not concern). An error ends the site's round: it sends
-// nothing more, and its input stays masked (or unsent).
+// nothing more, and its input stays masked (or unsent); an error wrapping
+// secagg.ErrInconsistent means the coordinator lied (a forged or replayed
+// key, a survivor set outside U2, signatures on another survivor set:
+// equivocation).
 func (s *Site) Deliver(m protocol.Message) (protocol.Message, error) {
 	switch m := m.(type) {
 	case *protocol.SecAggKeyList:
@@ -299,7 +361,7 @@ func (s *Site) Deliver(m protocol.Message) (protocol.Message, error) {
 		}
 		var list secagg.KeyList
 		for _, k := range m.Keys {
-			list.Keys = append(list.Keys, secagg.AdvertiseKeys{From: k.ID, C: k.C, S: k.S})
+			list.Keys = append(list.Keys, secagg.AdvertiseKeys{From: k.ID, C: k.C, S: k.S, Sig: k.Sig})
 		}
 		sk, err := s.c.ShareKeys(list)
 		if err != nil {
@@ -323,23 +385,49 @@ func (s *Site) Deliver(m protocol.Message) (protocol.Message, error) {
 		if err != nil {
 			return nil, err
 		}
+		s.masked = true
 		return &protocol.SecAggMasked{Job: s.p.Job, Phase: s.p.Phase, Site: s.site, Bits: s.p.Bits, Len: len(mi.Y), Y: protocol.PackWords(mi.Y, s.p.Bits)}, nil
 	case *protocol.SecAggUnmaskRequest:
 		if m.Job != s.p.Job || m.Phase != s.p.Phase {
 			return nil, nil
 		}
-		us, err := s.c.Unmask(secagg.UnmaskRequest{Survivors: m.Survivors})
+		req := secagg.UnmaskRequest{Survivors: m.Survivors}
+		if !s.p.HonestButCurious {
+			c, err := s.c.ConsistencyCheck(req)
+			if err != nil {
+				return nil, err
+			}
+			return &protocol.SecAggCheck{Job: s.p.Job, Phase: s.p.Phase, Site: s.site, Sig: c.Sig}, nil
+		}
+		us, err := s.c.Unmask(req)
 		if err != nil {
 			return nil, err
 		}
-		out := &protocol.SecAggUnmask{Job: s.p.Job, Phase: s.p.Phase, Site: s.site}
-		for _, id := range slices.Sorted(maps.Keys(us.KeyOf)) {
-			out.Keys = append(out.Keys, protocol.SecAggShare{ID: id, Y: us.KeyOf[id].Y})
+		return s.unmaskMsg(us), nil
+	case *protocol.SecAggCheckSigs:
+		if m.Job != s.p.Job || m.Phase != s.p.Phase {
+			return nil, nil
 		}
-		for _, id := range slices.Sorted(maps.Keys(us.SeedOf)) {
-			out.Seeds = append(out.Seeds, protocol.SecAggShare{ID: id, Y: us.SeedOf[id].Y})
+		var in secagg.ConsistencySigs
+		for _, c := range m.Sigs {
+			in.Sigs = append(in.Sigs, secagg.ConsistencySig{From: c.ID, Sig: c.Sig})
 		}
-		return out, nil
+		us, err := s.c.UnmaskSigned(in)
+		if err != nil {
+			return nil, err
+		}
+		return s.unmaskMsg(us), nil
 	}
 	return nil, nil
+}
+
+func (s *Site) unmaskMsg(us secagg.UnmaskShares) *protocol.SecAggUnmask {
+	out := &protocol.SecAggUnmask{Job: s.p.Job, Phase: s.p.Phase, Site: s.site}
+	for _, id := range slices.Sorted(maps.Keys(us.KeyOf)) {
+		out.Keys = append(out.Keys, protocol.SecAggShare{ID: id, Y: us.KeyOf[id].Y})
+	}
+	for _, id := range slices.Sorted(maps.Keys(us.SeedOf)) {
+		out.Seeds = append(out.Seeds, protocol.SecAggShare{ID: id, Y: us.SeedOf[id].Y})
+	}
+	return out
 }

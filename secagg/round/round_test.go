@@ -1,6 +1,7 @@
 package round
 
 import (
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -10,6 +11,17 @@ import (
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/secagg"
 )
+
+// testRoster draws a long-term signing key for each site (seeded).
+func testRoster(t testing.TB, sites []string, seed byte) (map[string]ed25519.PublicKey, map[string]ed25519.PrivateKey) {
+	t.Helper()
+	pub, priv := map[string]ed25519.PublicKey{}, map[string]ed25519.PrivateKey{}
+	for i, s := range sites {
+		k := ed25519.NewKeyFromSeed(append(make([]byte, 30), seed, byte(i)))
+		priv[s], pub[s] = k, k.Public().(ed25519.PublicKey)
+	}
+	return pub, priv
+}
 
 // wire round-trips a message through the codec, as the transport would.
 func wire(t *testing.T, m protocol.Message) protocol.Message {
@@ -40,6 +52,8 @@ func TestRoundOverTheWireWithCrashes(t *testing.T) {
 			sites[i] = fmt.Sprintf("site-%d", i)
 		}
 		p := Params{Federation: "f", Job: fmt.Sprintf("job-%d", trial), Phase: 1 + rng.IntN(3), Sites: sites, Bits: 24, Dim: 5}
+		var signers map[string]ed25519.PrivateKey
+		p.Roster, signers = testRoster(t, sites, byte(trial))
 		srv, err := NewServer(p, 3)
 		if err != nil {
 			t.Fatal(err)
@@ -63,16 +77,16 @@ func TestRoundOverTheWireWithCrashes(t *testing.T) {
 			}{from, wire(t, m)})
 		}
 		for _, s := range sites {
-			budget[s] = 4
+			budget[s] = 5 // keys, shares, masked, consistency signature, unmask shares
 			if rng.Float64() < 0.3 {
-				budget[s] = rng.IntN(4)
+				budget[s] = rng.IntN(5)
 			}
 			x := make([]uint64, p.Dim)
 			for i := range x {
 				x[i] = rng.Uint64() & (1<<24 - 1)
 			}
 			inputs[s] = x
-			c, keys, err := NewSite(p, s, x, rand.NewChaCha8([32]byte{byte(trial), byte(len(clients))}))
+			c, keys, err := NewSite(p, s, signers[s], x, rand.NewChaCha8([32]byte{byte(trial), byte(len(clients))}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,11 +177,13 @@ func TestRoundOverTheWireWithCrashes(t *testing.T) {
 
 func TestServerRejectsStrangers(t *testing.T) {
 	p := Params{Federation: "f", Job: "j", Phase: 1, Sites: []string{"a", "b", "c"}, Bits: 16, Dim: 2}
+	roster, signers := testRoster(t, p.Sites, 1)
+	p.Roster = roster
 	srv, err := NewServer(p, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, keys, _ := NewSite(p, "a", []uint64{1, 2}, rand.NewChaCha8([32]byte{1}))
+	_, keys, _ := NewSite(p, "a", signers["a"], []uint64{1, 2}, rand.NewChaCha8([32]byte{1}))
 	if _, _, err := srv.Deliver("x", keys); err == nil {
 		t.Fatal("non-participant accepted")
 	}
@@ -182,7 +198,7 @@ func TestServerRejectsStrangers(t *testing.T) {
 	if _, _, err := srv.Deliver("a", keys); err == nil {
 		t.Fatal("duplicate accepted")
 	}
-	if _, err := NewServer(Params{Federation: "f", Job: "j", Phase: 1, Sites: []string{"a"}, Bits: 16, Dim: 2}, 2); err == nil {
+	if _, err := NewServer(Params{Federation: "f", Job: "j", Phase: 1, Sites: []string{"a"}, Bits: 16, Dim: 2, HonestButCurious: true}, 2); err == nil {
 		t.Fatal("one-site round accepted")
 	}
 }
