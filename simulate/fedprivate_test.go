@@ -273,7 +273,7 @@ func TestLockstepFedDPGDGrad(t *testing.T) {
 
 // With one site fed-dp-gd-grad is single-site dp-gd-grad: same T, η, σ and,
 // with the same seeded noise source, bit for bit the same θ_T. With a huge
-// ε (exact σ ≈ 4e-6: μ ≈ √(2ε)) it follows noise-free projected GD on the
+// ε (the largest accepted, 10⁴: μ ≈ √(2ε)) it follows noise-free projected GD on the
 // site's pairwise empirical risk, up to the noise.
 func TestLockstepFedDPGDGradOneSite(t *testing.T) {
 	sites, _, _ := prepared(t, 4, 2)
@@ -302,7 +302,7 @@ func TestLockstepFedDPGDGradOneSite(t *testing.T) {
 
 	// Tiny noise: the trajectory of projected GD, w ← Π(w − ∇F_S(w)/L).
 	const rounds = 12
-	l = newLockstep(t, coordinator.JobConfig{Algo: fedalgo.FedDPGDGrad, Epsilon: 1e9, Rounds: rounds}, one, seed, 5)
+	l = newLockstep(t, coordinator.JobConfig{Algo: fedalgo.FedDPGDGrad, Epsilon: dp.MaxEpsilon, Rounds: rounds}, one, seed, 5)
 	l.run(400)
 	r = l.coord.Result()
 	if r == nil || r.Phases != rounds {
