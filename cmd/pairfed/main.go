@@ -55,6 +55,8 @@ func newApp() *cli.App {
 		After: stopProfile,
 		Commands: []*cli.Command{
 			trainCommand(),
+			scoreCommand(),
+			evaluateCommand(),
 			algosCommand(),
 			benchCommand(),
 			auditCommand(),

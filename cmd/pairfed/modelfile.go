@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/experiment"
+	"github.com/pairfed/pairfed/model"
+	"github.com/pairfed/pairfed/pairwise"
+	"github.com/urfave/cli/v2"
+)
+
+// outModelFlag is --out-model of train and simulate.
+func outModelFlag(which string) cli.Flag {
+	return &cli.StringFlag{Name: "out-model", Usage: "write the model artefact (JSON: parameters, the full preprocessing map, the privacy certificate of its release; `pairfed score`/`evaluate` read it) to this file, and the run's statistics that the guarantee does not cover to <file>.diagnostics.json: " + which}
+}
+
+// trainModelNote is what `train --out-model` writes, in its own words.
+const trainModelNote = "the model of the LAST run (the last fold with --folds): the one release its certificate covers; with --test FILE it is fitted on every record of --data, otherwise on that run's training split. The other models the evaluation fitted are discarded, unwritten; for one model and one statement use --runs 1 (and no --folds)"
+
+// diagnosticsPath is <model>.diagnostics.json (a .json suffix of the
+// model's name is replaced).
+func diagnosticsPath(p string) string {
+	return strings.TrimSuffix(p, ".json") + ".diagnostics.json"
+}
+
+// pairfedVersion is the module version and VCS revision of this binary.
+func pairfedVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			v += " " + s.Value
+		}
+		if s.Key == "vcs.modified" && s.Value == "true" {
+			v += " (modified)"
+		}
+	}
+	return v
+}
+
+// fileSHA256 is the hex SHA-256 of the file at path.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// modelLoader records how the training table was read: the options after
+// the schema filled them, the positive classes actually used, and the
+// feature count of a LIBSVM file.
+func modelLoader(opt data.Options, t *data.Table) model.Loader {
+	l := model.Loader{Format: t.Format, Sep: opt.Sep, Header: opt.Header, LabelColumn: opt.LabelColumn,
+		IgnoreColumns: opt.IgnoreColumns, PositiveClasses: opt.PositiveClasses, Impute: opt.Impute}
+	if l.PositiveClasses == "" {
+		// The rule's outcome (numeric 1, the minority class, halves): the
+		// labels, not their counts.
+		l.PositiveClasses = strings.Join(t.Positive, ",")
+	}
+	if l.Impute == "" {
+		l.Impute = "error"
+	}
+	if opt.Impute == "constant" && opt.ImputeValues != nil {
+		for _, v := range opt.ImputeValues {
+			if math.IsNaN(v) {
+				l.ImputeValues = append(l.ImputeValues, nil)
+			} else {
+				l.ImputeValues = append(l.ImputeValues, &v)
+			}
+		}
+	}
+	if t.Format == data.FormatLIBSVM {
+		l.Dim = t.D
+	}
+	return l
+}
+
+// loaderOptions are the data.Options that read a file as the model's
+// training file was read, with extra columns ignored (an ID column).
+func loaderOptions(l model.Loader, extraIgnore ...string) data.Options {
+	opt := data.Options{Format: l.Format, Sep: l.Sep, Header: l.Header, LabelColumn: l.LabelColumn,
+		IgnoreColumns:   append(append([]string(nil), l.IgnoreColumns...), extraIgnore...),
+		PositiveClasses: l.PositiveClasses, Impute: l.Impute, Dim: l.Dim}
+	if l.ImputeValues != nil {
+		for _, v := range l.ImputeValues {
+			if v == nil {
+				opt.ImputeValues = append(opt.ImputeValues, math.NaN())
+			} else {
+				opt.ImputeValues = append(opt.ImputeValues, *v)
+			}
+		}
+	}
+	return opt
+}
+
+// trainCertificate is the certificate of the release fm.
+func trainCertificate(fm *experiment.FittedModel, spec experiment.Spec) (model.Certificate, error) {
+	c := model.Certificate{Neighbouring: model.Neighbouring, N: fm.NTrain}
+	p := fm.Privacy
+	if p == nil || p.PrivacyReport == nil {
+		c.Why = "not private: " + spec.Algo + " is not a differentially private algorithm"
+		c.Reasons = []string{spec.Algo + " adds no privacy noise: the parameters are a function of the training records (and a seeded sampler)"}
+		if spec.Scale == "minmax" || spec.Scale == "standard" {
+			c.Reasons = append(c.Reasons, "--scale "+spec.Scale+" was fitted on the training records (its constants are in the preprocessing map)")
+		}
+		return c, nil
+	}
+	c.Model, c.Mechanism, c.Accountant, c.Calibration = p.Model, p.Mechanism, p.Accountant, p.Calibration
+	pre := p.Preprocessing
+	c.Epsilon, c.Delta = p.CertifiedEpsilon, p.CertifiedDelta
+	if pre != nil {
+		c.Epsilon, c.Delta = pre.TotalEpsilon, pre.TotalDelta
+		c.Reasons = append(c.Reasons, pre.Reasons...)
+	}
+	if !p.Private {
+		c.Reasons = append(c.Reasons, "the noise came from a seeded source (--noise-seed) or was rescaled (--noise-scale): reproducible, NOT private")
+	}
+	c.Private = fm.Private && len(c.Reasons) == 0
+	if c.Private {
+		what := "the parameters"
+		if pre != nil && pre.Ranges != nil {
+			what = "the feature ranges of the preprocessing map and the parameters"
+		}
+		c.Why = fmt.Sprintf("%s are one %s release of %s (%s noise, calibration %s, secure noise source) on n = %d records, certified (ε, δ) = (%.6g, %.3g) by the exact accountant; every preprocessing step is per record with public or DP-released parameters", what, c.Model, fm.Algorithm, c.Mechanism, c.Calibration, c.N, c.Epsilon, c.Delta)
+	} else {
+		if len(c.Reasons) == 0 {
+			c.Reasons = []string{"the run was not private end to end"}
+		}
+		c.Why = "NOT private: " + c.Reasons[0]
+	}
+	st, err := json.Marshal(p)
+	if err != nil {
+		return c, err
+	}
+	c.Statement = st
+	return c, nil
+}
+
+// writeTrainModel writes the model of fm (the last evaluated fit) and the
+// diagnostics of rep.
+func writeTrainModel(c *cli.Context, path string, opt data.Options, train *data.Table, spec experiment.Spec, rep *experiment.Report, fm *experiment.FittedModel, total int) error {
+	if fm == nil {
+		return fmt.Errorf("train: no model was fitted, nothing to write to %s", path)
+	}
+	pre := *fm.Preprocessing
+	pre.Loader = modelLoader(opt, train)
+	m := &model.Model{Task: string(spec.Task), Loss: spec.Loss, D: train.D, Features: train.FeatureNames, Preprocessing: pre,
+		ScoreMeaning: model.ScoreMeaning}
+	if spec.Task == pairwise.TaskMetric {
+		m.Metric, m.ScoreMeaning = fm.W, model.MetricScoreMeaning
+	} else {
+		m.Weights = fm.W
+	}
+	release := fmt.Sprintf("the model of run %d of %d", fm.Run+1, spec.Runs)
+	if spec.Folds > 1 && c.String("test") == "" {
+		release += fmt.Sprintf(", fold %d of %d", fm.Fold+1, spec.Folds)
+	}
+	if fm.Full {
+		release += fmt.Sprintf(", fitted on all %d records of --data", fm.NTrain)
+	} else {
+		release += fmt.Sprintf(", fitted on that run's %d training records", fm.NTrain)
+	}
+	if total > 1 {
+		release += fmt.Sprintf("; the %d other models the evaluation fitted were not written", total-1)
+	}
+	m.Algorithm = model.Algorithm{Name: fm.Algorithm, Release: release,
+		Params: map[string]float64{"param_radius": fm.ParamRadius, "feature_radius": spec.FeatureRadius, "lambda": spec.Lambda,
+			"passes": spec.Passes, "steps": float64(spec.Steps)},
+		Settings: map[string]string{"constraint": spec.Constraint, "scale": spec.Scale, "bounds_norm": spec.BoundsNorm, "protocol": "validation"}}
+	if fm.Eta != 0 {
+		m.Algorithm.Params["eta"] = fm.Eta
+	}
+	if spec.Tune {
+		m.Algorithm.Settings["selection"] = "tune"
+	}
+	if spec.Calibration != "" {
+		m.Algorithm.Settings["calibration"] = string(spec.Calibration)
+	}
+	cert, err := trainCertificate(fm, spec)
+	if err != nil {
+		return err
+	}
+	m.Certificate = cert
+	m.Provenance = model.Provenance{Pairfed: pairfedVersion(), Created: time.Now().UTC().Format(time.RFC3339), Command: "train",
+		DataFile: filepath.Base(c.String("data"))}
+	if m.Provenance.DataSHA256, err = fileSHA256(c.String("data")); err != nil {
+		return fmt.Errorf("train: --out-model: hashing --data: %w", err)
+	}
+	if err := writeModelFiles(path, m, rep); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.ErrWriter, "pairfed: wrote %s: %s (private: %v); statistics not covered by its guarantee: %s\n", path, release, cert.Private, diagnosticsPath(path))
+	return nil
+}
+
+// writeModelFiles writes m to path and the report to the diagnostics file.
+func writeModelFiles(path string, m *model.Model, report any) error {
+	var buf bytes.Buffer
+	if err := model.Encode(&buf, m); err != nil {
+		return fmt.Errorf("--out-model %s: %w", path, err)
+	}
+	rep, err := json.Marshal(report)
+	if err != nil {
+		return err
+	}
+	d := model.Diagnostics{Format: model.DiagnosticsFormat, Warning: model.DiagnosticsWarning, Model: filepath.Base(path), Report: rep}
+	db, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+		return err
+	}
+	return writeFileAtomic(diagnosticsPath(path), append(db, '\n'))
+}
+
+// writeFileAtomic writes b to path through a temporary file and a rename.
+func writeFileAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// readModelFile reads and validates a model file.
+func readModelFile(path string) (*model.Model, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--model: %w", err)
+	}
+	defer f.Close()
+	return model.Decode(f, path)
+}
