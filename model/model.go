@@ -75,8 +75,11 @@ type Model struct {
 type Preprocessing struct {
 	Loader Loader `json:"loader"`
 	// Scale is "bounds" (Schema), "private" (Ranges released under DP),
-	// "none", or "minmax"/"standard" (Fitted on training records: the
-	// model is then not private end to end).
+	// "none", "minmax"/"standard" (Fitted on training records: the model
+	// is then not private end to end), or "sites": a federation's
+	// coordinator wrote the file and does not know how each site prepared
+	// its records (only R); such a model cannot score until the
+	// federation's public map is attached (Model.Scorable says so).
 	Scale string `json:"scale"`
 	// Schema is the feature-bounds schema, verbatim, when one was used.
 	Schema *data.Schema `json:"schema,omitempty"`
@@ -366,7 +369,7 @@ func (p *Preprocessing) validate(d int) error {
 	default:
 		return fmt.Errorf("norm %q is not clip or divide", p.Norm)
 	}
-	if p.Loader.Format == "" {
+	if p.Loader.Format == "" && p.Scale != "sites" {
 		return fmt.Errorf("loader: format is empty")
 	}
 	if p.Loader.ImputeValues != nil && len(p.Loader.ImputeValues) != d {
@@ -441,6 +444,10 @@ func (p *Preprocessing) validate(d int) error {
 		if p.Ranges != nil || p.Schema != nil || p.Fitted != nil {
 			return fmt.Errorf("scale none takes no ranges, schema or fitted scaler")
 		}
+	case "sites":
+		if p.Ranges != nil || p.Fitted != nil || p.Loader.Format != "" {
+			return fmt.Errorf("scale sites (each site's own preparation, unknown to the writer) takes no loader, ranges or fitted scaler")
+		}
 	case "minmax", "standard":
 		if p.Fitted == nil || p.Fitted.Kind != p.Scale || p.Ranges != nil || p.Schema != nil {
 			return fmt.Errorf("scale %s needs its fitted scaler (and no ranges or schema)", p.Scale)
@@ -509,6 +516,15 @@ func equalInts(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// Scorable returns nil when the stored map can prepare raw records, or an
+// error saying what is missing (a coordinator's artefact).
+func (m *Model) Scorable() error {
+	if m.Preprocessing.Scale == "sites" {
+		return fmt.Errorf("model: the preprocessing map of this model was not recorded (it was written by a federation's coordinator, which does not see how each site prepared its records): attach the federation's public map with `pairfed job model ID --feature-bounds SCHEMA` (and the loader flags the sites used)")
+	}
+	return nil
 }
 
 // Scores returns the ranking scores wᵀx' of the prepared records ds in

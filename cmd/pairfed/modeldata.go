@@ -22,6 +22,9 @@ import (
 // table and its records prepared by the model's map
 // (experiment.PrepareModelRecords, the code training used).
 func loadForModel(m *model.Model, path, idColumn string, maxMemory int64) (*data.Table, *pairwise.Dataset, error) {
+	if err := m.Scorable(); err != nil {
+		return nil, nil, err
+	}
 	var extra []string
 	if idColumn != "" && !containsFold(m.Preprocessing.Loader.IgnoreColumns, idColumn) {
 		extra = append(extra, idColumn)

@@ -14,10 +14,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/model"
 	"github.com/pairfed/pairfed/pairwise"
+	"github.com/pairfed/pairfed/simulate"
 	"github.com/urfave/cli/v2"
 )
 
@@ -265,4 +267,54 @@ func readModelFile(path string) (*model.Model, error) {
 	}
 	defer f.Close()
 	return model.Decode(f, path)
+}
+
+// simulateModelNote is what `simulate --out-model` writes.
+const simulateModelNote = "the global model of the LAST run's federated job (the coordinator's final model, which every site received), with the evaluator's map that the reported AUC was computed with and the sites' guarantees; for one model and one statement use --runs 1"
+
+// writeSimulateModel writes the last run's global model of a simulation.
+func writeSimulateModel(c *cli.Context, path string, opt data.Options, train *data.Table, spec simulate.Spec, rep *simulate.Report) error {
+	fm := rep.Model
+	if fm == nil {
+		return fmt.Errorf("simulate: no model to write to %s", path)
+	}
+	var sites []model.SiteGuarantee
+	for _, p := range fm.Privacy {
+		e, d := p.Epsilon, p.Delta
+		if p.CertifiedEpsilon > 0 {
+			e, d = p.CertifiedEpsilon, p.CertifiedDelta
+		}
+		sites = append(sites, model.SiteGuarantee{Site: p.Site, Epsilon: e, Delta: d, Secure: p.Secure})
+	}
+	var statement any
+	if fm.Privacy != nil {
+		statement = fm.Privacy
+	}
+	m, err := coordinator.FederatedModel(fm.Job, fm.W, sites, fm.NTrain, statement, fm.Private, fm.Reasons)
+	if err != nil {
+		return err
+	}
+	pre := *fm.Preprocessing
+	pre.Loader = modelLoader(opt, train)
+	m.Preprocessing, m.Features = pre, train.FeatureNames
+	what := "that run's training split"
+	if fm.Full {
+		what = "every record of --data"
+	}
+	m.Algorithm.Release = fmt.Sprintf("the global model of run %d of %d (the coordinator's final model of the federated job), trained on %s (%d records over %d sites); scored with the evaluator's map (the test records' preparation in the simulation)", fm.Run+1, spec.Runs, what, fm.NTrain, spec.Sites)
+	m.Algorithm.Settings["partition"] = spec.Partition
+	m.Algorithm.Settings["scale"] = spec.Scale
+	if m.Certificate.Private {
+		m.Certificate.Why += "; every site applied the same public per-record map (" + spec.Scale + ") and clipped to R"
+	}
+	m.Provenance = model.Provenance{Pairfed: pairfedVersion(), Created: time.Now().UTC().Format(time.RFC3339), Command: "simulate",
+		DataFile: filepath.Base(c.String("data"))}
+	if m.Provenance.DataSHA256, err = fileSHA256(c.String("data")); err != nil {
+		return fmt.Errorf("simulate: --out-model: hashing --data: %w", err)
+	}
+	if err := writeModelFiles(path, m, rep); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.ErrWriter, "pairfed: wrote %s: run %d's global model (private: %v); statistics not covered by its guarantee: %s\n", path, fm.Run+1, m.Certificate.Private, diagnosticsPath(path))
+	return nil
 }
