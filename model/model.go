@@ -227,6 +227,11 @@ func Encode(w io.Writer, m *Model) error {
 		return err
 	}
 	m.Checksum = sum
+	return encodeRaw(w, m)
+}
+
+// encodeRaw writes m as indented JSON, unchecked.
+func encodeRaw(w io.Writer, m *Model) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("model: %w", err)

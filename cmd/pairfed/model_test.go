@@ -351,3 +351,65 @@ func TestDeLongCI(t *testing.T) {
 		t.Fatalf("CI [%v, %v] (n %d, %d), want [%v, 1]", lo, hi, np, nn, wantLo)
 	}
 }
+
+// `simulate --out-model` writes the federated job's global model with the
+// evaluator's map: `evaluate` on the --test file gives the simulated AUC
+// bit for bit, and the certificate lists every site's guarantee.
+func TestSimulateOutModelEvaluate(t *testing.T) {
+	dir := t.TempDir()
+	train, test := diabetesCSV(t, dir, nil, "")
+	for name, extra := range map[string][]string{
+		"private-schema": {"--algo", "fed-dp-gd-grad", "--epsilon", "1", "--rounds", "2", "--feature-bounds", "../../schemas/diabetes.json"},
+		"fedavg-minmax":  {"--algo", "fed-avg", "--rounds", "2"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := filepath.Join(dir, name+".json")
+			args := append([]string{"simulate", "--data", train, "--test", test, "--ignore-columns", "patient_id", "--sites", "3",
+				"--transport", "mem", "--json", "--no-progress", "--out-model", m}, extra...)
+			stdout, stderr, err := runCLITTY(t, false, args...)
+			if err != nil {
+				t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+			}
+			var rep struct {
+				AUC     struct{ Values []float64 } `json:"auc"`
+				Private bool                       `json:"private"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &rep); err != nil || len(rep.AUC.Values) != 1 {
+				t.Fatalf("%v\n%s", err, stdout)
+			}
+			out, err := runCLI(t, "evaluate", "--model", m, "--data", test, "--json")
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			var ev Evaluation
+			if err := json.Unmarshal([]byte(out), &ev); err != nil {
+				t.Fatal(err)
+			}
+			if ev.AUC == nil || *ev.AUC != rep.AUC.Values[0] {
+				t.Fatalf("evaluate AUC %v, simulate reported %v (want bit for bit)", ev.AUC, rep.AUC.Values[0])
+			}
+			f, err := os.Open(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			var doc struct {
+				Certificate struct {
+					Private bool
+					Sites   []struct{ Site string }
+					Reasons []string
+				}
+				Algorithm struct{ Federated bool }
+			}
+			if err := json.NewDecoder(f).Decode(&doc); err != nil {
+				t.Fatal(err)
+			}
+			if doc.Certificate.Private != rep.Private || !doc.Algorithm.Federated {
+				t.Fatalf("certificate private %v, simulate private %v; federated %v", doc.Certificate.Private, rep.Private, doc.Algorithm.Federated)
+			}
+			if rep.Private && len(doc.Certificate.Sites) != 3 || !rep.Private && len(doc.Certificate.Reasons) == 0 {
+				t.Fatalf("certificate %+v", doc.Certificate)
+			}
+		})
+	}
+}
