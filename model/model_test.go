@@ -93,7 +93,9 @@ func TestDecodeRefuses(t *testing.T) {
 		"private reason": {bad(func(m *Model) { m.Certificate.Reasons = []string{"seeded"} }), "private but with reasons"},
 		"private eps":    {bad(func(m *Model) { m.Certificate.Epsilon = 0 }), "private needs a finite ε > 0"},
 		"not private":    {bad(func(m *Model) { m.Certificate.Private = false }), "not private but no reason"},
-		"ranges":         {bad(func(m *Model) { m.Preprocessing.Ranges = &Ranges{Source: "dp", Lo: []float64{0, 0}, Hi: []float64{1, 1}} }), "ranges stored for a schema without unknown features"},
+		"ranges": {bad(func(m *Model) {
+			m.Preprocessing.Ranges = &Ranges{Source: "dp", Lo: []float64{0, 0}, Hi: []float64{1, 1}}
+		}), "ranges stored for a schema without unknown features"},
 	}
 	for name, c := range cases {
 		_, err := Decode(bytes.NewReader(c.in), "m")
