@@ -105,8 +105,20 @@ func trainModel(t *testing.T, out string, args ...string) float64 {
 func TestModelScoreEvaluateReproduceTrainAUC(t *testing.T) {
 	dir := t.TempDir()
 	train, test := diabetesCSV(t, dir, nil, "")
+	// The shipped schema with insulin's range unknown: estimated under DP.
+	raw, err := os.ReadFile("../../schemas/diabetes.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknown := filepath.Join(dir, "unknown.json")
+	edited := regexp.MustCompile(`\{"name": "insulin", "lo": 0, "hi": 1000,`).ReplaceAllString(string(raw), `{"name": "insulin", "unknown": true,`)
+	if edited == string(raw) {
+		t.Fatal("the schema edit changed nothing")
+	}
+	os.WriteFile(unknown, []byte(edited), 0o644)
 	for name, extra := range map[string][]string{
 		"schema":         {"--feature-bounds", "../../schemas/diabetes.json"},
+		"unknown-ranges": {"--feature-bounds", unknown, "--algo", "dp-gd-grad", "--loss", "logistic", "--steps", "3"},
 		"private-ranges": {"--scale", "private", "--algo", "dp-gd-grad", "--loss", "logistic", "--steps", "3"},
 	} {
 		t.Run(name, func(t *testing.T) {
