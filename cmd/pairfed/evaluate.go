@@ -68,14 +68,14 @@ func runEvaluate(c *cli.Context) error {
 	if m.Task == "metric" && c.String("reference") == "" {
 		return usageError{fmt.Errorf("evaluate: %s is a metric model: give --reference FILE (the labelled neighbours of the KNN-3 vote, e.g. the training file)", c.String("model"))}
 	}
-	_, ds, err := loadForModel(m, c.String("data"), "", mem)
+	_, ds, _, err := loadForModel(m, c.String("data"), "", mem, needLabels)
 	if err != nil {
 		return err
 	}
 	ev := &Evaluation{Model: c.String("model"), Data: c.String("data"), Task: m.Task, N: ds.N,
 		Note: "computed from the records of --data without privacy: not covered by the model's guarantee"}
 	if m.Task == "metric" {
-		_, ref, err := loadForModel(m, c.String("reference"), "", mem)
+		_, ref, _, err := loadForModel(m, c.String("reference"), "", mem, needLabels)
 		if err != nil {
 			return fmt.Errorf("--reference: %w", err)
 		}

@@ -16,14 +16,26 @@ import (
 	"github.com/pairfed/pairfed/pairwise"
 )
 
+// labels says whether loadForModel may read a file without the label
+// column (score) or needs it (evaluate, and --reference files).
+type labels int
+
+const (
+	needLabels labels = iota
+	labelsOptional
+)
+
 // loadForModel reads path as the model's training file was read (its
 // loader options, with idColumn ignored as a feature), refuses a file whose
 // features differ from the model's, naming the difference, and returns the
 // table and its records prepared by the model's map
-// (experiment.PrepareModelRecords, the code training used).
-func loadForModel(m *model.Model, path, idColumn string, maxMemory int64) (*data.Table, *pairwise.Dataset, error) {
+// (experiment.PrepareModelRecords, the code training used). With
+// labelsOptional a CSV file without the label column is read with
+// placeholder labels (placeholderLabels): the table's labels are then
+// meaningless and unlabeled is true.
+func loadForModel(m *model.Model, path, idColumn string, maxMemory int64, lab labels) (t *data.Table, ds *pairwise.Dataset, unlabeled bool, err error) {
 	if err := m.Scorable(); err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	var extra []string
 	if idColumn != "" && !containsFold(m.Preprocessing.Loader.IgnoreColumns, idColumn) {
@@ -31,21 +43,191 @@ func loadForModel(m *model.Model, path, idColumn string, maxMemory int64) (*data
 	}
 	opt := loaderOptions(m.Preprocessing.Loader, extra...)
 	opt.MaxMemory = maxMemory
-	if err := checkHeader(m, path, opt); err != nil {
-		return nil, nil, err
-	}
-	t, err := data.Load(path, opt)
+	ph, err := placeholderLabels(m, path, opt, idColumn)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
+	}
+	header := ph.header
+	if ph.text != nil {
+		if lab == needLabels {
+			return nil, nil, false, fmt.Errorf("%s has no label column (%s): %s needs labelled records in the training file's layout", path, ph.what, "evaluation")
+		}
+		opt = ph.opt
+	} else if opt.Format == data.FormatCSV && opt.Header != "no" && m.Features != nil {
+		header = csvHead(path, opt.Sep)
+	}
+	if err := checkHeader(m, path, header, opt); err != nil {
+		return nil, nil, false, err
+	}
+	if ph.text != nil {
+		t, err = data.Read(bytes.NewReader(ph.text), path, opt)
+	} else {
+		t, err = data.Load(path, opt)
+	}
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if ph.extra && t.N > 1 {
+		t.Dataset = t.Subset([]int{0}) // the placeholder's second record
 	}
 	if err := checkFeatures(m, t); err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	ds, err := experiment.PrepareModelRecords(&m.Preprocessing, t.Dataset)
-	if err != nil {
-		return nil, nil, err
+	if ds, err = experiment.PrepareModelRecords(&m.Preprocessing, t.Dataset); err != nil {
+		return nil, nil, false, err
 	}
-	return t, ds, nil
+	return t, ds, ph.text != nil, nil
+}
+
+// placeholder is placeholderLabels' result: text is nil when the file
+// needs none (it has the label column, or is not plain CSV).
+type placeholder struct {
+	text   []byte
+	opt    data.Options
+	header []string // the header with the placeholder column, if any
+	extra  bool     // a second record was added (a one-record file)
+	what   string   // how the label column was found missing
+}
+
+// placeholderLabels handles a CSV file of records to score that lacks the
+// model's label column (their outcome is unknown): it returns the file's
+// text with a placeholder label column where the training file had its
+// label — at the label's 1-based index, or last (default, or a label named
+// by the header) — and the options that read it. The loader needs both
+// classes, so the placeholders alternate "1" (positive) and "0"; a
+// one-record file gets a copy of its record, dropped after loading. The
+// placeholders are never used: score writes wᵀx' only. Detection: a
+// label named by the header is missing from it; a label given by index
+// (or the default last column) is missing when the records have one field
+// fewer than d + 1 + the ignored columns.
+func placeholderLabels(m *model.Model, path string, opt data.Options, idColumn string) (placeholder, error) {
+	var ph placeholder
+	if opt.Format != data.FormatCSV {
+		return ph, nil
+	}
+	r, cl, err := csvReader(path, opt.Sep)
+	if err != nil || r == nil {
+		return ph, nil // the loader reports what is wrong
+	}
+	comma := r.Comma
+	var recs [][]string
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			cl.Close()
+			return ph, nil // the loader reports it with its position
+		}
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue
+		}
+		recs = append(recs, rec)
+	}
+	cl.Close()
+	if len(recs) == 0 {
+		return ph, nil
+	}
+	first := recs[0]
+	// A training file with a header gave the model its feature names.
+	header := opt.Header == "yes" || opt.Header != "no" && m.Features != nil && looksNamed(first, m.Features)
+	label := opt.LabelColumn
+	pos, name := len(first), "label"
+	if label != "" && !isIndex(label) {
+		name = label
+	}
+	switch {
+	case header:
+		// The header names the columns: the file lacks the label when its
+		// columns other than the ignored ones are exactly the model's
+		// features (anything else is labelled, or wrong: checkHeader and
+		// the loader name the problem).
+		if label != "" && !isIndex(label) && findColumn(first, label) >= 0 {
+			return ph, nil
+		}
+		if diffNames(m.Features, dropColumns(first, opt.IgnoreColumns, -1)) != "" {
+			return ph, nil
+		}
+		ph.what = "its header has the model's features and no label"
+	case m.Features == nil && (label == "" || isIndex(label)):
+		want := m.D + 1 + len(opt.IgnoreColumns)
+		if len(first) != want-1 {
+			return ph, nil
+		}
+		ph.what = fmt.Sprintf("%d columns where the training layout has %d", len(first), want)
+	default:
+		return ph, nil
+	}
+	if isIndex(label) {
+		k, _ := strconv.Atoi(label)
+		if k < 1 || k > len(first)+1 {
+			return ph, nil
+		}
+		pos = k - 1
+	}
+	// An ID column given by index counts in the file as it is: shift it
+	// past an inserted column (the model's own ignored columns count in
+	// the training layout, which has the label).
+	if isIndex(idColumn) && !containsFold(m.Preprocessing.Loader.IgnoreColumns, idColumn) {
+		if k, _ := strconv.Atoi(idColumn); k-1 >= pos {
+			ig := append([]string(nil), opt.IgnoreColumns...)
+			for i, c := range ig {
+				if c == idColumn {
+					ig[i] = strconv.Itoa(k + 1)
+				}
+			}
+			opt.IgnoreColumns = ig
+		}
+	}
+	insert := func(rec []string, v string) []string {
+		out := make([]string, 0, len(rec)+1)
+		out = append(append(append(out, rec[:pos]...), v), rec[pos:]...)
+		return out
+	}
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	w.Comma = comma
+	data0 := 0
+	if header {
+		w.Write(insert(first, name))
+		ph.header = insert(first, name)
+		data0 = 1
+	}
+	rows := recs[data0:]
+	if len(rows) == 1 {
+		rows, ph.extra = append(rows, rows[0]), true
+	}
+	for i, rec := range rows {
+		w.Write(insert(rec, []string{"1", "0"}[i%2]))
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return ph, err
+	}
+	opt.PositiveClasses, opt.Binarize, opt.Sep = "1", "", string(comma)
+	if comma == '\t' {
+		opt.Sep = "tab"
+	}
+	if header {
+		opt.Header = "yes"
+	} else {
+		opt.Header = "no"
+	}
+	ph.text, ph.opt = buf.Bytes(), opt
+	return ph, nil
+}
+
+func isIndex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // checkFeatures compares the loaded table's features with the model's.
@@ -129,57 +311,68 @@ func containsFold(v []string, s string) bool {
 	return false
 }
 
-// checkHeader compares the header of a CSV file with the model's features
+// checkHeader compares a CSV file's header with the model's features
 // before loading, so that a missing, renamed or reordered column is named
-// rather than reported as a count mismatch. Files it cannot read this way
-// (compressed, other formats, no header) are left to checkFeatures.
-func checkHeader(m *model.Model, path string, opt data.Options) error {
-	if m.Features == nil || opt.Format != data.FormatCSV || opt.Header == "no" {
+// rather than reported as a count mismatch. A nil header (no header, a
+// compressed file, another format) is left to checkFeatures.
+func checkHeader(m *model.Model, path string, header []string, opt data.Options) error {
+	if m.Features == nil || header == nil || !looksNamed(header, m.Features) {
 		return nil
 	}
-	header, _, err := csvHead(path, opt.Sep, 1)
-	if err != nil || header == nil {
-		return nil
-	}
-	if !looksNamed(header, m.Features) {
-		return nil // no header: the loader decides
-	}
-	drop := make([]bool, len(header))
-	find := func(ref string) int {
-		if k, err := strconv.Atoi(ref); err == nil && k >= 1 && k <= len(header) {
-			return k - 1
+	for _, ref := range opt.IgnoreColumns {
+		if findColumn(header, ref) < 0 {
+			return fmt.Errorf("%s has no column %q, which the model ignores (or --id-column names) (columns: %s)", path, ref, strings.Join(header, ", "))
 		}
-		for j, h := range header {
-			if strings.EqualFold(strings.TrimSpace(h), ref) {
-				return j
-			}
-		}
-		return -1
 	}
 	label := len(header) - 1
 	if l := opt.LabelColumn; l != "" {
-		if label = find(l); label < 0 {
-			return fmt.Errorf("%s has no label column %q (columns: %s): score and evaluate read files in the training file's layout, label column included (score does not use its values)", path, l, strings.Join(header, ", "))
+		if label = findColumn(header, l); label < 0 {
+			if d := diffNames(m.Features, dropColumns(header, opt.IgnoreColumns, -1)); d != "" {
+				return fmt.Errorf("%s does not have the model's features: %s", path, d)
+			}
+			return fmt.Errorf("%s has no label column %q (columns: %s): evaluation needs labelled records in the training file's layout", path, l, strings.Join(header, ", "))
 		}
 	}
-	drop[label] = true
-	for _, ref := range opt.IgnoreColumns {
-		k := find(ref)
-		if k < 0 {
-			return fmt.Errorf("%s has no column %q, which the model ignores (or --id-column names) (columns: %s)", path, ref, strings.Join(header, ", "))
-		}
-		drop[k] = true
-	}
-	var got []string
-	for j, h := range header {
-		if !drop[j] {
-			got = append(got, h)
-		}
-	}
+	got := dropColumns(header, opt.IgnoreColumns, label)
 	if d := diffNames(m.Features, got); d != "" {
 		return fmt.Errorf("%s does not have the model's features: %s", path, d)
 	}
 	return nil
+}
+
+// findColumn returns the 0-based column of ref (a 1-based index or a
+// name, case-insensitively) in header, or −1.
+func findColumn(header []string, ref string) int {
+	if k, err := strconv.Atoi(ref); err == nil && k >= 1 && k <= len(header) && isIndex(ref) {
+		return k - 1
+	}
+	for j, h := range header {
+		if strings.EqualFold(strings.TrimSpace(h), ref) {
+			return j
+		}
+	}
+	return -1
+}
+
+// dropColumns returns header without the columns refs and the column
+// label (−1: none).
+func dropColumns(header, refs []string, label int) []string {
+	drop := make([]bool, len(header))
+	if label >= 0 {
+		drop[label] = true
+	}
+	for _, ref := range refs {
+		if k := findColumn(header, ref); k >= 0 {
+			drop[k] = true
+		}
+	}
+	var out []string
+	for j, h := range header {
+		if !drop[j] {
+			out = append(out, strings.TrimSpace(h))
+		}
+	}
+	return out
 }
 
 // looksNamed reports whether header shares a name with the model's features.
@@ -192,8 +385,8 @@ func looksNamed(header, features []string) bool {
 	return false
 }
 
-// csvReader opens path as CSV with the model's separator (or the most
-// frequent of , ; tab | in the first line). Compressed files give nil.
+// csvReader opens path as CSV with the model's separator (or the one the
+// loader would detect). Compressed files give nil.
 func csvReader(path, sep string) (*csv.Reader, io.Closer, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -208,12 +401,21 @@ func csvReader(path, sep string) (*csv.Reader, io.Closer, error) {
 	comma := ','
 	switch sep {
 	case "":
-		first, _, _ := bytes.Cut(peek, []byte{'\n'})
-		best := 0
-		for _, c := range []rune{',', ';', '\t', '|'} {
-			if n := bytes.Count(first, []byte(string(c))); n > best {
-				best, comma = n, c
+		// The loader's rule (data's sniffSeparator): ';' when the first
+		// non-blank line has one and no comma, a tab likewise, else ','.
+		rest := peek
+		for len(rest) > 0 {
+			var line []byte
+			line, rest, _ = bytes.Cut(rest, []byte{'\n'})
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
 			}
+			if !bytes.ContainsRune(line, ',') && bytes.ContainsRune(line, ';') {
+				comma = ';'
+			} else if !bytes.ContainsRune(line, ',') && bytes.ContainsRune(line, '\t') {
+				comma = '\t'
+			}
+			break
 		}
 	case "tab", `\t`, "\t":
 		comma = '\t'
@@ -230,21 +432,21 @@ func csvReader(path, sep string) (*csv.Reader, io.Closer, error) {
 }
 
 // csvHead returns the first record of a CSV file (nil when the file is
-// not plain CSV text).
-func csvHead(path, sep string, _ int) ([]string, int, error) {
+// not plain CSV text or cannot be read).
+func csvHead(path, sep string) []string {
 	r, cl, err := csvReader(path, sep)
 	if err != nil || r == nil {
-		return nil, 0, err
+		return nil
 	}
 	defer cl.Close()
 	rec, err := r.Read()
 	if err != nil {
-		return nil, 0, err
+		return nil
 	}
 	for i := range rec {
 		rec[i] = strings.TrimSpace(rec[i])
 	}
-	return rec, len(rec), nil
+	return rec
 }
 
 // readIDs returns column col (a name, or a 1-based index) of every data

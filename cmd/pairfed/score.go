@@ -32,8 +32,9 @@ func scoreCommand() *cli.Command {
    Task metric: the squared Mahalanobis distance to the nearest record of --reference (prepared the
    same way) and that record's label (+1/−1).
 
-   The file must be in the training layout, label column included (score does not use its values);
-   records are written in file order, with the --id-column value or the 1-based record number.
+   The file has the training file's columns; the label column may be absent (CSV: records whose
+   outcome is unknown are read with placeholder labels, never used). Records are written in file
+   order, with the --id-column value or the 1-based record number.
 
 Examples:
    pairfed score --model m.json --data new.csv --id-column patient_id --out scores.csv
@@ -82,7 +83,7 @@ func runScore(c *cli.Context) error {
 	if idCol != "" && m.Preprocessing.Loader.Format != data.FormatCSV {
 		return usageError{fmt.Errorf("score: --id-column reads CSV files; the model was trained on a %s file", m.Preprocessing.Loader.Format)}
 	}
-	t, ds, err := loadForModel(m, c.String("data"), idCol, mem)
+	t, ds, unlabeled, err := loadForModel(m, c.String("data"), idCol, mem, labelsOptional)
 	if err != nil {
 		return err
 	}
@@ -95,7 +96,7 @@ func runScore(c *cli.Context) error {
 	cols := []string{"score"}
 	var rows [][]float64
 	if m.Task == "metric" {
-		_, ref, err := loadForModel(m, c.String("reference"), "", mem)
+		_, ref, _, err := loadForModel(m, c.String("reference"), "", mem, needLabels)
 		if err != nil {
 			return fmt.Errorf("--reference: %w", err)
 		}
@@ -124,6 +125,9 @@ func runScore(c *cli.Context) error {
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("score: %w", err)
+	}
+	if unlabeled {
+		fmt.Fprintf(c.App.ErrWriter, "pairfed: %s has no label column: read with placeholder labels, which score does not use\n", c.String("data"))
 	}
 	if out != "" {
 		fmt.Fprintf(c.App.ErrWriter, "pairfed: wrote %d scores to %s (%s)\n", len(rows), out, m.ScoreMeaning)
