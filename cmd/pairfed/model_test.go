@@ -478,3 +478,22 @@ func TestModelScoreUnlabeled(t *testing.T) {
 		t.Fatalf("evaluate of an unlabeled file: %v\n%s", err, o)
 	}
 }
+
+// A run that is not private end to end says why in the certificate, but
+// the loader's counts of records (values imputed) stay in the diagnostics.
+func TestModelNotPrivateReasonsWithoutCounts(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "imp.csv")
+	os.WriteFile(csv, []byte("a,b,y\n1,?,0\n2,3,1\n3,4,0\n?,5,1\n5,6,0\n6,7,1\n"), 0o644)
+	m := filepath.Join(dir, "m.json")
+	trainModel(t, m, "--data", csv, "--test", csv, "--algo", "dp-gd-grad", "--loss", "logistic", "--epsilon", "1", "--steps", "2",
+		"--impute", "mean", "--scale", "none")
+	raw, _ := os.ReadFile(m)
+	diag, _ := os.ReadFile(filepath.Join(dir, "m.diagnostics.json"))
+	if !strings.Contains(string(raw), `"private": false`) || !strings.Contains(string(raw), "--impute mean replaces a missing value") {
+		t.Fatalf("certificate lacks the reason:\n%s", raw)
+	}
+	if strings.Contains(string(raw), "values imputed") || !strings.Contains(string(diag), "(2 values imputed)") {
+		t.Fatalf("record counts: in the model %v, in the diagnostics %v", strings.Contains(string(raw), "values imputed"), strings.Contains(string(diag), "(2 values imputed)"))
+	}
+}

@@ -37,11 +37,19 @@ func loadForModel(m *model.Model, path, idColumn string, maxMemory int64, lab la
 	if err := m.Scorable(); err != nil {
 		return nil, nil, false, err
 	}
-	var extra []string
-	if idColumn != "" && !containsFold(m.Preprocessing.Loader.IgnoreColumns, idColumn) {
-		extra = append(extra, idColumn)
+	opt := loaderOptions(m.Preprocessing.Loader)
+	if sc := m.Preprocessing.Schema; sc != nil {
+		// What the schema sets in the loader options (label, classes,
+		// columns, the number of features, imputation constants, and
+		// whatever it learns to set) is set by the schema itself, as
+		// training did: data.Schema.Apply.
+		if _, err := sc.Apply(&opt); err != nil {
+			return nil, nil, false, fmt.Errorf("the model's schema and its loader options disagree: %w", err)
+		}
 	}
-	opt := loaderOptions(m.Preprocessing.Loader, extra...)
+	if idColumn != "" && !containsFold(opt.IgnoreColumns, idColumn) {
+		opt.IgnoreColumns = append(append([]string(nil), opt.IgnoreColumns...), idColumn)
+	}
 	opt.MaxMemory = maxMemory
 	ph, err := placeholderLabels(m, path, opt, idColumn)
 	if err != nil {

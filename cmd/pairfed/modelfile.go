@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -116,6 +117,20 @@ func loaderOptions(l model.Loader, extraIgnore ...string) data.Options {
 	return opt
 }
 
+// recordCounts matches the counts of records that the loader's
+// data-dependent reasons quote (data.Table.DataDependent): statistics of
+// the records, kept out of the model file (the diagnostics have them).
+var recordCounts = regexp.MustCompile(` \([0-9]+ (values imputed|dropped)\)`)
+
+// scrubCounts returns the reasons without record counts.
+func scrubCounts(reasons []string) []string {
+	out := make([]string, len(reasons))
+	for i, r := range reasons {
+		out[i] = recordCounts.ReplaceAllString(r, "")
+	}
+	return out
+}
+
 // trainCertificate is the certificate of the release fm.
 func trainCertificate(fm *experiment.FittedModel, spec experiment.Spec) (model.Certificate, error) {
 	c := model.Certificate{Neighbouring: model.Neighbouring, N: fm.NTrain}
@@ -133,7 +148,7 @@ func trainCertificate(fm *experiment.FittedModel, spec experiment.Spec) (model.C
 	c.Epsilon, c.Delta = p.CertifiedEpsilon, p.CertifiedDelta
 	if pre != nil {
 		c.Epsilon, c.Delta = pre.TotalEpsilon, pre.TotalDelta
-		c.Reasons = append(c.Reasons, pre.Reasons...)
+		c.Reasons = append(c.Reasons, scrubCounts(pre.Reasons)...)
 	}
 	if !p.Private {
 		c.Reasons = append(c.Reasons, "the noise came from a seeded source (--noise-seed) or was rescaled (--noise-scale): reproducible, NOT private")
@@ -155,7 +170,7 @@ func trainCertificate(fm *experiment.FittedModel, spec experiment.Spec) (model.C
 	if err != nil {
 		return c, err
 	}
-	c.Statement = st
+	c.Statement = recordCounts.ReplaceAll(st, nil)
 	return c, nil
 }
 
