@@ -136,8 +136,11 @@ func TestModelScoreEvaluateReproduceTrainAUC(t *testing.T) {
 			if ev.AUC == nil || *ev.AUC != reported {
 				t.Fatalf("evaluate AUC %v, train reported %v (want bit for bit)", ev.AUC, reported)
 			}
-			if ev.CI95[0] > reported || ev.CI95[1] < reported || ev.CI95[1]-ev.CI95[0] > 0.2 {
-				t.Errorf("CI %v around %v", ev.CI95, reported)
+			// Placement values lie in [0, 1], so each sample variance is at
+			// most n/(n−1)·¼ and the interval at most 2·1.96·√(¼/(n₊−1) + ¼/(n₋−1)) wide.
+			maxWidth := 2 * 1.96 * math.Sqrt(0.25/float64(ev.Positive-1)+0.25/float64(ev.Negative-1))
+			if ev.Positive+ev.Negative != 168 || ev.CI95[0] > reported || ev.CI95[1] < reported || ev.CI95[1]-ev.CI95[0] > maxWidth {
+				t.Errorf("CI %v around %v (n %d + %d, width at most %v)", ev.CI95, reported, ev.Positive, ev.Negative, maxWidth)
 			}
 			scores := filepath.Join(dir, name+"-scores.csv")
 			if out, err := runCLI(t, "score", "--model", m, "--data", test, "--id-column", "patient_id", "--out", scores); err != nil {
