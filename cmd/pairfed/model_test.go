@@ -234,7 +234,8 @@ func TestModelFileHasCertificateAndNoDataStatistics(t *testing.T) {
 		forbidden = append(forbidden, float64(tab.Counts[0]), float64(tab.Counts[1]))
 	}
 	forbidden = append(forbidden, 168, reported)
-	text := string(raw)
+	// Hashes are hex: a run like "6e1" in them is not a number.
+	text := regexp.MustCompile(`"(checksum|data_sha256)": "[^"]*"`).ReplaceAllString(string(raw), `"hash": ""`)
 	holds := func(text string) (found []string) {
 		for _, tok := range regexp.MustCompile(`-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?`).FindAllString(text, -1) {
 			v, err := strconv.ParseFloat(tok, 64)
