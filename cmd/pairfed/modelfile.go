@@ -193,9 +193,12 @@ func writeTrainModel(c *cli.Context, path string, opt data.Options, train *data.
 	if spec.Folds > 1 && c.String("test") == "" {
 		release += fmt.Sprintf(", fold %d of %d", fm.Fold+1, spec.Folds)
 	}
-	if fm.Full {
+	switch {
+	case fm.Full:
 		release += fmt.Sprintf(", fitted on all %d records of --data", fm.NTrain)
-	} else {
+	case spec.Folds > 1 && c.String("test") == "":
+		release += fmt.Sprintf(", fitted on that fold's %d training records", fm.NTrain)
+	default:
 		release += fmt.Sprintf(", fitted on that run's %d training records", fm.NTrain)
 	}
 	if total > 1 {
