@@ -18,6 +18,7 @@ import (
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/experiment"
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/model"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/simulate"
@@ -320,6 +321,9 @@ func writeSimulateModel(c *cli.Context, path string, opt data.Options, train *da
 		what = "every record of --data"
 	}
 	m.Algorithm.Release = fmt.Sprintf("the global model of run %d of %d (the coordinator's final model of the federated job), trained on %s (%d records over %d sites); scored with the evaluator's map (the test records' preparation in the simulation)", fm.Run+1, spec.Runs, what, fm.NTrain, spec.Sites)
+	if fm.Privacy != nil {
+		m.Certificate.Accountant = fedalgo.PrivacyNote(&spec.Job)
+	}
 	m.Algorithm.Settings["partition"] = spec.Partition
 	m.Algorithm.Settings["scale"] = spec.Scale
 	if m.Certificate.Private {
