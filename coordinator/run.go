@@ -79,7 +79,7 @@ func RunWith(ctx context.Context, c *Coordinator, t transport.Transport, tick ti
 }
 
 // receive decodes a message the coordinator received on subject and checks
-// that it may arrive there: job submissions on the jobs subject, and on
+// that it may arrive there: job submissions and queries on the jobs subject, and on
 // site s's subject only messages that site s sends about itself
 // (protocol.CheckSender) — a site cannot speak for another.
 func receive(fed, subject string, data []byte) (protocol.Message, error) {
@@ -88,10 +88,11 @@ func receive(fed, subject string, data []byte) (protocol.Message, error) {
 		return nil, err
 	}
 	if subject == protocol.JobsSubject(fed) {
-		if _, ok := m.(*protocol.JobSubmit); !ok {
-			return nil, fmt.Errorf("%v on the jobs subject", m.Kind())
+		switch m.(type) {
+		case *protocol.JobSubmit, *protocol.JobQuery:
+			return m, nil
 		}
-		return m, nil
+		return nil, fmt.Errorf("%v on the jobs subject", m.Kind())
 	}
 	if err := protocol.CheckSender(fed, subject, m); err != nil {
 		return nil, err

@@ -304,6 +304,8 @@ func (s *Service) Step(m protocol.Message) []Output {
 	switch m := m.(type) {
 	case *protocol.JobSubmit:
 		return s.onSubmit(m)
+	case *protocol.JobQuery:
+		return s.onQuery(m)
 	case *protocol.Join:
 		mem := s.members[m.Site]
 		if mem != nil && m.Instance != mem.instance && mem.instance != "" && m.Instance != "" {
@@ -455,6 +457,17 @@ func (s *Service) onSubmit(m *protocol.JobSubmit) []Output {
 		outs = append(outs, s.reply(m.Job)...) // settle replied if it started
 	}
 	return outs
+}
+
+// onQuery answers a JobQuery with the job's status (StatusUnknown for an
+// id it does not know), on the querying client's subject only: the
+// submitter's subject (s.clients) is left as it is, and no job starts.
+func (s *Service) onQuery(m *protocol.JobQuery) []Output {
+	st := s.status[m.Job]
+	if st == nil {
+		st = &protocol.JobStatus{Job: m.Job, Status: protocol.StatusUnknown, Reason: "no job " + m.Job + " at this coordinator (job ids are case-sensitive)"}
+	}
+	return []Output{{Subject: protocol.ClientSubject(s.cfg.Federation, m.Client), Msg: st}}
 }
 
 // JobFromSubmit is the job configuration a submission asks for.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/model"
 	"github.com/pairfed/pairfed/pairwise"
 )
 
@@ -115,6 +116,11 @@ type Spec struct {
 	// one per fold with Folds > 1) with the number done and the total:
 	// progress reporting only, it does not change the results.
 	OnRun func(done, total int) `json:"-"`
+	// OnModel, when set, receives every model Run evaluates (one per run,
+	// or per fold), with its preprocessing map and privacy statement: the
+	// hook of `pairfed train --out-model` (see FittedModel). It does not
+	// change the results.
+	OnModel func(*FittedModel) `json:"-"`
 }
 
 // Validate fills defaults and checks the spec.
@@ -380,7 +386,7 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 		if err != nil {
 			return nil, err
 		}
-		for _, sp := range splits {
+		for fold, sp := range splits {
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("experiment: interrupted: %w", err)
 			}
@@ -431,6 +437,10 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 				objectives = append(objectives, risk)
 				rep.Eta, rep.ParamRadius = append(rep.Eta, 0), append(rep.ParamRadius, 0)
 				rep.NTrain, rep.NTest = tr.N, te.N
+				if spec.OnModel != nil {
+					spec.OnModel(&FittedModel{Run: r, Fold: fold, W: res.W, Algorithm: trep.Chosen, NTrain: tr.N, Full: test != nil && spec.TrainSize == 0,
+						Preprocessing: pre.model, Privacy: rep.Privacy, Private: rep.Private})
+				}
 				if spec.OnRun != nil {
 					spec.OnRun(len(scores), total)
 				}
@@ -508,6 +518,14 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			rep.ParamRadius = append(rep.ParamRadius, B)
 			rep.NTrain, rep.NTest = tr.N, te.N
 			rep.ObjectiveExact = pairwise.RiskExact(obj, maxObjectivePairs)
+			if spec.OnModel != nil {
+				fm := &FittedModel{Run: r, Fold: fold, W: res.W, Algorithm: spec.Algo, Eta: eta, ParamRadius: B, NTrain: tr.N,
+					Full: test != nil && spec.TrainSize == 0, Preprocessing: pre.model}
+				if res.Privacy != nil {
+					fm.Privacy, fm.Private = rep.Privacy, rep.Private
+				}
+				spec.OnModel(fm)
+			}
 			if spec.OnRun != nil {
 				spec.OnRun(len(scores), total)
 			}
@@ -573,18 +591,21 @@ func outerSplits(spec Spec, train, test *data.Table, rng *rand.Rand) ([]split, e
 // budget left to the algorithm when ranges were estimated privately.
 func prepare(spec Spec, train, test *pairwise.Dataset, private bool, rng *rand.Rand) (*pairwise.Dataset, *pairwise.Dataset, *Preprocessing, error) {
 	pre := &Preprocessing{Scale: spec.Scale}
+	// The map is recorded as a model artefact stores it (model.Preprocessing)
+	// and the scaler built from that record (ModelScaler), so that a
+	// written model prepares records exactly as here.
+	mp := &model.Preprocessing{Scale: spec.Scale, Norm: spec.BoundsNorm, Radius: spec.FeatureRadius}
 	var sc *data.Scaler
 	var err error
 	switch spec.Scale {
 	case "bounds":
-		u := spec.Bounds.Unknown()
-		if len(u) == 0 {
-			sc = spec.Bounds.Scaler()
-		} else {
+		mp.Schema = spec.Bounds
+		if u := spec.Bounds.Unknown(); len(u) > 0 {
 			// Features no public document bounds: estimated under DP
 			// (charged) for a private algorithm, fitted (min, max) on the
 			// training split otherwise.
 			var lo, hi []float64
+			source := "fitted"
 			if private {
 				for _, j := range u {
 					pre.unknownNames = append(pre.unknownNames, fmt.Sprint(j+1))
@@ -593,47 +614,48 @@ func prepare(spec Spec, train, test *pairwise.Dataset, private bool, rng *rand.R
 				if err != nil {
 					return nil, nil, nil, err
 				}
-				lo, hi = r.Lo, r.Hi
+				lo, hi, source = r.Lo, r.Hi, "dp"
 			} else {
 				lo, hi = columnMinMax(train, u)
 			}
-			sc = spec.Bounds.ScalerWith(lo, hi)
-		}
-		if err := sc.CheckApply(train); err != nil {
-			return nil, nil, nil, fmt.Errorf("experiment: %s: %w", spec.Bounds.File, err)
+			mp.Ranges = &model.Ranges{Source: source, Features: u, Lo: lo, Hi: hi}
 		}
 	case "private":
 		r, err := privateRanges(spec, train, nil, rng, pre)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		sc = data.NewBoundsScaler(r.Lo, r.Hi)
-	default:
-		if sc, err = data.FitScaler(spec.Scale, train); err != nil {
+		mp.Ranges = &model.Ranges{Source: "dp", Lo: r.Lo, Hi: r.Hi}
+	case "minmax", "standard":
+		fitted, err := data.FitScaler(spec.Scale, train)
+		if err != nil {
 			return nil, nil, nil, err
 		}
+		mp.Fitted = &model.Fitted{Kind: fitted.Kind, Shift: fitted.Shift, Scale: fitted.Scale}
 	}
-	if spec.BoundsNorm == "divide" && sc.Kind == "bounds" {
-		sc = sc.Divide(spec.FeatureRadius)
+	if sc, err = ModelScaler(mp, train.D); err != nil {
+		return nil, nil, nil, err
 	}
-	var tr, te *pairwise.Dataset
+	if spec.Scale == "bounds" {
+		if err := sc.CheckApply(train); err != nil {
+			return nil, nil, nil, fmt.Errorf("experiment: %s: %w", spec.Bounds.File, err)
+		}
+	}
 	if unshifted(spec, sc, train) {
 		// Sparse data stays sparse: the shift, the same vector for every
 		// record, cancels in every difference the algorithm reads, and
 		// nothing is clipped (data.Scaler.ApplyUnshifted).
-		tr, te = sc.ApplyUnshifted(train), sc.ApplyUnshifted(test)
-		pre.Unshifted = true
-	} else {
-		tr, te = sc.Apply(train), sc.Apply(test)
+		pre.Unshifted, mp.Unshifted = true, true
 	}
-	if spec.FeatureRadius > 0 {
-		if tr, _, err = data.Clip(tr, spec.FeatureRadius); err != nil {
-			return nil, nil, nil, err
-		}
-		if te, _, err = data.Clip(te, spec.FeatureRadius); err != nil {
-			return nil, nil, nil, err
-		}
+	tr, err := applyMap(sc, pre.Unshifted, spec.FeatureRadius, train)
+	if err != nil {
+		return nil, nil, nil, err
 	}
+	te, err := applyMap(sc, pre.Unshifted, spec.FeatureRadius, test)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pre.model = mp
 	return tr, te, pre, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/model"
 	"github.com/pairfed/pairfed/pairwise"
 )
 
@@ -45,8 +46,9 @@ type Preprocessing struct {
 	// stayed sparse (data.Scaler.ApplyUnshifted).
 	Unshifted bool `json:"unshifted,omitempty"`
 
-	requestDelta float64  // the whole run's δ (DP ranges)
-	unknownNames []string // a schema's unknown features (1-based numbers)
+	requestDelta float64              // the whole run's δ (DP ranges)
+	model        *model.Preprocessing // the map, as a model artefact stores it
+	unknownNames []string             // a schema's unknown features (1-based numbers)
 }
 
 // gdpAlgos are the private algorithms whose releases are a sequential

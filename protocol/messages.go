@@ -27,12 +27,14 @@ const (
 	KindJobStatus                   // coordinator → client: where a submitted job stands
 	KindRefuse                      // site → coordinator: I will not take part in this job (e.g. privacy budget)
 	KindAccept                      // site → coordinator: I take part in this job (budget checked); no phase starts before every participant answered
+	KindJobQuery                    // client → coordinator: the status of a job (never starts one; an unknown id gets status unknown)
 )
 
 var kindNames = map[Kind]string{
 	KindJoin: "join", KindHeartbeat: "heartbeat", KindJobAnnounce: "job-announce", KindPhaseStart: "phase-start",
 	KindSiteUpdate: "site-update", KindAbort: "abort", KindResult: "result", KindLeave: "leave",
 	KindJobSubmit: "job-submit", KindJobStatus: "job-status", KindRefuse: "refuse", KindAccept: "accept",
+	KindJobQuery: "job-query",
 }
 
 func (k Kind) String() string {
@@ -69,6 +71,8 @@ func newMessage(k Kind) Message {
 		return &Refuse{}
 	case KindAccept:
 		return &Accept{}
+	case KindJobQuery:
+		return &JobQuery{}
 	}
 	return newSecAggMessage(k) // nil for an unknown kind
 }
@@ -281,7 +285,19 @@ const (
 	StatusRefused = "refused"
 	// StatusFailed: the job was invalid or aborted.
 	StatusFailed = "failed"
+	// StatusUnknown answers a JobQuery for an id the coordinator does not
+	// know (never sent for a submission).
+	StatusUnknown = "unknown"
 )
+
+// JobQuery asks the coordinator for the status of Job (with its model,
+// announcement and privacy reports when it completed), replied as a
+// JobStatus on ClientSubject(fed, Client). Unlike a JobSubmit of an
+// unknown id it never starts a job: an unknown id gets StatusUnknown.
+type JobQuery struct {
+	Job    string `msgpack:"job"`
+	Client string `msgpack:"client"`
+}
 
 // JobStatus reports a job. Model, Phases, AUC and Privacy are set when it
 // completed; AUC is the coordinator's evaluation on its own test file when
@@ -363,6 +379,8 @@ type Accept struct {
 }
 
 func (*Accept) Kind() Kind { return KindAccept }
+
+func (*JobQuery) Kind() Kind { return KindJobQuery }
 
 func (*Join) Kind() Kind        { return KindJoin }
 func (*Heartbeat) Kind() Kind   { return KindHeartbeat }

@@ -36,6 +36,7 @@ func samples() []Message {
 			Privacy: []SiteReport{{Site: "site-0", Records: 300, Epsilon: 1, Delta: 1e-3, Sigmas: []float64{0.5, 0.25}, Secure: true}}},
 		&Refuse{Job: "job-2", Site: "site-3", Reason: "privacy budget exceeded"},
 		&Accept{Job: "job-2", Site: "site-0", Instance: "i-0a1b2c"},
+		&JobQuery{Job: "job-2", Client: "c-2"},
 	}
 }
 
@@ -135,7 +136,7 @@ func TestGolden(t *testing.T) {
 // every deployed peer.
 func TestKindsAppendOnly(t *testing.T) {
 	want := map[Kind]byte{KindJoin: 1, KindHeartbeat: 2, KindJobAnnounce: 3, KindPhaseStart: 4,
-		KindSiteUpdate: 5, KindAbort: 6, KindResult: 7, KindLeave: 8, KindJobSubmit: 9, KindJobStatus: 10, KindRefuse: 11, KindAccept: 12}
+		KindSiteUpdate: 5, KindAbort: 6, KindResult: 7, KindLeave: 8, KindJobSubmit: 9, KindJobStatus: 10, KindRefuse: 11, KindAccept: 12, KindJobQuery: 13}
 	for k, v := range want {
 		if byte(k) != v {
 			t.Errorf("%v = %d, was %d: kinds are append-only", k, byte(k), v)

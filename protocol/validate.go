@@ -334,7 +334,7 @@ func CheckCalibration(job, c string) error {
 	return fmt.Errorf("protocol: job %s: unknown calibration %q (want %s or %s; empty means %s)", job, c, CalibrationExact, CalibrationPaper, CalibrationExact)
 }
 
-var jobStatuses = map[string]bool{StatusQueued: true, StatusRunning: true, StatusCompleted: true, StatusRefused: true, StatusFailed: true}
+var jobStatuses = map[string]bool{StatusQueued: true, StatusRunning: true, StatusCompleted: true, StatusRefused: true, StatusFailed: true, StatusUnknown: true}
 
 func checkSites(what string, sites []string) error {
 	if len(sites) > MaxSites {
@@ -453,6 +453,13 @@ func checkCertified(job string, p SiteReport) error {
 		}
 	}
 	return nil
+}
+
+func (m *JobQuery) Validate() error {
+	if err := ValidName("job", m.Job); err != nil {
+		return err
+	}
+	return ValidName("client", m.Client)
 }
 
 func (m *Accept) Validate() error {

@@ -18,6 +18,7 @@ import (
 	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/fedalgo"
+	"github.com/pairfed/pairfed/model"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/transport"
@@ -182,6 +183,31 @@ type Report struct {
 	// per-site record-level (ε, δ) and every σ it added.
 	Privacy []coordinator.SitePrivacy `json:"privacy,omitempty"`
 	Notes   []string                  `json:"notes,omitempty"`
+	// Model is the last run's global model (the coordinator's final
+	// model), with what a model artefact needs: `pairfed simulate
+	// --out-model`. Not part of the JSON report.
+	Model *FinalModel `json:"-"`
+}
+
+// FinalModel is a federated job's global model with the evaluator's
+// per-record map (the one the reported AUC was computed with) and the
+// sites' privacy reports.
+type FinalModel struct {
+	// Run is the 0-based run; W the coordinator's final model.
+	Run int
+	W   []float64
+	Job *protocol.JobAnnounce
+	// Preprocessing is Spec.PrepMap of the pooled training split.
+	Preprocessing *model.Preprocessing
+	// NTrain is the number of training records over all sites; Full is
+	// true when they are every record of the training table.
+	NTrain int
+	Full   bool
+	// Privacy are the sites' reports (nil: not a private job); Private
+	// is the job's end-to-end verdict and Reasons what denies it.
+	Privacy []coordinator.SitePrivacy
+	Private bool
+	Reasons []string
 }
 
 // Run executes the spec on train (split into train/test unless test is
@@ -292,6 +318,22 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 				}
 			}
 		}
+		pm, err := spec.PrepMap(tr)
+		if err != nil {
+			return nil, err
+		}
+		rep.Model = &FinalModel{Run: r, W: out.Result.Model, Job: out.Job, Preprocessing: pm, NTrain: tr.N,
+			Full: test != nil && spec.TrainSize == 0, Privacy: out.Privacy, Private: private && rep.Private}
+		if private {
+			rep.Model.Reasons = spec.NotPrivateReasons()
+			if spec.Seeded {
+				rep.Model.Reasons = append(rep.Model.Reasons, "seeded noise and sampling (--noise-seed): reproducible, NOT private")
+			} else if !rep.Private && len(rep.Model.Reasons) == 0 {
+				rep.Model.Reasons = append(rep.Model.Reasons, "a site or ledger reported a release with an insecure noise source")
+			}
+		} else {
+			rep.Model.Reasons = []string{spec.Job.Algo + " is not a differentially private algorithm: the global model is a function of the sites' records"}
+		}
 		if spec.OnRun != nil {
 			spec.OnRun(r+1, spec.Runs)
 		}
@@ -353,17 +395,12 @@ func Prepare(spec Spec, tr, te *pairwise.Dataset, rng *rand.Rand) ([]Site, *pair
 	if err != nil {
 		return nil, nil, err
 	}
-	R := spec.Job.FeatureRadius
-	if R == 0 {
-		R = 1
-	}
 	prep := func(fit, apply *pairwise.Dataset) (*pairwise.Dataset, error) {
-		sc, err := spec.scaler(fit)
+		m, err := spec.PrepMap(fit)
 		if err != nil {
 			return nil, err
 		}
-		out, _, err := data.Clip(sc.Apply(apply), R)
-		return out, err
+		return experiment.PrepareModelRecords(m, apply)
 	}
 	sites := make([]Site, len(parts))
 	for s, idx := range parts {
@@ -385,37 +422,42 @@ func Prepare(spec Spec, tr, te *pairwise.Dataset, rng *rand.Rand) ([]Site, *pair
 // clips them to R, as Prepare does to the test records: the neighbours of
 // a simulation's KNN evaluation of a learned metric.
 func PrepPooled(spec Spec, tr *pairwise.Dataset) (*pairwise.Dataset, error) {
-	R := spec.Job.FeatureRadius
-	if R == 0 {
-		R = 1
-	}
-	sc, err := spec.scaler(tr)
+	m, err := spec.PrepMap(tr)
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := data.Clip(sc.Apply(tr), R)
-	return out, err
+	return experiment.PrepareModelRecords(m, tr)
 }
 
-// scaler returns the map a site applies to its records: the schema's
-// public per-record map (Scale "bounds"), or spec.Scale fitted on fit.
-func (s Spec) scaler(fit *pairwise.Dataset) (*data.Scaler, error) {
-	if s.Scale == "bounds" {
-		// As `pairfed train`'s default: private jobs clip the box-scaled
-		// records to R (done by the caller), non-private ones and those
-		// that centre privately (fedalgo.CentresPrivately) multiply them by R/M so that
-		// the map stays linear.
-		sc := s.Bounds.Scaler()
-		if !fedalgo.Private(s.Job.Algo) || fedalgo.CentresPrivately(s.Job.Algo) {
-			R := s.Job.FeatureRadius
-			if R == 0 {
-				R = 1
-			}
-			sc = sc.Divide(R)
-		}
-		return sc, sc.CheckApply(fit)
+// PrepMap returns the per-record map a site applies to its records, as a
+// model artefact stores it (experiment.PrepareModelRecords applies it):
+// the schema's public per-record map (Scale "bounds"), or spec.Scale fitted
+// on fit, then the clip to R (default 1). The evaluator's map — fitted on
+// the pooled training split — is the one the job's model artefact holds.
+func (s Spec) PrepMap(fit *pairwise.Dataset) (*model.Preprocessing, error) {
+	R := s.Job.FeatureRadius
+	if R == 0 {
+		R = 1
 	}
-	return data.FitScaler(s.Scale, fit)
+	m := &model.Preprocessing{Scale: s.Scale, Norm: "clip", Radius: R}
+	switch s.Scale {
+	case "bounds":
+		// As `pairfed train`'s default: private jobs clip the box-scaled
+		// records to R, non-private ones and those that centre privately
+		// (fedalgo.CentresPrivately) multiply them by R/M so that the map
+		// stays linear.
+		m.Schema = s.Bounds
+		if !fedalgo.Private(s.Job.Algo) || fedalgo.CentresPrivately(s.Job.Algo) {
+			m.Norm = "divide"
+		}
+	case "minmax", "standard":
+		sc, err := data.FitScaler(s.Scale, fit)
+		if err != nil {
+			return nil, err
+		}
+		m.Fitted = &model.Fitted{Kind: sc.Kind, Shift: sc.Shift, Scale: sc.Scale}
+	}
+	return m, nil
 }
 
 // PublicPreprocessing reports whether every site prepares each record

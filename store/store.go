@@ -7,6 +7,8 @@
 //
 //	jobs/<job>.json    one protocol.JobStatus (JSON) per finished job,
 //	                   written atomically (temp file, fsync, rename, fsync dir)
+//	jobs/<job>.model.json  a completed job's model artefact (package model;
+//	                   written by cmd/pairfed, skipped by Load)
 //
 // Layout of a site's directory:
 //
@@ -125,8 +127,8 @@ func (j *Jobs) Load() ([]*protocol.JobStatus, error) {
 	var out []*protocol.JobStatus
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
-			continue
+		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".model.json") {
+			continue // .model.json: a job's model artefact (cmd/pairfed), beside its status
 		}
 		b, err := os.ReadFile(filepath.Join(j.dir, name))
 		if err != nil {

@@ -306,7 +306,7 @@ func runCoordinator(c *cli.Context) error {
 	}
 	defer stopHTTP()
 	err = coordinator.Serve(ctx, svc, t, tick, coordinator.ServeOptions{
-		Persist: jobs.Save, Ledger: charges.Append, Observe: observe,
+		Persist: persistJob(jobs, logf), Ledger: charges.Append, Observe: observe,
 		Checkpoint: func(cp *coordinator.Checkpoint) error { return store.SaveCheckpoint(state, cp) },
 	})
 	if errors.Is(err, context.Canceled) {
@@ -531,8 +531,8 @@ func runWorker(c *cli.Context) error {
 func jobCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "job",
-		Usage:       "submit jobs to a running coordinator",
-		Subcommands: []*cli.Command{jobSubmitCommand()},
+		Usage:       "submit jobs to a running coordinator, ask their status, download their models",
+		Subcommands: []*cli.Command{jobSubmitCommand(), jobStatusCommand(), jobModelCommand()},
 	}
 }
 

@@ -62,6 +62,8 @@ func newApp() *cli.App {
 		After: stopProfile,
 		Commands: []*cli.Command{
 			trainCommand(),
+			scoreCommand(),
+			evaluateCommand(),
 			algosCommand(),
 			benchCommand(),
 			auditCommand(),

@@ -257,8 +257,8 @@ func knownJobs(jobsDir string, cp *coordinator.Checkpoint) ([]string, error) {
 	var out []string
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
-			continue
+		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".model.json") {
+			continue // a job's model artefact
 		}
 		out = append(out, strings.TrimSuffix(name, ".json"))
 	}

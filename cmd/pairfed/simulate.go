@@ -58,7 +58,7 @@ func simulateCommand() *cli.Command {
    pairfed simulate --data datasets/diabetes --sites 4 --algo fed-oneshot --local-algo dpegd --epsilon 1
    pairfed simulate --data datasets/diabetes --sites 4 --partition single-class --algo fed-dp-ssp --epsilon 1
    pairfed simulate --data datasets/diabetes --sites 4 --algo fed-dp-pair-sgd --epsilon 1`,
-		Flags:  append(append(append(flags, calibrationFlag()), secAggFlags()...), dataFlags()...),
+		Flags:  append(append(append(flags, calibrationFlag(), outModelFlag(simulateModelNote)), secAggFlags()...), dataFlags()...),
 		Action: runSimulate,
 	})
 }
@@ -148,6 +148,11 @@ func runSimulate(c *cli.Context) error {
 	for _, p := range rep.Privacy {
 		if w := pairwise.DeltaWarning(p.Delta, p.Records); w != "" {
 			fmt.Fprintf(c.App.ErrWriter, "pairfed: warning: %s: %s\n", p.Site, w)
+		}
+	}
+	if p := c.String("out-model"); p != "" {
+		if err := writeSimulateModel(c, p, opt, train, spec, rep); err != nil {
+			return err
 		}
 	}
 	if c.Bool("json") {

@@ -47,6 +47,7 @@ func trainCommand() *cli.Command {
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 		calibrationFlag(),
 		noProgressFlag(),
+		outModelFlag(trainModelNote),
 	}
 	return withUsageErrors(&cli.Command{
 		Name:  "train",
@@ -63,6 +64,9 @@ func trainCommand() *cli.Command {
 func runTrain(c *cli.Context) error {
 	opt := dataOptions(c)
 	if c.String("protocol") == "paper" {
+		if c.IsSet("out-model") {
+			return usageError{fmt.Errorf("train: --out-model needs --protocol validation (the paper protocol selects on test folds: its models are not for release)")}
+		}
 		return runPaper(c, opt)
 	}
 	if p := c.String("protocol"); p != "validation" {
@@ -151,6 +155,10 @@ func runTrain(c *cli.Context) error {
 	bar := startProgress(c, "train", total)
 	defer bar.Finish()
 	spec.OnRun = bar.OnRun()
+	var fitted *experiment.FittedModel
+	if c.String("out-model") != "" {
+		spec.OnModel = func(fm *experiment.FittedModel) { fitted = fm } // the last one is written
+	}
 	rep, err := experiment.Run(c.Context, spec, train, test)
 	if err != nil {
 		return err
@@ -163,6 +171,11 @@ func runTrain(c *cli.Context) error {
 	}
 	for _, w := range rep.Warnings {
 		fmt.Fprintln(c.App.ErrWriter, "pairfed: warning:", w)
+	}
+	if p := c.String("out-model"); p != "" {
+		if err := writeTrainModel(c, p, opt, train, spec, rep, fitted, total); err != nil {
+			return err
+		}
 	}
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, rep)

@@ -1,0 +1,289 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pairfed/pairfed/coordinator"
+	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/fedalgo"
+	"github.com/pairfed/pairfed/model"
+	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/store"
+	"github.com/urfave/cli/v2"
+)
+
+// jobModelPath is STATE/jobs/<job>.model.json.
+func jobModelPath(jobs *store.Jobs, id string) string {
+	return strings.TrimSuffix(jobs.Path(id), ".json") + coordinator.ModelFileSuffix
+}
+
+// persistJob saves a finished job's status and, for a completed job, its
+// model artefact next to it (coordinator.StatusModel). A model that cannot
+// be built is logged and skipped (the status is what the coordinator
+// needs); a file that cannot be written is an error, as for the status.
+func persistJob(jobs *store.Jobs, logf func(string, ...any)) func(*protocol.JobStatus) error {
+	return func(st *protocol.JobStatus) error {
+		if err := jobs.Save(st); err != nil {
+			return err
+		}
+		if st.Status != protocol.StatusCompleted {
+			return nil
+		}
+		m, err := coordinator.StatusModel(st)
+		if err != nil {
+			logf("coordinator: job %s: no model artefact: %v", st.Job, err)
+			return nil
+		}
+		m.Provenance.Pairfed, m.Provenance.Created = pairfedVersion(), time.Now().UTC().Format(time.RFC3339)
+		var buf bytes.Buffer
+		if err := model.Encode(&buf, m); err != nil {
+			logf("coordinator: job %s: no model artefact: %v", st.Job, err)
+			return nil
+		}
+		return store.WriteFileAtomic(jobModelPath(jobs, st.Job), buf.Bytes())
+	}
+}
+
+func jobModelCommand() *cli.Command {
+	return withUsageErrors(&cli.Command{
+		Name:      "model",
+		Usage:     "download a completed job's model artefact (for pairfed score / evaluate)",
+		ArgsUsage: "[JOB] (or --job JOB; flags go before JOB)",
+		Description: `Asks the coordinator for the job (a job query: it never starts a job) and writes its model
+   artefact: the global model, the job's parameters and the sites' privacy guarantees — the file the
+   coordinator saved as STATE/jobs/JOB.model.json (or read that file with --state DIR on the
+   coordinator's machine). The coordinator does not see how the sites prepared their records, so the
+   artefact cannot score until the federation's public map is attached: give --feature-bounds SCHEMA
+   (and the loader flags the sites used); the norm rule is the workers' (clip, or divide for
+   algorithms that centre privately).
+
+Examples:
+   pairfed job model --nats nats://coord:4222 --feature-bounds schemas/diabetes.json --out m.json job-7
+   pairfed job model --state /var/lib/pairfed --out m.json --job job-7`,
+		Flags: append(append([]cli.Flag{
+			&cli.StringFlag{Name: "nats", Usage: "URL of the federation's NATS server"},
+			federationFlag(),
+			jobIDFlag(),
+			&cli.StringFlag{Name: "state", Usage: "read STATE/jobs/JOB.model.json of a local coordinator instead of asking over NATS"},
+			&cli.StringFlag{Name: "out", Required: true, Usage: "model file to write"},
+			featureBoundsFlag(),
+			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "give up waiting for the coordinator after this long"},
+		}, dataFlags()...), connFlags()...),
+		Action: runJobModel,
+	})
+}
+
+func jobStatusCommand() *cli.Command {
+	return withUsageErrors(&cli.Command{
+		Name:      "status",
+		Usage:     "print a job's status (a job query: it never starts a job)",
+		ArgsUsage: "[JOB] (or --job JOB; flags go before JOB)",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "nats", Required: true, Usage: "URL of the federation's NATS server"},
+			federationFlag(),
+			jobIDFlag(),
+			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "give up waiting for the coordinator after this long"},
+		}, connFlags()...),
+		Action: func(c *cli.Context) error {
+			id, err := jobArg(c)
+			if err != nil {
+				return err
+			}
+			st, err := queryJob(c, id)
+			if err != nil {
+				return err
+			}
+			if err := writeJSON(c.App.Writer, st); err != nil {
+				return err
+			}
+			if st.Status == protocol.StatusUnknown {
+				return cli.Exit("", 1)
+			}
+			return nil
+		},
+	})
+}
+
+// jobIDFlag is --job, the alternative to the JOB argument (urfave/cli
+// reads flags only before the first argument).
+func jobIDFlag() cli.Flag {
+	return &cli.StringFlag{Name: "job", Usage: "job id (or give it as the last argument, after the flags)"}
+}
+
+// jobArg is the job id: --job or the one argument.
+func jobArg(c *cli.Context) (string, error) {
+	id := c.String("job")
+	switch {
+	case id != "" && c.NArg() > 0:
+		return "", usageError{fmt.Errorf("job %s: give the job id once (--job %s, and arguments %v)", c.Command.Name, id, c.Args().Slice())}
+	case id == "" && c.NArg() != 1:
+		return "", usageError{fmt.Errorf("job %s: give one job id: --job ID, or ID after the flags (got %d arguments: %v)", c.Command.Name, c.NArg(), c.Args().Slice())}
+	case id == "":
+		id = c.Args().First()
+	}
+	if err := protocol.ValidName("job", id); err != nil {
+		return "", usageError{err}
+	}
+	return id, nil
+}
+
+func runJobModel(c *cli.Context) error {
+	id, err := jobArg(c)
+	if err != nil {
+		return err
+	}
+	var m *model.Model
+	switch {
+	case c.String("state") != "" && c.String("nats") != "":
+		return usageError{fmt.Errorf("job model: give --nats URL or --state DIR, not both")}
+	case c.String("state") != "":
+		p := filepath.Join(c.String("state"), "jobs", id+coordinator.ModelFileSuffix)
+		f, err := os.Open(p)
+		if err != nil {
+			return fmt.Errorf("job model: %w (is %s a coordinator's state directory, and did job %s complete?)", err, c.String("state"), id)
+		}
+		m, err = model.Decode(f, p)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	case c.String("nats") != "":
+		st, err := queryJob(c, id)
+		if err != nil {
+			return err
+		}
+		if st.Status != protocol.StatusCompleted {
+			why := ""
+			if st.Reason != "" {
+				why = ": " + st.Reason
+			}
+			return fmt.Errorf("job model: job %s is %s%s; only a completed job has a model", id, st.Status, why)
+		}
+		if m, err = coordinator.StatusModel(st); err != nil {
+			return err
+		}
+		m.Provenance.Pairfed, m.Provenance.Created = pairfedVersion(), time.Now().UTC().Format(time.RFC3339)
+		m.Provenance.Command = "job model (from the coordinator's status)"
+	default:
+		return usageError{fmt.Errorf("job model: give --nats URL (ask the coordinator) or --state DIR (its state directory)")}
+	}
+	if c.String("feature-bounds") != "" {
+		opt := dataOptions(c)
+		schema, _, err := loadSchema(c, &opt)
+		if err != nil {
+			return err
+		}
+		if schema.D() != m.D {
+			return usageError{fmt.Errorf("job model: %s has %d features but the model of job %s has %d", c.String("feature-bounds"), schema.D(), id, m.D)}
+		}
+		norm := "clip"
+		if fedalgo.CentresPrivately(m.Algorithm.Name) {
+			norm = "divide"
+		}
+		pos := opt.PositiveClasses
+		m.Preprocessing = model.Preprocessing{Scale: "bounds", Schema: schema, Norm: norm, Radius: m.Preprocessing.Radius,
+			Loader: modelLoaderOptions(opt, pos)}
+		m.Preprocessing.Loader.Dim = m.D
+		m.Algorithm.Settings["preprocessing"] = "attached by `pairfed job model --feature-bounds` (the sites' public map, as the workers apply it)"
+	}
+	var buf bytes.Buffer
+	if err := model.Encode(&buf, m); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(c.String("out"), buf.Bytes()); err != nil {
+		return fmt.Errorf("job model: %w", err)
+	}
+	scorable := "ready for pairfed score/evaluate"
+	if m.Scorable() != nil {
+		scorable = "NOT scorable until the federation's map is attached (--feature-bounds)"
+	}
+	fmt.Fprintf(c.App.ErrWriter, "pairfed: wrote %s: job %s's global model (private: %v); %s\n", c.String("out"), id, m.Certificate.Private, scorable)
+	return nil
+}
+
+// modelLoaderOptions records loader options given on the command line
+// (no table was read: the format stays as given, e.g. auto).
+func modelLoaderOptions(opt data.Options, positive string) model.Loader {
+	l := model.Loader{Format: opt.Format, Sep: opt.Sep, Header: opt.Header, LabelColumn: opt.LabelColumn,
+		IgnoreColumns: opt.IgnoreColumns, PositiveClasses: positive, Impute: opt.Impute}
+	if l.Format == "" {
+		l.Format = "auto"
+	}
+	if l.Impute == "" {
+		l.Impute = "error"
+	}
+	if opt.Impute == "constant" && opt.ImputeValues != nil {
+		for _, v := range opt.ImputeValues {
+			v := v
+			if v != v { // NaN: no constant
+				l.ImputeValues = append(l.ImputeValues, nil)
+			} else {
+				l.ImputeValues = append(l.ImputeValues, &v)
+			}
+		}
+	}
+	return l
+}
+
+// queryJob asks the coordinator for job id's status (protocol.JobQuery,
+// repeated every 2 s: core NATS may lose a message) until it answers or
+// --timeout passes.
+func queryJob(c *cli.Context, id string) (*protocol.JobStatus, error) {
+	fed := c.String("federation")
+	client := randomToken("c-")
+	msg, err := protocol.Encode(&protocol.JobQuery{Job: id, Client: client})
+	if err != nil {
+		return nil, usageError{err}
+	}
+	natsOpts, err := connOptions(c, c.String("nats"))
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	defer cancel()
+	cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
+	t, err := connectNATS(cctx, c.String("nats"), "pairfed-client", false, natsOpts...)
+	ccancel()
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	statuses := make(chan *protocol.JobStatus, 4)
+	unsub, err := t.Subscribe(protocol.ClientSubject(fed, client), func(_ string, b []byte) {
+		m, err := protocol.Decode(b)
+		if err != nil {
+			return
+		}
+		if st, ok := m.(*protocol.JobStatus); ok && st.Job == id {
+			select {
+			case statuses <- st:
+			default:
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer unsub()
+	for {
+		if err := t.Publish(protocol.JobsSubject(fed), msg); err != nil {
+			return nil, err
+		}
+		timer := time.NewTimer(2 * time.Second)
+		select {
+		case st := <-statuses:
+			timer.Stop()
+			return st, nil
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, fmt.Errorf("job %s: no answer from a coordinator of federation %s at %s within %v", c.Command.Name, fed, c.String("nats"), c.Duration("timeout"))
+		case <-timer.C:
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pairfed/pairfed/model"
+	"github.com/pairfed/pairfed/store"
+)
+
+// A coordinator saves a completed job's model artefact beside its status
+// (STATE/jobs/<job>.model.json, skipped by the job store); `job model`
+// downloads it with a job query (which never starts a job), attaches the
+// sites' public schema, and `evaluate` on the coordinator's test file
+// gives the coordinator's AUC bit for bit. `job status` of an unknown id
+// says so (exit 1) and starts nothing.
+func TestJobModelFromCoordinator(t *testing.T) {
+	root := t.TempDir()
+	schema := filepath.Join(root, "s.json")
+	os.WriteFile(schema, []byte(`{"features": [{"lo": -3, "hi": 3, "count": 4}]}`), 0o644)
+	test := filepath.Join(root, "test.libsvm")
+	writeLinearLIBSVM(t, test, 80, 4, 1)
+	site := map[string]string{"a": filepath.Join(root, "a.libsvm"), "b": filepath.Join(root, "b.libsvm")}
+	writeLinearLIBSVM(t, site["a"], 60, 4, 2)
+	writeLinearLIBSVM(t, site["b"], 60, 4, 3)
+	var logs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	var procs []*proc
+	defer func() {
+		cancel()
+		for _, p := range procs {
+			select {
+			case <-p.done:
+			case <-time.After(20 * time.Second):
+				t.Error("a process did not stop")
+			}
+		}
+		if t.Failed() {
+			t.Logf("log:\n%s", logs.String())
+		}
+	}()
+	state := filepath.Join(root, "coord")
+	coord := startPairfed(ctx, &logs, "coordinator", "--listen", "127.0.0.1:0", "--federation", "jm", "--state", state,
+		"--test", test, "--feature-bounds", schema, "--min-sites", "2", "--tick", "10ms")
+	procs = append(procs, coord)
+	urlRE := regexp.MustCompile(`listening on (nats://\S+)`)
+	waitFor(t, 15*time.Second, "the coordinator's URL", func() bool { return urlRE.MatchString(coord.stdout.String()) })
+	url := urlRE.FindStringSubmatch(coord.stdout.String())[1]
+	for _, s := range []string{"a", "b"} {
+		procs = append(procs, startPairfed(ctx, &logs, "worker", "--nats", url, "--federation", "jm", "--site", s, "--data", site[s],
+			"--state", filepath.Join(root, "site-"+s), "--feature-bounds", schema, "--tick", "10ms", "--heartbeat", "50ms"))
+	}
+	waitFor(t, 15*time.Second, "sites a and b to join", func() bool {
+		l := logs.String()
+		return strings.Contains(l, "site a joined the federation") && strings.Contains(l, "site b joined the federation")
+	})
+	// An unknown id: status unknown, exit 1, and no job starts.
+	p, code := runPairfed(t, &logs, 30*time.Second, "job", "status", "--nats", url, "--federation", "jm", "nope")
+	if code != 1 || !strings.Contains(p.stdout.String(), `"status": "unknown"`) {
+		t.Fatalf("job status of an unknown id: exit %d, %v\n%s", code, p.err, p.stdout.String())
+	}
+	p, code = runPairfed(t, &logs, 60*time.Second, "job", "submit", "--nats", url, "--federation", "jm", "--job", "j1", "--algo", "fed-dp-gd-grad",
+		"--epsilon", "1", "--delta", "0.001", "--min-sites", "2", "--wait", "--json")
+	if code != 0 {
+		t.Fatalf("job: exit %d, %v\n%s", code, p.err, p.stdout.String())
+	}
+	var sub struct {
+		AUC struct{ Values []float64 } `json:"auc"`
+	}
+	if err := json.Unmarshal([]byte(p.stdout.String()), &sub); err != nil {
+		t.Fatal(err)
+	}
+	// The saved artefact, and a job store that still loads.
+	saved := filepath.Join(state, "jobs", "j1.model.json")
+	f, err := os.Open(saved)
+	if err != nil {
+		t.Fatalf("no saved model: %v", err)
+	}
+	m, err := model.Decode(f, saved)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Algorithm.Name != "fed-dp-gd-grad" || !m.Algorithm.Federated || !m.Certificate.Private || len(m.Certificate.Sites) != 2 || m.Certificate.N != 120 || m.Scorable() == nil {
+		t.Fatalf("saved model: %+v %+v", m.Algorithm, m.Certificate)
+	}
+	if jobs, err := store.ReadJobs(state); err != nil || len(jobs) != 1 || jobs[0].Job != "j1" {
+		t.Fatalf("job store beside the model: %v %v", jobs, err)
+	}
+	// Download over NATS with the schema attached; evaluate it.
+	out := filepath.Join(root, "m.json")
+	p, code = runPairfed(t, &logs, 30*time.Second, "job", "model", "--nats", url, "--federation", "jm", "--feature-bounds", schema, "--out", out, "j1")
+	if code != 0 {
+		t.Fatalf("job model: exit %d, %v\n%s", code, p.err, p.stderr.String())
+	}
+	o, err := runCLI(t, "evaluate", "--model", out, "--data", test, "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, o)
+	}
+	var ev Evaluation
+	if err := json.Unmarshal([]byte(o), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if len(sub.AUC.Values) != 1 || ev.AUC == nil || *ev.AUC != sub.AUC.Values[0] {
+		t.Fatalf("evaluate AUC %v, the coordinator's %v", ev.AUC, sub.AUC.Values)
+	}
+	// Without the schema the artefact says it cannot score.
+	bare := filepath.Join(root, "bare.json")
+	if p, code = runPairfed(t, &logs, 30*time.Second, "job", "model", "--state", state, "--out", bare, "--job", "j1"); code != 0 {
+		t.Fatalf("job model --state: exit %d, %v", code, p.err)
+	}
+	if o, err := runCLI(t, "score", "--model", bare, "--data", test); err == nil || !strings.Contains(err.Error(), "--feature-bounds") {
+		t.Fatalf("score of a coordinator's artefact without a map: %v\n%s", err, o)
+	}
+}
