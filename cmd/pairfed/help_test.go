@@ -28,9 +28,9 @@ func walkFlags(app *cli.App, fn func(path string, f cli.Flag)) {
 	walk("pairfed", app.Commands)
 }
 
-// placeholder is a back-quoted word urfave/cli may take for a flag's
+// placeholderWord is a back-quoted word urfave/cli may take for a flag's
 // value placeholder: FILE, HOST:PORT, SEED:INDEX.
-var placeholder = regexp.MustCompile("^[A-Z][A-Z0-9_:.-]*$")
+var placeholderWord = regexp.MustCompile("^[A-Z][A-Z0-9_:.-]*$")
 
 // TestHelpOneDefaultPerFlag: every --help states a flag's default once.
 // The rule: a flag for which urfave/cli prints "(default: …)" — a
@@ -60,7 +60,7 @@ func TestHelpOneDefaultPerFlag(t *testing.T) {
 		}
 		if q := strings.Count(usage, "`"); q > 0 {
 			first := strings.SplitN(usage, "`", 3)
-			if q != 2 || !placeholder.MatchString(first[1]) {
+			if q != 2 || !placeholderWord.MatchString(first[1]) {
 				t.Errorf("%s %s: back-quotes in the usage become a mangled placeholder (%q): %q", path, name, first[1], usage)
 			}
 		}
