@@ -206,9 +206,8 @@ func (s *Service) restoreRunning(r *RunningJob) error {
 		return fmt.Errorf("model of %d parameters, job has %d", len(r.Model), r.Announce.Params)
 	}
 	// The combiner's state is the algorithm's own (fedalgo.Combiner.State:
-	// fed-avg's output sum of the model's length, fed-dp-lda's and the
-	// secure phase algorithms' phase, one value), checked by its
-	// NewCombiner below; here only bounded and finite.
+	// an output sum of the model's length, or a phase, one value), checked
+	// by its NewCombiner below; here only bounded and finite.
 	if maxState := max(r.Announce.Params, 16); len(r.OutSum) > maxState {
 		return fmt.Errorf("combiner state of %d values, at most %d for a job of %d parameters", len(r.OutSum), maxState, r.Announce.Params)
 	}

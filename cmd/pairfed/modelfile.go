@@ -27,7 +27,7 @@ import (
 
 // outModelFlag is --out-model of train and simulate.
 func outModelFlag(which string) cli.Flag {
-	return &cli.StringFlag{Name: "out-model", Usage: "write the model artefact (JSON: parameters, the full preprocessing map, the privacy certificate of its release; `pairfed score`/`evaluate` read it) to this file, and the run's statistics that the guarantee does not cover to <file>.diagnostics.json: " + which}
+	return &cli.StringFlag{Name: "out-model", Usage: "write the model artefact to `FILE` (JSON: parameters, the full preprocessing map, the privacy certificate of its release; pairfed score and evaluate read it), and the run's statistics that the guarantee does not cover to <file>.diagnostics.json: " + which}
 }
 
 // trainModelNote is what `train --out-model` writes, in its own words.
