@@ -420,7 +420,7 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 				}
 				sp.train = sp.train.Sub(rng.Perm(sp.train.Len())[:spec.TrainSize])
 			}
-			if err := checkDelta(spec, algo.Private || spec.Tune, sp.train.Len()); err != nil {
+			if err := CheckDelta(spec, sp.train.Len()); err != nil {
 				return nil, err
 			}
 			// The split's records are gathered here, read by prepare and
@@ -672,13 +672,14 @@ func PublicSizeSplit(y []float64, f float64, rng *rand.Rand) (train, test []int,
 	return train, test, nil
 }
 
-// checkDelta refuses a private run whose δ is ≥ 1/n for its n training
-// records (n public: the training split's size): a mechanism that
+// CheckDelta refuses a private run (a private algorithm or --tune) whose δ
+// is ≥ 1/n for its n training records (n public: the training split's
+// size, TrainRecords): a mechanism that
 // publishes one random record verbatim is (0, 1/n)-DP, so such a δ
 // certifies nothing. Seeded or rescaled noise (what-if runs reported
 // private: false) keep the warning instead.
-func checkDelta(spec Spec, private bool, n int) error {
-	if !private || !spec.DeltaSet || spec.Seeded || (spec.NoiseScale != 0 && spec.NoiseScale != 1) || n < 1 {
+func CheckDelta(spec Spec, n int) error {
+	if !private(spec) || !spec.DeltaSet || spec.Seeded || (spec.NoiseScale != 0 && spec.NoiseScale != 1) || n < 1 {
 		return nil
 	}
 	if bound := 1 / float64(n); spec.Delta >= bound {

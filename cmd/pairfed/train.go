@@ -130,6 +130,9 @@ func runTrain(c *cli.Context) error {
 		}
 	}
 	train.Notes = append(schemaNotes, train.Notes...)
+	if err := experiment.CheckDelta(spec, experiment.TrainRecords(spec, train.N, test != nil)); err != nil {
+		return usageError{err}
+	}
 	if err := checkMetricSize(c.String("task"), opt, train.D); err != nil {
 		return err
 	}
