@@ -215,7 +215,7 @@ func TestOldPoissonSamplerIsInexact(t *testing.T) {
 // dp-pair-sgd's default q for n = 10⁴, 10⁵, 10⁶, exact (dp.PoissonSubsample)
 // against the old float sampler, both from ChaCha8 as private runs.
 func BenchmarkPoissonSample(b *testing.B) {
-	for _, n := range []int{10_000, 100_000, 1_000_000} {
+	for _, n := range []int{614, 10_000, 100_000, 1_000_000} {
 		q, _, _ := PairSGDDefaults(n, TaskAUC, 1)
 		for _, s := range []struct {
 			name string
