@@ -29,11 +29,19 @@ import (
 //     U(w; V) + N(0, σ_s²), U = Σ_{i∈V₊, j∈V₋} (I[wᵀx_i > wᵀx_j] + ½I[=]),
 //     σ_s = Δ'_U/μ.
 //
-// A draws K from the geometric distribution with E[K] = 1/γ, runs Q K times
-// with fresh randomness and returns the model of the best noisy score —
+// A draws K from the geometric distribution with E[K] = 1/γ — exactly, for
+// the float64 γ the accountant uses (a sequence of exact Bernoulli(γ)
+// coins, dp.Selection.SampleRuns; inverting a float uniform, as before,
+// gave a law on a 2⁻⁵³ grid, not the theorem's) — runs Q K times with
+// fresh randomness and returns the model of the best noisy score —
 // Papernot & Steinke 2022 Thm 2 with η = 1 (Liu & Talwar 2019's random
-// stopping). Only the chosen model is released; the scores, K and the other
-// candidates stay inside.
+// stopping). Only the chosen run's output is covered and released as the
+// private result; the scores, the other candidates and K are not: K is
+// reported only in the report's diagnostics section, labelled as not
+// covered (an evaluator's number; a deployment would not publish it). The
+// report's certificate (certified ε, δ) is the selection's
+// (dp.SelectionEpsilon at the request's δ), never the chosen candidate's
+// own per-run calibration.
 //
 // # Sensitivity of the score (replace one record of V; n_v public)
 //
