@@ -570,6 +570,7 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 		rep.Notes = append(rep.Notes, RepeatedReleaseNote(len(scores), "models were trained on overlapping records (runs × folds)", rep.Privacy.Preprocessing.TotalEpsilon, rep.Privacy.Preprocessing.TotalDelta, rep.Privacy.Preprocessing.TotalMu))
 	}
 	if rep.Privacy != nil {
+		rep.AddDiagnostics("the objective (the released model's empirical risk on the training records) and the test AUC are exact statistics of the records, computed for evaluation: not covered")
 		pre := rep.Privacy.Preprocessing
 		rep.Notes = append(rep.Notes, pre.Note)
 		for _, r := range pre.Reasons {
