@@ -135,3 +135,29 @@ func TestRepeatedReleaseNoteStatesDelta(t *testing.T) {
 		}
 	}
 }
+
+// Stratified k-fold (kept for private runs) has fold sizes from n alone:
+// a flipped label leaves every fold's size unchanged.
+func TestStratifiedFoldSizesFromNOnly(t *testing.T) {
+	tab := loadBundled(t, "diabetes")
+	y := slices.Clone(tab.Y)
+	flipped := slices.Clone(y)
+	neg := slices.IndexFunc(y, func(v float64) bool { return v < 0 })
+	flipped[neg] = -flipped[neg]
+	for k := 2; k <= 10; k++ {
+		a, err1 := data.StratifiedKFold(y, k, rand.New(rand.NewPCG(1, 2)))
+		b, err2 := data.StratifiedKFold(flipped, k, rand.New(rand.NewPCG(1, 2)))
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		for f := range a {
+			want := len(y) / k
+			if f < len(y)%k {
+				want++
+			}
+			if len(a[f]) != want || len(b[f]) != want {
+				t.Errorf("k = %d, fold %d: sizes %d and %d, want %d", k, f, len(a[f]), len(b[f]), want)
+			}
+		}
+	}
+}

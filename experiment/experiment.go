@@ -588,6 +588,10 @@ func outerSplits(spec Spec, train, test *data.Table, rng *rand.Rand) ([]split, e
 		return []split{{train.All(), test.All()}}, nil
 	}
 	if spec.Folds > 1 {
+		// Stratified k-fold deals the shuffled classes to the folds in
+		// turn, continuing across classes: fold f has ⌊n/k⌋ + [f < n mod k]
+		// records whatever the labels, so private runs keep it (the
+		// training sizes are functions of n).
 		folds, err := data.StratifiedKFold(train.Y, spec.Folds, rng)
 		if err != nil {
 			return nil, err
