@@ -58,21 +58,8 @@ func (s Selection) Validate() error {
 // ExpectedRuns is E[K] = 1/γ.
 func (s Selection) ExpectedRuns() float64 { return 1 / s.Gamma }
 
-// Runs draws K ≥ 1 from the geometric distribution by inversion from u,
-// a uniform draw in (0, 1]: K = ⌈log(u)/log(1 − γ)⌉ (at least 1).
-func (s Selection) Runs(u float64) int {
-	if !(u > 0) || u > 1 {
-		u = 1
-	}
-	k := math.Ceil(math.Log(u) / math.Log1p(-s.Gamma))
-	if !(k >= 1) {
-		return 1
-	}
-	if k > math.MaxInt32 {
-		return math.MaxInt32
-	}
-	return int(k)
-}
+// Runs are drawn by SampleRuns (exactsample.go): exact Bernoulli(γ) coins,
+// so K has exactly the law above for the float64 γ the accountant uses.
 
 // selectionConst is (1 + η)·min_{λ̂ ≥ 1}[(λ̂ − 1)ρ + L/λ̂] for η = 1.
 func (s Selection) selectionConst(rho float64) float64 {

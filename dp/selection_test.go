@@ -93,7 +93,7 @@ func TestSelectionRunsGeometric(t *testing.T) {
 		const n = 20000
 		var sum float64
 		for i := 0; i < n; i++ {
-			k := s.Runs(1 - rng.Float64())
+			k := s.SampleRuns(rng)
 			if k < 1 {
 				t.Fatalf("K = %d < 1", k)
 			}

@@ -22,6 +22,9 @@ type Privacy struct {
 	// in Accounting, which covers the algorithm's releases), the total
 	// (ε, δ), and why the run is not private end to end if it is not.
 	Preprocessing *Preprocessing `json:"preprocessing,omitempty"`
+	// Neighbours states the neighbouring relation the guarantee is
+	// stated in (replace-one within the training split, n public).
+	Neighbours string `json:"neighbours,omitempty"`
 }
 
 // account composes the releases of a private run. The sensitivities are the

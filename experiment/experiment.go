@@ -339,6 +339,36 @@ type Report struct {
 	// Paper holds what only the paper protocol has (its selection score,
 	// chosen checkpoint and AUC curve).
 	Paper *PaperDetails `json:"paper,omitempty"`
+	// Diagnostics of a private run: what the guarantee does not cover
+	// (exact statistics of the records, --tune's K), kept out of Privacy.
+	Diagnostics *Diagnostics `json:"diagnostics,omitempty"`
+}
+
+// DiagnosticsNote heads every diagnostics section.
+const DiagnosticsNote = "diagnostics (not covered by the privacy guarantee): exact facts about the records or the mechanism's internal randomness, for the evaluator of this experiment; a deployment would not publish them"
+
+// Diagnostics are the parts of a private run's output that its (ε, δ)
+// does not cover: the loader's exact statistics of the records (class
+// counts, density) and, per --tune selection, the number of runs K
+// (Papernot & Steinke's theorem covers the chosen run's output only).
+type Diagnostics struct {
+	Note string `json:"note"`
+	// TuneRuns is K of each --tune selection.
+	TuneRuns []int `json:"tune_runs,omitempty"`
+	// Data are the loader's notes (exact class counts, density, …).
+	Data []string `json:"data,omitempty"`
+}
+
+// AddDiagnostics moves notes into the report's diagnostics section
+// (created if needed).
+func (r *Report) AddDiagnostics(notes ...string) {
+	if len(notes) == 0 {
+		return
+	}
+	if r.Diagnostics == nil {
+		r.Diagnostics = &Diagnostics{Note: DiagnosticsNote}
+	}
+	r.Diagnostics.Data = append(r.Diagnostics.Data, notes...)
 }
 
 // maxObjectivePairs bounds the exact empirical objective where it needs the
@@ -396,6 +426,9 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 				}
 				sp.train = sp.train.Sub(rng.Perm(sp.train.Len())[:spec.TrainSize])
 			}
+			if err := CheckDelta(spec, sp.train.Len()); err != nil {
+				return nil, err
+			}
 			// The split's records are gathered here, read by prepare and
 			// dropped: what training and evaluation keep is prepare's
 			// scaled copy.
@@ -421,10 +454,14 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 					return nil, err
 				}
 				rep.Tune = append(rep.Tune, trep)
+				if rep.Diagnostics == nil {
+					rep.Diagnostics = &Diagnostics{Note: DiagnosticsNote}
+				}
+				rep.Diagnostics.TuneRuns = append(rep.Diagnostics.TuneRuns, trep.Runs)
 				if err := pre.finish(spec, res.Privacy, train.DataDependent, 0); err != nil {
 					return nil, err
 				}
-				rep.Privacy = &Privacy{PrivacyReport: res.Privacy, Preprocessing: pre}
+				rep.Privacy = &Privacy{PrivacyReport: res.Privacy, Preprocessing: pre, Neighbours: neighbours(tr.N)}
 				rep.Private = res.Privacy.Private && pre.Private
 				steps += res.PairGrads
 				scores = append(scores, evaluate(spec.Task, res.W, tr, te))
@@ -486,7 +523,7 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 				if err := pre.finish(spec, res.Privacy, train.DataDependent, coords); err != nil {
 					return nil, err
 				}
-				rep.Privacy = &Privacy{PrivacyReport: res.Privacy, Accounting: acc, Preprocessing: pre}
+				rep.Privacy = &Privacy{PrivacyReport: res.Privacy, Accounting: acc, Preprocessing: pre, Neighbours: neighbours(tr.N)}
 				// Only per-record preprocessing with public (or DP-charged)
 				// parameters keeps the guarantee end to end: a scaler fitted
 				// on the training records, mean imputation or a label rule
@@ -548,9 +585,10 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 		rep.Eta = nil // JSON null: no single η to report (the privacy notes give the schedule)
 	}
 	if rep.Privacy != nil && len(scores) > 1 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%d models were trained on overlapping records (runs × folds): each is (ε, δ) = (%g, %.3g)-DP as stated, but releasing all of them costs up to %d·ε by basic composition — publish one", len(scores), rep.Privacy.Preprocessing.TotalEpsilon, rep.Privacy.Preprocessing.TotalDelta, len(scores)))
+		rep.Notes = append(rep.Notes, RepeatedReleaseNote(len(scores), "models were trained on overlapping records (runs × folds)", rep.Privacy.Preprocessing.TotalEpsilon, rep.Privacy.Preprocessing.TotalDelta, rep.Privacy.Preprocessing.TotalMu))
 	}
 	if rep.Privacy != nil {
+		rep.AddDiagnostics("the objective (the released model's empirical risk on the training records) and the test AUC are exact statistics of the records, computed for evaluation: not covered")
 		pre := rep.Privacy.Preprocessing
 		rep.Notes = append(rep.Notes, pre.Note)
 		for _, r := range pre.Reasons {
@@ -568,6 +606,10 @@ func outerSplits(spec Spec, train, test *data.Table, rng *rand.Rand) ([]split, e
 		return []split{{train.All(), test.All()}}, nil
 	}
 	if spec.Folds > 1 {
+		// Stratified k-fold deals the shuffled classes to the folds in
+		// turn, continuing across classes: fold f has ⌊n/k⌋ + [f < n mod k]
+		// records whatever the labels, so private runs keep it (the
+		// training sizes are functions of n).
 		folds, err := data.StratifiedKFold(train.Y, spec.Folds, rng)
 		if err != nil {
 			return nil, err
@@ -578,11 +620,112 @@ func outerSplits(spec Spec, train, test *data.Table, rng *rand.Rand) ([]split, e
 		}
 		return out, nil
 	}
-	tr, te, err := data.StratifiedSplit(train.Y, spec.TestFraction, rng)
+	var tr, te []int
+	var err error
+	if private(spec) {
+		tr, te, err = PublicSizeSplit(train.Y, spec.TestFraction, rng)
+	} else {
+		tr, te, err = data.StratifiedSplit(train.Y, spec.TestFraction, rng)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return []split{{train.View(tr), train.View(te)}}, nil
+}
+
+// private reports whether spec runs a private algorithm (or --tune).
+func private(spec Spec) bool {
+	if spec.Tune {
+		return true
+	}
+	a, err := pairwise.Lookup(spec.Algo)
+	return err == nil && a.Private
+}
+
+// PublicSizeSplit is the train/test split of private runs: stratified, but
+// its sizes are functions of n alone, so that n_train — which sets the
+// default δ = 1/(10·n_train), hence σ — is public and does not move when a
+// label is flipped (data.StratifiedSplit rounds per class: 614 training
+// records of diabetes become 615 after one flip). Exactly
+// k = round(f·n) (clamped to [1, n−1]) records go to the test split: the
+// records are listed class by class (labels in increasing order), each
+// class in a uniformly random order, and position i of the list goes to
+// the test split iff ⌊(i+1)k/n⌋ > ⌊ik/n⌋ (systematic sampling: exactly k
+// positions, every class gets its share of k within one record). The
+// guarantee is stated for the training split as the dataset (replace-one
+// of a record within it, n_train public); which records land in it
+// depends on the labels, as in any stratified split, not its size.
+func PublicSizeSplit(y []float64, f float64, rng *rand.Rand) (train, test []int, err error) {
+	n := len(y)
+	if !(f > 0 && f < 1) {
+		return nil, nil, fmt.Errorf("experiment: test fraction %v outside (0, 1)", f)
+	}
+	if n < 2 {
+		return nil, nil, fmt.Errorf("experiment: cannot split %d records", n)
+	}
+	for i, v := range y {
+		if math.IsNaN(v) {
+			return nil, nil, fmt.Errorf("experiment: label %d is NaN", i)
+		}
+	}
+	k := min(max(int(math.Round(f*float64(n))), 1), n-1)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(y[a], y[b]) })
+	for lo := 0; lo < n; {
+		hi := lo
+		for hi < n && y[order[hi]] == y[order[lo]] {
+			hi++
+		}
+		cls := order[lo:hi]
+		rng.Shuffle(len(cls), func(i, j int) { cls[i], cls[j] = cls[j], cls[i] })
+		lo = hi
+	}
+	for i, r := range order {
+		if (i+1)*k/n > i*k/n {
+			test = append(test, r)
+		} else {
+			train = append(train, r)
+		}
+	}
+	slices.Sort(train)
+	slices.Sort(test)
+	return train, test, nil
+}
+
+// CheckDelta refuses a private run (a private algorithm or --tune) whose δ
+// is ≥ 1/n for its n training records (n public: the training split's
+// size, TrainRecords): a mechanism that
+// publishes one random record verbatim is (0, 1/n)-DP, so such a δ
+// certifies nothing. Seeded or rescaled noise (what-if runs reported
+// private: false) keep the warning instead.
+func CheckDelta(spec Spec, n int) error {
+	if !private(spec) || !spec.DeltaSet || spec.Seeded || (spec.NoiseScale != 0 && spec.NoiseScale != 1) || n < 1 {
+		return nil
+	}
+	if bound := 1 / float64(n); spec.Delta >= bound {
+		return fmt.Errorf("experiment: --delta %g is ≥ 1/n = %.3g for the n = %d training records: a mechanism that publishes one random record verbatim is (0, 1/n)-DP, so this δ protects nothing; use --delta below 1/n, e.g. the default 1/(10·n) = %.3g (omit --delta)", spec.Delta, bound, n, dp.DefaultDelta(n))
+	}
+	return nil
+}
+
+// neighbours states the neighbouring relation of a private run's
+// guarantee over n training records.
+func neighbours(n int) string {
+	return fmt.Sprintf("replace-one: two training splits are neighbours when they differ in one record (its features and label); n = %d training records, public (the split's size is a function of the table's size only)", n)
+}
+
+// RepeatedReleaseNote states the total cost of releasing n models that
+// are each (ε, δ)-DP on overlapping records: (n·ε, n·δ) by basic
+// composition, and, when each is μ-GDP (mu > 0), μ·√n-GDP exactly.
+func RepeatedReleaseNote(n int, what string, eps, delta, mu float64) string {
+	s := fmt.Sprintf("%d %s: each is (ε, δ) = (%g, %.3g)-DP as stated, but releasing all %d costs up to (ε, δ) = (%.4g, %.3g) by basic composition (n·ε, n·δ)", n, what, eps, delta, n, float64(n)*eps, float64(n)*delta)
+	if mu > 0 {
+		s += fmt.Sprintf(", or μ·√n = %.4g-GDP by exact Gaussian-DP composition of their Gaussian parts (the secure sampler's discrete-noise δ terms add up)", mu*math.Sqrt(float64(n)))
+	}
+	return s + " — publish one"
 }
 
 // prepare scales train and test with the map of spec.Scale (fitted, public

@@ -29,11 +29,19 @@ import (
 //     U(w; V) + N(0, σ_s²), U = Σ_{i∈V₊, j∈V₋} (I[wᵀx_i > wᵀx_j] + ½I[=]),
 //     σ_s = Δ'_U/μ.
 //
-// A draws K from the geometric distribution with E[K] = 1/γ, runs Q K times
-// with fresh randomness and returns the model of the best noisy score —
+// A draws K from the geometric distribution with E[K] = 1/γ — exactly, for
+// the float64 γ the accountant uses (a sequence of exact Bernoulli(γ)
+// coins, dp.Selection.SampleRuns; inverting a float uniform, as before,
+// gave a law on a 2⁻⁵³ grid, not the theorem's) — runs Q K times with
+// fresh randomness and returns the model of the best noisy score —
 // Papernot & Steinke 2022 Thm 2 with η = 1 (Liu & Talwar 2019's random
-// stopping). Only the chosen model is released; the scores, K and the other
-// candidates stay inside.
+// stopping). Only the chosen run's output is covered and released as the
+// private result; the scores, the other candidates and K are not: K is
+// reported only in the report's diagnostics section, labelled as not
+// covered (an evaluator's number; a deployment would not publish it). The
+// report's certificate (certified ε, δ) is the selection's
+// (dp.SelectionEpsilon at the request's δ), never the chosen candidate's
+// own per-run calibration.
 //
 // # Sensitivity of the score (replace one record of V; n_v public)
 //
@@ -99,9 +107,10 @@ type TuneReport struct {
 	Candidates   []string `json:"candidates"`
 	Gamma        float64  `json:"gamma"`
 	ExpectedRuns float64  `json:"expected_runs"`
-	// Runs is K, the number of runs drawn (not covered by the guarantee:
-	// reported for the evaluator; a deployment would not publish it).
-	Runs   int    `json:"runs"`
+	// Runs is K, the number of runs drawn. The theorem covers the chosen
+	// run's output only, not K: it is left out of the JSON here and
+	// reported in Report.Diagnostics (not covered by the guarantee).
+	Runs   int    `json:"-"`
 	Chosen string `json:"chosen"`
 	// PerRunMu is each run's μ (GDP), PerRunEpsilon/Delta the
 	// calibration the candidates were run at.
@@ -196,7 +205,10 @@ func tune(ctx context.Context, spec Spec, tr *pairwise.Dataset, rng *rand.Rand) 
 	sensU := float64(nv - 1)
 	s0 := sensU / mu
 	sigmaS := dp.SnappedL2Sensitivity(sensU, dp.GaussianGranularity(2*s0), 1) / mu
-	k := sel.Runs(1 - rng.Float64())
+	// K exactly Geometric(γ) for the float64 γ the accountant used
+	// (exact Bernoulli(γ) coins, dp.Selection.SampleRuns), from the
+	// selection's secret generator.
+	k := sel.SampleRuns(rng)
 	rep := &TuneReport{Method: "Papernot & Steinke 2022 Thm 2, η = 1 (geometric repetitions, Liu & Talwar 2019 random stopping); RDP → (ε, δ) by CKS20 Prop 12",
 		Candidates: cands, Gamma: sel.Gamma, ExpectedRuns: sel.ExpectedRuns(), Runs: k, PerRunMu: mu, PerRunEpsilon: epsC, PerRunDelta: deltaC,
 		ScoreSigma: sigmaS, NFit: fitPart.N, NValidation: nv, Epsilon: spec.Epsilon, Delta: delta}
@@ -237,12 +249,23 @@ func tune(ctx context.Context, spec Spec, tr *pairwise.Dataset, rng *rand.Rand) 
 			best.Privacy = clonePrivacy(res.Privacy)
 		}
 	}
+	// The run's certificate is the selection's, not the chosen
+	// candidate's own (μ, δ_μ(μ)) calibration: ε by dp.SelectionEpsilon at
+	// the request's δ (≤ the request by the choice of μ).
+	selEps, err := dp.SelectionEpsilon(sel, mu, delta)
+	if err != nil {
+		return nil, nil, fmt.Errorf("experiment: %w", err)
+	}
+	if selEps > spec.Epsilon {
+		return nil, nil, fmt.Errorf("experiment: internal error: the selection certifies ε = %g > the request %g", selEps, spec.Epsilon)
+	}
 	p := best.Privacy
 	p.Epsilon, p.Delta = spec.Epsilon, delta
+	p.CertifiedEpsilon, p.CertifiedDelta = selEps, delta
 	p.Private = p.Private && noise.Secure()
 	p.Accountant = fmt.Sprintf("private selection: %s; K ~ Geometric(γ = %.4g), E[K] = %.3g runs, each μ = %.4g-GDP (candidate on %d fitting records at (ε, δ) = (%.4g, %.3g); score on %d validation records, Δ_U = n_v − 1, σ_s = %.4g)",
 		rep.Method, sel.Gamma, sel.ExpectedRuns(), mu, fitPart.N, epsC, deltaC, nv, sigmaS)
-	p.Notes = append(p.Notes, fmt.Sprintf("--tune chose %s among %v after %d runs; the (ε, δ) above is the whole selection's, certified by the theorem (σ listed: the chosen run's)", rep.Chosen, cands, k))
+	p.Notes = append(p.Notes, fmt.Sprintf("--tune chose %s among %v; the (ε, δ) above and its certificate (%.6g, %.3g) are the whole selection's, by the theorem (σ, formula and the notes above: the chosen run's, part of its covered output); the number of runs K is not covered and is not part of this statement", rep.Chosen, cands, selEps, delta))
 	return best, rep, nil
 }
 

@@ -18,8 +18,9 @@ import (
 // Each step t = 1..T:
 //
 //  1. Poisson sampling: every record enters the batch b independently with
-//     probability q (secret randomness: private runs draw it from a
-//     crypto-seeded generator).
+//     probability exactly q (exact Bernoulli(q) coins, dp.PoissonSubsample;
+//     secret randomness: private runs draw it from a crypto-seeded
+//     generator).
 //  2. The batch is put in uniformly random order b_1, …, b_m, and each
 //     sampled record is paired with the previous sampled record — the
 //     previous-instance pairing, O(1) per record: pairs (b_s, b_{s−1}),
@@ -113,26 +114,16 @@ func PairSGDDefaults(n int, task Task, R float64) (q float64, T int, C float64) 
 	return q, T, C
 }
 
-// poissonSample appends to dst the indices in [0, n) that each enter with
-// probability q, by geometric skips (O(qn) expected).
+// poissonSample appends to dst the indices in [0, n) that each enter
+// independently with probability exactly q (the q the accountant
+// certifies): dp.PoissonSubsample, exact Bernoulli(q) coins compared
+// bit-sliced with q's binary expansion, 64 records per word (proof in
+// dp/exactsample.go). The float geometric-skip sampler it replaces,
+// ⌊log(u)/log1p(−q)⌋ on a 2⁻⁵³ grid, was not Bernoulli(q)
+// (TestOldPoissonSamplerIsInexact), which the subsampled-RDP theorem
+// assumes.
 func poissonSample(dst []int, n int, q float64, rng *rand.Rand) []int {
-	if q >= 1 {
-		for i := 0; i < n; i++ {
-			dst = append(dst, i)
-		}
-		return dst
-	}
-	l := math.Log1p(-q)
-	i := -1
-	for {
-		u := 1 - rng.Float64() // (0, 1]
-		next := float64(i) + 1 + math.Floor(math.Log(u)/l)
-		if !(next < float64(n)) {
-			return dst
-		}
-		i = int(next)
-		dst = append(dst, i)
-	}
+	return dp.PoissonSubsample(dst, n, q, rng)
 }
 
 // pairSGDBatchSum writes into g the sum over the previous-instance pairs of

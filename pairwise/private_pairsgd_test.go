@@ -2,7 +2,9 @@ package pairwise
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -141,5 +143,92 @@ func TestRunPairSGDPrivate(t *testing.T) {
 	}
 	if _, err := a.Run(context.Background(), obj, RunConfig{Privacy: &Privacy{Epsilon: 1, Delta: 1e-4, FeatureRadius: 1, Noise: dp.NewSeededNoise(4)}}, nil); err == nil {
 		t.Error("a run without a random source was accepted")
+	}
+}
+
+// floatPoissonSample is the sampler dp-pair-sgd used before
+// dp.PoissonSubsample: geometric skips ⌊log(u)/log1p(−q)⌋ with
+// u = 1 − Float64() on the grid {2⁻⁵³, …, 1}. Kept here to show it is not
+// Bernoulli(q) and to benchmark against.
+func floatPoissonSample(dst []int, n int, q float64, rng *rand.Rand) []int {
+	l := math.Log1p(-q)
+	i := -1
+	for {
+		u := 1 - rng.Float64() // (0, 1]
+		next := float64(i) + 1 + math.Floor(math.Log(u)/l)
+		if !(next < float64(n)) {
+			return dst
+		}
+		i = int(next)
+		dst = append(dst, i)
+	}
+}
+
+// The old float sampler is inexact, computed without sampling:
+//
+//   - q = 0.04 (dp-pair-sgd's default at n = 10⁴): record 0 is included iff
+//     the first skip is 0, i.e. for u = 1 − k·2⁻⁵³ (k uniform in [0, 2⁵³),
+//     math/rand/v2's Float64) iff ⌊log(u)/log1p(−q)⌋ = 0, true for k below
+//     a threshold k* (found by bisection; the predicate is checked on 4096
+//     values either side of it). So P(record 0 in) = k*/2⁵³, a multiple of
+//     2⁻⁵³, while q = 0.04 as a float64 has binary digits down to 2⁻⁵⁷: the
+//     two differ (and the test prints by how much).
+//   - q = ½: the largest skip is ⌊log(2⁻⁵³)/log(½)⌋ ≤ 53 (u ≥ 2⁻⁵³), so the
+//     first 54 records are never all excluded, an event of probability
+//     2⁻⁵⁴ under Bernoulli(½) coins.
+//
+// dp.PoissonSubsample, which replaced it, has P(in) = q exactly for both
+// (dp's TestPoissonSubsampleExactOneRecord, by enumeration).
+func TestOldPoissonSamplerIsInexact(t *testing.T) {
+	q := 0.04
+	l := math.Log1p(-q)
+	in := func(k uint64) bool { // record 0 included when Float64() = k·2⁻⁵³
+		u := 1 - float64(k)/(1<<53)
+		return math.Floor(math.Log(u)/l) == 0
+	}
+	lo, hi := uint64(0), uint64(1<<53) // in(lo), !in(hi)
+	for hi-lo > 1 {
+		if m := lo + (hi-lo)/2; in(m) {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	for d := uint64(1); d <= 4096; d++ {
+		if !in(hi-d) || in(hi+d-1) {
+			t.Fatalf("the inclusion predicate is not monotone near its threshold %d", hi)
+		}
+	}
+	old := new(big.Rat).SetFrac(new(big.Int).SetUint64(hi), new(big.Int).Lsh(big.NewInt(1), 53))
+	exact := new(big.Rat).SetFloat64(q)
+	if old.Cmp(exact) == 0 {
+		t.Fatalf("q = %v: the float sampler's P(record 0 in) = %v equals q", q, old)
+	}
+	diff, _ := new(big.Rat).Sub(old, exact).Float64()
+	t.Logf("q = %v: float sampler P(record 0 in) = %d·2⁻⁵³ = q %+.3g (q = %s)", q, hi, diff, exact.FloatString(25))
+	if s := math.Floor(math.Log(0x1p-53) / math.Log1p(-0.5)); s > 53 {
+		t.Fatalf("q = ½: largest skip %v, the argument above expects ≤ 53", s)
+	}
+}
+
+// BenchmarkPoissonSample: ns per draw (one dp-pair-sgd step's batch) at
+// dp-pair-sgd's default q for n = 10⁴, 10⁵, 10⁶, exact (dp.PoissonSubsample)
+// against the old float sampler, both from ChaCha8 as private runs.
+func BenchmarkPoissonSample(b *testing.B) {
+	for _, n := range []int{614, 10_000, 100_000, 1_000_000} {
+		q, _, _ := PairSGDDefaults(n, TaskAUC, 1)
+		for _, s := range []struct {
+			name string
+			f    func([]int, int, float64, *rand.Rand) []int
+		}{{"exact", poissonSample}, {"float", floatPoissonSample}} {
+			b.Run(fmt.Sprintf("%s/n=%d", s.name, n), func(b *testing.B) {
+				rng := rand.New(rand.NewChaCha8([32]byte{9}))
+				var batch []int
+				b.ReportAllocs()
+				for b.Loop() {
+					batch = s.f(batch[:0], n, q, rng)
+				}
+			})
+		}
 	}
 }

@@ -182,11 +182,29 @@ type Report struct {
 	// non-private algorithm):
 	// per-site record-level (ε, δ) and every σ it added.
 	Privacy []coordinator.SitePrivacy `json:"privacy,omitempty"`
-	Notes   []string                  `json:"notes,omitempty"`
+	// Neighbours states the neighbouring relation of a private job's
+	// guarantee (replace-one within a site's training records, the
+	// site's n public).
+	Neighbours string   `json:"neighbours,omitempty"`
+	Notes      []string `json:"notes,omitempty"`
+	// Diagnostics of a private job: what the guarantee does not cover
+	// (the loader's exact statistics of the records), kept out of Privacy.
+	Diagnostics *experiment.Diagnostics `json:"diagnostics,omitempty"`
 	// Model is the last run's global model (the coordinator's final
 	// model), with what a model artefact needs: `pairfed simulate
 	// --out-model`. Not part of the JSON report.
 	Model *FinalModel `json:"-"`
+}
+
+// AddDiagnostics moves notes into the report's diagnostics section.
+func (r *Report) AddDiagnostics(notes ...string) {
+	if len(notes) == 0 {
+		return
+	}
+	if r.Diagnostics == nil {
+		r.Diagnostics = &experiment.Diagnostics{Note: experiment.DiagnosticsNote}
+	}
+	r.Diagnostics.Data = append(r.Diagnostics.Data, notes...)
 }
 
 // FinalModel is a federated job's global model with the evaluator's
@@ -246,7 +264,13 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 		if test != nil {
 			te = test.Dataset
 		} else {
-			trIdx, teIdx, err := data.StratifiedSplit(train.Y, spec.TestFraction, rng)
+			split := data.StratifiedSplit
+			if private {
+				// Sizes from n alone: a site's n (hence its default δ
+				// and σ) must not move with one record's label.
+				split = experiment.PublicSizeSplit
+			}
+			trIdx, teIdx, err := split(train.Y, spec.TestFraction, rng)
 			if err != nil {
 				return nil, err
 			}
@@ -364,6 +388,14 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 		}
 		if spec.Seeded {
 			rep.Notes = append(rep.Notes, "seeded noise and sampling: reproducible, NOT private")
+		}
+		rep.Neighbours = "replace-one: a site's guarantee is for two training sets of that site that differ in one record (its features and label); each site's n (records per site above) is public"
+		if spec.Runs > 1 && len(rep.Privacy) > 0 {
+			var eps, delta float64
+			for _, p := range rep.Privacy {
+				eps, delta = max(eps, p.Epsilon), max(delta, p.Delta)
+			}
+			rep.Notes = append(rep.Notes, experiment.RepeatedReleaseNote(spec.Runs, "federated models were trained on overlapping records (runs; (ε, δ) per site, the largest of the sites)", eps, delta, 0))
 		}
 	}
 	return rep, nil

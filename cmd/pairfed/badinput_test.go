@@ -389,6 +389,9 @@ func TestBadInputCorpus(t *testing.T) {
 			err: []string{"strongly convex", "--lambda > 0"}},
 		{name: "private, radius 0", args: append(dpTrain, "--epsilon", "1", "--radius", "0"), code: 2, err: []string{"--radius R > 0"}},
 		{name: "radius < 0", args: []string{"train", "--data", siteA, "--radius", "-1"}, code: 2, err: []string{"radius = -1", "≥ 0"}},
+		// δ ≥ 1/n for a run called private: refused, naming the value, the bound and the fix.
+		{name: "train δ ≥ 1/n refused", args: append(dpTrain, "--epsilon", "1", "--delta", "0.5"), code: 2,
+			err: []string{"--delta 0.5", "1/n = 0.0312", "n = 32", "1/(10·n)"}},
 		// δ > 1/(10·n): a warning on stderr, and the run goes on.
 		{name: "train δ > 1/(10·n) warns", args: append(dpTrain, "--epsilon", "1", "--delta", "0.1", "--noise-seed", "1"), code: 0,
 			warn: []string{"warning", "δ = 0.1 exceeds 1/(10·n)", "n = 32"}},

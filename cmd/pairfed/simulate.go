@@ -141,7 +141,13 @@ func runSimulate(c *cli.Context) error {
 	}
 	defer web.finish(c.Context) // after the report is printed: --hold
 	bar.Finish()
-	rep.Notes = append(rep.Notes, train.Notes...)
+	if len(rep.Privacy) > 0 {
+		// The loader's notes state exact statistics of the records
+		// (class counts, density): not covered by the guarantee.
+		rep.AddDiagnostics(train.Notes...)
+	} else {
+		rep.Notes = append(rep.Notes, train.Notes...)
+	}
 	if recNote != "" {
 		rep.Notes = append([]string{recNote}, rep.Notes...)
 	}
@@ -185,6 +191,9 @@ func printSimulation(w io.Writer, r *simulate.Report) {
 			fmt.Fprintf(w, "  composed (exact Gaussian-DP, dp.Compose): ε = %.4g at δ = %.3g\n", p.ComposedEpsilon, p.Delta)
 		}
 	}
+	if r.Neighbours != "" {
+		fmt.Fprintf(w, "neighbouring relation: %s\n", r.Neighbours)
+	}
 	if len(r.Privacy) > 0 && !r.Private {
 		fmt.Fprintln(w, "WARNING: seeded noise: this run is reproducible but NOT private")
 	}
@@ -192,6 +201,7 @@ func printSimulation(w io.Writer, r *simulate.Report) {
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}
+	printDiagnostics(w, r.Diagnostics)
 }
 
 // applyFedDefault fills job's algorithm (and the local algorithm and loss

@@ -140,6 +140,9 @@ func runTrain(c *cli.Context) error {
 		}
 	}
 	train.Notes = append(schemaNotes, train.Notes...)
+	if err := experiment.CheckDelta(spec, experiment.TrainRecords(spec, train.N, test != nil)); err != nil {
+		return usageError{err}
+	}
 	if err := checkMetricSize(c.String("task"), opt, train.D); err != nil {
 		return err
 	}
@@ -164,7 +167,13 @@ func runTrain(c *cli.Context) error {
 		return err
 	}
 	bar.Finish()
-	rep.Notes = append(rep.Notes, train.Notes...)
+	if rep.Privacy != nil {
+		// The loader's notes state exact statistics of the records
+		// (class counts, density): not covered by the guarantee.
+		rep.AddDiagnostics(train.Notes...)
+	} else {
+		rep.Notes = append(rep.Notes, train.Notes...)
+	}
 	if rec != nil {
 		rep.Recommended = rec
 		rep.Notes = append([]string{fmt.Sprintf("algorithm %s (%s loss) chosen by the default rule: %s", rec.Algo, rec.Loss, rec.Reason)}, rep.Notes...)
@@ -201,8 +210,8 @@ func printReport(w io.Writer, r *experiment.Report) {
 		len(s.Values), s.Mean, s.Std, r.Objective, r.SecondsPerRun, r.PairStepsPerSecond, r.Private)
 	tw.Flush()
 	for i, t := range r.Tune {
-		fmt.Fprintf(w, "tune run %d: chose %s after %d runs (E[K] = %.3g) among %v; per run μ = %.4g (candidate at ε = %.4g, δ = %.3g on %d records; score σ = %.4g on %d records)\n",
-			i+1, t.Chosen, t.Runs, t.ExpectedRuns, t.Candidates, t.PerRunMu, t.PerRunEpsilon, t.PerRunDelta, t.NFit, t.ScoreSigma, t.NValidation)
+		fmt.Fprintf(w, "tune run %d: chose %s among %v (K ~ Geometric, E[K] = %.3g); per run μ = %.4g (candidate at ε = %.4g, δ = %.3g on %d records; score σ = %.4g on %d records)\n",
+			i+1, t.Chosen, t.Candidates, t.ExpectedRuns, t.PerRunMu, t.PerRunEpsilon, t.PerRunDelta, t.NFit, t.ScoreSigma, t.NValidation)
 	}
 	eta := fmtList(r.Eta)
 	if len(r.Eta) == 0 {
@@ -214,6 +223,9 @@ func printReport(w io.Writer, r *experiment.Report) {
 		fmt.Fprintf(w, "privacy: %s with ε = %g, δ = %.3g; %s noise (%s); G = %g, L = %g, α = %g, R = %g; %d releases, σ %s\n",
 			p.Model, p.Epsilon, p.Delta, p.Mechanism, p.Noise, p.G, p.L, p.Alpha, p.R, p.Releases, fmtSigmas(p.Sigmas))
 		fmt.Fprintf(w, "         %s; %s\n", p.Formula, p.Accountant)
+		if p.Neighbours != "" {
+			fmt.Fprintf(w, "         neighbouring relation: %s\n", p.Neighbours)
+		}
 		paper := "the paper's σ " + fmtSigmas(p.PaperSigmas)
 		if len(p.PaperSigmas) == 0 {
 			paper = "no printed σ (pairfed's own mechanism)"
@@ -245,6 +257,22 @@ func printReport(w io.Writer, r *experiment.Report) {
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note:", n)
+	}
+	printDiagnostics(w, r.Diagnostics)
+}
+
+// printDiagnostics prints a private run's diagnostics section, apart from
+// its privacy statement and labelled as not covered.
+func printDiagnostics(w io.Writer, d *experiment.Diagnostics) {
+	if d == nil {
+		return
+	}
+	fmt.Fprintln(w, "---", d.Note)
+	for i, k := range d.TuneRuns {
+		fmt.Fprintf(w, "  tune run %d: K = %d runs drawn\n", i+1, k)
+	}
+	for _, n := range d.Data {
+		fmt.Fprintln(w, "  data:", n)
 	}
 }
 
