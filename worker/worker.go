@@ -328,7 +328,14 @@ func (w *Worker) onAnnounce(m *protocol.JobAnnounce) []Output {
 		w.logf("not taking part in job %s: it was announced to instance %s of site %s, this process is instance %s — another process runs with this site's name: stop one of them", m.Job, other, w.cfg.Site, w.cfg.Instance)
 		return nil
 	}
-	if err := w.setup(m); err != nil {
+	err := w.setup(m)
+	if n := w.cfg.Data.N; err == nil && m.Epsilon > 0 && w.cfg.Noise.Secure() && n > 0 && m.Delta >= 1/float64(n) {
+		// δ ≥ 1/n protects nothing: publishing one random record verbatim
+		// is (0, 1/n)-DP. A private site takes no such job (a seeded,
+		// not-private run only warns below).
+		err = fmt.Errorf("job %s asks δ = %g ≥ 1/n = %.3g for this site's n = %d records: such a δ allows releasing a record in the clear; submit the job with δ below 1/n (the default is 1/(10·n) of the largest site)", m.Job, m.Delta, 1/float64(n), n)
+	}
+	if err != nil {
 		w.err = fmt.Errorf("worker %s: %w", w.cfg.Site, err)
 		w.logf("refusing job %s: %v", m.Job, err)
 		return []Output{w.toCoord(&protocol.Abort{Job: m.Job, From: w.cfg.Site, Reason: truncate(err.Error(), protocol.MaxReasonLen)})}

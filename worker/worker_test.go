@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pairfed/pairfed/dp"
@@ -167,6 +168,36 @@ func TestWorkerLinearDataForCentringJobs(t *testing.T) {
 		}
 		if got := w.obj.Data(); got != c.want {
 			t.Errorf("%s: the job reads the %s records", c.algo, map[bool]string{true: "linear", false: "clipped"}[got == linear])
+		}
+	}
+}
+
+// A private site refuses a job whose δ is at least 1/n for its records
+// (nothing charged, nothing sent but the refusal); a seeded, not-private
+// site only warns.
+func TestWorkerRefusesDeltaAboveOneOverN(t *testing.T) {
+	for _, secure := range []bool{true, false} {
+		cfg := Config{Federation: "f", Site: "s1", Data: toyData(64, 3), Rand: rand.New(rand.NewPCG(1, 2)), Noise: dp.NewSeededNoise(3), Store: &memStore{}}
+		if secure {
+			cfg.Noise = dp.NewSecureNoise()
+		}
+		w, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		job := dpJob("big-delta", 1)
+		job.Sites = []string{"s1"}
+		job.Delta = 1.0 / 64 // = 1/n for n = 64
+		outs := w.Step(context.Background(), job)
+		a := abortOf(outs)
+		if secure && (a == nil || !strings.Contains(a.Reason, "1/n")) {
+			t.Fatalf("secure site: %T %+v, want a refusal naming 1/n", outs[0].Msg, outs[0].Msg)
+		}
+		if !secure && a != nil {
+			t.Fatalf("seeded site refused: %s", a.Reason)
+		}
+		if len(w.Ledger()) != 0 {
+			t.Fatalf("charged %v", w.Ledger())
 		}
 	}
 }
