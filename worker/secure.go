@@ -126,17 +126,18 @@ func (w *Worker) secPhase(ctx context.Context, m *protocol.PhaseStart) []Output 
 	if err := g.Encode(enc, vec, in); err != nil {
 		return fail(err)
 	}
-	// Charge before release: the masked vector leaves in the third message
-	// of the round; the entry is durable before the first.
+	// Charge before release, and only for a round that can still
+	// complete: the masked vector — the only message derived from the
+	// records — leaves in the third message of the round, after key
+	// agreement and share distribution succeeded; the entry is written
+	// (durably) just before it (onSecAgg). The keys and shares sent
+	// before are fresh randomness, independent of the records, so a round
+	// that aborts earlier (a rogue peer's bad keys or shares, a timeout)
+	// releases nothing and charges nothing.
 	rel := Release{Job: j.Job, Phase: m.Phase, Records: records, Mechanism: fedalgo.MechanismDDG, Sigma: w.sec.SiteSigma(),
 		Sensitivity: w.sec.Sens, Epsilon: gu.Collusion, Delta: j.Delta, Secure: w.cfg.Noise.Secure(),
 		SecAgg: &SecAggCharge{Threshold: gu.Threshold, Colluders: gu.Colluders, Coordinator: gu.Coordinator, Collusion: gu.Collusion, Local: finiteEpsilon(gu.Local)}}
-	w.ledger = append(w.ledger, rel)
-	if w.cfg.Store != nil {
-		if err := w.cfg.Store.Append(rel); err != nil {
-			return fail(fmt.Errorf("ledger: %w", err))
-		}
-	}
+	w.secPending = &rel
 	w.secStarted[m.Phase] = true
 	p := round.Params{Federation: w.cfg.Federation, Job: j.Job, Phase: m.Phase, Sites: j.Sites, Threshold: w.sec.Threshold, Bits: g.Bits, Dim: g.D, Roster: w.cfg.SecAggRoster}
 	site, keys, err := round.NewSite(p, w.cfg.Site, w.cfg.SecAggKey, enc, crand.Reader)
@@ -182,6 +183,20 @@ func (w *Worker) onSecAgg(m protocol.Message) []Output {
 	}
 	if reply == nil {
 		return nil
+	}
+	if _, ok := reply.(*protocol.SecAggMasked); ok && w.secPending != nil {
+		// The masked vector is about to leave: charge first (secPhase).
+		rel := *w.secPending
+		w.secPending = nil
+		w.ledger = append(w.ledger, rel)
+		if w.cfg.Store != nil {
+			if err := w.cfg.Store.Append(rel); err != nil {
+				w.round = nil
+				w.err = fmt.Errorf("worker %s: phase %d: ledger: %w", w.cfg.Site, rel.Phase, err)
+				w.logf("phase %d failed, nothing released: %v", rel.Phase, w.err)
+				return []Output{w.toCoord(&protocol.Abort{Job: w.job.Job, From: w.cfg.Site, Reason: truncate(w.err.Error(), protocol.MaxReasonLen)})}
+			}
+		}
 	}
 	if _, ok := reply.(*protocol.SecAggUnmask); ok {
 		w.round = nil // the site's last message of the round

@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/secagg/round"
 )
 
 // secAnnounce is a fed-dp-ssp job for sites s1..s4 planned as the
@@ -40,8 +42,10 @@ func secAnnounce(t *testing.T, scale float64) *protocol.JobAnnounce {
 		FeatureRadius: 1, Epsilon: plan.Epsilon, Delta: plan.Delta, Sites: []string{"s1", "s2", "s3", "s4"}, Options: opts}
 }
 
-// A site charges its ledger before its keys (the round's first message)
-// leave, with the guarantee round.Charge computes at the threshold, and
+// A site charges its ledger just before its masked vector (the round's
+// only message derived from its records) leaves — not before its keys:
+// a round that aborts during key agreement or share distribution charges
+// nothing — with the guarantee round.Charge computes at the threshold, and
 // sends the keys once; a coordinator announcing a per-site scale too small
 // for the job's ε gets an abort, and nothing is charged or sent. The
 // entry records the local-only guarantee (one share) too, above the
@@ -60,6 +64,10 @@ func TestWorkerSecAggCharge(t *testing.T) {
 	if _, ok := outs[0].Msg.(*protocol.SecAggKeys); !ok {
 		t.Fatalf("phase sent %v, want the round's keys", outs[0].Msg.Kind())
 	}
+	if l := w.Ledger(); len(l) != 0 {
+		t.Fatalf("charged before the masked vector: %+v", l)
+	}
+	driveToMasked(t, w, 1, outs[0].Msg)
 	l := w.Ledger()
 	if len(l) != 1 || l[0].SecAgg == nil || l[0].SecAgg.Threshold != 3 || l[0].Epsilon < l[0].SecAgg.Collusion || l[0].SecAgg.Collusion < l[0].SecAgg.Coordinator || l[0].Records != 64 {
 		t.Fatalf("ledger %+v", l)
@@ -148,4 +156,77 @@ func TestSecAggChargeJSON(t *testing.T) {
 	if finiteEpsilon(2.5) != 2.5 {
 		t.Fatal("a finite ε changed")
 	}
+}
+
+// driveToMasked runs phase's secure aggregation round of w's job with an
+// honest server and the job's other sites (zero vectors), from w's keys
+// (the first message of the round) until w sends its masked vector, and
+// returns w's outputs of that step.
+func driveToMasked(t *testing.T, w *Worker, phase int, keys protocol.Message) []Output {
+	t.Helper()
+	ctx := context.Background()
+	g, err := w.sec.DDG(w.secDim, len(w.job.Sites))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, priv := testSecRoster()
+	p := round.Params{Federation: "f", Job: w.job.Job, Phase: phase, Sites: w.job.Sites, Threshold: w.sec.Threshold, Bits: g.Bits, Dim: g.D, Roster: pub}
+	srv, err := round.NewServer(p, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type msg struct {
+		from string
+		m    protocol.Message
+	}
+	queue := []msg{{"s1", keys}}
+	peers := map[string]*round.Site{}
+	for i, s := range p.Sites[1:] {
+		site, k, err := round.NewSite(p, s, priv[s], make([]uint64, g.D), rand.NewChaCha8([32]byte{byte(i + 1)}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		peers[s] = site
+		queue = append(queue, msg{s, k})
+	}
+	for steps := 0; len(queue) > 0 && steps < 1000; steps++ {
+		in := queue[0]
+		queue = queue[1:]
+		outs, _, err := srv.Deliver(in.from, in.m)
+		if err != nil {
+			t.Fatalf("server: %v", err)
+		}
+		var each []round.Outgoing
+		for _, o := range outs {
+			if o.To != "" {
+				each = append(each, o)
+				continue
+			}
+			for _, s := range p.Sites { // a broadcast
+				each = append(each, round.Outgoing{To: s, Msg: o.Msg})
+			}
+		}
+		for _, o := range each {
+			if o.To == "s1" {
+				wo := w.Step(ctx, o.Msg)
+				for _, x := range wo {
+					if _, ok := x.Msg.(*protocol.SecAggMasked); ok {
+						return wo
+					}
+					if a, ok := x.Msg.(*protocol.Abort); ok {
+						t.Fatalf("the site aborted: %s", a.Reason)
+					}
+					queue = append(queue, msg{"s1", x.Msg})
+				}
+				continue
+			}
+			if reply, err := peers[o.To].Deliver(o.Msg); err != nil {
+				t.Fatalf("peer %s: %v", o.To, err)
+			} else if reply != nil {
+				queue = append(queue, msg{o.To, reply})
+			}
+		}
+	}
+	t.Fatal("the round did not reach the masked vectors")
+	return nil
 }

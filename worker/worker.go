@@ -193,6 +193,9 @@ type Worker struct {
 	sec        *fedalgo.SecAgg // as fedalgo.SiteSecAgg checked it: Δ and δ_f the site's own
 	secDim     int             // the site's vector length (fedalgo.SumReleaser.SiteSumShape)
 	secStarted map[int]bool
+	// secPending is the charge of the running secure round, written just
+	// before its masked vector leaves (worker/secure.go).
+	secPending *Release
 	round      *round.Site
 	result     *protocol.Result
 	err        error
