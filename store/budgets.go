@@ -88,12 +88,11 @@ type BudgetsWatch struct {
 	bad  string // the last error reported (reported once)
 }
 
-// WatchBudgets returns a watch of dir/budgets.json whose current version
-// is the one the caller loaded (it reports a change only after this).
+// WatchBudgets returns a watch of dir/budgets.json. Its first Changed
+// reads the file (changed: true) whatever the caller loaded before, so
+// that no version written in between is missed; the caller compares.
 func WatchBudgets(dir string) *BudgetsWatch {
-	w := &BudgetsWatch{dir: dir}
-	w.last, _ = statID(filepath.Join(dir, BudgetsFile))
-	return w
+	return &BudgetsWatch{dir: dir, last: fileID{exists: true, ino: ^uint64(0)}}
 }
 
 // Changed returns the budgets and true when the file changed since the

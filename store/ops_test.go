@@ -66,6 +66,9 @@ func TestUpdateBudgetsConcurrentWritersLoseNothing(t *testing.T) {
 func TestBudgetsWatch(t *testing.T) {
 	dir := t.TempDir()
 	w := WatchBudgets(dir)
+	if b, ch, err := w.Changed(); !ch || err != nil || len(b) != 0 {
+		t.Fatalf("first call, no file: %v %v %v", b, ch, err)
+	}
 	if _, ch, err := w.Changed(); ch || err != nil {
 		t.Fatalf("no file: changed %v %v", ch, err)
 	}
@@ -108,7 +111,9 @@ func TestLedgerRepairAfterFullDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	rel := func(phase int) worker.Release { return worker.Release{Job: "j", Phase: phase, Records: 3, Epsilon: 1, Delta: 1e-5, Secure: true} }
+	rel := func(phase int) worker.Release {
+		return worker.Release{Job: "j", Phase: phase, Records: 3, Epsilon: 1, Delta: 1e-5, Secure: true}
+	}
 	if err := l.Append(rel(1)); err != nil {
 		t.Fatal(err)
 	}

@@ -247,6 +247,9 @@ func runCoordinator(c *cli.Context) error {
 		logf("coordinator: %s", n)
 	}
 	cfg.Finished, cfg.Ledger, cfg.Budgets = finished, ledger, budgets
+	// `pairfed ledger budget set` on this directory takes effect at the
+	// next job admission (budgets.json is re-read when it changed).
+	cfg.BudgetSource = store.WatchBudgets(state).Changed
 	svc, err := coordinator.RestoreService(cfg, checkpoint)
 	if err != nil {
 		return err
