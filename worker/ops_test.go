@@ -264,4 +264,3 @@ func errNaN() float64 {
 	var zero float64
 	return zero / zero
 }
-
