@@ -330,6 +330,7 @@ func workerCommand() *cli.Command {
 		&cli.DurationFlag{Name: "job-timeout", Value: 2 * time.Minute, Usage: "give up on a job after this long without word from the coordinator"},
 		&cli.DurationFlag{Name: "tick", Value: 50 * time.Millisecond, Usage: "clock resolution of the run loop"},
 		&cli.DurationFlag{Name: "update-delay", Hidden: true, Usage: "testing: hold every update back this long"},
+		&cli.BoolFlag{Name: "single-class", Usage: "accept a training file of one class: the site then takes part in fed-dp-lda, fed-dp-ssp and fed-dp-ssp-mean jobs and refuses the others, which tells the coordinator it holds one class (one bit about its records, outside the DP guarantee: README, Federation)"},
 		&cli.StringFlag{Name: "test-sources", Hidden: true, Usage: "testing: `SEED:INDEX` draws sampling and noise as pairfed simulate --seed SEED does for its site INDEX (reproducible, NOT private)"},
 	}
 	return &cli.Command{
@@ -368,6 +369,7 @@ func runWorker(c *cli.Context) error {
 		return err
 	}
 	opt := dataOptions(c)
+	opt.AllowOneClass = c.Bool("single-class")
 	schema, schemaNotes, err := loadSchema(c, &opt)
 	if err != nil {
 		return err
@@ -381,6 +383,9 @@ func runWorker(c *cli.Context) error {
 	}
 	table, err := data.Load(c.String("data"), opt)
 	if err != nil {
+		if msg := err.Error(); !opt.AllowOneClass && (strings.Contains(msg, "only one class present") || strings.Contains(msg, "records map to")) {
+			return fmt.Errorf("%w\nworker %s: a site of one class can take part in fed-dp-lda, fed-dp-ssp and fed-dp-ssp-mean jobs: start it with --single-class (it then refuses the other algorithms' jobs, which tells the coordinator that it holds one class)", err, site)
+		}
 		return err
 	}
 	var sc *data.Scaler
@@ -499,6 +504,9 @@ func runWorker(c *cli.Context) error {
 		}
 		cfg.Budget = b
 	}
+	// `pairfed ledger budget set` on this directory takes effect at the
+	// next job (budgets.json is re-read when it changed).
+	cfg.BudgetSource = siteBudgetSource(c, c.String("state"), site)
 	if testRand != nil {
 		cfg.Worker.Rand, cfg.Worker.Noise = testRand, testNoise
 	}
