@@ -157,7 +157,3 @@ func SaveBudgets(dir string, budgets map[string]coordinator.Budget) error {
 	}
 	return WriteFileAtomic(filepath.Join(dir, BudgetsFile), append(b, '\n'))
 }
-
-// Writable reports whether the coordinator's ledger can take a new entry
-// now (see Ledger.Writable).
-func (c *Charges) Writable() error { return c.j.writable() }
