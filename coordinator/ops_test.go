@@ -225,15 +225,18 @@ func TestServeSurvivesFullDisk(t *testing.T) {
 		return slices.ContainsFunc(got, func(m protocol.Message) bool { ps, ok := m.(*protocol.PhaseStart); return ok && ps.Job == "j3" })
 	})
 	fs.mu.Lock()
-	var j3 int
+	var j1, j3 int
 	for _, c := range fs.charges {
-		if c.Job == "j3" {
+		switch c.Job {
+		case "j1":
+			j1++
+		case "j3":
 			j3++
 		}
 	}
 	fs.mu.Unlock()
-	if j3 != 1 {
-		t.Errorf("j3 reservations on disk: %d", j3)
+	if j1 != 0 || j3 != 1 {
+		t.Errorf("reservations on disk: j1 %d (its phase 1 never left: none), j3 %d (want 1)", j1, j3)
 	}
 	if !strings.Contains(logs.String(), "writable again") {
 		t.Errorf("recovery not logged:\n%s", logs.String())

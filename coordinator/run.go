@@ -218,6 +218,7 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 		if err := pend.flush(s, opt, &last); err != nil {
 			if s.StorageError() == nil {
 				outs = s.SetStorageError(err)
+				pend.charges = s.Unreserve(pend.charges)
 				// The abort's own status and checkpoint are retried with
 				// the rest; the abort itself needs no durability.
 				pend.finished = append(pend.finished, s.TakeFinished()...)

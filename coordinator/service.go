@@ -802,3 +802,24 @@ func (s *Service) SetStorageError(err error) []Output {
 	}
 	return outs
 }
+
+// Unreserve drops, from cs (charges that could not be made durable) and
+// from the service's ledger, the reservations (phase 0) of jobs that no
+// longer run, and returns the rest. A reservation is durable before its
+// job's phase 1 is published (Serve), so one that never was means phase
+// 1 never left the coordinator: no site released anything for the job,
+// which SetStorageError aborted, and charging it would over-count. The
+// charges of aggregated phases (releases that happened) are kept.
+func (s *Service) Unreserve(cs []Charge) []Charge {
+	var keep []Charge
+	for _, c := range cs {
+		if c.Phase != 0 || s.Running() == c.Job {
+			keep = append(keep, c)
+			continue
+		}
+		delete(s.keys, c.Key)
+		s.charges = slices.DeleteFunc(s.charges, func(x Charge) bool { return x.Key == c.Key })
+		s.logf("job %s: reservation of %s withdrawn: phase 1 was never published", c.Job, c.Site)
+	}
+	return keep
+}
