@@ -131,7 +131,18 @@ func TestServeSurvivesFullDisk(t *testing.T) {
 	fs := &failingStore{}
 	done := make(chan error, 1)
 	coordT := hub.Connect("coordinator")
-	go func() { done <- Serve(ctx, s, coordT, time.Millisecond, fs.opts()) }()
+	opts := fs.opts()
+	var viewMu sync.Mutex
+	var viewErr []string // the status page's storage_error, each time it changed
+	opts.Observe = func(s *Service) {
+		e := s.View().StorageError
+		viewMu.Lock()
+		if len(viewErr) == 0 || viewErr[len(viewErr)-1] != e {
+			viewErr = append(viewErr, e)
+		}
+		viewMu.Unlock()
+	}
+	go func() { done <- Serve(ctx, s, coordT, time.Millisecond, opts) }()
 
 	site := hub.Connect("site-a")
 	var mu sync.Mutex
@@ -180,13 +191,30 @@ func TestServeSurvivesFullDisk(t *testing.T) {
 		}
 	}
 	siteSubj := protocol.SiteToCoordSubject("f", "a")
-	go func() { // the site's Joins, as a worker repeats them (the first may precede Serve's subscription)
+	var subMu sync.Mutex
+	var submitted []*protocol.JobSubmit
+	submitJob := func(m *protocol.JobSubmit) {
+		subMu.Lock()
+		submitted = append(submitted, m)
+		subMu.Unlock()
+		send(client, protocol.JobsSubject("f"), m)
+	}
+	// The site's Joins, as a worker repeats them, and the client's polls
+	// (a resubmission of a known id): a message sent before Serve
+	// subscribed is lost, as on NATS.
+	go func() {
 		for ctx.Err() == nil {
 			send(site, siteSubj, &protocol.Join{Site: "a", Records: 8, Dim: 2})
+			subMu.Lock()
+			subs := slices.Clone(submitted)
+			subMu.Unlock()
+			for _, m := range subs {
+				send(client, protocol.JobsSubject("f"), m)
+			}
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()
-	send(client, protocol.JobsSubject("f"), privSubmit("j1", 0.5, 1))
+	submitJob(privSubmit("j1", 0.5, 1))
 	waitUntil("j1's announcement", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -205,7 +233,7 @@ func TestServeSurvivesFullDisk(t *testing.T) {
 		}
 	}
 	mu.Unlock()
-	send(client, protocol.JobsSubject("f"), privSubmit("j2", 0.5, 1))
+	submitJob(privSubmit("j2", 0.5, 1))
 	waitUntil("j2 refused", func() bool { st := status("j2"); return st != nil && st.Status == protocol.StatusRefused })
 	if st := status("j2"); !strings.Contains(st.Reason, "cannot write its state directory") {
 		t.Errorf("j2's reason: %q", st.Reason)
@@ -216,7 +244,7 @@ func TestServeSurvivesFullDisk(t *testing.T) {
 		defer fs.mu.Unlock()
 		return slices.Contains(fs.saved, "j1:failed")
 	})
-	send(client, protocol.JobsSubject("f"), privSubmit("j3", 0.5, 1))
+	submitJob(privSubmit("j3", 0.5, 1))
 	waitUntil("j3 announced", func() bool { st := status("j3"); return st != nil && st.Status == protocol.StatusRunning })
 	send(site, siteSubj, &protocol.Accept{Job: "j3", Site: "a"})
 	waitUntil("j3's phase 1", func() bool {
@@ -238,6 +266,11 @@ func TestServeSurvivesFullDisk(t *testing.T) {
 	if j1 != 0 || j3 != 1 {
 		t.Errorf("reservations on disk: j1 %d (its phase 1 never left: none), j3 %d (want 1)", j1, j3)
 	}
+	viewMu.Lock()
+	if len(viewErr) < 3 || viewErr[0] != "" || !strings.Contains(viewErr[1], "no space left") || viewErr[len(viewErr)-1] != "" {
+		t.Errorf("status page's storage_error over time: %q", viewErr)
+	}
+	viewMu.Unlock()
 	if !strings.Contains(logs.String(), "writable again") {
 		t.Errorf("recovery not logged:\n%s", logs.String())
 	}
