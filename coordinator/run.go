@@ -145,7 +145,9 @@ type ServeOptions struct {
 	Persist func(*protocol.JobStatus) error
 	// Ledger, when set, receives the privacy charges of every step
 	// (Service.TakeCharges) before its outputs are published: a job is
-	// charged durably before it is announced. An error stops Serve.
+	// charged durably before it is announced. An error does not stop
+	// Serve: see Service.SetStorageError (the same for Persist and
+	// Checkpoint).
 	Ledger func([]Charge) error
 	// Checkpoint, when set, receives Service.Checkpoint after every step
 	// and tick that queued, started or finished a job or started a phase,
@@ -190,6 +192,7 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
 	last := ""
+	var pend pendingWrites
 	var enc encoder
 	outs := s.Resume()
 	for first := true; ; first = false {
@@ -204,24 +207,29 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 			}
 		}
 		// Durable before visible: charges, then finished jobs, then the
-		// checkpoint, and only then the outputs.
-		if charges := s.TakeCharges(); len(charges) > 0 && opt.Ledger != nil {
-			if err := opt.Ledger(charges); err != nil {
-				return fmt.Errorf("coordinator: ledger: %w", err)
+		// checkpoint, and only then the outputs. A write that fails (a
+		// full disk) does not stop the coordinator: what was not written
+		// is kept and written again on every later step and tick, in the
+		// same order; the failing step's outputs are not published (they
+		// depend on what is not durable), and the service aborts the
+		// running job and refuses new ones until the writes succeed
+		// (Service.SetStorageError).
+		pend.charges = append(pend.charges, s.TakeCharges()...)
+		pend.finished = append(pend.finished, s.TakeFinished()...)
+		if err := pend.flush(s, opt, &last); err != nil {
+			if s.StorageError() == nil {
+				outs = s.SetStorageError(err)
+				pend.charges = s.Unreserve(pend.charges)
+				// The abort's own status and checkpoint are retried with
+				// the rest; the abort itself needs no durability.
+				pend.finished = append(pend.finished, s.TakeFinished()...)
+			} else {
+				// No job runs while the error holds: what a step returns
+				// then (refusals, replies) needs no durability.
+				s.SetStorageError(err)
 			}
-		}
-		if opt.Persist != nil {
-			for _, st := range s.TakeFinished() {
-				if err := opt.Persist(st); err != nil {
-					return fmt.Errorf("coordinator: persist job %s: %w", st.Job, err)
-				}
-			}
-		}
-		if p := s.progress(); opt.Checkpoint != nil && p != last {
-			if err := opt.Checkpoint(s.Checkpoint()); err != nil {
-				return fmt.Errorf("coordinator: checkpoint: %w", err)
-			}
-			last = p
+		} else if s.StorageError() != nil {
+			s.SetStorageError(nil)
 		}
 		if opt.Observe != nil {
 			opt.Observe(s)
@@ -230,4 +238,38 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 			return err
 		}
 	}
+}
+
+// pendingWrites is what a Serve loop has yet to make durable, in the
+// order it must be written: charges, finished jobs, the checkpoint.
+type pendingWrites struct {
+	charges  []Charge
+	finished []*protocol.JobStatus
+}
+
+// flush writes what is pending, in order, stopping at the first error
+// (what was written is dropped from the pending lists); the checkpoint is
+// written when the service's progress differs from *last.
+func (p *pendingWrites) flush(s *Service, opt ServeOptions, last *string) error {
+	if len(p.charges) > 0 && opt.Ledger != nil {
+		if err := opt.Ledger(p.charges); err != nil {
+			return fmt.Errorf("coordinator: ledger: %w", err)
+		}
+	}
+	p.charges = nil
+	for len(p.finished) > 0 {
+		if opt.Persist != nil {
+			if err := opt.Persist(p.finished[0]); err != nil {
+				return fmt.Errorf("coordinator: persist job %s: %w", p.finished[0].Job, err)
+			}
+		}
+		p.finished = p.finished[1:]
+	}
+	if pr := s.progress(); opt.Checkpoint != nil && pr != *last {
+		if err := opt.Checkpoint(s.Checkpoint()); err != nil {
+			return fmt.Errorf("coordinator: checkpoint: %w", err)
+		}
+		*last = pr
+	}
+	return nil
 }

@@ -50,6 +50,14 @@ type ServiceConfig struct {
 	// left out of that job, as is a budgeted site from non-private jobs
 	// (each site also enforces its own budget: worker.Budget).
 	Budgets map[string]Budget
+	// BudgetSource, when set, is asked at every job admission (before
+	// the budget check) whether the budgets changed since its last
+	// answer, e.g. because `pairfed ledger budget set` rewrote the state
+	// directory's budgets.json while the coordinator runs: changed
+	// budgets replace Budgets for that job and every later one. An error
+	// (a file that does not decode) is logged and the budgets in force
+	// are kept.
+	BudgetSource func() (budgets map[string]Budget, changed bool, err error)
 	// Logf receives one line per notable event; nil discards.
 	Logf func(format string, args ...any)
 	// SecAggRoster is the sites' secure aggregation public keys (Config).
@@ -134,6 +142,7 @@ type Service struct {
 	twins      map[string]string // site → the last refused second instance (logged once)
 	rejected   []string          // ids of submissions refused on arrival, oldest first (bounded)
 	phaseAUC   []float64         // the running job's test AUC after each phase
+	storeErr   error             // the state directory cannot be written (SetStorageError)
 }
 
 // NewService returns an idle service.
@@ -443,6 +452,11 @@ func (s *Service) onSubmit(m *protocol.JobSubmit) []Output {
 		return s.rejectedReply(m.Job)
 	}
 	q.job = check.Job
+	if s.storeErr != nil {
+		s.status[m.Job] = &protocol.JobStatus{Job: m.Job, Status: protocol.StatusRefused, Algo: m.Algo,
+			Reason: truncate(s.storageReason(), protocol.MaxReasonLen)}
+		return s.rejectedReply(m.Job)
+	}
 	if len(s.queue) >= s.cfg.MaxQueue {
 		s.status[m.Job] = &protocol.JobStatus{Job: m.Job, Status: protocol.StatusRefused, Algo: m.Algo,
 			Reason: fmt.Sprintf("coordinator busy: %d jobs queued (max %d)", len(s.queue), s.cfg.MaxQueue)}
@@ -539,7 +553,7 @@ func (s *Service) settle() []Output {
 			}
 			outs = append(outs, s.finish()...)
 		}
-		if len(s.queue) == 0 {
+		if len(s.queue) == 0 || s.storeErr != nil {
 			return outs
 		}
 		started, o := s.start()
@@ -606,6 +620,7 @@ func (s *Service) start() (bool, []Output) {
 			q.job.Delta = delta
 		}
 	}
+	s.reloadBudgets()
 	refused := map[string]string{}
 	if len(s.cfg.Budgets) > 0 {
 		spent := map[string]Spend{}
@@ -720,4 +735,107 @@ func (s *Service) finish() []Output {
 	s.ended++
 	s.cur, s.inner, s.refused = nil, nil, nil
 	return s.reply(id)
+}
+
+// reloadBudgets replaces the budgets in force by BudgetSource's when they
+// changed (validated as at start; a bad set is logged and ignored).
+func (s *Service) reloadBudgets() {
+	if s.cfg.BudgetSource == nil {
+		return
+	}
+	b, changed, err := s.cfg.BudgetSource()
+	if err != nil {
+		s.logf("budgets not reloaded, the budgets in force are kept: %v", err)
+		return
+	}
+	if !changed || maps.Equal(b, s.cfg.Budgets) || len(b) == 0 && len(s.cfg.Budgets) == 0 {
+		return
+	}
+	for site, bud := range b {
+		if err := protocol.ValidName("site", site); err != nil {
+			s.logf("budgets not reloaded, the budgets in force are kept: %v", err)
+			return
+		}
+		if err := bud.Validate(); err != nil {
+			s.logf("budgets not reloaded, the budgets in force are kept: site %s: %v", site, err)
+			return
+		}
+	}
+	s.logf("budgets reloaded: %d sites budgeted", len(b))
+	s.cfg.Budgets = maps.Clone(b)
+}
+
+// StorageError returns the error that stops the coordinator from writing
+// its state directory (its ledger, finished jobs or checkpoint), or nil.
+func (s *Service) StorageError() error { return s.storeErr }
+
+func (s *Service) storageReason() string {
+	return fmt.Sprintf("the coordinator cannot write its state directory (%v): it takes no job until the write succeeds — free space on its disk; the job was not queued", s.storeErr)
+}
+
+// SetStorageError tells the service that its state could not be made
+// durable (err ≠ nil: e.g. ENOSPC on the checkpoint or the ledger) or can
+// be again (nil). The run loop (Serve) calls it; it never publishes the
+// outputs of the step whose state failed to be written.
+//
+// While the error holds, the service stays up: a running job is aborted
+// (its next messages would depend on state that is not durable — a phase
+// start before its charges, a result before its status), no queued job
+// starts, new submissions are refused with the error, and the clients of
+// queued jobs are told why they wait. The returned outputs (the abort,
+// the replies) are safe to publish without durability: an abort makes no
+// site release anything. Clearing the error changes nothing else: the
+// next tick starts the head of the queue as usual.
+func (s *Service) SetStorageError(err error) []Output {
+	if err == nil {
+		if s.storeErr != nil {
+			s.logf("the state directory is writable again: jobs are admitted")
+			s.storeErr = nil
+			for _, q := range s.queue {
+				if st := s.status[q.submit.Job]; st != nil && st.Status == protocol.StatusQueued {
+					st.Reason = fmt.Sprintf("waiting for %d live sites", q.min)
+				}
+			}
+		}
+		return nil
+	}
+	first := s.storeErr == nil
+	s.storeErr = err
+	if !first {
+		return nil
+	}
+	s.logf("cannot write the state directory: %v — running job aborted, new jobs refused until a write succeeds", err)
+	var outs []Output
+	if s.inner != nil && !s.inner.Done() {
+		outs = append(outs, s.inner.abort(fmt.Sprintf("the coordinator cannot write its state directory (%v)", err))...)
+	}
+	outs = append(outs, s.settle()...)
+	for _, q := range s.queue {
+		if st := s.status[q.submit.Job]; st != nil && st.Status == protocol.StatusQueued {
+			st.Reason = truncate(fmt.Sprintf("waiting: the coordinator cannot write its state directory (%v)", err), protocol.MaxReasonLen)
+			outs = append(outs, s.reply(q.submit.Job)...)
+		}
+	}
+	return outs
+}
+
+// Unreserve drops, from cs (charges that could not be made durable) and
+// from the service's ledger, the reservations (phase 0) of jobs that no
+// longer run, and returns the rest. A reservation is durable before its
+// job's phase 1 is published (Serve), so one that never was means phase
+// 1 never left the coordinator: no site released anything for the job,
+// which SetStorageError aborted, and charging it would over-count. The
+// charges of aggregated phases (releases that happened) are kept.
+func (s *Service) Unreserve(cs []Charge) []Charge {
+	var keep []Charge
+	for _, c := range cs {
+		if c.Phase != 0 || s.Running() == c.Job {
+			keep = append(keep, c)
+			continue
+		}
+		delete(s.keys, c.Key)
+		s.charges = slices.DeleteFunc(s.charges, func(x Charge) bool { return x.Key == c.Key })
+		s.logf("job %s: reservation of %s withdrawn: phase 1 was never published", c.Job, c.Site)
+	}
+	return keep
 }

@@ -46,6 +46,9 @@ type View struct {
 	// Traffic counts the coordinator's messages and bytes, when the
 	// publisher wraps its transport in transport.Count; nil otherwise.
 	Traffic *transport.Traffic `json:"traffic,omitempty"`
+	// StorageError is why the coordinator cannot write its state
+	// directory (Service.SetStorageError): while set it runs no job.
+	StorageError string `json:"storage_error,omitempty"`
 }
 
 // SiteView is one site online.
@@ -323,6 +326,9 @@ func (c *Coordinator) addSpend(by map[string]SiteSpend) {
 func (s *Service) View() View {
 	v := View{Federation: s.cfg.Federation, Kind: "service", Tick: s.now,
 		Sites: []SiteView{}, Queued: []JobView{}, Finished: []JobView{}, Privacy: []SiteSpend{}}
+	if s.storeErr != nil {
+		v.StorageError = s.storeErr.Error()
+	}
 	running := s.Running()
 	for _, name := range sortedKeys(s.members) {
 		m := s.members[name]

@@ -339,7 +339,26 @@ func (b *builder) finish(lastLine int) (*Table, error) {
 			shown = append(shown, b.classes[i].label())
 		}
 	}
-	if npos == 0 || npos == n {
+	if (npos == 0 || npos == n) && b.opt.AllowOneClass {
+		c := b.classes[0]
+		if len(b.classes) == 1 && b.opt.PositiveClasses == "" && b.opt.Binarize == "" {
+			switch {
+			case c.isNum && c.value == 1:
+				for i := range y {
+					y[i] = 1
+				}
+				npos = n
+			case c.isNum && (c.value == 0 || c.value == -1):
+			default:
+				return nil, posErr(b.file, c.line, c.col, "only one class present (label %s, %d records) and its side is unknown: give --positive-classes %s if it is the positive class, or the federation's positive label otherwise", c.name, c.count, c.name)
+			}
+		}
+		side := "−1"
+		if npos == n {
+			side = "+1"
+		}
+		b.note("one class only: all %d records are %s (labels: %s)", n, side, b.classList())
+	} else if npos == 0 || npos == n {
 		c := b.classes[0]
 		if len(b.classes) == 1 {
 			return nil, posErr(b.file, c.line, c.col, "only one class present (label %s, %d records); need both classes", c.name, c.count)

@@ -109,6 +109,15 @@ type Options struct {
 	// NoPresets disables the known-dataset presets (see Load).
 	NoPresets bool
 
+	// AllowOneClass accepts a file whose records are all of one class
+	// (by default an error: nothing can be learned from it alone). The
+	// federation's sites set it (`pairfed worker --single-class`): a site
+	// of one class takes part in the algorithms that pool statistics
+	// across sites. The class's side is +1 for the label 1, −1 for 0 and
+	// −1, and otherwise what PositiveClasses says; a single label of
+	// another name without PositiveClasses is an error.
+	AllowOneClass bool
+
 	// MaxMemory is the memory budget of one Read in bytes: the records'
 	// storage, the parsers' buffers and the per-feature vectors of
 	// training (see memory.go); 0 means DefaultMaxMemory(). It also

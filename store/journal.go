@@ -19,7 +19,15 @@ type journal struct {
 	mu     sync.Mutex
 	f      *os.File
 	path   string
-	broken error // a failed append may have left a partial line: no more appends
+	broken error // a failed append may have left a partial line: no more appends until repair
+	// replaced is set when the file at path is no longer the open one:
+	// that is never repaired in place (a restart must look at it).
+	replaced bool
+	// good is the size of the file up to its last acknowledged line: a
+	// failed write or fsync is undone by truncating back to it.
+	good int64
+	// fail, when set (tests), replaces the write of an append or probe.
+	fail func([]byte) error
 }
 
 // openJournal opens dir/name for appends (creating both if needed), hands
@@ -70,10 +78,11 @@ func openJournal(dir, name string, decode func(line []byte) error) (j *journal, 
 	if err := scanLines(path, b[:good], decode); err != nil {
 		return nil, nil, err
 	}
-	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+	end, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
 		return nil, nil, fmt.Errorf("store: %w", err)
 	}
-	return &journal{f: f, path: path}, notes, nil
+	return &journal{f: f, path: path, good: end}, notes, nil
 }
 
 // readJournal decodes the complete lines of path (missing: none).
@@ -136,18 +145,102 @@ func (j *journal) append(vs ...any) error {
 	if j.f == nil {
 		return errors.New("store: ledger closed")
 	}
-	if j.broken != nil {
-		return fmt.Errorf("store: ledger unusable after an earlier failure (restart the process to recover it): %w", j.broken)
+	if err := j.repair(); err != nil {
+		return err
 	}
 	// The file must still be the one this process opened: appending to a
 	// ledger deleted or replaced under it would record spending nowhere.
 	if err := j.same(); err != nil {
-		j.broken = err
+		j.broken, j.replaced = err, true
 		return err
 	}
-	if _, err := j.f.Write(buf); err != nil {
+	if err := j.write(buf); err != nil {
 		j.broken = err
 		return fmt.Errorf("store: append to %s: %w", j.path, err)
+	}
+	if err := j.f.Sync(); err != nil {
+		j.broken = err
+		return fmt.Errorf("store: fsync %s: %w", j.path, err)
+	}
+	j.good += int64(len(buf))
+	return nil
+}
+
+func (j *journal) write(b []byte) error {
+	if j.fail != nil {
+		if err := j.fail(b); err != nil {
+			return err
+		}
+	}
+	_, err := j.f.Write(b)
+	return err
+}
+
+// repair undoes a failed append (a write that hit a full disk, or an
+// fsync that failed) by truncating the file back to its last acknowledged
+// line and fsyncing it, so that appends can go on once the disk has room
+// again, without a restart. What the failed append guarded was never
+// released (its caller got the error). A file deleted or replaced under
+// the process is not repaired. Called with j.mu held.
+func (j *journal) repair() error {
+	if j.broken == nil {
+		return nil
+	}
+	if j.replaced {
+		return fmt.Errorf("store: ledger unusable (restart the process once the file is restored): %w", j.broken)
+	}
+	if err := j.same(); err != nil {
+		j.broken, j.replaced = err, true
+		return err
+	}
+	if err := j.f.Truncate(j.good); err != nil {
+		return fmt.Errorf("store: %s cannot be repaired after an earlier failure (%v): truncate: %w", j.path, j.broken, err)
+	}
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("store: %s cannot be repaired after an earlier failure (%v): fsync: %w", j.path, j.broken, err)
+	}
+	j.broken = nil
+	return nil
+}
+
+// probeSize is the size of the blank line Writable appends and removes.
+const probeSize = 4096
+
+// writable reports whether an entry can be appended now: it repairs an
+// earlier failure, then appends a blank line of probeSize bytes (decoders
+// skip blank lines, so a crash in between leaves a valid file), fsyncs
+// and truncates it away. A full disk, a read-only file system or a ledger
+// replaced under the process is an error naming the file.
+func (j *journal) writable() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return errors.New("store: ledger closed")
+	}
+	if err := j.repair(); err != nil {
+		return err
+	}
+	if err := j.same(); err != nil {
+		j.broken, j.replaced = err, true
+		return err
+	}
+	probe := make([]byte, probeSize)
+	for i := range probe {
+		probe[i] = ' '
+	}
+	probe[len(probe)-1] = '\n'
+	err := j.write(probe)
+	if err == nil {
+		err = j.f.Sync()
+	}
+	if err != nil {
+		j.broken = err
+		_ = j.repair() // remove what part of the probe was written; retried by the next call otherwise
+		return fmt.Errorf("store: %s cannot take a new entry: %w", j.path, err)
+	}
+	if err := j.f.Truncate(j.good); err != nil {
+		j.broken = err
+		return fmt.Errorf("store: %s: truncate the probe: %w", j.path, err)
 	}
 	if err := j.f.Sync(); err != nil {
 		j.broken = err

@@ -229,3 +229,10 @@ func checkEntry(phase, minPhase, records int, eps, delta float64, scales []float
 	}
 	return nil
 }
+
+// Writable reports whether the ledger can take a new entry now (see
+// journal.writable): a site asks before it accepts a job, so that a full
+// disk costs the site (it refuses) rather than the job (an abort at the
+// first release). An earlier failed append is repaired first: freeing
+// the disk is enough, no restart.
+func (l *Ledger) Writable() error { return l.j.writable() }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
 )
 
@@ -36,6 +37,24 @@ type ServiceConfig struct {
 	// after a restart is taken up where it was if its state covers every
 	// release in the ledger, and refused otherwise.
 	Jobs map[string]*JobState
+	// BudgetSource, when set, is asked before every job is accepted
+	// whether the site's budget changed since its last answer (e.g.
+	// `pairfed ledger budget set` rewrote the state directory's
+	// budgets.json while the site runs): a changed budget (nil: no limit)
+	// replaces Budget for that job and every later one. An error is
+	// logged and the budget in force is kept.
+	BudgetSource func() (budget *Budget, changed bool, err error)
+}
+
+// Writable is implemented by a LedgerStore that can tell, before a job is
+// accepted, whether an entry can be written now (store.Ledger: a probe
+// that also repairs an earlier failed append). A site whose ledger cannot
+// be written refuses every job in its accept round — the site leaves the
+// job, which goes on with the quorum — instead of accepting and aborting
+// the job at its first release; it asks again at the next job, so
+// freeing the disk is enough.
+type Writable interface {
+	Writable() error
 }
 
 // Service wraps one Worker per job. Between jobs it repeats its Join every
@@ -115,8 +134,42 @@ func (s *Service) join() Output {
 // Start returns the first Join.
 func (s *Service) Start() []Output { return []Output{s.join()} }
 
+// singleClassAlgos learn from sites that hold one class: they pool
+// per-site statistics (class sums, moments, counts) across sites, so a
+// site contributes whatever its label mix (fedalgo/fedlda.go,
+// fedalgo/fedssp.go). Every other algorithm forms pairs, or fits a model,
+// within each site: a site of one class has no positive–negative pair and
+// contributes noise or nothing (measured: AUC 0.38–0.50 with ε charged).
+var singleClassAlgos = []string{fedalgo.FedDPLDA, fedalgo.FedDPSSP, fedalgo.FedDPSSPMean}
+
+// oneClass reports whether every record of the site has the same label.
+func oneClass(y []float64) bool {
+	for _, v := range y[1:] {
+		if v != y[0] {
+			return false
+		}
+	}
+	return len(y) > 0
+}
+
 // refusal returns why this site must not take part in job m, or "".
+//
+// What a refusal reveals: the coordinator learns that this site does not
+// take part, and the reason. Budget and ledger reasons are about the
+// site's spending and its disk, not its records. The single-class reason
+// is one bit about the records — "this site holds one class" — which
+// record-level DP does not cover (replacing a site's only positive
+// record flips it); see the README (Federation, "Sites of one class")
+// for why the site reveals it only when its operator allowed one-class
+// data (`pairfed worker --single-class`), and says nothing beyond it.
 func (s *Service) refusal(m *protocol.JobAnnounce) string {
+	if reason := s.ledgerRefusal(); reason != "" {
+		return reason
+	}
+	if oneClass(s.cfg.Worker.Data.Y) && !slices.Contains(singleClassAlgos, m.Algo) {
+		return fmt.Sprintf("%s needs both classes at every site and this site cannot take part (algorithms for sites of one class: %v)", m.Algo, singleClassAlgos)
+	}
+	s.reloadBudget()
 	for _, r := range s.ledger {
 		if r.Job == m.Job {
 			return fmt.Sprintf("this site already released values for job %s (before a restart): it will not release them again", m.Job)
@@ -136,6 +189,47 @@ func (s *Service) refusal(m *protocol.JobAnnounce) string {
 			e, d, b.Epsilon, b.Delta, math.Max(0, b.Epsilon-e), math.Max(0, b.Delta-d), m.Epsilon, m.Delta)
 	}
 	return ""
+}
+
+// ledgerRefusal returns why the site's ledger cannot take an entry now,
+// or "" (see Writable).
+func (s *Service) ledgerRefusal() string {
+	if w, ok := s.cfg.Worker.Store.(Writable); ok {
+		if err := w.Writable(); err != nil {
+			return fmt.Sprintf("this site's privacy ledger cannot be written (%v): it takes no job until a write succeeds — free space on the site's disk; it asks again at the next job", err)
+		}
+	}
+	return ""
+}
+
+// reloadBudget replaces the budget in force by BudgetSource's when it
+// changed (a budget that does not validate is logged and ignored).
+func (s *Service) reloadBudget() {
+	if s.cfg.BudgetSource == nil {
+		return
+	}
+	b, changed, err := s.cfg.BudgetSource()
+	switch {
+	case err != nil:
+		s.logf("budget not reloaded, the budget in force is kept: %v", err)
+		return
+	case !changed:
+		return
+	case b != nil && (math.IsNaN(b.Epsilon) || b.Epsilon < 0 || math.IsNaN(b.Delta) || b.Delta < 0):
+		s.logf("budget not reloaded, the budget in force is kept: (ε, δ) = (%v, %v) must be ≥ 0", b.Epsilon, b.Delta)
+		return
+	}
+	old := s.cfg.Budget
+	if b == nil && old == nil || b != nil && old != nil && *b == *old {
+		return
+	}
+	if b == nil {
+		s.logf("budget reloaded: no limit")
+	} else {
+		s.logf("budget reloaded: (ε, δ) = (%g, %g)", b.Epsilon, b.Delta)
+		b = &Budget{Epsilon: b.Epsilon, Delta: b.Delta}
+	}
+	s.cfg.Budget = b
 }
 
 // released reports whether the ledger holds releases of job.
@@ -173,7 +267,7 @@ func (s *Service) Step(ctx context.Context, m protocol.Message) []Output {
 			s.logf("not taking part in job %s: it was announced to instance %s of site %s, this process is instance %s — another process runs with this site's name: stop one of them", m.Job, other, s.cfg.Worker.Site, s.cfg.Worker.Instance)
 			return nil
 		}
-		if st := s.cfg.Jobs[m.Job]; st != nil && s.released(m.Job) {
+		if st := s.cfg.Jobs[m.Job]; st != nil && s.released(m.Job) && s.ledgerRefusal() == "" {
 			if err := resumable(st, m, s.ledger); err != nil {
 				s.logf("cannot resume job %s: %v", m.Job, err)
 			} else if w, err := New(s.cfg.Worker); err == nil {

@@ -85,14 +85,19 @@ func TestServiceWriteAheadAndNextJob(t *testing.T) {
 	}
 }
 
-// A failing store blocks the release: no update leaves, the site aborts.
+// A failing store blocks the release: no update leaves, the site leaves
+// the job (which goes on with the quorum: before, its Abort ended the job
+// for every site) and is free for the next one.
 func TestServiceStoreFailureBlocksRelease(t *testing.T) {
 	ctx := context.Background()
 	s := newService(t, &memStore{fail: true}, nil, nil)
 	s.Step(ctx, dpJob("j1", 1))
 	outs := s.Step(ctx, &protocol.PhaseStart{Job: "j1", Phase: 1, Model: []float64{0, 0, 0}})
-	if len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindAbort {
-		t.Fatalf("outputs %v: want an abort and no update", outs)
+	if len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindLeave {
+		t.Fatalf("outputs %v: want a leave and no update", outs)
+	}
+	if s.Running() != "" {
+		t.Fatalf("still running %q after leaving", s.Running())
 	}
 }
 

@@ -506,8 +506,11 @@ func (w *Worker) onPhase(ctx context.Context, m *protocol.PhaseStart) []Output {
 		if w.cfg.Store != nil {
 			if err := w.cfg.Store.Append(*rel); err != nil {
 				w.err = fmt.Errorf("worker %s: phase %d: ledger: %w", w.cfg.Site, m.Phase, err)
-				w.logf("phase %d not released: ledger write failed: %v", m.Phase, err)
-				return []Output{w.toCoord(&protocol.Abort{Job: m.Job, From: w.cfg.Site, Reason: "site ledger write failed"})}
+				w.logf("phase %d not released: ledger write failed: %v; leaving the job", m.Phase, err)
+				// The site leaves (it cannot release anything), the job
+				// goes on with the quorum: a full disk costs this site,
+				// not the job. Nothing was released.
+				return []Output{w.toCoord(&protocol.Leave{Site: w.cfg.Site, Reason: "site ledger write failed", Instance: w.cfg.Instance})}
 			}
 		}
 	}

@@ -251,6 +251,9 @@ func runCoordinator(c *cli.Context) error {
 		logf("coordinator: %s", n)
 	}
 	cfg.Finished, cfg.Ledger, cfg.Budgets = finished, ledger, budgets
+	// `pairfed ledger budget set` on this directory takes effect at the
+	// next job admission (budgets.json is re-read when it changed).
+	cfg.BudgetSource = store.WatchBudgets(state).Changed
 	svc, err := coordinator.RestoreService(cfg, checkpoint)
 	if err != nil {
 		return err
@@ -333,6 +336,7 @@ func workerCommand() *cli.Command {
 		&cli.DurationFlag{Name: "update-delay", Hidden: true, Usage: "testing: hold every update back this long"},
 		secAggKeyFlag(),
 		secAggRosterFlag(),
+		&cli.BoolFlag{Name: "single-class", Usage: "accept a training file of one class: the site then takes part in fed-dp-lda, fed-dp-ssp and fed-dp-ssp-mean jobs and refuses the others, which tells the coordinator it holds one class (one bit about its records, outside the DP guarantee: README, Federation)"},
 		&cli.StringFlag{Name: "test-sources", Hidden: true, Usage: "testing: `SEED:INDEX` draws sampling and noise as pairfed simulate --seed SEED does for its site INDEX (reproducible, NOT private)"},
 	}
 	return &cli.Command{
@@ -371,6 +375,7 @@ func runWorker(c *cli.Context) error {
 		return err
 	}
 	opt := dataOptions(c)
+	opt.AllowOneClass = c.Bool("single-class")
 	schema, schemaNotes, err := loadSchema(c, &opt)
 	if err != nil {
 		return err
@@ -384,6 +389,9 @@ func runWorker(c *cli.Context) error {
 	}
 	table, err := data.Load(c.String("data"), opt)
 	if err != nil {
+		if msg := err.Error(); !opt.AllowOneClass && (strings.Contains(msg, "only one class present") || strings.Contains(msg, "records map to")) {
+			return fmt.Errorf("%w\nworker %s: a site of one class can take part in fed-dp-lda, fed-dp-ssp and fed-dp-ssp-mean jobs: start it with --single-class (it then refuses the other algorithms' jobs, which tells the coordinator that it holds one class)", err, site)
+		}
 		return err
 	}
 	var sc *data.Scaler
@@ -507,6 +515,9 @@ func runWorker(c *cli.Context) error {
 		}
 		cfg.Budget = b
 	}
+	// `pairfed ledger budget set` on this directory takes effect at the
+	// next job (budgets.json is re-read when it changed).
+	cfg.BudgetSource = siteBudgetSource(c, c.String("state"), site)
 	if testRand != nil {
 		cfg.Worker.Rand, cfg.Worker.Noise = testRand, testNoise
 	}

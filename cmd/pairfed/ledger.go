@@ -310,12 +310,12 @@ func runLedgerBudgetSet(c *cli.Context) error {
 	if err := b.Validate(); err != nil {
 		return usageError{fmt.Errorf("ledger budget set: %w", err)}
 	}
-	budgets, err := store.LoadBudgets(dir)
-	if err != nil {
-		return err
-	}
-	budgets[site] = b
-	if err := store.SaveBudgets(dir, budgets); err != nil {
+	// Under budgets.json's lock: concurrent settings all land. A running
+	// coordinator or site re-reads the file at its next job admission.
+	if err := store.UpdateBudgets(dir, func(budgets map[string]coordinator.Budget) error {
+		budgets[site] = b
+		return nil
+	}); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "budget of %s: (ε, δ) = (%g, %g)\n", site, b.Epsilon, b.Delta)
