@@ -191,10 +191,13 @@ func (w *Worker) onSecAgg(m protocol.Message) []Output {
 		w.ledger = append(w.ledger, rel)
 		if w.cfg.Store != nil {
 			if err := w.cfg.Store.Append(rel); err != nil {
+				// The masked vector stays here; the site leaves and the
+				// round goes on without it down to its threshold (a full
+				// disk costs this site, not the job). Nothing released.
 				w.round = nil
 				w.err = fmt.Errorf("worker %s: phase %d: ledger: %w", w.cfg.Site, rel.Phase, err)
-				w.logf("phase %d failed, nothing released: %v", rel.Phase, w.err)
-				return []Output{w.toCoord(&protocol.Abort{Job: w.job.Job, From: w.cfg.Site, Reason: truncate(w.err.Error(), protocol.MaxReasonLen)})}
+				w.logf("phase %d not released: ledger write failed: %v; leaving the job", rel.Phase, err)
+				return []Output{w.toCoord(&protocol.Leave{Site: w.cfg.Site, Reason: "site ledger write failed", Instance: w.cfg.Instance})}
 			}
 		}
 	}
