@@ -395,13 +395,7 @@ func ExportONNX(m *Model, sc *data.Scaler) ([]byte, error) {
 // do before the graph.
 func ONNXMetadata(m *Model) ([][2]string, error) {
 	p := &m.Preprocessing
-	feats := m.Features
-	if feats == nil {
-		feats = make([]string, m.D)
-		for j := range feats {
-			feats[j] = fmt.Sprintf("feature %d", j+1)
-		}
-	}
+	feats := FeatureNames(m)
 	fj, err := json.Marshal(feats)
 	if err != nil {
 		return nil, err
@@ -461,4 +455,37 @@ func oneHotLayout(s *data.Schema, feats []string) string {
 		j += k
 	}
 	return strings.Join(parts, "; ")
+}
+
+// FeatureNames returns the model's feature names: Features, else the
+// names of its schema (name, or name#k for a count), else "feature j".
+func FeatureNames(m *Model) []string {
+	if m.Features != nil {
+		return m.Features
+	}
+	out := make([]string, 0, m.D)
+	if s := m.Preprocessing.Schema; s != nil {
+		for _, f := range s.Features {
+			k := max(f.Count, 1)
+			for c := 1; c <= k; c++ {
+				name := f.Name
+				if k > 1 && name != "" {
+					name = fmt.Sprintf("%s#%d", f.Name, c)
+				}
+				out = append(out, name)
+			}
+		}
+	}
+	if len(out) != m.D {
+		out = out[:0]
+	}
+	for j := len(out); j < m.D; j++ {
+		out = append(out, "")
+	}
+	for j, n := range out {
+		if n == "" {
+			out[j] = fmt.Sprintf("feature %d", j+1)
+		}
+	}
+	return out
 }

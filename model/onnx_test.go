@@ -8,8 +8,8 @@ import (
 
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/experiment"
+	"github.com/pairfed/pairfed/internal/onnxeval"
 	"github.com/pairfed/pairfed/model"
-	"github.com/pairfed/pairfed/model/internal/onnxeval"
 	"github.com/pairfed/pairfed/pairwise"
 )
 

@@ -57,6 +57,8 @@ func newApp() *cli.App {
 			trainCommand(),
 			scoreCommand(),
 			evaluateCommand(),
+			exportCommand(),
+			cardCommand(),
 			algosCommand(),
 			benchCommand(),
 			auditCommand(),
