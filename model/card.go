@@ -61,7 +61,7 @@ func PrivacyPlain(c *Certificate) string {
 		who = "whether or not any one patient's record was in a site's training data (or was replaced by another patient's); each site's patients are protected separately, so a patient in two sites' data is protected at each"
 	}
 	d := strconv.FormatFloat(delta, 'g', 3, 64)
-	return fmt.Sprintf("This model is protected by record-level differential privacy with ε = %s and δ = %s. In plain words: any conclusion anyone draws from this model — its parameters, the scores it gives, the released preprocessing ranges — is at most e^ε ≈ %s times more (or less) likely %s, except with probability at most δ = %s. The model can learn what is true of the population; it cannot single out one patient beyond that factor.",
+	return fmt.Sprintf("This model is protected by record-level differential privacy with ε = %s and δ = %s. In plain words: any conclusion anyone draws from this model — from its parameters, its released preprocessing ranges or the scores it gives — is at most e^ε ≈ %s times more (or less) likely %s, except with probability at most δ = %s. The model can learn what is true of the population; it cannot single out one patient beyond that factor.",
 		num(eps), d, strconv.FormatFloat(math.Exp(eps), 'f', 2, 64), who, d)
 }
 
@@ -104,7 +104,7 @@ func NewCard(m *Model, name string, ev *CardEvaluation) *Card {
 			"Score meaning: " + m.ScoreMeaning + ".",
 		}
 	}
-	what.Head = []string{"", ""}
+	what.Head = []string{"About the model", ""}
 	what.Rows = [][]string{
 		{"Algorithm", algoLine(&m.Algorithm)},
 		{"Release", m.Algorithm.Release},
@@ -146,7 +146,7 @@ func NewCard(m *Model, name string, ev *CardEvaluation) *Card {
 	// Privacy.
 	priv := CardSection{ID: "privacy", Title: "Privacy guarantee", Paras: []string{PrivacyPlain(c)}}
 	if c.Private {
-		priv.Paras = append(priv.Paras, "Smaller ε means stronger protection: ε = 1 is a factor of at most 2.72, ε = 0.1 at most 1.11. The guarantee covers everything derived from this model alone; it does not cover the evaluation figures below, which were computed on other records without privacy.")
+		priv.Paras = append(priv.Paras, "Smaller ε means stronger protection: ε = 1 is a factor of at most 2.72, ε = 0.1 at most 1.11. The guarantee covers everything derived from this model alone; it does not cover the evaluation figures below, which were computed without privacy.")
 	}
 	priv.Head = []string{"Certificate", ""}
 	priv.Rows = [][]string{
@@ -204,6 +204,14 @@ func NewCard(m *Model, name string, ev *CardEvaluation) *Card {
 		lim.List = append(lim.List, "Not private: see the privacy section; do not share this model outside the data's own governance.")
 	}
 	card.Sections = append(card.Sections, lim)
+	// The guarantee second, right after what the model predicts: it is
+	// what a data steward reads first.
+	for i, sec := range card.Sections {
+		if sec.ID == "privacy" && i > 1 {
+			copy(card.Sections[2:i+1], card.Sections[1:i])
+			card.Sections[1] = sec
+		}
+	}
 	return card
 }
 

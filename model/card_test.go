@@ -49,6 +49,9 @@ func TestCardContent(t *testing.T) {
 			t.Errorf("card.html lacks %q", want)
 		}
 	}
+	if i, j := strings.Index(md, "## Privacy guarantee"), strings.Index(md, "## Features"); !(i > 0 && i < j) {
+		t.Error("the privacy section is not second, before the features")
+	}
 	if regexp.MustCompile(`(?i)<script|<link|src=|url\(|https?://`).MatchString(html) {
 		t.Errorf("card.html is not self-contained:\n%s", html)
 	}
