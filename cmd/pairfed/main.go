@@ -64,6 +64,8 @@ func newApp() *cli.App {
 			trainCommand(),
 			scoreCommand(),
 			evaluateCommand(),
+			exportCommand(),
+			cardCommand(),
 			algosCommand(),
 			benchCommand(),
 			auditCommand(),
