@@ -299,6 +299,34 @@ func Private(name string) bool {
 	return ok && a.Private()
 }
 
+// SingleClassSites is implemented by an algorithm that learns from sites
+// holding one class: it pools per-site statistics (class sums, moments,
+// counts) across sites, so a site contributes whatever its label mix.
+// Every other algorithm forms pairs, or fits a model, within each site,
+// where a site of one class has no positive–negative pair.
+type SingleClassSites interface {
+	SingleClassSites() bool
+}
+
+// LearnsFromSingleClassSites reports whether the registered algorithm
+// name learns from sites that hold one class (SingleClassSites).
+func LearnsFromSingleClassSites(name string) bool {
+	a, ok := registry[name].(SingleClassSites)
+	return ok && a.SingleClassSites()
+}
+
+// SingleClassNames lists the registered algorithms that learn from sites
+// holding one class.
+func SingleClassNames() []string {
+	var out []string
+	for _, n := range Names() {
+		if LearnsFromSingleClassSites(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // LocalAlgo is implemented by an algorithm that runs a single-site
 // algorithm (Spec.LocalAlgo) at every site; the others take none.
 type LocalAlgo interface {

@@ -379,3 +379,7 @@ func (c *ldaCombiner) CombineSum(model, sum []float64, included []SiteInfo, sigm
 	}
 	return model
 }
+
+// SingleClassSites: the sums and statistics pool over sites whatever
+// their label mix.
+func (fedLDA) SingleClassSites() bool { return true }

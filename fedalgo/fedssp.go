@@ -422,3 +422,7 @@ func (a fedSSP) PrivacyNote(*Spec) string {
 	}
 	return fmt.Sprintf("per-site record-level (ε, δ)-DP: every site releases the %s of its own records ONCE with Gaussian noise σ = analytic σ(ε, δ, Δ'), Δ' = 2 + rounding allowance (tight, replace-one; pairwise/private_ssp.go); each record is in one site (parallel composition); the coordinator sums the statistics and solves (post-processing). Any label mix per site, a single class included", what)
 }
+
+// SingleClassSites: the statistics pool over sites whatever their label
+// mix.
+func (fedSSP) SingleClassSites() bool { return true }

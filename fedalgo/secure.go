@@ -258,6 +258,8 @@ func SecAggOf(job *protocol.JobAnnounce) (*SecAgg, error) {
 		return nil, fmt.Errorf("job %s: secure aggregation threshold %s = %d must exceed half the %d sites (≥ %d): with t ≤ K/2 two disjoint sets of t sites could each be unmasked, and their sums differenced", job.Job, OptSecAggThreshold, s.Threshold, k, k/2+1)
 	case s.Colluders >= s.Threshold:
 		return nil, fmt.Errorf("job %s: %s = %d colluders must be fewer than the threshold %d", job.Job, OptSecAggColluders, s.Colluders, s.Threshold)
+	case 2*s.Threshold <= k+s.Colluders:
+		return nil, fmt.Errorf("job %s: secure aggregation threshold %s = %d with %s = %d among %d sites: κ colluders sign any survivor set, so two different sets could each gather t signatures unless 2t > K + κ (t ≥ %d)", job.Job, OptSecAggThreshold, s.Threshold, OptSecAggColluders, s.Colluders, k, (k+s.Colluders)/2+1)
 	case s.Fail > 0 && !(s.Fail < job.Delta):
 		return nil, fmt.Errorf("job %s: secure aggregation's failure probability %g must be below the job's δ = %g", job.Job, s.Fail, job.Delta)
 	}
@@ -406,6 +408,10 @@ func PlanSecAgg(a Algorithm, spec *Spec, sites []SiteInfo, params int, plan *Pla
 	}
 	if s.Colluders >= t {
 		return nil, fmt.Errorf("secure aggregation: %d colluders must be fewer than the threshold %d; lower %s", s.Colluders, t, OptSecAggColluders)
+	}
+	if 2*t <= k+s.Colluders {
+		// Every site refuses such a job too (SecAggOf).
+		return nil, fmt.Errorf("secure aggregation threshold %d with %d colluders among %d participants: κ colluders sign any survivor set, so two different sets could each gather t signatures unless 2t > K + κ; raise %s to at least %d", t, s.Colluders, k, OptSecAggThreshold, (k+s.Colluders)/2+1)
 	}
 	if !(plan.Epsilon > 0) {
 		return nil, fmt.Errorf("secure aggregation needs a private plan (ε > 0)")

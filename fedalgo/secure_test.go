@@ -36,6 +36,7 @@ func TestSecAggOptions(t *testing.T) {
 		{"threshold over K", FedDPSSP, "", opt(1, 5), "must be in [2, 4]"},
 		{"threshold K/2", FedDPSSP, "", opt(1, 2), "must exceed half the 4 participants"},
 		{"colluders ≥ t", FedDPSSP, "", opt(1, 3, 3), "fewer than the threshold"},
+		{"2t ≤ K + κ", FedDPSSP, "", opt(1, 3, 2), "2t > K + κ; raise secagg-threshold to at least 4"},
 		{"median", FedDPSSP, "median", opt(1), "aggregation"},
 		{"threshold without secagg", FedDPSSP, "", opt(-1, 3), "without secagg"},
 	} {

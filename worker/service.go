@@ -134,13 +134,11 @@ func (s *Service) join() Output {
 // Start returns the first Join.
 func (s *Service) Start() []Output { return []Output{s.join()} }
 
-// singleClassAlgos learn from sites that hold one class: they pool
-// per-site statistics (class sums, moments, counts) across sites, so a
-// site contributes whatever its label mix (fedalgo/fedlda.go,
-// fedalgo/fedssp.go). Every other algorithm forms pairs, or fits a model,
-// within each site: a site of one class has no positive–negative pair and
-// contributes noise or nothing (measured: AUC 0.38–0.50 with ε charged).
-var singleClassAlgos = []string{fedalgo.FedDPLDA, fedalgo.FedDPSSP, fedalgo.FedDPSSPMean}
+// Algorithms that learn from sites holding one class say so
+// (fedalgo.SingleClassSites: they pool per-site statistics). Every other
+// algorithm forms pairs, or fits a model, within each site: a site of one
+// class has no positive–negative pair and contributes noise or nothing
+// (measured: AUC 0.38–0.50 with ε charged).
 
 // oneClass reports whether every record of the site has the same label.
 func oneClass(y []float64) bool {
@@ -166,8 +164,8 @@ func (s *Service) refusal(m *protocol.JobAnnounce) string {
 	if reason := s.ledgerRefusal(); reason != "" {
 		return reason
 	}
-	if oneClass(s.cfg.Worker.Data.Y) && !slices.Contains(singleClassAlgos, m.Algo) {
-		return fmt.Sprintf("%s needs both classes at every site and this site cannot take part (algorithms for sites of one class: %v)", m.Algo, singleClassAlgos)
+	if oneClass(s.cfg.Worker.Data.Y) && !fedalgo.LearnsFromSingleClassSites(m.Algo) {
+		return fmt.Sprintf("%s needs both classes at every site and this site cannot take part (algorithms for sites of one class: %v)", m.Algo, fedalgo.SingleClassNames())
 	}
 	s.reloadBudget()
 	for _, r := range s.ledger {
