@@ -33,7 +33,7 @@ Examples:
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "model", Required: true, Usage: "model file"},
 			&cli.StringFlag{Name: "out", Required: true, Usage: "directory to write card.md and card.html to (created if absent)"},
-			&cli.StringFlag{Name: "eval", Usage: "evaluation results: the output of `pairfed evaluate --json` for this model"},
+			&cli.StringFlag{Name: "eval", Usage: "evaluation results: `FILE` holds the output of pairfed evaluate --json for this model"},
 		},
 		Action: runCard,
 	})
