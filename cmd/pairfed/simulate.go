@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
-	"github.com/pairfed/pairfed/dp"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
+
+	"github.com/pairfed/pairfed/dp"
 
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
@@ -108,6 +110,9 @@ func runSimulate(c *cli.Context) error {
 	if err := spec.Validate(); err != nil {
 		return usageError{err}
 	}
+	if err := checkSimulateScale(c, spec.Job.Algo, schema); err != nil {
+		return err
+	}
 	web, err := simulateHTTP(c, &spec)
 	if err != nil {
 		return err
@@ -119,6 +124,13 @@ func runSimulate(c *cli.Context) error {
 		}
 	}
 	if schema != nil {
+		// The schema travels with the job (JobAnnounce.Schema), as with
+		// `job submit --feature-bounds`.
+		text, _, err := readJobSchema(c.String("feature-bounds"))
+		if err != nil {
+			return err
+		}
+		spec.Job.Schema = text
 		spec.Bounds = schema
 		if !c.IsSet("scale") {
 			spec.Scale = "" // the first Validate's default, before the schema was read
@@ -171,8 +183,13 @@ func printSimulation(w io.Writer, r *simulate.Report) {
 		fmt.Fprintf(w, "local algorithm: %s\n", r.LocalAlgo)
 	}
 	fmt.Fprintf(w, "loss: %s   η: %g   B: %g   R: %g   records per site: %v   transport: %s\n", r.Loss, r.Eta, r.ParamRadius, r.FeatureRadius, r.SiteRecords, r.Transport)
+	fmt.Fprintln(w, simulationPrivacy(r))
 	for _, p := range r.Privacy {
-		fmt.Fprintf(w, "privacy %s (n = %d): record-level (ε, δ) = (%g, %.3g), σ %s, secure noise: %v\n", p.Site, p.Records, p.Epsilon, p.Delta, fmtSigmas(p.Sigmas), p.Secure)
+		site := "private: yes (secure noise)"
+		if !p.Secure {
+			site = "NOT private: seeded noise"
+		}
+		fmt.Fprintf(w, "privacy %s (n = %d): record-level (ε, δ) = (%g, %.3g), σ %s, %s\n", p.Site, p.Records, p.Epsilon, p.Delta, fmtSigmas(p.Sigmas), site)
 		if p.CertifiedEpsilon > 0 {
 			fmt.Fprintf(w, "  certified by the exact accountant and charged (site ledger): (ε, δ) = (%.6g, %.3g)\n", p.CertifiedEpsilon, p.CertifiedDelta)
 		}
@@ -180,13 +197,54 @@ func printSimulation(w io.Writer, r *simulate.Report) {
 			fmt.Fprintf(w, "  composed (exact Gaussian-DP, dp.Compose): ε = %.4g at δ = %.3g\n", p.ComposedEpsilon, p.Delta)
 		}
 	}
-	if len(r.Privacy) > 0 && !r.Private {
-		fmt.Fprintln(w, "WARNING: seeded noise: this run is reproducible but NOT private")
-	}
 	stewardSummary(w, r)
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}
+}
+
+// simulationPrivacy is the run's privacy line: "private: yes (…)" or
+// "NOT private: <reasons>" (the reasons are the report's notes).
+func simulationPrivacy(r *simulate.Report) string {
+	switch {
+	case len(r.Privacy) == 0:
+		return fmt.Sprintf("NOT private: %s adds no noise (a non-private baseline)", r.Algorithm)
+	case r.Private:
+		return "private: yes (secure noise at every site, public per-record preprocessing)"
+	}
+	var why []string
+	for _, n := range r.Notes {
+		if n == "seeded noise and sampling: reproducible, NOT private" {
+			why = append(why, "seeded noise and sampling (--noise-seed: reproducible)")
+		} else if rest, ok := strings.CutPrefix(n, "NOT private end to end: "); ok {
+			why = append(why, rest)
+		}
+	}
+	if len(why) == 0 {
+		why = append(why, "a site's noise was not secure")
+	}
+	return "NOT private: " + strings.Join(why, "; ")
+}
+
+// checkSimulateScale refuses a private simulation whose records have no
+// public scale (no schema and no explicit --scale), naming the fix, and
+// warns about the explicit opt-ins: --scale none (private, but raw values
+// clipped to ‖x‖ ≤ R lose most features) and --scale minmax|standard
+// (fitted on each site's records: NOT private). Per-site DP ranges are
+// not an option here: see sitedata.go.
+func checkSimulateScale(c *cli.Context, algo string, schema *data.Schema) error {
+	if !fedalgo.Private(algo) || schema != nil {
+		return nil
+	}
+	switch scale := c.String("scale"); {
+	case !c.IsSet("scale"):
+		return usageError{fmt.Errorf("simulate: %s is private, but the records have no public scale: give --feature-bounds SCHEMA.json (a public schema; see schemas/README.md — schemas/diabetes.json for datasets/diabetes). Explicit opt-ins: --scale none (raw values clipped to ‖x‖ ≤ R: private, but learns little unless the records are already on a public scale) or --scale minmax (fitted on each site's records: NOT private)", algo)}
+	case scale == "none":
+		fmt.Fprintf(c.App.ErrWriter, "pairfed: warning: --scale none: the records are used on their raw scale and clipped to ‖x‖ ≤ %g — private, but a feature far beyond ±R dominates or is clipped away; give --feature-bounds SCHEMA.json\n", c.Float64("radius"))
+	case scale == "minmax" || scale == "standard":
+		fmt.Fprintf(c.App.ErrWriter, "pairfed: warning: --scale %s is fitted on each site's records: this private job is NOT private end to end (explicit opt-in)\n", scale)
+	}
+	return nil
 }
 
 // applyFedDefault fills job's algorithm (and the local algorithm and loss
