@@ -154,6 +154,9 @@ func runSimulate(c *cli.Context) error {
 	defer web.finish(c.Context) // after the report is printed: --hold
 	bar.Finish()
 	rep.Notes = append(rep.Notes, train.Notes...)
+	if fedalgo.Private(spec.Job.Algo) && spec.Scale == "none" {
+		rep.Notes = append(rep.Notes, rawScaleNote(spec.Job.FeatureRadius))
+	}
 	if recNote != "" {
 		rep.Notes = append([]string{recNote}, rep.Notes...)
 	}
@@ -227,24 +230,25 @@ func simulationPrivacy(r *simulate.Report) string {
 }
 
 // checkSimulateScale refuses a private simulation whose records have no
-// public scale (no schema and no explicit --scale), naming the fix, and
-// warns about the explicit opt-ins: --scale none (private, but raw values
-// clipped to ‖x‖ ≤ R lose most features) and --scale minmax|standard
-// (fitted on each site's records: NOT private). Per-site DP ranges are
-// not an option here: see sitedata.go.
+// public scale (no schema and no explicit --scale), naming the fix. The
+// explicit opt-ins are reported: --scale none by a warning note (private,
+// but raw values clipped to ‖x‖ ≤ R lose most features), --scale
+// minmax|standard by "NOT private: …" (fitted on each site's records).
+// Per-site DP ranges are not an option here: see sitedata.go.
 func checkSimulateScale(c *cli.Context, algo string, schema *data.Schema) error {
 	if !fedalgo.Private(algo) || schema != nil {
 		return nil
 	}
-	switch scale := c.String("scale"); {
-	case !c.IsSet("scale"):
+	if !c.IsSet("scale") {
 		return usageError{fmt.Errorf("simulate: %s is private, but the records have no public scale: give --feature-bounds SCHEMA.json (a public schema; see schemas/README.md — schemas/diabetes.json for datasets/diabetes). Explicit opt-ins: --scale none (raw values clipped to ‖x‖ ≤ R: private, but learns little unless the records are already on a public scale) or --scale minmax (fitted on each site's records: NOT private)", algo)}
-	case scale == "none":
-		fmt.Fprintf(c.App.ErrWriter, "pairfed: warning: --scale none: the records are used on their raw scale and clipped to ‖x‖ ≤ %g — private, but a feature far beyond ±R dominates or is clipped away; give --feature-bounds SCHEMA.json\n", c.Float64("radius"))
-	case scale == "minmax" || scale == "standard":
-		fmt.Fprintf(c.App.ErrWriter, "pairfed: warning: --scale %s is fitted on each site's records: this private job is NOT private end to end (explicit opt-in)\n", scale)
 	}
 	return nil
+}
+
+// rawScaleNote is the note of a private run on --scale none (an explicit
+// opt-in: private, but raw values clipped to ‖x‖ ≤ R).
+func rawScaleNote(R float64) string {
+	return fmt.Sprintf("warning: --scale none (explicit opt-in): the records are used on their raw scale and clipped to ‖x‖ ≤ %g — private, but a feature far beyond ±R (an age of 62) dominates or is clipped away; give --feature-bounds SCHEMA.json (schemas/README.md)", R)
 }
 
 // applyFedDefault fills job's algorithm (and the local algorithm and loss

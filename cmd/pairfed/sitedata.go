@@ -68,7 +68,7 @@ func siteScale(who string, scale string, set bool, schema *data.Schema) (string,
 	case "bounds", "none", "minmax", "standard":
 		return scale, nil
 	}
-	return "", usageError{fmt.Errorf("%s: unknown --scale %q (want bounds, none, minmax or standard)", who, scale)}
+	return "", usageError{fmt.Errorf("%s: unknown scaling %q (want bounds, none, minmax or standard)", who, scale)}
 }
 
 // prepareRecords scales the records of t with sc (a bounds scaler when
