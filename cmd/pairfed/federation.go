@@ -512,9 +512,30 @@ func runWorker(c *cli.Context) error {
 			b.Delta = min(b.Delta, c.Float64("budget-delta"))
 		}
 		cfg.Budget = b
+		// One source of truth: the budget this worker enforces is recorded
+		// in the state directory's budgets.json, which `pairfed ledger
+		// show` reads (the flags only ever tighten it; `pairfed ledger
+		// budget set` sets it). A half the flags leave unlimited is
+		// recorded as the largest finite value (shown "unlimited").
+		rec := coordinator.Budget{Epsilon: b.Epsilon, Delta: b.Delta}
+		if math.IsInf(rec.Epsilon, 1) {
+			rec.Epsilon = math.MaxFloat64
+		}
+		if math.IsInf(rec.Delta, 1) {
+			rec.Delta = math.Nextafter(1, 0)
+		}
+		if old, ok := budgets[site]; !ok || old != rec {
+			budgets[site] = rec
+			if err := store.SaveBudgets(c.String("state"), budgets); err != nil {
+				return fmt.Errorf("worker %s: recording the budget: %w", site, err)
+			}
+			logf("worker %s: budget (ε, δ) = (%s, %s) recorded in %s (what `pairfed ledger show --state %s` reports; the flags only tighten it, `pairfed ledger budget set` changes it)",
+				site, budgetText(rec.Epsilon), budgetText(rec.Delta), filepath.Join(c.String("state"), store.BudgetsFile), c.String("state"))
+		}
 	}
 	if testRand != nil {
 		cfg.Worker.Rand, cfg.Worker.Noise = testRand, testNoise
+		prep.testNoise, prep.def.Noise = testNoise, testNoise
 	}
 	svc, err := worker.NewService(cfg)
 	if err != nil {

@@ -45,6 +45,9 @@ type siteData struct {
 	scale      string       // the effective --scale ("" when neither it nor a schema is given)
 	def        *worker.JobData
 	logf       func(string, ...any)
+	// testNoise, when set (--test-sources), replaces every job's noise
+	// (seeded: reproducible, reported not private).
+	testNoise pairwise.Noise
 
 	// The last job schema prepared (a job is announced many times; the
 	// next job usually carries the same schema).
@@ -146,6 +149,9 @@ func (s *siteData) prepare(m *protocol.JobAnnounce) (*worker.JobData, error) {
 	}
 	s.logf("worker %s: job %s: records mapped by the job's %s", s.site, m.Job, js.Describe())
 	jd := &worker.JobData{Data: ds, LinearData: linear, Noise: siteNoise("bounds", t.DataDependent)}
+	if s.testNoise != nil {
+		jd.Noise = s.testNoise
+	}
 	s.cachedText, s.cached = m.Schema, jd
 	return jd, nil
 }
@@ -315,4 +321,13 @@ func jobPrivacyStatus(st *protocol.JobStatus, private bool) string {
 		}
 	}
 	return fmt.Sprintf("NOT private: site(s) %s reported not-private releases (an explicit opt-in there: seeded noise, --scale minmax|standard fitted on its records, or data-dependent loading; its log names it)", strings.Join(bad, ", "))
+}
+
+// budgetText prints one half of a recorded budget: "unlimited" for the
+// value a worker records when its flags leave that half unset.
+func budgetText(v float64) string {
+	if v == math.MaxFloat64 || v == math.Nextafter(1, 0) {
+		return "unlimited"
+	}
+	return fmt.Sprintf("%g", v)
 }
