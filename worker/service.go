@@ -152,7 +152,7 @@ func (s *Service) refusal(m *protocol.JobAnnounce) string {
 	e, d := Spent(s.ledger)
 	// A relative slack of 1e-9 forgives float rounding of equal sums.
 	if e+m.Epsilon > b.Epsilon*(1+1e-9) || d+m.Delta > b.Delta*(1+1e-9) {
-		return fmt.Sprintf("privacy budget exceeded: spent (ε, δ) = (%.6g, %.6g) of budget (%.6g, %.6g), remaining (%.6g, %.6g); job asks (%.6g, %.6g)",
+		return fmt.Sprintf("privacy budget exceeded: spent (ε, δ) = (%.6g, %.6g) of budget (%.6g, %.6g), remaining (%.6g, %.6g); job asks (%.6g, %.6g): submit it with a smaller --epsilon or --delta (e.g. --delta 1e-5), or raise the site's budget (`pairfed ledger budget set`)",
 			e, d, b.Epsilon, b.Delta, math.Max(0, b.Epsilon-e), math.Max(0, b.Delta-d), m.Epsilon, m.Delta)
 	}
 	return ""

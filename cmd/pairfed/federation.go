@@ -420,12 +420,11 @@ func runWorker(c *cli.Context) error {
 	case scale == "none":
 		logf("worker %s: warning: --scale none: records are used on their raw scale and clipped to ‖x‖ ≤ %g — private, but a feature far beyond ±R (an age of 62, a glucose of 150) dominates or is clipped away and private jobs learn little; give --feature-bounds SCHEMA.json (schemas/README.md)", site, c.Float64("radius"))
 	}
-	why := siteNotPrivate(scale, table.DataDependent)
-	if scale == "" {
-		why = table.DataDependent // the min-max default serves non-private jobs only
-	}
-	if len(why) > 0 {
-		logf("worker %s: this site's private updates will be reported NOT private: %s (explicit opt-ins)", site, strings.Join(why, "; "))
+	// Without a schema or --scale the start-up preparation serves
+	// non-private jobs only; a private job's records are read again with
+	// its schema, and siteData.prepare says then what is data-dependent.
+	if why := siteNotPrivate(scale, table.DataDependent); len(why) > 0 && scale != "" {
+		logf("worker %s: this site's private updates will be reported NOT private: %s", site, strings.Join(why, "; "))
 	}
 	ds, linear, err := prepareRecords(table, sc, schema != nil, c.Float64("radius"))
 	if err != nil {

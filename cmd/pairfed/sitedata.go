@@ -148,6 +148,9 @@ func (s *siteData) prepare(m *protocol.JobAnnounce) (*worker.JobData, error) {
 		s.logf("worker %s: job %s: %s", s.site, m.Job, n)
 	}
 	s.logf("worker %s: job %s: records mapped by the job's %s", s.site, m.Job, js.Describe())
+	if len(t.DataDependent) > 0 {
+		s.logf("worker %s: job %s: this site's releases will be reported NOT private: %s", s.site, m.Job, strings.Join(t.DataDependent, "; "))
+	}
 	jd := &worker.JobData{Data: ds, LinearData: linear, Noise: siteNoise("bounds", t.DataDependent)}
 	if s.testNoise != nil {
 		jd.Noise = s.testNoise
