@@ -756,7 +756,7 @@ func runJobSubmit(c *cli.Context) error {
 			rep.Private = rep.Private && p.Secure
 		}
 	}
-	rep.PrivacyStatus = jobPrivacyStatus(st, rep.Private)
+	rep.PrivacyStatus = jobPrivacyStatus(st)
 	if c.Bool("json") {
 		if err := writeJSON(c.App.Writer, rep); err != nil {
 			return err

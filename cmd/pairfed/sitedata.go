@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
@@ -305,26 +306,9 @@ func (j *jobTestSet) load(job *protocol.JobAnnounce) (*data.Schema, *data.Table,
 }
 
 // jobPrivacyStatus says whether a job's result is private, in words: the
-// job-level line of `job submit` (privacy_status in its JSON).
-func jobPrivacyStatus(st *protocol.JobStatus, private bool) string {
-	switch {
-	case st.Status != protocol.StatusCompleted:
-		return ""
-	case !fedalgo.Private(st.Algo):
-		return fmt.Sprintf("NOT private: %s adds no noise (a non-private baseline; the model may reveal individual records)", st.Algo)
-	case private:
-		return "private: yes (every site: secure noise, public per-record preprocessing, charged in its ledger before release)"
-	case len(st.Privacy) == 0:
-		return "NOT private: no site reported its releases"
-	}
-	var bad []string
-	for _, p := range st.Privacy {
-		if !p.Secure {
-			bad = append(bad, p.Site)
-		}
-	}
-	return fmt.Sprintf("NOT private: site(s) %s reported not-private releases (an explicit opt-in there: seeded noise, --scale minmax|standard fitted on its records, or data-dependent loading; its log names it)", strings.Join(bad, ", "))
-}
+// job-level line of `job submit` (privacy_status in its JSON), as the
+// coordinator's dashboard says it.
+func jobPrivacyStatus(st *protocol.JobStatus) string { return coordinator.PrivacyStatus(st) }
 
 // budgetText prints one half of a recorded budget: "unlimited" for the
 // value a worker records when its flags leave that half unset.
