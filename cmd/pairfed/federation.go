@@ -346,7 +346,8 @@ func workerCommand() *cli.Command {
 		Name:  "worker",
 		Usage: "run one site of a federation: it joins, heartbeats and serves the phases of each job",
 		Description: `Example:
-   pairfed worker --nats nats://127.0.0.1:4222 --site hospital-a --data a.libsvm --state /var/lib/pairfed/a --budget-epsilon 4 --budget-delta 1e-4`,
+   pairfed worker --nats nats://127.0.0.1:4222 --site hospital-a --data a.libsvm --state /var/lib/pairfed/a --budget-epsilon 4 --budget-delta 1e-4
+   (no --feature-bounds: the site maps its records with the schema each job carries; see job submit --feature-bounds)`,
 		Flags:  append(append(flags, dataFlags()...), connFlags()...),
 		Action: runWorker,
 	}
@@ -568,10 +569,10 @@ func jobSubmitCommand() *cli.Command {
 		Usage: "submit one job; with --wait, wait for its end and report the result",
 		Description: `Examples:
    pairfed job submit --nats nats://127.0.0.1:4222 --algo fed-avg --min-sites 3 --wait --json
-   pairfed job submit --nats URL --algo fed-dp-local-sgd --epsilon 1 --delta 1e-4 --min-sites 2 --wait
-   pairfed job submit --nats URL --algo fed-dpegd --epsilon 1 --min-sites 2 --wait
-   pairfed job submit --nats URL --algo fed-dp-gd-grad --epsilon 1 --min-sites 2 --wait
-   pairfed job submit --nats URL --algo fed-oneshot --local-algo dpegd --epsilon 1 --min-sites 2 --wait
+   pairfed job submit --nats URL --feature-bounds schemas/diabetes.json --epsilon 1 --delta 1e-5 --min-sites 2 --wait   # the recommended private algorithm
+   pairfed job submit --nats URL --algo fed-dpegd --epsilon 1 --feature-bounds schema.json --min-sites 2 --wait
+   pairfed job submit --nats URL --algo fed-dp-gd-grad --epsilon 1 --feature-bounds schema.json --min-sites 2 --wait
+   pairfed job submit --nats URL --algo fed-oneshot --local-algo dpegd --epsilon 1 --feature-bounds schema.json --min-sites 2 --wait
 
 Exit status: 0 completed (or accepted, without --wait), 1 failed, 3 refused.`,
 		Flags: append([]cli.Flag{

@@ -54,12 +54,12 @@ func simulateCommand() *cli.Command {
 		Usage: "run a whole federation (coordinator + N sites over an embedded NATS server) in one process",
 		Description: `Examples:
    pairfed simulate --data datasets/diabetes --sites 4 --algo fed-avg
-   pairfed simulate --data datasets/diabetes --sites 4 --partition label-skew:0.5 --algo fed-dp-local-sgd --epsilon 1
-   pairfed simulate --data datasets/diabetes --sites 4 --algo fed-dpegd --epsilon 1
-   pairfed simulate --data datasets/diabetes --sites 4 --algo fed-dp-gd-grad --epsilon 1
-   pairfed simulate --data datasets/diabetes --sites 4 --algo fed-oneshot --local-algo dpegd --epsilon 1
-   pairfed simulate --data datasets/diabetes --sites 4 --partition single-class --algo fed-dp-ssp --epsilon 1
-   pairfed simulate --data datasets/diabetes --sites 4 --algo fed-dp-pair-sgd --epsilon 1`,
+   pairfed simulate --data datasets/diabetes --feature-bounds schemas/diabetes.json --sites 4 --partition label-skew:0.5 --algo fed-dp-local-sgd --epsilon 1
+   pairfed simulate --data datasets/diabetes --feature-bounds schemas/diabetes.json --sites 4 --algo fed-dpegd --epsilon 1
+   pairfed simulate --data datasets/diabetes --feature-bounds schemas/diabetes.json --sites 4 --algo fed-dp-gd-grad --epsilon 1
+   pairfed simulate --data datasets/diabetes --feature-bounds schemas/diabetes.json --sites 4 --algo fed-oneshot --local-algo dpegd --epsilon 1
+   pairfed simulate --data datasets/diabetes --feature-bounds schemas/diabetes.json --sites 4 --partition single-class --algo fed-dp-ssp --epsilon 1
+   pairfed simulate --data datasets/diabetes --feature-bounds schemas/diabetes.json --sites 4 --algo fed-dp-pair-sgd --epsilon 1`,
 		Flags:  append(append(append(flags, calibrationFlag()), secAggFlags()...), dataFlags()...),
 		Action: runSimulate,
 	})
