@@ -398,7 +398,7 @@ func (c *Coordinator) startJob() []Output {
 		Job: j.ID, Algo: j.Algo, LocalAlgo: j.LocalAlgo, Task: j.Task, Loss: j.Loss, Params: c.dim,
 		LocalPasses: j.LocalPasses, Eta: j.Eta, ParamRadius: j.ParamRadius, FeatureRadius: j.FeatureRadius,
 		Lambda: j.Lambda, Seed: j.Seed, Sites: names, Aggregation: j.Aggregation, Options: slices.Clone(j.Options),
-		Calibration: j.Calibration,
+		Calibration: j.Calibration, Schema: j.Schema,
 	}
 	if j.Task == protocol.TaskMetric {
 		if c.dim > 1448 { // d² ≤ protocol.MaxParams = 2²¹

@@ -489,7 +489,7 @@ func JobFromSubmit(m *protocol.JobSubmit) JobConfig {
 	return JobConfig{
 		ID: m.Job, Algo: m.Algo, LocalAlgo: m.LocalAlgo, Loss: m.Loss, Rounds: m.Rounds, LocalPasses: m.LocalPasses, Eta: m.Eta,
 		ParamRadius: m.ParamRadius, FeatureRadius: m.FeatureRadius, Lambda: m.Lambda, Epsilon: m.Epsilon, Delta: m.Delta, Seed: m.Seed, Aggregation: m.Aggregation, Task: m.Task,
-		Options: slices.Clone(m.Options), Calibration: m.Calibration,
+		Options: slices.Clone(m.Options), Calibration: m.Calibration, Schema: m.Schema,
 	}
 }
 

@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -102,6 +103,33 @@ type JobView struct {
 	TestRecords int     `json:"n_test,omitempty"`
 	// Metric is "knn3" when AUC holds a metric job's KNN-3 accuracy.
 	Metric string `json:"metric,omitempty"`
+	// PrivacyStatus says whether a completed job is private, in words:
+	// "private: yes (…)" or "NOT private: <reason>" (PrivacyStatus).
+	PrivacyStatus string `json:"privacy_status,omitempty"`
+}
+
+// PrivacyStatus says whether a completed job is private: its algorithm
+// adds noise and every site reported its releases private (secure noise,
+// public preprocessing), or why not. "" for a job that did not complete.
+func PrivacyStatus(st *protocol.JobStatus) string {
+	switch {
+	case st.Status != protocol.StatusCompleted:
+		return ""
+	case !fedalgo.Private(st.Algo):
+		return fmt.Sprintf("NOT private: %s adds no noise (a non-private baseline; the model may reveal individual records)", st.Algo)
+	case len(st.Privacy) == 0:
+		return "NOT private: no site reported its releases"
+	}
+	var bad []string
+	for _, p := range st.Privacy {
+		if !p.Secure {
+			bad = append(bad, p.Site)
+		}
+	}
+	if len(bad) == 0 {
+		return "private: yes (every site: secure noise, public per-record preprocessing, charged in its ledger before release)"
+	}
+	return fmt.Sprintf("NOT private: site(s) %s reported not-private releases (an explicit opt-in there: seeded noise, --scale minmax|standard fitted on its records, or data-dependent loading; its log names it)", strings.Join(bad, ", "))
 }
 
 // Progress is the share of the job's phases aggregated, in [0, 1] (0
@@ -366,7 +394,7 @@ func (s *Service) View() View {
 		}
 		j := JobView{Job: st.Job, Algo: st.Algo, Status: st.Status, Reason: st.Reason, Phases: st.Phases,
 			Sites: slices.Clone(st.Sites), Dropped: slices.Clone(st.Dropped), Refused: slices.Clone(st.Refused),
-			AUC: st.AUC, TestRecords: st.TestRecords, Metric: st.Metric}
+			AUC: st.AUC, TestRecords: st.TestRecords, Metric: st.Metric, PrivacyStatus: PrivacyStatus(st)}
 		if j.Sites == nil {
 			j.Sites = []string{}
 		}

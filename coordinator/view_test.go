@@ -272,3 +272,28 @@ func TestViewApplyLedgerAndClone(t *testing.T) {
 		t.Fatalf("Clone shares memory: %+v", v)
 	}
 }
+
+// A finished job's view says whether it is private, and why not.
+func TestPrivacyStatus(t *testing.T) {
+	done := func(algo string, secure ...bool) *protocol.JobStatus {
+		st := &protocol.JobStatus{Job: "j", Status: protocol.StatusCompleted, Algo: algo}
+		for i, s := range secure {
+			st.Privacy = append(st.Privacy, protocol.SiteReport{Site: string(rune('a' + i)), Epsilon: 1, Secure: s})
+		}
+		return st
+	}
+	for _, c := range []struct {
+		st   *protocol.JobStatus
+		want string
+	}{
+		{done("fed-dp-lda", true, true), "private: yes ("},
+		{done("fed-dp-lda", true, false), "NOT private: site(s) b reported not-private releases"},
+		{done("fed-dp-lda"), "NOT private: no site reported"},
+		{done("fed-avg"), "NOT private: fed-avg adds no noise"},
+		{&protocol.JobStatus{Job: "j", Status: protocol.StatusFailed, Algo: "fed-dp-lda"}, ""},
+	} {
+		if got := PrivacyStatus(c.st); !strings.HasPrefix(got, c.want) || (c.want == "" && got != "") {
+			t.Errorf("%s %v: %q, want %q…", c.st.Algo, c.st.Privacy, got, c.want)
+		}
+	}
+}

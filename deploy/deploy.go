@@ -689,6 +689,11 @@ func Generate(cfg Config, out string) (*Manifest, error) {
 	if err := w.render(filepath.Join(ClientDir, "submit-job.sh"), "submit-job.sh.tmpl", data, 0o755, false); err != nil {
 		return nil, err
 	}
+	// The example public schema every job carries (submit-job.sh): the
+	// operator replaces it with the bounds of the sites' data.
+	if err := w.render(filepath.Join(ClientDir, "schema.json"), "schema.json.tmpl", data, 0o644, false); err != nil {
+		return nil, err
+	}
 	for _, sd := range data.Sites {
 		d := *data
 		d.Site = sd

@@ -20,6 +20,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
+	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/secagg/round"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -513,4 +514,65 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// The generated job is the private path: submit-job.sh with no argument
+// asks the recommended private algorithm (no --algo), sends the shipped
+// schema (a valid public schema) and a δ within the generated site
+// budget; its arguments keep those two unless they give them; worker.env
+// sets no --scale (sites apply the job's schema). Checked by running the
+// script with a stand-in binary that prints its arguments.
+func TestGeneratedJobIsPrivate(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	out, _ := generate(t)
+	schemaPath := filepath.Join(out, ClientDir, "schema.json")
+	s, err := data.LoadSchema(schemaPath)
+	if err != nil {
+		t.Fatalf("the shipped schema: %v", err)
+	}
+	if s.D() != 8 || len(s.Unknown()) != 0 || !strings.Contains(s.Description, "PLACEHOLDER") {
+		t.Errorf("the shipped schema: d = %d, %d unknown, description %q", s.D(), len(s.Unknown()), s.Description)
+	}
+	fake := filepath.Join(t.TempDir(), "pairfed")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) string {
+		cmd := exec.Command(sh, append([]string{filepath.Join(out, ClientDir, "submit-job.sh")}, args...)...)
+		cmd.Env = append(os.Environ(), "PAIRFED="+fake)
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("submit-job.sh %v: %v %s", args, err, b)
+		}
+		return string(b)
+	}
+	got := run()
+	for _, want := range []string{"job submit ", "--feature-bounds " + schemaPath, "--delta 1e-5", "--epsilon 1 --min-sites 3", "--wait"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("default job %q lacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, "--algo") {
+		t.Errorf("default job names an algorithm (want the default rule): %q", got)
+	}
+	got = run("--algo", "fed-dp-gd-grad", "--epsilon", "0.5", "--delta", "1e-6", "--feature-bounds", "/x.json")
+	if strings.Contains(got, schemaPath) || strings.Contains(got, "1e-5") || !strings.Contains(got, "--delta 1e-6") {
+		t.Errorf("given --delta and --feature-bounds must be kept: %q", got)
+	}
+	if got = run("--epsilon", "0.5"); !strings.Contains(got, "--feature-bounds "+schemaPath) || !strings.Contains(got, "--delta 1e-5") {
+		t.Errorf("arguments without --delta/--feature-bounds: %q", got)
+	}
+	env := read(t, filepath.Join(out, SiteDir("a"), "worker.env"))
+	var args string
+	for _, l := range strings.Split(env, "\n") {
+		if strings.HasPrefix(l, "PAIRFED_ARGS=") {
+			args = l
+		}
+	}
+	if strings.Contains(args, "--scale") || !strings.Contains(args, "--budget-delta 1e-4") || !strings.Contains(args, "--budget-epsilon 4") {
+		t.Errorf("worker.env: %s (want no --scale; a δ budget of 1e-4 ≥ 10 jobs of the script's 1e-5)", args)
+	}
 }

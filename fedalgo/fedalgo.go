@@ -64,6 +64,9 @@ type Spec struct {
 	// plan where the coordinator can, by every site before its first
 	// release otherwise).
 	Calibration string `json:",omitempty"`
+	// Schema is the job's public feature-bounds schema (JSON text,
+	// protocol.JobAnnounce.Schema), announced to every site; "" for none.
+	Schema string `json:",omitempty"`
 }
 
 // Algorithm is one federated algorithm: the coordinator's half (plan the

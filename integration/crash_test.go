@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +54,12 @@ type crashFed struct {
 }
 
 func newCrashFed(t *testing.T, ctx context.Context, workerExtra ...string) *crashFed {
+	if !slices.Contains(workerExtra, "--scale") {
+		// Synthetic data without a schema: the explicit opt-in of min-max
+		// scaling fitted on each site's records (private jobs run, reported
+		// NOT private); a worker without a schema or --scale refuses them.
+		workerExtra = append(workerExtra, "--scale", "minmax")
+	}
 	t.Helper()
 	f := &crashFed{}
 	f.dir = t.TempDir()

@@ -121,7 +121,7 @@ func TestDashboardOfSimulation(t *testing.T) {
 	dir := t.TempDir()
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	sim := start(t, ctx, dir, "simulate", pairfed(t), "--log-format", "json", "simulate", "--data", "../datasets/diabetes",
-		"--sites", "4", "--algo", "fed-dp-local-sgd", "--epsilon", "1", "--runs", "2", "--http", addr, "--hold", "2m", "--json")
+		"--feature-bounds", "../schemas/diabetes.json", "--sites", "4", "--algo", "fed-dp-local-sgd", "--epsilon", "1", "--runs", "2", "--http", addr, "--hold", "2m", "--json")
 	base := "http://" + addr + "/"
 	var health struct{ Status string }
 	getJSON(t, ctx, base+"healthz", &health, func() bool { return health.Status == "finished" })

@@ -233,6 +233,12 @@ func startFederation(t *testing.T, ctx context.Context, external bool, coordArgs
 		out := waitFor(t, ctx, f.coord.stdout, "listening on ", 1)
 		f.url = strings.TrimSpace(strings.TrimPrefix(strings.SplitN(out, "\n", 2)[0], "listening on "))
 	}
+	if !slices.Contains(workerArgs, "--scale") {
+		// Synthetic data without a schema: min-max scaling fitted on each
+		// site's records, the explicit opt-in (private jobs reported NOT
+		// private); a worker without a schema or --scale refuses them.
+		workerArgs = append(workerArgs, "--scale", "minmax")
+	}
 	for i, data := range sites {
 		name := fmt.Sprintf("site-%d", i)
 		wargs := append([]string{"worker", "--nats", f.url, "--site", name, "--data", data, "--state", filepath.Join(f.dir, name)}, workerArgs...)
@@ -304,7 +310,7 @@ func TestFedAvgAcrossProcesses(t *testing.T) {
 	f.workers[2].kill()
 	bin := pairfed(t)
 	f.workers[2] = start(t, ctx, f.dir, "site-2-restarted", bin, "worker", "--nats", f.url, "--site", "site-2",
-		"--data", filepath.Join(f.dir, "site-2.libsvm"), "--state", filepath.Join(f.dir, "site-2"), "--budget-epsilon", "1.5")
+		"--data", filepath.Join(f.dir, "site-2.libsvm"), "--state", filepath.Join(f.dir, "site-2"), "--budget-epsilon", "1.5", "--scale", "minmax")
 	waitForSpent(t, ctx, f.workers[2].stderr, "8 releases,", 1)
 	time.Sleep(300 * time.Millisecond) // its first Join (else the coordinator's phase retry reaches it)
 	r, err = submit(t, ctx, f, "--algo", "fed-dp-local-sgd", "--epsilon", "1", "--min-sites", "3", "--job", "dp-2")

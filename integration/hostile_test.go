@@ -169,6 +169,9 @@ func TestHostileOverBudgetSiteAmongThree(t *testing.T) {
 	f.workerArg[2] = append(f.workerArg[2], "--budget-epsilon", "0.2")
 	f.restartWorker(t, ctx, 2)
 	waitFor(t, ctx, f.coord.stderr, "joined the federation", 3)
+	// The restarted worker records its tighter budget in its state
+	// directory's budgets.json at start (before serving).
+	waitFor(t, ctx, f.workers[2].stderr, "budget (ε, δ) = (0.2, 0.1) recorded", 1)
 	before := map[string]string{}
 	for _, d := range []string{"coord", "site-0", "site-1", "site-2"} {
 		before[d] = dirHash(t, filepath.Join(f.dir, d))
@@ -237,7 +240,7 @@ func TestHostileAbsurdJob(t *testing.T) {
 	for i, p := range files {
 		name := fmt.Sprintf("site-%d", i)
 		sites = append(sites, start(t, ctx, dir, name, pairfed(t), "worker", "--nats", url, "--site", name, "--data", p, "--state", filepath.Join(dir, name),
-			"--heartbeat", "200ms", "--tick", "20ms"))
+			"--heartbeat", "200ms", "--tick", "20ms", "--scale", "minmax"))
 	}
 	waitFor(t, ctx, coord.stderr, "joined the federation", 2)
 	fed := &federation{dir: dir, url: url}

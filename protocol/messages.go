@@ -170,6 +170,16 @@ type JobAnnounce struct {
 	// accountant certifies it; see CheckCalibration). Omitted when empty,
 	// so older encodings are unchanged.
 	Calibration string `msgpack:"calibration,omitempty" json:",omitempty"`
+	// Schema is the job's public feature-bounds schema (the JSON text of a
+	// schemas/*.json file, at most MaxSchemaBytes; see data.Schema): every
+	// site maps its records with it, so that all sites and the evaluator
+	// apply one map. A site that has a schema of its own refuses a job
+	// whose schema differs from it; a site refuses a private job that
+	// carries none unless it has its own. Validate checks the size and
+	// that it is one JSON object; each site parses it strictly before
+	// use (a peer's bytes are never trusted). Omitted when empty, so
+	// older encodings are unchanged.
+	Schema string `msgpack:"schema,omitempty" json:"schema,omitempty"`
 }
 
 // PhaseStart asks every participant to run phase Phase (1-based) from Model.
@@ -273,6 +283,9 @@ type JobSubmit struct {
 	// Calibration asks for the noise calibration of a private job (see
 	// JobAnnounce.Calibration); omitted when empty.
 	Calibration string `msgpack:"calibration,omitempty" json:",omitempty"`
+	// Schema is the job's public feature-bounds schema, announced to
+	// every site (see JobAnnounce.Schema); omitted when empty.
+	Schema string `msgpack:"schema,omitempty" json:"schema,omitempty"`
 }
 
 // Job states (JobStatus.Status).

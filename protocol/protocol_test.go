@@ -77,6 +77,57 @@ func TestCalibrationRoundTrip(t *testing.T) {
 	}
 }
 
+const testSchema = `{"version": 1, "features": [{"name": "age", "lo": 21, "hi": 90}, {"lo": 0, "hi": 1, "count": 2}]}`
+
+func schemaSamples() []Message {
+	return []Message{
+		&JobSubmit{Job: "j", Client: "c", Algo: "fed-dp-lda", MinSites: 1, Epsilon: 1, Schema: testSchema},
+		&JobAnnounce{Job: "j", Algo: "fed-dp-lda", Task: "auc", Loss: "logistic", Params: 3, Phases: 2, Epsilon: 1, Delta: 1e-3, FeatureRadius: 1, ParamRadius: 1, Sites: []string{"s"}, Schema: testSchema},
+	}
+}
+
+// The feature-bounds schema travels in JobSubmit and JobAnnounce
+// (appended, omitted when empty: the golden encodings have none); an
+// oversized, non-JSON, non-object or invalid UTF-8 schema is refused by
+// the decoder, naming the job.
+func TestSchemaRoundTrip(t *testing.T) {
+	for _, m := range schemaSamples() {
+		b := roundTrip(t, m)
+		if !bytes.Contains(b, []byte(`"lo": 21`)) {
+			t.Errorf("%v: encoding lacks the schema text", m.Kind())
+		}
+	}
+	for _, m := range samples() {
+		if b, _ := Encode(m); bytes.Contains(b, []byte("schema")) {
+			t.Errorf("%v without a schema encodes the field", m.Kind())
+		}
+	}
+	big := `{"features": [], "description": "` + strings.Repeat("x", MaxSchemaBytes) + `"}`
+	for _, c := range []struct{ name, schema, want string }{
+		{"oversized", big, "exceeds 1048576"},
+		{"not JSON", `{"features": [`, "not one JSON object"},
+		{"array", `[{"lo": 0, "hi": 1}]`, "not one JSON object"},
+		{"two values", `{} {}`, "not one JSON object"},
+		{"bad UTF-8", "{\"name\": \"\xff\"}", "not valid UTF-8"},
+	} {
+		for _, m := range schemaSamples() {
+			switch m := m.(type) {
+			case *JobSubmit:
+				m.Schema = c.schema
+			case *JobAnnounce:
+				m.Schema = c.schema
+			}
+			b, err := encodeUnchecked(m, Version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Decode(b); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "job j") {
+				t.Errorf("%s %v: err = %v, want it to mention %q and the job", c.name, m.Kind(), err, c.want)
+			}
+		}
+	}
+}
+
 // The (ε, δ) the coordinator's ledger charged each site travels in the
 // status's site reports (appended, omitted when zero: the golden
 // job-status, which has none, is unchanged); its bounds are the request.
@@ -303,6 +354,11 @@ func FuzzDecode(f *testing.F) {
 	b, _ := Encode(&JobStatus{Job: "j", Status: StatusCompleted, Privacy: []SiteReport{{Site: "s", Records: 3, Epsilon: 1, Delta: 1e-3,
 		Sigmas: []float64{1}, ComposedEpsilon: 0.9, CertifiedEpsilon: 0.8, CertifiedDelta: 1e-4}}})
 	f.Add(b)
+	// A submission and an announcement carrying a schema (not in the goldens).
+	for _, m := range schemaSamples() {
+		b, _ := Encode(m)
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Partial input (the first half) must fail cleanly, never panic.
 		_, _ = Decode(b[:len(b)/2])

@@ -1,9 +1,12 @@
 package protocol
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"unicode/utf8"
 )
 
 // Limits enforced by Validate and Decode.
@@ -160,6 +163,9 @@ func (m *JobAnnounce) Validate() error {
 	if err := CheckCalibration(m.Job, m.Calibration); err != nil {
 		return err
 	}
+	if err := CheckSchemaText(m.Job, m.Schema); err != nil {
+		return err
+	}
 	if len(m.Sites) == 0 || len(m.Sites) > MaxSites {
 		return fmt.Errorf("protocol: job %s: %d sites outside [1, %d]", m.Job, len(m.Sites), MaxSites)
 	}
@@ -312,7 +318,37 @@ func (m *JobSubmit) Validate() error {
 	if err := CheckCalibration(m.Job, m.Calibration); err != nil {
 		return err
 	}
+	if err := CheckSchemaText(m.Job, m.Schema); err != nil {
+		return err
+	}
 	return CheckJobNumbers(m.LocalPasses, m.Eta, m.ParamRadius, m.FeatureRadius, m.Lambda, m.Epsilon, m.Delta)
+}
+
+// MaxSchemaBytes bounds the feature-bounds schema a job carries
+// (JobSubmit.Schema, JobAnnounce.Schema). The announcement is repeated
+// with every phase, so the bound is also what one phase may cost in
+// schema bytes per site; a 1 MiB schema lists ~10 000 features with their
+// sources (schemas/a9a.json, 123 features, is under 4 KiB).
+const MaxSchemaBytes = 1 << 20
+
+// CheckSchemaText checks the wire form of a job's schema: empty (no
+// schema), or at most MaxSchemaBytes of valid UTF-8 that is exactly one
+// JSON object. Its content (bounds, features) is checked by every site
+// that parses it (data.ReadSchema, strict), not here.
+func CheckSchemaText(job, s string) error {
+	if s == "" {
+		return nil
+	}
+	if len(s) > MaxSchemaBytes {
+		return fmt.Errorf("protocol: job %s: feature-bounds schema of %d bytes exceeds %d: %w", job, len(s), MaxSchemaBytes, ErrTooLarge)
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("protocol: job %s: feature-bounds schema is not valid UTF-8", job)
+	}
+	if b := bytes.TrimLeft([]byte(s), " \t\r\n"); len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+		return fmt.Errorf("protocol: job %s: feature-bounds schema is not one JSON object", job)
+	}
+	return nil
 }
 
 // The noise calibrations of a private job (JobAnnounce.Calibration).

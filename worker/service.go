@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/pairfed/pairfed/fedalgo"
+	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
 
@@ -44,6 +45,16 @@ type ServiceConfig struct {
 	// replaces Budget for that job and every later one. An error is
 	// logged and the budget in force is kept.
 	BudgetSource func() (budget *Budget, changed bool, err error)
+	// Prepare, when set, gives the records one job reads: called when a
+	// job lists this site (after the budget and ledger checks pass, and
+	// again for a job taken up after a restart, with the same
+	// announcement), it returns the data the job's Worker uses in place of
+	// Worker.Data, LinearData and Noise — e.g. the site's records mapped
+	// by the feature-bounds schema the job carries (JobAnnounce.Schema).
+	// An error refuses the job (protocol.Refuse) with its text: a private
+	// job this site cannot prepare privately, or a job schema that
+	// differs from the site's own. Worker.Data stays what Join reports.
+	Prepare func(m *protocol.JobAnnounce) (*JobData, error)
 }
 
 // Writable is implemented by a LedgerStore that can tell, before a job is
@@ -55,6 +66,15 @@ type ServiceConfig struct {
 // freeing the disk is enough.
 type Writable interface {
 	Writable() error
+}
+
+// JobData is what ServiceConfig.Prepare gives one job: its records
+// (Config.Data), their linear map (Config.LinearData, may be nil) and the
+// noise source (Config.Noise: a source wrapped by dp.Unprivate when the
+// preparation is data-dependent, so that the releases say so).
+type JobData struct {
+	Data, LinearData *pairwise.Dataset
+	Noise            pairwise.Noise
 }
 
 // Service wraps one Worker per job. Between jobs it repeats its Join every
@@ -183,7 +203,7 @@ func (s *Service) refusal(m *protocol.JobAnnounce) string {
 	e, d := Spent(s.ledger)
 	// A relative slack of 1e-9 forgives float rounding of equal sums.
 	if e+m.Epsilon > b.Epsilon*(1+1e-9) || d+m.Delta > b.Delta*(1+1e-9) {
-		return fmt.Sprintf("privacy budget exceeded: spent (ε, δ) = (%.6g, %.6g) of budget (%.6g, %.6g), remaining (%.6g, %.6g); job asks (%.6g, %.6g)",
+		return fmt.Sprintf("privacy budget exceeded: spent (ε, δ) = (%.6g, %.6g) of budget (%.6g, %.6g), remaining (%.6g, %.6g); job asks (%.6g, %.6g): submit it with a smaller --epsilon or --delta (e.g. --delta 1e-5), or raise the site's budget (`pairfed ledger budget set`)",
 			e, d, b.Epsilon, b.Delta, math.Max(0, b.Epsilon-e), math.Max(0, b.Delta-d), m.Epsilon, m.Delta)
 	}
 	return ""
@@ -265,10 +285,17 @@ func (s *Service) Step(ctx context.Context, m protocol.Message) []Output {
 			s.logf("not taking part in job %s: it was announced to instance %s of site %s, this process is instance %s — another process runs with this site's name: stop one of them", m.Job, other, s.cfg.Worker.Site, s.cfg.Worker.Instance)
 			return nil
 		}
+		if reason := s.refusal(m); reason != "" && !s.released(m.Job) {
+			return s.refuse(m, reason)
+		}
+		cfg, err := s.jobConfig(m)
+		if err != nil {
+			return s.refuse(m, err.Error())
+		}
 		if st := s.cfg.Jobs[m.Job]; st != nil && s.released(m.Job) && s.ledgerRefusal() == "" {
 			if err := resumable(st, m, s.ledger); err != nil {
 				s.logf("cannot resume job %s: %v", m.Job, err)
-			} else if w, err := New(s.cfg.Worker); err == nil {
+			} else if w, err := New(cfg); err == nil {
 				if err := w.resume(st, s.ledger); err != nil {
 					s.logf("cannot resume job %s: %v", m.Job, err)
 				} else {
@@ -281,11 +308,9 @@ func (s *Service) Step(ctx context.Context, m protocol.Message) []Output {
 			}
 		}
 		if reason := s.refusal(m); reason != "" {
-			s.logf("refusing job %s: %s", m.Job, reason)
-			return []Output{{Subject: protocol.SiteToCoordSubject(s.cfg.Worker.Federation, s.cfg.Worker.Site),
-				Msg: &protocol.Refuse{Job: m.Job, Site: s.cfg.Worker.Site, Reason: truncate(reason, protocol.MaxReasonLen)}}}
+			return s.refuse(m, reason)
 		}
-		w, err := New(s.cfg.Worker)
+		w, err := New(cfg)
 		if err != nil { // the template was validated in NewService
 			s.logf("job %s: %v", m.Job, err)
 			return nil
@@ -305,6 +330,37 @@ func (s *Service) Step(ctx context.Context, m protocol.Message) []Output {
 	}
 	s.settle()
 	return outs
+}
+
+// refuse tells the coordinator that this site will not take part in m.
+func (s *Service) refuse(m *protocol.JobAnnounce, reason string) []Output {
+	s.logf("refusing job %s: %s", m.Job, reason)
+	return []Output{{Subject: protocol.SiteToCoordSubject(s.cfg.Worker.Federation, s.cfg.Worker.Site),
+		Msg: &protocol.Refuse{Job: m.Job, Site: s.cfg.Worker.Site, Reason: truncate(reason, protocol.MaxReasonLen)}}}
+}
+
+// jobConfig is the Worker configuration of job m: the template, with
+// the records and noise Prepare gives for the job when it is set.
+func (s *Service) jobConfig(m *protocol.JobAnnounce) (Config, error) {
+	cfg := s.cfg.Worker
+	if s.cfg.Prepare == nil {
+		return cfg, nil
+	}
+	if err := m.Validate(); err != nil {
+		return cfg, fmt.Errorf("invalid announcement: %w", err)
+	}
+	jd, err := s.cfg.Prepare(m)
+	if err != nil {
+		return cfg, err
+	}
+	if jd == nil || jd.Data == nil || jd.Noise == nil {
+		return cfg, fmt.Errorf("job %s: this site prepared no data for it", m.Job)
+	}
+	cfg.Data, cfg.LinearData, cfg.Noise = jd.Data, jd.LinearData, jd.Noise
+	if err := cfg.Validate(); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
 }
 
 func jobOf(m protocol.Message) string {

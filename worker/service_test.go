@@ -146,3 +146,57 @@ func TestSpent(t *testing.T) {
 		t.Fatalf("spent (%v, %v)", e, d)
 	}
 }
+
+// ServiceConfig.Prepare gives each job its records: an error refuses the
+// job with its text (nothing runs, nothing is charged), a job it prepares
+// runs on the records it returned (here: a different dataset whose
+// releases the ledger records with the prepared noise's Secure flag), and
+// Join keeps reporting the template's records.
+func TestServicePrepare(t *testing.T) {
+	ctx := context.Background()
+	st := &memStore{}
+	prepared := toyData(40, 3)
+	var asked []string
+	s, err := NewService(ServiceConfig{
+		Worker: Config{Federation: "f", Site: "s1", Data: toyData(64, 3), Rand: rand.New(rand.NewPCG(3, 4)), Noise: dp.NewSeededNoise(5), Store: st},
+		Prepare: func(m *protocol.JobAnnounce) (*JobData, error) {
+			asked = append(asked, m.Job)
+			if m.Schema == "" {
+				return nil, errors.New("job " + m.Job + " is private but carries no feature-bounds schema: give --feature-bounds SCHEMA.json")
+			}
+			return &JobData{Data: prepared, Noise: dp.NewSecureNoise()}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := refusal(s.Step(ctx, dpJob("bare", 1)))
+	if r == nil || r.Job != "bare" || !strings.Contains(r.Reason, "give --feature-bounds SCHEMA.json") || s.Running() != "" {
+		t.Fatalf("job without a schema: refusal %+v, running %q", r, s.Running())
+	}
+	j := dpJob("schema", 1)
+	j.Schema = `{"features": [{"lo": 0, "hi": 1, "count": 3}]}`
+	if r := refusal(s.Step(ctx, j)); r != nil || s.Running() != "schema" {
+		t.Fatalf("job with a schema refused: %+v", r)
+	}
+	if outs := s.Step(ctx, &protocol.PhaseStart{Job: "schema", Phase: 1, Model: []float64{0, 0, 0}}); len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindSiteUpdate {
+		t.Fatalf("phase 1: %v", outs)
+	}
+	// fed-dp-local-sgd's phase 1 reads half of the site's records: 20 of
+	// the prepared 40 (32 of the template's 64), with the secure noise.
+	if len(st.got) != 1 || st.got[0].Records != 20 || !st.got[0].Secure {
+		t.Fatalf("ledger %+v: want one secure release over a partition of the 40 prepared records", st.got)
+	}
+	if j, ok := s.join().Msg.(*protocol.Join); !ok || j.Records != 64 {
+		t.Errorf("join %+v: want the template's 64 records", s.join().Msg)
+	}
+	if strings.Join(asked, ",") != "bare,schema" {
+		t.Errorf("Prepare asked for %v", asked)
+	}
+	// A budget refusal comes first: Prepare is not asked.
+	s.cfg.Budget = &Budget{Epsilon: 0.5, Delta: 1}
+	s.end()
+	if r := refusal(s.Step(ctx, dpJob("over", 1))); r == nil || !strings.Contains(r.Reason, "budget") || len(asked) != 2 {
+		t.Errorf("over budget: refusal %+v, Prepare asked for %v", r, asked)
+	}
+}

@@ -405,7 +405,7 @@ func TestBadInputCorpus(t *testing.T) {
 			err: []string{"dpgdsc", "not hinge"}},
 		{name: "simulate 0 sites", args: []string{"simulate", "--data", siteA, "--sites", "0"}, code: 2, err: []string{"sites 0"}},
 		{name: "simulate NaN file", args: []string{"simulate", "--data", bad("nan.libsvm")}, code: 1, err: []string{"nan.libsvm:2:6", "NaN"}},
-		{name: "simulate δ > 1/(10·n) warns", args: []string{"simulate", "--data", siteA, "--sites", "2", "--transport", "mem", "--algo", "fed-dpegd", "--epsilon", "1", "--delta", "0.2", "--noise-seed", "1"}, code: 0,
+		{name: "simulate δ > 1/(10·n) warns", args: []string{"simulate", "--data", siteA, "--sites", "2", "--transport", "mem", "--algo", "fed-dpegd", "--epsilon", "1", "--delta", "0.2", "--noise-seed", "1", "--scale", "none"}, code: 0,
 			warn: []string{"warning: site-0: δ = 0.2 exceeds 1/(10·n)", "site-1"}},
 
 		// A site started with a bad file or budget exits before it joins,

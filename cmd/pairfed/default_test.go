@@ -44,7 +44,8 @@ func TestTrainDefaultPrivateAlgorithm(t *testing.T) {
 }
 
 func TestSimulateDefaultPrivateAlgorithm(t *testing.T) {
-	out, err := runCLI(t, "simulate", "--data", "../../datasets/diabetes", "--sites", "2", "--epsilon", "1", "--transport", "mem", "--noise-seed", "1")
+	out, err := runCLI(t, "simulate", "--data", "../../datasets/diabetes", "--sites", "2", "--epsilon", "1", "--transport", "mem", "--noise-seed", "1",
+		"--feature-bounds", "../../schemas/diabetes.json")
 	if err != nil || !strings.Contains(out, "chosen by the default rule") {
 		t.Fatalf("%v\n%s", err, out)
 	}

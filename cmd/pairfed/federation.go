@@ -157,7 +157,7 @@ func runCoordinator(c *cli.Context) error {
 		return usageError{err}
 	}
 	if p := c.String("test"); p != "" {
-		opt := dataOptions(c)
+		opt, baseOpt := dataOptions(c), dataOptions(c)
 		schema, _, err := loadSchema(c, &opt)
 		if err != nil {
 			return err
@@ -179,14 +179,27 @@ func runCoordinator(c *cli.Context) error {
 		}
 		scaled := sc.Apply(test.Dataset)
 		cfg.TestDim = scaled.D
+		jobTest := &jobTestSet{path: p, opt: baseOpt}
 		cfg.Evaluate = func(job *protocol.JobAnnounce, model []float64) (float64, int) {
-			ds := scaled
+			ds, sc, schema, test := scaled, sc, schema, test
+			if job.Schema != "" {
+				// The job's schema is the sites' map: the test file is read
+				// and mapped with it (whatever this coordinator's flags say).
+				var err error
+				if schema, test, err = jobTest.load(job); err != nil {
+					logf("coordinator: evaluation of %s: %v", job.Job, err)
+					return 0, 0
+				}
+				sc = schema.Scaler()
+				ds = sc.Apply(test.Dataset)
+			}
 			switch {
 			case schema != nil && job.FeatureRadius > 0 && fedalgo.CentresPrivately(job.Algo):
 				// The sites' linear map for these jobs (see the worker).
 				ds = sc.Divide(job.FeatureRadius).Apply(test.Dataset)
 			case job.FeatureRadius > 0:
-				if ds, _, err = data.Clip(scaled, job.FeatureRadius); err != nil {
+				var err error
+				if ds, _, err = data.Clip(ds, job.FeatureRadius); err != nil {
 					logf("coordinator: evaluation of %s: %v", job.Job, err)
 					return 0, 0
 				}
@@ -327,7 +340,7 @@ func workerCommand() *cli.Command {
 		&cli.StringFlag{Name: "state", Required: true, Usage: "state directory: the privacy ledger DIR/ledger.jsonl (write-ahead, reloaded on restart)"},
 		&cli.Float64Flag{Name: "budget-epsilon", Usage: "total record-level ε this site may spend over all jobs (sum over jobs); unset: no limit"},
 		&cli.Float64Flag{Name: "budget-delta", Usage: "total δ this site may spend over all jobs; unset: no limit"},
-		&cli.StringFlag{Name: "scale", Value: "minmax", DefaultText: "bounds with --feature-bounds, else minmax", Usage: "scaling of this site's records: bounds (the --feature-bounds schema, per record: keeps private jobs private), none, or minmax/standard fitted on this site's records (its private jobs are then NOT private)"},
+		&cli.StringFlag{Name: "scale", Usage: "scaling of this site's records: bounds (the --feature-bounds schema, per record: keeps private jobs private; default when a schema is given); without a schema and without this flag the site applies the schema each job carries (`job submit --feature-bounds`), refuses private jobs that carry none and min-max scales for non-private ones. Explicit opt-ins: none (raw values clipped to ‖x‖ ≤ R: private, learns little unless the records are already on a public scale) or minmax/standard fitted on this site's records (its private jobs are then reported NOT private)"},
 		featureBoundsFlag(),
 		&cli.Float64Flag{Name: "radius", Value: 1, Usage: "per-record clipping radius R after scaling"},
 		&cli.DurationFlag{Name: "heartbeat", Value: 500 * time.Millisecond, Usage: "interval of heartbeats (and of Joins between jobs)"},
@@ -343,7 +356,8 @@ func workerCommand() *cli.Command {
 		Name:  "worker",
 		Usage: "run one site of a federation: it joins, heartbeats and serves the phases of each job",
 		Description: `Example:
-   pairfed worker --nats nats://127.0.0.1:4222 --site hospital-a --data a.libsvm --state /var/lib/pairfed/a --budget-epsilon 4 --budget-delta 1e-4`,
+   pairfed worker --nats nats://127.0.0.1:4222 --site hospital-a --data a.libsvm --state /var/lib/pairfed/a --budget-epsilon 4 --budget-delta 1e-4
+   (no --feature-bounds: the site maps its records with the schema each job carries; see job submit --feature-bounds)`,
 		Flags:  append(append(flags, dataFlags()...), connFlags()...),
 		Action: runWorker,
 	}
@@ -380,12 +394,10 @@ func runWorker(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	scale := c.String("scale")
-	if schema != nil && !c.IsSet("scale") {
-		scale = "bounds"
-	}
-	if (scale == "bounds") != (schema != nil) {
-		return usageError{fmt.Errorf("worker: --scale bounds goes with --feature-bounds FILE (got --scale %s%s)", scale, map[bool]string{true: " and a schema", false: " without a schema"}[schema != nil])}
+	baseOpt := dataOptions(c) // before the schema: a job's schema is applied to these
+	scale, err := siteScale("worker", c.String("scale"), c.IsSet("scale"), schema)
+	if err != nil {
+		return err
 	}
 	table, err := data.Load(c.String("data"), opt)
 	if err != nil {
@@ -400,36 +412,41 @@ func runWorker(c *cli.Context) error {
 			return err
 		}
 		// Every site applies the same public map, then the clipping to R
-		// below (as private runs of `pairfed train` and `simulate` do).
+		// (as private runs of `pairfed train` and `simulate` do).
 		sc = schema.Scaler()
-		if err := sc.CheckApply(table.Dataset); err != nil {
+	} else {
+		// Without a schema or --scale: min-max fitted on the site's
+		// records, for non-private jobs only (siteData.prepare refuses
+		// a private job that brings no schema).
+		fit := scale
+		if fit == "" {
+			fit = "minmax"
+		}
+		if sc, err = data.FitScaler(fit, table.Dataset); err != nil {
 			return usageError{err}
 		}
-	} else if sc, err = data.FitScaler(scale, table.Dataset); err != nil {
-		return usageError{err}
 	}
 	for _, n := range append(schemaNotes, table.Notes...) {
 		logf("worker %s: %s", site, n)
 	}
-	if why := siteNotPrivate(scale, table.DataDependent); len(why) > 0 {
+	switch {
+	case scale == "":
+		logf("worker %s: no --feature-bounds: private jobs are taken only when they carry a feature-bounds schema (`pairfed job submit --feature-bounds SCHEMA.json`), and refused otherwise; non-private jobs use min-max scaling fitted on this site's records", site)
+	case scale == "none":
+		logf("worker %s: warning: --scale none: records are used on their raw scale and clipped to ‖x‖ ≤ %g — private, but a feature far beyond ±R (an age of 62, a glucose of 150) dominates or is clipped away and private jobs learn little; give --feature-bounds SCHEMA.json (schemas/README.md)", site, c.Float64("radius"))
+	}
+	// Without a schema or --scale the start-up preparation serves
+	// non-private jobs only; a private job's records are read again with
+	// its schema, and siteData.prepare says then what is data-dependent.
+	if why := siteNotPrivate(scale, table.DataDependent); len(why) > 0 && scale != "" {
 		logf("worker %s: this site's private updates will be reported NOT private: %s", site, strings.Join(why, "; "))
 	}
-	ds := sc.Apply(table.Dataset)
-	var linear *pairwise.Dataset
-	if R := c.Float64("radius"); R > 0 {
-		if schema != nil {
-			// Jobs of algorithms that centre privately (fed-dp-lda) read
-			// the records by the linear map, R/√d times the box: nothing
-			// is clipped around the box's centre.
-			// (The clip only absorbs rounding: ‖x‖ ≤ R by construction.)
-			if linear, _, err = data.Clip(sc.Divide(R).Apply(table.Dataset), R); err != nil {
-				return err
-			}
-		}
-		if ds, _, err = data.Clip(ds, R); err != nil {
-			return err
-		}
+	ds, linear, err := prepareRecords(table, sc, schema != nil, c.Float64("radius"))
+	if err != nil {
+		return err
 	}
+	prep := &siteData{site: site, path: c.String("data"), opt: baseOpt, radius: c.Float64("radius"), local: schema, scale: scale, logf: logf,
+		def: &worker.JobData{Data: ds, LinearData: linear, Noise: siteNoise(scale, table.DataDependent)}}
 	// The budget is the tighter of `pairfed ledger budget set` (the state
 	// directory's budgets.json) and the flags.
 	budgets, err := store.LoadBudgets(c.String("state"))
@@ -494,9 +511,9 @@ func runWorker(c *cli.Context) error {
 	}
 	every := ticks(c.Duration("heartbeat"), tick)
 	cfg := worker.ServiceConfig{
-		Worker: worker.Config{Federation: c.String("federation"), Site: site, Instance: randomToken("i-"), Data: ds, LinearData: linear, Noise: siteNoise(scale, table.DataDependent),
+		Worker: worker.Config{Federation: c.String("federation"), Site: site, Instance: randomToken("i-"), Data: ds, LinearData: linear, Noise: prep.def.Noise,
 			Rand: rand.New(rand.NewChaCha8(key)), JoinEvery: every, HeartbeatEvery: every, Store: ledger, Jobs: jobStates, Logf: logf},
-		Ledger: releases, Jobs: saved, JobTimeout: ticks(c.Duration("job-timeout"), tick),
+		Ledger: releases, Jobs: saved, JobTimeout: ticks(c.Duration("job-timeout"), tick), Prepare: prep.prepare,
 	}
 	cfg.Worker.SecAggKey, cfg.Worker.SecAggRoster = secKey, secRoster
 	if fb, ok := budgets[site]; ok {
@@ -514,12 +531,33 @@ func runWorker(c *cli.Context) error {
 			b.Delta = min(b.Delta, c.Float64("budget-delta"))
 		}
 		cfg.Budget = b
+		// One source of truth: the budget this worker enforces is recorded
+		// in the state directory's budgets.json, which `pairfed ledger
+		// show` reads (the flags only ever tighten it; `pairfed ledger
+		// budget set` sets it). A half the flags leave unlimited is
+		// recorded as the largest finite value (shown "unlimited").
+		rec := coordinator.Budget{Epsilon: b.Epsilon, Delta: b.Delta}
+		if math.IsInf(rec.Epsilon, 1) {
+			rec.Epsilon = math.MaxFloat64
+		}
+		if math.IsInf(rec.Delta, 1) {
+			rec.Delta = math.Nextafter(1, 0)
+		}
+		if old, ok := budgets[site]; !ok || old != rec {
+			budgets[site] = rec
+			if err := store.SaveBudgets(c.String("state"), budgets); err != nil {
+				return fmt.Errorf("worker %s: recording the budget: %w", site, err)
+			}
+			logf("worker %s: budget (ε, δ) = (%s, %s) recorded in %s (what `pairfed ledger show --state %s` reports; the flags only tighten it, `pairfed ledger budget set` changes it)",
+				site, budgetText(rec.Epsilon), budgetText(rec.Delta), filepath.Join(c.String("state"), store.BudgetsFile), c.String("state"))
+		}
 	}
 	// `pairfed ledger budget set` on this directory takes effect at the
 	// next job (budgets.json is re-read when it changed).
 	cfg.BudgetSource = siteBudgetSource(c, c.String("state"), site)
 	if testRand != nil {
 		cfg.Worker.Rand, cfg.Worker.Noise = testRand, testNoise
+		prep.testNoise, prep.def.Noise = testNoise, testNoise
 	}
 	svc, err := worker.NewService(cfg)
 	if err != nil {
@@ -553,10 +591,10 @@ func jobSubmitCommand() *cli.Command {
 		Usage: "submit one job; with --wait, wait for its end and report the result",
 		Description: `Examples:
    pairfed job submit --nats nats://127.0.0.1:4222 --algo fed-avg --min-sites 3 --wait --json
-   pairfed job submit --nats URL --algo fed-dp-local-sgd --epsilon 1 --delta 1e-4 --min-sites 2 --wait
-   pairfed job submit --nats URL --algo fed-dpegd --epsilon 1 --min-sites 2 --wait
-   pairfed job submit --nats URL --algo fed-dp-gd-grad --epsilon 1 --min-sites 2 --wait
-   pairfed job submit --nats URL --algo fed-oneshot --local-algo dpegd --epsilon 1 --min-sites 2 --wait
+   pairfed job submit --nats URL --feature-bounds schemas/diabetes.json --epsilon 1 --delta 1e-5 --min-sites 2 --wait   # the recommended private algorithm
+   pairfed job submit --nats URL --algo fed-dpegd --epsilon 1 --feature-bounds schema.json --min-sites 2 --wait
+   pairfed job submit --nats URL --algo fed-dp-gd-grad --epsilon 1 --feature-bounds schema.json --min-sites 2 --wait
+   pairfed job submit --nats URL --algo fed-oneshot --local-algo dpegd --epsilon 1 --feature-bounds schema.json --min-sites 2 --wait
 
 Exit status: 0 completed (or accepted, without --wait), 1 failed, 3 refused.`,
 		Flags: append([]cli.Flag{
@@ -577,6 +615,7 @@ Exit status: 0 completed (or accepted, without --wait), 1 failed, 3 refused.`,
 			&cli.Float64Flag{Name: "lambda", Usage: "(λ/2)‖w‖² regularization"},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed recorded in the job"},
 			&cli.StringFlag{Name: "task", Usage: "auc (default) or metric (a Mahalanobis metric; scored by leave-one-out KNN-3 accuracy on the coordinator's test file)"},
+			&cli.StringFlag{Name: "feature-bounds", Usage: "public feature-bounds schema (JSON; see schemas/README.md) sent with the job: every site maps its records with it (a site started with a schema of its own must have the same one), and the coordinator scores with it. A private job needs one, here or at every site"},
 			&cli.StringFlag{Name: "aggregation", Usage: "robust aggregation against a misbehaving site: median or trimmed-mean:β (coordinate-wise; default: the weighted mean). Post-processing: the sites' DP guarantee is unchanged"},
 			calibrationFlag(),
 			&cli.BoolFlag{Name: "wait", Usage: "wait until the job completed, was refused or failed"},
@@ -600,13 +639,16 @@ type submitReport struct {
 	AUC       *experiment.Summary `json:"auc,omitempty"`
 	// KNN3 is a metric-learning job's leave-one-out KNN-3 accuracy on
 	// the coordinator's test file (instead of auc).
-	KNN3     *experiment.Summary   `json:"knn3_accuracy,omitempty"`
-	PhaseAUC []float64             `json:"phase_auc,omitempty"`
-	NTest    int                   `json:"n_test"`
-	Private  bool                  `json:"private"`
-	Privacy  []protocol.SiteReport `json:"privacy,omitempty"`
-	Model    []float64             `json:"model,omitempty"`
-	Seconds  float64               `json:"seconds"`
+	KNN3     *experiment.Summary `json:"knn3_accuracy,omitempty"`
+	PhaseAUC []float64           `json:"phase_auc,omitempty"`
+	NTest    int                 `json:"n_test"`
+	Private  bool                `json:"private"`
+	// PrivacyStatus says the same in words, with the reason when the job
+	// is not private ("private: yes (…)" or "NOT private: …").
+	PrivacyStatus string                `json:"privacy_status,omitempty"`
+	Privacy       []protocol.SiteReport `json:"privacy,omitempty"`
+	Model         []float64             `json:"model,omitempty"`
+	Seconds       float64               `json:"seconds"`
 }
 
 func randomToken(prefix string) string {
@@ -642,6 +684,15 @@ func runJobSubmit(c *cli.Context) error {
 		}
 		sub.Algo, sub.LocalAlgo, sub.Loss = job.Algo, job.LocalAlgo, job.Loss
 		fmt.Fprintln(c.App.ErrWriter, "pairfed: "+note)
+	}
+	if p := c.String("feature-bounds"); p != "" {
+		text, _, err := readJobSchema(p)
+		if err != nil {
+			return err
+		}
+		sub.Schema = text
+	} else if fedalgo.Private(sub.Algo) {
+		fmt.Fprintf(c.App.ErrWriter, "pairfed: note: job %s is private and carries no feature-bounds schema: only sites started with --feature-bounds take it, the others refuse it (add --feature-bounds SCHEMA.json to send one; see schemas/README.md)\n", id)
 	}
 	if err := coordinator.CheckSubmit(fed, sub); err != nil {
 		return usageError{fmt.Errorf("job submit: %w", err)}
@@ -728,6 +779,7 @@ func runJobSubmit(c *cli.Context) error {
 			rep.Private = rep.Private && p.Secure
 		}
 	}
+	rep.PrivacyStatus = jobPrivacyStatus(st)
 	if c.Bool("json") {
 		if err := writeJSON(c.App.Writer, rep); err != nil {
 			return err
@@ -764,6 +816,9 @@ func printSubmit(w io.Writer, r *submitReport) {
 	if r.KNN3 != nil {
 		fmt.Fprintf(w, "test KNN-3 accuracy (leave-one-out on the test file): %.4f (n_test = %d), %d phases, %.3g s\n", r.KNN3.Mean, r.NTest, r.Phases, r.Seconds)
 	}
+	if r.PrivacyStatus != "" {
+		fmt.Fprintf(w, "job %s\n", r.PrivacyStatus)
+	}
 	for _, p := range r.Privacy {
 		if p.Epsilon > 0 {
 			// The charge (what the coordinator's ledger records for the
@@ -772,8 +827,8 @@ func printSubmit(w io.Writer, r *submitReport) {
 			if p.CertifiedEpsilon > 0 {
 				charged = fmt.Sprintf(", (%.6g, %.3g) certified and charged", p.CertifiedEpsilon, p.CertifiedDelta)
 			}
-			fmt.Fprintf(w, "privacy %s (n = %d): record-level (ε, δ) = (%g, %.3g) requested%s, σ %s, secure noise: %v\n",
-				p.Site, p.Records, p.Epsilon, p.Delta, charged, fmtSigmas(p.Sigmas), p.Secure)
+			fmt.Fprintf(w, "privacy %s (n = %d): record-level (ε, δ) = (%g, %.3g) requested%s, σ %s, %s\n",
+				p.Site, p.Records, p.Epsilon, p.Delta, charged, fmtSigmas(p.Sigmas), privacyLine(p))
 			if p.ComposedEpsilon > 0 {
 				fmt.Fprintf(w, "  composed (exact Gaussian-DP, dp.Compose): ε = %.4g at δ = %.3g\n", p.ComposedEpsilon, p.Delta)
 			}
@@ -796,7 +851,11 @@ func siteNoise(scale string, dataDependent []string) pairwise.Noise {
 // siteNotPrivate lists why a site's preparation is data-dependent.
 func siteNotPrivate(scale string, dataDependent []string) []string {
 	var why []string
-	if scale != "none" && scale != "bounds" {
+	switch scale {
+	case "none", "bounds":
+	case "":
+		why = append(why, "min-max scaling fitted on the site's private records (no --feature-bounds); use --feature-bounds FILE")
+	default:
 		why = append(why, "--scale "+scale+" is fitted on the site's private records; use --feature-bounds FILE or --scale none")
 	}
 	return append(why, dataDependent...)

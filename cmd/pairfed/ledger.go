@@ -221,6 +221,9 @@ func runLedgerShow(c *cli.Context) error {
 		if p == nil {
 			return "-"
 		}
+		if budgetText(*p) == "unlimited" {
+			return "unlimited"
+		}
 		return strconv.FormatFloat(*p, 'g', 6, 64)
 	}
 	for _, s := range rep.Sites {

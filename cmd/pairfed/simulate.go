@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
-	"github.com/pairfed/pairfed/dp"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
+
+	"github.com/pairfed/pairfed/dp"
 
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
@@ -52,12 +54,12 @@ func simulateCommand() *cli.Command {
 		Usage: "run a whole federation (coordinator + N sites over an embedded NATS server) in one process",
 		Description: `Examples:
    pairfed simulate --data datasets/diabetes --sites 4 --algo fed-avg
-   pairfed simulate --data datasets/diabetes --sites 4 --partition label-skew:0.5 --algo fed-dp-local-sgd --epsilon 1
-   pairfed simulate --data datasets/diabetes --sites 4 --algo fed-dpegd --epsilon 1
-   pairfed simulate --data datasets/diabetes --sites 4 --algo fed-dp-gd-grad --epsilon 1
-   pairfed simulate --data datasets/diabetes --sites 4 --algo fed-oneshot --local-algo dpegd --epsilon 1
-   pairfed simulate --data datasets/diabetes --sites 4 --partition single-class --algo fed-dp-ssp --epsilon 1
-   pairfed simulate --data datasets/diabetes --sites 4 --algo fed-dp-pair-sgd --epsilon 1`,
+   pairfed simulate --data datasets/diabetes --feature-bounds schemas/diabetes.json --sites 4 --partition label-skew:0.5 --algo fed-dp-local-sgd --epsilon 1
+   pairfed simulate --data datasets/diabetes --feature-bounds schemas/diabetes.json --sites 4 --algo fed-dpegd --epsilon 1
+   pairfed simulate --data datasets/diabetes --feature-bounds schemas/diabetes.json --sites 4 --algo fed-dp-gd-grad --epsilon 1
+   pairfed simulate --data datasets/diabetes --feature-bounds schemas/diabetes.json --sites 4 --algo fed-oneshot --local-algo dpegd --epsilon 1
+   pairfed simulate --data datasets/diabetes --feature-bounds schemas/diabetes.json --sites 4 --partition single-class --algo fed-dp-ssp --epsilon 1
+   pairfed simulate --data datasets/diabetes --feature-bounds schemas/diabetes.json --sites 4 --algo fed-dp-pair-sgd --epsilon 1`,
 		Flags:  append(append(append(flags, calibrationFlag(), outModelFlag(simulateModelNote)), secAggFlags()...), dataFlags()...),
 		Action: runSimulate,
 	})
@@ -108,6 +110,9 @@ func runSimulate(c *cli.Context) error {
 	if err := spec.Validate(); err != nil {
 		return usageError{err}
 	}
+	if err := checkSimulateScale(c, spec.Job.Algo, schema); err != nil {
+		return err
+	}
 	web, err := simulateHTTP(c, &spec)
 	if err != nil {
 		return err
@@ -119,6 +124,13 @@ func runSimulate(c *cli.Context) error {
 		}
 	}
 	if schema != nil {
+		// The schema travels with the job (JobAnnounce.Schema), as with
+		// `job submit --feature-bounds`.
+		text, _, err := readJobSchema(c.String("feature-bounds"))
+		if err != nil {
+			return err
+		}
+		spec.Job.Schema = text
 		spec.Bounds = schema
 		if !c.IsSet("scale") {
 			spec.Scale = "" // the first Validate's default, before the schema was read
@@ -147,6 +159,9 @@ func runSimulate(c *cli.Context) error {
 		rep.AddDiagnostics(train.Notes...)
 	} else {
 		rep.Notes = append(rep.Notes, train.Notes...)
+	}
+	if fedalgo.Private(spec.Job.Algo) && spec.Scale == "none" {
+		rep.Notes = append(rep.Notes, rawScaleNote(spec.Job.FeatureRadius))
 	}
 	if recNote != "" {
 		rep.Notes = append([]string{recNote}, rep.Notes...)
@@ -182,8 +197,13 @@ func printSimulation(w io.Writer, r *simulate.Report) {
 		fmt.Fprintf(w, "local algorithm: %s\n", r.LocalAlgo)
 	}
 	fmt.Fprintf(w, "loss: %s   η: %g   B: %g   R: %g   records per site: %v   transport: %s\n", r.Loss, r.Eta, r.ParamRadius, r.FeatureRadius, r.SiteRecords, r.Transport)
+	fmt.Fprintln(w, simulationPrivacy(r))
 	for _, p := range r.Privacy {
-		fmt.Fprintf(w, "privacy %s (n = %d): record-level (ε, δ) = (%g, %.3g), σ %s, secure noise: %v\n", p.Site, p.Records, p.Epsilon, p.Delta, fmtSigmas(p.Sigmas), p.Secure)
+		site := "private: yes (secure noise)"
+		if !p.Secure {
+			site = "NOT private: seeded noise"
+		}
+		fmt.Fprintf(w, "privacy %s (n = %d): record-level (ε, δ) = (%g, %.3g), σ %s, %s\n", p.Site, p.Records, p.Epsilon, p.Delta, fmtSigmas(p.Sigmas), site)
 		if p.CertifiedEpsilon > 0 {
 			fmt.Fprintf(w, "  certified by the exact accountant and charged (site ledger): (ε, δ) = (%.6g, %.3g)\n", p.CertifiedEpsilon, p.CertifiedDelta)
 		}
@@ -194,14 +214,56 @@ func printSimulation(w io.Writer, r *simulate.Report) {
 	if r.Neighbours != "" {
 		fmt.Fprintf(w, "neighbouring relation: %s\n", r.Neighbours)
 	}
-	if len(r.Privacy) > 0 && !r.Private {
-		fmt.Fprintln(w, "WARNING: seeded noise: this run is reproducible but NOT private")
-	}
 	stewardSummary(w, r)
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}
 	printDiagnostics(w, r.Diagnostics)
+}
+
+// simulationPrivacy is the run's privacy line: "private: yes (…)" or
+// "NOT private: <reasons>" (the reasons are the report's notes).
+func simulationPrivacy(r *simulate.Report) string {
+	switch {
+	case len(r.Privacy) == 0:
+		return fmt.Sprintf("NOT private: %s adds no noise (a non-private baseline)", r.Algorithm)
+	case r.Private:
+		return "private: yes (secure noise at every site, public per-record preprocessing)"
+	}
+	var why []string
+	for _, n := range r.Notes {
+		if n == "seeded noise and sampling: reproducible, NOT private" {
+			why = append(why, "seeded noise and sampling (--noise-seed: reproducible)")
+		} else if rest, ok := strings.CutPrefix(n, "NOT private end to end: "); ok {
+			why = append(why, rest)
+		}
+	}
+	if len(why) == 0 {
+		why = append(why, "a site's noise was not secure")
+	}
+	return "NOT private: " + strings.Join(why, "; ")
+}
+
+// checkSimulateScale refuses a private simulation whose records have no
+// public scale (no schema and no explicit --scale), naming the fix. The
+// explicit opt-ins are reported: --scale none by a warning note (private,
+// but raw values clipped to ‖x‖ ≤ R lose most features), --scale
+// minmax|standard by "NOT private: …" (fitted on each site's records).
+// Per-site DP ranges are not an option here: see sitedata.go.
+func checkSimulateScale(c *cli.Context, algo string, schema *data.Schema) error {
+	if !fedalgo.Private(algo) || schema != nil {
+		return nil
+	}
+	if !c.IsSet("scale") {
+		return usageError{fmt.Errorf("simulate: %s is private, but the records have no public scale: give --feature-bounds SCHEMA.json (a public schema; see schemas/README.md — schemas/diabetes.json for datasets/diabetes). Explicit opt-ins: --scale none (raw values clipped to ‖x‖ ≤ R: private, but learns little unless the records are already on a public scale) or --scale minmax (fitted on each site's records: NOT private)", algo)}
+	}
+	return nil
+}
+
+// rawScaleNote is the note of a private run on --scale none (an explicit
+// opt-in: private, but raw values clipped to ‖x‖ ≤ R).
+func rawScaleNote(R float64) string {
+	return fmt.Sprintf("warning: --scale none (explicit opt-in): the records are used on their raw scale and clipped to ‖x‖ ≤ %g — private, but a feature far beyond ±R (an age of 62) dominates or is clipped away; give --feature-bounds SCHEMA.json (schemas/README.md)", R)
 }
 
 // applyFedDefault fills job's algorithm (and the local algorithm and loss

@@ -9,7 +9,7 @@ import (
 func TestSimulateJSONContract(t *testing.T) {
 	for _, args := range [][]string{
 		{"--algo", "fed-avg", "--runs", "2"},
-		{"--algo", "fed-dp-local-sgd", "--epsilon", "1", "--partition", "label-skew:1", "--noise-seed", "3"},
+		{"--algo", "fed-dp-local-sgd", "--epsilon", "1", "--partition", "label-skew:1", "--noise-seed", "3", "--feature-bounds", "../../schemas/diabetes.json"},
 	} {
 		out, err := runCLI(t, append([]string{"simulate", "--data", "../../datasets/diabetes", "--sites", "3", "--json"}, args...)...)
 		if err != nil {
