@@ -139,7 +139,7 @@ func placeholderLabels(m *model.Model, path string, opt data.Options, idColumn s
 	}
 	first := recs[0]
 	// A training file with a header gave the model its feature names.
-	header := opt.Header == "yes" || opt.Header != "no" && m.Features != nil && looksNamed(first, m.Features)
+	header := opt.Header == "yes" || opt.Header != "no" && m.Features != nil && looksNamed(first, fileColumns(m))
 	label := opt.LabelColumn
 	pos, name := len(first), "label"
 	if label != "" && !isIndex(label) {
@@ -154,7 +154,7 @@ func placeholderLabels(m *model.Model, path string, opt data.Options, idColumn s
 		if label != "" && !isIndex(label) && findColumn(first, label) >= 0 {
 			return ph, nil
 		}
-		if diffNames(m.Features, dropColumns(first, opt.IgnoreColumns, -1)) != "" {
+		if diffNames(fileColumns(m), dropColumns(first, opt.IgnoreColumns, -1)) != "" {
 			return ph, nil
 		}
 		ph.what = "its header has the model's features and no label"
@@ -324,7 +324,7 @@ func containsFold(v []string, s string) bool {
 // rather than reported as a count mismatch. A nil header (no header, a
 // compressed file, another format) is left to checkFeatures.
 func checkHeader(m *model.Model, path string, header []string, opt data.Options) error {
-	if m.Features == nil || header == nil || !looksNamed(header, m.Features) {
+	if m.Features == nil || header == nil || !looksNamed(header, fileColumns(m)) {
 		return nil
 	}
 	for _, ref := range opt.IgnoreColumns {
@@ -335,14 +335,14 @@ func checkHeader(m *model.Model, path string, header []string, opt data.Options)
 	label := len(header) - 1
 	if l := opt.LabelColumn; l != "" {
 		if label = findColumn(header, l); label < 0 {
-			if d := diffNames(m.Features, dropColumns(header, opt.IgnoreColumns, -1)); d != "" {
+			if d := diffNames(fileColumns(m), dropColumns(header, opt.IgnoreColumns, -1)); d != "" {
 				return fmt.Errorf("%s does not have the model's features: %s", path, d)
 			}
 			return fmt.Errorf("%s has no label column %q (columns: %s): evaluation needs labelled records in the training file's layout", path, l, strings.Join(header, ", "))
 		}
 	}
 	got := dropColumns(header, opt.IgnoreColumns, label)
-	if d := diffNames(m.Features, got); d != "" {
+	if d := diffNames(fileColumns(m), got); d != "" {
 		return fmt.Errorf("%s does not have the model's features: %s", path, d)
 	}
 	return nil
@@ -514,4 +514,29 @@ func readIDs(path, sep, col string, header bool, n int) ([]string, error) {
 		return nil, fmt.Errorf("--id-column %s: %d IDs but %d records read: IDs would not line up", col, len(ids), n)
 	}
 	return ids, nil
+}
+
+// fileColumns returns the names of the feature columns a file scored by
+// m has, in order: the model's features, except that the indicator
+// features of a categorical schema column (sex=F, sex=M) are one column
+// of the file (sex), as in the training file.
+func fileColumns(m *model.Model) []string {
+	sch := m.Preprocessing.Schema
+	if sch == nil || len(sch.Categoricals()) == 0 {
+		return m.Features
+	}
+	first := map[int]data.Categorical{}
+	for _, c := range sch.Categoricals() {
+		first[c.First] = c
+	}
+	var out []string
+	for i := 0; i < len(m.Features); i++ {
+		if c, ok := first[i]; ok {
+			out = append(out, c.Name)
+			i += len(c.Indicators) - 1
+			continue
+		}
+		out = append(out, m.Features[i])
+	}
+	return out
 }
