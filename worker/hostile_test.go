@@ -241,27 +241,9 @@ func (f *fakeBus) count(k protocol.Kind) int {
 // live (heartbeats beside it), is abandoned the moment the coordinator
 // aborts the job, and the site then serves the next job.
 func TestServeAbandonsPhaseAndHeartbeats(t *testing.T) {
-	bus := &fakeBus{handlers: map[string]func(string, []byte){}}
 	st := &memStore{}
-	s, err := NewService(ServiceConfig{Worker: Config{Federation: "f", Site: "s1", Data: toyData(64, 3), Rand: rand.New(rand.NewPCG(3, 4)),
-		Noise: dp.NewSeededNoise(5), Store: st, HeartbeatEvery: 2, JoinEvery: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
+	bus, wait, cancel, served := serveOnFakeBus(t, st, 2)
 	defer cancel()
-	served := make(chan error, 1)
-	go func() { served <- Serve(ctx, s, bus, 5*time.Millisecond, ServeOptions{}) }()
-	wait := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
 	wait("the join", func() bool { return bus.count(protocol.KindJoin) > 0 })
 	sites := protocol.SitesSubject("f")
 	a := hostileJob("slow", "block")
@@ -292,26 +274,8 @@ func TestServeAbandonsPhaseAndHeartbeats(t *testing.T) {
 // seen heartbeats sent while it was blocked, so the test fails if none
 // are sent (it does not measure time).
 func TestServeHeartbeatsWhileAccepting(t *testing.T) {
-	bus := &fakeBus{handlers: map[string]func(string, []byte){}}
-	s, err := NewService(ServiceConfig{Worker: Config{Federation: "f", Site: "s1", Data: toyData(64, 3), Rand: rand.New(rand.NewPCG(3, 4)),
-		Noise: dp.NewSeededNoise(5), Store: &memStore{}, HeartbeatEvery: 2, JoinEvery: 1000}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
+	bus, wait, cancel, served := serveOnFakeBus(t, &memStore{}, 1000)
 	defer cancel()
-	served := make(chan error, 1)
-	go func() { served <- Serve(ctx, s, bus, 5*time.Millisecond, ServeOptions{}) }()
-	wait := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
 	wait("the join", func() bool { return bus.count(protocol.KindJoin) > 0 })
 	before := bus.count(protocol.KindHeartbeat)
 	a := hostileJob("slow-accept", "slow-setup")
@@ -326,4 +290,32 @@ func TestServeHeartbeatsWhileAccepting(t *testing.T) {
 	if err := <-served; err != context.Canceled {
 		t.Fatalf("serve: %v", err)
 	}
+}
+
+// serveOnFakeBus runs Serve for site s1 (heartbeats every 2 ticks of 5 ms,
+// joins every joinEvery ticks) over a fake bus, and returns the bus, a
+// wait that fails the test after 20 s without cond, the cancel of the
+// service's context and the channel of Serve's result.
+func serveOnFakeBus(t *testing.T, st LedgerStore, joinEvery int) (*fakeBus, func(string, func() bool), context.CancelFunc, chan error) {
+	t.Helper()
+	bus := &fakeBus{handlers: map[string]func(string, []byte){}}
+	s, err := NewService(ServiceConfig{Worker: Config{Federation: "f", Site: "s1", Data: toyData(64, 3), Rand: rand.New(rand.NewPCG(3, 4)),
+		Noise: dp.NewSeededNoise(5), Store: st, HeartbeatEvery: 2, JoinEvery: joinEvery}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- Serve(ctx, s, bus, 5*time.Millisecond, ServeOptions{}) }()
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return bus, wait, cancel, served
 }
