@@ -25,6 +25,7 @@ import (
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/deploy"
+	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/simulate"
@@ -731,7 +732,9 @@ func TestDeployFederatedJobOverLeafNodes(t *testing.T) {
 	}
 	split := func() (*randv2.Rand, []int, *pairwise.Dataset, *pairwise.Dataset) {
 		rng := randv2.New(randv2.NewPCG(seed, 0))
-		trIdx, teIdx, err := data.StratifiedSplit(train.Y, spec.TestFraction, rng)
+		// A private job's split has sizes from n alone (as simulate.Run
+		// draws it: experiment.PublicSizeSplit).
+		trIdx, teIdx, err := experiment.PublicSizeSplit(train.Y, spec.TestFraction, rng)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -88,10 +88,12 @@ func TestHostileLedgerDeletedUnderWorker(t *testing.T) {
 	if err := os.Remove(ledger); err != nil {
 		t.Fatal(err)
 	}
-	// The running site cannot record a release any more: it releases
-	// nothing, and the job fails with the reason.
+	// The running site cannot record a release any more: it refuses the
+	// job in the accept round (its ledger is probed before every job),
+	// releases nothing, and the job — short of its quorum of 3 — is
+	// refused with the reason.
 	r, _ := submit(t, ctx, fed, privateJob(f, "deleted", 0.5, 3)...)
-	if r.Status != "failed" || !strings.Contains(r.Reason, "site-0") {
+	if r.Status != "refused" || !strings.Contains(r.Reason, "site-0") || !strings.Contains(r.Reason, "cannot be written") {
 		t.Fatalf("job over a deleted ledger: %+v", r)
 	}
 	waitFor(t, ctx, f.workers[0].stderr, "was deleted or replaced while this process had it open", 1)
