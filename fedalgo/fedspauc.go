@@ -53,9 +53,14 @@ import (
 //
 // Secure aggregation (SumReleaser): every phase's release is a sum of one
 // vector per site of length 2d + 1 and Δ = 2, so each phase can be one
-// SecAgg round with the distributed discrete Gaussian; the T + 1 rounds
-// compose sequentially (secure_phases.go), and the noise of the sum is
-// one central release's instead of √K sites' noises.
+// SecAgg round with the distributed discrete Gaussian, and the noise of
+// the sum is one central release's instead of √K sites' noises. The DDG
+// gives every round the same μ, so the budget split of the plain path
+// (¾ of μ² to the class statistics) is made by repetition: phase 1's
+// release is made in m = 3T rounds (the same exact vector each time, each
+// with its own DDG noise) and the coordinator averages their sums (noise
+// ÷√m), then T product rounds follow: 4T rounds composed sequentially
+// (secure_phases.go), ¾ of them on the statistics.
 //
 // Defaults, a written rule from public numbers only: T = min(d, 2)
 // product rounds (CG is exact after d rounds without noise, but each
@@ -112,6 +117,31 @@ func spaucRounds(rounds, d int) int {
 		return rounds
 	}
 	return min(d, 2)
+}
+
+// spaucStatsRounds is the number m of rounds that release the class
+// statistics in a job of T product rounds: 1, or 3T under secure
+// aggregation (file comment).
+func spaucStatsRounds(T int, secure bool) int {
+	if secure {
+		return 3 * T
+	}
+	return 1
+}
+
+// spaucShape returns (m, T) of an announced job's phases: phases = 1 + T,
+// or 4T under secure aggregation; ok is false when the count fits neither.
+func spaucShape(phases int, secure bool) (m, T int, ok bool) {
+	if secure {
+		if phases < 4 || phases%4 != 0 || phases/4 > spaucMaxRounds {
+			return 0, 0, false
+		}
+		return 3 * phases / 4, phases / 4, true
+	}
+	if phases < 2 || phases-1 > spaucMaxRounds {
+		return 0, 0, false
+	}
+	return 1, phases - 1, true
 }
 
 // spaucKappa is the clip rule κ = 1/√d.
@@ -189,7 +219,7 @@ func (fedSPAUC) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 		return nil, fmt.Errorf("%s releases 2d + 1 values per phase: d = %d gives %d, above the protocol's %d", FedDPSPAUC, params, k, protocol.MaxLastParams)
 	}
 	T := spaucRounds(s.Rounds, params)
-	p := &Plan{Phases: T + 1, Sensitivity: map[string]float64{}, Certified: map[string]Guarantee{}}
+	p := &Plan{Phases: spaucStatsRounds(T, SecAggRequested(s.Options)) + T, Sensitivity: map[string]float64{}, Certified: map[string]Guarantee{}}
 	p.Epsilon, p.Delta = planPrivacy(s, sites)
 	_, sens, cert, err := spaucCalibrate(p.Epsilon, p.Delta, p.Phases, params)
 	if err != nil {
@@ -212,8 +242,8 @@ func (fedSPAUC) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, error) {
 	switch {
 	case job.Task != protocol.TaskAUC:
 		return nil, fmt.Errorf("%s is AUC only", FedDPSPAUC)
-	case job.Phases < 2 || job.Phases > spaucMaxRounds+1:
-		return nil, fmt.Errorf("%s has 1 + T phases with T in [1, %d], the job has %d", FedDPSPAUC, spaucMaxRounds, job.Phases)
+	case !spaucShapeOK(job):
+		return nil, fmt.Errorf("%s has 1 + T phases (4T under secure aggregation) with T in [1, %d], the job has %d", FedDPSPAUC, spaucMaxRounds, job.Phases)
 	case job.Params != env.Data.D:
 		return nil, fmt.Errorf("%s: the job has %d parameters, this site %d features", FedDPSPAUC, job.Params, env.Data.D)
 	case !(job.FeatureRadius > 0) || math.IsInf(job.FeatureRadius, 0):
@@ -235,6 +265,12 @@ func (fedSPAUC) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, error) {
 	return site, nil
 }
 
+// spaucShapeOK reports whether the announced phases fit spaucShape.
+func spaucShapeOK(job *protocol.JobAnnounce) bool {
+	_, _, ok := spaucShape(job.Phases, SecAggRequested(job.Options))
+	return ok
+}
+
 type spaucSite struct {
 	job  *protocol.JobAnnounce
 	env  SiteEnv
@@ -245,10 +281,11 @@ type spaucSite struct {
 // vector is the site's exact (noise-free) vector of phase.
 func (s *spaucSite) vector(phase int, model []float64) ([]float64, error) {
 	ds, R := s.env.Data, s.job.FeatureRadius
+	m, _, _ := spaucShape(s.job.Phases, SecAggRequested(s.job.Options))
 	switch {
-	case phase == 1:
+	case phase >= 1 && phase <= m:
 		return pairwise.SPAUCStatsVector(ds, R), nil
-	case phase >= 2 && phase <= s.job.Phases:
+	case phase > m && phase <= s.job.Phases:
 		return pairwise.SPAUCProductVector(ds, model, pairwise.SPAUCClip(spaucKappa(ds.D), R))
 	}
 	return nil, fmt.Errorf("%s: phase %d outside 1…%d", FedDPSPAUC, phase, s.job.Phases)
@@ -285,11 +322,23 @@ func (fedSPAUC) NewCombiner(job *protocol.JobAnnounce, state []float64) (Combine
 	if job.Task != protocol.TaskAUC {
 		return nil, fmt.Errorf("%s is AUC only", FedDPSPAUC)
 	}
-	c := &spaucCombiner{d: job.Params, R: job.FeatureRadius, B: job.ParamRadius, rounds: job.Phases - 1}
-	if c.rounds < 1 {
-		return nil, fmt.Errorf("%s has 1 + T phases, T ≥ 1; the job has %d", FedDPSPAUC, job.Phases)
+	m, T, ok := spaucShape(job.Phases, SecAggRequested(job.Options))
+	if !ok {
+		return nil, fmt.Errorf("%s has 1 + T phases (4T under secure aggregation), T in [1, %d]; the job has %d", FedDPSPAUC, spaucMaxRounds, job.Phases)
 	}
-	if len(state) > 0 {
+	c := &spaucCombiner{d: job.Params, R: job.FeatureRadius, B: job.ParamRadius, rounds: T, stats: m}
+	if dim := pairwise.SPAUCDim(c.d); len(state) == dim+1 {
+		// Phase-1 rounds accumulated so far, and their sum.
+		if k := state[0]; k != math.Trunc(k) || k < 1 || k >= float64(m) {
+			return nil, fmt.Errorf("%s: checkpoint: %v statistics rounds combined, want 1…%d", FedDPSPAUC, k, m-1)
+		}
+		for _, x := range state {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, fmt.Errorf("%s: checkpoint: a non-finite value", FedDPSPAUC)
+			}
+		}
+		c.acc, c.accN = int(state[0]), slices.Clone(state[1:])
+	} else if len(state) > 0 {
 		sol, err := pairwise.SPAUCSolverFromState(state, c.d)
 		if err != nil {
 			return nil, fmt.Errorf("%s: checkpoint: %w", FedDPSPAUC, err)
@@ -305,7 +354,10 @@ type spaucCombiner struct {
 	d      int
 	R, B   float64
 	rounds int
-	sol    *pairwise.SPAUCSolver // nil until phase 1 is combined
+	stats  int                   // m, the rounds releasing the statistics
+	acc    int                   // statistics rounds summed into accN so far
+	accN   []float64             // their summed vectors
+	sol    *pairwise.SPAUCSolver // nil until the statistics are combined
 }
 
 func (c *spaucCombiner) UpdateLen() int { return pairwise.SPAUCDim(c.d) }
@@ -336,7 +388,30 @@ func (c *spaucCombiner) advance(model, sum []float64, n, sigma float64) []float6
 		return model
 	}
 	if c.sol == nil {
-		sol, err := pairwise.NewSPAUCSolver(sum, c.d, n, c.R, spaucKappa(c.d), sigma, c.rounds)
+		// A statistics round: accumulate; the last one averages the m
+		// sums (noise σ/√m) and starts the solver. The products' noise is
+		// sigma per round (every secure round has the same; the plain path's
+		// single statistics release has a smaller σ than its rounds, whose
+		// σ is √(3T) times it: the rule of spaucPlan).
+		if c.accN == nil {
+			c.accN = make([]float64, len(sum))
+		}
+		for i, x := range sum {
+			c.accN[i] += x
+		}
+		c.acc++
+		if c.acc < c.stats {
+			return model
+		}
+		avg := slices.Clone(c.accN)
+		for i := range avg {
+			avg[i] /= float64(c.acc)
+		}
+		roundSigma := sigma
+		if c.stats == 1 {
+			roundSigma = sigma * math.Sqrt(3*float64(c.rounds))
+		}
+		sol, err := pairwise.NewSPAUCSolver(avg, c.d, n, c.R, spaucKappa(c.d), roundSigma, c.rounds)
 		if err != nil {
 			return model
 		}
@@ -360,10 +435,15 @@ func (c *spaucCombiner) Final(model []float64) []float64 {
 	return c.sol.Output(c.B)
 }
 
-// State is the solver's (5d + 8 values; nil before phase 1 is combined).
+// State is the solver's (5d + 8 values), or before it starts the
+// statistics rounds combined and their sum (2d + 2 values; nil before the
+// first).
 func (c *spaucCombiner) State() []float64 {
 	if c.sol == nil {
-		return nil
+		if c.acc == 0 {
+			return nil
+		}
+		return append([]float64{float64(c.acc)}, c.accN...)
 	}
 	return c.sol.State()
 }
