@@ -186,8 +186,8 @@ func runSPAUCJob(t *testing.T, parts []*pairwise.Dataset, eps float64, seed uint
 
 // Learning, in process: the same records pooled at one site, split iid
 // over 4 sites, and split so that every site holds a single class all
-// learn the planted direction. Without noise to speak of (ε = 10⁴) the
-// three give the same model up to the noise — the sums are the pooled
+// learn the planted direction. With little noise (ε = 10⁴) the three give
+// the same model up to the noise — the sums are the pooled
 // records' whatever the partition — and at ε = 1 a single-class
 // federation ranks far above chance (a model independent of the labels
 // has AUC 0.5 ± 0.03 on 2000 test records; the bound 0.8 is > 9 sd away;
@@ -221,7 +221,10 @@ func TestFedSPAUCLearnsSingleClass(t *testing.T) {
 	if c := cosine(wSingle, wIID); !(c > 0.9999) {
 		t.Errorf("ε = 10⁴: single-class %v, iid %v (cos %v)", wSingle, wIID, c)
 	}
-	if c := cosine(wSingle, ref); !(c > 0.99) {
+	// Different seeds: the pooled job differs by its noise (ε = 10⁴ is
+	// certified at ε ≈ 50 by the calibration, μ ≈ 7: seeds move the
+	// model's direction by cos ≈ 0.99).
+	if c := cosine(wSingle, ref); !(c > 0.97) {
 		t.Errorf("ε = 10⁴: single-class %v, pooled %v (cos %v)", wSingle, ref, c)
 	}
 	for name, parts := range map[string][]*pairwise.Dataset{"single-class": single, "iid": iid} {
