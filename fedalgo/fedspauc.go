@@ -89,6 +89,15 @@ func (fedSPAUC) Private() bool { return true }
 // spaucMaxRounds bounds T (every round costs budget; CG is exact after d).
 const spaucMaxRounds = 64
 
+// CentresPrivately: the loss reads records through their differences
+// (the coordinator subtracts the private class means), so the sites should
+// prepare them by the linear bounds map (R/√d), which keeps their
+// geometry, not clip them around the box's centre, which moves every
+// record of norm > R towards a point that is not the data's. Measured on
+// diabetes with the schema, ε = 1, pooled, 40 runs: 0.749 against 0.736
+// clipped (s.e. 0.009); at ε = 50 (10 runs) 0.814 against 0.787.
+func (fedSPAUC) CentresPrivately() bool { return true }
+
 // Configure: AUC only; the square loss (the loss the releases are the
 // gradient of, whatever the worker's objective says); T product rounds
 // (Rounds; 0: the default rule, applied by Plan); no η or local passes;
