@@ -89,15 +89,6 @@ func (fedSPAUC) Private() bool { return true }
 // spaucMaxRounds bounds T (every round costs budget; CG is exact after d).
 const spaucMaxRounds = 64
 
-// CentresPrivately: the loss reads records through their differences
-// (the coordinator subtracts the private class means), so the sites should
-// prepare them by the linear bounds map (R/√d), which keeps their
-// geometry, not clip them around the box's centre, which moves every
-// record of norm > R towards a point that is not the data's. Measured on
-// diabetes with the schema, ε = 1, pooled, 40 runs: 0.749 against 0.736
-// clipped (s.e. 0.009); at ε = 50 (10 runs) 0.814 against 0.787.
-func (fedSPAUC) CentresPrivately() bool { return true }
-
 // Not Centring: the linear bounds map (which keeps the records' geometry)
 // was tried and lost where the noise is large — diabetes with the schema,
 // ε = 1, 60 runs: 4 sites single-class 0.651 ± 0.013 against 0.683 ±
