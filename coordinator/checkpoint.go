@@ -206,9 +206,10 @@ func (s *Service) restoreRunning(r *RunningJob) error {
 		return fmt.Errorf("model of %d parameters, job has %d", len(r.Model), r.Announce.Params)
 	}
 	// The combiner's state is the algorithm's own (fedalgo.Combiner.State:
-	// an output sum of the model's length, or a phase, one value), checked
-	// by its NewCombiner below; here only bounded and finite.
-	if maxState := max(r.Announce.Params, 16); len(r.OutSum) > maxState {
+	// an output sum of the model's length, a phase, one value, or
+	// an optimizer's state of a few model lengths), checked by its NewCombiner
+	// below; here only bounded and finite.
+	if maxState := max(6*r.Announce.Params, 16); len(r.OutSum) > maxState {
 		return fmt.Errorf("combiner state of %d values, at most %d for a job of %d parameters", len(r.OutSum), maxState, r.Announce.Params)
 	}
 	for _, v := range slices.Concat(r.Model, r.OutSum) {

@@ -9,7 +9,7 @@ import (
 )
 
 func TestRegistry(t *testing.T) {
-	want := []string{FedAvg, FedDPGDGrad, FedDPLDA, FedDPLocalSGD, FedDPPairSGD, FedDPSSP, FedDPSSPMean, FedDPEGD, FedOneShot}
+	want := []string{FedAvg, FedDPGDGrad, FedDPLDA, FedDPLocalSGD, FedDPPairSGD, FedDPSPAUC, FedDPSSP, FedDPSSPMean, FedDPEGD, FedOneShot}
 	if got := Names(); !slices.Equal(got, want) {
 		t.Errorf("Names() = %v, want %v", got, want)
 	}

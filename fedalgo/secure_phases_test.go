@@ -206,7 +206,7 @@ func siteData(K, n, d int) []*pairwise.Dataset {
 func TestSecAggMultiPhase(t *testing.T) {
 	const K = 5
 	data := siteData(K, 40, 4)
-	for _, algo := range []string{FedDPGDGrad, FedDPLocalSGD, FedDPEGD, FedDPLDA} {
+	for _, algo := range []string{FedDPGDGrad, FedDPLocalSGD, FedDPEGD, FedDPLDA, FedDPSPAUC} {
 		t.Run(algo, func(t *testing.T) {
 			w, phases, err := secureRun(t, algo, K, data, nil)
 			if err != nil || len(w) != 4 || phases < 2 {
@@ -241,7 +241,7 @@ func TestSecAggPhasesClipMargin(t *testing.T) {
 	for i := range sites {
 		sites[i] = SiteInfo{Name: fmt.Sprintf("s%d", i), Records: 6249}
 	}
-	for _, algo := range []string{FedDPGDGrad, FedDPLocalSGD, FedDPEGD, FedDPLDA} {
+	for _, algo := range []string{FedDPGDGrad, FedDPLocalSGD, FedDPEGD, FedDPLDA, FedDPSPAUC} {
 		spec := Spec{ID: "j", Algo: algo, Task: "auc", FeatureRadius: 1, Epsilon: 1, Options: protocol.OptionsOf(map[string]float64{OptSecAgg: 1, OptSecAggThreshold: 8})}
 		a, err := Configure(&spec)
 		if err != nil {

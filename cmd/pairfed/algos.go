@@ -61,6 +61,11 @@ var fedAlgoText = map[string]struct{ title, paper, ref, assumptions string }{
 		"pairfed (dp-pair-sgd at every site: DP-SGD of Abadi et al. 2016 adapted to pairs; accountant of Mironov, Talwar & Zhang 2019)",
 		"fedalgo/fedpairsgd.go, pairwise/private_pairsgd.go",
 		"clipped pair gradients (any loss); both classes at every site (pairs are formed within a site); all rounds composed by the subsampled-Gaussian RDP accountant"},
+	fedalgo.FedDPSPAUC: {
+		"square-AUC gradient made pointwise by the class statistics: noisy class sums once, then rounds of noisy clipped per-record gradient terms summed over sites and solved by conjugate gradients",
+		"pairfed (SPAUC: Ying, Wen & Lyu 2016; Lei & Ying 2019 — the square-loss AUC gradient given p, m⁺, m⁻ — as noisy site sums)",
+		"fedalgo/fedspauc.go, pairwise/fedspauc.go",
+		"records clipped to ‖x‖ ≤ R; linear scorer, square loss whatever --loss; any label mix per site, a single class included; 1 + T Gaussian releases per site composed exactly (Gaussian DP)"},
 	fedalgo.FedDPSSP: {
 		"noisy sufficient statistics released once per site, summed and solved for the ridge square-AUC optimum",
 		"pairfed (sufficient-statistics perturbation, cf. Vu & Slavković 2009, Wang 2018)",
