@@ -32,7 +32,14 @@
 // above -max-work skip them (written in the table), and dp-gd runs only
 // up to -max-gd-n records.
 //
-//	GOMAXPROCS=1 nice -n 19 go run ./scripts/regret -out docs/results/regret.md
+//	GOMAXPROCS=1 nice -n 19 go run ./scripts/regret -d 2,10,100,500 -max-work 1.1e9 -raw docs/results/regret.json -out docs/results/regret.md
+//
+// (≈ 15 min on one core), and the supplement with dp-lda at d = 500:
+//
+//	GOMAXPROCS=1 nice -n 19 go run ./scripts/regret -n 10000 -d 500 -runs 3 -max-work 3e9 -algos dp-lda,dp-ssp-mean,dp-pair-sgd,dp-gd -raw docs/results/regret-d500.json -out docs/results/regret-d500.md
+//
+// -from FILE re-makes a report from a -raw file with the rule as compiled
+// now (the rule is not part of the measurement).
 package main
 
 import (
@@ -380,7 +387,7 @@ func report(w io.Writer, res []result, cands []candidate, args string, runs int)
 	fmt.Fprintf(w, "Generative model, candidates and protocol: the doc comment of `scripts/regret/main.go`. ")
 	fmt.Fprintf(w, "Each cell: -runs runs (%d; -runs-cheap where n·d ≤ 10⁵: the table's runs column), fresh data and noise per run, every candidate on the same draws; mean test AUC. ", runs)
 	fmt.Fprintf(w, "*best* is the best candidate in hindsight among those run; *rule* the pick of `pairwise.RecommendPrivate` (task auc, no loss, δ = 1/(10n)) and its regret (best − rule's mean AUC); *prev* the pick and regret of the previous rule. ")
-	fmt.Fprintf(w, "*oracle* is the population Fisher direction's AUC (non-private reference). s = μn/d^1.5, t = μn/√d.\n\n")
+	fmt.Fprintf(w, "*oracle* is the population Fisher direction's AUC (non-private reference). s = μn/d^1.5, t = μn/√d. — : not run (n·d² above -max-work for dp-lda and dp-ssp, n above -max-gd-n for dp-gd); a rule whose pick was not run has no regret in that cell and is counted apart.\n\n")
 	var regNew, regPrev, vsLDA []float64
 	var sigNew, sigPrev []bool
 	var naNew, naPrev int
