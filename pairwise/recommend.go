@@ -40,8 +40,9 @@ import (
 //   - the second moment: noise of spectral norm ≈ 2R²√d/(μ_B n) against a
 //     covariance of eigenvalues ≈ R²/d — noise-to-signal ≈ 1/s with
 //     s = μn/d^{3/2}. This is NOT a reason to leave dp-lda: its ridge λ is
-//     that noise level, so when s ≪ 1 the solve (Σ̂₊ + λI)⁻¹b̂ is within a
-//     factor ≤ 2 in every eigendirection of b̂/λ — the class-mean
+//     that noise level, so when s ≪ 1 the eigenvalues of Σ̂₊ + λI lie in
+//     ≈ [λ, 2λ] and the solve (Σ̂₊ + λI)⁻¹b̂ is within a factor ≈ 2 in
+//     every eigendirection of b̂/λ — the class-mean
 //     difference of the directions, which is what dp-ssp-mean would
 //     release anyway. (The previous rule switched at s = 1; the synthetic
 //     grid of scripts/regret and the data sets of issue 25 — digits, d =
