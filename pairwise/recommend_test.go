@@ -13,8 +13,8 @@ func TestRecommendPrivateRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// n at which s = μn/d^1.5 crosses RecommendScore for d = 8.
-	nCross := RecommendScore * math.Pow(8, 1.5) / mu
+	// n at which t = μn/√d crosses RecommendCentre for d = 8.
+	nCross := RecommendCentre * math.Sqrt(8) / mu
 	cases := []struct {
 		name   string
 		task   Task
@@ -23,10 +23,18 @@ func TestRecommendPrivateRule(t *testing.T) {
 		want   string
 		wantLs string
 	}{
-		{"small n, low s", TaskAUC, int(nCross) - 1, 8, "", "dp-ssp-mean", "square"},
-		{"small n, high s", TaskAUC, int(nCross) + 2, 8, "", "dp-lda", "square"},
+		{"small n, low t", TaskAUC, int(nCross) - 1, 8, "", "dp-ssp-mean", "square"},
+		{"small n, high t", TaskAUC, int(nCross) + 2, 8, "", "dp-lda", "square"},
+		// issue 25's digits: s = μn/d^1.5 ≈ 0.1 (the previous rule's
+		// dp-ssp-mean, 0.889) but t ≈ 25: dp-lda (0.918).
+		{"high d, low s, high t", TaskAUC, 1284, 256, "", "dp-lda", "square"},
 		{"many features", TaskAUC, 5000, 3000, "", "dp-ssp-mean", "square"},
-		{"large n", TaskAUC, RecommendLargeN, 22, "", "dp-pair-sgd", "hinge"},
+		{"many features, large n", TaskAUC, 20000, 3000, "", "dp-pair-sgd", "hinge"},
+		{"many features, large n, square asked", TaskAUC, 20000, 3000, "square", "dp-ssp-mean", "square"},
+		// issue 25's letter and web pages: dp-lda, not the previous rule's
+		// dp-pair-sgd, from n = 10 000 when no loss is asked for.
+		{"large n", TaskAUC, RecommendLargeN, 22, "", "dp-lda", "square"},
+		{"large n, hinge asked", TaskAUC, 50000, 22, "hinge", "dp-pair-sgd", "hinge"},
 		{"large n, logistic asked", TaskAUC, 50000, 22, "logistic", "dp-pair-sgd", "logistic"},
 		{"large n, square asked", TaskAUC, 50000, 22, "square", "dp-lda", "square"},
 		{"hinge asked, small n", TaskAUC, 500, 8, "hinge", "dp-gd", "hinge"},
@@ -47,6 +55,17 @@ func TestRecommendPrivateRule(t *testing.T) {
 		if _, err := Lookup(r.Algo); err != nil {
 			t.Errorf("%s: recommends an unregistered algorithm: %v", c.name, err)
 		}
+	}
+}
+
+// The threshold is the derivation's number, not a fitted one.
+func TestRecommendCentreIsDerived(t *testing.T) {
+	if want := 4 / math.Sqrt(3.0/4-1.0/3); math.Abs(RecommendCentre-want) > 1e-12 {
+		t.Fatalf("RecommendCentre = %v, want 4/√(3/4 − 1/3) = %v", RecommendCentre, want)
+	}
+	// The quarter of μ² spent on the centre sets the 4 (σ_A = 2/(μ/2)).
+	if ldaCentreShare != 0.25 {
+		t.Fatalf("ldaCentreShare = %v: RecommendCentre's derivation assumes 1/4", ldaCentreShare)
 	}
 }
 
@@ -106,13 +125,15 @@ func TestRecommendFederated(t *testing.T) {
 		{"ssp registered, hinge asked, large sites", with, TaskAUC, 20000, "hinge", "fed-dp-pair-sgd", ""},
 		{"not registered, small sites", base, TaskAUC, 150, "", "fed-oneshot", "dp-lda"},
 		{"not registered, unknown sites", base, TaskAUC, 0, "", "fed-oneshot", "dp-ssp-mean"},
-		{"not registered, large sites", base, TaskAUC, 20000, "", "fed-oneshot", "dp-pair-sgd"},
+		{"not registered, large sites", base, TaskAUC, 20000, "", "fed-oneshot", "dp-lda"},
+		{"not registered, large sites, hinge asked", base, TaskAUC, 20000, "hinge", "fed-oneshot", "dp-pair-sgd"},
 		{"metric", with, TaskMetric, 150, "", "fed-oneshot", "dp-gd"},
 		{"lda registered", plus("fed-dp-lda", "fed-dp-ssp-mean"), TaskAUC, 150, "", "fed-dp-lda", ""},
 		{"lda registered, unknown sites", plus("fed-dp-lda"), TaskAUC, 0, "", "fed-dp-lda", ""},
 		{"lda registered, tiny sites", plus("fed-dp-lda", "fed-dp-ssp-mean"), TaskAUC, 5, "", "fed-dp-ssp-mean", ""},
 		{"lda registered, hinge asked, large sites", plus("fed-dp-lda"), TaskAUC, 20000, "hinge", "fed-dp-pair-sgd", ""},
-		{"lda registered, no loss, large sites", plus("fed-dp-lda"), TaskAUC, 20000, "", "fed-dp-pair-sgd", ""},
+		{"lda registered, no loss, large sites", plus("fed-dp-lda"), TaskAUC, 20000, "", "fed-dp-lda", ""},
+		{"metric, large sites", plus("fed-dp-lda"), TaskMetric, 20000, "", "fed-dp-pair-sgd", ""},
 		{"lda registered, square asked, large sites", plus("fed-dp-lda"), TaskAUC, 20000, "square", "fed-dp-lda", ""},
 		{"no oneshot", []string{"fed-avg", "fed-dpegd"}, TaskAUC, 150, "", "fed-dpegd", ""},
 	}
@@ -124,6 +145,20 @@ func TestRecommendFederated(t *testing.T) {
 		if r.Algo != c.want || r.LocalAlgo != c.local {
 			t.Errorf("%s: got %s/%s, want %s/%s (%s)", c.name, r.Algo, r.LocalAlgo, c.want, c.local, r.Reason)
 		}
+	}
+	// Issue 25's zip digits (d = 256, 5833 records over K sites): the
+	// previous rule's s = μ√K·n_s/d^1.5 < 1 gave fed-dp-ssp-mean (0.889);
+	// t = μ√K·n_s/√d ≥ RecommendCentre up to hundreds of sites.
+	lda := plus("fed-dp-lda", "fed-dp-ssp-mean")
+	for _, k := range []int{2, 4, 16, 64} {
+		r, err := RecommendFederated(TaskAUC, lda, k, 5833/k, 256, 1, 1e-4, "")
+		if err != nil || r.Algo != "fed-dp-lda" {
+			t.Errorf("zip shape, K = %d: got %+v, %v; want fed-dp-lda", k, r, err)
+		}
+	}
+	// Too many features for fed-dp-lda: fed-dp-pair-sgd at large sites.
+	if r, _ := RecommendFederated(TaskAUC, lda, 4, 20000, 1500, 1, 1e-4, ""); r.Algo != "fed-dp-pair-sgd" {
+		t.Errorf("d = 1500, sites of 20 000: got %+v, want fed-dp-pair-sgd", r)
 	}
 	if _, err := RecommendFederated(TaskAUC, []string{"fed-avg"}, 4, 100, 8, 1, 1e-3, ""); err == nil {
 		t.Error("no private algorithm registered: want an error")

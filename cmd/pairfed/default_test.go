@@ -22,20 +22,21 @@ func TestTrainDefaultPrivateAlgorithm(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatal(err)
 	}
-	// diabetes: n = 614 training records, d = 8, δ = 1/(10·614): s = μn/d^1.5 ≈ 9 ≥ 1.
+	// diabetes: n = 614 training records, d = 8, δ = 1/(10·614): t = μn/√d ≈ 70 ≥ 6.2.
 	if m.Recommended == nil || m.Recommended.Algorithm != "dp-lda" || m.Algorithm != "dp-lda" {
 		t.Fatalf("algorithm %q, recommended %+v: want dp-lda", m.Algorithm, m.Recommended)
 	}
-	if !strings.Contains(m.Recommended.Reason, "s = μn/d^1.5") || len(m.Notes) == 0 || !strings.Contains(m.Notes[0], "default rule") {
+	if !strings.Contains(m.Recommended.Reason, "t = μn/√d") || len(m.Notes) == 0 || !strings.Contains(m.Notes[0], "default rule") {
 		t.Errorf("reason %q, notes %q: the choice is not explained", m.Recommended.Reason, m.Notes)
 	}
 	if !m.Private {
 		t.Error("the default private run with the public schema is not reported private")
 	}
-	// n = 40: s = μn/d^1.5 ≈ 0.6 < 1.
-	out, err = runCLI(t, "train", "--data", "../../datasets/diabetes", "--train-size", "40", "--epsilon", "1")
+	// n = 30: t = μn/√d ≈ 4.8 < 6.2 (μ ≈ 0.45 at ε = 1, δ = 1/300): the
+	// centre would be off by 4R/t ≈ 0.84R.
+	out, err = runCLI(t, "train", "--data", "../../datasets/diabetes", "--train-size", "30", "--epsilon", "1")
 	if err != nil || !strings.Contains(out, "algorithm dp-ssp-mean (square loss) chosen by the default rule") {
-		t.Errorf("n = 40: want dp-ssp-mean with its note: %v\n%s", err, out)
+		t.Errorf("n = 30: want dp-ssp-mean with its note: %v\n%s", err, out)
 	}
 	out, err = runCLI(t, "train", "--data", "../../datasets/diabetes", "--json", "--eta", "1", "--param-radius", "10")
 	if err != nil || !strings.Contains(out, `"algorithm": "sgd-prev"`) || strings.Contains(out, "recommended") {

@@ -1,0 +1,594 @@
+// Command regret validates the default private algorithm
+// (pairwise.RecommendPrivate, task auc, no loss asked) on a grid of
+// synthetic shapes that no rule was fitted to: for every cell (n, d,
+// positive share, ε) it runs each private candidate (dp-lda, dp-ssp,
+// dp-ssp-mean, dp-pair-sgd, dp-gd where cheap) several times on fresh
+// draws of the same generative model, and reports the rule's pick and its
+// regret against the best candidate in hindsight (mean test AUC), beside
+// the regret of the previous rule (s = μn/d^1.5 thresholds; dp-pair-sgd
+// from n = 10 000), written out in prevRule below.
+//
+// # The generative model (public bound R = 1)
+//
+// Two Gaussian classes around a common centre m (‖m‖ = 0.4, a random
+// direction: data sit away from a schema box's centre, as real data do),
+// within-class spread of RMS radius 0.4: 70 % of the variance on k =
+// min(5, d − 1) orthonormal factors f_j (low rank, as high-dimensional
+// data have), 30 % isotropic (τ² per coordinate). The positive class's
+// factors are 1.3× wider (unequal covariances: the Fisher direction is not
+// the Bayes rule). The mean difference is Δ = α f₁ + β u (u ⟂ the
+// factors), α half a factor's standard deviation, β set so that the
+// population Fisher direction reaches a target AUC Φ(δ/√2) of 0.75, 0.85
+// or 0.95 (cycled over the cells, so every shape meets one separation).
+// Records are clipped to ‖x‖ ≤ 1. Training sets have round(π₊n) positives
+// (at least 2); the test set is 2000 + 2000 fresh records (AUC does not
+// depend on the test balance; a balanced one has the least variance).
+//
+// Every candidate sees the same training and test sets in a run (common
+// random numbers: the regret is a paired difference). Noise: seeded
+// sources (the secure source's samplers and σ; seeded runs are not
+// private, and this measures utility only). δ = 1/(10n), pairfed's
+// default. The second-moment mechanisms cost O(n·d²): cells with n·d²
+// above -max-work skip them (written in the table), and dp-gd runs only
+// up to -max-gd-n records.
+//
+//	GOMAXPROCS=1 nice -n 19 go run ./scripts/regret -d 2,10,100,500 -max-work 1.1e9 -raw docs/results/regret.json -out docs/results/regret.md
+//
+// (≈ 15 min on one core), and the supplement with dp-lda at d = 500:
+//
+//	GOMAXPROCS=1 nice -n 19 go run ./scripts/regret -n 10000 -d 500 -runs 3 -max-work 3e9 -algos dp-lda,dp-ssp-mean,dp-pair-sgd,dp-gd -raw docs/results/regret-d500.json -out docs/results/regret-d500.md
+//
+// -from FILE re-makes a report from a -raw file with the rule as compiled
+// now (the rule is not part of the measurement).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/pairwise"
+)
+
+// candidate is one private algorithm and the loss it runs with.
+type candidate struct{ name, loss string }
+
+var allCandidates = []candidate{
+	{"dp-lda", "square"},
+	{"dp-ssp", "square"},
+	{"dp-ssp-mean", "square"},
+	{"dp-pair-sgd", "hinge"},
+	{"dp-gd", "hinge"},
+}
+
+type result struct {
+	N, D    int
+	Pos     float64
+	Eps     float64
+	Target  float64
+	Oracle  float64 // the population Fisher direction's mean test AUC
+	Mean    map[string]float64
+	SE      map[string]float64
+	Skipped map[string]string
+	AUC     map[string][]float64 // per run, in run order (paired across candidates)
+}
+
+func main() {
+	nList := flag.String("n", "100,1000,10000,100000", "training sizes")
+	dList := flag.String("d", "2,10,100,1000", "feature counts")
+	posList := flag.String("pos", "0.01,0.1,0.5", "positive shares")
+	epsList := flag.String("eps", "0.1,1,10", "ε values")
+	algos := flag.String("algos", "dp-lda,dp-ssp,dp-ssp-mean,dp-pair-sgd,dp-gd", "candidates")
+	runs := flag.Int("runs", 5, "runs per cell (fresh data and noise each run)")
+	runsCheap := flag.Int("runs-cheap", 10, "runs per cell where n·d ≤ 10⁵ (cheap cells, the noisiest)")
+	maxWork := flag.Float64("max-work", 2e9, "largest n·d² for the second-moment mechanisms (dp-lda, dp-ssp)")
+	maxGDN := flag.Int("max-gd-n", 10000, "largest n for dp-gd")
+	maxSGDWork := flag.Float64("max-sgd-work", 2e9, "largest 10·n·d (the pair gradients of dp-pair-sgd's 10 epochs) to run dp-pair-sgd")
+	seed := flag.Uint64("seed", 1, "seed of the data and noise")
+	out := flag.String("out", "", "markdown output file (default stdout)")
+	raw := flag.String("raw", "", "also write the per-cell means as JSON to this file")
+	from := flag.String("from", "", "report from a -raw file instead of running (the rule as compiled now)")
+	flag.Parse()
+	if *from != "" {
+		b, err := os.ReadFile(*from)
+		if err != nil {
+			log.Fatal(err)
+		}
+		var saved struct {
+			Args    string
+			Runs    int
+			Algos   []string
+			Results []result
+		}
+		if err := json.Unmarshal(b, &saved); err != nil {
+			log.Fatal(err)
+		}
+		var cands []candidate
+		for _, a := range saved.Algos {
+			cands = append(cands, candidate{name: a})
+		}
+		write(*out, saved.Results, cands, saved.Args, saved.Runs)
+		return
+	}
+
+	ns, ds, poss, epss := ints(*nList), ints(*dList), floats(*posList), floats(*epsList)
+	var cands []candidate
+	for _, name := range strings.Split(*algos, ",") {
+		i := slices.IndexFunc(allCandidates, func(c candidate) bool { return c.name == name })
+		if i < 0 {
+			log.Fatalf("regret: unknown candidate %q (known: dp-lda, dp-ssp, dp-ssp-mean, dp-pair-sgd, dp-gd)", name)
+		}
+		cands = append(cands, allCandidates[i])
+	}
+	targets := []float64{0.75, 0.85, 0.95}
+	var res []result
+	start := time.Now()
+	ci := 0
+	for _, n := range ns {
+		for _, d := range ds {
+			for _, pos := range poss {
+				target := targets[ci%len(targets)]
+				ci++
+				r := *runs
+				if float64(n)*float64(d) <= 1e5 {
+					r = max(r, *runsCheap)
+				}
+				rs := runShape(n, d, pos, target, epss, cands, r, *maxWork, *maxGDN, *maxSGDWork, *seed)
+				res = append(res, rs...)
+				log.Printf("n=%d d=%d π₊=%g target %.2f done (%s elapsed)", n, d, pos, target, time.Since(start).Round(time.Second))
+			}
+		}
+	}
+	args := strings.Join(os.Args[1:], " ")
+	if *raw != "" {
+		var names []string
+		for _, c := range cands {
+			names = append(names, c.name)
+		}
+		b, err := json.Marshal(map[string]any{"Args": args, "Runs": *runs, "Algos": names, "Results": res})
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := os.WriteFile(*raw, b, 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+	write(*out, res, cands, args, *runs)
+}
+
+func write(out string, res []result, cands []candidate, args string, runs int) {
+	w := io.Writer(os.Stdout)
+	if out != "" {
+		f, err := os.Create(out)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer f.Close()
+		w = f
+	}
+	report(w, res, cands, args, runs)
+}
+
+// shape holds a drawn generative model.
+type shape struct {
+	d             int
+	m, u          []float64
+	f             [][]float64
+	a, tau        float64 // factor sd (negatives), isotropic sd
+	alpha, beta   float64
+	widenPositive float64
+}
+
+func newShape(d int, target float64, rng *rand.Rand) *shape {
+	k := min(5, d-1)
+	vecs := make([][]float64, k+1)
+	for i := range vecs {
+		v := make([]float64, d)
+		for {
+			for j := range v {
+				v[j] = rng.NormFloat64()
+			}
+			for _, p := range vecs[:i] {
+				axpy(-dot(v, p), p, v)
+			}
+			if nv := math.Sqrt(dot(v, v)); nv > 1e-8 {
+				for j := range v {
+					v[j] /= nv
+				}
+				break
+			}
+		}
+		vecs[i] = v
+	}
+	s := &shape{d: d, f: vecs[:k], u: vecs[k], widenPositive: 1.3}
+	const r0 = 0.4
+	s.m = make([]float64, d)
+	for j := range s.m {
+		s.m[j] = rng.NormFloat64()
+	}
+	nm := math.Sqrt(dot(s.m, s.m))
+	for j := range s.m {
+		s.m[j] *= 0.4 / nm
+	}
+	factorShare := 0.7
+	if k == 0 {
+		factorShare = 0
+	}
+	if k > 0 {
+		s.a = math.Sqrt(factorShare * r0 * r0 / float64(k))
+	}
+	s.tau = math.Sqrt((1 - factorShare) * r0 * r0 / float64(d))
+	delta := math.Sqrt2 * normQuantile(target) // Mahalanobis distance for Φ(δ/√2) = target
+	if k > 0 {
+		s.alpha = 0.5 * s.a
+		v1 := s.a*s.a + s.tau*s.tau
+		s.beta = s.tau * math.Sqrt(math.Max(delta*delta-s.alpha*s.alpha/v1, 0))
+	} else {
+		s.beta = s.tau * delta
+	}
+	return s
+}
+
+// oracle returns the population Fisher direction (pooled, equal-covariance form).
+func (s *shape) oracle() []float64 {
+	w := make([]float64, s.d)
+	axpy(s.beta/(s.tau*s.tau), s.u, w)
+	if len(s.f) > 0 {
+		axpy(s.alpha/(s.a*s.a+s.tau*s.tau), s.f[0], w)
+	}
+	return w
+}
+
+// draw returns n records with nPos positives, clipped to ‖x‖ ≤ 1.
+func (s *shape) draw(n, nPos int, rng *rand.Rand) *pairwise.Dataset {
+	d := s.d
+	x := make([]float64, n*d)
+	y := make([]float64, n)
+	for i := 0; i < n; i++ {
+		row := x[i*d : (i+1)*d]
+		sign, wide := -1.0, 1.0
+		if i < nPos {
+			sign, wide = 1, s.widenPositive
+		}
+		y[i] = sign
+		for j := range row {
+			row[j] = s.m[j] + s.tau*rng.NormFloat64()
+		}
+		axpy(sign*s.beta/2, s.u, row)
+		if len(s.f) > 0 {
+			axpy(sign*s.alpha/2, s.f[0], row)
+		}
+		for _, f := range s.f {
+			axpy(wide*s.a*rng.NormFloat64(), f, row)
+		}
+		if nr := math.Sqrt(dot(row, row)); nr > 1 {
+			for j := range row {
+				row[j] /= nr
+			}
+		}
+	}
+	// shuffle so that no algorithm sees the classes in blocks
+	perm := rng.Perm(n)
+	xs, ys := make([]float64, n*d), make([]float64, n)
+	for i, p := range perm {
+		copy(xs[i*d:(i+1)*d], x[p*d:(p+1)*d])
+		ys[i] = y[p]
+	}
+	return pairwise.NewDense(xs, ys, d)
+}
+
+func runShape(n, d int, pos, target float64, epss []float64, cands []candidate, runs int, maxWork float64, maxGDN int, maxSGDWork float64, seed uint64) []result {
+	out := make([]result, len(epss))
+	sums := make([]map[string][]float64, len(epss))
+	for e := range epss {
+		out[e] = result{N: n, D: d, Pos: pos, Eps: epss[e], Target: target, Mean: map[string]float64{}, SE: map[string]float64{}, Skipped: map[string]string{}}
+		sums[e] = map[string][]float64{}
+	}
+	skip := func(c candidate) string {
+		switch {
+		case (c.name == "dp-lda" || c.name == "dp-ssp") && float64(n)*float64(d)*float64(d) > maxWork:
+			return fmt.Sprintf("n·d² = %.2g > %.2g", float64(n)*float64(d)*float64(d), maxWork)
+		case c.name == "dp-gd" && n > maxGDN:
+			return fmt.Sprintf("n > %d", maxGDN)
+		case c.name == "dp-pair-sgd" && 10*float64(n)*float64(d) > maxSGDWork:
+			return fmt.Sprintf("10·n·d > %.2g", maxSGDWork)
+		}
+		return ""
+	}
+	nPos := max(2, int(math.Round(pos*float64(n))))
+	var oracleSum float64
+	for r := 0; r < runs; r++ {
+		rng := rand.New(rand.NewPCG(seed, uint64(n)*1_000_003+uint64(d)*1009+uint64(pos*1e4)*7+uint64(r)*1_000_000_007))
+		sh := newShape(d, target, rng)
+		train := sh.draw(n, nPos, rng)
+		test := sh.draw(4000, 2000, rng)
+		oracleSum += pairwise.LinearAUC(sh.oracle(), test)
+		for e, eps := range epss {
+			delta := dp.DefaultDelta(n)
+			for ai, c := range cands {
+				if why := skip(c); why != "" {
+					out[e].Skipped[c.name] = why
+					continue
+				}
+				auc, err := runOne(c, train, test, eps, delta, seed*7919+uint64(r)*104729+uint64(e)*31+uint64(ai))
+				if err != nil {
+					out[e].Skipped[c.name] = err.Error()
+					continue
+				}
+				sums[e][c.name] = append(sums[e][c.name], auc)
+			}
+		}
+	}
+	for e := range epss {
+		out[e].Oracle = oracleSum / float64(runs)
+		out[e].AUC = sums[e]
+		for name, v := range sums[e] {
+			m, s := meanSE(v)
+			out[e].Mean[name], out[e].SE[name] = m, s
+		}
+	}
+	return out
+}
+
+func runOne(c candidate, train, test *pairwise.Dataset, eps, delta float64, seed uint64) (float64, error) {
+	a, err := pairwise.Lookup(c.name)
+	if err != nil {
+		return 0, err
+	}
+	loss, err := pairwise.LossByName(pairwise.TaskAUC, c.loss)
+	if err != nil {
+		return 0, err
+	}
+	B := 1.0
+	if a.ParamRadius != nil {
+		B = a.ParamRadius(train.N, train.D, eps, delta, 1, pairwise.TaskAUC, loss)
+	}
+	obj, err := pairwise.NewObjective(train, pairwise.ObjectiveConfig{Loss: loss, Radius: B})
+	if err != nil {
+		return 0, err
+	}
+	cfg := pairwise.RunConfig{Privacy: &pairwise.Privacy{Epsilon: eps, Delta: delta, FeatureRadius: 1, Noise: dp.NewSeededNoise(seed)}}
+	res, err := a.Run(context.Background(), obj, cfg, rand.New(rand.NewPCG(seed, 11)))
+	if err != nil {
+		return 0, err
+	}
+	return pairwise.LinearAUC(res.W, test), nil
+}
+
+// prevRule is the rule this grid replaced (pairwise/recommend.go before
+// issue 25), for the comparison column: dp-pair-sgd from n = 10 000, else
+// dp-lda when s = μn/d^1.5 ≥ 1 and d ≤ 2000, else dp-ssp-mean.
+func prevRule(n, d int, mu float64) string {
+	switch {
+	case n >= 10000:
+		return "dp-pair-sgd"
+	case mu*float64(n)/math.Pow(float64(d), 1.5) >= 1 && d <= 2000:
+		return "dp-lda"
+	}
+	return "dp-ssp-mean"
+}
+
+func report(w io.Writer, res []result, cands []candidate, args string, runs int) {
+	fmt.Fprintf(w, "# Regret of the default private algorithm on synthetic shapes\n\n")
+	fmt.Fprintf(w, "Regenerate (≈ the time printed by the log; seeded, deterministic):\n\n")
+	fmt.Fprintf(w, "```\nGOMAXPROCS=1 nice -n 19 go run ./scripts/regret %s\n```\n\n", args)
+	fmt.Fprintf(w, "Generative model, candidates and protocol: the doc comment of `scripts/regret/main.go`. ")
+	fmt.Fprintf(w, "Each cell: -runs runs (%d; -runs-cheap where n·d ≤ 10⁵: the table's runs column), fresh data and noise per run, every candidate on the same draws; mean test AUC. ", runs)
+	fmt.Fprintf(w, "*best* is the best candidate in hindsight among those run; *rule* the pick of `pairwise.RecommendPrivate` (task auc, no loss, δ = 1/(10n)) and its regret (best − rule's mean AUC); *prev* the pick and regret of the previous rule. ")
+	fmt.Fprintf(w, "*oracle* is the population Fisher direction's AUC (non-private reference). s = μn/d^1.5, t = μn/√d. — : not run (n·d² above -max-work for dp-lda and dp-ssp, n above -max-gd-n for dp-gd); a rule whose pick was not run has no regret in that cell and is counted apart.\n\n")
+	var regNew, regPrev, vsLDA []float64
+	var sigNew, sigPrev []bool
+	var naNew, naPrev int
+	// the same, restricted to the cells where some candidate learns
+	// (best mean AUC ≥ 0.6): elsewhere every candidate is near chance and
+	// the best in hindsight is the largest of several noisy means.
+	var regNewL, regPrevL []float64
+	var sigNewL, sigPrevL []bool
+	var rows strings.Builder
+	fmt.Fprintf(&rows, "| n | d | π₊ | ε | runs | s | t | oracle |")
+	for _, c := range cands {
+		fmt.Fprintf(&rows, " %s |", c.name)
+	}
+	fmt.Fprintf(&rows, " best | rule | regret | prev | prev regret |\n|---|---|---|---|---|---|---|---|")
+	for range cands {
+		fmt.Fprintf(&rows, "---|")
+	}
+	fmt.Fprintf(&rows, "---|---|---|---|---|\n")
+	for _, r := range res {
+		delta := dp.DefaultDelta(r.N)
+		rec, err := pairwise.RecommendPrivate(pairwise.TaskAUC, r.N, r.D, r.Eps, delta, "")
+		if err != nil {
+			log.Fatal(err)
+		}
+		best, bestV := "", -1.0
+		for _, c := range cands {
+			if v, ok := r.Mean[c.name]; ok && v > bestV {
+				best, bestV = c.name, v
+			}
+		}
+		t := rec.Mu * float64(r.N) / math.Sqrt(float64(r.D))
+		s := rec.Mu * float64(r.N) / math.Pow(float64(r.D), 1.5)
+		runs := 0
+		for _, v := range r.AUC {
+			runs = max(runs, len(v))
+		}
+		fmt.Fprintf(&rows, "| %d | %d | %g | %g | %d | %.3g | %.3g | %.3f |", r.N, r.D, r.Pos, r.Eps, runs, s, t, r.Oracle)
+		for _, c := range cands {
+			if v, ok := r.Mean[c.name]; ok {
+				fmt.Fprintf(&rows, " %.3f ± %.3f |", v, r.SE[c.name])
+			} else {
+				fmt.Fprintf(&rows, " — |")
+			}
+		}
+		cellReg := func(pick string) (string, float64, float64, bool) {
+			v, ok := r.Mean[pick]
+			if !ok {
+				return "n/a (not run)", 0, 0, false
+			}
+			se := pairedSE(r.AUC[best], r.AUC[pick])
+			return fmt.Sprintf("%.3f ± %.3f", bestV-v, se), bestV - v, se, true
+		}
+		prev := prevRule(r.N, r.D, rec.Mu)
+		sNew, vNew, seNew, okNew := cellReg(rec.Algo)
+		sPrev, vPrev, sePrev, okPrev := cellReg(prev)
+		if okNew && okPrev && bestV >= 0.6 {
+			regNewL, regPrevL = append(regNewL, vNew), append(regPrevL, vPrev)
+			sigNewL = append(sigNewL, vNew <= 0.01 || vNew < 2*seNew)
+			sigPrevL = append(sigPrevL, vPrev <= 0.01 || vPrev < 2*sePrev)
+		}
+		if okNew {
+			regNew = append(regNew, vNew)
+			sigNew = append(sigNew, vNew <= 0.01 || vNew < 2*seNew)
+			if l, ok := r.Mean["dp-lda"]; ok {
+				vsLDA = append(vsLDA, l-r.Mean[rec.Algo])
+			}
+		} else {
+			naNew++
+		}
+		if okPrev {
+			regPrev = append(regPrev, vPrev)
+			sigPrev = append(sigPrev, vPrev <= 0.01 || vPrev < 2*sePrev)
+		} else {
+			naPrev++
+		}
+		fmt.Fprintf(&rows, " %s | %s | %s | %s | %s |\n", best, rec.Algo, sNew, prev, sPrev)
+	}
+	fmt.Fprintf(w, "## Summary\n\n")
+	summ := func(name string, v []float64, sig []bool, na int) {
+		if len(v) == 0 {
+			return
+		}
+		ns := 0
+		for _, b := range sig {
+			if b {
+				ns++
+			}
+		}
+		s := slices.Clone(v)
+		sort.Float64s(s)
+		within := 0
+		for _, x := range s {
+			if x <= 0.01 {
+				within++
+			}
+		}
+		q := func(p float64) float64 { return s[min(len(s)-1, int(p*float64(len(s))))] }
+		fmt.Fprintf(w, "| %s | %d (+%d pick not run) | %d (%.1f %%) | %d (%.1f %%) | %.3f | %.3f | %.3f | %.4f |\n", name, len(s), na, within, 100*float64(within)/float64(len(s)), ns, 100*float64(ns)/float64(len(s)), q(0.5), q(0.9), s[len(s)-1], mean(s))
+	}
+	fmt.Fprintf(w, "| rule | cells | regret ≤ 0.01 | regret ≤ 0.01 or < 2 paired se | median | 90th pct | max | mean |\n|---|---|---|---|---|---|---|---|\n")
+	summ("this rule (RecommendPrivate)", regNew, sigNew, naNew)
+	summ("previous rule", regPrev, sigPrev, naPrev)
+	summ("this rule, cells where the best reaches AUC ≥ 0.6", regNewL, sigNewL, 0)
+	summ("previous rule, the same cells", regPrevL, sigPrevL, 0)
+	if len(vsLDA) > 0 {
+		worse := 0
+		worst := math.Inf(-1)
+		for _, x := range vsLDA {
+			if x > 0.01 {
+				worse++
+			}
+			worst = math.Max(worst, x)
+		}
+		fmt.Fprintf(w, "\nCells where the rule's pick is more than 0.01 below dp-lda: %d of %d (largest gap %.3f).\n", worse, len(vsLDA), worst)
+	}
+	fmt.Fprintf(w, "\n## Cells\n\n%s", rows.String())
+}
+
+// pairedSE is the standard error of the mean of a[i] − b[i] (the same
+// runs' data and test set for both candidates).
+func pairedSE(a, b []float64) float64 {
+	n := min(len(a), len(b))
+	if n < 2 {
+		return math.Inf(1)
+	}
+	d := make([]float64, n)
+	for i := range d {
+		d[i] = a[i] - b[i]
+	}
+	_, se := meanSE(d)
+	return se
+}
+
+func meanSE(v []float64) (float64, float64) {
+	m := mean(v)
+	if len(v) < 2 {
+		return m, 0
+	}
+	var ss float64
+	for _, x := range v {
+		ss += (x - m) * (x - m)
+	}
+	return m, math.Sqrt(ss / float64(len(v)-1) / float64(len(v)))
+}
+
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func dot(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+func axpy(a float64, x, y []float64) {
+	for i := range x {
+		y[i] += a * x[i]
+	}
+}
+
+// normQuantile is Φ⁻¹(p) by bisection on math.Erf (p in (0, 1)).
+func normQuantile(p float64) float64 {
+	lo, hi := -10.0, 10.0
+	for range 100 {
+		mid := (lo + hi) / 2
+		if 0.5*(1+math.Erf(mid/math.Sqrt2)) < p {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+func ints(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 2 {
+			log.Fatalf("regret: %q is not an integer ≥ 2", f)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func floats(s string) []float64 {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v > 0) {
+			log.Fatalf("regret: %q is not a positive number", f)
+		}
+		out = append(out, v)
+	}
+	return out
+}
