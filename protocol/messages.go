@@ -73,6 +73,12 @@ func newMessage(k Kind) Message {
 		return &Accept{}
 	case KindJobQuery:
 		return &JobQuery{}
+	case KindJobList:
+		return &JobList{}
+	case KindJobPage:
+		return &JobPage{}
+	case KindJobCancel:
+		return &JobCancel{}
 	}
 	return newSecAggMessage(k) // nil for an unknown kind
 }
@@ -341,6 +347,11 @@ type JobStatus struct {
 	// parameter (η, B, R, λ, ε, δ, phases, sites, aggregation) of the run;
 	// omitted before the job started.
 	Announce *JobAnnounce `msgpack:"announce,omitempty" json:"announce,omitempty"`
+	// Submitted and Finished are the Unix times (seconds) at which the
+	// coordinator queued the job and recorded its end, when it knows them
+	// (0: unknown, omitted; older encodings are unchanged).
+	Submitted int64 `msgpack:"submitted,omitempty" json:"submitted,omitempty"`
+	Finished  int64 `msgpack:"finished,omitempty" json:"finished,omitempty"`
 }
 
 // SiteReport is what a participant reported about its releases in a job:

@@ -37,6 +37,12 @@ func samples() []Message {
 		&Refuse{Job: "job-2", Site: "site-3", Reason: "privacy budget exceeded"},
 		&Accept{Job: "job-2", Site: "site-0", Instance: "i-0a1b2c"},
 		&JobQuery{Job: "job-2", Client: "c-2"},
+		&JobList{Client: "c-3", After: "job-1", Limit: 50},
+		&JobPage{Jobs: []JobSummary{
+			{Job: "job-1", Algo: "fed-avg", Status: StatusCompleted, Privacy: "NOT private: fed-avg adds no noise", Sites: []string{"site-0"}, Submitted: 1795000000, Finished: 1795000060},
+			{Job: "job-2", Algo: "fed-dp-lda", Status: StatusRunning, Sites: []string{"site-0", "site-1"}, Submitted: 1795000100},
+		}, Next: "job-2", Total: 3},
+		&JobCancel{Job: "job-2", Client: "c-4"},
 	}
 }
 
