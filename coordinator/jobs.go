@@ -47,8 +47,13 @@ func Summary(st *protocol.JobStatus) protocol.JobSummary {
 		Submitted: st.Submitted, Finished: st.Finished}
 	if p := PrivacyStatus(st); p != "" {
 		j.Privacy, j.Private = truncate(p, protocol.MaxReasonLen), strings.HasPrefix(p, "private: yes")
+	} else if st.Status == protocol.StatusQueued || st.Status == protocol.StatusRunning {
+		j.Privacy = fmt.Sprintf("no result yet: the job is %s (only a completed job has a certified result)", st.Status)
+		if !fedalgo.Private(st.Algo) && st.Algo != "" {
+			j.Privacy = fmt.Sprintf("NOT private: %s adds no noise", st.Algo)
+		}
 	} else if fedalgo.Private(st.Algo) {
-		j.Privacy = fmt.Sprintf("NOT private yet: the job is %s (a private algorithm; only a completed job has a certified result)", st.Status)
+		j.Privacy = fmt.Sprintf("no result: the job %s (releases made before it ended were charged; see its status)", st.Status)
 	} else if st.Algo != "" {
 		j.Privacy = fmt.Sprintf("NOT private: %s adds no noise", st.Algo)
 	}
