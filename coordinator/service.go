@@ -149,6 +149,7 @@ type Service struct {
 	phaseAUC   []float64         // the running job's test AUC after each phase
 	storeErr   error             // the state directory cannot be written (SetStorageError)
 	cancelled  string            // "cancelled by <client>" when the running job was cancelled (onCancel)
+	best       *bestPhase        // the running job's best evaluated phase (best.go)
 }
 
 // NewService returns an idle service.
@@ -202,6 +203,7 @@ func (s *Service) collect() {
 		// The model after the phase just aggregated.
 		if auc, n := s.cfg.Evaluate(a, s.inner.model); n > 0 && auc >= 0 && auc <= 1 {
 			s.phaseAUC = append(s.phaseAUC, auc)
+			s.noteBest(auc, rels)
 		}
 	}
 	for _, r := range rels {
@@ -673,7 +675,7 @@ func (s *Service) start() (bool, []Output) {
 		return true, s.reply(q.submit.Job)
 	}
 	s.cur, s.inner, s.refused = q, inner, refused
-	s.phaseAUC = nil
+	s.phaseAUC, s.best = nil, nil
 	var outs []Output
 	for _, name := range live {
 		mem := s.members[name]
@@ -723,6 +725,7 @@ func (s *Service) finish() []Output {
 	} else {
 		res := s.inner.Result()
 		st.Status, st.Phases, st.Model = protocol.StatusCompleted, res.Phases, slices.Clone(res.Model)
+		s.keepBest(st)
 		if s.cfg.Evaluate != nil {
 			st.AUC, st.TestRecords = s.cfg.Evaluate(s.inner.Job(), res.Model)
 		}
@@ -741,12 +744,13 @@ func (s *Service) finish() []Output {
 	if err := st.Validate(); err != nil { // e.g. a NaN evaluation
 		s.logf("job %s: %v: status without evaluation", id, err)
 		st.AUC, st.TestRecords = 0, 0
+		st.BestPhase, st.BestAUC, st.BestModel = 0, 0, nil
 	}
 	s.logf("job %s %s with sites %v", id, st.Status, st.Sites)
 	s.status[id] = s.stamp(st)
 	s.finished = append(s.finished, st)
 	s.ended++
-	s.cur, s.inner, s.refused, s.cancelled = nil, nil, nil, ""
+	s.cur, s.inner, s.refused, s.cancelled, s.best = nil, nil, nil, "", nil
 	return s.reply(id)
 }
 

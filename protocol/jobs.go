@@ -156,3 +156,28 @@ func (m *JobCancel) Validate() error {
 	}
 	return ValidName("client", m.Client)
 }
+
+// checkBest checks a status's best-phase fields: all unset, or a phase in
+// [1, Phases] with a finite score in [0, 1] and a finite model of the
+// final model's length.
+func checkBest(m *JobStatus) error {
+	if m.BestPhase == 0 && m.BestAUC == 0 && m.BestModel == nil {
+		return nil
+	}
+	if m.BestPhase < 1 || m.BestPhase > m.Phases {
+		return fmt.Errorf("protocol: job %s: best phase %d outside [1, %d]", m.Job, m.BestPhase, m.Phases)
+	}
+	if err := finite("best auc", m.BestAUC); err != nil {
+		return err
+	}
+	if m.BestAUC < 0 || m.BestAUC > 1 {
+		return fmt.Errorf("protocol: job %s: best auc %v outside [0, 1]", m.Job, m.BestAUC)
+	}
+	if err := checkModel(m.BestModel, true); err != nil {
+		return fmt.Errorf("protocol: job %s: best model: %w", m.Job, err)
+	}
+	if len(m.BestModel) != len(m.Model) {
+		return fmt.Errorf("protocol: job %s: best model of %d parameters, final model %d", m.Job, len(m.BestModel), len(m.Model))
+	}
+	return nil
+}

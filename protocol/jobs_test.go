@@ -38,6 +38,11 @@ func TestJobObjectsValidate(t *testing.T) {
 		{"cancel without job", &JobCancel{Client: "c"}, "job"},
 		{"cancel without client", &JobCancel{Job: "j"}, "client"},
 		{"status negative time", &JobStatus{Job: "j", Status: StatusQueued, Finished: -5}, "negative time"},
+		{"best phase beyond the phases", bestStatus(func(m *JobStatus) { m.BestPhase = 4 }), "best phase 4 outside [1, 3]"},
+		{"best model without a phase", bestStatus(func(m *JobStatus) { m.BestPhase = 0 }), "best phase 0"},
+		{"best auc above 1", bestStatus(func(m *JobStatus) { m.BestAUC = 1.5 }), "best auc 1.5 outside [0, 1]"},
+		{"best model of another length", bestStatus(func(m *JobStatus) { m.BestModel = []float64{1} }), "best model of 1 parameters, final model 2"},
+		{"best phase without a model", bestStatus(func(m *JobStatus) { m.BestModel = nil }), "best model: protocol: empty model"},
 	} {
 		if _, err := Encode(c.m); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: encode err = %v, want it to mention %q", c.name, err, c.want)
@@ -49,6 +54,9 @@ func TestJobObjectsValidate(t *testing.T) {
 		if _, err := Decode(b); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: decode err = %v, want it to mention %q", c.name, err, c.want)
 		}
+	}
+	if _, err := Encode(bestStatus(func(*JobStatus) {})); err != nil {
+		t.Errorf("a valid best phase: %v", err)
 	}
 	// A full page of the largest summaries fits a message.
 	big := make([]JobSummary, MaxJobPage)
@@ -67,4 +75,12 @@ func TestJobObjectsValidate(t *testing.T) {
 	if _, err := Decode(b); err != nil {
 		t.Errorf("a full page does not decode: %v", err)
 	}
+}
+
+// bestStatus is a completed 3-phase status with a best phase, edited by f.
+func bestStatus(f func(*JobStatus)) *JobStatus {
+	m := &JobStatus{Job: "j", Status: StatusCompleted, Algo: "fed-avg", Phases: 3, Model: []float64{1, 2}, AUC: 0.7, TestRecords: 10,
+		PhaseAUC: []float64{0.6, 0.8, 0.7}, BestPhase: 2, BestAUC: 0.8, BestModel: []float64{0.5, 1}}
+	f(m)
+	return m
 }

@@ -360,6 +360,9 @@ func FuzzDecode(f *testing.F) {
 	b, _ := Encode(&JobStatus{Job: "j", Status: StatusCompleted, Privacy: []SiteReport{{Site: "s", Records: 3, Epsilon: 1, Delta: 1e-3,
 		Sigmas: []float64{1}, ComposedEpsilon: 0.9, CertifiedEpsilon: 0.8, CertifiedDelta: 1e-4}}})
 	f.Add(b)
+	// A status with a best phase and times (not in the goldens).
+	b, _ = Encode(bestStatus(func(m *JobStatus) { m.Submitted, m.Finished = 1, 2 }))
+	f.Add(b)
 	// A submission and an announcement carrying a schema (not in the goldens).
 	for _, m := range schemaSamples() {
 		b, _ := Encode(m)

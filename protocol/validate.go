@@ -439,6 +439,9 @@ func (m *JobStatus) Validate() error {
 	if m.Metric != "" && m.Metric != MetricKNN3 {
 		return fmt.Errorf("protocol: job %s: unknown metric %q", m.Job, m.Metric)
 	}
+	if err := checkBest(m); err != nil {
+		return err
+	}
 	if m.Announce != nil {
 		if err := m.Announce.Validate(); err != nil {
 			return err

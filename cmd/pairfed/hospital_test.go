@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/model"
 	"github.com/pairfed/pairfed/pairwise"
+	"github.com/pairfed/pairfed/protocol"
 )
 
 // writePatients writes n synthetic records in the layout of
@@ -215,6 +217,37 @@ func TestHospitalEndToEnd(t *testing.T) {
 		t.Errorf("pairfed evaluate: AUC %v on n = %d; the job reported %v on %d", *ev.AUC, ev.N, rep.AUC.Mean, rep.NTest)
 	}
 	t.Logf("job %s: AUC %v on %d; evaluate %v; %d records scored; first score %s", rep.Algorithm, rep.AUC.Mean, rep.NTest, *ev.AUC, len(want), rows[1][1])
+	// A private job of several phases (K = ⌈log₂ n_min⌉): its best phase on the coordinator's
+	// test file is an artefact of its own (job model --best), labelled as
+	// a selection on the evaluator's data, and evaluates to the best
+	// phase's AUC exactly.
+	p, code = runPairfed(t, &logs, 90*time.Second, "job", "submit", "--nats", url, "--federation", "h", "--job", "ward-2",
+		"--algo", "fed-dp-local-sgd", "--epsilon", "1", "--feature-bounds", schema, "--min-sites", "3", "--wait", "--json")
+	if code != 0 || !topPrivate(t, p.stdout.String()) {
+		t.Fatalf("ward-2: exit %d, %v\n%s", code, p.err, p.stdout.String())
+	}
+	p, code = runPairfed(t, &logs, 30*time.Second, "job", "status", "--nats", url, "--federation", "h", "ward-2")
+	var st protocol.JobStatus
+	if code != 0 || json.Unmarshal([]byte(p.stdout.String()), &st) != nil || st.BestPhase < 1 || len(st.PhaseAUC) != st.Phases || st.BestAUC != slices.Max(st.PhaseAUC) {
+		t.Fatalf("ward-2 status: exit %d: best phase %d (%v) of phase AUCs %v", code, st.BestPhase, st.BestAUC, st.PhaseAUC)
+	}
+	t.Logf("ward-2: %d phases, phase AUCs %v, best phase %d, final AUC %v", st.Phases, st.PhaseAUC, st.BestPhase, st.AUC)
+	best := filepath.Join(root, "ward-2.best.json")
+	p, code = runPairfed(t, &logs, 30*time.Second, "job", "model", "--nats", url, "--federation", "h", "--best", "--out", best, "ward-2")
+	if code != 0 || !strings.Contains(p.stderr.String(), "best-phase model") {
+		t.Fatalf("job model --best: exit %d, %v\n%s", code, p.err, p.stderr.String())
+	}
+	bm, err := readModelFile(best)
+	if err != nil || !slices.Equal(bm.Weights, st.BestModel) || !bm.Certificate.Private || !strings.Contains(bm.Algorithm.Release, "selected on the coordinator's evaluation set") {
+		t.Fatalf("best artefact: %v; release %q", err, bm.Algorithm.Release)
+	}
+	p, code = runPairfed(t, &logs, 30*time.Second, "evaluate", "--model", best, "--data", test, "--json")
+	if code != 0 || json.Unmarshal([]byte(p.stdout.String()), &ev) != nil || *ev.AUC != st.BestAUC {
+		t.Errorf("evaluate of the best model: %v, want the best phase's %v (exit %d)", ev.AUC, st.BestAUC, code)
+	}
+	if _, err := os.Stat(filepath.Join(state, "jobs", "ward-2.best.model.json")); err != nil {
+		t.Errorf("the coordinator saved no best artefact: %v", err)
+	}
 	// The artefact in the state directory is the same model.
 	saved, err := model.Decode(mustOpen(t, filepath.Join(state, "jobs", "ward-1.model.json")), "saved")
 	if err != nil || saved.Preprocessing.Schema == nil || fmt.Sprint(saved.Weights) != fmt.Sprint(m.Weights) {
