@@ -264,3 +264,34 @@ func mustOpen(t *testing.T, path string) *os.File {
 	t.Cleanup(func() { f.Close() })
 	return f
 }
+
+// A worker compares the job's schema with its own feature by feature; with
+// categorical columns (one schema entry, several one-hot features) this
+// once indexed past the entries and crashed the worker on the
+// announcement. Identical schemas decide the same records; a changed
+// category list is named.
+func TestSchemaDiffCategorical(t *testing.T) {
+	b, err := os.ReadFile("../../schemas/patients-example.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(text string) *data.Schema {
+		s, err := data.ReadSchema(strings.NewReader(text), "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a := read(string(b))
+	if d := schemaDiff(a, read(string(b))); d != "" {
+		t.Errorf("identical schemas differ: %s", d)
+	}
+	other := read(strings.Replace(string(b), `"categories": ["F", "M"]`, `"categories": ["F", "M", "X"]`, 1))
+	if d := schemaDiff(a, other); d == "" {
+		t.Error("a different category list is not named")
+	}
+	renamed := read(strings.Replace(string(b), `"categories": ["F", "M"]`, `"categories": ["F", "W"]`, 1))
+	if d := schemaDiff(a, renamed); !strings.Contains(d, `feature 3 is named "sex=M" here, "sex=W" in the job`) {
+		t.Errorf("a renamed category: %q", d)
+	}
+}
