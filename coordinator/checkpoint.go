@@ -78,6 +78,11 @@ type RunningJob struct {
 	OutSum   []float64            `json:"out_sum,omitempty"`
 	Sites    map[string]SiteState `json:"sites"`
 	PhaseAUC []float64            `json:"phase_auc,omitempty"`
+	// BestPhase, BestAUC and BestModel are the best evaluated phase so
+	// far (best.go); omitted when none.
+	BestPhase int       `json:"best_phase,omitempty"`
+	BestAUC   float64   `json:"best_auc,omitempty"`
+	BestModel []float64 `json:"best_model,omitempty"`
 }
 
 // SiteState is a participant of the running job.
@@ -114,6 +119,9 @@ func (s *Service) Checkpoint() *Checkpoint {
 		r := &RunningJob{QueuedJob: QueuedJob{Submit: s.cur.submit, Job: s.cur.job, Min: s.cur.min}, Refused: maps.Clone(s.refused),
 			Announce: c.job, Phase: c.phase, Model: slices.Clone(c.model), OutSum: c.comb.State(), Sites: map[string]SiteState{},
 			PhaseAUC: slices.Clone(s.phaseAUC)}
+		if b := s.best; b != nil {
+			r.BestPhase, r.BestAUC, r.BestModel = b.phase, b.auc, slices.Clone(b.model)
+		}
 		for name, st := range c.sites {
 			if !st.participant {
 				continue
@@ -261,6 +269,9 @@ func (s *Service) restoreRunning(r *RunningJob) error {
 	inner.updates = map[string]*protocol.SiteUpdate{}
 	s.cur = &queued{submit: r.Submit, job: r.Job, min: r.Min}
 	s.phaseAUC = slices.Clone(r.PhaseAUC)
+	if r.BestPhase > 0 && len(r.BestModel) == len(r.Model) {
+		s.best = &bestPhase{phase: r.BestPhase, auc: r.BestAUC, model: slices.Clone(r.BestModel)}
+	}
 	s.inner = inner
 	s.refused = maps.Clone(r.Refused)
 	if s.refused == nil {

@@ -109,6 +109,9 @@ func StatusModel(st *protocol.JobStatus) (*model.Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := attachJobSchema(m, st.Announce); err != nil {
+		return nil, err
+	}
 	if m.Certificate.Private {
 		m.Certificate.Why += "; this assumes every site prepared its records per record with public parameters (a feature-bounds schema or none), which the coordinator cannot see"
 	}

@@ -89,7 +89,7 @@ func receive(fed, subject string, data []byte) (protocol.Message, error) {
 	}
 	if subject == protocol.JobsSubject(fed) {
 		switch m.(type) {
-		case *protocol.JobSubmit, *protocol.JobQuery:
+		case *protocol.JobSubmit, *protocol.JobQuery, *protocol.JobList, *protocol.JobCancel:
 			return m, nil
 		}
 		return nil, fmt.Errorf("%v on the jobs subject", m.Kind())

@@ -62,6 +62,11 @@ type ServiceConfig struct {
 	Logf func(format string, args ...any)
 	// SecAggRoster is the sites' secure aggregation public keys (Config).
 	SecAggRoster map[string]ed25519.PublicKey
+	// Now, when set, is the wall-clock time in Unix seconds, recorded in
+	// a job's status when it is queued and when it ends (JobStatus
+	// Submitted, Finished; `pairfed job list`). Nil: times unknown (0);
+	// the state machine itself never reads a clock.
+	Now func() int64
 }
 
 // Validate fills defaults and checks the configuration.
@@ -143,6 +148,8 @@ type Service struct {
 	rejected   []string          // ids of submissions refused on arrival, oldest first (bounded)
 	phaseAUC   []float64         // the running job's test AUC after each phase
 	storeErr   error             // the state directory cannot be written (SetStorageError)
+	cancelled  string            // "cancelled by <client>" when the running job was cancelled (onCancel)
+	best       *bestPhase        // the running job's best evaluated phase (best.go)
 }
 
 // NewService returns an idle service.
@@ -196,6 +203,7 @@ func (s *Service) collect() {
 		// The model after the phase just aggregated.
 		if auc, n := s.cfg.Evaluate(a, s.inner.model); n > 0 && auc >= 0 && auc <= 1 {
 			s.phaseAUC = append(s.phaseAUC, auc)
+			s.noteBest(auc, rels)
 		}
 	}
 	for _, r := range rels {
@@ -315,6 +323,10 @@ func (s *Service) Step(m protocol.Message) []Output {
 		return s.onSubmit(m)
 	case *protocol.JobQuery:
 		return s.onQuery(m)
+	case *protocol.JobList:
+		return s.onList(m)
+	case *protocol.JobCancel:
+		return s.onCancel(m)
 	case *protocol.Join:
 		mem := s.members[m.Site]
 		if mem != nil && m.Instance != mem.instance && mem.instance != "" && m.Instance != "" {
@@ -464,7 +476,7 @@ func (s *Service) onSubmit(m *protocol.JobSubmit) []Output {
 	}
 	s.queue = append(s.queue, q)
 	s.status[m.Job] = &protocol.JobStatus{Job: m.Job, Status: protocol.StatusQueued, Algo: m.Algo,
-		Reason: fmt.Sprintf("waiting for %d live sites", q.min)}
+		Reason: fmt.Sprintf("waiting for %d live sites", q.min), Submitted: s.clock()}
 	s.logf("job %s (%s) queued, needs %d sites", m.Job, m.Algo, q.min)
 	outs := s.settle()
 	if s.Running() != m.Job {
@@ -601,7 +613,7 @@ func (s *Service) start() (bool, []Output) {
 		st := &protocol.JobStatus{Job: q.submit.Job, Status: protocol.StatusFailed, Algo: q.job.Algo,
 			Reason: truncate(fmt.Sprintf("the coordinator's --test file has d = %d features, the live sites d = %d: the job's model could not be scored; restart the coordinator with a test file of the sites' %d features (or without --test)", s.cfg.TestDim, d, d), protocol.MaxReasonLen)}
 		s.logf("job %s not started: %s", q.submit.Job, st.Reason)
-		s.status[q.submit.Job] = st
+		s.status[q.submit.Job] = s.stamp(st)
 		s.finished = append(s.finished, st)
 		s.ended++
 		return true, s.reply(q.submit.Job)
@@ -650,7 +662,7 @@ func (s *Service) start() (bool, []Output) {
 			reason += refused[name] + "; "
 		}
 		st.Reason = truncate(reason+fmt.Sprintf("%d sites within their budgets, the job needs %d", len(live), q.min), protocol.MaxReasonLen)
-		s.status[q.submit.Job] = st
+		s.status[q.submit.Job] = s.stamp(st)
 		s.finished = append(s.finished, st)
 		s.ended++
 		return true, s.reply(q.submit.Job)
@@ -658,19 +670,19 @@ func (s *Service) start() (bool, []Output) {
 	inner, err := New(Config{Federation: s.cfg.Federation, Job: q.job, MinSites: len(live), PhaseTimeout: s.cfg.PhaseTimeout,
 		Quorum: q.min, MaxRetries: s.cfg.MaxRetries, Logf: s.cfg.Logf, SecAggRoster: s.cfg.SecAggRoster})
 	if err != nil { // validated at submission; defensive
-		s.status[q.submit.Job] = &protocol.JobStatus{Job: q.submit.Job, Status: protocol.StatusFailed, Algo: q.job.Algo, Reason: truncate(err.Error(), protocol.MaxReasonLen)}
+		s.status[q.submit.Job] = s.stamp(&protocol.JobStatus{Job: q.submit.Job, Status: protocol.StatusFailed, Algo: q.job.Algo, Reason: truncate(err.Error(), protocol.MaxReasonLen)})
 		s.finished = append(s.finished, s.status[q.submit.Job])
 		return true, s.reply(q.submit.Job)
 	}
 	s.cur, s.inner, s.refused = q, inner, refused
-	s.phaseAUC = nil
+	s.phaseAUC, s.best = nil, nil
 	var outs []Output
 	for _, name := range live {
 		mem := s.members[name]
 		outs = append(outs, inner.Step(&protocol.Join{Site: name, Records: mem.records, Dim: mem.dim, Instance: mem.instance})...)
 	}
 	s.reserved = false
-	s.status[q.submit.Job] = &protocol.JobStatus{Job: q.submit.Job, Status: protocol.StatusRunning, Algo: q.job.Algo, Sites: live}
+	s.status[q.submit.Job] = s.stamp(&protocol.JobStatus{Job: q.submit.Job, Status: protocol.StatusRunning, Algo: q.job.Algo, Sites: live})
 	return true, append(outs, s.reply(q.submit.Job)...)
 }
 
@@ -698,6 +710,9 @@ func (s *Service) finish() []Output {
 	if err := s.inner.Err(); err != nil {
 		st.Status = protocol.StatusFailed
 		reason := err.Error()
+		if s.cancelled != "" {
+			reason = s.cancelled + " while running: aborted, every participant was sent an Abort and released nothing further (" + err.Error() + ")"
+		}
 		if len(st.Refused) > 0 {
 			st.Status = protocol.StatusRefused
 			reason = ""
@@ -710,6 +725,7 @@ func (s *Service) finish() []Output {
 	} else {
 		res := s.inner.Result()
 		st.Status, st.Phases, st.Model = protocol.StatusCompleted, res.Phases, slices.Clone(res.Model)
+		s.keepBest(st)
 		if s.cfg.Evaluate != nil {
 			st.AUC, st.TestRecords = s.cfg.Evaluate(s.inner.Job(), res.Model)
 		}
@@ -728,12 +744,13 @@ func (s *Service) finish() []Output {
 	if err := st.Validate(); err != nil { // e.g. a NaN evaluation
 		s.logf("job %s: %v: status without evaluation", id, err)
 		st.AUC, st.TestRecords = 0, 0
+		st.BestPhase, st.BestAUC, st.BestModel = 0, 0, nil
 	}
 	s.logf("job %s %s with sites %v", id, st.Status, st.Sites)
-	s.status[id] = st
+	s.status[id] = s.stamp(st)
 	s.finished = append(s.finished, st)
 	s.ended++
-	s.cur, s.inner, s.refused = nil, nil, nil
+	s.cur, s.inner, s.refused, s.cancelled, s.best = nil, nil, nil, "", nil
 	return s.reply(id)
 }
 

@@ -37,7 +37,7 @@
 //	                                   a message whose sender is not <site> (CheckSender)
 //	pairfed.<federation>.sites         coordinator → every site (JobAnnounce, PhaseStart, Result, Abort)
 //	pairfed.<federation>.site.<site>   coordinator → one site (JobAnnounce, PhaseStart: catch-up after a repeated Join)
-//	pairfed.<federation>.jobs          clients → coordinator (JobSubmit; JobQuery, which never starts a job)
+//	pairfed.<federation>.jobs          clients → coordinator (JobSubmit; JobQuery and JobList, which never start a job; JobCancel)
 //	pairfed.<federation>.client.<id>   coordinator → one client (JobStatus)
 //
 // Sites send Refuse on their coord subject when they decline a job and

@@ -73,6 +73,12 @@ func newMessage(k Kind) Message {
 		return &Accept{}
 	case KindJobQuery:
 		return &JobQuery{}
+	case KindJobList:
+		return &JobList{}
+	case KindJobPage:
+		return &JobPage{}
+	case KindJobCancel:
+		return &JobCancel{}
 	}
 	return newSecAggMessage(k) // nil for an unknown kind
 }
@@ -341,6 +347,22 @@ type JobStatus struct {
 	// parameter (η, B, R, λ, ε, δ, phases, sites, aggregation) of the run;
 	// omitted before the job started.
 	Announce *JobAnnounce `msgpack:"announce,omitempty" json:"announce,omitempty"`
+	// Submitted and Finished are the Unix times (seconds) at which the
+	// coordinator queued the job and recorded its end, when it knows them
+	// (0: unknown, omitted; older encodings are unchanged).
+	Submitted int64 `msgpack:"submitted,omitempty" json:"submitted,omitempty"`
+	Finished  int64 `msgpack:"finished,omitempty" json:"finished,omitempty"`
+	// BestPhase, BestAUC and BestModel, for a completed job of several
+	// phases scored by the coordinator after each phase (PhaseAUC): the
+	// phase whose model scored best on the coordinator's own test file
+	// (the earliest on ties), its score, and that model (the global model
+	// after that phase, as broadcast to the sites). The selection uses
+	// the evaluator's records: it is not covered by any privacy
+	// guarantee and its score is optimistic (see coordinator.BestModel).
+	// Omitted otherwise (older encodings are unchanged).
+	BestPhase int       `msgpack:"best_phase,omitempty" json:"best_phase,omitempty"`
+	BestAUC   float64   `msgpack:"best_auc,omitempty" json:"best_auc,omitempty"`
+	BestModel []float64 `msgpack:"best_model,omitempty" json:"best_model,omitempty"`
 }
 
 // SiteReport is what a participant reported about its releases in a job:

@@ -37,6 +37,12 @@ func samples() []Message {
 		&Refuse{Job: "job-2", Site: "site-3", Reason: "privacy budget exceeded"},
 		&Accept{Job: "job-2", Site: "site-0", Instance: "i-0a1b2c"},
 		&JobQuery{Job: "job-2", Client: "c-2"},
+		&JobList{Client: "c-3", After: "job-1", Limit: 50},
+		&JobPage{Jobs: []JobSummary{
+			{Job: "job-1", Algo: "fed-avg", Status: StatusCompleted, Privacy: "NOT private: fed-avg adds no noise", Sites: []string{"site-0"}, Submitted: 1795000000, Finished: 1795000060},
+			{Job: "job-2", Algo: "fed-dp-lda", Status: StatusRunning, Sites: []string{"site-0", "site-1"}, Submitted: 1795000100},
+		}, Next: "job-2", Total: 3},
+		&JobCancel{Job: "job-2", Client: "c-4"},
 	}
 }
 
@@ -353,6 +359,9 @@ func FuzzDecode(f *testing.F) {
 	// A status with every optional field of a site report (not in the goldens).
 	b, _ := Encode(&JobStatus{Job: "j", Status: StatusCompleted, Privacy: []SiteReport{{Site: "s", Records: 3, Epsilon: 1, Delta: 1e-3,
 		Sigmas: []float64{1}, ComposedEpsilon: 0.9, CertifiedEpsilon: 0.8, CertifiedDelta: 1e-4}}})
+	f.Add(b)
+	// A status with a best phase and times (not in the goldens).
+	b, _ = Encode(bestStatus(func(m *JobStatus) { m.Submitted, m.Finished = 1, 2 }))
 	f.Add(b)
 	// A submission and an announcement carrying a schema (not in the goldens).
 	for _, m := range schemaSamples() {

@@ -402,6 +402,9 @@ func (m *JobStatus) Validate() error {
 	if m.Phases < 0 || m.Phases > MaxPhases {
 		return fmt.Errorf("protocol: job %s: phases %d outside [0, %d]", m.Job, m.Phases, MaxPhases)
 	}
+	if m.Submitted < 0 || m.Finished < 0 {
+		return fmt.Errorf("protocol: job %s: negative time (submitted %d, finished %d)", m.Job, m.Submitted, m.Finished)
+	}
 	for _, l := range []struct {
 		what  string
 		sites []string
@@ -435,6 +438,9 @@ func (m *JobStatus) Validate() error {
 	}
 	if m.Metric != "" && m.Metric != MetricKNN3 {
 		return fmt.Errorf("protocol: job %s: unknown metric %q", m.Job, m.Metric)
+	}
+	if err := checkBest(m); err != nil {
+		return err
 	}
 	if m.Announce != nil {
 		if err := m.Announce.Validate(); err != nil {

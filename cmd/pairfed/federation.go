@@ -149,6 +149,7 @@ func runCoordinator(c *cli.Context) error {
 	cfg := coordinator.ServiceConfig{
 		Federation: c.String("federation"), MinSites: c.Int("min-sites"), PhaseTimeout: ticks(c.Duration("phase-timeout"), tick),
 		SiteTimeout: ticks(c.Duration("site-timeout"), tick), MaxQueue: c.Int("max-queue"), Logf: logf,
+		Now: func() int64 { return time.Now().Unix() },
 	}
 	if cfg.SecAggRoster, err = loadSecAggRoster(c); err != nil {
 		return err
@@ -580,8 +581,8 @@ func runWorker(c *cli.Context) error {
 func jobCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "job",
-		Usage:       "submit jobs to a running coordinator, ask their status, download their models",
-		Subcommands: []*cli.Command{jobSubmitCommand(), jobStatusCommand(), jobModelCommand()},
+		Usage:       "submit jobs to a running coordinator, list, cancel, ask their status, download their models",
+		Subcommands: []*cli.Command{jobSubmitCommand(), jobListCommand(), jobStatusCommand(), jobCancelCommand(), jobModelCommand()},
 	}
 }
 

@@ -18,11 +18,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// jobModelPath is STATE/jobs/<job>.model.json.
-func jobModelPath(jobs *store.Jobs, id string) string {
-	return strings.TrimSuffix(jobs.Path(id), ".json") + coordinator.ModelFileSuffix
-}
-
 // persistJob saves a finished job's status and, for a completed job, its
 // model artefact next to it (coordinator.StatusModel). A model that cannot
 // be built is logged and skipped (the status is what the coordinator
@@ -35,19 +30,31 @@ func persistJob(jobs *store.Jobs, logf func(string, ...any)) func(*protocol.JobS
 		if st.Status != protocol.StatusCompleted {
 			return nil
 		}
-		m, err := coordinator.StatusModel(st)
-		if err != nil {
-			logf("coordinator: job %s: no model artefact: %v", st.Job, err)
+		if err := writeJobArtefact(jobs, st, coordinator.StatusModel, coordinator.ModelFileSuffix, logf); err != nil {
+			return err
+		}
+		if st.BestPhase == 0 {
 			return nil
 		}
-		m.Provenance.Pairfed, m.Provenance.Created = pairfedVersion(), time.Now().UTC().Format(time.RFC3339)
-		var buf bytes.Buffer
-		if err := model.Encode(&buf, m); err != nil {
-			logf("coordinator: job %s: no model artefact: %v", st.Job, err)
-			return nil
-		}
-		return store.WriteFileAtomic(jobModelPath(jobs, st.Job), buf.Bytes())
+		return writeJobArtefact(jobs, st, coordinator.BestModel, coordinator.BestModelFileSuffix, logf)
 	}
+}
+
+// writeJobArtefact writes build(st) to STATE/jobs/<job><suffix>; a model
+// that cannot be built is logged and skipped.
+func writeJobArtefact(jobs *store.Jobs, st *protocol.JobStatus, build func(*protocol.JobStatus) (*model.Model, error), suffix string, logf func(string, ...any)) error {
+	m, err := build(st)
+	if err != nil {
+		logf("coordinator: job %s: no %s artefact: %v", st.Job, suffix, err)
+		return nil
+	}
+	m.Provenance.Pairfed, m.Provenance.Created = pairfedVersion(), time.Now().UTC().Format(time.RFC3339)
+	var buf bytes.Buffer
+	if err := model.Encode(&buf, m); err != nil {
+		logf("coordinator: job %s: no %s artefact: %v", st.Job, suffix, err)
+		return nil
+	}
+	return store.WriteFileAtomic(strings.TrimSuffix(jobs.Path(st.Job), ".json")+suffix, buf.Bytes())
 }
 
 func jobModelCommand() *cli.Command {
@@ -58,19 +65,27 @@ func jobModelCommand() *cli.Command {
 		Description: `Asks the coordinator for the job (a job query: it never starts a job) and writes its model
    artefact: the global model, the job's parameters and the sites' privacy guarantees — the file the
    coordinator saved as STATE/jobs/JOB.model.json (or read that file with --state DIR on the
-   coordinator's machine). The coordinator does not see how the sites prepared their records, so the
-   artefact cannot score until the federation's public map is attached: give --feature-bounds SCHEMA
-   (and the loader flags the sites used); the norm rule is the workers' (clip, or divide for
-   algorithms that centre privately).
+   coordinator's machine). A job submitted with --feature-bounds carries its schema, and the artefact
+   embeds it as its preprocessing map (ready to score; missing values are imputed with the schema's
+   constants). A job without one cannot score until the federation's public map is attached: give
+   --feature-bounds SCHEMA (and the loader flags the sites used); the norm rule is the workers' (clip,
+   or divide for algorithms that centre privately).
+
+   --best writes the model of the job's best phase instead (jobs of several phases whose coordinator
+   scores a --test file after each phase; STATE/jobs/JOB.best.model.json): selected on the
+   coordinator's evaluation set, which is a NON-private selection on the evaluator's records (the sites'
+   guarantees still cover the model) with an optimistic score — its artefact says so.
 
 Examples:
    pairfed job model --nats nats://coord:4222 --feature-bounds schemas/diabetes.json --out m.json job-7
-   pairfed job model --state /var/lib/pairfed --out m.json --job job-7`,
+   pairfed job model --state /var/lib/pairfed --out m.json --job job-7
+   pairfed job model --nats nats://coord:4222 --best --out best.json job-7`,
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "nats", Usage: "URL of the federation's NATS server"},
 			federationFlag(),
 			jobIDFlag(),
 			&cli.StringFlag{Name: "state", Usage: "read STATE/jobs/JOB.model.json of a local coordinator instead of asking over NATS"},
+			&cli.BoolFlag{Name: "best", Usage: "the model of the job's best phase on the coordinator's test file (JOB.best.model.json; jobs of several phases scored by a coordinator --test): a NON-private selection on the evaluator's records, with an optimistic score"},
 			&cli.StringFlag{Name: "out", Required: true, Usage: "model file to write"},
 			featureBoundsFlag(),
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "give up waiting for the coordinator after this long"},
@@ -143,7 +158,11 @@ func runJobModel(c *cli.Context) error {
 	case c.String("state") != "" && c.String("nats") != "":
 		return usageError{fmt.Errorf("job model: give --nats URL or --state DIR, not both")}
 	case c.String("state") != "":
-		p := filepath.Join(c.String("state"), "jobs", id+coordinator.ModelFileSuffix)
+		suffix := coordinator.ModelFileSuffix
+		if c.Bool("best") {
+			suffix = coordinator.BestModelFileSuffix
+		}
+		p := filepath.Join(c.String("state"), "jobs", id+suffix)
 		f, err := os.Open(p)
 		if err != nil {
 			return fmt.Errorf("job model: %w (is %s a coordinator's state directory, and did job %s complete?)", err, c.String("state"), id)
@@ -165,11 +184,18 @@ func runJobModel(c *cli.Context) error {
 			}
 			return fmt.Errorf("job model: job %s is %s%s; only a completed job has a model", id, st.Status, why)
 		}
-		if m, err = coordinator.StatusModel(st); err != nil {
+		build, from := coordinator.StatusModel, "job model (from the coordinator's status)"
+		if c.Bool("best") {
+			build = coordinator.BestModel
+		}
+		if m, err = build(st); err != nil {
 			return err
 		}
 		m.Provenance.Pairfed, m.Provenance.Created = pairfedVersion(), time.Now().UTC().Format(time.RFC3339)
-		m.Provenance.Command = "job model (from the coordinator's status)"
+		if c.Bool("best") {
+			from = "job model --best (from the coordinator's status); " + m.Provenance.Command
+		}
+		m.Provenance.Command = from
 	default:
 		return usageError{fmt.Errorf("job model: give --nats URL (ask the coordinator) or --state DIR (its state directory)")}
 	}
@@ -203,7 +229,11 @@ func runJobModel(c *cli.Context) error {
 	if m.Scorable() != nil {
 		scorable = "NOT scorable until the federation's map is attached (--feature-bounds)"
 	}
-	fmt.Fprintf(c.App.ErrWriter, "pairfed: wrote %s: job %s's global model (private: %v); %s\n", c.String("out"), id, m.Certificate.Private, scorable)
+	which := "global model"
+	if c.Bool("best") {
+		which = fmt.Sprintf("best-phase model (phase %g, selected on the coordinator's test file: a non-private selection)", m.Algorithm.Params["best_phase"])
+	}
+	fmt.Fprintf(c.App.ErrWriter, "pairfed: wrote %s: job %s's %s (private: %v); %s\n", c.String("out"), id, which, m.Certificate.Private, scorable)
 	return nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/pairfed/pairfed/coordinator"
@@ -203,7 +202,7 @@ func schemaDiff(site, job *data.Schema) string {
 	}
 	sl, sh := site.Bounds()
 	jl, jh := job.Bounds()
-	sn, jn := expandedNames(site), expandedNames(job)
+	sn, jn := site.FeatureNames(), job.FeatureNames() // D names each (one-hot indicators included)
 	ss, js := site.Scaler(), job.Scaler()
 	si, ji := site.ImputeValues(), job.ImputeValues()
 	same := func(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
@@ -237,23 +236,6 @@ func boxLo(s *data.Scaler, j int) float64 {
 		return -1
 	}
 	return s.BoxLo[j]
-}
-
-// expandedNames lists a schema's feature names after count expansion
-// (name#1 … name#k), as data.Schema names them.
-func expandedNames(s *data.Schema) []string {
-	var out []string
-	for _, f := range s.Features {
-		k := max(f.Count, 1)
-		for i := range k {
-			n := f.Name
-			if k > 1 && n != "" {
-				n = fmt.Sprintf("%s#%d", f.Name, i+1)
-			}
-			out = append(out, n)
-		}
-	}
-	return slices.Clip(out)
 }
 
 // privacyLine says in words whether a site's releases in a job were

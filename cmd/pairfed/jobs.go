@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pairfed/pairfed/coordinator"
+	"github.com/pairfed/pairfed/protocol"
+	"github.com/urfave/cli/v2"
+)
+
+// This file holds the job-object subcommands: `job list` and `job cancel`
+// (protocol.JobList/JobPage, protocol.JobCancel).
+
+func jobListCommand() *cli.Command {
+	return withUsageErrors(&cli.Command{
+		Name:  "list",
+		Usage: "list every job the coordinator knows (queued, running, finished)",
+		Description: `Asks the coordinator for its jobs (a job list: it never starts a job), page by page (at most 100
+   jobs a reply), and prints one line per job: id, algorithm, status, whether its result is private
+   (yes, or NOT with the reason), its sites, and when it was submitted and finished (UTC; "-" when
+   the coordinator does not know, e.g. a job refused on arrival).
+
+Examples:
+   pairfed job list --nats nats://coord:4222
+   pairfed job list --nats nats://coord:4222 --json`,
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "nats", Required: true, Usage: "URL of the federation's NATS server"},
+			federationFlag(),
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object: {\"jobs\": [...], \"total\": N}"},
+			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "give up waiting for the coordinator after this long"},
+		}, connFlags()...),
+		Action: runJobList,
+	})
+}
+
+func jobCancelCommand() *cli.Command {
+	return withUsageErrors(&cli.Command{
+		Name:      "cancel",
+		Usage:     "cancel a queued or running job",
+		ArgsUsage: "[JOB] (or --job JOB; flags go before JOB)",
+		Description: `A queued job leaves the queue (nothing was announced, no site is charged). A running job is
+   aborted through the coordinator's abort path: every participant is sent an Abort and releases
+   nothing further; the phases already aggregated stay charged in the ledgers (those releases
+   happened). The job's status becomes failed, "cancelled by <client>". A job that already ended
+   is left as it is.
+
+   Any client of the deployment's client account may cancel any job (the account that may submit
+   jobs; the submitting process's token is not needed — it is lost when job submit exits); the
+   canceller's client token is in the status and the coordinator's log.
+
+Exit status: 0 cancelled, 1 the job had already ended or is unknown.
+
+Examples:
+   pairfed job cancel --nats nats://coord:4222 job-7`,
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "nats", Required: true, Usage: "URL of the federation's NATS server"},
+			federationFlag(),
+			jobIDFlag(),
+			&cli.BoolFlag{Name: "json", Usage: "print the job's status as JSON"},
+			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "give up waiting for the coordinator after this long"},
+		}, connFlags()...),
+		Action: runJobCancel,
+	})
+}
+
+// maxListPages bounds the pages `job list` asks for (100 jobs each): a
+// coordinator that keeps answering Next is not followed for ever.
+const maxListPages = 10000
+
+func runJobList(c *cli.Context) error {
+	var all []protocol.JobSummary
+	after, total := "", 0
+	for range maxListPages {
+		m, _, err := askCoordinator(c, "job list", func(client string) protocol.Message {
+			return &protocol.JobList{Client: client, After: after}
+		}, func(m protocol.Message) bool { _, ok := m.(*protocol.JobPage); return ok })
+		if err != nil {
+			return err
+		}
+		p := m.(*protocol.JobPage)
+		all, total = append(all, p.Jobs...), p.Total
+		if p.Next == "" || p.Next <= after {
+			break
+		}
+		after = p.Next
+	}
+	if c.Bool("json") {
+		if all == nil {
+			all = []protocol.JobSummary{}
+		}
+		return writeJSON(c.App.Writer, struct {
+			Jobs  []protocol.JobSummary `json:"jobs"`
+			Total int                   `json:"total"`
+		}{all, total})
+	}
+	printJobList(c.App.Writer, all)
+	return nil
+}
+
+func printJobList(w io.Writer, jobs []protocol.JobSummary) {
+	if len(jobs) == 0 {
+		fmt.Fprintln(w, "no jobs")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOB\tALGORITHM\tSTATUS\tPRIVATE\tSITES\tSUBMITTED\tFINISHED")
+	for _, j := range jobs {
+		private := "yes"
+		if !j.Private {
+			private = "NOT"
+			if j.Privacy != "" {
+				private += ": " + strings.TrimPrefix(j.Privacy, "NOT private: ")
+			}
+		}
+		status := j.Status
+		if strings.HasPrefix(j.Reason, coordinator.CancelPrefix) {
+			status += " (" + strings.SplitN(j.Reason, " while ", 2)[0] + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.Job, orDash(j.Algo), status, private, orDash(strings.Join(j.Sites, ",")), unixText(j.Submitted), unixText(j.Finished))
+	}
+	tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func unixText(t int64) string {
+	if t <= 0 {
+		return "-"
+	}
+	return time.Unix(t, 0).UTC().Format("2006-01-02 15:04:05")
+}
+
+func runJobCancel(c *cli.Context) error {
+	id, err := jobArg(c)
+	if err != nil {
+		return err
+	}
+	m, client, err := askCoordinator(c, "job cancel", func(client string) protocol.Message {
+		return &protocol.JobCancel{Job: id, Client: client}
+	}, func(m protocol.Message) bool { st, ok := m.(*protocol.JobStatus); return ok && st.Job == id })
+	if err != nil {
+		return err
+	}
+	st := m.(*protocol.JobStatus)
+	if c.Bool("json") {
+		if err := writeJSON(c.App.Writer, st); err != nil {
+			return err
+		}
+	}
+	if st.Status == protocol.StatusFailed && strings.HasPrefix(st.Reason, coordinator.CancelPrefix+client+" ") {
+		// Cancelled by this request (an earlier cancel names another client).
+		if !c.Bool("json") {
+			fmt.Fprintf(c.App.Writer, "job %s: %s\n", id, st.Reason)
+		}
+		return nil
+	}
+	why := ""
+	if st.Reason != "" {
+		why = ": " + st.Reason
+	}
+	return cli.Exit(fmt.Sprintf("job cancel: job %s is %s%s; nothing was cancelled", id, st.Status, why), 1)
+}
+
+// askCoordinator publishes the message build(client) on the federation's
+// jobs subject, client a fresh token, every 2 s (core NATS may lose a
+// message; every request here is idempotent) until a reply on the
+// client's subject satisfies want, or --timeout passes. It returns the
+// reply and the client token.
+func askCoordinator(c *cli.Context, what string, build func(client string) protocol.Message, want func(protocol.Message) bool) (reply protocol.Message, client string, err error) {
+	fed := c.String("federation")
+	client = randomToken("c-")
+	msg, err := protocol.Encode(build(client))
+	if err != nil {
+		return nil, client, usageError{err}
+	}
+	natsOpts, err := connOptions(c, c.String("nats"))
+	if err != nil {
+		return nil, client, err
+	}
+	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	defer cancel()
+	cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
+	t, err := connectNATS(cctx, c.String("nats"), "pairfed-client", false, natsOpts...)
+	ccancel()
+	if err != nil {
+		return nil, client, err
+	}
+	defer t.Close()
+	replies := make(chan protocol.Message, 4)
+	unsub, err := t.Subscribe(protocol.ClientSubject(fed, client), func(_ string, b []byte) {
+		m, err := protocol.Decode(b)
+		if err != nil || !want(m) {
+			return
+		}
+		select {
+		case replies <- m:
+		default:
+		}
+	})
+	if err != nil {
+		return nil, client, err
+	}
+	defer unsub()
+	for {
+		if err := t.Publish(protocol.JobsSubject(fed), msg); err != nil {
+			return nil, client, err
+		}
+		timer := time.NewTimer(2 * time.Second)
+		select {
+		case m := <-replies:
+			timer.Stop()
+			return m, client, nil
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, client, fmt.Errorf("%s: no answer from a coordinator of federation %s at %s within %v", what, fed, c.String("nats"), c.Duration("timeout"))
+		case <-timer.C:
+		}
+	}
+}
