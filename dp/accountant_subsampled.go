@@ -117,12 +117,37 @@ func SubsampledGaussianRDP(alpha int, q, z float64) float64 {
 // subsampledCurve returns T·τ(α) for α = 0 … max (entries below 2 unused),
 // add/remove.
 func subsampledCurve(q, z float64, steps int, max int) []float64 {
+	tau := subsampledRates(q, z, max)
 	c := make([]float64, max+1)
 	for a := 2; a <= max; a++ {
-		c[a] = acctUp(float64(steps)*SubsampledGaussianRDP(a, q, z), 2)
+		c[a] = acctUp(float64(steps)*tau[a], 2)
 	}
 	return c
 }
+
+// subsampledRates returns one step's τ(α) = SubsampledGaussianRDP(α, q, z)
+// for α = 2 … max (entries 0, 1 unused), memoized by (q, z, max) (memo.go):
+// the curve costs O(max²) logarithms and does not depend on the number of
+// steps or on δ, so a job's round charges and the secure accountant's
+// fixed-point iterations (same q and z, other steps and δ) reuse it. The
+// returned slice is shared: read only.
+func subsampledRates(q, z float64, max int) []float64 {
+	return subsampledRatesMemo.get(subsampledRatesKey{q, z, max}, func() []float64 {
+		tau := make([]float64, max+1)
+		for a := 2; a <= max; a++ {
+			tau[a] = SubsampledGaussianRDP(a, q, z)
+		}
+		return tau
+	})
+}
+
+type subsampledRatesKey struct {
+	q, z float64
+	max  int
+}
+
+// At most 256 curves of ≤ 2·SubsampledMaxOrder + 1 floats (≈ 1 MiB).
+var subsampledRatesMemo = newMemo[subsampledRatesKey, []float64](256)
 
 // SubsampledGaussianEpsilon returns the ε at δ, and the RDP order that
 // attains it, of steps adaptive Poisson-subsampled Gaussian steps with

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 
 	"github.com/pairfed/pairfed/dp"
 )
@@ -268,40 +267,11 @@ func runPairSGDPrivate(ctx context.Context, obj Objective, cfg RunConfig, rng *r
 	return &Result{W: out, Steps: T, PairGrads: pairs, Privacy: rep}, nil
 }
 
-// pairSGDMultiplier memoizes dp.SecureSubsampledGaussianMultiplier (a
-// pure function costing a few hundred milliseconds) for repeated runs with
-// the same parameters (experiments, audits); coords is the number of noise
+// pairSGDMultiplier is dp.SecureSubsampledGaussianMultiplier (memoized
+// there by all its arguments, concurrent callers of the same arguments
+// sharing one search: dp/memo.go); coords is the number of noise
 // coordinates the T steps draw from the secure sampler (T·p), whose
 // discrete-noise δ term the multiplier leaves room for.
 func pairSGDMultiplier(q float64, T int, eps, delta float64, rel dp.Neighbouring, coords int64) (float64, error) {
-	type key struct {
-		q          float64
-		T          int
-		eps, delta float64
-		rel        dp.Neighbouring
-		coords     int64
-	}
-	k := key{q, T, eps, delta, rel, coords}
-	pairSGDCache.Lock()
-	z, ok := pairSGDCache.m[k]
-	pairSGDCache.Unlock()
-	if ok {
-		return z, nil
-	}
-	z, err := dp.SecureSubsampledGaussianMultiplier(q, T, eps, delta, rel, coords)
-	if err != nil {
-		return 0, err
-	}
-	pairSGDCache.Lock()
-	if pairSGDCache.m == nil || len(pairSGDCache.m) > 1024 {
-		pairSGDCache.m = map[any]float64{}
-	}
-	pairSGDCache.m[k] = z
-	pairSGDCache.Unlock()
-	return z, nil
-}
-
-var pairSGDCache struct {
-	sync.Mutex
-	m map[any]float64
+	return dp.SecureSubsampledGaussianMultiplier(q, T, eps, delta, rel, coords)
 }

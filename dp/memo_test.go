@@ -1,0 +1,192 @@
+package dp
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// uncached runs f with every memo bypassed: the reference computation.
+func uncached(f func()) {
+	memoBypass.Store(true)
+	defer memoBypass.Store(false)
+	f()
+}
+
+func sameFloat(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+
+func errText(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}
+
+// The cached accountant returns the uncached one's results bit for bit,
+// on a miss and on a hit, over a grid of rates, multipliers, step counts,
+// δ's, both relations and secure coordinate counts (0: continuous), errors
+// included (q = 0, z = 0, steps = 0, δ = 1 are refused the same way).
+func TestCacheSubsampledEpsilonBitExact(t *testing.T) {
+	type args struct {
+		q, z   float64
+		steps  int
+		delta  float64
+		rel    Neighbouring
+		coords int64
+	}
+	var grid []args
+	for _, q := range []float64{0.5, 0.04, 1.0 / 3} {
+		for _, z := range []float64{0.7, 1.3, 4.1} {
+			for _, steps := range []int{1, 37, 250} {
+				for _, rel := range []Neighbouring{AddRemove, ReplaceOne} {
+					for _, coords := range []int64{0, int64(steps) * 9} {
+						grid = append(grid, args{q, z, steps, 1e-5, rel, coords})
+					}
+				}
+			}
+		}
+	}
+	grid = append(grid, args{0.1, 2, 10, 1.0 / 3000, ReplaceOne, 90}, args{0, 1, 10, 1e-5, AddRemove, 0},
+		args{0.1, 0, 10, 1e-5, AddRemove, 0}, args{0.1, 1, 0, 1e-5, AddRemove, 0}, args{0.1, 1, 10, 1, AddRemove, 5},
+		args{0.1, 1, 10, 1e-5, "bogus", 0}, args{0.1, 1, 10, 1e-5, AddRemove, -1}, args{math.NaN(), 1, 10, 1e-5, AddRemove, 0})
+	type res struct {
+		eps   float64
+		order int
+		err   string
+	}
+	want := make([]res, len(grid))
+	uncached(func() {
+		for i, a := range grid {
+			e, o, err := SecureSubsampledGaussianEpsilon(a.q, a.z, a.steps, a.delta, a.rel, a.coords)
+			want[i] = res{e, o, errText(err)}
+		}
+	})
+	subsampledMemo.reset()
+	subsampledRatesMemo.reset()
+	for pass := range 2 { // a miss, then a hit
+		for i, a := range grid {
+			e, o, err := SecureSubsampledGaussianEpsilon(a.q, a.z, a.steps, a.delta, a.rel, a.coords)
+			if got := (res{e, o, errText(err)}); !sameFloat(got.eps, want[i].eps) || got.order != want[i].order || got.err != want[i].err {
+				t.Errorf("pass %d, %+v: cached %+v, uncached %+v", pass, a, got, want[i])
+			}
+		}
+	}
+	if subsampledMemo.len() == 0 || subsampledRatesMemo.len() == 0 {
+		t.Errorf("nothing memoized (%d results, %d curves)", subsampledMemo.len(), subsampledRatesMemo.len())
+	}
+}
+
+// The cached multiplier search returns the uncached search's z bit for bit
+// (each uncached search costs a few hundred milliseconds: a small grid),
+// and the refusal of an unreachable request the same error.
+func TestCacheSubsampledMultiplierBitExact(t *testing.T) {
+	type args struct {
+		q          float64
+		steps      int
+		eps, delta float64
+		rel        Neighbouring
+		coords     int64
+	}
+	grid := []args{{0.144, 70, 1, 1.0 / 7680, ReplaceOne, 70 * 9}, {0.5, 40, 2, 1e-5, AddRemove, 0},
+		{0.04, 250, 0.5, 1e-6, ReplaceOne, 0}, {0.1, 10, -1, 1e-5, ReplaceOne, 90}}
+	type res struct {
+		z   float64
+		err string
+	}
+	want := make([]res, len(grid))
+	uncached(func() {
+		for i, a := range grid {
+			z, err := SecureSubsampledGaussianMultiplier(a.q, a.steps, a.eps, a.delta, a.rel, a.coords)
+			want[i] = res{z, errText(err)}
+		}
+	})
+	multiplierMemo.reset()
+	for pass := range 2 {
+		for i, a := range grid {
+			z, err := SecureSubsampledGaussianMultiplier(a.q, a.steps, a.eps, a.delta, a.rel, a.coords)
+			if got := (res{z, errText(err)}); !sameFloat(got.z, want[i].z) || got.err != want[i].err {
+				t.Errorf("pass %d, %+v: cached %+v, uncached %+v", pass, a, got, want[i])
+			}
+		}
+	}
+}
+
+// Concurrent callers of one key share one computation and all get its
+// value; distinct keys compute separately; the map stays within its bound;
+// a panicking computation is not remembered and its waiters compute
+// themselves. Run under -race.
+func TestCacheMemoConcurrent(t *testing.T) {
+	c := newMemo[int, string](8)
+	var calls atomic.Int64
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	got := make([]string, 32)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i] = c.get(i%2, func() string {
+				calls.Add(1)
+				<-release // hold the computation until every caller has arrived
+				return fmt.Sprint("v", i%2)
+			})
+		}()
+	}
+	close(release)
+	wg.Wait()
+	// Each key is computed at least once; callers that found the entry in
+	// flight waited for it. All see the value of their key.
+	for i, g := range got {
+		if g != fmt.Sprint("v", i%2) {
+			t.Fatalf("caller %d got %q", i, g)
+		}
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("%d computations for 2 keys and 32 callers, want 2", n)
+	}
+	for k := range 100 {
+		c.get(k, func() string { return "" })
+		if c.len() > 8 {
+			t.Fatalf("%d entries, bound 8", c.len())
+		}
+	}
+	var boom atomic.Int64
+	func() {
+		defer func() { recover() }()
+		c.get(-1, func() string { boom.Add(1); panic("boom") })
+	}()
+	if v := c.get(-1, func() string { boom.Add(1); return "ok" }); v != "ok" || boom.Load() != 2 {
+		t.Errorf("after a panic: %q, %d computations", v, boom.Load())
+	}
+}
+
+// The real accountant under concurrent use: 16 goroutines certifying the
+// same and different arguments all get the sequential results.
+func TestCacheSubsampledConcurrent(t *testing.T) {
+	qs := []float64{0.5, 0.25, 0.125}
+	want := make([]float64, len(qs))
+	uncached(func() {
+		for i, q := range qs {
+			want[i], _, _ = SecureSubsampledGaussianEpsilon(q, 1.1, 50, 1e-5, ReplaceOne, 450)
+		}
+	})
+	subsampledMemo.reset()
+	subsampledRatesMemo.reset()
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range 3 {
+				i := (g + r) % len(qs)
+				e, _, err := SecureSubsampledGaussianEpsilon(qs[i], 1.1, 50, 1e-5, ReplaceOne, 450)
+				if err != nil || !sameFloat(e, want[i]) {
+					t.Errorf("goroutine %d, q = %v: %v (%v), want %v", g, qs[i], e, err, want[i])
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
