@@ -1,7 +1,9 @@
 package dp
 
 import (
+	"encoding/binary"
 	"math"
+	"math/big"
 	"math/bits"
 )
 
@@ -72,8 +74,13 @@ import (
 
 // PoissonSubsample appends to dst, in increasing order, the indices of a
 // Poisson sample of [0, n) with rate q: every index enters independently
-// with probability exactly q (q ≤ 0 or NaN: none; q ≥ 1: all). The bits
-// come from src, 64 records per word (see the file comment for the proof).
+// with probability exactly q (q ≤ 0 or NaN: none; q ≥ 1: all). For
+// q < 1/16 it counts each block of 64 records exactly (poissonBlocks: one
+// word per block in most cases); otherwise, and for the last n mod 64
+// records, it decides 64 records per word bit-sliced
+// (poissonSubsampleBitSliced). Both are exact (proofs in the file comment
+// and at poissonBlocks), and so is their combination: the blocks and the
+// tail read disjoint stretches of the word stream, each a stopping time.
 func PoissonSubsample(dst []int, n int, q float64, src Source) []int {
 	if n <= 0 || !(q > 0) {
 		return dst
@@ -84,36 +91,230 @@ func PoissonSubsample(dst []int, n int, q float64, src Source) []int {
 		}
 		return dst
 	}
+	if q >= blockMinRate || n < 64 {
+		return poissonSubsampleBitSliced(dst, n, q, src)
+	}
+	return poissonBlocks(dst, n, q, src)
+}
+
+// poissonSubsampleBitSliced is the bit-sliced sampler of the file comment
+// for q ∈ (0, 1) (the reference the block sampler is tested against, and
+// the sampler of rates ≥ 1/16 and of the last partial block).
+func poissonSubsampleBitSliced(dst []int, n int, q float64, src Source) []int {
+	for g := 0; g < n; g += 64 {
+		dst = bitSlicedGroup(dst, g, min(64, n-g), q, src)
+	}
+	return dst
+}
+
+// bitSlicedGroup decides the lanes records g … g+lanes−1 (lanes ≤ 64),
+// appending the included ones.
+func bitSlicedGroup(dst []int, g, lanes int, q float64, src Source) []int {
 	frac, exp := math.Frexp(q) // q = frac·2^exp, frac ∈ [½, 1), exp ≤ 0
 	F := uint64(math.Ldexp(frac, 53))
 	z := -exp
 	last := bits.TrailingZeros64(F) // q's digits after d_(53−last) are all 0
-	for g := 0; g < n; g += 64 {
-		alive := ^uint64(0)
-		if n-g < 64 {
-			alive = 1<<uint(n-g) - 1
-		}
-		for k := 0; k < z && alive != 0; k++ {
-			alive &^= src.Uint64() // a zero digit: b = 1 means U > q
-		}
-		var in uint64
-		for i := 52; i >= last && alive != 0; i-- {
-			w := src.Uint64()
-			if F>>uint(i)&1 == 1 {
-				in |= alive &^ w // b = 0 < d = 1: U < q
-				alive &= w
-			} else {
-				alive &^= w // b = 1 > d = 0: U > q
-			}
-		}
-		// Lanes alive here have U's bits equal to q's up to q's last
-		// nonzero digit, and q's remaining digits are 0: U ≥ q.
-		for in != 0 {
-			dst = append(dst, g+bits.TrailingZeros64(in))
-			in &= in - 1
+	alive := ^uint64(0)
+	if lanes < 64 {
+		alive = 1<<uint(lanes) - 1
+	}
+	for k := 0; k < z && alive != 0; k++ {
+		alive &^= src.Uint64() // a zero digit: b = 1 means U > q
+	}
+	var in uint64
+	for i := 52; i >= last && alive != 0; i-- {
+		w := src.Uint64()
+		if F>>uint(i)&1 == 1 {
+			in |= alive &^ w // b = 0 < d = 1: U < q
+			alive &= w
+		} else {
+			alive &^= w // b = 1 > d = 0: U > q
 		}
 	}
+	// Lanes alive here have U's bits equal to q's up to q's last
+	// nonzero digit, and q's remaining digits are 0: U ≥ q.
+	for in != 0 {
+		dst = append(dst, g+bits.TrailingZeros64(in))
+		in &= in - 1
+	}
 	return dst
+}
+
+// blockMinRate: below it PoissonSubsample counts blocks (about one word
+// per 64 records); at and above it the bit-sliced sampler reads at most
+// about 8 words per 64 records, already O(qn).
+const blockMinRate = 1.0 / 16
+
+// # Counting blocks (poissonBlocks)
+//
+// The coins of a block of 64 records are i.i.d. Bernoulli(q) iff the
+// number K of included records has the Binomial(64, q) law and, given
+// K = k, the included set is uniform among the C(64, k) subsets of size k:
+// then P(S) = P(K = |S|)/C(64, |S|) = q^|S|·(1 − q)^(64−|S|) for every
+// S ⊆ block, the law of independent coins. Both steps are drawn exactly.
+//
+// K by inversion of the exact CDF. With q = F·2^−(z+53) (file comment) and
+// D = 2^(z+53), P(K = k) = C(64, k)·F^k·(D − F)^(64−k)/D^64 is a dyadic
+// rational with denominator 2^B, B = 64(z + 53), so every CDF value
+// c_k = P(K ≤ k) is a B-bit binary fraction, stored exactly as z + 53
+// words (blockLaw, computed once per q with math/big and memoized). K is
+// the least k with U < c_k (64 if none) for U = 0.u₁u₂… a uniform real
+// whose words u₁, u₂, … (u₁ the most significant) are read lazily from
+// the source: U < c_k is decided at the first word where U and c_k differ
+// (U's word smaller: U < c_k; larger: U > c_k), and U ≥ c_k if U agrees
+// with all of c_k's words (c_k's later digits are 0). So
+// P(K = k) = P(c_(k−1) ≤ U < c_k) = c_k − c_(k−1) exactly. One word
+// decides K unless u₁ equals the first word of some c_k (probability
+// ≤ 64·2⁻⁶⁴ per block); the tie reads further words, shared by every
+// comparison of the same block (they compare the same U).
+//
+// The subset by Floyd's algorithm (Bentley & Floyd, "A sample of
+// brilliance", CACM 1987): for j = 64 − k … 63, draw t uniform in [0, j]
+// (bitSource.uint64n, exact) and add t, or j if t is already in the set.
+// By induction on j every subset of [0, j] of the current size is equally
+// likely: a given subset T of [0, j] of size m arises from T∖{j} (if
+// j ∈ T; t hits one of the m − 1 chosen or j itself: m ways) or from one
+// of the m sets T∖{t}, t ∈ T (if j ∉ T; exactly t: 1 way each): m ways
+// out of (j + 1) in both cases, times the equal probability of the
+// previous subsets.
+//
+// Independence between blocks: every block reads its words (for U, then
+// for the subset) until its own decisions are made — a stopping time of
+// the i.i.d. word stream — so the next block reads fresh words (the
+// subset's bitSource keeps the unread bits of its last word for the next
+// block's subset draws: those bits were not read, so they are fresh and
+// independent of everything decided). Hence the blocks are independent
+// and each is i.i.d. Bernoulli(q) inside: the whole sample is exact.
+// The last n mod 64 records are decided bit-sliced, again on fresh words.
+//
+// Cost: about one word per 64 records plus, per included record, about 6
+// bits (one word per draw when j + 1 is not a power of two): n/64 + O(qn)
+// words, against n/8 for the bit-sliced sampler and qn logarithms for the
+// float geometric skip (BenchmarkPoissonSample).
+func poissonBlocks(dst []int, n int, q float64, src Source) []int {
+	law := blockLawOf(q)
+	r := bitSource{src: src}
+	c0 := law.cdf[0][0] // U's first word below it: K = 0, decided
+	g := 0
+	for ; g+64 <= n; g += 64 {
+		u := src.Uint64()
+		if u < c0 {
+			continue
+		}
+		k := law.countFrom(u, src)
+		for in := r.subset64(k); in != 0; in &= in - 1 {
+			dst = append(dst, g+bits.TrailingZeros64(in))
+		}
+	}
+	if g < n {
+		dst = bitSlicedGroup(dst, g, n-g, q, src)
+	}
+	return dst
+}
+
+// blockLaw is the CDF of Binomial(64, q): cdf[k] = P(K ≤ k) for k < 64 as
+// the words of a binary fraction, most significant first (P(K ≤ 64) = 1
+// is not stored).
+type blockLaw struct {
+	cdf [64][]uint64
+}
+
+// count draws K ∈ [0, 64] by inversion (see poissonBlocks): the least k
+// with U < cdf[k].
+func (l *blockLaw) count(src Source) int { return l.countFrom(src.Uint64(), src) }
+
+// countFrom is count with U's first word u already read.
+func (l *blockLaw) countFrom(u uint64, src Source) int {
+	var more []uint64 // U's further words, drawn only on a tie
+	for k := range l.cdf {
+		c := l.cdf[k]
+		if u < c[0] {
+			return k
+		}
+		if u > c[0] {
+			continue
+		}
+		less := false
+		for i := 1; i < len(c); i++ {
+			if i > len(more) {
+				more = append(more, src.Uint64())
+			}
+			if w := more[i-1]; w != c[i] {
+				less = w < c[i]
+				break
+			}
+		}
+		if less {
+			return k
+		}
+		// U agrees with all of c's words (U ≥ c_k) or exceeds it.
+	}
+	return 64
+}
+
+// subset64 returns a uniform subset of [0, 64) of size k ∈ [1, 64] as a
+// mask, by Floyd's algorithm (see poissonBlocks).
+func (r *bitSource) subset64(k int) uint64 { return floydSubset64(k, r) }
+
+// uniformDrawer draws uniform integers in [0, m) (bitSource; the exact
+// enumeration test passes every outcome instead).
+type uniformDrawer interface{ uint64n(m uint64) uint64 }
+
+// floydSubset64 is Floyd's algorithm with uniform[0, m) draws from draw.
+func floydSubset64[D uniformDrawer](k int, draw D) uint64 {
+	var s uint64
+	for j := 64 - k; j < 64; j++ {
+		t := draw.uint64n(uint64(j) + 1)
+		if s>>t&1 == 1 {
+			t = uint64(j)
+		}
+		s |= 1 << t
+	}
+	return s
+}
+
+// blockLawOf returns the memoized blockLaw of q ∈ (0, 1) (at most 16 laws
+// of 64·(z + 53) words are kept).
+func blockLawOf(q float64) *blockLaw {
+	return blockLawMemo.get(q, func() *blockLaw { return newBlockLaw(q) })
+}
+
+var blockLawMemo = newMemo[float64, *blockLaw](16)
+
+// newBlockLaw computes the exact CDF of Binomial(64, q) for q ∈ (0, 1):
+// P(K = k) = C(64, k)·F^k·(D − F)^(64−k)/D^64 with q = F/D, D = 2^(z+53).
+func newBlockLaw(q float64) *blockLaw {
+	frac, exp := math.Frexp(q)
+	z := -exp
+	F := new(big.Int).SetUint64(uint64(math.Ldexp(frac, 53)))
+	D := new(big.Int).Lsh(big.NewInt(1), uint(z+53))
+	G := new(big.Int).Sub(D, F)
+	var fp, gp [65]*big.Int // F^k, G^k
+	fp[0], gp[0] = big.NewInt(1), big.NewInt(1)
+	for k := 1; k <= 64; k++ {
+		fp[k] = new(big.Int).Mul(fp[k-1], F)
+		gp[k] = new(big.Int).Mul(gp[k-1], G)
+	}
+	words := z + 53 // B = 64·words bits
+	buf := make([]byte, 8*words)
+	l := &blockLaw{}
+	sum, c, t := new(big.Int), big.NewInt(1), new(big.Int) // c = C(64, k)
+	for k := range 64 {
+		if k > 0 {
+			c.Mul(c, big.NewInt(int64(64-k+1)))
+			c.Quo(c, big.NewInt(int64(k)))
+		}
+		t.Mul(fp[k], gp[64-k])
+		t.Mul(t, c)
+		sum.Add(sum, t)
+		sum.FillBytes(buf) // sum < D^64 = 2^B: fits
+		w := make([]uint64, words)
+		for i := range w {
+			w[i] = binary.BigEndian.Uint64(buf[8*i:])
+		}
+		l.cdf[k] = w
+	}
+	return l
 }
 
 // Bernoulli returns true with probability exactly p for a float64 p

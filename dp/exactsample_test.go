@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -281,3 +282,191 @@ func TestSampleRunsExact(t *testing.T) {
 		}
 	}
 }
+
+// The block sampler's table is the exact CDF of Binomial(64, q): every
+// stored word string equals Σ_{j≤k} C(64, j) q^j (1 − q)^(64−j) as an
+// exact rational, for q's of every grain (the smallest subnormal too).
+func TestPoissonBlockLawExact(t *testing.T) {
+	for _, q := range exactSampleRates {
+		l := newBlockLaw(q)
+		Q := ratOf(q)
+		P := new(big.Rat).Sub(big.NewRat(1, 1), Q)
+		cdf := new(big.Rat)
+		for k := range 64 {
+			term := new(big.Rat).SetInt(new(big.Int).Binomial(64, int64(k)))
+			term.Mul(term, new(big.Rat).SetFrac(new(big.Int).Exp(Q.Num(), big.NewInt(int64(k)), nil), new(big.Int).Exp(Q.Denom(), big.NewInt(int64(k)), nil)))
+			term.Mul(term, new(big.Rat).SetFrac(new(big.Int).Exp(P.Num(), big.NewInt(int64(64-k)), nil), new(big.Int).Exp(P.Denom(), big.NewInt(int64(64-k)), nil)))
+			cdf.Add(cdf, term)
+			w := l.cdf[k]
+			num := new(big.Int)
+			for _, x := range w {
+				num.Lsh(num, 64)
+				num.Or(num, new(big.Int).SetUint64(x))
+			}
+			got := new(big.Rat).SetFrac(num, new(big.Int).Lsh(big.NewInt(1), uint(64*len(w))))
+			if got.Cmp(cdf) != 0 {
+				t.Fatalf("q = %v: stored P(K ≤ %d) = %v, want exactly %v", q, k, got.FloatString(30), cdf.FloatString(30))
+			}
+		}
+	}
+}
+
+// Inversion at the boundaries, ties included: U = c_k exactly (its words,
+// then zeros) gives K = k + 1 and U = c_k − 2^−B (one unit below in the
+// last word) gives K = k, for every k; U = 0 gives 0 and U = 1 − 2^−B…
+// gives 64. q = 2⁻⁸⁰ makes the first word of every c_k all ones, so each
+// decision goes through the tie path, reading only the words it needs.
+func TestPoissonBlockCountBoundaries(t *testing.T) {
+	for _, q := range []float64{0.04, 0x1p-80, 1.0 / 3} {
+		l := newBlockLaw(q)
+		W := len(l.cdf[0])
+		for k := range 64 {
+			c := l.cdf[k]
+			src := &replayWords{path: slices.Clone(c)}
+			if got := l.count(src); got != k+1 {
+				t.Errorf("q = %v, U = c_%d: K = %d, want %d", q, k, got, k+1)
+			}
+			if src.i > W {
+				t.Errorf("q = %v, U = c_%d: read %d words, at most %d needed", q, k, src.i, W)
+			}
+			below := slices.Clone(c)
+			for i := W - 1; i >= 0; i-- { // subtract one unit of the last word, borrowing
+				below[i]--
+				if below[i] != math.MaxUint64 {
+					break
+				}
+			}
+			if got := l.count(&replayWords{path: below}); got != k {
+				t.Errorf("q = %v, U = c_%d − 2^−B: K = %d, want %d", q, k, got, k)
+			}
+		}
+		if got := l.count(&replayWords{}); got != 0 {
+			t.Errorf("q = %v, U = 0: K = %d", q, got)
+		}
+		ones := make([]uint64, W)
+		for i := range ones {
+			ones[i] = math.MaxUint64
+		}
+		if got := l.count(&replayWords{path: ones}); got != 64 {
+			t.Errorf("q = %v, U = 1 − 2^−B: K = %d, want 64", q, got)
+		}
+	}
+}
+
+// Floyd's subset is exactly uniform: over every outcome of its k uniform
+// draws (all equally likely), each k-subset of the block arises equally
+// often, for k = 1, 2, 3 (3: 249 984 outcomes onto 41 664 subsets).
+func TestPoissonBlockSubsetExact(t *testing.T) {
+	for k := 1; k <= 3; k++ {
+		counts := map[uint64]int{}
+		var walk func(outcome []uint64)
+		walk = func(outcome []uint64) {
+			if len(outcome) == k {
+				i := 0
+				s := floydSubset64(k, drawFunc(func(m uint64) uint64 {
+					if v := outcome[i]; v < m {
+						i++
+						return v
+					}
+					panic("draw out of range")
+				}))
+				if bits.OnesCount64(s) != k {
+					t.Fatalf("k = %d: subset %x of size %d", k, s, bits.OnesCount64(s))
+				}
+				counts[s]++
+				return
+			}
+			m := uint64(64 - k + len(outcome) + 1) // the draw's range [0, j]
+			for v := uint64(0); v < m; v++ {
+				walk(append(outcome, v))
+			}
+		}
+		walk(nil)
+		want := -1
+		if nb := new(big.Int).Binomial(64, int64(k)).Int64(); int64(len(counts)) != nb {
+			t.Fatalf("k = %d: %d subsets reached, want %d", k, len(counts), nb)
+		}
+		for s, c := range counts {
+			if want < 0 {
+				want = c
+			}
+			if c != want {
+				t.Fatalf("k = %d: subset %x arises %d times, another %d", k, s, c, want)
+			}
+		}
+	}
+}
+
+// The block sampler at dp-pair-sgd's default rate for n = 10⁵ (q = 0.004,
+// ChaCha8 seeded, 200 draws): the total, each lane position (index mod 64)
+// and, inside blocks, the pairs (i, i + d) for d = 1 and 63 (both ends of
+// a block; Bernoulli(q²) if independent) are within Bernstein's radius at
+// e^{−24}; 67 checks: false-failure rate ≤ 134·e^{−24} < 6·10⁻⁹.
+func TestPoissonSubsampleBlocksBinomial(t *testing.T) {
+	const n, q, draws, x = 100_000, 0.004, 200, 24
+	rng := rand.New(rand.NewChaCha8([32]byte{4, 5, 6}))
+	var total float64
+	var lane [64]float64
+	pairs := map[int]float64{}
+	in := make([]bool, n)
+	var b []int
+	for range draws {
+		b = PoissonSubsample(b[:0], n, q, rng)
+		clear(in)
+		for _, j := range b {
+			in[j] = true
+			lane[j%64]++
+		}
+		total += float64(len(b))
+		for g := 0; g+64 <= n; g += 64 {
+			for _, d := range []int{1, 63} {
+				for i := g; i+d < g+64; i += d + 1 {
+					if in[i] && in[i+d] {
+						pairs[d]++
+					}
+				}
+			}
+		}
+	}
+	N := float64(n * draws)
+	if d, r := math.Abs(total-N*q), bernsteinRadius(N, q, x); d > r {
+		t.Errorf("total %v, want %v ± %v", total, N*q, r)
+	}
+	for l, c := range lane {
+		Nl := float64(draws * ((n - l + 63) / 64))
+		if d, r := math.Abs(c-Nl*q), bernsteinRadius(Nl, q, x); d > r {
+			t.Errorf("lane %d: %v, want %v ± %v", l, c, Nl*q, r)
+		}
+	}
+	for _, d := range []int{1, 63} {
+		Np := float64(draws * (n / 64) * (64 / (d + 1)))
+		if dev, r := math.Abs(pairs[d]-Np*q*q), bernsteinRadius(Np, q*q, x); dev > r {
+			t.Errorf("pairs (i, i+%d) both sampled: %v, want %v ± %v", d, pairs[d], Np*q*q, r)
+		}
+	}
+}
+
+// BenchmarkPoissonSubsample: the sampler PoissonSubsample uses (blocks
+// below q = 1/16) against the bit-sliced reference, at dp-pair-sgd's
+// default q (min(⌈4√n⌉, n/2)/n) for n = 10⁴, 10⁵, 10⁶, from ChaCha8.
+func BenchmarkPoissonSubsample(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		q := math.Min(math.Ceil(4*math.Sqrt(float64(n))), float64(n)/2) / float64(n)
+		for _, s := range []struct {
+			name string
+			f    func([]int, int, float64, Source) []int
+		}{{"exact", PoissonSubsample}, {"bitsliced", poissonSubsampleBitSliced}} {
+			b.Run(fmt.Sprintf("%s/n=%d", s.name, n), func(b *testing.B) {
+				rng := rand.New(rand.NewChaCha8([32]byte{9}))
+				var batch []int
+				for b.Loop() {
+					batch = s.f(batch[:0], n, q, rng)
+				}
+			})
+		}
+	}
+}
+
+type drawFunc func(m uint64) uint64
+
+func (f drawFunc) uint64n(m uint64) uint64 { return f(m) }
