@@ -283,19 +283,24 @@ func TestSampleRunsExact(t *testing.T) {
 	}
 }
 
-// The block sampler's table is the exact CDF of Binomial(64, q): every
-// stored word string equals Σ_{j≤k} C(64, j) q^j (1 − q)^(64−j) as an
-// exact rational, for q's of every grain (the smallest subnormal too).
+// The block sampler's table is the exact CDF of Binomial(L, q): every
+// stored word string equals Σ_{j≤k} C(L, j) q^j (1 − q)^(L−j) as an
+// exact rational, for q's of every grain (the smallest subnormal too) and
+// the three block sizes (L = 256 at 0.004 and 2⁻⁸, 128 at 2⁻⁶·1.5).
 func TestPoissonBlockLawExact(t *testing.T) {
-	for _, q := range exactSampleRates {
+	for _, q := range append(slices.Clone(exactSampleRates), 0x1p-8, 1.5*0x1p-7) {
 		l := newBlockLaw(q)
+		L := 64 * l.m
+		if len(l.cdf) != L {
+			t.Fatalf("q = %v: %d entries for blocks of %d", q, len(l.cdf), L)
+		}
 		Q := ratOf(q)
 		P := new(big.Rat).Sub(big.NewRat(1, 1), Q)
 		cdf := new(big.Rat)
-		for k := range 64 {
-			term := new(big.Rat).SetInt(new(big.Int).Binomial(64, int64(k)))
+		for k := range L {
+			term := new(big.Rat).SetInt(new(big.Int).Binomial(int64(L), int64(k)))
 			term.Mul(term, new(big.Rat).SetFrac(new(big.Int).Exp(Q.Num(), big.NewInt(int64(k)), nil), new(big.Int).Exp(Q.Denom(), big.NewInt(int64(k)), nil)))
-			term.Mul(term, new(big.Rat).SetFrac(new(big.Int).Exp(P.Num(), big.NewInt(int64(64-k)), nil), new(big.Int).Exp(P.Denom(), big.NewInt(int64(64-k)), nil)))
+			term.Mul(term, new(big.Rat).SetFrac(new(big.Int).Exp(P.Num(), big.NewInt(int64(L-k)), nil), new(big.Int).Exp(P.Denom(), big.NewInt(int64(L-k)), nil)))
 			cdf.Add(cdf, term)
 			w := l.cdf[k]
 			num := new(big.Int)
@@ -314,13 +319,13 @@ func TestPoissonBlockLawExact(t *testing.T) {
 // Inversion at the boundaries, ties included: U = c_k exactly (its words,
 // then zeros) gives K = k + 1 and U = c_k − 2^−B (one unit below in the
 // last word) gives K = k, for every k; U = 0 gives 0 and U = 1 − 2^−B…
-// gives 64. q = 2⁻⁸⁰ makes the first word of every c_k all ones, so each
+// gives L. q = 2⁻⁸⁰ makes the first word of every c_k all ones, so each
 // decision goes through the tie path, reading only the words it needs.
 func TestPoissonBlockCountBoundaries(t *testing.T) {
-	for _, q := range []float64{0.04, 0x1p-80, 1.0 / 3} {
+	for _, q := range []float64{0.04, 0.004, 0x1p-80, 1.0 / 3} {
 		l := newBlockLaw(q)
-		W := len(l.cdf[0])
-		for k := range 64 {
+		W, L := len(l.cdf[0]), len(l.cdf)
+		for k := range L {
 			c := l.cdf[k]
 			src := &replayWords{path: slices.Clone(c)}
 			if got := l.count(src); got != k+1 {
@@ -347,66 +352,89 @@ func TestPoissonBlockCountBoundaries(t *testing.T) {
 		for i := range ones {
 			ones[i] = math.MaxUint64
 		}
-		if got := l.count(&replayWords{path: ones}); got != 64 {
-			t.Errorf("q = %v, U = 1 − 2^−B: K = %d, want 64", q, got)
+		if got := l.count(&replayWords{path: ones}); got != L {
+			t.Errorf("q = %v, U = 1 − 2^−B: K = %d, want %d", q, got, L)
 		}
 	}
 }
 
 // Floyd's subset is exactly uniform: over every outcome of its k uniform
 // draws (all equally likely), each k-subset of the block arises equally
-// often, for k = 1, 2, 3 (3: 249 984 outcomes onto 41 664 subsets).
+// often, for k = 1, 2, 3 and L = 64, 256 (k = 3, L = 256: 16 387 584
+// outcomes would be slow; L = 256 is checked up to k = 2, and k = 3 on
+// L = 64: 249 984 outcomes onto 41 664 subsets).
 func TestPoissonBlockSubsetExact(t *testing.T) {
-	for k := 1; k <= 3; k++ {
-		counts := map[uint64]int{}
+	for _, c := range []struct{ k, L int }{{1, 64}, {2, 64}, {3, 64}, {1, 256}, {2, 256}, {1, 128}, {2, 128}} {
+		k, L := c.k, c.L
+		counts := map[[4]uint64]int{}
 		var walk func(outcome []uint64)
 		walk = func(outcome []uint64) {
 			if len(outcome) == k {
 				i := 0
-				s := floydSubset64(k, drawFunc(func(m uint64) uint64 {
+				var s [4]uint64
+				floydSubset(k, L, drawFunc(func(m uint64) uint64 {
 					if v := outcome[i]; v < m {
 						i++
 						return v
 					}
 					panic("draw out of range")
-				}))
-				if bits.OnesCount64(s) != k {
-					t.Fatalf("k = %d: subset %x of size %d", k, s, bits.OnesCount64(s))
+				}), &s)
+				size := 0
+				for w, x := range s {
+					size += bits.OnesCount64(x)
+					if w*64 >= L && x != 0 {
+						t.Fatalf("k = %d, L = %d: subset %x outside the block", k, L, s)
+					}
+				}
+				if size != k {
+					t.Fatalf("k = %d, L = %d: subset %x of size %d", k, L, s, size)
 				}
 				counts[s]++
 				return
 			}
-			m := uint64(64 - k + len(outcome) + 1) // the draw's range [0, j]
+			m := uint64(L - k + len(outcome) + 1) // the draw's range [0, j]
 			for v := uint64(0); v < m; v++ {
 				walk(append(outcome, v))
 			}
 		}
 		walk(nil)
 		want := -1
-		if nb := new(big.Int).Binomial(64, int64(k)).Int64(); int64(len(counts)) != nb {
-			t.Fatalf("k = %d: %d subsets reached, want %d", k, len(counts), nb)
+		if nb := new(big.Int).Binomial(int64(L), int64(k)).Int64(); int64(len(counts)) != nb {
+			t.Fatalf("k = %d, L = %d: %d subsets reached, want %d", k, L, len(counts), nb)
 		}
 		for s, c := range counts {
 			if want < 0 {
 				want = c
 			}
 			if c != want {
-				t.Fatalf("k = %d: subset %x arises %d times, another %d", k, s, c, want)
+				t.Fatalf("k = %d, L = %d: subset %x arises %d times, another %d", k, L, s, c, want)
 			}
 		}
 	}
 }
 
 // The block sampler at dp-pair-sgd's default rate for n = 10⁵ (q = 0.004,
-// ChaCha8 seeded, 200 draws): the total, each lane position (index mod 64)
-// and, inside blocks, the pairs (i, i + d) for d = 1 and 63 (both ends of
-// a block; Bernoulli(q²) if independent) are within Bernstein's radius at
-// e^{−24}; 67 checks: false-failure rate ≤ 134·e^{−24} < 6·10⁻⁹.
+// blocks of 256; ChaCha8 seeded, 200 draws): the total, each lane position
+// (index mod 64) and, inside blocks, disjoint pairs (i, i + d) for d = 1
+// (128 per block), 64 (128 per block: across the block's 64-bit words)
+// and 255 (the block's ends) — Bernoulli(q²) if the coins are independent
+// — are within Bernstein's radius at e^{−24}; 67 checks: false-failure
+// rate ≤ 134·e^{−24} < 6·10⁻⁹.
 func TestPoissonSubsampleBlocksBinomial(t *testing.T) {
 	const n, q, draws, x = 100_000, 0.004, 200, 24
+	if l := newBlockLaw(q); l.m != 4 {
+		t.Fatalf("q = %v: blocks of %d, the test assumes 256", q, 64*l.m)
+	}
 	rng := rand.New(rand.NewChaCha8([32]byte{4, 5, 6}))
 	var total float64
 	var lane [64]float64
+	pairStarts := map[int][]int{1: nil, 64: nil, 255: {0}}
+	for i := 0; i < 256; i += 2 {
+		pairStarts[1] = append(pairStarts[1], i)
+	}
+	for i := range 64 {
+		pairStarts[64] = append(pairStarts[64], i, 128+i)
+	}
 	pairs := map[int]float64{}
 	in := make([]bool, n)
 	var b []int
@@ -418,10 +446,10 @@ func TestPoissonSubsampleBlocksBinomial(t *testing.T) {
 			lane[j%64]++
 		}
 		total += float64(len(b))
-		for g := 0; g+64 <= n; g += 64 {
-			for _, d := range []int{1, 63} {
-				for i := g; i+d < g+64; i += d + 1 {
-					if in[i] && in[i+d] {
+		for g := 0; g+256 <= n; g += 256 {
+			for d, starts := range pairStarts {
+				for _, i := range starts {
+					if in[g+i] && in[g+i+d] {
 						pairs[d]++
 					}
 				}
@@ -438,8 +466,8 @@ func TestPoissonSubsampleBlocksBinomial(t *testing.T) {
 			t.Errorf("lane %d: %v, want %v ± %v", l, c, Nl*q, r)
 		}
 	}
-	for _, d := range []int{1, 63} {
-		Np := float64(draws * (n / 64) * (64 / (d + 1)))
+	for d, starts := range pairStarts {
+		Np := float64(draws * (n / 256) * len(starts))
 		if dev, r := math.Abs(pairs[d]-Np*q*q), bernsteinRadius(Np, q*q, x); dev > r {
 			t.Errorf("pairs (i, i+%d) both sampled: %v, want %v ± %v", d, pairs[d], Np*q*q, r)
 		}
