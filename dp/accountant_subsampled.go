@@ -82,12 +82,18 @@ func SubsampledGaussianRDP(alpha int, q, z float64) float64 {
 	inv := 1 / (2 * z * z)
 	// terms t_k = log C(α,k) + (α−k) log(1−q) + k log q + (k² − k)/(2z²),
 	// with log C(α,k) accumulated as Σ_{i≤k} log((α−k+i)/i).
-	terms := make([]float64, alpha+1)
+	var buf [2*SubsampledMaxOrder + 1]float64
+	terms := buf[:]
+	if alpha+1 <= len(buf) {
+		terms = buf[:alpha+1]
+	} else {
+		terms = make([]float64, alpha+1)
+	}
 	var lc, maxT, errMax float64
 	maxT = math.Inf(-1)
 	for k := 0; k <= alpha; k++ {
 		if k > 0 {
-			lc += math.Log(float64(alpha-k+1)) - math.Log(float64(k))
+			lc += logInt(alpha-k+1) - logInt(k)
 		}
 		kf := float64(k)
 		p1, p2, p3 := (a-kf)*l1q, kf*lq, (kf*kf-kf)*inv
@@ -96,8 +102,8 @@ func SubsampledGaussianRDP(alpha int, q, z float64) float64 {
 		// error allowance: lc carries 2k logs and sums (≤ 16 ulps each of
 		// |lc| + 1), the three products and three sums a few ulps each.
 		e := float64(32*k+64) * acctU * (math.Abs(lc) + math.Abs(p1) + math.Abs(p2) + math.Abs(p3) + 1)
-		errMax = math.Max(errMax, e)
-		maxT = math.Max(maxT, t)
+		errMax = fmax(errMax, e)
+		maxT = fmax(maxT, t)
 	}
 	var s float64
 	for _, t := range terms {
@@ -112,6 +118,37 @@ func SubsampledGaussianRDP(alpha int, q, z float64) float64 {
 		return 0
 	}
 	return tau
+}
+
+// logInts[i] = math.Log(i) for i ≤ 2·SubsampledMaxOrder + 1: the same
+// values (bits) SubsampledGaussianRDP computed with math.Log for log C(α, k),
+// read from a table (two of its three transcendental calls per term).
+var logInts = func() []float64 {
+	t := make([]float64, 2*SubsampledMaxOrder+2)
+	for i := range t {
+		t[i] = math.Log(float64(i))
+	}
+	return t
+}()
+
+// logInt is math.Log(float64(i)) for i ≥ 0, exactly (table or call).
+func logInt(i int) float64 {
+	if i < len(logInts) {
+		return logInts[i]
+	}
+	return math.Log(float64(i))
+}
+
+// fmax is math.Max(x, y) (the same result in every case, NaN and signed
+// zeros included), with the common strict cases inline.
+func fmax(x, y float64) float64 {
+	if x > y {
+		return x
+	}
+	if y > x {
+		return y
+	}
+	return math.Max(x, y) // equal (±0) or NaN
 }
 
 // subsampledCurve returns T·τ(α) for α = 0 … max (entries below 2 unused),
@@ -200,9 +237,22 @@ func SubsampledGaussianMultiplier(q float64, steps int, eps, delta float64, rel 
 	if err := acctCheckPositive("ε", eps); err != nil {
 		return 0, err
 	}
+	// ok(z) is SubsampledGaussianEpsilon(q, z, steps, delta, rel) ≤ eps,
+	// decided order by order (subsampledPasses: the minimum over orders is
+	// ≤ eps iff some order's ε is, computed by the same expressions, so the
+	// decisions and the returned z are those of the full computation),
+	// starting at the order that passed last: a passing z usually costs one
+	// order instead of the whole curve.
+	if _, _, err := SubsampledGaussianEpsilon(q, 1, steps, delta, rel); err != nil {
+		return 0, err // the arguments' errors (z = 1 is valid)
+	}
+	start := 2
 	ok := func(z float64) (bool, error) {
-		e, _, err := SubsampledGaussianEpsilon(q, z, steps, delta, rel)
-		return e <= eps, err
+		pass, a := subsampledPasses(q, z, steps, delta, rel, eps, start)
+		if pass {
+			start = a
+		}
+		return pass, nil
 	}
 	lo, hi := 0.0, 1.0
 	for {
@@ -228,4 +278,38 @@ func SubsampledGaussianMultiplier(q float64, steps int, eps, delta float64, rel 
 		}
 	}
 	return hi, nil
+}
+
+// subsampledPasses reports whether some order a ∈ [2, SubsampledMaxOrder]
+// has ε_a ≤ eps, ε_a the value SubsampledGaussianEpsilon minimizes (the
+// same expressions, so the same bits), trying start first and then the
+// orders ever farther from it; it returns the passing order. The
+// arguments are valid (checked by the caller).
+func subsampledPasses(q, z float64, steps int, delta float64, rel Neighbouring, eps float64, start int) (bool, int) {
+	try := func(a int) bool {
+		var c float64
+		if rel == AddRemove {
+			c = acctUp(float64(steps)*SubsampledGaussianRDP(a, q, z), 2)
+		} else {
+			af := float64(a)
+			ar2 := acctUp(float64(steps)*SubsampledGaussianRDP(2*a, q, z), 2)
+			ar1 := acctUp(float64(steps)*SubsampledGaussianRDP(2*a-1, q, z), 2)
+			c = acctSumUp(acctUp((af-0.5)/(af-1)*ar2, 4), ar1)
+		}
+		e, _ := rdpToDPUp(float64(a), c, delta)
+		return e <= eps
+	}
+	start = min(max(start, 2), SubsampledMaxOrder)
+	if try(start) {
+		return true, start
+	}
+	for d := 1; start-d >= 2 || start+d <= SubsampledMaxOrder; d++ {
+		if a := start - d; a >= 2 && try(a) {
+			return true, a
+		}
+		if a := start + d; a <= SubsampledMaxOrder && try(a) {
+			return true, a
+		}
+	}
+	return false, 0
 }
