@@ -287,11 +287,25 @@ func SubsampledGaussianMultiplier(q float64, steps int, eps, delta float64, rel 
 // arguments are valid (checked by the caller).
 func subsampledPasses(q, z float64, steps int, delta float64, rel Neighbouring, eps float64, start int) (bool, int) {
 	try := func(a int) bool {
+		// A lower bound first (subsampledRDPLower: no exponentials): an
+		// order whose ε is above eps even from the lower bounds fails
+		// without the exact curve.
+		af := float64(a)
+		var lo float64
+		if rel == AddRemove {
+			lo = acctUp(float64(steps)*subsampledRDPLower(a, q, z), 2)
+		} else {
+			lo2 := acctUp(float64(steps)*subsampledRDPLower(2*a, q, z), 2)
+			lo1 := acctUp(float64(steps)*subsampledRDPLower(2*a-1, q, z), 2)
+			lo = acctSumUp(acctUp((af-0.5)/(af-1)*lo2, 4), lo1)
+		}
+		if e, _ := rdpToDPUp(af, lo, delta); e > eps {
+			return false
+		}
 		var c float64
 		if rel == AddRemove {
 			c = acctUp(float64(steps)*SubsampledGaussianRDP(a, q, z), 2)
 		} else {
-			af := float64(a)
 			ar2 := acctUp(float64(steps)*SubsampledGaussianRDP(2*a, q, z), 2)
 			ar1 := acctUp(float64(steps)*SubsampledGaussianRDP(2*a-1, q, z), 2)
 			c = acctSumUp(acctUp((af-0.5)/(af-1)*ar2, 4), ar1)
@@ -312,4 +326,47 @@ func subsampledPasses(q, z float64, steps int, delta float64, rel Neighbouring, 
 		}
 	}
 	return false, 0
+}
+
+// subsampledRDPLower returns a lower bound on SubsampledGaussianRDP(alpha,
+// q, z) — on the float it returns, not only on the real τ — from the
+// largest term alone: that function returns τ̂ = max(0, ⌈(lse + e)/(α−1)⌉)
+// with lse = maxT + log s, where maxT is the largest computed term, s ≥ 1
+// (the sum of exp(tₖ − maxT) ≥ 0 includes exp(0) = 1, and float addition
+// of non-negative numbers is monotone) so log s ≥ 0, and e ≥ 0; float
+// addition and division are monotone, so τ̂ ≥ fl(maxT/(α−1)). The terms
+// are computed by the same expressions; the result is lowered by 64
+// units of roundoff more (acctDown) so that a compiler that contracts
+// the two loops' arithmetic differently (fused multiply-adds) cannot
+// overturn the bound. Returns 0 (the trivial bound) if maxT is not
+// finite, where τ̂ is +Inf or NaN. The bound is ≥ 0, and every step from
+// the curve to ε (acctUp, acctSumUp of non-negative terms, rdpToDPUp) is
+// monotone, so an ε computed from lower bounds is ≤ the ε computed from
+// the curve: an order it puts above the target fails for the curve too.
+func subsampledRDPLower(alpha int, q, z float64) float64 {
+	if q == 0 || q == 1 {
+		return 0
+	}
+	a := float64(alpha)
+	lq, l1q := math.Log(q), math.Log1p(-q)
+	inv := 1 / (2 * z * z)
+	var lc float64
+	maxT := math.Inf(-1)
+	for k := 0; k <= alpha; k++ {
+		if k > 0 {
+			lc += logInt(alpha-k+1) - logInt(k)
+		}
+		kf := float64(k)
+		p1, p2, p3 := (a-kf)*l1q, kf*lq, (kf*kf-kf)*inv
+		t := lc + p1 + p2 + p3
+		maxT = fmax(maxT, t)
+	}
+	if math.IsInf(maxT, 0) || math.IsNaN(maxT) {
+		return 0
+	}
+	lb := acctDown(maxT/(a-1), 64)
+	if !(lb > 0) {
+		return 0
+	}
+	return lb
 }

@@ -274,7 +274,7 @@ func refSubsampledMultiplier(q float64, steps int, eps, delta float64, rel Neigh
 }
 
 // The faster RDP (log table, inline max, stack buffer) equals the
-// original bit for bit at every order 2 … 2·SubsampledMaxOrder + 3 (past
+// original bit for bit, and subsampledRDPLower is ≥ 0 and ≤ it (NaN aside), at every order 2 … 2·SubsampledMaxOrder + 3 (past
 // the table too) over a grid of q and z, extreme ones included (z tiny:
 // infinite and NaN terms; q subnormal).
 func TestCacheRDPMatchesReference(t *testing.T) {
@@ -284,6 +284,9 @@ func TestCacheRDPMatchesReference(t *testing.T) {
 				got, want := SubsampledGaussianRDP(a, q, z), refSubsampledGaussianRDP(a, q, z)
 				if math.Float64bits(got) != math.Float64bits(want) {
 					t.Fatalf("α = %d, q = %v, z = %v: %v, reference %v", a, q, z, got, want)
+				}
+				if lo := subsampledRDPLower(a, q, z); !(lo >= 0) || (!math.IsNaN(got) && lo > got) {
+					t.Fatalf("α = %d, q = %v, z = %v: lower bound %v above τ = %v", a, q, z, lo, got)
 				}
 			}
 		}
@@ -298,7 +301,7 @@ func TestCacheMultiplierMatchesReference(t *testing.T) {
 		steps      int
 		eps, delta float64
 		rel        Neighbouring
-	}{{0.144, 70, 1, 1.0 / 7680, ReplaceOne}, {0.5, 40, 2, 1e-5, AddRemove}, {0.004, 2500, 0.5, 1e-6, ReplaceOne}, {0.3, 3, 8, 1e-3, ReplaceOne}} {
+	}{{0.144, 70, 1, 1.0 / 7680, ReplaceOne}, {0.5, 40, 2, 1e-5, AddRemove}, {0.004, 2500, 0.5, 1e-6, ReplaceOne}, {0.3, 3, 8, 1e-3, ReplaceOne}, {0.01, 10000, 1, 1e-5, AddRemove}, {0.9, 5, 0.1, 1e-8, ReplaceOne}} {
 		var got float64
 		var err error
 		uncached(func() { got, err = SubsampledGaussianMultiplier(c.q, c.steps, c.eps, c.delta, c.rel) })
