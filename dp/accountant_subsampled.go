@@ -3,6 +3,7 @@ package dp
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // Rényi DP of the Poisson-subsampled Gaussian mechanism.
@@ -329,44 +330,77 @@ func subsampledPasses(q, z float64, steps int, delta float64, rel Neighbouring, 
 }
 
 // subsampledRDPLower returns a lower bound on SubsampledGaussianRDP(alpha,
-// q, z) — on the float it returns, not only on the real τ — from the
-// largest term alone: that function returns τ̂ = max(0, ⌈(lse + e)/(α−1)⌉)
-// with lse = maxT + log s, where maxT is the largest computed term, s ≥ 1
-// (the sum of exp(tₖ − maxT) ≥ 0 includes exp(0) = 1, and float addition
-// of non-negative numbers is monotone) so log s ≥ 0, and e ≥ 0; float
-// addition and division are monotone, so τ̂ ≥ fl(maxT/(α−1)). The terms
-// are computed by the same expressions; the result is lowered by 64
-// units of roundoff more (acctDown) so that a compiler that contracts
-// the two loops' arithmetic differently (fused multiply-adds) cannot
-// overturn the bound. Returns 0 (the trivial bound) if maxT is not
-// finite, where τ̂ is +Inf or NaN. The bound is ≥ 0, and every step from
-// the curve to ε (acctUp, acctSumUp of non-negative terms, rdpToDPUp) is
-// monotone, so an ε computed from lower bounds is ≤ the ε computed from
-// the curve: an order it puts above the target fails for the curve too.
+// q, z) — on the float it returns, not only on the real τ — from a few of
+// its terms: that function returns τ̂ = max(0, ⌈(lse + e)/(α−1)⌉) with
+// lse = maxT + log s, where maxT is the largest computed term, s ≥ 1 (the
+// sum of exp(tₖ − maxT) ≥ 0 includes exp(0) = 1, and float addition of
+// non-negative numbers is monotone) so log s ≥ 0, and e ≥ 0; float
+// addition and division are monotone, so τ̂ ≥ fl(maxT/(α−1)) ≥
+// fl(t̂ₖ/(α−1)) for any computed term t̂ₖ. The terms here are computed by
+// the same expressions from the same log C(α, k) (lcTable: the same
+// accumulation, stored), for k at the ends, the binomial mode and a few
+// points between; each is lowered by 10⁻⁹ of its parts' magnitudes and
+// the quotient by 64 units of roundoff (acctDown), so that a compiler
+// contracting the two functions' arithmetic differently (fused
+// multiply-adds) cannot overturn the bound. Returns 0 (the trivial bound)
+// when a term is not finite (τ̂ may then be +Inf or NaN) or α is past the
+// table. The bound is ≥ 0, and every step from the curve to ε (acctUp,
+// acctSumUp of non-negative terms, rdpToDPUp) is monotone, so an ε
+// computed from lower bounds is ≤ the ε computed from the curve: an
+// order it puts above the target fails for the curve too.
 func subsampledRDPLower(alpha int, q, z float64) float64 {
-	if q == 0 || q == 1 {
+	lcs := lcTable()
+	if q == 0 || q == 1 || alpha >= len(lcs) {
 		return 0
 	}
+	lcRow := lcs[alpha]
 	a := float64(alpha)
 	lq, l1q := math.Log(q), math.Log1p(-q)
 	inv := 1 / (2 * z * z)
-	var lc float64
-	maxT := math.Inf(-1)
-	for k := 0; k <= alpha; k++ {
-		if k > 0 {
-			lc += logInt(alpha-k+1) - logInt(k)
+	mode := int(q * a)
+	best := math.Inf(-1)
+	for _, k := range [...]int{0, alpha, alpha - 1, mode - 1, mode, mode + 1, mode + 2, alpha / 4, alpha / 2, 3 * alpha / 4} {
+		if k < 0 || k > alpha {
+			continue
 		}
+		lc := lcRow[k]
 		kf := float64(k)
 		p1, p2, p3 := (a-kf)*l1q, kf*lq, (kf*kf-kf)*inv
 		t := lc + p1 + p2 + p3
-		maxT = fmax(maxT, t)
+		slack := 1e-9 * (math.Abs(lc) + math.Abs(p1) + math.Abs(p2) + math.Abs(p3) + 1)
+		if math.IsInf(t, 0) || math.IsNaN(t) || math.IsInf(slack, 0) {
+			return 0
+		}
+		best = max(best, t-slack)
 	}
-	if math.IsInf(maxT, 0) || math.IsNaN(maxT) {
-		return 0
-	}
-	lb := acctDown(maxT/(a-1), 64)
+	lb := acctDown(best/(a-1), 64)
 	if !(lb > 0) {
 		return 0
 	}
 	return lb
 }
+
+// lcTable returns lc[α][k] = the float log C(α, k) SubsampledGaussianRDP
+// accumulates (Σ_{i≤k} (log(α−k+i) − log i) in its order, the same
+// expression), for α ≤ 2·SubsampledMaxOrder: ≈ 1 MiB, built once.
+func lcTable() [][]float64 {
+	lcOnce.Do(func() {
+		t := make([][]float64, 2*SubsampledMaxOrder+1)
+		for alpha := 2; alpha < len(t); alpha++ {
+			row := make([]float64, alpha+1)
+			var lc float64
+			for k := 1; k <= alpha; k++ {
+				lc += logInt(alpha-k+1) - logInt(k)
+				row[k] = lc
+			}
+			t[alpha] = row
+		}
+		lcRows = t
+	})
+	return lcRows
+}
+
+var (
+	lcOnce sync.Once
+	lcRows [][]float64
+)
