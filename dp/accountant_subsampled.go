@@ -152,40 +152,40 @@ func fmax(x, y float64) float64 {
 	return math.Max(x, y) // equal (±0) or NaN
 }
 
-// subsampledCurve returns T·τ(α) for α = 0 … max (entries below 2 unused),
-// add/remove.
-func subsampledCurve(q, z float64, steps int, max int) []float64 {
-	tau := subsampledRates(q, z, max)
-	c := make([]float64, max+1)
-	for a := 2; a <= max; a++ {
-		c[a] = acctUp(float64(steps)*tau[a], 2)
-	}
-	return c
-}
-
 // subsampledRates returns one step's τ(α) = SubsampledGaussianRDP(α, q, z)
-// for α = 2 … max (entries 0, 1 unused), memoized by (q, z, max) (memo.go):
-// the curve costs O(max²) logarithms and does not depend on the number of
+// for α = 2 … 2·SubsampledMaxOrder, each computed when first asked for,
+// memoized by (q, z) (memo.go): a curve does not depend on the number of
 // steps or on δ, so a job's round charges and the secure accountant's
-// fixed-point iterations (same q and z, other steps and δ) reuse it. The
-// returned slice is shared: read only.
-func subsampledRates(q, z float64, max int) []float64 {
-	return subsampledRatesMemo.get(subsampledRatesKey{q, z, max}, func() []float64 {
-		tau := make([]float64, max+1)
-		for a := 2; a <= max; a++ {
-			tau[a] = SubsampledGaussianRDP(a, q, z)
-		}
-		return tau
+// fixed-point iterations (same q and z, other steps and δ) reuse it.
+func subsampledRates(q, z float64) *lazyRates {
+	return subsampledRatesMemo.get(subsampledRatesKey{q, z}, func() *lazyRates {
+		return &lazyRates{q: q, z: z, tau: make([]float64, 2*SubsampledMaxOrder+1), done: make([]bool, 2*SubsampledMaxOrder+1)}
 	})
 }
 
-type subsampledRatesKey struct {
+type subsampledRatesKey struct{ q, z float64 }
+
+// lazyRates is a curve filled on demand (concurrency-safe).
+type lazyRates struct {
+	mu   sync.Mutex
 	q, z float64
-	max  int
+	tau  []float64
+	done []bool
 }
 
-// At most 256 curves of ≤ 2·SubsampledMaxOrder + 1 floats (≈ 1 MiB).
-var subsampledRatesMemo = newMemo[subsampledRatesKey, []float64](256)
+// at returns SubsampledGaussianRDP(a, q, z) (the same bits), 2 ≤ a ≤
+// 2·SubsampledMaxOrder.
+func (r *lazyRates) at(a int) float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.done[a] {
+		r.tau[a], r.done[a] = SubsampledGaussianRDP(a, r.q, r.z), true
+	}
+	return r.tau[a]
+}
+
+// At most 256 curves of 2·SubsampledMaxOrder + 1 floats (≈ 1 MiB).
+var subsampledRatesMemo = newMemo[subsampledRatesKey, *lazyRates](256)
 
 // SubsampledGaussianEpsilon returns the ε at δ, and the RDP order that
 // attains it, of steps adaptive Poisson-subsampled Gaussian steps with
@@ -205,23 +205,41 @@ func SubsampledGaussianEpsilon(q, z float64, steps int, delta float64, rel Neigh
 	if err := acctCheckDelta("δ", delta); err != nil {
 		return 0, 0, err
 	}
-	var curve []float64
-	switch rel {
-	case AddRemove:
-		curve = subsampledCurve(q, z, steps, SubsampledMaxOrder)
-	case ReplaceOne:
-		ar := subsampledCurve(q, z, steps, 2*SubsampledMaxOrder)
-		curve = make([]float64, SubsampledMaxOrder+1)
-		for a := 2; a <= SubsampledMaxOrder; a++ {
-			af := float64(a)
-			curve[a] = acctSumUp(acctUp((af-0.5)/(af-1)*ar[2*a], 4), ar[2*a-1])
-		}
-	default:
+	if rel != AddRemove && rel != ReplaceOne {
 		return 0, 0, acctErrorf("unknown neighbouring relation %q (want %q or %q)", rel, AddRemove, ReplaceOne)
 	}
+	// ε is the minimum over orders a of ε_a = rdpToDPUp(a, curve(a), δ),
+	// the first order attaining it. Branch and bound with the same
+	// result: ε_a ≥ lb_a, the same conversion of the curve's lower bounds
+	// (subsampledRDPLower; monotone steps), so once some order's exact
+	// u₀ = ε_(a₀) is known, an order with lb_a > u₀ has ε_a > u₀ ≥ ε and
+	// is neither the minimum nor tied with it; every other order is
+	// computed exactly, in increasing order, as before.
+	r := subsampledRates(q, z)
+	st := float64(steps)
+	curve := func(a int, tau func(int) float64) float64 {
+		if rel == AddRemove {
+			return acctUp(st*tau(a), 2)
+		}
+		af := float64(a)
+		return acctSumUp(acctUp((af-0.5)/(af-1)*acctUp(st*tau(2*a), 2), 4), acctUp(st*tau(2*a-1), 2))
+	}
+	lower := func(a int) float64 { return subsampledRDPLower(a, q, z) }
+	var lbs [SubsampledMaxOrder + 1]float64
+	a0 := 2
+	for a := 2; a <= SubsampledMaxOrder; a++ {
+		lbs[a], _ = rdpToDPUp(float64(a), curve(a, lower), delta)
+		if lbs[a] < lbs[a0] {
+			a0 = a
+		}
+	}
+	u0, _ := rdpToDPUp(float64(a0), curve(a0, r.at), delta)
 	eps = math.Inf(1)
 	for a := 2; a <= SubsampledMaxOrder; a++ {
-		e, _ := rdpToDPUp(float64(a), curve[a], delta)
+		if lbs[a] > u0 {
+			continue
+		}
+		e, _ := rdpToDPUp(float64(a), curve(a, r.at), delta)
 		if e < eps {
 			eps, order = e, a
 		}

@@ -235,11 +235,16 @@ func refSubsampledGaussianRDP(alpha int, q, z float64) float64 {
 // refSubsampledEpsilon and refSubsampledMultiplier are the accountant and
 // its bisection as they were (full curve at every z, reference RDP).
 func refSubsampledEpsilon(q, z float64, steps int, delta float64, rel Neighbouring) float64 {
+	e, _ := refSubsampledEpsilonOrder(q, z, steps, delta, rel)
+	return e
+}
+
+func refSubsampledEpsilonOrder(q, z float64, steps int, delta float64, rel Neighbouring) (float64, int) {
 	ar := make([]float64, 2*SubsampledMaxOrder+1)
 	for a := 2; a < len(ar); a++ {
 		ar[a] = acctUp(float64(steps)*refSubsampledGaussianRDP(a, q, z), 2)
 	}
-	eps := math.Inf(1)
+	eps, order := math.Inf(1), 0
 	for a := 2; a <= SubsampledMaxOrder; a++ {
 		c := ar[a]
 		if rel == ReplaceOne {
@@ -247,10 +252,10 @@ func refSubsampledEpsilon(q, z float64, steps int, delta float64, rel Neighbouri
 			c = acctSumUp(acctUp((af-0.5)/(af-1)*ar[2*a], 4), ar[2*a-1])
 		}
 		if e, _ := rdpToDPUp(float64(a), c, delta); e < eps {
-			eps = e
+			eps, order = e, a
 		}
 	}
-	return eps
+	return eps, order
 }
 
 func refSubsampledMultiplier(q float64, steps int, eps, delta float64, rel Neighbouring) float64 {
@@ -308,6 +313,29 @@ func TestCacheMultiplierMatchesReference(t *testing.T) {
 		want := refSubsampledMultiplier(c.q, c.steps, c.eps, c.delta, c.rel)
 		if err != nil || math.Float64bits(got) != math.Float64bits(want) {
 			t.Errorf("%+v: z = %v (%v), reference %v", c, got, err, want)
+		}
+	}
+}
+
+// The branch-and-bound accountant returns the original's ε and order bit
+// for bit over a grid (both relations, tiny to large z, small to large δ).
+func TestCacheEpsilonMatchesReference(t *testing.T) {
+	for _, q := range []float64{0.004, 0.144, 0.5, 1} {
+		for _, z := range []float64{1e-200, 0.8, 1.3, 20} {
+			for _, steps := range []int{1, 2500} {
+				for _, delta := range []float64{1e-9, 0.01} {
+					for _, rel := range []Neighbouring{AddRemove, ReplaceOne} {
+						var e float64
+						var o int
+						var err error
+						uncached(func() { e, o, err = SubsampledGaussianEpsilon(q, z, steps, delta, rel) })
+						we, wo := refSubsampledEpsilonOrder(q, z, steps, delta, rel)
+						if err != nil || math.Float64bits(e) != math.Float64bits(we) || o != wo {
+							t.Fatalf("q = %v, z = %v, %d steps, δ = %v, %s: ε = %v at α = %d (%v), reference %v at %d", q, z, steps, delta, rel, e, o, err, we, wo)
+						}
+					}
+				}
+			}
 		}
 	}
 }
