@@ -115,8 +115,9 @@ func PairSGDDefaults(n int, task Task, R float64) (q float64, T int, C float64) 
 
 // poissonSample appends to dst the indices in [0, n) that each enter
 // independently with probability exactly q (the q the accountant
-// certifies): dp.PoissonSubsample, exact Bernoulli(q) coins compared
-// bit-sliced with q's binary expansion, 64 records per word (proof in
+// certifies): dp.PoissonSubsample, exact Bernoulli(q) coins (blocks of
+// 64–256 records counted from the exact Binomial CDF below q = 1/16, else
+// compared bit-sliced with q's binary expansion; proofs in
 // dp/exactsample.go). The float geometric-skip sampler it replaces,
 // ⌊log(u)/log1p(−q)⌋ on a 2⁻⁵³ grid, was not Bernoulli(q)
 // (TestOldPoissonSamplerIsInexact), which the subsampled-RDP theorem
