@@ -3,6 +3,7 @@ package dp
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // Rényi DP of the Poisson-subsampled Gaussian mechanism.
@@ -82,12 +83,18 @@ func SubsampledGaussianRDP(alpha int, q, z float64) float64 {
 	inv := 1 / (2 * z * z)
 	// terms t_k = log C(α,k) + (α−k) log(1−q) + k log q + (k² − k)/(2z²),
 	// with log C(α,k) accumulated as Σ_{i≤k} log((α−k+i)/i).
-	terms := make([]float64, alpha+1)
+	var buf [2*SubsampledMaxOrder + 1]float64
+	terms := buf[:]
+	if alpha+1 <= len(buf) {
+		terms = buf[:alpha+1]
+	} else {
+		terms = make([]float64, alpha+1)
+	}
 	var lc, maxT, errMax float64
 	maxT = math.Inf(-1)
 	for k := 0; k <= alpha; k++ {
 		if k > 0 {
-			lc += math.Log(float64(alpha-k+1)) - math.Log(float64(k))
+			lc += logInt(alpha-k+1) - logInt(k)
 		}
 		kf := float64(k)
 		p1, p2, p3 := (a-kf)*l1q, kf*lq, (kf*kf-kf)*inv
@@ -96,8 +103,8 @@ func SubsampledGaussianRDP(alpha int, q, z float64) float64 {
 		// error allowance: lc carries 2k logs and sums (≤ 16 ulps each of
 		// |lc| + 1), the three products and three sums a few ulps each.
 		e := float64(32*k+64) * acctU * (math.Abs(lc) + math.Abs(p1) + math.Abs(p2) + math.Abs(p3) + 1)
-		errMax = math.Max(errMax, e)
-		maxT = math.Max(maxT, t)
+		errMax = fmax(errMax, e)
+		maxT = fmax(maxT, t)
 	}
 	var s float64
 	for _, t := range terms {
@@ -114,15 +121,71 @@ func SubsampledGaussianRDP(alpha int, q, z float64) float64 {
 	return tau
 }
 
-// subsampledCurve returns T·τ(α) for α = 0 … max (entries below 2 unused),
-// add/remove.
-func subsampledCurve(q, z float64, steps int, max int) []float64 {
-	c := make([]float64, max+1)
-	for a := 2; a <= max; a++ {
-		c[a] = acctUp(float64(steps)*SubsampledGaussianRDP(a, q, z), 2)
+// logInts[i] = math.Log(i) for i ≤ 2·SubsampledMaxOrder + 1: the same
+// values (bits) SubsampledGaussianRDP computed with math.Log for log C(α, k),
+// read from a table (two of its three transcendental calls per term).
+var logInts = func() []float64 {
+	t := make([]float64, 2*SubsampledMaxOrder+2)
+	for i := range t {
+		t[i] = math.Log(float64(i))
 	}
-	return c
+	return t
+}()
+
+// logInt is math.Log(float64(i)) for i ≥ 0, exactly (table or call).
+func logInt(i int) float64 {
+	if i < len(logInts) {
+		return logInts[i]
+	}
+	return math.Log(float64(i))
 }
+
+// fmax is math.Max(x, y) (the same result in every case, NaN and signed
+// zeros included), with the common strict cases inline.
+func fmax(x, y float64) float64 {
+	if x > y {
+		return x
+	}
+	if y > x {
+		return y
+	}
+	return math.Max(x, y) // equal (±0) or NaN
+}
+
+// subsampledRates returns one step's τ(α) = SubsampledGaussianRDP(α, q, z)
+// for α = 2 … 2·SubsampledMaxOrder, each computed when first asked for,
+// memoized by (q, z) (memo.go): a curve does not depend on the number of
+// steps or on δ, so a job's round charges and the secure accountant's
+// fixed-point iterations (same q and z, other steps and δ) reuse it.
+func subsampledRates(q, z float64) *lazyRates {
+	return subsampledRatesMemo.get(subsampledRatesKey{q, z}, func() *lazyRates {
+		return &lazyRates{q: q, z: z, tau: make([]float64, 2*SubsampledMaxOrder+1), done: make([]bool, 2*SubsampledMaxOrder+1)}
+	})
+}
+
+type subsampledRatesKey struct{ q, z float64 }
+
+// lazyRates is a curve filled on demand (concurrency-safe).
+type lazyRates struct {
+	mu   sync.Mutex
+	q, z float64
+	tau  []float64
+	done []bool
+}
+
+// at returns SubsampledGaussianRDP(a, q, z) (the same bits), 2 ≤ a ≤
+// 2·SubsampledMaxOrder.
+func (r *lazyRates) at(a int) float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.done[a] {
+		r.tau[a], r.done[a] = SubsampledGaussianRDP(a, r.q, r.z), true
+	}
+	return r.tau[a]
+}
+
+// At most 256 curves of 2·SubsampledMaxOrder + 1 floats (≈ 1 MiB).
+var subsampledRatesMemo = newMemo[subsampledRatesKey, *lazyRates](256)
 
 // SubsampledGaussianEpsilon returns the ε at δ, and the RDP order that
 // attains it, of steps adaptive Poisson-subsampled Gaussian steps with
@@ -142,23 +205,41 @@ func SubsampledGaussianEpsilon(q, z float64, steps int, delta float64, rel Neigh
 	if err := acctCheckDelta("δ", delta); err != nil {
 		return 0, 0, err
 	}
-	var curve []float64
-	switch rel {
-	case AddRemove:
-		curve = subsampledCurve(q, z, steps, SubsampledMaxOrder)
-	case ReplaceOne:
-		ar := subsampledCurve(q, z, steps, 2*SubsampledMaxOrder)
-		curve = make([]float64, SubsampledMaxOrder+1)
-		for a := 2; a <= SubsampledMaxOrder; a++ {
-			af := float64(a)
-			curve[a] = acctSumUp(acctUp((af-0.5)/(af-1)*ar[2*a], 4), ar[2*a-1])
-		}
-	default:
+	if rel != AddRemove && rel != ReplaceOne {
 		return 0, 0, acctErrorf("unknown neighbouring relation %q (want %q or %q)", rel, AddRemove, ReplaceOne)
 	}
+	// ε is the minimum over orders a of ε_a = rdpToDPUp(a, curve(a), δ),
+	// the first order attaining it. Branch and bound with the same
+	// result: ε_a ≥ lb_a, the same conversion of the curve's lower bounds
+	// (subsampledRDPLower; monotone steps), so once some order's exact
+	// u₀ = ε_(a₀) is known, an order with lb_a > u₀ has ε_a > u₀ ≥ ε and
+	// is neither the minimum nor tied with it; every other order is
+	// computed exactly, in increasing order, as before.
+	r := subsampledRates(q, z)
+	st := float64(steps)
+	curve := func(a int, tau func(int) float64) float64 {
+		if rel == AddRemove {
+			return acctUp(st*tau(a), 2)
+		}
+		af := float64(a)
+		return acctSumUp(acctUp((af-0.5)/(af-1)*acctUp(st*tau(2*a), 2), 4), acctUp(st*tau(2*a-1), 2))
+	}
+	lower := func(a int) float64 { return subsampledRDPLower(a, q, z) }
+	var lbs [SubsampledMaxOrder + 1]float64
+	a0 := 2
+	for a := 2; a <= SubsampledMaxOrder; a++ {
+		lbs[a], _ = rdpToDPUp(float64(a), curve(a, lower), delta)
+		if lbs[a] < lbs[a0] {
+			a0 = a
+		}
+	}
+	u0, _ := rdpToDPUp(float64(a0), curve(a0, r.at), delta)
 	eps = math.Inf(1)
 	for a := 2; a <= SubsampledMaxOrder; a++ {
-		e, _ := rdpToDPUp(float64(a), curve[a], delta)
+		if lbs[a] > u0 {
+			continue
+		}
+		e, _ := rdpToDPUp(float64(a), curve(a, r.at), delta)
 		if e < eps {
 			eps, order = e, a
 		}
@@ -175,9 +256,22 @@ func SubsampledGaussianMultiplier(q float64, steps int, eps, delta float64, rel 
 	if err := acctCheckPositive("ε", eps); err != nil {
 		return 0, err
 	}
+	// ok(z) is SubsampledGaussianEpsilon(q, z, steps, delta, rel) ≤ eps,
+	// decided order by order (subsampledPasses: the minimum over orders is
+	// ≤ eps iff some order's ε is, computed by the same expressions, so the
+	// decisions and the returned z are those of the full computation),
+	// starting at the order that passed last: a passing z usually costs one
+	// order instead of the whole curve.
+	if _, _, err := SubsampledGaussianEpsilon(q, 1, steps, delta, rel); err != nil {
+		return 0, err // the arguments' errors (z = 1 is valid)
+	}
+	start := 2
 	ok := func(z float64) (bool, error) {
-		e, _, err := SubsampledGaussianEpsilon(q, z, steps, delta, rel)
-		return e <= eps, err
+		pass, a := subsampledPasses(q, z, steps, delta, rel, eps, start)
+		if pass {
+			start = a
+		}
+		return pass, nil
 	}
 	lo, hi := 0.0, 1.0
 	for {
@@ -204,3 +298,127 @@ func SubsampledGaussianMultiplier(q float64, steps int, eps, delta float64, rel 
 	}
 	return hi, nil
 }
+
+// subsampledPasses reports whether some order a ∈ [2, SubsampledMaxOrder]
+// has ε_a ≤ eps, ε_a the value SubsampledGaussianEpsilon minimizes (the
+// same expressions, so the same bits), trying start first and then the
+// orders ever farther from it; it returns the passing order. The
+// arguments are valid (checked by the caller).
+func subsampledPasses(q, z float64, steps int, delta float64, rel Neighbouring, eps float64, start int) (bool, int) {
+	try := func(a int) bool {
+		// A lower bound first (subsampledRDPLower: no exponentials): an
+		// order whose ε is above eps even from the lower bounds fails
+		// without the exact curve.
+		af := float64(a)
+		var lo float64
+		if rel == AddRemove {
+			lo = acctUp(float64(steps)*subsampledRDPLower(a, q, z), 2)
+		} else {
+			lo2 := acctUp(float64(steps)*subsampledRDPLower(2*a, q, z), 2)
+			lo1 := acctUp(float64(steps)*subsampledRDPLower(2*a-1, q, z), 2)
+			lo = acctSumUp(acctUp((af-0.5)/(af-1)*lo2, 4), lo1)
+		}
+		if e, _ := rdpToDPUp(af, lo, delta); e > eps {
+			return false
+		}
+		var c float64
+		if rel == AddRemove {
+			c = acctUp(float64(steps)*SubsampledGaussianRDP(a, q, z), 2)
+		} else {
+			ar2 := acctUp(float64(steps)*SubsampledGaussianRDP(2*a, q, z), 2)
+			ar1 := acctUp(float64(steps)*SubsampledGaussianRDP(2*a-1, q, z), 2)
+			c = acctSumUp(acctUp((af-0.5)/(af-1)*ar2, 4), ar1)
+		}
+		e, _ := rdpToDPUp(float64(a), c, delta)
+		return e <= eps
+	}
+	start = min(max(start, 2), SubsampledMaxOrder)
+	if try(start) {
+		return true, start
+	}
+	for d := 1; start-d >= 2 || start+d <= SubsampledMaxOrder; d++ {
+		if a := start - d; a >= 2 && try(a) {
+			return true, a
+		}
+		if a := start + d; a <= SubsampledMaxOrder && try(a) {
+			return true, a
+		}
+	}
+	return false, 0
+}
+
+// subsampledRDPLower returns a lower bound on SubsampledGaussianRDP(alpha,
+// q, z) — on the float it returns, not only on the real τ — from a few of
+// its terms: that function returns τ̂ = max(0, ⌈(lse + e)/(α−1)⌉) with
+// lse = maxT + log s, where maxT is the largest computed term, s ≥ 1 (the
+// sum of exp(tₖ − maxT) ≥ 0 includes exp(0) = 1, and float addition of
+// non-negative numbers is monotone) so log s ≥ 0, and e ≥ 0; float
+// addition and division are monotone, so τ̂ ≥ fl(maxT/(α−1)) ≥
+// fl(t̂ₖ/(α−1)) for any computed term t̂ₖ. The terms here are computed by
+// the same expressions from the same log C(α, k) (lcTable: the same
+// accumulation, stored), for k at the ends, the binomial mode and a few
+// points between; each is lowered by 10⁻⁹ of its parts' magnitudes and
+// the quotient by 64 units of roundoff (acctDown), so that a compiler
+// contracting the two functions' arithmetic differently (fused
+// multiply-adds) cannot overturn the bound. Returns 0 (the trivial bound)
+// when a term is not finite (τ̂ may then be +Inf or NaN) or α is past the
+// table. The bound is ≥ 0, and every step from the curve to ε (acctUp,
+// acctSumUp of non-negative terms, rdpToDPUp) is monotone, so an ε
+// computed from lower bounds is ≤ the ε computed from the curve: an
+// order it puts above the target fails for the curve too.
+func subsampledRDPLower(alpha int, q, z float64) float64 {
+	lcs := lcTable()
+	if q == 0 || q == 1 || alpha >= len(lcs) {
+		return 0
+	}
+	lcRow := lcs[alpha]
+	a := float64(alpha)
+	lq, l1q := math.Log(q), math.Log1p(-q)
+	inv := 1 / (2 * z * z)
+	mode := int(q * a)
+	best := math.Inf(-1)
+	for _, k := range [...]int{0, alpha, alpha - 1, mode - 1, mode, mode + 1, mode + 2, alpha / 4, alpha / 2, 3 * alpha / 4} {
+		if k < 0 || k > alpha {
+			continue
+		}
+		lc := lcRow[k]
+		kf := float64(k)
+		p1, p2, p3 := (a-kf)*l1q, kf*lq, (kf*kf-kf)*inv
+		t := lc + p1 + p2 + p3
+		slack := 1e-9 * (math.Abs(lc) + math.Abs(p1) + math.Abs(p2) + math.Abs(p3) + 1)
+		if math.IsInf(t, 0) || math.IsNaN(t) || math.IsInf(slack, 0) {
+			return 0
+		}
+		best = max(best, t-slack)
+	}
+	lb := acctDown(best/(a-1), 64)
+	if !(lb > 0) {
+		return 0
+	}
+	return lb
+}
+
+// lcTable returns lc[α][k] = the float log C(α, k) SubsampledGaussianRDP
+// accumulates (Σ_{i≤k} (log(α−k+i) − log i) in its order, the same
+// expression), for α ≤ 2·SubsampledMaxOrder: ≈ 1 MiB, built once.
+func lcTable() [][]float64 {
+	lcOnce.Do(func() {
+		t := make([][]float64, 2*SubsampledMaxOrder+1)
+		for alpha := 2; alpha < len(t); alpha++ {
+			row := make([]float64, alpha+1)
+			var lc float64
+			for k := 1; k <= alpha; k++ {
+				lc += logInt(alpha-k+1) - logInt(k)
+				row[k] = lc
+			}
+			t[alpha] = row
+		}
+		lcRows = t
+	})
+	return lcRows
+}
+
+var (
+	lcOnce sync.Once
+	lcRows [][]float64
+)

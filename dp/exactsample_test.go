@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -281,3 +282,219 @@ func TestSampleRunsExact(t *testing.T) {
 		}
 	}
 }
+
+// The block sampler's table is the exact CDF of Binomial(L, q): every
+// stored word string equals Σ_{j≤k} C(L, j) q^j (1 − q)^(L−j) as an
+// exact rational, for q's of every grain (the smallest subnormal too) and
+// the three block sizes (L = 256 at 0.004 and 2⁻⁸, 128 at 2⁻⁶·1.5).
+func TestPoissonBlockLawExact(t *testing.T) {
+	for _, q := range append(slices.Clone(exactSampleRates), 0x1p-8, 1.5*0x1p-7) {
+		l := newBlockLaw(q)
+		L := 64 * l.m
+		if len(l.cdf) != L {
+			t.Fatalf("q = %v: %d entries for blocks of %d", q, len(l.cdf), L)
+		}
+		Q := ratOf(q)
+		P := new(big.Rat).Sub(big.NewRat(1, 1), Q)
+		cdf := new(big.Rat)
+		for k := range L {
+			term := new(big.Rat).SetInt(new(big.Int).Binomial(int64(L), int64(k)))
+			term.Mul(term, new(big.Rat).SetFrac(new(big.Int).Exp(Q.Num(), big.NewInt(int64(k)), nil), new(big.Int).Exp(Q.Denom(), big.NewInt(int64(k)), nil)))
+			term.Mul(term, new(big.Rat).SetFrac(new(big.Int).Exp(P.Num(), big.NewInt(int64(L-k)), nil), new(big.Int).Exp(P.Denom(), big.NewInt(int64(L-k)), nil)))
+			cdf.Add(cdf, term)
+			w := l.cdf[k]
+			num := new(big.Int)
+			for _, x := range w {
+				num.Lsh(num, 64)
+				num.Or(num, new(big.Int).SetUint64(x))
+			}
+			got := new(big.Rat).SetFrac(num, new(big.Int).Lsh(big.NewInt(1), uint(64*len(w))))
+			if got.Cmp(cdf) != 0 {
+				t.Fatalf("q = %v: stored P(K ≤ %d) = %v, want exactly %v", q, k, got.FloatString(30), cdf.FloatString(30))
+			}
+		}
+	}
+}
+
+// Inversion at the boundaries, ties included: U = c_k exactly (its words,
+// then zeros) gives K = k + 1 and U = c_k − 2^−B (one unit below in the
+// last word) gives K = k, for every k; U = 0 gives 0 and U = 1 − 2^−B…
+// gives L. q = 2⁻⁸⁰ makes the first word of every c_k all ones, so each
+// decision goes through the tie path, reading only the words it needs.
+func TestPoissonBlockCountBoundaries(t *testing.T) {
+	for _, q := range []float64{0.04, 0.004, 0x1p-80, 1.0 / 3} {
+		l := newBlockLaw(q)
+		W, L := len(l.cdf[0]), len(l.cdf)
+		for k := range L {
+			c := l.cdf[k]
+			src := &replayWords{path: slices.Clone(c)}
+			if got := l.count(src); got != k+1 {
+				t.Errorf("q = %v, U = c_%d: K = %d, want %d", q, k, got, k+1)
+			}
+			if src.i > W {
+				t.Errorf("q = %v, U = c_%d: read %d words, at most %d needed", q, k, src.i, W)
+			}
+			below := slices.Clone(c)
+			for i := W - 1; i >= 0; i-- { // subtract one unit of the last word, borrowing
+				below[i]--
+				if below[i] != math.MaxUint64 {
+					break
+				}
+			}
+			if got := l.count(&replayWords{path: below}); got != k {
+				t.Errorf("q = %v, U = c_%d − 2^−B: K = %d, want %d", q, k, got, k)
+			}
+		}
+		if got := l.count(&replayWords{}); got != 0 {
+			t.Errorf("q = %v, U = 0: K = %d", q, got)
+		}
+		ones := make([]uint64, W)
+		for i := range ones {
+			ones[i] = math.MaxUint64
+		}
+		if got := l.count(&replayWords{path: ones}); got != L {
+			t.Errorf("q = %v, U = 1 − 2^−B: K = %d, want %d", q, got, L)
+		}
+	}
+}
+
+// Floyd's subset is exactly uniform: over every outcome of its k uniform
+// draws (all equally likely), each k-subset of the block arises equally
+// often, for k = 1, 2, 3 and L = 64, 256 (k = 3, L = 256: 16 387 584
+// outcomes would be slow; L = 256 is checked up to k = 2, and k = 3 on
+// L = 64: 249 984 outcomes onto 41 664 subsets).
+func TestPoissonBlockSubsetExact(t *testing.T) {
+	for _, c := range []struct{ k, L int }{{1, 64}, {2, 64}, {3, 64}, {1, 256}, {2, 256}, {1, 128}, {2, 128}} {
+		k, L := c.k, c.L
+		counts := map[[4]uint64]int{}
+		var walk func(outcome []uint64)
+		walk = func(outcome []uint64) {
+			if len(outcome) == k {
+				i := 0
+				var s [4]uint64
+				floydSubset(k, L, drawFunc(func(m uint64) uint64 {
+					if v := outcome[i]; v < m {
+						i++
+						return v
+					}
+					panic("draw out of range")
+				}), &s)
+				size := 0
+				for w, x := range s {
+					size += bits.OnesCount64(x)
+					if w*64 >= L && x != 0 {
+						t.Fatalf("k = %d, L = %d: subset %x outside the block", k, L, s)
+					}
+				}
+				if size != k {
+					t.Fatalf("k = %d, L = %d: subset %x of size %d", k, L, s, size)
+				}
+				counts[s]++
+				return
+			}
+			m := uint64(L - k + len(outcome) + 1) // the draw's range [0, j]
+			for v := uint64(0); v < m; v++ {
+				walk(append(outcome, v))
+			}
+		}
+		walk(nil)
+		want := -1
+		if nb := new(big.Int).Binomial(int64(L), int64(k)).Int64(); int64(len(counts)) != nb {
+			t.Fatalf("k = %d, L = %d: %d subsets reached, want %d", k, L, len(counts), nb)
+		}
+		for s, c := range counts {
+			if want < 0 {
+				want = c
+			}
+			if c != want {
+				t.Fatalf("k = %d, L = %d: subset %x arises %d times, another %d", k, L, s, c, want)
+			}
+		}
+	}
+}
+
+// The block sampler at dp-pair-sgd's default rate for n = 10⁵ (q = 0.004,
+// blocks of 256; ChaCha8 seeded, 200 draws): the total, each lane position
+// (index mod 64) and, inside blocks, disjoint pairs (i, i + d) for d = 1
+// (128 per block), 64 (128 per block: across the block's 64-bit words)
+// and 255 (the block's ends) — Bernoulli(q²) if the coins are independent
+// — are within Bernstein's radius at e^{−24}; 67 checks: false-failure
+// rate ≤ 134·e^{−24} < 6·10⁻⁹.
+func TestPoissonSubsampleBlocksBinomial(t *testing.T) {
+	const n, q, draws, x = 100_000, 0.004, 200, 24
+	if l := newBlockLaw(q); l.m != 4 {
+		t.Fatalf("q = %v: blocks of %d, the test assumes 256", q, 64*l.m)
+	}
+	rng := rand.New(rand.NewChaCha8([32]byte{4, 5, 6}))
+	var total float64
+	var lane [64]float64
+	pairStarts := map[int][]int{1: nil, 64: nil, 255: {0}}
+	for i := 0; i < 256; i += 2 {
+		pairStarts[1] = append(pairStarts[1], i)
+	}
+	for i := range 64 {
+		pairStarts[64] = append(pairStarts[64], i, 128+i)
+	}
+	pairs := map[int]float64{}
+	in := make([]bool, n)
+	var b []int
+	for range draws {
+		b = PoissonSubsample(b[:0], n, q, rng)
+		clear(in)
+		for _, j := range b {
+			in[j] = true
+			lane[j%64]++
+		}
+		total += float64(len(b))
+		for g := 0; g+256 <= n; g += 256 {
+			for d, starts := range pairStarts {
+				for _, i := range starts {
+					if in[g+i] && in[g+i+d] {
+						pairs[d]++
+					}
+				}
+			}
+		}
+	}
+	N := float64(n * draws)
+	if d, r := math.Abs(total-N*q), bernsteinRadius(N, q, x); d > r {
+		t.Errorf("total %v, want %v ± %v", total, N*q, r)
+	}
+	for l, c := range lane {
+		Nl := float64(draws * ((n - l + 63) / 64))
+		if d, r := math.Abs(c-Nl*q), bernsteinRadius(Nl, q, x); d > r {
+			t.Errorf("lane %d: %v, want %v ± %v", l, c, Nl*q, r)
+		}
+	}
+	for d, starts := range pairStarts {
+		Np := float64(draws * (n / 256) * len(starts))
+		if dev, r := math.Abs(pairs[d]-Np*q*q), bernsteinRadius(Np, q*q, x); dev > r {
+			t.Errorf("pairs (i, i+%d) both sampled: %v, want %v ± %v", d, pairs[d], Np*q*q, r)
+		}
+	}
+}
+
+// BenchmarkPoissonSubsample: the sampler PoissonSubsample uses (blocks
+// below q = 1/16) against the bit-sliced reference, at dp-pair-sgd's
+// default q (min(⌈4√n⌉, n/2)/n) for n = 10⁴, 10⁵, 10⁶, from ChaCha8.
+func BenchmarkPoissonSubsample(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		q := math.Min(math.Ceil(4*math.Sqrt(float64(n))), float64(n)/2) / float64(n)
+		for _, s := range []struct {
+			name string
+			f    func([]int, int, float64, Source) []int
+		}{{"exact", PoissonSubsample}, {"bitsliced", poissonSubsampleBitSliced}} {
+			b.Run(fmt.Sprintf("%s/n=%d", s.name, n), func(b *testing.B) {
+				rng := rand.New(rand.NewChaCha8([32]byte{9}))
+				var batch []int
+				for b.Loop() {
+					batch = s.f(batch[:0], n, q, rng)
+				}
+			})
+		}
+	}
+}
+
+type drawFunc func(m uint64) uint64
+
+func (f drawFunc) uint64n(m uint64) uint64 { return f(m) }

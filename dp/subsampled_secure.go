@@ -1,9 +1,6 @@
 package dp
 
-import (
-	"math"
-	"sync"
-)
+import "math"
 
 // The subsampled Gaussian with the secure sampler's noise.
 //
@@ -38,22 +35,13 @@ import (
 // one is (e, mult·(rest(e) + term(e))) = (e, δ)-DP.
 func SecureSubsampledGaussianEpsilon(q, z float64, steps int, delta float64, rel Neighbouring, coords int64) (eps float64, order int, err error) {
 	// Pure and costly (an RDP curve per variant): every run of an algorithm
-	// certifies the same arguments, so the results are remembered.
-	key := subsampledKey{q, z, steps, delta, rel, coords}
-	subsampledMu.Lock()
-	r, ok := subsampledMemo[key]
-	subsampledMu.Unlock()
-	if ok {
-		return r.eps, r.order, r.err
-	}
-	eps, order, err = secureSubsampledGaussianEpsilon(q, z, steps, delta, rel, coords)
-	subsampledMu.Lock()
-	if len(subsampledMemo) >= 1<<12 {
-		clear(subsampledMemo)
-	}
-	subsampledMemo[key] = subsampledResult{eps, order, err}
-	subsampledMu.Unlock()
-	return eps, order, err
+	// and every site of a job certifies the same arguments, so the results
+	// are remembered (memo.go).
+	r := subsampledMemo.get(subsampledKey{q, z, steps, delta, rel, coords}, func() subsampledResult {
+		eps, order, err := secureSubsampledGaussianEpsilon(q, z, steps, delta, rel, coords)
+		return subsampledResult{eps, order, err}
+	})
+	return r.eps, r.order, r.err
 }
 
 // subsampledKey is every argument of SecureSubsampledGaussianEpsilon
@@ -72,10 +60,7 @@ type subsampledResult struct {
 	err   error
 }
 
-var (
-	subsampledMu   sync.Mutex
-	subsampledMemo = map[subsampledKey]subsampledResult{}
-)
+var subsampledMemo = newMemo[subsampledKey, subsampledResult](1 << 12)
 
 func secureSubsampledGaussianEpsilon(q, z float64, steps int, delta float64, rel Neighbouring, coords int64) (eps float64, order int, err error) {
 	if coords < 0 {
@@ -123,6 +108,33 @@ func secureSubsampledGaussianEpsilon(q, z float64, steps int, delta float64, rel
 // discrete term taken out of δ first), the smallest of them, raised until
 // the secure certificate covers eps.
 func SecureSubsampledGaussianMultiplier(q float64, steps int, eps, delta float64, rel Neighbouring, coords int64) (float64, error) {
+	// The search (a bisection of a few dozen curves per target) is pure in
+	// its arguments: every site of a job and every run with the same
+	// numbers asks it once (memo.go).
+	r := multiplierMemo.get(multiplierKey{q, steps, eps, delta, rel, coords}, func() multiplierResult {
+		z, err := secureSubsampledGaussianMultiplier(q, steps, eps, delta, rel, coords)
+		return multiplierResult{z, err}
+	})
+	return r.z, r.err
+}
+
+// multiplierKey is every argument of SecureSubsampledGaussianMultiplier.
+type multiplierKey struct {
+	q          float64
+	steps      int
+	eps, delta float64
+	rel        Neighbouring
+	coords     int64
+}
+
+type multiplierResult struct {
+	z   float64
+	err error
+}
+
+var multiplierMemo = newMemo[multiplierKey, multiplierResult](1 << 10)
+
+func secureSubsampledGaussianMultiplier(q float64, steps int, eps, delta float64, rel Neighbouring, coords int64) (float64, error) {
 	if coords == 0 {
 		return SubsampledGaussianMultiplier(q, steps, eps, delta, rel)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 
 	"github.com/pairfed/pairfed/dp"
 )
@@ -116,8 +115,9 @@ func PairSGDDefaults(n int, task Task, R float64) (q float64, T int, C float64) 
 
 // poissonSample appends to dst the indices in [0, n) that each enter
 // independently with probability exactly q (the q the accountant
-// certifies): dp.PoissonSubsample, exact Bernoulli(q) coins compared
-// bit-sliced with q's binary expansion, 64 records per word (proof in
+// certifies): dp.PoissonSubsample, exact Bernoulli(q) coins (blocks of
+// 64–256 records counted from the exact Binomial CDF below q = 1/16, else
+// compared bit-sliced with q's binary expansion; proofs in
 // dp/exactsample.go). The float geometric-skip sampler it replaces,
 // ⌊log(u)/log1p(−q)⌋ on a 2⁻⁵³ grid, was not Bernoulli(q)
 // (TestOldPoissonSamplerIsInexact), which the subsampled-RDP theorem
@@ -268,40 +268,11 @@ func runPairSGDPrivate(ctx context.Context, obj Objective, cfg RunConfig, rng *r
 	return &Result{W: out, Steps: T, PairGrads: pairs, Privacy: rep}, nil
 }
 
-// pairSGDMultiplier memoizes dp.SecureSubsampledGaussianMultiplier (a
-// pure function costing a few hundred milliseconds) for repeated runs with
-// the same parameters (experiments, audits); coords is the number of noise
+// pairSGDMultiplier is dp.SecureSubsampledGaussianMultiplier (memoized
+// there by all its arguments, concurrent callers of the same arguments
+// sharing one search: dp/memo.go); coords is the number of noise
 // coordinates the T steps draw from the secure sampler (T·p), whose
 // discrete-noise δ term the multiplier leaves room for.
 func pairSGDMultiplier(q float64, T int, eps, delta float64, rel dp.Neighbouring, coords int64) (float64, error) {
-	type key struct {
-		q          float64
-		T          int
-		eps, delta float64
-		rel        dp.Neighbouring
-		coords     int64
-	}
-	k := key{q, T, eps, delta, rel, coords}
-	pairSGDCache.Lock()
-	z, ok := pairSGDCache.m[k]
-	pairSGDCache.Unlock()
-	if ok {
-		return z, nil
-	}
-	z, err := dp.SecureSubsampledGaussianMultiplier(q, T, eps, delta, rel, coords)
-	if err != nil {
-		return 0, err
-	}
-	pairSGDCache.Lock()
-	if pairSGDCache.m == nil || len(pairSGDCache.m) > 1024 {
-		pairSGDCache.m = map[any]float64{}
-	}
-	pairSGDCache.m[k] = z
-	pairSGDCache.Unlock()
-	return z, nil
-}
-
-var pairSGDCache struct {
-	sync.Mutex
-	m map[any]float64
+	return dp.SecureSubsampledGaussianMultiplier(q, T, eps, delta, rel, coords)
 }
