@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -154,45 +152,20 @@ func topPrivate(t *testing.T, out string) bool {
 // that share one public schema run a private job, which every site reports
 // private; a site with mean imputation logs why it is not.
 func TestWorkersShareFeatureBounds(t *testing.T) {
-	root := t.TempDir()
-	schema := filepath.Join(root, "s.json")
-	os.WriteFile(schema, []byte(`{"features": [{"lo": -3, "hi": 3, "count": 4}]}`), 0o644)
-	test := filepath.Join(root, "test.libsvm")
-	writeLinearLIBSVM(t, test, 80, 4, 1)
-	site := map[string]string{"a": filepath.Join(root, "a.libsvm"), "b": filepath.Join(root, "b.libsvm")}
-	writeLinearLIBSVM(t, site["a"], 60, 4, 2)
-	writeLinearLIBSVM(t, site["b"], 60, 4, 3)
-	var logs syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	var procs []*proc
-	defer func() {
-		cancel()
-		for _, p := range procs {
-			select {
-			case <-p.done:
-			case <-time.After(20 * time.Second):
-				t.Error("a process did not stop")
-			}
-		}
-		if t.Failed() {
-			t.Logf("log:\n%s", logs.String())
-		}
-	}()
-	coord := startPairfed(ctx, &logs, "coordinator", "--listen", "127.0.0.1:0", "--federation", "fb", "--state", filepath.Join(root, "coord"),
+	fed := newLinearFed(t, 80, 60)
+	root, schema, test, site, logs := fed.root, fed.schema, fed.test, fed.site, fed.logs
+	coord := fed.start("coordinator", "--listen", "127.0.0.1:0", "--federation", "fb", "--state", filepath.Join(root, "coord"),
 		"--test", test, "--feature-bounds", schema, "--min-sites", "2", "--tick", "10ms")
-	procs = append(procs, coord)
-	urlRE := regexp.MustCompile(`listening on (nats://\S+)`)
-	waitFor(t, 15*time.Second, "the coordinator's URL", func() bool { return urlRE.MatchString(coord.stdout.String()) })
-	url := urlRE.FindStringSubmatch(coord.stdout.String())[1]
+	url := coordURL(t, coord)
 	for _, s := range []string{"a", "b"} {
-		procs = append(procs, startPairfed(ctx, &logs, "worker", "--nats", url, "--federation", "fb", "--site", s, "--data", site[s],
-			"--state", filepath.Join(root, "site-"+s), "--feature-bounds", schema, "--tick", "10ms", "--heartbeat", "50ms"))
+		fed.start("worker", "--nats", url, "--federation", "fb", "--site", s, "--data", site[s],
+			"--state", filepath.Join(root, "site-"+s), "--feature-bounds", schema, "--tick", "10ms", "--heartbeat", "50ms")
 	}
 	waitFor(t, 15*time.Second, "sites a and b to join", func() bool {
 		l := logs.String()
 		return strings.Contains(l, "site a joined the federation") && strings.Contains(l, "site b joined the federation")
 	})
-	p, code := runPairfed(t, &logs, 60*time.Second, "job", "submit", "--nats", url, "--federation", "fb", "--algo", "fed-dp-gd-grad",
+	p, code := runPairfed(t, logs, 60*time.Second, "job", "submit", "--nats", url, "--federation", "fb", "--algo", "fed-dp-gd-grad",
 		"--epsilon", "1", "--delta", "0.001", "--min-sites", "2", "--wait", "--json")
 	if code != 0 || !topPrivate(t, p.stdout.String()) {
 		t.Fatalf("job: exit %d, %v\n%s", code, p.err, p.stdout.String())
@@ -203,8 +176,8 @@ func TestWorkersShareFeatureBounds(t *testing.T) {
 	// A third site imputing means says so at start.
 	csv := filepath.Join(root, "c.csv")
 	os.WriteFile(csv, []byte("1,?,2,0,1\n0,1,2,1,-1\n2,2,?,1,1\n1,0,1,1,-1\n"), 0o644)
-	procs = append(procs, startPairfed(ctx, &logs, "worker", "--nats", url, "--federation", "fb", "--site", "c", "--data", csv,
-		"--state", filepath.Join(root, "site-c"), "--feature-bounds", schema, "--impute", "mean", "--tick", "10ms", "--heartbeat", "50ms"))
+	fed.start("worker", "--nats", url, "--federation", "fb", "--site", "c", "--data", csv,
+		"--state", filepath.Join(root, "site-c"), "--feature-bounds", schema, "--impute", "mean", "--tick", "10ms", "--heartbeat", "50ms")
 	waitFor(t, 15*time.Second, "site c's warning", func() bool {
 		return strings.Contains(logs.String(), "worker c: this site's private updates will be reported NOT private: --impute mean")
 	})

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -165,45 +163,20 @@ func TestWorkerJobSchema(t *testing.T) {
 // every site and is private; the same job without a schema is refused by
 // both sites with the fix in their logs.
 func TestJobCarriesSchema(t *testing.T) {
-	root := t.TempDir()
-	schema := filepath.Join(root, "s.json")
-	os.WriteFile(schema, []byte(`{"features": [{"lo": -3, "hi": 3, "count": 4}]}`), 0o644)
-	test := filepath.Join(root, "test.libsvm")
-	writeLinearLIBSVM(t, test, 200, 4, 1)
-	site := map[string]string{"a": filepath.Join(root, "a.libsvm"), "b": filepath.Join(root, "b.libsvm")}
-	writeLinearLIBSVM(t, site["a"], 200, 4, 2)
-	writeLinearLIBSVM(t, site["b"], 200, 4, 3)
-	var logs syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	var procs []*proc
-	defer func() {
-		cancel()
-		for _, p := range procs {
-			select {
-			case <-p.done:
-			case <-time.After(20 * time.Second):
-				t.Error("a process did not stop")
-			}
-		}
-		if t.Failed() {
-			t.Logf("log:\n%s", logs.String())
-		}
-	}()
-	coord := startPairfed(ctx, &logs, "coordinator", "--listen", "127.0.0.1:0", "--federation", "js", "--state", filepath.Join(root, "coord"),
+	fed := newLinearFed(t, 200, 200)
+	root, schema, test, site, logs := fed.root, fed.schema, fed.test, fed.site, fed.logs
+	coord := fed.start("coordinator", "--listen", "127.0.0.1:0", "--federation", "js", "--state", filepath.Join(root, "coord"),
 		"--test", test, "--min-sites", "2", "--tick", "10ms")
-	procs = append(procs, coord)
-	urlRE := regexp.MustCompile(`listening on (nats://\S+)`)
-	waitFor(t, 15*time.Second, "the coordinator's URL", func() bool { return urlRE.MatchString(coord.stdout.String()) })
-	url := urlRE.FindStringSubmatch(coord.stdout.String())[1]
+	url := coordURL(t, coord)
 	for _, s := range []string{"a", "b"} {
-		procs = append(procs, startPairfed(ctx, &logs, "worker", "--nats", url, "--federation", "js", "--site", s, "--data", site[s],
-			"--state", filepath.Join(root, "site-"+s), "--tick", "10ms", "--heartbeat", "50ms"))
+		fed.start("worker", "--nats", url, "--federation", "js", "--site", s, "--data", site[s],
+			"--state", filepath.Join(root, "site-"+s), "--tick", "10ms", "--heartbeat", "50ms")
 	}
 	waitFor(t, 15*time.Second, "sites a and b to join", func() bool {
 		l := logs.String()
 		return strings.Contains(l, "site a joined the federation") && strings.Contains(l, "site b joined the federation")
 	})
-	p, code := runPairfed(t, &logs, 60*time.Second, "job", "submit", "--nats", url, "--federation", "js", "--epsilon", "1",
+	p, code := runPairfed(t, logs, 60*time.Second, "job", "submit", "--nats", url, "--federation", "js", "--epsilon", "1",
 		"--feature-bounds", schema, "--min-sites", "2", "--wait", "--json")
 	out := p.stdout.String()
 	if code != 0 || !topPrivate(t, out) || !strings.Contains(out, `"privacy_status": "private: yes`) {
@@ -220,7 +193,7 @@ func TestJobCarriesSchema(t *testing.T) {
 			t.Errorf("site %s did not say it applied the job's schema", s)
 		}
 	}
-	p, code = runPairfed(t, &logs, 60*time.Second, "job", "submit", "--nats", url, "--federation", "js", "--epsilon", "1",
+	p, code = runPairfed(t, logs, 60*time.Second, "job", "submit", "--nats", url, "--federation", "js", "--epsilon", "1",
 		"--min-sites", "2", "--wait")
 	if code != 3 || !strings.Contains(logs.String(), "carries no feature-bounds schema and site a has none") {
 		t.Errorf("job without a schema: exit %d, want 3 (refused)\n%s", code, p.stdout.String())

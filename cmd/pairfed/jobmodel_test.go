@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -21,51 +19,26 @@ import (
 // gives the coordinator's AUC bit for bit. `job status` of an unknown id
 // says so (exit 1) and starts nothing.
 func TestJobModelFromCoordinator(t *testing.T) {
-	root := t.TempDir()
-	schema := filepath.Join(root, "s.json")
-	os.WriteFile(schema, []byte(`{"features": [{"lo": -3, "hi": 3, "count": 4}]}`), 0o644)
-	test := filepath.Join(root, "test.libsvm")
-	writeLinearLIBSVM(t, test, 80, 4, 1)
-	site := map[string]string{"a": filepath.Join(root, "a.libsvm"), "b": filepath.Join(root, "b.libsvm")}
-	writeLinearLIBSVM(t, site["a"], 60, 4, 2)
-	writeLinearLIBSVM(t, site["b"], 60, 4, 3)
-	var logs syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	var procs []*proc
-	defer func() {
-		cancel()
-		for _, p := range procs {
-			select {
-			case <-p.done:
-			case <-time.After(20 * time.Second):
-				t.Error("a process did not stop")
-			}
-		}
-		if t.Failed() {
-			t.Logf("log:\n%s", logs.String())
-		}
-	}()
+	fed := newLinearFed(t, 80, 60)
+	root, schema, test, site, logs := fed.root, fed.schema, fed.test, fed.site, fed.logs
 	state := filepath.Join(root, "coord")
-	coord := startPairfed(ctx, &logs, "coordinator", "--listen", "127.0.0.1:0", "--federation", "jm", "--state", state,
+	coord := fed.start("coordinator", "--listen", "127.0.0.1:0", "--federation", "jm", "--state", state,
 		"--test", test, "--feature-bounds", schema, "--min-sites", "2", "--tick", "10ms")
-	procs = append(procs, coord)
-	urlRE := regexp.MustCompile(`listening on (nats://\S+)`)
-	waitFor(t, 15*time.Second, "the coordinator's URL", func() bool { return urlRE.MatchString(coord.stdout.String()) })
-	url := urlRE.FindStringSubmatch(coord.stdout.String())[1]
+	url := coordURL(t, coord)
 	for _, s := range []string{"a", "b"} {
-		procs = append(procs, startPairfed(ctx, &logs, "worker", "--nats", url, "--federation", "jm", "--site", s, "--data", site[s],
-			"--state", filepath.Join(root, "site-"+s), "--feature-bounds", schema, "--tick", "10ms", "--heartbeat", "50ms"))
+		fed.start("worker", "--nats", url, "--federation", "jm", "--site", s, "--data", site[s],
+			"--state", filepath.Join(root, "site-"+s), "--feature-bounds", schema, "--tick", "10ms", "--heartbeat", "50ms")
 	}
 	waitFor(t, 15*time.Second, "sites a and b to join", func() bool {
 		l := logs.String()
 		return strings.Contains(l, "site a joined the federation") && strings.Contains(l, "site b joined the federation")
 	})
 	// An unknown id: status unknown, exit 1, and no job starts.
-	p, code := runPairfed(t, &logs, 30*time.Second, "job", "status", "--nats", url, "--federation", "jm", "nope")
+	p, code := runPairfed(t, logs, 30*time.Second, "job", "status", "--nats", url, "--federation", "jm", "nope")
 	if code != 1 || !strings.Contains(p.stdout.String(), `"status": "unknown"`) {
 		t.Fatalf("job status of an unknown id: exit %d, %v\n%s", code, p.err, p.stdout.String())
 	}
-	p, code = runPairfed(t, &logs, 60*time.Second, "job", "submit", "--nats", url, "--federation", "jm", "--job", "j1", "--algo", "fed-dp-gd-grad",
+	p, code = runPairfed(t, logs, 60*time.Second, "job", "submit", "--nats", url, "--federation", "jm", "--job", "j1", "--algo", "fed-dp-gd-grad",
 		"--epsilon", "1", "--delta", "0.001", "--min-sites", "2", "--wait", "--json")
 	if code != 0 {
 		t.Fatalf("job: exit %d, %v\n%s", code, p.err, p.stdout.String())
@@ -95,7 +68,7 @@ func TestJobModelFromCoordinator(t *testing.T) {
 	}
 	// Download over NATS with the schema attached; evaluate it.
 	out := filepath.Join(root, "m.json")
-	p, code = runPairfed(t, &logs, 30*time.Second, "job", "model", "--nats", url, "--federation", "jm", "--feature-bounds", schema, "--out", out, "j1")
+	p, code = runPairfed(t, logs, 30*time.Second, "job", "model", "--nats", url, "--federation", "jm", "--feature-bounds", schema, "--out", out, "j1")
 	if code != 0 {
 		t.Fatalf("job model: exit %d, %v\n%s", code, p.err, p.stderr.String())
 	}
@@ -112,7 +85,7 @@ func TestJobModelFromCoordinator(t *testing.T) {
 	}
 	// Without the schema the artefact says it cannot score.
 	bare := filepath.Join(root, "bare.json")
-	if p, code = runPairfed(t, &logs, 30*time.Second, "job", "model", "--state", state, "--out", bare, "--job", "j1"); code != 0 {
+	if p, code = runPairfed(t, logs, 30*time.Second, "job", "model", "--state", state, "--out", bare, "--job", "j1"); code != 0 {
 		t.Fatalf("job model --state: exit %d, %v", code, p.err)
 	}
 	if o, err := runCLI(t, "score", "--model", bare, "--data", test); err == nil || !strings.Contains(err.Error(), "--feature-bounds") {
