@@ -55,6 +55,7 @@ func RunWith(ctx context.Context, c *Coordinator, t transport.Transport, tick ti
 		opt.Observe(c)
 	}
 	var enc encoder
+	link := newLinkWatch(t, c.cfg.Logf)
 	for !c.Done() {
 		var outs []Output
 		select {
@@ -63,6 +64,9 @@ func RunWith(ctx context.Context, c *Coordinator, t transport.Transport, tick ti
 		case m := <-inbox:
 			outs = c.Step(m)
 		case <-ticker.C:
+			if !link.up() {
+				continue // the clocks stand still while the hub is out of reach
+			}
 			outs = c.Tick()
 		}
 		if opt.Observe != nil {
@@ -76,6 +80,39 @@ func RunWith(ctx context.Context, c *Coordinator, t transport.Transport, tick ti
 		return nil, err
 	}
 	return c.Result(), nil
+}
+
+// linkWatch follows the run loop's own transport (transport.Link). While
+// the coordinator is cut from its hub (a NATS server restarting) it hears
+// no site, which says nothing about the sites: counting that silence
+// against them dropped every site of the running job after SiteTimeout
+// and aborted it, and the sites, who never heard the abort, waited for
+// their job timeout (issue 28, finding 14). So the loop does not tick
+// while the transport is down: site silence, phase, accept and secure
+// aggregation step timeouts all stand still and resume where they were
+// when the connection is back (the sites join again then: worker.Serve).
+type linkWatch struct {
+	l    *transport.Link
+	logf func(string, ...any)
+	down bool
+}
+
+func newLinkWatch(t transport.Transport, logf func(string, ...any)) *linkWatch {
+	return &linkWatch{l: transport.NewLink(t), logf: logf}
+}
+
+// up reports whether the loop may tick now, logging each change.
+func (w *linkWatch) up() bool {
+	up, back := w.l.Poll()
+	switch {
+	case !up && !w.down:
+		w.down = true
+		w.logf("coordinator: lost the connection to the message hub: site silence and phase timeouts are paused until it is back")
+	case back:
+		w.down = false
+		w.logf("coordinator: connection to the message hub is back: timeouts resume")
+	}
+	return up
 }
 
 // receive decodes a message the coordinator received on subject and checks
@@ -194,6 +231,7 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 	last := ""
 	var pend pendingWrites
 	var enc encoder
+	link := newLinkWatch(t, s.cfg.Logf)
 	outs := s.Resume()
 	for first := true; ; first = false {
 		if !first {
@@ -203,6 +241,9 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 			case m := <-inbox:
 				outs = s.Step(m)
 			case <-ticker.C:
+				if !link.up() {
+					continue // the clocks stand still while the hub is out of reach
+				}
 				outs = s.Tick()
 			}
 		}
