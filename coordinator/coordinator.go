@@ -383,6 +383,26 @@ func (c *Coordinator) onJoin(m *protocol.Join) []Output {
 	return c.startJob()
 }
 
+// readmit takes back into the running job a participant that left it
+// (dropped as silent, or it sent Leave) and joins again with the same
+// records: e.g. its worker restarted and resumes the job from its saved
+// state (worker/resume.go). It counts among the active sites again (a
+// phase waits for its update; a secure round that started without it
+// goes on without it, the next one includes it) and is sent the job and
+// the current phase. Nothing for a site that is active, never took part,
+// or a job that is not running.
+func (c *Coordinator) readmit(m *protocol.Join) []Output {
+	s := c.sites[m.Site]
+	if s == nil || !s.participant || !s.left || s.records != m.Records || s.dim != m.Dim ||
+		(c.state != stateRunning && c.state != stateAccepting) {
+		return nil
+	}
+	s.left = false
+	c.sitesChanged()
+	c.logf("site %s is back (instance %s): it takes part in job %s again from phase %d", m.Site, m.Instance, c.job.Job, c.phase)
+	return c.onJoin(m)
+}
+
 // startJob fixes the job's parameters from the joined sites (the
 // algorithm's plan) and starts phase 1 from the zero model.
 func (c *Coordinator) startJob() []Output {
