@@ -46,7 +46,7 @@ func Run(ctx context.Context, w *Worker, t transport.Transport, tick time.Durati
 	}
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
-	link := newLinkWatch(t, w.cfg.Site, w.cfg.Logf)
+	link := newLinkWatch(t, w.cfg.Site, w.cfg.Logf, tick)
 	for !w.Done() {
 		var outs []Output
 		select {
@@ -57,7 +57,10 @@ func Run(ctx context.Context, w *Worker, t transport.Transport, tick time.Durati
 		case m := <-inbox:
 			outs = w.Step(ctx, m)
 		case <-ticker.C:
-			up, back := link.poll()
+			up, back, err := link.poll()
+			if err != nil {
+				return nil, err
+			}
 			if !up {
 				continue // the job's clocks stand still while the hub is out of reach
 			}
@@ -182,7 +185,7 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 	}
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
-	link := newLinkWatch(t, cfg.Site, cfg.Logf)
+	link := newLinkWatch(t, cfg.Site, cfg.Logf, tick)
 	for {
 		var outs []Output
 		select {
@@ -221,7 +224,10 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 				outs = s.Step(ctx, m)
 			}
 		case <-ticker.C:
-			up, back := link.poll()
+			up, back, err := link.poll()
+			if err != nil {
+				return err
+			}
 			if !up {
 				continue // the job timeout stands still while the hub is out of reach
 			}
@@ -256,20 +262,33 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 // the coordinator had aborted (issue 28, finding 14). So the loop does not
 // tick while the transport is down (the job timeout, heartbeats and the
 // worker's own round clocks stand still) and joins again when it is back.
+//
+// A connection that cannot come back (transport.Failer: the server
+// refuses the site's credentials, for 2 s of ticks in a row) ends the
+// loop with that error: the site could never take part again.
 type linkWatch struct {
-	l    *transport.Link
-	site string
-	logf func(string, ...any)
-	down bool
+	l     *transport.Link
+	site  string
+	logf  func(string, ...any)
+	down  bool
+	grace int // polls
 }
 
-func newLinkWatch(t transport.Transport, site string, logf func(string, ...any)) *linkWatch {
-	return &linkWatch{l: transport.NewLink(t), site: site, logf: logf}
+// failureGrace is how long a transport failure (refused credentials) must
+// persist before a run loop gives up.
+const failureGrace = 2 * time.Second
+
+func newLinkWatch(t transport.Transport, site string, logf func(string, ...any), tick time.Duration) *linkWatch {
+	return &linkWatch{l: transport.NewLink(t), site: site, logf: logf, grace: int(failureGrace/tick) + 1}
 }
 
-// poll is Link.Poll, logging each change.
-func (w *linkWatch) poll() (up, back bool) {
+// poll is Link.Poll, logging each change; an error when the transport
+// cannot come back.
+func (w *linkWatch) poll() (up, back bool, err error) {
 	up, back = w.l.Poll()
+	if err := w.l.Failed(w.grace); err != nil {
+		return false, false, fmt.Errorf("worker %s: %w", w.site, err)
+	}
 	switch {
 	case !up && !w.down:
 		w.down = true
@@ -278,7 +297,7 @@ func (w *linkWatch) poll() (up, back bool) {
 		w.down = false
 		w.logf("worker %s: connection to the message hub is back: joining again", w.site)
 	}
-	return up, back
+	return up, back, nil
 }
 
 // abandons reports whether m tells a site that is computing a phase of
