@@ -30,10 +30,13 @@ func (f *flakyTransport) Reconnects() uint64 { return f.reconnects.Load() }
 func (f *flakyTransport) waitPolls(t *testing.T, n int64, done <-chan error) {
 	t.Helper()
 	target := f.polls.Load() + n
+	give := time.After(30 * time.Second)
 	for f.polls.Load() < target {
 		select {
 		case err := <-done:
 			t.Fatalf("Serve ended: %v", err)
+		case <-give:
+			t.Fatalf("the run loop looked at its transport %d times, want %d", f.polls.Load(), target)
 		case <-time.After(time.Millisecond):
 		}
 	}
