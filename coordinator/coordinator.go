@@ -383,6 +383,26 @@ func (c *Coordinator) onJoin(m *protocol.Join) []Output {
 	return c.startJob()
 }
 
+// readmit takes back into the running job a participant that left it
+// (dropped as silent, or it sent Leave) and joins again with the same
+// records: e.g. its worker restarted and resumes the job from its saved
+// state (worker/resume.go). It counts among the active sites again (a
+// phase waits for its update; a secure round that started without it
+// goes on without it, the next one includes it) and is sent the job and
+// the current phase. Nothing for a site that is active, never took part,
+// or a job that is not running.
+func (c *Coordinator) readmit(m *protocol.Join) []Output {
+	s := c.sites[m.Site]
+	if s == nil || !s.participant || !s.left || s.records != m.Records || s.dim != m.Dim ||
+		(c.state != stateRunning && c.state != stateAccepting) {
+		return nil
+	}
+	s.left = false
+	c.sitesChanged()
+	c.logf("site %s is back (instance %s): it takes part in job %s again from phase %d", m.Site, m.Instance, c.job.Job, c.phase)
+	return c.onJoin(m)
+}
+
 // startJob fixes the job's parameters from the joined sites (the
 // algorithm's plan) and starts phase 1 from the zero model.
 func (c *Coordinator) startJob() []Output {
@@ -528,10 +548,23 @@ func (c *Coordinator) startPhase(k int) []Output {
 	c.phase = k
 	c.updates = map[string]*protocol.SiteUpdate{}
 	c.waited, c.retries = 0, 0
+	var outs []Output
 	if c.sec != nil {
-		// The phase's release is a secure aggregation round over every
-		// participant (a site dropped at the accept round never sends its
-		// keys: the round goes on without it, or aborts below t).
+		// The phase's release is a secure aggregation round over the
+		// announced participants (their ids are their places in the
+		// announcement), awaiting only the active ones: a site that left
+		// or was dropped is not waited for (each of its steps cost the
+		// round's whole step timeout, every phase: issue 28, finding 16).
+		// Fewer active sites than the threshold cannot unmask a sum: the
+		// job aborts now, with nothing released, instead of after the
+		// round's timeouts.
+		t := c.sec.Threshold
+		if t == 0 {
+			t = secagg.DefaultThreshold(len(c.job.Sites))
+		}
+		if active := c.numParticipants(true); active < t {
+			return c.abort(fmt.Sprintf("phase %d: %d active sites, below the secure aggregation threshold %d: no sum can be unmasked", k, active, t))
+		}
 		p := round.Params{Federation: c.cfg.Federation, Job: c.job.Job, Phase: k, Sites: c.job.Sites,
 			Threshold: c.sec.Threshold, Bits: c.ddg.Bits, Dim: c.ddg.D, Roster: c.cfg.SecAggRoster}
 		srv, err := round.NewServer(p, c.sec.Timeout)
@@ -539,8 +572,14 @@ func (c *Coordinator) startPhase(k int) []Output {
 			return c.abort(fmt.Sprintf("phase %d: %v", k, err))
 		}
 		c.round = srv
+		for _, name := range c.Dropped() {
+			o, res, err := srv.Forget(name)
+			if outs = append(outs, c.roundOutputs(o, res, err)...); c.Done() {
+				return outs
+			}
+		}
 	}
-	return c.phaseOutputs(protocol.SitesSubject(c.cfg.Federation))
+	return append(c.phaseOutputs(protocol.SitesSubject(c.cfg.Federation)), outs...)
 }
 
 // rosterMisses returns the sites the secure aggregation roster has no key for.
@@ -762,7 +801,13 @@ func (c *Coordinator) onLeave(m *protocol.Leave) []Output {
 		return c.maybeBegin()
 	}
 	if c.sec != nil {
-		return nil // the round's timeouts go on without the site
+		if c.round == nil {
+			return nil
+		}
+		// The round stops waiting for the site (a step it was the last
+		// awaited answer of closes now).
+		outs, res, err := c.round.Forget(m.Site)
+		return c.roundOutputs(outs, res, err)
 	}
 	if len(c.updates) == active {
 		return c.aggregate()

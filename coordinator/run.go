@@ -55,6 +55,7 @@ func RunWith(ctx context.Context, c *Coordinator, t transport.Transport, tick ti
 		opt.Observe(c)
 	}
 	var enc encoder
+	link := newLinkWatch(t, c.cfg.Logf, tick)
 	for !c.Done() {
 		var outs []Output
 		select {
@@ -63,6 +64,11 @@ func RunWith(ctx context.Context, c *Coordinator, t transport.Transport, tick ti
 		case m := <-inbox:
 			outs = c.Step(m)
 		case <-ticker.C:
+			if up, err := link.up(); err != nil {
+				return nil, err
+			} else if !up {
+				continue // the clocks stand still while the hub is out of reach
+			}
 			outs = c.Tick()
 		}
 		if opt.Observe != nil {
@@ -76,6 +82,53 @@ func RunWith(ctx context.Context, c *Coordinator, t transport.Transport, tick ti
 		return nil, err
 	}
 	return c.Result(), nil
+}
+
+// linkWatch follows the run loop's own transport (transport.Link). While
+// the coordinator is cut from its hub (a NATS server restarting) it hears
+// no site, which says nothing about the sites: counting that silence
+// against them dropped every site of the running job after SiteTimeout
+// and aborted it, and the sites, who never heard the abort, waited for
+// their job timeout (issue 28, finding 14). So the loop does not tick
+// while the transport is down: site silence, phase, accept and secure
+// aggregation step timeouts all stand still and resume where they were
+// when the connection is back (the sites join again then: worker.Serve).
+//
+// A connection that cannot come back (transport.Failer: the server
+// refuses the coordinator's credentials, for 2 s of ticks in a row) ends
+// the loop with that error instead.
+type linkWatch struct {
+	l     *transport.Link
+	logf  func(string, ...any)
+	down  bool
+	grace int // polls
+}
+
+// failureGrace is how long a transport failure (refused credentials) must
+// persist before a run loop gives up: a server being reconfigured, or
+// nats.go's own retry, gets that long.
+const failureGrace = 2 * time.Second
+
+func newLinkWatch(t transport.Transport, logf func(string, ...any), tick time.Duration) *linkWatch {
+	return &linkWatch{l: transport.NewLink(t), logf: logf, grace: int(failureGrace/tick) + 1}
+}
+
+// up reports whether the loop may tick now, logging each change; an error
+// when the transport cannot come back.
+func (w *linkWatch) up() (bool, error) {
+	up, back := w.l.Poll()
+	if err := w.l.Failed(w.grace); err != nil {
+		return false, fmt.Errorf("coordinator: %w", err)
+	}
+	switch {
+	case !up && !w.down:
+		w.down = true
+		w.logf("coordinator: lost the connection to the message hub: site silence and phase timeouts are paused until it is back")
+	case back:
+		w.down = false
+		w.logf("coordinator: connection to the message hub is back: timeouts resume")
+	}
+	return up, nil
 }
 
 // receive decodes a message the coordinator received on subject and checks
@@ -194,6 +247,7 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 	last := ""
 	var pend pendingWrites
 	var enc encoder
+	link := newLinkWatch(t, s.cfg.Logf, tick)
 	outs := s.Resume()
 	for first := true; ; first = false {
 		if !first {
@@ -203,6 +257,11 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 			case m := <-inbox:
 				outs = s.Step(m)
 			case <-ticker.C:
+				if up, err := link.up(); err != nil {
+					return err
+				} else if !up {
+					continue // the clocks stand still while the hub is out of reach
+				}
 				outs = s.Tick()
 			}
 		}

@@ -362,6 +362,13 @@ func (s *Service) Step(m protocol.Message) []Output {
 		}
 		if s.participates(m.Site) {
 			outs = s.inner.Step(m) // catch-up of a participant that missed the announcement
+		} else if _, refused := s.refused[m.Site]; s.inner != nil && !refused {
+			// A participant that left the running job (dropped as silent,
+			// or its process stopped) and is back, e.g. restarted: it
+			// takes its place again (issue 28, finding 7; it resumes from
+			// its saved state or refuses the job) — it was charged for the
+			// whole job at its reservation, whether or not it comes back.
+			outs = s.inner.readmit(m)
 		}
 	case *protocol.Heartbeat:
 		s.seen(m.Site)

@@ -95,9 +95,11 @@ func (t *NATS) Close() error {
 		return nil
 	}
 	// Flush what was published, then close synchronously (an async Drain
-	// could outlive an embedded server being shut down).
+	// could outlive an embedded server being shut down). Only a connected
+	// connection is flushed: one that is down (its server unreachable)
+	// would hold a stopping process for the whole flush timeout.
 	var err error
-	if !t.nc.IsClosed() {
+	if t.nc.IsConnected() {
 		if ferr := t.nc.FlushTimeout(5 * time.Second); ferr != nil {
 			err = fmt.Errorf("transport: flush: %w", ferr)
 		}

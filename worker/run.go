@@ -46,6 +46,7 @@ func Run(ctx context.Context, w *Worker, t transport.Transport, tick time.Durati
 	}
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
+	link := newLinkWatch(t, w.cfg.Site, w.cfg.Logf, tick)
 	for !w.Done() {
 		var outs []Output
 		select {
@@ -56,7 +57,17 @@ func Run(ctx context.Context, w *Worker, t transport.Transport, tick time.Durati
 		case m := <-inbox:
 			outs = w.Step(ctx, m)
 		case <-ticker.C:
+			up, back, err := link.poll()
+			if err != nil {
+				return nil, err
+			}
+			if !up {
+				continue // the job's clocks stand still while the hub is out of reach
+			}
 			outs = w.Tick()
+			if back && !w.Done() {
+				outs = append(outs, w.join()) // the coordinator catches this site up
+			}
 		}
 		if err := publish(t, outs); err != nil {
 			return nil, err
@@ -174,6 +185,7 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 	}
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
+	link := newLinkWatch(t, cfg.Site, cfg.Logf, tick)
 	for {
 		var outs []Output
 		select {
@@ -212,7 +224,20 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 				outs = s.Step(ctx, m)
 			}
 		case <-ticker.C:
+			up, back, err := link.poll()
+			if err != nil {
+				return err
+			}
+			if !up {
+				continue // the job timeout stands still while the hub is out of reach
+			}
 			outs = s.Tick()
+			if back && !slices.ContainsFunc(outs, func(o Output) bool { return o.Msg.Kind() == protocol.KindJoin }) {
+				// Join again at once: the coordinator learns the site is
+				// there and repeats the running job's announcement and
+				// phase to it, whatever it missed during the outage.
+				outs = append(outs, s.join())
+			}
 		}
 		if opt.UpdateDelay > 0 && slices.ContainsFunc(outs, func(o Output) bool {
 			k := o.Msg.Kind()
@@ -228,6 +253,51 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 			return err
 		}
 	}
+}
+
+// linkWatch follows a site's own transport (transport.Link). While the
+// site is cut from its hub it hears nothing about its job, which says
+// nothing about the job: counting that silence made every site give up
+// its job after a hub outage longer than the job timeout, or sit in a job
+// the coordinator had aborted (issue 28, finding 14). So the loop does not
+// tick while the transport is down (the job timeout, heartbeats and the
+// worker's own round clocks stand still) and joins again when it is back.
+//
+// A connection that cannot come back (transport.Failer: the server
+// refuses the site's credentials, for 2 s of ticks in a row) ends the
+// loop with that error: the site could never take part again.
+type linkWatch struct {
+	l     *transport.Link
+	site  string
+	logf  func(string, ...any)
+	down  bool
+	grace int // polls
+}
+
+// failureGrace is how long a transport failure (refused credentials) must
+// persist before a run loop gives up.
+const failureGrace = 2 * time.Second
+
+func newLinkWatch(t transport.Transport, site string, logf func(string, ...any), tick time.Duration) *linkWatch {
+	return &linkWatch{l: transport.NewLink(t), site: site, logf: logf, grace: int(failureGrace/tick) + 1}
+}
+
+// poll is Link.Poll, logging each change; an error when the transport
+// cannot come back.
+func (w *linkWatch) poll() (up, back bool, err error) {
+	up, back = w.l.Poll()
+	if err := w.l.Failed(w.grace); err != nil {
+		return false, false, fmt.Errorf("worker %s: %w", w.site, err)
+	}
+	switch {
+	case !up && !w.down:
+		w.down = true
+		w.logf("worker %s: lost the connection to the message hub: the job timeout is paused until it is back", w.site)
+	case back:
+		w.down = false
+		w.logf("worker %s: connection to the message hub is back: joining again", w.site)
+	}
+	return up, back, nil
 }
 
 // abandons reports whether m tells a site that is computing a phase of

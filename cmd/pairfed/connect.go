@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
+	"github.com/pairfed/pairfed/transport"
 	"github.com/urfave/cli/v2"
 )
 
@@ -229,4 +230,34 @@ func natsLogging() nats.Option {
 		}
 		return nil
 	}
+}
+
+// redactedServers is servers with any user, password or token of its
+// URLs replaced by "redacted", for messages and logs.
+func redactedServers(servers string) string {
+	urls, err := natsURLs(servers)
+	if err != nil {
+		return "the NATS server"
+	}
+	out := make([]string, len(urls))
+	for i, u := range urls {
+		v := *u
+		if v.User != nil {
+			v.User = url.User("redacted")
+		}
+		out[i] = v.String()
+	}
+	return strings.Join(out, ",")
+}
+
+// connectError explains why no connection to servers came up: a server
+// that refuses this process's credentials is named as such, with the
+// flags that carry them (nats.go gives up on it: retrying would never
+// succeed); the URLs are shown without their secrets.
+func connectError(servers string, err error) error {
+	where := redactedServers(servers)
+	if transport.CredentialError(err) {
+		return fmt.Errorf("the NATS server %s refuses this process's credentials (%v): check --creds or --nkey, or the user or token in the --nats URL, against the server's configuration (pairfed deploy init writes matching files)", where, err)
+	}
+	return fmt.Errorf("no connection to %s: %w", where, err)
 }

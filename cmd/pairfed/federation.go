@@ -56,12 +56,12 @@ func connectNATS(ctx context.Context, url, name string, retry bool, opts ...nats
 	}
 	for !t.Conn().IsConnected() {
 		if t.Conn().IsClosed() { // nats.go gives up after repeated authorization errors
-			return nil, fmt.Errorf("no connection to %s: %v", url, t.Conn().LastError())
+			return nil, connectError(url, t.Conn().LastError())
 		}
 		select {
 		case <-ctx.Done():
 			t.Close()
-			return nil, fmt.Errorf("no connection to %s: %w", url, ctx.Err())
+			return nil, connectError(url, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/pairfed/pairfed/fedalgo"
@@ -18,7 +19,7 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext(stopSignals())
 	defer stop()
 	if err := newApp().RunContext(ctx, os.Args); err != nil {
 		if ctx.Err() != nil {
@@ -30,6 +31,59 @@ func main() {
 		}
 		os.Exit(exitCode(err))
 	}
+}
+
+// stopSignals are the signals that stop a command gracefully (its
+// context is cancelled: a coordinator or worker sends its Leave, state
+// files are consistent): SIGINT, SIGTERM, and SIGHUP — the hang-up of
+// the terminal or session that started a coordinator or worker; its
+// default action killed the process without a word (issue 28). A
+// process started with SIGHUP ignored (nohup) keeps ignoring it.
+func stopSignals() []os.Signal {
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
+}
+
+// signalContext is signal.NotifyContext that logs the signal it received
+// (which names it, e.g. "received hangup: stopping"); later signals are
+// caught and ignored until stop is called, as with NotifyContext.
+func signalContext(sigs []os.Signal) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			stderrLogf("pairfed: ")("received signal %v (%s): stopping", sig, signalName(sig))
+			cancel()
+		case <-done:
+		}
+	}()
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			signal.Stop(ch)
+			close(done)
+			cancel()
+		})
+	}
+}
+
+// signalName is the conventional name of a stop signal.
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return sig.String()
 }
 
 // usageError marks errors in the command line (exit status 2).

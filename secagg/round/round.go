@@ -223,6 +223,22 @@ func (s *Server) Tick() ([]Outgoing, *secagg.Result, error) {
 	return s.endStep()
 }
 
+// Forget stops waiting for site in this round: the coordinator knows it
+// will not answer (it left the job, or was dropped as silent). A step
+// whose other awaited sites all answered closes at once, as its timeout
+// would have closed it later; the secure aggregation protocol treats the
+// site as any dropout of that step. A site not awaited changes nothing.
+func (s *Server) Forget(site string) ([]Outgoing, *secagg.Result, error) {
+	if s.done || !s.waiting[site] {
+		return nil, nil, nil
+	}
+	delete(s.waiting, site)
+	if len(s.waiting) > 0 {
+		return nil, nil, nil
+	}
+	return s.endStep()
+}
+
 // Done reports whether the round completed or aborted.
 func (s *Server) Done() bool { return s.done }
 
