@@ -95,6 +95,9 @@ type Service struct {
 	curJob  string
 	lastMsg int
 	ended   map[string]bool
+	// probedJob is the job whose announcement last probed the ledger
+	// (ledgerRefusalFor), probed the probe's answer.
+	probedJob, probed string
 }
 
 // NewService validates cfg and returns an idle service.
@@ -181,9 +184,27 @@ func oneClass(y []float64) bool {
 // for why the site reveals it only when its operator allowed one-class
 // data (`pairfed worker --single-class`), and says nothing beyond it.
 func (s *Service) refusal(m *protocol.JobAnnounce) string {
-	if reason := s.ledgerRefusal(); reason != "" {
+	if reason := s.policyRefusal(m); reason != "" {
 		return reason
 	}
+	// Last, and once per job: the ledger probe writes (and removes) a
+	// blank line, so a job refused for any other reason leaves the
+	// ledger untouched, and the coordinator's repeated announcements of
+	// one job do not probe again.
+	return s.ledgerRefusalFor(m.Job)
+}
+
+// ledgerRefusalFor is ledgerRefusal, asked once per job id.
+func (s *Service) ledgerRefusalFor(job string) string {
+	if s.probedJob != job || job == "" {
+		s.probedJob, s.probed = job, s.ledgerRefusal()
+	}
+	return s.probed
+}
+
+// policyRefusal returns why this site's policy (its label mix, its
+// ledger's earlier releases of the job, its budget) refuses job m, or "".
+func (s *Service) policyRefusal(m *protocol.JobAnnounce) string {
 	if oneClass(s.cfg.Worker.Data.Y) && !fedalgo.LearnsFromSingleClassSites(m.Algo) {
 		return fmt.Sprintf("%s needs both classes at every site and this site cannot take part (algorithms for sites of one class: %v)", m.Algo, fedalgo.SingleClassNames())
 	}
@@ -292,7 +313,7 @@ func (s *Service) Step(ctx context.Context, m protocol.Message) []Output {
 		if err != nil {
 			return s.refuse(m, err.Error())
 		}
-		if st := s.cfg.Jobs[m.Job]; st != nil && s.released(m.Job) && s.ledgerRefusal() == "" {
+		if st := s.cfg.Jobs[m.Job]; st != nil && s.released(m.Job) && s.ledgerRefusalFor(m.Job) == "" {
 			if err := resumable(st, m, s.ledger); err != nil {
 				s.logf("cannot resume job %s: %v", m.Job, err)
 			} else if w, err := New(cfg); err == nil {
