@@ -249,3 +249,23 @@ func CheckPhaseWork(site string, steps float64, params, n int) error {
 	}
 	return nil
 }
+
+// calibrateSnapped calibrates a site's Gaussian releases to (ε, δ) by the
+// exact accountant (dp.CalibrateGaussian over plan) and returns their σ's,
+// the largest ℓ2 sensitivity the secure sampler's snapping to each σ's
+// grid gives a release of sensitivity base (dp.SnappedL2Sensitivity: the
+// Δ' its charge and notes state) and the certificate, which must cover
+// the request (else nothing is planned).
+func calibrateSnapped(name string, plan dp.GaussianPlan, base, eps, delta float64) (sig []float64, sens float64, cert dp.Certificate, err error) {
+	sig, cert, err = dp.CalibrateGaussian(plan, eps, delta)
+	if err != nil {
+		return nil, 0, dp.Certificate{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if !cert.Covers(eps, delta) {
+		return nil, 0, dp.Certificate{}, fmt.Errorf("%s: the calibration certifies (%g, %g), not the requested (%g, %g)", name, cert.Epsilon, cert.Delta, eps, delta)
+	}
+	for _, s := range sig {
+		sens = math.Max(sens, dp.SnappedL2Sensitivity(base, dp.GaussianGranularity(s), plan.Dim))
+	}
+	return sig, sens, cert, nil
+}

@@ -80,15 +80,7 @@ func (fedLDA) Configure(s *Spec) error {
 // the snapped sensitivity its ledger records (the larger release's) and
 // the certificate of both releases.
 func ldaCalibrate(eps, delta float64, d int) (sig []float64, sens float64, cert dp.Certificate, err error) {
-	plan := pairwise.LDAPlan(d)
-	sig, cert, err = dp.CalibrateGaussian(plan, eps, delta)
-	if err != nil {
-		return nil, 0, dp.Certificate{}, err
-	}
-	for _, s := range sig {
-		sens = math.Max(sens, dp.SnappedL2Sensitivity(2, dp.GaussianGranularity(s), plan.Dim))
-	}
-	return sig, sens, cert, nil
+	return calibrateSnapped(FedDPLDA, pairwise.LDAPlan(d), 2, eps, delta)
 }
 
 // ldaCharge is the certified (ε, δ) of a site's releases up to phase:

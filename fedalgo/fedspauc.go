@@ -184,18 +184,7 @@ func spaucPlan(k, phases, d int) dp.GaussianPlan {
 // features, the snapped sensitivity its ledger records and the
 // certificate of all of them.
 func spaucCalibrate(eps, delta float64, phases, d int) (sig []float64, sens float64, cert dp.Certificate, err error) {
-	plan := spaucPlan(phases, phases, d)
-	sig, cert, err = dp.CalibrateGaussian(plan, eps, delta)
-	if err != nil {
-		return nil, 0, dp.Certificate{}, fmt.Errorf("%s: %w", FedDPSPAUC, err)
-	}
-	if !cert.Covers(eps, delta) {
-		return nil, 0, dp.Certificate{}, fmt.Errorf("%s: the calibration certifies (%g, %g), not the requested (%g, %g)", FedDPSPAUC, cert.Epsilon, cert.Delta, eps, delta)
-	}
-	for _, s := range sig {
-		sens = math.Max(sens, dp.SnappedL2Sensitivity(pairwise.SPAUCSensitivity, dp.GaussianGranularity(s), plan.Dim))
-	}
-	return sig, sens, cert, nil
+	return calibrateSnapped(FedDPSPAUC, spaucPlan(phases, phases, d), pairwise.SPAUCSensitivity, eps, delta)
 }
 
 // spaucCharge is the certified (ε, δ) of a site's releases 1 … phase: the
