@@ -4,24 +4,19 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/pairfed/pairfed/internal/publicdata"
 	"github.com/pairfed/pairfed/pairwise"
 )
 
-// sharedDir holds the benchmark files described in its README.md.
-const sharedDir = "../../shared/datasets"
-
+// sharedFile is a public benchmark file (publicdata: $PAIRFED_DATASETS).
 func sharedFile(t testing.TB, name string) string {
 	t.Helper()
-	if _, err := os.Stat(sharedDir); os.IsNotExist(err) {
-		t.Skipf("shared datasets folder %s is missing", sharedDir)
-	}
-	return filepath.Join(sharedDir, name)
+	return publicdata.File(t, name)
 }
 
 var sharedCache struct {

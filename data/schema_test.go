@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pairfed/pairfed/internal/publicdata"
 	"github.com/pairfed/pairfed/pairwise"
 )
 
@@ -282,7 +283,7 @@ func TestBoundsMapProperties(t *testing.T) {
 }
 
 // TestShippedSchemas: every schema in schemas/ parses and fits its
-// dataset in /work/shared/datasets (when present), with nothing
+// public dataset (publicdata: $PAIRFED_DATASETS, when set), with nothing
 // data-dependent in the loading.
 func TestShippedSchemas(t *testing.T) {
 	files, _ := filepath.Glob("../schemas/*.json")
@@ -312,7 +313,7 @@ func TestShippedSchemasLoad(t *testing.T) {
 		"messidor.json": "messidor_features.arff", "wdbc.json": "wdbc.data",
 	}
 	for schema, file := range pairs {
-		path := filepath.Join("/work/shared/datasets", file)
+		path := filepath.Join(publicdata.Dir(t), file)
 		if _, err := os.Stat(path); err != nil {
 			t.Logf("%s: skipped (%v)", file, err)
 			continue

@@ -12,7 +12,7 @@
 # Needs jq. Takes about 5 minutes on 2 cores.
 set -eu
 cd "$(dirname "$0")/.."
-D=${DATA:-../shared/datasets}
+D=${DATA:-${PAIRFED_DATASETS:?set PAIRFED_DATASETS (or DATA) to the folder of public benchmark files}}
 RUNS=${RUNS:-20}
 RUNS_LARGE=${RUNS_LARGE:-3}
 EPS=${EPS:-0.1 0.25 0.5 1 2 5}

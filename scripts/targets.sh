@@ -12,7 +12,7 @@
 # Needs jq. Takes about a minute on 2 cores.
 set -eu
 cd "$(dirname "$0")/.."
-D=${DATA:-../shared/datasets}
+D=${DATA:-${PAIRFED_DATASETS:?set PAIRFED_DATASETS (or DATA) to the folder of public benchmark files}}
 RUNS=${RUNS:-50}
 RUNS_LARGE=${RUNS_LARGE:-5}
 TMP=$(mktemp -d)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pairfed/pairfed/internal/publicdata"
 )
 
 // `pairfed train --feature-bounds` with the shipped diabetes schema: a
@@ -186,12 +188,10 @@ func TestWorkersShareFeatureBounds(t *testing.T) {
 // A schema with unknown features: train estimates their ranges under DP
 // and says so; simulate refuses it (no DP range estimate at the sites yet).
 func TestUnknownFeaturesSchema(t *testing.T) {
-	out, err := runCLI(t, "train", "--data", "/work/shared/datasets/wdbc.data", "--feature-bounds", "../../schemas/wdbc.json",
+	wdbc := publicdata.File(t, "wdbc.data")
+	out, err := runCLI(t, "train", "--data", wdbc, "--feature-bounds", "../../schemas/wdbc.json",
 		"--epsilon", "1", "--no-progress")
 	if err != nil {
-		if strings.Contains(err.Error(), "no such file") {
-			t.Skip(err)
-		}
 		t.Fatalf("%v\n%s", err, out)
 	}
 	for _, want := range []string{"24 unknown features", "exact Gaussian-DP composition", "private"} {
@@ -199,7 +199,7 @@ func TestUnknownFeaturesSchema(t *testing.T) {
 			t.Errorf("train output lacks %q:\n%s", want, out)
 		}
 	}
-	out, err = runCLI(t, "simulate", "--data", "/work/shared/datasets/wdbc.data", "--feature-bounds", "../../schemas/wdbc.json",
+	out, err = runCLI(t, "simulate", "--data", wdbc, "--feature-bounds", "../../schemas/wdbc.json",
 		"--sites", "2", "--epsilon", "1", "--no-progress")
 	if err == nil || !strings.Contains(err.Error()+out, "unknown") {
 		t.Errorf("simulate with unknown features: %v\n%s", err, out)

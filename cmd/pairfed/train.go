@@ -53,9 +53,9 @@ func trainCommand() *cli.Command {
 		Name:  "train",
 		Usage: "train and evaluate one algorithm on one machine",
 		Description: `Examples:
-   pairfed train --data ../shared/datasets/diabetes --algo sgd-prev --runs 5
-   pairfed train --data ../shared/datasets/messidor_features.arff --task metric --algo pgd --loss logistic
-   pairfed train --data ../shared/datasets/diabetes --protocol paper --algo sgd-prev`,
+   pairfed train --data datasets/diabetes --algo sgd-prev --runs 5
+   pairfed train --data datasets/messidor_features.arff --task metric --algo pgd --loss logistic
+   pairfed train --data datasets/diabetes --protocol paper --algo sgd-prev`,
 		Flags:  append(flags, dataFlags()...),
 		Action: runTrain,
 	})

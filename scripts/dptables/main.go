@@ -64,7 +64,7 @@ import (
 
 func main() {
 	dir := flag.String("data", "datasets", "folder with diabetes and messidor_features.arff")
-	shared := flag.String("shared", "../shared/datasets", "folder with german.numer, hepatitis.data and breast-cancer-wisconsin.data")
+	shared := flag.String("shared", os.Getenv("PAIRFED_DATASETS"), "folder with german.numer, hepatitis.data and breast-cancer-wisconsin.data")
 	runs := flag.Int("runs", 10, "runs per cell ([Y21a] always runs its 3 folds × 15 repeats)")
 	slowRuns := flag.Int("slow-runs", 3, "runs per cell of the slow algorithms (-slow)")
 	slow := flag.String("slow", "dpgdsc", "comma-separated algorithms run -slow-runs times (dpgdsc: T = (L/α) ln n full gradients, 2–45 s per run)")

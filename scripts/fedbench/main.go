@@ -45,7 +45,7 @@ import (
 var (
 	flagDatasets = flag.String("datasets", "diabetes", "comma-separated: diabetes, ijcnn1")
 	flagDiabetes = flag.String("diabetes", "datasets/diabetes", "diabetes LIBSVM file")
-	flagShared   = flag.String("shared", "../shared/datasets", "directory with ijcnn1.trn.bz2 and ijcnn1.tst.bz2")
+	flagShared   = flag.String("shared", os.Getenv("PAIRFED_DATASETS"), "directory with ijcnn1.trn.bz2 and ijcnn1.tst.bz2")
 	flagRuns     = flag.Int("runs", 5, "runs (splits) for fed-avg and label skew")
 	flagDPRuns   = flag.Int("dp-runs", 10, "runs for the private comparison")
 	flagSites    = flag.Int("sites", 4, "sites N")

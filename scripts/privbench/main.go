@@ -34,7 +34,7 @@
 // -max-cubic-n (default 300). dpgdsc (its theorem's T = ⌈(L/α) ln n⌉ ≈ 22 000 full gradients at
 // λ = 10⁻³, ≈ 1 min per run at n = 256) runs only when named in -algos.
 //
-//	go run ./scripts/privbench -data ../shared/datasets -datasets diabetes -sizes full,256 -runs 20 -out privbench-out
+//	go run ./scripts/privbench -data $PAIRFED_DATASETS -datasets diabetes -sizes full,256 -runs 20 -out privbench-out
 package main
 
 import (
@@ -111,7 +111,7 @@ type cell struct {
 }
 
 func main() {
-	dir := flag.String("data", "../shared/datasets", "folder with the dataset files (see its README)")
+	dir := flag.String("data", os.Getenv("PAIRFED_DATASETS"), "folder with the dataset files (see its README)")
 	dsList := flag.String("datasets", "diabetes,german.numer,messidor,a9a,ijcnn1", "datasets to run")
 	sizes := flag.String("sizes", "full,256", "training sizes: full and/or record counts")
 	epsList := flag.String("eps", "0.1,0.25,0.5,1,2,5", "ε values")

@@ -21,7 +21,7 @@
 //
 //	go run ./scripts/secaggexp -datasets diabetes:200,ijcnn1:40 \
 //	    -algos fed-dp-ssp,fed-dp-gd-grad,fed-dp-local-sgd -skip ijcnn1/fed-dp-gd-grad \
-//	    -thresholds 8,6 -shared /work/shared/datasets
+//	    -thresholds 8,6 -shared $PAIRFED_DATASETS
 package main
 
 import (
@@ -50,7 +50,7 @@ var (
 	flagSkip       = flag.String("skip", "", "comma-separated dataset/algorithm pairs not to run (e.g. ijcnn1/fed-dp-gd-grad)")
 	flagAlgos      = flag.String("algos", fedalgo.FedDPSSP, "comma-separated federated algorithms that support secure aggregation (fed-dp-lda, fed-dp-ssp, fed-dp-ssp-mean, fed-dp-gd-grad, fed-dp-local-sgd, fed-dpegd)")
 	flagDiabetes   = flag.String("diabetes", "datasets/diabetes", "diabetes LIBSVM file")
-	flagShared     = flag.String("shared", "../shared/datasets", "directory with ijcnn1.trn.bz2 and ijcnn1.tst.bz2")
+	flagShared     = flag.String("shared", os.Getenv("PAIRFED_DATASETS"), "directory with ijcnn1.trn.bz2 and ijcnn1.tst.bz2")
 	flagSchemas    = flag.String("schemas", "schemas", "directory with the feature-bounds schemas <dataset>.json")
 	flagRuns       = flag.Int("runs", 10, "runs (splits × noise draws)")
 	flagSites      = flag.Int("sites", 8, "sites K")

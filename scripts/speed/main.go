@@ -37,7 +37,7 @@ var (
 	base     = flag.String("base", "main", "git ref of today's code")
 	reps     = flag.Int("reps", 3, "repetitions of each timed command (medians are reported)")
 	write    = flag.Bool("write", false, "rewrite the Speed table in README.md")
-	datasets = flag.String("datasets", "/work/shared/datasets", "directory holding ijcnn1.trn.bz2 and a9a")
+	datasets = flag.String("datasets", os.Getenv("PAIRFED_DATASETS"), "directory holding ijcnn1.trn.bz2 and a9a")
 	timeout  = flag.Duration("timeout", 90*time.Second, "per-command limit (a command that hits it is reported as > limit)")
 	gen      = flag.String("gen", "", "only write the seeded synthetic files (letter-shape.csv, w8a-shape) into this directory and exit")
 )

@@ -4,7 +4,7 @@
 // protocol (experiment.Run with 5 folds × 5 repeats, selection on a split of
 // each training fold), and prints a Markdown table beside the paper's numbers.
 //
-//	go run ./scripts/table1 [-data ../shared/datasets] [-algos sgd-prev,sgd-pair] [-datasets diabetes,german.numer]
+//	go run ./scripts/table1 [-data $PAIRFED_DATASETS] [-algos sgd-prev,sgd-pair] [-datasets diabetes,german.numer]
 package main
 
 import (
@@ -38,7 +38,7 @@ func lossOf(algo string) string {
 }
 
 func main() {
-	dir := flag.String("data", "../shared/datasets", "folder of the datasets")
+	dir := flag.String("data", os.Getenv("PAIRFED_DATASETS"), "folder of the datasets")
 	algos := flag.String("algos", "sgd-prev,sgd-pair,olp,oam-gra,spauc", "algorithms")
 	sets := flag.String("datasets", "diabetes,german.numer,ijcnn1.trn.bz2", "dataset files")
 	honest := flag.Bool("honest", true, "also run the honest validation protocol")
