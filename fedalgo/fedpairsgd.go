@@ -11,10 +11,14 @@ import (
 )
 
 // fed-dp-pair-sgd: the mission's own mechanism — noise added at the site
-// to previous-instance pairwise SGD over its local records — in the
-// variant that learns: noisy steps with subsampling amplification
-// (the single-site dp-pair-sgd of pairwise/private_pairsgd.go, run as
-// local steps between averaging rounds; pairwise/fedpairsgd.go).
+// to pairwise SGD over its local records. For the AUC task it is the sum
+// form of fedpairsgd_sum.go (per-record clipped pair gradients against a
+// public opposite-class partner, summed over sites: pooled-equal whatever
+// the partition, secure aggregation available). For the metric task — and
+// as it was for both tasks before — it is the local-steps form below:
+// noisy steps with subsampling amplification (the single-site dp-pair-sgd
+// of pairwise/private_pairsgd.go, run as local steps between averaging
+// rounds; pairwise/fedpairsgd.go).
 //
 // Each of R rounds broadcasts a model; every site runs T_s noisy steps of
 // dp-pair-sgd from it on its own records — a Poisson(q_s) batch, each
@@ -60,10 +64,9 @@ import (
 //     q_s n_s − 1): single-site dp-pair-sgd's rule with the noise of the
 //     K-site average. A given η is used by every site as is.
 //
-// A site holding a single class has no pair with a gradient (AUC losses
-// vanish on same-label pairs): its steps are noise only. Pairs are formed
-// within a site, so fed-dp-pair-sgd needs both classes at the sites;
-// fed-dp-ssp does not.
+// Pairs are formed within a site, so this form needs both kinds of pairs
+// at the sites (for AUC a single-class site's steps were noise only: 0.46–
+// 0.53 AUC, issue 25 — the reason the AUC task has the sum form).
 
 // FedDPPairSGD is the name of fed-dp-pair-sgd.
 const FedDPPairSGD = "fed-dp-pair-sgd"
