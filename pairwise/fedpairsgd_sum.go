@@ -50,9 +50,10 @@ import (
 // adaptively. κ = ½ and a = 0.3 are fixed constants (not fitted to a
 // data set: the records of a schema-mapped box have ‖x̃‖ well below 1, so
 // κ = 1 would spend most of the noise on a norm no record has; measured
-// on diabetes at ε = 1, 40 runs pooled: κ = √2, a = 1 (never clips) 0.695
-// ± 0.011, κ = ½, a = 0.3 0.722 ± 0.011, κ = ¼ 0.718 — within the noise
-// of each other, κ = ½ kept). A clipped term is the gradient scaled down:
+// on diabetes with its schema at ε = 1, pooled, 40 runs, T = 3, η = 8,
+// equal budget split: κ = √2, a = 1 (never clips) 0.695 ± 0.011, κ = ½,
+// a = 0.3 0.722 ± 0.011, κ = ¼, a = 0.3 0.718 ± 0.011 — within about two
+// s.e. of each other; κ = ½ kept). A clipped term is the gradient scaled down:
 // the step is still a descent direction of the record's loss. Phase 1's
 // vector is fed-dp-ssp-mean's SSPVector (class sums x/R and √2·n₊, Δ = 2,
 // ‖φ‖ ≤ √3) with a zero appended: every release of a job has Δ = 2 and

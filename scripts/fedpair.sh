@@ -45,13 +45,14 @@ cell() {
 	jq -rj --slurpfile p "${2:-$1}" --arg paired "${2:+1}" '
 		def ms: (length) as $n | (add / $n) as $m |
 			[$m, (if $n > 1 then ([.[] | (. - $m) * (. - $m)] | add / ($n - 1) | sqrt) / ($n | sqrt) else 0 end)];
-		def r3: . * 1000 | round / 1000;
+		def r3: (. * 1000 | round) as $k | ($k | fabs) as $a |
+			(if $k < 0 then "-" else "" end) + ($a / 1000 | floor | tostring) + "." + ("00" + ($a % 1000 | tostring) | .[-3:]);
 		if type != "array" then .
 		else (ms) as [$m, $se] |
 			"\($m | r3) ± \($se | r3)" +
 			(if $paired == "1" and ($p[0] | type) == "array" then
 				(. as $v | [range(0; length) | $v[.] - $p[0][.]] | ms) as [$dm, $dse] |
-				" (\(if $dm >= 0 then "+" else "" end)\($dm | r3) ± \($dse | r3))"
+				" (\(if ($dm * 1000 | round) >= 0 then "+" else "" end)\($dm | r3) ± \($dse | r3))"
 			else "" end)
 		end' "$1"
 }
