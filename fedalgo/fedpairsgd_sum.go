@@ -24,7 +24,7 @@ import (
 //     (w₀, b₀): the class-mean direction and the threshold between the
 //     means.
 //  2. Rounds 2 … T + 1: for the broadcast (w, b), every site releases the
-//     class blocks of Σ clip₁(σ(−y s)(x/R, 1)/√2) over its records — each
+//     class blocks of Σ clip₁(σ(−y s)(x/R, a)/κ) over its records — each
 //     record's logistic pair-loss gradient against the public opposite-
 //     class partner at score −b, clipped — with noise (Δ = 2). The
 //     coordinator sums them, steps (w, b) ← (w, b) − η·ĝ with the class-
@@ -47,11 +47,11 @@ import (
 // they compose SEQUENTIALLY, exactly, in Gaussian DP: μ² = Σ_k (Δ'/σ_k)²
 // ([DRS19] Cor 3.3), Δ' = 2 plus the secure sampler's snapping allowance,
 // the discrete-noise δ term over all (T + 1)(2d + 2) noise coordinates
-// included (dp.CalibrateGaussian, CertifyGaussian). All releases get the
-// same σ (the secure path's DDG gives every round the same μ too: the two
-// paths are one algorithm), the smallest that certifies the job's (ε, δ),
-// fixed from (ε, δ, d, T) alone before any release; each site recomputes
-// it from the announcement. Each record is in one site (parallel
+// included (dp.CalibrateGaussian, CertifyGaussian). The split: phase 1
+// gets half of μ², each round μ²/(2T) (σ₁ = σ_round/√T; pairSumPlan); the
+// σ's are the smallest that certify the job's (ε, δ), fixed from (ε, δ,
+// d, T) alone before any release; each site recomputes them from the
+// announcement. Each record is in one site (parallel
 // composition across sites); the broadcast models are functions of
 // earlier releases (covered by adaptive composition); the sums, the
 // steps and the output are post-processing. Before each release the site
@@ -59,8 +59,13 @@ import (
 //
 // Secure aggregation (SumReleaser): each phase is one SecAgg round with
 // the distributed discrete Gaussian (secure_phases.go); a site's vector
-// has length 2d + 2, norm ≤ n_s·√3 (phase 1) or ≤ n_s (rounds), Δ = 2,
-// and the T + 1 rounds compose sequentially (SumReleases = phase).
+// has length 2d + 2, norm ≤ n_s·√3 (statistics) or ≤ n_s (rounds), Δ = 2.
+// The DDG gives every round the same μ, so the split is made by
+// repetition: the statistics are released in T rounds (the same exact
+// vector, each with its own DDG noise) and the coordinator averages their
+// sums (noise ÷√T: μ² split half and half as on the plain path), then the
+// T gradient rounds: 2T rounds composed sequentially (SumReleases =
+// phase), calibrated by dp.CalibrateDDG for all of them.
 //
 // Defaults, a written rule from public numbers only (pairSumRounds,
 // pairSumScale, pairSumEta): T = ⌊√(nε)/10⌋ within [2, 16], S = B = 8,
