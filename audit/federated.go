@@ -76,9 +76,13 @@ import (
 // interfaces alone (FederatedCoverage): a new private one is audited the
 // same way, a non-private one is refused (there is no claim to audit), and
 // secure aggregation is refused for an algorithm that releases no sum.
-// Subsampled site releases (fed-dp-pair-sgd) are held, as in the
-// single-site audit, to the ε their steps certify without amplification,
-// since the replay knows the sampling (whitebox.go, statedReleases).
+// Subsampled site releases (a site release of mechanism
+// subsampled-gaussian, e.g. fed-dp-pair-sgd's metric-task form) are held,
+// as in the single-site audit, to the ε their steps certify without
+// amplification, since the replay knows the sampling (whitebox.go,
+// statedReleases). fed-dp-pair-sgd's AUC form releases Gaussian sums (its
+// statistics, then its clipped pair gradients) and is held to the claim,
+// plain and under secure aggregation.
 
 // FedSpec configures an audit of a federated algorithm.
 type FedSpec struct {
@@ -95,7 +99,7 @@ type FedSpec struct {
 	// secure aggregation.
 	Sites, Records, Threshold, Colluders int
 	// Rounds is the job's rounds for the algorithms that take them (0:
-	// the algorithm's default; fed-dp-pair-sgd: 1, see fedAuditRounds).
+	// the algorithm's default, or fedAuditRounds').
 	Rounds int
 	// Loss of the job ("": the search tries the algorithm's default and
 	// every AUC loss it accepts).
@@ -239,12 +243,11 @@ func fedRefusal(a fedalgo.Algorithm, secure bool) error {
 }
 
 // fedAuditRounds are the rounds the audit gives an algorithm by default
-// when they differ from the algorithm's own: fed-dp-pair-sgd re-certifies
-// its subsampled RDP accountant before every round but the last (≈ 30 ms),
-// so one round of T = round(10/q) = 20 steps keeps thousands of trials
-// affordable; its steps within a round are the same adaptive releases as
-// across rounds (the accountant composes them all sequentially).
-var fedAuditRounds = map[string]int{fedalgo.FedDPPairSGD: 1}
+// when they differ from the algorithm's own (none today: fed-dp-pair-sgd's
+// AUC form, which used to need one round of its subsampled steps to keep
+// thousands of trials affordable, now makes 1 + T Gaussian releases, its
+// default T = 2 at the audit's site sizes).
+var fedAuditRounds = map[string]int{}
 
 const (
 	fedDefaultSites   = 4

@@ -33,7 +33,7 @@
 //	fed-oneshot       oneshot.go     a private single-site algorithm once per site, averaged
 //	fed-dp-ssp        fedssp.go      noisy square-AUC sufficient statistics once per site, summed and solved
 //	fed-dp-ssp-mean   fedssp.go      the same with class sums only (class-mean difference)
-//	fed-dp-pair-sgd   fedpairsgd.go  subsampled noisy previous-instance pair SGD steps per site, averaged per round
+//	fed-dp-pair-sgd   fedpairsgd.go  auc (fedpairsgd_sum.go): noisy class sums once, then noisy per-record clipped pair gradients summed per round, gradient steps; metric: subsampled noisy previous-instance pair SGD steps per site, averaged per round
 //	fed-dp-spauc      fedspauc.go    noisy class sums once, then noisy clipped square-AUC gradient terms per round, summed; CG steps
 //
 // Each file states the algorithm, its paper and equations, and how a
@@ -56,7 +56,7 @@
 //
 // Secure aggregation (secure.go, secure_phases.go): an algorithm whose
 // phases release sums of site vectors (SumReleaser, SumSite, SumCombiner —
-// fed-dp-lda, fed-dp-ssp[-mean], fed-dp-spauc, fed-dp-gd-grad, fed-dp-local-sgd, fed-dpegd) can run each phase
+// fed-dp-lda, fed-dp-ssp[-mean], fed-dp-spauc, fed-dp-pair-sgd (auc), fed-dp-gd-grad, fed-dp-local-sgd, fed-dpegd) can run each phase
 // as one SecAgg round with the distributed discrete Gaussian.
 //
 // Package fedprobe holds in-process references of some algorithms for

@@ -11,10 +11,14 @@ import (
 )
 
 // fed-dp-pair-sgd: the mission's own mechanism — noise added at the site
-// to previous-instance pairwise SGD over its local records — in the
-// variant that learns: noisy steps with subsampling amplification
-// (the single-site dp-pair-sgd of pairwise/private_pairsgd.go, run as
-// local steps between averaging rounds; pairwise/fedpairsgd.go).
+// to pairwise SGD over its local records. For the AUC task it is the sum
+// form of fedpairsgd_sum.go (per-record clipped pair gradients against a
+// public opposite-class partner, summed over sites: pooled-equal whatever
+// the partition, secure aggregation available). For the metric task — and
+// as it was for both tasks before — it is the local-steps form below:
+// noisy steps with subsampling amplification (the single-site dp-pair-sgd
+// of pairwise/private_pairsgd.go, run as local steps between averaging
+// rounds; pairwise/fedpairsgd.go).
 //
 // Each of R rounds broadcasts a model; every site runs T_s noisy steps of
 // dp-pair-sgd from it on its own records — a Poisson(q_s) batch, each
@@ -60,10 +64,9 @@ import (
 //     q_s n_s − 1): single-site dp-pair-sgd's rule with the noise of the
 //     K-site average. A given η is used by every site as is.
 //
-// A site holding a single class has no pair with a gradient (AUC losses
-// vanish on same-label pairs): its steps are noise only. Pairs are formed
-// within a site, so fed-dp-pair-sgd needs both classes at the sites;
-// fed-dp-ssp does not.
+// Pairs are formed within a site, so this form needs both kinds of pairs
+// at the sites (for AUC a single-class site's steps were noise only: 0.46–
+// 0.53 AUC, issue 25 — the reason the AUC task has the sum form).
 
 // FedDPPairSGD is the name of fed-dp-pair-sgd.
 const FedDPPairSGD = "fed-dp-pair-sgd"
@@ -75,9 +78,13 @@ type fedPairSGD struct{}
 func (fedPairSGD) Name() string  { return FedDPPairSGD }
 func (fedPairSGD) Private() bool { return true }
 
-// Configure: the logistic loss, 10 rounds of 10/R passes; B and η are
+// Configure: the AUC task's sum form (fedpairsgd_sum.go), or for the
+// metric task the logistic loss, 10 rounds of 10/R passes; B and η are
 // left for Plan and the sites' rule.
-func (fedPairSGD) Configure(s *Spec) error {
+func (a fedPairSGD) Configure(s *Spec) error {
+	if s.Task != protocol.TaskMetric {
+		return a.configureSum(s)
+	}
 	if s.Loss == "" {
 		s.Loss = "logistic"
 	}
@@ -128,7 +135,10 @@ func pairSGDEta(s pairSGDSite, n, p, sites int, B float64) float64 {
 // Plan: R rounds; every site's calibration (refused here, before any
 // release, if it cannot be met); B by the rule unless given; each site's
 // per-step sensitivity Δ' for the ledgers.
-func (fedPairSGD) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
+func (a fedPairSGD) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
+	if s.Task != protocol.TaskMetric {
+		return a.planSum(s, sites, params)
+	}
 	p := &Plan{Phases: s.Rounds, Eta: s.Eta, Sensitivity: map[string]float64{}, Certified: map[string]Guarantee{}}
 	p.Epsilon, p.Delta = planPrivacy(s, sites)
 	task := pairwise.Task(s.Task)
@@ -153,7 +163,10 @@ func (fedPairSGD) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 	return p, nil
 }
 
-func (fedPairSGD) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, error) {
+func (a fedPairSGD) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, error) {
+	if job.Task != protocol.TaskMetric {
+		return a.newSumSite(job, env)
+	}
 	if err := needNoise(FedDPPairSGD, env); err != nil {
 		return nil, err
 	}
@@ -235,10 +248,16 @@ func pairSGDRoundCharge(j *protocol.JobAnnounce, sc pairSGDSite, r, p int) (floa
 	return certifiedCharge(j, eps, cal.Delta)
 }
 
-func (fedPairSGD) NewCombiner(job *protocol.JobAnnounce, state []float64) (Combiner, error) {
+func (a fedPairSGD) NewCombiner(job *protocol.JobAnnounce, state []float64) (Combiner, error) {
+	if job.Task != protocol.TaskMetric {
+		return a.newSumCombiner(job, state)
+	}
 	return fedAvg{}.NewCombiner(job, state)
 }
 
-func (fedPairSGD) PrivacyNote(*Spec) string {
+func (fedPairSGD) PrivacyNote(s *Spec) string {
+	if s == nil || s.Task != protocol.TaskMetric {
+		return "per-site record-level (ε, δ)-DP: every site releases its class sums and positive count once (Δ = 2, fed-dp-ssp-mean's release), then in each of T rounds the class blocks of its records' logistic pair-loss gradients against the public opposite-class partner of the broadcast model, each clipped (Δ = 2 replace-one; pairwise/fedpairsgd_sum.go), each release with Gaussian noise; the T + 1 releases compose sequentially by exact Gaussian DP, calibrated together; each record is in one site (parallel composition); the coordinator's sums and gradient steps are post-processing. Any label mix per site, a single class included"
+	}
 	return "per-site record-level (ε, δ)-DP: in each round every site runs round(P/q_s) steps of dp-pair-sgd on its own records (Poisson(q_s) batches, previous-instance pairs, pair gradients clipped to C, N(0, σ_s²I) per step, add/remove sensitivity 2C); all rounds' steps of a site compose sequentially under the subsampled-Gaussian RDP accountant (replace-one), calibrated up front so that the whole job is (ε, δ) per site; the coordinator only averages (post-processing)"
 }

@@ -9,14 +9,15 @@ import (
 	"github.com/pairfed/pairfed/protocol"
 )
 
-// Per-site accounting equals the plan: every site's calibration covers all
+// The metric task's local-steps form. Per-site accounting equals the
+// plan: every site's calibration covers all
 // its steps over all rounds, the subsampled RDP accountant recomputed from
 // the released numbers (q, σ/Δ', R·T_s, δ) certifies ε ≤ the requested ε
 // and is tight (the multiplier is the smallest that does); the plan's
 // sensitivity is the calibration's Δ' and B follows the written rule.
 func TestFedPairSGDPlanAccounting(t *testing.T) {
 	sites := []SiteInfo{{"a", 154}, {"b", 153}, {"c", 1000}}
-	s := &Spec{Algo: FedDPPairSGD, Task: protocol.TaskAUC, FeatureRadius: 1, Epsilon: 1}
+	s := &Spec{Algo: FedDPPairSGD, Task: protocol.TaskMetric, FeatureRadius: 1, Epsilon: 1}
 	a, err := Configure(s)
 	if err != nil {
 		t.Fatal(err)
@@ -24,7 +25,7 @@ func TestFedPairSGDPlanAccounting(t *testing.T) {
 	if s.Rounds != 10 || s.LocalPasses != 1 || s.Loss != "logistic" || s.ParamRadius != 0 {
 		t.Fatalf("defaults %+v", s)
 	}
-	const p = 8
+	const p = 9
 	plan, err := a.Plan(s, sites, p)
 	if err != nil {
 		t.Fatal(err)
@@ -33,16 +34,16 @@ func TestFedPairSGDPlanAccounting(t *testing.T) {
 	if plan.Phases != 10 || plan.Epsilon != 1 || plan.Delta != wantDelta {
 		t.Fatalf("plan %+v", plan)
 	}
-	loss, _ := pairwise.LossByName(pairwise.TaskAUC, "logistic")
-	if want := pairwise.PrivateParamRadius(int(1307/math.Sqrt(3)), p, 1, plan.Delta, 1, pairwise.TaskAUC, loss); plan.ParamRadius != want || !(want >= 1) {
+	loss, _ := pairwise.LossByName(pairwise.TaskMetric, "logistic")
+	if want := pairwise.PrivateParamRadius(int(1307/math.Sqrt(3)), p, 1, plan.Delta, 1, pairwise.TaskMetric, loss); plan.ParamRadius != want || !(want >= 1) {
 		t.Errorf("B = %v, want the rule's %v", plan.ParamRadius, want)
 	}
 	for _, site := range sites {
-		sc, err := pairSGDSchedule(pairwise.TaskAUC, site.Records, p, plan.Phases, s.LocalPasses, 1, plan.Epsilon, plan.Delta)
+		sc, err := pairSGDSchedule(pairwise.TaskMetric, site.Records, p, plan.Phases, s.LocalPasses, 1, plan.Epsilon, plan.Delta)
 		if err != nil {
 			t.Fatal(err)
 		}
-		q, _, C := pairwise.PairSGDDefaults(site.Records, pairwise.TaskAUC, 1)
+		q, _, C := pairwise.PairSGDDefaults(site.Records, pairwise.TaskMetric, 1)
 		if sc.cal.Q != q || sc.cal.Clip != C || sc.local != max(1, int(math.Round(1/q))) || sc.cal.Steps != 10*sc.local {
 			t.Errorf("site %s: schedule %+v, q %v", site.Name, sc, q)
 		}
@@ -63,7 +64,7 @@ func TestFedPairSGDPlanAccounting(t *testing.T) {
 		}
 	}
 	// A given B is kept; a site with one record is refused before any release.
-	s2 := &Spec{Algo: FedDPPairSGD, Task: protocol.TaskAUC, FeatureRadius: 1, Epsilon: 1, ParamRadius: 2}
+	s2 := &Spec{Algo: FedDPPairSGD, Task: protocol.TaskMetric, FeatureRadius: 1, Epsilon: 1, ParamRadius: 2}
 	a.Configure(s2)
 	if p2, err := a.Plan(s2, sites, p); err != nil || p2.ParamRadius != 0 {
 		t.Errorf("given B: plan %+v, %v", p2, err)

@@ -152,7 +152,7 @@ func splitSecAgg(a Algorithm, options protocol.Options) (rest protocol.Options, 
 		return rest, nil
 	}
 	if _, ok := a.(SumReleaser); !ok {
-		return nil, fmt.Errorf("%s does not release a sum of site vectors: secure aggregation (option %s) needs one that does (%s, %s, %s, %s, %s or %s)", a.Name(), OptSecAgg, FedDPLDA, FedDPSSP, FedDPSSPMean, FedDPGDGrad, FedDPLocalSGD, FedDPEGD)
+		return nil, fmt.Errorf("%s does not release a sum of site vectors: secure aggregation (option %s) needs one that does (%s, %s, %s, %s, %s, %s, %s or %s)", a.Name(), OptSecAgg, FedDPLDA, FedDPSSP, FedDPSSPMean, FedDPSPAUC, FedDPPairSGD, FedDPGDGrad, FedDPLocalSGD, FedDPEGD)
 	}
 	if _, err := parseSecAgg(sa); err != nil {
 		return nil, err

@@ -30,7 +30,7 @@ func TestSecAggOptions(t *testing.T) {
 	}{
 		{"ok", FedDPSSP, "", opt(1, 3, 1), ""},
 		{"default threshold", FedDPSSP, "", opt(1), ""},
-		{"no sum", FedDPPairSGD, "", opt(1), "does not release a sum"},
+		{"no sum", FedAvg, "", opt(1), "does not release a sum"},
 		{"secagg 2", FedDPSSP, "", opt(2), "give 1"},
 		{"client scale", FedDPSSP, "", opt(1, -1, -1, 5), "set by the coordinator"},
 		{"threshold over K", FedDPSSP, "", opt(1, 5), "must be in [2, 4]"},

@@ -224,8 +224,9 @@ type FedRecommendation struct {
 //
 //		t = (μ/√K)·K·n_s/√d = μ√K·n_s/√d.
 //
-//	 0. "fed-dp-pair-sgd" registered, sites of n_s ≥ RecommendLargeN, and a
-//	    hinge or logistic loss asked for (AUC), any loss but the square one
+//	 0. "fed-dp-pair-sgd" registered, sites of n_s ≥ RecommendLargeN, and
+//	    the logistic loss asked for (AUC: its AUC form's only loss; a
+//	    hinge loss goes to fed-oneshot's dp-pair-sgd), any loss but the square one
 //	    (metric), or d > 1000 (AUC, no square loss: fed-dp-lda's limit) →
 //	    fed-dp-pair-sgd (rules 0 and 3 of RecommendPrivate at a site's n).
 //	 1. AUC, no loss or the square loss, d ≤ 1000, "fed-dp-lda" registered →
@@ -257,7 +258,7 @@ func RecommendFederated(task Task, names []string, sites, nSite, d int, eps, del
 	switch {
 	case task == TaskMetric:
 		sgd = sgd && loss != "square"
-	case loss == "hinge" || loss == "logistic":
+	case loss == "logistic": // fed-dp-pair-sgd's AUC form: the logistic pair loss only
 	case loss == "":
 		sgd = sgd && d > fedLDAMaxDim
 	default:
@@ -266,10 +267,7 @@ func RecommendFederated(task Task, names []string, sites, nSite, d int, eps, del
 	if sgd {
 		l := loss
 		if l == "" {
-			l = "hinge"
-			if task == TaskMetric {
-				l = "logistic"
-			}
+			l = "logistic"
 		}
 		why := fmt.Sprintf("the %s loss was asked for", l)
 		switch {
@@ -278,7 +276,7 @@ func RecommendFederated(task Task, names []string, sites, nSite, d int, eps, del
 		case loss == "":
 			why = fmt.Sprintf("d = %d > %d: no summed second moment (fed-dp-lda cannot run)", d, fedLDAMaxDim)
 		}
-		return FedRecommendation{Algo: "fed-dp-pair-sgd", Loss: l, Reason: fmt.Sprintf("%s and sites of n_s = %d ≥ %d records: fed-dp-pair-sgd (subsampled DP-SGD at each site)", why, nSite, RecommendLargeN)}, nil
+		return FedRecommendation{Algo: "fed-dp-pair-sgd", Loss: l, Reason: fmt.Sprintf("%s and sites of n_s = %d ≥ %d records: fed-dp-pair-sgd (noisy pair gradients summed over the sites)", why, nSite, RecommendLargeN)}, nil
 	}
 	if task == TaskAUC && (loss == "" || loss == "square") {
 		known := nSite >= 2 && sites >= 1

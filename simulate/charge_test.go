@@ -3,6 +3,7 @@ package simulate
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ func TestLedgerChargesCertified(t *testing.T) {
 			{Algo: fedalgo.FedDPEGD},
 			{Algo: fedalgo.FedDPGDGrad, Rounds: 3},
 			{Algo: fedalgo.FedOneShot, LocalAlgo: "dpegd"},
-			{Algo: fedalgo.FedDPPairSGD, Rounds: 2, LocalPasses: 0.5},
+			{Algo: fedalgo.FedDPPairSGD, Rounds: 2},
 			{Algo: fedalgo.FedDPSSP},
 			{Algo: fedalgo.FedDPSSPMean},
 			{Algo: fedalgo.FedDPLDA},
@@ -129,7 +130,7 @@ func expectedCharges(t *testing.T, ann *protocol.JobAnnounce, s Site, led []work
 	_, noise, _ := SiteSources(false, 1, 0)
 	priv := &pairwise.Privacy{Epsilon: ann.Epsilon, Delta: ann.Delta, FeatureRadius: ann.FeatureRadius, Noise: noise, Calibration: pairwise.Calibration(ann.Calibration)}
 	out := make([]fedalgo.Guarantee, len(led))
-	n, p := s.Data.N, obj.NumParams()
+	p := obj.NumParams()
 	zero := make([]float64, p)
 	first := func(k int) []int {
 		idx := make([]int, k)
@@ -181,22 +182,26 @@ func expectedCharges(t *testing.T, ann *protocol.JobAnnounce, s Site, led []work
 		}
 		out[0] = fedalgo.Guarantee{Epsilon: res.Privacy.CertifiedEpsilon, Delta: res.Privacy.CertifiedDelta}
 	case fedalgo.FedDPPairSGD:
-		q, _, C := pairwise.PairSGDDefaults(n, obj.Task(), ann.FeatureRadius)
-		local := led[0].Steps
-		for k := range led {
-			steps := (k + 1) * local
-			e, _, err := dp.SecureSubsampledGaussianEpsilon(q, led[k].Sigma/led[k].Sensitivity, steps, ann.Delta, dp.ReplaceOne, int64(steps)*int64(p))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[k] = fedalgo.Guarantee{Epsilon: e, Delta: ann.Delta}
+		// Task auc: 1 + T Gaussian releases of Δ = 2 and 2d + 2 values each,
+		// the statistics with σ₁ = σ_round/√T, calibrated together; phase
+		// k charges the exact certificate of releases 1 … k.
+		T, dim := ann.Phases-1, pairwise.PairSumDim(s.Data.D)
+		sens, split := make([]float64, ann.Phases), make([]float64, ann.Phases)
+		for i := range sens {
+			sens[i], split[i] = pairwise.PairSumSensitivity, 1
 		}
-		cal, err := pairwise.PairSGDCalibrate(obj.Task(), p, q, ann.Phases*local, C, ann.Epsilon, ann.Delta)
+		split[0] = 1 / math.Sqrt(float64(T))
+		sig, _, err := dp.CalibrateGaussian(dp.GaussianPlan{Sensitivities: sens, Split: split, Dim: dim, Coordinates: int64(ann.Phases) * int64(dim)}, ann.Epsilon, ann.Delta)
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The last round: the calibration's own certificate of all steps.
-		out[len(out)-1] = fedalgo.Guarantee{Epsilon: cal.Epsilon, Delta: cal.Delta}
+		for k := range out {
+			c, err := dp.CertifyGaussian(dp.GaussianPlan{Sensitivities: sens[:k+1], Dim: dim, Coordinates: int64(k+1) * int64(dim)}, sig[:k+1], ann.Epsilon, ann.Delta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[k] = fedalgo.Guarantee{Epsilon: c.Epsilon, Delta: c.Delta}
+		}
 	case fedalgo.FedDPSSP, fedalgo.FedDPSSPMean:
 		kind := pairwise.SSPMean
 		if ann.Algo == fedalgo.FedDPSSP {

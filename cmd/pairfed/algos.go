@@ -57,10 +57,10 @@ var fedAlgoText = map[string]struct{ title, paper, ref, assumptions string }{
 		paperY21a, "Alg 3, Thm 10, per site (fedalgo/dplocalsgd.go)",
 		"(A1) G-Lipschitz, (A2) L-smooth, convex loss; bounded W; parallel composition over the disjoint subsets: per-site (ε, δ) once"},
 	fedalgo.FedDPPairSGD: {
-		"noisy Poisson-subsampled previous-instance pairwise SGD at every site, averaged each round",
-		"pairfed (dp-pair-sgd at every site: DP-SGD of Abadi et al. 2016 adapted to pairs; accountant of Mironov, Talwar & Zhang 2019)",
-		"fedalgo/fedpairsgd.go, pairwise/private_pairsgd.go",
-		"clipped pair gradients (any loss); both classes at every site (pairs are formed within a site); all rounds composed by the subsampled-Gaussian RDP accountant"},
+		"auc: noisy class sums once, then rounds of noisy per-record clipped logistic pair gradients (each record against the public opposite-class partner of the broadcast model) summed over sites, a projected gradient step each round; metric: noisy Poisson-subsampled previous-instance pairwise SGD at every site, averaged each round",
+		"pairfed (DP-SGD of Abadi et al. 2016 adapted to pairs; auc: per-record clipped sums, exact Gaussian DP; metric: accountant of Mironov, Talwar & Zhang 2019)",
+		"fedalgo/fedpairsgd.go, fedalgo/fedpairsgd_sum.go, pairwise/fedpairsgd_sum.go, pairwise/private_pairsgd.go",
+		"auc: records clipped to ‖x‖ ≤ R; linear scorer, logistic pair loss; any label mix per site, a single class included; 1 + T Gaussian releases per site composed exactly (secure aggregation: 2T DDG rounds); metric: both kinds of pairs at every site, all rounds composed by the subsampled-Gaussian RDP accountant"},
 	fedalgo.FedDPSPAUC: {
 		"square-AUC gradient made pointwise by the class statistics: noisy class sums once, then rounds of noisy clipped per-record gradient terms summed over sites and solved by conjugate gradients",
 		"pairfed (SPAUC: Ying, Wen & Lyu 2016; Lei & Ying 2019 — the square-loss AUC gradient given p, m⁺, m⁻ — as noisy site sums)",
@@ -308,8 +308,8 @@ func secAggAlgoList() string {
 // The help of the federated --rounds and --local-passes (simulate, job
 // submit): the usage and the default, which depends on the algorithm.
 const (
-	roundsUsage        = "coordinator rounds: fed-avg's and fed-dp-pair-sgd's rounds, fed-dp-gd-grad's iterations T (the other algorithms fix their phases)"
-	roundsDefault      = "10 for fed-avg and fed-dp-pair-sgd; ⌈ln(n_min ε/√p)⌉ for fed-dp-gd-grad ([K22] Remark 2)"
-	localPassesUsage   = "passes over a site's records per round (fed-avg, fed-dp-pair-sgd)"
-	localPassesDefault = "1 for fed-avg, 10/rounds for fed-dp-pair-sgd"
+	roundsUsage        = "coordinator rounds: fed-avg's and fed-dp-pair-sgd's rounds (auc: its gradient rounds T), fed-dp-spauc's T, fed-dp-gd-grad's iterations T (the other algorithms fix their phases)"
+	roundsDefault      = "10 for fed-avg and fed-dp-pair-sgd's metric task; ⌊√(nε)/10⌋ within [2, 16] for fed-dp-pair-sgd's auc task (n all records); ⌈ln(n_min ε/√p)⌉ for fed-dp-gd-grad ([K22] Remark 2)"
+	localPassesUsage   = "passes over a site's records per round (fed-avg, fed-dp-pair-sgd's metric task)"
+	localPassesDefault = "1 for fed-avg, 10/rounds for fed-dp-pair-sgd's metric task"
 )

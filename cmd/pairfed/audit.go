@@ -77,7 +77,7 @@ Example:
 			&cli.IntFlag{Name: "records", Usage: "federated: records per site", DefaultText: "8"},
 			&cli.IntFlag{Name: "threshold", Usage: "federated, secure aggregation: threshold t", DefaultText: "⌊2K/3⌋ + 1"},
 			&cli.IntFlag{Name: "colluders", Usage: "federated, secure aggregation: κ sites colluding with the coordinator"},
-			&cli.IntFlag{Name: "rounds", Usage: "federated: the job's rounds where the algorithm takes them", DefaultText: "the algorithm's own; fed-dp-pair-sgd 1"},
+			&cli.IntFlag{Name: "rounds", Usage: "federated: the job's rounds where the algorithm takes them", DefaultText: "the algorithm's own"},
 			&cli.StringFlag{Name: "local-algo", Usage: "federated: fed-oneshot's local algorithm (default dpegd)"},
 			&cli.StringFlag{Name: "tamper", Usage: "federated, secure aggregation: \"sensitivity\" replays a coordinator that divides the announced DDG sensitivity and γ by 1000"},
 			&cli.BoolFlag{Name: "federated-table", Usage: "print the README's table of federated audits (every federated algorithm × secure aggregation off/on × noise ×1, ×0.1)"},

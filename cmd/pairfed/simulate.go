@@ -32,7 +32,7 @@ func simulateCommand() *cli.Command {
 		&cli.Float64Flag{Name: "epsilon", Usage: "per-site record-level ε (private algorithms)"},
 		&cli.Float64Flag{Name: "delta", Usage: "per-site δ", DefaultText: "1/(10·n) of the largest site, so ≤ 1/(10·n) at every site"},
 		&cli.Float64Flag{Name: "eta", Usage: "base step size η", DefaultText: "the algorithm's: 10 for fed-avg; [Y21a] Thm 10 / [X21] Thm 3 at the smallest site for fed-dp-local-sgd / fed-dpegd; 1/L for fed-dp-gd-grad; the local algorithm's at each site for fed-oneshot"},
-		&cli.Float64Flag{Name: "param-radius", Usage: "radius B of the ℓ2 parameter ball", DefaultText: "100 for fed-avg; 1 for the private algorithms, fed-dp-pair-sgd's from its sites' sizes"},
+		&cli.Float64Flag{Name: "param-radius", Usage: "radius B of the ℓ2 parameter ball", DefaultText: "100 for fed-avg; 1 for the private algorithms, 8 for fed-dp-pair-sgd's auc task (its logistic scale S), fed-dp-pair-sgd's metric task's from its sites' sizes"},
 		&cli.Float64Flag{Name: "radius", Value: 1, Usage: "per-record clipping radius R after per-site scaling"},
 		&cli.Float64Flag{Name: "lambda", Usage: "(λ/2)‖w‖² regularization (e.g. fed-oneshot --local-algo dpgdsc needs λ > 0)"},
 		&cli.IntFlag{Name: "rounds", Usage: roundsUsage, DefaultText: roundsDefault},
