@@ -39,15 +39,16 @@
 //	GOMAXPROCS=1 nice -n 19 go run ./scripts/regret -n 10000 -d 500 -runs 3 -max-work 3e9 -algos dp-lda,dp-ssp-mean,dp-pair-sgd,dp-gd -raw docs/results/regret-d500.json -out docs/results/regret-d500.md
 //
 // Issue 25's blocks beside the main grid: small n (n = 256, d up to 1000,
-// ε ∈ {0.1, 0.5, 1, 10}) and d = 1000 (n = 10³, 10⁴; 2 runs: dp-lda's
+// ε ∈ {0.1, 0.5, 1, 10}; d = 1000 apart, 4 runs without dp-gd) and d = 1000 (n = 10³, 10⁴; 2 runs: dp-lda's
 // d × d eigenproblem costs seconds per solve on the shared machine):
 //
 //	GOMAXPROCS=1 nice -n 10 go run ./scripts/regret -n 256 -d 2,10,16,100,256,1000 -pos 0.01,0.1,0.5 -eps 0.1,0.5,1,10 -runs 10 -runs-cheap 10 -max-work 1.1e10 -raw docs/results/regret-small.json -out docs/results/regret-small.md
+//	GOMAXPROCS=1 nice -n 10 go run ./scripts/regret -n 256 -d 1000 -pos 0.01,0.1,0.5 -eps 0.1,0.5,1,10 -runs 4 -runs-cheap 4 -max-gd-n 200 -max-work 1.1e10 -raw docs/results/regret-small-d1000.json -out docs/results/regret-small-d1000.md
 //	GOMAXPROCS=1 nice -n 10 go run ./scripts/regret -n 1000,10000 -d 1000 -pos 0.1,0.5 -eps 0.1,1,10 -runs 2 -runs-cheap 2 -max-work 1.1e10 -max-gd-n 500 -raw docs/results/regret-d1000.json -out docs/results/regret-d1000.md
 //
 // and the whole grid's report (every cell of the three):
 //
-//	go run ./scripts/regret -from docs/results/regret.json,docs/results/regret-d500.json,docs/results/regret-small.json,docs/results/regret-d1000.json -out docs/results/regret-all.md
+//	go run ./scripts/regret -from docs/results/regret.json,docs/results/regret-d500.json,docs/results/regret-small.json,docs/results/regret-small-d1000.json,docs/results/regret-d1000.json -out docs/results/regret-all.md
 //
 // The target's measure is the held-out regret (heldOutRegret); the
 // in-sample one is reported beside it.

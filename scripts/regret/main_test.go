@@ -26,7 +26,7 @@ func loadGrid(t *testing.T, path string) []result {
 	return saved.Results
 }
 
-var grids = []string{"../../docs/results/regret.json", "../../docs/results/regret-d500.json", "../../docs/results/regret-small.json", "../../docs/results/regret-d1000.json"}
+var grids = []string{"../../docs/results/regret.json", "../../docs/results/regret-d500.json", "../../docs/results/regret-small.json", "../../docs/results/regret-small-d1000.json", "../../docs/results/regret-d1000.json"}
 
 // The default picks what the grid says where the grid is decisive: in
 // every recorded cell where dp-lda and dp-ssp-mean (the rule's two
@@ -50,6 +50,9 @@ func TestRulePicksTheDecisiveWinner(t *testing.T) {
 		// 100 positives among 10⁴ at d = 500: dp-ssp-mean 0.031 ± 0.006
 		// ahead of dp-lda (3 runs), t = 895.
 		{10000, 500, 0.01, 10}: "1 % positives",
+		// 3 positives among 256 at d = 1000: dp-ssp-mean 0.073 ± 0.017
+		// ahead (4 runs), t = 19; every candidate below 0.6.
+		{256, 1000, 0.01, 10}: "1 % positives",
 	}
 	decisive := 0
 	for _, g := range grids {
