@@ -75,12 +75,25 @@ import (
 //
 // # Which candidates (a rule, fixed before the data)
 //
-// The candidates must be μ-GDP mechanisms (one Gaussian release, or equal
-// Gaussian releases composed exactly): dp-ssp-mean, dp-ssp (when d ≤ 2000)
-// and dp-gd with the hinge loss by default; γ = 1/(2k) for k candidates, so
-// every candidate is tried about twice on average. dp-pair-sgd (subsampled
-// RDP, not GDP) and the papers' algorithms (classical calibrations) are
-// not candidates.
+// The candidates must be μ-GDP mechanisms (Gaussian releases composed
+// exactly by Gaussian DP): dp-lda (when d ≤ 2000), dp-ssp-mean and dp-gd
+// with the hinge loss by default, dp-ssp on request; γ = 1/(2k) for k
+// candidates, so every candidate is tried about twice on average.
+// dp-pair-sgd (subsampled RDP, not GDP) and the papers' algorithms
+// (classical calibrations) are not candidates.
+//
+// dp-lda is a candidate because it is μ-GDP at the per-run calibration:
+// its two releases (the centre, Δ = 2, and the signs' statistics, Δ = 2,
+// the second adaptive on the first) get σ_A, σ_B from dp.CalibrateGaussian
+// for (ε_c, δ_c) = (μ, δ_μ(μ)), i.e. (2/σ_A)² + (2/σ_B)² ≤ μ², and the
+// adaptive composition of a μ_A-GDP and a μ_B-GDP mechanism is exactly
+// √(μ_A² + μ_B²)-GDP ([DRS19] Cor 3.3) — so the run is μ-GDP and, as every
+// candidate, (λ, λμ²/2)-RDP at every order (TestTuneLDACandidate checks the
+// released σ's against μ). It replaced dp-ssp in the default list (still
+// three candidates, so the per-run μ is unchanged): dp-lda's pooled second
+// moment has noise ∝ 1/n where dp-ssp's class moments have ∝ 1/n±, and
+// dp-lda is the single-site default wherever t = μn/√d ≥ 6.2 (pairwise/
+// recommend.go), so the selection can only add to the default's options.
 //
 // # Cost
 //
@@ -95,11 +108,11 @@ import (
 const TuneFraction = 0.2
 
 // DefaultTuneCandidates are the candidates of --tune without a list.
-var DefaultTuneCandidates = []string{"dp-ssp-mean", "dp-ssp", "dp-gd"}
+var DefaultTuneCandidates = []string{"dp-lda", "dp-ssp-mean", "dp-gd"}
 
 // tunable lists the algorithms whose private runs are exactly μ-GDP when
 // calibrated to (μ, δ_μ(μ)), with the loss tuning uses for them.
-var tunable = map[string]string{"dp-ssp-mean": "square", "dp-ssp": "square", "dp-gd": "hinge"}
+var tunable = map[string]string{"dp-lda": "square", "dp-ssp-mean": "square", "dp-ssp": "square", "dp-gd": "hinge"}
 
 // TuneReport is what the selection did and what it guarantees.
 type TuneReport struct {
@@ -126,11 +139,12 @@ type TuneReport struct {
 }
 
 // tuneCandidates validates the candidate list (default DefaultTuneCandidates,
-// dp-ssp left out for d > 2000).
+// the second-moment mechanisms dp-lda and dp-ssp left out for d > 2000:
+// they cannot run there).
 func tuneCandidates(list []string, d int) ([]string, error) {
 	if len(list) == 0 {
 		for _, c := range DefaultTuneCandidates {
-			if c == "dp-ssp" && d > 2000 {
+			if (c == "dp-ssp" || c == "dp-lda") && d > 2000 {
 				continue
 			}
 			list = append(list, c)

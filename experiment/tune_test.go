@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -177,5 +178,47 @@ func TestTuneRestoresTrainingSet(t *testing.T) {
 		if !sameDataset(tr, was) {
 			t.Errorf("%s: --tune left the training split changed", rep)
 		}
+	}
+}
+
+// dp-lda is a --tune candidate (by default, d ≤ 2000) and runs at the
+// per-run μ: its two releases (centre and signs' statistics, Δ = 2 each)
+// compose to √((2/σ_A)² + (2/σ_B)²) ≤ μ, which is what makes the
+// selection theorem apply to it. Above d = 2000 the default list leaves it
+// out (the second-moment release cannot run there).
+func TestTuneLDACandidate(t *testing.T) {
+	if !slices.Contains(DefaultTuneCandidates, "dp-lda") {
+		t.Fatalf("default --tune candidates %v: dp-lda missing", DefaultTuneCandidates)
+	}
+	if c, err := tuneCandidates(nil, 2001); err != nil || slices.Contains(c, "dp-lda") || slices.Contains(c, "dp-ssp") {
+		t.Errorf("d = 2001: candidates %v (%v), want no second-moment mechanism", c, err)
+	}
+	tab, err := data.Load("../datasets/diabetes", data.Options{Dim: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Tune: true, TuneCandidates: []string{"dp-lda"}, Epsilon: 1, Delta: 1e-4, DeltaSet: true, Runs: 2, Seed: 3, FeatureRadius: 1, Scale: "none"}
+	rep, err := Run(context.Background(), spec, tab, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range rep.Tune {
+		if tr.Chosen != "dp-lda" {
+			t.Errorf("chose %q among [dp-lda]", tr.Chosen)
+		}
+	}
+	p := rep.Privacy
+	if len(p.Sigmas) != 2 || len(p.Sensitivity) != 2 {
+		t.Fatalf("dp-lda reported σ's %v and sensitivities %v: want two releases", p.Sigmas, p.Sensitivity)
+	}
+	var s2 float64
+	for i, sg := range p.Sigmas {
+		s2 += (p.Sensitivity[i] / sg) * (p.Sensitivity[i] / sg)
+	}
+	if mu := rep.Tune[len(rep.Tune)-1].PerRunMu; math.Sqrt(s2) > mu*(1+1e-9) || math.Sqrt(s2) < 0.99*mu {
+		t.Errorf("dp-lda released at μ = %v, want ≤ the per-run μ %v (and within 1 %%: the calibration is exact)", math.Sqrt(s2), mu)
+	}
+	if !rep.Private || p.CertifiedEpsilon > 1 {
+		t.Errorf("private %v, certified ε %v: want a private run certified at ≤ 1", rep.Private, p.CertifiedEpsilon)
 	}
 }

@@ -43,7 +43,7 @@ func trainCommand() *cli.Command {
 		&cli.Uint64Flag{Name: "noise-seed", Usage: "draw privacy noise from a seeded source: reproducible but NOT private (reported private: false)"},
 		&cli.Float64Flag{Name: "noise-scale", Usage: "what-if only: multiply every σ by this factor (the run is then reported NOT private)"},
 		&cli.BoolFlag{Name: "tune", Usage: "private selection among candidate mechanisms (Papernot & Steinke 2022, geometric repetitions): each run trains a random candidate on 80% of the training split and scores it by a noisy AUC count on the other 20%; the whole selection is (ε, δ)-DP as printed"},
-		&cli.StringSliceFlag{Name: "tune-candidates", Usage: "--tune candidates (default dp-ssp-mean,dp-ssp,dp-gd; exactly Gaussian-DP mechanisms only)"},
+		&cli.StringSliceFlag{Name: "tune-candidates", Usage: "--tune candidates (default dp-lda,dp-ssp-mean,dp-gd; dp-ssp on request; exactly Gaussian-DP mechanisms only)"},
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 		calibrationFlag(),
 		noProgressFlag(),
