@@ -313,6 +313,9 @@ func runPaper(c *cli.Context, opt data.Options) error {
 	if err != nil {
 		return err
 	}
+	if err := checkRunMemory(c, opt, tab); err != nil {
+		return err
+	}
 	passes := int(c.Float64("passes"))
 	res, err := experiment.Paper(c.Context, experiment.PaperSpec{Algo: cmp.Or(c.String("algo"), "sgd-prev"), Loss: c.String("loss"), Passes: passes, Seed: c.Uint64("seed")}, tab)
 	if err != nil {
