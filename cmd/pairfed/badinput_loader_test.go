@@ -278,7 +278,54 @@ func TestBadInputLoaders(t *testing.T) {
 		return append([]string{"simulate", "--sites", "2", "--transport", "mem"}, args...)
 	}
 
+	// Issue 28's cases that one command shows (findings 4, 6, 7, 9, 11;
+	// finding 10 is the run-over-budget cases above and the long
+	// TestGzipBombDefaultBudget).
+	schema := func(name, content string) string { return file(name, content) }
+	three := `{"name": "a", "lo": 0, "hi": 1}, {"name": "b", "lo": 0, "hi": 1}, {"name": "c", "lo": 0, "hi": 1}`
+	truncSchema := schema("trunc.json", `{"features": [{"name": "a", "lo": 0, `)
+	emptySchema := schema("empty.json", "")
+	bomSchema := schema("bom.json", "\xef\xbb\xbf{\"features\": ["+three+"]}")
+	loHiSchema := schema("lohi.json", `{"features": [{"name": "a", "lo": 2, "hi": 1}, {"name": "b", "lo": 0, "hi": 1}, {"name": "c", "lo": 0, "hi": 1}]}`)
+	fewSchema := schema("few.json", `{"features": [{"name": "a", "lo": 0, "hi": 1}]}`)
+	posSchema := schema("pos.json", `{"positive_class": "+2", "features": [`+three+`]}`)
+	crOnly := file("cr-only.csv", strings.ReplaceAll("a,b,label\n1,2,yes\n3,4,no\n5,6,yes\n7,8,no\n1,3,yes\n2,4,no\n3,3,yes\n4,1,no\n5,2,yes\n6,1,no\n", "\n", "\r"))
+	mixedEnc := file("mixed.csv", "a,b,label\n1,2,B\xc3\xa9nin\n3,4,no\n5,6,B\xe9nin\n7,8,no\n")
+	fifo := filepath.Join(dir, "fifo.libsvm")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var oneClass strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(string(siteA)), "\n") {
+		if strings.HasPrefix(line, "-1") {
+			oneClass.WriteString(line + "\n")
+		}
+	}
+	oneClassFile := file("one-class.libsvm", oneClass.String())
+
 	cases := []loaderCase{
+		// Issue 28.
+		{name: "28/6 --epsilon 1e-300", args: []string{"train", "--data", denseTxt, "--epsilon", "1e-300"}, code: 2, err: []string{"--epsilon = 1e-300 is outside the accepted range [1e-06, 10000]"}},
+		{name: "28/6 --epsilon 1e-300 --algo dpegd", args: []string{"train", "--data", denseTxt, "--epsilon", "1e-300", "--algo", "dpegd", "--loss", "logistic"}, code: 2, err: []string{"1e-300 is outside the accepted range"}},
+		{name: "28/6 --epsilon 1e-150 --algo dp-ssp", args: []string{"train", "--data", denseTxt, "--epsilon", "1e-150", "--algo", "dp-ssp"}, code: 2, err: []string{"--epsilon = 1e-150 is outside the accepted range"}},
+		{name: "28/6 --noise-scale 1e-300", args: []string{"train", "--data", denseTxt, "--epsilon", "1", "--algo", "dp-ssp", "--noise-scale", "1e-300"}, code: 2, err: []string{"--noise-scale = 1e-300 is outside the accepted range [1e-06, 1e+06]"}},
+		{name: "28/6 simulate --epsilon 1e-300", args: sim("--data", denseTxt, "--epsilon", "1e-300"), code: 2, err: []string{"--epsilon = 1e-300 is outside the accepted range"}},
+		{name: "28/6 worker --tick 1ns", args: workerArgs("--data", denseTxt, "--tick", "1ns"), code: 2, err: []string{"--tick 1ns is outside the accepted range [1ms, 10s]"}},
+		{name: "28/7 truncated schema", args: []string{"train", "--data", bad("site-a.libsvm"), "--feature-bounds", truncSchema}, code: 1, err: []string{"trunc.json:1:", "the JSON ends in the middle of a value (a truncated file"}},
+		{name: "28/7 empty schema", args: []string{"train", "--data", bad("site-a.libsvm"), "--feature-bounds", emptySchema}, code: 1, err: []string{"empty.json: the file is empty: a schema is one JSON object"}},
+		{name: "28/7 schema with a byte order mark", args: []string{"train", "--data", bad("site-a.libsvm"), "--feature-bounds", bomSchema, "--eta", "1"}, code: 0, out: []string{"sgd-prev"}},
+		{name: "28/7 schema lo > hi", args: []string{"train", "--data", bad("site-a.libsvm"), "--feature-bounds", loHiSchema}, code: 1, err: []string{`lohi.json: features[0] ("a"): lo = 2 is above hi = 1: swap them`}},
+		{name: "28/7 schema with fewer features than the file", args: []string{"train", "--data", bad("site-a.libsvm"), "--feature-bounds", fewSchema}, code: 1, err: []string{"site-a.libsvm:1:", "but feature bounds", "few.json declares 1 features: is it this file's schema?"}},
+		{name: "28/7 positive_class typo", args: []string{"train", "--data", bad("site-a.libsvm"), "--feature-bounds", posSchema}, code: 1, err: []string{`positive class "+2" matches none of the 40 records' labels (-1: 20, 1: 20)`}},
+		{name: "28/7 --radius 1e308 --loss logistic", args: []string{"train", "--data", bad("site-a.libsvm"), "--radius", "1e308", "--loss", "logistic", "--epsilon", "1"}, code: 2, err: []string{"--radius 1e+308 is outside the accepted range [1e-06, 1e+06]"}},
+		{name: "28/7 simulate --radius 1e308", args: sim("--data", bad("site-a.libsvm"), "--radius", "1e308"), code: 2, err: []string{"--radius 1e+308 is outside the accepted range"}},
+		{name: "28/7 CR-only line endings", args: []string{"train", "--data", crOnly, "--eta", "1"}, code: 0, out: []string{"line endings: CR alone (classic Mac OS), read as line breaks"}},
+		{name: "28/7 mixed UTF-8 and Latin-1 labels", args: []string{"train", "--data", mixedEnc}, code: 1,
+			err: []string{"mixed.csv:4:3", `label "B\xe9nin" is not UTF-8 text`, "so the file mixes encodings", "convert its Latin-1 lines to UTF-8"}},
+		{name: "28/9 ledger export into a state directory", args: []string{"ledger", "export", "--state", siteState, "--out", filepath.Join(siteState, "export.jsonl")}, code: 2, err: []string{"export.jsonl is inside the state directory", "write it elsewhere"}},
+		{name: "28/11 a FIFO as --data", args: []string{"train", "--data", fifo}, code: 1, err: []string{"fifo.libsvm is a named pipe (FIFO), not a regular file"}},
+		{name: "28/4 a one-class site without --single-class", args: workerArgs("--data", oneClassFile), code: 1, err: []string{"only one class present", "start it with --single-class"}},
+
 		// Memory before validation (issue 13, class 1).
 		{name: "1.2 KB file with index 2^31-1: train", args: []string{"train", "--data", hugeIndex}, code: 1,
 			err: []string{hugeAt, "feature index 2147483647", "256 GiB", "over the memory limit", "--max-memory", "--dim"}},
