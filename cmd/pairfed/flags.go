@@ -177,6 +177,9 @@ func loadTrainTestSchema(c *cli.Context, opt data.Options, schema *data.Schema) 
 	if train, err = data.Load(c.String("data"), opt); err != nil {
 		return nil, nil, err
 	}
+	if err := checkRunMemory(c, opt, train); err != nil {
+		return nil, nil, err // before the test file is read beside it
+	}
 	if p := c.String("test"); p != "" {
 		if test, err = data.Load(p, opt); err != nil {
 			return nil, nil, err

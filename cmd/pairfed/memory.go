@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"unsafe"
 
 	"github.com/urfave/cli/v2"
@@ -42,18 +43,22 @@ func budgetOf(opt data.Options) int64 {
 	return data.DefaultMaxMemory()
 }
 
+// operatorLimit is the soft memory limit the process started with
+// (GOMEMLIMIT; math.MaxInt64 when unset), read once.
+var operatorLimit = sync.OnceValue(func() int64 { return debug.SetMemoryLimit(-1) })
+
 // setMemoryLimit sets the collector's soft memory limit to 1.25 × the
-// data budget + memoryConstant (never lower than an existing GOMEMLIMIT
-// the operator set).
+// data budget + memoryConstant, or the operator's GOMEMLIMIT when that is
+// lower. A budget below the loader's minimum (refused by the command's
+// validation) changes nothing.
 func setMemoryLimit(budget int64) {
 	if budget <= 0 {
 		budget = data.DefaultMaxMemory()
 	}
-	limit := budget + budget/4 + memoryConstant
-	if cur := debug.SetMemoryLimit(-1); cur < limit && cur > 0 && cur != 1<<63-1 {
+	if budget < 16<<20 {
 		return
 	}
-	debug.SetMemoryLimit(limit)
+	debug.SetMemoryLimit(min(budget+budget/4+memoryConstant, operatorLimit()))
 }
 
 // tableBytes is the memory the records of t take: labels, and dense
