@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pairfed/pairfed/pairwise"
 )
@@ -109,6 +110,9 @@ func (b *builder) label(s []byte, line, col int, numeric bool) error {
 	// (classOverhead is an estimate of the struct and map entries).
 	if err := b.m.charge(classOverhead+3*int64(len(s)), fmt.Sprintf("label %d (%d distinct so far)", len(b.bySpelling)+1, len(b.bySpelling))); err != nil {
 		return err
+	}
+	if !utf8.Valid(s) {
+		return b.notUTF8(s, line, col)
 	}
 	c := &class{name: string(s), line: line, col: col, count: 1}
 	v, outcome := parseNumber(s)
@@ -532,4 +536,38 @@ func (b *builder) dataset(y []float64) (*pairwise.Dataset, string, error) {
 		}
 	}
 	return ds, rep, nil
+}
+
+// notUTF8 refuses the label s at line:col, which is not UTF-8 text: a
+// label in Latin-1 or Windows-1252 (é is the byte 0xe9) would be a class
+// of its own beside the same word in UTF-8 (é is 0xc3 0xa9), so a file
+// that mixes the two encodings would be read with one class too many. The
+// message names the first byte that is not UTF-8, and the first label
+// that was UTF-8 beyond ASCII, if any (then the file mixes encodings).
+func (b *builder) notUTF8(s []byte, line, col int) error {
+	i := 0
+	for i < len(s) {
+		r, n := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		i += n
+	}
+	mixed := ""
+	for _, c := range b.classes {
+		for _, r := range c.name {
+			if r >= utf8.RuneSelf {
+				mixed = fmt.Sprintf("; line %d has the label %q in UTF-8, so the file mixes encodings", c.line, c.name)
+				break
+			}
+		}
+		if mixed != "" {
+			break
+		}
+	}
+	fix := "convert the file to UTF-8, e.g. iconv -f latin1 -t utf-8 FILE > FILE.utf8"
+	if mixed != "" {
+		fix = "convert its Latin-1 lines to UTF-8 (iconv over the whole file would garble the lines already in UTF-8)"
+	}
+	return posErr(b.file, line, col, "label %q is not UTF-8 text (byte 0x%02x: Latin-1 or Windows-1252?)%s; %s", s, s[i], mixed, fix)
 }

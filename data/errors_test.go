@@ -92,6 +92,14 @@ var malformed = []struct {
 	{"binary.csv", "1,2,1\n3,4\x00,0\n", Options{}, 2, 4, "binary content (a NUL byte)"},
 	{"archive.zip", "PK\x03\x04\x14\x00", Options{Format: "csv"}, 1, 6, "not a LIBSVM, CSV or ARFF text file"},
 	{"label.arff", "@relation r\n@attribute x numeric\n@attribute class {0,1}\n@data\n1,0\n", Options{LabelColumn: "klass"}, 4, 1, `label column "klass" not found`},
+
+	// Line endings and encodings (issue 28, finding 7).
+	{"lone-cr.csv", "a,b,y\n1,2,0\r3,4,1\n5,6,0\n", Options{}, 2, 6, "a carriage return (CR) inside the line: the file mixes line endings"},
+	{"cr-then-lf.libsvm", "+1 1:1\r-1 1:2\r\n+1 1:3\n", Options{}, 1, 7, "convert every line ending to LF, e.g. perl -pi -e"},
+	{"latin1.csv", "a,b,y\n1,2,B\xe9nin\n3,4,no\n", Options{}, 2, 3, `label "B\xe9nin" is not UTF-8 text (byte 0xe9: Latin-1 or Windows-1252?); convert the file to UTF-8, e.g. iconv -f latin1 -t utf-8`},
+	{"mixed-encodings.csv", "a,b,y\n1,2,B\xc3\xa9nin\n3,4,no\n5,6,B\xe9nin\n", Options{}, 4, 3,
+		`label "B\xe9nin" is not UTF-8 text (byte 0xe9: Latin-1 or Windows-1252?); line 2 has the label "Bénin" in UTF-8, so the file mixes encodings; convert its Latin-1 lines to UTF-8`},
+	{"latin1-label.libsvm", "+1 1:1\n\xb11 1:2\n", Options{Format: "libsvm"}, 2, 1, `label "\xb11" is not UTF-8 text`},
 }
 
 func TestMalformed(t *testing.T) {
@@ -280,5 +288,41 @@ func TestReadAheadEnds(t *testing.T) {
 			t.Fatalf("%d goroutines left running (%d before)", runtime.NumGoroutine(), base)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestCROnlyLineEndings: a file whose lines end in CR alone (classic Mac
+// OS) reads as the same file with LF endings, plain or compressed, with
+// a note saying so. (A CR within a line of a file with LF endings is an
+// error: see lone-cr.csv in malformed.)
+func TestCROnlyLineEndings(t *testing.T) {
+	for _, c := range []struct{ name, lf string }{
+		{"cr.csv", "a,b,label\n1,2,yes\n3,4,no\n5,6,yes\n7,8,no\n"},
+		{"cr.libsvm", "+1 1:0.5 2:1\n-1 1:0.2\n\n+1 2:0.3\n-1 1:1\n"},
+		{"cr.arff", "@relation r\n@attribute x numeric\n@attribute class {0,1}\n@data\n1,0\n2,1\n"},
+	} {
+		want, err := Read(strings.NewReader(c.lf), c.name, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cr := strings.ReplaceAll(c.lf, "\n", "\r")
+		for _, in := range []struct {
+			name string
+			b    []byte
+		}{{c.name, []byte(cr)}, {c.name + ".gz", gzipBytes(t, cr)}} {
+			got, err := Read(bytes.NewReader(in.b), c.name, Options{})
+			if err != nil {
+				t.Fatalf("%s: %v", in.name, err)
+			}
+			if got.N != want.N || got.D != want.D || fmt.Sprint(got.Dataset) != fmt.Sprint(want.Dataset) {
+				t.Errorf("%s: read %d×%d %v, want %d×%d %v", in.name, got.N, got.D, got.Dataset, want.N, want.D, want.Dataset)
+			}
+			if !strings.Contains(strings.Join(got.Notes, "; "), "line endings: CR alone (classic Mac OS), read as line breaks") {
+				t.Errorf("%s: notes %q do not name the CR line endings", in.name, got.Notes)
+			}
+		}
+		if strings.Contains(strings.Join(want.Notes, "; "), "CR alone") {
+			t.Errorf("%s with LF endings noted as CR: %q", c.name, want.Notes)
+		}
 	}
 }

@@ -114,7 +114,45 @@ func openBudget(r io.Reader, name string, maxBytes int64, m *budget) (*lineReade
 	if b, _ := lr.r.Peek(3); bytes.Equal(b, []byte{0xef, 0xbb, 0xbf}) {
 		lr.r.Discard(3)
 	}
+	// Lines ended by CR alone (classic Mac OS): a carriage return with
+	// no line feed anywhere in the start of the input. Such a file is
+	// read with each CR as a line break (a CR LF pair as one break).
+	if b, _ := lr.r.Peek(sniffSize); bytes.IndexByte(b, '\r') >= 0 && bytes.IndexByte(b, '\n') < 0 {
+		lr.r = bufio.NewReaderSize(&crReader{r: lr.r}, readBufSize)
+		lr.crOnly = true
+	}
 	return lr, kind, nil
+}
+
+// crReader turns the line endings of r into LF: a CR alone and a CR LF
+// pair each become one LF.
+type crReader struct {
+	r      io.Reader
+	lastCR bool // the last byte returned was a CR turned into LF
+}
+
+func (c *crReader) Read(p []byte) (int, error) {
+	for {
+		n, err := c.r.Read(p)
+		w := 0
+		for _, ch := range p[:n] {
+			switch {
+			case ch == '\r':
+				ch = '\n'
+				c.lastCR = true
+			case ch == '\n' && c.lastCR:
+				c.lastCR = false
+				continue
+			default:
+				c.lastCR = false
+			}
+			p[w] = ch
+			w++
+		}
+		if w > 0 || err != nil || n == 0 {
+			return w, err
+		}
+	}
 }
 
 // lineReader returns the lines of its input without their line endings
@@ -126,6 +164,8 @@ type lineReader struct {
 	long []byte // holds lines longer than the buffer
 	m    *budget
 	stop func() // ends the read-ahead goroutine, if any
+	// crOnly: the lines end in CR alone, read as line breaks (crReader).
+	crOnly bool
 }
 
 // close releases the reader's goroutine (a no-op without one).
@@ -251,6 +291,9 @@ func (lr *lineReader) next() ([]byte, error) {
 	lr.line++
 	b = bytes.TrimSuffix(b, []byte{'\n'})
 	b = bytes.TrimSuffix(b, []byte{'\r'})
+	if i := bytes.IndexByte(b, '\r'); i >= 0 {
+		return nil, posErr(lr.name, lr.line, i+1, "a carriage return (CR) inside the line: the file mixes line endings (CR alone, as classic Mac OS wrote them, besides LF or CR LF); convert every line ending to LF, e.g. perl -pi -e 's/\\r\\n?/\\n/g' FILE")
+	}
 	return b, nil
 }
 

@@ -30,12 +30,14 @@ const DefaultMaxMemoryCap int64 = 4 << 30
 const vectorsPerFeature = 16
 
 // DefaultMaxMemory returns the memory budget of one dataset when
-// Options.MaxMemory is 0: a quarter of the machine's physical memory, at
-// most DefaultMaxMemoryCap (4 GiB). A quarter, because the process's peak
-// can pass the budget by up to half while a file is read (an array and
-// its doubled replacement, see growSlice), and a training run then holds
-// a few copies of its data (scaled, clipped, split). Where the physical
-// memory is unknown it is DefaultMaxMemoryCap.
+// Options.MaxMemory is 0: a quarter of the memory the process may use, at
+// most DefaultMaxMemoryCap (4 GiB). The memory the process may use is the
+// machine's physical memory, or less where a control group's memory.max
+// or the address-space limit (ulimit -v, RLIMIT_AS) is lower. A quarter,
+// because a Go process reserves more address space than it touches and
+// the commands' own allowance (1.25 × the budget, see transientShare)
+// must fit with room to spare. Where the memory is unknown it is
+// DefaultMaxMemoryCap.
 func DefaultMaxMemory() int64 {
 	if p := physicalMemory(); p > 0 {
 		return max(min(DefaultMaxMemoryCap, p/4), minMaxMemory)
@@ -138,6 +140,16 @@ func CheckMatrixDim(d int, limit int64) error {
 		d, d, d, matricesPerMetric, FormatSize(int64(min(need, math.MaxInt64/2))), ErrMemory, FormatSize(limit), fit)
 }
 
+// transientShare bounds what a Read holds while an array grows: the old
+// and the new array together stay within limit + limit/transientShare
+// (1.25 × the limit). Replaced arrays of limit/releaseFraction bytes or
+// more are handed back to the system at once, and the smaller ones the
+// collector frees under the soft memory limit the CLI sets (1.25 × the
+// budget + a constant), so that a Read's peak resident memory is about
+// 1.25 × the limit plus the process's baseline. The price: one array can
+// grow to about 3/4 of the limit only (its copy needs room beside it).
+const transientShare = 4
+
 // releaseFraction: growSlice hands a replaced backing array of at least
 // limit/releaseFraction bytes back to the system at once. Without it the
 // replaced arrays of a growing dataset stay resident until the collector
@@ -161,7 +173,10 @@ func growSlice[T any](m *budget, s *[]T, n int, what string) error {
 	size := int64(unsafe.Sizeof(zero))
 	old := int64(cap(*s)) * size
 	newCap := int64(max(need, 2*cap(*s), 16))
-	avail := (m.limit - m.used + old) / size
+	// The new array must fit the budget once the old one is released,
+	// and both must fit the transient allowance while the one is copied
+	// into the other (see transientShare).
+	avail := min((m.limit-m.used+old)/size, (m.limit+m.limit/transientShare-m.used)/size)
 	if int64(need) > avail {
 		return m.errorf(raiseLimit, "memory for %s: %s needed (%d elements of %d bytes) with %s in use", what,
 			FormatSize(int64(need)*size), need, size, FormatSize(m.used-old))

@@ -217,3 +217,26 @@ func TestCheckMatrixDim(t *testing.T) {
 		t.Errorf("4097 features in 1 GiB: %v", err)
 	}
 }
+
+// TestGrowSliceTransient: while an array grows, the old and the new one
+// together stay within 1.25 × the limit (transientShare), and the array
+// still grows to at least 3/4 of the limit before it is refused.
+func TestGrowSliceTransient(t *testing.T) {
+	const limit = 1 << 20
+	m := &budget{limit: limit, file: "f"}
+	var s []float64
+	for {
+		old := int64(cap(s)) * 8
+		if err := push(m, &s, 1, "test"); err != nil {
+			break
+		}
+		if c := int64(cap(s)) * 8; c != old {
+			if m.used > limit || m.used+old > limit+limit/transientShare {
+				t.Fatalf("grew %d → %d bytes with %d in use: over %d (or %d while copying)", old, c, m.used, limit, limit+limit/transientShare)
+			}
+		}
+	}
+	if got := int64(len(s)) * 8; got < 3*limit/4-16 {
+		t.Errorf("refused at %d bytes, want ≥ 3/4 of %d", got, limit)
+	}
+}

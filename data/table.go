@@ -102,6 +102,9 @@ func Read(r io.Reader, name string, opt Options) (*Table, error) {
 	if kind != "" {
 		notes = append(notes, "decompressed "+kind)
 	}
+	if lr.crOnly {
+		notes = append(notes, "line endings: CR alone (classic Mac OS), read as line breaks")
+	}
 	if n := applyPreset(&opt, name, format); n != "" {
 		notes = append(notes, n)
 	}

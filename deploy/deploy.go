@@ -65,15 +65,16 @@ func quoteList(ss []string) string {
 
 // Defaults of Config.
 const (
-	DefaultPrefix     = "/etc/pairfed"
-	DefaultStateDir   = "/var/lib/pairfed"
-	DefaultPairfed    = "/usr/local/bin/pairfed"
-	DefaultNATSServer = "/usr/sbin/nats-server"
-	DefaultClientPort = 4222
-	DefaultLeafPort   = 7422
-	DefaultSitePort   = 4222
-	DefaultCertDays   = 825
-	DefaultCADays     = 3650
+	DefaultPrefix      = "/etc/pairfed"
+	DefaultStateDir    = "/var/lib/pairfed"
+	DefaultPairfed     = "/usr/local/bin/pairfed"
+	DefaultNATSServer  = "/usr/sbin/nats-server"
+	DefaultClientPort  = 4222
+	DefaultLeafPort    = 7422
+	DefaultClusterPort = 6222
+	DefaultSitePort    = 4222
+	DefaultCertDays    = 825
+	DefaultCADays      = 3650
 )
 
 // Config describes a deployment. Zero fields take the defaults above.
@@ -89,6 +90,16 @@ type Config struct {
 	HubHosts []string
 	// HubBind is the address the hub listens on (default 0.0.0.0).
 	HubBind string
+	// HubNodes, when it names 2 to 9 hosts, makes the hub a cluster of
+	// that many nats-server nodes (hub-1, hub-2, ... in the output), one
+	// per host, joined by TLS routes on ClusterPort: clients and leaf
+	// links list every node and move to another when theirs stops, so the
+	// federation outlives the loss of a node (3 nodes: any one). Nodes on
+	// one host (a rehearsal: a host named twice) listen on the base ports
+	// plus their index (0, 1, 2, ...). Empty: a single hub.
+	HubNodes []string
+	// ClusterPort is the nodes' route port (default 6222).
+	ClusterPort int
 	// ClientPort and LeafPort are the hub's client and leaf-node ports.
 	ClientPort, LeafPort int
 	// SitePorts is the loopback port of each site's local leaf server: one
@@ -175,10 +186,13 @@ type File struct {
 // Manifest describes a generated deployment (written to manifest.json;
 // it holds no secret).
 type Manifest struct {
-	Federation string     `json:"federation"`
-	Sites      []string   `json:"sites"`
-	HubURL     string     `json:"hub_url"`  // clients: tls://HOST:PORT
-	LeafURL    string     `json:"leaf_url"` // leaf links: tls://HOST:PORT
+	Federation string   `json:"federation"`
+	Sites      []string `json:"sites"`
+	HubURL     string   `json:"hub_url"`  // clients: tls://HOST:PORT (a cluster: every node's, comma-separated)
+	LeafURL    string   `json:"leaf_url"` // leaf links: tls://HOST:PORT (a cluster: every node's, comma-separated)
+	// HubNodes are the directories of a hub cluster's nodes (hub-1, ...);
+	// empty for a single hub (hub).
+	HubNodes   []string   `json:"hub_nodes,omitempty"`
 	SiteURLs   []string   `json:"site_urls"`
 	Prefix     string     `json:"prefix"`
 	StateDir   string     `json:"state_dir"`
@@ -280,6 +294,36 @@ func (c *Config) Validate() error {
 	if c.ClientPort == c.LeafPort {
 		return fmt.Errorf("deploy: client and leaf-node ports are both %d", c.ClientPort)
 	}
+	if len(c.HubNodes) > 0 {
+		if len(c.HubNodes) < 2 || len(c.HubNodes) > 9 {
+			return fmt.Errorf("deploy: a hub cluster of %d nodes: give 2 to 9 node hosts (3 survive the loss of any one), or none for a single hub", len(c.HubNodes))
+		}
+		for _, h := range c.HubNodes {
+			if err := validHost(h); err != nil {
+				return err
+			}
+		}
+		if c.ClusterPort == 0 {
+			c.ClusterPort = DefaultClusterPort
+		}
+		if err := validPort("cluster port", c.ClusterPort); err != nil {
+			return err
+		}
+		n := len(c.HubNodes) - 1
+		for _, p := range [][2]int{{c.ClientPort, c.LeafPort}, {c.ClientPort, c.ClusterPort}, {c.LeafPort, c.ClusterPort}} {
+			if lo, hi := min(p[0], p[1]), max(p[0], p[1]); hi-lo <= n && c.sharedNodeHost() {
+				return fmt.Errorf("deploy: nodes on one host listen on the base ports plus their index: client %d, leaf-node %d and cluster %d ports overlap over %d nodes", c.ClientPort, c.LeafPort, c.ClusterPort, n+1)
+			}
+			if p[0] == p[1] {
+				return fmt.Errorf("deploy: two of the client, leaf-node and cluster ports are %d", p[0])
+			}
+		}
+		for _, p := range []int{c.ClientPort, c.LeafPort, c.ClusterPort} {
+			if err := validPort("port", p+n); err != nil {
+				return err
+			}
+		}
+	}
 	switch len(c.SitePorts) {
 	case 0:
 		c.SitePorts = []int{DefaultSitePort}
@@ -330,6 +374,49 @@ func (c *Config) Validate() error {
 		c.Now = time.Now()
 	}
 	return nil
+}
+
+// sharedNodeHost reports whether two hub nodes share a host (their ports
+// are then offset by their index).
+func (c *Config) sharedNodeHost() bool {
+	sorted := slices.Clone(c.HubNodes)
+	slices.Sort(sorted)
+	return len(slices.Compact(sorted)) != len(c.HubNodes)
+}
+
+// hubNode is one nats-server of the hub (the only one without a cluster).
+type hubNode struct {
+	Dir, Name, Host                   string
+	ClientPort, LeafPort, ClusterPort int
+	// Routes are the other nodes' route URLs, with the route credential.
+	Routes []string
+}
+
+// HubNodeDir is the directory of hub node i (0-based) of a cluster.
+func HubNodeDir(i int) string { return fmt.Sprintf("hub-%d", i+1) }
+
+// hubNodes returns the hub's nodes: one (HubDir) without a cluster.
+func (c *Config) hubNodes(fed, routeUser, routePass string) []hubNode {
+	if len(c.HubNodes) == 0 {
+		return []hubNode{{Dir: HubDir, Name: "pairfed-" + fed + "-hub", Host: c.HubHosts[0], ClientPort: c.ClientPort, LeafPort: c.LeafPort}}
+	}
+	off := 0
+	if c.sharedNodeHost() {
+		off = 1
+	}
+	nodes := make([]hubNode, len(c.HubNodes))
+	for i, h := range c.HubNodes {
+		nodes[i] = hubNode{Dir: HubNodeDir(i), Name: fmt.Sprintf("pairfed-%s-hub-%d", fed, i+1), Host: h,
+			ClientPort: c.ClientPort + off*i, LeafPort: c.LeafPort + off*i, ClusterPort: c.ClusterPort + off*i}
+	}
+	for i := range nodes {
+		for j, o := range nodes {
+			if j != i {
+				nodes[i].Routes = append(nodes[i].Routes, "tls://"+routeUser+":"+routePass+"@"+net.JoinHostPort(o.Host, strconv.Itoa(o.ClusterPort)))
+			}
+		}
+	}
+	return nodes
 }
 
 // SitePort is the loopback port of site i's local leaf server.
@@ -511,11 +598,18 @@ type tmplData struct {
 	HubAliases []string // DNS hub hosts other than localhost (compose aliases)
 	HubURL     string
 	LeafURL    string
-	Accounts   []*hubAccount
-	Sites      []siteData
-	Site       siteData // the site a per-site template renders
-	MaxPayload int
-	Created    string
+	LeafURLs   []string // every hub node's leaf-node URL
+	Hub        hubNode  // the node a per-node template renders
+	Nodes      []hubNode
+	Cluster    bool
+	// RouteUser and RoutePass authenticate the routes between the nodes
+	// of a cluster.
+	RouteUser, RoutePass string
+	Accounts             []*hubAccount
+	Sites                []siteData
+	Site                 siteData // the site a per-site template renders
+	MaxPayload           int
+	Created              string
 }
 
 // Generate writes a deployment for cfg into out, which must not exist or
@@ -536,9 +630,24 @@ func Generate(cfg Config, out string) (*Manifest, error) {
 	fed := cfg.Federation
 	w := &writer{out: out}
 	m := &Manifest{Federation: fed, Sites: cfg.Sites, Prefix: cfg.Prefix, StateDir: cfg.StateDir, Created: now.UTC().Truncate(time.Second)}
-	hostPort := func(port int) string { return net.JoinHostPort(cfg.HubHosts[0], strconv.Itoa(port)) }
-	m.HubURL = "tls://" + hostPort(cfg.ClientPort)
-	m.LeafURL = "tls://" + hostPort(cfg.LeafPort)
+	routeUser, routePass := "route", ""
+	if len(cfg.HubNodes) > 0 {
+		var err error
+		if routePass, err = newPassword(); err != nil {
+			return nil, err
+		}
+	}
+	nodes := cfg.hubNodes(fed, routeUser, routePass)
+	var hubURLs, leafURLs []string
+	for _, n := range nodes {
+		hubURLs = append(hubURLs, "tls://"+net.JoinHostPort(n.Host, strconv.Itoa(n.ClientPort)))
+		leafURLs = append(leafURLs, "tls://"+net.JoinHostPort(n.Host, strconv.Itoa(n.LeafPort)))
+		if len(cfg.HubNodes) > 0 {
+			m.HubNodes = append(m.HubNodes, n.Dir)
+		}
+	}
+	m.HubURL = strings.Join(hubURLs, ",")
+	m.LeafURL = strings.Join(leafURLs, ",")
 
 	// PKI.
 	ca, err := NewCA(fed, now, cfg.CAValidity)
@@ -576,13 +685,40 @@ func Generate(cfg Config, out string) (*Manifest, error) {
 		return w.write(filepath.Join(dir, "ca.pem"), caPEM, 0o644, false)
 	}
 	sans := slices.Clone(cfg.HubHosts)
-	for _, h := range []string{"localhost", "127.0.0.1", "::1"} {
+	for _, h := range append(slices.Clone(cfg.HubNodes), "localhost", "127.0.0.1", "::1") {
 		if !slices.Contains(sans, h) {
 			sans = append(sans, h)
 		}
 	}
-	if err := issue(HubDir, "server", "pairfed "+fed+" hub", true, sans); err != nil {
-		return nil, err
+	if len(cfg.HubNodes) == 0 {
+		if err := issue(HubDir, "server", "pairfed "+fed+" hub", true, sans); err != nil {
+			return nil, err
+		}
+	}
+	for _, n := range nodes {
+		if len(cfg.HubNodes) == 0 {
+			break
+		}
+		// A node's certificate serves clients, leaf links and routes,
+		// and authenticates it when it dials another node.
+		leaf, err := ca.IssueNode("pairfed "+fed+" "+n.Dir, sans, now, cfg.CertValidity)
+		if err != nil {
+			return nil, err
+		}
+		m.CertExpire = leaf.Cert.NotAfter
+		key, err := KeyPEM(leaf.Key)
+		if err != nil {
+			return nil, err
+		}
+		if err := w.write(filepath.Join(n.Dir, "server.pem"), CertPEM(leaf.DER), 0o644, false); err != nil {
+			return nil, err
+		}
+		if err := w.write(filepath.Join(n.Dir, "server-key.pem"), key, 0o600, true); err != nil {
+			return nil, err
+		}
+		if err := w.write(filepath.Join(n.Dir, "ca.pem"), caPEM, 0o644, false); err != nil {
+			return nil, err
+		}
 	}
 	if err := issue(CoordinatorDir, "coordinator", "pairfed "+fed+" coordinator", false, nil); err != nil {
 		return nil, err
@@ -592,7 +728,8 @@ func Generate(cfg Config, out string) (*Manifest, error) {
 	}
 
 	// Credentials.
-	data := &tmplData{Config: &cfg, Fed: fed, HubHost: cfg.HubHosts[0], HubURL: m.HubURL, LeafURL: m.LeafURL,
+	data := &tmplData{Config: &cfg, Fed: fed, HubHost: cfg.HubHosts[0], HubURL: m.HubURL, LeafURL: m.LeafURL, LeafURLs: leafURLs,
+		Hub: nodes[0], Nodes: nodes, Cluster: len(cfg.HubNodes) > 0, RouteUser: routeUser, RoutePass: routePass,
 		MaxPayload: transport.MaxPayload, Created: m.Created.Format(time.RFC3339)}
 	for _, h := range cfg.HubHosts {
 		if net.ParseIP(h) == nil && h != "localhost" {
@@ -674,11 +811,15 @@ func Generate(cfg Config, out string) (*Manifest, error) {
 	}
 
 	// Configs, units, scripts.
-	if err := w.render(filepath.Join(HubDir, "nats-server.conf"), "hub.conf.tmpl", data, 0o600, true); err != nil {
-		return nil, err
-	}
-	if err := w.render(filepath.Join(HubDir, "pairfed-nats-hub.service"), "hub.service.tmpl", data, 0o644, false); err != nil {
-		return nil, err
+	for _, n := range nodes {
+		d := *data
+		d.Hub = n
+		if err := w.render(filepath.Join(n.Dir, "nats-server.conf"), "hub.conf.tmpl", &d, 0o600, true); err != nil {
+			return nil, err
+		}
+		if err := w.render(filepath.Join(n.Dir, "pairfed-nats-hub.service"), "hub.service.tmpl", &d, 0o644, false); err != nil {
+			return nil, err
+		}
 	}
 	if err := w.render(filepath.Join(CoordinatorDir, "coordinator.env"), "coordinator.env.tmpl", data, 0o644, false); err != nil {
 		return nil, err
@@ -710,8 +851,10 @@ func Generate(cfg Config, out string) (*Manifest, error) {
 			return nil, err
 		}
 	}
-	if err := w.render("docker-compose.yml", "compose.yml.tmpl", data, 0o644, false); err != nil {
-		return nil, err
+	if len(cfg.HubNodes) == 0 {
+		if err := w.render("docker-compose.yml", "compose.yml.tmpl", data, 0o644, false); err != nil {
+			return nil, err
+		}
 	}
 	if err := w.render("INSTALL.md", "install.md.tmpl", data, 0o644, false); err != nil {
 		return nil, err

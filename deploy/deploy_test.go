@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -574,5 +575,112 @@ func TestGeneratedJobIsPrivate(t *testing.T) {
 	}
 	if strings.Contains(args, "--scale") || !strings.Contains(args, "--budget-delta 1e-4") || !strings.Contains(args, "--budget-epsilon 4") {
 		t.Errorf("worker.env: %s (want no --scale; a δ budget of 1e-4 ≥ 10 jobs of the script's 1e-5)", args)
+	}
+}
+
+// TestGenerateHubCluster: with HubNodes, every node's config parses with
+// the nats-server library, names the node's own files and ports, routes
+// to the other nodes (TLS, verified both ways, the route credential);
+// every node holds the same accounts; every site's leaf link and every
+// client lists all nodes; a node's certificate serves and dials routes.
+// Bad cluster shapes are refused.
+func TestGenerateHubCluster(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "dep")
+	hosts := []string{"hub1.example.org", "hub2.example.org", "192.0.2.13"}
+	m, err := Generate(Config{Federation: "fed1", Sites: testSites, HubNodes: hosts, Prefix: out}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "tls://hub1.example.org:4222,tls://hub2.example.org:4222,tls://192.0.2.13:4222"; m.HubURL != want {
+		t.Errorf("hub URL %q, want %q", m.HubURL, want)
+	}
+	if !slices.Equal(m.HubNodes, []string{"hub-1", "hub-2", "hub-3"}) {
+		t.Errorf("hub nodes %q", m.HubNodes)
+	}
+	if _, err := os.Stat(filepath.Join(out, HubDir)); err == nil {
+		t.Error("a single hub's directory beside the cluster's")
+	}
+	if _, err := os.Stat(filepath.Join(out, "docker-compose.yml")); err == nil {
+		t.Error("docker-compose.yml (single hub only) written for a cluster")
+	}
+	var users []int
+	for i := range hosts {
+		dir := HubNodeDir(i)
+		opts, err := server.ProcessConfigFile(filepath.Join(out, dir, "nats-server.conf"))
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		if opts.Cluster.Name != "pairfed-fed1" || opts.Cluster.Port != DefaultClusterPort || opts.Cluster.TLSConfig == nil || opts.Cluster.Username != "route" || opts.Cluster.Password == "" {
+			t.Errorf("%s: cluster %+v", dir, opts.Cluster)
+		}
+		if opts.Cluster.TLSConfig != nil && opts.Cluster.TLSConfig.ClientAuth != tls.RequireAndVerifyClientCert {
+			t.Errorf("%s: routes do not verify the dialing node's certificate", dir)
+		}
+		if len(opts.Routes) != 2 {
+			t.Fatalf("%s: routes %v", dir, opts.Routes)
+		}
+		for _, r := range opts.Routes {
+			if r.Host == net.JoinHostPort(hosts[i], "6222") || r.User.Username() != "route" {
+				t.Errorf("%s: route %v", dir, r)
+			}
+			if p, _ := r.User.Password(); p != opts.Cluster.Password {
+				t.Errorf("%s: route password differs from the cluster's", dir)
+			}
+		}
+		if opts.ServerName != "pairfed-fed1-hub-"+fmt.Sprint(i+1) || opts.TLSConfig == nil || opts.LeafNode.Port != DefaultLeafPort {
+			t.Errorf("%s: server %q, leaf port %d", dir, opts.ServerName, opts.LeafNode.Port)
+		}
+		conf := read(t, filepath.Join(out, dir, "nats-server.conf"))
+		if strings.Contains(conf, "/hub/") || !strings.Contains(conf, out+"/"+dir+"/server.pem") {
+			t.Errorf("%s: paths not the node's own", dir)
+		}
+		users = append(users, len(opts.Nkeys)+len(opts.Users))
+		// The node's certificate: server and client, for every node host.
+		b, _ := pem.Decode([]byte(read(t, filepath.Join(out, dir, "server.pem"))))
+		cert, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(cert.ExtKeyUsage, x509.ExtKeyUsageClientAuth) || !slices.Contains(cert.ExtKeyUsage, x509.ExtKeyUsageServerAuth) {
+			t.Errorf("%s: certificate usages %v", dir, cert.ExtKeyUsage)
+		}
+		for _, h := range hosts {
+			if cert.VerifyHostname(h) != nil {
+				t.Errorf("%s: certificate does not name %s", dir, h)
+			}
+		}
+	}
+	if users[0] == 0 || users[1] != users[0] || users[2] != users[0] {
+		t.Errorf("users per node %v", users)
+	}
+	leafOpts, err := server.ProcessConfigFile(filepath.Join(out, SiteDir(testSites[0]), "leaf.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(leafOpts.LeafNode.Remotes) != 1 || len(leafOpts.LeafNode.Remotes[0].URLs) != 3 {
+		t.Fatalf("leaf remotes %+v", leafOpts.LeafNode.Remotes)
+	}
+	coordUnit := read(t, filepath.Join(out, CoordinatorDir, "pairfed-coordinator.service"))
+	if !strings.Contains(coordUnit, "--nats "+m.HubURL+" ") {
+		t.Errorf("the coordinator's unit does not list every node")
+	}
+	// The single hub is unchanged: no cluster block.
+	single, _ := generate(t)
+	if strings.Contains(read(t, filepath.Join(single, HubDir, "nats-server.conf")), "cluster {") {
+		t.Error("a single hub has a cluster block")
+	}
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{HubNodes: []string{"h1"}}, "a hub cluster of 1 nodes: give 2 to 9"},
+		{Config{HubNodes: []string{"h", "h", "h"}, ClientPort: 4222, LeafPort: 4223}, "overlap over 3 nodes"},
+		{Config{HubNodes: []string{"h1", "h2"}, ClusterPort: 4222}, "two of the client, leaf-node and cluster ports are 4222"},
+		{Config{HubNodes: []string{"h1", "bad host"}}, "bad host"},
+	} {
+		c.cfg.Federation, c.cfg.Sites = "fed1", testSites
+		if err := c.cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.cfg.HubNodes, err, c.want)
+		}
 	}
 }

@@ -77,6 +77,18 @@ func NewCA(fed string, now time.Time, valid time.Duration) (*CA, error) {
 // client certificate (ExtKeyUsageClientAuth). The validity ends no later
 // than the CA's.
 func (ca *CA) Issue(commonName string, server bool, hosts []string, now time.Time, valid time.Duration) (*Leaf, error) {
+	return ca.issue(commonName, server, false, hosts, now, valid)
+}
+
+// IssueNode signs the certificate of a node of a hub cluster: a TLS
+// server certificate for hosts that is also a client certificate
+// (ExtKeyUsageServerAuth and ClientAuth), which a node presents when it
+// dials another node's cluster port (routes verify both ends).
+func (ca *CA) IssueNode(commonName string, hosts []string, now time.Time, valid time.Duration) (*Leaf, error) {
+	return ca.issue(commonName, true, true, hosts, now, valid)
+}
+
+func (ca *CA) issue(commonName string, server, route bool, hosts []string, now time.Time, valid time.Duration) (*Leaf, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("deploy: key for %s: %w", commonName, err)
@@ -99,6 +111,9 @@ func (ca *CA) Issue(commonName string, server bool, hosts []string, now time.Tim
 	}
 	if server {
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		if route {
+			tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
+		}
 		for _, h := range hosts {
 			if ip := net.ParseIP(h); ip != nil {
 				tmpl.IPAddresses = append(tmpl.IPAddresses, ip)

@@ -18,11 +18,12 @@ package main
 // its fresh address space, which it prints on exit) is used instead.
 //
 // Memory ceilings. A case with --max-memory B may hold B of accounted
-// data; while a backing array doubles, the old one (at most half of B)
-// is resident beside the new one until the loader hands it back to the
-// system (data.growSlice); on top comes the process's baseline (runtime,
-// this test binary, reader buffers, ~30 MiB measured): ceiling =
-// baseline + 3B/2, with baseline = 64 MiB. A case refused before it
+// data, and 1.25 B while a backing array grows (the old one beside the
+// new one until the loader hands it back to the system, data.growSlice
+// and transientShare; the collector's soft limit, setMemoryLimit); on top
+// comes the process's baseline (runtime, this test binary, reader
+// buffers, ~30 MiB measured): ceiling = baseline + 1.25 B, with baseline
+// = 64 MiB. A case refused before it
 // allocates anything proportional to its input has ceiling = baseline,
 // whatever its budget. Under the race detector (go test -race, as CI
 // runs), whose shadow memory multiplies the heap (measured: 4.5×), the
@@ -242,6 +243,10 @@ func TestBadInputLoaders(t *testing.T) {
 			t.Fatal("writing", labels)
 		}
 	}
+	arffBomb := filepath.Join(dir, "bomb.arff.gz") // 512 MiB of ARFF records
+	writeGzip(t, arffBomb, "@relation r\n@attribute x numeric\n@attribute y numeric\n@attribute class {0,1}\n@data\n", "1,2,0\n3,4,1\n", 512*mib)
+	runBomb := filepath.Join(dir, "run.csv.gz") // 40 MiB of CSV: 24 MiB of records, read within 64 MiB, trained over it
+	writeGzip(t, runBomb, "", "0.12345678901234567,0.98765432109876543,1\n0.22345678901234567,0.18765432109876543,0\n", 40*mib)
 	nul := file("nul.libsvm", "+1 1:0.5\n-1 1:\x00\x00\x00\n")
 	negIndex := file("negative-index.libsvm", "+1 1:0.5\n-1 -3:1\n")
 	zeroIndex := file("zero-index.libsvm", "+1 1:0.5\n-1 0:1\n")
@@ -273,7 +278,54 @@ func TestBadInputLoaders(t *testing.T) {
 		return append([]string{"simulate", "--sites", "2", "--transport", "mem"}, args...)
 	}
 
+	// Issue 28's cases that one command shows (findings 4, 6, 7, 9, 11;
+	// finding 10 is the run-over-budget cases above and the long
+	// TestGzipBombDefaultBudget).
+	schema := func(name, content string) string { return file(name, content) }
+	three := `{"name": "a", "lo": 0, "hi": 1}, {"name": "b", "lo": 0, "hi": 1}, {"name": "c", "lo": 0, "hi": 1}`
+	truncSchema := schema("trunc.json", `{"features": [{"name": "a", "lo": 0, `)
+	emptySchema := schema("empty.json", "")
+	bomSchema := schema("bom.json", "\xef\xbb\xbf{\"features\": ["+three+"]}")
+	loHiSchema := schema("lohi.json", `{"features": [{"name": "a", "lo": 2, "hi": 1}, {"name": "b", "lo": 0, "hi": 1}, {"name": "c", "lo": 0, "hi": 1}]}`)
+	fewSchema := schema("few.json", `{"features": [{"name": "a", "lo": 0, "hi": 1}]}`)
+	posSchema := schema("pos.json", `{"positive_class": "+2", "features": [`+three+`]}`)
+	crOnly := file("cr-only.csv", strings.ReplaceAll("a,b,label\n1,2,yes\n3,4,no\n5,6,yes\n7,8,no\n1,3,yes\n2,4,no\n3,3,yes\n4,1,no\n5,2,yes\n6,1,no\n", "\n", "\r"))
+	mixedEnc := file("mixed.csv", "a,b,label\n1,2,B\xc3\xa9nin\n3,4,no\n5,6,B\xe9nin\n7,8,no\n")
+	fifo := filepath.Join(dir, "fifo.libsvm")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var oneClass strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(string(siteA)), "\n") {
+		if strings.HasPrefix(line, "-1") {
+			oneClass.WriteString(line + "\n")
+		}
+	}
+	oneClassFile := file("one-class.libsvm", oneClass.String())
+
 	cases := []loaderCase{
+		// Issue 28.
+		{name: "28/6 --epsilon 1e-300", args: []string{"train", "--data", denseTxt, "--epsilon", "1e-300"}, code: 2, err: []string{"--epsilon = 1e-300 is outside the accepted range [1e-06, 10000]"}},
+		{name: "28/6 --epsilon 1e-300 --algo dpegd", args: []string{"train", "--data", denseTxt, "--epsilon", "1e-300", "--algo", "dpegd", "--loss", "logistic"}, code: 2, err: []string{"1e-300 is outside the accepted range"}},
+		{name: "28/6 --epsilon 1e-150 --algo dp-ssp", args: []string{"train", "--data", denseTxt, "--epsilon", "1e-150", "--algo", "dp-ssp"}, code: 2, err: []string{"--epsilon = 1e-150 is outside the accepted range"}},
+		{name: "28/6 --noise-scale 1e-300", args: []string{"train", "--data", denseTxt, "--epsilon", "1", "--algo", "dp-ssp", "--noise-scale", "1e-300"}, code: 2, err: []string{"--noise-scale = 1e-300 is outside the accepted range [1e-06, 1e+06]"}},
+		{name: "28/6 simulate --epsilon 1e-300", args: sim("--data", denseTxt, "--epsilon", "1e-300"), code: 2, err: []string{"--epsilon = 1e-300 is outside the accepted range"}},
+		{name: "28/6 worker --tick 1ns", args: workerArgs("--data", denseTxt, "--tick", "1ns"), code: 2, err: []string{"--tick 1ns is outside the accepted range [1ms, 10s]"}},
+		{name: "28/7 truncated schema", args: []string{"train", "--data", bad("site-a.libsvm"), "--feature-bounds", truncSchema}, code: 1, err: []string{"trunc.json:1:", "the JSON ends in the middle of a value (a truncated file"}},
+		{name: "28/7 empty schema", args: []string{"train", "--data", bad("site-a.libsvm"), "--feature-bounds", emptySchema}, code: 1, err: []string{"empty.json: the file is empty: a schema is one JSON object"}},
+		{name: "28/7 schema with a byte order mark", args: []string{"train", "--data", bad("site-a.libsvm"), "--feature-bounds", bomSchema, "--eta", "1"}, code: 0, out: []string{"sgd-prev"}},
+		{name: "28/7 schema lo > hi", args: []string{"train", "--data", bad("site-a.libsvm"), "--feature-bounds", loHiSchema}, code: 1, err: []string{`lohi.json: features[0] ("a"): lo = 2 is above hi = 1: swap them`}},
+		{name: "28/7 schema with fewer features than the file", args: []string{"train", "--data", bad("site-a.libsvm"), "--feature-bounds", fewSchema}, code: 1, err: []string{"site-a.libsvm:1:", "but feature bounds", "few.json declares 1 features: is it this file's schema?"}},
+		{name: "28/7 positive_class typo", args: []string{"train", "--data", bad("site-a.libsvm"), "--feature-bounds", posSchema}, code: 1, err: []string{`positive class "+2" matches none of the 40 records' labels (-1: 20, 1: 20)`}},
+		{name: "28/7 --radius 1e308 --loss logistic", args: []string{"train", "--data", bad("site-a.libsvm"), "--radius", "1e308", "--loss", "logistic", "--epsilon", "1"}, code: 2, err: []string{"--radius 1e+308 is outside the accepted range [1e-06, 1e+06]"}},
+		{name: "28/7 simulate --radius 1e308", args: sim("--data", bad("site-a.libsvm"), "--radius", "1e308"), code: 2, err: []string{"--radius 1e+308 is outside the accepted range"}},
+		{name: "28/7 CR-only line endings", args: []string{"train", "--data", crOnly, "--eta", "1"}, code: 0, out: []string{"line endings: CR alone (classic Mac OS), read as line breaks"}},
+		{name: "28/7 mixed UTF-8 and Latin-1 labels", args: []string{"train", "--data", mixedEnc}, code: 1,
+			err: []string{"mixed.csv:4:3", `label "B\xe9nin" is not UTF-8 text`, "so the file mixes encodings", "convert its Latin-1 lines to UTF-8"}},
+		{name: "28/9 ledger export into a state directory", args: []string{"ledger", "export", "--state", siteState, "--out", filepath.Join(siteState, "export.jsonl")}, code: 2, err: []string{"export.jsonl is inside the state directory", "write it elsewhere"}},
+		{name: "28/11 a FIFO as --data", args: []string{"train", "--data", fifo}, code: 1, err: []string{"fifo.libsvm is a named pipe (FIFO), not a regular file"}},
+		{name: "28/4 a one-class site without --single-class", args: workerArgs("--data", oneClassFile), code: 1, err: []string{"only one class present", "start it with --single-class"}},
+
 		// Memory before validation (issue 13, class 1).
 		{name: "1.2 KB file with index 2^31-1: train", args: []string{"train", "--data", hugeIndex}, code: 1,
 			err: []string{hugeAt, "feature index 2147483647", "256 GiB", "over the memory limit", "--max-memory", "--dim"}},
@@ -292,6 +344,14 @@ func TestBadInputLoaders(t *testing.T) {
 			err: []string{"bomb.csv.gz:", "memory for the records", "over the memory limit of 64 MiB", "--max-memory"}, budget: 64 * mib},
 		{name: "gzip bomb: worker", args: workerArgs("--data", gzBomb, "--max-memory", "64MiB"), code: 1,
 			err: []string{"over the memory limit of 64 MiB"}, budget: 64 * mib},
+		{name: "gzip bomb: 512 MiB of ARFF records", args: []string{"train", "--data", arffBomb, "--max-memory", "64MiB"}, code: 1,
+			err: []string{"bomb.arff.gz:", "memory for the records", "over the memory limit of 64 MiB", "--max-memory"}, budget: 64 * mib},
+		// Issue 28, finding 10: records that the loader reads within the
+		// budget, whose training run would hold several copies of them.
+		{name: "records within the budget, run over it: train", args: []string{"train", "--data", runBomb, "--max-memory", "64MiB"}, code: 1,
+			err: []string{"run.csv.gz: its 999960 records take", "train holds about 5 copies", "over the memory limit of 64 MiB", "raise --max-memory to"}, budget: 64 * mib},
+		{name: "records within the budget, run over it: simulate", args: sim("--data", runBomb, "--max-memory", "64MiB"), code: 1,
+			err: []string{"simulate holds about 4 copies", "over the memory limit of 64 MiB", "--max-memory"}, budget: 64 * mib},
 		{name: "bzip2 bomb: 512 MiB of LIBSVM records", args: []string{"train", "--data", bad("bomb.libsvm.bz2"), "--max-memory", "64MiB"}, code: 1,
 			err: []string{"bomb.libsvm.bz2:", "over the memory limit of 64 MiB"}, budget: 64 * mib},
 		{name: "xz bomb: 512 MiB of dense records", args: []string{"train", "--data", bad("bomb.dense.xz"), "--max-memory", "64MiB"}, code: 1,
@@ -381,7 +441,7 @@ func TestBadInputLoaders(t *testing.T) {
 			if strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "fatal error") {
 				t.Errorf("crashed:\n%.3000s", r.stderr)
 			}
-			ceiling := baseline + 3*c.budget/2
+			ceiling := baseline + c.budget + c.budget/4
 			if raceBuild {
 				ceiling = 128*mib + 6*c.budget
 			}

@@ -37,6 +37,8 @@ deploy/README.md of the repository walks through it. Secrets are written 0600.`,
 			&cli.StringFlag{Name: "out", Required: true, Usage: "output directory (must not exist or be empty)"},
 			&cli.StringSliceFlag{Name: "hub-host", Usage: "DNS name or IP address of the hub as sites and the coordinator reach it (repeatable; the first is used in URLs; default localhost)"},
 			&cli.StringFlag{Name: "hub-bind", Value: "0.0.0.0", Usage: "address the hub listens on"},
+			&cli.StringFlag{Name: "hub-nodes", Usage: "make the hub a cluster: comma-separated hosts of its 2 to 9 nodes (3 survive the loss of any one); nodes on one host (a host named twice) listen on the base ports plus their index"},
+			&cli.IntFlag{Name: "cluster-port", Value: deploy.DefaultClusterPort, Usage: "the hub nodes' route port (with --hub-nodes)"},
 			&cli.IntFlag{Name: "client-port", Value: deploy.DefaultClientPort, Usage: "the hub's client port (coordinator, job clients, direct workers)"},
 			&cli.IntFlag{Name: "leaf-port", Value: deploy.DefaultLeafPort, Usage: "the hub's leaf-node port (sites' leaf servers)"},
 			&cli.StringFlag{Name: "site-ports", Value: fmt.Sprint(deploy.DefaultSitePort), Usage: "loopback port of each site's leaf server: one for all sites, or a comma-separated port per site (several sites on one host)"},
@@ -66,12 +68,19 @@ func runDeployInit(c *cli.Context) error {
 		}
 		ports = append(ports, n)
 	}
+	var hubNodes []string
+	if s := c.String("hub-nodes"); s != "" {
+		for _, h := range strings.Split(s, ",") {
+			hubNodes = append(hubNodes, strings.TrimSpace(h))
+		}
+	}
 	if c.Int("cert-days") <= 0 || c.Int("ca-days") <= 0 {
 		return usageError{fmt.Errorf("deploy init: --cert-days and --ca-days must be > 0")}
 	}
 	cfg := deploy.Config{
 		Federation: c.String("federation"), Sites: sites, HubHosts: c.StringSlice("hub-host"), HubBind: c.String("hub-bind"),
 		ClientPort: c.Int("client-port"), LeafPort: c.Int("leaf-port"), SitePorts: ports,
+		HubNodes: hubNodes, ClusterPort: c.Int("cluster-port"),
 		Prefix: c.String("prefix"), StateDir: c.String("state-dir"), Pairfed: c.String("pairfed-bin"), NATSServer: c.String("nats-server-bin"),
 		CertValidity: time.Duration(c.Int("cert-days")) * 24 * time.Hour, CAValidity: time.Duration(c.Int("ca-days")) * 24 * time.Hour,
 	}
@@ -85,6 +94,9 @@ func runDeployInit(c *cli.Context) error {
 	}
 	w := c.App.Writer
 	fmt.Fprintf(w, "federation %s: %d sites (%s), hub %s (leaf nodes %s)\n", m.Federation, len(m.Sites), strings.Join(m.Sites, ", "), m.HubURL, m.LeafURL)
+	if len(m.HubNodes) > 0 {
+		fmt.Fprintf(w, "the hub is a cluster of %d nodes: %s (one directory per node's host)\n", len(m.HubNodes), strings.Join(m.HubNodes, ", "))
+	}
 	secrets := 0
 	for _, f := range m.Files {
 		if f.Secret {

@@ -164,6 +164,9 @@ func runCoordinator(c *cli.Context) error {
 			return err
 		}
 		test, err := data.Load(p, opt)
+		if err == nil {
+			err = checkRunMemory(c, opt, test)
+		}
 		if err != nil {
 			return err
 		}
@@ -401,6 +404,9 @@ func runWorker(c *cli.Context) error {
 		return err
 	}
 	table, err := data.Load(c.String("data"), opt)
+	if err == nil {
+		err = checkRunMemory(c, opt, table)
+	}
 	if err != nil {
 		if msg := err.Error(); !opt.AllowOneClass && (strings.Contains(msg, "only one class present") || strings.Contains(msg, "records map to")) {
 			return fmt.Errorf("%w\nworker %s: a site of one class can take part in fed-dp-lda, fed-dp-ssp and fed-dp-ssp-mean jobs: start it with --single-class (it then refuses the other algorithms' jobs, which tells the coordinator that it holds one class)", err, site)

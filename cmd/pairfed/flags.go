@@ -23,7 +23,7 @@ func dataFlags() []cli.Flag {
 		&cli.StringFlag{Name: "impute", Value: "error", Action: check, Usage: "missing values (? or empty): error, constant:V (public), schema (the --feature-bounds constants, public), mean or drop (both data-dependent: a private run is then reported private: false)"},
 		&cli.IntFlag{Name: "dim", Action: func(c *cli.Context, _ int) error { return checkDataOptions(c) }, Usage: "declare the number of features (LIBSVM files whose last columns never occur)"},
 		&cli.StringFlag{Name: "representation", Value: "auto", Action: check, Usage: "in-memory representation: auto, dense or sparse"},
-		&cli.StringFlag{Name: "max-memory", Action: check, Usage: "memory budget of one data file (e.g. 512MiB, 8GiB): records, parsing and 16 vectors per feature, and its text after decompression (default: a quarter of the physical memory, at most 4 GiB)"},
+		&cli.StringFlag{Name: "max-memory", Action: check, Usage: "memory budget of a data file and its run (e.g. 512MiB, 8GiB): records, parsing and 16 vectors per feature, and its text after decompression; a file is read within 1.25 times it, and a run whose training would hold more (its records times the copies it makes) is refused before training (default: a quarter of the memory the process may use — physical, cgroup or ulimit -v —, at most 4 GiB)"},
 	}
 }
 
@@ -114,6 +114,7 @@ func dataOptions(c *cli.Context) data.Options {
 	if s := c.String("max-memory"); s != "" {
 		maxMemory, _ = data.ParseSize(s) // refused by checkDataOptions
 	}
+	setMemoryLimit(maxMemory)
 	return data.Options{
 		Format:          c.String("format"),
 		Sep:             c.String("sep"),
@@ -176,6 +177,9 @@ func loadTrainTestSchema(c *cli.Context, opt data.Options, schema *data.Schema) 
 	if train, err = data.Load(c.String("data"), opt); err != nil {
 		return nil, nil, err
 	}
+	if err := checkRunMemory(c, opt, train); err != nil {
+		return nil, nil, err // before the test file is read beside it
+	}
 	if p := c.String("test"); p != "" {
 		if test, err = data.Load(p, opt); err != nil {
 			return nil, nil, err
@@ -183,6 +187,9 @@ func loadTrainTestSchema(c *cli.Context, opt data.Options, schema *data.Schema) 
 		if err := data.Align(train, test); err != nil {
 			return nil, nil, err
 		}
+	}
+	if err := checkRunMemory(c, opt, train, test); err != nil {
+		return nil, nil, err
 	}
 	if schema != nil {
 		for _, t := range []*data.Table{train, test} {

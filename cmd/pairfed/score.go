@@ -55,12 +55,14 @@ Examples:
 func maxMemoryFlag(c *cli.Context) (int64, error) {
 	s := c.String("max-memory")
 	if s == "" {
+		setMemoryLimit(0)
 		return 0, nil
 	}
 	v, err := data.ParseSize(s)
 	if err != nil {
 		return 0, usageError{fmt.Errorf("--max-memory: %w", err)}
 	}
+	setMemoryLimit(v)
 	return v, nil
 }
 

@@ -88,6 +88,9 @@ func runSimulate(c *cli.Context) error {
 	if R := c.Float64("radius"); !(R > 0) || math.IsInf(R, 0) {
 		return usageError{fmt.Errorf("simulate: --radius %v must be finite and > 0 (every site clips its records to ‖x‖ ≤ R)", R)}
 	}
+	if err := checkRadius(c); err != nil {
+		return err
+	}
 	opt := dataOptions(c)
 	schema, schemaNotes, err := loadSchema(c, &opt)
 	if err != nil {

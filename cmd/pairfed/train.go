@@ -88,6 +88,9 @@ func runTrain(c *cli.Context) error {
 		RangeShare:  c.Float64("range-share"), BoundsNorm: c.String("bounds-norm"),
 		Tune: c.Bool("tune"), TuneCandidates: c.StringSlice("tune-candidates"),
 	}
+	if err := checkRadius(c); err != nil {
+		return err
+	}
 	if c.IsSet("range-share") && spec.RangeShare == 0 {
 		return usageError{fmt.Errorf("train: --range-share 0 would spend nothing on the DP feature ranges; give a share in (0, 1), e.g. 0.1 (the default), or leave the flag out")}
 	}
@@ -311,6 +314,9 @@ func runPaper(c *cli.Context, opt data.Options) error {
 	}
 	tab, err := data.Load(c.String("data"), opt)
 	if err != nil {
+		return err
+	}
+	if err := checkRunMemory(c, opt, tab); err != nil {
 		return err
 	}
 	passes := int(c.Float64("passes"))
