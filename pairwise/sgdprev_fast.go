@@ -89,6 +89,9 @@ type prevFast struct {
 	// src is the rng's *rand.PCG when it has one (pcgSource): the draws
 	// are then taken from a pcg copy of its state (pcg.go).
 	src *rand.PCG
+
+	// lz is the lazy O(nnz) loop's state when it runs (sgdprev_sparse.go).
+	lz *lazySparse
 }
 
 // labelBits returns the bitmap of positive labels, or nil when a label is
@@ -163,6 +166,9 @@ func newPrevFast(obj Objective, cfg *RunConfig, sched Schedule) *prevFast {
 // run is runPairSGD(ctx, obj, cfg, rng, &PrevInstance{N: n}, T, sched) for a
 // configuration newPrevFast accepted.
 func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int, sched Schedule) (*Result, error) {
+	if useLazySparse(f.data) {
+		return f.runLazy(ctx, cfg, rng, T, sched)
+	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -253,7 +259,11 @@ func (f *prevFast) steps(rng *rand.Rand, k int) {
 			m := min(k, drawBatch)
 			idx := f.draws[:m]
 			draw(idx)
-			f.stepsSparse(idx)
+			if f.lz != nil {
+				f.lz.steps(idx)
+			} else {
+				f.stepsSparse(idx)
+			}
 			k -= m
 		}
 	} else if k > 0 {
