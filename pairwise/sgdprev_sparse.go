@@ -31,7 +31,8 @@ import (
 //     constant η, η·(w_{−1} + Σ_{s=0}^{T} w_s − w_T − w_{T−1}) / weight:
 //     the loop counts every iterate and keeps what w_{T−1} was on the
 //     coordinates the last update changed (and its projection's ratio).
-//     weight is the general loop's chain of η additions, exactly.
+//     The general loop's weight is a chain of η additions; here it is the
+//     step count (the η cancels).
 //
 // # What is equal, and up to what
 //
@@ -91,20 +92,28 @@ type lazySparse struct {
 	t      int     // steps taken
 	weight float64 // the general loop's averaging weight
 
-	// AvgPaper: the last update was at step lastUpd; w_{lastUpd−1} is
-	// w_{lastUpd}·rho except on the coordinates undoIdx, where it was
-	// undoOld (true units; the first record of a coordinate counts).
+	// AvgPaper: the last update was at step lastUpd, w_t = c·(w_{t−1} +
+	// a(x_i − x_j)) with (i, j, a) = (ui, uj, ua) and c = 1/rho (the
+	// projection's factor, 1 without), so w_{t−1} = rho·w_t − a(x_i − x_j).
 	lastUpd int
 	rho     float64
-	undoIdx []int32
-	undoOld []float64
+	ui, uj  int
+	ua      float64
 
 	out []float64
+
+	// prefetch: the rows are prefetched ahead (stepsSparse) only when
+	// the CSR arrays exceed prefetchMinBytes; below they stay in cache
+	// and the four calls per step cost more than they save.
+	prefetch bool
 }
+
+const prefetchMinBytes = 4 << 20
 
 func newLazySparse(f *prevFast, mode Averaging, w []float64) *lazySparse {
 	z := &lazySparse{f: f, mode: mode, v: w, alpha: 1, ball: !math.IsInf(f.r2, 1),
-		paper: mode == AvgPaper, sums: mode != AvgLast, out: make([]float64, len(w))}
+		paper: mode == AvgPaper, sums: mode != AvgLast, out: make([]float64, len(w)),
+		prefetch: 12*len(f.data.Idx) > prefetchMinBytes}
 	if z.sums {
 		z.s = make([]float64, len(w))
 		z.stamp = make([]float64, len(w))
@@ -138,31 +147,12 @@ func (z *lazySparse) advance(t int) {
 	}
 }
 
-// syncRow folds coordinate k's running sum into S_k for each k of row i.
-func (z *lazySparse) syncRow(i int) {
-	s := z.f.data
-	lo, hi := s.Ptr[i], s.Ptr[i+1]
-	clock, v, S, st := z.clock, z.v, z.s, z.stamp
-	for _, c := range s.Idx[lo:hi] {
-		S[c] += v[c] * (clock - st[c])
-		st[c] = clock
-	}
-}
-
-// recordRow appends row i's coordinates and their true values (undo).
-func (z *lazySparse) recordRow(i int) {
-	s := z.f.data
-	lo, hi := s.Ptr[i], s.Ptr[i+1]
-	for _, c := range s.Idx[lo:hi] {
-		z.undoIdx = append(z.undoIdx, c)
-		z.undoOld = append(z.undoOld, z.alpha*z.v[c])
-	}
-}
-
-// addRow does v += b·x_i, keeping n2 (+ n2c) and eb when ball. The
-// row's change of ‖v‖² is summed in two lanes, then added to n2 by
-// TwoSum with the rounding error carried in n2c (Neumaier), so that the
-// error bound grows with the squares touched, not with n2 at every touch.
+// addRow does v += b·x_i on row i's coordinates, first folding each one's
+// running sum into S_k (sums), and keeps n2 (+ n2c) and eb (ball): the
+// row's change of ‖v‖² is summed in two lanes, then added to n2 by TwoSum
+// with the rounding error carried in n2c (Neumaier), so that the error
+// bound grows with the squares touched, not with n2 at every touch. One
+// pass per row; the four variants keep the flags out of the loop.
 func (z *lazySparse) addRow(i int, b float64) {
 	s := z.f.data
 	lo, hi := s.Ptr[i], s.Ptr[i+1]
@@ -170,23 +160,78 @@ func (z *lazySparse) addRow(i int, b float64) {
 	val = val[:len(idx)]
 	v := z.v
 	if !z.ball {
+		if z.sums {
+			clock, S, st := z.clock, z.s, z.stamp
+			for k, c := range idx {
+				S[c] += v[c] * (clock - st[c])
+				st[c] = clock
+				v[c] += b * val[k]
+			}
+			return
+		}
 		for k, c := range idx {
 			v[c] += b * val[k]
 		}
 		return
 	}
-	var d0, d1, e float64
-	for k, c := range idx {
-		old := v[c]
-		nv := old + b*val[k]
-		v[c] = nv
-		o2, w2 := old*old, nv*nv
-		if k&1 == 0 {
-			d0 += w2 - o2
-		} else {
-			d1 += w2 - o2
+	var d0, d1, e0, e1 float64
+	if z.sums {
+		clock, S, st := z.clock, z.s, z.stamp
+		k := 0
+		for ; k+1 < len(idx); k += 2 {
+			c0, c1 := idx[k], idx[k+1]
+			o0 := v[c0]
+			S[c0] += o0 * (clock - st[c0])
+			st[c0] = clock
+			n0 := o0 + b*val[k]
+			v[c0] = n0
+			o1 := v[c1]
+			S[c1] += o1 * (clock - st[c1])
+			st[c1] = clock
+			n1 := o1 + b*val[k+1]
+			v[c1] = n1
+			p0, q0, p1, q1 := o0*o0, n0*n0, o1*o1, n1*n1
+			d0 += q0 - p0
+			e0 += p0 + q0
+			d1 += q1 - p1
+			e1 += p1 + q1
 		}
-		e += o2 + w2
+		if k < len(idx) {
+			c := idx[k]
+			old := v[c]
+			S[c] += old * (clock - st[c])
+			st[c] = clock
+			nv := old + b*val[k]
+			v[c] = nv
+			o2, w2 := old*old, nv*nv
+			d0 += w2 - o2
+			e0 += o2 + w2
+		}
+	} else {
+		k := 0
+		for ; k+1 < len(idx); k += 2 {
+			c0, c1 := idx[k], idx[k+1]
+			o0 := v[c0]
+			n0 := o0 + b*val[k]
+			v[c0] = n0
+			o1 := v[c1]
+			n1 := o1 + b*val[k+1]
+			v[c1] = n1
+			p0, q0, p1, q1 := o0*o0, n0*n0, o1*o1, n1*n1
+			d0 += q0 - p0
+			e0 += p0 + q0
+			d1 += q1 - p1
+			e1 += p1 + q1
+		}
+		if k < len(idx) {
+			c := idx[k]
+			old := v[c]
+			nv := old + b*val[k]
+			v[c] = nv
+			o2, w2 := old*old, nv*nv
+			d0 += w2 - o2
+			e0 += o2 + w2
+		}
 	}
 	d := d0 + d1
 	// TwoSum(n2, d): t + err = n2 + d exactly
@@ -196,21 +241,16 @@ func (z *lazySparse) addRow(i int, b float64) {
 	z.n2 = t
 	// each square and difference rounded once, the row's sum of m terms
 	// with ≤ m roundings (Higham §4.2): γ_{m+3}·Σ(old² + new²)
-	z.eb += float64(len(idx)+4) * 0x1p-53 * e * (1 + 0x1p-40)
+	z.eb += float64(len(idx)+4) * 0x1p-53 * (e0 + e1) * (1 + 0x1p-40)
 }
 
 // update applies step t's update w ← Π(w + a(x_i − x_j)).
 func (z *lazySparse) update(t, i, j int, a float64) {
 	if z.sums {
 		z.advance(t - 1)
-		z.syncRow(i)
-		z.syncRow(j)
 	}
 	if z.paper {
-		z.undoIdx, z.undoOld = z.undoIdx[:0], z.undoOld[:0]
-		z.recordRow(i)
-		z.recordRow(j)
-		z.lastUpd, z.rho = t, 1
+		z.lastUpd, z.rho, z.ui, z.uj, z.ua = t, 1, i, j, a
 	}
 	b := a / z.alpha // α = 1: b = a exactly
 	z.addRow(i, b)
@@ -259,20 +299,14 @@ func (z *lazySparse) steps(idx []int) {
 	s, eta, loss := f.data, f.eta, f.loss
 	pos := f.pos
 	act := f.active(idx)
-	switch {
-	case z.paper:
-		w := z.weight
-		for range idx {
-			w += eta
-		}
-		z.weight = w
-	case z.sums:
-		z.weight += float64(len(idx))
+	if z.sums {
+		z.weight += float64(len(idx)) // steps; AvgPaper's weight is η·steps
 	}
 	v := z.v
+	pf := z.prefetch
 	for ai, ta := range act {
 		tA := int(ta)
-		if an := ai + prefetchAhead; an < len(act) {
+		if an := ai + prefetchAhead; pf && an < len(act) {
 			tn := int(act[an])
 			pj := f.prev
 			if tn > 0 {
@@ -329,21 +363,30 @@ func (z *lazySparse) output([]float64) []float64 {
 		}
 		return out
 	}
-	eta, wt := z.f.eta, z.weight
+	// AvgPaper: η·X/(η·t) with X = Σ_{s=−1}^{t−2} w_s is X/t; the
+	// general loop's weight is the chain η + η + … (t roundings), this
+	// one exact: the outputs agree within the file comment's bound.
+	wt := z.weight
 	rho := 1.0
-	if z.lastUpd == t && t > 0 {
+	last := z.lastUpd == t && t > 0
+	if last {
 		rho = z.rho
 	}
 	for k, x := range v {
 		cur := a * x
-		out[k] = eta * (S[k] + x*(clock-st[k]) - cur - cur*rho) / wt
+		out[k] = (S[k] + x*(clock-st[k]) - cur - cur*rho) / wt
 	}
-	if z.lastUpd == t && t > 0 {
-		for u := len(z.undoIdx) - 1; u >= 0; u-- { // the first record wins
-			k := z.undoIdx[u]
-			x := v[k]
-			cur := a * x
-			out[k] = eta * (S[k] + x*(clock-st[k]) - cur - z.undoOld[u]) / wt
+	if last {
+		// w_{t−1} = rho·w_t − a(x_i − x_j) on the pair's coordinates
+		ds := z.f.data
+		for _, r := range [2]struct {
+			i int
+			a float64
+		}{{z.ui, z.ua}, {z.uj, -z.ua}} {
+			lo, hi := ds.Ptr[r.i], ds.Ptr[r.i+1]
+			for k, c := range ds.Idx[lo:hi] {
+				out[c] += r.a * ds.Val[lo+k] / wt
+			}
 		}
 	}
 	return out
