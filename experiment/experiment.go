@@ -789,6 +789,12 @@ func prepare(spec Spec, train, test *pairwise.Dataset, private bool, rng *rand.R
 		// record, cancels in every difference the algorithm reads, and
 		// nothing is clipped (data.Scaler.ApplyUnshifted).
 		pre.Unshifted, mp.Unshifted = true, true
+	} else if spec.Scale != "bounds" {
+		// a fitted map of sparse data with d > 1000 (data.FitScaler fits
+		// it sparse) that must be applied with its shift would densify
+		if err := sc.CheckApply(train); err != nil {
+			return nil, nil, nil, fmt.Errorf("experiment: %w", err)
+		}
 	}
 	tr, err := applyMap(sc, pre.Unshifted, spec.FeatureRadius, train)
 	if err != nil {
