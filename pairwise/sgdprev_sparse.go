@@ -21,7 +21,8 @@ import (
 //     rounding error; when α²·n2 is within α²·eb of R² (the decision is
 //     then not certain) or eb grows past 2⁻³⁶·n2, n2 is recomputed exactly
 //     (O(d), rare). α is folded back into v (O(d)) when it falls below
-//     1/2 (fold), which keeps v within 2|w| and the clock's rounding small.
+//     2⁻¹⁰ (fold), which keeps v within 2¹⁰|w| and the clock's rounding
+//     bounded.
 //   - Running averages by per-coordinate timestamps: a clock sums α over
 //     the iterates counted so far, and the true running sum of coordinate k
 //     is S_k + v_k·(clock − stamp_k); when v_k is about to change, that
@@ -44,7 +45,9 @@ import (
 // change of v_k; both are within γ_T·Σ_s |w_s,k| of the exact sum (Higham
 // §4.2, γ_m = mu/(1 − mu), u = 2⁻⁵³), so the outputs differ by at most
 // 2γ_{T+3}·max_s |w_s,k| per coordinate (+ the division's u). With the ℓ2
-// ball the iterates themselves differ by rounding (the rescaling is applied
+// ball the averages' bound is 2¹⁰ times that (v_k ≤ 2¹⁰|w_k| between
+// folds: the clock's rounding is relative to v), and the iterates
+// themselves differ by rounding (the rescaling is applied
 // to α, not to each coordinate): per step by at most a few u·(‖w‖ + ‖a(x_i
 // − x_j)‖); the map w ↦ Π(w − η∇f(w)) is nonexpansive for the hinge loss at
 // any η and for the square and logistic losses when η·ℓ''_max·‖x_i − x_j‖²
@@ -270,27 +273,47 @@ func (z *lazySparse) update(t, i, j int, a float64) {
 		c := z.f.r / math.Sqrt(n2)
 		z.alpha *= c
 		z.rho = 1 / c
-		if z.alpha < 0.5 {
+		if z.alpha < foldBelow {
 			z.fold()
 		}
 	}
 }
 
+// foldBelow: α is folded into v once it falls below 2⁻¹⁰. v_k = w_k/α
+// then never exceeds 2¹⁰|w_k|, so the clock's rounding is ≤ u·clock·|v_k|
+// ≤ 2¹⁰u·clock·|w_k| per sync, and the clock restarts at every fold. A
+// higher threshold costs an O(d) fold more often where the ball shrinks w
+// by a large factor at every update (a small radius with a large η,
+// corners of the selection grid).
+const foldBelow = 0x1p-10
+
 // fold moves α into v, v ← α·v and α = 1, after bringing every S_k up to
-// date and restarting the clock at 0 (O(d), once α < 1/2). The clock's
-// rounding is then ≤ u·clock·|v_k| ≤ 2u·clock·|w_k| per sync: v_k = w_k/α
-// never exceeds 2|w_k|, and the clock restarts.
+// date and restarting the clock at 0, and recomputes ‖v‖²: one O(d) pass.
 func (z *lazySparse) fold() {
+	a, v := z.alpha, z.v
+	var n2 float64
 	if z.sums {
-		for k := range z.v {
-			z.s[k] += z.v[k] * (z.clock - z.stamp[k])
+		clock, S, st := z.clock, z.s, z.stamp
+		st = st[:len(v)]
+		S = S[:len(v)]
+		for k, x := range v {
+			S[k] += x * (clock - st[k])
+			st[k] = 0
+			x *= a
+			v[k] = x
+			n2 += x * x
 		}
-		clear(z.stamp)
 		z.clock = 0
+	} else {
+		for k, x := range v {
+			x *= a
+			v[k] = x
+			n2 += x * x
+		}
 	}
-	scale(z.alpha, z.v)
 	z.alpha = 1
-	z.exactNorm()
+	z.n2, z.n2c = n2, 0
+	z.eb = float64(len(v)+1) * 0x1p-53 * n2 * (1 + 0x1p-40)
 }
 
 // steps walks the draws idx (stepsSparse's walk).

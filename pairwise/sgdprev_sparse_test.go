@@ -59,7 +59,7 @@ func sparseAUC(n, d, nnz int, pos float64, seed uint64) *Dataset {
 //
 //   - no constraint: the last iterate and AvgLast's output bit for bit; the
 //     averages within 8(T+4)u·M, M = max_t ‖w_t‖∞ (the general run's);
-//   - ℓ2 ball: everything within T·(2⁻³⁵R + 32u(R + 2η·g)) + 8(T+4)u·M,
+//   - ℓ2 ball: everything within T·(2⁻³⁵R + 32u(R + 2η·g)) + 2¹⁰·8(T+4)u·M,
 //     g the largest |ℓ'| (the per-step rounding, accumulated linearly by a
 //     nonexpansive map: η·ℓ”·‖x_i − x_j‖² ≤ 2 holds here);
 //
@@ -174,6 +174,7 @@ func compareLazyGeneral(t *testing.T, name string, obj Objective, cfg RunConfig,
 	R := obj.Constraint().Radius()
 	ball := !math.IsInf(R, 1)
 	if ball {
+		tol *= 1 / foldBelow // v_k ≤ |w_k|/foldBelow between folds
 		eta := cfg.Schedule.Eta(cfg.Eta, 1, T)
 		if cfg.Schedule == "" {
 			eta = ScaledConstant.Eta(cfg.Eta, 1, T)
