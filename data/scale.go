@@ -392,18 +392,30 @@ func ClipNorms(ds *pairwise.Dataset, R float64) (out *pairwise.Dataset, clipped 
 		panic(fmt.Sprintf("data: ClipNorms: radius %v is not positive and finite", R))
 	}
 	out = clone(ds)
-	for i := 0; i < out.N; i++ {
+	return out, ClipNormsInPlace(out, R)
+}
+
+// ClipNormsInPlace is ClipNorms on ds itself: every record is scaled to
+// x·min(1, R/‖x‖) in its own storage (the same values ClipNorms writes to
+// its copy), without a second copy of the matrix. For a dataset the caller
+// owns alone, such as the fresh output of Scaler.Apply. It panics unless R
+// is positive and finite.
+func ClipNormsInPlace(ds *pairwise.Dataset, R float64) (clipped int) {
+	if !(R > 0) || math.IsInf(R, 0) {
+		panic(fmt.Sprintf("data: ClipNormsInPlace: radius %v is not positive and finite", R))
+	}
+	for i := 0; i < ds.N; i++ {
 		var x []float64
-		if out.X != nil {
-			x = out.X[i*out.D : (i+1)*out.D]
+		if ds.X != nil {
+			x = ds.X[i*ds.D : (i+1)*ds.D]
 		} else {
-			x = out.Val[out.Ptr[i]:out.Ptr[i+1]]
+			x = ds.Val[ds.Ptr[i]:ds.Ptr[i+1]]
 		}
 		if clipTo(x, R) {
 			clipped++
 		}
 	}
-	return out, clipped
+	return clipped
 }
 
 // clipTo scales x in place to norm at most R, reporting whether it did.
