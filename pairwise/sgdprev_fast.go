@@ -27,6 +27,12 @@ import (
 // paper protocol's) and AvgUniform, whose per-step sum of w_t is added in
 // runs of unchanged w (addRepeat).
 //
+// On CSR data with d ≥ 512 and d ≥ 16 × (mean nonzeros per row) run takes
+// the lazy O(nnz) loop instead (sgdprev_sparse.go): the same draws and
+// decisions; without a constraint the same iterates bit for bit, and
+// otherwise equal up to the rounding bound stated there. Everything below
+// is about the other loops.
+//
 // They are bit-identical to runPairSGD with a PrevInstance for the same rng:
 // the same draws in the same order, and the same floating-point operations on
 // w and on the averaging state in the same order (the tests check this over
