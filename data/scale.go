@@ -210,11 +210,23 @@ func fitSparse(s *Scaler, ds *pairwise.Dataset) {
 //   - "standard": each feature gets zero mean and unit variance (the
 //     population variance, dividing by n); a constant feature maps to 0.
 //
-// For sparse data the implicit zeros count; with D > 1000 the fit reads
-// only the stored values (fitSparse). Applying such a fit moves zeros, so
-// Apply refuses it there (CheckApply); ApplyUnshifted keeps it sparse for
-// shift-invariant algorithms. ds is not modified.
+// For sparse data the implicit zeros count. Because minmax and standard
+// maps move zeros, they are refused for sparse data with D > 1000 (Apply
+// would densify it); FitScalerSparse fits them there for ApplyUnshifted.
+// ds is not modified.
 func FitScaler(kind string, ds *pairwise.Dataset) (*Scaler, error) {
+	return fitScaler(kind, ds, false)
+}
+
+// FitScalerSparse is FitScaler that also fits minmax and standard maps on
+// sparse data with d > 1000 (fitSparse, O(nnz + d)), for a caller that
+// applies such a map only with ApplyUnshifted, or after CheckApply (which
+// refuses it: applied with its shift it would densify the data).
+func FitScalerSparse(kind string, ds *pairwise.Dataset) (*Scaler, error) {
+	return fitScaler(kind, ds, true)
+}
+
+func fitScaler(kind string, ds *pairwise.Dataset, sparseOK bool) (*Scaler, error) {
 	d := ds.D
 	s := &Scaler{Kind: kind, Shift: make([]float64, d), Scale: make([]float64, d)}
 	switch kind {
@@ -232,6 +244,9 @@ func FitScaler(kind string, ds *pairwise.Dataset) (*Scaler, error) {
 		return nil, fmt.Errorf("data: cannot fit a scaler on an empty dataset")
 	}
 	if ds.IsSparse() && d > maxScaleDim {
+		if !sparseOK {
+			return nil, fmt.Errorf("data: %s scaling of sparse data with d=%d > %d would densify it; use --scale none", kind, d, maxScaleDim)
+		}
 		fitSparse(s, ds)
 		return s, nil
 	}

@@ -15,7 +15,7 @@ func TestScalerSparseHighD(t *testing.T) {
 	ds := randomDataset(rng, 60, 1200, true)
 	dense := ds.ToDense()
 	for _, kind := range []string{"minmax", "standard"} {
-		sp, err := FitScaler(kind, ds)
+		sp, err := FitScalerSparse(kind, ds)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -770,7 +770,9 @@ func prepare(spec Spec, train, test *pairwise.Dataset, private bool, rng *rand.R
 		}
 		mp.Ranges = &model.Ranges{Source: "dp", Lo: r.Lo, Hi: r.Hi}
 	case "minmax", "standard":
-		fitted, err := data.FitScaler(spec.Scale, train)
+		// sparse data with d > 1000 are fitted sparse; the map is then
+		// applied unshifted or refused by CheckApply below
+		fitted, err := data.FitScalerSparse(spec.Scale, train)
 		if err != nil {
 			return nil, nil, nil, err
 		}
