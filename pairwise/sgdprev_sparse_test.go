@@ -67,8 +67,8 @@ func sparseAUC(n, d, nnz int, pos float64, seed uint64) *Dataset {
 // seeds): a failure is a real difference, not chance.
 func TestPrevSparseLazyMatchesGeneral(t *testing.T) {
 	datasets := map[string]*Dataset{
-		"d1024":      sparseAUC(400, 1024, 12, 0.4, 1),
-		"d2048-rare": sparseAUC(600, 2048, 12, 0.1, 2),
+		"d1024":      sparseAUC(300, 1024, 12, 0.4, 1),
+		"d2048-rare": sparseAUC(400, 2048, 12, 0.1, 2),
 	}
 	cons := []struct {
 		name string
