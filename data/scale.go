@@ -81,21 +81,126 @@ func NewBoundsScaler(lo, hi []float64) *Scaler {
 }
 
 // CheckApply reports whether Apply may scale ds: it must have the fitted
-// dimension, and sparse data with D > 1000 is refused (the output of any
-// scaling but "none" is dense).
+// dimension, and sparse data with D > 1000 is refused unless the map sends
+// 0 to 0 in every feature (FixesZero: Apply then keeps it sparse); any
+// other map would make the output dense.
 func (s *Scaler) CheckApply(ds *pairwise.Dataset) error {
 	if ds.D != len(s.Scale) {
 		return fmt.Errorf("data: the data has %d features but the %s scaling has %d", ds.D, s.Kind, len(s.Scale))
 	}
-	if s.Kind != "none" && ds.IsSparse() && ds.D > maxScaleDim {
-		return fmt.Errorf("data: %s scaling of sparse data with d=%d > %d would densify it; use --scale none", s.Kind, ds.D, maxScaleDim)
+	if s.Kind != "none" && ds.IsSparse() && ds.D > maxScaleDim && !s.FixesZero() {
+		return fmt.Errorf("data: %s scaling of sparse data with d=%d > %d would densify it (it moves the zeros of %d features, e.g. feature %d: 0 ↦ %g); use --scale none, or bounds whose midpoint is 0 (lo = −hi) or one-hot groups, which keep zeros", s.Kind, ds.D, maxScaleDim, s.movedZeros(), s.firstMovedZero()+1, s.mapOne(s.firstMovedZero(), 0))
 	}
 	return nil
 }
 
-// maxScaleDim is the largest D for which a sparse dataset may be scaled:
-// scaling moves zeros, so the output is dense.
+// maxScaleDim is the largest D for which a sparse dataset may be scaled
+// densely: a map that moves zeros makes the output dense.
 const maxScaleDim = 1000
+
+// mapOne is the scaler's map of value v in feature j (Apply's operations).
+func (s *Scaler) mapOne(j int, v float64) float64 {
+	if s.Kind == "none" {
+		return v
+	}
+	v = (v - s.Shift[j]) * s.Scale[j]
+	if s.Box && s.BoxLo != nil {
+		v = max(s.BoxLo[j], min(s.BoxHi[j], v))
+	} else if s.Box {
+		v = max(-1, min(1, v))
+	}
+	if s.Post != 0 {
+		v *= s.Post
+	}
+	return v
+}
+
+// FixesZero reports whether the map sends 0 to 0 (+0 or −0) in every
+// feature: then a sparse record's image has the same zeros, and Apply
+// keeps sparse data sparse.
+func (s *Scaler) FixesZero() bool { return s.firstMovedZero() < 0 }
+
+func (s *Scaler) firstMovedZero() int {
+	for j := range s.Scale {
+		if s.mapOne(j, 0) != 0 {
+			return j
+		}
+	}
+	return -1
+}
+
+func (s *Scaler) movedZeros() int {
+	c := 0
+	for j := range s.Scale {
+		if s.mapOne(j, 0) != 0 {
+			c++
+		}
+	}
+	return c
+}
+
+// fitSparse fits s (minmax or standard) on CSR data in O(nnz + d), the
+// implicit zeros counted: a column's range includes 0 when it has fewer
+// than n stored values; its mean is Σx/n and its variance (Σ(x − mean)² over
+// the stored values + (n − stored)·mean²)/n (two passes). The minmax map is
+// the one the dense fit gives (min and max are exact); the standard map
+// equals Welford's up to rounding. Used where the dense fit (O(n·d)) was
+// refused: sparse data with d > 1000.
+func fitSparse(s *Scaler, ds *pairwise.Dataset) {
+	d, n := ds.D, ds.N
+	cnt := make([]int, d)
+	for _, j := range ds.Idx {
+		cnt[j]++
+	}
+	if s.Kind == "minmax" {
+		lo, hi := make([]float64, d), make([]float64, d)
+		seen := make([]bool, d)
+		for k, j := range ds.Idx {
+			v := ds.Val[k]
+			if !seen[j] || v < lo[j] {
+				lo[j] = v
+			}
+			if !seen[j] || v > hi[j] {
+				hi[j] = v
+			}
+			seen[j] = true
+		}
+		for j := range lo {
+			if cnt[j] < n { // an implicit zero
+				lo[j], hi[j] = min(lo[j], 0), max(hi[j], 0)
+			}
+			s.Shift[j] = lo[j]/2 + hi[j]/2
+			if half := hi[j]/2 - lo[j]/2; half > 0 {
+				s.Scale[j] = 1 / half
+			}
+			if math.IsInf(s.Scale[j], 0) {
+				s.Scale[j] = 0
+			}
+		}
+		return
+	}
+	mean, m2 := s.Shift, make([]float64, d)
+	for k, j := range ds.Idx {
+		mean[j] += ds.Val[k]
+	}
+	for j := range mean {
+		mean[j] /= float64(n)
+	}
+	for k, j := range ds.Idx {
+		e := ds.Val[k] - mean[j]
+		m2[j] += e * e
+	}
+	for j := range mean {
+		m2[j] += float64(n-cnt[j]) * mean[j] * mean[j]
+		sd := math.Sqrt(m2[j] / float64(n))
+		if sd > 0 && !math.IsInf(sd, 0) {
+			s.Scale[j] = 1 / sd
+		}
+		if math.IsInf(s.Scale[j], 0) || math.IsNaN(s.Scale[j]) {
+			s.Scale[j] = 0
+		}
+	}
+}
 
 // FitScaler fits a scaler of the given kind on ds:
 //
@@ -105,10 +210,23 @@ const maxScaleDim = 1000
 //   - "standard": each feature gets zero mean and unit variance (the
 //     population variance, dividing by n); a constant feature maps to 0.
 //
-// For sparse data the implicit zeros count. Because the result of minmax
-// and standard scaling is dense, they are refused for sparse data with
-// D > 1000. ds is not modified.
+// For sparse data the implicit zeros count. Because minmax and standard
+// maps move zeros, they are refused for sparse data with D > 1000 (Apply
+// would densify it); FitScalerSparse fits them there for ApplyUnshifted.
+// ds is not modified.
 func FitScaler(kind string, ds *pairwise.Dataset) (*Scaler, error) {
+	return fitScaler(kind, ds, false)
+}
+
+// FitScalerSparse is FitScaler that also fits minmax and standard maps on
+// sparse data with d > 1000 (fitSparse, O(nnz + d)), for a caller that
+// applies such a map only with ApplyUnshifted, or after CheckApply (which
+// refuses it: applied with its shift it would densify the data).
+func FitScalerSparse(kind string, ds *pairwise.Dataset) (*Scaler, error) {
+	return fitScaler(kind, ds, true)
+}
+
+func fitScaler(kind string, ds *pairwise.Dataset, sparseOK bool) (*Scaler, error) {
 	d := ds.D
 	s := &Scaler{Kind: kind, Shift: make([]float64, d), Scale: make([]float64, d)}
 	switch kind {
@@ -126,7 +244,11 @@ func FitScaler(kind string, ds *pairwise.Dataset) (*Scaler, error) {
 		return nil, fmt.Errorf("data: cannot fit a scaler on an empty dataset")
 	}
 	if ds.IsSparse() && d > maxScaleDim {
-		return nil, fmt.Errorf("data: %s scaling of sparse data with d=%d > %d would densify it; use --scale none", kind, d, maxScaleDim)
+		if !sparseOK {
+			return nil, fmt.Errorf("data: %s scaling of sparse data with d=%d > %d would densify it; use --scale none", kind, d, maxScaleDim)
+		}
+		fitSparse(s, ds)
+		return s, nil
 	}
 	row := make([]float64, d)
 	if kind == "minmax" {
@@ -181,8 +303,10 @@ func FitScaler(kind string, ds *pairwise.Dataset) (*Scaler, error) {
 }
 
 // Apply returns a new dense dataset with the scaler applied to every
-// record of ds (labels copied). Kind "none" returns a copy in the same
-// representation. ds is not modified. It panics if ds.D differs from the
+// record of ds (labels copied). Kind "none", and sparse data with D > 1000
+// under a map that sends 0 to 0 in every feature (FixesZero: bounds with
+// midpoint 0, one-hot groups), return a copy in ds's representation: the
+// same values where ds stores one, zeros elsewhere. ds is not modified. It panics if ds.D differs from the
 // fitted dimension (call Align first).
 func (s *Scaler) Apply(ds *pairwise.Dataset) *pairwise.Dataset {
 	if ds.D != len(s.Scale) {
@@ -190,6 +314,17 @@ func (s *Scaler) Apply(ds *pairwise.Dataset) *pairwise.Dataset {
 	}
 	if s.Kind == "none" {
 		return clone(ds)
+	}
+	if ds.IsSparse() && ds.D > maxScaleDim && s.FixesZero() {
+		// the zeros stay zeros: map the stored values in the CSR copy
+		// (the same operations as below on each of them). Below
+		// maxScaleDim the dense output is kept (the results and goldens
+		// of the small sparse sets, a9a, w8a, were computed on it).
+		out := clone(ds)
+		for k, j := range out.Idx {
+			out.Val[k] = s.mapOne(int(j), out.Val[k])
+		}
+		return out
 	}
 	d := ds.D
 	out := &pairwise.Dataset{N: ds.N, D: d, Y: append([]float64(nil), ds.Y...), X: make([]float64, ds.N*d)}
@@ -272,18 +407,30 @@ func ClipNorms(ds *pairwise.Dataset, R float64) (out *pairwise.Dataset, clipped 
 		panic(fmt.Sprintf("data: ClipNorms: radius %v is not positive and finite", R))
 	}
 	out = clone(ds)
-	for i := 0; i < out.N; i++ {
+	return out, ClipNormsInPlace(out, R)
+}
+
+// ClipNormsInPlace is ClipNorms on ds itself: every record is scaled to
+// x·min(1, R/‖x‖) in its own storage (the same values ClipNorms writes to
+// its copy), without a second copy of the matrix. For a dataset the caller
+// owns alone, such as the fresh output of Scaler.Apply. It panics unless R
+// is positive and finite.
+func ClipNormsInPlace(ds *pairwise.Dataset, R float64) (clipped int) {
+	if !(R > 0) || math.IsInf(R, 0) {
+		panic(fmt.Sprintf("data: ClipNormsInPlace: radius %v is not positive and finite", R))
+	}
+	for i := 0; i < ds.N; i++ {
 		var x []float64
-		if out.X != nil {
-			x = out.X[i*out.D : (i+1)*out.D]
+		if ds.X != nil {
+			x = ds.X[i*ds.D : (i+1)*ds.D]
 		} else {
-			x = out.Val[out.Ptr[i]:out.Ptr[i+1]]
+			x = ds.Val[ds.Ptr[i]:ds.Ptr[i+1]]
 		}
 		if clipTo(x, R) {
 			clipped++
 		}
 	}
-	return out, clipped
+	return clipped
 }
 
 // clipTo scales x in place to norm at most R, reporting whether it did.

@@ -143,9 +143,16 @@ func TestScalerConstantAndNone(t *testing.T) {
 	if got := mm.Apply(big).Row(0); math.Abs(got[0]+1) > 1e-12 || math.Abs(got[1]-1) > 1e-12 {
 		t.Errorf("minmax of ±1e308: %v", got)
 	}
-	// Sparse high-dimensional data are refused rather than densified.
+	// Sparse high-dimensional data are refused rather than densified
+	// (FitScalerSparse fits them for ApplyUnshifted, and CheckApply
+	// refuses the shifted map).
 	wide := &pairwise.Dataset{N: 2, D: 5000, Y: []float64{1, -1}, Ptr: []int{0, 1, 2}, Idx: []int32{0, 4999}, Val: []float64{1, 2}}
 	if _, err := FitScaler("standard", wide); err == nil || !strings.Contains(err.Error(), "densify") {
+		t.Errorf("got %v", err)
+	}
+	if st, err := FitScalerSparse("standard", wide); err != nil {
+		t.Errorf("FitScalerSparse on d=5000: %v", err)
+	} else if err := st.CheckApply(wide); err == nil || !strings.Contains(err.Error(), "densify") {
 		t.Errorf("got %v", err)
 	}
 	if _, err := FitScaler("none", wide); err != nil {

@@ -770,7 +770,9 @@ func prepare(spec Spec, train, test *pairwise.Dataset, private bool, rng *rand.R
 		}
 		mp.Ranges = &model.Ranges{Source: "dp", Lo: r.Lo, Hi: r.Hi}
 	case "minmax", "standard":
-		fitted, err := data.FitScaler(spec.Scale, train)
+		// sparse data with d > 1000 are fitted sparse; the map is then
+		// applied unshifted or refused by CheckApply below
+		fitted, err := data.FitScalerSparse(spec.Scale, train)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -789,6 +791,12 @@ func prepare(spec Spec, train, test *pairwise.Dataset, private bool, rng *rand.R
 		// record, cancels in every difference the algorithm reads, and
 		// nothing is clipped (data.Scaler.ApplyUnshifted).
 		pre.Unshifted, mp.Unshifted = true, true
+	} else if spec.Scale != "bounds" {
+		// a fitted map of sparse data with d > 1000 (data.FitScaler fits
+		// it sparse) that must be applied with its shift would densify
+		if err := sc.CheckApply(train); err != nil {
+			return nil, nil, nil, fmt.Errorf("experiment: %w", err)
+		}
 	}
 	tr, err := applyMap(sc, pre.Unshifted, spec.FeatureRadius, train)
 	if err != nil {

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/model"
@@ -94,10 +95,12 @@ func applyMap(sc *data.Scaler, unshifted bool, R float64, ds *pairwise.Dataset) 
 		out = sc.Apply(ds)
 	}
 	if R > 0 {
-		var err error
-		if out, _, err = data.Clip(out, R); err != nil {
-			return nil, err
+		if math.IsInf(R, 0) {
+			return nil, fmt.Errorf("data: clipping radius %v must be positive and finite (0 disables clipping)", R)
 		}
+		// out is the scaler's fresh copy: clip it in place (data.Clip
+		// would copy the matrix once more)
+		data.ClipNormsInPlace(out, R)
 	}
 	return out, nil
 }

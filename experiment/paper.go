@@ -188,7 +188,11 @@ func Paper(ctx context.Context, ps PaperSpec, tab *data.Table) (*PaperResult, er
 	if err := algo.Supports(pairwise.TaskAUC, ps.Loss); err != nil {
 		return nil, err
 	}
-	sc, err := data.FitScaler("minmax", tab.Dataset)
+	fit := data.FitScaler
+	if tab.IsSparse() && algo.ShiftInvariant {
+		fit = data.FitScalerSparse // applied unshifted below: stays sparse
+	}
+	sc, err := fit("minmax", tab.Dataset)
 	if err != nil {
 		return nil, err
 	}

@@ -128,8 +128,19 @@ func poissonSample(dst []int, n int, q float64, rng *rand.Rand) []int {
 
 // pairSGDBatchSum writes into g the sum over the previous-instance pairs of
 // batch (in its order) of the pair gradients clipped to norm C, using tmp
-// as scratch; it returns the number of pairs.
+// as scratch; it returns the number of pairs. A linear objective on CSR
+// data takes pairSGDBatchSumSparse (O(nnz) per pair, the same bits).
 func pairSGDBatchSum(obj Objective, w, g, tmp []float64, batch []int, C float64) int {
+	if o, ok := obj.(*linearObjective); ok && o.data.X == nil && o.data.Ptr != nil {
+		m, _ := pairSGDBatchSumSparse(o, w, g, batch, C, tmp[:0]) // a pair has ≤ d nonzeros: tmp never grows
+		return m
+	}
+	return pairSGDBatchSumGeneral(obj, w, g, tmp, batch, C)
+}
+
+// pairSGDBatchSumGeneral is pairSGDBatchSum through the Objective
+// interface and a dense scratch (the reference).
+func pairSGDBatchSumGeneral(obj Objective, w, g, tmp []float64, batch []int, C float64) int {
 	for k := range g {
 		g[k] = 0
 	}

@@ -27,6 +27,12 @@ import (
 // paper protocol's) and AvgUniform, whose per-step sum of w_t is added in
 // runs of unchanged w (addRepeat).
 //
+// On CSR data with d ≥ 512 and d ≥ 16 × (mean nonzeros per row) run takes
+// the lazy O(nnz) loop instead (sgdprev_sparse.go): the same draws and
+// decisions; without a constraint the same iterates bit for bit, and
+// otherwise equal up to the rounding bound stated there. Everything below
+// is about the other loops.
+//
 // They are bit-identical to runPairSGD with a PrevInstance for the same rng:
 // the same draws in the same order, and the same floating-point operations on
 // w and on the averaging state in the same order (the tests check this over
@@ -89,6 +95,9 @@ type prevFast struct {
 	// src is the rng's *rand.PCG when it has one (pcgSource): the draws
 	// are then taken from a pcg copy of its state (pcg.go).
 	src *rand.PCG
+
+	// lz is the lazy O(nnz) loop's state when it runs (sgdprev_sparse.go).
+	lz *lazySparse
 }
 
 // labelBits returns the bitmap of positive labels, or nil when a label is
@@ -163,6 +172,9 @@ func newPrevFast(obj Objective, cfg *RunConfig, sched Schedule) *prevFast {
 // run is runPairSGD(ctx, obj, cfg, rng, &PrevInstance{N: n}, T, sched) for a
 // configuration newPrevFast accepted.
 func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int, sched Schedule) (*Result, error) {
+	if useLazySparse(f.data) {
+		return f.runLazy(ctx, cfg, rng, T, sched)
+	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -253,7 +265,11 @@ func (f *prevFast) steps(rng *rand.Rand, k int) {
 			m := min(k, drawBatch)
 			idx := f.draws[:m]
 			draw(idx)
-			f.stepsSparse(idx)
+			if f.lz != nil {
+				f.lz.steps(idx)
+			} else {
+				f.stepsSparse(idx)
+			}
 			k -= m
 		}
 	} else if k > 0 {

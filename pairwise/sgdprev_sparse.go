@@ -1,0 +1,482 @@
+package pairwise
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+)
+
+// The sgd-prev loop on sparse, high-dimensional data in O(nnz) per step.
+//
+// stepsSparse (sgdprev_fast.go) is bit-identical to the general loop but
+// touches all d coordinates at every update: the averager's flush (sum +=
+// pending·prev, prev = w), the window's sum += w_t, and ‖w‖² and the
+// rescaling of the ℓ2-ball projection. With 12 nonzeros per row and
+// d = 10⁴ that is ≈ 800 times the work of the update itself. The loop below
+// touches only the coordinates of the pair's two rows:
+//
+//   - w = α·v: the projection w ← w·R/‖w‖ multiplies the scalar α, and an
+//     update w += a(x_i − x_j) is v += (a/α)(x_i − x_j). ‖v‖² is kept
+//     running (n2, updated per touched coordinate) with a bound eb on its
+//     rounding error; when α²·n2 is within α²·eb of R² (the decision is
+//     then not certain) or eb grows past 2⁻³⁶·n2, n2 is recomputed exactly
+//     (O(d), rare). α is folded back into v (O(d)) when it falls below
+//     2⁻¹⁰ (fold), which keeps v within 2¹⁰|w| and the clock's rounding
+//     bounded.
+//   - Running averages by per-coordinate timestamps: a clock sums α over
+//     the iterates counted so far, and the true running sum of coordinate k
+//     is S_k + v_k·(clock − stamp_k); when v_k is about to change, that
+//     is folded into S_k and stamp_k = clock. Without a projection α = 1
+//     and the clock counts iterates exactly (integers below 2⁵³).
+//   - AvgPaper's output Σ_{t≤T} η·w_{t−2} / Σ η (w_{−1} = w_0) is, with a
+//     constant η, η·(w_{−1} + Σ_{s=0}^{T} w_s − w_T − w_{T−1}) / weight:
+//     the loop counts every iterate and keeps what w_{T−1} was on the
+//     coordinates the last update changed (and its projection's ratio).
+//     The general loop's weight is a chain of η additions; here it is the
+//     step count (the η cancels).
+//
+// # What is equal, and up to what
+//
+// Without a constraint α stays 1, a/α = a and h·α = h exactly: the iterates
+// w_t, the last iterate and AvgLast's output are bit-identical to the
+// general loop's, and so is every decision. The averages differ only in how
+// the same real sum is rounded: the general loop adds w_s one step at a time
+// (T roundings per coordinate), this loop adds v_k·(integer count) at each
+// change of v_k; both are within γ_T·Σ_s |w_s,k| of the exact sum (Higham
+// §4.2, γ_m = mu/(1 − mu), u = 2⁻⁵³), so the outputs differ by at most
+// 2γ_{T+3}·max_s |w_s,k| per coordinate (+ the division's u). With the ℓ2
+// ball the averages' bound is 2¹⁰ times that (v_k ≤ 2¹⁰|w_k| between
+// folds: the clock's rounding is relative to v), and the iterates
+// themselves differ by rounding (the rescaling is applied
+// to α, not to each coordinate): per step by at most a few u·(‖w‖ + ‖a(x_i
+// − x_j)‖); the map w ↦ Π(w − η∇f(w)) is nonexpansive for the hinge loss at
+// any η and for the square and logistic losses when η·ℓ''_max·‖x_i − x_j‖²
+// ≤ 2, so these differences add up, at most linearly in T, as long as no
+// hinge margin falls within them (a measure-zero event the tests would
+// report). TestPrevSparseLazyMatchesGeneral checks both statements over
+// random sparse data, the three losses, both constraints, every output
+// rule, checkpoints and an initial point, against the general loop.
+
+// lazyMinRatio: the lazy loop runs when d ≥ lazyMinRatio × (mean nonzeros
+// per row) and d ≥ lazyMinD; below, the bit-identical O(d) loop costs less
+// than the bookkeeping (a9a's d = 123, 14 nonzeros: the O(d) loop).
+const (
+	lazyMinRatio = 16
+	lazyMinD     = 512
+)
+
+// useLazySparse reports whether sgd-prev on s takes the lazy loop.
+func useLazySparse(s *Dataset) bool {
+	if s.X != nil || s.Ptr == nil || s.N == 0 || s.D < lazyMinD {
+		return false
+	}
+	return int64(s.D)*int64(s.N) >= lazyMinRatio*int64(len(s.Idx))
+}
+
+// lazySparse is the state of the lazy loop (the file comment).
+type lazySparse struct {
+	f     *prevFast
+	mode  Averaging
+	sums  bool // paper, window or uniform: S, stamp, clock kept
+	paper bool
+	ball  bool
+
+	v     []float64 // f.w: w = alpha·v
+	alpha float64
+	n2    float64 // ‖v‖² ≈ n2 + n2c, running
+	n2c   float64 // the compensation of n2's additions
+	eb    float64 // a bound on |n2 + n2c − ‖v‖²| (+ 2u·n2 for n2c's own rounding)
+
+	s      []float64 // S_k, true units
+	stamp  []float64 // the clock when S_k was last brought up to date
+	clock  float64   // Σ α over the iterates counted
+	counts int       // the iterates w_s, s ≤ counts, are in the clock
+
+	t      int     // steps taken
+	weight float64 // the general loop's averaging weight
+
+	// AvgPaper: the last update was at step lastUpd, w_t = c·(w_{t−1} +
+	// a(x_i − x_j)) with (i, j, a) = (ui, uj, ua) and c = 1/rho (the
+	// projection's factor, 1 without), so w_{t−1} = rho·w_t − a(x_i − x_j).
+	lastUpd int
+	rho     float64
+	ui, uj  int
+	ua      float64
+
+	out []float64
+
+	// prefetch: the rows are prefetched ahead (stepsSparse) only when
+	// the CSR arrays exceed prefetchMinBytes; below they stay in cache
+	// and the four calls per step cost more than they save.
+	prefetch bool
+}
+
+const prefetchMinBytes = 4 << 20
+
+func newLazySparse(f *prevFast, mode Averaging, w []float64) *lazySparse {
+	z := &lazySparse{f: f, mode: mode, v: w, alpha: 1, ball: !math.IsInf(f.r2, 1),
+		paper: mode == AvgPaper, sums: mode != AvgLast, out: make([]float64, len(w)),
+		prefetch: 12*len(f.data.Idx) > prefetchMinBytes}
+	if z.sums {
+		z.s = make([]float64, len(w))
+		z.stamp = make([]float64, len(w))
+	}
+	if z.paper {
+		copy(z.s, w) // w_{−1} = w_0
+		z.clock = 1  // w_0 counted
+	}
+	if z.ball {
+		z.exactNorm()
+	}
+	return z
+}
+
+// exactNorm recomputes n2 = ‖v‖² left to right and its error bound γ_d·n2.
+func (z *lazySparse) exactNorm() {
+	var n2 float64
+	for _, x := range z.v {
+		n2 += x * x
+	}
+	z.n2, z.n2c = n2, 0
+	z.eb = float64(len(z.v)+1) * 0x1p-53 * n2 * (1 + 0x1p-40)
+}
+
+// advance counts the iterates up to w_t in the clock (α is constant since
+// the last count: it changes only at updates, which advance first).
+func (z *lazySparse) advance(t int) {
+	if t > z.counts {
+		z.clock += z.alpha * float64(t-z.counts)
+		z.counts = t
+	}
+}
+
+// addRow does v += b·x_i on row i's coordinates, first folding each one's
+// running sum into S_k (sums), and keeps n2 (+ n2c) and eb (ball): the
+// row's change of ‖v‖² is summed in two lanes, then added to n2 by TwoSum
+// with the rounding error carried in n2c (Neumaier), so that the error
+// bound grows with the squares touched, not with n2 at every touch. One
+// pass per row; the four variants keep the flags out of the loop.
+func (z *lazySparse) addRow(i int, b float64) {
+	s := z.f.data
+	lo, hi := s.Ptr[i], s.Ptr[i+1]
+	idx, val := s.Idx[lo:hi], s.Val[lo:hi]
+	val = val[:len(idx)]
+	v := z.v
+	if !z.ball {
+		if z.sums {
+			clock, S, st := z.clock, z.s, z.stamp
+			for k, c := range idx {
+				S[c] += v[c] * (clock - st[c])
+				st[c] = clock
+				v[c] += b * val[k]
+			}
+			return
+		}
+		for k, c := range idx {
+			v[c] += b * val[k]
+		}
+		return
+	}
+	var d0, d1, e0, e1 float64
+	if z.sums {
+		clock, S, st := z.clock, z.s, z.stamp
+		k := 0
+		for ; k+1 < len(idx); k += 2 {
+			c0, c1 := idx[k], idx[k+1]
+			o0 := v[c0]
+			S[c0] += o0 * (clock - st[c0])
+			st[c0] = clock
+			n0 := o0 + b*val[k]
+			v[c0] = n0
+			o1 := v[c1]
+			S[c1] += o1 * (clock - st[c1])
+			st[c1] = clock
+			n1 := o1 + b*val[k+1]
+			v[c1] = n1
+			p0, q0, p1, q1 := o0*o0, n0*n0, o1*o1, n1*n1
+			d0 += q0 - p0
+			e0 += p0 + q0
+			d1 += q1 - p1
+			e1 += p1 + q1
+		}
+		if k < len(idx) {
+			c := idx[k]
+			old := v[c]
+			S[c] += old * (clock - st[c])
+			st[c] = clock
+			nv := old + b*val[k]
+			v[c] = nv
+			o2, w2 := old*old, nv*nv
+			d0 += w2 - o2
+			e0 += o2 + w2
+		}
+	} else {
+		k := 0
+		for ; k+1 < len(idx); k += 2 {
+			c0, c1 := idx[k], idx[k+1]
+			o0 := v[c0]
+			n0 := o0 + b*val[k]
+			v[c0] = n0
+			o1 := v[c1]
+			n1 := o1 + b*val[k+1]
+			v[c1] = n1
+			p0, q0, p1, q1 := o0*o0, n0*n0, o1*o1, n1*n1
+			d0 += q0 - p0
+			e0 += p0 + q0
+			d1 += q1 - p1
+			e1 += p1 + q1
+		}
+		if k < len(idx) {
+			c := idx[k]
+			old := v[c]
+			nv := old + b*val[k]
+			v[c] = nv
+			o2, w2 := old*old, nv*nv
+			d0 += w2 - o2
+			e0 += o2 + w2
+		}
+	}
+	d := d0 + d1
+	// TwoSum(n2, d): t + err = n2 + d exactly
+	t := z.n2 + d
+	bb := t - z.n2
+	z.n2c += (z.n2 - (t - bb)) + (d - bb)
+	z.n2 = t
+	// each square and difference rounded once, the row's sum of m terms
+	// with ≤ m roundings (Higham §4.2): γ_{m+3}·Σ(old² + new²)
+	z.eb += float64(len(idx)+4) * 0x1p-53 * (e0 + e1) * (1 + 0x1p-40)
+}
+
+// update applies step t's update w ← Π(w + a(x_i − x_j)).
+func (z *lazySparse) update(t, i, j int, a float64) {
+	if z.sums {
+		z.advance(t - 1)
+	}
+	if z.paper {
+		z.lastUpd, z.rho, z.ui, z.uj, z.ua = t, 1, i, j, a
+	}
+	b := a / z.alpha // α = 1: b = a exactly
+	z.addRow(i, b)
+	z.addRow(j, -b)
+	if !z.ball {
+		return
+	}
+	r2, a2 := z.f.r2, z.alpha*z.alpha
+	n2 := z.n2 + z.n2c
+	if eb := z.eb + 0x1p-52*math.Abs(n2); eb > 0x1p-36*n2 || math.Abs(a2*n2-r2) <= a2*eb*(1+0x1p-40) {
+		// the decision is not certain, or the bound has grown past
+		// 2⁻³⁶‖v‖² (the projection's relative error): recompute
+		z.exactNorm()
+		n2 = z.n2
+	}
+	if n2 *= a2; n2 > r2 {
+		c := z.f.r / math.Sqrt(n2)
+		z.alpha *= c
+		z.rho = 1 / c
+		if z.alpha < foldBelow {
+			z.fold()
+		}
+	}
+}
+
+// foldBelow: α is folded into v once it falls below 2⁻¹⁰. v_k = w_k/α
+// then never exceeds 2¹⁰|w_k|, so the clock's rounding is ≤ u·clock·|v_k|
+// ≤ 2¹⁰u·clock·|w_k| per sync, and the clock restarts at every fold. A
+// higher threshold costs an O(d) fold more often where the ball shrinks w
+// by a large factor at every update (a small radius with a large η,
+// corners of the selection grid).
+const foldBelow = 0x1p-10
+
+// fold moves α into v, v ← α·v and α = 1, after bringing every S_k up to
+// date and restarting the clock at 0, and recomputes ‖v‖²: one O(d) pass.
+func (z *lazySparse) fold() {
+	a, v := z.alpha, z.v
+	var n2 float64
+	if z.sums {
+		clock, S, st := z.clock, z.s, z.stamp
+		st = st[:len(v)]
+		S = S[:len(v)]
+		for k, x := range v {
+			S[k] += x * (clock - st[k])
+			st[k] = 0
+			x *= a
+			v[k] = x
+			n2 += x * x
+		}
+		z.clock = 0
+	} else {
+		for k, x := range v {
+			x *= a
+			v[k] = x
+			n2 += x * x
+		}
+	}
+	z.alpha = 1
+	z.n2, z.n2c = n2, 0
+	z.eb = float64(len(v)+1) * 0x1p-53 * n2 * (1 + 0x1p-40)
+}
+
+// steps walks the draws idx (stepsSparse's walk).
+func (z *lazySparse) steps(idx []int) {
+	f := z.f
+	s, eta, loss := f.data, f.eta, f.loss
+	pos := f.pos
+	act := f.active(idx)
+	if z.sums {
+		z.weight += float64(len(idx)) // steps; AvgPaper's weight is η·steps
+	}
+	v := z.v
+	pf := z.prefetch
+	for ai, ta := range act {
+		tA := int(ta)
+		if an := ai + prefetchAhead; pf && an < len(act) {
+			tn := int(act[an])
+			pj := f.prev
+			if tn > 0 {
+				pj = idx[tn-1]
+			}
+			prefetchRow(s, idx[tn])
+			prefetchRow(s, pj)
+		}
+		i, j := idx[tA], f.prev
+		if tA > 0 {
+			j = idx[tA-1]
+		}
+		h := sparseDot(s, i, v) - sparseDot(s, j, v)
+		if z.alpha != 1 {
+			h *= z.alpha
+		}
+		sg := float64(int(pos[i>>6]>>(i&63)&1)*2 - 1) // (y_i − y_j)/2
+		var dv float64
+		switch loss {
+		case prevHinge:
+			if m := 1 - sg*h; !(m <= 0) {
+				dv = -sg
+			}
+		case prevSquare:
+			dv = -2 * sg * (1 - sg*h)
+		default:
+			c := 2 * sg // y_i − y_j
+			dv = -c * sigmoidNeg(c*h)
+		}
+		if dv != 0 {
+			z.update(z.t+tA+1, i, j, -eta*dv)
+		}
+	}
+	z.t += len(idx)
+	f.prev = idx[len(idx)-1]
+}
+
+// output returns the run's output at the current step (a view valid until
+// the next call); w is ignored (windowed's signature).
+func (z *lazySparse) output([]float64) []float64 {
+	out, v, a := z.out, z.v, z.alpha
+	if !z.sums || z.weight == 0 {
+		for k, x := range v {
+			out[k] = a * x
+		}
+		return out
+	}
+	t := z.t
+	z.advance(t)
+	S, st, clock := z.s, z.stamp, z.clock
+	if !z.paper {
+		for k, x := range v {
+			out[k] = (S[k] + x*(clock-st[k])) / z.weight
+		}
+		return out
+	}
+	// AvgPaper: η·X/(η·t) with X = Σ_{s=−1}^{t−2} w_s is X/t; the
+	// general loop's weight is the chain η + η + … (t roundings), this
+	// one exact: the outputs agree within the file comment's bound.
+	wt := z.weight
+	rho := 1.0
+	last := z.lastUpd == t && t > 0
+	if last {
+		rho = z.rho
+	}
+	for k, x := range v {
+		cur := a * x
+		out[k] = (S[k] + x*(clock-st[k]) - cur - cur*rho) / wt
+	}
+	if last {
+		// w_{t−1} = rho·w_t − a(x_i − x_j) on the pair's coordinates
+		ds := z.f.data
+		for _, r := range [2]struct {
+			i int
+			a float64
+		}{{z.ui, z.ua}, {z.uj, -z.ua}} {
+			lo, hi := ds.Ptr[r.i], ds.Ptr[r.i+1]
+			for k, c := range ds.Idx[lo:hi] {
+				out[c] += r.a * ds.Val[lo+k] / wt
+			}
+		}
+	}
+	return out
+}
+
+// reset starts a new window (AvgWindow).
+func (z *lazySparse) reset() {
+	if z.mode != AvgWindow {
+		return
+	}
+	z.advance(z.t)
+	clear(z.s)
+	clear(z.stamp)
+	z.clock, z.weight = 0, 0
+}
+
+// runLazy is run (sgdprev_fast.go) with the lazy sparse loop.
+func (f *prevFast) runLazy(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int, sched Schedule) (*Result, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Schedule != "" {
+		sched = cfg.Schedule
+	}
+	f.eta = sched.Eta(cfg.Eta, 1, T)
+	f.w = make([]float64, f.d)
+	if cfg.Init != nil {
+		copy(f.w, cfg.Init)
+	}
+	mode := cfg.Averaging
+	if mode == "" {
+		mode = AvgPaper
+	}
+	z := newLazySparse(f, mode, f.w)
+	f.lz = z
+	defer func() { f.lz = nil }()
+	cp := checkpointer{cfg: &cfg}
+	if T >= 1 {
+		f.prev = rng.IntN(f.n) // PrevInstance draws i_0 before the first step
+	}
+	f.src = pcgSource(rng)
+	for t := 1; t <= T; {
+		if t&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		end := min(T, t|4095)
+		if cp.next < len(cfg.Checkpoints) {
+			if c := cfg.Checkpoints[cp.next]; c >= t && c < end {
+				end = c
+			}
+		}
+		f.steps(rng, end-t+1)
+		t = end
+		if cp.due(t) {
+			cp.window(t, T, nil, z)
+		}
+		t++
+	}
+	var grads int64
+	if T > 0 {
+		grads = int64(T)
+	}
+	out := append([]float64(nil), z.output(nil)...)
+	if z.alpha != 1 {
+		scale(z.alpha, f.w)
+	}
+	return &Result{W: out, Last: f.w, Steps: T, PairGrads: grads}, nil
+}

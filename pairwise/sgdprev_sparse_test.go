@@ -1,0 +1,238 @@
+package pairwise
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// sparseAUC is a seeded CSR dataset of n records in d dimensions with nnz
+// nonzeros per row: feature 0 always (shifted for positives), the others
+// drawn with a skew toward low indices so that rows share coordinates and
+// updates overlap; rows in the unit ball. It never builds the dense matrix.
+func sparseAUC(n, d, nnz int, pos float64, seed uint64) *Dataset {
+	rng := rand.New(rand.NewPCG(seed, 77))
+	ds := &Dataset{N: n, D: d, Y: make([]float64, n), Ptr: make([]int, n+1)}
+	cols := make(map[int32]float64, nnz)
+	for i := range n {
+		ds.Y[i] = -1
+		if rng.Float64() < pos {
+			ds.Y[i] = 1
+		}
+		clear(cols)
+		cols[0] = 0.3 * rng.NormFloat64()
+		if ds.Y[i] > 0 {
+			cols[0] += 0.5
+		}
+		for len(cols) < nnz {
+			u := rng.Float64()
+			c := 1 + int32(u*u*float64(d-1)) // skewed to low indices
+			cols[c] = 0.3 * rng.NormFloat64()
+		}
+		var s float64
+		for _, v := range cols {
+			s += v * v
+		}
+		f := 1.0
+		if s > 1 {
+			f = 1 / math.Sqrt(s)
+		}
+		for c := int32(0); c < int32(d) && len(cols) > 0; c++ {
+			if v, ok := cols[c]; ok {
+				ds.Idx = append(ds.Idx, c)
+				ds.Val = append(ds.Val, v*f)
+				delete(cols, c)
+			}
+		}
+		ds.Ptr[i+1] = len(ds.Idx)
+	}
+	return ds
+}
+
+// TestPrevSparseLazyMatchesGeneral checks the lazy O(nnz) sparse loop
+// against the general loop (runPairSGD with a PrevInstance), the reference,
+// over seeds, the three AUC losses, the ℓ2 ball (active: R = 0.3; inactive:
+// R = 50) and no constraint, every output rule, checkpoints that draw from
+// the rng, and an initial point, with the bounds of sgdprev_sparse.go:
+//
+//   - no constraint: the last iterate and AvgLast's output bit for bit; the
+//     averages within 8(T+4)u·M, M = max_t ‖w_t‖∞ (the general run's);
+//   - ℓ2 ball: everything within T·(2⁻³⁵R + 32u(R + 2η·g)) + 2¹⁰·8(T+4)u·M,
+//     g the largest |ℓ'| (the per-step rounding, accumulated linearly by a
+//     nonexpansive map: η·ℓ”·‖x_i − x_j‖² ≤ 2 holds here);
+//
+// and the same rng stream afterwards. The bounds are deterministic (fixed
+// seeds): a failure is a real difference, not chance.
+func TestPrevSparseLazyMatchesGeneral(t *testing.T) {
+	datasets := map[string]*Dataset{
+		"d1024":      sparseAUC(300, 1024, 12, 0.4, 1),
+		"d2048-rare": sparseAUC(400, 2048, 12, 0.1, 2),
+	}
+	cons := []struct {
+		name string
+		r    float64
+	}{{"l2", 0.3}, {"l2", 50}, {"none", 0}}
+	cases, exactCases := 0, 0
+	for dn, ds := range datasets {
+		if !useLazySparse(ds) {
+			t.Fatalf("%s: the lazy loop is not taken", dn)
+		}
+		for _, loss := range []Loss{AUCHinge{}, AUCSquare{}, AUCLogistic{}} {
+			for _, c := range cons {
+				obj, err := NewObjective(ds, ObjectiveConfig{Loss: loss, Constraint: c.name, Radius: c.r})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, avg := range []Averaging{"", AvgPaper, AvgLast, AvgWindow, AvgUniform} {
+					for seed := uint64(1); seed <= 3; seed++ {
+						cfg := RunConfig{Eta: 0.3 * float64(seed), Averaging: avg, Passes: 3}
+						if seed == 2 {
+							cfg.Schedule = Constant
+							cfg.Eta = 0.05
+							cfg.Init = make([]float64, ds.D)
+							cfg.Init[0], cfg.Init[5] = 0.1, -0.05
+						}
+						if seed == 3 {
+							cfg.Steps = 4500 // crosses the context check at 4096
+						}
+						name := fmt.Sprintf("%s/%s/%s-%v/%s/%d", dn, loss.Name(), c.name, c.r, avg, seed)
+						if compareLazyGeneral(t, name, obj, cfg, seed, loss) {
+							exactCases++
+						}
+						cases++
+					}
+				}
+			}
+		}
+	}
+	if cases != 2*3*3*5*3 || exactCases == 0 {
+		t.Fatalf("ran %d cases, %d exact", cases, exactCases)
+	}
+}
+
+// compareLazyGeneral runs both loops and checks the bounds; it reports
+// whether the case was one of the bit-identical ones.
+func compareLazyGeneral(t *testing.T, name string, obj Objective, cfg RunConfig, seed uint64, loss Loss) bool {
+	t.Helper()
+	n := obj.Data().N
+	T := cfg.steps(n, 10)
+	cfg.Checkpoints = []int{1, 17, 4095, 4096, T / 2, T}
+	var cpGen, cpLazy [][]float64
+	record := func(dst *[][]float64, rng *rand.Rand) func(int, []float64) {
+		return func(_ int, w []float64) {
+			*dst = append(*dst, append(append([]float64(nil), w...), float64(rng.IntN(1<<20))))
+		}
+	}
+	f := newPrevFast(obj, &cfg, ScaledConstant)
+	if f == nil {
+		t.Fatalf("%s: fast path not taken", name)
+	}
+	rngL := rand.New(rand.NewPCG(seed, 99))
+	cfgL := cfg
+	cfgL.OnCheckpoint = record(&cpLazy, rngL)
+	lazy, err := f.run(context.Background(), cfgL, rngL, T, ScaledConstant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rngG := rand.New(rand.NewPCG(seed, 99))
+	cfgG := cfg
+	cfgG.OnCheckpoint = record(&cpGen, rngG)
+	gen, err := runPairSGD(context.Background(), obj, cfgG, rngG, &PrevInstance{N: n}, T, ScaledConstant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rngL.Uint64() != rngG.Uint64() {
+		t.Fatalf("%s: rng streams diverged", name)
+	}
+	if lazy.Steps != gen.Steps || lazy.PairGrads != gen.PairGrads || len(cpLazy) != len(cpGen) {
+		t.Fatalf("%s: steps %d/%d grads %d/%d checkpoints %d/%d", name, lazy.Steps, gen.Steps, lazy.PairGrads, gen.PairGrads, len(cpLazy), len(cpGen))
+	}
+	if dot(gen.Last, gen.Last) == 0 {
+		t.Fatalf("%s: the run never moved w; the comparison is vacuous", name)
+	}
+	// M = max_t ‖w_t‖∞ over the general run's iterates (AvgLast's
+	// checkpoint output is w_t).
+	every := make([]int, T)
+	for k := range every {
+		every[k] = k + 1
+	}
+	var M float64
+	cfgM := cfg
+	cfgM.Averaging, cfgM.Checkpoints = AvgLast, every
+	cfgM.OnCheckpoint = func(_ int, w []float64) {
+		for _, x := range w {
+			M = max(M, math.Abs(x))
+		}
+	}
+	if _, err := runPairSGD(context.Background(), obj, cfgM, rand.New(rand.NewPCG(seed, 99)), &PrevInstance{N: n}, T, ScaledConstant); err != nil {
+		t.Fatal(err)
+	}
+	const u = 0x1p-53
+	tol := 8 * float64(T+4) * u * M
+	R := obj.Constraint().Radius()
+	ball := !math.IsInf(R, 1)
+	if ball {
+		tol *= 1 / foldBelow // v_k ≤ |w_k|/foldBelow between folds
+		eta := cfg.Schedule.Eta(cfg.Eta, 1, T)
+		if cfg.Schedule == "" {
+			eta = ScaledConstant.Eta(cfg.Eta, 1, T)
+		}
+		g := 2.0 // |ℓ'| for hinge (1) and logistic (≤ 2)
+		if _, ok := loss.(AUCSquare); ok {
+			g = 2 * (1 + 2*R)
+		}
+		tol += float64(T) * (0x1p-35*R + 32*u*(R+2*eta*g))
+	}
+	var worst float64
+	within := func(what string, a, b []float64) {
+		for k := range a {
+			if debugLazy {
+				worst = max(worst, math.Abs(a[k]-b[k]))
+			}
+			if d := math.Abs(a[k] - b[k]); !(d <= tol) {
+				t.Fatalf("%s: %s[%d]: lazy %v, general %v: |Δ| = %.3g > %.3g", name, what, k, a[k], b[k], d, tol)
+			}
+		}
+	}
+	within("W", lazy.W, gen.W)
+	defer func() {
+		if debugLazy {
+			t.Logf("%s: worst %.3g tol %.3g M %.3g", name, worst, tol, M)
+		}
+	}()
+	within("Last", lazy.Last, gen.Last)
+	for k := range cpLazy {
+		within(fmt.Sprintf("checkpoint %d", k), cpLazy[k], cpGen[k])
+	}
+	if ball {
+		return false
+	}
+	if !sameBits(lazy.Last, gen.Last) {
+		t.Fatalf("%s: no constraint: the last iterate differs", name)
+	}
+	if cfg.Averaging == AvgLast && !sameBits(lazy.W, gen.W) {
+		t.Fatalf("%s: no constraint, AvgLast: the output differs", name)
+	}
+	return true
+}
+
+// TestLazySparseThreshold checks which data take the lazy loop.
+func TestLazySparseThreshold(t *testing.T) {
+	for _, c := range []struct {
+		ds   *Dataset
+		want bool
+	}{
+		{sparseAUC(100, 1024, 12, 0.5, 1), true},
+		{sparseAUC(100, 300, 12, 0.5, 1), false},   // d < 512
+		{sparseAUC(100, 1024, 100, 0.5, 1), false}, // d < 16·nnz
+		{toyAUC(50, 600, 1, 1), false},             // dense
+	} {
+		if got := useLazySparse(c.ds); got != c.want {
+			t.Errorf("d=%d nnz=%d dense=%v: lazy %v, want %v", c.ds.D, len(c.ds.Idx), c.ds.X != nil, got, c.want)
+		}
+	}
+}
+
+var debugLazy = false
