@@ -1,6 +1,7 @@
 package secagg
 
 import (
+	"bytes"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/ecdh"
@@ -46,6 +47,32 @@ func newKeyPair(rnd io.Reader) (*ecdh.PrivateKey, error) {
 	}
 	return ecdh.X25519().NewPrivateKey(b[:])
 }
+
+// checkPublicKey refuses a key that is not an X25519 public key, or one of
+// low order: its Diffie–Hellman with any private key is all zeros, so
+// every peer's key agreement with it would fail (a rogue site could make
+// every honest site leave the round with one such key). The server checks
+// it at the advertisement, which excludes that site.
+func checkPublicKey(k []byte) error {
+	pub, err := ecdh.X25519().NewPublicKey(k)
+	if err != nil {
+		return err
+	}
+	if _, err := probeKey.ECDH(pub); err != nil {
+		return fmt.Errorf("a low-order point: %w", err)
+	}
+	return nil
+}
+
+// probeKey is a fixed private key for checkPublicKey (any clamped scalar
+// gives the all-zero result exactly for the low-order points).
+var probeKey = func() *ecdh.PrivateKey {
+	k, err := ecdh.X25519().NewPrivateKey(bytes.Repeat([]byte{0x5a}, 32))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
 
 // agree returns HKDF(ECDH(priv, pub), salt = roundID, info = label).
 func agree(priv *ecdh.PrivateKey, pubBytes []byte, roundID []byte, label string) ([]byte, error) {

@@ -179,7 +179,7 @@ func (s *Server) Deliver(from string, m protocol.Message) ([]Outgoing, *secagg.R
 		if m.Len != s.p.Dim {
 			return nil, nil, fmt.Errorf("round: %s sent %d entries, the round's dimension is %d", from, m.Len, s.p.Dim)
 		}
-		err = s.srv.HandleMasked(secagg.MaskedInput{From: id, Y: protocol.UnpackWords(m.Y, m.Bits, m.Len)})
+		err = s.srv.HandleMasked(secagg.MaskedInput{From: id, Y: protocol.UnpackWords(m.Y, m.Bits, m.Len), Rejected: m.Rejected})
 	case *protocol.SecAggUnmask:
 		if m.Job != s.p.Job || m.Phase != s.p.Phase {
 			return nil, nil, ErrWrongRound
@@ -190,6 +190,12 @@ func (s *Server) Deliver(from string, m protocol.Message) ([]Outgoing, *secagg.R
 		}
 		for _, sh := range m.Seeds {
 			u.SeedOf[sh.ID] = secagg.Share{X: id, Y: sh.Y}
+		}
+		if len(m.Pairs) > 0 {
+			u.PairOf = map[uint32][]byte{}
+			for _, sh := range m.Pairs {
+				u.PairOf[sh.ID] = sh.Y
+			}
 		}
 		err = s.srv.HandleUnmask(u)
 	case *protocol.SecAggCheck:
@@ -402,7 +408,7 @@ func (s *Site) Deliver(m protocol.Message) (protocol.Message, error) {
 			return nil, err
 		}
 		s.masked = true
-		return &protocol.SecAggMasked{Job: s.p.Job, Phase: s.p.Phase, Site: s.site, Bits: s.p.Bits, Len: len(mi.Y), Y: protocol.PackWords(mi.Y, s.p.Bits)}, nil
+		return &protocol.SecAggMasked{Job: s.p.Job, Phase: s.p.Phase, Site: s.site, Bits: s.p.Bits, Len: len(mi.Y), Y: protocol.PackWords(mi.Y, s.p.Bits), Rejected: mi.Rejected}, nil
 	case *protocol.SecAggUnmaskRequest:
 		if m.Job != s.p.Job || m.Phase != s.p.Phase {
 			return nil, nil
@@ -444,6 +450,9 @@ func (s *Site) unmaskMsg(us secagg.UnmaskShares) *protocol.SecAggUnmask {
 	}
 	for _, id := range slices.Sorted(maps.Keys(us.SeedOf)) {
 		out.Seeds = append(out.Seeds, protocol.SecAggShare{ID: id, Y: us.SeedOf[id].Y})
+	}
+	for _, id := range slices.Sorted(maps.Keys(us.PairOf)) {
+		out.Pairs = append(out.Pairs, protocol.SecAggShare{ID: id, Y: us.PairOf[id]})
 	}
 	return out
 }
