@@ -115,7 +115,7 @@ func rogueRound(t *testing.T, k, th int, kind rogueKind, seed uint64) rogueOutco
 				switch {
 				case kind == rogueGarbageAll, kind == rogueGarbageSome && i < 2:
 					ct := make([]byte, len(m.Shares[i].CT))
-					testRand(uint64(i)+seed).Read(ct)
+					testRand(uint64(i) + seed).Read(ct)
 					m.Shares[i].CT = ct
 				case kind == rogueReplayShares:
 					for _, p := range prevShares.Shares {
