@@ -245,6 +245,15 @@ func (s *Server) Forget(site string) ([]Outgoing, *secagg.Result, error) {
 	return s.endStep()
 }
 
+// UnmaskAsked reports whether the round reached its unmasking step: the
+// request for unmask shares (the consistency signatures in the active
+// variant, the survivor set in the honest-but-curious one) left the
+// server. Before it no site sends a share of any self-mask seed, so the
+// server holds masked vectors and at most t − 1 shares of nothing: its
+// view does not depend on the sites' inputs (the coordinator returns a
+// job's reservation only when none of its rounds got this far).
+func (s *Server) UnmaskAsked() bool { return s.step >= 4 }
+
 // Done reports whether the round completed or aborted.
 func (s *Server) Done() bool { return s.done }
 
@@ -365,6 +374,22 @@ func (s *Site) Phase() int { return s.p.Phase }
 // release left, masked): a round that ends after it and before the
 // unmask shares leaves that release masked forever.
 func (s *Site) MaskedSent() bool { return s.masked }
+
+// Rejected names the peers whose share ciphertexts this site refused in
+// the round (they did not authenticate: garbage, replayed or altered), with
+// the reason, as "site: reason": the site did not mask with them, and the
+// coordinator drops them from the round.
+func (s *Site) Rejected() []string {
+	var out []string
+	for _, r := range s.c.Rejected {
+		name := fmt.Sprint(r.Site)
+		if r.Site >= 1 && int(r.Site) <= len(s.p.Sites) {
+			name = s.p.Sites[r.Site-1]
+		}
+		out = append(out, name+": "+r.Reason)
+	}
+	return out
+}
 
 // Deliver answers a coordinator message of the round (nil, nil for a
 // message it does not concern). An error ends the site's round: it sends
