@@ -574,7 +574,7 @@ func (c *Coordinator) startPhase(k int) []Output {
 		}
 		p := round.Params{Federation: c.cfg.Federation, Job: c.job.Job, Phase: k, Sites: c.job.Sites,
 			Threshold: c.sec.Threshold, Bits: c.ddg.Bits, Dim: c.ddg.D, Roster: c.cfg.SecAggRoster}
-		srv, err := round.NewServer(p, c.sec.Timeout)
+		srv, err := round.NewServer(p, round.StepTimeout(c.sec.Timeout, len(c.job.Sites)))
 		if err != nil {
 			return c.abort(fmt.Sprintf("phase %d: %v", k, err))
 		}

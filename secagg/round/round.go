@@ -159,6 +159,9 @@ func (s *Server) Deliver(from string, m protocol.Message) ([]Outgoing, *secagg.R
 		if m.Job != s.p.Job || m.Phase != s.p.Phase {
 			return nil, nil, ErrWrongRound
 		}
+		if !s.waiting[from] {
+			return nil, nil, fmt.Errorf("%w: %s's keys for %s phase %d", errDuplicate, from, s.p.Job, s.p.Phase)
+		}
 		err = s.srv.HandleAdvertise(secagg.AdvertiseKeys{From: id, C: m.C, S: m.S, Sig: m.Sig})
 	case *protocol.SecAggShares:
 		if m.Job != s.p.Job || m.Phase != s.p.Phase {
@@ -207,14 +210,41 @@ func (s *Server) Deliver(from string, m protocol.Message) ([]Outgoing, *secagg.R
 		return nil, nil, fmt.Errorf("round: %v is not a site's secure aggregation message", m.Kind())
 	}
 	if err != nil {
+		if _, ok := m.(*protocol.SecAggKeys); ok && s.step == 0 && s.waiting[from] && !errors.Is(err, errDuplicate) {
+			// A rogue or broken site's advertisement (signature not for
+			// this round, unusable key): it is out of the round, so the
+			// step does not wait its timeout for it.
+			delete(s.waiting, from)
+			if len(s.waiting) == 0 {
+				outs, res, e := s.endStep()
+				if e != nil {
+					return outs, res, e
+				}
+				return outs, res, err
+			}
+		}
 		return nil, nil, err
 	}
 	delete(s.waiting, from)
+	s.ticks = 0 // progress: the step's clock restarts (StepTimeout)
 	if len(s.waiting) > 0 {
 		return nil, nil, nil
 	}
 	return s.endStep()
 }
+
+// errDuplicate marks a message of a site the step does not await.
+var errDuplicate = errors.New("round: message not awaited (repeated, or from a site the round forgot)")
+
+// StepTimeout is the number of ticks a round step of k sites waits with no
+// answer before it closes with the sites that answered: base for up to 16
+// sites, and base per 16 sites beyond — a site's work in a step (K − 1 key
+// agreements, signature checks and share encryptions) and the server's
+// (forwarding K·(K − 1) ciphertexts) grow with K, and on a shared host
+// the sites' steps run side by side. Every answer restarts the clock, so a
+// step ends at most base·⌈k/16⌉ ticks after its last answer (a step in
+// which sites keep answering is never cut short by its size).
+func StepTimeout(base, k int) int { return base * max(1, (k+15)/16) }
 
 // Tick advances the step's clock by one tick; at the timeout the step
 // closes with the sites that answered.
