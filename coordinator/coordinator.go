@@ -206,6 +206,10 @@ type Coordinator struct {
 	// because others refused their shares, with why.
 	unmaskAsked bool
 	excluded    map[string]string
+	// restored: the job was resumed from a checkpoint; an earlier process
+	// may have unmasked a round it did not live to record, so the job's
+	// reservation is never returned (NothingReleased).
+	restored bool
 }
 
 // New returns a coordinator waiting for sites.
@@ -625,10 +629,12 @@ func (c *Coordinator) onSecAgg(m protocol.Message) []Output {
 // vectors: each masked vector is its input plus a pseudo-random self mask
 // whose seed only seed shares reveal, and no site sends one before the
 // unmasking step. Such a job's reservation can be returned when it
-// aborts (Service.finish). False for a job without secure aggregation
+// aborts (Service.finish). False for a job resumed from a checkpoint (an
+// earlier process may have unmasked a round it did not live to record),
+// past phase 1, or without secure aggregation
 // (its sites' updates are releases) and once any round unmasked.
 func (c *Coordinator) NothingReleased() bool {
-	return c.sec != nil && c.job != nil && !c.unmaskAsked && (c.round == nil || !c.round.UnmaskAsked())
+	return c.sec != nil && c.job != nil && !c.restored && c.phase <= 1 && !c.unmaskAsked && (c.round == nil || !c.round.UnmaskAsked())
 }
 
 // Excluded returns the sites dropped from a secure aggregation round
