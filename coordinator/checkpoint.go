@@ -245,6 +245,7 @@ func (s *Service) restoreRunning(r *RunningJob) error {
 		return err
 	}
 	inner.state = stateRunning
+	inner.restored = true // never returns the job's reservation
 	if r.Phase == 0 {
 		inner.state = stateAccepting
 	}

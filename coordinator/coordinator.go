@@ -3,8 +3,10 @@ package coordinator
 import (
 	"crypto/ed25519"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/fedalgo"
@@ -199,6 +201,15 @@ type Coordinator struct {
 	sec   *fedalgo.SecAgg
 	ddg   *dp.DDG
 	round *round.Server
+	// unmaskAsked: some round of the job reached its unmasking step
+	// (round.Server.UnmaskAsked); excluded: the sites dropped from a round
+	// because others refused their shares, with why.
+	unmaskAsked bool
+	excluded    map[string]string
+	// restored: the job was resumed from a checkpoint; an earlier process
+	// may have unmasked a round it did not live to record, so the job's
+	// reservation is never returned (NothingReleased).
+	restored bool
 }
 
 // New returns a coordinator waiting for sites.
@@ -567,7 +578,7 @@ func (c *Coordinator) startPhase(k int) []Output {
 		}
 		p := round.Params{Federation: c.cfg.Federation, Job: c.job.Job, Phase: k, Sites: c.job.Sites,
 			Threshold: c.sec.Threshold, Bits: c.ddg.Bits, Dim: c.ddg.D, Roster: c.cfg.SecAggRoster}
-		srv, err := round.NewServer(p, c.sec.Timeout)
+		srv, err := round.NewServer(p, round.StepTimeout(c.sec.Timeout, len(c.job.Sites)))
 		if err != nil {
 			return c.abort(fmt.Sprintf("phase %d: %v", k, err))
 		}
@@ -611,10 +622,40 @@ func (c *Coordinator) onSecAgg(m protocol.Message) []Output {
 	return c.roundOutputs(outs, res, err)
 }
 
+// NothingReleased reports whether, for a job run with secure aggregation,
+// nothing derived from the sites' data has reached the coordinator: no
+// round of the job reached its unmasking step. The coordinator then holds
+// only public numbers (record counts), keys, encrypted shares and masked
+// vectors: each masked vector is its input plus a pseudo-random self mask
+// whose seed only seed shares reveal, and no site sends one before the
+// unmasking step. Such a job's reservation can be returned when it
+// aborts (Service.finish). False for a job resumed from a checkpoint (an
+// earlier process may have unmasked a round it did not live to record),
+// past phase 1, or without secure aggregation
+// (its sites' updates are releases) and once any round unmasked.
+func (c *Coordinator) NothingReleased() bool {
+	return c.sec != nil && c.job != nil && !c.restored && c.phase <= 1 && !c.unmaskAsked && (c.round == nil || !c.round.UnmaskAsked())
+}
+
+// Excluded returns the sites dropped from a secure aggregation round
+// because other sites refused their shares, sorted, and a sentence per
+// site saying where and by whom.
+func (c *Coordinator) Excluded() ([]string, []string) {
+	names := slices.Sorted(maps.Keys(c.excluded))
+	var why []string
+	for _, n := range names {
+		why = append(why, c.excluded[n])
+	}
+	return names, why
+}
+
 // roundOutputs routes a round's messages, takes its result, or aborts the
 // job when the round aborted (fewer than t survivors: nothing was
 // unmasked, so nothing was released).
 func (c *Coordinator) roundOutputs(outs []round.Outgoing, res *secagg.Result, err error) []Output {
+	if c.round != nil && c.round.UnmaskAsked() {
+		c.unmaskAsked = true
+	}
 	if err != nil {
 		if c.round.Done() {
 			c.round = nil
@@ -644,6 +685,22 @@ func (c *Coordinator) aggregateSum(res *secagg.Result) []Output {
 	sum := make([]float64, c.ddg.Params().Dim)
 	if err := c.ddg.Decode(sum, res.Sum); err != nil {
 		return c.abort(fmt.Sprintf("phase %d: decoding the secure sum: %v", c.phase, err))
+	}
+	for id, by := range res.Excluded {
+		var names []string
+		for _, a := range by {
+			names = append(names, c.job.Sites[a-1])
+		}
+		name := c.job.Sites[id-1]
+		if c.excluded == nil {
+			c.excluded = map[string]string{}
+		}
+		why := fmt.Sprintf("%s excluded from phase %d's secure aggregation round: its share ciphertexts were refused by %s", name, c.phase, strings.Join(names, ", "))
+		c.logf("%s", why)
+		if old, ok := c.excluded[name]; ok {
+			why = old + "; " + why
+		}
+		c.excluded[name] = why
 	}
 	var infos []fedalgo.SiteInfo
 	for _, id := range res.Included {

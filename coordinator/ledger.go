@@ -59,6 +59,16 @@ type Charge struct {
 	// reported as drawn from a seeded (not secure) source.
 	Private    bool   `json:"private"`
 	Accountant string `json:"accountant"`
+	// Returned marks the return of the job's reservation (phase 0, ε = δ
+	// = 0, key ReturnKey): "reserved, not released". The coordinator
+	// appends it when a job run with secure aggregation aborts before any
+	// of its rounds reached the unmasking step (Coordinator.NothingReleased:
+	// nothing derived from the sites' data reached it), and Spent then
+	// counts the job as nothing — unless the job has a charge of an
+	// aggregated phase (phase ≥ 1), which no return can cancel. Note says
+	// why.
+	Returned bool   `json:"returned,omitempty"`
+	Note     string `json:"note,omitempty"`
 	// Time is set by the store when the charge is made durable.
 	Time time.Time `json:"time"`
 }
@@ -68,6 +78,9 @@ const AccountantRule = "max within a job (disjoint partitions or the algorithm's
 
 // ChargeKey is the idempotency key of a charge.
 func ChargeKey(job, site string, phase int) string { return fmt.Sprintf("%s/%s/%d", job, site, phase) }
+
+// ReturnKey is the idempotency key of the return of a job's reservation.
+func ReturnKey(job, site string) string { return ChargeKey(job, site, 0) + "/returned" }
 
 // Budget is a site's total record-level privacy budget at the
 // coordinator, over all jobs.
@@ -102,8 +115,10 @@ type Spend struct {
 // Spent composes a ledger per site (see Charge), sorted by site.
 func Spent(charges []Charge) []Spend {
 	type jobCost struct {
-		e, d    float64
-		private bool
+		e, d     float64
+		private  bool
+		returned bool // the reservation was returned
+		released bool // an aggregated phase was charged
 	}
 	per := map[string]map[string]*jobCost{}
 	for _, c := range charges {
@@ -119,6 +134,15 @@ func Spent(charges []Charge) []Spend {
 		}
 		jc.e, jc.d = max(jc.e, c.Epsilon), max(jc.d, c.Delta)
 		jc.private = jc.private && c.Mechanism != "none"
+		jc.returned = jc.returned || c.Returned
+		jc.released = jc.released || c.Phase >= 1
+	}
+	for _, jobs := range per {
+		for job, jc := range jobs {
+			if jc.returned && !jc.released {
+				delete(jobs, job) // reserved, not released
+			}
+		}
 	}
 	out := make([]Spend, 0, len(per))
 	for site, jobs := range per {

@@ -265,6 +265,43 @@ func (s *Service) reserve() {
 	}
 }
 
+// returnReservation records, for each participant reserved for job, that
+// the reservation was not released (Charge.Returned), and says so. The
+// caller has established Coordinator.NothingReleased: the job ran with
+// secure aggregation and no round reached its unmasking step.
+//
+// Why this is safe. The coordinator's ledger counts what the sites'
+// records released to the coordinator (and through it, to whoever sees
+// its broadcasts). Under secure aggregation the only messages derived from
+// a site's records are its masked vectors y_u = x_u + PRG(b_u) + Σ ±PRG(s_uv)
+// (secagg). Before the unmasking step no honest site has sent a share of
+// any self-mask seed b_u, so the coordinator holds at most t − 1 of them
+// (those of colluding sites; t − κ > 0 honest ones are missing) and b_u is
+// information-theoretically hidden from it; y_u is then indistinguishable
+// from uniform (the PRG's security), whatever x_u. No model was broadcast
+// (a phase's model comes from an unmasked sum). So everything the
+// coordinator received and sent is simulatable without the records:
+// nothing was released, and the reservation, an upper bound on releases
+// that did not happen, is returned. A job with an aggregated phase is never
+// returned (Spent ignores the return then). The sites' own ledgers keep
+// their charges: a site that sent its masked vector cannot know that the
+// coordinator did not unmask it; they never under-count either.
+func (s *Service) returnReservation(job string, cause error) string {
+	a := s.inner.job
+	var sites []string
+	for _, name := range a.Sites {
+		if !s.keys[ChargeKey(job, name, 0)] {
+			continue
+		}
+		note := truncate("reserved, not released: the job aborted before any secure aggregation round reached its unmasking step (nothing derived from site data reached the coordinator): "+cause.Error(), 1000)
+		s.charge(Charge{Key: ReturnKey(job, name), Site: name, Job: job, Algo: a.Algo, Mechanism: mechanism(a),
+			Records: recordsOf(s.inner.sites[name]), Private: fedalgo.Private(a.Algo), Returned: true, Note: note})
+		sites = append(sites, name)
+	}
+	s.logf("job %s: reservations of %v returned: aborted before any unmasking", job, sites)
+	return fmt.Sprintf("reserved, not released: the reservations of %s were returned (no secure aggregation round reached its unmasking step)", strings.Join(sites, ", "))
+}
+
 func (s *Service) logf(format string, args ...any) { s.cfg.Logf("coordinator: "+format, args...) }
 
 // Status returns the status of job id, or nil if the job is unknown.
@@ -714,6 +751,8 @@ func (s *Service) finish() []Output {
 		}
 	}
 	slices.Sort(st.Refused)
+	var excludedWhy []string
+	st.Excluded, excludedWhy = s.inner.Excluded()
 	if err := s.inner.Err(); err != nil {
 		st.Status = protocol.StatusFailed
 		reason := err.Error()
@@ -728,8 +767,17 @@ func (s *Service) finish() []Output {
 			}
 			reason += err.Error()
 		}
+		if s.reserved && s.inner.NothingReleased() {
+			reason += "; " + s.returnReservation(id, err)
+		}
+		if len(excludedWhy) > 0 {
+			reason += "; " + strings.Join(excludedWhy, "; ")
+		}
 		st.Reason = truncate(reason, protocol.MaxReasonLen)
 	} else {
+		if len(excludedWhy) > 0 {
+			st.Reason = truncate(strings.Join(excludedWhy, "; "), protocol.MaxReasonLen)
+		}
 		res := s.inner.Result()
 		st.Status, st.Phases, st.Model = protocol.StatusCompleted, res.Phases, slices.Clone(res.Model)
 		s.keepBest(st)
@@ -862,4 +910,11 @@ func (s *Service) Unreserve(cs []Charge) []Charge {
 		s.logf("job %s: reservation of %s withdrawn: phase 1 was never published", c.Job, c.Site)
 	}
 	return keep
+}
+
+func recordsOf(st *site) int {
+	if st == nil {
+		return 0
+	}
+	return st.records
 }

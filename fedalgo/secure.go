@@ -38,7 +38,8 @@ import (
 //
 //	secagg            1: the job's releases are summed by secure aggregation
 //	secagg-threshold  t, the survivors a round needs (0: ⌊2K/3⌋+1)
-//	secagg-timeout    ticks each round step waits (0: 50)
+//	secagg-timeout    ticks a round step waits after its last answer, per
+//	                  16 sites (round.StepTimeout; 0: 50)
 //	secagg-colluders  κ, the sites the consortium's policy lets collude with
 //	                  the coordinator (default 0): s is calibrated for t − κ
 //	                  honest shares, so the guarantee against the coordinator

@@ -329,9 +329,15 @@ type JobStatus struct {
 	Phases int    `msgpack:"phases" json:"phases"`
 	// Sites are the participants still active at the end; Dropped those
 	// that left or fell silent during the job; Refused those that refused.
-	Sites       []string     `msgpack:"sites" json:"sites"`
-	Dropped     []string     `msgpack:"dropped" json:"dropped,omitempty"`
-	Refused     []string     `msgpack:"refused" json:"refused,omitempty"`
+	Sites   []string `msgpack:"sites" json:"sites"`
+	Dropped []string `msgpack:"dropped" json:"dropped,omitempty"`
+	Refused []string `msgpack:"refused" json:"refused,omitempty"`
+	// Excluded are the participants dropped from a secure aggregation
+	// round because other sites refused their share ciphertexts (garbage,
+	// replayed or altered: a rogue or broken site), instead of aborting the
+	// round; Reason says which round and who refused them. Omitted when
+	// none (older encodings are unchanged).
+	Excluded    []string     `msgpack:"excluded,omitempty" json:"excluded,omitempty"`
 	Model       []float64    `msgpack:"model" json:"model,omitempty"`
 	AUC         float64      `msgpack:"auc" json:"auc"`
 	TestRecords int          `msgpack:"test_records" json:"n_test"`

@@ -69,8 +69,8 @@ func newSecAggMessage(k Kind) Message {
 // Sizes fixed by package secagg.
 const (
 	secAggKeyLen   = 32  // X25519 public key, round id
-	secAggShareLen = 66  // a Shamir share over GF(2^521 − 1)
-	secAggCTLen    = 160 // AES-GCM nonce (12) + two shares (132) + tag (16)
+	secAggShareLen = 40  // a Shamir share: five elements of GF(2^61 − 1)
+	secAggCTLen    = 108 // AES-GCM nonce (12) + two shares (80) + tag (16)
 	secAggSigLen   = 64  // Ed25519 signature
 	// MaxSecAggDim bounds the encoded vector: a model of MaxParams
 	// parameters padded to a power of two.
@@ -145,13 +145,19 @@ type SecAggSharesFor struct {
 // Len entries packed little-endian in ⌈Bits/8⌉ bytes each (PackWords):
 // masked entries are uniform, so this is the whole information, and 2 to
 // 8 times shorter than msgpack's 9 bytes per uint64.
+//
+// Rejected names the peers whose forwarded share ciphertexts the site
+// refused (they did not authenticate: garbage, replayed or altered): it
+// did not mask with them, and the coordinator drops them from the round
+// (absent when none: the encoding of a clean round is unchanged).
 type SecAggMasked struct {
-	Job   string `msgpack:"job"`
-	Phase int    `msgpack:"phase"`
-	Site  string `msgpack:"site"`
-	Bits  int    `msgpack:"bits"`
-	Len   int    `msgpack:"len"`
-	Y     []byte `msgpack:"y"`
+	Job      string   `msgpack:"job"`
+	Phase    int      `msgpack:"phase"`
+	Site     string   `msgpack:"site"`
+	Bits     int      `msgpack:"bits"`
+	Len      int      `msgpack:"len"`
+	Y        []byte   `msgpack:"y"`
+	Rejected []uint32 `msgpack:"rejected,omitempty"`
 }
 
 // PackWords packs ws (each < 2^bits, 1 ≤ bits ≤ 64) little-endian in
@@ -188,13 +194,16 @@ type SecAggUnmaskRequest struct {
 	Survivors []uint32 `msgpack:"survivors"`
 }
 
-// SecAggUnmask is secagg round 3.
+// SecAggUnmask is secagg round 3. Pairs holds, for sites of Keys (dropped
+// after sharing), the 32-byte pairwise mask key the site derived with
+// each (secagg.UnmaskShares.PairOf; absent when none).
 type SecAggUnmask struct {
 	Job   string        `msgpack:"job"`
 	Phase int           `msgpack:"phase"`
 	Site  string        `msgpack:"site"`
 	Keys  []SecAggShare `msgpack:"keys"`
 	Seeds []SecAggShare `msgpack:"seeds"`
+	Pairs []SecAggShare `msgpack:"pairs,omitempty"`
 }
 
 // SecAggCheck is the active variant's round 3: the site's signature on
@@ -378,6 +387,15 @@ func (m *SecAggMasked) Validate() error {
 			}
 		}
 	}
+	if len(m.Rejected) > MaxSites {
+		return fmt.Errorf("protocol: %d rejected peers exceed %d sites", len(m.Rejected), MaxSites)
+	}
+	seen := map[uint32]bool{}
+	for _, id := range m.Rejected {
+		if err := secAggID("rejected peer", id, seen); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -416,6 +434,18 @@ func (m *SecAggUnmask) Validate() error {
 			if err := fixedLen("share", s.Y, secAggShareLen); err != nil {
 				return err
 			}
+		}
+	}
+	if len(m.Pairs) > len(m.Keys) {
+		return fmt.Errorf("protocol: %d pairwise keys for %d key shares", len(m.Pairs), len(m.Keys))
+	}
+	pairs := map[uint32]bool{}
+	for _, s := range m.Pairs {
+		if err := secAggID("pairwise key", s.ID, pairs); err != nil {
+			return err
+		}
+		if err := fixedLen("pairwise key", s.Y, secAggKeyLen); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -408,7 +408,7 @@ func (m *JobStatus) Validate() error {
 	for _, l := range []struct {
 		what  string
 		sites []string
-	}{{"active", m.Sites}, {"dropped", m.Dropped}, {"refused", m.Refused}} {
+	}{{"active", m.Sites}, {"dropped", m.Dropped}, {"refused", m.Refused}, {"excluded", m.Excluded}} {
 		if err := checkSites(l.what, l.sites); err != nil {
 			return err
 		}

@@ -5,8 +5,27 @@
 # time is the whole federation's CPU, not one site's latency (divide by K+1
 # for a site's share). One round per cell (-benchtime 1x) keeps the grid
 # under ~2 minutes on a 2-core machine; raise BENCHTIME for tighter numbers.
+#
+# SCALE=1 instead measures one round's CPU per party as K grows
+# (scripts/secaggscale: per-site mean and max, server; K = 16 … 1024,
+# d = 100, 5% dropout; thread CPU clock, so the machine's load does not
+# inflate it), for this tree and for the tree at BASE (default ad973ce,
+# the last with math/big Shamir over 2^521 − 1 and K² signature checks):
+# the README's "cost vs K" table. ≈ 15 CPU-minutes at K = 1024.
 set -eu
 cd "$(dirname "$0")/.."
+if [ "${SCALE:-0}" = 1 ]; then
+	KS=${KS:-16,64,256,1024}
+	BASE=${BASE:-ad973ce}
+	go run ./scripts/secaggscale -k "$KS" -label current
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	git archive "$BASE" | tar -x -C "$tmp"
+	mkdir -p "$tmp/scripts/secaggscale"
+	cp scripts/secaggscale/main.go "$tmp/scripts/secaggscale/"
+	(cd "$tmp" && go run ./scripts/secaggscale -k "$KS" -label "$BASE")
+	exit 0
+fi
 BENCHTIME=${BENCHTIME:-1x}
 go test ./secagg -run '^$' -bench 'BenchmarkRound' -benchtime "$BENCHTIME" -cpu 1 "$@"
 # The same rounds through the wire codec (protocol kinds 32–40): encoded bytes.

@@ -45,6 +45,17 @@ type Client struct {
 	u2   []uint32                 // senders of the shares we received, with us
 	held map[uint32]heldShare     // shares other sites gave us
 	enc  map[uint32][]byte        // share-encryption keys, by peer
+
+	// Rejected names the peers whose share ciphertexts this site refused
+	// (MaskedInput), with the reason: the caller records them (the
+	// site's ledger note).
+	Rejected []RejectedPeer
+}
+
+// RejectedPeer is a peer whose shares a site refused.
+type RejectedPeer struct {
+	Site   uint32
+	Reason string
 }
 
 type heldShare struct{ key, seed Share }
@@ -191,28 +202,38 @@ func (c *Client) MaskedInput(in SharesFor, x []uint64) (MaskedInput, error) {
 		return MaskedInput{}, fmt.Errorf("secagg: site %d: received shares addressed to site %d", c.id, in.To)
 	}
 	u2 := []uint32{c.id}
+	var rejected []uint32
 	for _, e := range in.Shares {
-		key, ok := c.enc[e.From]
+		_, ok := c.enc[e.From]
 		if !ok || e.From == c.id || e.To != c.id {
 			return MaskedInput{}, fmt.Errorf("secagg: site %d: unexpected share %d → %d", c.id, e.From, e.To)
 		}
-		if _, dup := c.held[e.From]; dup {
+		if _, dup := c.held[e.From]; dup || slices.Contains(rejected, e.From) {
 			return MaskedInput{}, fmt.Errorf("secagg: site %d: two shares from site %d", c.id, e.From)
 		}
-		pt, err := open(key, c.cfg.RoundID, e.From, c.id, e.CT)
-		if err != nil {
-			return MaskedInput{}, err
+		pt, err := open(c.enc[e.From], c.cfg.RoundID, e.From, c.id, e.CT)
+		if err == nil && (len(pt) != 2*shareLen || !validShare(pt[:shareLen]) || !validShare(pt[shareLen:])) {
+			err = fmt.Errorf("secagg: share from site %d has %d bytes or values outside the field", e.From, len(pt))
 		}
-		if len(pt) != 2*shareLen {
-			return MaskedInput{}, fmt.Errorf("secagg: site %d: share from site %d has %d bytes", c.id, e.From, len(pt))
+		if err != nil {
+			// A rogue peer (garbage, a ciphertext replayed from another
+			// round or pair) — or a server that altered the ciphertext.
+			// Either way this site holds no share of e.From's secrets:
+			// e.From leaves this site's U2 (no pairwise mask with it) and
+			// is named to the server, which drops it from the round.
+			// Nothing derived from the data has left yet.
+			rejected = append(rejected, e.From)
+			c.Rejected = append(c.Rejected, RejectedPeer{Site: e.From, Reason: err.Error()})
+			continue
 		}
 		c.held[e.From] = heldShare{Share{c.id, pt[:shareLen]}, Share{c.id, pt[shareLen:]}}
 		u2 = append(u2, e.From)
 	}
 	if len(u2) < c.cfg.Threshold {
-		return MaskedInput{}, fmt.Errorf("%w: %d sites shared keys, threshold %d", ErrTooFewSurvivors, len(u2), c.cfg.Threshold)
+		return MaskedInput{}, fmt.Errorf("%w: %d sites shared valid keys with site %d (%d rejected), threshold %d", ErrTooFewSurvivors, len(u2), c.id, len(rejected), c.cfg.Threshold)
 	}
 	slices.Sort(u2)
+	slices.Sort(rejected)
 	c.u2 = u2
 	y := make([]uint64, len(x))
 	copy(y, x)
@@ -236,7 +257,7 @@ func (c *Client) MaskedInput(in SharesFor, x []uint64) (MaskedInput, error) {
 		y[i] &= m
 	}
 	c.step = stepCheck
-	return MaskedInput{From: c.id, Y: y}, nil
+	return MaskedInput{From: c.id, Y: y, Rejected: rejected}, nil
 }
 
 // pairSign is +1 when u < v and −1 otherwise: the two masks of a pair cancel.
@@ -293,13 +314,16 @@ func (c *Client) survivors(req UnmaskRequest) ([]uint32, error) {
 // exactly one of the two sets, so this site never reveals both secrets of
 // one site.
 func (c *Client) shares(u3 []uint32) UnmaskShares {
-	out := UnmaskShares{From: c.id, KeyOf: map[uint32]Share{}, SeedOf: map[uint32]Share{}}
+	out := UnmaskShares{From: c.id, KeyOf: map[uint32]Share{}, SeedOf: map[uint32]Share{}, PairOf: map[uint32][]byte{}}
 	for _, v := range c.u2 {
 		h := c.held[v]
 		if slices.Contains(u3, v) {
 			out.SeedOf[v] = h.seed
-		} else {
-			out.KeyOf[v] = h.key
+			continue
+		}
+		out.KeyOf[v] = h.key
+		if k, err := agree(c.sKey, c.u1[v].S, c.cfg.RoundID, labelMask); err == nil {
+			out.PairOf[v] = k // the same key MaskedInput masked with
 		}
 	}
 	return out

@@ -167,10 +167,16 @@ type SharesFor struct {
 }
 
 // MaskedInput (round 2, site → server): y_u = x_u + PRG(b_u) +
-// Σ_{v∈U2, v≠u} ±PRG(s_uv) mod 2^b.
+// Σ_{v∈U2(u), v≠u} ±PRG(s_uv) mod 2^b, where U2(u) is U2 less Rejected:
+// the sites whose forwarded share ciphertexts did not open under the pair's
+// key or did not hold two shares (a rogue peer's garbage or a replay from
+// another round or pair). Their pairwise masks are not in y_u, this site
+// holds no share of their secrets, and the server excludes them from U3
+// (a rogue member is dropped from the round instead of aborting it).
 type MaskedInput struct {
-	From uint32   `msgpack:"from"`
-	Y    []uint64 `msgpack:"y"`
+	From     uint32   `msgpack:"from"`
+	Y        []uint64 `msgpack:"y"`
+	Rejected []uint32 `msgpack:"rejected,omitempty"`
 }
 
 // UnmaskRequest (server → sites): the sites whose masked input arrived
@@ -203,4 +209,13 @@ type UnmaskShares struct {
 	From   uint32           `msgpack:"from"`
 	KeyOf  map[uint32]Share `msgpack:"key_of"`
 	SeedOf map[uint32]Share `msgpack:"seed_of"`
+	// PairOf holds, for each site v of KeyOf (dropped after sharing), the
+	// pairwise mask key s_uv this site derived with it: what the server
+	// could compute from v's reconstructed key anyway, and all it needs to
+	// remove the pair's mask from y_u. It lets the server drop a site whose
+	// key it cannot reconstruct (fewer than t holders accepted its shares).
+	// Revealing it is safe for the same reason as revealing v's key: v's
+	// input stays masked by its self mask, whose seed shares no honest
+	// site reveals for a site outside U3.
+	PairOf map[uint32][]byte `msgpack:"pair_of,omitempty"`
 }

@@ -1,6 +1,7 @@
 package secagg
 
 import (
+	"bytes"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/ecdh"
@@ -10,6 +11,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"sync"
 
 	"golang.org/x/crypto/chacha20"
 )
@@ -46,6 +48,32 @@ func newKeyPair(rnd io.Reader) (*ecdh.PrivateKey, error) {
 	}
 	return ecdh.X25519().NewPrivateKey(b[:])
 }
+
+// checkPublicKey refuses a key that is not an X25519 public key, or one of
+// low order: its Diffie–Hellman with any private key is all zeros, so
+// every peer's key agreement with it would fail (a rogue site could make
+// every honest site leave the round with one such key). The server checks
+// it at the advertisement, which excludes that site.
+func checkPublicKey(k []byte) error {
+	pub, err := ecdh.X25519().NewPublicKey(k)
+	if err != nil {
+		return err
+	}
+	if _, err := probeKey.ECDH(pub); err != nil {
+		return fmt.Errorf("a low-order point: %w", err)
+	}
+	return nil
+}
+
+// probeKey is a fixed private key for checkPublicKey (any clamped scalar
+// gives the all-zero result exactly for the low-order points).
+var probeKey = func() *ecdh.PrivateKey {
+	k, err := ecdh.X25519().NewPrivateKey(bytes.Repeat([]byte{0x5a}, 32))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
 
 // agree returns HKDF(ECDH(priv, pub), salt = roundID, info = label).
 func agree(priv *ecdh.PrivateKey, pubBytes []byte, roundID []byte, label string) ([]byte, error) {
@@ -157,9 +185,83 @@ func checkSigned(roundID []byte, u3 []uint32) []byte {
 }
 
 // verifySig reports whether sig is pub's Ed25519 signature of msg (false
-// for a key or signature of the wrong size).
+// for a key or signature of the wrong size). A process remembers the
+// triples it verified (sigCache): in a round every site checks the same K
+// advertisements and the same consistency signatures, so a simulation of
+// K sites in one process verifies each once instead of K times. A site in
+// its own process gains nothing and loses nothing.
 func verifySig(pub ed25519.PublicKey, msg, sig []byte) bool {
-	return len(pub) == ed25519.PublicKeySize && len(sig) == ed25519.SignatureSize && ed25519.Verify(pub, msg, sig)
+	if len(pub) != ed25519.PublicKeySize || len(sig) != ed25519.SignatureSize {
+		return false
+	}
+	key := sigKey(pub, msg, sig)
+	if sigCache.has(key) {
+		return true
+	}
+	if !ed25519.Verify(pub, msg, sig) {
+		return false
+	}
+	sigCache.add(key)
+	return true
+}
+
+// sigKey names a (key, message, signature) triple by SHA-256 over the three
+// length-prefixed fields (a collision would need a SHA-256 collision).
+func sigKey(pub ed25519.PublicKey, msg, sig []byte) [32]byte {
+	h := sha256.New()
+	for _, b := range [][]byte{pub, msg, sig} {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	var k [32]byte
+	h.Sum(k[:0])
+	return k
+}
+
+// verifiedSigs is a bounded set of triples that verified. Ed25519
+// verification (crypto/ed25519, RFC 8032 with the standard's checks) is a
+// deterministic function of the triple, so a triple that verified once
+// verifies again: remembering it changes no decision. It holds at most
+// sigCacheMax entries (32 bytes each) and is cleared when full.
+type verifiedSigs struct {
+	mu  sync.Mutex
+	off bool
+	ok  map[[32]byte]struct{}
+}
+
+const sigCacheMax = 1 << 16
+
+var sigCache = &verifiedSigs{ok: map[[32]byte]struct{}{}}
+
+func (c *verifiedSigs) has(k [32]byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.ok[k]
+	return ok && !c.off
+}
+
+func (c *verifiedSigs) add(k [32]byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.off {
+		return
+	}
+	if len(c.ok) >= sigCacheMax {
+		clear(c.ok)
+	}
+	c.ok[k] = struct{}{}
+}
+
+// DisableSignatureCache makes every later verification run in full: for
+// measurements of one site's cost (scripts/secaggscale), where K sites
+// share a process but each must pay what it pays alone.
+func DisableSignatureCache() {
+	sigCache.mu.Lock()
+	defer sigCache.mu.Unlock()
+	sigCache.off = true
+	clear(sigCache.ok)
 }
 
 // NewSigners draws a long-term Ed25519 key pair for each id from rnd

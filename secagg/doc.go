@@ -12,10 +12,15 @@
 // was shown before anyone reveals an unmask share. The complete graph of
 // pairwise masks is used, so key agreement and share encryption cost O(K)
 // per site and O(K²) in total, and each unmasking O(K·d) PRG words per
-// dropped site at the server. SecAgg+ (Bell et al., CCS 2020) would
-// replace the complete graph by a random O(log K)-regular one; at
-// pairfed's scale (K ≤ 64 sites, hospitals) the complete graph's cost is
-// measured in the package benchmarks and kept. The honest-but-curious
+// dropped site at the server. Shamir sharing is in machine words over
+// GF(2^61 − 1) (shamir.go; ≈ 1 ms per site at K = 256, where math/big over
+// 2^521 − 1 took tens); a process verifies each signature once
+// (crypto.go), so K sites simulated in one process do not pay K² checks.
+// SecAgg+ (Bell et al., CCS 2020) would replace the complete graph by a
+// random O(log K)-regular one; it is not implemented (deploy/README.md,
+// threat model, says why a direct port would weaken the guarantee the
+// DDG's noise floor relies on against a malicious coordinator). The
+// honest-but-curious
 // variant (Fig. 4 without signatures and round 3) remains behind the
 // explicit Config.HonestButCurious, which no deployment path sets.
 //
@@ -57,6 +62,25 @@
 // and pairwise masks of every other site with that "site" would be its
 // own); the signed advertisement rules that out. A site that detects a lie
 // returns ErrInconsistent and sends nothing more.
+//
+// A rogue site (a member, not the server) cannot abort a round that the
+// others can complete. The server refuses an advertisement whose signature
+// does not verify for this round (forged, replayed) or whose key is not a
+// usable X25519 point (low order), and stops waiting for that site. A site
+// that cannot open a peer's share ciphertext (garbage, replayed from
+// another round or pair, altered) holds no share of that peer's secrets:
+// it leaves the peer out of its U2 — no pairwise mask with it — and names
+// it in its masked input (MaskedInput.Rejected), and continues if at least
+// t sites remain. The server excludes every named site from U3 (it cannot
+// tell the liar; an accuser can only exclude, and Result.Excluded shows
+// who accused whom). The excluded site's pairwise masks are removed with
+// the pairwise keys the survivors that accepted it reveal with their
+// unmask shares (UnmaskShares.PairOf — what its reconstructed key would
+// give the server anyway; its input stays under its self mask, whose seed
+// shares no honest site reveals for a site outside U3), or from its key
+// reconstructed from t holders for a survivor that did not answer. With
+// fewer than t valid peers a site stops before its masked input: nothing
+// derived from its data has left it.
 //
 // Costs added by the active variant, per round: one round trip (the
 // ConsistencyCheck), and per site 2 signatures (its advertisement, its

@@ -207,14 +207,21 @@ func TestSharesAreAuthenticated(t *testing.T) {
 	ct := slices.Clone(bad.Shares[0].CT)
 	ct[len(ct)-1] ^= 1
 	bad.Shares[0].CT = ct
-	if _, err := cs[to].MaskedInput(bad, make([]uint64, cfg.Dim)); err == nil {
-		t.Fatal("tampered share accepted")
+	// The tampered ciphertext's sender is refused (named in the masked
+	// input, not masked with); the round goes on with the other peer.
+	mi, err := cs[to].MaskedInput(bad, make([]uint64, cfg.Dim))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(mi.Rejected, []uint32{bad.Shares[0].From}) || len(cs[to].Rejected) != 1 {
+		t.Fatalf("tampered share from %d: rejected %v (%v)", bad.Shares[0].From, mi.Rejected, cs[to].Rejected)
 	}
 	// Re-address site 1's ciphertext from site 2 to site 3: wrong key/AD.
 	x := fwd[cfg.Sites[1]]
 	redirect := SharesFor{To: cfg.Sites[2], Shares: []EncryptedShare{{From: x.Shares[0].From, To: cfg.Sites[2], CT: x.Shares[0].CT}}}
-	if _, err := cs[cfg.Sites[2]].MaskedInput(redirect, make([]uint64, cfg.Dim)); err == nil {
-		t.Fatal("redirected share accepted")
+	// Site 3 then holds valid shares of no peer: below t = 2, it sends nothing.
+	if _, err := cs[cfg.Sites[2]].MaskedInput(redirect, make([]uint64, cfg.Dim)); !errors.Is(err, ErrTooFewSurvivors) {
+		t.Fatalf("redirected share: %v, want too few survivors", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/ecdh"
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -31,10 +32,15 @@ type Server struct {
 	shares map[uint32]ShareKeys
 	u2     []uint32
 	masked map[uint32][]uint64
-	u3     []uint32
-	checks map[uint32]ConsistencySig
-	u4     []uint32 // the sites whose unmask shares are awaited
-	unmask map[uint32]UnmaskShares
+	// rejectedBy[u] are the sites whose shares u refused (its masked
+	// input's Rejected): u holds no share of their secrets and did not
+	// mask with them.
+	rejectedBy map[uint32][]uint32
+	excluded   map[uint32][]uint32 // accused site → its accusers
+	u3         []uint32
+	checks     map[uint32]ConsistencySig
+	u4         []uint32 // the sites whose unmask shares are awaited
+	unmask     map[uint32]UnmaskShares
 }
 
 // NewServer returns the server of the round cfg.
@@ -64,8 +70,8 @@ func (s *Server) HandleAdvertise(m AdvertiseKeys) error {
 		return fmt.Errorf("secagg: server: second advertisement from site %d", m.From)
 	}
 	for _, k := range [][]byte{m.C, m.S} {
-		if _, err := ecdh.X25519().NewPublicKey(k); err != nil {
-			return fmt.Errorf("secagg: server: site %d advertised a bad key: %w", m.From, err)
+		if err := checkPublicKey(k); err != nil {
+			return fmt.Errorf("secagg: server: site %d advertised a bad key (excluded): %w", m.From, err)
 		}
 	}
 	if s.cfg.Active() && !verifySig(s.cfg.Roster[m.From], advertSigned(s.cfg.RoundID, m.From, m.C, m.S), m.Sig) {
@@ -147,6 +153,7 @@ func (s *Server) EndShares() (map[uint32]SharesFor, error) {
 		}
 	}
 	s.masked = map[uint32][]uint64{}
+	s.rejectedBy = map[uint32][]uint32{}
 	s.step = stepMasked
 	return out, nil
 }
@@ -171,7 +178,17 @@ func (s *Server) HandleMasked(m MaskedInput) error {
 			return fmt.Errorf("secagg: server: site %d sent entry %d = %d outside ℤ/2^%d", m.From, i, w, s.cfg.Bits)
 		}
 	}
+	seen := map[uint32]bool{}
+	for _, v := range m.Rejected {
+		if v == m.From || seen[v] || !slices.Contains(s.u2, v) {
+			return fmt.Errorf("secagg: server: site %d rejects the shares of site %d, which did not send it any (not in U2, itself or repeated)", m.From, v)
+		}
+		seen[v] = true
+	}
 	s.masked[m.From] = slices.Clone(m.Y)
+	if len(m.Rejected) > 0 {
+		s.rejectedBy[m.From] = slices.Sorted(maps.Keys(seen))
+	}
 	return nil
 }
 
@@ -183,10 +200,29 @@ func (s *Server) EndMasked() (UnmaskRequest, error) {
 		return UnmaskRequest{}, err
 	}
 	s.step = stepDone
-	if len(s.masked) < s.cfg.Threshold {
-		return UnmaskRequest{}, fmt.Errorf("%w: %d masked inputs, threshold %d", ErrTooFewSurvivors, len(s.masked), s.cfg.Threshold)
+	// A site whose shares another site refused is excluded from U3: the
+	// accuser holds no share of its secrets and did not mask with it, so
+	// it is treated as a site that dropped after sharing (its pairwise
+	// masks with the sites that accepted it are removed with its key,
+	// reconstructed from their shares). The server cannot tell a rogue
+	// sender from a rogue accuser; an accuser can exclude only sites, never
+	// add one, and every exclusion shows in Result.Excluded.
+	s.excluded = map[uint32][]uint32{}
+	for _, u := range sortedKeys(s.rejectedBy) {
+		for _, v := range s.rejectedBy[u] {
+			s.excluded[v] = append(s.excluded[v], u)
+		}
 	}
-	s.u3 = sortedKeys(s.masked)
+	var u3 []uint32
+	for _, u := range sortedKeys(s.masked) {
+		if _, bad := s.excluded[u]; !bad {
+			u3 = append(u3, u)
+		}
+	}
+	if len(u3) < s.cfg.Threshold {
+		return UnmaskRequest{}, fmt.Errorf("%w: %d masked inputs, %d sites excluded for shares others refused (%v), threshold %d", ErrTooFewSurvivors, len(s.masked), len(s.excluded), sortedKeys(s.excluded), s.cfg.Threshold)
+	}
+	s.u3 = u3
 	if s.cfg.Active() {
 		s.checks = map[uint32]ConsistencySig{}
 		s.step = stepCheck
@@ -251,10 +287,19 @@ func (s *Server) HandleUnmask(m UnmaskShares) error {
 	if _, dup := s.unmask[m.From]; dup {
 		return fmt.Errorf("secagg: server: second unmask message from site %d", m.From)
 	}
-	if len(m.KeyOf)+len(m.SeedOf) != len(s.u2) {
-		return fmt.Errorf("secagg: server: site %d sent %d shares, want %d", m.From, len(m.KeyOf)+len(m.SeedOf), len(s.u2))
+	rej := s.rejectedBy[m.From]
+	if len(m.KeyOf)+len(m.SeedOf) != len(s.u2)-len(rej) {
+		return fmt.Errorf("secagg: server: site %d sent %d shares, want %d", m.From, len(m.KeyOf)+len(m.SeedOf), len(s.u2)-len(rej))
+	}
+	for v, k := range m.PairOf {
+		if _, ok := m.KeyOf[v]; !ok || len(k) != 32 {
+			return fmt.Errorf("secagg: server: site %d sent a pairwise key for site %d without its key share, or of %d bytes", m.From, v, len(k))
+		}
 	}
 	for _, v := range s.u2 {
+		if slices.Contains(rej, v) {
+			continue // it holds no share of v's secrets
+		}
 		_, k := m.KeyOf[v]
 		sh, sd := m.SeedOf[v]
 		if slices.Contains(s.u3, v) {
@@ -278,6 +323,10 @@ type Result struct {
 	// Dropped is U2 \ U3: sites that shared keys but whose inputs are not
 	// in the sum (their pairwise masks were removed).
 	Dropped []uint32
+	// Excluded are the members of Dropped whose shares another site
+	// refused (garbage, replayed or altered ciphertexts), with the sites
+	// that refused them: dropped from the round instead of aborting it.
+	Excluded map[uint32][]uint32
 }
 
 // EndUnmask closes the unmasking round: with ≥ t unmask answers it reconstructs each
@@ -291,10 +340,31 @@ func (s *Server) EndUnmask() (Result, error) {
 	if len(s.unmask) < s.cfg.Threshold {
 		return Result{}, fmt.Errorf("%w: %d unmask answers, threshold %d", ErrTooFewSurvivors, len(s.unmask), s.cfg.Threshold)
 	}
-	responders := sortedKeys(s.unmask)[:s.cfg.Threshold]
-	lam, err := lagrangeAtZero(responders)
-	if err != nil {
-		return Result{}, err
+	responders := sortedKeys(s.unmask)
+	// Interpolation weights by set of share holders: every responder for a
+	// survivor's seed (no one refused a member of U3), the responders that
+	// accepted an excluded site's shares for its key.
+	lams := map[string][]uint64{}
+	holders := func(v uint32) ([]uint32, []uint64, error) {
+		var hs []uint32
+		for _, r := range responders {
+			if !slices.Contains(s.rejectedBy[r], v) {
+				hs = append(hs, r)
+			}
+			if len(hs) == s.cfg.Threshold {
+				break
+			}
+		}
+		if len(hs) < s.cfg.Threshold {
+			return nil, nil, fmt.Errorf("%w: %d unmask answers hold a share of site %d's secrets, threshold %d (the others refused its shares)", ErrTooFewSurvivors, len(hs), v, s.cfg.Threshold)
+		}
+		key := fmt.Sprint(hs)
+		if lam, ok := lams[key]; ok {
+			return hs, lam, nil
+		}
+		lam, err := lagrangeAtZero(hs)
+		lams[key] = lam
+		return hs, lam, err
 	}
 	sum := make([]uint64, s.cfg.Dim)
 	for _, u := range s.u3 {
@@ -305,53 +375,103 @@ func (s *Server) EndUnmask() (Result, error) {
 	var dropped []uint32
 	for _, v := range s.u2 {
 		inU3 := slices.Contains(s.u3, v)
-		shares := make([]Share, 0, len(responders))
-		for _, r := range responders {
-			if inU3 {
-				shares = append(shares, s.unmask[r].SeedOf[v])
-			} else {
-				shares = append(shares, s.unmask[r].KeyOf[v])
+		hs, lam, err := holders(v)
+		if !inU3 {
+			// A site dropped after sharing: the pairwise masks it shares
+			// with the survivors that accepted it are removed with the
+			// pairwise keys the survivors revealed, or, for a survivor that
+			// revealed none (it did not answer the unmask step), from v's
+			// key reconstructed from t holders' shares.
+			var missing []uint32
+			for _, u := range s.u3 {
+				if slices.Contains(s.rejectedBy[u], v) {
+					continue // u refused v's shares and did not mask with it
+				}
+				k, ok := s.unmask[u].PairOf[v]
+				if !ok {
+					missing = append(missing, u)
+					continue
+				}
+				addMask(sum, k, -pairSign(u, v))
 			}
+			dropped = append(dropped, v)
+			if len(missing) == 0 {
+				continue
+			}
+			if err != nil {
+				return Result{}, fmt.Errorf("%w (and survivors %v revealed no pairwise key with it)", err, missing)
+			}
+			priv, err := reconstructKey(v, hs, lam, s.unmask, s.keys[v].S)
+			if err != nil {
+				return Result{}, err
+			}
+			for _, u := range missing {
+				k, err := agree(priv, s.keys[u].S, s.cfg.RoundID, labelMask)
+				if err != nil {
+					return Result{}, err
+				}
+				// y_u holds pairSign(u, v)·PRG(s_uv): remove it.
+				addMask(sum, k, -pairSign(u, v))
+			}
+			continue
+		}
+		if err != nil {
+			return Result{}, err
+		}
+		shares := make([]Share, 0, len(hs))
+		for _, r := range hs {
+			shares = append(shares, s.unmask[r].SeedOf[v])
 		}
 		for i, sh := range shares {
-			if sh.X != responders[i] {
-				return Result{}, fmt.Errorf("secagg: server: site %d's share of site %d is labelled for point %d", responders[i], v, sh.X)
+			if sh.X != hs[i] {
+				return Result{}, fmt.Errorf("secagg: server: site %d's share of site %d is labelled for point %d", hs[i], v, sh.X)
 			}
 		}
 		secret, err := combineWith(lam, shares)
 		if err != nil {
 			return Result{}, fmt.Errorf("secagg: server: reconstructing site %d's secret: %w", v, err)
 		}
-		if inU3 {
-			k, err := selfKey(secret, s.cfg.RoundID)
-			if err != nil {
-				return Result{}, err
-			}
-			addMask(sum, k, -1)
-			continue
-		}
-		dropped = append(dropped, v)
-		priv, err := ecdh.X25519().NewPrivateKey(secret)
+		k, err := selfKey(secret, s.cfg.RoundID)
 		if err != nil {
-			return Result{}, fmt.Errorf("secagg: server: site %d's reconstructed key: %w", v, err)
+			return Result{}, err
 		}
-		if !bytes.Equal(priv.PublicKey().Bytes(), s.keys[v].S) {
-			return Result{}, fmt.Errorf("secagg: server: site %d's reconstructed key does not match its advertised key (inconsistent shares)", v)
-		}
-		for _, u := range s.u3 {
-			k, err := agree(priv, s.keys[u].S, s.cfg.RoundID, labelMask)
-			if err != nil {
-				return Result{}, err
-			}
-			// y_u holds pairSign(u, v)·PRG(s_uv): remove it.
-			addMask(sum, k, -pairSign(u, v))
-		}
+		addMask(sum, k, -1)
 	}
 	m := s.cfg.mask()
 	for i := range sum {
 		sum[i] &= m
 	}
-	return Result{Sum: sum, Included: slices.Clone(s.u3), Dropped: dropped}, nil
+	var excluded map[uint32][]uint32
+	if len(s.excluded) > 0 {
+		excluded = s.excluded
+	}
+	return Result{Sum: sum, Included: slices.Clone(s.u3), Dropped: dropped, Excluded: excluded}, nil
+}
+
+// reconstructKey returns dropped site v's mask key from the key shares of
+// holders hs (interpolation weights lam), checked against its advertised
+// public key.
+func reconstructKey(v uint32, hs []uint32, lam []uint64, unmask map[uint32]UnmaskShares, pub []byte) (*ecdh.PrivateKey, error) {
+	shares := make([]Share, 0, len(hs))
+	for i, r := range hs {
+		sh := unmask[r].KeyOf[v]
+		if sh.X != hs[i] {
+			return nil, fmt.Errorf("secagg: server: site %d's share of site %d is labelled for point %d", hs[i], v, sh.X)
+		}
+		shares = append(shares, sh)
+	}
+	secret, err := combineWith(lam, shares)
+	if err != nil {
+		return nil, fmt.Errorf("secagg: server: reconstructing site %d's key: %w", v, err)
+	}
+	priv, err := ecdh.X25519().NewPrivateKey(secret)
+	if err != nil {
+		return nil, fmt.Errorf("secagg: server: site %d's reconstructed key: %w", v, err)
+	}
+	if !bytes.Equal(priv.PublicKey().Bytes(), pub) {
+		return nil, fmt.Errorf("secagg: server: site %d's reconstructed key does not match its advertised key (inconsistent shares)", v)
+	}
+	return priv, nil
 }
 
 func sortedKeys[V any](m map[uint32]V) []uint32 {

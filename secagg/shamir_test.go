@@ -2,7 +2,6 @@ package secagg
 
 import (
 	"bytes"
-	"math/big"
 	"math/rand/v2"
 	"testing"
 )
@@ -78,28 +77,12 @@ func TestShamirTMinusOneSharesExcludeNoSecret(t *testing.T) {
 	}
 }
 
-func pad(b []byte) []byte { return append(make([]byte, shareLen-len(b)), b...) }
+// pad packs a secret's pieces as a share value (the point at 0).
+func pad(b []byte) []byte { return refShare(refPieces(b)) }
 
 // lagrangeAt evaluates at x the polynomial interpolating pts (X may be 0
-// here), straightforwardly with math/big.
-func lagrangeAt(pts []Share, x uint32) []byte {
-	p := fieldPrime
-	sum := new(big.Int)
-	for i, pi := range pts {
-		term := new(big.Int).SetBytes(pi.Y)
-		for j, pj := range pts {
-			if i == j {
-				continue
-			}
-			num := big.NewInt(int64(x) - int64(pj.X))
-			den := big.NewInt(int64(pi.X) - int64(pj.X))
-			den.Mod(den, p).ModInverse(den, p)
-			term.Mul(term, num).Mul(term, den).Mod(term, p)
-		}
-		sum.Add(sum, term).Mod(sum, p)
-	}
-	return sum.FillBytes(make([]byte, shareLen))
-}
+// here), with the math/big reference.
+func lagrangeAt(pts []Share, x uint32) []byte { return refShare(refEval(pts, x)) }
 
 func TestShamirRejectsBadInput(t *testing.T) {
 	rnd := testRand(3)

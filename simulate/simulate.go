@@ -78,6 +78,12 @@ type Spec struct {
 	// OnRun, when set, is called after each run with the number of runs
 	// done and Runs: progress reporting only.
 	OnRun func(done, total int)
+	// SecAggDropout is the fraction of the sites (the last ⌊f·K⌋) that drop
+	// out of every secure aggregation round after sharing their keys: none
+	// of their later round messages (masked input, consistency signature,
+	// unmask shares) leaves them, so each round's unmasking removes their
+	// masks, as for a site that crashed mid-round. In [0, 1); 0: none.
+	SecAggDropout float64
 }
 
 // Validate fills defaults and checks the spec.
@@ -129,6 +135,9 @@ func (s *Spec) Validate() error {
 	}
 	if s.TrainSize < 0 {
 		return fmt.Errorf("simulate: train size %d must be ≥ 0", s.TrainSize)
+	}
+	if !(s.SecAggDropout >= 0 && s.SecAggDropout < 1) {
+		return fmt.Errorf("simulate: secure aggregation dropout %v outside [0, 1)", s.SecAggDropout)
 	}
 	if s.Transport == "" {
 		s.Transport = "nats"
@@ -291,6 +300,18 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			Logf: spec.Logf, Connect: connect, Watch: spec.Watch,
 		}
 		fc.Job.ID = fmt.Sprintf("run-%d", r)
+		if n := int(spec.SecAggDropout * float64(len(sites))); n > 0 {
+			silent := map[string]bool{}
+			for _, s := range sites[len(sites)-n:] {
+				silent[s.Name] = true
+			}
+			fc.Observe = func(site string, t transport.Transport) transport.Transport {
+				if silent[site] {
+					return secAggDropper{t}
+				}
+				return t
+			}
+		}
 		if private && !spec.Seeded {
 			fc.Secure = true
 		} else {
@@ -832,4 +853,18 @@ func gamma(a float64, rng *rand.Rand) float64 {
 			return d * v
 		}
 	}
+}
+
+// secAggDropper is a site's transport that drops out of every secure
+// aggregation round after sharing its keys (Spec.SecAggDropout).
+type secAggDropper struct{ transport.Transport }
+
+func (d secAggDropper) Publish(subject string, b []byte) error {
+	if m, err := protocol.Decode(b); err == nil {
+		switch m.(type) {
+		case *protocol.SecAggMasked, *protocol.SecAggCheck, *protocol.SecAggUnmask:
+			return nil
+		}
+	}
+	return d.Transport.Publish(subject, b)
 }

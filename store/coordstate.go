@@ -74,8 +74,16 @@ func decodeCharge(line []byte) (coordinator.Charge, error) {
 	if err := protocol.ValidName("job", c.Job); err != nil {
 		return c, fmt.Errorf("charge: %w", err)
 	}
-	if c.Key != coordinator.ChargeKey(c.Job, c.Site, c.Phase) {
-		return c, fmt.Errorf("charge key %q is not %q", c.Key, coordinator.ChargeKey(c.Job, c.Site, c.Phase))
+	want := coordinator.ChargeKey(c.Job, c.Site, c.Phase)
+	if c.Returned {
+		// The return of a job's reservation: phase 0, nothing charged.
+		if c.Phase != 0 || c.Epsilon != 0 || c.Delta != 0 {
+			return c, fmt.Errorf("returned reservation %q with phase %d and (ε, δ) = (%v, %v), want 0", c.Key, c.Phase, c.Epsilon, c.Delta)
+		}
+		want = coordinator.ReturnKey(c.Job, c.Site)
+	}
+	if c.Key != want {
+		return c, fmt.Errorf("charge key %q is not %q", c.Key, want)
 	}
 	return c, checkEntry(c.Phase, 0, c.Records, c.Epsilon, c.Delta, []float64{c.Sigma, c.Sensitivity})
 }

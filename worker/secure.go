@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/fedalgo"
@@ -188,6 +189,14 @@ func (w *Worker) onSecAgg(m protocol.Message) []Output {
 		// The masked vector is about to leave: charge first (secPhase).
 		rel := *w.secPending
 		w.secPending = nil
+		if rej := w.round.Rejected(); len(rej) > 0 {
+			// Peers this site refused (their shares did not authenticate)
+			// are dropped from the round; the entry names them.
+			sa := *rel.SecAgg
+			sa.Note = truncate("peers excluded from this round, their share ciphertexts refused: "+strings.Join(rej, "; "), 1000)
+			rel.SecAgg = &sa
+			w.logf("phase %d: %s", rel.Phase, sa.Note)
+		}
 		w.ledger = append(w.ledger, rel)
 		if w.cfg.Store != nil {
 			if err := w.cfg.Store.Append(rel); err != nil {

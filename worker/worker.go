@@ -170,7 +170,9 @@ type SecAggCharge struct {
 	// and guarantee: the charge stays), records how its round ended
 	// without an unmasked sum — e.g. the site detected a lying
 	// coordinator at the consistency check and sent no unmask share
-	// (secure.go, onSecAgg).
+	// (secure.go, onSecAgg). On the charge itself it names the peers the
+	// site refused in the round (their share ciphertexts did not
+	// authenticate) and excluded from its masks.
 	Note string `json:"note,omitempty"`
 }
 

@@ -60,7 +60,9 @@ func simulateCommand() *cli.Command {
    pairfed simulate --data datasets/diabetes --feature-bounds schemas/diabetes.json --sites 4 --algo fed-oneshot --local-algo dpegd --epsilon 1
    pairfed simulate --data datasets/diabetes --feature-bounds schemas/diabetes.json --sites 4 --partition single-class --algo fed-dp-ssp --epsilon 1
    pairfed simulate --data datasets/diabetes --feature-bounds schemas/diabetes.json --sites 4 --algo fed-dp-pair-sgd --epsilon 1`,
-		Flags:  append(append(append(flags, calibrationFlag(), outModelFlag(simulateModelNote)), secAggFlags()...), dataFlags()...),
+		Flags: append(append(append(flags, calibrationFlag(), outModelFlag(simulateModelNote),
+			&cli.Float64Flag{Name: "secagg-dropout", Usage: "secure aggregation: the fraction of the sites (the last ⌊f·N⌋) that drop out of every round after sharing their keys (a crash mid-round: the unmasking removes their masks); in [0, 1)"}),
+			secAggFlags()...), dataFlags()...),
 		Action: runSimulate,
 	})
 }
@@ -70,12 +72,16 @@ func runSimulate(c *cli.Context) error {
 		Sites: c.Int("sites"), Partition: c.String("partition"), Scale: c.String("scale"),
 		TestFraction: c.Float64("test-fraction"), Runs: c.Int("runs"), Seed: c.Uint64("seed"),
 		NoiseSeed: c.Uint64("noise-seed"), Seeded: c.IsSet("noise-seed"), Transport: c.String("transport"),
+		SecAggDropout: c.Float64("secagg-dropout"),
 		Job: coordinator.JobConfig{
 			Algo: c.String("algo"), LocalAlgo: c.String("local-algo"), Loss: c.String("loss"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), Task: c.String("task"),
 			Eta: c.Float64("eta"), ParamRadius: c.Float64("param-radius"), FeatureRadius: c.Float64("radius"),
 			Lambda: c.Float64("lambda"), Rounds: c.Int("rounds"), LocalPasses: c.Float64("local-passes"), Seed: c.Uint64("seed"),
 			Options: secAggOptions(c), Calibration: jobCalibration(c),
 		},
+	}
+	if c.IsSet("secagg-dropout") && !c.Bool("secure-aggregation") {
+		return fmt.Errorf("--secagg-dropout %v without --secure-aggregation: the dropout is of secure aggregation rounds; add --secure-aggregation or drop the flag", c.Float64("secagg-dropout"))
 	}
 	if c.Bool("verbose") {
 		spec.Logf = stderrLogf("")

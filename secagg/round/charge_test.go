@@ -1,6 +1,7 @@
 package round
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/pairfed/pairfed/dp"
@@ -67,5 +68,41 @@ func TestChargeLocal(t *testing.T) {
 		if c.t-c.k > 1 && !(ch.Local > ch.Collusion) {
 			t.Errorf("t=%d κ=%d: local ε %v not above the %d shares' %v", c.t, c.k, ch.Local, c.t-c.k, ch.Collusion)
 		}
+	}
+}
+
+// The memo changes no value: concurrent callers with the same inputs get
+// what the direct computation gives, and other inputs are not confused
+// with them.
+func TestChargeMemo(t *testing.T) {
+	g, err := dp.NewDDG(dp.DDGParams{Dim: 12, Clip: 1, Sensitivity: 2, Scale: 30, Sites: 9, RotationSeed: 77})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := charge(g, 2, 6, 1, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := charge(g, 2, 5, 1, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	got := make([]Guarantee, 8)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i], _ = Charge(g, 2, 6, 1, 1e-5)
+		}()
+	}
+	wg.Wait()
+	for i, gu := range got {
+		if gu != want {
+			t.Fatalf("caller %d: %+v, want %+v", i, gu, want)
+		}
+	}
+	if gu, _ := Charge(g, 2, 5, 1, 1e-5); gu != other || gu == want {
+		t.Fatalf("t = 5: %+v, want %+v", gu, other)
 	}
 }

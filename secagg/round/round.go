@@ -159,6 +159,9 @@ func (s *Server) Deliver(from string, m protocol.Message) ([]Outgoing, *secagg.R
 		if m.Job != s.p.Job || m.Phase != s.p.Phase {
 			return nil, nil, ErrWrongRound
 		}
+		if !s.waiting[from] {
+			return nil, nil, fmt.Errorf("%w: %s's keys for %s phase %d", errDuplicate, from, s.p.Job, s.p.Phase)
+		}
 		err = s.srv.HandleAdvertise(secagg.AdvertiseKeys{From: id, C: m.C, S: m.S, Sig: m.Sig})
 	case *protocol.SecAggShares:
 		if m.Job != s.p.Job || m.Phase != s.p.Phase {
@@ -179,7 +182,7 @@ func (s *Server) Deliver(from string, m protocol.Message) ([]Outgoing, *secagg.R
 		if m.Len != s.p.Dim {
 			return nil, nil, fmt.Errorf("round: %s sent %d entries, the round's dimension is %d", from, m.Len, s.p.Dim)
 		}
-		err = s.srv.HandleMasked(secagg.MaskedInput{From: id, Y: protocol.UnpackWords(m.Y, m.Bits, m.Len)})
+		err = s.srv.HandleMasked(secagg.MaskedInput{From: id, Y: protocol.UnpackWords(m.Y, m.Bits, m.Len), Rejected: m.Rejected})
 	case *protocol.SecAggUnmask:
 		if m.Job != s.p.Job || m.Phase != s.p.Phase {
 			return nil, nil, ErrWrongRound
@@ -191,6 +194,12 @@ func (s *Server) Deliver(from string, m protocol.Message) ([]Outgoing, *secagg.R
 		for _, sh := range m.Seeds {
 			u.SeedOf[sh.ID] = secagg.Share{X: id, Y: sh.Y}
 		}
+		if len(m.Pairs) > 0 {
+			u.PairOf = map[uint32][]byte{}
+			for _, sh := range m.Pairs {
+				u.PairOf[sh.ID] = sh.Y
+			}
+		}
 		err = s.srv.HandleUnmask(u)
 	case *protocol.SecAggCheck:
 		if m.Job != s.p.Job || m.Phase != s.p.Phase {
@@ -201,14 +210,41 @@ func (s *Server) Deliver(from string, m protocol.Message) ([]Outgoing, *secagg.R
 		return nil, nil, fmt.Errorf("round: %v is not a site's secure aggregation message", m.Kind())
 	}
 	if err != nil {
+		if _, ok := m.(*protocol.SecAggKeys); ok && s.step == 0 && s.waiting[from] && !errors.Is(err, errDuplicate) {
+			// A rogue or broken site's advertisement (signature not for
+			// this round, unusable key): it is out of the round, so the
+			// step does not wait its timeout for it.
+			delete(s.waiting, from)
+			if len(s.waiting) == 0 {
+				outs, res, e := s.endStep()
+				if e != nil {
+					return outs, res, e
+				}
+				return outs, res, err
+			}
+		}
 		return nil, nil, err
 	}
 	delete(s.waiting, from)
+	s.ticks = 0 // progress: the step's clock restarts (StepTimeout)
 	if len(s.waiting) > 0 {
 		return nil, nil, nil
 	}
 	return s.endStep()
 }
+
+// errDuplicate marks a message of a site the step does not await.
+var errDuplicate = errors.New("round: message not awaited (repeated, or from a site the round forgot)")
+
+// StepTimeout is the number of ticks a round step of k sites waits with no
+// answer before it closes with the sites that answered: base for up to 16
+// sites, and base per 16 sites beyond — a site's work in a step (K − 1 key
+// agreements, signature checks and share encryptions) and the server's
+// (forwarding K·(K − 1) ciphertexts) grow with K, and on a shared host
+// the sites' steps run side by side. Every answer restarts the clock, so a
+// step ends at most base·⌈k/16⌉ ticks after its last answer (a step in
+// which sites keep answering is never cut short by its size).
+func StepTimeout(base, k int) int { return base * max(1, (k+15)/16) }
 
 // Tick advances the step's clock by one tick; at the timeout the step
 // closes with the sites that answered.
@@ -238,6 +274,15 @@ func (s *Server) Forget(site string) ([]Outgoing, *secagg.Result, error) {
 	}
 	return s.endStep()
 }
+
+// UnmaskAsked reports whether the round reached its unmasking step: the
+// request for unmask shares (the consistency signatures in the active
+// variant, the survivor set in the honest-but-curious one) left the
+// server. Before it no site sends a share of any self-mask seed, so the
+// server holds masked vectors and at most t − 1 shares of nothing: its
+// view does not depend on the sites' inputs (the coordinator returns a
+// job's reservation only when none of its rounds got this far).
+func (s *Server) UnmaskAsked() bool { return s.step >= 4 }
 
 // Done reports whether the round completed or aborted.
 func (s *Server) Done() bool { return s.done }
@@ -360,6 +405,22 @@ func (s *Site) Phase() int { return s.p.Phase }
 // unmask shares leaves that release masked forever.
 func (s *Site) MaskedSent() bool { return s.masked }
 
+// Rejected names the peers whose share ciphertexts this site refused in
+// the round (they did not authenticate: garbage, replayed or altered), with
+// the reason, as "site: reason": the site did not mask with them, and the
+// coordinator drops them from the round.
+func (s *Site) Rejected() []string {
+	var out []string
+	for _, r := range s.c.Rejected {
+		name := fmt.Sprint(r.Site)
+		if r.Site >= 1 && int(r.Site) <= len(s.p.Sites) {
+			name = s.p.Sites[r.Site-1]
+		}
+		out = append(out, name+": "+r.Reason)
+	}
+	return out
+}
+
 // Deliver answers a coordinator message of the round (nil, nil for a
 // message it does not concern). An error ends the site's round: it sends
 // nothing more, and its input stays masked (or unsent); an error wrapping
@@ -402,7 +463,7 @@ func (s *Site) Deliver(m protocol.Message) (protocol.Message, error) {
 			return nil, err
 		}
 		s.masked = true
-		return &protocol.SecAggMasked{Job: s.p.Job, Phase: s.p.Phase, Site: s.site, Bits: s.p.Bits, Len: len(mi.Y), Y: protocol.PackWords(mi.Y, s.p.Bits)}, nil
+		return &protocol.SecAggMasked{Job: s.p.Job, Phase: s.p.Phase, Site: s.site, Bits: s.p.Bits, Len: len(mi.Y), Y: protocol.PackWords(mi.Y, s.p.Bits), Rejected: mi.Rejected}, nil
 	case *protocol.SecAggUnmaskRequest:
 		if m.Job != s.p.Job || m.Phase != s.p.Phase {
 			return nil, nil
@@ -444,6 +505,9 @@ func (s *Site) unmaskMsg(us secagg.UnmaskShares) *protocol.SecAggUnmask {
 	}
 	for _, id := range slices.Sorted(maps.Keys(us.SeedOf)) {
 		out.Seeds = append(out.Seeds, protocol.SecAggShare{ID: id, Y: us.SeedOf[id].Y})
+	}
+	for _, id := range slices.Sorted(maps.Keys(us.PairOf)) {
+		out.Pairs = append(out.Pairs, protocol.SecAggShare{ID: id, Y: us.PairOf[id]})
 	}
 	return out
 }

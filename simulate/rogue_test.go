@@ -1,0 +1,249 @@
+package simulate
+
+import (
+	"context"
+	"crypto/rand"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pairfed/pairfed/coordinator"
+	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/fedalgo"
+	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/transport"
+	"github.com/pairfed/pairfed/worker"
+)
+
+// rogueSite is a site's transport that corrupts its secure aggregation
+// messages as mode says: a real worker runs behind it, unaware.
+type rogueSite struct {
+	transport.Transport
+	mode string
+	mu   sync.Mutex
+	// old are the site's key advertisement and shares from an earlier job
+	// (replayed).
+	old *earlier
+}
+
+// earlier are a site's secure aggregation messages of an earlier job.
+type earlier struct {
+	keys   *protocol.SecAggKeys
+	shares map[uint32][]byte // ciphertext by recipient
+}
+
+func (r *rogueSite) Publish(subject string, b []byte) error {
+	m, err := protocol.Decode(b)
+	if err != nil {
+		return r.Transport.Publish(subject, b)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch m := m.(type) {
+	case *protocol.SecAggKeys:
+		switch r.mode {
+		case "bad-signature":
+			m.Sig[0] ^= 1
+		case "replayed-keys": // the advertisement of an earlier job, relabelled
+			old := *r.old.keys
+			old.Job, old.Phase = m.Job, m.Phase
+			*m = old
+		}
+	case *protocol.SecAggShares:
+		for i := range m.Shares {
+			switch r.mode {
+			case "garbage-shares", "garbage-shares-t=K":
+				rand.Read(m.Shares[i].CT)
+			case "replayed-shares": // its ciphertext to the same peer in an earlier job
+				m.Shares[i].CT = r.old.shares[m.Shares[i].Peer]
+			}
+		}
+	}
+	out, err := protocol.Encode(m)
+	if err != nil {
+		return err
+	}
+	return r.Transport.Publish(subject, out)
+}
+
+// keyRecorder keeps a site's secure aggregation messages.
+type keyRecorder struct {
+	transport.Transport
+	mu  *sync.Mutex
+	old *earlier
+}
+
+func (r keyRecorder) Publish(subject string, b []byte) error {
+	if m, err := protocol.Decode(b); err == nil {
+		r.mu.Lock()
+		switch m := m.(type) {
+		case *protocol.SecAggKeys:
+			r.old.keys = m
+		case *protocol.SecAggShares:
+			for _, c := range m.Shares {
+				r.old.shares[c.Peer] = c.CT
+			}
+		}
+		r.mu.Unlock()
+	}
+	return r.Transport.Publish(subject, b)
+}
+
+// Issue 28, "one bad actor must not drain everyone's budget", over real
+// NATS (an embedded nats-server, real workers over transport/): one of
+// five sites is rogue — its key advertisement's signature is broken, or it
+// replays its advertisement from an earlier job, or it sends garbage share
+// ciphertexts, or it replays share ciphertexts of other pairs. With
+// t = 3 of 5 the round completes without it: the sum is unmasked over the
+// four honest sites, the coordinator names the rogue (bad shares: in the
+// job's exclusion list with who refused it; bad keys: never in the key
+// list), and each honest site's ledger holds exactly one charge, whose
+// note names the rogue when the site refused its shares. With t = 5 of 5
+// the honest sites cannot complete without it: each stops before its
+// masked vector leaves — nothing charged on any honest site — and the
+// coordinator, which saw no round reach its unmasking step, reports that
+// nothing was released (its reservation is returned, coordinator tests).
+func TestRogueSiteOverNATS(t *testing.T) {
+	train, err := data.Load("../datasets/diabetes", data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := secAggSpec(2, 3)
+	spec.Sites = 5
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	tr, te, rng, err := TrialSplit(spec, train, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sites, _, err := Prepare(spec, tr, te, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	connect := natsConnect(t)
+	roster, signers, err := SecAggRoster(sites, false, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rogue := sites[1].Name
+	var keysMu sync.Mutex
+	old := &earlier{shares: map[uint32][]byte{}}
+	for _, mode := range []string{"honest", "bad-signature", "replayed-keys", "garbage-shares", "replayed-shares", "garbage-shares-t=K"} {
+		t.Run(mode, func(t *testing.T) {
+			fed := "rogue" + strings.ReplaceAll(strings.ReplaceAll(mode, "-", ""), "=", "")
+			job := spec.Job
+			job.ID = "job-" + strings.ReplaceAll(mode, "=", "")
+			threshold := 3
+			if strings.HasSuffix(mode, "t=K") {
+				threshold = 5
+			}
+			job.Options = protocol.OptionsOf(map[string]float64{fedalgo.OptSecAgg: 1, fedalgo.OptSecAggThreshold: float64(threshold), fedalgo.OptSecAggTimeout: 1000})
+			coord, err := coordinator.New(coordinator.Config{Federation: fed, Job: job, MinSites: len(sites), SecAggRoster: roster})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ct, err := connect("coordinator")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ct.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			workers := make([]*worker.Worker, len(sites))
+			var wg sync.WaitGroup
+			for i, s := range sites {
+				cfg := worker.Config{Federation: fed, Site: s.Name, Data: s.Data, SecAggKey: signers[s.Name], SecAggRoster: roster}
+				if cfg.Rand, cfg.Noise, err = SiteSources(false, 7, i); err != nil {
+					t.Fatal(err)
+				}
+				if workers[i], err = worker.New(cfg); err != nil {
+					t.Fatal(err)
+				}
+				st, err := connect(s.Name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var wt transport.Transport = st
+				switch {
+				case s.Name == rogue && mode == "honest":
+					wt = keyRecorder{Transport: st, mu: &keysMu, old: old}
+				case s.Name == rogue:
+					wt = &rogueSite{Transport: st, mode: mode, old: old}
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer st.Close()
+					worker.Run(ctx, workers[i], wt, 2*time.Millisecond)
+				}()
+			}
+			res, cerr := coordinator.RunWith(ctx, coord, ct, 2*time.Millisecond, coordinator.RunOptions{})
+			cancel()
+			wg.Wait()
+			excluded, why := coord.Excluded()
+			t.Logf("coordinator: result %v, err %v, excluded %v %v", res != nil, cerr, excluded, why)
+			for i, w := range workers {
+				if sites[i].Name == rogue {
+					continue
+				}
+				for _, r := range w.Ledger() {
+					note := ""
+					if r.SecAgg != nil {
+						note = r.SecAgg.Note
+					}
+					t.Logf("  honest %s ledger: job %s phase %d ε = %.4g δ = %.3g note %q", sites[i].Name, r.Job, r.Phase, r.Epsilon, r.Delta, note)
+				}
+			}
+			if mode == "garbage-shares-t=K" {
+				if res != nil || cerr == nil {
+					t.Fatalf("t = K with a rogue site: the round completed: %v", cerr)
+				}
+				if !coord.NothingReleased() {
+					t.Fatal("the coordinator does not report that nothing was released")
+				}
+				if rel := coord.TakeReleases(); len(rel) != 0 {
+					t.Fatalf("aggregated releases %+v", rel)
+				}
+				for i, w := range workers {
+					if sites[i].Name != rogue && len(w.Ledger()) != 0 {
+						t.Errorf("honest site %s charged: %+v", sites[i].Name, w.Ledger())
+					}
+				}
+				return
+			}
+			if cerr != nil || res == nil {
+				t.Fatalf("the round did not complete without the rogue site: %v", cerr)
+			}
+			rels := coord.TakeReleases()
+			included := map[string]bool{}
+			for _, r := range rels {
+				included[r.Site] = true
+			}
+			wantIncluded := len(sites) - 1
+			if mode == "honest" {
+				wantIncluded = len(sites)
+			}
+			if len(included) != wantIncluded || (mode != "honest" && included[rogue]) {
+				t.Fatalf("the sum holds %v, want %d sites without %s", included, wantIncluded, rogue)
+			}
+			bySharesMode := mode == "garbage-shares" || mode == "replayed-shares"
+			if bySharesMode != (len(excluded) == 1 && excluded[0] == rogue) {
+				t.Fatalf("excluded %v %v in mode %s", excluded, why, mode)
+			}
+			for i, w := range workers {
+				if sites[i].Name == rogue {
+					continue
+				}
+				l := w.Ledger()
+				if len(l) != 1 || l[0].SecAgg == nil {
+					t.Fatalf("honest site %s ledger %+v: want one charge", sites[i].Name, l)
+				}
+				if named := strings.Contains(l[0].SecAgg.Note, rogue+": "); named != bySharesMode {
+					t.Fatalf("honest site %s ledger note %q (mode %s)", sites[i].Name, l[0].SecAgg.Note, mode)
+				}
+			}
+		})
+	}
+}
