@@ -18,7 +18,7 @@ func secAggFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "secure-aggregation", Usage: "sum the sites' releases by secure aggregation with the distributed discrete Gaussian (algorithms that release sums: " + secAggAlgoList() + "): the coordinator sees only the sum of at least --secagg-threshold sites"},
 		&cli.IntFlag{Name: "secagg-threshold", Usage: "secure aggregation: the survivors t a round needs (fewer: the round aborts, nothing released); the noise is calibrated for t − colluders shares", DefaultText: "⌊2K/3⌋+1 of K sites"},
-		&cli.IntFlag{Name: "secagg-timeout", Usage: "secure aggregation: ticks a round step waits after its last answer, per 16 sites (round.StepTimeout)", DefaultText: "50"},
+		&cli.IntFlag{Name: "secagg-timeout", Usage: "secure aggregation: ticks a round step waits after its last answer, per 16 sites", DefaultText: "50"},
 		&cli.IntFlag{Name: "secagg-colluders", Usage: "secure aggregation: sites that may collude with the coordinator (their noise is not counted)"},
 	}
 }
