@@ -661,8 +661,10 @@ func (c *Coordinator) roundOutputs(outs []round.Outgoing, res *secagg.Result, er
 			c.round = nil
 			return c.abort(fmt.Sprintf("phase %d: secure aggregation aborted, nothing unmasked: %v", c.phase, err))
 		}
+		// The message is rejected, but it may have closed the step (a
+		// rogue advertisement that was the last one awaited): the
+		// step's messages still go out.
 		c.logf("secure aggregation: message rejected: %v", err)
-		return nil
 	}
 	var o []Output
 	for _, g := range outs {

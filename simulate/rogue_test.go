@@ -45,6 +45,12 @@ func (r *rogueSite) Publish(subject string, b []byte) error {
 		switch r.mode {
 		case "bad-signature":
 			m.Sig[0] ^= 1
+		case "bad-signature-last":
+			// After the honest advertisements (they go out at once): the
+			// refused advertisement is the last one the step awaits, so
+			// it closes the step — whose key list must still go out.
+			time.Sleep(300 * time.Millisecond)
+			m.Sig[0] ^= 1
 		case "replayed-keys": // the advertisement of an earlier job, relabelled
 			old := *r.old.keys
 			old.Job, old.Phase = m.Job, m.Phase
@@ -130,7 +136,7 @@ func TestRogueSiteOverNATS(t *testing.T) {
 	rogue := sites[1].Name
 	var keysMu sync.Mutex
 	old := &earlier{shares: map[uint32][]byte{}}
-	for _, mode := range []string{"honest", "bad-signature", "replayed-keys", "garbage-shares", "replayed-shares", "garbage-shares-t=K"} {
+	for _, mode := range []string{"honest", "bad-signature", "bad-signature-last", "replayed-keys", "garbage-shares", "replayed-shares", "garbage-shares-t=K"} {
 		t.Run(mode, func(t *testing.T) {
 			fed := "rogue" + strings.ReplaceAll(strings.ReplaceAll(mode, "-", ""), "=", "")
 			job := spec.Job

@@ -362,6 +362,14 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 					rep.Private = rep.Private && r.Secure
 				}
 			}
+			// A site's own entry says the same: the coordinator marks a
+			// secure-aggregation site's entry private because it never
+			// sees the site's noise; the site's ledger knows its source.
+			for i := range rep.Privacy {
+				for _, r := range out.Ledgers[rep.Privacy[i].Site] {
+					rep.Privacy[i].Secure = rep.Privacy[i].Secure && r.Secure
+				}
+			}
 		}
 		pm, err := spec.PrepMap(tr)
 		if err != nil {
