@@ -68,6 +68,10 @@ type setting struct {
 
 var settings = []setting{{"pooled", false, 1, 1}, {"4 single-class, secagg", true, 4, 3}}
 
+// plainSetting is -plain's: 4 sites without secure aggregation (the sum
+// of 4 site noises, √K = 2 times one release's).
+var plainSetting = setting{"4 sites, plain", false, 4, 1}
+
 func main() {
 	ns := flag.String("n", "200,1000,5000,50000", "training sizes")
 	ds := flag.String("d", "2,20,300", "dimensions")
@@ -77,9 +81,13 @@ func main() {
 	bigRuns := flag.Int("big-runs", 3, "runs per cell with n·d above -big")
 	big := flag.Float64("big", 2e6, "n·d above which -big-runs apply")
 	out := flag.String("out", "", "markdown output (default stdout)")
+	plain := flag.Bool("plain", false, "measure 4 plain sites (no secure aggregation) instead of the two default settings")
 	raw := flag.String("raw", "", "write the per-run AUCs of every configuration as JSON")
 	th := flag.String("thetas", "", "extra tolerances θ₀ to measure beside the rule's (comma-separated)")
 	flag.Parse()
+	if *plain {
+		settings = []setting{plainSetting}
+	}
 	if *th != "" {
 		thetas = floats(*th)
 	}
@@ -316,7 +324,11 @@ func report(w io.Writer, rows []row, args string) {
 		}
 	}
 	fmt.Fprintf(w, "## Summary (regret per cell: mean, worst, share of cells within 0.01)\n\n| cells | n cells | rule mean | rule worst | rule ≥ −0.01 | prev mean | prev worst | prev ≥ −0.01 |\n|---|---|---|---|---|---|---|---|\n")
-	for _, key := range []string{settings[0].name, settings[1].name, "all"} {
+	keys := []string{"all"}
+	for _, st := range settings {
+		keys = append(keys, st.name)
+	}
+	for _, key := range keys {
 		a := sum[key]
 		if a == nil {
 			continue
