@@ -32,6 +32,12 @@
 // Seeded noise (utility only; seeded runs are not private).
 //
 //	GOMAXPROCS=1 nice -n 10 go run ./scripts/fedpairrule -out docs/results/fedpair-rule.md
+//
+// -plain measures 4 sites without secure aggregation instead (the sum of
+// 4 site noises); -thetas adds the rule at other tolerances θ₀ (and the
+// same learning time τ cut into 16 rounds, "θ…/16"); -raw writes every
+// configuration's per-run AUCs (docs/results/fedpair-rule.md lists the
+// runs committed).
 package main
 
 import (
