@@ -19,15 +19,19 @@ import (
 // phase that grows to the whole job's certificate. Refusals name the
 // problem.
 func TestFedPairSumPlan(t *testing.T) {
+	// (T, η) of the rule (pairwise.PairSumDefaults; d = 8, δ = 1/(10 n_max)),
+	// plain and secure: fixed numbers, so that a change of the rule or of
+	// the calibration it reads shows here. One site has no secure form.
 	for _, c := range []struct {
-		n     []int
-		eps   float64
-		wantT int
+		n                   []int
+		eps                 float64
+		wantT, wantTSec     int
+		wantEta, wantEtaSec float64
 	}{
-		{[]int{614}, 1, 2},
-		{[]int{154, 153, 153, 154}, 1, 2},
-		{[]int{49990}, 1, 16},
-		{[]int{5000, 5000}, 0.5, 7},
+		{[]int{614}, 1, 2, 2, 6.683224, 6.683224},
+		{[]int{154, 153, 153, 154}, 1, 2, 2, 3.796949, 6.576509},
+		{[]int{49990}, 1, 16, 16, 8, 8},
+		{[]int{5000, 5000}, 0.5, 9, 13, 7.814857, 7.651299},
 	} {
 		var sites []SiteInfo
 		for i, n := range c.n {
@@ -43,19 +47,19 @@ func TestFedPairSumPlan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Loss != "logistic" || s.ParamRadius != 8 || s.Eta != 8 || s.LocalPasses != 0 {
+			if s.Loss != "logistic" || s.ParamRadius != 8 || s.Eta != 0 || s.LocalPasses != 0 {
 				t.Fatalf("defaults %+v", s)
 			}
 			p, err := a.Plan(s, sites, d)
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantPhases := 1 + c.wantT
+			wantPhases, wantEta := 1+c.wantT, c.wantEta
 			if secure {
-				wantPhases = 2 * c.wantT
+				wantPhases, wantEta = 2*c.wantTSec, c.wantEtaSec
 			}
-			if p.Phases != wantPhases || p.Eta != 8 {
-				t.Fatalf("n %v secure %v: plan %+v, want %d phases", c.n, secure, p, wantPhases)
+			if p.Phases != wantPhases || math.Abs(p.Eta-wantEta) > 1e-5 {
+				t.Fatalf("n %v secure %v: plan %+v, want %d phases and η = %v", c.n, secure, p, wantPhases, wantEta)
 			}
 			if secure {
 				continue

@@ -294,3 +294,32 @@ func PairSumSolverFromState(v []float64, d int) (*PairSumSolver, error) {
 	s.Avg = append([]float64(nil), v[8+d:]...)
 	return s, nil
 }
+
+// PairSumTheta is θ₀ of the default rule (PairSumDefaults): the angle, in
+// radians, by which the rounds' accumulated noise may turn the model.
+const PairSumTheta = 0.1
+
+// PairSumDefaults is the default rule for the rounds T and the step η of
+// fed-dp-pair-sgd's AUC form (fedalgo/fedpairsgd_sum.go derives it), from
+// public numbers only: n records in all, d features, sigmaRound1 the
+// noise σ of one gradient round's release when T = 1 (the calibration of
+// the job's (ε, δ) on 2d + 2 coordinates), factor ς the summed release's
+// noise over one central release's (1 pooled, √K plain, √(K/t) under
+// secure aggregation), S the sphere's radius, theta the tolerance θ₀, and
+// rounds the T asked for (0: the rule's). With
+//
+//	E₁ = κ·ς·σ₁·√(8(d + 1))/n,   τ = θ₀/E₁,
+//
+// T = ⌈τ⌉ within [2, 16] and η = S·min(1, τ/T).
+func PairSumDefaults(n, d int, sigmaRound1, factor, S, theta float64, rounds int) (T int, eta float64) {
+	e1 := PairSumKappa * factor * sigmaRound1 * math.Sqrt(8*float64(d+1)) / float64(max(n, 1))
+	tau := theta / e1
+	if !(tau > 0) || math.IsInf(tau, 0) {
+		tau = 16
+	}
+	T = rounds
+	if T <= 0 {
+		T = int(math.Min(16, math.Max(2, math.Ceil(tau))))
+	}
+	return T, S * math.Min(1, tau/float64(T))
+}

@@ -199,3 +199,32 @@ func TestPairSumSolverDescends(t *testing.T) {
 		t.Error("a state of the wrong length was accepted")
 	}
 }
+
+// The default rule: T = ⌈τ⌉ in [2, 16] and η = S·min(1, τ/T), τ =
+// θ₀/E₁, E₁ = κ·ς·σ₁·√(8(d+1))/n — checked at hand-computed points, and
+// monotone: more records or less noise never fewer rounds nor a smaller
+// step.
+func TestPairSumDefaults(t *testing.T) {
+	// E₁ = 0.5·1·10·√(8·9)/1000 = 0.042426…, τ = 0.1/E₁ = 2.357…: T = 3,
+	// η = 8·2.357/3 = 6.285….
+	if T, eta := PairSumDefaults(1000, 8, 10, 1, 8, 0.1, 0); T != 3 || math.Abs(eta-8*0.1/(0.5*10*math.Sqrt(72)/1000)/3) > 1e-12 {
+		t.Fatalf("rule at τ ≈ 2.36: T = %d, η = %v", T, eta)
+	}
+	if T, eta := PairSumDefaults(100, 8, 10, 1, 8, 0.1, 0); T != 2 || !(eta < 8*0.25) {
+		t.Fatalf("τ < 2: T = %d, η = %v (want 2 rounds of shorter steps)", T, eta)
+	}
+	if T, eta := PairSumDefaults(1_000_000, 8, 10, 1, 8, 0.1, 0); T != 16 || eta != 8 {
+		t.Fatalf("τ ≫ 16: T = %d, η = %v (want 16 full steps)", T, eta)
+	}
+	if T, eta := PairSumDefaults(1000, 8, 10, 1, 8, 0.1, 5); T != 5 || math.Abs(eta-8*2.357022603955159/5) > 1e-9 {
+		t.Fatalf("T asked: T = %d, η = %v", T, eta)
+	}
+	prevT, prevEta := 0, 0.0
+	for n := 10; n <= 1<<20; n *= 2 {
+		T, eta := PairSumDefaults(n, 20, 7, 2, 8, PairSumTheta, 0)
+		if T < prevT || (T == prevT && eta < prevEta) || T < 2 || T > 16 || !(eta > 0 && eta <= 8) {
+			t.Fatalf("n = %d: T = %d, η = %v after T = %d, η = %v", n, T, eta, prevT, prevEta)
+		}
+		prevT, prevEta = T, eta
+	}
+}

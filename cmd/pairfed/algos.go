@@ -309,7 +309,7 @@ func secAggAlgoList() string {
 // submit): the usage and the default, which depends on the algorithm.
 const (
 	roundsUsage        = "coordinator rounds: fed-avg's and fed-dp-pair-sgd's rounds (auc: its gradient rounds T), fed-dp-spauc's T, fed-dp-gd-grad's iterations T (the other algorithms fix their phases)"
-	roundsDefault      = "10 for fed-avg and fed-dp-pair-sgd's metric task; ⌊√(nε)/10⌋ within [2, 16] for fed-dp-pair-sgd's auc task (n all records); ⌈ln(n_min ε/√p)⌉ for fed-dp-gd-grad ([K22] Remark 2)"
+	roundsDefault      = "10 for fed-avg and fed-dp-pair-sgd's metric task; ⌈θ₀/E₁⌉ within [2, 16] for fed-dp-pair-sgd's auc task (E₁ its calibrated step noise; fedalgo/fedpairsgd_sum.go); ⌈ln(n_min ε/√p)⌉ for fed-dp-gd-grad ([K22] Remark 2)"
 	localPassesUsage   = "passes over a site's records per round (fed-avg, fed-dp-pair-sgd's metric task)"
 	localPassesDefault = "1 for fed-avg, 10/rounds for fed-dp-pair-sgd's metric task"
 )
