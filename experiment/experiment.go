@@ -432,7 +432,9 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			// The split's records are gathered here, read by prepare and
 			// dropped: what training and evaluation keep is prepare's
 			// scaled copy.
-			tr, te, pre, err := prepare(spec, sp.train.Dataset(), sp.test.Dataset(), algo.Private || spec.Tune, rng)
+			// A split with rows is a fresh gather: prepare scales it in
+			// place; one without (the whole table) is the caller's.
+			tr, te, pre, err := prepareOwned(spec, sp.train.Dataset(), sp.test.Dataset(), sp.train.Rows != nil, sp.test.Rows != nil, algo.Private || spec.Tune, rng)
 			if err != nil {
 				return nil, err
 			}
@@ -733,6 +735,13 @@ func RepeatedReleaseNote(n int, what string, eps, delta, mu float64) string {
 // feature radius R. It returns the statement of what was done, with the
 // budget left to the algorithm when ranges were estimated privately.
 func prepare(spec Spec, train, test *pairwise.Dataset, private bool, rng *rand.Rand) (*pairwise.Dataset, *pairwise.Dataset, *Preprocessing, error) {
+	return prepareOwned(spec, train, test, false, false, private, rng)
+}
+
+// prepareOwned is prepare that scales train (ownTrain) and test (ownTest)
+// in place, over their own storage, when the caller owns them and needs
+// them unscaled no more: one matrix fewer, the same values.
+func prepareOwned(spec Spec, train, test *pairwise.Dataset, ownTrain, ownTest, private bool, rng *rand.Rand) (*pairwise.Dataset, *pairwise.Dataset, *Preprocessing, error) {
 	pre := &Preprocessing{Scale: spec.Scale}
 	// The map is recorded as a model artefact stores it (model.Preprocessing)
 	// and the scaler built from that record (ModelScaler), so that a
@@ -798,11 +807,11 @@ func prepare(spec Spec, train, test *pairwise.Dataset, private bool, rng *rand.R
 			return nil, nil, nil, fmt.Errorf("experiment: %w", err)
 		}
 	}
-	tr, err := applyMap(sc, pre.Unshifted, spec.FeatureRadius, train)
+	tr, err := applyMap(sc, pre.Unshifted, spec.FeatureRadius, train, ownTrain)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	te, err := applyMap(sc, pre.Unshifted, spec.FeatureRadius, test)
+	te, err := applyMap(sc, pre.Unshifted, spec.FeatureRadius, test, ownTest)
 	if err != nil {
 		return nil, nil, nil, err
 	}
