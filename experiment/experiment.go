@@ -947,15 +947,52 @@ func parallel(n int, f func(i int, sc *pairwise.AUCScratch)) {
 
 // parallelOn is parallel on up to workers goroutines.
 func parallelOn(workers, n int, f func(i int, sc *pairwise.AUCScratch)) {
+	parallelPool(workers, n, nil, f)
+}
+
+// scratchPool keeps AUC buffers from one parallel call to the next: the
+// selection scores every fold's models in its own call, and fresh buffers
+// of the validation fold's size at each would be garbage the collector
+// lets the heap grow by.
+type scratchPool struct {
+	mu   sync.Mutex
+	free []*pairwise.AUCScratch
+}
+
+func (p *scratchPool) get() *pairwise.AUCScratch {
+	if p == nil {
+		return new(pairwise.AUCScratch)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if k := len(p.free); k > 0 {
+		sc := p.free[k-1]
+		p.free = p.free[:k-1]
+		return sc
+	}
+	return new(pairwise.AUCScratch)
+}
+
+func (p *scratchPool) put(sc *pairwise.AUCScratch) {
+	if p != nil {
+		p.mu.Lock()
+		p.free = append(p.free, sc)
+		p.mu.Unlock()
+	}
+}
+
+// parallelPool is parallelOn taking its buffers from pool (nil: fresh).
+func parallelPool(workers, n int, pool *scratchPool, f func(i int, sc *pairwise.AUCScratch)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(workers, n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var sc pairwise.AUCScratch
+			sc := pool.get()
+			defer pool.put(sc)
 			for i := range next {
-				f(i, &sc)
+				f(i, sc)
 			}
 		}()
 	}
@@ -1008,6 +1045,7 @@ func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *
 	// copies.
 	var h data.Holdout
 	defer h.Restore()
+	var scratch scratchPool // the AUC buffers of every fold's scoring
 	etas, radii := spec.Grid, spec.Grid
 	if spec.Eta > 0 {
 		etas = []float64{spec.Eta}
@@ -1128,7 +1166,7 @@ func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *
 				if len(b) > 0 {
 					batches = append(batches, b)
 				}
-				parallel(len(batches), func(i int, sc *pairwise.AUCScratch) {
+				parallelPool(runtime.GOMAXPROCS(0), len(batches), &scratch, func(i int, sc *pairwise.AUCScratch) {
 					b := batches[i]
 					ws := make([][]float64, len(b))
 					for k, j := range b {
