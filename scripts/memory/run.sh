@@ -2,6 +2,9 @@
 # Peak RSS of `pairfed train` on a synthetic n × 22 dense LIBSVM file,
 # divided by the training matrix (n·22·8 bytes of values + n·8 of labels).
 # Usage: sh scripts/memory/run.sh [n]   (default n = 1000000)
+# EXTRA="--max-memory 6GiB" passes more flags to every run (train refuses
+# a file whose estimated copies exceed its default budget: n = 5·10⁶
+# needs it).
 set -eu
 n=${1:-1000000}
 dir=${TMPDIR:-/tmp}/pairfed-memory
@@ -38,7 +41,14 @@ matrix=$(( n * 22 * 8 + n * 8 ))
 run() {
 	what=$1
 	shift
-	kb=$(/usr/bin/time -f %M "$dir/pairfed" train --data "$data" --no-progress "$@" 2>&1 >/dev/null | tail -1)
+	out=$(/usr/bin/time -f %M "$dir/pairfed" train --data "$data" --no-progress ${EXTRA:-} "$@" 2>&1 >/dev/null)
+	case $out in
+	*"non-zero status"*)
+		echo "| $what | failed: $(echo "$out" | head -1) |"
+		return
+		;;
+	esac
+	kb=$(echo "$out" | tail -1)
 	awk -v w="$what" -v kb="$kb" -v m="$matrix" 'BEGIN { printf "| %s | %.0f MiB | %.1f× |\n", w, kb / 1024, kb * 1024 / m }'
 }
 echo "n = $n, matrix $(( matrix / 1048576 )) MiB"
