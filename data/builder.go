@@ -3,6 +3,7 @@ package data
 import (
 	"fmt"
 	"math"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,11 +51,14 @@ type builder struct {
 	colMissing   []int    // missing values per feature (Impute "mean")
 	firstMissing [][2]int // line, col of the first missing value per feature
 
-	// sparse rows
+	// sparse rows: ptr holds absolute offsets; idx and val the nonzeros
+	// after those of blocks (see csrBlock)
 	sparse bool
 	ptr    []int
 	idx    []int32
 	val    []float64
+	blocks []csrBlock
+	base   int // nonzeros in blocks
 
 	imputed, dropped int
 	firstLine        int // line of the first record
@@ -481,7 +485,7 @@ func sparseSmaller(n, d, nnz int) bool {
 // dataset builds the storage, choosing the representation.
 func (b *builder) dataset(y []float64) (*pairwise.Dataset, string, error) {
 	n, d := len(y), b.d
-	nnz := len(b.val)
+	nnz := b.base + len(b.val)
 	if !b.sparse {
 		nnz = 0
 		for _, v := range b.x {
@@ -508,15 +512,32 @@ func (b *builder) dataset(y []float64) (*pairwise.Dataset, string, error) {
 				b.file, n, d, FormatSize(int64(n)*int64(d)*8), FormatSize(b.m.limit), FormatSize(b.m.used))
 		}
 		ds.X = make([]float64, n*d)
-		for i := 0; i < n; i++ {
-			row := ds.X[i*d : (i+1)*d]
-			for k := b.ptr[i]; k < b.ptr[i+1]; k++ {
-				row[b.idx[k]] = b.val[k]
+		b.flushBlock()
+		var freed int64
+		for bi := range b.blocks {
+			bl := &b.blocks[bi]
+			for i := bl.row0; i < bl.row1; i++ {
+				row := ds.X[i*d : (i+1)*d]
+				for k := b.ptr[i]; k < b.ptr[i+1]; k++ {
+					row[bl.idx[k-bl.off]] = bl.val[k-bl.off]
+				}
+			}
+			freed += b.dropBlock(bl)
+			if freed >= releaseBlockBytes {
+				// The densified rows take fresh pages: give the
+				// block's back so that CSR and dense are not both
+				// resident.
+				debug.FreeOSMemory()
+				freed = 0
 			}
 		}
+		b.blocks = nil
 	case rep == Dense:
 		ds.X = b.x
 	case b.sparse:
+		if err := b.concatBlocks(); err != nil {
+			return nil, "", err
+		}
 		ds.Ptr, ds.Idx, ds.Val = b.ptr, b.idx, b.val
 	default:
 		if err := b.m.charge(int64(n+1)*8+int64(nnz)*12, "sparse storage"); err != nil {

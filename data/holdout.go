@@ -2,6 +2,7 @@ package data
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/pairfed/pairfed/pairwise"
 )
@@ -138,6 +139,10 @@ func (h *Holdout) Restore() {
 // keeping both parts' order, and returns buf with the fold's rows appended.
 // The rows between two of the fold's move down in one copy (a memmove).
 func moveRows(a []float64, w int, fold []int, buf []float64) []float64 {
+	// Sized once, with a row to spare: the folds of a k-fold split differ
+	// by at most one record, so the buffer kept for the next Move is not
+	// regrown (nor doubled past the need) at every fold.
+	buf = slices.Grow(buf[:0], (len(fold)+1)*w)
 	for _, i := range fold {
 		buf = append(buf, a[i*w:i*w+w]...)
 	}

@@ -36,6 +36,9 @@ func readLIBSVM(lr *lineReader, b *builder) error {
 			// given back by trim below).
 			f := 1.05 * float64(b.sizeHint) / float64(read)
 			nnz, recs := int(f*float64(len(b.idx))), int(f*float64(len(b.y)))
+			if !sparseSmaller(len(b.y), max(maxIdx, b.opt.Dim), len(b.idx)) && b.opt.Representation != Sparse {
+				nnz = min(nnz, blockNNZ+blockNNZ/8) // looks dense: parsed in blocks (closeBlock)
+			}
 			if int64(nnz)*12+int64(recs)*12 <= (b.m.limit-b.m.used)/4 {
 				reserve(b.m, &b.idx, nnz-len(b.idx), "the feature indices")
 				reserve(b.m, &b.val, nnz-len(b.val), "the feature values")
@@ -147,9 +150,10 @@ func readLIBSVM(lr *lineReader, b *builder) error {
 		if err := b.label(lab, ln, labCol, true); err != nil {
 			return err
 		}
-		if err := push(b.m, &b.ptr, len(b.idx), "the record offsets"); err != nil {
+		if err := push(b.m, &b.ptr, b.base+len(b.idx), "the record offsets"); err != nil {
 			return err
 		}
+		b.closeBlock(maxIdx)
 	}
 	b.d = maxIdx
 	trim(b.m, &b.idx)

@@ -351,6 +351,73 @@ func (s *Scaler) Apply(ds *pairwise.Dataset) *pairwise.Dataset {
 	return out
 }
 
+// ApplyInPlace is Apply written over ds's own storage, for a dataset the
+// caller owns and no longer needs unscaled (a gathered split): the same
+// operations in the same order, so the values are bit-identical to
+// Apply's, without a second matrix. It returns ds, or Apply's new dense
+// copy when ds is sparse and the map would densify it (the case Apply
+// turns sparse into dense). ds.Y is kept.
+func (s *Scaler) ApplyInPlace(ds *pairwise.Dataset) *pairwise.Dataset {
+	if ds.D != len(s.Scale) {
+		panic(fmt.Sprintf("data: Scaler.ApplyInPlace: dataset has d=%d, scaler was fitted on d=%d", ds.D, len(s.Scale)))
+	}
+	if s.Kind == "none" {
+		return ds
+	}
+	if ds.IsSparse() {
+		if ds.D > maxScaleDim && s.FixesZero() {
+			for k, j := range ds.Idx {
+				ds.Val[k] = s.mapOne(int(j), ds.Val[k])
+			}
+			return ds
+		}
+		return s.Apply(ds)
+	}
+	d := ds.D
+	for i := 0; i < ds.N; i++ {
+		row := ds.X[i*d : (i+1)*d]
+		for j, v := range row {
+			row[j] = (v - s.Shift[j]) * s.Scale[j]
+		}
+		if s.Box && s.BoxLo != nil {
+			for j, v := range row {
+				row[j] = max(s.BoxLo[j], min(s.BoxHi[j], v))
+			}
+		} else if s.Box {
+			for j, v := range row {
+				row[j] = max(-1, min(1, v))
+			}
+		}
+		if s.Post != 0 {
+			for j := range row {
+				row[j] *= s.Post
+			}
+		}
+	}
+	return ds
+}
+
+// ApplyUnshiftedInPlace is ApplyUnshifted written over ds's own storage
+// (bit-identical values, ds.Y kept); it returns ds.
+func (s *Scaler) ApplyUnshiftedInPlace(ds *pairwise.Dataset) *pairwise.Dataset {
+	if ds.D != len(s.Scale) || (s.Kind != "minmax" && s.Kind != "standard") {
+		panic(fmt.Sprintf("data: Scaler.ApplyUnshiftedInPlace: kind %q, dataset d=%d, scaler d=%d (want minmax or standard, equal d)", s.Kind, ds.D, len(s.Scale)))
+	}
+	if ds.X != nil {
+		for i := 0; i < ds.N; i++ {
+			row := ds.X[i*ds.D : (i+1)*ds.D]
+			for j, v := range row {
+				row[j] = v * s.Scale[j]
+			}
+		}
+		return ds
+	}
+	for k, j := range ds.Idx {
+		ds.Val[k] *= s.Scale[j]
+	}
+	return ds
+}
+
 // ApplyUnshifted returns ds with only the scaling part of a "minmax" or
 // "standard" map applied, x̃_i = Scale ⊙ x_i, in ds's representation
 // (implicit zeros stay zero, so sparse data stays sparse). The full map's

@@ -432,7 +432,9 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			// The split's records are gathered here, read by prepare and
 			// dropped: what training and evaluation keep is prepare's
 			// scaled copy.
-			tr, te, pre, err := prepare(spec, sp.train.Dataset(), sp.test.Dataset(), algo.Private || spec.Tune, rng)
+			// A split with rows is a fresh gather: prepare scales it in
+			// place; one without (the whole table) is the caller's.
+			tr, te, pre, err := prepareOwned(spec, sp.train.Dataset(), sp.test.Dataset(), sp.train.Rows != nil, sp.test.Rows != nil, algo.Private || spec.Tune, rng)
 			if err != nil {
 				return nil, err
 			}
@@ -733,6 +735,13 @@ func RepeatedReleaseNote(n int, what string, eps, delta, mu float64) string {
 // feature radius R. It returns the statement of what was done, with the
 // budget left to the algorithm when ranges were estimated privately.
 func prepare(spec Spec, train, test *pairwise.Dataset, private bool, rng *rand.Rand) (*pairwise.Dataset, *pairwise.Dataset, *Preprocessing, error) {
+	return prepareOwned(spec, train, test, false, false, private, rng)
+}
+
+// prepareOwned is prepare that scales train (ownTrain) and test (ownTest)
+// in place, over their own storage, when the caller owns them and needs
+// them unscaled no more: one matrix fewer, the same values.
+func prepareOwned(spec Spec, train, test *pairwise.Dataset, ownTrain, ownTest, private bool, rng *rand.Rand) (*pairwise.Dataset, *pairwise.Dataset, *Preprocessing, error) {
 	pre := &Preprocessing{Scale: spec.Scale}
 	// The map is recorded as a model artefact stores it (model.Preprocessing)
 	// and the scaler built from that record (ModelScaler), so that a
@@ -798,11 +807,11 @@ func prepare(spec Spec, train, test *pairwise.Dataset, private bool, rng *rand.R
 			return nil, nil, nil, fmt.Errorf("experiment: %w", err)
 		}
 	}
-	tr, err := applyMap(sc, pre.Unshifted, spec.FeatureRadius, train)
+	tr, err := applyMap(sc, pre.Unshifted, spec.FeatureRadius, train, ownTrain)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	te, err := applyMap(sc, pre.Unshifted, spec.FeatureRadius, test)
+	te, err := applyMap(sc, pre.Unshifted, spec.FeatureRadius, test, ownTest)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -938,15 +947,52 @@ func parallel(n int, f func(i int, sc *pairwise.AUCScratch)) {
 
 // parallelOn is parallel on up to workers goroutines.
 func parallelOn(workers, n int, f func(i int, sc *pairwise.AUCScratch)) {
+	parallelPool(workers, n, nil, f)
+}
+
+// scratchPool keeps AUC buffers from one parallel call to the next: the
+// selection scores every fold's models in its own call, and fresh buffers
+// of the validation fold's size at each would be garbage the collector
+// lets the heap grow by.
+type scratchPool struct {
+	mu   sync.Mutex
+	free []*pairwise.AUCScratch
+}
+
+func (p *scratchPool) get() *pairwise.AUCScratch {
+	if p == nil {
+		return new(pairwise.AUCScratch)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if k := len(p.free); k > 0 {
+		sc := p.free[k-1]
+		p.free = p.free[:k-1]
+		return sc
+	}
+	return new(pairwise.AUCScratch)
+}
+
+func (p *scratchPool) put(sc *pairwise.AUCScratch) {
+	if p != nil {
+		p.mu.Lock()
+		p.free = append(p.free, sc)
+		p.mu.Unlock()
+	}
+}
+
+// parallelPool is parallelOn taking its buffers from pool (nil: fresh).
+func parallelPool(workers, n int, pool *scratchPool, f func(i int, sc *pairwise.AUCScratch)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(workers, n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var sc pairwise.AUCScratch
+			sc := pool.get()
+			defer pool.put(sc)
 			for i := range next {
-				f(i, &sc)
+				f(i, sc)
 			}
 		}()
 	}
@@ -999,6 +1045,7 @@ func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *
 	// copies.
 	var h data.Holdout
 	defer h.Restore()
+	var scratch scratchPool // the AUC buffers of every fold's scoring
 	etas, radii := spec.Grid, spec.Grid
 	if spec.Eta > 0 {
 		etas = []float64{spec.Eta}
@@ -1119,7 +1166,7 @@ func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *
 				if len(b) > 0 {
 					batches = append(batches, b)
 				}
-				parallel(len(batches), func(i int, sc *pairwise.AUCScratch) {
+				parallelPool(runtime.GOMAXPROCS(0), len(batches), &scratch, func(i int, sc *pairwise.AUCScratch) {
 					b := batches[i]
 					ws := make([][]float64, len(b))
 					for k, j := range b {

@@ -82,24 +82,31 @@ func PrepareModelRecords(p *model.Preprocessing, ds *pairwise.Dataset) (*pairwis
 	if err := sc.CheckApply(ds); err != nil {
 		return nil, fmt.Errorf("experiment: %w", err)
 	}
-	return applyMap(sc, p.Unshifted, p.Radius, ds)
+	return applyMap(sc, p.Unshifted, p.Radius, ds, false)
 }
 
 // applyMap scales ds with sc (unshifted: ApplyUnshifted) and clips every
-// record to ‖x‖ ≤ R (R = 0: no clip).
-func applyMap(sc *data.Scaler, unshifted bool, R float64, ds *pairwise.Dataset) (*pairwise.Dataset, error) {
+// record to ‖x‖ ≤ R (R = 0: no clip). With own set, ds is the caller's
+// to overwrite (a gathered split read by nobody else): it is scaled in
+// place (bit-identical values) instead of copied.
+func applyMap(sc *data.Scaler, unshifted bool, R float64, ds *pairwise.Dataset, own bool) (*pairwise.Dataset, error) {
 	var out *pairwise.Dataset
-	if unshifted {
+	switch {
+	case unshifted && own:
+		out = sc.ApplyUnshiftedInPlace(ds)
+	case unshifted:
 		out = sc.ApplyUnshifted(ds)
-	} else {
+	case own:
+		out = sc.ApplyInPlace(ds)
+	default:
 		out = sc.Apply(ds)
 	}
 	if R > 0 {
 		if math.IsInf(R, 0) {
 			return nil, fmt.Errorf("data: clipping radius %v must be positive and finite (0 disables clipping)", R)
 		}
-		// out is the scaler's fresh copy: clip it in place (data.Clip
-		// would copy the matrix once more)
+		// out is the scaler's fresh copy or the caller's own: clip it in
+		// place (data.Clip would copy the matrix once more)
 		data.ClipNormsInPlace(out, R)
 	}
 	return out, nil

@@ -1,0 +1,108 @@
+package data
+
+import (
+	"runtime/debug"
+	"unsafe"
+)
+
+// A LIBSVM file that looks dense is parsed into blocks of CSR rows rather
+// than one growing pair of arrays, so that its conversion to dense storage
+// (builder.dataset) can give each block back as soon as its rows are
+// written: CSR and the dense matrix are then never both resident, and no
+// doubling array leaves its slack behind. The values and their order are
+// those of the contiguous parse; only where they are kept differs.
+
+// blockNNZ is the number of nonzeros after which readLIBSVM closes a block
+// (at the end of a record: records never straddle blocks), 12 MiB of
+// indices and values.
+const blockNNZ = 1 << 20
+
+// releaseBlockBytes: the dense conversion hands the dropped blocks back to
+// the system each time this many bytes of them are freed.
+const releaseBlockBytes = 32 << 20
+
+// csrBlock holds the nonzeros of records row0 … row1−1; off is the
+// absolute offset (in b.ptr's terms) of its first nonzero.
+type csrBlock struct {
+	row0, row1 int
+	off        int
+	idx        []int32
+	val        []float64
+}
+
+// closeBlock moves the current idx/val (the records since the last block,
+// up to the record just ended) into a block, when the file looks dense so
+// far (sparseSmaller would choose dense) or blocks are already in use; a
+// file that looks sparse keeps its contiguous arrays (stored as they are).
+// It is called at the end of a record.
+func (b *builder) closeBlock(maxIdx int) {
+	if len(b.idx) < blockNNZ || b.opt.Representation == Sparse {
+		return
+	}
+	rows := len(b.ptr) - 1
+	if len(b.blocks) == 0 && sparseSmaller(rows, max(maxIdx, b.opt.Dim), len(b.idx)) {
+		return
+	}
+	b.flushBlock()
+	// The next block is about as large as this one.
+	reserve(b.m, &b.idx, blockNNZ+blockNNZ/8, "the feature indices")
+	reserve(b.m, &b.val, blockNNZ+blockNNZ/8, "the feature values")
+}
+
+// flushBlock moves the records after the last block into a block.
+func (b *builder) flushBlock() {
+	row0 := 0
+	if k := len(b.blocks); k > 0 {
+		row0 = b.blocks[k-1].row1
+	}
+	rows := len(b.ptr) - 1
+	if row0 == rows && len(b.idx) == 0 {
+		return
+	}
+	b.blocks = append(b.blocks, csrBlock{row0: row0, row1: rows, off: b.base, idx: b.idx, val: b.val})
+	b.base += len(b.idx)
+	b.idx, b.val = nil, nil
+}
+
+// dropBlock releases a block's arrays and their charge, returning the
+// bytes released.
+func (b *builder) dropBlock(bl *csrBlock) int64 {
+	n := int64(cap(bl.idx))*int64(unsafe.Sizeof(int32(0))) + int64(cap(bl.val))*8
+	b.m.used -= n
+	bl.idx, bl.val = nil, nil
+	return n
+}
+
+// concatBlocks joins the blocks and the current arrays into one pair of
+// contiguous arrays (sparse storage after a file that looked dense). The
+// new arrays are charged as they are filled against the transient
+// allowance (limit + limit/transientShare), the blocks released as they
+// are copied.
+func (b *builder) concatBlocks() error {
+	if len(b.blocks) == 0 {
+		return nil
+	}
+	b.flushBlock()
+	nnz := b.base
+	need := int64(nnz) * 12
+	if b.m.used+need > b.m.limit+b.m.limit/transientShare {
+		return b.m.errorf(raiseLimit, "memory for the sparse storage: %s needed with %s in use", FormatSize(need), FormatSize(b.m.used))
+	}
+	b.m.used += need
+	idx := make([]int32, 0, nnz)
+	val := make([]float64, 0, nnz)
+	var freed int64
+	for i := range b.blocks {
+		bl := &b.blocks[i]
+		idx = append(idx, bl.idx...)
+		val = append(val, bl.val...)
+		freed += b.dropBlock(bl)
+		if freed >= releaseBlockBytes {
+			debug.FreeOSMemory()
+			freed = 0
+		}
+	}
+	b.blocks, b.base = nil, 0
+	b.idx, b.val = idx, val
+	return nil
+}

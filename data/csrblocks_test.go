@@ -1,0 +1,81 @@
+package data
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+)
+
+// TestBlockedLIBSVMMatchesContiguous reads files of more than blockNNZ
+// nonzeros, which the parser keeps in blocks, and compares every stored
+// value with a forced-sparse read (one contiguous pair of arrays, no
+// blocks): a dense file read dense (blocks densified and dropped), and a
+// file that looks dense for its first block and sparse overall (blocks
+// joined back into CSR by concatBlocks).
+func TestBlockedLIBSVMMatchesContiguous(t *testing.T) {
+	genDense := func(buf *bytes.Buffer, rows int) {
+		for i := 0; i < rows; i++ {
+			fmt.Fprintf(buf, "%d", 1-2*min(i%3, 1))
+			for j := 1; j <= 22; j++ {
+				if (i+j)%17 != 0 {
+					fmt.Fprintf(buf, " %d:%d.%d", j, (i*j)%7-3, i%10)
+				}
+			}
+			buf.WriteByte('\n')
+		}
+	}
+	var dense bytes.Buffer
+	genDense(&dense, 2*blockNNZ/20+100)
+	flip := func() []byte {
+		var buf bytes.Buffer
+		genDense(&buf, blockNNZ/20+100)
+		for i := 0; i < 800000; i++ {
+			fmt.Fprintf(&buf, "%d %d:1.5\n", 2*(i%2)-1, 1000+i%997)
+		}
+		return buf.Bytes()
+	}()
+	for _, tc := range []struct {
+		name string
+		file []byte
+		rep  string // what auto must choose
+	}{{"dense", dense.Bytes(), Dense}, {"flip", flip, Sparse}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ref, err := Read(bytes.NewReader(tc.file), "ref.svm", Options{Format: FormatLIBSVM, Representation: Sparse})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ref.Val) <= blockNNZ {
+				t.Fatalf("%d nonzeros: the file does not exercise blocks", len(ref.Val))
+			}
+			got, err := Read(bytes.NewReader(tc.file), "got.svm", Options{Format: FormatLIBSVM})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Representation != tc.rep {
+				t.Fatalf("representation %s, want %s", got.Representation, tc.rep)
+			}
+			if !slices.Equal(got.Y, ref.Y) || got.N != ref.N || got.D != ref.D {
+				t.Fatalf("labels or shape differ: %d×%d vs %d×%d", got.N, got.D, ref.N, ref.D)
+			}
+			if tc.rep == Sparse {
+				if !slices.Equal(got.Ptr, ref.Ptr) || !slices.Equal(got.Idx, ref.Idx) || !slices.Equal(got.Val, ref.Val) {
+					t.Fatal("joined blocks differ from the contiguous CSR")
+				}
+				return
+			}
+			want := make([]float64, ref.N*ref.D)
+			for i := 0; i < ref.N; i++ {
+				for k := ref.Ptr[i]; k < ref.Ptr[i+1]; k++ {
+					want[i*ref.D+int(ref.Idx[k])] = ref.Val[k]
+				}
+			}
+			for i, v := range got.X {
+				if math.Float64bits(v) != math.Float64bits(want[i]) {
+					t.Fatalf("cell %d: %v, want %v", i, v, want[i])
+				}
+			}
+		})
+	}
+}
