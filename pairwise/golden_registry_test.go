@@ -1,7 +1,6 @@
 package pairwise_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -11,13 +10,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/internal/golden"
 	"github.com/pairfed/pairfed/pairwise"
 )
 
@@ -164,28 +162,7 @@ func TestGoldenRegistryPairwise(t *testing.T) {
 			}
 			got = append(got, '\n')
 			path := filepath.Join("testdata", "golden", "registry", a.Name+".json")
-			if *rewrite {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (record with -rewrite)", err)
-			}
-			if !bytes.Equal(got, want) {
-				g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-				for i := range min(len(g), len(w)) {
-					if g[i] != w[i] {
-						t.Fatalf("%s differs from its golden at line %d:\n got  %s\n want %s", a.Name, i+1, g[i], w[i])
-					}
-				}
-				t.Fatalf("%s differs from its golden: %d lines, want %d", a.Name, len(g), len(w))
-			}
+			golden.Check(t, path, got, *rewrite)
 		})
 	}
 }

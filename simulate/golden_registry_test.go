@@ -1,9 +1,7 @@
 package simulate
 
 import (
-	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/fedalgo"
+	goldenfile "github.com/pairfed/pairfed/internal/golden"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -126,22 +125,7 @@ func TestGoldenRegistryFederated(t *testing.T) {
 			t.Run(file, func(t *testing.T) {
 				got := marshalGolden(t, runRegistryGolden(t, name, local, secagg))
 				path := filepath.Join("testdata", "golden", "registry", file+".json")
-				if *rewrite {
-					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(path, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (record with -rewrite)", err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("%s differs from the golden run: %s", file, firstDiff(got, want))
-				}
+				goldenfile.Check(t, path, got, *rewrite)
 			})
 		}
 	}

@@ -11,12 +11,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/pairfed/pairfed/coordinator"
+	goldenfile "github.com/pairfed/pairfed/internal/golden"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/transport"
@@ -341,17 +341,6 @@ func marshalGolden(t *testing.T, v any) []byte {
 	return append(b, '\n')
 }
 
-// firstDiff describes the first differing line of two texts.
-func firstDiff(got, want []byte) string {
-	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-	for i := range min(len(g), len(w)) {
-		if g[i] != w[i] {
-			return fmt.Sprintf("line %d:\n got  %s\n want %s", i+1, g[i], w[i])
-		}
-	}
-	return fmt.Sprintf("%d lines, want %d", len(g), len(w))
-}
-
 func goldenPath(name string) string { return filepath.Join("testdata", "golden", name+".json") }
 
 // TestGoldenFederatedAlgorithms compares every case with its golden file,
@@ -364,22 +353,7 @@ func TestGoldenFederatedAlgorithms(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			got := marshalGolden(t, golden{Lockstep: runLockstep(t, c), Simulate: runSimulate(t, c, "mem")})
 			path := goldenPath(c.name)
-			if *rewrite {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (record with -rewrite)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from the golden run: %s", c.name, firstDiff(got, want))
-			}
+			goldenfile.Check(t, path, got, *rewrite)
 		})
 	}
 }
@@ -402,7 +376,7 @@ func TestGoldenOverNATS(t *testing.T) {
 			}
 			got := marshalGolden(t, runSimulate(t, c, "nats"))
 			if w := marshalGolden(t, g.Simulate); !bytes.Equal(got, w) {
-				t.Errorf("%s over NATS differs from the golden run: %s", c.name, firstDiff(got, w))
+				t.Errorf("%s over NATS differs from the golden run: %s", c.name, goldenfile.FirstDiff(got, w))
 			}
 		})
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/internal/golden"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the golden sweep outputs in testdata/")
@@ -42,22 +43,7 @@ func goldenConfig(tab *data.Table) Config {
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
-	if *rewrite {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./sweep -run Golden -rewrite to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s changed (go test ./sweep -run Golden -rewrite after checking the difference):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	golden.Check(t, path, got, *rewrite)
 }
 
 // The seeded sweep's CSV and Markdown are byte-for-byte the golden files;

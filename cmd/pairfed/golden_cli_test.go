@@ -1,15 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"flag"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/pairfed/pairfed/internal/golden"
 )
 
 // CLI goldens: `pairfed algos` and the --help text of the app and of every
@@ -58,28 +58,7 @@ func TestGoldenCLI(t *testing.T) {
 				got = append(got, []byte("\nerror: "+err.Error()+"\n")...)
 			}
 			path := filepath.Join("testdata", "cli", strings.TrimLeft(name, "-")+".txt")
-			if *rewrite {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (record with -rewrite)", err)
-			}
-			if !bytes.Equal(got, want) {
-				g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-				for i := range min(len(g), len(w)) {
-					if g[i] != w[i] {
-						t.Fatalf("`pairfed %s` differs from its golden at line %d:\n got  %s\n want %s", strings.Join(args, " "), i+1, g[i], w[i])
-					}
-				}
-				t.Fatalf("`pairfed %s` differs from its golden: %d lines, want %d", strings.Join(args, " "), len(g), len(w))
-			}
+			golden.Check(t, path, got, *rewrite)
 		})
 	}
 }

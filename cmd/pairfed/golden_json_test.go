@@ -3,11 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/pairfed/pairfed/internal/golden"
 )
 
 // JSON and error goldens of the main commands: seeded `train`,
@@ -110,26 +111,5 @@ func TestGoldenCLIErrors(t *testing.T) {
 func compareCLIGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", "cli", name)
-	if *rewrite {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (record with -rewrite)", err)
-	}
-	if !bytes.Equal(got, want) {
-		g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(g), len(w)) {
-			if g[i] != w[i] {
-				t.Fatalf("%s differs from its golden at line %d:\n got  %s\n want %s", name, i+1, g[i], w[i])
-			}
-		}
-		t.Fatalf("%s differs from its golden: %d lines, want %d", name, len(g), len(w))
-	}
+	golden.Check(t, path, got, *rewrite)
 }
