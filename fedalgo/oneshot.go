@@ -126,6 +126,12 @@ func (s *oneShotSite) Step(ctx context.Context, _ int, model []float64) (*protoc
 	}
 	rep := res.Privacy
 	switch {
+	case rep != nil && (rep.Releases == 0 || !slices.ContainsFunc(rep.Sigmas, func(σ float64) bool { return σ > 0 })):
+		// The local run's output does not depend on this site's records
+		// (e.g. [H20]'s on/off-pair algorithms when T₁ ≥ n: the start
+		// point): there is nothing private to release, and averaging
+		// such outputs learns nothing.
+		return nil, nil, fmt.Errorf("%s: local algorithm %s makes no noisy release on this site's %d records (%s): its output would not depend on them; give the sites more records or choose another local algorithm (pairfed algos)", j.Algo, j.LocalAlgo, s.env.Data.N, rep.Accountant)
 	case rep == nil || len(rep.Sigmas) == 0:
 		return nil, nil, fmt.Errorf("%s: local algorithm %s returned no privacy report", j.Algo, j.LocalAlgo)
 	case rep.Epsilon != j.Epsilon || rep.Delta != j.Delta:
