@@ -131,7 +131,7 @@ func (s *oneShotSite) Step(ctx context.Context, _ int, model []float64) (*protoc
 		// (e.g. [H20]'s on/off-pair algorithms when T₁ ≥ n: the start
 		// point): there is nothing private to release, and averaging
 		// such outputs learns nothing.
-		return nil, nil, fmt.Errorf("%s: local algorithm %s makes no noisy release on this site's %d records (%s): its output would not depend on them; give the sites more records or choose another local algorithm (pairfed algos)", j.Algo, j.LocalAlgo, s.env.Data.N, rep.Accountant)
+		return nil, nil, fmt.Errorf("%s: local algorithm %s makes no noisy release on this site's records (%s): its output would not depend on them; give the sites more records or choose another local algorithm (pairfed algos)", j.Algo, j.LocalAlgo, rep.Accountant)
 	case rep == nil || len(rep.Sigmas) == 0:
 		return nil, nil, fmt.Errorf("%s: local algorithm %s returned no privacy report", j.Algo, j.LocalAlgo)
 	case rep.Epsilon != j.Epsilon || rep.Delta != j.Delta:
