@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
 )
 
@@ -278,7 +279,17 @@ func (s *Service) restoreRunning(r *RunningJob) error {
 	if s.refused == nil {
 		s.refused = map[string]string{}
 	}
-	if active == 0 || active < inner.quorum() {
+	sec, err := fedalgo.SecAggOf(r.Announce)
+	switch {
+	case err == nil && sec != nil && r.Phase >= 1:
+		// A secure aggregation round lives in the processes that began
+		// it (the sites' masks, the shares, the survivor sets): a new
+		// coordinator cannot finish it, and starting the phase's round
+		// again would ask every site for a second masked vector of the
+		// same records. The job ends here, with its reason, instead of
+		// waiting for updates no site will send.
+		s.resumeOuts = inner.abort(fmt.Sprintf("the coordinator restarted during phase %d of a secure aggregation job: its rounds cannot resume in a new process, so the job is aborted (every site keeps the charges of what it sent; nothing more is asked of them); submit it again", r.Phase))
+	case active == 0 || active < inner.quorum():
 		s.resumeOuts = inner.abort(fmt.Sprintf("resumed with %d active sites, quorum is %d", active, inner.quorum()))
 	}
 	s.status[r.Submit.Job] = &protocol.JobStatus{Job: r.Submit.Job, Status: protocol.StatusRunning, Algo: r.Job.Algo, Sites: inner.Active()}

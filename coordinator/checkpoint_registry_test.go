@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/pairfed/pairfed/fedalgo"
@@ -73,6 +74,19 @@ func TestCheckpointEveryAlgorithm(t *testing.T) {
 				}
 				if got, want := r.inner.comb.State(), s.inner.comb.State(); !reflect.DeepEqual(got, want) {
 					t.Fatalf("restored combiner state %v, want %v", got, want)
+				}
+				// A secure job cannot resume its rounds: it ends at once
+				// with a reason that names the restart (it used to wait
+				// for updates no site sends: "0 of 3 updates after 3
+				// retries"); a plain job resumes.
+				r.Resume()
+				st := r.Status("j")
+				if secure {
+					if st == nil || st.Status != protocol.StatusFailed || !strings.Contains(st.Reason, "coordinator restarted during phase") {
+						t.Fatalf("secure job after a restart: %+v, want failed naming the restart", st)
+					}
+				} else if st == nil || st.Status != protocol.StatusRunning {
+					t.Fatalf("plain job after a restart: %+v, want running", st)
 				}
 			})
 		}
