@@ -154,12 +154,18 @@ func (j *journal) append(vs ...any) error {
 		j.broken, j.replaced = err, true
 		return err
 	}
+	// A failed append is undone at once (best effort; else by the next
+	// append): the part of a batch that fitted before the disk filled
+	// must not be read — by this process after a restart, or by `pairfed
+	// ledger show` meanwhile — as entries that were acknowledged.
 	if err := j.write(buf); err != nil {
 		j.broken = err
+		j.repair()
 		return fmt.Errorf("store: append to %s: %w", j.path, err)
 	}
 	if err := j.f.Sync(); err != nil {
 		j.broken = err
+		j.repair()
 		return fmt.Errorf("store: fsync %s: %w", j.path, err)
 	}
 	j.good += int64(len(buf))

@@ -6,11 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/pairfed/pairfed/coordinator"
+	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/worker"
 )
 
@@ -211,5 +213,86 @@ func TestLedgerFullTmpfs(t *testing.T) {
 	}
 	if got, err := ReadLedger(dir); err != nil || len(got) != 1 {
 		t.Fatalf("ledger: %d releases, %v", len(got), err)
+	}
+}
+
+// The coordinator's state on a real full file system (root only): a
+// charge append and a checkpoint save fail with ENOSPC and leave what is
+// on disk whole — the charges read back are the ones appended before,
+// the checkpoint is the last one saved — and both work again once space
+// is freed, in the same process.
+func TestCoordinatorStateFullTmpfs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("mount -t tmpfs: %v %s", err, out)
+	}
+	defer exec.Command("umount", dir).Run()
+	c, _, _, err := OpenCharges(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// A batch of 8 charges of ≈ 700 bytes: more than a tmpfs page, so an
+	// append cannot fit in the file's last page.
+	charge := func(site string) []coordinator.Charge {
+		var cs []coordinator.Charge
+		for i := range 8 {
+			cs = append(cs, coordinator.Charge{Key: fmt.Sprintf("j/%s/%d", site, i), Site: site, Job: "j", Phase: i, Epsilon: 1, Delta: 1e-3, Mechanism: "gaussian", Private: true,
+				Note: fmt.Sprintf("%0600d", 0)})
+		}
+		return cs
+	}
+	if err := c.Append(charge("a")); err != nil {
+		t.Fatal(err)
+	}
+	cp := &coordinator.Checkpoint{Version: coordinator.CheckpointVersion, Members: map[string]coordinator.MemberState{"a": {Records: 3, Dim: 2}},
+		Status: map[string]*protocol.JobStatus{}, Clients: map[string]string{"j": "pairfed.f.client.c"}}
+	if err := SaveCheckpoint(dir, cp); err != nil {
+		t.Fatal(err)
+	}
+	filler := filepath.Join(dir, "filler")
+	f, _ := os.Create(filler)
+	block := make([]byte, 4096)
+	for {
+		if _, err := f.Write(block); err != nil {
+			break
+		}
+	}
+	// The last partial block too, so that no write of any size fits.
+	for {
+		if _, err := f.Write(block[:64]); err != nil {
+			break
+		}
+	}
+	f.Close()
+	if err := c.Append(charge("b")); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("charge append on a full tmpfs: %v", err)
+	}
+	bigger := *cp
+	bigger.Clients = map[string]string{"j": "pairfed.f.client.c", "k": "pairfed.f.client.d"}
+	if err := SaveCheckpoint(dir, &bigger); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("checkpoint save on a full tmpfs: %v", err)
+	}
+	if got, err := ReadCharges(dir); err != nil || len(got) != 8 || got[7].Site != "a" {
+		t.Fatalf("charges on the full disk: %d charges, %v (want a's 8: the part of b's batch that fitted undone)", len(got), err)
+	}
+	if back, err := LoadCheckpoint(dir); err != nil || !reflect.DeepEqual(back, cp) {
+		t.Fatalf("checkpoint on the full disk: %+v %v (want the last one saved)", back, err)
+	}
+	os.Remove(filler)
+	if err := c.Append(charge("b")); err != nil {
+		t.Fatalf("charge append after freeing: %v", err)
+	}
+	if err := SaveCheckpoint(dir, &bigger); err != nil {
+		t.Fatalf("checkpoint save after freeing: %v", err)
+	}
+	if got, err := ReadCharges(dir); err != nil || len(got) != 16 {
+		t.Fatalf("charges after freeing: %d, %v", len(got), err)
+	}
+	if back, err := LoadCheckpoint(dir); err != nil || !reflect.DeepEqual(back, &bigger) {
+		t.Fatalf("checkpoint after freeing: %+v %v", back, err)
 	}
 }
