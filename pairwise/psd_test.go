@@ -389,3 +389,80 @@ func BenchmarkPSDProject(b *testing.B) {
 		}
 	}
 }
+
+// TestPSDFeasibleShortcut: a positive definite point inside the radius
+// comes back exactly (the Cholesky test, no decomposition), and on random
+// points — inside, on the boundary's outside, singular, indefinite — the
+// projection equals the decomposition's (projectEigen) to rounding, so the
+// shortcut never accepts a point outside the set.
+func TestPSDFeasibleShortcut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	const d = 6
+	for _, c := range projCases {
+		p := newPSDProjector(c.kind, c.r, d).(*psdProjector)
+		for trial := 0; trial < 200; trial++ {
+			w := randMat(rng, d, 1)
+			switch trial % 4 {
+			case 0, 1: // feasible and positive definite: W = BBᵀ + εI scaled inside
+				b := randMat(rng, d, 1)
+				for i := 0; i < d; i++ {
+					for j := 0; j < d; j++ {
+						var s float64
+						for k := 0; k < d; k++ {
+							s += b[i*d+k] * b[j*d+k]
+						}
+						w[i*d+j] = s
+					}
+					w[i*d+i] += 0.1
+				}
+				if c.kind != "psd" {
+					lim := c.r / frob(w)
+					if c.kind == "nuclear-psd" {
+						lim = c.r / trace(w, d)
+					}
+					if trial%4 == 0 {
+						scale(0.9*lim, w) // inside
+					} else {
+						scale(1.1*lim, w) // outside the radius: must be projected
+					}
+				}
+			case 2: // singular PSD: rank d − 1
+				b := randMat(rng, d, 1)
+				for k := 0; k < d; k++ {
+					b[k*d+d-1] = 0
+				}
+				for i := 0; i < d; i++ {
+					for j := 0; j < d; j++ {
+						var s float64
+						for k := 0; k < d; k++ {
+							s += b[i*d+k] * b[j*d+k]
+						}
+						w[i*d+j] = s
+					}
+				}
+			}
+			got := project(p, w)
+			for i := 0; i < d; i++ { // the decomposition's answer
+				for j := i; j < d; j++ {
+					p.a[i*d+j] = 0.5 * (w[i*d+j] + w[j*d+i])
+				}
+			}
+			want := append([]float64(nil), w...)
+			p.projectEigen(want)
+			if e := frobDist(got, want); e > 1e-12*(1+frob(want)) {
+				t.Fatalf("%s r=%v trial %d: shortcut and decomposition differ by %v", c.kind, c.r, trial, e)
+			}
+			if trial%4 == 0 {
+				sym := append([]float64(nil), w...)
+				for i := 0; i < d; i++ {
+					for j := 0; j < d; j++ {
+						sym[i*d+j] = 0.5 * (w[i*d+j] + w[j*d+i])
+					}
+				}
+				if frobDist(got, sym) != 0 {
+					t.Fatalf("%s r=%v: a feasible positive definite point was not returned exactly", c.kind, c.r)
+				}
+			}
+		}
+	}
+}
