@@ -172,14 +172,7 @@ func TestLedgerRepairAfterFullDisk(t *testing.T) {
 // The same on a real full file system: a small tmpfs (root only; skipped
 // where mount is not permitted).
 func TestLedgerFullTmpfs(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("mount -t tmpfs: %v %s", err, out)
-	}
-	defer exec.Command("umount", dir).Run()
+	dir := tinyTmpfs(t)
 	l, _, _, err := OpenLedger(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -188,15 +181,7 @@ func TestLedgerFullTmpfs(t *testing.T) {
 	if err := l.Writable(); err != nil {
 		t.Fatal(err)
 	}
-	filler := filepath.Join(dir, "filler")
-	f, _ := os.Create(filler)
-	block := make([]byte, 4096)
-	for {
-		if _, err := f.Write(block); err != nil {
-			break
-		}
-	}
-	f.Close()
+	filler := fillDisk(t, dir)
 	if err := l.Writable(); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("writable on a full tmpfs: %v", err)
 	}
@@ -222,14 +207,7 @@ func TestLedgerFullTmpfs(t *testing.T) {
 // the checkpoint is the last one saved — and both work again once space
 // is freed, in the same process.
 func TestCoordinatorStateFullTmpfs(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("mount -t tmpfs: %v %s", err, out)
-	}
-	defer exec.Command("umount", dir).Run()
+	dir := tinyTmpfs(t)
 	c, _, _, err := OpenCharges(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -253,21 +231,7 @@ func TestCoordinatorStateFullTmpfs(t *testing.T) {
 	if err := SaveCheckpoint(dir, cp); err != nil {
 		t.Fatal(err)
 	}
-	filler := filepath.Join(dir, "filler")
-	f, _ := os.Create(filler)
-	block := make([]byte, 4096)
-	for {
-		if _, err := f.Write(block); err != nil {
-			break
-		}
-	}
-	// The last partial block too, so that no write of any size fits.
-	for {
-		if _, err := f.Write(block[:64]); err != nil {
-			break
-		}
-	}
-	f.Close()
+	filler := fillDisk(t, dir)
 	if err := c.Append(charge("b")); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("charge append on a full tmpfs: %v", err)
 	}
@@ -295,4 +259,44 @@ func TestCoordinatorStateFullTmpfs(t *testing.T) {
 	if back, err := LoadCheckpoint(dir); err != nil || !reflect.DeepEqual(back, &bigger) {
 		t.Fatalf("checkpoint after freeing: %+v %v", back, err)
 	}
+}
+
+// tinyTmpfs mounts a 64 KiB tmpfs on a temporary folder for the test
+// (root only; the test is skipped where mount is not permitted).
+func tinyTmpfs(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("mount -t tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	return dir
+}
+
+// fillDisk fills dir's file system with one file, to the last byte that
+// fits (whole blocks, then small writes, so that no write of any size
+// fits), and returns its path: removing it frees the space.
+func fillDisk(t *testing.T, dir string) string {
+	t.Helper()
+	filler := filepath.Join(dir, "filler")
+	f, err := os.Create(filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := make([]byte, 4096)
+	for {
+		if _, err := f.Write(block); err != nil {
+			break
+		}
+	}
+	for {
+		if _, err := f.Write(block[:64]); err != nil {
+			break
+		}
+	}
+	f.Close()
+	return filler
 }
