@@ -269,3 +269,58 @@ func calibrateSnapped(name string, plan dp.GaussianPlan, base, eps, delta float6
 	}
 	return sig, sens, cert, nil
 }
+
+// statsMean combines the repeated releases of one statistics vector: the
+// plain path releases it once (need = 1); under secure aggregation every
+// round has the same noise, so the statistics' larger share of the budget
+// is spent as need rounds of the same exact vector, whose sums are
+// averaged (noise ÷ √need). It is the phase-1 state of fed-dp-pair-sgd's
+// and fed-dp-spauc's combiners, checkpointed as [rounds so far, sum…].
+type statsMean struct {
+	need, n int
+	sum     []float64
+}
+
+// add takes one round's summed vector; after the need-th it returns their
+// average and true.
+func (s *statsMean) add(v []float64) ([]float64, bool) {
+	if s.sum == nil {
+		s.sum = make([]float64, len(v))
+	}
+	for i, x := range v {
+		s.sum[i] += x
+	}
+	s.n++
+	if s.n < s.need {
+		return nil, false
+	}
+	avg := slices.Clone(s.sum)
+	for i := range avg {
+		avg[i] /= float64(s.n)
+	}
+	return avg, true
+}
+
+// state is nil before the first round, else [rounds so far, sum…].
+func (s *statsMean) state() []float64 {
+	if s.n == 0 {
+		return nil
+	}
+	return append([]float64{float64(s.n)}, s.sum...)
+}
+
+// restore takes a checkpointed state of a statistics vector of length
+// dim: 1 … need − 1 rounds combined (after the last one the solver's state
+// is checkpointed instead), every value finite.
+func (s *statsMean) restore(algo string, state []float64) error {
+	if k := state[0]; k != math.Trunc(k) || k < 1 || k >= float64(s.need) {
+		return fmt.Errorf("%s: checkpoint: %v statistics rounds combined, want 1…%d", algo, k, s.need-1)
+	}
+	for _, x := range state {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("%s: checkpoint: a non-finite value", algo)
+		}
+	}
+	s.n, s.sum = int(state[0]), slices.Clone(state[1:])
+	return nil
+}

@@ -400,18 +400,12 @@ func (fedPairSGD) newSumCombiner(job *protocol.JobAnnounce, state []float64) (Co
 		return nil, fmt.Errorf("%s needs a finite step η > 0, the job announces %v", FedDPPairSGD, job.Eta)
 	}
 	m, T, _ := pairSumShape(job.Phases, SecAggRequested(job.Options))
-	c := &pairSumCombiner{d: job.Params, R: job.FeatureRadius, S: job.ParamRadius, eta: job.Eta, rounds: T, stats: m}
+	c := &pairSumCombiner{d: job.Params, R: job.FeatureRadius, S: job.ParamRadius, eta: job.Eta, rounds: T, stats: statsMean{need: m}}
 	if dim := pairwise.PairSumDim(c.d); len(state) == dim+1 {
-		// Statistics rounds accumulated so far, and their sum.
-		if k := state[0]; k != math.Trunc(k) || k < 1 || k >= float64(m) {
-			return nil, fmt.Errorf("%s: checkpoint: %v statistics rounds combined, want 1…%d", FedDPPairSGD, k, m-1)
+		// Statistics rounds combined so far, and their sum.
+		if err := c.stats.restore(FedDPPairSGD, state); err != nil {
+			return nil, err
 		}
-		for _, x := range state {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, fmt.Errorf("%s: checkpoint: a non-finite value", FedDPPairSGD)
-			}
-		}
-		c.acc, c.accN = int(state[0]), slices.Clone(state[1:])
 	} else if len(state) > 0 {
 		sol, err := pairwise.PairSumSolverFromState(state, c.d)
 		if err != nil {
@@ -428,9 +422,7 @@ type pairSumCombiner struct {
 	d         int
 	R, S, eta float64
 	rounds    int
-	stats     int                     // m, the phases releasing the statistics
-	acc       int                     // statistics phases summed into accN so far
-	accN      []float64               // their summed vectors
+	stats     statsMean               // phase 1: the m releases of the statistics, averaged
 	sol       *pairwise.PairSumSolver // nil until the statistics are combined
 }
 
@@ -473,19 +465,9 @@ func (c *pairSumCombiner) advance(model, sum []float64, n float64) []float64 {
 		// A statistics phase: accumulate; the last one averages the m
 		// sums (noise σ/√m, the plain path's single release's) and starts
 		// the solver.
-		if c.accN == nil {
-			c.accN = make([]float64, len(sum))
-		}
-		for i, x := range sum {
-			c.accN[i] += x
-		}
-		c.acc++
-		if c.acc < c.stats {
+		avg, done := c.stats.add(sum)
+		if !done {
 			return model
-		}
-		avg := slices.Clone(c.accN)
-		for i := range avg {
-			avg[i] /= float64(c.acc)
 		}
 		sol, err := pairwise.NewPairSumSolver(avg, c.d, n, c.R, c.S, c.eta, c.rounds)
 		if err != nil {
@@ -516,10 +498,7 @@ func (c *pairSumCombiner) Final(model []float64) []float64 {
 // first).
 func (c *pairSumCombiner) State() []float64 {
 	if c.sol == nil {
-		if c.acc == 0 {
-			return nil
-		}
-		return append([]float64{float64(c.acc)}, c.accN...)
+		return c.stats.state()
 	}
 	return c.sol.State()
 }

@@ -328,18 +328,12 @@ func (fedSPAUC) NewCombiner(job *protocol.JobAnnounce, state []float64) (Combine
 	if !ok {
 		return nil, fmt.Errorf("%s has 1 + T phases (4T under secure aggregation), T in [1, %d]; the job has %d", FedDPSPAUC, spaucMaxRounds, job.Phases)
 	}
-	c := &spaucCombiner{d: job.Params, R: job.FeatureRadius, B: job.ParamRadius, rounds: T, stats: m}
+	c := &spaucCombiner{d: job.Params, R: job.FeatureRadius, B: job.ParamRadius, rounds: T, stats: statsMean{need: m}}
 	if dim := pairwise.SPAUCDim(c.d); len(state) == dim+1 {
-		// Phase-1 rounds accumulated so far, and their sum.
-		if k := state[0]; k != math.Trunc(k) || k < 1 || k >= float64(m) {
-			return nil, fmt.Errorf("%s: checkpoint: %v statistics rounds combined, want 1…%d", FedDPSPAUC, k, m-1)
+		// Statistics rounds combined so far, and their sum.
+		if err := c.stats.restore(FedDPSPAUC, state); err != nil {
+			return nil, err
 		}
-		for _, x := range state {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, fmt.Errorf("%s: checkpoint: a non-finite value", FedDPSPAUC)
-			}
-		}
-		c.acc, c.accN = int(state[0]), slices.Clone(state[1:])
 	} else if len(state) > 0 {
 		sol, err := pairwise.SPAUCSolverFromState(state, c.d)
 		if err != nil {
@@ -356,9 +350,7 @@ type spaucCombiner struct {
 	d      int
 	R, B   float64
 	rounds int
-	stats  int                   // m, the rounds releasing the statistics
-	acc    int                   // statistics rounds summed into accN so far
-	accN   []float64             // their summed vectors
+	stats  statsMean             // phase 1: the m releases of the statistics, averaged
 	sol    *pairwise.SPAUCSolver // nil until the statistics are combined
 }
 
@@ -395,22 +387,12 @@ func (c *spaucCombiner) advance(model, sum []float64, n, sigma float64) []float6
 		// sigma per round (every secure round has the same; the plain path's
 		// single statistics release has a smaller σ than its rounds, whose
 		// σ is √(3T) times it: the rule of spaucPlan).
-		if c.accN == nil {
-			c.accN = make([]float64, len(sum))
-		}
-		for i, x := range sum {
-			c.accN[i] += x
-		}
-		c.acc++
-		if c.acc < c.stats {
+		avg, done := c.stats.add(sum)
+		if !done {
 			return model
 		}
-		avg := slices.Clone(c.accN)
-		for i := range avg {
-			avg[i] /= float64(c.acc)
-		}
 		roundSigma := sigma
-		if c.stats == 1 {
+		if c.stats.need == 1 {
 			roundSigma = sigma * math.Sqrt(3*float64(c.rounds))
 		}
 		sol, err := pairwise.NewSPAUCSolver(avg, c.d, n, c.R, spaucKappa(c.d), roundSigma, c.rounds)
@@ -442,10 +424,7 @@ func (c *spaucCombiner) Final(model []float64) []float64 {
 // first).
 func (c *spaucCombiner) State() []float64 {
 	if c.sol == nil {
-		if c.acc == 0 {
-			return nil
-		}
-		return append([]float64{float64(c.acc)}, c.accN...)
+		return c.stats.state()
 	}
 	return c.sol.State()
 }
