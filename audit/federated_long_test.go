@@ -10,7 +10,7 @@ import (
 
 // The long federated audits (`go test -tags long ./audit -run Long`, a few
 // minutes): the default 2000 trials per side of `pairfed audit` and of the
-// README table, and a larger consortium — K = 10 sites of 16 records, secure
+// table in docs/privacy.md, and a larger consortium — K = 10 sites of 16 records, secure
 // aggregation with threshold t = 7 and κ = 2 colluders, so that the sum
 // holds t − κ = 5 honest shares — at confidence 0.999 per view (a correct
 // site fails a view with probability ≤ 0.1%; seeded, deterministic). ×1

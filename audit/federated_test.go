@@ -159,7 +159,7 @@ func checkViews(t *testing.T, s FedSpec, res *FedAuditResult) {
 }
 
 // The fast federated audits (seconds each; the default 2000 trials per
-// side are the README table's and the long test's). At noise ×1 every
+// side are docs/privacy.md's table's and the long test's). At noise ×1 every
 // view of every audited (algorithm, secure aggregation) pair gives ε_lb ≤
 // its claim — the job's ε for the site release and the DDG sum of t − κ
 // shares, the one-share local-only ε for one share — with 400 trials per side

@@ -230,8 +230,8 @@ func (s *Spec) Validate() error {
 		// n = 5000, dp-gd-grad: 0.745 clip vs 0.641 divide at ε = 5; level
 		// on diabetes). Non-private ones divide: the map stays linear and
 		// the model's scale absorbs R/M (diabetes sgd-prev: 0.820 divide
-		// vs 0.795 clip at R = 1). README, "Preprocessing that keeps the
-		// guarantee".
+		// vs 0.795 clip at R = 1). docs/privacy.md, "Preprocessing that
+		// keeps the guarantee".
 		// Algorithms that centre privately (dp-lda) clip around the
 		// data's released centre themselves: they get the linear map.
 		s.BoundsNorm = "clip"
@@ -1027,7 +1027,7 @@ var halvingMinSteps int64 = 10_000_000
 // least one pass over the fitting folds (T/9 ≥ n_fit) and the grid has
 // more than 3 cells; otherwise every cell gets the full budget. (ijcnn1, 10 runs: the same
 // plateau of cells wins, mean test AUC within its run-to-run deviation;
-// see README "Speed".)
+// see docs/speed.md.)
 func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *pairwise.Dataset, rng *rand.Rand) (eta, radius float64, steps int64, err error) {
 	folds, err := data.StratifiedKFold(tr.Y, spec.SelectionFolds, rng)
 	if err != nil {

@@ -86,7 +86,7 @@ import (
 // the covariance's eigenvectors — the spatial-sign estimators of robust
 // statistics, Visuri, Koivunen & Oja 2000) and spends the whole radius on
 // it; heavy-tailed records cannot dominate. Measured against clipping at
-// 3/4 of the RMS distance (README, "Private models that learn"): equal or
+// 3/4 of the RMS distance (docs/private-models.md): equal or
 // better on diabetes, breast-cancer-wisconsin, ijcnn1 and a9a, and it needs
 // no spread estimate, so the federated form (fedalgo/fedlda.go) broadcasts
 // the centre alone.

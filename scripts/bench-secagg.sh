@@ -11,7 +11,7 @@
 # d = 100, 5% dropout; thread CPU clock, so the machine's load does not
 # inflate it), for this tree and for the tree at BASE (default ad973ce,
 # the last with math/big Shamir over 2^521 − 1 and K² signature checks):
-# the README's "cost vs K" table. ≈ 15 CPU-minutes at K = 1024.
+# docs/federation.md's "Cost vs K" table. ≈ 15 CPU-minutes at K = 1024.
 set -eu
 cd "$(dirname "$0")/.."
 if [ "${SCALE:-0}" = 1 ]; then

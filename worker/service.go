@@ -180,7 +180,7 @@ func oneClass(y []float64) bool {
 // site's spending and its disk, not its records. The single-class reason
 // is one bit about the records — "this site holds one class" — which
 // record-level DP does not cover (replacing a site's only positive
-// record flips it); see the README (Federation, "Sites of one class")
+// record flips it); see docs/federation.md, "Sites of one class",
 // for why the site reveals it only when its operator allowed one-class
 // data (`pairfed worker --single-class`), and says nothing beyond it.
 func (s *Service) refusal(m *protocol.JobAnnounce) string {

@@ -160,6 +160,7 @@ func algosCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 			&cli.BoolFlag{Name: "wide", Usage: "print every column in full (REF and ASSUMPTIONS included), whatever the width"},
+			&cli.BoolFlag{Name: "markdown", Usage: "print docs/algorithms.md: both registries as Markdown tables, then every algorithm's paper, reference, assumptions and privacy model"},
 		},
 		Action: func(c *cli.Context) error {
 			var rows []algoRow
@@ -195,6 +196,9 @@ func algosCommand() *cli.Command {
 			}
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, rows)
+			}
+			if c.Bool("markdown") {
+				return printAlgosMarkdown(c.App.Writer, rows)
 			}
 			if c.Bool("wide") {
 				return printAlgosWide(c.App.Writer, rows)

@@ -48,7 +48,7 @@ DDG its announcement defines, summed with t − κ honest shares and decoded
 coordinator that divides the announced DDG sensitivity and γ by 1000 (the
 site built its DDG from them): the audit must catch it. --sites K sites
 of --records n records each; δ defaults to 1e-5; 2000 trials per side.
---federated-table prints the README's table of every federated algorithm
+--federated-table prints docs/privacy.md's table of every federated algorithm
 × secure aggregation off/on × noise ×1 and ×0.1.
 
 Example:
@@ -80,7 +80,7 @@ Example:
 			&cli.IntFlag{Name: "rounds", Usage: "federated: the job's rounds where the algorithm takes them", DefaultText: "the algorithm's own"},
 			&cli.StringFlag{Name: "local-algo", Usage: "federated: fed-oneshot's local algorithm (default dpegd)"},
 			&cli.StringFlag{Name: "tamper", Usage: "federated, secure aggregation: \"sensitivity\" replays a coordinator that divides the announced DDG sensitivity and γ by 1000"},
-			&cli.BoolFlag{Name: "federated-table", Usage: "print the README's table of federated audits (every federated algorithm × secure aggregation off/on × noise ×1, ×0.1)"},
+			&cli.BoolFlag{Name: "federated-table", Usage: "print docs/privacy.md's table of federated audits (every federated algorithm × secure aggregation off/on × noise ×1, ×0.1)"},
 			calibrationFlag(),
 		}, dataFlags()...),
 		Action: func(c *cli.Context) error {
@@ -206,7 +206,7 @@ func fedAudit(c *cli.Context) error {
 	return nil
 }
 
-// fedAuditTable prints the README's table of the federated audits: every
+// fedAuditTable prints docs/privacy.md's table of the federated audits: every
 // registered federated algorithm × secure aggregation off/on, the view's
 // claimed ε and ε_lb at noise ×1 and ×0.1 (refused combinations named).
 func fedAuditTable(c *cli.Context) error {

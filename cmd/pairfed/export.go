@@ -44,7 +44,7 @@ func runExport(c *cli.Context) error {
 	switch f := strings.ToLower(c.String("format")); f {
 	case "onnx":
 	case "pmml":
-		return usageError{fmt.Errorf("export: --format pmml is not implemented: use --format onnx (ONNX Runtime loads it in Python, Java, C#, C++ and JavaScript; see the README, \"Export and model card\")")}
+		return usageError{fmt.Errorf("export: --format pmml is not implemented: use --format onnx (ONNX Runtime loads it in Python, Java, C#, C++ and JavaScript; see docs/manual.md, \"Export and model card\")")}
 	default:
 		return usageError{fmt.Errorf("export: --format %q is not a known format (want onnx)", c.String("format"))}
 	}

@@ -1,4 +1,4 @@
-// Command audittable regenerates the README's audit table: for every
+// Command audittable regenerates the audit table of docs/privacy.md: for every
 // private algorithm of the registry and noise scales ×1, ×0.5, ×0.3, ×0.1,
 // the white-box audit's ε lower bound at claimed (ε, δ) = (1, 1e-5)
 // (package audit: recorded noisy releases, worst-case neighbouring

@@ -36,7 +36,7 @@
 // data only (pairfed reports them private: false end to end). [H20] has
 // no ε-DP variant, so its δ = 0 rows of [X21] Tables 2–4 are not run.
 //
-// With -table sigma it prints the README's "σ factor: exact+tight vs paper"
+// With -table sigma it prints docs/privacy.md's "σ factor: exact+tight vs paper"
 // table instead (diabetes, ε = 1, δ = 1/(10n), one run per algorithm): the
 // first release's printed σ over the σ the default exact calibration draws,
 // split into what exact accounting alone buys (the paper's sensitivity

@@ -1,4 +1,5 @@
-// Command metric regenerates the README's metric-learning table: KNN-3
+// Command metric regenerates the metric-learning table of
+// docs/results/papers-nonprivate.md: KNN-3
 // accuracy of non-private pgd and sgd-prev (metric logistic loss of
 // [H20]/[X21] Example 1) on Diabetes and Diabetic Retinopathy (messidor) at
 // training sizes 128, 256, 512, beside [X21] Table 2's non-private rows.

@@ -1,4 +1,4 @@
-// Command speed regenerates the README's Speed table: today's figure (a
+// Command speed regenerates the Speed table of docs/speed.md: today's figure (a
 // binary built from -base, by default the branch main), the new one (this
 // tree) and their ratio, measured in one run on this machine.
 //
@@ -11,7 +11,7 @@
 // objective rows come from `go test -bench` in this tree, where the general
 // loop (today's code, kept as the reference) and the new one sit side by
 // side. With -write the table replaces the text between the markers
-// <!-- speed:begin --> and <!-- speed:end --> in README.md.
+// <!-- speed:begin --> and <!-- speed:end --> in docs/speed.md.
 package main
 
 import (
@@ -36,7 +36,7 @@ import (
 var (
 	base     = flag.String("base", "main", "git ref of today's code")
 	reps     = flag.Int("reps", 3, "repetitions of each timed command (medians are reported)")
-	write    = flag.Bool("write", false, "rewrite the Speed table in README.md")
+	write    = flag.Bool("write", false, "rewrite the Speed table in docs/speed.md")
 	datasets = flag.String("datasets", os.Getenv("PAIRFED_DATASETS"), "directory holding ijcnn1.trn.bz2 and a9a")
 	timeout  = flag.Duration("timeout", 90*time.Second, "per-command limit (a command that hits it is reported as > limit)")
 	gen      = flag.String("gen", "", "only write the seeded synthetic files (letter-shape.csv, w8a-shape) into this directory and exit")
@@ -135,16 +135,16 @@ func main() {
 	table := strings.Join(rows, "\n") + "\n" + foot
 	fmt.Print(table)
 	if *write {
-		readme, err := os.ReadFile("README.md")
+		readme, err := os.ReadFile("docs/speed.md")
 		if err != nil {
 			log.Fatal(err)
 		}
 		re := regexp.MustCompile(`(?s)<!-- speed:begin -->.*<!-- speed:end -->`)
 		if !re.Match(readme) {
-			log.Fatal("speed: README.md has no <!-- speed:begin --> … <!-- speed:end --> markers")
+			log.Fatal("speed: docs/speed.md has no <!-- speed:begin --> … <!-- speed:end --> markers")
 		}
 		out := re.ReplaceAllLiteral(readme, []byte("<!-- speed:begin -->\n"+table+"<!-- speed:end -->"))
-		if err := os.WriteFile("README.md", out, 0o644); err != nil {
+		if err := os.WriteFile("docs/speed.md", out, 0o644); err != nil {
 			log.Fatal(err)
 		}
 	}
