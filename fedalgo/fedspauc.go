@@ -100,6 +100,10 @@ const spaucMaxRounds = 64
 // gradient of, whatever the worker's objective says); T product rounds
 // (Rounds; 0: the default rule, applied by Plan); no η or local passes;
 // B = 1; sums only, so the default aggregation.
+// SingleClassSites: a site's vectors are its records' class-block terms,
+// whatever its label mix (a site of one class fills its class's block).
+func (fedSPAUC) SingleClassSites() bool { return true }
+
 func (fedSPAUC) Configure(s *Spec) error {
 	if s.Task == protocol.TaskMetric {
 		return fmt.Errorf("%s learns a linear scorer (task auc): the metric task does not apply", FedDPSPAUC)

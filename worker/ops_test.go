@@ -220,6 +220,18 @@ func TestSingleClassSiteRefusesPairAlgorithms(t *testing.T) {
 	if st.Status != protocol.StatusCompleted || len(st.Sites) != 4 {
 		t.Fatalf("fed-dp-lda with a one-class site: %+v\n%s", st, f.logs.String())
 	}
+	// Every algorithm that says it learns from one-class sites is taken by
+	// the one-class site (fed-dp-spauc's description said so while its
+	// sites refused).
+	for _, name := range fedalgo.SingleClassNames() {
+		st := f.submit(&protocol.JobSubmit{Job: "one-" + name, Client: "c", Algo: name, Epsilon: 1, Delta: 1e-3, MinSites: 4})
+		if st.Status != protocol.StatusCompleted || len(st.Sites) != 4 || len(st.Refused) != 0 {
+			t.Fatalf("%s with a one-class site: %+v\n%s", name, st, f.logs.String())
+		}
+	}
+	if !slices.Contains(fedalgo.SingleClassNames(), fedalgo.FedDPSPAUC) {
+		t.Errorf("%s learns from one-class sites but is not in SingleClassNames: %v", fedalgo.FedDPSPAUC, fedalgo.SingleClassNames())
+	}
 }
 
 // The site re-reads its budget before each job: lowered below what it

@@ -353,7 +353,7 @@ func workerCommand() *cli.Command {
 		&cli.DurationFlag{Name: "update-delay", Hidden: true, Usage: "testing: hold every update back this long"},
 		secAggKeyFlag(),
 		secAggRosterFlag(),
-		&cli.BoolFlag{Name: "single-class", Usage: "accept a training file of one class: the site then takes part in fed-dp-lda, fed-dp-pair-sgd, fed-dp-ssp and fed-dp-ssp-mean jobs and refuses the others, which tells the coordinator it holds one class (one bit about its records, outside the DP guarantee: docs/federation.md, \"Sites of one class\")"},
+		&cli.BoolFlag{Name: "single-class", Usage: "accept a training file of one class: the site then takes part in " + strings.Join(fedalgo.SingleClassNames(), ", ") + " jobs and refuses the others, which tells the coordinator it holds one class (one bit about its records, outside the DP guarantee: docs/federation.md, \"Sites of one class\")"},
 		&cli.StringFlag{Name: "test-sources", Hidden: true, Usage: "testing: `SEED:INDEX` draws sampling and noise as pairfed simulate --seed SEED does for its site INDEX (reproducible, NOT private)"},
 	}
 	return &cli.Command{
@@ -409,7 +409,7 @@ func runWorker(c *cli.Context) error {
 	}
 	if err != nil {
 		if msg := err.Error(); !opt.AllowOneClass && (strings.Contains(msg, "only one class present") || strings.Contains(msg, "records map to")) {
-			return fmt.Errorf("%w\nworker %s: a site of one class can take part in fed-dp-lda, fed-dp-ssp and fed-dp-ssp-mean jobs: start it with --single-class (it then refuses the other algorithms' jobs, which tells the coordinator that it holds one class)", err, site)
+			return fmt.Errorf("%w\nworker %s: a site of one class can take part in %s jobs: start it with --single-class (it then refuses the other algorithms' jobs, which tells the coordinator that it holds one class)", err, site, strings.Join(fedalgo.SingleClassNames(), ", "))
 		}
 		return err
 	}
