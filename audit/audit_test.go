@@ -151,6 +151,13 @@ func barName(res *AuditResult) string {
 //     of μ at n = 32, λ = 40, B = 0.1, where T₁ = 17 < n). (Lemma 4's
 //     8G/(αt), with G including λB, realized only 0.01–0.14.)
 //
+//   - dp-pair-gd (the single-site form of fed-dp-pair-sgd's AUC mechanism)
+//     releases the class sums x/R first: an antipodal canary of the same
+//     class (x = ∓R·e₁, "opposed" or "similar") moves that sum by exactly
+//     2 = Δ (its later, clipped gradient rounds realize less; the
+//     attainment is the maximum over releases), so ×0.3 is caught with
+//     the whole budget's μ concentrated in the first release's half.
+//
 // Every other private algorithm must be caught at ×0.1; why their bounds
 // are not (fully) attained:
 //
@@ -171,7 +178,7 @@ func barName(res *AuditResult) string {
 // looser bounds every algorithm keeps 2–250× more noise than its worst
 // case needs and none of them is caught at its scale.
 var tightAlgorithms = map[string]bool{"dp-gd-grad": true, "dpgdc2": true, "dpgdc": true, "dpegd": true,
-	"on-pair-strc": true, "on-pair-c": true, "off-pair-strc": true, "off-pair-c": true}
+	"on-pair-strc": true, "on-pair-c": true, "off-pair-strc": true, "off-pair-c": true, "dp-pair-gd": true}
 
 // With too little noise the white-box audit must fail the claim. For a
 // Gaussian release whose sensitivity is attained and whose σ is exactly
