@@ -136,11 +136,13 @@ func barName(res *AuditResult) string {
 //     ordered pairs have a gradient in D, each of norm ≈ G (logistic factor
 //     σ(4RB) ≈ 1 at B = 4) and all along e₁, and none in D': the gradient
 //     difference is ≈ 2G/n, the replace-one bound.
+//
 //   - dpgdc ([X21] Alg 4) and dpegd (Alg 3) release noisy averages of
 //     noise-free PGD iterates. With only the canary's pairs moving w in D
 //     and nothing moving it in D', the iterate difference grows by exactly
 //     η·2G/n per step (no contraction, no projection inside the ball of
 //     radius 4): Lemma 7's average, with the tight per-pair G, is attained.
+//
 //   - on-pair-*, off-pair-* ([H20] Algs 1–4) release noise-free Pairwise
 //     GIGA iterates (or their average) with the sensitivity of
 //     gigaSensitivities: at t = j the canary's pairs all change by Γ
