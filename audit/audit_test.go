@@ -20,7 +20,7 @@ import (
 // releases certify without amplification, which an attacker who knows the
 // sampling is held to (whitebox.go, statedReleases). The audit's bound
 // holds with probability ≥ Confidence = 0.999 for a correct mechanism, so a
-// correct algorithm fails here with probability ≤ 0.1% (≤ 2.8% for the 28
+// correct algorithm fails here with probability ≤ 0.1% (≤ 2.9% for the 29
 // algorithm × task audits of today); the seeds are fixed, so the outcome is
 // deterministic — a failure after a change means the change made a release
 // leak more than its claim (or moved the seeds into that tail, which a
@@ -136,13 +136,11 @@ func barName(res *AuditResult) string {
 //     ordered pairs have a gradient in D, each of norm ≈ G (logistic factor
 //     σ(4RB) ≈ 1 at B = 4) and all along e₁, and none in D': the gradient
 //     difference is ≈ 2G/n, the replace-one bound.
-//
 //   - dpgdc ([X21] Alg 4) and dpegd (Alg 3) release noisy averages of
 //     noise-free PGD iterates. With only the canary's pairs moving w in D
 //     and nothing moving it in D', the iterate difference grows by exactly
 //     η·2G/n per step (no contraction, no projection inside the ball of
 //     radius 4): Lemma 7's average, with the tight per-pair G, is attained.
-//
 //   - on-pair-*, off-pair-* ([H20] Algs 1–4) release noise-free Pairwise
 //     GIGA iterates (or their average) with the sensitivity of
 //     gigaSensitivities: at t = j the canary's pairs all change by Γ
@@ -152,13 +150,12 @@ func barName(res *AuditResult) string {
 //     1 − η_tα of the strongly convex step: the recursion is attained (0.99
 //     of μ at n = 32, λ = 40, B = 0.1, where T₁ = 17 < n). (Lemma 4's
 //     8G/(αt), with G including λB, realized only 0.01–0.14.)
-//
 //   - dp-pair-gd (the single-site form of fed-dp-pair-sgd's AUC mechanism)
 //     releases the class sums x/R first: an antipodal canary of the same
 //     class (x = ∓R·e₁, "opposed" or "similar") moves that sum by exactly
-//     2 = Δ (its later, clipped gradient rounds realize less; the
-//     attainment is the maximum over releases), so ×0.3 is caught with
-//     the whole budget's μ concentrated in the first release's half.
+//     2 = Δ. Its later, clipped gradient rounds realize less, but the
+//     first release carries half of μ², enough for ×0.3 to be caught
+//     (ε_lb 1.71 with the test's seed).
 //
 // Every other private algorithm must be caught at ×0.1; why their bounds
 // are not (fully) attained:
