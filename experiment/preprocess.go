@@ -56,7 +56,7 @@ type Preprocessing struct {
 // private ranges compose with them exactly (dp.SplitGDP). The others (and
 // --tune, whose selection is not a plain Gaussian composition) use basic
 // composition. A run that turns out not to fit is refused (finish).
-var gdpAlgos = map[string]bool{"dp-ssp-mean": true, "dp-ssp": true, "dp-lda": true, "dp-gd": true, "dp-gd-grad": true}
+var gdpAlgos = map[string]bool{"dp-ssp-mean": true, "dp-ssp": true, "dp-lda": true, "dp-gd": true, "dp-gd-grad": true, "dp-pair-gd": true}
 
 // privateRanges estimates the feature ranges of train under DP from
 // spec.RangeShare of the request, records the release and the remaining

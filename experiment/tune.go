@@ -77,7 +77,9 @@ import (
 //
 // The candidates must be μ-GDP mechanisms (Gaussian releases composed
 // exactly by Gaussian DP): dp-lda (when d ≤ 2000), dp-ssp-mean and dp-gd
-// with the hinge loss by default, dp-ssp on request; γ = 1/(2k) for k
+// with the hinge loss by default, dp-ssp and dp-pair-gd (1 + T Gaussian
+// releases calibrated together by dp.CalibrateGaussian, as dp-lda's two)
+// on request; γ = 1/(2k) for k
 // candidates, so every candidate is tried about twice on average.
 // dp-pair-sgd (subsampled RDP, not GDP) and the papers' algorithms
 // (classical calibrations) are not candidates.
@@ -112,7 +114,7 @@ var DefaultTuneCandidates = []string{"dp-lda", "dp-ssp-mean", "dp-gd"}
 
 // tunable lists the algorithms whose private runs are exactly μ-GDP when
 // calibrated to (μ, δ_μ(μ)), with the loss tuning uses for them.
-var tunable = map[string]string{"dp-lda": "square", "dp-ssp-mean": "square", "dp-ssp": "square", "dp-gd": "hinge"}
+var tunable = map[string]string{"dp-lda": "square", "dp-ssp-mean": "square", "dp-ssp": "square", "dp-gd": "hinge", "dp-pair-gd": "logistic"}
 
 // TuneReport is what the selection did and what it guarantees.
 type TuneReport struct {

@@ -222,3 +222,32 @@ func TestTuneLDACandidate(t *testing.T) {
 		t.Errorf("private %v, certified ε %v: want a private run certified at ≤ 1", rep.Private, p.CertifiedEpsilon)
 	}
 }
+
+// dp-pair-gd is a --tune candidate on request and runs at the per-run μ:
+// its 1 + T releases (Δ = 2 each) compose to √(Σ (2/σ_k)²) ≤ μ, within
+// 1 % (the exact calibration), as dp-lda's two do.
+func TestTunePairGDCandidate(t *testing.T) {
+	tab, err := data.Load("../datasets/diabetes", data.Options{Dim: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Tune: true, TuneCandidates: []string{"dp-pair-gd"}, Epsilon: 1, Delta: 1e-4, DeltaSet: true, Runs: 2, Seed: 3, FeatureRadius: 1, Scale: "none"}
+	rep, err := Run(context.Background(), spec, tab, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rep.Privacy
+	if rep.Tune[0].Chosen != "dp-pair-gd" || len(p.Sigmas) < 3 || len(p.Sensitivity) != len(p.Sigmas) {
+		t.Fatalf("chose %q; σ's %v, sensitivities %v: want dp-pair-gd's 1 + T ≥ 3 releases", rep.Tune[0].Chosen, p.Sigmas, p.Sensitivity)
+	}
+	var s2 float64
+	for i, sg := range p.Sigmas {
+		s2 += (p.Sensitivity[i] / sg) * (p.Sensitivity[i] / sg)
+	}
+	if mu := rep.Tune[len(rep.Tune)-1].PerRunMu; math.Sqrt(s2) > mu*(1+1e-9) || math.Sqrt(s2) < 0.99*mu {
+		t.Errorf("dp-pair-gd released at μ = %v, want ≤ the per-run μ %v (and within 1 %%)", math.Sqrt(s2), mu)
+	}
+	if !rep.Private || p.CertifiedEpsilon > 1 {
+		t.Errorf("private %v, certified ε %v: want a private run certified at ≤ 1", rep.Private, p.CertifiedEpsilon)
+	}
+}

@@ -217,17 +217,10 @@ func pairSumShape(phases int, secure bool) (m, T int, ok bool) {
 // class statistics, the start every step builds on) gets μ₁² = μ²/2, the
 // T rounds μ²/(2T) each, i.e. σ₁/σ_round = 1/√T. (Under secure
 // aggregation the DDG gives every round the same μ: the statistics are
-// released in T rounds and averaged, the same split.)
+// released in T rounds and averaged, the same split.) It is
+// pairwise.PairSumPlan, which the single-site dp-pair-gd shares.
 func pairSumPlan(k, phases, d int) dp.GaussianPlan {
-	sens, split := make([]float64, k), make([]float64, k)
-	for i := range sens {
-		sens[i], split[i] = pairwise.PairSumSensitivity, 1
-	}
-	if k > 0 {
-		split[0] = 1 / math.Sqrt(float64(max(phases-1, 1)))
-	}
-	dim := pairwise.PairSumDim(d)
-	return dp.GaussianPlan{Sensitivities: sens, Split: split, Dim: dim, Coordinates: int64(k) * int64(dim)}
+	return pairwise.PairSumPlan(k, phases, d)
 }
 
 // pairSumCalibrate returns the σ's of a site's phases releases on d

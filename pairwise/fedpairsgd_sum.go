@@ -3,6 +3,8 @@ package pairwise
 import (
 	"fmt"
 	"math"
+
+	"github.com/pairfed/pairfed/dp"
 )
 
 // The site math and the coordinator's solver of fed-dp-pair-sgd for the
@@ -98,6 +100,25 @@ func PairSumDim(d int) int { return 2*d + 2 }
 // PairSumSensitivity is the replace-one ℓ2 sensitivity of every release
 // of fed-dp-pair-sgd's AUC form, in its vector's units (file comment).
 const PairSumSensitivity = 2.0
+
+// PairSumPlan is the Gaussian plan of the first k releases of a job of
+// phases releases (1 + T: the class statistics, then T gradient rounds)
+// on d features: Δ = PairSumSensitivity each, 2d + 2 noise coordinates
+// each, and the budget split of the rule: the statistics (the start every
+// step builds on) get μ₁² = μ²/2, each of the T rounds μ²/(2T), i.e.
+// σ₁/σ_round = 1/√T. fed-dp-pair-sgd's sites (fedalgo/fedpairsgd_sum.go)
+// and dp-pair-gd (private_pairgd.go) calibrate and certify with it.
+func PairSumPlan(k, phases, d int) dp.GaussianPlan {
+	sens, split := make([]float64, k), make([]float64, k)
+	for i := range sens {
+		sens[i], split[i] = PairSumSensitivity, 1
+	}
+	if k > 0 {
+		split[0] = 1 / math.Sqrt(float64(max(phases-1, 1)))
+	}
+	dim := PairSumDim(d)
+	return dp.GaussianPlan{Sensitivities: sens, Split: split, Dim: dim, Coordinates: int64(k) * int64(dim)}
+}
 
 // PairSumStatsVector returns a site's phase-1 vector: fed-dp-ssp-mean's
 // weighted class sums and count (SSPVector, Δ = 2) and a zero.

@@ -1,7 +1,7 @@
 // Command privbench measures private AUC against ε (issue 12, scope 5):
 // every private AUC algorithm of pairfed — the papers' ones as they are
 // implemented on this branch and the new ones (dp-ssp, dp-ssp-mean, dp-gd,
-// dp-pair-sgd) — at ε ∈ {0.1, 0.25, 0.5, 1, 2, 5}, beside the non-private
+// dp-pair-sgd, dp-lda, dp-pair-gd) — at ε ∈ {0.1, 0.25, 0.5, 1, 2, 5}, beside the non-private
 // ceiling (sgd-prev, η and B by 3-fold CV on the training split) and the
 // class-mean-difference floor (the non-private ranker w = μ₊ − μ₋, run as
 // dp-ssp-mean with its noise scaled by 10⁻⁶ and reported not private), on
@@ -142,6 +142,7 @@ var algos = []algo{
 	{name: "dp-ssp-mean", loss: "square"},
 	{name: "dp-gd", loss: "hinge"},
 	{name: "dp-pair-sgd", loss: "hinge"},
+	{name: "dp-pair-gd", loss: "logistic"},
 	{name: "dp-local-sgd", loss: "logistic", paper: true},
 	{name: "dp-sgd-output", loss: "logistic", paper: true, quadratic: true, cubic: true},
 	{name: "dp-gd-grad", loss: "logistic", paper: true, quadratic: true},

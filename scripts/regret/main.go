@@ -2,7 +2,7 @@
 // (pairwise.RecommendPrivate, task auc, no loss asked) on a grid of
 // synthetic shapes that no rule was fitted to: for every cell (n, d,
 // positive share, ε) it runs each private candidate (dp-lda, dp-ssp,
-// dp-ssp-mean, dp-pair-sgd, dp-gd where cheap) several times on fresh
+// dp-ssp-mean, dp-pair-sgd, dp-gd where cheap, dp-pair-gd) several times on fresh
 // draws of the same generative model, and reports the rule's pick and its
 // regret against the best candidate in hindsight (mean test AUC), beside
 // the regret of the previous rule (s = μn/d^1.5 thresholds; dp-pair-sgd
@@ -46,9 +46,19 @@
 //	GOMAXPROCS=1 nice -n 10 go run ./scripts/regret -n 256 -d 1000 -pos 0.01,0.1,0.5 -eps 0.1,0.5,1,10 -runs 4 -runs-cheap 4 -max-gd-n 200 -max-work 1.1e10 -raw docs/results/regret-small-d1000.json -out docs/results/regret-small-d1000.md
 //	GOMAXPROCS=1 nice -n 10 go run ./scripts/regret -n 1000,10000 -d 1000 -pos 0.1,0.5 -eps 0.1,1,10 -runs 2 -runs-cheap 2 -max-work 1.1e10 -max-gd-n 500 -raw docs/results/regret-d1000.json -out docs/results/regret-d1000.md
 //
-// and the whole grid's report (every cell of the three):
+// dp-pair-gd (the single-site form of fed-dp-pair-sgd's AUC mechanism)
+// was added after those grids were recorded: it ran alone over each of
+// them with the grid's flags and -algos dp-pair-gd (the data draws depend
+// on the cell and the run only, so it saw the same records; its noise
+// seed is its own, candidate.noise), e.g.
 //
-//	go run ./scripts/regret -from docs/results/regret.json,docs/results/regret-d500.json,docs/results/regret-small.json,docs/results/regret-small-d1000.json,docs/results/regret-d1000.json -out docs/results/regret-all.md
+//	GOMAXPROCS=1 nice -n 19 go run ./scripts/regret -d 2,10,100,500 -max-work 1.1e9 -algos dp-pair-gd -raw docs/results/regret-pairgd.json
+//
+// (the five commands head docs/results/regret-all.md; ≈ 8 min in all on
+// one core), and -from merges each grid with its dp-pair-gd columns
+// (mergeCells). The whole grid's report (every cell of the five):
+//
+//	go run ./scripts/regret -from docs/results/regret.json,docs/results/regret-d500.json,docs/results/regret-small.json,docs/results/regret-small-d1000.json,docs/results/regret-d1000.json,docs/results/regret-pairgd.json,docs/results/regret-d500-pairgd.json,docs/results/regret-small-pairgd.json,docs/results/regret-small-d1000-pairgd.json,docs/results/regret-d1000-pairgd.json -out docs/results/regret-all.md
 //
 // The target's measure is the held-out regret (heldOutRegret); the
 // in-sample one is reported beside it.
@@ -83,15 +93,25 @@ import (
 	"github.com/pairfed/pairfed/scripts/internal/dpsgd"
 )
 
-// candidate is one private algorithm and the loss it runs with.
-type candidate struct{ name, loss string }
+// candidate is one private algorithm and the loss it runs with. noise,
+// when set, is the index its noise seed uses in place of its position in
+// -algos: the candidates added after the recorded grids (dp-pair-gd) get
+// their own, so that running one of them alone over a recorded grid (the
+// same data draws: they depend on the cell and the run only) does not
+// reuse another candidate's noise stream, and the recorded candidates keep
+// theirs.
+type candidate struct {
+	name, loss string
+	noise      uint64
+}
 
 var allCandidates = []candidate{
-	{"dp-lda", "square"},
-	{"dp-ssp", "square"},
-	{"dp-ssp-mean", "square"},
-	{"dp-pair-sgd", "hinge"},
-	{"dp-gd", "hinge"},
+	{"dp-lda", "square", 0},
+	{"dp-ssp", "square", 0},
+	{"dp-ssp-mean", "square", 0},
+	{"dp-pair-sgd", "hinge", 0},
+	{"dp-gd", "hinge", 0},
+	{"dp-pair-gd", "logistic", 5},
 }
 
 type result struct {
@@ -156,7 +176,7 @@ func main() {
 					cands = append(cands, candidate{name: a})
 				}
 			}
-			all = append(all, saved.Results...)
+			all = mergeCells(all, saved.Results)
 			args = append(args, saved.Args)
 			runs = max(runs, saved.Runs)
 		}
@@ -169,7 +189,7 @@ func main() {
 	for _, name := range strings.Split(*algos, ",") {
 		i := slices.IndexFunc(allCandidates, func(c candidate) bool { return c.name == name })
 		if i < 0 {
-			log.Fatalf("regret: unknown candidate %q (known: dp-lda, dp-ssp, dp-ssp-mean, dp-pair-sgd, dp-gd)", name)
+			log.Fatalf("regret: unknown candidate %q (known: dp-lda, dp-ssp, dp-ssp-mean, dp-pair-sgd, dp-gd, dp-pair-gd)", name)
 		}
 		cands = append(cands, allCandidates[i])
 	}
@@ -207,6 +227,41 @@ func main() {
 		}
 	}
 	write(*out, res, cands, args, *runs)
+}
+
+// mergeCells adds the cells of more to all: a cell already there with the
+// same draws (the same n, d, π₊, ε and the same oracle AUC, i.e. the same
+// runs: a candidate run alone over a recorded grid, e.g. `-algos
+// dp-pair-gd` with the grid's other flags) gains the new candidates'
+// columns, run by run; the others (e.g. the d = 500 supplement's 3-run
+// cells beside the main grid's 5-run ones) are appended as they are. A
+// candidate present in both is an error (which one to keep?).
+func mergeCells(all, more []result) []result {
+	for _, r := range more {
+		i := slices.IndexFunc(all, func(a result) bool {
+			return a.N == r.N && a.D == r.D && a.Pos == r.Pos && a.Eps == r.Eps && a.Target == r.Target && math.Abs(a.Oracle-r.Oracle) <= 1e-12
+		})
+		if i < 0 {
+			all = append(all, r)
+			continue
+		}
+		a := &all[i]
+		for name, v := range r.AUC {
+			if _, dup := a.AUC[name]; dup {
+				log.Fatalf("regret: cell n=%d d=%d π₊=%g ε=%g: %s is in two files", r.N, r.D, r.Pos, r.Eps, name)
+			}
+			if a.AUC == nil {
+				a.AUC = map[string][]float64{}
+			}
+			a.AUC[name], a.Mean[name], a.SE[name] = v, r.Mean[name], r.SE[name]
+		}
+		for name, why := range r.Skipped {
+			if _, ok := a.AUC[name]; !ok {
+				a.Skipped[name] = why
+			}
+		}
+	}
+	return all
 }
 
 func write(out string, res []result, cands []candidate, args string, runs int) {
@@ -363,7 +418,11 @@ func runShape(n, d int, pos, target float64, epss []float64, cands []candidate, 
 					out[e].Skipped[c.name] = why
 					continue
 				}
-				auc, err := runOne(c, train, test, eps, delta, seed*7919+uint64(r)*104729+uint64(e)*31+uint64(ai))
+				ni := uint64(ai)
+				if c.noise != 0 {
+					ni = c.noise
+				}
+				auc, err := runOne(c, train, test, eps, delta, seed*7919+uint64(r)*104729+uint64(e)*31+ni)
 				if err != nil {
 					out[e].Skipped[c.name] = err.Error()
 					continue
