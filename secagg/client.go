@@ -198,7 +198,7 @@ func (c *Client) ShareKeys(list KeyList) (ShareKeys, error) {
 		if c.commitHook != nil {
 			c.commitHook(&cm)
 		}
-		cm.Sig = ed25519.Sign(c.sign, commitsSigned(c.cfg.RoundID, c.id, cm))
+		SignCommitments(c.cfg.RoundID, c.id, &cm, c.sign)
 		out.Commits = &cm
 	}
 	for i, v := range xs {

@@ -2,6 +2,7 @@ package secagg
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -179,6 +180,13 @@ func commitsSigned(roundID []byte, dealer uint32, c Commitments) []byte {
 		m = append(append(m, e.Key...), e.Seed...)
 	}
 	return m
+}
+
+// SignCommitments sets c.Sig to dealer's signature of its commitment list
+// for the round roundID under its long-term key (what Client.ShareKeys
+// does; exported for tests that play a rogue dealer over the wire).
+func SignCommitments(roundID []byte, dealer uint32, c *Commitments, key ed25519.PrivateKey) {
+	c.Sig = ed25519.Sign(key, commitsSigned(roundID, dealer, *c))
 }
 
 // checkCommits checks dealer's list: a commitment of the right size to

@@ -210,8 +210,14 @@ func (w *Worker) onSecAgg(m protocol.Message) []Output {
 			}
 		}
 	}
-	if _, ok := reply.(*protocol.SecAggUnmask); ok {
-		w.round = nil // the site's last message of the round
+	if _, ok := m.(*protocol.SecAggExpel); ok {
+		// Proofs this site checked itself: the survivors named dealt seed
+		// shares inconsistent with their signed commitments, and their
+		// inputs leave the sum (secagg/commit.go). The site's last
+		// message of the round. (After its unmask answer the round is
+		// kept for this step; the next phase's round replaces it.)
+		w.logf("phase %d: revealing pairwise keys with %v only: proven to have dealt inconsistent shares (their signed commitments checked here)", w.round.Phase(), w.round.Expelled())
+		w.round = nil
 	}
 	return []Output{w.toCoord(reply)}
 }
