@@ -716,7 +716,13 @@ func (c *Coordinator) aggregateSum(res *secagg.Result) []Output {
 		c.exclude(c.job.Sites[id-1], fmt.Sprintf("%s expelled from phase %d's secure aggregation round: its seed shares are inconsistent with its signed commitments (a proof every survivor checked)", c.job.Sites[id-1], c.phase))
 	}
 	for _, id := range slices.Sorted(maps.Keys(res.Ignored)) {
-		c.exclude(c.job.Sites[id-1], fmt.Sprintf("%s's unmask answer ignored in phase %d's secure aggregation round: %s (its input stays in the sum)", c.job.Sites[id-1], c.phase, res.Ignored[id]))
+		g := res.Ignored[id]
+		step := "unmask"
+		if g.Expel {
+			step = "expel"
+		}
+		c.exclude(c.job.Sites[id-1], fmt.Sprintf("%s's %s answer ignored in phase %d's secure aggregation round: its share of %s's %s does not match %s's signed commitment (its input stays in the sum)",
+			c.job.Sites[id-1], step, c.phase, c.job.Sites[g.Dealer-1], g.Of, c.job.Sites[g.Dealer-1]))
 	}
 	var infos []fedalgo.SiteInfo
 	for _, id := range res.Included {

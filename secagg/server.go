@@ -47,7 +47,7 @@ type Server struct {
 	// self-mask seeds of U3; cheats the survivors proven to have dealt
 	// inconsistent seed shares, asked the sites their proofs go to, expel
 	// their answers.
-	ignored map[uint32]string
+	ignored map[uint32]IgnoredShare
 	seeds   map[uint32][]byte
 	cheats  []uint32
 	asked   []uint32
@@ -348,12 +348,12 @@ func (s *Server) HandleUnmask(m UnmaskShares) error {
 		// ignored — none of its shares or pairwise keys is used.
 		for _, v := range sortedKeys(m.SeedOf) {
 			if !s.cfg.shareMatches(v, s.shares[v].Commits, m.SeedOf[v], true) {
-				return s.ignore(m.From, fmt.Sprintf("its share of site %d's seed does not match site %d's signed commitment", v, v))
+				return s.ignore(m.From, IgnoredShare{Dealer: v, Of: "seed"})
 			}
 		}
 		for _, v := range sortedKeys(m.KeyOf) {
 			if !s.cfg.shareMatches(v, s.shares[v].Commits, m.KeyOf[v], false) {
-				return s.ignore(m.From, fmt.Sprintf("its share of site %d's key does not match site %d's signed commitment", v, v))
+				return s.ignore(m.From, IgnoredShare{Dealer: v, Of: "key"})
 			}
 		}
 	}
@@ -361,13 +361,27 @@ func (s *Server) HandleUnmask(m UnmaskShares) error {
 	return nil
 }
 
-// ignore records that from's unmask answer is not used, and why.
-func (s *Server) ignore(from uint32, why string) error {
+// IgnoredShare says why a site's answer was ignored: its share of
+// Dealer's Of ("seed" or "key") does not match Dealer's signed
+// commitment to the share dealt to it (in its answer to an ExpelRequest
+// when Expel).
+type IgnoredShare struct {
+	Dealer uint32
+	Of     string
+	Expel  bool
+}
+
+func (g IgnoredShare) String() string {
+	return fmt.Sprintf("its share of site %d's %s does not match site %d's signed commitment", g.Dealer, g.Of, g.Dealer)
+}
+
+// ignore records that from's answer is not used, and why.
+func (s *Server) ignore(from uint32, why IgnoredShare) error {
 	if s.ignored == nil {
-		s.ignored = map[uint32]string{}
+		s.ignored = map[uint32]IgnoredShare{}
 	}
 	s.ignored[from] = why
-	return fmt.Errorf("%w: secagg: server: site %d's answer is ignored: %s", ErrExcluded, from, why)
+	return fmt.Errorf("%w: secagg: server: site %d's answer is ignored: %v", ErrExcluded, from, why)
 }
 
 // Result is the output of a completed round.
@@ -394,7 +408,7 @@ type Result struct {
 	// not match its dealer's signed commitment, with the reason: their
 	// answers were not used (their own inputs, if they survived, are in
 	// the sum). Nil when none.
-	Ignored map[uint32]string
+	Ignored map[uint32]IgnoredShare
 	// Expel, when not nil, means the round is not over: survivors dealt
 	// inconsistent seed shares (Cheated). The request goes to the sites
 	// that answered the unmasking (ExpelAsked); their answers are fed to
@@ -502,7 +516,7 @@ func (s *Server) HandleExpel(m UnmaskShares) error {
 			return fmt.Errorf("secagg: server: site %d's expel answer lacks its share of site %d's key or their pairwise key", m.From, j)
 		}
 		if !s.cfg.shareMatches(j, s.shares[j].Commits, sh, false) {
-			return s.ignore(m.From, fmt.Sprintf("its share of site %d's key (expel step) does not match site %d's signed commitment", j, j))
+			return s.ignore(m.From, IgnoredShare{Dealer: j, Of: "key", Expel: true})
 		}
 	}
 	s.expel[m.From] = m
@@ -643,7 +657,7 @@ func (s *Server) finish(cheats []uint32) (Result, error) {
 	return Result{Sum: sum, Included: incl, Dropped: dropped, Excluded: excluded, Cheated: slices.Clone(cheats), Ignored: s.ignoredCopy()}, nil
 }
 
-func (s *Server) ignoredCopy() map[uint32]string {
+func (s *Server) ignoredCopy() map[uint32]IgnoredShare {
 	if len(s.ignored) == 0 {
 		return nil
 	}

@@ -143,7 +143,7 @@ func TestWireLyingResponderIgnored(t *testing.T) {
 	if err != nil {
 		t.Fatalf("round aborted: %v", err)
 	}
-	if !slices.Equal(res.Sum, sumOf(in, p.Sites, p.Dim)) || res.Ignored[2] == "" || len(res.Ignored) != 1 {
+	if !slices.Equal(res.Sum, sumOf(in, p.Sites, p.Dim)) || res.Ignored[2].Of != "seed" || len(res.Ignored) != 1 {
 		t.Fatalf("result %+v, want the exact sum of all six sites, site 2's answer ignored", res)
 	}
 }
