@@ -1,6 +1,7 @@
 package round
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -16,6 +17,17 @@ import (
 // rogue member can. Every honest site answers every step.
 func wireCheat(t *testing.T, k, th int, rogue string, tamper func(p Params, m protocol.Message) protocol.Message) (*secagg.Result, error, map[string][]uint64, Params) {
 	t.Helper()
+	res, err, in, p, _ := wireCheatLie(t, k, th, rogue, tamper, nil, nil)
+	return res, err, in, p
+}
+
+// wireCheatLie is wireCheat with a coordinator that reads what every site
+// sends (observe) and alters what it sends to a site (lie); the sites'
+// errors are returned instead of failing.
+func wireCheatLie(t *testing.T, k, th int, rogue string, tamper func(p Params, m protocol.Message) protocol.Message,
+	observe func(from string, m protocol.Message), lie func(to string, m protocol.Message) protocol.Message) (*secagg.Result, error, map[string][]uint64, Params, map[string]error) {
+	t.Helper()
+	siteErrs := map[string]error{}
 	sites := make([]string, k)
 	for i := range sites {
 		sites[i] = fmt.Sprintf("site-%d", i)
@@ -43,7 +55,11 @@ func wireCheat(t *testing.T, k, th int, rogue string, tamper func(p Params, m pr
 		if from == rogue && tamper != nil {
 			m = tamper(p, m)
 		}
-		toServer = append(toServer, msg{from, wire(t, m)})
+		m = wire(t, m)
+		if observe != nil {
+			observe(from, m)
+		}
+		toServer = append(toServer, msg{from, m})
 	}
 	for i, s := range sites {
 		x := make([]uint64, p.Dim)
@@ -60,13 +76,26 @@ func wireCheat(t *testing.T, k, th int, rogue string, tamper func(p Params, m pr
 	}
 	for steps := 0; steps < 20; steps++ {
 		var inbox []Outgoing
+		if len(toServer) == 0 {
+			// Nothing more arrives: the step closes at its timeout.
+			for range 3 {
+				out, res, err := srv.Tick()
+				if err != nil && srv.Done() {
+					return nil, err, inputs, p, siteErrs
+				}
+				if res != nil {
+					return res, nil, inputs, p, siteErrs
+				}
+				inbox = append(inbox, out...)
+			}
+		}
 		for _, in := range toServer {
 			out, res, err := srv.Deliver(in.from, in.m)
 			if err != nil && srv.Done() {
-				return nil, err, inputs, p
+				return nil, err, inputs, p, siteErrs
 			}
 			if res != nil {
-				return res, nil, inputs, p
+				return res, nil, inputs, p, siteErrs
 			}
 			inbox = append(inbox, out...)
 		}
@@ -76,9 +105,16 @@ func wireCheat(t *testing.T, k, th int, rogue string, tamper func(p Params, m pr
 				if o.To != "" && o.To != s {
 					continue
 				}
-				reply, err := clients[s].Deliver(wire(t, o.Msg))
+				m := wire(t, o.Msg)
+				if lie != nil {
+					m = lie(s, m)
+				}
+				reply, err := clients[s].Deliver(m)
 				if err != nil && s != rogue {
-					t.Fatalf("site %s: %v", s, err)
+					if lie == nil {
+						t.Fatalf("site %s: %v", s, err)
+					}
+					siteErrs[s] = err
 				}
 				if reply != nil {
 					send(s, reply)
@@ -87,7 +123,7 @@ func wireCheat(t *testing.T, k, th int, rogue string, tamper func(p Params, m pr
 		}
 	}
 	t.Fatal("the round does not end")
-	return nil, nil, nil, p
+	return nil, nil, nil, p, nil
 }
 
 func sumOf(in map[string][]uint64, sites []string, dim int) []uint64 {
@@ -173,5 +209,59 @@ func TestWireUncommittedSharesRefused(t *testing.T) {
 	})
 	if err != nil || !slices.Equal(res.Sum, sumOf(in, honest, p.Dim)) || slices.Contains(res.Dropped, 2) {
 		t.Fatalf("bad signature: %v, %+v", err, res)
+	}
+}
+
+// A coordinator that turns the genuine proof against the rogue into one
+// against an honest site (its genuine list and t of its genuine seed
+// shares, which reconstruct its seed) gets nothing from the site it shows
+// it to: ErrInconsistent, no reply. The others answer the genuine proof
+// and the round completes without that site's answer.
+func TestWireForgedProofRefused(t *testing.T) {
+	const rogue, shown = "site-1", "site-0"
+	const victim = uint32(4) // site-3
+	var list *protocol.SecAggCommits
+	var seeds []protocol.SecAggShare // the victim's seed shares, as revealed
+	replied := map[string]int{}
+	res, err, in, p, errs := wireCheatLie(t, 6, 4, rogue, func(p Params, m protocol.Message) protocol.Message {
+		if sh, ok := m.(*protocol.SecAggShares); ok {
+			sh.Commits.Seed[0] ^= 1
+			resign(t, p, rogue, sh.Commits)
+		}
+		return m
+	}, func(from string, m protocol.Message) {
+		switch m := m.(type) {
+		case *protocol.SecAggShares:
+			if from == "site-3" {
+				list = m.Commits
+			}
+		case *protocol.SecAggUnmask:
+			replied[from]++
+			for _, sh := range m.Seeds {
+				if sh.ID == victim && from != rogue && len(seeds) < 4 {
+					id, _ := (Params{Sites: []string{"site-0", "site-1", "site-2", "site-3", "site-4", "site-5"}}).id(from)
+					seeds = append(seeds, protocol.SecAggShare{ID: id, Y: sh.Y, Nonce: sh.Nonce})
+				}
+			}
+		}
+	}, func(to string, m protocol.Message) protocol.Message {
+		x, ok := m.(*protocol.SecAggExpel)
+		if !ok || to != shown {
+			return m
+		}
+		return &protocol.SecAggExpel{Job: x.Job, Phase: x.Phase, Proofs: []protocol.SecAggProof{{ID: victim, Commits: *list, Shares: seeds}}}
+	})
+	if !errors.Is(errs[shown], secagg.ErrInconsistent) || len(errs) != 1 {
+		t.Fatalf("site errors %v, want ErrInconsistent at %s only", errs, shown)
+	}
+	if replied[shown] != 1 {
+		t.Fatalf("%s sent %d unmask answers, want its first only", shown, replied[shown])
+	}
+	if err != nil {
+		t.Fatalf("round aborted: %v", err)
+	}
+	honest := slices.DeleteFunc(slices.Clone(p.Sites), func(s string) bool { return s == rogue })
+	if !slices.Equal(res.Sum, sumOf(in, honest, p.Dim)) || !slices.Equal(res.Cheated, []uint32{2}) {
+		t.Fatalf("result %+v, want the exact sum of %v", res, honest)
 	}
 }
