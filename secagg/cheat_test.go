@@ -27,6 +27,7 @@ type cheat struct {
 	commit func(*Commitments)      // its commitment list, before signing
 	shares func(*ShareKeys)        // its ShareKeys, as sent
 	unmask func(*UnmaskShares)     // its unmask answer, as sent
+	expel  func(*UnmaskShares)     // every site's expel answer, as sent
 	dropAt map[uint32]int
 	pause  bool // stop at the expel request (run.req), before any answer
 	// roundOff changes the round id, not the sites' keys (a replay).
@@ -165,6 +166,9 @@ func runCheat(t *testing.T, o cheat) *cheatRun {
 		m, err := r.cs[id].Expel(*r.req)
 		if err != nil {
 			t.Fatalf("site %d refused a genuine proof: %v", id, err)
+		}
+		if o.expel != nil {
+			o.expel(&m)
 		}
 		r.tr.Expel = append(r.tr.Expel, m)
 		handle(r.srv.HandleExpel(m))
@@ -434,5 +438,24 @@ func TestCheatForgedProofRefused(t *testing.T) {
 	out, err := r.cs[asked].Expel(*r.req)
 	if err != nil || len(out.PairOf) != 1 || out.KeyOf[rogueID].Nonce == nil {
 		t.Fatalf("genuine proof: %v, %+v", err, out)
+	}
+}
+
+// A site answering the expel request with a wrong share of the cheater's
+// key is ignored too: with a silent survivor whose mask with the cheater
+// must be removed, the cheater's key comes from the t verified answers.
+func TestCheatWrongShareInExpelAnswer(t *testing.T) {
+	const liar, silent = 10, 22
+	r := runCheat(t, cheat{k: 7, th: 4, seed: 54, rogue: rogueID, deal: bumpSeedShare, dropAt: map[uint32]int{silent: DropUnmask},
+		expel: func(m *UnmaskShares) {
+			if m.From == liar {
+				sh := m.KeyOf[rogueID]
+				sh.Y = bump(sh.Y)
+				m.KeyOf[rogueID] = sh
+			}
+		}})
+	r.exact(t, r.without(rogueID))
+	if g, ok := r.res.Ignored[liar]; !ok || !g.Expel || g.Dealer != rogueID || g.Of != "key" {
+		t.Fatalf("ignored %+v, want site %d's expel answer", r.res.Ignored, liar)
 	}
 }
