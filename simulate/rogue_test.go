@@ -164,7 +164,8 @@ func (r keyRecorder) Publish(subject string, b []byte) error {
 // (uncommitted-shares: every peer refuses them, as garbage), or it returns
 // a wrong share at unmasking (wrong-unmask-share: its answer is ignored
 // and named, its own input stays in the five-site sum). Each honest site
-// is charged once.
+// is charged once (an expulsion adds a ledger note repeating the charge,
+// which Spent counts once).
 func TestRogueSiteOverNATS(t *testing.T) {
 	train, err := data.Load("../datasets/diabetes", data.Options{})
 	if err != nil {
@@ -307,6 +308,17 @@ func TestRogueSiteOverNATS(t *testing.T) {
 					continue
 				}
 				l := w.Ledger()
+				if mode == "inconsistent-seed" {
+					// The charge, then a note repeating it: the site revealed
+					// its pairwise key with the rogue on the proof.
+					if len(l) != 2 || l[1].SecAgg == nil || !strings.Contains(l[1].SecAgg.Note, "expelled") || !strings.Contains(l[1].SecAgg.Note, rogue) {
+						t.Fatalf("honest site %s ledger %+v: want the charge and a note naming %s expelled", sites[i].Name, l, rogue)
+					}
+					if eps, _ := worker.Spent(l); eps != l[0].Epsilon {
+						t.Fatalf("honest site %s: Spent ε = %g, its one charge %g", sites[i].Name, eps, l[0].Epsilon)
+					}
+					l = l[:1]
+				}
 				if len(l) != 1 || l[0].SecAgg == nil {
 					t.Fatalf("honest site %s ledger %+v: want one charge", sites[i].Name, l)
 				}

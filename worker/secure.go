@@ -216,7 +216,9 @@ func (w *Worker) onSecAgg(m protocol.Message) []Output {
 		// inputs leave the sum (secagg/commit.go). The site's last
 		// message of the round. (After its unmask answer the round is
 		// kept for this step; the next phase's round replaces it.)
-		w.logf("phase %d: revealing pairwise keys with %v only: proven to have dealt inconsistent shares (their signed commitments checked here)", w.round.Phase(), w.round.Expelled())
+		note := fmt.Sprintf("peers expelled from this round, proven (their signed commitments checked here) to have dealt seed shares inconsistent with them: %s; this site revealed its pairwise keys with them only, and their inputs are out of the sum", strings.Join(w.round.Expelled(), ", "))
+		w.logf("phase %d: %s", w.round.Phase(), note)
+		w.secAppendNote(w.round.Phase(), note)
 		w.round = nil
 	}
 	return []Output{w.toCoord(reply)}
