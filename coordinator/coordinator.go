@@ -661,13 +661,18 @@ func (c *Coordinator) roundOutputs(outs []round.Outgoing, res *secagg.Result, er
 		c.unmaskAsked = true
 	}
 	if err != nil {
-		if c.round.Done() {
+		if c.round.Done() && res == nil {
+			what := "nothing unmasked"
+			if c.round.UnmaskAsked() {
+				what = "after its unmask request (the sites' charges stay)"
+			}
 			c.round = nil
-			return c.abort(fmt.Sprintf("phase %d: secure aggregation aborted, nothing unmasked: %v", c.phase, err))
+			return c.abort(fmt.Sprintf("phase %d: secure aggregation aborted, %s: %v", c.phase, what, err))
 		}
 		// The message is rejected, but it may have closed the step (a
-		// rogue advertisement that was the last one awaited): the
-		// step's messages still go out.
+		// rogue advertisement, or an unmask answer ignored, that was the
+		// last one awaited): the step's messages — or the round's sum —
+		// still go out.
 		c.logf("secure aggregation: message rejected: %v", err)
 	}
 	var o []Output

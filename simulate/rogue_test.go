@@ -106,7 +106,13 @@ func (r *rogueSite) Publish(subject string, b []byte) error {
 			}
 		}
 	case *protocol.SecAggUnmask:
-		if r.mode == "wrong-unmask-share" && len(m.Seeds) > 0 {
+		if strings.HasPrefix(r.mode, "wrong-unmask-share") && len(m.Seeds) > 0 {
+			if r.mode == "wrong-unmask-share-last" {
+				// After the honest answers: the ignored answer is the last
+				// one the step awaits, so it closes the round — whose sum
+				// must still be taken.
+				time.Sleep(300 * time.Millisecond)
+			}
 			m.Seeds[0].Y[7] ^= 1 // another field element than the one dealt
 		}
 	}
@@ -193,7 +199,7 @@ func TestRogueSiteOverNATS(t *testing.T) {
 	var keysMu sync.Mutex
 	old := &earlier{shares: map[uint32][]byte{}}
 	for _, mode := range []string{"honest", "bad-signature", "bad-signature-last", "replayed-keys", "garbage-shares", "replayed-shares", "garbage-shares-t=K",
-		"inconsistent-seed", "uncommitted-shares", "wrong-unmask-share"} {
+		"inconsistent-seed", "uncommitted-shares", "wrong-unmask-share", "wrong-unmask-share-last"} {
 		t.Run(mode, func(t *testing.T) {
 			fed := "rogue" + strings.ReplaceAll(strings.ReplaceAll(mode, "-", ""), "=", "")
 			job := spec.Job
@@ -286,7 +292,7 @@ func TestRogueSiteOverNATS(t *testing.T) {
 			}
 			// A responder whose unmask shares do not match their dealers'
 			// commitments is ignored, but its own input stays in the sum.
-			inSum := mode == "honest" || mode == "wrong-unmask-share"
+			inSum := mode == "honest" || strings.HasPrefix(mode, "wrong-unmask-share")
 			wantIncluded := len(sites) - 1
 			if inSum {
 				wantIncluded = len(sites)
@@ -296,11 +302,11 @@ func TestRogueSiteOverNATS(t *testing.T) {
 			}
 			// Refused shares: named by every honest site (ledger notes).
 			bySharesMode := mode == "garbage-shares" || mode == "replayed-shares" || mode == "uncommitted-shares"
-			named := bySharesMode || mode == "inconsistent-seed" || mode == "wrong-unmask-share"
+			named := bySharesMode || mode == "inconsistent-seed" || strings.HasPrefix(mode, "wrong-unmask-share")
 			if named != (len(excluded) == 1 && excluded[0] == rogue) {
 				t.Fatalf("excluded %v %v in mode %s", excluded, why, mode)
 			}
-			if want := map[string]string{"inconsistent-seed": "expelled", "wrong-unmask-share": "ignored", "uncommitted-shares": "refused"}[mode]; want != "" && !strings.Contains(why[0], want) {
+			if want := map[string]string{"inconsistent-seed": "expelled", "wrong-unmask-share": "ignored", "wrong-unmask-share-last": "ignored", "uncommitted-shares": "refused"}[mode]; want != "" && !strings.Contains(why[0], want) {
 				t.Fatalf("mode %s: the coordinator says %q, want %q", mode, why[0], want)
 			}
 			for i, w := range workers {

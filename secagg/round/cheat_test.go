@@ -91,11 +91,11 @@ func wireCheatLie(t *testing.T, k, th int, rogue string, tamper func(p Params, m
 		}
 		for _, in := range toServer {
 			out, res, err := srv.Deliver(in.from, in.m)
+			if res != nil { // even beside an error: an ignored answer that closed the round
+				return res, nil, inputs, p, siteErrs
+			}
 			if err != nil && srv.Done() {
 				return nil, err, inputs, p, siteErrs
-			}
-			if res != nil {
-				return res, nil, inputs, p, siteErrs
 			}
 			inbox = append(inbox, out...)
 		}
@@ -168,19 +168,24 @@ func TestWireCheatingDealerExpelled(t *testing.T) {
 	}
 }
 
+// A responder's altered seed share is ignored; as the last answer awaited
+// (site-5) it closes the round: Deliver returns the sum beside the
+// rejection.
 func TestWireLyingResponderIgnored(t *testing.T) {
-	const rogue = "site-1"
-	res, err, in, p := wireCheat(t, 6, 4, rogue, func(p Params, m protocol.Message) protocol.Message {
-		if u, ok := m.(*protocol.SecAggUnmask); ok {
-			u.Seeds[0].Y[7] ^= 1 // still a field element (low byte)
+	for _, rogue := range []string{"site-1", "site-5"} {
+		res, err, in, p := wireCheat(t, 6, 4, rogue, func(p Params, m protocol.Message) protocol.Message {
+			if u, ok := m.(*protocol.SecAggUnmask); ok {
+				u.Seeds[0].Y[7] ^= 1 // still a field element (low byte)
+			}
+			return m
+		})
+		if err != nil {
+			t.Fatalf("%s: round aborted: %v", rogue, err)
 		}
-		return m
-	})
-	if err != nil {
-		t.Fatalf("round aborted: %v", err)
-	}
-	if !slices.Equal(res.Sum, sumOf(in, p.Sites, p.Dim)) || res.Ignored[2].Of != "seed" || len(res.Ignored) != 1 {
-		t.Fatalf("result %+v, want the exact sum of all six sites, site 2's answer ignored", res)
+		id, _ := p.id(rogue)
+		if !slices.Equal(res.Sum, sumOf(in, p.Sites, p.Dim)) || res.Ignored[id].Of != "seed" || len(res.Ignored) != 1 {
+			t.Fatalf("%s: result %+v, want the exact sum of all six sites, site %d's answer ignored", rogue, res, id)
+		}
 	}
 }
 

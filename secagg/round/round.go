@@ -144,9 +144,10 @@ var ErrWrongRound = errors.New("round: message for another round")
 // it completes the current step the step is closed at once; the returned
 // messages are to be sent, and a non-nil Result (its Sum to be decoded)
 // ends the round. An error rejects the message only, unless the round
-// ended (Done); a rejected message can still close the step (a refused
-// advertisement that was the last one awaited), so messages returned
-// beside an error are to be sent too.
+// ended (Done) without a Result; a rejected message can still close the
+// step (a refused advertisement, or an ignored unmask answer, that was the
+// last one awaited), so messages — and a Result — returned beside an
+// error are to be used too.
 func (s *Server) Deliver(from string, m protocol.Message) ([]Outgoing, *secagg.Result, error) {
 	if s.done {
 		return nil, nil, fmt.Errorf("round: round %s/%d is over", s.p.Job, s.p.Phase)
