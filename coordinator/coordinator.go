@@ -203,7 +203,9 @@ type Coordinator struct {
 	round *round.Server
 	// unmaskAsked: some round of the job reached its unmasking step
 	// (round.Server.UnmaskAsked); excluded: the sites dropped from a round
-	// because others refused their shares, with why.
+	// because others refused their shares or proven to have dealt
+	// inconsistent shares, and those whose unmask answers were ignored,
+	// with why.
 	unmaskAsked bool
 	excluded    map[string]string
 	// restored: the job was resumed from a checkpoint; an earlier process
@@ -638,8 +640,10 @@ func (c *Coordinator) NothingReleased() bool {
 }
 
 // Excluded returns the sites dropped from a secure aggregation round
-// because other sites refused their shares, sorted, and a sentence per
-// site saying where and by whom.
+// because other sites refused their shares or because they were proven to
+// have dealt inconsistent shares, and the sites whose unmask answers were
+// ignored (a share not matching its dealer's signed commitment), sorted,
+// and a sentence per site saying where, why and by whom.
 func (c *Coordinator) Excluded() ([]string, []string) {
 	names := slices.Sorted(maps.Keys(c.excluded))
 	var why []string
@@ -657,13 +661,18 @@ func (c *Coordinator) roundOutputs(outs []round.Outgoing, res *secagg.Result, er
 		c.unmaskAsked = true
 	}
 	if err != nil {
-		if c.round.Done() {
+		if c.round.Done() && res == nil {
+			what := "nothing unmasked"
+			if c.round.UnmaskAsked() {
+				what = "after its unmask request (the sites' charges stay)"
+			}
 			c.round = nil
-			return c.abort(fmt.Sprintf("phase %d: secure aggregation aborted, nothing unmasked: %v", c.phase, err))
+			return c.abort(fmt.Sprintf("phase %d: secure aggregation aborted, %s: %v", c.phase, what, err))
 		}
 		// The message is rejected, but it may have closed the step (a
-		// rogue advertisement that was the last one awaited): the
-		// step's messages still go out.
+		// rogue advertisement, or an unmask answer ignored, that was the
+		// last one awaited): the step's messages — or the round's sum —
+		// still go out.
 		c.logf("secure aggregation: message rejected: %v", err)
 	}
 	var o []Output
@@ -704,6 +713,22 @@ func (c *Coordinator) aggregateSum(res *secagg.Result) []Output {
 		}
 		c.excluded[name] = why
 	}
+	// Shares that decrypt but are inconsistent (secagg/commit.go): a
+	// survivor proven to have dealt seed shares off its signed commitments
+	// is out of the sum; a responder whose unmask shares did not match
+	// their dealers' commitments was not used (its own input stays in).
+	for _, id := range res.Cheated {
+		c.exclude(c.job.Sites[id-1], fmt.Sprintf("%s expelled from phase %d's secure aggregation round: its seed shares are inconsistent with its signed commitments (a proof every survivor checked)", c.job.Sites[id-1], c.phase))
+	}
+	for _, id := range slices.Sorted(maps.Keys(res.Ignored)) {
+		g := res.Ignored[id]
+		step := "unmask"
+		if g.Expel {
+			step = "expel"
+		}
+		c.exclude(c.job.Sites[id-1], fmt.Sprintf("%s's %s answer ignored in phase %d's secure aggregation round: its share of %s's %s does not match %s's signed commitment (its input stays in the sum)",
+			c.job.Sites[id-1], step, c.phase, c.job.Sites[g.Dealer-1], g.Of, c.job.Sites[g.Dealer-1]))
+	}
 	var infos []fedalgo.SiteInfo
 	for _, id := range res.Included {
 		name := c.job.Sites[id-1]
@@ -723,6 +748,19 @@ func (c *Coordinator) aggregateSum(res *secagg.Result) []Output {
 		return c.abort(fmt.Sprintf("phase %d: %v", c.phase, err))
 	}
 	return c.advance()
+}
+
+// exclude names site among the sites excluded from a round (Excluded),
+// with why, appended to an earlier reason.
+func (c *Coordinator) exclude(site, why string) {
+	c.logf("%s", why)
+	if c.excluded == nil {
+		c.excluded = map[string]string{}
+	}
+	if old, ok := c.excluded[site]; ok {
+		why = old + "; " + why
+	}
+	c.excluded[site] = why
 }
 
 // phaseOutputs are the announcement and the current phase's start on

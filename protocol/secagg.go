@@ -27,6 +27,12 @@ const (
 	// checking them.
 	KindSecAggCheck     Kind = 39 // site → coordinator: its Ed25519 signature on (round, U3)
 	KindSecAggCheckSigs Kind = 40 // coordinator → sites: the signatures of U4 ⊆ U3 (the active variant's unmask request)
+	// Shares that decrypt but are inconsistent (secagg/commit.go): after
+	// the unmasking, proofs that survivors dealt seed shares inconsistent
+	// with their signed commitments; each site that answered checks them
+	// and answers with a second KindSecAggUnmask holding, for each proven
+	// cheater, its key share and their pairwise key.
+	KindSecAggExpel Kind = 41 // coordinator → sites: proofs against cheating dealers
 )
 
 func init() {
@@ -35,6 +41,7 @@ func init() {
 		KindSecAggSharesFor: "secagg-shares-for", KindSecAggMasked: "secagg-masked",
 		KindSecAggUnmaskRequest: "secagg-unmask-request", KindSecAggUnmask: "secagg-unmask",
 		KindSecAggCheck: "secagg-check", KindSecAggCheckSigs: "secagg-check-sigs",
+		KindSecAggExpel: "secagg-expel",
 	} {
 		kindNames[k] = n
 	}
@@ -62,6 +69,8 @@ func newSecAggMessage(k Kind) Message {
 		return &SecAggCheck{}
 	case KindSecAggCheckSigs:
 		return &SecAggCheckSigs{}
+	case KindSecAggExpel:
+		return &SecAggExpel{}
 	}
 	return nil
 }
@@ -71,7 +80,12 @@ const (
 	secAggKeyLen   = 32  // X25519 public key, round id
 	secAggShareLen = 40  // a Shamir share: five elements of GF(2^61 − 1)
 	secAggCTLen    = 108 // AES-GCM nonce (12) + two shares (80) + tag (16)
-	secAggSigLen   = 64  // Ed25519 signature
+	// secAggCTLenActive: the active variant's plaintext also holds the
+	// dealer's 32-byte commitment nonce for the recipient.
+	secAggCTLenActive = secAggCTLen + secAggNonceLen
+	secAggNonceLen    = 32 // a dealer's commitment nonce
+	secAggCommitLen   = 32 // a SHA-256 commitment
+	secAggSigLen      = 64 // Ed25519 signature
 	// MaxSecAggDim bounds the encoded vector: a model of MaxParams
 	// parameters padded to a power of two.
 	MaxSecAggDim = 2 * MaxParams
@@ -95,16 +109,48 @@ type SecAggSig struct {
 }
 
 // SecAggCipher is one encrypted share pair; Peer is the recipient in
-// SecAggShares and the sender in SecAggSharesFor.
+// SecAggShares and the sender in SecAggSharesFor. In SecAggSharesFor of
+// the active variant, Commit is the sender's signed commitment to the
+// recipient's two shares (key share's ‖ seed share's, 64 bytes), taken
+// from the sender's SecAggCommits; absent elsewhere.
 type SecAggCipher struct {
-	Peer uint32 `msgpack:"peer"`
-	CT   []byte `msgpack:"ct"`
+	Peer   uint32 `msgpack:"peer"`
+	CT     []byte `msgpack:"ct"`
+	Commit []byte `msgpack:"commit,omitempty"`
 }
 
-// SecAggShare is one revealed Shamir share of site ID's secret.
+// SecAggShare is one revealed Shamir share of site ID's secret; Nonce is
+// the dealer's commitment nonce for it (active variant; absent for a
+// pairwise key).
 type SecAggShare struct {
-	ID uint32 `msgpack:"id"`
-	Y  []byte `msgpack:"y"`
+	ID    uint32 `msgpack:"id"`
+	Y     []byte `msgpack:"y"`
+	Nonce []byte `msgpack:"nonce,omitempty"`
+}
+
+// SecAggCommit is a dealer's commitment to the shares it dealt to site ID.
+type SecAggCommit struct {
+	ID   uint32 `msgpack:"id"`
+	Key  []byte `msgpack:"key"`
+	Seed []byte `msgpack:"seed"`
+}
+
+// SecAggCommits is a dealer's signed commitment list (secagg.Commitments):
+// to its self-mask seed, and to the shares dealt to every member of U1
+// (sorted by ID, the dealer included).
+type SecAggCommits struct {
+	Seed   []byte         `msgpack:"seed"`
+	Shares []SecAggCommit `msgpack:"shares"`
+	Sig    []byte         `msgpack:"sig"`
+}
+
+// SecAggProof proves that site ID dealt seed shares inconsistent with its
+// signed commitments (secagg.CheatProof): its list and t shares (ID = the
+// holder) that match it.
+type SecAggProof struct {
+	ID      uint32        `msgpack:"id"`
+	Commits SecAggCommits `msgpack:"commits"`
+	Shares  []SecAggShare `msgpack:"shares"`
 }
 
 // SecAggKeys is secagg round 0 for the release Phase of Job; Sig is the
@@ -126,12 +172,15 @@ type SecAggKeyList struct {
 	Keys  []SecAggKey `msgpack:"keys"`
 }
 
-// SecAggShares is secagg round 1.
+// SecAggShares is secagg round 1; Commits is the site's signed
+// commitment list (active variant; absent in the honest-but-curious one,
+// whose encoding is unchanged).
 type SecAggShares struct {
-	Job    string         `msgpack:"job"`
-	Phase  int            `msgpack:"phase"`
-	Site   string         `msgpack:"site"`
-	Shares []SecAggCipher `msgpack:"shares"`
+	Job     string         `msgpack:"job"`
+	Phase   int            `msgpack:"phase"`
+	Site    string         `msgpack:"site"`
+	Shares  []SecAggCipher `msgpack:"shares"`
+	Commits *SecAggCommits `msgpack:"commits,omitempty"`
 }
 
 // SecAggSharesFor forwards to one site the ciphertexts addressed to it.
@@ -232,6 +281,7 @@ func (*SecAggUnmaskRequest) Kind() Kind { return KindSecAggUnmaskRequest }
 func (*SecAggUnmask) Kind() Kind        { return KindSecAggUnmask }
 func (*SecAggCheck) Kind() Kind         { return KindSecAggCheck }
 func (*SecAggCheckSigs) Kind() Kind     { return KindSecAggCheckSigs }
+func (*SecAggExpel) Kind() Kind         { return KindSecAggExpel }
 
 var (
 	_ Message = (*SecAggKeys)(nil)
@@ -243,7 +293,16 @@ var (
 	_ Message = (*SecAggUnmask)(nil)
 	_ Message = (*SecAggCheck)(nil)
 	_ Message = (*SecAggCheckSigs)(nil)
+	_ Message = (*SecAggExpel)(nil)
 )
+
+// SecAggExpel carries the proofs against survivors that dealt
+// inconsistent seed shares, for the sites that answered the unmasking.
+type SecAggExpel struct {
+	Job    string        `msgpack:"job"`
+	Phase  int           `msgpack:"phase"`
+	Proofs []SecAggProof `msgpack:"proofs"`
+}
 
 func secAggHead(job string, phase int, site string) error {
 	if err := ValidName("job", job); err != nil {
@@ -330,7 +389,12 @@ func (m *SecAggKeyList) Validate() error {
 	return nil
 }
 
-func validCiphers(cs []SecAggCipher) error {
+// validCiphers checks ciphertexts: withCommit says whether each may
+// carry its sender's commitment (SecAggSharesFor) or none (SecAggShares).
+// A ciphertext of the active variant (with the commitment nonce) is
+// secAggCTLenActive bytes, one of the honest-but-curious variant
+// secAggCTLen.
+func validCiphers(cs []SecAggCipher, withCommit bool) error {
 	if len(cs) > MaxSites {
 		return fmt.Errorf("protocol: %d ciphertexts exceed %d sites", len(cs), MaxSites)
 	}
@@ -339,11 +403,60 @@ func validCiphers(cs []SecAggCipher) error {
 		if err := secAggID("peer", c.Peer, seen); err != nil {
 			return err
 		}
-		if err := fixedLen("ciphertext", c.CT, secAggCTLen); err != nil {
+		if len(c.CT) != secAggCTLen && len(c.CT) != secAggCTLenActive {
+			return fmt.Errorf("protocol: ciphertext is %d bytes, want %d (or %d with a commitment nonce)", len(c.CT), secAggCTLen, secAggCTLenActive)
+		}
+		if c.Commit == nil {
+			continue
+		}
+		if !withCommit {
+			return fmt.Errorf("protocol: a ciphertext to peer %d carries a commitment: a dealer sends its commitments in its signed list", c.Peer)
+		}
+		if err := fixedLen("share commitment", c.Commit, 2*secAggCommitLen); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// validCommits checks a commitment list: a seed commitment, 1 to
+// MaxSites entries in increasing id order (the order they are signed in)
+// of two commitments each, a signature.
+func validCommits(c *SecAggCommits) error {
+	if err := fixedLen("seed commitment", c.Seed, secAggCommitLen); err != nil {
+		return err
+	}
+	if err := fixedLen("commitment signature", c.Sig, secAggSigLen); err != nil {
+		return err
+	}
+	if len(c.Shares) < 1 || len(c.Shares) > MaxSites {
+		return fmt.Errorf("protocol: a commitment list of %d entries (1 to %d)", len(c.Shares), MaxSites)
+	}
+	seen := map[uint32]bool{}
+	for i, e := range c.Shares {
+		if err := secAggID("commitment", e.ID, seen); err != nil {
+			return err
+		}
+		if i > 0 && e.ID < c.Shares[i-1].ID {
+			return fmt.Errorf("protocol: commitment list not sorted by id (%d after %d)", e.ID, c.Shares[i-1].ID)
+		}
+		if err := fixedLen("key share commitment", e.Key, secAggCommitLen); err != nil {
+			return err
+		}
+		if err := fixedLen("seed share commitment", e.Seed, secAggCommitLen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// optionalNonce checks a commitment nonce: absent or 32 bytes (a present
+// empty one would not survive re-encoding).
+func optionalNonce(b []byte) error {
+	if b == nil {
+		return nil
+	}
+	return fixedLen("commitment nonce", b, secAggNonceLen)
 }
 
 func (m *SecAggShares) Validate() error {
@@ -353,14 +466,20 @@ func (m *SecAggShares) Validate() error {
 	if err := ValidName("site", m.Site); err != nil {
 		return err
 	}
-	return validCiphers(m.Shares)
+	if err := validCiphers(m.Shares, false); err != nil {
+		return err
+	}
+	if m.Commits != nil {
+		return validCommits(m.Commits)
+	}
+	return nil
 }
 
 func (m *SecAggSharesFor) Validate() error {
 	if err := secAggHead(m.Job, m.Phase, ""); err != nil {
 		return err
 	}
-	return validCiphers(m.Shares)
+	return validCiphers(m.Shares, true)
 }
 
 func (m *SecAggMasked) Validate() error {
@@ -434,6 +553,9 @@ func (m *SecAggUnmask) Validate() error {
 			if err := fixedLen("share", s.Y, secAggShareLen); err != nil {
 				return err
 			}
+			if err := optionalNonce(s.Nonce); err != nil {
+				return err
+			}
 		}
 	}
 	if len(m.Pairs) > len(m.Keys) {
@@ -446,6 +568,9 @@ func (m *SecAggUnmask) Validate() error {
 		}
 		if err := fixedLen("pairwise key", s.Y, secAggKeyLen); err != nil {
 			return err
+		}
+		if s.Nonce != nil {
+			return fmt.Errorf("protocol: pairwise key with site %d carries a commitment nonce", s.ID)
 		}
 	}
 	return nil
@@ -475,6 +600,40 @@ func (m *SecAggCheckSigs) Validate() error {
 		}
 		if err := fixedLen("consistency signature", s.Sig, secAggSigLen); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+func (m *SecAggExpel) Validate() error {
+	if err := secAggHead(m.Job, m.Phase, ""); err != nil {
+		return err
+	}
+	if len(m.Proofs) < 1 || len(m.Proofs) > MaxSites {
+		return fmt.Errorf("protocol: %d proofs (1 to %d)", len(m.Proofs), MaxSites)
+	}
+	dealers := map[uint32]bool{}
+	for _, p := range m.Proofs {
+		if err := secAggID("cheating dealer", p.ID, dealers); err != nil {
+			return err
+		}
+		if err := validCommits(&p.Commits); err != nil {
+			return err
+		}
+		if len(p.Shares) < 1 || len(p.Shares) > MaxSites {
+			return fmt.Errorf("protocol: a proof with %d shares (1 to %d)", len(p.Shares), MaxSites)
+		}
+		holders := map[uint32]bool{}
+		for _, s := range p.Shares {
+			if err := secAggID("share holder", s.ID, holders); err != nil {
+				return err
+			}
+			if err := fixedLen("share", s.Y, secAggShareLen); err != nil {
+				return err
+			}
+			if err := fixedLen("commitment nonce", s.Nonce, secAggNonceLen); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

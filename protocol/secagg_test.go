@@ -27,7 +27,13 @@ func secAggSamples() []Message {
 		&SecAggUnmask{Job: "job-1", Phase: 2, Site: "site-1", Keys: []SecAggShare{{ID: 3, Y: rep(7, 40)}}, Seeds: []SecAggShare{{ID: 1, Y: rep(8, 40)}, {ID: 2, Y: rep(9, 40)}}},
 		&SecAggCheck{Job: "job-1", Phase: 2, Site: "site-1", Sig: rep(10, 64)},
 		&SecAggCheckSigs{Job: "job-1", Phase: 2, Sigs: []SecAggSig{{ID: 1, Sig: rep(11, 64)}, {ID: 3, Sig: rep(12, 64)}}},
+		&SecAggExpel{Job: "job-1", Phase: 2, Proofs: []SecAggProof{{ID: 2, Commits: sampleCommits(), Shares: []SecAggShare{{ID: 1, Y: rep(20, 40), Nonce: rep(21, 32)}, {ID: 3, Y: rep(22, 40), Nonce: rep(23, 32)}}}}},
 	}
+}
+
+// sampleCommits is a valid commitment list of three entries.
+func sampleCommits() SecAggCommits {
+	return SecAggCommits{Seed: rep(16, 32), Sig: rep(17, 64), Shares: []SecAggCommit{{ID: 1, Key: rep(18, 32), Seed: rep(19, 32)}, {ID: 2, Key: rep(24, 32), Seed: rep(25, 32)}, {ID: 3, Key: rep(26, 32), Seed: rep(27, 32)}}}
 }
 
 // secAggSeeds are the fuzz seeds: every sample, and the signed
@@ -38,12 +44,19 @@ func secAggSeeds() []Message {
 	return append(secAggSamples(),
 		&SecAggKeys{Job: "job-1", Phase: 2, Site: "site-1", C: rep(1, 32), S: rep(2, 32), Sig: rep(13, 64)},
 		&SecAggKeyList{Job: "job-1", Phase: 2, Round: rep(9, 32), Keys: []SecAggKey{{ID: 1, C: rep(3, 32), S: rep(4, 32), Sig: rep(14, 64)}, {ID: 2, C: rep(1, 32), S: rep(2, 32), Sig: rep(15, 64)}}},
+		// The active variant's commitments (secagg/commit.go): the
+		// signed list, the forwarded entries, the revealed nonces.
+		&SecAggShares{Job: "job-1", Phase: 2, Site: "site-1", Shares: []SecAggCipher{{Peer: 1, CT: rep(5, 140)}}, Commits: ptr(sampleCommits())},
+		&SecAggSharesFor{Job: "job-1", Phase: 2, Shares: []SecAggCipher{{Peer: 2, CT: rep(6, 140), Commit: rep(7, 64)}}},
+		&SecAggUnmask{Job: "job-1", Phase: 2, Site: "site-1", Keys: []SecAggShare{{ID: 3, Y: rep(7, 40), Nonce: rep(8, 32)}}, Seeds: []SecAggShare{{ID: 1, Y: rep(8, 40), Nonce: rep(9, 32)}}, Pairs: []SecAggShare{{ID: 3, Y: rep(10, 32)}}},
 	)
 }
 
+func ptr[T any](v T) *T { return &v }
+
 func TestSecAggKindsPinned(t *testing.T) {
 	want := map[Kind]byte{KindSecAggKeys: 32, KindSecAggKeyList: 33, KindSecAggShares: 34, KindSecAggSharesFor: 35,
-		KindSecAggMasked: 36, KindSecAggUnmaskRequest: 37, KindSecAggUnmask: 38, KindSecAggCheck: 39, KindSecAggCheckSigs: 40}
+		KindSecAggMasked: 36, KindSecAggUnmaskRequest: 37, KindSecAggUnmask: 38, KindSecAggCheck: 39, KindSecAggCheckSigs: 40, KindSecAggExpel: 41}
 	for k, v := range want {
 		if byte(k) != v {
 			t.Errorf("%v = %d, was %d: kinds are append-only", k, byte(k), v)
@@ -122,15 +135,44 @@ func TestSecAggSizesMatchThePackage(t *testing.T) {
 	u := tr.Unmask[0]
 	var keys, seeds []SecAggShare
 	for id, s := range u.KeyOf {
-		keys = append(keys, SecAggShare{ID: id, Y: s.Y})
+		keys = append(keys, SecAggShare{ID: id, Y: s.Y, Nonce: s.Nonce})
 	}
 	for id, s := range u.SeedOf {
-		seeds = append(seeds, SecAggShare{ID: id, Y: s.Y})
+		seeds = append(seeds, SecAggShare{ID: id, Y: s.Y, Nonce: s.Nonce})
 	}
 	if err := (&SecAggUnmask{Job: "j", Phase: 1, Site: "s", Keys: keys, Seeds: seeds}).Validate(); err != nil {
 		t.Fatal(err)
 	}
 	if err := (&SecAggMasked{Job: "j", Phase: 1, Site: "s", Bits: 20, Len: len(tr.Masked[0].Y), Y: PackWords(tr.Masked[0].Y, 20)}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+	// The active variant's commitments, nonces and ciphertexts.
+	c := tr.Shares[0].Commits
+	if c == nil {
+		t.Fatal("the default (active) round committed to nothing")
+	}
+	cm := SecAggCommits{Seed: c.Seed, Sig: c.Sig}
+	for _, e := range c.Shares {
+		cm.Shares = append(cm.Shares, SecAggCommit{ID: e.To, Key: e.Key, Seed: e.Seed})
+	}
+	if len(sh.CT) != secAggCTLenActive {
+		t.Fatalf("active ciphertext of %d bytes, protocol expects %d", len(sh.CT), secAggCTLenActive)
+	}
+	if err := (&SecAggShares{Job: "j", Phase: 1, Site: "s", Shares: []SecAggCipher{{Peer: sh.To, CT: sh.CT}}, Commits: &cm}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+	e := cm.Shares[0]
+	if err := (&SecAggSharesFor{Job: "j", Phase: 1, Shares: []SecAggCipher{{Peer: 1, CT: sh.CT, Commit: append(append([]byte{}, e.Key...), e.Seed...)}}}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var proof []SecAggShare
+	for _, s := range seeds {
+		if s.Nonce == nil {
+			t.Fatal("a revealed seed share without its nonce")
+		}
+		proof = append(proof, SecAggShare{ID: 1, Y: s.Y, Nonce: s.Nonce})
+	}
+	if err := (&SecAggExpel{Job: "j", Phase: 1, Proofs: []SecAggProof{{ID: 2, Commits: cm, Shares: proof[:1]}}}).Validate(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -162,6 +204,49 @@ func TestSecAggRejects(t *testing.T) {
 		"signer 0":          &SecAggCheckSigs{Job: "j", Phase: 1, Sigs: []SecAggSig{{ID: 0, Sig: rep(1, 64)}}},
 		"short forwarded":   &SecAggCheckSigs{Job: "j", Phase: 1, Sigs: []SecAggSig{{ID: 1, Sig: rep(1, 10)}}},
 		"too many signers":  &SecAggCheckSigs{Job: "j", Phase: 1, Sigs: manySigs(MaxSites + 1)},
+	}
+	// Every new field of the commitments (secagg/commit.go), tampered.
+	withCommits := func(f func(*SecAggCommits)) Message {
+		c := sampleCommits()
+		c.Shares = append([]SecAggCommit(nil), c.Shares...)
+		f(&c)
+		return &SecAggShares{Job: "j", Phase: 1, Site: "s", Shares: []SecAggCipher{{Peer: 1, CT: rep(1, 140)}}, Commits: &c}
+	}
+	withProof := func(f func(*SecAggProof)) Message {
+		p := SecAggProof{ID: 2, Commits: sampleCommits(), Shares: []SecAggShare{{ID: 1, Y: rep(1, 40), Nonce: rep(2, 32)}, {ID: 3, Y: rep(1, 40), Nonce: rep(2, 32)}}}
+		f(&p)
+		return &SecAggExpel{Job: "j", Phase: 1, Proofs: []SecAggProof{p}}
+	}
+	for name, m := range map[string]Message{
+		"ciphertext of 120 bytes":      &SecAggShares{Job: "j", Phase: 1, Site: "s", Shares: []SecAggCipher{{Peer: 1, CT: rep(1, 120)}}},
+		"commitment on a dealt cipher": &SecAggShares{Job: "j", Phase: 1, Site: "s", Shares: []SecAggCipher{{Peer: 1, CT: rep(1, 140), Commit: rep(1, 64)}}},
+		"short forwarded commitment":   &SecAggSharesFor{Job: "j", Phase: 1, Shares: []SecAggCipher{{Peer: 1, CT: rep(1, 140), Commit: rep(1, 63)}}},
+		"empty forwarded commitment":   &SecAggSharesFor{Job: "j", Phase: 1, Shares: []SecAggCipher{{Peer: 1, CT: rep(1, 140), Commit: []byte{}}}},
+		"short seed commitment":        withCommits(func(c *SecAggCommits) { c.Seed = rep(1, 31) }),
+		"no commitment signature":      withCommits(func(c *SecAggCommits) { c.Sig = nil }),
+		"long commitment signature":    withCommits(func(c *SecAggCommits) { c.Sig = rep(1, 65) }),
+		"empty commitment list":        withCommits(func(c *SecAggCommits) { c.Shares = nil }),
+		"unsorted commitment list":     withCommits(func(c *SecAggCommits) { c.Shares[0], c.Shares[1] = c.Shares[1], c.Shares[0] }),
+		"repeated commitment":          withCommits(func(c *SecAggCommits) { c.Shares[1].ID = 1 }),
+		"commitment to site 0":         withCommits(func(c *SecAggCommits) { c.Shares[0].ID = 0 }),
+		"short key commitment":         withCommits(func(c *SecAggCommits) { c.Shares[2].Key = rep(1, 16) }),
+		"no seed share commitment":     withCommits(func(c *SecAggCommits) { c.Shares[2].Seed = nil }),
+		"short nonce":                  &SecAggUnmask{Job: "j", Phase: 1, Site: "s", Seeds: []SecAggShare{{ID: 1, Y: rep(1, 40), Nonce: rep(1, 31)}}},
+		"empty nonce":                  &SecAggUnmask{Job: "j", Phase: 1, Site: "s", Keys: []SecAggShare{{ID: 1, Y: rep(1, 40), Nonce: []byte{}}}},
+		"nonce on a pairwise key":      &SecAggUnmask{Job: "j", Phase: 1, Site: "s", Keys: []SecAggShare{{ID: 1, Y: rep(1, 40)}}, Pairs: []SecAggShare{{ID: 1, Y: rep(1, 32), Nonce: rep(1, 32)}}},
+		"expel without proofs":         &SecAggExpel{Job: "j", Phase: 1},
+		"expel phase 0":                &SecAggExpel{Job: "j", Phase: 0, Proofs: []SecAggProof{{ID: 2, Commits: sampleCommits(), Shares: []SecAggShare{{ID: 1, Y: rep(1, 40), Nonce: rep(2, 32)}}}}},
+		"proof against site 0":         withProof(func(p *SecAggProof) { p.ID = 0 }),
+		"proof without shares":         withProof(func(p *SecAggProof) { p.Shares = nil }),
+		"proof share without nonce":    withProof(func(p *SecAggProof) { p.Shares[1].Nonce = nil }),
+		"proof share too short":        withProof(func(p *SecAggProof) { p.Shares[0].Y = rep(1, 39) }),
+		"proof share holder repeated":  withProof(func(p *SecAggProof) { p.Shares[1].ID = 1 }),
+		"proof with a bad list":        withProof(func(p *SecAggProof) { p.Commits.Seed = nil }),
+		"two proofs against one site": &SecAggExpel{Job: "j", Phase: 1, Proofs: []SecAggProof{
+			{ID: 2, Commits: sampleCommits(), Shares: []SecAggShare{{ID: 1, Y: rep(1, 40), Nonce: rep(2, 32)}}},
+			{ID: 2, Commits: sampleCommits(), Shares: []SecAggShare{{ID: 3, Y: rep(1, 40), Nonce: rep(2, 32)}}}}},
+	} {
+		bad[name] = m
 	}
 	for name, m := range bad {
 		if err := m.Validate(); err == nil {

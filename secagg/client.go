@@ -17,6 +17,7 @@ const (
 	stepMasked
 	stepCheck  // active: ConsistencyCheck; honest-but-curious: Unmask
 	stepUnmask // active: UnmaskSigned
+	stepExpel  // active: Expel (proofs against cheating survivors), after UnmaskSigned
 	stepDone
 )
 
@@ -46,6 +47,13 @@ type Client struct {
 	held map[uint32]heldShare     // shares other sites gave us
 	enc  map[uint32][]byte        // share-encryption keys, by peer
 
+	// Test hooks (nil in every deployment; set only by this package's
+	// tests to play a rogue dealer): dealHook alters the shares just
+	// dealt, before they are committed to; commitHook alters the
+	// commitment list before it is signed.
+	dealHook   func(key, seed []Share)
+	commitHook func(*Commitments)
+
 	// Rejected names the peers whose share ciphertexts this site refused
 	// (MaskedInput), with the reason: the caller records them (the
 	// site's ledger note).
@@ -58,6 +66,9 @@ type RejectedPeer struct {
 	Reason string
 }
 
+// heldShare is a peer's shares dealt to this site (X = this site; in the
+// active variant each carries the dealer's nonce for this site's
+// commitments).
 type heldShare struct{ key, seed Share }
 
 // NewClient returns the state machine of site id for the round cfg. rnd is
@@ -162,9 +173,34 @@ func (c *Client) ShareKeys(list KeyList) (ShareKeys, error) {
 	if err != nil {
 		return ShareKeys{}, err
 	}
+	if c.dealHook != nil {
+		c.dealHook(keyShares, seedShares)
+	}
 	out := ShareKeys{From: c.id}
 	c.held = map[uint32]heldShare{}
 	c.enc = map[uint32][]byte{}
+	var nonces [][]byte
+	if c.cfg.Active() {
+		// Commitments to every dealt share and to b_u, signed (commit.go).
+		nonces = make([][]byte, len(xs))
+		cm := Commitments{Seed: seedCommit(c.cfg.RoundID, c.id, c.seed)}
+		for i, v := range xs {
+			nonces[i] = make([]byte, nonceLen)
+			if _, err := io.ReadFull(c.rnd, nonces[i]); err != nil {
+				return ShareKeys{}, fmt.Errorf("secagg: randomness: %w", err)
+			}
+			keyShares[i].Nonce, seedShares[i].Nonce = nonces[i], nonces[i]
+			cm.Shares = append(cm.Shares, ShareCommit{To: v,
+				Key:  shareCommit(labelCommitKey, c.cfg.RoundID, c.id, v, nonces[i], keyShares[i].Y),
+				Seed: shareCommit(labelCommitSeed, c.cfg.RoundID, c.id, v, nonces[i], seedShares[i].Y)})
+		}
+		slices.SortFunc(cm.Shares, func(a, b ShareCommit) int { return int(int64(a.To) - int64(b.To)) })
+		if c.commitHook != nil {
+			c.commitHook(&cm)
+		}
+		SignCommitments(c.cfg.RoundID, c.id, &cm, c.sign)
+		out.Commits = &cm
+	}
 	for i, v := range xs {
 		if v == c.id {
 			c.held[c.id] = heldShare{keyShares[i], seedShares[i]}
@@ -176,6 +212,9 @@ func (c *Client) ShareKeys(list KeyList) (ShareKeys, error) {
 		}
 		c.enc[v] = key
 		pt := append(append([]byte{}, keyShares[i].Y...), seedShares[i].Y...)
+		if nonces != nil {
+			pt = append(pt, nonces[i]...)
+		}
 		ct, err := seal(key, c.cfg.RoundID, c.id, v, pt, c.rnd)
 		if err != nil {
 			return ShareKeys{}, err
@@ -212,8 +251,28 @@ func (c *Client) MaskedInput(in SharesFor, x []uint64) (MaskedInput, error) {
 			return MaskedInput{}, fmt.Errorf("secagg: site %d: two shares from site %d", c.id, e.From)
 		}
 		pt, err := open(c.enc[e.From], c.cfg.RoundID, e.From, c.id, e.CT)
-		if err == nil && (len(pt) != 2*shareLen || !validShare(pt[:shareLen]) || !validShare(pt[shareLen:])) {
+		ptLen := 2 * shareLen
+		if c.cfg.Active() {
+			ptLen += nonceLen
+		}
+		if err == nil && (len(pt) != ptLen || !validShare(pt[:shareLen]) || !validShare(pt[shareLen:2*shareLen])) {
 			err = fmt.Errorf("secagg: share from site %d has %d bytes or values outside the field", e.From, len(pt))
+		}
+		var h heldShare
+		if err == nil {
+			h = heldShare{Share{X: c.id, Y: pt[:shareLen]}, Share{X: c.id, Y: pt[shareLen : 2*shareLen]}}
+			if c.cfg.Active() {
+				h.key.Nonce, h.seed.Nonce = pt[2*shareLen:], pt[2*shareLen:]
+				// A share that decrypts but is not the one its dealer
+				// signed a commitment to (commit.go): held, it would be
+				// refused at unmasking, or prove nothing. Refused now,
+				// as a share that does not open.
+				if e.Commit == nil || e.Commit.To != c.id {
+					err = fmt.Errorf("secagg: the shares from site %d come without its commitment to them", e.From)
+				} else if cm := (Commitments{Shares: []ShareCommit{*e.Commit}}); !c.cfg.shareMatches(e.From, &cm, h.key, false) || !c.cfg.shareMatches(e.From, &cm, h.seed, true) {
+					err = fmt.Errorf("secagg: the shares from site %d do not match its signed commitments (inconsistent dealing)", e.From)
+				}
+			}
 		}
 		if err != nil {
 			// A rogue peer (garbage, a ciphertext replayed from another
@@ -226,7 +285,7 @@ func (c *Client) MaskedInput(in SharesFor, x []uint64) (MaskedInput, error) {
 			c.Rejected = append(c.Rejected, RejectedPeer{Site: e.From, Reason: err.Error()})
 			continue
 		}
-		c.held[e.From] = heldShare{Share{c.id, pt[:shareLen]}, Share{c.id, pt[shareLen:]}}
+		c.held[e.From] = h
 		u2 = append(u2, e.From)
 	}
 	if len(u2) < c.cfg.Threshold {
@@ -402,5 +461,51 @@ func (c *Client) UnmaskSigned(in ConsistencySigs) (UnmaskShares, error) {
 	if len(seen) < c.cfg.Threshold {
 		return UnmaskShares{}, fmt.Errorf("%w: site %d: %d consistency signatures, threshold %d: no unmask share sent (%w)", ErrInconsistent, c.id, len(seen), c.cfg.Threshold, ErrTooFewSurvivors)
 	}
+	c.step = stepExpel
 	return c.shares(c.u3), nil
+}
+
+// Expel (active variant, after UnmaskSigned) answers the server's proofs
+// that survivors dealt inconsistent seed shares (commit.go). Every proof
+// must be against a distinct member of the U3 this site signed (not this
+// site) and verify (CheatProof: the dealer's signed commitments, t shares
+// matching them that do not interpolate to its committed seed), and the
+// survivors left must still be at least t; otherwise the server lied
+// (ErrInconsistent) and nothing is sent. Then, for each proven cheater j,
+// this site reveals its pairwise key s_uj and its share of s_j^SK — what
+// the server needs to remove y_j's masks from the other survivors' inputs
+// and drop y_j from the sum. No proof exists against an honest dealer, so
+// this site never reveals a pairwise key with an honest survivor. It
+// answers at most once.
+func (c *Client) Expel(req ExpelRequest) (UnmaskShares, error) {
+	if err := c.expect(stepExpel, "expel"); err != nil {
+		return UnmaskShares{}, err
+	}
+	c.step = stepDone
+	if len(req.Proofs) == 0 {
+		return UnmaskShares{}, fmt.Errorf("%w: site %d: an expel request without proofs", ErrInconsistent, c.id)
+	}
+	out := UnmaskShares{From: c.id, KeyOf: map[uint32]Share{}, SeedOf: map[uint32]Share{}, PairOf: map[uint32][]byte{}}
+	for _, p := range req.Proofs {
+		j := p.Dealer
+		if j == c.id || !slices.Contains(c.u3, j) {
+			return UnmaskShares{}, fmt.Errorf("%w: site %d: a proof against site %d, not another member of the survivors %v", ErrInconsistent, c.id, j, c.u3)
+		}
+		if _, dup := out.KeyOf[j]; dup {
+			return UnmaskShares{}, fmt.Errorf("%w: site %d: two proofs against site %d", ErrInconsistent, c.id, j)
+		}
+		if err := c.cfg.verifyProof(p); err != nil {
+			return UnmaskShares{}, fmt.Errorf("%w: site %d: the proof that site %d cheated does not hold (%v): no pairwise key revealed", ErrInconsistent, c.id, j, err)
+		}
+		k, err := agree(c.sKey, c.u1[j].S, c.cfg.RoundID, labelMask)
+		if err != nil {
+			return UnmaskShares{}, err
+		}
+		out.KeyOf[j] = c.held[j].key
+		out.PairOf[j] = k
+	}
+	if len(c.u3)-len(req.Proofs) < c.cfg.Threshold {
+		return UnmaskShares{}, fmt.Errorf("%w: site %d: expelling %d of %d survivors leaves fewer than t = %d: an honest server aborts", ErrInconsistent, c.id, len(req.Proofs), len(c.u3), c.cfg.Threshold)
+	}
+	return out, nil
 }

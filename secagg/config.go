@@ -146,17 +146,25 @@ type KeyList struct {
 
 // EncryptedShare is one AEAD ciphertext of (share of s_u^SK, share of b_u)
 // from site From to site To.
+//
+// In the active variant the plaintext also holds the dealer's nonce for
+// To's commitments, and the server, forwarding it (SharesFor), attaches
+// Commit: the dealer's signed commitment to To's shares (commit.go), which
+// To checks its decrypted shares against.
 type EncryptedShare struct {
-	From uint32 `msgpack:"from"`
-	To   uint32 `msgpack:"to"`
-	CT   []byte `msgpack:"ct"`
+	From   uint32       `msgpack:"from"`
+	To     uint32       `msgpack:"to"`
+	CT     []byte       `msgpack:"ct"`
+	Commit *ShareCommit `msgpack:"commit,omitempty"`
 }
 
 // ShareKeys (round 1, site → server): the site's encrypted shares, one
-// per other member of U1.
+// per other member of U1, and in the active variant its signed
+// commitments to every share it dealt and to its seed (commit.go).
 type ShareKeys struct {
-	From   uint32           `msgpack:"from"`
-	Shares []EncryptedShare `msgpack:"shares"`
+	From    uint32           `msgpack:"from"`
+	Shares  []EncryptedShare `msgpack:"shares"`
+	Commits *Commitments     `msgpack:"commits,omitempty"`
 }
 
 // SharesFor (server → site To): the ciphertexts addressed to To from the

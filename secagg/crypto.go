@@ -37,7 +37,12 @@ const (
 	labelSelf  = "pairfed/secagg/v1 self mask"
 	labelAdv   = "pairfed/secagg/v1 key advertisement\x00"
 	labelCheck = "pairfed/secagg/v1 consistency check\x00"
-	roundIDLen = 32
+	// Dealt-share commitments (commit.go).
+	labelCommitKey  = "pairfed/secagg/v1 key share commitment\x00"
+	labelCommitSeed = "pairfed/secagg/v1 seed share commitment\x00"
+	labelCommitB    = "pairfed/secagg/v1 self-mask seed commitment\x00"
+	labelCommits    = "pairfed/secagg/v1 dealt share commitments\x00"
+	roundIDLen      = 32
 )
 
 // newKeyPair draws an X25519 key pair from 32 bytes of rnd.

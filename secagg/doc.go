@@ -34,7 +34,10 @@
 //	1  site → server  ShareKeys                Shamir t-of-|U1| shares of the
 //	                                           mask key s_u^SK and self-mask
 //	                                           seed b_u, AES-GCM-encrypted to
-//	                                           each other member of U1
+//	                                           each other member of U1, and a
+//	                                           signed list of commitments to
+//	                                           every share dealt and to b_u
+//	                                           (commit.go)
 //	   server → site  SharesFor (from U2, ≥ t)
 //	2  site → server  MaskedInput y_u = x_u + PRG(b_u) + Σ_{v∈U2∖u} ±PRG(s_uv)
 //	   server → sites UnmaskRequest (U3, ≥ t)
@@ -46,7 +49,16 @@
 //	                                           the SAME U3: shares of s_v^SK
 //	                                           for v ∈ U2∖U3, of b_v for
 //	                                           v ∈ U3 (never both)
-//	   server         Result: Σ_{u∈U3} x_u mod 2^b
+//	   server         Result: Σ_{u∈U3} x_u mod 2^b, every revealed share
+//	                                           checked against its dealer's
+//	                                           commitment
+//	5  server → sites ExpelRequest             only if a survivor's verified
+//	                                           seed shares do not reconstruct
+//	                                           its committed seed: the proof
+//	   site → server  UnmaskShares             after checking it: pairwise key
+//	                                           and key share of each proven
+//	                                           cheater, whose input leaves
+//	                                           the sum
 //
 // Why the check stops a lying server. To unmask one site x the server
 // needs t shares of x's mask key (from sites told x dropped) and t shares
@@ -81,6 +93,18 @@
 // reconstructed from t holders for a survivor that did not answer. With
 // fewer than t valid peers a site stops before its masked input: nothing
 // derived from its data has left it.
+//
+// A rogue member's shares that decrypt but are inconsistent (not points of
+// one polynomial, or not of the secret it committed to) or a rogue
+// responder's wrong share at unmasking neither abort the round nor corrupt
+// the sum: every dealt share is committed to in a list the dealer signs
+// (commit.go, which holds the argument: why an honest dealer cannot be
+// framed, what the server learns). A recipient refuses shares that do not
+// match (as above); the server ignores an unmask answer with a share that
+// does not match (Result.Ignored) and expels a survivor whose verified
+// seed shares do not reconstruct its committed seed, on a proof each
+// survivor checks before revealing its pairwise key with it
+// (Result.Cheated; step 5 above).
 //
 // Costs added by the active variant, per round: one round trip (the
 // ConsistencyCheck), and per site 2 signatures (its advertisement, its

@@ -25,6 +25,7 @@ type Transcript struct {
 	Masked  []MaskedInput
 	Checks  []ConsistencySig
 	Unmask  []UnmaskShares
+	Expel   []UnmaskShares // answers to an ExpelRequest, if any
 }
 
 // RunInMemory drives a full round over an in-memory, synchronous network:
@@ -160,5 +161,26 @@ func RunInMemorySigned(cfg Config, signers map[uint32]ed25519.PrivateKey, inputs
 		}
 	}
 	res, err := srv.EndUnmask()
+	if err != nil || res.Expel == nil {
+		return res, tr, err
+	}
+	// Survivors proven to have dealt inconsistent seed shares: the sites
+	// that answered the unmasking check the proofs and reveal their
+	// pairwise keys with the cheaters (a site dropping at DropAfterCheck
+	// or earlier does not answer).
+	for _, id := range srv.ExpelAsked() {
+		if !alive(id, DropAfterCheck) {
+			continue
+		}
+		m, err := clients[id].Expel(*res.Expel)
+		if err != nil {
+			return Result{}, tr, err
+		}
+		tr.Expel = append(tr.Expel, m)
+		if err := srv.HandleExpel(m); err != nil {
+			return Result{}, tr, err
+		}
+	}
+	res, err = srv.EndExpel()
 	return res, tr, err
 }

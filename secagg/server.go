@@ -41,6 +41,18 @@ type Server struct {
 	checks     map[uint32]ConsistencySig
 	u4         []uint32 // the sites whose unmask shares are awaited
 	unmask     map[uint32]UnmaskShares
+	// Active variant, shares that decrypt but are inconsistent (commit.go):
+	// ignored are the responders whose answers held a share not matching
+	// its dealer's signed commitment (with why); seeds the reconstructed
+	// self-mask seeds of U3; cheats the survivors proven to have dealt
+	// inconsistent seed shares, asked the sites their proofs go to, expel
+	// their answers.
+	ignored map[uint32]IgnoredShare
+	seeds   map[uint32][]byte
+	cheats  []uint32
+	asked   []uint32
+	expel   map[uint32]UnmaskShares
+	lams    map[string][]uint64 // interpolation weights by holder set
 }
 
 // NewServer returns the server of the round cfg.
@@ -71,11 +83,11 @@ func (s *Server) HandleAdvertise(m AdvertiseKeys) error {
 	}
 	for _, k := range [][]byte{m.C, m.S} {
 		if err := checkPublicKey(k); err != nil {
-			return fmt.Errorf("secagg: server: site %d advertised a bad key (excluded): %w", m.From, err)
+			return fmt.Errorf("%w: secagg: server: site %d advertised a bad key: %w", ErrExcluded, m.From, err)
 		}
 	}
 	if s.cfg.Active() && !verifySig(s.cfg.Roster[m.From], advertSigned(s.cfg.RoundID, m.From, m.C, m.S), m.Sig) {
-		return fmt.Errorf("secagg: server: site %d's advertisement is not signed by its roster key for this round (unsigned, forged or replayed): excluded", m.From)
+		return fmt.Errorf("%w: secagg: server: site %d's advertisement is not signed by its roster key for this round (unsigned, forged or replayed)", ErrExcluded, m.From)
 	}
 	s.keys[m.From] = m
 	return nil
@@ -125,6 +137,18 @@ func (s *Server) HandleShares(m ShareKeys) error {
 		}
 		to[e.To] = true
 	}
+	if s.cfg.Active() {
+		// The dealer's signed commitments to what it dealt (commit.go):
+		// without a valid list its shares could not be checked by their
+		// recipients nor at unmasking, so the dealer is left out of U2.
+		if err := s.cfg.checkCommits(m.From, m.Commits, sortedKeys(s.keys)); err != nil {
+			return fmt.Errorf("%w: secagg: server: %w", ErrExcluded, err)
+		}
+		c := m.Commits.clone()
+		m.Commits = &c
+	} else if m.Commits != nil {
+		return fmt.Errorf("secagg: server: site %d sent commitments in the honest-but-curious variant", m.From)
+	}
 	s.shares[m.From] = m
 	return nil
 }
@@ -147,6 +171,11 @@ func (s *Server) EndShares() (map[uint32]SharesFor, error) {
 	for _, u := range s.u2 {
 		for _, e := range s.shares[u].Shares {
 			if f, ok := out[e.To]; ok {
+				if cm := s.shares[u].Commits; cm != nil {
+					c, _ := cm.entry(e.To) // checkCommits: one per member of U1
+					c = c.clone()
+					e.Commit = &c
+				}
 				f.Shares = append(f.Shares, e)
 				out[e.To] = f
 			}
@@ -287,6 +316,9 @@ func (s *Server) HandleUnmask(m UnmaskShares) error {
 	if _, dup := s.unmask[m.From]; dup {
 		return fmt.Errorf("secagg: server: second unmask message from site %d", m.From)
 	}
+	if _, dup := s.ignored[m.From]; dup {
+		return fmt.Errorf("secagg: server: second unmask message from site %d", m.From)
+	}
 	rej := s.rejectedBy[m.From]
 	if len(m.KeyOf)+len(m.SeedOf) != len(s.u2)-len(rej) {
 		return fmt.Errorf("secagg: server: site %d sent %d shares, want %d", m.From, len(m.KeyOf)+len(m.SeedOf), len(s.u2)-len(rej))
@@ -310,132 +342,309 @@ func (s *Server) HandleUnmask(m UnmaskShares) error {
 			return fmt.Errorf("secagg: server: site %d must send its share of dropped site %d's key (only)", m.From, v)
 		}
 	}
+	if s.cfg.Active() {
+		// Every share must be the one its dealer committed to for this
+		// responder (commit.go): a responder returning another is
+		// ignored — none of its shares or pairwise keys is used.
+		for _, v := range sortedKeys(m.SeedOf) {
+			if !s.cfg.shareMatches(v, s.shares[v].Commits, m.SeedOf[v], true) {
+				return s.ignore(m.From, IgnoredShare{Dealer: v, Of: "seed"})
+			}
+		}
+		for _, v := range sortedKeys(m.KeyOf) {
+			if !s.cfg.shareMatches(v, s.shares[v].Commits, m.KeyOf[v], false) {
+				return s.ignore(m.From, IgnoredShare{Dealer: v, Of: "key"})
+			}
+		}
+	}
 	s.unmask[m.From] = m
 	return nil
 }
 
-// Result is the output of a completed round.
-type Result struct {
-	// Sum is Σ_{u∈U3} x_u mod 2^b.
-	Sum []uint64
-	// Included is U3: the sites whose inputs are in the sum.
-	Included []uint32
-	// Dropped is U2 \ U3: sites that shared keys but whose inputs are not
-	// in the sum (their pairwise masks were removed).
-	Dropped []uint32
-	// Excluded are the members of Dropped whose shares another site
-	// refused (garbage, replayed or altered ciphertexts), with the sites
-	// that refused them: dropped from the round instead of aborting it.
-	Excluded map[uint32][]uint32
+// IgnoredShare says why a site's answer was ignored: its share of
+// Dealer's Of ("seed" or "key") does not match Dealer's signed
+// commitment to the share dealt to it (in its answer to an ExpelRequest
+// when Expel).
+type IgnoredShare struct {
+	Dealer uint32
+	Of     string
+	Expel  bool
 }
 
-// EndUnmask closes the unmasking round: with ≥ t unmask answers it reconstructs each
-// dropped site's mask key (checked against its advertised public key) and
-// each survivor's self-mask seed, and returns the sum of U3's inputs.
+func (g IgnoredShare) String() string {
+	return fmt.Sprintf("its share of site %d's %s does not match site %d's signed commitment", g.Dealer, g.Of, g.Dealer)
+}
+
+// ignore records that from's answer is not used, and why.
+func (s *Server) ignore(from uint32, why IgnoredShare) error {
+	if s.ignored == nil {
+		s.ignored = map[uint32]IgnoredShare{}
+	}
+	s.ignored[from] = why
+	return fmt.Errorf("%w: secagg: server: site %d's answer is ignored: %v", ErrExcluded, from, why)
+}
+
+// Result is the output of a completed round.
+type Result struct {
+	// Sum is Σ_{u∈Included} x_u mod 2^b.
+	Sum []uint64
+	// Included is U3 less the expelled cheaters: the sites whose inputs
+	// are in the sum.
+	Included []uint32
+	// Dropped are the sites that shared keys but whose inputs are not in
+	// the sum (U2 \ U3, and the expelled cheaters; their pairwise masks
+	// were removed).
+	Dropped []uint32
+	// Excluded are the members of Dropped whose shares another site
+	// refused (garbage, replayed or altered ciphertexts, or shares that do
+	// not match their signed commitments), with the sites that refused
+	// them: dropped from the round instead of aborting it.
+	Excluded map[uint32][]uint32
+	// Cheated are the survivors expelled on a proof that they dealt seed
+	// shares inconsistent with their signed commitments (commit.go): their
+	// inputs are not in the sum. Nil when none.
+	Cheated []uint32
+	// Ignored are the sites whose unmask answers held a share that does
+	// not match its dealer's signed commitment, with the reason: their
+	// answers were not used (their own inputs, if they survived, are in
+	// the sum). Nil when none.
+	Ignored map[uint32]IgnoredShare
+	// Expel, when not nil, means the round is not over: survivors dealt
+	// inconsistent seed shares (Cheated). The request goes to the sites
+	// that answered the unmasking (ExpelAsked); their answers are fed to
+	// HandleExpel, and EndExpel returns the result. Sum is nil meanwhile.
+	Expel *ExpelRequest
+}
+
+// EndUnmask closes the unmasking round: with ≥ t unmask answers (whose
+// shares all match their dealers' signed commitments: HandleUnmask) it
+// reconstructs each survivor's self-mask seed, checked against its
+// commitment, and each dropped site's mask key where a survivor's pairwise
+// key with it is missing (checked against its advertised public key), and
+// returns the sum of U3's inputs. A survivor whose verified seed shares do
+// not reconstruct its committed seed is a proven cheater (commit.go): the
+// result then carries an ExpelRequest instead of a sum, and the round
+// goes on with HandleExpel and EndExpel.
 func (s *Server) EndUnmask() (Result, error) {
 	if err := s.expect(stepUnmask, "end of unmasking"); err != nil {
 		return Result{}, err
 	}
 	s.step = stepDone
 	if len(s.unmask) < s.cfg.Threshold {
-		return Result{}, fmt.Errorf("%w: %d unmask answers, threshold %d", ErrTooFewSurvivors, len(s.unmask), s.cfg.Threshold)
+		return Result{}, fmt.Errorf("%w: %d unmask answers, threshold %d%s", ErrTooFewSurvivors, len(s.unmask), s.cfg.Threshold, s.ignoredNote())
 	}
-	responders := sortedKeys(s.unmask)
-	// Interpolation weights by set of share holders: every responder for a
-	// survivor's seed (no one refused a member of U3), the responders that
-	// accepted an excluded site's shares for its key.
-	lams := map[string][]uint64{}
-	holders := func(v uint32) ([]uint32, []uint64, error) {
-		var hs []uint32
-		for _, r := range responders {
-			if !slices.Contains(s.rejectedBy[r], v) {
-				hs = append(hs, r)
-			}
-			if len(hs) == s.cfg.Threshold {
-				break
-			}
-		}
-		if len(hs) < s.cfg.Threshold {
-			return nil, nil, fmt.Errorf("%w: %d unmask answers hold a share of site %d's secrets, threshold %d (the others refused its shares)", ErrTooFewSurvivors, len(hs), v, s.cfg.Threshold)
-		}
-		key := fmt.Sprint(hs)
-		if lam, ok := lams[key]; ok {
-			return hs, lam, nil
-		}
-		lam, err := lagrangeAtZero(hs)
-		lams[key] = lam
-		return hs, lam, err
-	}
-	sum := make([]uint64, s.cfg.Dim)
-	for _, u := range s.u3 {
-		for i, w := range s.masked[u] {
-			sum[i] += w
-		}
-	}
-	var dropped []uint32
-	for _, v := range s.u2 {
-		inU3 := slices.Contains(s.u3, v)
-		hs, lam, err := holders(v)
-		if !inU3 {
-			// A site dropped after sharing: the pairwise masks it shares
-			// with the survivors that accepted it are removed with the
-			// pairwise keys the survivors revealed, or, for a survivor that
-			// revealed none (it did not answer the unmask step), from v's
-			// key reconstructed from t holders' shares.
-			var missing []uint32
-			for _, u := range s.u3 {
-				if slices.Contains(s.rejectedBy[u], v) {
-					continue // u refused v's shares and did not mask with it
-				}
-				k, ok := s.unmask[u].PairOf[v]
-				if !ok {
-					missing = append(missing, u)
-					continue
-				}
-				addMask(sum, k, -pairSign(u, v))
-			}
-			dropped = append(dropped, v)
-			if len(missing) == 0 {
-				continue
-			}
-			if err != nil {
-				return Result{}, fmt.Errorf("%w (and survivors %v revealed no pairwise key with it)", err, missing)
-			}
-			priv, err := reconstructKey(v, hs, lam, s.unmask, s.keys[v].S)
-			if err != nil {
-				return Result{}, err
-			}
-			for _, u := range missing {
-				k, err := agree(priv, s.keys[u].S, s.cfg.RoundID, labelMask)
-				if err != nil {
-					return Result{}, err
-				}
-				// y_u holds pairSign(u, v)·PRG(s_uv): remove it.
-				addMask(sum, k, -pairSign(u, v))
-			}
-			continue
-		}
+	s.seeds = map[uint32][]byte{}
+	var proofs []CheatProof
+	for _, v := range s.u3 {
+		hs, lam, err := s.holders(s.unmask, v)
 		if err != nil {
 			return Result{}, err
 		}
 		shares := make([]Share, 0, len(hs))
 		for _, r := range hs {
-			shares = append(shares, s.unmask[r].SeedOf[v])
-		}
-		for i, sh := range shares {
-			if sh.X != hs[i] {
-				return Result{}, fmt.Errorf("secagg: server: site %d's share of site %d is labelled for point %d", hs[i], v, sh.X)
+			sh := s.unmask[r].SeedOf[v]
+			if sh.X != r {
+				return Result{}, fmt.Errorf("secagg: server: site %d's share of site %d is labelled for point %d", r, v, sh.X)
 			}
+			shares = append(shares, sh)
 		}
 		secret, err := combineWith(lam, shares)
+		if s.cfg.Active() && (err != nil || !bytes.Equal(seedCommit(s.cfg.RoundID, v, secret), s.shares[v].Commits.Seed)) {
+			// t shares that match v's signed commitments and are not of
+			// its committed seed: v dealt inconsistent shares.
+			p := CheatProof{Dealer: v, Commits: s.shares[v].Commits.clone()}
+			for _, sh := range shares {
+				p.Shares = append(p.Shares, Share{X: sh.X, Y: slices.Clone(sh.Y), Nonce: slices.Clone(sh.Nonce)})
+			}
+			proofs = append(proofs, p)
+			continue
+		}
 		if err != nil {
 			return Result{}, fmt.Errorf("secagg: server: reconstructing site %d's secret: %w", v, err)
 		}
-		k, err := selfKey(secret, s.cfg.RoundID)
+		s.seeds[v] = secret
+	}
+	if len(proofs) == 0 {
+		return s.finish(nil)
+	}
+	var cheats []uint32
+	for _, p := range proofs {
+		cheats = append(cheats, p.Dealer)
+	}
+	if left := len(s.u3) - len(cheats); left < s.cfg.Threshold {
+		return Result{}, fmt.Errorf("%w: sites %v dealt seed shares inconsistent with their signed commitments (proven); without them %d survivors are left, threshold %d", ErrTooFewSurvivors, cheats, left, s.cfg.Threshold)
+	}
+	s.cheats = cheats
+	s.asked = nil
+	for _, r := range sortedKeys(s.unmask) {
+		if !slices.Contains(cheats, r) {
+			s.asked = append(s.asked, r)
+		}
+	}
+	s.expel = map[uint32]UnmaskShares{}
+	s.step = stepExpel
+	return Result{Cheated: slices.Clone(cheats), Ignored: s.ignoredCopy(), Expel: &ExpelRequest{Proofs: proofs}}, nil
+}
+
+// ExpelAsked returns the sites an ExpelRequest is for: those whose unmask
+// answers were used, less the cheaters.
+func (s *Server) ExpelAsked() []uint32 { return slices.Clone(s.asked) }
+
+// HandleExpel records a site's answer to the ExpelRequest: for every
+// proven cheater j exactly its share of j's mask key (matching j's signed
+// commitment) and its pairwise key with j. An answer with a share that
+// does not match is ignored (ErrExcluded).
+func (s *Server) HandleExpel(m UnmaskShares) error {
+	if err := s.expect(stepExpel, "expel answer"); err != nil {
+		return err
+	}
+	if !slices.Contains(s.asked, m.From) {
+		return fmt.Errorf("secagg: server: expel answer from site %d, which was not asked (%v)", m.From, s.asked)
+	}
+	if _, dup := s.expel[m.From]; dup {
+		return fmt.Errorf("secagg: server: second expel answer from site %d", m.From)
+	}
+	if _, dup := s.ignored[m.From]; dup {
+		return fmt.Errorf("secagg: server: second expel answer from site %d", m.From)
+	}
+	if len(m.SeedOf) != 0 || len(m.KeyOf) != len(s.cheats) || len(m.PairOf) != len(s.cheats) {
+		return fmt.Errorf("secagg: server: site %d's expel answer holds %d seed shares, %d key shares and %d pairwise keys, want 0, %d and %d", m.From, len(m.SeedOf), len(m.KeyOf), len(m.PairOf), len(s.cheats), len(s.cheats))
+	}
+	for _, j := range s.cheats {
+		sh, ok := m.KeyOf[j]
+		if k := m.PairOf[j]; !ok || len(k) != 32 || sh.X != m.From {
+			return fmt.Errorf("secagg: server: site %d's expel answer lacks its share of site %d's key or their pairwise key", m.From, j)
+		}
+		if !s.cfg.shareMatches(j, s.shares[j].Commits, sh, false) {
+			return s.ignore(m.From, IgnoredShare{Dealer: j, Of: "key", Expel: true})
+		}
+	}
+	s.expel[m.From] = m
+	return nil
+}
+
+// EndExpel closes the expel step: the cheaters' inputs leave the sum, and
+// their pairwise masks are removed from the other survivors' inputs with
+// the pairwise keys the survivors revealed (or, for a survivor that did
+// not answer, from the cheater's key reconstructed from t verified key
+// shares).
+func (s *Server) EndExpel() (Result, error) {
+	if err := s.expect(stepExpel, "end of expel"); err != nil {
+		return Result{}, err
+	}
+	s.step = stepDone
+	return s.finish(s.cheats)
+}
+
+// holders returns t sites of answers that hold a share of v's secrets
+// (they did not refuse its shares) and their interpolation weights.
+func (s *Server) holders(answers map[uint32]UnmaskShares, v uint32) ([]uint32, []uint64, error) {
+	var hs []uint32
+	for _, r := range sortedKeys(answers) {
+		if !slices.Contains(s.rejectedBy[r], v) {
+			hs = append(hs, r)
+		}
+		if len(hs) == s.cfg.Threshold {
+			break
+		}
+	}
+	if len(hs) < s.cfg.Threshold {
+		return nil, nil, fmt.Errorf("%w: %d answers hold a share of site %d's secrets, threshold %d (the others refused its shares, did not answer or were ignored)%s", ErrTooFewSurvivors, len(hs), v, s.cfg.Threshold, s.ignoredNote())
+	}
+	key := fmt.Sprint(hs)
+	if lam, ok := s.lams[key]; ok {
+		return hs, lam, nil
+	}
+	lam, err := lagrangeAtZero(hs)
+	if s.lams == nil {
+		s.lams = map[string][]uint64{}
+	}
+	s.lams[key] = lam
+	return hs, lam, err
+}
+
+// finish returns the sum of the inputs of U3 less cheats: every such
+// input's self mask is removed with its reconstructed seed (s.seeds), and
+// its pairwise masks with the dropped sites (U2 \ U3, then cheats) with
+// the pairwise keys revealed (unmask answers for the first, expel answers
+// for the second) or the dropped site's reconstructed key.
+func (s *Server) finish(cheats []uint32) (Result, error) {
+	var incl []uint32
+	for _, u := range s.u3 {
+		if !slices.Contains(cheats, u) {
+			incl = append(incl, u)
+		}
+	}
+	sum := make([]uint64, s.cfg.Dim)
+	for _, u := range incl {
+		for i, w := range s.masked[u] {
+			sum[i] += w
+		}
+		k, err := selfKey(s.seeds[u], s.cfg.RoundID)
 		if err != nil {
 			return Result{}, err
 		}
 		addMask(sum, k, -1)
+	}
+	var dropped []uint32
+	removePairs := func(v uint32, answers map[uint32]UnmaskShares) error {
+		// The pairwise masks v shares with the included sites that
+		// accepted it are removed with the pairwise keys they revealed,
+		// or, for one that revealed none (it did not answer), from v's
+		// key reconstructed from t verified holders' shares.
+		var missing []uint32
+		for _, u := range incl {
+			if slices.Contains(s.rejectedBy[u], v) {
+				continue // u refused v's shares and did not mask with it
+			}
+			k, ok := answers[u].PairOf[v]
+			if !ok {
+				missing = append(missing, u)
+				continue
+			}
+			addMask(sum, k, -pairSign(u, v))
+		}
+		dropped = append(dropped, v)
+		if len(missing) == 0 {
+			return nil
+		}
+		hs, lam, err := s.holders(answers, v)
+		if err != nil {
+			return fmt.Errorf("%w (and survivors %v revealed no pairwise key with it)", err, missing)
+		}
+		priv, err := reconstructKey(v, hs, lam, answers, s.keys[v].S)
+		if err != nil {
+			if s.cfg.Active() {
+				// Every share used matches v's signed commitments: v dealt
+				// them inconsistently. It is out of the sum already, but
+				// the masks of the silent survivors with it cannot be
+				// removed without its key.
+				err = fmt.Errorf("%w: site %d dealt key shares inconsistent with its signed commitments and its advertised key (proven), and survivors %v revealed no pairwise key with it: their masks with it cannot be removed", ErrTooFewSurvivors, v, missing)
+			}
+			return err
+		}
+		for _, u := range missing {
+			k, err := agree(priv, s.keys[u].S, s.cfg.RoundID, labelMask)
+			if err != nil {
+				return err
+			}
+			// y_u holds pairSign(u, v)·PRG(s_uv): remove it.
+			addMask(sum, k, -pairSign(u, v))
+		}
+		return nil
+	}
+	for _, v := range s.u2 {
+		if slices.Contains(s.u3, v) {
+			continue
+		}
+		if err := removePairs(v, s.unmask); err != nil {
+			return Result{}, err
+		}
+	}
+	for _, j := range cheats {
+		if err := removePairs(j, s.expel); err != nil {
+			return Result{}, err
+		}
 	}
 	m := s.cfg.mask()
 	for i := range sum {
@@ -445,7 +654,21 @@ func (s *Server) EndUnmask() (Result, error) {
 	if len(s.excluded) > 0 {
 		excluded = s.excluded
 	}
-	return Result{Sum: sum, Included: slices.Clone(s.u3), Dropped: dropped, Excluded: excluded}, nil
+	return Result{Sum: sum, Included: incl, Dropped: dropped, Excluded: excluded, Cheated: slices.Clone(cheats), Ignored: s.ignoredCopy()}, nil
+}
+
+func (s *Server) ignoredCopy() map[uint32]IgnoredShare {
+	if len(s.ignored) == 0 {
+		return nil
+	}
+	return maps.Clone(s.ignored)
+}
+
+func (s *Server) ignoredNote() string {
+	if len(s.ignored) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; answers ignored (shares not matching their dealers' commitments): %v", sortedKeys(s.ignored))
 }
 
 // reconstructKey returns dropped site v's mask key from the key shares of

@@ -55,6 +55,10 @@ const (
 type Share struct {
 	X uint32 `msgpack:"x"`
 	Y []byte `msgpack:"y"` // shareLen bytes: limbs big-endian field elements < p
+	// Nonce is the dealer's nonce for this holder's commitments
+	// (commit.go), revealed with the share in the active variant so that
+	// the server can check it against the dealer's signed list.
+	Nonce []byte `msgpack:"nonce,omitempty"`
 }
 
 // fmul returns a·b mod p for a, b < p.

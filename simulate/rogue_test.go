@@ -2,7 +2,9 @@ package simulate
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +14,8 @@ import (
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/secagg"
+	"github.com/pairfed/pairfed/secagg/round"
 	"github.com/pairfed/pairfed/transport"
 	"github.com/pairfed/pairfed/worker"
 )
@@ -25,6 +29,27 @@ type rogueSite struct {
 	// old are the site's key advertisement and shares from an earlier job
 	// (replayed).
 	old *earlier
+	// fed and sign: the federation and the site's own long-term key, with
+	// which a rogue member re-signs the commitment list it altered.
+	fed  string
+	sign ed25519.PrivateKey
+}
+
+// resign signs m's altered commitment list with the rogue's own key, as
+// its dealer id (the one entry of the list no ciphertext is addressed to).
+func (r *rogueSite) resign(m *protocol.SecAggShares) {
+	var dealer uint32
+	for _, e := range m.Commits.Shares {
+		if !slices.ContainsFunc(m.Shares, func(c protocol.SecAggCipher) bool { return c.Peer == e.ID }) {
+			dealer = e.ID
+		}
+	}
+	c := &secagg.Commitments{Seed: m.Commits.Seed}
+	for _, e := range m.Commits.Shares {
+		c.Shares = append(c.Shares, secagg.ShareCommit{To: e.ID, Key: e.Key, Seed: e.Seed})
+	}
+	secagg.SignCommitments(round.Params{Federation: r.fed, Job: m.Job, Phase: m.Phase}.RoundID(), dealer, c, r.sign)
+	m.Commits.Sig = c.Sig
 }
 
 // earlier are a site's secure aggregation messages of an earlier job.
@@ -57,6 +82,21 @@ func (r *rogueSite) Publish(subject string, b []byte) error {
 			*m = old
 		}
 	case *protocol.SecAggShares:
+		switch r.mode {
+		case "inconsistent-seed":
+			// Shares (consistent among themselves) of another seed than
+			// the one committed to: at unmasking they do not reconstruct
+			// the commitment — a proof against the rogue.
+			m.Commits.Seed[0] ^= 1
+			r.resign(m)
+		case "uncommitted-shares":
+			// Commitments to other shares than those encrypted to the
+			// peers: each peer refuses the rogue's shares.
+			for i := range m.Commits.Shares {
+				m.Commits.Shares[i].Seed[0] ^= 1
+			}
+			r.resign(m)
+		}
 		for i := range m.Shares {
 			switch r.mode {
 			case "garbage-shares", "garbage-shares-t=K":
@@ -64,6 +104,16 @@ func (r *rogueSite) Publish(subject string, b []byte) error {
 			case "replayed-shares": // its ciphertext to the same peer in an earlier job
 				m.Shares[i].CT = r.old.shares[m.Shares[i].Peer]
 			}
+		}
+	case *protocol.SecAggUnmask:
+		if strings.HasPrefix(r.mode, "wrong-unmask-share") && len(m.Seeds) > 0 {
+			if r.mode == "wrong-unmask-share-last" {
+				// After the honest answers: the ignored answer is the last
+				// one the step awaits, so it closes the round — whose sum
+				// must still be taken.
+				time.Sleep(300 * time.Millisecond)
+			}
+			m.Seeds[0].Y[7] ^= 1 // another field element than the one dealt
 		}
 	}
 	out, err := protocol.Encode(m)
@@ -110,6 +160,18 @@ func (r keyRecorder) Publish(subject string, b []byte) error {
 // masked vector leaves — nothing charged on any honest site — and the
 // coordinator, which saw no round reach its unmasking step, reports that
 // nothing was released (its reservation is returned, coordinator tests).
+//
+// Shares that decrypt but are inconsistent (secagg/commit.go), the rogue
+// re-signing what it altered with its own key as a member can: it commits
+// to another seed than the one its shares are of (inconsistent-seed: the
+// honest survivors check the coordinator's proof and reveal their
+// pairwise keys with it; the sum is over the four honest sites, the rogue
+// named as expelled), it commits to other shares than those it encrypts
+// (uncommitted-shares: every peer refuses them, as garbage), or it returns
+// a wrong share at unmasking (wrong-unmask-share: its answer is ignored
+// and named, its own input stays in the five-site sum). Each honest site
+// is charged once (an expulsion adds a ledger note repeating the charge,
+// which Spent counts once).
 func TestRogueSiteOverNATS(t *testing.T) {
 	train, err := data.Load("../datasets/diabetes", data.Options{})
 	if err != nil {
@@ -136,7 +198,8 @@ func TestRogueSiteOverNATS(t *testing.T) {
 	rogue := sites[1].Name
 	var keysMu sync.Mutex
 	old := &earlier{shares: map[uint32][]byte{}}
-	for _, mode := range []string{"honest", "bad-signature", "bad-signature-last", "replayed-keys", "garbage-shares", "replayed-shares", "garbage-shares-t=K"} {
+	for _, mode := range []string{"honest", "bad-signature", "bad-signature-last", "replayed-keys", "garbage-shares", "replayed-shares", "garbage-shares-t=K",
+		"inconsistent-seed", "uncommitted-shares", "wrong-unmask-share", "wrong-unmask-share-last"} {
 		t.Run(mode, func(t *testing.T) {
 			fed := "rogue" + strings.ReplaceAll(strings.ReplaceAll(mode, "-", ""), "=", "")
 			job := spec.Job
@@ -176,7 +239,7 @@ func TestRogueSiteOverNATS(t *testing.T) {
 				case s.Name == rogue && mode == "honest":
 					wt = keyRecorder{Transport: st, mu: &keysMu, old: old}
 				case s.Name == rogue:
-					wt = &rogueSite{Transport: st, mode: mode, old: old}
+					wt = &rogueSite{Transport: st, mode: mode, old: old, fed: fed, sign: signers[s.Name]}
 				}
 				wg.Add(1)
 				go func() {
@@ -227,22 +290,41 @@ func TestRogueSiteOverNATS(t *testing.T) {
 			for _, r := range rels {
 				included[r.Site] = true
 			}
+			// A responder whose unmask shares do not match their dealers'
+			// commitments is ignored, but its own input stays in the sum.
+			inSum := mode == "honest" || strings.HasPrefix(mode, "wrong-unmask-share")
 			wantIncluded := len(sites) - 1
-			if mode == "honest" {
+			if inSum {
 				wantIncluded = len(sites)
 			}
-			if len(included) != wantIncluded || (mode != "honest" && included[rogue]) {
+			if len(included) != wantIncluded || (!inSum && included[rogue]) {
 				t.Fatalf("the sum holds %v, want %d sites without %s", included, wantIncluded, rogue)
 			}
-			bySharesMode := mode == "garbage-shares" || mode == "replayed-shares"
-			if bySharesMode != (len(excluded) == 1 && excluded[0] == rogue) {
+			// Refused shares: named by every honest site (ledger notes).
+			bySharesMode := mode == "garbage-shares" || mode == "replayed-shares" || mode == "uncommitted-shares"
+			named := bySharesMode || mode == "inconsistent-seed" || strings.HasPrefix(mode, "wrong-unmask-share")
+			if named != (len(excluded) == 1 && excluded[0] == rogue) {
 				t.Fatalf("excluded %v %v in mode %s", excluded, why, mode)
+			}
+			if want := map[string]string{"inconsistent-seed": "expelled", "wrong-unmask-share": "ignored", "wrong-unmask-share-last": "ignored", "uncommitted-shares": "refused"}[mode]; want != "" && !strings.Contains(why[0], want) {
+				t.Fatalf("mode %s: the coordinator says %q, want %q", mode, why[0], want)
 			}
 			for i, w := range workers {
 				if sites[i].Name == rogue {
 					continue
 				}
 				l := w.Ledger()
+				if mode == "inconsistent-seed" {
+					// The charge, then a note repeating it: the site revealed
+					// its pairwise key with the rogue on the proof.
+					if len(l) != 2 || l[1].SecAgg == nil || !strings.Contains(l[1].SecAgg.Note, "expelled") || !strings.Contains(l[1].SecAgg.Note, rogue) {
+						t.Fatalf("honest site %s ledger %+v: want the charge and a note naming %s expelled", sites[i].Name, l, rogue)
+					}
+					if eps, _ := worker.Spent(l); eps != l[0].Epsilon {
+						t.Fatalf("honest site %s: Spent ε = %g, its one charge %g", sites[i].Name, eps, l[0].Epsilon)
+					}
+					l = l[:1]
+				}
 				if len(l) != 1 || l[0].SecAgg == nil {
 					t.Fatalf("honest site %s ledger %+v: want one charge", sites[i].Name, l)
 				}

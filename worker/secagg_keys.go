@@ -68,17 +68,24 @@ func (w *Worker) secKeysFor(m *protocol.JobAnnounce) error {
 // and a repeated entry of the same job adds nothing to Spent) with
 // SecAgg.Note saying why.
 func (w *Worker) secNote(phase int, masked bool, why error) {
+	what := "round aborted before any unmask share was sent (the masked vector stays masked; the charge above stays)"
+	if !masked {
+		what = "round aborted before the masked vector was sent (nothing released; the charge above stays)"
+	}
+	w.secAppendNote(phase, fmt.Sprintf("%s: %v", what, why))
+}
+
+// secAppendNote appends to the ledger an entry repeating phase's charge
+// (a repeated entry of the same job adds nothing to Spent) with
+// SecAgg.Note = note.
+func (w *Worker) secAppendNote(phase int, note string) {
 	for i := len(w.ledger) - 1; i >= 0; i-- {
 		r := w.ledger[i]
 		if r.Job != w.job.Job || r.Phase != phase || r.SecAgg == nil {
 			continue
 		}
 		sa := *r.SecAgg
-		what := "round aborted before any unmask share was sent (the masked vector stays masked; the charge above stays)"
-		if !masked {
-			what = "round aborted before the masked vector was sent (nothing released; the charge above stays)"
-		}
-		sa.Note = truncate(fmt.Sprintf("%s: %v", what, why), 1000)
+		sa.Note = truncate(note, 1000)
 		r.SecAgg, r.Time = &sa, time.Time{}
 		w.ledger = append(w.ledger, r)
 		if w.cfg.Store != nil {

@@ -210,8 +210,16 @@ func (w *Worker) onSecAgg(m protocol.Message) []Output {
 			}
 		}
 	}
-	if _, ok := reply.(*protocol.SecAggUnmask); ok {
-		w.round = nil // the site's last message of the round
+	if _, ok := m.(*protocol.SecAggExpel); ok {
+		// Proofs this site checked itself: the survivors named dealt seed
+		// shares inconsistent with their signed commitments, and their
+		// inputs leave the sum (secagg/commit.go). The site's last
+		// message of the round. (After its unmask answer the round is
+		// kept for this step; the next phase's round replaces it.)
+		note := fmt.Sprintf("peers expelled from this round, proven (their signed commitments checked here) to have dealt seed shares inconsistent with them: %s; this site revealed its pairwise keys with them only, and their inputs are out of the sum", strings.Join(w.round.Expelled(), ", "))
+		w.logf("phase %d: %s", w.round.Phase(), note)
+		w.secAppendNote(w.round.Phase(), note)
+		w.round = nil
 	}
 	return []Output{w.toCoord(reply)}
 }

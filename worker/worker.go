@@ -290,7 +290,7 @@ func (w *Worker) Step(ctx context.Context, m protocol.Message) (outs []Output) {
 		return w.onAnnounce(m)
 	case *protocol.PhaseStart:
 		return w.onPhase(ctx, m)
-	case *protocol.SecAggKeyList, *protocol.SecAggSharesFor, *protocol.SecAggUnmaskRequest, *protocol.SecAggCheckSigs:
+	case *protocol.SecAggKeyList, *protocol.SecAggSharesFor, *protocol.SecAggUnmaskRequest, *protocol.SecAggCheckSigs, *protocol.SecAggExpel:
 		return w.onSecAgg(m)
 	case *protocol.Result:
 		if w.job != nil && m.Job == w.job.Job {

@@ -107,7 +107,7 @@ type Outgoing struct {
 type Server struct {
 	p       Params
 	srv     *secagg.Server
-	step    int // 0 keys, 1 shares, 2 masked, 3 consistency check (active), 4 unmask
+	step    int // 0 keys, 1 shares, 2 masked, 3 consistency check (active), 4 unmask, 5 expel (active: proven cheaters)
 	active  bool
 	timeout int // ticks per step
 	ticks   int
@@ -144,9 +144,10 @@ var ErrWrongRound = errors.New("round: message for another round")
 // it completes the current step the step is closed at once; the returned
 // messages are to be sent, and a non-nil Result (its Sum to be decoded)
 // ends the round. An error rejects the message only, unless the round
-// ended (Done); a rejected message can still close the step (a refused
-// advertisement that was the last one awaited), so messages returned
-// beside an error are to be sent too.
+// ended (Done) without a Result; a rejected message can still close the
+// step (a refused advertisement, or an ignored unmask answer, that was the
+// last one awaited), so messages — and a Result — returned beside an
+// error are to be used too.
 func (s *Server) Deliver(from string, m protocol.Message) ([]Outgoing, *secagg.Result, error) {
 	if s.done {
 		return nil, nil, fmt.Errorf("round: round %s/%d is over", s.p.Job, s.p.Phase)
@@ -169,7 +170,7 @@ func (s *Server) Deliver(from string, m protocol.Message) ([]Outgoing, *secagg.R
 		if m.Job != s.p.Job || m.Phase != s.p.Phase {
 			return nil, nil, ErrWrongRound
 		}
-		sk := secagg.ShareKeys{From: id}
+		sk := secagg.ShareKeys{From: id, Commits: fromWireCommits(m.Commits)}
 		for _, c := range m.Shares {
 			sk.Shares = append(sk.Shares, secagg.EncryptedShare{From: id, To: c.Peer, CT: c.CT})
 		}
@@ -191,10 +192,10 @@ func (s *Server) Deliver(from string, m protocol.Message) ([]Outgoing, *secagg.R
 		}
 		u := secagg.UnmaskShares{From: id, KeyOf: map[uint32]secagg.Share{}, SeedOf: map[uint32]secagg.Share{}}
 		for _, sh := range m.Keys {
-			u.KeyOf[sh.ID] = secagg.Share{X: id, Y: sh.Y}
+			u.KeyOf[sh.ID] = secagg.Share{X: id, Y: sh.Y, Nonce: sh.Nonce}
 		}
 		for _, sh := range m.Seeds {
-			u.SeedOf[sh.ID] = secagg.Share{X: id, Y: sh.Y}
+			u.SeedOf[sh.ID] = secagg.Share{X: id, Y: sh.Y, Nonce: sh.Nonce}
 		}
 		if len(m.Pairs) > 0 {
 			u.PairOf = map[uint32][]byte{}
@@ -202,7 +203,12 @@ func (s *Server) Deliver(from string, m protocol.Message) ([]Outgoing, *secagg.R
 				u.PairOf[sh.ID] = sh.Y
 			}
 		}
-		err = s.srv.HandleUnmask(u)
+		if s.step == 5 {
+			// The answer to the proofs against cheating survivors.
+			err = s.srv.HandleExpel(u)
+		} else {
+			err = s.srv.HandleUnmask(u)
+		}
 	case *protocol.SecAggCheck:
 		if m.Job != s.p.Job || m.Phase != s.p.Phase {
 			return nil, nil, ErrWrongRound
@@ -212,10 +218,12 @@ func (s *Server) Deliver(from string, m protocol.Message) ([]Outgoing, *secagg.R
 		return nil, nil, fmt.Errorf("round: %v is not a site's secure aggregation message", m.Kind())
 	}
 	if err != nil {
-		if _, ok := m.(*protocol.SecAggKeys); ok && s.step == 0 && s.waiting[from] && !errors.Is(err, errDuplicate) {
-			// A rogue or broken site's advertisement (signature not for
-			// this round, unusable key): it is out of the round, so the
-			// step does not wait its timeout for it.
+		if errors.Is(err, secagg.ErrExcluded) && s.waiting[from] {
+			// A rogue or broken site's message (an advertisement whose
+			// signature is not for this round or whose key is unusable, a
+			// commitment list that does not verify, an unmask answer with
+			// a share its dealer did not commit to): it is out of the
+			// step, so the step does not wait its timeout for it.
 			delete(s.waiting, from)
 			if len(s.waiting) == 0 {
 				outs, res, e := s.endStep()
@@ -322,7 +330,11 @@ func (s *Server) endStep() ([]Outgoing, *secagg.Result, error) {
 		for _, id := range slices.Sorted(maps.Keys(fwd)) {
 			msg := &protocol.SecAggSharesFor{Job: s.p.Job, Phase: s.p.Phase}
 			for _, e := range fwd[id].Shares {
-				msg.Shares = append(msg.Shares, protocol.SecAggCipher{Peer: e.From, CT: e.CT})
+				c := protocol.SecAggCipher{Peer: e.From, CT: e.CT}
+				if e.Commit != nil { // the dealer's commitment to the recipient's shares
+					c.Commit = append(append([]byte{}, e.Commit.Key...), e.Commit.Seed...)
+				}
+				msg.Shares = append(msg.Shares, c)
 			}
 			out = append(out, Outgoing{To: s.name(id), Msg: msg})
 			s.waiting[s.name(id)] = true
@@ -354,14 +366,68 @@ func (s *Server) endStep() ([]Outgoing, *secagg.Result, error) {
 		}
 		s.step = 4
 		return []Outgoing{{Msg: msg}}, nil, nil
-	default:
+	case 4:
 		res, err := s.srv.EndUnmask()
+		if err != nil {
+			return fail(err)
+		}
+		if res.Expel != nil {
+			// Survivors proven to have dealt inconsistent seed shares:
+			// the sites that answered check the proofs and reveal their
+			// pairwise keys with the cheaters (secagg/commit.go).
+			msg := &protocol.SecAggExpel{Job: s.p.Job, Phase: s.p.Phase}
+			for _, pr := range res.Expel.Proofs {
+				wp := protocol.SecAggProof{ID: pr.Dealer, Commits: *toWireCommits(&pr.Commits)}
+				for _, sh := range pr.Shares {
+					wp.Shares = append(wp.Shares, protocol.SecAggShare{ID: sh.X, Y: sh.Y, Nonce: sh.Nonce})
+				}
+				msg.Proofs = append(msg.Proofs, wp)
+			}
+			// Sent to the sites asked only: a cheater is not asked (it
+			// would read a proof against itself as a lie of the
+			// coordinator's).
+			var out []Outgoing
+			for _, id := range s.srv.ExpelAsked() {
+				s.waiting[s.name(id)] = true
+				out = append(out, Outgoing{To: s.name(id), Msg: msg})
+			}
+			s.step = 5
+			return out, nil, nil
+		}
+		s.done = true
+		return nil, &res, nil
+	default:
+		res, err := s.srv.EndExpel()
 		if err != nil {
 			return fail(err)
 		}
 		s.done = true
 		return nil, &res, nil
 	}
+}
+
+// toWireCommits and fromWireCommits convert a dealer's commitment list
+// (nil stays nil: the honest-but-curious variant has none).
+func toWireCommits(c *secagg.Commitments) *protocol.SecAggCommits {
+	if c == nil {
+		return nil
+	}
+	out := &protocol.SecAggCommits{Seed: c.Seed, Sig: c.Sig}
+	for _, e := range c.Shares {
+		out.Shares = append(out.Shares, protocol.SecAggCommit{ID: e.To, Key: e.Key, Seed: e.Seed})
+	}
+	return out
+}
+
+func fromWireCommits(c *protocol.SecAggCommits) *secagg.Commitments {
+	if c == nil {
+		return nil
+	}
+	out := &secagg.Commitments{Seed: c.Seed, Sig: c.Sig}
+	for _, e := range c.Shares {
+		out.Shares = append(out.Shares, secagg.ShareCommit{To: e.ID, Key: e.Key, Seed: e.Seed})
+	}
+	return out
 }
 
 // Site is one site's side of one round.
@@ -371,6 +437,8 @@ type Site struct {
 	c      *secagg.Client
 	input  []uint64
 	masked bool // the masked vector was handed out
+	// expelled: the cheaters whose proofs this site checked (Expelled).
+	expelled []string
 }
 
 // NewSite starts the site's round with its encoded (noisy) vector; the
@@ -446,7 +514,7 @@ func (s *Site) Deliver(m protocol.Message) (protocol.Message, error) {
 		if err != nil {
 			return nil, err
 		}
-		out := &protocol.SecAggShares{Job: s.p.Job, Phase: s.p.Phase, Site: s.site}
+		out := &protocol.SecAggShares{Job: s.p.Job, Phase: s.p.Phase, Site: s.site, Commits: toWireCommits(sk.Commits)}
 		for _, e := range sk.Shares {
 			out.Shares = append(out.Shares, protocol.SecAggCipher{Peer: e.To, CT: e.CT})
 		}
@@ -458,7 +526,11 @@ func (s *Site) Deliver(m protocol.Message) (protocol.Message, error) {
 		id, _ := s.p.id(s.site)
 		in := secagg.SharesFor{To: id}
 		for _, c := range m.Shares {
-			in.Shares = append(in.Shares, secagg.EncryptedShare{From: c.Peer, To: id, CT: c.CT})
+			e := secagg.EncryptedShare{From: c.Peer, To: id, CT: c.CT}
+			if len(c.Commit) == 64 { // validated: absent or 64 bytes
+				e.Commit = &secagg.ShareCommit{To: id, Key: c.Commit[:32], Seed: c.Commit[32:]}
+			}
+			in.Shares = append(in.Shares, e)
 		}
 		mi, err := s.c.MaskedInput(in, s.input)
 		if err != nil {
@@ -496,17 +568,48 @@ func (s *Site) Deliver(m protocol.Message) (protocol.Message, error) {
 			return nil, err
 		}
 		return s.unmaskMsg(us), nil
+	case *protocol.SecAggExpel:
+		if m.Job != s.p.Job || m.Phase != s.p.Phase {
+			return nil, nil
+		}
+		var req secagg.ExpelRequest
+		for _, wp := range m.Proofs {
+			p := secagg.CheatProof{Dealer: wp.ID, Commits: *fromWireCommits(&wp.Commits)}
+			for _, sh := range wp.Shares {
+				p.Shares = append(p.Shares, secagg.Share{X: sh.ID, Y: sh.Y, Nonce: sh.Nonce})
+			}
+			req.Proofs = append(req.Proofs, p)
+			s.expelled = append(s.expelled, s.nameOf(wp.ID))
+		}
+		us, err := s.c.Expel(req)
+		if err != nil {
+			s.expelled = nil
+			return nil, err
+		}
+		return s.unmaskMsg(us), nil
 	}
 	return nil, nil
+}
+
+// Expelled names the survivors this site verified proofs against (they
+// dealt seed shares inconsistent with their signed commitments) and
+// revealed its pairwise keys with: nil when none.
+func (s *Site) Expelled() []string { return slices.Clone(s.expelled) }
+
+func (s *Site) nameOf(id uint32) string {
+	if id >= 1 && int(id) <= len(s.p.Sites) {
+		return s.p.Sites[id-1]
+	}
+	return fmt.Sprint(id)
 }
 
 func (s *Site) unmaskMsg(us secagg.UnmaskShares) *protocol.SecAggUnmask {
 	out := &protocol.SecAggUnmask{Job: s.p.Job, Phase: s.p.Phase, Site: s.site}
 	for _, id := range slices.Sorted(maps.Keys(us.KeyOf)) {
-		out.Keys = append(out.Keys, protocol.SecAggShare{ID: id, Y: us.KeyOf[id].Y})
+		out.Keys = append(out.Keys, protocol.SecAggShare{ID: id, Y: us.KeyOf[id].Y, Nonce: us.KeyOf[id].Nonce})
 	}
 	for _, id := range slices.Sorted(maps.Keys(us.SeedOf)) {
-		out.Seeds = append(out.Seeds, protocol.SecAggShare{ID: id, Y: us.SeedOf[id].Y})
+		out.Seeds = append(out.Seeds, protocol.SecAggShare{ID: id, Y: us.SeedOf[id].Y, Nonce: us.SeedOf[id].Nonce})
 	}
 	for _, id := range slices.Sorted(maps.Keys(us.PairOf)) {
 		out.Pairs = append(out.Pairs, protocol.SecAggShare{ID: id, Y: us.PairOf[id]})
