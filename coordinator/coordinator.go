@@ -342,7 +342,15 @@ func (c *Coordinator) Step(m protocol.Message) []Output {
 		return c.onSecAgg(m)
 	case *protocol.Abort:
 		if c.job != nil && m.Job == c.job.Job && c.sites[m.From] != nil && c.sites[m.From].participant {
-			return c.abort(fmt.Sprintf("site %s aborted: %s", m.From, m.Reason))
+			// One site giving up (its disk, its own check of what it was
+			// sent, a peer it caught cheating) costs that site, not the
+			// job: it leaves like a site that said Leave, and the job
+			// goes on with the others while the quorum holds. Aborting
+			// the whole job here would let any one member end every
+			// job after the honest sites were charged. A coordinator
+			// lie seen by every site still ends the job: each site
+			// aborts on its own and the quorum falls.
+			return c.onLeave(&protocol.Leave{Site: m.From, Reason: "aborted the job: " + m.Reason})
 		}
 		c.logf("ignored abort of job %s from %s", m.Job, m.From)
 	default:

@@ -208,3 +208,44 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// A participant's Abort costs that site, not the job: it leaves, the phase
+// is aggregated from the others while the quorum holds (the log names the
+// site and its reason); below the quorum the job is aborted naming it.
+func TestSiteAbortCostsTheSite(t *testing.T) {
+	var sink logSink
+	c, err := New(Config{Federation: "f", Job: JobConfig{Algo: fedalgo.FedAvg, Rounds: 1}, MinSites: 3, PhaseTimeout: 2, Quorum: 2, Logf: sink.logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"a", "b", "c"} {
+		c.Step(&protocol.Join{Site: s, Records: 5, Dim: 1})
+	}
+	acceptJob(c)
+	c.Step(&protocol.SiteUpdate{Job: "job-1", Phase: 1, Site: "a", Model: []float64{2}, Weight: 5})
+	c.Step(&protocol.SiteUpdate{Job: "job-1", Phase: 1, Site: "b", Model: []float64{4}, Weight: 5})
+	outs := c.Step(&protocol.Abort{Job: "job-1", From: "c", Reason: "journal: no space left on device"})
+	if !c.Done() || c.Err() != nil || c.Result() == nil || c.Result().Model[0] != 3 {
+		t.Fatalf("one site's abort with the quorum held: %v, err %v", kinds(outs), c.Err())
+	}
+	if log := strings.Join(sink.lines, "\n"); !strings.Contains(log, "site c left: aborted the job: journal: no space left on device") {
+		t.Errorf("the log does not name the aborting site and its reason:\n%s", log)
+	}
+
+	c2, _ := New(Config{Federation: "f", Job: JobConfig{Algo: fedalgo.FedAvg, Rounds: 1}, MinSites: 2, PhaseTimeout: 2, Quorum: 2})
+	c2.Step(&protocol.Join{Site: "a", Records: 5, Dim: 1})
+	c2.Step(&protocol.Join{Site: "b", Records: 5, Dim: 1})
+	acceptJob(c2)
+	outs = c2.Step(&protocol.Abort{Job: "job-1", From: "b", Reason: "phase 1 failed"})
+	if c2.Err() == nil || !strings.Contains(c2.Err().Error(), "quorum") || len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindAbort {
+		t.Fatalf("one site's abort below the quorum: %v, err %v", kinds(outs), c2.Err())
+	}
+	// An abort from a site that is not a participant changes nothing.
+	c3, _ := newTest(t, JobConfig{Algo: fedalgo.FedAvg, Rounds: 1}, 2)
+	c3.Step(&protocol.Join{Site: "a", Records: 5, Dim: 1})
+	c3.Step(&protocol.Join{Site: "b", Records: 5, Dim: 1})
+	acceptJob(c3)
+	if outs := c3.Step(&protocol.Abort{Job: "job-1", From: "x", Reason: "rogue"}); len(outs) != 0 || c3.Done() {
+		t.Fatalf("abort from a stranger: %v, done %v", kinds(outs), c3.Done())
+	}
+}
