@@ -32,7 +32,7 @@ func testPrevFastBitIdentical(t *testing.T) {
 		"dense-d3":    toyAUC(200, 3, 1, 8),
 		"dense-rare":  rarePositives(toyAUC(500, 22, 0.8, 2), 0.1, 3),
 		"dense-2pos":  rarePositives(toyAUC(700, 5, 1, 9), 0.003, 10), // gaps of hundreds of steps between updates
-		"dense-d70":   toyAUC(150, 70, 1, 12),                         // addRepeatAVX's chunks of 32 lanes: two full, one partial
+		"dense-d70":   toyAUC(150, 70, 1, 12),                         // kernel.AddRepeat's chunks of 32 lanes: two full, one partial
 		"sparse":      toSparse(toyAUC(300, 9, 1, 4)),
 		"sparse-rare": toSparse(rarePositives(toyAUC(400, 12, 1, 5), 0.1, 6)),
 	}
