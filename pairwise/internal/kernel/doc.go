@@ -23,9 +23,11 @@
 // Each assembly kernel computes its reference's values bit for bit: lane by
 // lane the same IEEE operations in the same order, no FMA, and integer
 // arithmetic mod 2⁶⁴ (kernel_test.go checks it on random inputs of every
-// awkward length, special values included). So results — model bits, the
-// goldens of pairwise and cmd/pairfed — do not depend on the CPU or the
-// tag; only speed does.
+// awkward length, special values included). So on amd64 results — model
+// bits, the goldens of pairwise and cmd/pairfed — do not depend on the CPU
+// or the tag; only speed does. (Other architectures run the same Go, but
+// the Go spec lets a compiler fuse x·y + z into one rounding, as arm64's
+// does; whether their bits equal amd64's is not tested here.)
 //
 // The Use* variables also tell callers whether the fast shape of a loop
 // pays (pairwise's sgd-prev loop fuses a whole step into PrevStep only when
