@@ -19,10 +19,10 @@
 //     pairwise risk (risk.go); AUC, ROC and KNN accuracy (metrics.go,
 //     knn.go).
 //   - The kernels: specialized sgd-prev loops (sgdprev_fast.go, sparse in
-//     sgdprev_sparse.go) and AVX2/AVX-512 assembly on amd64 beside the Go
-//     functions they must match bit for bit (*_amd64.go with their .s
-//     files; *_other.go off amd64), a PCG generator (pcg.go) and small
-//     dense loops (vec.go).
+//     sgdprev_sparse.go), which call the AVX2/AVX-512 assembly of
+//     internal/kernel (each kernel beside the Go reference it matches bit
+//     for bit; off amd64 and under the purego tag the references run), a
+//     PCG generator (pcg.go) and small dense loops (vec.go).
 //   - The registry (registry.go): Algorithm, a named, paper-faithful
 //     training algorithm with its paper, reference, setting, tasks,
 //     losses, assumptions and, when private, its privacy model and the

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/pairfed/pairfed/pairwise/internal/kernel"
 )
 
 // batchGradienter is implemented by objectives that compute the exact full
@@ -201,7 +203,7 @@ func logisticAUCCoefs(sc []float64, pos, neg []int, a []float64, buf *gradScratc
 	part := growZero(&buf.part, nq*no)
 	chunk := func(q int) {
 		lo, hi := q*cs, min(ni, (q+1)*cs)
-		logisticChunkSums(u, v[lo:hi], inSum[lo:hi], part[q*no:(q+1)*no])
+		kernel.LogisticChunkSums(u, v[lo:hi], inSum[lo:hi], part[q*no:(q+1)*no])
 	}
 	workers := min(runtime.GOMAXPROCS(0), nq)
 	if workers <= 1 || no*ni < logisticParPairs {
@@ -237,45 +239,6 @@ func logisticAUCCoefs(sc []float64, pos, neg []int, a []float64, buf *gradScratc
 		a[j] -= sgn * inSum[l]
 	}
 	return true
-}
-
-// logisticChunkSums adds c_kl = 4/(1 + u_k·v_l) over l to out[k] (which it
-// sets) and over k to in[l]: logisticChunkAVX where the CPU has AVX
-// (fullgrad_amd64.go), else logisticChunkSumsGo; both give the same bits.
-var logisticChunkSums = logisticChunkSumsGo
-
-// logisticChunkSumsGo is logisticChunkSums in Go. out[k] sums four lanes
-// (l mod 4) over the first len(v) &^ 3 entries, combined as
-// (s₀ + s₂) + (s₁ + s₃), then the rest in order: the order of four-wide
-// vector code, and four independent divisions in flight.
-func logisticChunkSumsGo(u, v, in, out []float64) {
-	in = in[:len(v)]
-	m := len(v) &^ 3
-	for k, e := range u {
-		var s0, s1, s2, s3 float64
-		for l := 0; l < m; l += 4 {
-			vv, ii := v[l:l+4:l+4], in[l:l+4:l+4]
-			c0 := 4 / (1 + e*vv[0])
-			c1 := 4 / (1 + e*vv[1])
-			c2 := 4 / (1 + e*vv[2])
-			c3 := 4 / (1 + e*vv[3])
-			s0 += c0
-			s1 += c1
-			s2 += c2
-			s3 += c3
-			ii[0] += c0
-			ii[1] += c1
-			ii[2] += c2
-			ii[3] += c3
-		}
-		s := (s0 + s2) + (s1 + s3)
-		for l := m; l < len(v); l++ {
-			c := 4 / (1 + e*v[l])
-			s += c
-			in[l] += c
-		}
-		out[k] = s
-	}
 }
 
 // derivFunc returns ∂f/∂h of the loss, without the value when the loss can

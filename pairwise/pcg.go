@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"sync"
 	"unsafe"
+
+	"github.com/pairfed/pairfed/pairwise/internal/kernel"
 )
 
 // A concrete PCG-DXSM for the specialized loops.
@@ -70,7 +72,7 @@ func pcgOutput(hi, lo uint64) uint64 {
 }
 
 // pcgJump8 is the LCG's step taken eight times, s ↦ s·M⁸ + C·(M⁷+…+M+1)
-// (mod 2¹²⁸), as {M⁸ high, M⁸ low, C⁸ high, C⁸ low}: pcgFill8 moves eight
+// (mod 2¹²⁸), as {M⁸ high, M⁸ low, C⁸ high, C⁸ low}: kernel.PCGFill8 moves eight
 // states side by side with it.
 var pcgJump8 = func() [4]uint64 {
 	mh, ml, ch, cl := uint64(0), uint64(1), uint64(0), uint64(0) // s ↦ s
@@ -83,12 +85,12 @@ var pcgJump8 = func() [4]uint64 {
 }()
 
 // fill sets dst[k] to the k-th next output, k = 0, 1, …, and advances p
-// by len(dst): p.Uint64() len(dst) times. With AVX-512 (havePCG8) eight
+// by len(dst): p.Uint64() len(dst) times. With AVX-512 (kernel.UseAVX512) eight
 // states run side by side: the multiplies of one draw no longer wait for
 // the previous draw's, and eight go in one instruction.
 func (p *pcg) fill(dst []uint64) {
 	k := 0
-	if havePCG8 && len(dst) >= 16 {
+	if kernel.UseAVX512 && len(dst) >= 16 {
 		var lanes [16]uint64 // the states after 1…8 steps: high halves, then low
 		h, l := p.hi, p.lo
 		for i := range 8 {
@@ -96,7 +98,7 @@ func (p *pcg) fill(dst []uint64) {
 			lanes[i], lanes[8+i] = h, l
 		}
 		k = len(dst) &^ 7
-		pcgFill8(&lanes, dst[:k], &pcgJump8)
+		kernel.PCGFill8(&lanes, dst[:k], &pcgJump8)
 		p.hi, p.lo = lanes[7], lanes[15] // the state after k steps
 	}
 	for ; k < len(dst); k++ {
@@ -171,11 +173,11 @@ var pcgSelfCheck = sync.OnceValue(func() bool {
 // multiply-shift ⌊x·n / 2⁶⁴⌋, drawing again while the low half of x·n is
 // below 2⁶⁴ mod n (which makes it exactly uniform). Go computes the same
 // values on 32-bit systems. raw (len(raw) ≥ len(dst)) holds the batch's
-// 64-bit draws when fill takes them eight at a time (havePCG8); otherwise
+// 64-bit draws when fill takes them eight at a time (kernel.UseAVX512); otherwise
 // the state stays in registers, one draw at a time.
 func (p *pcg) drawIndices(dst []int, raw []uint64, n int) {
 	nn := uint64(n)
-	if havePCG8 && len(dst) >= 16 && nn&(nn-1) != 0 && nn < 1<<32 {
+	if kernel.UseAVX512 && len(dst) >= 16 && nn&(nn-1) != 0 && nn < 1<<32 {
 		// eight states side by side, reduced in the same instructions
 		var lanes [16]uint64
 		h, l := p.hi, p.lo
@@ -188,7 +190,7 @@ func (p *pcg) drawIndices(dst []int, raw []uint64, n int) {
 		if pcgCheckEveryGroup {
 			limit = ^uint64(0)
 		}
-		k := pcgDraw8(&lanes, dst[:m], raw[:m], &pcgJump8, nn, limit)
+		k := kernel.PCGDraw8(&lanes, dst[:m], raw[:m], &pcgJump8, nn, limit)
 		p.hi, p.lo = lanes[7], lanes[15] // the state after the groups drawn
 		if k < m {
 			// a group with a possible redraw: reduce its draws here
@@ -207,7 +209,7 @@ func (p *pcg) drawIndices(dst []int, raw []uint64, n int) {
 		}
 		return
 	}
-	if havePCG8 && len(dst) >= 16 {
+	if kernel.UseAVX512 && len(dst) >= 16 {
 		raw = raw[:len(dst)]
 		p.fill(raw)
 		if nn&(nn-1) == 0 {
@@ -243,7 +245,7 @@ func (p *pcg) drawIndices(dst []int, raw []uint64, n int) {
 	*p = g
 }
 
-// pcgCheckEveryGroup makes pcgDraw8 hand every group of eight to the Go
+// pcgCheckEveryGroup makes kernel.PCGDraw8 hand every group of eight to the Go
 // check for redraws (which it otherwise sees with probability < 8n/2⁶⁴):
 // for the tests of that path.
 var pcgCheckEveryGroup = false

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/pairfed/pairfed/pairwise/internal/kernel"
 )
 
 // pcg must be math/rand/v2's PCG, output for output, from any state.
@@ -59,14 +61,14 @@ func (c *countingSource) Uint64() uint64 { c.draws++; return c.src.Uint64() }
 // n = 2⁶² + 12345, 1/16 for 3·2⁶⁰; the test checks it was reached).
 func TestPCGDrawIndicesIsIntN(t *testing.T) {
 	testPCGDrawIndicesIsIntN(t)
-	if havePCG8 {
+	if kernel.UseAVX512 {
 		// the Go check of every group of eight (otherwise reached with
 		// probability < 8n/2⁶⁴ per group), then the one-state path
 		pcgCheckEveryGroup = true
 		testPCGDrawIndicesIsIntN(t)
 		pcgCheckEveryGroup = false
-		havePCG8 = false
-		defer func() { havePCG8 = true }()
+		kernel.UseAVX512 = false
+		defer func() { kernel.UseAVX512 = true }()
 		testPCGDrawIndicesIsIntN(t)
 	}
 }

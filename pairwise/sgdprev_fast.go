@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+
+	"github.com/pairfed/pairfed/pairwise/internal/kernel"
 )
 
 // The specialized sgd-prev loop.
@@ -22,10 +24,10 @@ import (
 // rows only for those, prefetching the rows of the next ones; the loss and
 // the projection are fixed per run: no interface call or type switch per
 // step. On dense data the steps in between cost nothing, and the active
-// steps run AVX2 kernels (sgdprev_amd64.s) when the CPU has them. Every
+// steps run AVX2 kernels (internal/kernel) when the CPU has them. Every
 // output rule is covered: the default AvgPaper, AvgLast, and AvgWindow (the
 // paper protocol's) and AvgUniform, whose per-step sum of w_t is added in
-// runs of unchanged w (addRepeat).
+// runs of unchanged w (kernel.AddRepeat).
 //
 // On CSR data with d ≥ 512 and d ≥ 16 × (mean nonzeros per row) run takes
 // the lazy O(nnz) loop instead (sgdprev_sparse.go): the same draws and
@@ -42,7 +44,7 @@ import (
 // score is ±Inf or NaN, i.e. when the data or w already are not finite
 // (runPairSGD then propagates NaN through the logistic loss; data are
 // checked finite when loaded) — and the exact ‖w‖² when a cheaper sum
-// proves the projection is not needed (denseUpdate).
+// proves the projection is not needed (kernel.DenseUpdate).
 
 // prevLoss names the loss a specialized loop computes.
 type prevLoss int
@@ -370,7 +372,7 @@ func (f *prevFast) flush(pending float64) {
 // is 2s. These are the values the general loop computes, exactly.
 
 // prefetchAhead is how many active steps ahead the dense loop prefetches
-// the rows it will read (prefetch_amd64.s): their loads are then in flight
+// the rows it will read (kernel.Prefetch): their loads are then in flight
 // while the current step computes. Rows are drawn at random, so the
 // hardware prefetcher cannot guess them, and ijcnn1's 8.8 MB of rows miss
 // the private caches: without it the loop waits on memory at most active
@@ -390,7 +392,7 @@ const prefetchAhead = 4
 // also did weight's additions); nidx and nact are the next batch and its
 // active draws, whose rows the last active steps of idx prefetch. The flush
 // after an update is done inside the update's pass over w when that step is
-// in this batch (updateFlush, prevStepAVX); only an update at the batch's
+// in this batch (kernel.UpdateFlush, kernel.PrevStep); only an update at the batch's
 // last step leaves stale set for the next batch.
 func (f *prevFast) stepsDense(idx []int, act []int32, nidx []int, nact []int32) {
 	x, d, eta, r, r2, loss := f.data.X, f.d, f.eta, f.r, f.r2, f.loss
@@ -399,7 +401,7 @@ func (f *prevFast) stepsDense(idx []int, act []int32, nidx []int, nact []int32) 
 	stale, paper := a.stale, f.paper
 	sum, prev := a.sum, a.prev
 	pos := f.pos
-	avx := haveAVX2
+	avx := kernel.UseAVX2
 	// pending after step t's increment: ptab[t − tf] after a flush at
 	// step tf of this batch, else pendingAfter(p0, m0, t+1).
 	p0, m0, tf := a.pending, f.pm, -1
@@ -410,13 +412,13 @@ func (f *prevFast) stepsDense(idx []int, act []int32, nidx []int, nact []int32) 
 	}
 	last := len(idx) - 1
 	// The hinge and square losses with AVX2 take each active step in one
-	// call (prevStepAVX); the logistic loss needs exp.
-	var sa prevStepArgs
+	// call (kernel.PrevStep); the logistic loss needs exp.
+	var sa kernel.PrevStepArgs
 	fused := avx && loss != prevLogistic && d > 0
 	if fused {
-		sa = prevStepArgs{w: &w[0], n: d, plen: d, eta: eta, r: r, r2: r2, loss: int(loss)}
+		sa = kernel.PrevStepArgs{W: &w[0], N: d, PLen: d, Eta: eta, R: r, R2: r2, Loss: int(loss)}
 		if paper {
-			sa.sum, sa.prev = &sum[0], &prev[0]
+			sa.Sum, sa.Prev = &sum[0], &prev[0]
 		}
 	}
 	done := 0 // rep: the steps before idx[done] are counted in wn
@@ -450,21 +452,21 @@ func (f *prevFast) stepsDense(idx []int, act []int32, nidx []int, nact []int32) 
 		}
 		s := float64(int(pos[i>>6]>>(i&63)&1)*2 - 1) // (y_i − y_j)/2
 		if fused {
-			sa.xi, sa.xj, sa.pa, sa.pb, sa.s = &x[i*d], &x[j*d], &x[pi*d], &x[pj*d], s
+			sa.Xi, sa.Xj, sa.Pa, sa.Pb, sa.S = &x[i*d], &x[j*d], &x[pi*d], &x[pj*d], s
 			// step tA+1's before() is fused with the update when the
 			// table gives its pending weight, else done after it
-			sa.flush = 0
+			sa.Flush = 0
 			late := false
 			if paper && tA < last {
 				if tf >= 0 {
-					sa.pend, sa.flush = f.ptab[tA+1-tf], 1
+					sa.Pend, sa.Flush = f.ptab[tA+1-tf], 1
 				} else if m := m0 + tA + 2; m < len(f.ptab) {
-					sa.pend, sa.flush = f.ptab[m], 1
+					sa.Pend, sa.Flush = f.ptab[m], 1
 				} else {
 					late = true
 				}
 			}
-			if !prevStepAVX(&sa) {
+			if !kernel.PrevStep(&sa) {
 				continue
 			}
 			if paper && tA < last {
@@ -479,14 +481,7 @@ func (f *prevFast) stepsDense(idx []int, act []int32, nidx []int, nact []int32) 
 		}
 		xi := x[i*d : i*d+d]
 		xj := x[j*d : j*d+d]
-		var h float64
-		if avx {
-			h = diffDotAVX(w, xi, xj, x[pi*d:pi*d+d], x[pj*d:pj*d+d])
-		} else {
-			prefetch(x[pi*d : pi*d+d])
-			prefetch(x[pj*d : pj*d+d])
-			h = diffDot(w, xi, xj)
-		}
+		h := kernel.DiffDot(w, xi, xj, x[pi*d:pi*d+d], x[pj*d:pj*d+d])
 		var dv float64
 		switch loss {
 		case prevHinge:
@@ -510,14 +505,10 @@ func (f *prevFast) stepsDense(idx []int, act []int32, nidx []int, nact []int32) 
 			} else {
 				pend = f.pendingAfter(p0, m0, tA+2)
 			}
-			if avx {
-				updateFlushAVX(w, xi, xj, sum, prev, -eta*dv, pend, r, r2)
-			} else {
-				updateFlush(w, xi, xj, -eta*dv, r, r2, sum, prev, pend)
-			}
+			kernel.UpdateFlush(w, xi, xj, -eta*dv, r, r2, sum, prev, pend)
 			tf = tA + 1
 		} else {
-			denseUpdate(w, xi, xj, -eta*dv, r, r2)
+			kernel.DenseUpdate(w, xi, xj, -eta*dv, r, r2)
 			stale = true
 		}
 	}
@@ -539,39 +530,9 @@ func (f *prevFast) stepsDense(idx []int, act []int32, nidx []int, nact []int32) 
 // repFlush adds w to the averager's sum f.wn times (rep) and zeroes wn.
 func (f *prevFast) repFlush() {
 	if f.wn > 0 {
-		if haveAVX2 {
-			addRepeatAVX(f.avg.sum, f.w, f.wn)
-		} else {
-			addRepeat(f.avg.sum, f.w, f.wn)
-		}
+		kernel.AddRepeat(f.avg.sum, f.w, f.wn)
 	}
 	f.wn = 0
-}
-
-// addRepeat does sum[k] += w[k] m times for each k < len(w) — m calls of
-// axpy(1, w, sum), whose 1·w[k] is w[k] exactly: the same additions in the
-// same order on each element. Four elements' chains run side by side.
-func addRepeat(sum, w []float64, m int) {
-	sum = sum[:len(w)]
-	k := 0
-	for ; k+4 <= len(w); k += 4 {
-		s0, s1, s2, s3 := sum[k], sum[k+1], sum[k+2], sum[k+3]
-		w0, w1, w2, w3 := w[k], w[k+1], w[k+2], w[k+3]
-		for r := 0; r < m; r++ {
-			s0 += w0
-			s1 += w1
-			s2 += w2
-			s3 += w3
-		}
-		sum[k], sum[k+1], sum[k+2], sum[k+3] = s0, s1, s2, s3
-	}
-	for ; k < len(w); k++ {
-		s, v := sum[k], w[k]
-		for r := 0; r < m; r++ {
-			s += v
-		}
-		sum[k] = s
-	}
 }
 
 // pendingAfter returns the pending weight k increments after it was p0,
@@ -605,121 +566,6 @@ func (f *prevFast) activeWeight(idx []int, prev int, buf []int32, weight float64
 		weight += eta
 	}
 	return act[:na], weight
-}
-
-// prevStepArgs are the operands of prevStepAVX (sgdprev_amd64.s), which
-// reads them at fixed offsets (TestPrevStepArgsLayout).
-type prevStepArgs struct {
-	w, xi, xj *float64 // 0, 8, 16: w and the pair's rows
-	pa, pb    *float64 // 24, 32: rows to prefetch
-	sum, prev *float64 // 40, 48: the averager's (flush = 1)
-	n         int      // 56: d
-	plen      int      // 64: the prefetched rows' length
-	s         float64  // 72: (y_i − y_j)/2
-	eta       float64  // 80
-	pend      float64  // 88: the flush's pending weight
-	r, r2     float64  // 96, 104
-	loss      int      // 112: 0 hinge, 1 square
-	flush     int      // 120: 1: updateFlush, 0: denseUpdate
-}
-
-// updateFlush is denseUpdate(w, xi, xj, a, r, r2) followed by the flush
-// of the averager at the next step, sum += pend·prev and prev = w, in one
-// pass (the same operations on each element, so the same results). It sums
-// ‖w‖² left to right in the same pass — stepProject's sum exactly, so no
-// second pass decides the projection.
-func updateFlush(w, xi, xj []float64, a, r, r2 float64, sum, prev []float64, pend float64) {
-	n := len(xi)
-	w, xj, sum, prev = w[:n], xj[:n], sum[:n], prev[:n]
-	var n2 float64
-	k := 0
-	for ; k+4 <= n; k += 4 {
-		w4 := (*[4]float64)(w[k:])
-		xi4 := (*[4]float64)(xi[k:])
-		xj4 := (*[4]float64)(xj[k:])
-		sum4 := (*[4]float64)(sum[k:])
-		prev4 := (*[4]float64)(prev[k:])
-		v0 := w4[0] + a*(xi4[0]-xj4[0])
-		v1 := w4[1] + a*(xi4[1]-xj4[1])
-		v2 := w4[2] + a*(xi4[2]-xj4[2])
-		v3 := w4[3] + a*(xi4[3]-xj4[3])
-		sum4[0] += pend * prev4[0]
-		sum4[1] += pend * prev4[1]
-		sum4[2] += pend * prev4[2]
-		sum4[3] += pend * prev4[3]
-		w4[0], w4[1], w4[2], w4[3] = v0, v1, v2, v3
-		prev4[0], prev4[1], prev4[2], prev4[3] = v0, v1, v2, v3
-		n2 += v0 * v0
-		n2 += v1 * v1
-		n2 += v2 * v2
-		n2 += v3 * v3
-	}
-	for ; k < n; k++ {
-		v := w[k] + a*(xi[k]-xj[k])
-		w[k] = v
-		sum[k] += pend * prev[k]
-		prev[k] = v
-		n2 += v * v
-	}
-	if n2 > r2 { // never for r2 = +Inf (no constraint)
-		c := r / math.Sqrt(n2)
-		for k, v := range w {
-			v *= c
-			w[k] = v
-			prev[k] = v
-		}
-	}
-}
-
-// denseUpdate does w ← Π(w + a·(x_i − x_j)) for the ℓ2 ball of radius r
-// (r2 = r², +Inf for no constraint) — linearObjective.stepProject's pass,
-// which for r2 = +Inf is addDiff's.
-//
-// stepProject sums ‖w‖² left to right, a chain of d dependent additions;
-// here four partial sums run side by side and the left-to-right sum is
-// taken only when the result is near the radius. Both sum the same d
-// nonnegative terms, so they differ by at most 2γ_{d−1}·‖w‖² (γ_m =
-// m·u/(1 − m·u), u = 2⁻⁵³; Higham, Accuracy and Stability, §4.2): when the
-// four-way sum is ≤ r²·(1 − 8·d·u), the exact one is < r² and w is not
-// projected — the same decision, and otherwise the same n2 and scaling.
-// NaN and ±Inf sums take the exact path.
-func denseUpdate(w, xi, xj []float64, a, r, r2 float64) {
-	w = w[:len(xi)]
-	xj = xj[:len(xi)]
-	if math.IsInf(r2, 1) { // no constraint: n2 > +Inf is never true
-		for k := range xi {
-			w[k] = w[k] + a*(xi[k]-xj[k])
-		}
-		return
-	}
-	var s0, s1, s2, s3 float64
-	k := 0
-	for ; k+3 < len(xi); k += 4 {
-		v0 := w[k] + a*(xi[k]-xj[k])
-		v1 := w[k+1] + a*(xi[k+1]-xj[k+1])
-		v2 := w[k+2] + a*(xi[k+2]-xj[k+2])
-		v3 := w[k+3] + a*(xi[k+3]-xj[k+3])
-		w[k], w[k+1], w[k+2], w[k+3] = v0, v1, v2, v3
-		s0 += v0 * v0
-		s1 += v1 * v1
-		s2 += v2 * v2
-		s3 += v3 * v3
-	}
-	for ; k < len(xi); k++ {
-		v := w[k] + a*(xi[k]-xj[k])
-		w[k] = v
-		s0 += v * v
-	}
-	if (s0+s1)+(s2+s3) <= r2*(1-8*float64(len(w))*0x1p-53) {
-		return
-	}
-	var n2 float64
-	for _, v := range w {
-		n2 += v * v
-	}
-	if n2 > r2 {
-		scale(r/math.Sqrt(n2), w)
-	}
 }
 
 // stepsSparse walks the draws idx on CSR data: the score is
@@ -819,8 +665,8 @@ func (f *prevFast) stepsSparse(idx []int) {
 // prefetchRow prefetches CSR row i's indices and values.
 func prefetchRow(s *Dataset, i int) {
 	lo, hi := s.Ptr[i], s.Ptr[i+1]
-	prefetchInt32(s.Idx[lo:hi])
-	prefetch(s.Val[lo:hi])
+	kernel.PrefetchInt32(s.Idx[lo:hi])
+	kernel.Prefetch(s.Val[lo:hi])
 }
 
 // sparseDot is Dataset.Dot for CSR data.

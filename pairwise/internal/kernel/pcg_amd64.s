@@ -1,3 +1,5 @@
+//go:build !purego
+
 #include "textflag.h"
 
 // The passes pcgFill8 and pcgDraw8 share, written once. Lanes: Z0 = the
@@ -71,7 +73,7 @@
 // s ↦ s·M⁸ + C⁸ with jump = {M⁸ high, M⁸ low, C⁸ high, C⁸ low}; at the end
 // lanes holds the states of the last group written. len(dst) is a positive
 // multiple of 8. Integer arithmetic mod 2⁶⁴ per lane: exactly pcgAffine and
-// pcgOutput (TestPCGFill).
+// pcgOutput (TestPCGFill8MatchesRef).
 TEXT ·pcgFill8(SB), NOSPLIT, $0-40
 	MOVQ lanes+0(FP), SI
 	MOVQ dst_base+8(FP), DI

@@ -1,3 +1,5 @@
+//go:build !purego
+
 #include "textflag.h"
 
 DATA logisticOne<>+0(SB)/8, $1.0

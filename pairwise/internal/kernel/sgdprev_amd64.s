@@ -1,10 +1,14 @@
+//go:build !purego
+
 #include "textflag.h"
 #include "prefetch_amd64.h"
 
-// AVX2 kernels of the sgd-prev step (sgdprev_fast.go). Each computes, lane
+// AVX2 kernels of the sgd-prev step (pairwise/sgdprev_fast.go; the Go
+// references are in ref.go). Each computes, lane
 // by lane, the IEEE operations of its Go counterpart in the same order —
 // vector lanes round exactly as scalar operations do, and there is no FMA —
-// so the results are bit-identical (TestPrevKernelsMatchGo). The passes
+// so the results are bit-identical (TestDiffDotMatchesRef, TestUpdateFlushMatchesRef,
+// TestPrevStepMatchesRef, TestAddRepeatMatchesRef). The passes
 // that diffDotAVX, updateFlushAVX and prevStepAVX share are the macros
 // below, each written once; labels are the caller's (they are per TEXT).
 
@@ -221,7 +225,7 @@ ufdone:
 // dv = −s when !(m ≤ 0) (hinge), dv = −2·s·(1 − s·h) (square); if dv ≠ 0
 // (NaN included, as in Go), a = (−η)·dv and the update of updateFlushAVX
 // (flush = 1) or of denseUpdate (flush = 0: w only), and it returns true.
-// Field offsets: prevStepArgs in sgdprev_amd64.go.
+// Field offsets: PrevStepArgs in ref.go (TestPrevStepArgsLayout).
 TEXT ·prevStepAVX(SB), NOSPLIT, $0-9
 	MOVQ p+0(FP), R11
 	PREFETCH_LINES(24(R11), 64(R11), 8, spfa, spfb)
