@@ -39,7 +39,9 @@ type stepProjector interface {
 //     eigenvalues max(λ_i(A), 0) are ≤ λ_i(kP) term by term and ≥ 0, so
 //     its Frobenius norm and trace are ≤ those of kP, which are ≤ r.
 //     If A is positive definite (a Cholesky factorization succeeds) it is
-//     returned unchanged, as Project's feasibility test would. Otherwise μ
+//     returned unchanged, as Project's feasibility test would; the
+//     factorization is skipped when a Rayleigh quotient below already shows
+//     μ < 0. Otherwise μ
 //     is found from the secular equation of the matrix determinant lemma:
 //     for σ < 0, kP − σI ≻ 0 and det(A − σI) = det(kP − σI)·(1 − |c|ψ(σ))
 //     with ψ(σ) = vᵀ(kP − σI)⁻¹v, so μ, the only eigenvalue of A below 0,
@@ -136,14 +138,21 @@ func (p *psdProjector) stepFast(w []float64, k, c float64, v []float64) bool {
 			return tr <= p.r
 		}
 	}
-	// c < 0: positive definite A is its own projection.
-	for i := 0; i < d; i++ {
-		copy(p.chol[i*d:i*d+i+1], w[i*d:i*d+i+1])
+	// c < 0: positive definite A is its own projection. A negative
+	// Rayleigh quotient proves A is not (and skips that factorization).
+	up, ok := p.rayleighBound(w, v)
+	if !ok {
+		return false
 	}
-	if cholLower(p.chol, d) {
-		return true
+	if !(up < 0) {
+		for i := 0; i < d; i++ {
+			copy(p.chol[i*d:i*d+i+1], w[i*d:i*d+i+1])
+		}
+		if cholLower(p.chol, d) {
+			return true
+		}
 	}
-	mu, ok := p.smallestEigen(w, k, -c, v)
+	mu, ok := p.smallestEigen(w, k, -c, v, up)
 	if !ok {
 		return false
 	}
@@ -159,26 +168,22 @@ func (p *psdProjector) stepFast(w []float64, k, c float64, v []float64) bool {
 	return true
 }
 
-// smallestEigen finds the negative eigenvalue μ of A = w = kP − cc·vvᵀ
-// (cc > 0, P = p.last) and its unit eigenvector, left in p.x, by the
-// secular iteration described on ProjectStep. ok is false when it does not
-// converge to an accepted eigenpair.
-func (p *psdProjector) smallestEigen(w []float64, k, cc float64, v []float64) (mu float64, ok bool) {
+// rayleighBound returns an upper bound on λ_min(A), A = w: the Rayleigh
+// quotient of v, or the smaller one from Rayleigh–Ritz on span{v, q}
+// (q: the eigenvector the last step clipped, usually close to a null vector
+// of P). ok is false for v = 0.
+func (p *psdProjector) rayleighBound(w, v []float64) (up float64, ok bool) {
 	d := p.d
 	nv2 := dot(v, v)
 	if !(nv2 > 0) {
 		return 0, false
 	}
-	lo, hi := -cc*nv2*(1+1e-8), 0.0
-	// Rayleigh quotient of v: an upper bound on μ.
 	var vav float64
 	for a := 0; a < d; a++ {
 		vav += v[a] * dot(w[a*d:(a+1)*d], v)
 	}
-	up := vav / nv2
+	up = vav / nv2
 	if p.qOK {
-		// Rayleigh–Ritz on span{v, q} (q: the last step's eigenvector,
-		// usually nearly a null vector of P): a tighter upper bound.
 		q, e := p.q, p.y
 		vq := dot(v, q) / nv2
 		for a := range e {
@@ -193,10 +198,20 @@ func (p *psdProjector) smallestEigen(w []float64, k, cc float64, v []float64) (m
 				vae += v[a] * ae
 			}
 			aa, bb := up, vae/math.Sqrt(nv2)
-			m := 0.5*(aa+eae) - math.Hypot(0.5*(aa-eae), bb)
-			up = min(up, m)
+			up = min(up, 0.5*(aa+eae)-math.Hypot(0.5*(aa-eae), bb))
 		}
 	}
+	return up, true
+}
+
+// smallestEigen finds the negative eigenvalue μ of A = w = kP − cc·vvᵀ
+// (cc > 0, P = p.last) and its unit eigenvector, left in p.x, by the
+// secular iteration described on ProjectStep, starting from the upper
+// bound up when it is negative. ok is false when it does not converge to an
+// accepted eigenpair.
+func (p *psdProjector) smallestEigen(w []float64, k, cc float64, v []float64, up float64) (mu float64, ok bool) {
+	d := p.d
+	lo, hi := -cc*dot(v, v)*(1+1e-8), 0.0
 	sigma := lo
 	if up < 0 && up > lo {
 		sigma, hi = up, up

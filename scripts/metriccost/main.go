@@ -54,6 +54,7 @@ func main() {
 	defer run("", "git", "worktree", "remove", "--force", wt)
 	run(wt, "go", "build", "-o", oldBin, "./cmd/pairfed")
 	run("", "go", "build", "-o", newBin, "./cmd/pairfed")
+	head, _ := exec.Command("git", "describe", "--always", "--dirty").Output()
 
 	rows := []string{
 		"| n (train) | CPU before | CPU after | before ÷ after | KNN-3 before | KNN-3 after | η, B before | η, B after |",
@@ -86,8 +87,8 @@ func main() {
 	text := "`go run ./scripts/metriccost -base " + *base + " -sizes " + *sizes + " -reps " + strconv.Itoa(*reps) + "`\n\n" +
 		strings.Join(rows, "\n") + "\n\n" +
 		fmt.Sprintf("CPU growth between sizes: %s.\n\n", strings.Join(growth, "; ")) +
-		fmt.Sprintf("Measured %s on %d cores (load average %s); `pairfed train --data FILE --task metric --json` under GOMAXPROCS=1, medians of %d runs per binary, old and new alternating; CPU is user + system time. Before = %s, after = this tree.\n",
-			time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), strings.Join(strings.Fields(string(load))[:3], " "), *reps, *base)
+		fmt.Sprintf("Measured %s on %d cores (load average %s); `pairfed train --data FILE --task metric --json` under GOMAXPROCS=1, medians of %d runs per binary, old and new alternating; CPU is user + system time. Before = %s, after = this tree (%s).\n",
+			time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), strings.Join(strings.Fields(string(load))[:3], " "), *reps, *base, strings.TrimSpace(string(head)))
 	fmt.Print(text)
 	if *out != "" {
 		if err := os.WriteFile(*out, []byte(text), 0o644); err != nil {
