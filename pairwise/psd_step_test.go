@@ -143,7 +143,9 @@ func TestPSDStepChecksUpdate(t *testing.T) {
 }
 
 // TestMetricSGDStepFastMatchesGeneral: sgd-prev's loop (Step then Project)
-// on a metric task with each PSD set gives the same model with the step
+// on a metric task with each PSD set, dense and CSR records (λ > 0, so
+// the sparse step scales W and then adds the support block; and λ = 0,
+// where it adds the support block only), gives the same model with the step
 // fast path as with the general projection after every step, within
 // 1e-10 relative, and the same KNN-3 accuracy.
 func TestMetricSGDStepFastMatchesGeneral(t *testing.T) {
@@ -160,38 +162,44 @@ func TestMetricSGDStepFastMatchesGeneral(t *testing.T) {
 			y[i] = -1
 		}
 	}
-	ds := &Dataset{N: n, D: d, X: x, Y: y}
+	dense, sparse := sparsify(rng, &Dataset{N: n, D: d, X: x, Y: y}, 0.5)
 	for _, kind := range []string{"psd", "frobenius-psd", "nuclear-psd"} {
 		for _, eta := range []float64{0.01, 0.3} {
-			var models [2][]float64
-			var fast int
-			for f, on := range []bool{false, true} {
-				old := psdStepFast
-				psdStepFast = on
-				obj, err := NewObjective(ds, ObjectiveConfig{Task: TaskMetric, Loss: MetricHinge{}, Constraint: kind, Radius: 1, Lambda: 0.01})
-				if err != nil {
-					t.Fatal(err)
+			for dsi, ds := range []*Dataset{dense, sparse, sparse} {
+				lambda := 0.01
+				if dsi == 2 {
+					lambda = 0 // the sparse step touches only the support block
 				}
-				w := make([]float64, d*d)
-				r := rand.New(rand.NewPCG(47, 48))
-				for s := 0; s < 3000; s++ {
-					if obj.Step(w, r.IntN(n), r.IntN(n), eta) {
-						obj.Project(w)
+				var models [2][]float64
+				var fast int
+				for f, on := range []bool{false, true} {
+					old := psdStepFast
+					psdStepFast = on
+					obj, err := NewObjective(ds, ObjectiveConfig{Task: TaskMetric, Loss: MetricHinge{}, Constraint: kind, Radius: 1, Lambda: lambda})
+					if err != nil {
+						t.Fatal(err)
 					}
+					w := make([]float64, d*d)
+					r := rand.New(rand.NewPCG(47, 48))
+					for s := 0; s < 3000; s++ {
+						if obj.Step(w, r.IntN(n), r.IntN(n), eta) {
+							obj.Project(w)
+						}
+					}
+					psdStepFast = old
+					models[f] = w
+					fast = obj.(*metricObjective).proj.(*psdProjector).fastSteps
 				}
-				psdStepFast = old
-				models[f] = w
-				fast = obj.(*metricObjective).proj.(*psdProjector).fastSteps
-			}
-			diff, norm := frobDiff(models[1], models[0])
-			if !(diff <= 1e-10*norm) {
-				t.Errorf("%s η=%g: ‖fast − general‖ = %g, ‖W‖ = %g", kind, eta, diff, norm)
-			}
-			if fast < 1000 {
-				t.Errorf("%s η=%g: fast path answered only %d steps", kind, eta, fast)
-			}
-			if a, b := KNN3Accuracy(models[0], ds, ds), KNN3Accuracy(models[1], ds, ds); a != b {
-				t.Errorf("%s η=%g: KNN-3 accuracy %v general, %v fast", kind, eta, a, b)
+				diff, norm := frobDiff(models[1], models[0])
+				if !(diff <= 1e-10*norm) {
+					t.Errorf("%s η=%g: ‖fast − general‖ = %g, ‖W‖ = %g", kind, eta, diff, norm)
+				}
+				if fast < 1000 {
+					t.Errorf("%s η=%g: fast path answered only %d steps", kind, eta, fast)
+				}
+				if a, b := KNN3Accuracy(models[0], ds, ds), KNN3Accuracy(models[1], ds, ds); a != b {
+					t.Errorf("%s η=%g: KNN-3 accuracy %v general, %v fast", kind, eta, a, b)
+				}
 			}
 		}
 	}

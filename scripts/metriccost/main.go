@@ -34,6 +34,9 @@ var (
 	out   = flag.String("out", "docs/results/metric-cost.md", "Markdown file to write (empty: stdout only)")
 )
 
+// notesMarker starts the part of the output file a rerun keeps.
+const notesMarker = "<!-- notes: kept by scripts/metriccost -->"
+
 type result struct {
 	cpu, wall time.Duration
 	knn       float64
@@ -91,6 +94,12 @@ func main() {
 			time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), strings.Join(strings.Fields(string(load))[:3], " "), *reps, *base, strings.TrimSpace(string(head)))
 	fmt.Print(text)
 	if *out != "" {
+		// Keep the hand-written notes after the marker line.
+		if old, err := os.ReadFile(*out); err == nil {
+			if i := strings.Index(string(old), notesMarker); i >= 0 {
+				text += "\n" + string(old[i:])
+			}
+		}
 		if err := os.WriteFile(*out, []byte(text), 0o644); err != nil {
 			log.Fatal(err)
 		}
