@@ -286,8 +286,11 @@ func knnSorted(dst, y, zTrain, zTest []float64, nTrain, m, k int, loo bool) {
 	slices.SortFunc(order, func(i, j int) int {
 		return cmp.Compare(zTrain[i*m+best], zTrain[j*m+best])
 	})
+	// The rows in sorted order, contiguous: the walk reads them in order.
+	zs := make([]float64, nTrain*m)
 	for r, i := range order {
 		key[r] = zTrain[i*m+best]
+		copy(zs[r*m:(r+1)*m], zTrain[i*m:(i+1)*m])
 	}
 	h := topK{dist: make([]float64, k), who: make([]int, k)}
 	for t := range dst {
@@ -323,7 +326,7 @@ func knnSorted(dst, y, zTrain, zTest []float64, nTrain, m, k int, loo bool) {
 			if loo && i == t {
 				continue
 			}
-			h.offer(sqDistBound(zt, zTrain[i*m:(i+1)*m], h.dist[k-1]), i)
+			h.offer(sqDistBound(zt, zs[r*m:(r+1)*m], h.dist[k-1]), i)
 		}
 		dst[t] = h.vote(y)
 	}
