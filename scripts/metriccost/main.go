@@ -4,6 +4,7 @@
 // a base revision and this tree, alternating, and writes the ratios:
 //
 //	go run ./scripts/metriccost [-base 611805a] [-sizes 1000,2000,5000,10000] [-reps 1] [-out docs/results/metric-cost.md]
+//	go run ./scripts/metriccost -gen DIR [-sizes …]   # the data files only
 //
 // The data are synthetic and seeded (metricShape): d = 20 standard normal
 // features, the label the sign of x₀ + 0.7x₁ − 0.5x₂ plus N(0, 0.7²) noise,
@@ -32,6 +33,7 @@ var (
 	sizes = flag.String("sizes", "1000,2000,5000,10000", "numbers of records")
 	reps  = flag.Int("reps", 1, "runs per binary and size (medians)")
 	out   = flag.String("out", "docs/results/metric-cost.md", "Markdown file to write (empty: stdout only)")
+	gen   = flag.String("gen", "", "only write the data files metric-N.libsvm for -sizes into this folder")
 )
 
 // notesMarker starts the part of the output file a rerun keeps.
@@ -46,6 +48,16 @@ type result struct {
 func main() {
 	log.SetFlags(0)
 	flag.Parse()
+	if *gen != "" {
+		for _, s := range strings.Split(*sizes, ",") {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 10 {
+				log.Fatalf("metriccost: bad size %q", s)
+			}
+			metricShape(filepath.Join(*gen, fmt.Sprintf("metric-%d.libsvm", n)), n, 20)
+		}
+		return
+	}
 	tmp, err := os.MkdirTemp("", "pfmetric-")
 	if err != nil {
 		log.Fatal(err)
