@@ -1,8 +1,10 @@
 package pairwise
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -115,54 +117,218 @@ func knnPredict(dst, W []float64, train *Dataset, test View, k int, loo bool) {
 	zTrain := transformRows(train.All(), L, d, m)
 	zTest := transformRows(test, L, d, m)
 
-	// Top-k by (distance, index), kept sorted in small arrays; training
-	// records are visited in index order and a candidate enters only if it
-	// is strictly closer than the current k-th, so equal distances keep the
-	// lower index.
-	dist := make([]float64, k)
-	who := make([]int, k)
+	if knnSortedScan && finite(zTrain) && finite(zTest) {
+		knnSorted(dst, train.Y, zTrain, zTest, train.N, m, k, loo)
+		return
+	}
+	knnScan(dst, train.Y, zTrain, zTest, train.N, m, k, loo)
+}
+
+// knnSortedScan switches knnPredict's sorted scan on (tests compare it
+// with the index-order scan).
+var knnSortedScan = true
+
+func finite(z []float64) bool {
+	for _, v := range z {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// topK is the k nearest (distance, index) pairs seen, sorted by distance
+// and then index: a candidate enters when it precedes the k-th in that
+// order, so the kept set is the k least pairs whatever the visiting order
+// (index order gives the original rule "strictly closer, ties keep the
+// lower index").
+type topK struct {
+	dist []float64
+	who  []int
+}
+
+func (h *topK) reset() {
+	for c := range h.dist {
+		h.dist[c] = math.Inf(1)
+		h.who[c] = -1
+	}
+}
+
+func (h *topK) offer(s float64, i int) {
+	k := len(h.dist)
+	last := h.dist[k-1]
+	if !(s < last || (s == last && h.who[k-1] >= 0 && i < h.who[k-1])) {
+		return
+	}
+	c := k - 1
+	for c > 0 && (s < h.dist[c-1] || (s == h.dist[c-1] && i < h.who[c-1])) {
+		h.dist[c], h.who[c] = h.dist[c-1], h.who[c-1]
+		c--
+	}
+	h.dist[c], h.who[c] = s, i
+}
+
+// vote is the predicted label: the majority of the k labels, a tie going
+// to the nearest's label; 0 if no neighbour has a finite distance.
+func (h *topK) vote(y []float64) float64 {
+	var vote float64
+	for _, i := range h.who {
+		if i >= 0 {
+			vote += y[i]
+		}
+	}
+	switch {
+	case vote > 0:
+		return 1
+	case vote < 0:
+		return -1
+	case h.who[0] >= 0:
+		return y[h.who[0]]
+	default: // no finite distance (non-finite W or data)
+		return 0
+	}
+}
+
+// sqDistBound is ‖a − b‖² summed left to right, stopped once a partial
+// sum exceeds bound (a sum of nonnegative terms never decreases in
+// floating point, so the full sum exceeds it too and the record is not
+// kept: the distances that matter are the same bits in every scan).
+func sqDistBound(a, b []float64, bound float64) float64 {
+	b = b[:len(a)]
+	var s float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		e0, e1, e2, e3 := a[i]-b[i], a[i+1]-b[i+1], a[i+2]-b[i+2], a[i+3]-b[i+3]
+		s += e0 * e0
+		s += e1 * e1
+		s += e2 * e2
+		s += e3 * e3
+		if s > bound {
+			return s
+		}
+	}
+	for ; i < len(a); i++ {
+		e := a[i] - b[i]
+		s += e * e
+	}
+	return s
+}
+
+// sqDist is ‖a − b‖² summed left to right.
+func sqDist(a, b []float64) float64 {
+	b = b[:len(a)]
+	var s float64
+	for i, v := range a {
+		e := v - b[i]
+		s += e * e
+	}
+	return s
+}
+
+// knnScan is the reference: every training record for every test record,
+// in index order. O(n_test·n_train·m).
+func knnScan(dst, y, zTrain, zTest []float64, nTrain, m, k int, loo bool) {
+	h := topK{dist: make([]float64, k), who: make([]int, k)}
 	for t := range dst {
 		zt := zTest[t*m : (t+1)*m]
-		for c := range dist {
-			dist[c] = math.Inf(1)
-			who[c] = -1
-		}
-		for i := 0; i < train.N; i++ {
+		h.reset()
+		for i := 0; i < nTrain; i++ {
 			if loo && i == t {
 				continue
 			}
-			zi := zTrain[i*m : (i+1)*m]
-			var s float64
-			for a, v := range zt {
-				e := v - zi[a]
-				s += e * e
+			h.offer(sqDist(zt, zTrain[i*m:(i+1)*m]), i)
+		}
+		dst[t] = h.vote(y)
+	}
+}
+
+// knnSorted gives knnScan's predictions with far fewer distances: the
+// training records are sorted by their coordinate a* of largest variance
+// in the transformed space, and each test record walks outward from its
+// place in that order, in each direction until the coordinate gap alone
+// exceeds the k-th distance found; inside the window a distance stops
+// being summed once it passes the k-th (sqDistBound).
+//
+// Exactness: a distance is the left-to-right sum of the terms e_a² ≥ 0,
+// and a floating-point sum of nonnegative terms is at least each of its
+// terms (fl is monotone: fl(p + e²) ≥ fl(0 + e²) = e² for p ≥ 0, and later
+// terms do not decrease it), so fl(e_{a*}²) > dist_k proves the record is
+// not among the k nearest; farther records along a* have gaps at least as
+// large (fl(x − z) is monotone in x). Every record not skipped is offered
+// with its distance computed exactly as knnScan does, and topK keeps the k
+// least (distance, index) pairs whatever the order, so the predictions are
+// knnScan's bit for bit (TestKNNSortedMatchesScan). Needs finite
+// coordinates (knnPredict checks; NaN breaks the ordering argument).
+func knnSorted(dst, y, zTrain, zTest []float64, nTrain, m, k int, loo bool) {
+	// The coordinates by decreasing variance over the training records.
+	vars := make([]float64, m)
+	for a := 0; a < m; a++ {
+		var mean, m2 float64
+		for i := 0; i < nTrain; i++ {
+			v := zTrain[i*m+a]
+			dlt := v - mean
+			mean += dlt / float64(i+1)
+			m2 += dlt * (v - mean)
+		}
+		vars[a] = m2
+	}
+	top := make([]int, m)
+	for a := range top {
+		top[a] = a
+	}
+	slices.SortStableFunc(top, func(a, b int) int { return cmp.Compare(vars[b], vars[a]) })
+	best := top[0]
+	order := make([]int, nTrain)
+	key := make([]float64, nTrain)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int {
+		return cmp.Compare(zTrain[i*m+best], zTrain[j*m+best])
+	})
+	// The rows in sorted order, contiguous: the walk reads them in order.
+	zs := make([]float64, nTrain*m)
+	for r, i := range order {
+		key[r] = zTrain[i*m+best]
+		copy(zs[r*m:(r+1)*m], zTrain[i*m:(i+1)*m])
+	}
+	h := topK{dist: make([]float64, k), who: make([]int, k)}
+	for t := range dst {
+		zt := zTest[t*m : (t+1)*m]
+		c := zt[best]
+		h.reset()
+		right, _ := slices.BinarySearch(key, c)
+		left := right - 1
+		for left >= 0 || right < nTrain {
+			// Visit the side whose next record is nearer along a*.
+			goRight := left < 0 || (right < nTrain && key[right]-c <= c-key[left])
+			r := left
+			if goRight {
+				r = right
 			}
-			if !(s < dist[k-1]) {
+			e := c - key[r]
+			if e*e > h.dist[k-1] {
+				// This side is done; so is the other if its next gap is
+				// as large (it is not smaller: the nearer side is visited first).
+				if goRight {
+					right = nTrain
+				} else {
+					left = -1
+				}
 				continue
 			}
-			c := k - 1
-			for c > 0 && s < dist[c-1] {
-				dist[c], who[c] = dist[c-1], who[c-1]
-				c--
+			if goRight {
+				right++
+			} else {
+				left--
 			}
-			dist[c], who[c] = s, i
-		}
-		var vote float64
-		for _, i := range who {
-			if i >= 0 {
-				vote += train.Y[i]
+			i := order[r]
+			if loo && i == t {
+				continue
 			}
+			h.offer(sqDistBound(zt, zs[r*m:(r+1)*m], h.dist[k-1]), i)
 		}
-		switch {
-		case vote > 0:
-			dst[t] = 1
-		case vote < 0:
-			dst[t] = -1
-		case who[0] >= 0:
-			dst[t] = train.Y[who[0]]
-		default: // no finite distance (non-finite W or data)
-			dst[t] = 0
-		}
+		dst[t] = h.vote(y)
 	}
 }
 
@@ -202,8 +368,11 @@ func metricFactor(W []float64, d int) (L []float64, m int) {
 		}
 	}
 	var keep []int
-	for j, v := range lam {
-		if v > 0 {
+	// Largest eigenvalue first: the distance sums then add their largest
+	// terms first, and a partial sum passes the k-th distance early
+	// (sqDistBound).
+	for j := len(lam) - 1; j >= 0; j-- {
+		if lam[j] > 0 {
 			keep = append(keep, j)
 		}
 	}

@@ -38,6 +38,17 @@ type metricObjective struct {
 	v    []float64
 	vIdx []int32
 	nv   int
+
+	// The last Step, for the projector's fast path (stepProjector): w's
+	// first element's address, the factor k and coefficient c of
+	// w ← k·w + c·v vᵀ, and v dense (vd, for sparse data; zero outside the
+	// support of the last difference, which vdIdx[:vdN] lists).
+	stepW *float64
+	stepK float64
+	stepC float64
+	vd    []float64
+	vdIdx []int32
+	vdN   int
 }
 
 func newMetricObjective(data *Dataset, loss Loss, lambda float64, proj Projector) Objective {
@@ -60,7 +71,45 @@ func (o *metricObjective) Data() *Dataset        { return o.data }
 func (o *metricObjective) NumParams() int        { return o.d * o.d }
 func (o *metricObjective) Lambda() float64       { return o.lambda }
 func (o *metricObjective) Constraint() Projector { return o.proj }
-func (o *metricObjective) Project(w []float64)   { o.proj.Project(w) }
+
+// Project projects w. Right after Step(w, …) it hands the projector the
+// step (k, c, v) when it has a fast path for it (stepProjector), which
+// checks that w is that update of its last output and otherwise projects
+// the general way: the result is Π_C(w) either way.
+func (o *metricObjective) Project(w []float64) {
+	sp, fast := o.proj.(stepProjector)
+	if fast && psdStepFast && len(w) > 0 && o.stepW == &w[0] {
+		o.stepW = nil
+		sp.ProjectStep(w, o.stepK, o.stepC, o.denseV())
+		return
+	}
+	o.stepW = nil
+	o.proj.Project(w)
+}
+
+// psdStepFast switches the projector's step fast path on (tests turn it off
+// to compare with the general projection).
+var psdStepFast = true
+
+// denseV returns the last difference v as a dense vector of length d.
+func (o *metricObjective) denseV() []float64 {
+	if o.vIdx == nil {
+		return o.v[:o.d]
+	}
+	if o.vd == nil {
+		o.vd = make([]float64, o.d)
+		o.vdIdx = make([]int32, o.d)
+	}
+	for _, a := range o.vdIdx[:o.vdN] {
+		o.vd[a] = 0
+	}
+	copy(o.vdIdx, o.vIdx[:o.nv])
+	o.vdN = o.nv
+	for p, a := range o.vIdx[:o.nv] {
+		o.vd[a] = o.v[p]
+	}
+	return o.vd
+}
 
 // diff stores v = x_i − x_j in the scratch buffers.
 func (o *metricObjective) diff(i, j int) {
@@ -187,6 +236,7 @@ func (o *metricObjective) AddGrad(g, w []float64, i, j int, scale float64) bool 
 // it to the lower one. It reports whether W changed (λ ≠ 0 or ∂f/∂h ≠ 0),
 // and does not allocate.
 func (o *metricObjective) Step(w []float64, i, j int, eta float64) bool {
+	o.stepW = nil
 	_, df := o.loss.Eval(o.Score(w, i, j), o.data.Y[i], o.data.Y[j])
 	if df == 0 && o.lambda == 0 {
 		return false
@@ -194,6 +244,9 @@ func (o *metricObjective) Step(w []float64, i, j int, eta float64) bool {
 	d := o.d
 	k := 1 - eta*o.lambda
 	c := -eta * df
+	if len(w) > 0 {
+		o.stepW, o.stepK, o.stepC = &w[0], k, c
+	}
 	if o.vIdx == nil {
 		v := o.v[:d]
 		for a := 0; a < d; a++ {

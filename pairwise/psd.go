@@ -101,6 +101,16 @@ type psdProjector struct {
 	cols []int     // d: eigenvector columns kept in the rebuild
 	work []float64 // dsyev workspace
 	chol []float64 // d×d: the Cholesky test's factor
+
+	// last is the most recent output of Project or ProjectStep (a point of
+	// C up to rounding) while lastOK; ProjectStep's fast paths start from it.
+	last   []float64
+	lastOK bool
+	x, y   []float64 // d: the secular iteration's solves
+	q      []float64 // d: the last eigenvector ProjectStep clipped, while qOK
+	qOK    bool
+	// fastSteps counts the ProjectStep calls its fast paths answered.
+	fastSteps int
 }
 
 // newPSDProjector returns the projector onto the set named kind ("psd",
@@ -130,6 +140,10 @@ func newPSDProjector(kind string, r float64, d int) Projector {
 		srt:  make([]float64, d),
 		cols: make([]int, d),
 		chol: make([]float64, d*d),
+		last: make([]float64, d*d),
+		x:    make([]float64, d),
+		y:    make([]float64, d),
+		q:    make([]float64, d),
 	}
 	// Workspace query (lwork = −1) for the eigenvector job.
 	q := []float64{0}
@@ -146,12 +160,33 @@ func (p *psdProjector) sym() blas64.Symmetric {
 }
 
 // Project does w ← Π_C(w) in place for w a row-major d×d matrix. It panics
-// if len(w) ≠ d·d and does not allocate.
+// if len(w) ≠ d·d and does not allocate. It remembers its output for
+// ProjectStep.
 func (p *psdProjector) Project(w []float64) {
 	d := p.d
 	if len(w) != d*d {
 		panic(fmt.Sprintf("pairwise: PSD projection of %d values, want %d×%d", len(w), d, d))
 	}
+	p.project(w)
+	p.remember(w)
+}
+
+// remember stores w as the last output (not when it holds NaN: a failed
+// projection is no point of C).
+func (p *psdProjector) remember(w []float64) {
+	for _, v := range w {
+		if math.IsNaN(v) {
+			p.lastOK = false
+			return
+		}
+	}
+	copy(p.last, w)
+	p.lastOK = true
+}
+
+// project is Project without the bookkeeping: the reference projection.
+func (p *psdProjector) project(w []float64) {
+	d := p.d
 	diagonal := true
 	for i := 0; i < d; i++ {
 		for j := i; j < d; j++ {

@@ -1,0 +1,247 @@
+package pairwise
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// stepUpdate writes into a what metricObjective.Step computes from p:
+// a_ab = fl(fl(p_ab·k) + fl(c·v_a)·v_b), mirrored.
+func stepUpdate(a, p []float64, d int, k, c float64, v []float64) {
+	for i := 0; i < d; i++ {
+		ci := c * v[i]
+		for j := i; j < d; j++ {
+			x := p[i*d+j]*k + ci*v[j]
+			a[i*d+j], a[j*d+i] = x, x
+		}
+	}
+}
+
+func frobDiff(a, b []float64) (diff, norm float64) {
+	for i := range a {
+		diff += (a[i] - b[i]) * (a[i] - b[i])
+		norm += b[i] * b[i]
+	}
+	return math.Sqrt(diff), math.Sqrt(norm)
+}
+
+// TestPSDStepMatchesProject: along random rank-one step chains (as SGD
+// makes them: each step starts from the last output), ProjectStep equals
+// the reference projection (dsyev, a separate projector) within
+// 1e-10·max(1, ‖A‖_F) — the fast path's stated bound is ≈ 3e-11·‖A‖_F; the
+// measured differences are ≈ 1e-15 — on every set, both signs of c, k < 1,
+// v with a component on the last clipped eigenvector or not; and the fast
+// path answers most steps (so the comparison is of the fast path). It
+// fails if a branch returns a wrong point (e.g. the negative case treated
+// as the positive one, or the radius scaling dropped).
+func TestPSDStepMatchesProject(t *testing.T) {
+	for _, kind := range []string{"psd", "frobenius-psd", "nuclear-psd"} {
+		for _, d := range []int{2, 5, 20} {
+			t.Run(fmt.Sprintf("%s/d=%d", kind, d), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(41, uint64(d)))
+				const r = 3
+				p := newPSDProjector(kind, r, d).(*psdProjector)
+				ref := newPSDProjector(kind, r, d).(*psdProjector)
+				w := randSym(rng, d, 1)
+				p.Project(w)
+				a, want := make([]float64, d*d), make([]float64, d*d)
+				v := make([]float64, d)
+				steps, worst := 0, 0.0
+				for s := 0; s < 600; s++ {
+					for i := range v {
+						v[i] = rng.NormFloat64()
+						if rng.IntN(4) == 0 {
+							v[i] = 0
+						}
+					}
+					if p.qOK && rng.IntN(3) == 0 {
+						axpy(2*rng.NormFloat64(), p.q, v)
+					}
+					c := math.Exp(rng.NormFloat64()*2-1) / float64(d)
+					if rng.IntN(2) == 0 {
+						c = -c
+					}
+					k := 1.0
+					if rng.IntN(5) == 0 {
+						k = 0.9
+					}
+					stepUpdate(a, w, d, k, c, v)
+					copy(want, a)
+					ref.Project(want)
+					before := p.fastSteps
+					copy(w, a)
+					p.ProjectStep(w, k, c, v)
+					if p.fastSteps > before {
+						steps++
+					}
+					diff, _ := frobDiff(w, want)
+					na := math.Sqrt(dot(a, a))
+					if !(diff <= 1e-10*max(1, na)) {
+						t.Fatalf("step %d (c = %g, k = %g): ‖fast − reference‖ = %g, ‖A‖ = %g", s, c, k, diff, na)
+					}
+					worst = max(worst, diff/max(1, na))
+				}
+				min := 500
+				if kind == "nuclear-psd" {
+					min = 250 // c > 0 past the trace bound needs the spectrum
+				}
+				if steps < min {
+					t.Fatalf("fast path answered %d of 600 steps, want ≥ %d", steps, min)
+				}
+				t.Logf("fast path %d/600 steps, worst ‖fast − reference‖/max(1, ‖A‖) = %.2g", steps, worst)
+			})
+		}
+	}
+}
+
+// TestPSDStepChecksUpdate: a w that is not exactly the claimed step of the
+// last output (one entry one ulp off, a wrong c, a stale last output)
+// gets the general projection, bit for bit.
+func TestPSDStepChecksUpdate(t *testing.T) {
+	const d = 6
+	rng := rand.New(rand.NewPCG(43, 44))
+	for trial := 0; trial < 50; trial++ {
+		p := newPSDProjector("frobenius-psd", 2, d).(*psdProjector)
+		P := randSym(rng, d, 1)
+		p.Project(P)
+		v := make([]float64, d)
+		for i := range v {
+			v[i] = rng.NormFloat64()
+		}
+		c := -0.3
+		a := make([]float64, d*d)
+		stepUpdate(a, P, d, 1, c, v)
+		for variant := 0; variant < 3; variant++ {
+			w := append([]float64(nil), a...)
+			cc := c
+			switch variant {
+			case 0:
+				w[1] = math.Nextafter(w[1], math.Inf(1))
+			case 1:
+				cc = -0.31
+			case 2:
+				other := randSym(rng, d, 1)
+				p.Project(other) // the last output is now another point
+			}
+			want := append([]float64(nil), w...)
+			newPSDProjector("frobenius-psd", 2, d).Project(want)
+			before := p.fastSteps
+			p.ProjectStep(w, 1, cc, v)
+			if p.fastSteps != before {
+				t.Fatalf("variant %d: fast path taken for a w that is not the step", variant)
+			}
+			for i := range w {
+				if math.Float64bits(w[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("variant %d: entry %d = %v, Project gives %v", variant, i, w[i], want[i])
+				}
+			}
+			p.Project(P) // restore the last output
+		}
+	}
+}
+
+// TestMetricSGDStepFastMatchesGeneral: sgd-prev's loop (Step then Project)
+// on a metric task with each PSD set, dense and CSR records (λ > 0, so
+// the sparse step scales W and then adds the support block; and λ = 0,
+// where it adds the support block only), gives the same model with the step
+// fast path as with the general projection after every step, within
+// 1e-10 relative, and the same KNN-3 accuracy.
+func TestMetricSGDStepFastMatchesGeneral(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	n, d := 300, 8
+	x := make([]float64, n*d)
+	y := make([]float64, n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < d; j++ {
+			x[i*d+j] = rng.NormFloat64() / 3
+		}
+		y[i] = 1
+		if x[i*d]+0.5*x[i*d+1]+0.2*rng.NormFloat64() < 0 {
+			y[i] = -1
+		}
+	}
+	dense, sparse := sparsify(rng, &Dataset{N: n, D: d, X: x, Y: y}, 0.5)
+	for _, kind := range []string{"psd", "frobenius-psd", "nuclear-psd"} {
+		for _, eta := range []float64{0.01, 0.3} {
+			for dsi, ds := range []*Dataset{dense, sparse, sparse} {
+				lambda := 0.01
+				if dsi == 2 {
+					lambda = 0 // the sparse step touches only the support block
+				}
+				var models [2][]float64
+				var fast int
+				for f, on := range []bool{false, true} {
+					old := psdStepFast
+					psdStepFast = on
+					obj, err := NewObjective(ds, ObjectiveConfig{Task: TaskMetric, Loss: MetricHinge{}, Constraint: kind, Radius: 1, Lambda: lambda})
+					if err != nil {
+						t.Fatal(err)
+					}
+					w := make([]float64, d*d)
+					r := rand.New(rand.NewPCG(47, 48))
+					for s := 0; s < 3000; s++ {
+						if obj.Step(w, r.IntN(n), r.IntN(n), eta) {
+							obj.Project(w)
+						}
+					}
+					psdStepFast = old
+					models[f] = w
+					fast = obj.(*metricObjective).proj.(*psdProjector).fastSteps
+				}
+				diff, norm := frobDiff(models[1], models[0])
+				if !(diff <= 1e-10*norm) {
+					t.Errorf("%s η=%g: ‖fast − general‖ = %g, ‖W‖ = %g", kind, eta, diff, norm)
+				}
+				if fast < 1000 {
+					t.Errorf("%s η=%g: fast path answered only %d steps", kind, eta, fast)
+				}
+				if a, b := KNN3Accuracy(models[0], ds, ds), KNN3Accuracy(models[1], ds, ds); a != b {
+					t.Errorf("%s η=%g: KNN-3 accuracy %v general, %v fast", kind, eta, a, b)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkPSDProjectStep: one SGD step's projection along a hinge-loss
+// trajectory, the fast path against the general projection, at d = 20
+// (synthetic metric data: the shape of scripts/metriccost).
+func BenchmarkPSDProjectStep(b *testing.B) {
+	for _, d := range []int{20, 50} {
+		rng := rand.New(rand.NewPCG(49, uint64(d)))
+		n := 1000
+		x := make([]float64, n*d)
+		y := make([]float64, n)
+		for i := 0; i < n; i++ {
+			for j := 0; j < d; j++ {
+				x[i*d+j] = rng.NormFloat64() / math.Sqrt(float64(d))
+			}
+			y[i] = 1
+			if x[i*d]+0.7*x[i*d+1]-0.5*x[i*d+2] < 0 {
+				y[i] = -1
+			}
+		}
+		ds := &Dataset{N: n, D: d, X: x, Y: y}
+		for _, mode := range []string{"general", "fast"} {
+			b.Run(fmt.Sprintf("%s/d=%d", mode, d), func(b *testing.B) {
+				old := psdStepFast
+				psdStepFast = mode == "fast"
+				defer func() { psdStepFast = old }()
+				obj, err := NewObjective(ds, ObjectiveConfig{Task: TaskMetric, Loss: MetricHinge{}, Constraint: "frobenius-psd", Radius: 10})
+				if err != nil {
+					b.Fatal(err)
+				}
+				w := make([]float64, d*d)
+				r := rand.New(rand.NewPCG(1, 2))
+				b.ResetTimer()
+				for k := 0; k < b.N; k++ {
+					if obj.Step(w, r.IntN(n), r.IntN(n), 0.01) {
+						obj.Project(w)
+					}
+				}
+			})
+		}
+	}
+}
