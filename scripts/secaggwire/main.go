@@ -20,9 +20,12 @@
 //
 // Sites drop out after sharing their keys (-drop, a fraction of K: the
 // last ⌊f·K⌋, as `pairfed simulate --secagg-dropout`): they never send
-// their masked input, the masked-input step closes at its timeout
-// (round.StepTimeout of -timeout ticks of 20 ms), and the unmasking removes
-// their masks.
+// their masked input, the server forgets them (round.Server.Forget, what
+// the coordinator does for a site it saw leave), and the unmasking removes
+// their masks. A step closes when every awaited site answered, or at its
+// timeout (round.StepTimeout of -timeout ticks): on a loaded host the K
+// sites of one process finish their share step together, after about
+// K × their CPU ÷ the cores available, so raise -timeout there.
 //
 // Usage: go run ./scripts/secaggwire -k 16,64,256,1024 -d 100 -drop 0.05 -transport nats
 package main
@@ -181,16 +184,19 @@ func run(k int) error {
 	wall, proc := time.Now(), cpu(rusageSelf)
 	var wg sync.WaitGroup
 	errs := make(chan error, k+1)
+	left := make(chan string, k) // dropped sites, for the server to forget
 	for i, s := range sites {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if err := siteLoop(ctx, p, s, signers[s], dropped[s], ts[i], ps[i]); err != nil {
 				errs <- fmt.Errorf("%s: %w", s, err)
+			} else if dropped[s] {
+				left <- s
 			}
 		}()
 	}
-	res, err := serverLoop(ctx, p, ct, srvParty, k)
+	res, err := serverLoop(ctx, p, ct, srvParty, k, left)
 	procCPU, wallTime := cpu(rusageSelf)-proc, time.Since(wall)
 	cancel()
 	wg.Wait()
@@ -217,7 +223,7 @@ func run(k int) error {
 
 // serverLoop runs the coordinator's side: the transport's messages and the
 // ticks, on one locked thread, until the round's result.
-func serverLoop(ctx context.Context, p round.Params, t transport.Transport, me *party, k int) (*secagg.Result, error) {
+func serverLoop(ctx context.Context, p round.Params, t transport.Transport, me *party, k int, left <-chan string) (*secagg.Result, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	fed := p.Federation
@@ -265,6 +271,11 @@ func serverLoop(ctx context.Context, p round.Params, t transport.Transport, me *
 					return
 				}
 				outs, res, rerr = srv.Deliver(from, m)
+				serr = send(outs)
+			})
+		case s := <-left:
+			timed(me, func() {
+				outs, res, rerr = srv.Forget(s)
 				serr = send(outs)
 			})
 		case <-ticker.C:
@@ -317,6 +328,12 @@ func siteLoop(ctx context.Context, p round.Params, name string, key ed25519.Priv
 		case <-ctx.Done():
 			return nil
 		case b := <-me.inbox:
+			if drop && sent == 2 {
+				// Crashed after sharing its keys: it never answers the
+				// shares forwarded to it (the step after the share step, so
+				// the server forgets it there, not before its shares).
+				return nil
+			}
 			timed(me, func() {
 				var m protocol.Message
 				if m, err = protocol.Decode(b); err != nil {
@@ -330,9 +347,6 @@ func siteLoop(ctx context.Context, p round.Params, name string, key ed25519.Priv
 			})
 			if err != nil {
 				return err
-			}
-			if drop && sent == 2 {
-				return nil // crashes after sharing its keys
 			}
 		}
 	}
