@@ -189,10 +189,36 @@ func (p GaussianPlan) mu(sigmas []float64) float64 {
 // certified δ at eps (see the file comment). It errors on invalid input;
 // a certificate that does not cover the request is not an error (see
 // Certificate.Covers).
+//
+// Results are memoized by the bits of the plan, the σ's, ε and δ (see
+// memo.go): every site of a federated job certifies the same public σ's
+// before every round (fed-dp-pair-sgd: one exact-accountant search per
+// site per round, ≈ 22 % of a 64-site diabetes simulation's CPU), and
+// asks once per question instead.
 func CertifyGaussian(p GaussianPlan, sigmas []float64, eps, delta float64) (Certificate, error) {
 	if sigmas == nil {
 		return Certificate{}, acctErrorf("no σ's to certify")
 	}
+	b := []byte(calibKey(p, eps, delta))
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(sigmas)))
+	for _, x := range sigmas {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+	}
+	r := certifyMemo.get(string(b), func() certifyResult {
+		c, err := certifyGaussian(p, sigmas, eps, delta)
+		return certifyResult{c, err}
+	})
+	return r.cert, r.err
+}
+
+type certifyResult struct {
+	cert Certificate
+	err  error
+}
+
+var certifyMemo = newMemo[string, certifyResult](1 << 12)
+
+func certifyGaussian(p GaussianPlan, sigmas []float64, eps, delta float64) (Certificate, error) {
 	if err := p.check(sigmas); err != nil {
 		return Certificate{}, err
 	}

@@ -339,3 +339,66 @@ func TestCacheEpsilonMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// CertifyGaussian's memo returns the uncached certificate bit for bit, on
+// a miss and on a hit, errors included, and keys every input: plans that
+// differ only in one σ, in Dim, Coordinates, Disjoint or FailureDelta, or
+// requests that differ in ε or δ, get their own certificates.
+func TestCacheCertifyGaussianBitExact(t *testing.T) {
+	type args struct {
+		p          GaussianPlan
+		sig        []float64
+		eps, delta float64
+	}
+	seq := GaussianPlan{Sensitivities: []float64{1, 0.5, 0.5}, Dim: 18}
+	grid := []args{
+		{seq, []float64{8.6, 12.2, 12.2}, 1, 1e-4},
+		{seq, []float64{8.6, 12.2, 12.3}, 1, 1e-4},
+		{seq, []float64{8.6, 12.2, 12.2}, 0.5, 1e-4},
+		{seq, []float64{8.6, 12.2, 12.2}, 1, 1e-6},
+		{GaussianPlan{Sensitivities: []float64{1, 0.5, 0.5}, Dim: 19}, []float64{8.6, 12.2, 12.2}, 1, 1e-4},
+		{GaussianPlan{Sensitivities: []float64{1, 0.5, 0.5}, Dim: 18, Coordinates: 1000}, []float64{8.6, 12.2, 12.2}, 1, 1e-4},
+		{GaussianPlan{Sensitivities: []float64{1, 0.5, 0.5}, Dim: 18, Disjoint: true}, []float64{8.6, 12.2, 12.2}, 1, 1e-4},
+		{GaussianPlan{Sensitivities: []float64{1, 0.5, 0.5}, Dim: 18, FailureDelta: 1e-6}, []float64{8.6, 12.2, 12.2}, 1, 1e-4},
+		{GaussianPlan{Sensitivities: []float64{1}}, []float64{3}, 1, 1e-5},
+		{GaussianPlan{Sensitivities: []float64{0}}, []float64{0}, 1, 1e-5},
+		{seq, []float64{8.6, 12.2}, 1, 1e-4},          // σ count ≠ plan: refused
+		{seq, []float64{8.6, 12.2, 12.2}, -1, 1e-4},   // ε < 0: refused
+		{seq, []float64{8.6, 12.2, 12.2}, 1, 1},       // δ = 1: refused
+		{seq, []float64{8.6, 12.2, math.NaN()}, 1, 1}, // NaN σ: never a hit
+	}
+	type res struct {
+		c   Certificate
+		err string
+	}
+	same := func(a, b res) bool {
+		return sameFloat(a.c.Mu, b.c.Mu) && sameFloat(a.c.Epsilon, b.c.Epsilon) && sameFloat(a.c.Delta, b.c.Delta) &&
+			sameFloat(a.c.DiscreteDelta, b.c.DiscreteDelta) && a.err == b.err
+	}
+	want := make([]res, len(grid))
+	uncached(func() {
+		for i, a := range grid {
+			c, err := CertifyGaussian(a.p, a.sig, a.eps, a.delta)
+			want[i] = res{c, errText(err)}
+		}
+	})
+	distinct := map[string]bool{}
+	for _, w := range want[:8] {
+		distinct[fmt.Sprint(w)] = true
+	}
+	if len(distinct) < 7 {
+		t.Fatalf("the grid's first 8 requests give %d distinct certificates: it does not test the key", len(distinct))
+	}
+	certifyMemo.reset()
+	for pass := range 2 {
+		for i, a := range grid {
+			c, err := CertifyGaussian(a.p, a.sig, a.eps, a.delta)
+			if got := (res{c, errText(err)}); !same(got, want[i]) {
+				t.Errorf("pass %d, request %d: cached %+v, uncached %+v", pass, i, got, want[i])
+			}
+		}
+	}
+	if n := certifyMemo.len(); n == 0 || n > len(grid) {
+		t.Errorf("memo holds %d entries after %d distinct requests", n, len(grid))
+	}
+}

@@ -12,8 +12,24 @@
 # inflate it), for this tree and for the tree at BASE (default ad973ce,
 # the last with math/big Shamir over 2^521 − 1 and K² signature checks):
 # docs/federation.md's "Cost vs K" table. ≈ 15 CPU-minutes at K = 1024.
+#
+# WIRE=1 measures the same per-party CPU with the round's messages going
+# over a transport as in `pairfed simulate` (scripts/secaggwire: encoded,
+# published, decoded; every party on its own thread), over the embedded
+# nats-server and over the in-memory hub, K = 16 … 1024, d = 100, 5%
+# dropout after sharing keys: docs/results/secagg-scale.md. ≈ 7
+# CPU-minutes per transport at K = 1024. TIMEOUT is the step budget in
+# ticks per 16 sites (default 1000 here: on a shared host the 1024 sites of
+# one process answer a step only after ≈ 1024 × 0.2 s of CPU in all).
 set -eu
 cd "$(dirname "$0")/.."
+if [ "${WIRE:-0}" = 1 ]; then
+	KS=${KS:-16,64,256,1024}
+	for tr in nats mem; do
+		nice -n 19 go run ./scripts/secaggwire -k "$KS" -transport "$tr" -timeout "${TIMEOUT:-1000}"
+	done
+	exit 0
+fi
 if [ "${SCALE:-0}" = 1 ]; then
 	KS=${KS:-16,64,256,1024}
 	BASE=${BASE:-ad973ce}

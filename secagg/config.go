@@ -1,7 +1,6 @@
 package secagg
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"errors"
 	"fmt"
@@ -99,16 +98,16 @@ func (c Config) Validate() error {
 	if len(c.Roster) != len(c.Sites) {
 		return fmt.Errorf("secagg: the roster holds %d signing keys for %d sites: the active variant (the default) needs every site's long-term Ed25519 public key", len(c.Roster), len(c.Sites))
 	}
+	owner := make(map[string]uint32, len(c.Sites)) // O(K), not K² compares: every site validates it (1024 sites: 15 s of a simulation's CPU)
 	for _, id := range c.Sites {
 		pk, ok := c.Roster[id]
 		if !ok || len(pk) != ed25519.PublicKeySize {
 			return fmt.Errorf("secagg: the roster has no %d-byte Ed25519 key for site %d (it has %d bytes)", ed25519.PublicKeySize, id, len(pk))
 		}
-		for _, other := range c.Sites {
-			if other < id && bytes.Equal(c.Roster[other], pk) {
-				return fmt.Errorf("secagg: sites %d and %d have the same signing key in the roster: each site needs its own", other, id)
-			}
+		if other, dup := owner[string(pk)]; dup {
+			return fmt.Errorf("secagg: sites %d and %d have the same signing key in the roster: each site needs its own", min(other, id), max(other, id))
 		}
+		owner[string(pk)] = id
 	}
 	return nil
 }

@@ -53,6 +53,27 @@ func (t *NATS) Subscribe(subject string, h func(string, []byte)) (func(), error)
 	return t.ch.Subscribe(subject, h)
 }
 
+// SubPendingBytes and SubPendingMsgs bound the frames a NATS
+// subscription holds received but not yet handed to its handler (nats.go's
+// pending limits; over either, frames are dropped and the connection's
+// error handler reports a slow consumer). nats.go's defaults (64 MiB,
+// 500 000 messages) are below what one subscription must absorb: the
+// coordinator's subject receives, in one secure aggregation step, every
+// site's message at once — at protocol.MaxSites = 1024 sites the share
+// step alone is 1024 messages of ≈ 130 KB (1023 share ciphertexts each),
+// ≈ 133 MB, arriving while the coordinator's loop may still be busy (in a
+// simulation the 1024 sites' key agreements take the same cores). That
+// burst overflowed the default and dropped sites' shares. The byte bound
+// is the chunk layer's own (DefaultChunkLimits.MaxBuffered = 4·MaxMessage,
+// 256 MiB): a subscription may hold as much in frames awaiting delivery as
+// in partial messages, so one MaxMessage payload in flight never starves
+// the rest. Memory a peer can make a subscription hold stays bounded by
+// these two (plus the chunk layer's MaxBuffered).
+const (
+	SubPendingMsgs  = 1 << 20
+	SubPendingBytes = 4 * MaxMessage
+)
+
 // natsWire moves frames on the connection; NATS chunks over it.
 type natsWire struct{ t *NATS }
 
@@ -77,6 +98,10 @@ func (w natsWire) Subscribe(subject string, h func(string, []byte)) (func(), err
 	}
 	sub, err := t.nc.Subscribe(subject, func(m *nats.Msg) { h(m.Subject, m.Data) })
 	if err != nil {
+		return nil, fmt.Errorf("transport: subscribe to %s: %w", subject, err)
+	}
+	if err := sub.SetPendingLimits(SubPendingMsgs, SubPendingBytes); err != nil {
+		_ = sub.Unsubscribe()
 		return nil, fmt.Errorf("transport: subscribe to %s: %w", subject, err)
 	}
 	// The subscription must be registered at the server before the caller
@@ -111,13 +136,27 @@ func (t *NATS) Close() error {
 // StartEmbedded starts a nats-server in this process with no network
 // listener (server.Options.DontListen): clients reach it only through
 // ConnectInProcess. Call Shutdown (and WaitForShutdown) on the result.
+//
+// Its clients share the process's CPU with the server: in a simulation
+// of K sites the sites' secure aggregation work (K − 1 key agreements and
+// share encryptions each, ≈ 1 min of CPU in all at K = 1024 on two
+// cores) keeps every core busy while the server pushes the step's
+// messages through in-process pipes, whose writes complete only when the
+// reading goroutine runs. The server's default write deadline (10 s)
+// then took busy sites for slow consumers and cut them (1024 sites:
+// "Slow Consumer Detected: WriteDeadline of 10s exceeded" for sites being
+// sent the 150 KB key list). The embedded server waits EmbeddedWriteDeadline
+// instead, and queues up to SubPendingBytes per client (nats-server's
+// max_pending, 64 MiB by default), the same bound as a subscription's.
 func StartEmbedded() (*server.Server, error) {
 	opts := &server.Options{
-		ServerName: "pairfed-embedded",
-		DontListen: true,
-		NoLog:      true,
-		NoSigs:     true,
-		MaxPayload: MaxPayload,
+		ServerName:    "pairfed-embedded",
+		DontListen:    true,
+		NoLog:         true,
+		NoSigs:        true,
+		MaxPayload:    MaxPayload,
+		MaxPending:    SubPendingBytes,
+		WriteDeadline: EmbeddedWriteDeadline,
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {
@@ -131,10 +170,17 @@ func StartEmbedded() (*server.Server, error) {
 	return s, nil
 }
 
+// EmbeddedWriteDeadline is how long the embedded server's write to one
+// in-process client may block before it drops the client as a slow
+// consumer, and how long an in-process (re)connection's handshake may take
+// (nats.go's 2 s timed out reconnections in a loaded 1024-site
+// simulation): in one process a slow reader is a busy CPU, not a dead peer.
+const EmbeddedWriteDeadline = 2 * time.Minute
+
 // ConnectInProcess connects to an embedded server without TCP
 // (nats.InProcessServer) and returns a Transport that owns the connection.
 func ConnectInProcess(s *server.Server, name string, opts ...nats.Option) (*NATS, error) {
-	opts = append([]nats.Option{nats.Name(name), nats.InProcessServer(s)}, opts...)
+	opts = append([]nats.Option{nats.Name(name), nats.InProcessServer(s), nats.Timeout(EmbeddedWriteDeadline)}, opts...)
 	nc, err := nats.Connect("", opts...)
 	if err != nil {
 		return nil, fmt.Errorf("transport: in-process connect: %w", err)

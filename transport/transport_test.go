@@ -152,3 +152,71 @@ func TestMemWildcard(t *testing.T) {
 		t.Fatalf("delivered %v, want %v", got, want)
 	}
 }
+
+// A subscription whose handler is busy absorbs a burst larger than
+// nats.go's default pending limit (64 MiB) without dropping frames: the
+// coordinator's subject receives one secure aggregation step's messages
+// of every site at once (≈ 133 MB of share ciphertexts at 1024 sites).
+// With the default limit the burst below loses ≈ 30 MiB of it.
+func TestNATSBurstBeyondDefaultPending(t *testing.T) {
+	s, err := StartEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	pub, err := ConnectInProcess(s, "pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	sub, err := ConnectInProcess(s, "sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	const n, size = 160, 600 << 10 // 96 MiB in frames under MaxPayload
+	release := make(chan struct{})
+	var mu sync.Mutex
+	got := 0
+	unsub, err := sub.Subscribe("pairfed.t.coord.x", func(_ string, d []byte) {
+		<-release // the consumer is busy until the whole burst is queued
+		mu.Lock()
+		if len(d) == size {
+			got++
+		}
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unsub()
+	msg := make([]byte, size)
+	for i := 0; i < n; i++ {
+		if err := pub.Publish("pairfed.t.coord.x", msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pub.Conn().Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// The subscriber's PING is answered after everything the server
+	// queued for it before: once it returns, every frame sits in the
+	// subscription's pending list (or was dropped).
+	if err := sub.Conn().Flush(); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		g := got
+		mu.Unlock()
+		if g == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("delivered %d of %d messages of %d bytes: the subscription dropped part of the burst (slow consumer)", g, n, size)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
