@@ -671,6 +671,15 @@ func Federate(ctx context.Context, fc FederationConfig) (*Outcome, error) {
 	go func() { <-wctx.Done(); cancel() }()
 	wg.Wait()
 	if cd.err != nil {
+		// A site's own failure is the cause of a job the coordinator then
+		// aborted: report it whichever of the two ended first (the sites'
+		// AbortedErrors only repeat the coordinator's reason).
+		close(werrs)
+		for err := range werrs {
+			if _, aborted := errors.AsType[*worker.AbortedError](err); !aborted {
+				return nil, err
+			}
+		}
 		return nil, cd.err
 	}
 	out := &Outcome{Result: cd.res, Job: coord.Job(), Privacy: coord.Privacy(), Ledgers: map[string][]worker.Release{}, View: view(coord)}

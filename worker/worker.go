@@ -299,7 +299,7 @@ func (w *Worker) Step(ctx context.Context, m protocol.Message) (outs []Output) {
 		}
 	case *protocol.Abort:
 		if w.job == nil || m.Job == w.job.Job {
-			w.err = fmt.Errorf("worker %s: job %s aborted by %s: %s", w.cfg.Site, m.Job, m.From, m.Reason)
+			w.err = &AbortedError{msg: fmt.Sprintf("worker %s: job %s aborted by %s: %s", w.cfg.Site, m.Job, m.From, m.Reason)}
 			w.logf("job %s aborted by %s: %s", m.Job, m.From, m.Reason)
 		}
 	default:
@@ -558,3 +558,10 @@ func truncate(s string, n int) string {
 	}
 	return s[:n]
 }
+
+// AbortedError is a worker's error when the job was aborted by another
+// party (the coordinator): the consequence of a failure elsewhere, not a
+// failure of this site. Its text is the worker's log line.
+type AbortedError struct{ msg string }
+
+func (e *AbortedError) Error() string { return e.msg }
