@@ -14,3 +14,5 @@ func TestLongPrevSparseLazyMatchesGeneral(t *testing.T) { prevSparseLazyMatchesG
 func TestLongFullGradientFastPathsMatchPairLoop(t *testing.T) {
 	fullGradientFastPathsMatchPairLoop(t, true)
 }
+
+func TestLongPrevFastBitIdentical(t *testing.T) { prevFastBitIdentical(t, true) }
