@@ -28,20 +28,69 @@ import (
 // the registry and get the same worst-case search. Both tasks: AUC (1000
 // trials per side) and metric learning (300); see subsampledSpec for
 // dp-pair-sgd's smaller audit.
+//
+// The default `go test` audits the smokeAlgos of each task (the same
+// audit, trials and assertion per algorithm: ≤ 0.1% false failure each);
+// TestLongWhiteBoxRespectsTheClaimAtFullNoise (audit_long_test.go, build
+// tag long, run by .ci/run without -race) audits every one.
 func TestWhiteBoxRespectsTheClaimAtFullNoise(t *testing.T) {
-	t.Parallel() // with TestWhiteBoxCatchesTooLittleNoise: the package's two long tests, one per core
+	t.Parallel()
+	whiteBoxRespects(t, smokeOnly(t, smokeAlgos))
+}
+
+// whiteBoxRespects runs the audit at the real noise (above) for every
+// private algorithm × task that pick accepts.
+func whiteBoxRespects(t *testing.T, pick func(task, name string) bool) {
 	for _, task := range []struct {
 		name   string
 		trials int
 	}{{"auc", 1000}, {"metric", 300}} {
 		for _, a := range pairwise.Algorithms() {
-			if !a.Private || !slices.Contains(a.Tasks, pairwise.Task(task.name)) {
+			if !a.Private || !slices.Contains(a.Tasks, pairwise.Task(task.name)) || !pick(task.name, a.Name) {
 				continue
 			}
 			t.Run(task.name+"/"+a.Name, func(t *testing.T) {
 				fullNoise(t, a, task.name, task.trials)
 			})
 		}
+	}
+}
+
+// smokeAlgos are the private algorithms the default `go test` audits per
+// task (the long suite audits all of them): one of each kind of release
+// and calibration — noisy full gradients (dp-gd-grad), Laplace/Gaussian
+// averaged PGD iterates (dpgdc, dpgdc2), the subsampled reference ε
+// (dp-pair-sgd), a one-shot statistic (dp-lda), [H20]'s GIGA iterates
+// (on-pair-strc, off-pair-c) — each of which costs ≤ 0.4 s without
+// -race. The rest (dp-gd, dp-ssp, dp-sgd-output, dp-local-sgd, …) spend
+// 1–3.5 s each in their worst-case search, 5–10× that under -race.
+var smokeAlgos = map[string]map[string]bool{
+	"auc":    {"dp-gd-grad": true, "dpgdc": true, "dpgdc2": true, "dp-pair-sgd": true, "dp-lda": true, "on-pair-strc": true, "off-pair-c": true},
+	"metric": {"dp-gd-grad": true, "dpgdc": true, "dp-pair-sgd": true, "off-pair-strc": true, "on-pair-c": true},
+}
+
+// smokeOnly returns a pick that accepts the names of set[task] and
+// checks, when the test ends, that each of them was registered and
+// picked: a renamed or removed algorithm fails the smoke test instead of
+// shrinking it silently.
+func smokeOnly(t *testing.T, set map[string]map[string]bool) func(task, name string) bool {
+	t.Helper()
+	seen := map[string]bool{}
+	t.Cleanup(func() {
+		for task, names := range set {
+			for name := range names {
+				if !seen[task+"/"+name] {
+					t.Errorf("smoke set: %s (%s) is not a registered private algorithm of the task", name, task)
+				}
+			}
+		}
+	})
+	return func(task, name string) bool {
+		if set[task][name] {
+			seen[task+"/"+name] = true
+			return true
+		}
+		return false
 	}
 }
 
@@ -191,10 +240,26 @@ var tightAlgorithms = map[string]bool{"dp-gd-grad": true, "dpgdc2": true, "dpgdc
 // instead: at ×0.1 its worst case realizes μ ≈ 4 (0.81 of the reference
 // μ/0.1 = 4.9), expected ε_lb ≈ 2.3 with its 100 trials per side. The
 // trials are seeded: the outcome is deterministic.
+//
+// The default `go test` runs smokeCatch (same trials, scale and
+// assertions); TestLongWhiteBoxCatchesTooLittleNoise every private
+// algorithm.
 func TestWhiteBoxCatchesTooLittleNoise(t *testing.T) {
 	t.Parallel()
+	whiteBoxCatches(t, smokeOnly(t, map[string]map[string]bool{"auc": smokeCatch}))
+}
+
+// smokeCatch are the algorithms whose ×0.1 / ×0.3 audits the default `go
+// test` runs (≤ 0.3 s each without -race): the four kinds of tight
+// bound (noisy gradient, averaged PGD iterate, GIGA iterate), a one-shot
+// statistic and the subsampled reference.
+var smokeCatch = map[string]bool{"dp-gd-grad": true, "dpgdc2": true, "off-pair-strc": true, "dp-lda": true, "dp-pair-sgd": true}
+
+// whiteBoxCatches audits at too little noise (above) every private
+// algorithm that pick("auc", name) accepts.
+func whiteBoxCatches(t *testing.T, pick func(task, name string) bool) {
 	for _, a := range pairwise.Algorithms() {
-		if !a.Private {
+		if !a.Private || !pick("auc", a.Name) {
 			continue
 		}
 		scale, trials := 0.1, 4000
@@ -237,10 +302,22 @@ var metricGaps = map[string]string{
 // task (1000 trials per side, 300 for dpgdc2; the logistic pair-gradient gap Γ = 1.381G at
 // R = B = 1 and ≈ 1.03G at B = 0.1 is what the label-flip and similar
 // canaries approach). Deterministic seeds.
+//
+// The default `go test` runs smokeCatchMetric; the long
+// TestLongWhiteBoxCatchesTooLittleNoiseMetric every algorithm of the task.
 func TestWhiteBoxCatchesTooLittleNoiseMetric(t *testing.T) {
 	t.Parallel()
+	whiteBoxCatchesMetric(t, smokeOnly(t, map[string]map[string]bool{"metric": smokeCatchMetric}))
+}
+
+// smokeCatchMetric: ≤ 0.25 s each without -race.
+var smokeCatchMetric = map[string]bool{"dpgdc": true, "off-pair-strc": true, "dp-pair-sgd": true}
+
+// whiteBoxCatchesMetric audits metric learning at ×0.1 (above) every
+// private algorithm of the task that pick("metric", name) accepts.
+func whiteBoxCatchesMetric(t *testing.T, pick func(task, name string) bool) {
 	for _, a := range pairwise.Algorithms() {
-		if !a.Private || !slices.Contains(a.Tasks, pairwise.TaskMetric) {
+		if !a.Private || !slices.Contains(a.Tasks, pairwise.TaskMetric) || !pick("metric", a.Name) {
 			continue
 		}
 		t.Run(a.Name, func(t *testing.T) {

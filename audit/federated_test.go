@@ -166,9 +166,39 @@ func checkViews(t *testing.T, s FedSpec, res *FedAuditResult) {
 // at confidence 0.999: a correct site fails a view with probability ≤
 // 0.1%, so ≤ 2.5% over today's 25 views; the seeds are fixed, so the
 // outcome is deterministic. No release exceeds its stated sensitivity.
+//
+// The default `go test` audits the smokeFedRespects views (same trials
+// and assertions); TestLongFederatedRespectsTheClaimAtFullNoise
+// (audit_long_test.go, build tag long) every view.
 func TestFederatedRespectsTheClaimAtFullNoise(t *testing.T) {
 	t.Parallel()
+	fedRespects(t, smokeViews(t, smokeFedRespects))
+}
+
+// smokeFedRespects: a one-phase site release without and with secure
+// aggregation (fed-dp-lda), a multi-phase one (fed-dpegd) and fed-oneshot
+// (≤ 0.7 s each without -race).
+var smokeFedRespects = []string{"fed-dpegd/plain", "fed-dp-lda/secagg", "fed-oneshot/plain"}
+
+// smokeViews returns the views of fedViews named in names (fedName),
+// failing the test if one of them is not an audited view.
+func smokeViews(t *testing.T, names []string) []FedSpec {
+	t.Helper()
+	var out []FedSpec
 	for _, s := range fedViews() {
+		if slices.Contains(names, fedName(s)) {
+			out = append(out, s)
+		}
+	}
+	if len(out) != len(names) {
+		t.Errorf("smoke set %v: only %d of them are audited views", names, len(out))
+	}
+	return out
+}
+
+// fedRespects audits the views at full noise (above).
+func fedRespects(t *testing.T, views []FedSpec) {
+	for _, s := range views {
 		t.Run(fedName(s), func(t *testing.T) {
 			s.Epsilon, s.Trials, s.Seed, s.Confidence = 1, 400, 1, 0.999
 			res, err := AuditFederated(context.Background(), s)
@@ -195,9 +225,22 @@ func TestFederatedRespectsTheClaimAtFullNoise(t *testing.T) {
 // ×0.1 (the sum) or 4.3 (one share); with 400 trials per side the test
 // shows ε_lb ≈ 3–4.6 (the most 400 trials can show at 95% is
 // ln(0.98·400/3.7) ≈ 4.7). Deterministic seeds.
+//
+// The default `go test` audits the smokeFedCatch views (same trials and
+// assertions); TestLongFederatedCatchesTooLittleNoise every view.
 func TestFederatedCatchesTooLittleNoise(t *testing.T) {
 	t.Parallel()
-	for _, s := range fedViews() {
+	fedCatches(t, smokeViews(t, smokeFedCatch))
+}
+
+// smokeFedCatch: a multi-phase site release, a secure sum of a
+// subsampled algorithm, a one-shot statistic, fed-oneshot and the fedGaps
+// path (×0.1 uncaught, ×0.03 caught) — ≤ 0.5 s each without -race.
+var smokeFedCatch = []string{"fed-dpegd/plain", "fed-dp-pair-sgd/secagg", "fed-dp-ssp-mean/plain", "fed-oneshot/plain", "fed-dp-local-sgd/plain"}
+
+// fedCatches audits the views at noise ×0.1 (above).
+func fedCatches(t *testing.T, views []FedSpec) {
+	for _, s := range views {
 		t.Run(fedName(s), func(t *testing.T) {
 			s.Epsilon, s.Trials, s.Seed, s.NoiseScale = 1, 400, 2, 0.1
 			res, err := AuditFederated(context.Background(), s)

@@ -85,8 +85,33 @@ func stopCoordinator(t *testing.T, f *crashFed, sig syscall.Signal) {
 // starting with the other signal (every phase sees both); with it, each
 // stop ends the job, so one job per phase (signals alternating by phase).
 // Measured: 121 stops in 57 jobs (10 algorithms, 6 with secure
-// aggregation), 3 minutes on a loaded 2-core host.
+// aggregation), 3 minutes on a loaded 2-core host in one federation. The
+// algorithms are dealt to killPhaseGroups federations (each its own
+// nats-server, state directories, ports and processes) that run side by
+// side: the stops and restarts are waits, not CPU.
 func TestCoordinatorKillEveryPhase(t *testing.T) {
+	names := fedalgo.Names()
+	for g := range killPhaseGroups {
+		var mine []string
+		for i, name := range names {
+			if i%killPhaseGroups == g {
+				mine = append(mine, name)
+			}
+		}
+		t.Run(fmt.Sprintf("federation-%d", g), func(t *testing.T) {
+			t.Parallel()
+			killEveryPhase(t, mine)
+		})
+	}
+}
+
+// killPhaseGroups is the number of federations TestCoordinatorKillEveryPhase
+// runs at once.
+const killPhaseGroups = 2
+
+// killEveryPhase stops the coordinator of one federation in every phase
+// of a job of each algorithm of names (see above).
+func killEveryPhase(t *testing.T, names []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	port := freePort(t)
@@ -200,13 +225,13 @@ func TestCoordinatorKillEveryPhase(t *testing.T) {
 		t.Logf("%s %s secure=%v: %d phases, stopped at %v (first by %s, then alternating): %s %s", job, name, secure, phases, stoppedAt, first, r.Status, r.Reason)
 		return phases, stoppedAt
 	}
-	for _, name := range fedalgo.Names() {
+	for _, name := range names {
 		a, err := fedalgo.Lookup(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		// No subtests: the processes restarted here belong to the test
-		// (a subtest's cleanup would stop them).
+		// No subtests below this one: the processes restarted here
+		// belong to this test (a subtest's cleanup would stop them).
 		// Two jobs: each phase is stopped once by kill -9, once by SIGTERM.
 		run(t, name, false, 0, []int{-1})
 		run(t, name, false, 1, []int{-1})

@@ -93,7 +93,19 @@ func randomW(obj Objective, d int, scale float64, asym bool, rng *rand.Rand) []f
 // on several goroutines (n₊n₋ ≥ logisticParPairs), one and two kernel
 // blocks (metric n = 1100 > metricBlockCells/n), symmetric and asymmetric
 // W (h reads only its symmetric part).
+//
+// The default `go test` checks the sizes of ≥ 1000 records (the pair
+// loop's n² reference costs ≈ 0.2–0.7 s a call without -race, ×10–30
+// under it) at one point each — big: the logistic form on several
+// goroutines (the only concurrency here, so it stays under -race);
+// metric-1100: two kernel blocks (hinge) — and everything else in full;
+// TestLongFullGradientFastPathsMatchPairLoop (build tag long, run by
+// .ci/run without -race) the whole grid.
 func TestFullGradientFastPathsMatchPairLoop(t *testing.T) {
+	fullGradientFastPathsMatchPairLoop(t, false)
+}
+
+func fullGradientFastPathsMatchPairLoop(t *testing.T, full bool) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	type tc struct {
 		name   string
@@ -114,7 +126,11 @@ func TestFullGradientFastPathsMatchPairLoop(t *testing.T) {
 		{"metric-300", toyAUC(300, 4, 1, 6), TaskMetric, []float64{1}},
 		{"metric-1100", toyAUC(1100, 3, 1, 7), TaskMetric, []float64{1}},
 	}
+	// smoke: the one (loss, λ, scale, symmetric W) of a large case that
+	// the default run checks; none for big-flipped.
+	smoke := map[string]string{"big/auc": "logistic", "metric-1100/metric": "hinge"}
 	for _, c := range cases {
+		large := c.data.N >= 1000
 		for _, name := range []string{"hinge", "square", "logistic"} {
 			loss, err := LossByName(c.task, name)
 			if err != nil {
@@ -125,8 +141,12 @@ func TestFullGradientFastPathsMatchPairLoop(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, sc := range c.scales {
-					for _, asym := range []bool{false, c.task == TaskMetric} {
+				for si, sc := range c.scales {
+					for ai, asym := range []bool{false, c.task == TaskMetric} {
+						if !full && large && (smoke[c.name+"/"+string(c.task)] != name || lambda == 0 || si > 0 || ai > 0) {
+							randomW(obj, c.data.D, sc, asym, rng) // the same draws as the full grid
+							continue
+						}
 						w := randomW(obj, c.data.D, sc, asym, rng)
 						got := make([]float64, len(w))
 						FullGradient(obj, w, got)
