@@ -84,7 +84,7 @@ func SubsampledGaussianRDP(alpha int, q, z float64) float64 {
 	// terms t_k = log C(α,k) + (α−k) log(1−q) + k log q + (k² − k)/(2z²),
 	// with log C(α,k) accumulated as Σ_{i≤k} log((α−k+i)/i).
 	var buf [2*SubsampledMaxOrder + 1]float64
-	terms := buf[:]
+	var terms []float64
 	if alpha+1 <= len(buf) {
 		terms = buf[:alpha+1]
 	} else {

@@ -135,7 +135,7 @@ func pairSumDefaults(s *Spec, sites []SiteInfo, n, d int, eps, delta float64) (i
 	k := float64(max(len(sites), 1))
 	factor := math.Sqrt(k)
 	if SecAggRequested(s.Options) && len(sites) >= 2 {
-		t := len(sites)
+		var t int
 		if sa, err := parseSecAgg(s.Options); err == nil && sa != nil && sa.Threshold >= 2 {
 			t = sa.Threshold
 		} else {

@@ -327,7 +327,7 @@ func TestX21DPGDCSigmaIsAlg4(t *testing.T) {
 	// δ = 0: T = min{n, n²ε²/d²} = min{256, 65536·0.25/64} = 256, η = 0.125;
 	// Alg 4 step 6 (read as w_avg + ζ): λ = 4GηT√d/(nε) = 4·4·0.125·256·√8/128 = 11.313708498984761.
 	rec = &x21RecNoise{}
-	res, err = x21RunCal(t, "dpgdc", obj, RunConfig{}, x21Eps, 0, 1, rec, CalibrationPaper)
+	_, err = x21RunCal(t, "dpgdc", obj, RunConfig{}, x21Eps, 0, 1, rec, CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,13 +166,9 @@ func loadSchema(c *cli.Context, opt *data.Options) (*data.Schema, []string, erro
 	return s, notes, nil
 }
 
-// loadTrainTest loads --data and, when given, --test with the same options,
-// and checks that their dimensions agree and, with a schema, that both
-// have its features.
-func loadTrainTest(c *cli.Context, opt data.Options) (train, test *data.Table, err error) {
-	return loadTrainTestSchema(c, opt, nil)
-}
-
+// loadTrainTestSchema loads --data and, when given, --test with the same
+// options, and checks that their dimensions agree and, with a schema, that
+// both have its features.
 func loadTrainTestSchema(c *cli.Context, opt data.Options, schema *data.Schema) (train, test *data.Table, err error) {
 	if train, err = data.Load(c.String("data"), opt); err != nil {
 		return nil, nil, err

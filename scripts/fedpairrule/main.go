@@ -153,7 +153,6 @@ type row struct {
 	prevCfg  config
 	thetaCfg []config
 	auc      map[string][]float64 // config name → per-run AUC
-	best     string
 }
 
 // thetas are the rule's angle tolerances θ₀ measured (-thetas); the

@@ -529,7 +529,6 @@ func report(w io.Writer, res []result, cands []candidate, args string, runs int)
 	// held-out (cross-fitted) regrets: the best chosen on one half of the
 	// runs, the regret measured on the other (heldOutRegret).
 	var heldNew, heldPrev, heldNewL []float64
-	var heldSig []bool
 	var naHeld int
 	var rows strings.Builder
 	fmt.Fprintf(&rows, "| n | d | π₊ | ε | runs | s | t | oracle |")
@@ -619,7 +618,6 @@ func report(w io.Writer, res []result, cands []candidate, args string, runs int)
 		}
 		if hokNew {
 			heldNew = append(heldNew, hvNew)
-			heldSig = append(heldSig, false)
 			if bestV >= 0.6 {
 				heldNewL = append(heldNewL, hvNew)
 			}

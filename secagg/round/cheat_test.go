@@ -15,17 +15,17 @@ import (
 // secagg-level cases are secagg/cheat_test.go): a rogue site whose
 // messages are altered as tamper says — with its own signing key, as a
 // rogue member can. Every honest site answers every step.
-func wireCheat(t *testing.T, k, th int, rogue string, tamper func(p Params, m protocol.Message) protocol.Message) (*secagg.Result, error, map[string][]uint64, Params) {
+func wireCheat(t *testing.T, k, th int, rogue string, tamper func(p Params, m protocol.Message) protocol.Message) (*secagg.Result, map[string][]uint64, Params, error) {
 	t.Helper()
-	res, err, in, p, _ := wireCheatLie(t, k, th, rogue, tamper, nil, nil)
-	return res, err, in, p
+	res, in, p, _, err := wireCheatLie(t, k, th, rogue, tamper, nil, nil)
+	return res, in, p, err
 }
 
 // wireCheatLie is wireCheat with a coordinator that reads what every site
 // sends (observe) and alters what it sends to a site (lie); the sites'
 // errors are returned instead of failing.
 func wireCheatLie(t *testing.T, k, th int, rogue string, tamper func(p Params, m protocol.Message) protocol.Message,
-	observe func(from string, m protocol.Message), lie func(to string, m protocol.Message) protocol.Message) (*secagg.Result, error, map[string][]uint64, Params, map[string]error) {
+	observe func(from string, m protocol.Message), lie func(to string, m protocol.Message) protocol.Message) (*secagg.Result, map[string][]uint64, Params, map[string]error, error) {
 	t.Helper()
 	siteErrs := map[string]error{}
 	sites := make([]string, k)
@@ -81,10 +81,10 @@ func wireCheatLie(t *testing.T, k, th int, rogue string, tamper func(p Params, m
 			for range 3 {
 				out, res, err := srv.Tick()
 				if err != nil && srv.Done() {
-					return nil, err, inputs, p, siteErrs
+					return nil, inputs, p, siteErrs, err
 				}
 				if res != nil {
-					return res, nil, inputs, p, siteErrs
+					return res, inputs, p, siteErrs, nil
 				}
 				inbox = append(inbox, out...)
 			}
@@ -92,10 +92,10 @@ func wireCheatLie(t *testing.T, k, th int, rogue string, tamper func(p Params, m
 		for _, in := range toServer {
 			out, res, err := srv.Deliver(in.from, in.m)
 			if res != nil { // even beside an error: an ignored answer that closed the round
-				return res, nil, inputs, p, siteErrs
+				return res, inputs, p, siteErrs, nil
 			}
 			if err != nil && srv.Done() {
-				return nil, err, inputs, p, siteErrs
+				return nil, inputs, p, siteErrs, err
 			}
 			inbox = append(inbox, out...)
 		}
@@ -123,7 +123,7 @@ func wireCheatLie(t *testing.T, k, th int, rogue string, tamper func(p Params, m
 		}
 	}
 	t.Fatal("the round does not end")
-	return nil, nil, nil, p, nil
+	return nil, nil, p, nil, nil
 }
 
 func sumOf(in map[string][]uint64, sites []string, dim int) []uint64 {
@@ -152,7 +152,7 @@ func TestWireCheatingDealerExpelled(t *testing.T) {
 	// shares are of, and signs that list: at unmasking its verified
 	// shares do not reconstruct its commitment — a proof every honest
 	// responder checks before revealing its pairwise key with it.
-	res, err, in, p := wireCheat(t, 6, 4, rogue, func(p Params, m protocol.Message) protocol.Message {
+	res, in, p, err := wireCheat(t, 6, 4, rogue, func(p Params, m protocol.Message) protocol.Message {
 		if sh, ok := m.(*protocol.SecAggShares); ok {
 			sh.Commits.Seed[0] ^= 1
 			resign(t, p, rogue, sh.Commits)
@@ -173,7 +173,7 @@ func TestWireCheatingDealerExpelled(t *testing.T) {
 // rejection.
 func TestWireLyingResponderIgnored(t *testing.T) {
 	for _, rogue := range []string{"site-1", "site-5"} {
-		res, err, in, p := wireCheat(t, 6, 4, rogue, func(p Params, m protocol.Message) protocol.Message {
+		res, in, p, err := wireCheat(t, 6, 4, rogue, func(p Params, m protocol.Message) protocol.Message {
 			if u, ok := m.(*protocol.SecAggUnmask); ok {
 				u.Seeds[0].Y[7] ^= 1 // still a field element (low byte)
 			}
@@ -191,7 +191,7 @@ func TestWireLyingResponderIgnored(t *testing.T) {
 
 func TestWireUncommittedSharesRefused(t *testing.T) {
 	const rogue = "site-1"
-	res, err, in, p := wireCheat(t, 6, 4, rogue, func(p Params, m protocol.Message) protocol.Message {
+	res, in, p, err := wireCheat(t, 6, 4, rogue, func(p Params, m protocol.Message) protocol.Message {
 		if sh, ok := m.(*protocol.SecAggShares); ok {
 			sh.Commits.Shares[0].Seed[0] ^= 1 // site-0's entry
 			resign(t, p, rogue, sh.Commits)
@@ -206,7 +206,7 @@ func TestWireUncommittedSharesRefused(t *testing.T) {
 		t.Fatalf("result %+v, want the exact sum of %v, site 2 refused by site 1", res, honest)
 	}
 	// A list that does not verify: the rogue is out of U2 at once.
-	res, err, in, p = wireCheat(t, 6, 4, rogue, func(p Params, m protocol.Message) protocol.Message {
+	res, in, p, err = wireCheat(t, 6, 4, rogue, func(p Params, m protocol.Message) protocol.Message {
 		if sh, ok := m.(*protocol.SecAggShares); ok {
 			sh.Commits.Sig[0] ^= 1
 		}
@@ -228,7 +228,7 @@ func TestWireForgedProofRefused(t *testing.T) {
 	var list *protocol.SecAggCommits
 	var seeds []protocol.SecAggShare // the victim's seed shares, as revealed
 	replied := map[string]int{}
-	res, err, in, p, errs := wireCheatLie(t, 6, 4, rogue, func(p Params, m protocol.Message) protocol.Message {
+	res, in, p, errs, err := wireCheatLie(t, 6, 4, rogue, func(p Params, m protocol.Message) protocol.Message {
 		if sh, ok := m.(*protocol.SecAggShares); ok {
 			sh.Commits.Seed[0] ^= 1
 			resign(t, p, rogue, sh.Commits)
