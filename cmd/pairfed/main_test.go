@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -13,7 +12,9 @@ import (
 func runCLI(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	app := newApp()
-	var out bytes.Buffer
+	// A syncBuffer: the command installs its logger as slog's default,
+	// which in-process workers of the same test keep writing to.
+	var out syncBuffer
 	app.Writer = &out
 	app.ErrWriter = &out
 	err := app.RunContext(context.Background(), append([]string{"pairfed"}, args...))
