@@ -8,7 +8,6 @@ package experiment
 import (
 	"cmp"
 	"context"
-	crand "crypto/rand"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -880,15 +879,14 @@ func fit(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *pairwise.
 		if spec.Seeded {
 			noise = dp.NewSeededNoise(spec.NoiseSeed ^ rng.Uint64())
 		} else {
-			noise = dp.NewSecureNoise()
 			// The sensitivity bounds of the sampling-based algorithms
 			// ([Y21a], [Y21b]) hold on a high-probability event over the
-			// drawn indices, so the sampling randomness must be secret too.
-			var key [32]byte
-			if _, err := crand.Read(key[:]); err != nil {
-				return nil, nil, fmt.Errorf("experiment: secure seed: %w", err)
+			// drawn indices, so the sampling randomness must be secret too
+			// (dp.SecretSources says why).
+			var err error
+			if rng, noise, err = dp.SecretSources(); err != nil {
+				return nil, nil, fmt.Errorf("experiment: %w", err)
 			}
-			rng = rand.New(rand.NewChaCha8(key))
 		}
 		if spec.NoiseScale != 0 && spec.NoiseScale != 1 {
 			noise = dp.ScaleNoise(noise, spec.NoiseScale)
