@@ -147,7 +147,7 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("experiment: --tune takes every candidate's steps and step size from its rule: --steps, --passes and --eta do not apply")
 		}
 		if s.DeltaSet && s.Delta == 0 {
-			return fmt.Errorf("experiment: --tune needs δ > 0 (its candidates are Gaussian mechanisms)")
+			return fmt.Errorf("experiment: --tune's candidates are Gaussian mechanisms: %w", dp.CheckDeltaPositive("--delta", s.Delta))
 		}
 	}
 	a, err := pairwise.Lookup(s.Algo)
@@ -164,8 +164,10 @@ func (s *Spec) Validate() error {
 		if err := dp.CheckEpsilon("--epsilon", s.Epsilon); err != nil {
 			return fmt.Errorf("experiment: %s is private: %w (--delta is optional, default 1/(10·n))", s.Algo, err)
 		}
-		if s.DeltaSet && !(s.Delta >= 0 && s.Delta < 1) {
-			return fmt.Errorf("experiment: δ = %v must be in [0, 1)", s.Delta)
+		if s.DeltaSet {
+			if err := dp.CheckDelta("--delta", s.Delta); err != nil {
+				return fmt.Errorf("experiment: %w", err)
+			}
 		}
 		if err := dp.CheckNoiseScale("--noise-scale", s.NoiseScale); err != nil {
 			return fmt.Errorf("experiment: %w", err)

@@ -383,9 +383,15 @@ func runWorker(c *cli.Context) error {
 	if err := protocol.ValidName("federation", c.String("federation")); err != nil {
 		return usageError{fmt.Errorf("worker: %w", err)}
 	}
-	for _, f := range []string{"budget-epsilon", "budget-delta"} {
-		if v := c.Float64(f); c.IsSet(f) && (math.IsNaN(v) || v < 0 || (f == "budget-delta" && v >= 1)) {
-			return usageError{fmt.Errorf("worker: --%s %v must be ≥ 0 (and δ < 1)", f, v)}
+	// --budget-epsilon inf is accepted (no ε cap, the default).
+	if v := c.Float64("budget-epsilon"); c.IsSet("budget-epsilon") && !math.IsInf(v, 1) {
+		if err := dp.CheckEpsilonNonNegative("--budget-epsilon", v); err != nil {
+			return usageError{fmt.Errorf("worker: %w, or inf for no cap", err)}
+		}
+	}
+	if c.IsSet("budget-delta") {
+		if err := dp.CheckDelta("--budget-delta", c.Float64("budget-delta")); err != nil {
+			return usageError{fmt.Errorf("worker: %w", err)}
 		}
 	}
 	natsOpts, err := connOptions(c, c.String("nats"))
