@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/pairwise"
 )
 
@@ -139,11 +140,13 @@ func Audit(ctx context.Context, spec AuditSpec) (*AuditResult, error) {
 	if !a.Private {
 		return nil, fmt.Errorf("audit: %s is not a private algorithm", spec.Algo)
 	}
-	if !(spec.Epsilon > 0) || math.IsInf(spec.Epsilon, 0) {
-		return nil, fmt.Errorf("audit: ε = %v must be finite and > 0", spec.Epsilon)
+	if err := dp.CheckEpsilonPositive("--epsilon", spec.Epsilon); err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
 	}
-	if spec.DeltaSet && !(spec.Delta >= 0 && spec.Delta < 1) {
-		return nil, fmt.Errorf("audit: δ = %v must be in [0, 1)", spec.Delta)
+	if spec.DeltaSet {
+		if err := dp.CheckDelta("--delta", spec.Delta); err != nil {
+			return nil, fmt.Errorf("audit: %w", err)
+		}
 	}
 	if spec.R == 0 {
 		spec.R = 1

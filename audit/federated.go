@@ -285,14 +285,14 @@ func AuditFederated(ctx context.Context, s FedSpec) (*FedAuditResult, error) {
 }
 
 func (s *FedSpec) defaults() error {
-	if !(s.Epsilon > 0) || math.IsInf(s.Epsilon, 0) {
-		return fmt.Errorf("audit: ε = %v must be finite and > 0", s.Epsilon)
+	if err := dp.CheckEpsilonPositive("--epsilon", s.Epsilon); err != nil {
+		return fmt.Errorf("audit: %w", err)
 	}
 	if !s.DeltaSet {
 		s.Delta = wbDefaultDelta
 	}
-	if !(s.Delta > 0 && s.Delta < 1) {
-		return fmt.Errorf("audit: δ = %v must be in (0, 1) for a federated audit (the sites' Gaussian and DDG releases need δ > 0)", s.Delta)
+	if err := dp.CheckDeltaPositive("--delta", s.Delta); err != nil {
+		return fmt.Errorf("audit: a federated audit: %w", err)
 	}
 	if s.R == 0 {
 		s.R = 1

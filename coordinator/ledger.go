@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -92,11 +93,11 @@ type Budget struct {
 // Validate checks that the budget is a pair of finite numbers ≥ 0 with
 // δ < 1.
 func (b Budget) Validate() error {
-	if math.IsNaN(b.Epsilon) || math.IsInf(b.Epsilon, 0) || b.Epsilon < 0 {
-		return fmt.Errorf("budget ε = %v must be a finite number ≥ 0", b.Epsilon)
+	if err := dp.CheckEpsilonNonNegative("budget ε", b.Epsilon); err != nil {
+		return err
 	}
-	if math.IsNaN(b.Delta) || b.Delta < 0 || b.Delta >= 1 {
-		return fmt.Errorf("budget δ = %v must be in [0, 1)", b.Delta)
+	if err := dp.CheckDelta("budget δ", b.Delta); err != nil {
+		return err
 	}
 	return nil
 }

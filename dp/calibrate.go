@@ -136,8 +136,8 @@ func (p GaussianPlan) check(sigmas []float64) error {
 	if sigmas != nil && len(sigmas) != len(p.Sensitivities) {
 		return acctErrorf("plan has %d sensitivities but %d σ's", len(p.Sensitivities), len(sigmas))
 	}
-	if !(p.FailureDelta >= 0 && p.FailureDelta < 1) {
-		return acctErrorf("failure δ = %v must be in [0, 1)", p.FailureDelta)
+	if err := CheckDelta("failure δ", p.FailureDelta); err != nil {
+		return acctErrorf("%v", err)
 	}
 	if p.Dim < 0 {
 		return acctErrorf("dimension %d must be ≥ 0", p.Dim)
@@ -146,8 +146,8 @@ func (p GaussianPlan) check(sigmas []float64) error {
 		return acctErrorf("noise coordinate count %d must be ≥ 0 (0: Dim per release)", p.Coordinates)
 	}
 	for i, d := range p.Sensitivities {
-		if !(d >= 0) || math.IsInf(d, 0) {
-			return acctErrorf("release %d: sensitivity Δ = %v must be finite and ≥ 0", i+1, d)
+		if err := CheckSensitivity("sensitivity Δ", d); err != nil {
+			return acctErrorf("release %d: %v", i+1, err)
 		}
 		if d == 0 {
 			continue

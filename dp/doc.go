@@ -47,8 +47,10 @@
 // sampler's deviation), memoized by its public inputs (memo.go).
 // Private selection (selection.go) accounts `--tune`'s repeated runs
 // (Papernot and Steinke 2022). DefaultDelta is δ = 1/(10n), with why;
-// CheckEpsilon and CheckNoiseScale (checks.go) are the one range check of
-// a user's privacy parameters.
+// The Check functions (checks.go: CheckEpsilon, CheckDelta, CheckNoiseScale,
+// …) are the one range check of a user's privacy parameters, and
+// SecretSources (rand.go) the one constructor of a private run's secret
+// sampling generator and noise.
 //
 // Private preprocessing (range.go, range_gdp.go). EstimateRanges releases
 // per-feature ranges (one noisy octave histogram per feature, a central

@@ -308,3 +308,29 @@ func (r *bitSource) expNegShifted(gamma float64, k int) bool {
 	}
 	return r.expNeg01(frac)
 }
+
+// SecretSources returns the two sources of randomness a private run draws
+// from, built the one way every entry point (train, tune, simulate, a
+// worker process) builds them:
+//
+//   - a sampling generator, ChaCha8 keyed with 32 bytes of crypto/rand.
+//     The sensitivity bounds of the sampling-based algorithms ([Y21a],
+//     [Y21b]) hold on a high-probability event over the drawn indices,
+//     and a private selection's split and candidates are part of its
+//     mechanism, so whoever could predict the indices could pick records
+//     that break the bound: the sampling must be as secret as the noise;
+//   - NewSecureNoise: the noise itself from crypto/rand, sampled exactly
+//     on a 2^k grid, so that neither a predictable seed nor the
+//     floating-point rounding of a textbook sampler leaks the value
+//     (the attacks noise.go's file comment describes).
+//
+// A seeded run builds neither and is not private. The error reports a
+// failed read of crypto/rand (which Go ≥ 1.24 never returns: it aborts
+// instead); it is never turned into a predictable key.
+func SecretSources() (*rand.Rand, Noise, error) {
+	var key [32]byte
+	if _, err := cryptorand.Read(key[:]); err != nil {
+		return nil, nil, fmt.Errorf("dp: secret sampling key: %w", err)
+	}
+	return rand.New(rand.NewChaCha8(key)), NewSecureNoise(), nil
+}

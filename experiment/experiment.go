@@ -8,7 +8,6 @@ package experiment
 import (
 	"cmp"
 	"context"
-	crand "crypto/rand"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -148,7 +147,7 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("experiment: --tune takes every candidate's steps and step size from its rule: --steps, --passes and --eta do not apply")
 		}
 		if s.DeltaSet && s.Delta == 0 {
-			return fmt.Errorf("experiment: --tune needs δ > 0 (its candidates are Gaussian mechanisms)")
+			return fmt.Errorf("experiment: --tune's candidates are Gaussian mechanisms: %w", dp.CheckDeltaPositive("--delta", s.Delta))
 		}
 	}
 	a, err := pairwise.Lookup(s.Algo)
@@ -165,8 +164,10 @@ func (s *Spec) Validate() error {
 		if err := dp.CheckEpsilon("--epsilon", s.Epsilon); err != nil {
 			return fmt.Errorf("experiment: %s is private: %w (--delta is optional, default 1/(10·n))", s.Algo, err)
 		}
-		if s.DeltaSet && !(s.Delta >= 0 && s.Delta < 1) {
-			return fmt.Errorf("experiment: δ = %v must be in [0, 1)", s.Delta)
+		if s.DeltaSet {
+			if err := dp.CheckDelta("--delta", s.Delta); err != nil {
+				return fmt.Errorf("experiment: %w", err)
+			}
 		}
 		if err := dp.CheckNoiseScale("--noise-scale", s.NoiseScale); err != nil {
 			return fmt.Errorf("experiment: %w", err)
@@ -880,15 +881,14 @@ func fit(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *pairwise.
 		if spec.Seeded {
 			noise = dp.NewSeededNoise(spec.NoiseSeed ^ rng.Uint64())
 		} else {
-			noise = dp.NewSecureNoise()
 			// The sensitivity bounds of the sampling-based algorithms
 			// ([Y21a], [Y21b]) hold on a high-probability event over the
-			// drawn indices, so the sampling randomness must be secret too.
-			var key [32]byte
-			if _, err := crand.Read(key[:]); err != nil {
-				return nil, nil, fmt.Errorf("experiment: secure seed: %w", err)
+			// drawn indices, so the sampling randomness must be secret too
+			// (dp.SecretSources says why).
+			var err error
+			if rng, noise, err = dp.SecretSources(); err != nil {
+				return nil, nil, fmt.Errorf("experiment: %w", err)
 			}
-			rng = rand.New(rand.NewChaCha8(key))
 		}
 		if spec.NoiseScale != 0 && spec.NoiseScale != 1 {
 			noise = dp.ScaleNoise(noise, spec.NoiseScale)

@@ -45,6 +45,8 @@ func Recommend(spec Spec, n, d int, hasTest bool, loss string) (pairwise.Recomme
 	delta := spec.Delta
 	if !spec.DeltaSet {
 		delta = dp.DefaultDelta(nt) // the δ the run will ask for
+	} else if err := dp.CheckDeltaPositive("--delta", delta); err != nil {
+		return pairwise.Recommendation{}, fmt.Errorf("experiment: the default private algorithm: %w; for δ = 0 name an algorithm with a Laplace variant, e.g. --algo dpegd", err)
 	}
 	return pairwise.RecommendPrivate(task, nt, d, spec.Epsilon, delta, loss)
 }

@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	crand "crypto/rand"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -199,12 +198,10 @@ func tune(ctx context.Context, spec Spec, tr *pairwise.Dataset, rng *rand.Rand) 
 	if spec.Seeded {
 		noise = dp.NewSeededNoise(spec.NoiseSeed ^ rng.Uint64())
 	} else {
-		noise = dp.NewSecureNoise()
-		var key [32]byte
-		if _, err := crand.Read(key[:]); err != nil {
-			return nil, nil, fmt.Errorf("experiment: secure seed: %w", err)
+		var err error
+		if rng, noise, err = dp.SecretSources(); err != nil {
+			return nil, nil, fmt.Errorf("experiment: %w", err)
 		}
-		rng = rand.New(rand.NewChaCha8(key))
 	}
 	if spec.NoiseScale != 0 && spec.NoiseScale != 1 {
 		noise = dp.ScaleNoise(noise, spec.NoiseScale)

@@ -50,8 +50,8 @@ func checkPrivacy(name string, s *Spec) error {
 	if err := dp.CheckEpsilon("ε", s.Epsilon); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if !(s.Delta >= 0 && s.Delta < 1) {
-		return fmt.Errorf("δ = %v must be in [0, 1) (0: 1/(10·n_max))", s.Delta)
+	if err := dp.CheckDelta("δ", s.Delta); err != nil {
+		return fmt.Errorf("%s: %w; a job's δ = 0 means 1/(10·n_max)", name, err)
 	}
 	return nil
 }

@@ -714,15 +714,11 @@ func SecAggRoster(sites []Site, secure bool, seed uint64) (map[string]ed25519.Pu
 }
 
 // SiteSources returns the sampling and noise sources of site i: secret
-// (ChaCha8 keyed from crypto/rand, dp.NewSecureNoise) when secure, else
+// (dp.SecretSources: ChaCha8 keyed from crypto/rand, dp.NewSecureNoise) when secure, else
 // derived from seed (reproducible, not private).
 func SiteSources(secure bool, seed uint64, i int) (*rand.Rand, pairwise.Noise, error) {
 	if secure {
-		var key [32]byte
-		if _, err := crand.Read(key[:]); err != nil {
-			return nil, nil, fmt.Errorf("simulate: secure seed: %w", err)
-		}
-		return rand.New(rand.NewChaCha8(key)), dp.NewSecureNoise(), nil
+		return dp.SecretSources()
 	}
 	return rand.New(rand.NewPCG(seed, uint64(i)+1)), dp.NewSeededNoise(seed ^ (uint64(i)+1)*0x9e3779b97f4a7c15), nil
 }

@@ -226,8 +226,8 @@ func (cfg *Config) defaults() error {
 	if len(slices.Compact(slices.Sorted(slices.Values(cfg.Sizes)))) != len(cfg.Sizes) {
 		return fmt.Errorf("sweep: a size is listed twice in %v", cfg.Sizes)
 	}
-	if cfg.SizeEpsilon < 0 || math.IsNaN(cfg.SizeEpsilon) || math.IsInf(cfg.SizeEpsilon, 0) {
-		return fmt.Errorf("sweep: size ε = %v must be finite and > 0", cfg.SizeEpsilon)
+	if err := dp.CheckEpsilonNonNegative("--size-epsilon", cfg.SizeEpsilon); err != nil {
+		return fmt.Errorf("sweep: %w; 0 means the largest of --epsilons", err)
 	}
 	if cfg.SizeEpsilon == 0 && len(cfg.Epsilons) > 0 {
 		cfg.SizeEpsilon = slices.Max(cfg.Epsilons)
@@ -349,7 +349,7 @@ func newCell(cfg Config, grid, algo string, eps float64, n int) (*cell, error) {
 		if private && cfg.DeltaSet {
 			job.Delta = cfg.Delta
 			if cfg.Delta == 0 {
-				return nil, fmt.Errorf("sweep: %s: federated jobs take δ > 0 (δ = 0 means 1/(10·n_max) there)", algo)
+				return nil, fmt.Errorf("sweep: %s is federated: %w; leave --delta out for the federated default 1/(10·n_max)", algo, dp.CheckDeltaPositive("--delta", cfg.Delta))
 			}
 		}
 		lambdaOf := ""

@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
+	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/sweep"
 	"github.com/urfave/cli/v2"
@@ -145,8 +145,8 @@ func parseEpsilon(s string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if !(e > 0) || math.IsInf(e, 0) {
-		return 0, fmt.Errorf("ε must be finite and > 0")
+	if err := dp.CheckEpsilonPositive("ε", e); err != nil {
+		return 0, err
 	}
 	return e, nil
 }

@@ -383,9 +383,15 @@ func runWorker(c *cli.Context) error {
 	if err := protocol.ValidName("federation", c.String("federation")); err != nil {
 		return usageError{fmt.Errorf("worker: %w", err)}
 	}
-	for _, f := range []string{"budget-epsilon", "budget-delta"} {
-		if v := c.Float64(f); c.IsSet(f) && (math.IsNaN(v) || v < 0 || (f == "budget-delta" && v >= 1)) {
-			return usageError{fmt.Errorf("worker: --%s %v must be ≥ 0 (and δ < 1)", f, v)}
+	// --budget-epsilon inf is accepted (no ε cap, the default).
+	if v := c.Float64("budget-epsilon"); c.IsSet("budget-epsilon") && !math.IsInf(v, 1) {
+		if err := dp.CheckEpsilonNonNegative("--budget-epsilon", v); err != nil {
+			return usageError{fmt.Errorf("worker: %w, or inf for no cap", err)}
+		}
+	}
+	if c.IsSet("budget-delta") {
+		if err := dp.CheckDelta("--budget-delta", c.Float64("budget-delta")); err != nil {
+			return usageError{fmt.Errorf("worker: %w", err)}
 		}
 	}
 	natsOpts, err := connOptions(c, c.String("nats"))
@@ -452,8 +458,13 @@ func runWorker(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// The worker's secret sampling generator and noise (dp.SecretSources).
+	secretRand, secretNoise, err := dp.SecretSources()
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
 	prep := &siteData{site: site, path: c.String("data"), opt: baseOpt, radius: c.Float64("radius"), local: schema, scale: scale, logf: logf,
-		def: &worker.JobData{Data: ds, LinearData: linear, Noise: siteNoise(scale, table.DataDependent)}}
+		def: &worker.JobData{Data: ds, LinearData: linear, Noise: labelSiteNoise(secretNoise, scale, table.DataDependent)}}
 	// The budget is the tighter of `pairfed ledger budget set` (the state
 	// directory's budgets.json) and the flags.
 	budgets, err := store.LoadBudgets(c.String("state"))
@@ -512,14 +523,10 @@ func runWorker(c *cli.Context) error {
 	if err := worker.CheckLedger(releases, saved); err != nil {
 		return fmt.Errorf("worker %s: %w; %s/%s must hold every release: restore it from a backup (never delete it), then start the site again", site, err, c.String("state"), store.LedgerFile)
 	}
-	var key [32]byte
-	if _, err := crand.Read(key[:]); err != nil {
-		return fmt.Errorf("worker: secure seed: %w", err)
-	}
 	every := ticks(c.Duration("heartbeat"), tick)
 	cfg := worker.ServiceConfig{
 		Worker: worker.Config{Federation: c.String("federation"), Site: site, Instance: randomToken("i-"), Data: ds, LinearData: linear, Noise: prep.def.Noise,
-			Rand: rand.New(rand.NewChaCha8(key)), JoinEvery: every, HeartbeatEvery: every, Store: ledger, Jobs: jobStates, Logf: logf},
+			Rand: secretRand, JoinEvery: every, HeartbeatEvery: every, Store: ledger, Jobs: jobStates, Logf: logf},
 		Ledger: releases, Jobs: saved, JobTimeout: ticks(c.Duration("job-timeout"), tick), Prepare: prep.prepare,
 	}
 	cfg.Worker.SecAggKey, cfg.Worker.SecAggRoster = secKey, secRoster
@@ -848,7 +855,11 @@ func printSubmit(w io.Writer, r *submitReport) {
 // move every scaled record, which the DP analysis does not cover) or its
 // loading made data-dependent decisions (data.Table.DataDependent).
 func siteNoise(scale string, dataDependent []string) pairwise.Noise {
-	n := dp.NewSecureNoise()
+	return labelSiteNoise(dp.NewSecureNoise(), scale, dataDependent)
+}
+
+// labelSiteNoise is siteNoise on a given secure noise n.
+func labelSiteNoise(n pairwise.Noise, scale string, dataDependent []string) pairwise.Noise {
 	if why := siteNotPrivate(scale, dataDependent); len(why) > 0 {
 		return dp.Unprivate(n, strings.Join(why, "; "))
 	}
