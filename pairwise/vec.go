@@ -1,6 +1,10 @@
 package pairwise
 
-import "math"
+import (
+	"math"
+
+	"github.com/pairfed/pairfed/pairwise/internal/kernel"
+)
 
 // Small dense kernels. They are written as plain loops so the compiler can
 // inline them into the per-pair step, which must not allocate.
@@ -19,21 +23,9 @@ func dot(a, b []float64) float64 {
 	return s0 + s1
 }
 
-// diffDot returns wᵀ(a − b).
-func diffDot(w, a, b []float64) float64 {
-	a = a[:len(w)]
-	b = b[:len(w)]
-	var s0, s1 float64
-	i := 0
-	for ; i+1 < len(w); i += 2 {
-		s0 += w[i] * (a[i] - b[i])
-		s1 += w[i+1] * (a[i+1] - b[i+1])
-	}
-	if i < len(w) {
-		s0 += w[i] * (a[i] - b[i])
-	}
-	return s0 + s1
-}
+// diffDot returns wᵀ(a − b): the kernel package's Go reference, whose
+// summation order the AVX kernel reproduces (one copy of the loop).
+func diffDot(w, a, b []float64) float64 { return kernel.DiffDotGo(w, a, b) }
 
 // axpy does y += a·x.
 func axpy(a float64, x, y []float64) {

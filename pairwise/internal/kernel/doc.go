@@ -10,7 +10,7 @@
 // an instruction set.
 //
 //	kernel             assembly (needs)             reference (ref.go)
-//	DiffDot            diffDotAVX (AVX2)            diffDotGo
+//	DiffDot            diffDotAVX (AVX2)            DiffDotGo
 //	UpdateFlush        updateFlushAVX (AVX2)        updateFlushGo
 //	PrevStep           prevStepAVX (AVX2)           prevStepGo
 //	AddRepeat          addRepeatAVX (AVX2)          addRepeatGo

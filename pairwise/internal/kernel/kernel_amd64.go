@@ -58,7 +58,7 @@ func DiffDot(w, a, b, pa, pb []float64) float64 {
 	}
 	prefetch(pa)
 	prefetch(pb)
-	return diffDotGo(w, a, b)
+	return DiffDotGo(w, a, b)
 }
 
 // UpdateFlush is DenseUpdate(w, xi, xj, a, r, r2) followed by the

@@ -12,7 +12,7 @@ var (
 	UseAVX512 = false
 )
 
-func DiffDot(w, a, b, pa, pb []float64) float64 { return diffDotGo(w, a, b) }
+func DiffDot(w, a, b, pa, pb []float64) float64 { return DiffDotGo(w, a, b) }
 
 func UpdateFlush(w, xi, xj []float64, a, r, r2 float64, sum, prev []float64, pend float64) {
 	updateFlushGo(w, xi, xj, a, r, r2, sum, prev, pend)

@@ -90,14 +90,14 @@ func TestDiffDotMatchesRef(t *testing.T) {
 	for trial := 0; trial < 20000; trial++ {
 		d := awkward[trial%len(awkward)]
 		w, a, b, pa, pb := specialVec(rng, d, 1, 200), specialVec(rng, d, 1, 200), specialVec(rng, d+trial%3, 1, 200), specialVec(rng, d, 1, 200), specialVec(rng, trial%7, 1, 200)
-		g, want := DiffDot(w, a, b, pa, pb), diffDotGo(w, a, b)
+		g, want := DiffDot(w, a, b, pa, pb), DiffDotGo(w, a, b)
 		if !sameBitsNaN([]float64{g}, []float64{want}) {
-			t.Fatalf("trial %d d %d: DiffDot %v, diffDotGo %v", trial, d, g, want)
+			t.Fatalf("trial %d d %d: DiffDot %v, DiffDotGo %v", trial, d, g, want)
 		}
 	}
 }
 
-// diffDotGo is wᵀ(a − b) with pairwise's summation order: even terms and
+// DiffDotGo is wᵀ(a − b) with pairwise's summation order: even terms and
 // odd terms apart, then added.
 func TestDiffDotRefOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -111,8 +111,8 @@ func TestDiffDotRefOrder(t *testing.T) {
 				s1 += w[i] * (a[i] - b[i])
 			}
 		}
-		if g := diffDotGo(w, a, b); math.Float64bits(g) != math.Float64bits(s0+s1) {
-			t.Fatalf("d %d: diffDotGo %v, even+odd %v", d, g, s0+s1)
+		if g := DiffDotGo(w, a, b); math.Float64bits(g) != math.Float64bits(s0+s1) {
+			t.Fatalf("d %d: DiffDotGo %v, even+odd %v", d, g, s0+s1)
 		}
 	}
 }
@@ -194,7 +194,7 @@ func TestAddRepeatMatchesRef(t *testing.T) {
 // diffDot, the hinge or square step, and updateFlush (flush = 1) or
 // DenseUpdate (flush = 0).
 func stepComposed(w, xi, xj, sum, prev []float64, s, eta, pend, r float64, loss, flush int) bool {
-	h := diffDotGo(w, xi, xj)
+	h := DiffDotGo(w, xi, xj)
 	var dv float64
 	if loss == Hinge {
 		if m := 1 - s*h; !(m <= 0) {

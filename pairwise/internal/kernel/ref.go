@@ -10,10 +10,11 @@ import (
 // amd64, under the purego tag, and on CPUs without the instructions; the
 // assembly is tested against them (kernel_test.go).
 
-// diffDotGo returns wᵀ(a − b) (len(a), len(b) ≥ len(w)): even terms summed
+// DiffDotGo returns wᵀ(a − b) (len(a), len(b) ≥ len(w)): even terms summed
 // left to right in s₀, odd ones in s₁, an odd last term to s₀, then
-// s₀ + s₁ — pairwise's diffDot, the same operations in the same order.
-func diffDotGo(w, a, b []float64) float64 {
+// s₀ + s₁. It is pairwise's diffDot too (exported for that), and the
+// order the AVX kernel reproduces.
+func DiffDotGo(w, a, b []float64) float64 {
 	a = a[:len(w)]
 	b = b[:len(w)]
 	var s0, s1 float64
@@ -187,7 +188,7 @@ func prevStepGo(p *PrevStepArgs) bool {
 	n := p.N
 	w, xi, xj := unsafe.Slice(p.W, n), unsafe.Slice(p.Xi, n), unsafe.Slice(p.Xj, n)
 	s := p.S
-	h := diffDotGo(w, xi, xj)
+	h := DiffDotGo(w, xi, xj)
 	var dv float64
 	if p.Loss == Hinge {
 		if m := 1 - s*h; !(m <= 0) {
