@@ -329,26 +329,33 @@ func (s *Scaler) Apply(ds *pairwise.Dataset) *pairwise.Dataset {
 	d := ds.D
 	out := &pairwise.Dataset{N: ds.N, D: d, Y: append([]float64(nil), ds.Y...), X: make([]float64, ds.N*d)}
 	for i := 0; i < ds.N; i++ {
-		row := ds.DenseRowTo(out.X[i*d:(i+1)*d], i)
-		for j, v := range row {
-			row[j] = (v - s.Shift[j]) * s.Scale[j]
-		}
-		if s.Box && s.BoxLo != nil {
-			for j, v := range row {
-				row[j] = max(s.BoxLo[j], min(s.BoxHi[j], v))
-			}
-		} else if s.Box {
-			for j, v := range row {
-				row[j] = max(-1, min(1, v))
-			}
-		}
-		if s.Post != 0 {
-			for j := range row {
-				row[j] *= s.Post
-			}
-		}
+		s.mapRow(ds.DenseRowTo(out.X[i*d:(i+1)*d], i))
 	}
 	return out
+}
+
+// mapRow maps one dense row in place: shift and scale, the box clip
+// (per-feature bounds or [−1, 1]), then the post factor — Apply's and
+// ApplyInPlace's one definition of the map, so their values agree bit for
+// bit.
+func (s *Scaler) mapRow(row []float64) {
+	for j, v := range row {
+		row[j] = (v - s.Shift[j]) * s.Scale[j]
+	}
+	if s.Box && s.BoxLo != nil {
+		for j, v := range row {
+			row[j] = max(s.BoxLo[j], min(s.BoxHi[j], v))
+		}
+	} else if s.Box {
+		for j, v := range row {
+			row[j] = max(-1, min(1, v))
+		}
+	}
+	if s.Post != 0 {
+		for j := range row {
+			row[j] *= s.Post
+		}
+	}
 }
 
 // ApplyInPlace is Apply written over ds's own storage, for a dataset the
@@ -375,24 +382,7 @@ func (s *Scaler) ApplyInPlace(ds *pairwise.Dataset) *pairwise.Dataset {
 	}
 	d := ds.D
 	for i := 0; i < ds.N; i++ {
-		row := ds.X[i*d : (i+1)*d]
-		for j, v := range row {
-			row[j] = (v - s.Shift[j]) * s.Scale[j]
-		}
-		if s.Box && s.BoxLo != nil {
-			for j, v := range row {
-				row[j] = max(s.BoxLo[j], min(s.BoxHi[j], v))
-			}
-		} else if s.Box {
-			for j, v := range row {
-				row[j] = max(-1, min(1, v))
-			}
-		}
-		if s.Post != 0 {
-			for j := range row {
-				row[j] *= s.Post
-			}
-		}
+		s.mapRow(ds.X[i*d : (i+1)*d])
 	}
 	return ds
 }
