@@ -226,6 +226,34 @@ type checkpointer struct {
 	next int
 }
 
+// segments drives a specialized loop over steps 1..T in blocks: run(k)
+// takes the next k steps; a block ends at every 4096th step (the context
+// check), at the next checkpoint and at T, and at(t) is called after a
+// block that ends on a due checkpoint. The fast and the sparse sgd-prev
+// loops share it (the general loop checks per step).
+func (c *checkpointer) segments(ctx context.Context, T int, run func(k int), at func(t int)) error {
+	for t := 1; t <= T; {
+		if t&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		end := min(T, t|4095)
+		if c.next < len(c.cfg.Checkpoints) {
+			if cp := c.cfg.Checkpoints[c.next]; cp >= t && cp < end {
+				end = cp
+			}
+		}
+		run(end - t + 1)
+		t = end
+		if c.due(t) {
+			at(t)
+		}
+		t++
+	}
+	return nil
+}
+
 func (c *checkpointer) due(t int) bool {
 	return c.next < len(c.cfg.Checkpoints) && c.cfg.Checkpoints[c.next] == t
 }

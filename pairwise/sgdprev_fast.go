@@ -205,26 +205,12 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 		f.prev = rng.IntN(f.n)
 	}
 	f.src = pcgSource(rng)
-	for t := 1; t <= T; {
-		if t&4095 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		// Run up to the next context check, checkpoint or the end.
-		end := min(T, t|4095)
-		if cp.next < len(cfg.Checkpoints) {
-			if c := cfg.Checkpoints[cp.next]; c >= t && c < end {
-				end = c
-			}
-		}
-		f.steps(rng, end-t+1)
-		t = end
-		if cp.due(t) {
-			f.repFlush()
-			cp.window(t, T, f.w, f.avg)
-		}
-		t++
+	at := func(t int) {
+		f.repFlush()
+		cp.window(t, T, f.w, f.avg)
+	}
+	if err := cp.segments(ctx, T, func(k int) { f.steps(rng, k) }, at); err != nil {
+		return nil, err
 	}
 	var grads int64
 	if T > 0 {

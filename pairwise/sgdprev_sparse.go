@@ -451,24 +451,8 @@ func (f *prevFast) runLazy(ctx context.Context, cfg RunConfig, rng *rand.Rand, T
 		f.prev = rng.IntN(f.n) // PrevInstance draws i_0 before the first step
 	}
 	f.src = pcgSource(rng)
-	for t := 1; t <= T; {
-		if t&4095 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		end := min(T, t|4095)
-		if cp.next < len(cfg.Checkpoints) {
-			if c := cfg.Checkpoints[cp.next]; c >= t && c < end {
-				end = c
-			}
-		}
-		f.steps(rng, end-t+1)
-		t = end
-		if cp.due(t) {
-			cp.window(t, T, nil, z)
-		}
-		t++
+	if err := cp.segments(ctx, T, func(k int) { f.steps(rng, k) }, func(t int) { cp.window(t, T, nil, z) }); err != nil {
+		return nil, err
 	}
 	var grads int64
 	if T > 0 {
