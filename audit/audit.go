@@ -140,7 +140,7 @@ func Audit(ctx context.Context, spec AuditSpec) (*AuditResult, error) {
 	if !a.Private {
 		return nil, fmt.Errorf("audit: %s is not a private algorithm", spec.Algo)
 	}
-	if err := dp.CheckEpsilonPositive("--epsilon", spec.Epsilon); err != nil {
+	if err := dp.CheckEpsilon("--epsilon", spec.Epsilon); err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
 	if spec.DeltaSet {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 )
 
@@ -525,6 +526,22 @@ func TestAuditRejectsBadRequests(t *testing.T) {
 	} {
 		if _, err := Audit(context.Background(), s); err == nil {
 			t.Errorf("%+v accepted", s)
+		}
+	}
+}
+
+// An audit's claimed ε is held to a private run's range (the one the
+// calibrations are proved to terminate and stay finite over), and the
+// refusal names the flag, the value and the range — for the single-site
+// and the federated audit alike.
+func TestAuditEpsilonRange(t *testing.T) {
+	for _, eps := range []float64{1e-300, 1e-7, 2e4} {
+		want := fmt.Sprintf("--epsilon = %v is outside the accepted range [1e-06, 10000]", eps)
+		if _, err := Audit(context.Background(), AuditSpec{Algo: "dp-gd-grad", Epsilon: eps}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("audit ε = %g: %v, want %q", eps, err, want)
+		}
+		if _, err := AuditFederated(context.Background(), FedSpec{Algo: fedalgo.FedDPLDA, Epsilon: eps}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("federated audit ε = %g: %v, want %q", eps, err, want)
 		}
 	}
 }

@@ -285,7 +285,7 @@ func AuditFederated(ctx context.Context, s FedSpec) (*FedAuditResult, error) {
 }
 
 func (s *FedSpec) defaults() error {
-	if err := dp.CheckEpsilonPositive("--epsilon", s.Epsilon); err != nil {
+	if err := dp.CheckEpsilon("--epsilon", s.Epsilon); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
 	if !s.DeltaSet {

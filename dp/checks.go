@@ -11,8 +11,8 @@ import (
 // rule has one wording: the name the user gave the value by (a flag such
 // as "--epsilon", or a job spec or file field), the value, and the
 // accepted range. Which range applies is the caller's: a private run's
-// request takes CheckEpsilon, an audit's claimed ε any finite ε > 0
-// (CheckEpsilonPositive), a budget or a spend any finite ε ≥ 0
+// request and an audit's claimed ε (it audits such a run) take
+// CheckEpsilon, a budget or a spend any finite ε ≥ 0
 // (CheckEpsilonNonNegative); δ is in [0, 1) where δ = 0 asks for pure
 // ε-DP or a default (CheckDelta), in (0, 1) where the mechanism needs a
 // δ > 0 (CheckDeltaPositive). Callers wrap the error with what a value
@@ -58,15 +58,6 @@ func CheckNoiseScale(name string, f float64) error {
 // range and what the value is.
 func outside(name string, v float64, rng, what string) error {
 	return fmt.Errorf("%s = %v is outside the accepted range %s (%s)", name, v, rng, what)
-}
-
-// CheckEpsilonPositive checks an ε that must be finite and > 0 but is not
-// a private run's request (an audit's claimed ε: it only sizes the test).
-func CheckEpsilonPositive(name string, eps float64) error {
-	if !(eps > 0) || math.IsInf(eps, 0) {
-		return outside(name, eps, "(0, ∞)", "a finite ε > 0")
-	}
-	return nil
 }
 
 // CheckEpsilonNonNegative checks an ε that may be 0: a budget, a spend,

@@ -360,6 +360,8 @@ func TestBadInputLoaders(t *testing.T) {
 		{name: "28/6 --epsilon 1e-150 --algo dp-ssp", args: []string{"train", "--data", denseTxt, "--epsilon", "1e-150", "--algo", "dp-ssp"}, code: 2, err: []string{"--epsilon = 1e-150 is outside the accepted range"}},
 		{name: "28/6 --noise-scale 1e-300", args: []string{"train", "--data", denseTxt, "--epsilon", "1", "--algo", "dp-ssp", "--noise-scale", "1e-300"}, code: 2, err: []string{"--noise-scale = 1e-300 is outside the accepted range [1e-06, 1e+06]"}},
 		{name: "28/6 simulate --epsilon 1e-300", args: sim("--data", denseTxt, "--epsilon", "1e-300"), code: 2, err: []string{"--epsilon = 1e-300 is outside the accepted range"}},
+		{name: "26 simulate --delta 0", args: sim("--data", denseTxt, "--epsilon", "1", "--delta", "0"), code: 2, err: []string{"simulate: --delta = 0 asks for pure ε-DP, which no federated algorithm gives"}},
+		{name: "26 audit --epsilon 1e-300", args: []string{"audit", "--algo", "dp-lda", "--epsilon", "1e-300"}, code: 1, err: []string{"--epsilon = 1e-300 is outside the accepted range [1e-06, 10000]"}},
 		{name: "28/6 worker --tick 1ns", args: workerArgs("--data", denseTxt, "--tick", "1ns"), code: 2, err: []string{"--tick 1ns is outside the accepted range [1ms, 10s]"}},
 		{name: "28/7 truncated schema", args: []string{"train", "--data", bad("site-a.libsvm"), "--feature-bounds", truncSchema}, code: 1, err: []string{"trunc.json:1:", "the JSON ends in the middle of a value (a truncated file"}},
 		{name: "28/7 empty schema", args: []string{"train", "--data", bad("site-a.libsvm"), "--feature-bounds", emptySchema}, code: 1, err: []string{"empty.json: the file is empty: a schema is one JSON object"}},

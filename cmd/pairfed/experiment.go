@@ -145,7 +145,7 @@ func parseEpsilon(s string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := dp.CheckEpsilonPositive("ε", e); err != nil {
+	if err := dp.CheckEpsilon("ε", e); err != nil {
 		return 0, err
 	}
 	return e, nil

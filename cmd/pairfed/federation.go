@@ -677,6 +677,9 @@ func terminal(status string) bool {
 
 func runJobSubmit(c *cli.Context) error {
 	start := time.Now()
+	if err := checkFedDelta(c, "job submit"); err != nil {
+		return err
+	}
 	fed := c.String("federation")
 	id := c.String("job")
 	if id == "" {

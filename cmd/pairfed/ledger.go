@@ -53,6 +53,12 @@ func ledgerCommand() *cli.Command {
 						&cli.Float64Flag{Name: "epsilon", Required: true, Usage: "total ε over all jobs"},
 						&cli.Float64Flag{Name: "delta", Required: true, Usage: "total δ over all jobs"}},
 					Action: runLedgerBudgetSet,
+				}, {
+					Name:  "unset",
+					Usage: "remove a site's (ε, δ) budget from the state directory: no cap from this file (a worker's --budget-epsilon/--budget-delta flags still cap it)",
+					Flags: []cli.Flag{state,
+						&cli.StringFlag{Name: "site", Usage: "the site (default: the site of a site's state directory)"}},
+					Action: runLedgerBudgetUnset,
 				}},
 			},
 		},
@@ -293,23 +299,60 @@ func runLedgerExport(c *cli.Context) error {
 	return cw.Error()
 }
 
-func runLedgerBudgetSet(c *cli.Context) error {
-	dir := c.String("state")
+// budgetTarget returns the state directory and the site of a `ledger
+// budget` subcommand (who names it in errors).
+func budgetTarget(c *cli.Context, who string) (dir, site string, err error) {
+	dir = c.String("state")
 	// A typo must not create a directory that no process reads.
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return usageError{fmt.Errorf("ledger budget set: no such state directory %q: give the --state of an existing coordinator or site (start it once, or create the directory first)", dir)}
+		return "", "", usageError{fmt.Errorf("%s: no such state directory %q: give the --state of an existing coordinator or site (start it once, or create the directory first)", who, dir)}
 	}
-	site := c.String("site")
+	site = c.String("site")
 	if site == "" {
 		site = dirSite(dir)
 		if site == "" {
-			return usageError{fmt.Errorf("ledger budget set: give --site (%s is not a site's state directory that names its site)", dir)}
+			return "", "", usageError{fmt.Errorf("%s: give --site (%s is not a site's state directory that names its site)", who, dir)}
 		}
 	}
 	if err := protocol.ValidName("site", site); err != nil {
-		return usageError{fmt.Errorf("ledger budget set: %w", err)}
+		return "", "", usageError{fmt.Errorf("%s: %w", who, err)}
+	}
+	return dir, site, nil
+}
+
+// runLedgerBudgetUnset removes site's entry from budgets.json under its
+// lock; a running coordinator or site reads the change at its next job
+// admission, as for set.
+func runLedgerBudgetUnset(c *cli.Context) error {
+	dir, site, err := budgetTarget(c, "ledger budget unset")
+	if err != nil {
+		return err
+	}
+	had := false
+	if err := store.UpdateBudgets(dir, func(budgets map[string]coordinator.Budget) error {
+		_, had = budgets[site]
+		delete(budgets, site)
+		return nil
+	}); err != nil {
+		return err
+	}
+	if !had {
+		fmt.Fprintf(c.App.Writer, "%s had no budget in %s: nothing changed\n", site, dir)
+		return nil
+	}
+	fmt.Fprintf(c.App.Writer, "budget of %s removed: no cap from %s\n", site, filepath.Join(dir, store.BudgetsFile))
+	return nil
+}
+
+func runLedgerBudgetSet(c *cli.Context) error {
+	dir, site, err := budgetTarget(c, "ledger budget set")
+	if err != nil {
+		return err
 	}
 	b := coordinator.Budget{Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta")}
+	if math.IsInf(b.Epsilon, 1) {
+		return usageError{fmt.Errorf("ledger budget set: --epsilon = +Inf is no budget: to remove %s's cap run `pairfed ledger budget unset --state %s --site %s`", site, dir, site)}
+	}
 	if err := b.Validate(); err != nil {
 		return usageError{fmt.Errorf("ledger budget set: %w", err)}
 	}

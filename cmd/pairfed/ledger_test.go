@@ -136,6 +136,24 @@ func TestLedgerShowSiteAndErrors(t *testing.T) {
 	if _, err := runCLI(t, "ledger", "show", "--state", t.TempDir()); err == nil || !strings.Contains(err.Error(), "holds no ledger") {
 		t.Errorf("empty dir: %v", err)
 	}
+	// ε = +Inf is no budget: the refusal names unset, which removes the
+	// entry (no cap from the file), and unsetting twice changes nothing.
+	_, err = runCLI(t, "ledger", "budget", "set", "--state", dir, "--epsilon", "inf", "--delta", "0")
+	if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "--epsilon = +Inf is no budget: to remove h1's cap run `pairfed ledger budget unset") {
+		t.Errorf("set --epsilon inf: %v", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, store.BudgetsFile)); string(after) != string(before) {
+		t.Error("a refused budget changed budgets.json")
+	}
+	for i, want := range []string{"budget of h1 removed", "h1 had no budget"} {
+		out, err := runCLI(t, "ledger", "budget", "unset", "--state", dir)
+		if err != nil || !strings.Contains(out, want) {
+			t.Errorf("unset #%d: %v %q, want %q", i+1, err, out, want)
+		}
+		if b, err := store.LoadBudgets(dir); err != nil || len(b) != 0 {
+			t.Errorf("unset #%d: budgets %v, %v; want none", i+1, b, err)
+		}
+	}
 }
 
 // Bad command lines of the long-running commands do not create or claim

@@ -68,6 +68,9 @@ func simulateCommand() *cli.Command {
 }
 
 func runSimulate(c *cli.Context) error {
+	if err := checkFedDelta(c, "simulate"); err != nil {
+		return err
+	}
 	spec := simulate.Spec{
 		Sites: c.Int("sites"), Partition: c.String("partition"), Scale: c.String("scale"),
 		TestFraction: c.Float64("test-fraction"), Runs: c.Int("runs"), Seed: c.Uint64("seed"),
@@ -265,6 +268,18 @@ func checkSimulateScale(c *cli.Context, algo string, schema *data.Schema) error 
 	}
 	if !c.IsSet("scale") {
 		return usageError{fmt.Errorf("simulate: %s is private, but the records have no public scale: give --feature-bounds SCHEMA.json (a public schema; see schemas/README.md — schemas/diabetes.json for datasets/diabetes). Explicit opt-ins: --scale none (raw values clipped to ‖x‖ ≤ R: private, but learns little unless the records are already on a public scale) or --scale minmax (fitted on each site's records: NOT private)", algo)}
+	}
+	return nil
+}
+
+// checkFedDelta refuses an explicit --delta 0 for a federated job: in a
+// job δ = 0 stands for the default 1/(10·n) of the largest site, while
+// `pairfed train --delta 0` asks for pure ε-DP — so a user who gives 0
+// must not silently get a δ > 0 (no federated algorithm releases with
+// pure ε-DP: their noise is Gaussian).
+func checkFedDelta(c *cli.Context, who string) error {
+	if c.IsSet("delta") && c.Float64("delta") == 0 {
+		return usageError{fmt.Errorf("%s: --delta = 0 asks for pure ε-DP, which no federated algorithm gives (their noise is Gaussian, δ > 0): omit --delta for the default 1/(10·n) of the largest site, or give a δ in (0, 1)", who)}
 	}
 	return nil
 }
