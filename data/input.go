@@ -69,8 +69,9 @@ func openBudget(r io.Reader, name string, maxBytes int64, m *budget) (*lineReade
 	raw := bufio.NewReaderSize(r, 64<<10)
 	magic, _ := raw.Peek(6)
 	var (
-		src  io.Reader = raw
-		kind string
+		src         io.Reader = raw
+		kind        string
+		stopDecoder = func() {}
 	)
 	switch {
 	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
@@ -83,6 +84,15 @@ func openBudget(r io.Reader, name string, maxBytes int64, m *budget) (*lineReade
 	case bytes.HasPrefix(magic, []byte("BZh")):
 		kind = "bzip2"
 		src = bzip2.NewReader(raw)
+		// On several cores, block by block in parallel (bzip2par.go),
+		// when its buffers take at most a quarter of the budget.
+		if w := bzWorkers(); w > 1 && m.used+bzParallelCost(w) <= m.limit/4 {
+			if err := m.charge(bzParallelCost(w), "parallel bzip2 decoding"); err != nil {
+				return nil, kind, err
+			}
+			z := newBzParallel(raw, w)
+			src, stopDecoder = z, z.stop
+		}
 	case bytes.HasPrefix(magic, []byte{0xfd, '7', 'z', 'X', 'Z', 0x00}):
 		kind = "xz"
 		// The decoder allocates the dictionary the stream declares.
@@ -102,10 +112,11 @@ func openBudget(r io.Reader, name string, maxBytes int64, m *budget) (*lineReade
 		// run on two cores (bzip2 decoding is the slow part of reading
 		// ijcnn1.trn.bz2).
 		if err := m.charge(readAheadBufs*readAheadSize, "read-ahead buffers"); err != nil {
+			stopDecoder()
 			return nil, kind, err
 		}
 		ra := newReadAhead(src)
-		src, stop = ra, ra.stop
+		src, stop = ra, func() { ra.stop(); stopDecoder() }
 	}
 	g := &guardReader{r: src, max: maxBytes, kind: kind}
 	lr := &lineReader{r: bufio.NewReaderSize(g, readBufSize), name: name, m: m, stop: stop}
