@@ -55,6 +55,9 @@ type Client struct {
 	// commitment list before it is signed.
 	dealHook   func(key, seed []Share)
 	commitHook func(*Commitments)
+	// falseAccuse (tests only) are dealers this site refuses although
+	// their shares are good: a rogue accuser, with a genuine proof.
+	falseAccuse []uint32
 
 	// Rejected names the peers whose share ciphertexts this site refused
 	// (MaskedInput), with the reason: the caller records them (the
@@ -276,6 +279,9 @@ func (c *Client) MaskedInput(in SharesFor, x []uint64) (MaskedInput, error) {
 			}
 		}
 		h, err := c.cfg.openDealt(c.enc[e.From], e.From, c.id, e.CT, e.Commit)
+		if err == nil && slices.Contains(c.falseAccuse, e.From) {
+			err = fmt.Errorf("secagg: a false accusation (test hook)")
+		}
 		if err != nil {
 			// A rogue dealer: garbage, a ciphertext replayed from another
 			// round or pair, or shares it did not commit to — signed by it
