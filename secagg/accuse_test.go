@@ -240,8 +240,10 @@ func TestForgedAccusationRefused(t *testing.T) {
 		"replayed from an earlier round": {[]uint32{accused}, func(r *cheatRun, m *MaskedInput) { m.Accusations[0] = replay }},
 		"no proof":                       {[]uint32{accused}, func(r *cheatRun, m *MaskedInput) { m.Accusations = nil }},
 		"one proof for two refusals":     {[]uint32{10, accused}, func(r *cheatRun, m *MaskedInput) { m.Accusations = m.Accusations[:1] }},
-		"proofs swapped":                 {[]uint32{10, accused}, func(r *cheatRun, m *MaskedInput) { m.Accusations[0], m.Accusations[1] = m.Accusations[1], m.Accusations[0] }},
-		"proof bit flipped":              {[]uint32{accused}, func(r *cheatRun, m *MaskedInput) { m.Accusations[0].Proof = bump(m.Accusations[0].Proof) }},
+		"proofs swapped": {[]uint32{10, accused}, func(r *cheatRun, m *MaskedInput) {
+			m.Accusations[0], m.Accusations[1] = m.Accusations[1], m.Accusations[0]
+		}},
+		"proof bit flipped": {[]uint32{accused}, func(r *cheatRun, m *MaskedInput) { m.Accusations[0].Proof = bump(m.Accusations[0].Proof) }},
 	} {
 		r := runCheat(t, cheat{k: 6, th: 4, seed: 66, rogue: rogueID, falseAccuse: c.accuse, masked: c.forge})
 		if len(r.maskedErr) != 1 || !errors.Is(r.maskedErr[0], ErrExcluded) || !strings.Contains(r.maskedErr[0].Error(), "accusation") {

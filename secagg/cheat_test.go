@@ -33,8 +33,8 @@ type cheat struct {
 	// genuine proof); masked alters its masked input as sent.
 	falseAccuse []uint32
 	masked      func(r *cheatRun, m *MaskedInput)
-	dropAt map[uint32]int
-	pause  bool // stop at the expel request (run.req), before any answer
+	dropAt      map[uint32]int
+	pause       bool // stop at the expel request (run.req), before any answer
 	// roundOff changes the round id, not the sites' keys (a replay).
 	roundOff uint64
 }
