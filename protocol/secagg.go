@@ -483,7 +483,7 @@ func validPoint(what string, b []byte) error {
 	if edwards25519.NewIdentityPoint().MultByCofactor(p).Equal(id) == 1 {
 		return fmt.Errorf("protocol: %s is a point of small order", what)
 	}
-	q := edwards25519.NewIdentityPoint().ScalarMult(scalarLMinus1, p)
+	q := edwards25519.NewIdentityPoint().VarTimeDoubleScalarBaseMult(scalarLMinus1, p, edwards25519.NewScalar()) // P is public
 	if q.Add(q, p).Equal(id) != 1 {
 		return fmt.Errorf("protocol: %s is not in the prime-order subgroup", what)
 	}

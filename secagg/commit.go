@@ -163,12 +163,12 @@ func merkleNode(l, r []byte) []byte {
 	return h.Sum(nil)
 }
 
-// merkleRoot is the root over the leaves (n ≥ 1): each level pairs
-// neighbours, an odd last node is promoted unchanged. With the path of
-// leaf i (merklePath) it is recomputed by merkleFromPath.
-func merkleRoot(leaves [][]byte) []byte {
-	level := leaves
-	for len(level) > 1 {
+// merkleLevels returns the tree over the leaves (n ≥ 1), bottom up: each
+// level pairs neighbours, an odd last node is promoted unchanged. The
+// last level holds the root.
+func merkleLevels(leaves [][]byte) [][][]byte {
+	levels := [][][]byte{leaves}
+	for level := leaves; len(level) > 1; {
 		next := make([][]byte, 0, (len(level)+1)/2)
 		for i := 0; i < len(level); i += 2 {
 			if i+1 < len(level) {
@@ -177,29 +177,28 @@ func merkleRoot(leaves [][]byte) []byte {
 				next = append(next, level[i])
 			}
 		}
+		levels = append(levels, next)
 		level = next
 	}
-	return level[0]
+	return levels
 }
 
-// merklePath returns the siblings of leaf i, bottom up (none where the
-// node is promoted).
-func merklePath(leaves [][]byte, i int) [][]byte {
+// merkleRoot is the root over the leaves; with the path of leaf i
+// (merklePath) it is recomputed by merkleFromPath.
+func merkleRoot(leaves [][]byte) []byte {
+	l := merkleLevels(leaves)
+	return l[len(l)-1][0]
+}
+
+// merklePath returns the siblings of leaf i in the tree levels, bottom up
+// (none where the node is promoted).
+func merklePath(levels [][][]byte, i int) [][]byte {
 	var path [][]byte
-	level := leaves
-	for len(level) > 1 {
+	for _, level := range levels[:len(levels)-1] {
 		if j := i ^ 1; j < len(level) {
 			path = append(path, level[j])
 		}
-		next := make([][]byte, 0, (len(level)+1)/2)
-		for k := 0; k < len(level); k += 2 {
-			if k+1 < len(level) {
-				next = append(next, merkleNode(level[k], level[k+1]))
-			} else {
-				next = append(next, level[k])
-			}
-		}
-		level, i = next, i/2
+		i /= 2
 	}
 	return path
 }

@@ -131,7 +131,8 @@ func parsePoint(b []byte) (*edwards25519.Point, error) {
 	if edwards25519.NewIdentityPoint().MultByCofactor(p).Equal(id) == 1 {
 		return nil, errors.New("is of small order")
 	}
-	q := edwards25519.NewIdentityPoint().ScalarMult(lMinus1, p)
+	// (ℓ − 1)·P + P: variable time, P is public.
+	q := edwards25519.NewIdentityPoint().VarTimeDoubleScalarBaseMult(lMinus1, p, edwards25519.NewScalar())
 	if q.Add(q, p).Equal(id) != 1 {
 		return nil, errors.New("is not in the prime-order subgroup (a cofactor component)")
 	}

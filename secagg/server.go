@@ -182,10 +182,10 @@ func (s *Server) EndShares() (map[uint32]SharesFor, error) {
 		out[v] = SharesFor{To: v}
 	}
 	for _, u := range s.u2 {
-		var ls [][]byte
+		var tree [][][]byte
 		cm := s.shares[u].Commits
 		if cm != nil {
-			ls = leaves(s.cfg.RoundID, u, *cm)
+			tree = merkleLevels(leaves(s.cfg.RoundID, u, *cm))
 		}
 		for _, e := range s.shares[u].Shares {
 			if f, ok := out[e.To]; ok {
@@ -195,7 +195,7 @@ func (s *Server) EndShares() (map[uint32]SharesFor, error) {
 					i, _ := slices.BinarySearchFunc(cm.Shares, e.To, func(c ShareCommit, t uint32) int { return cmpID(c.To, t) })
 					c := cm.Shares[i].clone() // checkCommits: one per member of U1
 					e.Commit = &c
-					e.Path = merklePath(ls, i)
+					e.Path = merklePath(tree, i)
 					e.Seed, e.Sig = slices.Clone(cm.Seed), slices.Clone(cm.Sig)
 				}
 				f.Shares = append(f.Shares, e)
