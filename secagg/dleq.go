@@ -88,6 +88,23 @@ import (
 // cannot expel an honest site by "its" false accusation; it can, as it
 // always could, leave any site out of the round (drop its message), which
 // reveals nothing (the consistency check of doc.go).
+//
+// Why the sites need not check the verdict before they unmask (unlike an
+// ExpelRequest, commit.go, which makes them reveal a pairwise key with a
+// survivor). A verdict only removes a site from U3 — the accused dealer
+// if guilty, the accuser if the accusation is false — and a site outside
+// U3 is treated as any site that dropped after sharing: the survivors
+// reveal its key shares and their pairwise keys with it, never its seed
+// shares. The coordinator can always obtain that by declaring the site
+// dropped; what it cannot do is use two stories about one site, which the
+// consistency check (one signed U3) already rules out. So no site reveals
+// anything because of an accusation that the protocol did not already
+// allow, and the verdict needs no second check at the sites.
+//
+// The honest-but-curious variant (Config.HonestButCurious) has no signed
+// commitments: a refusal there carries no proof and still excludes the
+// named dealer, as before (that variant trusts the server and is kept for
+// comparison only).
 
 const (
 	pointLen   = 32
