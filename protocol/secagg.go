@@ -600,6 +600,9 @@ func (m *SecAggMasked) Validate() error {
 	if m.Accuse == nil {
 		return nil
 	}
+	if len(m.Accuse) == 0 {
+		return fmt.Errorf("protocol: an empty accusation list (absent when there is none)")
+	}
 	if len(m.Accuse) != len(m.Rejected) {
 		return fmt.Errorf("protocol: %d accusations for %d rejected peers", len(m.Accuse), len(m.Rejected))
 	}

@@ -248,6 +248,7 @@ func TestSecAggRejects(t *testing.T) {
 	ell := append([]byte{0xed, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9, 0xde, 0x14}, append(make([]byte, 15), 0x10)...) // ℓ, little-endian
 	for name, m := range map[string]Message{
 		"accusation missing":              accuse(func(m *SecAggMasked) { m.Accuse = m.Accuse[:1] }),
+		"accusation list empty":           accuse(func(m *SecAggMasked) { m.Rejected, m.Accuse = nil, []SecAggAccusation{} }),
 		"accusation for another peer":     accuse(func(m *SecAggMasked) { m.Accuse[1].ID = 4 }),
 		"accusations out of order":        accuse(func(m *SecAggMasked) { m.Accuse[0], m.Accuse[1] = m.Accuse[1], m.Accuse[0] }),
 		"accusation proof short":          accuse(func(m *SecAggMasked) { m.Accuse[0].Proof = rep(1, 63) }),
