@@ -305,3 +305,42 @@ func TestLyingServerGetsNoAccusation(t *testing.T) {
 		}
 	}
 }
+
+// Every leaf's path recomputes the root, for every tree size; a path of
+// another leaf or position, or with one hash altered, added or missing,
+// does not. (The root does not encode the number of leaves — a left leaf's
+// path can be the same in a tree one leaf larger: the dealer signs the
+// count with the root, rootSigned.)
+func TestMerklePaths(t *testing.T) {
+	for n := 1; n <= 17; n++ {
+		ls := make([][]byte, n)
+		for i := range ls {
+			ls[i] = ctHash([]byte{byte(n), byte(i)})
+		}
+		levels := merkleLevels(ls)
+		root := merkleRoot(ls)
+		for i := range ls {
+			p := merklePath(levels, i)
+			if got := merkleFromPath(ls[i], i, n, p); string(got) != string(root) {
+				t.Fatalf("n = %d, leaf %d: the path does not give the root", n, i)
+			}
+			if n > 1 {
+				j := (i + 1) % n
+				if got := merkleFromPath(ls[j], i, n, p); string(got) == string(root) {
+					t.Fatalf("n = %d: leaf %d verifies at %d", n, j, i)
+				}
+				if got := merkleFromPath(ls[i], j, n, p); string(got) == string(root) {
+					t.Fatalf("n = %d: leaf %d verifies at position %d", n, i, j)
+				}
+				q := slices.Clone(p)
+				q[0] = bump(q[0])
+				if got := merkleFromPath(ls[i], i, n, q); string(got) == string(root) {
+					t.Fatalf("n = %d, leaf %d: an altered path verifies", n, i)
+				}
+				if merkleFromPath(ls[i], i, n, p[1:]) != nil || merkleFromPath(ls[i], i, n, append(slices.Clone(p), root)) != nil {
+					t.Fatalf("n = %d, leaf %d: a path of the wrong length is accepted", n, i)
+				}
+			}
+		}
+	}
+}
