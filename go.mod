@@ -11,6 +11,8 @@ require (
 	gonum.org/v1/gonum v0.17.0
 )
 
+require filippo.io/edwards25519 v1.2.0
+
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect
 	codeberg.org/go-latex/latex v0.2.0 // indirect

@@ -728,6 +728,16 @@ func (c *Coordinator) aggregateSum(res *secagg.Result) []Output {
 	for _, id := range res.Cheated {
 		c.exclude(c.job.Sites[id-1], fmt.Sprintf("%s expelled from phase %d's secure aggregation round: its seed shares are inconsistent with its signed commitments (a proof every survivor checked)", c.job.Sites[id-1], c.phase))
 	}
+	// A proven false accusation (secagg/dleq.go): the accuser is out of
+	// the sum, the accused stay in.
+	for _, id := range slices.Sorted(maps.Keys(res.FalseAccusers)) {
+		var names []string
+		for _, d := range res.FalseAccusers[id] {
+			names = append(names, c.job.Sites[d-1])
+		}
+		c.exclude(c.job.Sites[id-1], fmt.Sprintf("%s expelled from phase %d's secure aggregation round: it falsely accused %s (the pair key it revealed, with a valid proof, opens shares that match their signed commitments)",
+			c.job.Sites[id-1], c.phase, strings.Join(names, ", ")))
+	}
 	for _, id := range slices.Sorted(maps.Keys(res.Ignored)) {
 		g := res.Ignored[id]
 		step := "unmask"

@@ -1,7 +1,10 @@
 package protocol
 
 import (
+	"bytes"
 	"fmt"
+
+	"filippo.io/edwards25519"
 )
 
 // Secure aggregation messages (package secagg; one round per release of a
@@ -113,10 +116,19 @@ type SecAggSig struct {
 // the active variant, Commit is the sender's signed commitment to the
 // recipient's two shares (key share's ‖ seed share's, 64 bytes), taken
 // from the sender's SecAggCommits; absent elsewhere.
+//
+// With Commit come the evidence that the sender signed it and this
+// ciphertext (secagg/commit.go): Path, the Merkle path of the sender's
+// entry for the recipient (1 to 10 hashes of 32 bytes, concatenated),
+// Seed, the sender's seed commitment, and Sig, its signature on the
+// list's root.
 type SecAggCipher struct {
 	Peer   uint32 `msgpack:"peer"`
 	CT     []byte `msgpack:"ct"`
 	Commit []byte `msgpack:"commit,omitempty"`
+	Path   []byte `msgpack:"path,omitempty"`
+	Seed   []byte `msgpack:"seed,omitempty"`
+	Sig    []byte `msgpack:"sig,omitempty"`
 }
 
 // SecAggShare is one revealed Shamir share of site ID's secret; Nonce is
@@ -128,11 +140,24 @@ type SecAggShare struct {
 	Nonce []byte `msgpack:"nonce,omitempty"`
 }
 
-// SecAggCommit is a dealer's commitment to the shares it dealt to site ID.
+// SecAggCommit is a dealer's commitment to the shares it dealt to site ID
+// and to the ciphertext that carries them (CT: its SHA-256; 32 zero bytes
+// in the dealer's own entry).
 type SecAggCommit struct {
 	ID   uint32 `msgpack:"id"`
 	Key  []byte `msgpack:"key"`
 	Seed []byte `msgpack:"seed"`
+	CT   []byte `msgpack:"ct"`
+}
+
+// SecAggAccusation proves a site's refusal of dealer ID's shares
+// (secagg.Accusation): Key is the Diffie–Hellman value of the two sites'
+// encryption keys (a point of edwards25519's prime-order subgroup), Proof
+// the 64-byte Chaum–Pedersen proof of it.
+type SecAggAccusation struct {
+	ID    uint32 `msgpack:"id"`
+	Key   []byte `msgpack:"key"`
+	Proof []byte `msgpack:"proof"`
 }
 
 // SecAggCommits is a dealer's signed commitment list (secagg.Commitments):
@@ -199,14 +224,18 @@ type SecAggSharesFor struct {
 // refused (they did not authenticate: garbage, replayed or altered): it
 // did not mask with them, and the coordinator drops them from the round
 // (absent when none: the encoding of a clean round is unchanged).
+//
+// Accuse (active variant) proves each refusal, in the order of Rejected
+// (secagg/dleq.go).
 type SecAggMasked struct {
-	Job      string   `msgpack:"job"`
-	Phase    int      `msgpack:"phase"`
-	Site     string   `msgpack:"site"`
-	Bits     int      `msgpack:"bits"`
-	Len      int      `msgpack:"len"`
-	Y        []byte   `msgpack:"y"`
-	Rejected []uint32 `msgpack:"rejected,omitempty"`
+	Job      string             `msgpack:"job"`
+	Phase    int                `msgpack:"phase"`
+	Site     string             `msgpack:"site"`
+	Bits     int                `msgpack:"bits"`
+	Len      int                `msgpack:"len"`
+	Y        []byte             `msgpack:"y"`
+	Rejected []uint32           `msgpack:"rejected,omitempty"`
+	Accuse   []SecAggAccusation `msgpack:"accuse,omitempty"`
 }
 
 // PackWords packs ws (each < 2^bits, 1 ≤ bits ≤ 64) little-endian in
@@ -352,7 +381,7 @@ func (m *SecAggKeys) Validate() error {
 	if err := ValidName("site", m.Site); err != nil {
 		return err
 	}
-	if err := fixedLen("encryption key", m.C, secAggKeyLen); err != nil {
+	if err := validPoint("encryption key", m.C); err != nil {
 		return err
 	}
 	if err := fixedLen("mask key", m.S, secAggKeyLen); err != nil {
@@ -376,7 +405,7 @@ func (m *SecAggKeyList) Validate() error {
 		if err := secAggID("key", k.ID, seen); err != nil {
 			return err
 		}
-		if err := fixedLen("encryption key", k.C, secAggKeyLen); err != nil {
+		if err := validPoint("encryption key", k.C); err != nil {
 			return err
 		}
 		if err := fixedLen("mask key", k.S, secAggKeyLen); err != nil {
@@ -415,9 +444,59 @@ func validCiphers(cs []SecAggCipher, withCommit bool) error {
 		if err := fixedLen("share commitment", c.Commit, 2*secAggCommitLen); err != nil {
 			return err
 		}
+		if len(c.Path) < secAggCommitLen || len(c.Path) > secAggMaxPath*secAggCommitLen || len(c.Path)%secAggCommitLen != 0 {
+			return fmt.Errorf("protocol: commitment path from peer %d is %d bytes, want 1 to %d hashes of %d bytes", c.Peer, len(c.Path), secAggMaxPath, secAggCommitLen)
+		}
+		if err := fixedLen("forwarded seed commitment", c.Seed, secAggCommitLen); err != nil {
+			return err
+		}
+		if err := fixedLen("forwarded commitment signature", c.Sig, secAggSigLen); err != nil {
+			return err
+		}
+	}
+	for _, c := range cs {
+		if c.Commit == nil && (c.Path != nil || c.Seed != nil || c.Sig != nil) {
+			return fmt.Errorf("protocol: a ciphertext from peer %d carries commitment evidence without the commitment", c.Peer)
+		}
 	}
 	return nil
 }
+
+// secAggMaxPath is the longest Merkle path: ⌈log2 MaxSites⌉.
+const secAggMaxPath = 10
+
+// validPoint checks an encryption key or a revealed pair key: a point of
+// edwards25519 in its canonical 32-byte encoding, on the curve, of the
+// prime order ℓ (not the identity, no small-order component).
+func validPoint(what string, b []byte) error {
+	if err := fixedLen(what, b, secAggKeyLen); err != nil {
+		return err
+	}
+	p, err := edwards25519.NewIdentityPoint().SetBytes(b)
+	if err != nil {
+		return fmt.Errorf("protocol: %s is not a point of edwards25519", what)
+	}
+	if !bytes.Equal(p.Bytes(), b) {
+		return fmt.Errorf("protocol: %s is a non-canonical encoding of a point", what)
+	}
+	id := edwards25519.NewIdentityPoint()
+	if edwards25519.NewIdentityPoint().MultByCofactor(p).Equal(id) == 1 {
+		return fmt.Errorf("protocol: %s is a point of small order", what)
+	}
+	q := edwards25519.NewIdentityPoint().VarTimeDoubleScalarBaseMult(scalarLMinus1, p, edwards25519.NewScalar()) // P is public
+	if q.Add(q, p).Equal(id) != 1 {
+		return fmt.Errorf("protocol: %s is not in the prime-order subgroup", what)
+	}
+	return nil
+}
+
+// scalarLMinus1 is ℓ − 1: (ℓ − 1)·P = −P iff P's order divides ℓ.
+var scalarLMinus1 = func() *edwards25519.Scalar {
+	one := make([]byte, 32)
+	one[0] = 1
+	s, _ := edwards25519.NewScalar().SetCanonicalBytes(one)
+	return edwards25519.NewScalar().Negate(s)
+}()
 
 // validCommits checks a commitment list: a seed commitment, 1 to
 // MaxSites entries in increasing id order (the order they are signed in)
@@ -444,6 +523,9 @@ func validCommits(c *SecAggCommits) error {
 			return err
 		}
 		if err := fixedLen("seed share commitment", e.Seed, secAggCommitLen); err != nil {
+			return err
+		}
+		if err := fixedLen("ciphertext commitment", e.CT, secAggCommitLen); err != nil {
 			return err
 		}
 	}
@@ -513,6 +595,31 @@ func (m *SecAggMasked) Validate() error {
 	for _, id := range m.Rejected {
 		if err := secAggID("rejected peer", id, seen); err != nil {
 			return err
+		}
+	}
+	if m.Accuse == nil {
+		return nil
+	}
+	if len(m.Accuse) == 0 {
+		return fmt.Errorf("protocol: an empty accusation list (absent when there is none)")
+	}
+	if len(m.Accuse) != len(m.Rejected) {
+		return fmt.Errorf("protocol: %d accusations for %d rejected peers", len(m.Accuse), len(m.Rejected))
+	}
+	for i, a := range m.Accuse {
+		if a.ID != m.Rejected[i] {
+			return fmt.Errorf("protocol: accusation %d is against peer %d, the rejection names %d", i, a.ID, m.Rejected[i])
+		}
+		if err := validPoint("accusation key", a.Key); err != nil {
+			return err
+		}
+		if err := fixedLen("accusation proof", a.Proof, 2*secAggKeyLen); err != nil {
+			return err
+		}
+		for j, what := range []string{"challenge", "response"} {
+			if _, err := edwards25519.NewScalar().SetCanonicalBytes(a.Proof[32*j : 32*j+32]); err != nil {
+				return fmt.Errorf("protocol: accusation proof's %s is not a canonical scalar", what)
+			}
 		}
 	}
 	return nil

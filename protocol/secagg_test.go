@@ -6,20 +6,34 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"filippo.io/edwards25519"
 	"github.com/pairfed/pairfed/secagg"
 )
 
 func rep(b byte, n int) []byte { return bytes.Repeat([]byte{b}, n) }
 
+// pt is the encoding of n·B, a point of edwards25519's prime-order
+// subgroup (an encryption key, a revealed pair key).
+func pt(n byte) []byte {
+	k := make([]byte, 32)
+	k[0] = n
+	s, err := edwards25519.NewScalar().SetCanonicalBytes(k)
+	if err != nil {
+		panic(err)
+	}
+	return edwards25519.NewGeneratorPoint().ScalarBaseMult(s).Bytes()
+}
+
 // secAggSamples is one message of every secure aggregation kind; their
 // encodings are the golden files testdata/<kind>.bin.
 func secAggSamples() []Message {
 	return []Message{
-		&SecAggKeys{Job: "job-1", Phase: 2, Site: "site-1", C: rep(1, 32), S: rep(2, 32)},
-		&SecAggKeyList{Job: "job-1", Phase: 2, Round: rep(9, 32), Keys: []SecAggKey{{ID: 1, C: rep(3, 32), S: rep(4, 32)}, {ID: 2, C: rep(1, 32), S: rep(2, 32)}}},
+		&SecAggKeys{Job: "job-1", Phase: 2, Site: "site-1", C: pt(1), S: rep(2, 32)},
+		&SecAggKeyList{Job: "job-1", Phase: 2, Round: rep(9, 32), Keys: []SecAggKey{{ID: 1, C: pt(3), S: rep(4, 32)}, {ID: 2, C: pt(1), S: rep(2, 32)}}},
 		&SecAggShares{Job: "job-1", Phase: 2, Site: "site-1", Shares: []SecAggCipher{{Peer: 1, CT: rep(5, 108)}}},
 		&SecAggSharesFor{Job: "job-1", Phase: 2, Shares: []SecAggCipher{{Peer: 2, CT: rep(6, 108)}}},
 		&SecAggMasked{Job: "job-1", Phase: 2, Site: "site-1", Bits: 20, Len: 4, Y: PackWords([]uint64{0, 1, 1<<20 - 1, 12345}, 20)},
@@ -33,7 +47,7 @@ func secAggSamples() []Message {
 
 // sampleCommits is a valid commitment list of three entries.
 func sampleCommits() SecAggCommits {
-	return SecAggCommits{Seed: rep(16, 32), Sig: rep(17, 64), Shares: []SecAggCommit{{ID: 1, Key: rep(18, 32), Seed: rep(19, 32)}, {ID: 2, Key: rep(24, 32), Seed: rep(25, 32)}, {ID: 3, Key: rep(26, 32), Seed: rep(27, 32)}}}
+	return SecAggCommits{Seed: rep(16, 32), Sig: rep(17, 64), Shares: []SecAggCommit{{ID: 1, Key: rep(18, 32), Seed: rep(19, 32), CT: rep(28, 32)}, {ID: 2, Key: rep(24, 32), Seed: rep(25, 32), CT: rep(0, 32)}, {ID: 3, Key: rep(26, 32), Seed: rep(27, 32), CT: rep(29, 32)}}}
 }
 
 // secAggSeeds are the fuzz seeds: every sample, and the signed
@@ -42,12 +56,14 @@ func sampleCommits() SecAggCommits {
 // honest-but-curious encoding is unchanged).
 func secAggSeeds() []Message {
 	return append(secAggSamples(),
-		&SecAggKeys{Job: "job-1", Phase: 2, Site: "site-1", C: rep(1, 32), S: rep(2, 32), Sig: rep(13, 64)},
-		&SecAggKeyList{Job: "job-1", Phase: 2, Round: rep(9, 32), Keys: []SecAggKey{{ID: 1, C: rep(3, 32), S: rep(4, 32), Sig: rep(14, 64)}, {ID: 2, C: rep(1, 32), S: rep(2, 32), Sig: rep(15, 64)}}},
+		&SecAggKeys{Job: "job-1", Phase: 2, Site: "site-1", C: pt(1), S: rep(2, 32), Sig: rep(13, 64)},
+		&SecAggKeyList{Job: "job-1", Phase: 2, Round: rep(9, 32), Keys: []SecAggKey{{ID: 1, C: pt(3), S: rep(4, 32), Sig: rep(14, 64)}, {ID: 2, C: pt(1), S: rep(2, 32), Sig: rep(15, 64)}}},
 		// The active variant's commitments (secagg/commit.go): the
 		// signed list, the forwarded entries, the revealed nonces.
 		&SecAggShares{Job: "job-1", Phase: 2, Site: "site-1", Shares: []SecAggCipher{{Peer: 1, CT: rep(5, 140)}}, Commits: ptr(sampleCommits())},
-		&SecAggSharesFor{Job: "job-1", Phase: 2, Shares: []SecAggCipher{{Peer: 2, CT: rep(6, 140), Commit: rep(7, 64)}}},
+		&SecAggSharesFor{Job: "job-1", Phase: 2, Shares: []SecAggCipher{{Peer: 2, CT: rep(6, 140), Commit: rep(7, 64), Path: rep(8, 64), Seed: rep(9, 32), Sig: rep(10, 64)}}},
+		// A verifiable accusation (secagg/dleq.go).
+		&SecAggMasked{Job: "job-1", Phase: 2, Site: "site-1", Bits: 8, Len: 1, Y: []byte{7}, Rejected: []uint32{2}, Accuse: []SecAggAccusation{{ID: 2, Key: pt(5), Proof: rep(1, 64)}}},
 		&SecAggUnmask{Job: "job-1", Phase: 2, Site: "site-1", Keys: []SecAggShare{{ID: 3, Y: rep(7, 40), Nonce: rep(8, 32)}}, Seeds: []SecAggShare{{ID: 1, Y: rep(8, 40), Nonce: rep(9, 32)}}, Pairs: []SecAggShare{{ID: 3, Y: rep(10, 32)}}},
 	)
 }
@@ -153,7 +169,7 @@ func TestSecAggSizesMatchThePackage(t *testing.T) {
 	}
 	cm := SecAggCommits{Seed: c.Seed, Sig: c.Sig}
 	for _, e := range c.Shares {
-		cm.Shares = append(cm.Shares, SecAggCommit{ID: e.To, Key: e.Key, Seed: e.Seed})
+		cm.Shares = append(cm.Shares, SecAggCommit{ID: e.To, Key: e.Key, Seed: e.Seed, CT: e.CT})
 	}
 	if len(sh.CT) != secAggCTLenActive {
 		t.Fatalf("active ciphertext of %d bytes, protocol expects %d", len(sh.CT), secAggCTLenActive)
@@ -162,7 +178,7 @@ func TestSecAggSizesMatchThePackage(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := cm.Shares[0]
-	if err := (&SecAggSharesFor{Job: "j", Phase: 1, Shares: []SecAggCipher{{Peer: 1, CT: sh.CT, Commit: append(append([]byte{}, e.Key...), e.Seed...)}}}).Validate(); err != nil {
+	if err := (&SecAggSharesFor{Job: "j", Phase: 1, Shares: []SecAggCipher{{Peer: 1, CT: sh.CT, Commit: append(append([]byte{}, e.Key...), e.Seed...), Path: rep(1, 64), Seed: c.Seed, Sig: c.Sig}}}).Validate(); err != nil {
 		t.Fatal(err)
 	}
 	var proof []SecAggShare
@@ -205,6 +221,48 @@ func TestSecAggRejects(t *testing.T) {
 		"short forwarded":   &SecAggCheckSigs{Job: "j", Phase: 1, Sigs: []SecAggSig{{ID: 1, Sig: rep(1, 10)}}},
 		"too many signers":  &SecAggCheckSigs{Job: "j", Phase: 1, Sigs: manySigs(MaxSites + 1)},
 	}
+	// The encryption key (a point of edwards25519's prime-order subgroup,
+	// secagg/dleq.go), tampered: each case is refused naming the field.
+	mixed := func() []byte { // B + T, T of order 2: mixed order
+		t, _ := edwards25519.NewIdentityPoint().SetBytes(append([]byte{0xec}, append(rep(0xff, 30), 0x7f)...))
+		return edwards25519.NewIdentityPoint().Add(edwards25519.NewGeneratorPoint(), t).Bytes()
+	}()
+	badPoints := map[string][]byte{
+		"short":                     pt(1)[:31],
+		"not on the curve":          append([]byte{2}, make([]byte, 31)...),
+		"non-canonical (y = p + 1)": append([]byte{0xee}, append(rep(0xff, 30), 0x7f)...),
+		"identity":                  append([]byte{1}, make([]byte, 31)...),
+		"order 2":                   append([]byte{0xec}, append(rep(0xff, 30), 0x7f)...),
+		"mixed order":               mixed,
+	}
+	for what, c := range badPoints {
+		bad["encryption key "+what] = &SecAggKeys{Job: "j", Phase: 1, Site: "s", C: c, S: rep(2, 32)}
+		bad["key list encryption key "+what] = &SecAggKeyList{Job: "j", Phase: 1, Round: rep(1, 32), Keys: []SecAggKey{{ID: 1, C: c, S: rep(2, 32)}}}
+		bad["accusation key "+what] = &SecAggMasked{Job: "j", Phase: 1, Site: "s", Bits: 8, Len: 1, Y: []byte{1}, Rejected: []uint32{2}, Accuse: []SecAggAccusation{{ID: 2, Key: c, Proof: rep(1, 64)}}}
+	}
+	accuse := func(f func(*SecAggMasked)) Message {
+		m := &SecAggMasked{Job: "j", Phase: 1, Site: "s", Bits: 8, Len: 1, Y: []byte{1}, Rejected: []uint32{2, 3}, Accuse: []SecAggAccusation{{ID: 2, Key: pt(2), Proof: rep(1, 64)}, {ID: 3, Key: pt(3), Proof: rep(1, 64)}}}
+		f(m)
+		return m
+	}
+	ell := append([]byte{0xed, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9, 0xde, 0x14}, append(make([]byte, 15), 0x10)...) // ℓ, little-endian
+	for name, m := range map[string]Message{
+		"accusation missing":              accuse(func(m *SecAggMasked) { m.Accuse = m.Accuse[:1] }),
+		"accusation list empty":           accuse(func(m *SecAggMasked) { m.Rejected, m.Accuse = nil, []SecAggAccusation{} }),
+		"accusation for another peer":     accuse(func(m *SecAggMasked) { m.Accuse[1].ID = 4 }),
+		"accusations out of order":        accuse(func(m *SecAggMasked) { m.Accuse[0], m.Accuse[1] = m.Accuse[1], m.Accuse[0] }),
+		"accusation proof short":          accuse(func(m *SecAggMasked) { m.Accuse[0].Proof = rep(1, 63) }),
+		"accusation proof challenge ℓ":    accuse(func(m *SecAggMasked) { m.Accuse[0].Proof = append(slices.Clone(ell), rep(1, 32)...) }),
+		"accusation proof response high":  accuse(func(m *SecAggMasked) { m.Accuse[1].Proof = append(rep(1, 32), rep(0xff, 32)...) }),
+		"forwarded path missing":          &SecAggSharesFor{Job: "j", Phase: 1, Shares: []SecAggCipher{{Peer: 1, CT: rep(1, 140), Commit: rep(1, 64), Seed: rep(1, 32), Sig: rep(1, 64)}}},
+		"forwarded path ragged":           &SecAggSharesFor{Job: "j", Phase: 1, Shares: []SecAggCipher{{Peer: 1, CT: rep(1, 140), Commit: rep(1, 64), Path: rep(1, 33), Seed: rep(1, 32), Sig: rep(1, 64)}}},
+		"forwarded path too long":         &SecAggSharesFor{Job: "j", Phase: 1, Shares: []SecAggCipher{{Peer: 1, CT: rep(1, 140), Commit: rep(1, 64), Path: rep(1, 11*32), Seed: rep(1, 32), Sig: rep(1, 64)}}},
+		"forwarded seed commitment short": &SecAggSharesFor{Job: "j", Phase: 1, Shares: []SecAggCipher{{Peer: 1, CT: rep(1, 140), Commit: rep(1, 64), Path: rep(1, 32), Seed: rep(1, 31), Sig: rep(1, 64)}}},
+		"forwarded signature missing":     &SecAggSharesFor{Job: "j", Phase: 1, Shares: []SecAggCipher{{Peer: 1, CT: rep(1, 140), Commit: rep(1, 64), Path: rep(1, 32), Seed: rep(1, 32)}}},
+		"evidence without commitment":     &SecAggSharesFor{Job: "j", Phase: 1, Shares: []SecAggCipher{{Peer: 1, CT: rep(1, 140), Path: rep(1, 32)}}},
+	} {
+		bad[name] = m
+	}
 	// Every new field of the commitments (secagg/commit.go), tampered.
 	withCommits := func(f func(*SecAggCommits)) Message {
 		c := sampleCommits()
@@ -231,6 +289,8 @@ func TestSecAggRejects(t *testing.T) {
 		"commitment to site 0":         withCommits(func(c *SecAggCommits) { c.Shares[0].ID = 0 }),
 		"short key commitment":         withCommits(func(c *SecAggCommits) { c.Shares[2].Key = rep(1, 16) }),
 		"no seed share commitment":     withCommits(func(c *SecAggCommits) { c.Shares[2].Seed = nil }),
+		"short ciphertext commitment":  withCommits(func(c *SecAggCommits) { c.Shares[1].CT = rep(1, 31) }),
+		"no ciphertext commitment":     withCommits(func(c *SecAggCommits) { c.Shares[0].CT = nil }),
 		"short nonce":                  &SecAggUnmask{Job: "j", Phase: 1, Site: "s", Seeds: []SecAggShare{{ID: 1, Y: rep(1, 40), Nonce: rep(1, 31)}}},
 		"empty nonce":                  &SecAggUnmask{Job: "j", Phase: 1, Site: "s", Keys: []SecAggShare{{ID: 1, Y: rep(1, 40), Nonce: []byte{}}}},
 		"nonce on a pairwise key":      &SecAggUnmask{Job: "j", Phase: 1, Site: "s", Keys: []SecAggShare{{ID: 1, Y: rep(1, 40)}}, Pairs: []SecAggShare{{ID: 1, Y: rep(1, 32), Nonce: rep(1, 32)}}},
@@ -249,8 +309,16 @@ func TestSecAggRejects(t *testing.T) {
 		bad[name] = m
 	}
 	for name, m := range bad {
-		if err := m.Validate(); err == nil {
+		err := m.Validate()
+		if err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+		// The new fields' errors name the field.
+		for field, says := range map[string]string{"encryption key": "encryption key", "accusation": "accusation", "path": "path",
+			"ciphertext commitment": "ciphertext commitment", "forwarded seed": "forwarded seed", "forwarded signature": "forwarded commitment signature", "evidence": "evidence"} {
+			if strings.Contains(name, field) && err != nil && !strings.Contains(err.Error(), says) {
+				t.Errorf("%s: %v does not name the %s", name, err, says)
+			}
 		}
 		if b, err := Encode(m); err == nil {
 			if _, err := Decode(b); err == nil {

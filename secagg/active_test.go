@@ -146,8 +146,8 @@ func TestActiveRejectsForgedUnsignedReplayedAdvertisements(t *testing.T) {
 	other := newActiveRound(t, 5, 3, 2) // another round: same sites, another round id
 	for name, tamper := range map[string]func(r *activeRound, k *AdvertiseKeys){
 		"forged": func(r *activeRound, k *AdvertiseKeys) {
-			mitm, _ := newKeyPair(testRand(77))
-			k.C = mitm.PublicKey().Bytes()
+			mitm, _ := newEncKey(testRand(77))
+			k.C = mitm.Bytes()
 		},
 		"signed by the server's own key": func(r *activeRound, k *AdvertiseKeys) {
 			_, sk, _ := ed25519.GenerateKey(nil)

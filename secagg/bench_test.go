@@ -112,3 +112,34 @@ func wireBytes(b *testing.B, cfg Config, tr *Transcript) (sent, recv int) {
 	n := len(tr.Masked)
 	return sent / n, recv / n
 }
+
+// BenchmarkAccusation is the cost of one verifiable accusation (dleq.go):
+// the accuser's proof, and the server's judgement — the proof's check
+// (three strict point decodings and the DLEQ verification), the key's
+// derivation and the re-opening of the dealer's ciphertext against its
+// commitment.
+func BenchmarkAccusation(b *testing.B) {
+	rnd := testRand(80)
+	cfg, _ := withSigners(b, testConfig(3, 2, 16, 1, 80), 80)
+	a, _ := newEncKey(rnd)
+	d, _ := newEncKey(rnd)
+	ct, _ := seal(make([]byte, 32), cfg.RoundID, 2, 1, make([]byte, 2*shareLen+nonceLen), rnd)
+	acc, err := a.accuse(cfg.RoundID, 1, 2, d.pub, rnd)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("prove", func(b *testing.B) {
+		for range b.N {
+			a.accuse(cfg.RoundID, 1, 2, d.pub, rnd)
+		}
+	})
+	b.Run("judge", func(b *testing.B) {
+		for range b.N {
+			key, err := cfg.checkAccusation(1, a.Bytes(), d.Bytes(), acc)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg.openDealt(key, 2, 1, ct, &ShareCommit{To: 1, Key: make([]byte, 32), Seed: make([]byte, 32)})
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package secagg
 
 import (
+	"crypto/ed25519"
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
@@ -28,8 +29,12 @@ type cheat struct {
 	shares func(*ShareKeys)        // its ShareKeys, as sent
 	unmask func(*UnmaskShares)     // its unmask answer, as sent
 	expel  func(*UnmaskShares)     // every site's expel answer, as sent
-	dropAt map[uint32]int
-	pause  bool // stop at the expel request (run.req), before any answer
+	// falseAccuse: the rogue refuses these dealers' good shares (with a
+	// genuine proof); masked alters its masked input as sent.
+	falseAccuse []uint32
+	masked      func(r *cheatRun, m *MaskedInput)
+	dropAt      map[uint32]int
+	pause       bool // stop at the expel request (run.req), before any answer
 	// roundOff changes the round id, not the sites' keys (a replay).
 	roundOff uint64
 }
@@ -43,6 +48,9 @@ type cheatRun struct {
 	req *ExpelRequest
 	res Result
 	err error
+	// maskedErr are the server's refusals of masked inputs.
+	maskedErr []error
+	signers   map[uint32]ed25519.PrivateKey
 }
 
 // bump returns y with its first field element increased by one: a share
@@ -57,7 +65,7 @@ func runCheat(t *testing.T, o cheat) *cheatRun {
 	t.Helper()
 	cfg, signers := withSigners(t, testConfig(o.k, o.th, 24, 9, o.seed+o.roundOff), o.seed)
 	rnd := testRand(o.seed + 1)
-	r := &cheatRun{cfg: cfg, cs: map[uint32]*Client{}, in: randomInputs(cfg, rand.New(rand.NewPCG(o.seed, 3)))}
+	r := &cheatRun{cfg: cfg, signers: signers, cs: map[uint32]*Client{}, in: randomInputs(cfg, rand.New(rand.NewPCG(o.seed, 3)))}
 	alive := func(id uint32, step int) bool {
 		d, ok := o.dropAt[id]
 		return !ok || d > step
@@ -80,7 +88,7 @@ func runCheat(t *testing.T, o cheat) *cheatRun {
 			t.Fatal(err)
 		}
 		if id == o.rogue {
-			c.dealHook, c.commitHook = o.deal, o.commit
+			c.dealHook, c.commitHook, c.falseAccuse = o.deal, o.commit, o.falseAccuse
 		}
 		r.cs[id] = c
 		m, err := c.Advertise()
@@ -118,8 +126,15 @@ func runCheat(t *testing.T, o cheat) *cheatRun {
 		if err != nil {
 			t.Fatalf("site %d: %v", id, err)
 		}
+		if id == o.rogue && o.masked != nil {
+			o.masked(r, &m)
+		}
 		r.tr.Masked = append(r.tr.Masked, m)
-		handle(r.srv.HandleMasked(m))
+		herr := r.srv.HandleMasked(m)
+		if herr != nil {
+			r.maskedErr = append(r.maskedErr, herr)
+		}
+		handle(herr)
 	}
 	req, err := r.srv.EndMasked()
 	if err != nil {

@@ -39,10 +39,12 @@ type Client struct {
 	step int                // next expected call (stepAdvertise … stepDone)
 	u3   []uint32           // the survivor set this site signed (active)
 
-	cKey, sKey *ecdh.PrivateKey
-	seed       []byte // b_u
+	cKey *encKey          // share encryption (edwards25519, dleq.go)
+	sKey *ecdh.PrivateKey // pairwise masks (X25519)
+	seed []byte           // b_u
 
 	u1   map[uint32]AdvertiseKeys // advertised keys (from the server's list)
+	xs   []uint32                 // U1, sorted (the order of every dealer's commitment list)
 	u2   []uint32                 // senders of the shares we received, with us
 	held map[uint32]heldShare     // shares other sites gave us
 	enc  map[uint32][]byte        // share-encryption keys, by peer
@@ -53,6 +55,9 @@ type Client struct {
 	// commitment list before it is signed.
 	dealHook   func(key, seed []Share)
 	commitHook func(*Commitments)
+	// falseAccuse (tests only) are dealers this site refuses although
+	// their shares are good: a rogue accuser, with a genuine proof.
+	falseAccuse []uint32
 
 	// Rejected names the peers whose share ciphertexts this site refused
 	// (MaskedInput), with the reason: the caller records them (the
@@ -109,13 +114,13 @@ func (c *Client) Advertise() (AdvertiseKeys, error) {
 	}
 	c.step = stepDone
 	var err error
-	if c.cKey, err = newKeyPair(c.rnd); err != nil {
+	if c.cKey, err = newEncKey(c.rnd); err != nil {
 		return AdvertiseKeys{}, err
 	}
 	if c.sKey, err = newKeyPair(c.rnd); err != nil {
 		return AdvertiseKeys{}, err
 	}
-	m := AdvertiseKeys{From: c.id, C: c.cKey.PublicKey().Bytes(), S: c.sKey.PublicKey().Bytes()}
+	m := AdvertiseKeys{From: c.id, C: c.cKey.Bytes(), S: c.sKey.PublicKey().Bytes()}
 	if c.cfg.Active() {
 		m.Sig = ed25519.Sign(c.sign, advertSigned(c.cfg.RoundID, c.id, m.C, m.S))
 	}
@@ -157,8 +162,10 @@ func (c *Client) ShareKeys(list KeyList) (ShareKeys, error) {
 		c.u1[k.From] = k
 		xs = append(xs, k.From)
 	}
+	slices.Sort(xs) // the order of every dealer's commitment list
+	c.xs = xs
 	mine, ok := c.u1[c.id]
-	if !ok || !bytes.Equal(mine.C, c.cKey.PublicKey().Bytes()) || !bytes.Equal(mine.S, c.sKey.PublicKey().Bytes()) {
+	if !ok || !bytes.Equal(mine.C, c.cKey.Bytes()) || !bytes.Equal(mine.S, c.sKey.PublicKey().Bytes()) {
 		return ShareKeys{}, fmt.Errorf("secagg: site %d: key list omits or alters this site's keys", c.id)
 	}
 	c.seed = make([]byte, secretLen)
@@ -181,32 +188,22 @@ func (c *Client) ShareKeys(list KeyList) (ShareKeys, error) {
 	c.enc = map[uint32][]byte{}
 	var nonces [][]byte
 	if c.cfg.Active() {
-		// Commitments to every dealt share and to b_u, signed (commit.go).
 		nonces = make([][]byte, len(xs))
-		cm := Commitments{Seed: seedCommit(c.cfg.RoundID, c.id, c.seed)}
-		for i, v := range xs {
+		for i := range xs {
 			nonces[i] = make([]byte, nonceLen)
 			if _, err := io.ReadFull(c.rnd, nonces[i]); err != nil {
 				return ShareKeys{}, fmt.Errorf("secagg: randomness: %w", err)
 			}
 			keyShares[i].Nonce, seedShares[i].Nonce = nonces[i], nonces[i]
-			cm.Shares = append(cm.Shares, ShareCommit{To: v,
-				Key:  shareCommit(labelCommitKey, c.cfg.RoundID, c.id, v, nonces[i], keyShares[i].Y),
-				Seed: shareCommit(labelCommitSeed, c.cfg.RoundID, c.id, v, nonces[i], seedShares[i].Y)})
 		}
-		slices.SortFunc(cm.Shares, func(a, b ShareCommit) int { return int(int64(a.To) - int64(b.To)) })
-		if c.commitHook != nil {
-			c.commitHook(&cm)
-		}
-		SignCommitments(c.cfg.RoundID, c.id, &cm, c.sign)
-		out.Commits = &cm
 	}
+	cts := make([][]byte, len(xs))
 	for i, v := range xs {
 		if v == c.id {
 			c.held[c.id] = heldShare{keyShares[i], seedShares[i]}
 			continue
 		}
-		key, err := agree(c.cKey, c.u1[v].C, c.cfg.RoundID, labelEnc)
+		key, err := encAgree(c.cKey, c.u1[v].C, c.cfg.RoundID)
 		if err != nil {
 			return ShareKeys{}, err
 		}
@@ -215,11 +212,30 @@ func (c *Client) ShareKeys(list KeyList) (ShareKeys, error) {
 		if nonces != nil {
 			pt = append(pt, nonces[i]...)
 		}
-		ct, err := seal(key, c.cfg.RoundID, c.id, v, pt, c.rnd)
-		if err != nil {
+		if cts[i], err = seal(key, c.cfg.RoundID, c.id, v, pt, c.rnd); err != nil {
 			return ShareKeys{}, err
 		}
-		out.Shares = append(out.Shares, EncryptedShare{From: c.id, To: v, CT: ct})
+		out.Shares = append(out.Shares, EncryptedShare{From: c.id, To: v, CT: cts[i]})
+	}
+	if c.cfg.Active() {
+		// Commitments to every dealt share, its ciphertext and b_u,
+		// signed (commit.go).
+		cm := Commitments{Seed: seedCommit(c.cfg.RoundID, c.id, c.seed)}
+		for i, v := range xs {
+			ct := make([]byte, commitLen) // the dealer's own entry: no ciphertext
+			if v != c.id {
+				ct = ctHash(cts[i])
+			}
+			cm.Shares = append(cm.Shares, ShareCommit{To: v,
+				Key:  shareCommit(labelCommitKey, c.cfg.RoundID, c.id, v, nonces[i], keyShares[i].Y),
+				Seed: shareCommit(labelCommitSeed, c.cfg.RoundID, c.id, v, nonces[i], seedShares[i].Y),
+				CT:   ct})
+		}
+		if c.commitHook != nil {
+			c.commitHook(&cm)
+		}
+		SignCommitments(c.cfg.RoundID, c.id, &cm, c.sign)
+		out.Commits = &cm
 	}
 	c.step = stepMasked
 	return out, nil
@@ -242,7 +258,9 @@ func (c *Client) MaskedInput(in SharesFor, x []uint64) (MaskedInput, error) {
 	}
 	u2 := []uint32{c.id}
 	var rejected []uint32
-	for _, e := range in.Shares {
+	var accusations []Accusation
+	shares := slices.SortedFunc(slices.Values(in.Shares), func(a, b EncryptedShare) int { return cmpID(a.From, b.From) })
+	for _, e := range shares {
 		_, ok := c.enc[e.From]
 		if !ok || e.From == c.id || e.To != c.id {
 			return MaskedInput{}, fmt.Errorf("secagg: site %d: unexpected share %d → %d", c.id, e.From, e.To)
@@ -250,37 +268,39 @@ func (c *Client) MaskedInput(in SharesFor, x []uint64) (MaskedInput, error) {
 		if _, dup := c.held[e.From]; dup || slices.Contains(rejected, e.From) {
 			return MaskedInput{}, fmt.Errorf("secagg: site %d: two shares from site %d", c.id, e.From)
 		}
-		pt, err := open(c.enc[e.From], c.cfg.RoundID, e.From, c.id, e.CT)
-		ptLen := 2 * shareLen
 		if c.cfg.Active() {
-			ptLen += nonceLen
-		}
-		if err == nil && (len(pt) != ptLen || !validShare(pt[:shareLen]) || !validShare(pt[shareLen:2*shareLen])) {
-			err = fmt.Errorf("secagg: share from site %d has %d bytes or values outside the field", e.From, len(pt))
-		}
-		var h heldShare
-		if err == nil {
-			h = heldShare{Share{X: c.id, Y: pt[:shareLen]}, Share{X: c.id, Y: pt[shareLen : 2*shareLen]}}
-			if c.cfg.Active() {
-				h.key.Nonce, h.seed.Nonce = pt[2*shareLen:], pt[2*shareLen:]
-				// A share that decrypts but is not the one its dealer
-				// signed a commitment to (commit.go): held, it would be
-				// refused at unmasking, or prove nothing. Refused now,
-				// as a share that does not open.
-				if e.Commit == nil || e.Commit.To != c.id {
-					err = fmt.Errorf("secagg: the shares from site %d come without its commitment to them", e.From)
-				} else if cm := (Commitments{Shares: []ShareCommit{*e.Commit}}); !c.cfg.shareMatches(e.From, &cm, h.key, false) || !c.cfg.shareMatches(e.From, &cm, h.seed, true) {
-					err = fmt.Errorf("secagg: the shares from site %d do not match its signed commitments (inconsistent dealing)", e.From)
-				}
+			// The dealer's signature on this ciphertext and commitment
+			// (commit.go): an honest server forwards only what it checked,
+			// so evidence that does not verify is its lie — and this site
+			// must not accuse (and reveal the pair's key) on it.
+			i, _ := slices.BinarySearch(c.xs, c.id)
+			if err := c.cfg.checkEvidence(e, c.id, i, len(c.xs)); err != nil {
+				return MaskedInput{}, fmt.Errorf("%w: site %d: %w", ErrInconsistent, c.id, err)
 			}
 		}
+		h, err := c.cfg.openDealt(c.enc[e.From], e.From, c.id, e.CT, e.Commit)
+		if err == nil && slices.Contains(c.falseAccuse, e.From) {
+			err = fmt.Errorf("secagg: a false accusation (test hook)")
+		}
 		if err != nil {
-			// A rogue peer (garbage, a ciphertext replayed from another
-			// round or pair) — or a server that altered the ciphertext.
-			// Either way this site holds no share of e.From's secrets:
-			// e.From leaves this site's U2 (no pairwise mask with it) and
-			// is named to the server, which drops it from the round.
-			// Nothing derived from the data has left yet.
+			// A rogue dealer: garbage, a ciphertext replayed from another
+			// round or pair, or shares it did not commit to — signed by it
+			// (active variant). This site holds no share of e.From's
+			// secrets: e.From leaves this site's U2 (no pairwise mask with
+			// it) and is named to the server, with the pair's key and its
+			// proof (dleq.go), which drops it from the round. Nothing
+			// derived from the data has left yet.
+			if c.cfg.Active() {
+				y, perr := parsePoint(c.u1[e.From].C)
+				if perr != nil {
+					return MaskedInput{}, fmt.Errorf("secagg: site %d: site %d's encryption key %w", c.id, e.From, perr)
+				}
+				a, aerr := c.cKey.accuse(c.cfg.RoundID, c.id, e.From, y, c.rnd)
+				if aerr != nil {
+					return MaskedInput{}, aerr
+				}
+				accusations = append(accusations, a)
+			}
 			rejected = append(rejected, e.From)
 			c.Rejected = append(c.Rejected, RejectedPeer{Site: e.From, Reason: err.Error()})
 			continue
@@ -292,7 +312,6 @@ func (c *Client) MaskedInput(in SharesFor, x []uint64) (MaskedInput, error) {
 		return MaskedInput{}, fmt.Errorf("%w: %d sites shared valid keys with site %d (%d rejected), threshold %d", ErrTooFewSurvivors, len(u2), c.id, len(rejected), c.cfg.Threshold)
 	}
 	slices.Sort(u2)
-	slices.Sort(rejected)
 	c.u2 = u2
 	y := make([]uint64, len(x))
 	copy(y, x)
@@ -316,7 +335,17 @@ func (c *Client) MaskedInput(in SharesFor, x []uint64) (MaskedInput, error) {
 		y[i] &= m
 	}
 	c.step = stepCheck
-	return MaskedInput{From: c.id, Y: y, Rejected: rejected}, nil
+	return MaskedInput{From: c.id, Y: y, Rejected: rejected, Accusations: accusations}, nil
+}
+
+func cmpID(a, b uint32) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // pairSign is +1 when u < v and −1 otherwise: the two masks of a pair cancel.

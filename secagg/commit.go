@@ -23,21 +23,35 @@ import (
 //	Seed              = H(labelCommitB, round, j, b_j)
 //	for each i ∈ U1:  Key_i  = H(labelCommitKey,  round, j, i, n_i, share_i(s_j^SK))
 //	                  Seed_i = H(labelCommitSeed, round, j, i, n_i, share_i(b_j))
-//	Sig               = Sign_j(labelCommits, round, j, Seed, [(i, Key_i, Seed_i)])
+//	                  CT_i   = H(ciphertext j → i)   (32 zero bytes for i = j)
+//	                  L_i    = H(0, labelLeaf, round, j, i, Key_i, Seed_i, CT_i)
+//	Sig               = Sign_j(labelCommits, round, j, Seed, |U1|, MerkleRoot(L_i))
+//
+// The entries are the leaves of a Merkle tree (merkleRoot: interior node
+// H(1, left, right), an odd last node promoted), so that the server can
+// forward to recipient i, with j's ciphertext, a proof that D signed it —
+// the entry, its path and Sig (EncryptedShare) — in O(log K) bytes
+// instead of the whole list. A recipient that refuses j's shares can then
+// prove it (a verifiable accusation, dleq.go) without a lying server being
+// able to provoke one: what i refuses is signed by j.
 //
 // n_i is a fresh 32-byte nonce sent to i with its shares (inside the
 // AEAD ciphertext). s_j^SK is bound by j's signed advertisement S_j; b_j
 // by Seed. H is SHA-256 over the length-free concatenation: every field
 // has a fixed length, so the encoding is injective.
 //
-//   - The server checks the signature and that the list names exactly U1
+//   - The server checks the signature, that the list names exactly U1 and
+//     that each CT_i is the hash of the ciphertext j sent to i
 //     (HandleShares; a bad list excludes the dealer as a bad advertisement
-//     does) and forwards to each recipient i its entry (Key_i, Seed_i).
-//   - Recipient i checks its decrypted shares and nonce against its entry;
-//     a mismatch is treated as an unopenable share: i holds no share of
-//     j's secrets, names j in MaskedInput.Rejected, and j is dropped from
-//     U3 (the existing path). So every share an honest site holds matches
-//     the dealer's signed list.
+//     does) and forwards to each recipient i its entry with its Merkle
+//     path, Seed and Sig.
+//   - Recipient i checks that evidence (a failure is a lie of the
+//     server's: ErrInconsistent), then its decrypted shares and nonce
+//     against its entry; a ciphertext that does not open or a mismatch:
+//     i holds no share of j's secrets, names j in MaskedInput.Rejected
+//     with a proof (dleq.go), and j is dropped from U3 once the server
+//     checked it. So every share an honest site holds matches the
+//     dealer's signed list.
 //   - At unmasking every revealed share carries its nonce; the server
 //     checks it against the dealer's entry for the responder (HandleUnmask)
 //     and ignores every share of a responder with one that does not match
@@ -112,10 +126,117 @@ type ShareCommit struct {
 	To   uint32
 	Key  []byte // H(labelCommitKey, round, dealer, To, nonce, key share)
 	Seed []byte // H(labelCommitSeed, round, dealer, To, nonce, seed share)
+	CT   []byte // H(the ciphertext dealer → To); 32 zero bytes when To is the dealer
 }
 
 func (c ShareCommit) clone() ShareCommit {
-	return ShareCommit{To: c.To, Key: slices.Clone(c.Key), Seed: slices.Clone(c.Seed)}
+	return ShareCommit{To: c.To, Key: slices.Clone(c.Key), Seed: slices.Clone(c.Seed), CT: slices.Clone(c.CT)}
+}
+
+// ctHash is the commitment to a share ciphertext.
+func ctHash(ct []byte) []byte {
+	h := sha256.Sum256(ct)
+	return h[:]
+}
+
+// merkleLeaf is entry e's leaf in dealer's tree.
+func merkleLeaf(roundID []byte, dealer uint32, e ShareCommit) []byte {
+	h := sha256.New()
+	h.Write([]byte{0})
+	h.Write([]byte(labelLeaf))
+	h.Write(roundID)
+	var b [8]byte
+	binary.BigEndian.PutUint32(b[:4], dealer)
+	binary.BigEndian.PutUint32(b[4:], e.To)
+	h.Write(b[:])
+	h.Write(e.Key)
+	h.Write(e.Seed)
+	h.Write(e.CT)
+	return h.Sum(nil)
+}
+
+func merkleNode(l, r []byte) []byte {
+	h := sha256.New()
+	h.Write([]byte{1})
+	h.Write(l)
+	h.Write(r)
+	return h.Sum(nil)
+}
+
+// merkleLevels returns the tree over the leaves (n ≥ 1), bottom up: each
+// level pairs neighbours, an odd last node is promoted unchanged. The
+// last level holds the root.
+func merkleLevels(leaves [][]byte) [][][]byte {
+	levels := [][][]byte{leaves}
+	for level := leaves; len(level) > 1; {
+		next := make([][]byte, 0, (len(level)+1)/2)
+		for i := 0; i < len(level); i += 2 {
+			if i+1 < len(level) {
+				next = append(next, merkleNode(level[i], level[i+1]))
+			} else {
+				next = append(next, level[i])
+			}
+		}
+		levels = append(levels, next)
+		level = next
+	}
+	return levels
+}
+
+// merkleRoot is the root over the leaves; with the path of leaf i
+// (merklePath) it is recomputed by merkleFromPath.
+func merkleRoot(leaves [][]byte) []byte {
+	l := merkleLevels(leaves)
+	return l[len(l)-1][0]
+}
+
+// merklePath returns the siblings of leaf i in the tree levels, bottom up
+// (none where the node is promoted).
+func merklePath(levels [][][]byte, i int) [][]byte {
+	var path [][]byte
+	for _, level := range levels[:len(levels)-1] {
+		if j := i ^ 1; j < len(level) {
+			path = append(path, level[j])
+		}
+		i /= 2
+	}
+	return path
+}
+
+// merkleFromPath recomputes the root of n leaves from leaf i and its
+// path; nil when the path has the wrong length for (i, n).
+func merkleFromPath(leaf []byte, i, n int, path [][]byte) []byte {
+	if i < 0 || i >= n {
+		return nil
+	}
+	h := leaf
+	for n > 1 {
+		if j := i ^ 1; j < n {
+			if len(path) == 0 || len(path[0]) != commitLen {
+				return nil
+			}
+			if i&1 == 0 {
+				h = merkleNode(h, path[0])
+			} else {
+				h = merkleNode(path[0], h)
+			}
+			path = path[1:]
+		}
+		i, n = i/2, (n+1)/2
+	}
+	if len(path) != 0 {
+		return nil
+	}
+	return h
+}
+
+// leaves returns the Merkle leaves of dealer's list.
+func leaves(roundID []byte, dealer uint32, c Commitments) [][]byte {
+	ls := make([][]byte, len(c.Shares))
+	for i, e := range c.Shares {
+		ls[i] = merkleLeaf(roundID, dealer, e)
+	}
+	return ls
 }
 
 func (c Commitments) clone() Commitments {
@@ -167,19 +288,22 @@ func seedCommit(roundID []byte, dealer uint32, seed []byte) []byte {
 	return h.Sum(nil)
 }
 
-// commitsSigned is what dealer signs: its seed commitment and every
-// entry of its list, in order, bound to the round.
+// commitsSigned is what dealer signs: its seed commitment, the number of
+// entries and the Merkle root over them (in order), bound to the round.
 func commitsSigned(roundID []byte, dealer uint32, c Commitments) []byte {
-	m := make([]byte, 0, len(labelCommits)+len(roundID)+8+commitLen+len(c.Shares)*(4+2*commitLen))
+	if len(c.Shares) == 0 {
+		return nil // never signed nor verified (lists have ≥ 2 entries)
+	}
+	return rootSigned(roundID, dealer, c.Seed, len(c.Shares), merkleRoot(leaves(roundID, dealer, c)))
+}
+
+func rootSigned(roundID []byte, dealer uint32, seed []byte, n int, root []byte) []byte {
+	m := make([]byte, 0, len(labelCommits)+len(roundID)+8+2*commitLen)
 	m = append(append(m, labelCommits...), roundID...)
 	m = binary.BigEndian.AppendUint32(m, dealer)
-	m = append(m, c.Seed...)
-	m = binary.BigEndian.AppendUint32(m, uint32(len(c.Shares)))
-	for _, e := range c.Shares {
-		m = binary.BigEndian.AppendUint32(m, e.To)
-		m = append(append(m, e.Key...), e.Seed...)
-	}
-	return m
+	m = append(m, seed...)
+	m = binary.BigEndian.AppendUint32(m, uint32(n))
+	return append(m, root...)
 }
 
 // SignCommitments sets c.Sig to dealer's signature of its commitment list
@@ -200,7 +324,7 @@ func (cfg Config) checkCommits(dealer uint32, c *Commitments, u1 []uint32) error
 		return fmt.Errorf("site %d's commitment list has a %d-byte seed commitment and %d entries, want %d and %d", dealer, len(c.Seed), len(c.Shares), commitLen, len(u1))
 	}
 	for i, e := range c.Shares {
-		if e.To != u1[i] || len(e.Key) != commitLen || len(e.Seed) != commitLen {
+		if e.To != u1[i] || len(e.Key) != commitLen || len(e.Seed) != commitLen || len(e.CT) != commitLen {
 			return fmt.Errorf("site %d's commitment list entry %d (to site %d) does not match U1 %v or has the wrong size", dealer, i, e.To, u1)
 		}
 	}
@@ -253,8 +377,11 @@ func (cfg Config) verifyProof(p CheatProof) error {
 	if len(c.Seed) != commitLen {
 		return fmt.Errorf("site %d's seed commitment is %d bytes", p.Dealer, len(c.Seed))
 	}
+	if len(c.Shares) == 0 {
+		return fmt.Errorf("site %d's commitment list is empty", p.Dealer)
+	}
 	for i, e := range c.Shares {
-		if (i > 0 && e.To <= c.Shares[i-1].To) || len(e.Key) != commitLen || len(e.Seed) != commitLen {
+		if (i > 0 && e.To <= c.Shares[i-1].To) || len(e.Key) != commitLen || len(e.Seed) != commitLen || len(e.CT) != commitLen {
 			return fmt.Errorf("site %d's commitment list is not sorted or has an entry of the wrong size", p.Dealer)
 		}
 	}
@@ -279,4 +406,55 @@ func (cfg Config) verifyProof(p CheatProof) error {
 		return fmt.Errorf("site %d's committed shares reconstruct its committed seed: no proof", p.Dealer)
 	}
 	return nil // t committed shares that are not of the committed seed
+}
+
+// checkEvidence checks that dealer e.From signed the ciphertext e.CT and
+// the commitment e.Commit forwarded to recipient to, the i-th of the n
+// members of U1: the entry with the hash of e.CT is a leaf, e.Path its
+// path, of the tree whose root e.From signed with e.Seed (e.Sig). An
+// honest server forwards exactly what it checked at HandleShares, so a
+// failure here is the server's lie.
+func (cfg Config) checkEvidence(e EncryptedShare, to uint32, i, n int) error {
+	if e.Commit == nil || e.Commit.To != to || len(e.Commit.Key) != commitLen || len(e.Commit.Seed) != commitLen || len(e.Seed) != commitLen {
+		return fmt.Errorf("the shares from site %d come without its signed commitment to them", e.From)
+	}
+	leaf := merkleLeaf(cfg.RoundID, e.From, ShareCommit{To: to, Key: e.Commit.Key, Seed: e.Commit.Seed, CT: ctHash(e.CT)})
+	root := merkleFromPath(leaf, i, n, e.Path)
+	if root == nil || !verifySig(cfg.Roster[e.From], rootSigned(cfg.RoundID, e.From, e.Seed, n, root), e.Sig) {
+		return fmt.Errorf("the ciphertext and commitment forwarded from site %d are not the ones site %d signed for this site in this round (altered or replayed)", e.From, e.From)
+	}
+	return nil
+}
+
+// openDealt opens dealer's ciphertext ct to site to under the pair's key
+// and, in the active variant, checks the shares and nonce against the
+// dealer's commitment entry for to: what a recipient accepts, and what
+// the server redoes to judge an accusation (Server.HandleMasked).
+func (cfg Config) openDealt(key []byte, dealer, to uint32, ct []byte, entry *ShareCommit) (heldShare, error) {
+	pt, err := open(key, cfg.RoundID, dealer, to, ct)
+	if err != nil {
+		return heldShare{}, err
+	}
+	ptLen := 2 * shareLen
+	if cfg.Active() {
+		ptLen += nonceLen
+	}
+	if len(pt) != ptLen || !validShare(pt[:shareLen]) || !validShare(pt[shareLen:2*shareLen]) {
+		return heldShare{}, fmt.Errorf("secagg: share from site %d has %d bytes or values outside the field", dealer, len(pt))
+	}
+	h := heldShare{Share{X: to, Y: pt[:shareLen]}, Share{X: to, Y: pt[shareLen : 2*shareLen]}}
+	if !cfg.Active() {
+		return h, nil
+	}
+	h.key.Nonce, h.seed.Nonce = pt[2*shareLen:], pt[2*shareLen:]
+	// A share that decrypts but is not the one its dealer signed a
+	// commitment to: held, it would be refused at unmasking, or prove
+	// nothing. Refused now, as a share that does not open.
+	if entry == nil || entry.To != to {
+		return heldShare{}, fmt.Errorf("secagg: the shares from site %d come without its commitment to them", dealer)
+	}
+	if cm := (Commitments{Shares: []ShareCommit{*entry}}); !cfg.shareMatches(dealer, &cm, h.key, false) || !cfg.shareMatches(dealer, &cm, h.seed, true) {
+		return heldShare{}, fmt.Errorf("secagg: the shares from site %d do not match its signed commitments (inconsistent dealing)", dealer)
+	}
+	return h, nil
 }

@@ -125,8 +125,9 @@ func (c Config) invited(id uint32) bool { return slices.Contains(c.Sites, id) }
 // authenticates senders (deploy/README.md). Server → site messages are the
 // server's claims: sites check them against what they know.
 
-// AdvertiseKeys (round 0, site → server): the site's two fresh X25519
-// public keys: C for encrypting shares, S for pairwise masks; in the
+// AdvertiseKeys (round 0, site → server): the site's two fresh public
+// keys: C for encrypting shares (a point of the prime-order subgroup of
+// edwards25519, dleq.go), S for pairwise masks (X25519); in the
 // active variant Sig signs (round id, From, C, S) under From's long-term
 // key (advertSigned), so the keys cannot be substituted by the server nor
 // replayed into another round.
@@ -150,11 +151,21 @@ type KeyList struct {
 // To's commitments, and the server, forwarding it (SharesFor), attaches
 // Commit: the dealer's signed commitment to To's shares (commit.go), which
 // To checks its decrypted shares against.
+//
+// With the commitment the server forwards the evidence that the dealer
+// signed both the commitment and this very ciphertext (commit.go): Path,
+// the Merkle path of the entry (with the ciphertext's hash) in the
+// dealer's list, Seed, the list's seed commitment, and Sig, the dealer's
+// signature of the list's root. A recipient checks it before anything
+// else, and refuses the shares only with a proof (MaskedInput).
 type EncryptedShare struct {
 	From   uint32       `msgpack:"from"`
 	To     uint32       `msgpack:"to"`
 	CT     []byte       `msgpack:"ct"`
 	Commit *ShareCommit `msgpack:"commit,omitempty"`
+	Path   [][]byte     `msgpack:"path,omitempty"`
+	Seed   []byte       `msgpack:"seed,omitempty"`
+	Sig    []byte       `msgpack:"sig,omitempty"`
 }
 
 // ShareKeys (round 1, site → server): the site's encrypted shares, one
@@ -180,10 +191,16 @@ type SharesFor struct {
 // another round or pair). Their pairwise masks are not in y_u, this site
 // holds no share of their secrets, and the server excludes them from U3
 // (a rogue member is dropped from the round instead of aborting it).
+//
+// In the active variant every refusal is proven: Accusations holds, in
+// the order of Rejected, the pair's revealed encryption key with its
+// proof (dleq.go). The server opens the refused ciphertext with it: if it
+// is good, the accuser is expelled instead (a false accusation).
 type MaskedInput struct {
-	From     uint32   `msgpack:"from"`
-	Y        []uint64 `msgpack:"y"`
-	Rejected []uint32 `msgpack:"rejected,omitempty"`
+	From        uint32       `msgpack:"from"`
+	Y           []uint64     `msgpack:"y"`
+	Rejected    []uint32     `msgpack:"rejected,omitempty"`
+	Accusations []Accusation `msgpack:"accusations,omitempty"`
 }
 
 // UnmaskRequest (server → sites): the sites whose masked input arrived

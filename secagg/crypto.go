@@ -17,7 +17,10 @@ import (
 )
 
 // Primitives, all from the Go standard library or golang.org/x/crypto:
-//   - key agreement: X25519 (crypto/ecdh);
+//   - key agreement: X25519 (crypto/ecdh) for the pairwise mask keys S;
+//     Diffie–Hellman in the prime-order subgroup of edwards25519
+//     (filippo.io/edwards25519) for the share-encryption keys C, whose
+//     group operations a verifiable accusation needs (dleq.go);
 //   - key derivation: HKDF-SHA256 (crypto/hkdf), salted with the round id
 //     and labelled by purpose, so the masking key and the share-encryption
 //     key are independent even if a site reused a key pair;
@@ -42,6 +45,7 @@ const (
 	labelCommitSeed = "pairfed/secagg/v1 seed share commitment\x00"
 	labelCommitB    = "pairfed/secagg/v1 self-mask seed commitment\x00"
 	labelCommits    = "pairfed/secagg/v1 dealt share commitments\x00"
+	labelLeaf       = "pairfed/secagg/v1 commitment leaf\x00"
 	roundIDLen      = 32
 )
 
@@ -54,7 +58,16 @@ func newKeyPair(rnd io.Reader) (*ecdh.PrivateKey, error) {
 	return ecdh.X25519().NewPrivateKey(b[:])
 }
 
-// checkPublicKey refuses a key that is not an X25519 public key, or one of
+// checkEncKey refuses an encryption key that parsePoint refuses (not a
+// canonical point of order ℓ of edwards25519).
+func checkEncKey(k []byte) error {
+	if _, err := parsePoint(k); err != nil {
+		return fmt.Errorf("its encryption key %w", err)
+	}
+	return nil
+}
+
+// checkPublicKey refuses a mask key that is not an X25519 public key, or one of
 // low order: its Diffie–Hellman with any private key is all zeros, so
 // every peer's key agreement with it would fail (a rogue site could make
 // every honest site leave the round with one such key). The server checks
@@ -90,7 +103,12 @@ func agree(priv *ecdh.PrivateKey, pubBytes []byte, roundID []byte, label string)
 	if err != nil {
 		return nil, fmt.Errorf("secagg: key agreement: %w", err)
 	}
-	return hkdf.Key(sha256.New, shared, roundID, label, 32)
+	return hkdfKey(shared, roundID, label)
+}
+
+// hkdfKey is HKDF-SHA256(secret, salt = roundID, info = label), 32 bytes.
+func hkdfKey(secret, roundID []byte, label string) ([]byte, error) {
+	return hkdf.Key(sha256.New, secret, roundID, label, 32)
 }
 
 // selfKey derives the self-mask PRG key from the seed b_u.
@@ -166,6 +184,16 @@ func ad(roundID []byte, from, to uint32) []byte {
 	a = append(a, roundID...)
 	a = binary.BigEndian.AppendUint32(a, from)
 	return binary.BigEndian.AppendUint32(a, to)
+}
+
+// encAgree returns the AEAD key of the pair (k's owner, the owner of the
+// checked public key pub).
+func encAgree(k *encKey, pub []byte, roundID []byte) ([]byte, error) {
+	y, err := parsePoint(pub)
+	if err != nil {
+		return nil, fmt.Errorf("secagg: bad encryption key: it %w", err)
+	}
+	return encKeyOf(k.dh(y), roundID)
 }
 
 // advertSigned is what site from signs in round 0: its two public keys,

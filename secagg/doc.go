@@ -27,7 +27,9 @@
 // Round (all messages carry the sender id; the transport authenticates it
 // to the server, the signatures authenticate it to the other sites):
 //
-//	0  site → server  AdvertiseKeys{C, S, σ}   two fresh X25519 public keys,
+//	0  site → server  AdvertiseKeys{C, S, σ}   two fresh public keys (C in the
+//	                                           prime-order group of edwards25519,
+//	                                           S X25519; dleq.go),
 //	                                           σ = Sign_u(round, u, C, S)
 //	   server → sites KeyList (U1, ≥ t)        each site verifies every σ
 //	                                           against the roster
@@ -35,11 +37,16 @@
 //	                                           mask key s_u^SK and self-mask
 //	                                           seed b_u, AES-GCM-encrypted to
 //	                                           each other member of U1, and a
-//	                                           signed list of commitments to
-//	                                           every share dealt and to b_u
+//	                                           list of commitments to every
+//	                                           share and ciphertext dealt and
+//	                                           to b_u, its Merkle root signed
 //	                                           (commit.go)
-//	   server → site  SharesFor (from U2, ≥ t)
-//	2  site → server  MaskedInput y_u = x_u + PRG(b_u) + Σ_{v∈U2∖u} ±PRG(s_uv)
+//	   server → site  SharesFor (from U2, ≥ t) each with its entry, Merkle
+//	                                           path and the dealer's signature
+//	2  site → server  MaskedInput y_u = x_u + PRG(b_u) + Σ_{v∈U2∖u} ±PRG(s_uv),
+//	                                           with a proof for each dealer it
+//	                                           refuses (Accusation: the pair's
+//	                                           DH key, a Chaum–Pedersen proof)
 //	   server → sites UnmaskRequest (U3, ≥ t)
 //	3  site → server  ConsistencySig           Sign_u(round, U3) after checking
 //	                                           U3 ⊆ U2, u ∈ U3, |U3| ≥ t
@@ -76,16 +83,30 @@
 // returns ErrInconsistent and sends nothing more.
 //
 // A rogue site (a member, not the server) cannot abort a round that the
-// others can complete. The server refuses an advertisement whose signature
-// does not verify for this round (forged, replayed) or whose key is not a
-// usable X25519 point (low order), and stops waiting for that site. A site
-// that cannot open a peer's share ciphertext (garbage, replayed from
-// another round or pair, altered) holds no share of that peer's secrets:
-// it leaves the peer out of its U2 — no pairwise mask with it — and names
-// it in its masked input (MaskedInput.Rejected), and continues if at least
-// t sites remain. The server excludes every named site from U3 (it cannot
-// tell the liar; an accuser can only exclude, and Result.Excluded shows
-// who accused whom). The excluded site's pairwise masks are removed with
+// others can complete, nor remove honest peers from it. The server refuses
+// an advertisement whose signature does not verify for this round (forged,
+// replayed) or whose keys are unusable (an encryption key that is not a
+// canonical point of order ℓ, a low-order X25519 mask key), and a share
+// message whose signed commitments do not match its ciphertexts, and
+// stops waiting for that site. A site checks that each ciphertext
+// forwarded to it is the one its dealer signed (else the server lied:
+// ErrInconsistent); one that does not open (garbage, replayed from another
+// round or pair) or does not match the dealer's commitment leaves the site
+// holding no share of that peer's secrets: it leaves the peer out of its
+// U2 — no pairwise mask with it — and names it in its masked input
+// (MaskedInput.Rejected) with a proof (dleq.go: the pair's AEAD key and a
+// Chaum–Pedersen proof that it is the pair's Diffie–Hellman value), and
+// continues if at least t sites remain. The server checks each proof and
+// re-opens the dealer's signed ciphertext with the revealed key: a bad
+// share excludes the dealer from U3 (Result.Excluded shows who accused
+// whom); a good one proves the accusation false, and the accuser is
+// expelled instead (Result.FalseAccusers; the accused stays in). A
+// refusal without a valid proof refuses the accuser's masked input (it
+// drops). So a rogue member can remove only itself, and an honest site
+// reveals a pair key only against a ciphertext its dealer signed: what it
+// opens, the dishonest dealer holds already (dleq.go has the argument,
+// and why the server cannot forge or replay an accusation). The excluded
+// site's pairwise masks are removed with
 // the pairwise keys the survivors that accepted it reveal with their
 // unmask shares (UnmaskShares.PairOf — what its reconstructed key would
 // give the server anyway; its input stays under its self mask, whose seed
@@ -105,6 +126,14 @@
 // seed shares do not reconstruct its committed seed, on a proof each
 // survivor checks before revealing its pairwise key with it
 // (Result.Cheated; step 5 above).
+//
+// Costs of the verifiable accusations (docs/results/secagg-commitments.md):
+// at d = 256 a site receives 3.7 kB more at K = 16 and 19.4 kB at K = 64
+// (each forwarded ciphertext carries its Merkle path, the dealer's seed
+// commitment and signature), sends 0.6 and 2.4 kB more (a ciphertext hash
+// per entry), and spends 4.6 → 6.7 ms (K = 16), 17.6 → 26.4 ms (K = 64) of
+// CPU per round (edwards25519's DH and subgroup checks against X25519's);
+// an accusation costs ≈ 0.2 ms to prove and ≈ 0.3 ms to judge.
 //
 // Costs added by the active variant, per round: one round trip (the
 // ConsistencyCheck), and per site 2 signatures (its advertisement, its

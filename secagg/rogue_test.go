@@ -125,6 +125,10 @@ func rogueRound(t *testing.T, k, th int, kind rogueKind, seed uint64) rogueOutco
 					}
 				}
 			}
+			// A member signs what it sends: its commitments to the
+			// ciphertexts it altered (else the server excludes it at once,
+			// TestRogueUnsignedCiphertexts).
+			resignCTs(&m, cfg.RoundID, signers[rogue])
 		}
 		if err := srv.HandleShares(m); err != nil {
 			t.Fatal(err)
@@ -182,6 +186,29 @@ func rogueRound(t *testing.T, k, th int, kind rogueKind, seed uint64) rogueOutco
 	}
 	out.res, out.err = srv.EndUnmask()
 	return out
+}
+
+// resignCTs recommits m's list to the ciphertexts m carries and re-signs
+// it with the dealer's own key (what a rogue member can do).
+func resignCTs(m *ShareKeys, roundID []byte, key ed25519.PrivateKey) {
+	for i, e := range m.Commits.Shares {
+		for _, c := range m.Shares {
+			if c.To == e.To {
+				m.Commits.Shares[i].CT = ctHash(c.CT)
+			}
+		}
+	}
+	SignCommitments(roundID, m.From, m.Commits, key)
+}
+
+// A rogue whose ciphertexts are not the ones its signed list commits to
+// is excluded by the server when it shares (no recipient sees them).
+func TestRogueUnsignedCiphertexts(t *testing.T) {
+	r := runCheat(t, cheat{k: 6, th: 4, seed: 60, rogue: rogueID, shares: func(m *ShareKeys) { m.Shares[0].CT[3] ^= 1 }})
+	r.exact(t, r.without(rogueID))
+	if r.res.Excluded != nil || r.res.FalseAccusers != nil || slices.Contains(r.res.Dropped, rogueID) {
+		t.Fatalf("result %+v: want the rogue left out of U2 silently", r.res)
+	}
 }
 
 func TestRogueSiteIsExcluded(t *testing.T) {

@@ -184,44 +184,72 @@ func TestClientRefusesToRevealBothSecrets(t *testing.T) {
 	}
 }
 
-// Tampered or misdirected ciphertexts fail authentication.
+// Tampered or misdirected ciphertexts fail authentication. In the
+// honest-but-curious variant the recipient refuses the sender (names it,
+// does not mask with it). In the active variant the ciphertext is signed
+// by its dealer (commit.go): one the server altered or redirected does
+// not match the dealer's signed evidence, so the recipient knows the
+// server lied — ErrInconsistent, nothing sent, and above all no
+// accusation, which would reveal the pair's key (dleq.go).
 func TestSharesAreAuthenticated(t *testing.T) {
-	cfg, keys := withSigners(t, testConfig(3, 2, 16, 2, 5), 5)
-	rnd := testRand(5)
-	srv, _ := NewServer(cfg)
-	cs := map[uint32]*Client{}
-	for _, id := range cfg.Sites {
-		cs[id], _ = NewClient(cfg, id, keys[id], rnd)
-		m, _ := cs[id].Advertise()
-		srv.HandleAdvertise(m)
-	}
-	list, _ := srv.EndAdvertise()
-	for _, id := range cfg.Sites {
-		m, _ := cs[id].ShareKeys(list)
-		srv.HandleShares(m)
-	}
-	fwd, _ := srv.EndShares()
-	to := cfg.Sites[0]
-	bad := fwd[to]
-	bad.Shares = slices.Clone(bad.Shares)
-	ct := slices.Clone(bad.Shares[0].CT)
-	ct[len(ct)-1] ^= 1
-	bad.Shares[0].CT = ct
-	// The tampered ciphertext's sender is refused (named in the masked
-	// input, not masked with); the round goes on with the other peer.
-	mi, err := cs[to].MaskedInput(bad, make([]uint64, cfg.Dim))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(mi.Rejected, []uint32{bad.Shares[0].From}) || len(cs[to].Rejected) != 1 {
-		t.Fatalf("tampered share from %d: rejected %v (%v)", bad.Shares[0].From, mi.Rejected, cs[to].Rejected)
-	}
-	// Re-address site 1's ciphertext from site 2 to site 3: wrong key/AD.
-	x := fwd[cfg.Sites[1]]
-	redirect := SharesFor{To: cfg.Sites[2], Shares: []EncryptedShare{{From: x.Shares[0].From, To: cfg.Sites[2], CT: x.Shares[0].CT}}}
-	// Site 3 then holds valid shares of no peer: below t = 2, it sends nothing.
-	if _, err := cs[cfg.Sites[2]].MaskedInput(redirect, make([]uint64, cfg.Dim)); !errors.Is(err, ErrTooFewSurvivors) {
-		t.Fatalf("redirected share: %v, want too few survivors", err)
+	for _, active := range []bool{false, true} {
+		cfg := testConfig(3, 2, 16, 2, 5)
+		var keys map[uint32]ed25519.PrivateKey
+		if active {
+			cfg, keys = withSigners(t, cfg, 5)
+		} else {
+			cfg.HonestButCurious = true
+		}
+		rnd := testRand(5)
+		srv, _ := NewServer(cfg)
+		cs := map[uint32]*Client{}
+		for _, id := range cfg.Sites {
+			cs[id], _ = NewClient(cfg, id, keys[id], rnd)
+			m, _ := cs[id].Advertise()
+			srv.HandleAdvertise(m)
+		}
+		list, _ := srv.EndAdvertise()
+		for _, id := range cfg.Sites {
+			m, _ := cs[id].ShareKeys(list)
+			if err := srv.HandleShares(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fwd, _ := srv.EndShares()
+		to := cfg.Sites[0]
+		bad := fwd[to]
+		bad.Shares = slices.Clone(bad.Shares)
+		ct := slices.Clone(bad.Shares[0].CT)
+		ct[len(ct)-1] ^= 1
+		bad.Shares[0].CT = ct
+		mi, err := cs[to].MaskedInput(bad, make([]uint64, cfg.Dim))
+		if active {
+			if !errors.Is(err, ErrInconsistent) || mi.Y != nil || mi.Accusations != nil {
+				t.Fatalf("active: ciphertext altered by the server: %v, accusations %v; want ErrInconsistent and nothing sent", err, mi.Accusations)
+			}
+		} else {
+			// The tampered ciphertext's sender is refused (named in the
+			// masked input, not masked with); the round goes on.
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(mi.Rejected, []uint32{bad.Shares[0].From}) || len(cs[to].Rejected) != 1 {
+				t.Fatalf("tampered share from %d: rejected %v (%v)", bad.Shares[0].From, mi.Rejected, cs[to].Rejected)
+			}
+		}
+		// Re-address site 1's ciphertext from site 2 to site 3: wrong key/AD.
+		x := fwd[cfg.Sites[1]]
+		e := x.Shares[0]
+		e.To = cfg.Sites[2]
+		redirect := SharesFor{To: cfg.Sites[2], Shares: []EncryptedShare{e}}
+		_, err = cs[cfg.Sites[2]].MaskedInput(redirect, make([]uint64, cfg.Dim))
+		if active && !errors.Is(err, ErrInconsistent) {
+			t.Fatalf("active: redirected share: %v, want ErrInconsistent", err)
+		}
+		// Site 3 then holds valid shares of no peer: below t = 2, it sends nothing.
+		if !active && !errors.Is(err, ErrTooFewSurvivors) {
+			t.Fatalf("redirected share: %v, want too few survivors", err)
+		}
 	}
 }
 

@@ -37,6 +37,7 @@ type Server struct {
 	// mask with them.
 	rejectedBy map[uint32][]uint32
 	excluded   map[uint32][]uint32 // accused site → its accusers
+	falseAcc   map[uint32][]uint32 // proven false accuser → the dealers it accused falsely (active)
 	u3         []uint32
 	checks     map[uint32]ConsistencySig
 	u4         []uint32 // the sites whose unmask shares are awaited
@@ -81,10 +82,11 @@ func (s *Server) HandleAdvertise(m AdvertiseKeys) error {
 	if _, dup := s.keys[m.From]; dup {
 		return fmt.Errorf("secagg: server: second advertisement from site %d", m.From)
 	}
-	for _, k := range [][]byte{m.C, m.S} {
-		if err := checkPublicKey(k); err != nil {
-			return fmt.Errorf("%w: secagg: server: site %d advertised a bad key: %w", ErrExcluded, m.From, err)
-		}
+	if err := checkEncKey(m.C); err != nil {
+		return fmt.Errorf("%w: secagg: server: site %d advertised a bad key: %w", ErrExcluded, m.From, err)
+	}
+	if err := checkPublicKey(m.S); err != nil {
+		return fmt.Errorf("%w: secagg: server: site %d advertised a bad key: %w", ErrExcluded, m.From, err)
 	}
 	if s.cfg.Active() && !verifySig(s.cfg.Roster[m.From], advertSigned(s.cfg.RoundID, m.From, m.C, m.S), m.Sig) {
 		return fmt.Errorf("%w: secagg: server: site %d's advertisement is not signed by its roster key for this round (unsigned, forged or replayed)", ErrExcluded, m.From)
@@ -144,6 +146,17 @@ func (s *Server) HandleShares(m ShareKeys) error {
 		if err := s.cfg.checkCommits(m.From, m.Commits, sortedKeys(s.keys)); err != nil {
 			return fmt.Errorf("%w: secagg: server: %w", ErrExcluded, err)
 		}
+		// Each entry commits to the ciphertext sent (dleq.go: the
+		// evidence a recipient's accusation rests on).
+		cts := map[uint32][]byte{m.From: make([]byte, commitLen)}
+		for _, e := range m.Shares {
+			cts[e.To] = ctHash(e.CT)
+		}
+		for _, e := range m.Commits.Shares {
+			if !bytes.Equal(e.CT, cts[e.To]) {
+				return fmt.Errorf("%w: secagg: server: site %d's commitment to its ciphertext for site %d is not that ciphertext's hash", ErrExcluded, m.From, e.To)
+			}
+		}
 		c := m.Commits.clone()
 		m.Commits = &c
 	} else if m.Commits != nil {
@@ -169,12 +182,21 @@ func (s *Server) EndShares() (map[uint32]SharesFor, error) {
 		out[v] = SharesFor{To: v}
 	}
 	for _, u := range s.u2 {
+		var tree [][][]byte
+		cm := s.shares[u].Commits
+		if cm != nil {
+			tree = merkleLevels(leaves(s.cfg.RoundID, u, *cm))
+		}
 		for _, e := range s.shares[u].Shares {
 			if f, ok := out[e.To]; ok {
-				if cm := s.shares[u].Commits; cm != nil {
-					c, _ := cm.entry(e.To) // checkCommits: one per member of U1
-					c = c.clone()
+				if cm != nil {
+					// The dealer's commitment to the recipient's shares and
+					// the evidence that it signed it and the ciphertext.
+					i, _ := slices.BinarySearchFunc(cm.Shares, e.To, func(c ShareCommit, t uint32) int { return cmpID(c.To, t) })
+					c := cm.Shares[i].clone() // checkCommits: one per member of U1
 					e.Commit = &c
+					e.Path = merklePath(tree, i)
+					e.Seed, e.Sig = slices.Clone(cm.Seed), slices.Clone(cm.Sig)
 				}
 				f.Shares = append(f.Shares, e)
 				out[e.To] = f
@@ -214,7 +236,48 @@ func (s *Server) HandleMasked(m MaskedInput) error {
 		}
 		seen[v] = true
 	}
+	var falsely []uint32
+	if s.cfg.Active() {
+		// Every refusal must be proven (dleq.go). The server opens the
+		// refused ciphertext — the one the dealer signed — with the
+		// revealed pair key, as the accuser did: a bad share excludes the
+		// dealer (EndMasked); a good one proves the accusation false.
+		if len(m.Accusations) != len(m.Rejected) {
+			return fmt.Errorf("%w: secagg: server: site %d refuses the shares of sites %v with %d proofs: an accusation without a proof is refused, and so is its masked input", ErrExcluded, m.From, m.Rejected, len(m.Accusations))
+		}
+		for i, a := range m.Accusations {
+			d := m.Rejected[i]
+			if a.Dealer != d {
+				return fmt.Errorf("%w: secagg: server: site %d's accusation %d is against site %d, its refusal names site %d", ErrExcluded, m.From, i, a.Dealer, d)
+			}
+			key, err := s.cfg.checkAccusation(m.From, s.keys[m.From].C, s.keys[d].C, a)
+			if err != nil {
+				return fmt.Errorf("%w: secagg: server: site %d's accusation against site %d is refused, and so is its masked input: %w", ErrExcluded, m.From, d, err)
+			}
+			var ct []byte
+			for _, e := range s.shares[d].Shares {
+				if e.To == m.From {
+					ct = e.CT
+				}
+			}
+			entry, _ := s.shares[d].Commits.entry(m.From)
+			if _, err := s.cfg.openDealt(key, d, m.From, ct, &entry); err == nil {
+				falsely = append(falsely, d)
+			}
+		}
+	} else if m.Accusations != nil {
+		return fmt.Errorf("secagg: server: site %d sent accusations in the honest-but-curious variant", m.From)
+	}
 	s.masked[m.From] = slices.Clone(m.Y)
+	if len(falsely) > 0 {
+		// A proven false accusation: the accuser is expelled (EndMasked);
+		// its refusals — of these dealers and any other — are void.
+		if s.falseAcc == nil {
+			s.falseAcc = map[uint32][]uint32{}
+		}
+		s.falseAcc[m.From] = falsely
+		return nil
+	}
 	if len(m.Rejected) > 0 {
 		s.rejectedBy[m.From] = slices.Sorted(maps.Keys(seen))
 	}
@@ -242,14 +305,18 @@ func (s *Server) EndMasked() (UnmaskRequest, error) {
 			s.excluded[v] = append(s.excluded[v], u)
 		}
 	}
+	// A proven false accuser (HandleMasked) is expelled: out of U3, like
+	// a site that dropped after sharing; the dealers it accused stay.
 	var u3 []uint32
 	for _, u := range sortedKeys(s.masked) {
-		if _, bad := s.excluded[u]; !bad {
+		_, bad := s.excluded[u]
+		_, liar := s.falseAcc[u]
+		if !bad && !liar {
 			u3 = append(u3, u)
 		}
 	}
 	if len(u3) < s.cfg.Threshold {
-		return UnmaskRequest{}, fmt.Errorf("%w: %d masked inputs, %d sites excluded for shares others refused (%v), threshold %d", ErrTooFewSurvivors, len(s.masked), len(s.excluded), sortedKeys(s.excluded), s.cfg.Threshold)
+		return UnmaskRequest{}, fmt.Errorf("%w: %d masked inputs, %d sites excluded for shares others refused (%v), %d expelled for false accusations (%v), threshold %d", ErrTooFewSurvivors, len(s.masked), len(s.excluded), sortedKeys(s.excluded), len(s.falseAcc), sortedKeys(s.falseAcc), s.cfg.Threshold)
 	}
 	s.u3 = u3
 	if s.cfg.Active() {
@@ -400,6 +467,13 @@ type Result struct {
 	// not match their signed commitments), with the sites that refused
 	// them: dropped from the round instead of aborting it.
 	Excluded map[uint32][]uint32
+	// FalseAccusers (active variant) are the sites expelled for a false
+	// accusation, with the dealers they accused: each revealed the pair's
+	// key with a valid proof (dleq.go), and the dealer's signed ciphertext
+	// opened under it to the shares the dealer committed to. They are in
+	// Dropped (their inputs are not in the sum); the accused stay in. Nil
+	// when none.
+	FalseAccusers map[uint32][]uint32
 	// Cheated are the survivors expelled on a proof that they dealt seed
 	// shares inconsistent with their signed commitments (commit.go): their
 	// inputs are not in the sum. Nil when none.
@@ -654,7 +728,11 @@ func (s *Server) finish(cheats []uint32) (Result, error) {
 	if len(s.excluded) > 0 {
 		excluded = s.excluded
 	}
-	return Result{Sum: sum, Included: incl, Dropped: dropped, Excluded: excluded, Cheated: slices.Clone(cheats), Ignored: s.ignoredCopy()}, nil
+	var liars map[uint32][]uint32
+	if len(s.falseAcc) > 0 {
+		liars = maps.Clone(s.falseAcc)
+	}
+	return Result{Sum: sum, Included: incl, Dropped: dropped, Excluded: excluded, FalseAccusers: liars, Cheated: slices.Clone(cheats), Ignored: s.ignoredCopy()}, nil
 }
 
 func (s *Server) ignoredCopy() map[uint32]IgnoredShare {

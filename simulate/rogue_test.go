@@ -1,9 +1,11 @@
 package simulate
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/sha256"
 	"slices"
 	"strings"
 	"sync"
@@ -33,10 +35,18 @@ type rogueSite struct {
 	// which a rogue member re-signs the commitment list it altered.
 	fed  string
 	sign ed25519.PrivateKey
+	// ownKey is its advertised encryption key (false-accusation).
+	ownKey []byte
 }
 
+// falselyAccused is the wire id of the honest site the false-accusation
+// rogue accuses (sites[3]).
+const falselyAccused = 4
+
 // resign signs m's altered commitment list with the rogue's own key, as
-// its dealer id (the one entry of the list no ciphertext is addressed to).
+// its dealer id (the one entry of the list no ciphertext is addressed to),
+// committing to the ciphertexts m carries (which the rogue may have
+// altered: a member signs what it sends).
 func (r *rogueSite) resign(m *protocol.SecAggShares) {
 	var dealer uint32
 	for _, e := range m.Commits.Shares {
@@ -45,8 +55,14 @@ func (r *rogueSite) resign(m *protocol.SecAggShares) {
 		}
 	}
 	c := &secagg.Commitments{Seed: m.Commits.Seed}
-	for _, e := range m.Commits.Shares {
-		c.Shares = append(c.Shares, secagg.ShareCommit{To: e.ID, Key: e.Key, Seed: e.Seed})
+	for i, e := range m.Commits.Shares {
+		for _, sh := range m.Shares {
+			if sh.Peer == e.ID {
+				h := sha256.Sum256(sh.CT)
+				m.Commits.Shares[i].CT = h[:]
+			}
+		}
+		c.Shares = append(c.Shares, secagg.ShareCommit{To: e.ID, Key: e.Key, Seed: e.Seed, CT: m.Commits.Shares[i].CT})
 	}
 	secagg.SignCommitments(round.Params{Federation: r.fed, Job: m.Job, Phase: m.Phase}.RoundID(), dealer, c, r.sign)
 	m.Commits.Sig = c.Sig
@@ -67,6 +83,7 @@ func (r *rogueSite) Publish(subject string, b []byte) error {
 	defer r.mu.Unlock()
 	switch m := m.(type) {
 	case *protocol.SecAggKeys:
+		r.ownKey = m.C
 		switch r.mode {
 		case "bad-signature":
 			m.Sig[0] ^= 1
@@ -104,6 +121,20 @@ func (r *rogueSite) Publish(subject string, b []byte) error {
 			case "replayed-shares": // its ciphertext to the same peer in an earlier job
 				m.Shares[i].CT = r.old.shares[m.Shares[i].Peer]
 			}
+		}
+		switch r.mode {
+		case "garbage-shares", "garbage-shares-t=K", "replayed-shares":
+			// Signed as sent (else the coordinator excludes it at once):
+			// every honest peer refuses the shares with a proof.
+			r.resign(m)
+		}
+	case *protocol.SecAggMasked:
+		if r.mode == "false-accusation" {
+			// It refuses an honest peer's good shares. Its worker holds
+			// its encryption key, this transport does not: the "proof" is
+			// a valid point and canonical scalars that do not verify.
+			m.Rejected = append(m.Rejected, falselyAccused)
+			m.Accuse = append(m.Accuse, protocol.SecAggAccusation{ID: falselyAccused, Key: r.ownKey, Proof: bytes.Repeat([]byte{1}, 64)})
 		}
 	case *protocol.SecAggUnmask:
 		if strings.HasPrefix(r.mode, "wrong-unmask-share") && len(m.Seeds) > 0 {
@@ -172,6 +203,17 @@ func (r keyRecorder) Publish(subject string, b []byte) error {
 // and named, its own input stays in the five-site sum). Each honest site
 // is charged once (an expulsion adds a ledger note repeating the charge,
 // which Spent counts once).
+//
+// Verifiable accusations (secagg/dleq.go): the garbage and replayed
+// shares are signed by the rogue as sent (else the coordinator excludes
+// it at once), so each honest peer refuses them with a proof the
+// coordinator checks. In false-accusation the rogue refuses an honest
+// peer's good shares with a proof that does not verify (this transport
+// has no access to its worker's encryption key; the genuine-proof false
+// accusation, which expels the accuser, is secagg/round's
+// TestWireFalseAccusationExpelsTheAccuser): its masked vector is refused,
+// it leaves the round as a dropout, and the accused stays in the
+// four-site sum.
 func TestRogueSiteOverNATS(t *testing.T) {
 	train, err := data.Load("../datasets/diabetes", data.Options{})
 	if err != nil {
@@ -199,7 +241,7 @@ func TestRogueSiteOverNATS(t *testing.T) {
 	var keysMu sync.Mutex
 	old := &earlier{shares: map[uint32][]byte{}}
 	for _, mode := range []string{"honest", "bad-signature", "bad-signature-last", "replayed-keys", "garbage-shares", "replayed-shares", "garbage-shares-t=K",
-		"inconsistent-seed", "uncommitted-shares", "wrong-unmask-share", "wrong-unmask-share-last"} {
+		"inconsistent-seed", "uncommitted-shares", "wrong-unmask-share", "wrong-unmask-share-last", "false-accusation"} {
 		t.Run(mode, func(t *testing.T) {
 			fed := "rogue" + strings.ReplaceAll(strings.ReplaceAll(mode, "-", ""), "=", "")
 			job := spec.Job
@@ -299,6 +341,11 @@ func TestRogueSiteOverNATS(t *testing.T) {
 			}
 			if len(included) != wantIncluded || (!inSum && included[rogue]) {
 				t.Fatalf("the sum holds %v, want %d sites without %s", included, wantIncluded, rogue)
+			}
+			// A false accusation removes no one but the accuser: the
+			// accused honest site is in the sum.
+			if mode == "false-accusation" && !included[sites[falselyAccused-1].Name] {
+				t.Fatalf("the falsely accused %s is not in the sum %v", sites[falselyAccused-1].Name, included)
 			}
 			// Refused shares: named by every honest site (ledger notes).
 			bySharesMode := mode == "garbage-shares" || mode == "replayed-shares" || mode == "uncommitted-shares"

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"filippo.io/edwards25519"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/secagg"
 )
@@ -244,7 +245,7 @@ func TestActiveWireEquivocationForwarded(t *testing.T) {
 // every other site before it shares anything.
 func TestActiveWireForgedAdvertisement(t *testing.T) {
 	for name, tamper := range map[string]func(k *protocol.SecAggKey){
-		"forged":   func(k *protocol.SecAggKey) { k.C = slices.Repeat([]byte{9}, 32) },
+		"forged":   func(k *protocol.SecAggKey) { k.C = edwards25519.NewGeneratorPoint().Bytes() }, // a valid point, not site-1's
 		"unsigned": func(k *protocol.SecAggKey) { k.Sig = nil },
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -185,7 +185,11 @@ func (s *Server) Deliver(from string, m protocol.Message) ([]Outgoing, *secagg.R
 		if m.Len != s.p.Dim {
 			return nil, nil, fmt.Errorf("round: %s sent %d entries, the round's dimension is %d", from, m.Len, s.p.Dim)
 		}
-		err = s.srv.HandleMasked(secagg.MaskedInput{From: id, Y: protocol.UnpackWords(m.Y, m.Bits, m.Len), Rejected: m.Rejected})
+		mi := secagg.MaskedInput{From: id, Y: protocol.UnpackWords(m.Y, m.Bits, m.Len), Rejected: m.Rejected}
+		for _, a := range m.Accuse {
+			mi.Accusations = append(mi.Accusations, secagg.Accusation{Dealer: a.ID, Key: a.Key, Proof: a.Proof})
+		}
+		err = s.srv.HandleMasked(mi)
 	case *protocol.SecAggUnmask:
 		if m.Job != s.p.Job || m.Phase != s.p.Phase {
 			return nil, nil, ErrWrongRound
@@ -331,8 +335,12 @@ func (s *Server) endStep() ([]Outgoing, *secagg.Result, error) {
 			msg := &protocol.SecAggSharesFor{Job: s.p.Job, Phase: s.p.Phase}
 			for _, e := range fwd[id].Shares {
 				c := protocol.SecAggCipher{Peer: e.From, CT: e.CT}
-				if e.Commit != nil { // the dealer's commitment to the recipient's shares
+				if e.Commit != nil { // the dealer's commitment to the recipient's shares, and the evidence it signed it
 					c.Commit = append(append([]byte{}, e.Commit.Key...), e.Commit.Seed...)
+					for _, h := range e.Path {
+						c.Path = append(c.Path, h...)
+					}
+					c.Seed, c.Sig = e.Seed, e.Sig
 				}
 				msg.Shares = append(msg.Shares, c)
 			}
@@ -414,7 +422,7 @@ func toWireCommits(c *secagg.Commitments) *protocol.SecAggCommits {
 	}
 	out := &protocol.SecAggCommits{Seed: c.Seed, Sig: c.Sig}
 	for _, e := range c.Shares {
-		out.Shares = append(out.Shares, protocol.SecAggCommit{ID: e.To, Key: e.Key, Seed: e.Seed})
+		out.Shares = append(out.Shares, protocol.SecAggCommit{ID: e.To, Key: e.Key, Seed: e.Seed, CT: e.CT})
 	}
 	return out
 }
@@ -425,7 +433,7 @@ func fromWireCommits(c *protocol.SecAggCommits) *secagg.Commitments {
 	}
 	out := &secagg.Commitments{Seed: c.Seed, Sig: c.Sig}
 	for _, e := range c.Shares {
-		out.Shares = append(out.Shares, secagg.ShareCommit{To: e.ID, Key: e.Key, Seed: e.Seed})
+		out.Shares = append(out.Shares, secagg.ShareCommit{To: e.ID, Key: e.Key, Seed: e.Seed, CT: e.CT})
 	}
 	return out
 }
@@ -527,8 +535,12 @@ func (s *Site) Deliver(m protocol.Message) (protocol.Message, error) {
 		in := secagg.SharesFor{To: id}
 		for _, c := range m.Shares {
 			e := secagg.EncryptedShare{From: c.Peer, To: id, CT: c.CT}
-			if len(c.Commit) == 64 { // validated: absent or 64 bytes
+			if len(c.Commit) == 64 { // validated: absent or 64 bytes, with its evidence
 				e.Commit = &secagg.ShareCommit{To: id, Key: c.Commit[:32], Seed: c.Commit[32:]}
+				for i := 0; i+32 <= len(c.Path); i += 32 {
+					e.Path = append(e.Path, c.Path[i:i+32])
+				}
+				e.Seed, e.Sig = c.Seed, c.Sig
 			}
 			in.Shares = append(in.Shares, e)
 		}
@@ -537,7 +549,11 @@ func (s *Site) Deliver(m protocol.Message) (protocol.Message, error) {
 			return nil, err
 		}
 		s.masked = true
-		return &protocol.SecAggMasked{Job: s.p.Job, Phase: s.p.Phase, Site: s.site, Bits: s.p.Bits, Len: len(mi.Y), Y: protocol.PackWords(mi.Y, s.p.Bits), Rejected: mi.Rejected}, nil
+		out := &protocol.SecAggMasked{Job: s.p.Job, Phase: s.p.Phase, Site: s.site, Bits: s.p.Bits, Len: len(mi.Y), Y: protocol.PackWords(mi.Y, s.p.Bits), Rejected: mi.Rejected}
+		for _, a := range mi.Accusations {
+			out.Accuse = append(out.Accuse, protocol.SecAggAccusation{ID: a.Dealer, Key: a.Key, Proof: a.Proof})
+		}
+		return out, nil
 	case *protocol.SecAggUnmaskRequest:
 		if m.Job != s.p.Job || m.Phase != s.p.Phase {
 			return nil, nil
