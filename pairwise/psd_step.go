@@ -319,24 +319,67 @@ var _ stepProjector = (*psdProjector)(nil)
 // (M = LLᵀ) and reports whether M is numerically positive definite (every
 // pivot > 0). The rows of L are contiguous, so each entry is one dot
 // product; at the small d of metric learning this is several times faster
-// than dpotrf's column calls.
+// than dpotrf's column calls. Entries of a row are computed four at a time
+// (cholRow4): the same values, bit for bit, as one dot per entry
+// (cholLowerDot, TestCholLowerMatchesDot).
 func cholLower(l []float64, d int) bool {
 	for i := 0; i < d; i++ {
 		ri := l[i*d : i*d+i+1]
-		for j := 0; j <= i; j++ {
-			rj := l[j*d : j*d+j]
-			s := ri[j] - dot(rj, ri[:j])
-			if j == i {
-				if !(s > 0) || math.IsInf(s, 0) {
-					return false
-				}
-				ri[i] = math.Sqrt(s)
-			} else {
-				ri[j] = s / l[j*d+j]
-			}
+		j := 0
+		for ; j+4 <= i; j += 4 {
+			cholRow4(l, d, ri, j)
 		}
+		for ; j < i; j++ {
+			ri[j] = (ri[j] - dot(l[j*d:j*d+j], ri[:j])) / l[j*d+j]
+		}
+		s := ri[i] - dot(ri[:i], ri[:i])
+		if !(s > 0) || math.IsInf(s, 0) {
+			return false
+		}
+		ri[i] = math.Sqrt(s)
 	}
 	return true
+}
+
+// cholRow4 computes L_{i,j…j+3} (j even, j+3 < i) into ri, row i of l, from
+// the rows j…j+3 of L above it: entry c is (M_ic − dot(L_c[:c], L_i[:c]))/L_cc
+// with dot's own summation (even terms in one sum, odd terms in another,
+// each in order, added at the end), the four sums over the common prefix
+// [:j] sharing their loads and overlapping their additions, and the short
+// tails added in dot's order.
+func cholRow4(l []float64, d int, ri []float64, j int) {
+	r0 := l[j*d : j*d+j+1]
+	r1 := l[(j+1)*d : (j+1)*d+j+2]
+	r2 := l[(j+2)*d : (j+2)*d+j+3]
+	r3 := l[(j+3)*d : (j+3)*d+j+4]
+	x := ri[:j]
+	r0, r1, r2, r3 = r0[:len(r0):len(r0)], r1[:len(r1):len(r1)], r2[:len(r2):len(r2)], r3[:len(r3):len(r3)]
+	var a0, b0, a1, b1, a2, b2, a3, b3 float64
+	for c := 0; c+1 < len(x); c += 2 {
+		xe, xo := x[c], x[c+1]
+		a0 += r0[c] * xe
+		b0 += r0[c+1] * xo
+		a1 += r1[c] * xe
+		b1 += r1[c+1] * xo
+		a2 += r2[c] * xe
+		b2 += r2[c+1] * xo
+		a3 += r3[c] * xe
+		b3 += r3[c+1] * xo
+	}
+	// j is even: the tail's index j is an even term, j+1 odd, j+2 even.
+	v0 := (ri[j] - (a0 + b0)) / r0[j]
+	ri[j] = v0
+	a1 += r1[j] * v0
+	v1 := (ri[j+1] - (a1 + b1)) / r1[j+1]
+	ri[j+1] = v1
+	a2 += r2[j] * v0
+	b2 += r2[j+1] * v1
+	v2 := (ri[j+2] - (a2 + b2)) / r2[j+2]
+	ri[j+2] = v2
+	a3 += r3[j] * v0
+	b3 += r3[j+1] * v1
+	a3 += r3[j+2] * v2
+	ri[j+3] = (ri[j+3] - (a3 + b3)) / r3[j+3]
 }
 
 // cholSolve does x ← (LLᵀ)⁻¹x for the factor cholLower left in l.
