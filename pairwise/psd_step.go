@@ -363,7 +363,8 @@ func cholLower(l []float64, d int) bool {
 	return true
 }
 
-// cholRow4 computes L_{i,j…j+3} (j even, j+3 < i) into ri, row i of l, from
+// cholRow4 computes L_{i,j…j+3} (j even, j+3 < i) into ri, row i of l (or
+// a vector being solved for, in cholSolve), from
 // the rows j…j+3 of L above it: entry c is (M_ic − dot(L_c[:c], L_i[:c]))/L_cc
 // with dot's own summation (even terms in one sum, odd terms in another,
 // each in order, added at the end), the four sums over the common prefix
@@ -405,8 +406,16 @@ func cholRow4(l []float64, d int, ri []float64, j int) {
 }
 
 // cholSolve does x ← (LLᵀ)⁻¹x for the factor cholLower left in l.
+// The forward substitution y_i = (x_i − dot(L_i[:i], y[:i]))/L_ii is
+// cholRow4's recurrence with x in the place of a row of L, four entries
+// at a time (the same values as one dot per entry, TestCholLowerMatchesDot).
 func cholSolve(l []float64, d int, x []float64) {
-	for i := 0; i < d; i++ {
+	x = x[:d]
+	i := 0
+	for ; i+4 <= d; i += 4 {
+		cholRow4(l, d, x, i)
+	}
+	for ; i < d; i++ {
 		x[i] = (x[i] - dot(l[i*d:i*d+i], x[:i])) / l[i*d+i]
 	}
 	for i := d - 1; i >= 0; i-- {
