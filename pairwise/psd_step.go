@@ -293,10 +293,13 @@ func (p *psdProjector) smallestEigen(w []float64, k, cc float64, v []float64, up
 			// x ← (kP − next·I)⁻¹v = Σ_j Δ^j (kP − σI)^{−j−1} v: each term is
 			// ≤ |Δ/σ| ≤ 10⁻³ times the last (λ_min(kP − σI) ≥ |σ|); add terms
 			// until one is below 10⁻¹⁷‖x‖ (at most 8; six suffice).
-			copy(y, x)
+			// The first term's solve (kP − σI)⁻¹x is z, made for the model.
+			copy(y, z)
 			nx := math.Sqrt(dot(x, x))
 			for term := 0; term < 8; term++ {
-				cholSolve(p.chol, d, y)
+				if term > 0 {
+					cholSolve(p.chol, d, y)
+				}
 				scale(delta, y)
 				axpy(1, y, x)
 				if math.Sqrt(dot(y, y)) <= 1e-17*nx {
