@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/pairfed/pairfed/pairwise/internal/kernel"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack"
@@ -189,31 +190,6 @@ func (h *topK) vote(y []float64) float64 {
 	}
 }
 
-// sqDistBound is ‖a − b‖² summed left to right, stopped once a partial
-// sum exceeds bound (a sum of nonnegative terms never decreases in
-// floating point, so the full sum exceeds it too and the record is not
-// kept: the distances that matter are the same bits in every scan).
-func sqDistBound(a, b []float64, bound float64) float64 {
-	b = b[:len(a)]
-	var s float64
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		e0, e1, e2, e3 := a[i]-b[i], a[i+1]-b[i+1], a[i+2]-b[i+2], a[i+3]-b[i+3]
-		s += e0 * e0
-		s += e1 * e1
-		s += e2 * e2
-		s += e3 * e3
-		if s > bound {
-			return s
-		}
-	}
-	for ; i < len(a); i++ {
-		e := a[i] - b[i]
-		s += e * e
-	}
-	return s
-}
-
 // sqDist is ‖a − b‖² summed left to right.
 func sqDist(a, b []float64) float64 {
 	b = b[:len(a)]
@@ -242,23 +218,32 @@ func knnScan(dst, y, zTrain, zTest []float64, nTrain, m, k int, loo bool) {
 	}
 }
 
-// knnSorted gives knnScan's predictions with far fewer distances: the
+// knnSorted gives knnScan's predictions with far fewer operations: the
 // training records are sorted by their coordinate a* of largest variance
-// in the transformed space, and each test record walks outward from its
-// place in that order, in each direction until the coordinate gap alone
-// exceeds the k-th distance found; inside the window a distance stops
-// being summed once it passes the k-th (sqDistBound).
+// in the transformed space and cut into blocks of sixteen consecutive
+// ones, stored interleaved (coordinate by coordinate, the sixteen records
+// side by side) so that kernel.SqDist16Bound sums sixteen distances at
+// once (AVX2: four lanes per instruction, four independent chains;
+// knnScan's one chain of dependent additions waits on every add's
+// latency). Each test record starts at its block in that order and walks
+// outward block by block, in each direction until the gap on a* to the
+// block's nearest record alone exceeds the k-th distance found; a block's
+// sums stop once all sixteen pass the k-th.
 //
 // Exactness: a distance is the left-to-right sum of the terms e_a² ≥ 0,
 // and a floating-point sum of nonnegative terms is at least each of its
 // terms (fl is monotone: fl(p + e²) ≥ fl(0 + e²) = e² for p ≥ 0, and later
 // terms do not decrease it), so fl(e_{a*}²) > dist_k proves the record is
 // not among the k nearest; farther records along a* have gaps at least as
-// large (fl(x − z) is monotone in x). Every record not skipped is offered
-// with its distance computed exactly as knnScan does, and topK keeps the k
-// least (distance, index) pairs whatever the order, so the predictions are
-// knnScan's bit for bit (TestKNNSortedMatchesScan). Needs finite
-// coordinates (knnPredict checks; NaN breaks the ordering argument).
+// large (fl(x − z) is monotone in x, and fl(c − x)² = fl(x − c)²). Each
+// lane of SqDist16Bound is knnScan's sum for its record, term by term in
+// the same order (kernel.TestSqDist16BoundMatchesRef), so every record
+// not skipped is offered with knnScan's distance, or with a partial sum
+// already above the k-th distance (which offer rejects, as it would the
+// full sum); and topK keeps the k least (distance, index) pairs whatever
+// the order, so the predictions are knnScan's bit for bit
+// (TestKNNSortedMatchesScan). Needs finite coordinates (knnPredict
+// checks; NaN breaks the ordering argument).
 func knnSorted(dst, y, zTrain, zTest []float64, nTrain, m, k int, loo bool) {
 	// The coordinates by decreasing variance over the training records.
 	vars := make([]float64, m)
@@ -286,47 +271,76 @@ func knnSorted(dst, y, zTrain, zTest []float64, nTrain, m, k int, loo bool) {
 	slices.SortFunc(order, func(i, j int) int {
 		return cmp.Compare(zTrain[i*m+best], zTrain[j*m+best])
 	})
-	// The rows in sorted order, contiguous: the walk reads them in order.
-	zs := make([]float64, nTrain*m)
+	// The rows in sorted order, sixteen at a time interleaved:
+	// zb[(b·m + a)·16 + l] is coordinate a of sorted row 16b + l. The last
+	// block's missing rows are zeros, never offered.
+	const w = 16
+	nb := (nTrain + w - 1) / w
+	zb := make([]float64, nb*m*w)
 	for r, i := range order {
 		key[r] = zTrain[i*m+best]
-		copy(zs[r*m:(r+1)*m], zTrain[i*m:(i+1)*m])
+		b, l := r/w, r%w
+		for a, v := range zTrain[i*m : (i+1)*m] {
+			zb[(b*m+a)*w+l] = v
+		}
 	}
 	h := topK{dist: make([]float64, k), who: make([]int, k)}
+	var s [w]float64
+	visit := func(t, b int, zt []float64) {
+		kernel.SqDist16Bound(zt, zb[b*m*w:(b+1)*m*w], h.dist[k-1], &s)
+		kth := h.dist[k-1]
+		for l, sl := range s {
+			if sl > kth {
+				continue // offer would reject it (the k-th only decreases)
+			}
+			r := w*b + l
+			if r >= nTrain {
+				break
+			}
+			i := order[r]
+			if loo && i == t {
+				continue
+			}
+			h.offer(sl, i)
+			kth = h.dist[k-1]
+		}
+	}
 	for t := range dst {
 		zt := zTest[t*m : (t+1)*m]
 		c := zt[best]
 		h.reset()
-		right, _ := slices.BinarySearch(key, c)
-		left := right - 1
-		for left >= 0 || right < nTrain {
-			// Visit the side whose next record is nearer along a*.
-			goRight := left < 0 || (right < nTrain && key[right]-c <= c-key[left])
-			r := left
+		// Rows before r0 have key < c, rows from r0 on key ≥ c.
+		r0, _ := slices.BinarySearch(key, c)
+		b0 := min(r0, nTrain-1) / w
+		visit(t, b0, zt)
+		left, right := b0-1, b0+1
+		for left >= 0 || right < nb {
+			// The side whose next block's nearest record is nearer along
+			// a*: block right's first row, block left's last.
+			goRight := left < 0 || (right < nb && key[w*right]-c <= c-key[w*left+w-1])
+			var e float64
 			if goRight {
-				r = right
+				e = key[w*right] - c
+			} else {
+				e = c - key[w*left+w-1]
 			}
-			e := c - key[r]
 			if e*e > h.dist[k-1] {
 				// This side is done; so is the other if its next gap is
 				// as large (it is not smaller: the nearer side is visited first).
 				if goRight {
-					right = nTrain
+					right = nb
 				} else {
 					left = -1
 				}
 				continue
 			}
 			if goRight {
+				visit(t, right, zt)
 				right++
 			} else {
+				visit(t, left, zt)
 				left--
 			}
-			i := order[r]
-			if loo && i == t {
-				continue
-			}
-			h.offer(sqDistBound(zt, zs[r*m:(r+1)*m], h.dist[k-1]), i)
 		}
 		dst[t] = h.vote(y)
 	}
@@ -370,7 +384,7 @@ func metricFactor(W []float64, d int) (L []float64, m int) {
 	var keep []int
 	// Largest eigenvalue first: the distance sums then add their largest
 	// terms first, and a partial sum passes the k-th distance early
-	// (sqDistBound).
+	// (kernel.SqDist16Bound).
 	for j := len(lam) - 1; j >= 0; j-- {
 		if lam[j] > 0 {
 			keep = append(keep, j)

@@ -10,12 +10,18 @@ import (
 // index-order scan does — random and integer-valued data (many exactly
 // tied distances, so the (distance, index) order and the strict pruning
 // test matter), full-rank, rank-deficient and zero metrics, k = 1…5,
-// leave-one-out and train/test.
+// leave-one-out and train/test; d up to 23 and up to 300 training records
+// (blocks of sixteen, a partial last one).
 func TestKNNSortedMatchesScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(51, 52))
-	for trial := 0; trial < 60; trial++ {
+	for trial := 0; trial < 90; trial++ {
 		d := 1 + rng.IntN(6)
 		nTr, nTe := 1+rng.IntN(120), 1+rng.IntN(60)
+		if trial >= 60 {
+			// Several blocks of sixteen, a partial last block, and
+			// coordinate counts past the kernel's checks every four.
+			d, nTr = 7+rng.IntN(17), 1+rng.IntN(300)
+		}
 		integer := trial%2 == 0
 		mk := func(n int) *Dataset {
 			x := make([]float64, n*d)

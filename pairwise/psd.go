@@ -107,6 +107,7 @@ type psdProjector struct {
 	last   []float64
 	lastOK bool
 	x, y   []float64 // d: the secular iteration's solves
+	z      []float64 // d: its second solve (the model step's ψ″)
 	q      []float64 // d: the last eigenvector ProjectStep clipped, while qOK
 	qOK    bool
 	// fastSteps counts the ProjectStep calls its fast paths answered.
@@ -143,6 +144,7 @@ func newPSDProjector(kind string, r float64, d int) Projector {
 		last: make([]float64, d*d),
 		x:    make([]float64, d),
 		y:    make([]float64, d),
+		z:    make([]float64, d),
 		q:    make([]float64, d),
 	}
 	// Workspace query (lwork = −1) for the eigenvector job.

@@ -15,6 +15,7 @@
 //	PrevStep           prevStepAVX (AVX2)           prevStepGo
 //	AddRepeat          addRepeatAVX (AVX2)          addRepeatGo
 //	LogisticChunkSums  logisticChunkAVX (AVX)       logisticChunkSumsGo
+//	SqDist16Bound      sqDist16BoundAVX (AVX2)      SqDist16BoundGo (sqdist16.go)
 //	PCGFill8           pcgFill8 (AVX-512F, DQ)      pcgFill8Go
 //	PCGDraw8           pcgDraw8 (AVX-512F, DQ)      pcgDraw8Go
 //	Prefetch(Int32)    PREFETCHT0 (amd64)           none: a hint
