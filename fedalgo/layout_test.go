@@ -58,9 +58,9 @@ func TestNoAlgorithmOutsideFedalgo(t *testing.T) {
 		}
 	}
 	// The exported functions of pairwise/fed*.go: the algorithms' math.
-	fedFiles, err := filepath.Glob("../pairwise/fed*.go")
+	fedFiles, err := filepath.Glob("../dpalgo/fed*.go")
 	if err != nil || len(fedFiles) == 0 {
-		t.Fatalf("pairwise/fed*.go: %v", err)
+		t.Fatalf("dpalgo/fed*.go: %v", err)
 	}
 	for _, f := range fedFiles {
 		if strings.HasSuffix(f, "_test.go") {
@@ -72,7 +72,7 @@ func TestNoAlgorithmOutsideFedalgo(t *testing.T) {
 		}
 		for _, d := range file.Decls {
 			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.IsExported() {
-				forbidden = append(forbidden, `pairwise\.`+fn.Name.Name+`\b`)
+				forbidden = append(forbidden, `dpalgo\.`+fn.Name.Name+`\b`)
 			}
 		}
 	}

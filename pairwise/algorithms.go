@@ -102,7 +102,7 @@ func runSGDPrev(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Ran
 	if f := newPrevFast(obj, &cfg, ScaledConstant); f != nil {
 		return f.run(ctx, cfg, rng, T, ScaledConstant)
 	}
-	return runPairSGD(ctx, obj, cfg, rng, &PrevInstance{N: n}, T, ScaledConstant)
+	return RunPairSGD(ctx, obj, cfg, rng, &PrevInstance{N: n}, T, ScaledConstant)
 }
 
 // runOGDPrev is [Y21a] Alg 2: one pass over the stream z_0, z_1, …, z_{n−1}
@@ -114,7 +114,7 @@ func runOGDPrev(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Ran
 		return nil, fmt.Errorf("pairwise: ogd-prev needs at least 2 records")
 	}
 	cfg.Steps = n - 1
-	return runPairSGD(ctx, obj, cfg, rng, &Stream{N: n}, n-1, ScaledConstant)
+	return RunPairSGD(ctx, obj, cfg, rng, &Stream{N: n}, n-1, ScaledConstant)
 }
 
 // runSGDPair is the SGD of Lei et al. (2020): at step t draw an ordered pair
@@ -124,7 +124,7 @@ func runSGDPair(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Ran
 	if n < 2 {
 		return nil, fmt.Errorf("pairwise: sgd-pair needs at least 2 records")
 	}
-	return runPairSGD(ctx, obj, cfg, rng, UniformPair{N: n}, cfg.steps(n, sgdPairPasses), ScaledConstant)
+	return RunPairSGD(ctx, obj, cfg, rng, UniformPair{N: n}, cfg.steps(n, sgdPairPasses), ScaledConstant)
 }
 
 // runSGDAllPrev is [Y21b] Alg 1: w_1 = 0, i_1 uniform; for t = 1..T draw
@@ -155,7 +155,7 @@ func runSGDAllPrev(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.
 	ids[0] = rng.IntN(n)
 	sum := make([]float64, p)
 	out := make([]float64, p)
-	cp := checkpointer{cfg: &cfg}
+	cp := NewCheckpointer(&cfg)
 	var grads int64
 	for t := 1; t <= T; t++ {
 		if err := ctx.Err(); err != nil {
@@ -163,11 +163,11 @@ func runSGDAllPrev(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.
 		}
 		// The output averages w_1..w_T: w_t is the iterate before step t.
 		axpy(1, w, sum)
-		if cp.due(t) {
+		if cp.Due(t) {
 			for k := range out {
 				out[k] = sum[k] / float64(t)
 			}
-			cp.fire(t, out)
+			cp.Fire(t, out)
 		}
 		ids = append(ids, rng.IntN(n))
 		for k := range g {
@@ -263,7 +263,7 @@ func runPGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (
 		copy(w, cfg.Init)
 	}
 	g := make([]float64, p)
-	cp := checkpointer{cfg: &cfg}
+	cp := NewCheckpointer(&cfg)
 	var grads int64
 	for t := 1; t <= T; t++ {
 		if err := ctx.Err(); err != nil {
@@ -274,8 +274,8 @@ func runPGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (
 		eta := cfg.Schedule.Eta(cfg.Eta, t, T)
 		axpy(-eta, g, w)
 		obj.Project(w)
-		if cp.due(t) {
-			cp.fire(t, w)
+		if cp.Due(t) {
+			cp.Fire(t, w)
 		}
 	}
 	return &Result{W: w, Steps: T, PairGrads: grads}, nil

@@ -265,7 +265,7 @@ func runOLP(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (
 	g := make([]float64, p)
 	buf := make([]int, s) // record indices; slot k holds z_{buf[k]}
 	out := newBaselineOutput(cfg.Averaging, paperUniformPrev, w)
-	cp := checkpointer{cfg: &cfg}
+	cp := NewCheckpointer(&cfg)
 	lambda := obj.Lambda()
 	var grads int64
 	for t := 1; t <= T; t++ {
@@ -310,7 +310,7 @@ func runOLP(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (
 		axpy(-eta/float64(m), g, w)
 		obj.Project(w)
 		out.after(w)
-		if cp.due(t) {
+		if cp.Due(t) {
 			cp.window(t, T, w, out)
 		}
 	}
@@ -364,7 +364,7 @@ func runOAMGra(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand
 	pos := &Reservoir{Cap: sp, Items: make([]int, 0, sp)}
 	neg := &Reservoir{Cap: sn, Items: make([]int, 0, sn)}
 	out := newBaselineOutput(cfg.Averaging, paperLast, w)
-	cp := checkpointer{cfg: &cfg}
+	cp := NewCheckpointer(&cfg)
 	lambda := obj.Lambda()
 	var grads int64
 	for t := 1; t <= T; t++ {
@@ -402,7 +402,7 @@ func runOAMGra(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand
 		axpy(-c, g, w)
 		obj.Project(w)
 		out.after(w)
-		if cp.due(t) {
+		if cp.Due(t) {
 			cp.window(t, T, w, out)
 		}
 	}
@@ -467,7 +467,7 @@ func runSPAUC(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand)
 		copy(w, cfg.Init)
 	}
 	out := newBaselineOutput(cfg.Averaging, paperEtaWeightedPrev, w)
-	cp := checkpointer{cfg: &cfg}
+	cp := NewCheckpointer(&cfg)
 	lambda := obj.Lambda()
 	for t := 1; t <= T; t++ {
 		if t&1023 == 0 {
@@ -494,7 +494,7 @@ func runSPAUC(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand)
 		}
 		obj.Project(w)
 		out.after(w)
-		if cp.due(t) {
+		if cp.Due(t) {
 			cp.window(t, T, w, out)
 		}
 	}

@@ -233,3 +233,14 @@ func (o *linearObjective) stepProject(w []float64, i, j int, eta float64) bool {
 	}
 	return true
 }
+
+// IsLinear reports whether obj is the linear model (w ∈ R^d, score wᵀx)
+// of its loss rather than the metric one.
+func IsLinear(obj Objective) bool {
+	_, ok := obj.(*linearObjective)
+	return ok
+}
+
+// RegularizedProps returns the constants of a loss with constants p plus
+// the regularizer (λ/2)‖w‖² over a ball of radius B (regProps).
+func RegularizedProps(p Props, lambda, B float64) Props { return regProps(p, lambda, B) }

@@ -220,8 +220,11 @@ func (a *averager) reset() {
 	}
 }
 
+// NewCheckpointer returns the checkpointer of a run with configuration cfg.
+func NewCheckpointer(cfg *RunConfig) Checkpointer { return Checkpointer{cfg: cfg} }
+
 // checkpointer calls cfg.OnCheckpoint at the configured steps.
-type checkpointer struct {
+type Checkpointer struct {
 	cfg  *RunConfig
 	next int
 }
@@ -231,7 +234,7 @@ type checkpointer struct {
 // check), at the next checkpoint and at T, and at(t) is called after a
 // block that ends on a due checkpoint. The fast and the sparse sgd-prev
 // loops share it (the general loop checks per step).
-func (c *checkpointer) segments(ctx context.Context, T int, run func(k int), at func(t int)) error {
+func (c *Checkpointer) segments(ctx context.Context, T int, run func(k int), at func(t int)) error {
 	for t := 1; t <= T; {
 		if t&4095 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -246,7 +249,7 @@ func (c *checkpointer) segments(ctx context.Context, T int, run func(k int), at 
 		}
 		run(end - t + 1)
 		t = end
-		if c.due(t) {
+		if c.Due(t) {
 			at(t)
 		}
 		t++
@@ -254,12 +257,12 @@ func (c *checkpointer) segments(ctx context.Context, T int, run func(k int), at 
 	return nil
 }
 
-func (c *checkpointer) due(t int) bool {
+func (c *Checkpointer) Due(t int) bool {
 	return c.next < len(c.cfg.Checkpoints) && c.cfg.Checkpoints[c.next] == t
 }
 
-func (c *checkpointer) fire(t int, w []float64) {
-	for c.due(t) {
+func (c *Checkpointer) Fire(t int, w []float64) {
+	for c.Due(t) {
 		c.cfg.OnCheckpoint(t, w)
 		c.next++
 	}
@@ -274,8 +277,8 @@ type windowed interface {
 // window fires the checkpoints due at step t of T with o's current output
 // and starts o's next window — except at t = T, whose window is the run's
 // output. Callers test due(t) first (it inlines; this does not).
-func (c *checkpointer) window(t, T int, w []float64, o windowed) {
-	c.fire(t, o.output(w))
+func (c *Checkpointer) window(t, T int, w []float64, o windowed) {
+	c.Fire(t, o.output(w))
 	if t < T {
 		o.reset()
 	}
@@ -293,7 +296,7 @@ type PairSource interface {
 //	w_t = Π_W(w_{t−1} − η_t ∇f(w_{t−1}; z_i, z_j)),  t = 1..T,
 //
 // with the output given by cfg.Averaging (default AvgPaper).
-func runPairSGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand, src PairSource, T int, sched Schedule) (*Result, error) {
+func RunPairSGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand, src PairSource, T int, sched Schedule) (*Result, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -309,7 +312,7 @@ func runPairSGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Ran
 		copy(w, cfg.Init)
 	}
 	avg := newAverager(mode, w)
-	cp := checkpointer{cfg: &cfg}
+	cp := NewCheckpointer(&cfg)
 	var grads int64
 	constant := sched == Constant || sched == ScaledConstant
 	etaConst := sched.Eta(cfg.Eta, 1, T)
@@ -339,7 +342,7 @@ func runPairSGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Ran
 			}
 		}
 		avg.after(w)
-		if cp.due(t) {
+		if cp.Due(t) {
 			cp.window(t, T, w, avg)
 		}
 	}

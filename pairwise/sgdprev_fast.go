@@ -199,7 +199,7 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 		mode = AvgPaper
 	}
 	f.avg = newAverager(mode, f.w)
-	cp := checkpointer{cfg: &cfg}
+	cp := NewCheckpointer(&cfg)
 	if T >= 1 {
 		// PrevInstance draws i_0 before the first step.
 		f.prev = rng.IntN(f.n)

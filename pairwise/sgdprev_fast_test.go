@@ -134,7 +134,7 @@ func compareFastGeneral(t *testing.T, name string, obj Objective, cfg RunConfig,
 	rngG := rand.New(src())
 	cfgG := cfg
 	cfgG.OnCheckpoint = record(&cpGen, rngG)
-	gen, err := runPairSGD(context.Background(), obj, cfgG, rngG, &PrevInstance{N: n}, T, ScaledConstant)
+	gen, err := RunPairSGD(context.Background(), obj, cfgG, rngG, &PrevInstance{N: n}, T, ScaledConstant)
 	if err != nil {
 		t.Fatal(err)
 	}

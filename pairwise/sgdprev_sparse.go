@@ -446,7 +446,7 @@ func (f *prevFast) runLazy(ctx context.Context, cfg RunConfig, rng *rand.Rand, T
 	z := newLazySparse(f, mode, f.w)
 	f.lz = z
 	defer func() { f.lz = nil }()
-	cp := checkpointer{cfg: &cfg}
+	cp := NewCheckpointer(&cfg)
 	if T >= 1 {
 		f.prev = rng.IntN(f.n) // PrevInstance draws i_0 before the first step
 	}

@@ -91,7 +91,7 @@ func BenchmarkPrevSparseStep(b *testing.B) {
 						if path == "fast" {
 							_, err = newPrevFast(obj, &cfg, ScaledConstant).run(context.Background(), cfg, rng, b.N, ScaledConstant)
 						} else {
-							_, err = runPairSGD(context.Background(), obj, cfg, rng, &PrevInstance{N: ds.N}, b.N, ScaledConstant)
+							_, err = RunPairSGD(context.Background(), obj, cfg, rng, &PrevInstance{N: ds.N}, b.N, ScaledConstant)
 						}
 						if err != nil {
 							b.Fatal(err)

@@ -159,7 +159,7 @@ func compareLazyGeneral(t *testing.T, name string, obj Objective, cfg RunConfig,
 	rngG := rand.New(rand.NewPCG(seed, 99))
 	cfgG := cfg
 	cfgG.OnCheckpoint = record(&cpGen, rngG)
-	gen, err := runPairSGD(context.Background(), obj, cfgG, rngG, &PrevInstance{N: n}, T, ScaledConstant)
+	gen, err := RunPairSGD(context.Background(), obj, cfgG, rngG, &PrevInstance{N: n}, T, ScaledConstant)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func compareLazyGeneral(t *testing.T, name string, obj Objective, cfg RunConfig,
 			M = max(M, math.Abs(x))
 		}
 	}
-	if _, err := runPairSGD(context.Background(), obj, cfgM, rand.New(rand.NewPCG(seed, 99)), &PrevInstance{N: n}, T, ScaledConstant); err != nil {
+	if _, err := RunPairSGD(context.Background(), obj, cfgM, rand.New(rand.NewPCG(seed, 99)), &PrevInstance{N: n}, T, ScaledConstant); err != nil {
 		t.Fatal(err)
 	}
 	const u = 0x1p-53

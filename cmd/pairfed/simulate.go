@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
@@ -176,7 +177,7 @@ func runSimulate(c *cli.Context) error {
 		rep.Notes = append([]string{recNote}, rep.Notes...)
 	}
 	for _, p := range rep.Privacy {
-		if w := pairwise.DeltaWarning(p.Delta, p.Records); w != "" {
+		if w := dpalgo.DeltaWarning(p.Delta, p.Records); w != "" {
 			fmt.Fprintf(c.App.ErrWriter, "pairfed: warning: %s: %s\n", p.Site, w)
 		}
 	}
@@ -304,7 +305,7 @@ func applyFedDefault(c *cli.Context, job *coordinator.JobConfig, sites, nSite, d
 	if task == "" {
 		task = pairwise.TaskAUC
 	}
-	r, err := pairwise.RecommendFederated(task, names, sites, nSite, d, job.Epsilon, delta, loss)
+	r, err := dpalgo.RecommendFederated(task, names, sites, nSite, d, job.Epsilon, delta, loss)
 	if err != nil {
 		return "", err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/pairwise"
 )
 
@@ -71,7 +72,7 @@ func TestRulePicksTheDecisiveWinner(t *testing.T) {
 			if m < 0 {
 				want = "dp-ssp-mean"
 			}
-			rec, err := pairwise.RecommendPrivate(pairwise.TaskAUC, r.N, r.D, r.Eps, dp.DefaultDelta(r.N), "")
+			rec, err := dpalgo.RecommendPrivate(pairwise.TaskAUC, r.N, r.D, r.Eps, dp.DefaultDelta(r.N), "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +118,7 @@ func TestPairGDIsNotTheDecisiveWinner(t *testing.T) {
 	for i, g := range grids {
 		all := mergeCells(loadGrid(t, g), loadGrid(t, pairGDGrids[i]))
 		for _, r := range all {
-			rec, err := pairwise.RecommendPrivate(pairwise.TaskAUC, r.N, r.D, r.Eps, dp.DefaultDelta(r.N), "")
+			rec, err := dpalgo.RecommendPrivate(pairwise.TaskAUC, r.N, r.D, r.Eps, dp.DefaultDelta(r.N), "")
 			if err != nil {
 				t.Fatal(err)
 			}
