@@ -77,7 +77,7 @@ type prevFast struct {
 	pos []uint64
 
 	w    []float64
-	avg  *averager
+	avg  *Averager
 	prev int // i_{t−1}
 
 	// AvgPaper on dense data: ptab[m] is the pending weight m increments
@@ -117,6 +117,18 @@ func labelBits(y []float64) []uint64 {
 		b[i>>6] |= p << (i & 63)
 	}
 	return b
+}
+
+// RunPrevSGD runs T steps of SGD pairing each draw with the previous
+// instance ([Y21a] Alg 1's pairing) under schedule sched: the specialized
+// loop of this file (dense, or the sparse one of sgdprev_sparse.go) when it
+// applies to obj and cfg — the same bits — and otherwise the general loop,
+// RunPairSGD with a PrevInstance source.
+func RunPrevSGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand, T int, sched Schedule) (*Result, error) {
+	if f := newPrevFast(obj, &cfg, sched); f != nil {
+		return f.run(ctx, cfg, rng, T, sched)
+	}
+	return RunPairSGD(ctx, obj, cfg, rng, &PrevInstance{N: obj.Data().N}, T, sched)
 }
 
 // newPrevFast returns the specialized loop for obj and cfg, or nil when the
@@ -177,7 +189,7 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 	if useLazySparse(f.data) {
 		return f.runLazy(ctx, cfg, rng, T, sched)
 	}
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Schedule != "" {
@@ -198,7 +210,7 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 	if mode == "" {
 		mode = AvgPaper
 	}
-	f.avg = newAverager(mode, f.w)
+	f.avg = NewAverager(mode, f.w)
 	cp := NewCheckpointer(&cfg)
 	if T >= 1 {
 		// PrevInstance draws i_0 before the first step.
@@ -207,7 +219,7 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 	f.src = pcgSource(rng)
 	at := func(t int) {
 		f.repFlush()
-		cp.window(t, T, f.w, f.avg)
+		cp.Window(t, T, f.w, f.avg)
 	}
 	if err := cp.segments(ctx, T, func(k int) { f.steps(rng, k) }, at); err != nil {
 		return nil, err
@@ -217,7 +229,7 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 		grads = int64(T)
 	}
 	f.repFlush()
-	out := append([]float64(nil), f.avg.output(f.w)...)
+	out := append([]float64(nil), f.avg.Output(f.w)...)
 	return &Result{W: out, Last: f.w, Steps: T, PairGrads: grads}, nil
 }
 

@@ -98,7 +98,7 @@ func testPrevFastBitIdentical(t *testing.T, full bool) {
 func compareFastGeneral(t *testing.T, name string, obj Objective, cfg RunConfig, seed uint64) {
 	t.Helper()
 	n := obj.Data().N
-	T := cfg.steps(n, 10)
+	T := cfg.TotalSteps(n, 10)
 	cfg.Checkpoints = []int{1, 17, 4095, 4096, T / 2, T}
 	var cpGen, cpFast [][]float64
 	// At each checkpoint the callback records the output and a draw from

@@ -137,7 +137,7 @@ func prevSparseLazyMatchesGeneral(t *testing.T, full bool) {
 func compareLazyGeneral(t *testing.T, name string, obj Objective, cfg RunConfig, seed uint64, loss Loss) bool {
 	t.Helper()
 	n := obj.Data().N
-	T := cfg.steps(n, 10)
+	T := cfg.TotalSteps(n, 10)
 	cfg.Checkpoints = []int{1, 17, 4095, 4096, T / 2, T}
 	var cpGen, cpLazy [][]float64
 	record := func(dst *[][]float64, rng *rand.Rand) func(int, []float64) {

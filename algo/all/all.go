@@ -10,5 +10,6 @@
 package all
 
 import (
+	_ "github.com/pairfed/pairfed/algo"   // the non-private algorithms and baselines
 	_ "github.com/pairfed/pairfed/dpalgo" // the private algorithms
 )

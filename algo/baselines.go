@@ -1,8 +1,9 @@
-package pairwise
+package algo
 
 import (
 	"context"
 	"fmt"
+	"github.com/pairfed/pairfed/pairwise"
 	"math"
 	"math/rand/v2"
 )
@@ -32,36 +33,36 @@ const (
 )
 
 func init() {
-	Register(&Algorithm{
+	pairwise.Register(&pairwise.Algorithm{
 		Name:    "olp",
 		Title:   "OLP: online gradient descent on the average loss against an RS-x reservoir buffer (s = 200)",
 		Paper:   "Kar, Sriperumbudur, Jain, Karnick. On the Generalization Ability of Online Learning Algorithms for Pairwise Loss Functions. ICML 2013 ([Y21a]'s OLP baseline)",
 		Ref:     "OLP with the RS-x buffer policy (§6); [Y21a] §5 Table 1; simple-pairwise alg/auc_olp_hinge.py, alg/auc_olp_square.py",
 		Setting: "online",
-		Tasks:   []Task{TaskAUC},
+		Tasks:   []pairwise.Task{pairwise.TaskAUC},
 		Losses:  []string{"hinge", "square"},
 		Assumptions: "convex, Lipschitz, bounded pairwise loss; i.i.d. stream; " +
 			"excess risk O(1/√s + 1/√n) for buffer size s",
 		Run: runOLP,
 	})
-	Register(&Algorithm{
+	pairwise.Register(&pairwise.Algorithm{
 		Name:        "oam-gra",
 		Title:       "OAM_gra: online AUC maximization with positive/negative reservoir buffers (100 + 100) and gradient updates",
 		Paper:       "Zhao, Hoi, Jin, Yang. Online AUC Maximization. ICML 2011 ([Y21a]'s OAM_gra baseline)",
 		Ref:         "Alg 1 (OAM framework) with reservoir-sampling buffers and the gradient classifier update OAM_gra; [Y21a] §5 Table 1; simple-pairwise alg/auc_oam_gra_hinge.py",
 		Setting:     "online",
-		Tasks:       []Task{TaskAUC},
+		Tasks:       []pairwise.Task{pairwise.TaskAUC},
 		Losses:      []string{"hinge"},
 		Assumptions: "pairwise hinge loss (the update is its subgradient); i.i.d. stream",
 		Run:         runOAMGra,
 	})
-	Register(&Algorithm{
+	pairwise.Register(&pairwise.Algorithm{
 		Name:        "spauc",
 		Title:       "SPAUC: stochastic proximal AUC maximization via the square-loss saddle-point reformulation",
 		Paper:       "Lei, Ying. Stochastic Proximal AUC Maximization. JMLR 22, 2021 (arXiv:1906.06053) ([Y21a]'s SPAUC baseline)",
 		Ref:         "Alg 1 (SPAUC); [Y21a] §5 Table 1; simple-pairwise alg/auc_spauc_square.py",
 		Setting:     "online",
-		Tasks:       []Task{TaskAUC},
+		Tasks:       []pairwise.Task{pairwise.TaskAUC},
 		Losses:      []string{"square"},
 		Assumptions: "least-squares AUC loss (the saddle-point reformulation needs it); i.i.d. data; convex penalty",
 		Run:         runSPAUC,
@@ -70,11 +71,11 @@ func init() {
 
 // baselineSetup validates cfg for the named baseline and returns T and the
 // step-size schedule (def unless cfg.Schedule is set).
-func baselineSetup(name string, obj Objective, cfg *RunConfig, def Schedule) (int, Schedule, error) {
-	if err := cfg.validate(); err != nil {
+func baselineSetup(name string, obj pairwise.Objective, cfg *pairwise.RunConfig, def pairwise.Schedule) (int, pairwise.Schedule, error) {
+	if err := cfg.Validate(); err != nil {
 		return 0, "", err
 	}
-	a, err := Lookup(name)
+	a, err := pairwise.Lookup(name)
 	if err != nil {
 		return 0, "", err
 	}
@@ -99,7 +100,7 @@ func baselineSetup(name string, obj Objective, cfg *RunConfig, def Schedule) (in
 	if cfg.Schedule != "" {
 		sched = cfg.Schedule
 	}
-	return cfg.steps(obj.Data().N, baselinePasses), sched, nil
+	return cfg.TotalSteps(obj.Data().N, baselinePasses), sched, nil
 }
 
 // bufferSize returns v, or def when v is 0; negative sizes are errors.
@@ -130,22 +131,22 @@ const (
 // averager of runPairSGD for AvgWindow/AvgUniform/AvgLast, or the paper's
 // rule for AvgPaper. It allocates only in its constructor.
 type baselineOutput struct {
-	avg    *averager // nil for a paper rule other than paperLast
+	avg    *pairwise.Averager // nil for a paper rule other than paperLast
 	rule   paperOutput
 	sum    []float64
 	weight float64
 	out    []float64
 }
 
-func newBaselineOutput(mode Averaging, rule paperOutput, w0 []float64) *baselineOutput {
+func newBaselineOutput(mode pairwise.Averaging, rule paperOutput, w0 []float64) *baselineOutput {
 	if mode == "" {
-		mode = AvgPaper
+		mode = pairwise.AvgPaper
 	}
-	if mode == AvgPaper && rule == paperLast {
-		mode = AvgLast
+	if mode == pairwise.AvgPaper && rule == paperLast {
+		mode = pairwise.AvgLast
 	}
-	if mode != AvgPaper {
-		return &baselineOutput{avg: newAverager(mode, w0)}
+	if mode != pairwise.AvgPaper {
+		return &baselineOutput{avg: pairwise.NewAverager(mode, w0)}
 	}
 	return &baselineOutput{rule: rule, sum: make([]float64, len(w0)), out: make([]float64, len(w0))}
 }
@@ -158,11 +159,11 @@ func (o *baselineOutput) before(t int, w []float64, eta float64) {
 	switch o.rule {
 	case paperUniformPrev:
 		if t >= 2 {
-			axpy(1, w, o.sum)
+			pairwise.Axpy(1, w, o.sum)
 			o.weight++
 		}
 	case paperEtaWeightedPrev:
-		axpy(eta, w, o.sum)
+		pairwise.Axpy(eta, w, o.sum)
 		o.weight += eta
 	}
 }
@@ -170,15 +171,15 @@ func (o *baselineOutput) before(t int, w []float64, eta float64) {
 // after is called with w = w_t after the update and projection.
 func (o *baselineOutput) after(w []float64) {
 	if o.avg != nil {
-		o.avg.after(w)
+		o.avg.After(w)
 	}
 }
 
 // output returns the output if the run stopped now (a view valid until the
 // next call).
-func (o *baselineOutput) output(w []float64) []float64 {
+func (o *baselineOutput) Output(w []float64) []float64 {
 	if o.avg != nil {
-		return o.avg.output(w)
+		return o.avg.Output(w)
 	}
 	if o.weight == 0 {
 		copy(o.out, w)
@@ -191,9 +192,9 @@ func (o *baselineOutput) output(w []float64) []float64 {
 }
 
 // reset starts a new checkpoint window (AvgWindow only).
-func (o *baselineOutput) reset() {
+func (o *baselineOutput) Reset() {
 	if o.avg != nil {
-		o.avg.reset()
+		o.avg.Reset()
 	}
 }
 
@@ -246,8 +247,8 @@ func binomialDraw(rng *rand.Rand, n int, p float64) int {
 //
 // AvgPaper is Kar et al.'s online-to-batch output, the uniform average of the
 // hypotheses w_1..w_{T−1} that predicted z_2..z_T.
-func runOLP(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
-	T, sched, err := baselineSetup("olp", obj, &cfg, ScaledConstant)
+func runOLP(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
+	T, sched, err := baselineSetup("olp", obj, &cfg, pairwise.ScaledConstant)
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +266,7 @@ func runOLP(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (
 	g := make([]float64, p)
 	buf := make([]int, s) // record indices; slot k holds z_{buf[k]}
 	out := newBaselineOutput(cfg.Averaging, paperUniformPrev, w)
-	cp := NewCheckpointer(&cfg)
+	cp := pairwise.NewCheckpointer(&cfg)
 	lambda := obj.Lambda()
 	var grads int64
 	for t := 1; t <= T; t++ {
@@ -305,16 +306,16 @@ func runOLP(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (
 		}
 		grads += int64(m)
 		if lambda != 0 {
-			scale(1-eta*lambda, w)
+			pairwise.Scale(1-eta*lambda, w)
 		}
-		axpy(-eta/float64(m), g, w)
+		pairwise.Axpy(-eta/float64(m), g, w)
 		obj.Project(w)
 		out.after(w)
 		if cp.Due(t) {
-			cp.window(t, T, w, out)
+			cp.Window(t, T, w, out)
 		}
 	}
-	return &Result{W: append([]float64(nil), out.output(w)...), Steps: T, PairGrads: grads}, nil
+	return &pairwise.Result{W: append([]float64(nil), out.Output(w)...), Steps: T, PairGrads: grads}, nil
 }
 
 // runOAMGra is OAM_gra (Zhao et al. 2011): a positive buffer B⁺ and a
@@ -339,8 +340,8 @@ func runOLP(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (
 // differs). Result.PairGrads counts |B^c̄| per step, the pairs the code
 // evaluates. AvgPaper is the last iterate w_T: OAM is an online learner
 // whose final classifier is evaluated.
-func runOAMGra(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
-	T, sched, err := baselineSetup("oam-gra", obj, &cfg, Constant)
+func runOAMGra(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
+	T, sched, err := baselineSetup("oam-gra", obj, &cfg, pairwise.Constant)
 	if err != nil {
 		return nil, err
 	}
@@ -361,10 +362,10 @@ func runOAMGra(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand
 		copy(w, cfg.Init)
 	}
 	g := make([]float64, p)
-	pos := &Reservoir{Cap: sp, Items: make([]int, 0, sp)}
-	neg := &Reservoir{Cap: sn, Items: make([]int, 0, sn)}
+	pos := &pairwise.Reservoir{Cap: sp, Items: make([]int, 0, sp)}
+	neg := &pairwise.Reservoir{Cap: sn, Items: make([]int, 0, sn)}
 	out := newBaselineOutput(cfg.Averaging, paperLast, w)
-	cp := NewCheckpointer(&cfg)
+	cp := pairwise.NewCheckpointer(&cfg)
 	lambda := obj.Lambda()
 	var grads int64
 	for t := 1; t <= T; t++ {
@@ -397,16 +398,16 @@ func runOAMGra(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand
 		}
 		grads += int64(other.Cap)
 		if lambda != 0 {
-			scale(1-eta*lambda, w)
+			pairwise.Scale(1-eta*lambda, w)
 		}
-		axpy(-c, g, w)
+		pairwise.Axpy(-c, g, w)
 		obj.Project(w)
 		out.after(w)
 		if cp.Due(t) {
-			cp.window(t, T, w, out)
+			cp.Window(t, T, w, out)
 		}
 	}
-	return &Result{W: append([]float64(nil), out.output(w)...), Steps: T, PairGrads: grads}, nil
+	return &pairwise.Result{W: append([]float64(nil), out.Output(w)...), Steps: T, PairGrads: grads}, nil
 }
 
 // runSPAUC is SPAUC (Lei & Ying 2021) for the least-squares AUC loss. With
@@ -431,8 +432,8 @@ func runOAMGra(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand
 //
 // AvgPaper is SPAUC's output w̄_T = Σ_{t=1}^T η_t w_{t−1} / Σ_{t=1}^T η_t
 // (the paper's w_1, …, w_T with w_1 the initial model).
-func runSPAUC(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
-	T, sched, err := baselineSetup("spauc", obj, &cfg, ScaledConstant)
+func runSPAUC(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
+	T, sched, err := baselineSetup("spauc", obj, &cfg, pairwise.ScaledConstant)
 	if err != nil {
 		return nil, err
 	}
@@ -454,8 +455,8 @@ func runSPAUC(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand)
 	if nPos == 0 || nNeg == 0 {
 		return nil, fmt.Errorf("pairwise: spauc needs both classes in the training sample (%d positive, %d negative)", nPos, nNeg)
 	}
-	scale(1/float64(nPos), mPos)
-	scale(1/float64(nNeg), mNeg)
+	pairwise.Scale(1/float64(nPos), mPos)
+	pairwise.Scale(1/float64(nNeg), mNeg)
 	diff := make([]float64, d) // m⁻ − m⁺
 	for k := range diff {
 		diff[k] = mNeg[k] - mPos[k]
@@ -467,7 +468,7 @@ func runSPAUC(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand)
 		copy(w, cfg.Init)
 	}
 	out := newBaselineOutput(cfg.Averaging, paperEtaWeightedPrev, w)
-	cp := NewCheckpointer(&cfg)
+	cp := pairwise.NewCheckpointer(&cfg)
 	lambda := obj.Lambda()
 	for t := 1; t <= T; t++ {
 		if t&1023 == 0 {
@@ -479,7 +480,7 @@ func runSPAUC(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand)
 		out.before(t, w, eta)
 		i := rng.IntN(n)
 		wx := data.Dot(i, w)
-		wp, wn := dot(w, mPos), dot(w, mNeg)
+		wp, wn := pairwise.Dot(w, mPos), pairwise.Dot(w, mNeg)
 		u := wn - wp + 1 // wᵀ(m⁻ − m⁺) + 1
 		a, c, m := p, wx-wn, mNeg
 		if y[i] > 0 {
@@ -487,16 +488,16 @@ func runSPAUC(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand)
 		}
 		k := eta * a * c
 		data.AddScaled(w, i, -k)
-		axpy(k, m, w)
-		axpy(-eta*pq*u, diff, w)
+		pairwise.Axpy(k, m, w)
+		pairwise.Axpy(-eta*pq*u, diff, w)
 		if lambda != 0 {
-			scale(1/(1+eta*lambda), w)
+			pairwise.Scale(1/(1+eta*lambda), w)
 		}
 		obj.Project(w)
 		out.after(w)
 		if cp.Due(t) {
-			cp.window(t, T, w, out)
+			cp.Window(t, T, w, out)
 		}
 	}
-	return &Result{W: append([]float64(nil), out.output(w)...), Steps: T, PairGrads: int64(T)}, nil
+	return &pairwise.Result{W: append([]float64(nil), out.Output(w)...), Steps: T, PairGrads: int64(T)}, nil
 }

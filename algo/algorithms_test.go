@@ -1,18 +1,19 @@
-package pairwise
+package algo
 
 import (
 	"context"
+	"github.com/pairfed/pairfed/pairwise"
 	"math"
 	"math/rand/v2"
 	"testing"
 )
 
 // firstLoss picks a loss the algorithm supports for the task.
-func firstLoss(t *testing.T, a *Algorithm, task Task) Loss {
+func firstLoss(t *testing.T, a *pairwise.Algorithm, task pairwise.Task) pairwise.Loss {
 	t.Helper()
 	for _, name := range []string{"hinge", "logistic", "square"} {
 		if a.Supports(task, name) == nil {
-			if l, err := LossByName(task, name); err == nil {
+			if l, err := pairwise.LossByName(task, name); err == nil {
 				return l
 			}
 		}
@@ -25,13 +26,13 @@ func firstLoss(t *testing.T, a *Algorithm, task Task) Loss {
 func TestRegistryAlgorithmsLearnToyAUC(t *testing.T) {
 	train := toyAUC(200, 5, 3, 21)
 	test := toyAUC(400, 5, 3, 22)
-	for _, a := range Algorithms() {
+	for _, a := range pairwise.Algorithms() {
 		if a.Private {
 			continue
 		}
 		a := a
 		t.Run(a.Name, func(t *testing.T) {
-			loss := firstLoss(t, a, TaskAUC)
+			loss := firstLoss(t, a, pairwise.TaskAUC)
 			if loss == nil {
 				t.Skipf("%s has no AUC loss", a.Name)
 			}
@@ -39,11 +40,11 @@ func TestRegistryAlgorithmsLearnToyAUC(t *testing.T) {
 			if a.NeedsStrongConvexity {
 				lambda = 1e-2
 			}
-			obj, err := NewObjective(train, ObjectiveConfig{Loss: loss, Lambda: lambda, Radius: 10})
+			obj, err := pairwise.NewObjective(train, pairwise.ObjectiveConfig{Loss: loss, Lambda: lambda, Radius: 10})
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg := RunConfig{Eta: 1, Steps: 20 * train.N}
+			cfg := pairwise.RunConfig{Eta: 1, Steps: 20 * train.N}
 			if a.Name == "sgd-all-prev" || a.Name == "pgd" {
 				cfg.Steps = 200
 			}
@@ -51,12 +52,12 @@ func TestRegistryAlgorithmsLearnToyAUC(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			before, _ := EmpiricalRisk(obj, make([]float64, train.D), math.MaxInt, nil)
-			after, _ := EmpiricalRisk(obj, res.W, math.MaxInt, nil)
+			before, _ := pairwise.EmpiricalRisk(obj, make([]float64, train.D), math.MaxInt, nil)
+			after, _ := pairwise.EmpiricalRisk(obj, res.W, math.MaxInt, nil)
 			if !(after < before) {
 				t.Fatalf("objective did not decrease: %v → %v", before, after)
 			}
-			if auc := LinearAUC(res.W, test); auc < 0.9 {
+			if auc := pairwise.LinearAUC(res.W, test); auc < 0.9 {
 				t.Fatalf("test AUC %.3f < 0.9", auc)
 			}
 			if res.PairGrads <= 0 {
@@ -77,21 +78,21 @@ func TestRegistryAlgorithmsLearnToyAUC(t *testing.T) {
 // direct computation over recorded iterates with a decaying schedule.
 func TestSGDPrevPaperAveraging(t *testing.T) {
 	train := toyAUC(50, 3, 2, 4)
-	obj, _ := NewObjective(train, ObjectiveConfig{Loss: AUCHinge{}, Radius: 1})
+	obj, _ := pairwise.NewObjective(train, pairwise.ObjectiveConfig{Loss: pairwise.AUCHinge{}, Radius: 1})
 	T := 37
-	cfg := RunConfig{Eta: 0.5, Steps: T, Schedule: InvSqrt}
+	cfg := pairwise.RunConfig{Eta: 0.5, Steps: T, Schedule: pairwise.InvSqrt}
 	res, err := runSGDPrev(context.Background(), obj, cfg, rand.New(rand.NewPCG(8, 8)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Replay: same rng stream → same draws.
 	rng := rand.New(rand.NewPCG(8, 8))
-	src := &PrevInstance{N: train.N}
+	src := &pairwise.PrevInstance{N: train.N}
 	iters := [][]float64{make([]float64, 3)} // w_0
 	w := make([]float64, 3)
 	for t := 1; t <= T; t++ {
 		i, j, _ := src.Next(rng)
-		if obj.Step(w, i, j, InvSqrt.Eta(0.5, t, T)) {
+		if obj.Step(w, i, j, pairwise.InvSqrt.Eta(0.5, t, T)) {
 			obj.Project(w)
 		}
 		iters = append(iters, append([]float64(nil), w...))
@@ -105,8 +106,8 @@ func TestSGDPrevPaperAveraging(t *testing.T) {
 	want := make([]float64, 3)
 	var den float64
 	for j := 1; j <= T; j++ {
-		eta := InvSqrt.Eta(0.5, j, T)
-		axpy(eta, at(j-2), want)
+		eta := pairwise.InvSqrt.Eta(0.5, j, T)
+		pairwise.Axpy(eta, at(j-2), want)
 		den += eta
 	}
 	for k := range want {
@@ -118,7 +119,7 @@ func TestSGDPrevPaperAveraging(t *testing.T) {
 
 func TestPrevInstancePairsConsecutiveDraws(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
-	p := &PrevInstance{N: 10}
+	p := &pairwise.PrevInstance{N: 10}
 	_, prev, _ := p.Next(rng)
 	_ = prev
 	i1, _, _ := p.Next(rng)
@@ -130,9 +131,9 @@ func TestPrevInstancePairsConsecutiveDraws(t *testing.T) {
 
 func TestCheckpointsFireInOrder(t *testing.T) {
 	train := toyAUC(50, 3, 2, 4)
-	obj, _ := NewObjective(train, ObjectiveConfig{Loss: AUCHinge{}, Radius: 1})
+	obj, _ := pairwise.NewObjective(train, pairwise.ObjectiveConfig{Loss: pairwise.AUCHinge{}, Radius: 1})
 	var got []int
-	cfg := RunConfig{Eta: 1, Steps: 100, Averaging: AvgWindow, Checkpoints: []int{16, 22, 32, 100},
+	cfg := pairwise.RunConfig{Eta: 1, Steps: 100, Averaging: pairwise.AvgWindow, Checkpoints: []int{16, 22, 32, 100},
 		OnCheckpoint: func(t int, w []float64) { got = append(got, t) }}
 	if _, err := runSGDPrev(context.Background(), obj, cfg, rand.New(rand.NewPCG(1, 1))); err != nil {
 		t.Fatal(err)
@@ -144,9 +145,9 @@ func TestCheckpointsFireInOrder(t *testing.T) {
 
 func TestRunConfigRejectsBadStep(t *testing.T) {
 	train := toyAUC(20, 3, 2, 4)
-	obj, _ := NewObjective(train, ObjectiveConfig{Loss: AUCHinge{}, Radius: 1})
+	obj, _ := pairwise.NewObjective(train, pairwise.ObjectiveConfig{Loss: pairwise.AUCHinge{}, Radius: 1})
 	for _, eta := range []float64{0, -1, math.NaN(), math.Inf(1)} {
-		if _, err := runSGDPrev(context.Background(), obj, RunConfig{Eta: eta}, rand.New(rand.NewPCG(1, 1))); err == nil {
+		if _, err := runSGDPrev(context.Background(), obj, pairwise.RunConfig{Eta: eta}, rand.New(rand.NewPCG(1, 1))); err == nil {
 			t.Fatalf("η = %v accepted", eta)
 		}
 	}
@@ -156,8 +157,8 @@ func TestRunConfigRejectsBadStep(t *testing.T) {
 // pairwise metric objective from W = 0 on the toy set.
 func TestRegistryAlgorithmsDecreaseMetricObjective(t *testing.T) {
 	train := toyAUC(80, 4, 3, 31)
-	for _, a := range Algorithms() {
-		if a.Private || a.Supports(TaskMetric, "logistic") != nil {
+	for _, a := range pairwise.Algorithms() {
+		if a.Private || a.Supports(pairwise.TaskMetric, "logistic") != nil {
 			continue
 		}
 		a := a
@@ -166,11 +167,11 @@ func TestRegistryAlgorithmsDecreaseMetricObjective(t *testing.T) {
 			if a.NeedsStrongConvexity {
 				lambda = 1e-2
 			}
-			obj, err := NewObjective(train, ObjectiveConfig{Loss: MetricLogistic{}, Lambda: lambda, Radius: 10})
+			obj, err := pairwise.NewObjective(train, pairwise.ObjectiveConfig{Loss: pairwise.MetricLogistic{}, Lambda: lambda, Radius: 10})
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg := RunConfig{Eta: 1, Steps: 10 * train.N}
+			cfg := pairwise.RunConfig{Eta: 1, Steps: 10 * train.N}
 			if a.Name == "sgd-all-prev" || a.Name == "pgd" {
 				cfg.Steps = 100
 			}
@@ -178,8 +179,8 @@ func TestRegistryAlgorithmsDecreaseMetricObjective(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			before, _ := EmpiricalRisk(obj, make([]float64, obj.NumParams()), math.MaxInt, nil)
-			after, _ := EmpiricalRisk(obj, res.W, math.MaxInt, nil)
+			before, _ := pairwise.EmpiricalRisk(obj, make([]float64, obj.NumParams()), math.MaxInt, nil)
+			after, _ := pairwise.EmpiricalRisk(obj, res.W, math.MaxInt, nil)
 			if !(after < before-0.01) {
 				t.Fatalf("metric objective did not decrease: %v → %v", before, after)
 			}

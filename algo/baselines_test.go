@@ -1,7 +1,8 @@
-package pairwise
+package algo
 
 import (
 	"context"
+	"github.com/pairfed/pairfed/pairwise"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -22,22 +23,22 @@ var baselineCases = []baselineCase{
 	{"spauc", "square", 10},
 }
 
-func baselineObjective(t *testing.T, data *Dataset, loss string, radius float64) Objective {
+func baselineObjective(t *testing.T, data *pairwise.Dataset, loss string, radius float64) pairwise.Objective {
 	t.Helper()
-	l, err := LossByName(TaskAUC, loss)
+	l, err := pairwise.LossByName(pairwise.TaskAUC, loss)
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj, err := NewObjective(data, ObjectiveConfig{Loss: l, Radius: radius})
+	obj, err := pairwise.NewObjective(data, pairwise.ObjectiveConfig{Loss: l, Radius: radius})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return obj
 }
 
-func runBaseline(t *testing.T, name string, obj Objective, cfg RunConfig, seed uint64) *Result {
+func runBaseline(t *testing.T, name string, obj pairwise.Objective, cfg pairwise.RunConfig, seed uint64) *pairwise.Result {
 	t.Helper()
-	a, err := Lookup(name)
+	a, err := pairwise.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,11 +51,11 @@ func runBaseline(t *testing.T, name string, obj Objective, cfg RunConfig, seed u
 
 // iterates returns w_1..w_T of a run, recorded through checkpoints at every
 // step with AvgLast (the averaging mode does not touch the random stream).
-func iterates(t *testing.T, name string, obj Objective, cfg RunConfig, seed uint64) [][]float64 {
+func iterates(t *testing.T, name string, obj pairwise.Objective, cfg pairwise.RunConfig, seed uint64) [][]float64 {
 	t.Helper()
 	T := cfg.Steps
 	var ws [][]float64
-	cfg.Averaging = AvgLast
+	cfg.Averaging = pairwise.AvgLast
 	cfg.Checkpoints = make([]int, T)
 	for k := range cfg.Checkpoints {
 		cfg.Checkpoints[k] = k + 1
@@ -86,18 +87,18 @@ func TestBaselinesLearnToyAUC(t *testing.T) {
 	for _, c := range baselineCases {
 		t.Run(c.algo+"/"+c.loss, func(t *testing.T) {
 			obj := baselineObjective(t, train, c.loss, 10)
-			cfg := RunConfig{Eta: c.eta} // T = 10 passes
+			cfg := pairwise.RunConfig{Eta: c.eta} // T = 10 passes
 			res := runBaseline(t, c.algo, obj, cfg, 3)
 			T := 10 * train.N
 			if res.Steps != T {
 				t.Fatalf("Steps = %d, want 10 passes = %d", res.Steps, T)
 			}
-			before, _ := EmpiricalRisk(obj, make([]float64, train.D), math.MaxInt, nil)
-			after, _ := EmpiricalRisk(obj, res.W, math.MaxInt, nil)
+			before, _ := pairwise.EmpiricalRisk(obj, make([]float64, train.D), math.MaxInt, nil)
+			after, _ := pairwise.EmpiricalRisk(obj, res.W, math.MaxInt, nil)
 			if !(after < before) {
 				t.Fatalf("objective did not decrease: %v → %v", before, after)
 			}
-			auc := LinearAUC(res.W, test)
+			auc := pairwise.LinearAUC(res.W, test)
 			if auc < 0.9 {
 				t.Fatalf("test AUC %.3f < 0.9", auc)
 			}
@@ -138,30 +139,30 @@ func TestBaselinesRejectWrongLoss(t *testing.T) {
 	}
 	train := toyAUC(40, 3, 3, 1)
 	for name, losses := range wrong {
-		a, err := Lookup(name)
+		a, err := pairwise.Lookup(name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if a.Setting != "online" || a.Paper == "" || a.Ref == "" || a.Title == "" || a.Assumptions == "" {
 			t.Errorf("%s: incomplete registry entry %+v", name, a)
 		}
-		if err := a.Supports(TaskMetric, "hinge"); err == nil {
+		if err := a.Supports(pairwise.TaskMetric, "hinge"); err == nil {
 			t.Errorf("%s accepts the metric task", name)
 		}
 		for _, l := range losses {
-			if err := a.Supports(TaskAUC, l); err == nil {
+			if err := a.Supports(pairwise.TaskAUC, l); err == nil {
 				t.Errorf("%s accepts the %s loss", name, l)
 			}
 			// Run checks too, in case a caller skips Supports.
 			obj := baselineObjective(t, train, l, 1)
-			if _, err := a.Run(context.Background(), obj, RunConfig{Eta: 1}, rand.New(rand.NewPCG(1, 1))); err == nil {
+			if _, err := a.Run(context.Background(), obj, pairwise.RunConfig{Eta: 1}, rand.New(rand.NewPCG(1, 1))); err == nil {
 				t.Errorf("%s ran with the %s loss", name, l)
 			}
 		}
 	}
 	for _, c := range baselineCases {
-		a, _ := Lookup(c.algo)
-		if err := a.Supports(TaskAUC, c.loss); err != nil {
+		a, _ := pairwise.Lookup(c.algo)
+		if err := a.Supports(pairwise.TaskAUC, c.loss); err != nil {
 			t.Errorf("%s rejects %s: %v", c.algo, c.loss, err)
 		}
 	}
@@ -171,18 +172,18 @@ func TestBaselineConfigValidation(t *testing.T) {
 	train := toyAUC(40, 3, 3, 1)
 	bad := []struct {
 		algo string
-		cfg  RunConfig
+		cfg  pairwise.RunConfig
 	}{
-		{"olp", RunConfig{Eta: 1, Buffer: -1}},
-		{"oam-gra", RunConfig{Eta: 1, PosBuffer: -1}},
-		{"oam-gra", RunConfig{Eta: 1, NegBuffer: -5}},
-		{"spauc", RunConfig{Eta: 0}},
-		{"olp", RunConfig{Eta: 1, Checkpoints: []int{3}}}, // no callback
-		{"olp", RunConfig{Eta: 1, Checkpoints: []int{5, 3}, OnCheckpoint: func(int, []float64) {}}},
-		{"spauc", RunConfig{Eta: 1, Init: []float64{1}}},
+		{"olp", pairwise.RunConfig{Eta: 1, Buffer: -1}},
+		{"oam-gra", pairwise.RunConfig{Eta: 1, PosBuffer: -1}},
+		{"oam-gra", pairwise.RunConfig{Eta: 1, NegBuffer: -5}},
+		{"spauc", pairwise.RunConfig{Eta: 0}},
+		{"olp", pairwise.RunConfig{Eta: 1, Checkpoints: []int{3}}}, // no callback
+		{"olp", pairwise.RunConfig{Eta: 1, Checkpoints: []int{5, 3}, OnCheckpoint: func(int, []float64) {}}},
+		{"spauc", pairwise.RunConfig{Eta: 1, Init: []float64{1}}},
 	}
 	for _, b := range bad {
-		a, _ := Lookup(b.algo)
+		a, _ := pairwise.Lookup(b.algo)
 		loss := "hinge"
 		if b.algo == "spauc" {
 			loss = "square"
@@ -197,8 +198,8 @@ func TestBaselineConfigValidation(t *testing.T) {
 	for i := range one.Y {
 		one.Y[i] = 1
 	}
-	a, _ := Lookup("spauc")
-	if _, err := a.Run(context.Background(), baselineObjective(t, one, "square", 1), RunConfig{Eta: 1}, rand.New(rand.NewPCG(1, 1))); err == nil {
+	a, _ := pairwise.Lookup("spauc")
+	if _, err := a.Run(context.Background(), baselineObjective(t, one, "square", 1), pairwise.RunConfig{Eta: 1}, rand.New(rand.NewPCG(1, 1))); err == nil {
 		t.Error("spauc ran on a one-class sample")
 	}
 }
@@ -213,13 +214,13 @@ func TestBaselineCheckpointsWindow(t *testing.T) {
 	for _, c := range baselineCases {
 		t.Run(c.algo+"/"+c.loss, func(t *testing.T) {
 			obj := baselineObjective(t, train, c.loss, 2)
-			base := RunConfig{Eta: c.eta, Steps: T, Buffer: 30, PosBuffer: 10, NegBuffer: 15}
+			base := pairwise.RunConfig{Eta: c.eta, Steps: T, Buffer: 30, PosBuffer: 10, NegBuffer: 15}
 			ws := iterates(t, c.algo, obj, base, 9)
 
 			var gotT []int
 			var gotW [][]float64
 			cfg := base
-			cfg.Averaging = AvgWindow
+			cfg.Averaging = pairwise.AvgWindow
 			cfg.Checkpoints = cps
 			cfg.OnCheckpoint = func(s int, w []float64) {
 				gotT = append(gotT, s)
@@ -239,7 +240,7 @@ func TestBaselineCheckpointsWindow(t *testing.T) {
 				}
 				want := make([]float64, train.D)
 				for j := prev; j < s; j++ {
-					axpy(1/float64(s-prev), ws[j], want)
+					pairwise.Axpy(1/float64(s-prev), ws[j], want)
 				}
 				if d := maxAbsDiff(gotW[k], want); d > 1e-12 {
 					t.Fatalf("checkpoint %d: window average off by %g", s, d)
@@ -252,11 +253,11 @@ func TestBaselineCheckpointsWindow(t *testing.T) {
 
 			// AvgUniform: (1/T) Σ_t w_t.
 			cfg = base
-			cfg.Averaging = AvgUniform
+			cfg.Averaging = pairwise.AvgUniform
 			res = runBaseline(t, c.algo, obj, cfg, 9)
 			want := make([]float64, train.D)
 			for _, w := range ws {
-				axpy(1/float64(T), w, want)
+				pairwise.Axpy(1/float64(T), w, want)
 			}
 			if d := maxAbsDiff(res.W, want); d > 1e-12 {
 				t.Fatalf("uniform average off by %g", d)
@@ -274,25 +275,25 @@ func TestBaselinePaperOutputs(t *testing.T) {
 	for _, c := range baselineCases {
 		t.Run(c.algo+"/"+c.loss, func(t *testing.T) {
 			obj := baselineObjective(t, train, c.loss, 2)
-			cfg := RunConfig{Eta: c.eta, Steps: T, Schedule: InvSqrt, Buffer: 20}
+			cfg := pairwise.RunConfig{Eta: c.eta, Steps: T, Schedule: pairwise.InvSqrt, Buffer: 20}
 			ws := iterates(t, c.algo, obj, cfg, 4)
 			all := append([][]float64{make([]float64, train.D)}, ws...) // w_0..w_T
 			want := make([]float64, train.D)
 			switch c.algo {
 			case "olp":
 				for s := 1; s <= T-1; s++ {
-					axpy(1/float64(T-1), all[s], want)
+					pairwise.Axpy(1/float64(T-1), all[s], want)
 				}
 			case "oam-gra":
 				copy(want, all[T])
 			case "spauc":
 				var den float64
 				for s := 1; s <= T; s++ {
-					eta := InvSqrt.Eta(c.eta, s, T)
-					axpy(eta, all[s-1], want)
+					eta := pairwise.InvSqrt.Eta(c.eta, s, T)
+					pairwise.Axpy(eta, all[s-1], want)
 					den += eta
 				}
-				scale(1/den, want)
+				pairwise.Scale(1/den, want)
 			}
 			res := runBaseline(t, c.algo, obj, cfg, 4)
 			if d := maxAbsDiff(res.W, want); d > 1e-12 {
@@ -304,7 +305,7 @@ func TestBaselinePaperOutputs(t *testing.T) {
 
 // --- Naive re-implementations of the authors' Python code, for replay ---
 
-func denseRows(s *Dataset) [][]float64 {
+func denseRows(s *pairwise.Dataset) [][]float64 {
 	out := make([][]float64, s.N)
 	for i := range out {
 		out[i] = s.DenseRowTo(make([]float64, s.D), i)
@@ -321,15 +322,15 @@ func vsub(a, b []float64) []float64 {
 }
 
 func vproject(w []float64, r float64) {
-	if n := math.Sqrt(dot(w, w)); n > r {
-		scale(r/n, w)
+	if n := math.Sqrt(pairwise.Dot(w, w)); n > r {
+		pairwise.Scale(r/n, w)
 	}
 }
 
 // naiveOLP follows simple-pairwise alg/auc_olp_{hinge,square}.py line by
 // line (0-based t there is t−1 here), drawing randomness in the same order
 // as runOLP.
-func naiveOLP(s *Dataset, loss string, eta func(t int) float64, bufSize, T int, r float64, rng *rand.Rand) [][]float64 {
+func naiveOLP(s *pairwise.Dataset, loss string, eta func(t int) float64, bufSize, T int, r float64, rng *rand.Rand) [][]float64 {
 	x, y := denseRows(s), s.Y
 	w := make([]float64, s.D)
 	buf := make([]int, bufSize)
@@ -361,20 +362,20 @@ func naiveOLP(s *Dataset, loss string, eta func(t int) float64, bufSize, T int, 
 			switch loss {
 			case "hinge":
 				xx := vsub(x[i], x[j])
-				if y[i] == 1 && dot(xx, w) <= 1 {
-					axpy(1, xx, step)
-				} else if y[i] == -1 && dot(xx, w) >= -1 {
-					axpy(-1, xx, step)
+				if y[i] == 1 && pairwise.Dot(xx, w) <= 1 {
+					pairwise.Axpy(1, xx, step)
+				} else if y[i] == -1 && pairwise.Dot(xx, w) >= -1 {
+					pairwise.Axpy(-1, xx, step)
 				}
 			case "square":
 				xx := vsub(x[i], x[j])
 				if y[i] == -1 {
 					xx = vsub(x[j], x[i])
 				}
-				axpy(2*(1-dot(xx, w)), xx, step) // −gd
+				pairwise.Axpy(2*(1-pairwise.Dot(xx, w)), xx, step) // −gd
 			}
 		}
-		axpy(eta(t)/m, step, w)
+		pairwise.Axpy(eta(t)/m, step, w)
 		vproject(w, r)
 		out = append(out, slices.Clone(w))
 	}
@@ -384,12 +385,12 @@ func naiveOLP(s *Dataset, loss string, eta func(t int) float64, bufSize, T int, 
 // naiveOAM follows simple-pairwise alg/auc_oam_gra_hinge.py (the function
 // its experiment scripts call): zero-initialized buffers, C_t = η·max(1,
 // N_other/buffer), sum over all opposite-buffer rows.
-func naiveOAM(s *Dataset, eta float64, sp, sn, T int, r float64, rng *rand.Rand) [][]float64 {
+func naiveOAM(s *pairwise.Dataset, eta float64, sp, sn, T int, r float64, rng *rand.Rand) [][]float64 {
 	x, y := denseRows(s), s.Y
 	w := make([]float64, s.D)
-	pos := &Reservoir{Cap: sp}
-	neg := &Reservoir{Cap: sn}
-	rows := func(res *Reservoir) [][]float64 { // the np.zeros buffer
+	pos := &pairwise.Reservoir{Cap: sp}
+	neg := &pairwise.Reservoir{Cap: sn}
+	rows := func(res *pairwise.Reservoir) [][]float64 { // the np.zeros buffer
 		b := make([][]float64, res.Cap)
 		for k := range b {
 			b[k] = make([]float64, s.D)
@@ -407,21 +408,21 @@ func naiveOAM(s *Dataset, eta float64, sp, sn, T int, r float64, rng *rand.Rand)
 			pos.Add(i, rng)
 			step := make([]float64, s.D)
 			for _, xn := range rows(neg) {
-				if xx := vsub(x[i], xn); dot(xx, w) <= 1 {
-					axpy(1, xx, step)
+				if xx := vsub(x[i], xn); pairwise.Dot(xx, w) <= 1 {
+					pairwise.Axpy(1, xx, step)
 				}
 			}
-			axpy(c, step, w)
+			pairwise.Axpy(c, step, w)
 		} else {
 			c := eta * math.Max(1, float64(pos.Seen())/float64(sp))
 			neg.Add(i, rng)
 			step := make([]float64, s.D)
 			for _, xp := range rows(pos) {
-				if xx := vsub(x[i], xp); dot(xx, w) >= -1 {
-					axpy(1, xx, step)
+				if xx := vsub(x[i], xp); pairwise.Dot(xx, w) >= -1 {
+					pairwise.Axpy(1, xx, step)
 				}
 			}
-			axpy(-c, step, w)
+			pairwise.Axpy(-c, step, w)
 		}
 		vproject(w, r)
 		out = append(out, slices.Clone(w))
@@ -430,22 +431,22 @@ func naiveOAM(s *Dataset, eta float64, sp, sn, T int, r float64, rng *rand.Rand)
 }
 
 // naiveSPAUC follows simple-pairwise alg/auc_spauc_square.py (auc_spauc_square).
-func naiveSPAUC(s *Dataset, eta func(t int) float64, T int, r float64, rng *rand.Rand) [][]float64 {
+func naiveSPAUC(s *pairwise.Dataset, eta func(t int) float64, T int, r float64, rng *rand.Rand) [][]float64 {
 	x, y := denseRows(s), s.Y
 	d := s.D
 	mp, mn := make([]float64, d), make([]float64, d)
 	var np_, nn float64
 	for i := range x {
 		if y[i] == 1 {
-			axpy(1, x[i], mp)
+			pairwise.Axpy(1, x[i], mp)
 			np_++
 		} else {
-			axpy(1, x[i], mn)
+			pairwise.Axpy(1, x[i], mn)
 			nn++
 		}
 	}
-	scale(1/np_, mp)
-	scale(1/nn, mn)
+	pairwise.Scale(1/np_, mp)
+	pairwise.Scale(1/nn, mn)
 	p := np_ / float64(s.N)
 	diff := vsub(mn, mp)
 	w := make([]float64, d)
@@ -456,14 +457,14 @@ func naiveSPAUC(s *Dataset, eta func(t int) float64, T int, r float64, rng *rand
 		if y[i] > 0 {
 			minus := vsub(x[i], mp)
 			gd = slices.Clone(minus)
-			scale((1-p)*dot(w, minus), gd)
+			pairwise.Scale((1-p)*pairwise.Dot(w, minus), gd)
 		} else {
 			minus := vsub(x[i], mn)
 			gd = slices.Clone(minus)
-			scale(p*dot(w, minus), gd)
+			pairwise.Scale(p*pairwise.Dot(w, minus), gd)
 		}
-		axpy(p*(1-p)*(dot(diff, w)+1), diff, gd)
-		axpy(-eta(t), gd, w)
+		pairwise.Axpy(p*(1-p)*(pairwise.Dot(diff, w)+1), diff, gd)
+		pairwise.Axpy(-eta(t), gd, w)
 		vproject(w, r)
 		out = append(out, slices.Clone(w))
 	}
@@ -476,7 +477,7 @@ func compareIterates(t *testing.T, got, want [][]float64) {
 		t.Fatalf("%d iterates, want %d", len(got), len(want))
 	}
 	for s := range got {
-		scaleRef := 1 + math.Sqrt(dot(want[s], want[s]))
+		scaleRef := 1 + math.Sqrt(pairwise.Dot(want[s], want[s]))
 		if d := maxAbsDiff(got[s], want[s]); d > 1e-10*scaleRef {
 			t.Fatalf("iterate w_%d differs from the reference by %g:\n got %v\nwant %v", s+1, d, got[s], want[s])
 		}
@@ -492,8 +493,8 @@ func TestOLPMatchesAuthorsCode(t *testing.T) {
 	for _, loss := range []string{"hinge", "square"} {
 		t.Run(loss, func(t *testing.T) {
 			obj := baselineObjective(t, train, loss, R)
-			for _, sched := range []Schedule{ScaledConstant, InvSqrt} {
-				cfg := RunConfig{Eta: 0.7, Steps: T, Buffer: s, Schedule: sched}
+			for _, sched := range []pairwise.Schedule{pairwise.ScaledConstant, pairwise.InvSqrt} {
+				cfg := pairwise.RunConfig{Eta: 0.7, Steps: T, Buffer: s, Schedule: sched}
 				got := iterates(t, "olp", obj, cfg, 12)
 				want := naiveOLP(train, loss, func(k int) float64 { return sched.Eta(0.7, k, T) }, s, T, R, rand.New(rand.NewPCG(12, 7)))
 				compareIterates(t, got, want)
@@ -508,7 +509,7 @@ func TestOAMMatchesAuthorsCode(t *testing.T) {
 	train := toyAUC(80, 4, 1, 13)
 	T, R := 500, 3.0
 	obj := baselineObjective(t, train, "hinge", R)
-	cfg := RunConfig{Eta: 0.002, Steps: T, PosBuffer: 12, NegBuffer: 12}
+	cfg := pairwise.RunConfig{Eta: 0.002, Steps: T, PosBuffer: 12, NegBuffer: 12}
 	got := iterates(t, "oam-gra", obj, cfg, 14)
 	want := naiveOAM(train, 0.002, 12, 12, T, R, rand.New(rand.NewPCG(14, 7)))
 	compareIterates(t, got, want)
@@ -524,9 +525,9 @@ func TestSPAUCMatchesAuthorsCode(t *testing.T) {
 	train := toyAUC(70, 4, 1, 16)
 	T, R := 500, 0.8 // small radius: the projection is active
 	obj := baselineObjective(t, train, "square", R)
-	cfg := RunConfig{Eta: 20, Steps: T}
+	cfg := pairwise.RunConfig{Eta: 20, Steps: T}
 	got := iterates(t, "spauc", obj, cfg, 17)
-	want := naiveSPAUC(train, func(k int) float64 { return ScaledConstant.Eta(20, k, T) }, T, R, rand.New(rand.NewPCG(17, 7)))
+	want := naiveSPAUC(train, func(k int) float64 { return pairwise.ScaledConstant.Eta(20, k, T) }, T, R, rand.New(rand.NewPCG(17, 7)))
 	compareIterates(t, got, want)
 
 	// Sparse storage gives the same iterates.
@@ -542,10 +543,10 @@ func TestBaselineRegularizer(t *testing.T) {
 	lambda, eta := 0.3, 0.5
 	w0 := []float64{0.4, -0.2, 0.1}
 	for _, c := range baselineCases {
-		l, _ := LossByName(TaskAUC, c.loss)
-		plain, _ := NewObjective(train, ObjectiveConfig{Loss: l, Constraint: "none"})
-		reg, _ := NewObjective(train, ObjectiveConfig{Loss: l, Constraint: "none", Lambda: lambda})
-		cfg := RunConfig{Eta: eta, Steps: 1, Schedule: Constant, Averaging: AvgLast, Init: w0}
+		l, _ := pairwise.LossByName(pairwise.TaskAUC, c.loss)
+		plain, _ := pairwise.NewObjective(train, pairwise.ObjectiveConfig{Loss: l, Constraint: "none"})
+		reg, _ := pairwise.NewObjective(train, pairwise.ObjectiveConfig{Loss: l, Constraint: "none", Lambda: lambda})
+		cfg := pairwise.RunConfig{Eta: eta, Steps: 1, Schedule: pairwise.Constant, Averaging: pairwise.AvgLast, Init: w0}
 		a := runBaseline(t, c.algo, plain, cfg, 19).W
 		b := runBaseline(t, c.algo, reg, cfg, 19).W
 		for k := range a {
@@ -568,10 +569,10 @@ func TestBaselinesNoAllocPerStep(t *testing.T) {
 	train := toyAUC(100, 5, 2, 20)
 	for _, c := range baselineCases {
 		obj := baselineObjective(t, train, c.loss, 5)
-		a, _ := Lookup(c.algo)
+		a, _ := pairwise.Lookup(c.algo)
 		rng := rand.New(rand.NewPCG(1, 1))
 		allocs := func(T int) float64 {
-			cfg := RunConfig{Eta: c.eta, Steps: T, Averaging: AvgWindow, Checkpoints: []int{T / 2, T},
+			cfg := pairwise.RunConfig{Eta: c.eta, Steps: T, Averaging: pairwise.AvgWindow, Checkpoints: []int{T / 2, T},
 				OnCheckpoint: func(int, []float64) {}}
 			return testing.AllocsPerRun(5, func() {
 				if _, err := a.Run(context.Background(), obj, cfg, rng); err != nil {
@@ -590,9 +591,9 @@ func TestBaselinesHonourContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, c := range baselineCases {
-		a, _ := Lookup(c.algo)
+		a, _ := pairwise.Lookup(c.algo)
 		obj := baselineObjective(t, train, c.loss, 5)
-		if _, err := a.Run(ctx, obj, RunConfig{Eta: c.eta, Steps: 5000}, rand.New(rand.NewPCG(1, 1))); err == nil {
+		if _, err := a.Run(ctx, obj, pairwise.RunConfig{Eta: c.eta, Steps: 5000}, rand.New(rand.NewPCG(1, 1))); err == nil {
 			t.Errorf("%s ignored a cancelled context", c.algo)
 		}
 	}
@@ -609,7 +610,7 @@ func TestReservoirUniformSample(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2024, 5))
 	counts := map[int]int{} // subset bitmask → count
 	for r := 0; r < R; r++ {
-		res := &Reservoir{Cap: Cap}
+		res := &pairwise.Reservoir{Cap: Cap}
 		for item := 0; item < N; item++ {
 			res.Add(item, rng)
 		}

@@ -1,16 +1,16 @@
-package pairwise
+package algo
 
 import (
 	"context"
 	"fmt"
-	"math"
+	"github.com/pairfed/pairfed/pairwise"
 	"math/rand/v2"
 )
 
 // The non-private algorithms of the papers. Each Run is the update rule and
 // output of the cited algorithm; comments name the lines they implement.
 
-var bothTasks = []Task{TaskAUC, TaskMetric}
+var bothTasks = []pairwise.Task{pairwise.TaskAUC, pairwise.TaskMetric}
 
 // Default passes of the offline algorithms (Algorithm.Passes).
 const (
@@ -20,7 +20,7 @@ const (
 )
 
 func init() {
-	Register(&Algorithm{
+	pairwise.Register(&pairwise.Algorithm{
 		Name:           "sgd-prev",
 		Title:          "SGD pairing the current instance with the previous one",
 		Paper:          "[Y21a] Yang, Lei, Wang, Yang, Ying. Simple Stochastic and Online Gradient Descent Algorithms for Pairwise Learning. NeurIPS 2021",
@@ -32,7 +32,7 @@ func init() {
 		Assumptions:    "convex, G-Lipschitz (Thm 1); L-smooth for Thm 2 (η ≤ 2/L)",
 		Run:            runSGDPrev,
 	})
-	Register(&Algorithm{
+	pairwise.Register(&pairwise.Algorithm{
 		Name:           "ogd-prev",
 		Title:          "online gradient descent over a stream, pairing z_t with z_{t−1} (one pass)",
 		Paper:          "[Y21a] Yang et al. NeurIPS 2021",
@@ -43,7 +43,7 @@ func init() {
 		Assumptions:    "convex, G-Lipschitz; i.i.d. stream",
 		Run:            runOGDPrev,
 	})
-	Register(&Algorithm{
+	pairwise.Register(&pairwise.Algorithm{
 		Name:           "sgd-pair",
 		Title:          "SGD on uniformly random pairs (i_t, j_t), i ≠ j",
 		Paper:          "Lei, Ledent, Kloft. Sharper Generalization Bounds for Pairwise Learning. NeurIPS 2020 ([Y21a]'s SGD_pair baseline)",
@@ -55,7 +55,7 @@ func init() {
 		Assumptions:    "convex, smooth or Lipschitz",
 		Run:            runSGDPair,
 	})
-	Register(&Algorithm{
+	pairwise.Register(&pairwise.Algorithm{
 		Name:           "sgd-all-prev",
 		Title:          "SGD pairing the current draw with all previous consecutive draws",
 		Paper:          "[Y21b] Yang, Lei, Lyu, Ying. Stability and Differential Privacy of SGD for Pairwise Learning with Non-Smooth Loss. AISTATS 2021",
@@ -67,7 +67,7 @@ func init() {
 		Assumptions:    "convex, G-Lipschitz (non-smooth allowed)",
 		Run:            runSGDAllPrev,
 	})
-	Register(&Algorithm{
+	pairwise.Register(&pairwise.Algorithm{
 		Name:                 "giga",
 		Title:                "Pairwise GIGA: online projected GD on the average loss against all previous records",
 		Paper:                "[H20] Huai, Wang, Miao, Xu, Zhang. Pairwise Learning with Differential Privacy Guarantees. AAAI 2020 (Kar et al. 2013)",
@@ -79,7 +79,7 @@ func init() {
 		NeedsStrongConvexity: true,
 		Run:                  runGIGA,
 	})
-	Register(&Algorithm{
+	pairwise.Register(&pairwise.Algorithm{
 		Name:           "pgd",
 		Title:          "full-batch projected gradient descent on the pairwise empirical risk",
 		Paper:          "[X21] Xue, Yang, Huai, Wang. Differentially Private Pairwise Learning Revisited. IJCAI 2021 (non-private baseline)",
@@ -96,35 +96,32 @@ func init() {
 // from [n] and set w_t = Π_W(w_{t−1} − η_t ∇f(w_{t−1}; z_{i_t}, z_{i_{t−1}}));
 // output w̃_T = Σ_{j=1}^T η_j w_{j−2} / Σ_{j=1}^T η_j with w_{−1} = w_0.
 // Default T = 10 passes, η_t = η/√T (the authors' experimental setting).
-func runSGDPrev(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
+func runSGDPrev(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
 	n := obj.Data().N
-	T := cfg.steps(n, sgdPrevPasses)
-	if f := newPrevFast(obj, &cfg, ScaledConstant); f != nil {
-		return f.run(ctx, cfg, rng, T, ScaledConstant)
-	}
-	return RunPairSGD(ctx, obj, cfg, rng, &PrevInstance{N: n}, T, ScaledConstant)
+	T := cfg.TotalSteps(n, sgdPrevPasses)
+	return pairwise.RunPrevSGD(ctx, obj, cfg, rng, T, pairwise.ScaledConstant)
 }
 
 // runOGDPrev is [Y21a] Alg 2: one pass over the stream z_0, z_1, …, z_{n−1}
 // in the given order; step t pairs z_t with z_{t−1}; T = n − 1 steps, same
 // output as Alg 1. The dataset's row order is the stream order.
-func runOGDPrev(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
+func runOGDPrev(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
 	n := obj.Data().N
 	if n < 2 {
 		return nil, fmt.Errorf("pairwise: ogd-prev needs at least 2 records")
 	}
 	cfg.Steps = n - 1
-	return RunPairSGD(ctx, obj, cfg, rng, &Stream{N: n}, n-1, ScaledConstant)
+	return pairwise.RunPairSGD(ctx, obj, cfg, rng, &pairwise.Stream{N: n}, n-1, pairwise.ScaledConstant)
 }
 
 // runSGDPair is the SGD of Lei et al. (2020): at step t draw an ordered pair
 // (i_t, j_t), i_t ≠ j_t, uniformly and step on ∇f(w_{t−1}; z_{i_t}, z_{j_t}).
-func runSGDPair(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
+func runSGDPair(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
 	n := obj.Data().N
 	if n < 2 {
 		return nil, fmt.Errorf("pairwise: sgd-pair needs at least 2 records")
 	}
-	return RunPairSGD(ctx, obj, cfg, rng, UniformPair{N: n}, cfg.steps(n, sgdPairPasses), ScaledConstant)
+	return pairwise.RunPairSGD(ctx, obj, cfg, rng, pairwise.UniformPair{N: n}, cfg.TotalSteps(n, sgdPairPasses), pairwise.ScaledConstant)
 }
 
 // runSGDAllPrev is [Y21b] Alg 1: w_1 = 0, i_1 uniform; for t = 1..T draw
@@ -135,13 +132,13 @@ func runSGDPair(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Ran
 // output w̄_T = (1/T) Σ_{t=1}^T w_t. The cost of step t is t pair gradients,
 // so T defaults to one pass (T = n), the smallest T of its Theorems 2–3.
 // η is constant ([Y21b] §3); a schedule other than "constant" scales it.
-func runSGDAllPrev(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
-	if err := cfg.validate(); err != nil {
+func runSGDAllPrev(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	n := obj.Data().N
-	T := cfg.steps(n, sgdAllPrevPasses)
-	sched := Constant
+	T := cfg.TotalSteps(n, sgdAllPrevPasses)
+	sched := pairwise.Constant
 	if cfg.Schedule != "" {
 		sched = cfg.Schedule
 	}
@@ -155,14 +152,14 @@ func runSGDAllPrev(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.
 	ids[0] = rng.IntN(n)
 	sum := make([]float64, p)
 	out := make([]float64, p)
-	cp := NewCheckpointer(&cfg)
+	cp := pairwise.NewCheckpointer(&cfg)
 	var grads int64
 	for t := 1; t <= T; t++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		// The output averages w_1..w_T: w_t is the iterate before step t.
-		axpy(1, w, sum)
+		pairwise.Axpy(1, w, sum)
 		if cp.Due(t) {
 			for k := range out {
 				out[k] = sum[k] / float64(t)
@@ -179,15 +176,15 @@ func runSGDAllPrev(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.
 		grads += int64(t)
 		eta := sched.Eta(cfg.Eta, t, T)
 		if l := obj.Lambda(); l != 0 {
-			scale(1-eta*l, w)
+			pairwise.Scale(1-eta*l, w)
 		}
-		axpy(-eta/float64(t), g, w)
+		pairwise.Axpy(-eta/float64(t), g, w)
 		obj.Project(w)
 	}
 	for k := range out {
 		out[k] = sum[k] / float64(T)
 	}
-	return &Result{W: out, Steps: T, PairGrads: grads}, nil
+	return &pairwise.Result{W: out, Steps: T, PairGrads: grads}, nil
 }
 
 // runGIGA is Pairwise GIGA ([H20] Alg 1 without the perturbation of steps
@@ -200,7 +197,7 @@ func runSGDAllPrev(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.
 // the non-private baseline updates from the first step where η_t is defined
 // (t = 3). Output: w̄ = (w_1 + … + w_{n−1})/(n−1) (eq. (6)). α is the
 // strong-convexity constant λ of the regularized loss; cfg.Eta is unused.
-func runGIGA(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
+func runGIGA(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
 	alpha := obj.Lambda()
 	if !(alpha > 0) {
 		return nil, fmt.Errorf("pairwise: giga needs an α-strongly convex loss: set --lambda > 0 (the [H20] experiments use λ = 1e-3)")
@@ -224,7 +221,7 @@ func runGIGA(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) 
 			return nil, err
 		}
 		// w holds w_{t−1}, chosen before z_t arrives: average w_1..w_{n−1}.
-		axpy(1, w, sum)
+		pairwise.Axpy(1, w, sum)
 		if t >= 3 {
 			eta := float64(t-1) / float64(t-2) * 2 / (alpha * float64(t))
 			for k := range g {
@@ -234,23 +231,23 @@ func runGIGA(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) 
 				obj.AddGrad(g, w, t-1, i-1, 1/float64(t-1))
 			}
 			grads += int64(t - 1)
-			scale(1-eta*alpha, w) // ∇ of (α/2)‖w‖² is αw
-			axpy(-eta, g, w)
+			pairwise.Scale(1-eta*alpha, w) // ∇ of (α/2)‖w‖² is αw
+			pairwise.Axpy(-eta, g, w)
 			obj.Project(w)
 		}
 	}
 	for k := range out {
 		out[k] = sum[k] / float64(n-1)
 	}
-	return &Result{W: out, Steps: n - 1, PairGrads: grads}, nil
+	return &pairwise.Result{W: out, Steps: n - 1, PairGrads: grads}, nil
 }
 
 // runPGD is full-batch projected gradient descent on
 // F_S(w) = 1/(n(n−1)) Σ_{i≠j} f(w; z_i, z_j) + (λ/2)‖w‖²:
 // w_{t+1} = Π_C(w_t − η ∇F_S(w_t)), output the last iterate (the non-private
 // PGD of [X21] §4). Default T = 100 iterations (cfg.Steps), constant η.
-func runPGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
-	if err := cfg.validate(); err != nil {
+func runPGD(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	T := cfg.Steps
@@ -263,69 +260,20 @@ func runPGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (
 		copy(w, cfg.Init)
 	}
 	g := make([]float64, p)
-	cp := NewCheckpointer(&cfg)
+	cp := pairwise.NewCheckpointer(&cfg)
 	var grads int64
 	for t := 1; t <= T; t++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		FullGradient(obj, w, g)
+		pairwise.FullGradient(obj, w, g)
 		grads += int64(obj.Data().N) * int64(obj.Data().N-1)
 		eta := cfg.Schedule.Eta(cfg.Eta, t, T)
-		axpy(-eta, g, w)
+		pairwise.Axpy(-eta, g, w)
 		obj.Project(w)
 		if cp.Due(t) {
 			cp.Fire(t, w)
 		}
 	}
-	return &Result{W: w, Steps: T, PairGrads: grads}, nil
-}
-
-// EmpiricalRisk returns F_S(w) = 1/(n(n−1)) Σ_{i≠j} f(w; z_i, z_j) + (λ/2)‖w‖².
-// For the AUC task it works from the scores Xw (risk.go): exact for the
-// hinge and square losses at any n, and for the logistic loss when
-// n₊n₋ ≤ maxPairs. Otherwise it is exact when n(n−1) ≤ maxPairs or rng is
-// nil, and else averages maxPairs ordered pairs drawn uniformly (i ≠ j, or
-// (positive, negative) from the scores for the logistic loss) with the given
-// rng — an unbiased estimate whose standard error is reported as the second
-// value (0 when exact). RiskExact tells which.
-func EmpiricalRisk(obj Objective, w []float64, maxPairs int, rng *rand.Rand) (risk, stderr float64) {
-	n := obj.Data().N
-	if n < 2 {
-		return math.NaN(), 0
-	}
-	if o, ok := obj.(*linearObjective); ok {
-		if r, se, ok := aucRisk(o, w, maxPairs, rng); ok {
-			return r, se
-		}
-	}
-	return pairRisk(obj, w, maxPairs, rng)
-}
-
-// pairRisk is EmpiricalRisk by the pair loop: the reference the score forms
-// are tested against, and the metric task's objective.
-func pairRisk(obj Objective, w []float64, maxPairs int, rng *rand.Rand) (risk, stderr float64) {
-	n := obj.Data().N
-	if int64(n)*int64(n-1) <= int64(maxPairs) || rng == nil {
-		var s float64
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				if i != j {
-					s += obj.PairLoss(w, i, j)
-				}
-			}
-		}
-		return s / float64(n*(n-1)), 0
-	}
-	var s, s2 float64
-	u := UniformPair{N: n}
-	for k := 0; k < maxPairs; k++ {
-		i, j, _ := u.Next(rng)
-		v := obj.PairLoss(w, i, j)
-		s += v
-		s2 += v * v
-	}
-	m := s / float64(maxPairs)
-	variance := s2/float64(maxPairs) - m*m
-	return m, math.Sqrt(math.Max(variance, 0) / float64(maxPairs))
+	return &pairwise.Result{W: w, Steps: T, PairGrads: grads}, nil
 }
