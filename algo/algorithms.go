@@ -3,8 +3,9 @@ package algo
 import (
 	"context"
 	"fmt"
-	"github.com/pairfed/pairfed/pairwise"
 	"math/rand/v2"
+
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 // The non-private algorithms of the papers. Each Run is the update rule and

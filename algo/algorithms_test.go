@@ -2,10 +2,11 @@ package algo
 
 import (
 	"context"
-	"github.com/pairfed/pairfed/pairwise"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 // firstLoss picks a loss the algorithm supports for the task.

@@ -3,9 +3,10 @@ package algo
 import (
 	"context"
 	"fmt"
-	"github.com/pairfed/pairfed/pairwise"
 	"math"
 	"math/rand/v2"
+
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 // The buffer-based and saddle-point baselines of [Y21a] Table 1: OLP (Kar et

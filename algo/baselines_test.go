@@ -2,11 +2,12 @@ package algo
 
 import (
 	"context"
-	"github.com/pairfed/pairfed/pairwise"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 // baselineCase is one (algorithm, loss) of the Table 1 baselines with a step

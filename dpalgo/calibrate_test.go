@@ -2,11 +2,12 @@ package dpalgo
 
 import (
 	"context"
-	"github.com/pairfed/pairfed/pairwise"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 // replayNoise couples two runs of a private algorithm on neighbouring

@@ -173,7 +173,7 @@ func DPEGDPlanCheck(obj pairwise.Objective, eta float64, sizes []int, priv *pair
 
 // DPEGDEpoch runs epoch i (1-based) of [X21] Alg 3 on the subset idx of
 // obj's records from start (not modified; PGD projects it onto C first, as
-// every iterate, x21PGDSteps), with base step size eta, and
+// every iterate, noisyPGDSteps), with base step size eta, and
 // releases the epoch average with noise from priv.Noise. It repeats
 // runDPEGD's checks (privateSetup: ε, δ, R, ‖x‖ ≤ R, the loss assumptions;
 // η ≤ 2/L, Lemma 7) and its calibration (calibrateGaussian) before
@@ -202,8 +202,8 @@ func DPEGDEpoch(ctx context.Context, obj pairwise.Objective, start []float64, id
 	if err != nil {
 		return nil, err
 	}
-	x21Release(priv, avg, ns) // w_i = w̄_i + ζ_i (steps 5–6)
-	x21Finish(obj, avg, rep)
+	addOutputNoise(priv, avg, ns) // w_i = w̄_i + ζ_i (steps 5–6)
+	finishMetricOutput(obj, avg, rep)
 	return &EpochResult{W: avg, EtaI: etaI, Sigma: ns, Sensitivity: sens, Steps: len(idx), PairGrads: grads,
 		Secure: priv.Noise.Secure(), Notes: rep.Notes, PaperSigma: rep.PaperSigmas[0],
 		CertifiedEpsilon: rep.CertifiedEpsilon, CertifiedDelta: rep.CertifiedDelta}, nil
@@ -238,7 +238,7 @@ func dpegdEpochCheck(obj pairwise.Objective, props pairwise.Props, start []float
 // average w̄_i before noise and the pair gradients computed — the steps
 // DPEGDEpoch adds noise to and DPEGDEpochAverage hands to the secure sum.
 func dpegdEpochSteps(ctx context.Context, obj pairwise.Objective, start []float64, idx []int, i int, eta float64) ([]float64, int64, error) {
-	sub, err := x21Rebuild(obj, obj.Data().Subset(idx), obj.Lambda())
+	sub, err := objectiveOver(obj, obj.Data().Subset(idx), obj.Lambda())
 	if err != nil {
 		return nil, 0, err
 	}
@@ -246,7 +246,7 @@ func dpegdEpochSteps(ctx context.Context, obj pairwise.Objective, start []float6
 	w := append([]float64(nil), start...)
 	g := make([]float64, p)
 	avg := make([]float64, p)
-	grads, err := x21PGD(ctx, sub, w, g, len(idx), math.Ldexp(eta, -2*i), nil, avg) // T_i = n_i (step 4)
+	grads, err := noisyPGD(ctx, sub, w, g, len(idx), math.Ldexp(eta, -2*i), nil, avg) // T_i = n_i (step 4)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -2,10 +2,11 @@ package dpalgo
 
 import (
 	"context"
-	"github.com/pairfed/pairfed/pairwise"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 // Running the k epochs of DPEGDEpoch one after the other on the subsets

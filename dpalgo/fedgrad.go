@@ -3,8 +3,9 @@ package dpalgo
 import (
 	"context"
 	"fmt"
-	"github.com/pairfed/pairfed/pairwise"
 	"math"
+
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 // Per-round entry points of [K22] Alg 1 (dp-gd-grad) for the federated
@@ -146,7 +147,7 @@ func FedGradFinish(w []float64, B float64) {
 // projected returns a copy of w projected onto obj's parameter set: a
 // site computes its gradient at a point of C whatever model it was sent,
 // since Γ and G (and so the sensitivity its noise is calibrated to) are
-// proved over C only (x21PGDSteps). A model the coordinator projected is
+// proved over C only (noisyPGDSteps). A model the coordinator projected is
 // unchanged (the ℓ2 ball bit for bit).
 func projected(obj pairwise.Objective, w []float64) []float64 {
 	c := append([]float64(nil), w...)

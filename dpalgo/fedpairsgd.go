@@ -137,7 +137,7 @@ func PairSGDLocal(ctx context.Context, obj pairwise.Objective, w []float64, step
 		pairwise.Axpy(1, cur, avg)
 	}
 	pairwise.Scale(1/float64(steps), avg)
-	y21PostProcess(obj, avg)
-	y21PostProcess(obj, cur)
+	postProcessReleased(obj, avg)
+	postProcessReleased(obj, cur)
 	return avg, cur, pairs, nil
 }

@@ -3,10 +3,11 @@ package dpalgo
 import (
 	"context"
 	"fmt"
-	"github.com/pairfed/pairfed/pairwise"
 	"math"
 	"math/bits"
 	"math/rand/v2"
+
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 // Single-phase entry points of [Y21a] Alg 3 for the federated
@@ -111,7 +112,7 @@ func LocalSGDPhase(ctx context.Context, obj pairwise.Objective, start []float64,
 		return nil, err
 	}
 	priv.Noise.AddGaussian(out, sigma) // w_k = w̄_k + u_k (Alg 3 line 6)
-	y21PostProcess(obj, out)           // Π_W: post-processing
+	postProcessReleased(obj, out)      // Π_W: post-processing
 	return &PhaseResult{W: out, EtaK: etaK, Sigma: sigma, Sensitivity: rep.Sensitivity[0], Steps: Tk, Secure: priv.Noise.Secure(),
 		PaperSigma: rep.PaperSigmas[0], FailureDelta: rep.FailureDelta, CertifiedEpsilon: rep.CertifiedEpsilon, CertifiedDelta: rep.CertifiedDelta}, nil
 }

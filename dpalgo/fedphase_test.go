@@ -2,11 +2,12 @@ package dpalgo
 
 import (
 	"context"
-	"github.com/pairfed/pairfed/pairwise"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 // TestLocalSGDPhaseMatchesAlg3 checks the single-phase entry point against

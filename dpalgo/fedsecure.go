@@ -3,9 +3,10 @@ package dpalgo
 import (
 	"context"
 	"fmt"
-	"github.com/pairfed/pairfed/pairwise"
 	"math"
 	"math/rand/v2"
+
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 // Noise-free phase outputs of the federated multi-phase algorithms, for

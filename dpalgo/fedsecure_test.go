@@ -2,12 +2,13 @@ package dpalgo
 
 import (
 	"context"
-	"github.com/pairfed/pairfed/dp"
-	"github.com/pairfed/pairfed/pairwise"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 // The noise-free phase outputs of fedsecure.go are the values the noisy

@@ -2,8 +2,9 @@ package dpalgo
 
 import (
 	"fmt"
-	"github.com/pairfed/pairfed/pairwise"
 	"math"
+
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 // The site math and the coordinator's solver of fed-dp-spauc (fedalgo/
@@ -165,13 +166,6 @@ func NewSPAUCSolver(sum []float64, d int, n, R, kappa, sigma float64, rounds int
 	}
 	s.Dir = append([]float64(nil), s.Res...)
 	return s, nil
-}
-
-// clampBall rescales v into the ball of radius r.
-func clampBall(v []float64, r float64) {
-	if nv := pairwise.Norm2(v); nv > r {
-		pairwise.Scale(r/nv, v)
-	}
 }
 
 // Query is the vector the next product round is asked for (CG's search

@@ -1,10 +1,11 @@
 package dpalgo
 
 import (
-	"github.com/pairfed/pairfed/pairwise"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 // spaucData returns n random records of dimension d with norms up to rmax

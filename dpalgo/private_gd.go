@@ -100,38 +100,6 @@ func init() {
 	pairwise.Register(gdAlg)
 }
 
-// GDSensitivity returns the tight ℓ2 sensitivity, under replacement of
-// one of the n records (norms ≤ R), of the loss part of the full pairwise
-// gradient 1/(n(n−1)) Σ_{i≠j} ∇f at any w in obj's parameter set, with a
-// sentence saying why (see the file comment).
-func GDSensitivity(obj pairwise.Objective, R float64) (float64, string, error) {
-	n := float64(obj.Data().N)
-	B := obj.Constraint().Radius()
-	if obj.Task() == pairwise.TaskMetric {
-		G := obj.Loss().Props(R, B).Lipschitz
-		if math.IsInf(G, 0) || math.IsNaN(G) {
-			return 0, "", fmt.Errorf("pairwise: the metric %s loss has no finite gradient bound at R = %g, B = %g", obj.Loss().Name(), R, B)
-		}
-		return 4 * G / n, fmt.Sprintf("Δ = 4G/n, G = %g (metric: the two pair gradients of a j may have opposite signs)", G), nil
-	}
-	var lo, hi float64
-	switch obj.Loss().(type) {
-	case pairwise.AUCHinge:
-		lo, hi = -1, 0
-	case pairwise.AUCLogistic:
-		lo, hi = -2, 0
-	case pairwise.AUCSquare:
-		if math.IsInf(B, 1) {
-			return 0, "", fmt.Errorf("pairwise: the square loss has unbounded gradients without a parameter radius: use --constraint l2 --param-radius B")
-		}
-		lo, hi = -2*(1+2*R*B), -2*(1-2*R*B)
-	default:
-		return 0, "", fmt.Errorf("pairwise: no sensitivity bound for the %s AUC loss", obj.Loss().Name())
-	}
-	c := 2 * R * math.Max(math.Max(math.Abs(lo), math.Abs(hi)), hi-lo)
-	return 2 * c / n, fmt.Sprintf("Δ = 2c/n, c = 2R·max(|lo|, |hi|, hi − lo) = %g for ∂f/∂h ∈ [%g, %g] (each other-class record's pair gradients change by ≤ c)", c, lo, hi), nil
-}
-
 // GDSteps is the default T of dp-gd (see the file comment): min(T*, 100,
 // budget), T* = ⌈(G_F·μ/(Δ√p))²⌉, μ the GDP parameter of (ε, δ).
 func GDSteps(n, p int, gF, sens, mu float64, quadratic bool) int {
@@ -144,48 +112,6 @@ func GDSteps(n, p int, gF, sens, mu float64, quadratic bool) int {
 		T = 1
 	}
 	return int(T)
-}
-
-// PrivateParamRadius is the default parameter radius B of dp-gd and
-// dp-pair-sgd, a rule from public quantities: the utility bound of dp-gd
-// (file comment) is 2B·√(G_F²/T + pΔ²/μ²); its privacy term 2B√p·Δ/μ is
-// set to 1, the loss at w = 0 (hinge: 1; logistic: log 2), i.e.
-// B = μ/(2√p·Δ) with Δ = GDSensitivity at n records (2c/n for linear AUC,
-// 4G/n for metric) and μ the GDP parameter of (ε, δ); at least 1. Larger n
-// or ε allow a larger, less regularizing ball at the same noise cost. The
-// square loss's sensitivity grows with B, so it keeps B = 1. Privacy does
-// not depend on B for the other losses.
-func PrivateParamRadius(n, p int, eps, delta, R float64, task pairwise.Task, loss pairwise.Loss) float64 {
-	if _, sq := loss.(pairwise.AUCSquare); sq || n < 2 || !(eps > 0) || !(delta > 0 && delta < 1) || !(R > 0) {
-		return 1
-	}
-	d := p
-	if task == pairwise.TaskMetric {
-		d = int(math.Round(math.Sqrt(float64(p))))
-	}
-	obj, err := pairwise.NewObjective(&pairwise.Dataset{N: n, D: d}, pairwise.ObjectiveConfig{Task: task, Loss: loss, Constraint: "none"})
-	if err != nil {
-		return 1
-	}
-	sens, _, err := GDSensitivity(obj, R)
-	if err != nil {
-		return 1
-	}
-	mu, err := gdMu(eps, delta)
-	if err != nil {
-		return 1
-	}
-	return math.Max(1, mu/(2*math.Sqrt(float64(p))*sens))
-}
-
-// gdMu returns the μ of μ-GDP that is exactly (ε, δ)-DP: Δ/σ for one
-// Gaussian release calibrated to (ε, δ).
-func gdMu(eps, delta float64) (float64, error) {
-	s, err := calibrateSnapped(eps, delta, 1, 1)
-	if err != nil {
-		return 0, err
-	}
-	return 1 / s, nil
 }
 
 // gdLossGradient writes the loss part (no λ) of the full pairwise gradient
@@ -232,7 +158,7 @@ func runDPGD(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig
 	if err != nil {
 		return nil, err
 	}
-	mu, err := gdMu(pr.Epsilon, pr.Delta)
+	mu, err := gaussianMu(pr.Epsilon, pr.Delta)
 	if err != nil {
 		return nil, err
 	}
@@ -306,39 +232,4 @@ func runDPGD(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig
 // rounding of p coordinates to the grid of σ.
 func dpSnapped(sens, sigma float64, p int) float64 {
 	return dp.SnappedL2Sensitivity(sens, dp.GaussianGranularity(sigma), p)
-}
-
-// noisyIterates is the output rule of dp-gd and dp-pair-sgd: the last
-// iterate or the uniform average of the iterates, with checkpoints of the
-// same rule. Every iterate is post-processing of the noisy releases, so
-// every value it hands out is too.
-type noisyIterates struct {
-	obj  pairwise.Objective
-	last bool
-	avg  []float64
-	cp   pairwise.Checkpointer
-}
-
-func newNoisyIterates(obj pairwise.Objective, cfg *pairwise.RunConfig) *noisyIterates {
-	return &noisyIterates{obj: obj, last: cfg.Averaging == pairwise.AvgLast, avg: make([]float64, obj.NumParams()), cp: pairwise.NewCheckpointer(cfg)}
-}
-
-// add records iterate t (w, already projected) and fires its checkpoints.
-func (it *noisyIterates) add(t int, w []float64) {
-	pairwise.Axpy(1, w, it.avg)
-	if it.cp.Due(t) {
-		it.cp.Fire(t, it.output(t, append([]float64(nil), w...)))
-	}
-}
-
-// output turns w, the iterate after t steps, into the model the rule
-// releases, in place: w itself or the average of the first t iterates,
-// post-processed (y21PostProcess). It returns w.
-func (it *noisyIterates) output(t int, w []float64) []float64 {
-	if !it.last {
-		copy(w, it.avg)
-		pairwise.Scale(1/float64(t), w)
-	}
-	y21PostProcess(it.obj, w)
-	return w
 }

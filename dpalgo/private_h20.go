@@ -192,7 +192,7 @@ func runH20(ctx context.Context, a *pairwise.Algorithm, v h20Variant, obj pairwi
 	if err != nil {
 		return nil, err
 	}
-	if err := x21Knobs(a.Name, &cfg, false, false); err != nil {
+	if err := checkFixedKnobs(a.Name, &cfg, false, false); err != nil {
 		return nil, err
 	}
 	priv := cfg.Privacy
@@ -210,7 +210,7 @@ func runH20(ctx context.Context, a *pairwise.Algorithm, v h20Variant, obj pairwi
 			alpha, how = 1/math.Sqrt(nf), "1/√n (Thm 3/5: α = O(1/√n), constant 1)"
 		}
 		if alpha != obj.Lambda() {
-			reg, err := x21Rebuild(obj, data, alpha)
+			reg, err := objectiveOver(obj, data, alpha)
 			if err != nil {
 				return nil, err
 			}
@@ -293,7 +293,7 @@ func h20Online(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 		rep.Calibration = string(priv.Calibration.OrDefault())
 		rep.Notes = append(rep.Notes, fmt.Sprintf("T₁ = max{⌈16L²/α²⌉, 7} = %.6g ≥ n = %d (L = %g, α = %g): the paper's algorithm makes no update and outputs the random/initial point w_0 at every step — nothing is released with noise and w̄ = w_0 ([H20] Alg 1 steps 4–7; T₁ unchanged)", t1f, n, rep.L, alpha))
 	} else {
-		rep.Formula = x21Formula(priv, rep.Formula)
+		rep.Formula = formulaLine(priv, rep.Formula)
 		if priv.Calibration.OrDefault() == pairwise.CalibrationExact {
 			rep.Accountant = fmt.Sprintf("exact Gaussian-DP composition of the n − T₁ = %d releases (the paper: zCDP with ρ + 2√(ρ log 1/δ) = ε, ρ = %.6g, Lemmas 1–3)", releases, rho)
 		}
@@ -352,7 +352,7 @@ func h20Offline(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objecti
 		}
 	}
 	sens := math.Min(math.Min(8*G/(alpha*nf)*harm, recur/nf)*(1+1e-12), diam)
-	rep.Formula = x21Formula(priv, "σ² = 128G² log²n · log(1.25/δ)/(α²n²ε²) ([H20] Alg 3 step 9; Δ = 8G log n/(αn) from Lemma 4)")
+	rep.Formula = formulaLine(priv, "σ² = 128G² log²n · log(1.25/δ)/(α²n²ε²) ([H20] Alg 3 step 9; Δ = 8G log n/(αn) from Lemma 4)")
 	rep.Accountant = "single Gaussian release (Gaussian mechanism, [H20] Def 2; Thm 5), certified by exact Gaussian DP"
 	rep.Releases = 1
 	rep.Notes = append(rep.Notes, "the output ŵ = Π_C(w̃ + noise) is projected onto C as Alg 3 step 10 prints")

@@ -1,10 +1,11 @@
 package dpalgo
 
 import (
-	"github.com/pairfed/pairfed/pairwise"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 // The [H20] σ tests use n = 256, d = 8, ε = 0.5, δ = 1/256 (x21N, x21D,

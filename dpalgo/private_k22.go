@@ -179,11 +179,11 @@ func runDPGDGrad(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunCo
 		obj.Project(w)
 		if cp.Due(t) {
 			out := append([]float64(nil), w...)
-			y21PostProcess(obj, out)
+			postProcessReleased(obj, out)
 			cp.Fire(t, out)
 		}
 	}
-	y21PostProcess(obj, w)
+	postProcessReleased(obj, w)
 
 	rep.Releases = T
 	notes = append(notes, "each iterate is projected onto the constraint set (Alg 1's C; post-processing); output θ_T")
@@ -218,7 +218,7 @@ func k22Calibrate(obj pairwise.Objective, priv *pairwise.Privacy, rep *pairwise.
 	for t := range sens1 {
 		sens1[t], paperS[t], paperSens[t] = sens, paper, 4*G/float64(n)
 	}
-	rep.Formula = x21Formula(priv, "σ = 8·G·√(T·log(1/δ))/(n·ε)  ([K22] Thm 1, used with equality; Δ = 4G/n, moments accountant)")
+	rep.Formula = formulaLine(priv, "σ = 8·G·√(T·log(1/δ))/(n·ε)  ([K22] Thm 1, used with equality; Δ = 4G/n, moments accountant)")
 	rep.Accountant = fmt.Sprintf("exact Gaussian-DP composition of T = %d adaptive full-gradient releases (the paper: moments accountant, [K22] Thm 1, Appendix B.1; Abadi et al. 2016)", T)
 	sig, err := pairwise.CalibrateGaussian(k22Alg1.Name, priv, rep, paperS, paperSens,
 		pairwise.GaussOption{Plan: dp.GaussianPlan{Sensitivities: sens1}, How: fmt.Sprintf("Δ₂ = 2Γ/n = %.6g per gradient, %s, Γ = %g", sens, gHow, gamma)})

@@ -1,11 +1,12 @@
 package dpalgo
 
 import (
-	"github.com/pairfed/pairfed/dp"
-	"github.com/pairfed/pairfed/pairwise"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 // [K22] Thm 1 by hand for n = 1024, T = 10, ε = 1, δ = 1e-3, the logistic

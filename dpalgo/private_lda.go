@@ -156,7 +156,7 @@ func init() {
 // runLDA is dp-lda with private centering (two Gaussian releases).
 func runLDA(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig) (*pairwise.Result, error) {
 	a := ldaAlg
-	rep, err := oneShotSetup(ctx, a, true, obj, &cfg)
+	rep, err := statsReleaseSetup(ctx, a, true, obj, &cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -159,7 +159,7 @@ func runDPGDSC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 	if err != nil {
 		return nil, err
 	}
-	if err := x21Knobs(a.Name, &cfg, true, true); err != nil {
+	if err := checkFixedKnobs(a.Name, &cfg, true, true); err != nil {
 		return nil, err
 	}
 	priv := cfg.Privacy
@@ -206,7 +206,7 @@ func runDPGDSC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 	// hence δ_T ≤ (2ηΓ/n)·(1 − ρ^T)/(1 − ρ) ≤ 2Γ(α+L)/(αLn) (for L ≥ α at
 	// most 4Γ/(αn), Lemma 1's 8G/(αn) with Γ = 2G). Moreover w_T ∈ C, so
 	// δ_T ≤ ‖C‖₂ (the diameter) whatever the data: Δ = min of the two.
-	diam := x21Diameter(obj.Constraint(), obj.Data().D)
+	diam := constraintDiameter(obj.Constraint(), obj.Data().D)
 	gamma, gHow := pairGradGap(obj, priv.FeatureRadius)
 	stab := x21ContractionSensitivity(eta, L, alpha, gamma, T, n)
 	sens := math.Min(stab, diam)
@@ -215,7 +215,7 @@ func runDPGDSC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 	var ns float64                    // σ (δ > 0) or Laplace λ (δ = 0)
 	if priv.Delta > 0 {
 		paper := 8 * math.Sqrt(2*math.Log(1.25/priv.Delta)) * G / (alpha * nf * priv.Epsilon)
-		rep.Formula = x21Formula(priv, "σ = 8√(2 ln(1.25/δ))·G/(αnε) ([X21] Alg 1 step 4; Δ₂ = 8G/(αn), Lemma 1 eq. (3))")
+		rep.Formula = formulaLine(priv, "σ = 8√(2 ln(1.25/δ))·G/(αnε) ([X21] Alg 1 step 4; Δ₂ = 8G/(αn), Lemma 1 eq. (3))")
 		rep.Accountant = "single Gaussian release (Gaussian mechanism, [X21] Def 3; Thm 1), certified by exact Gaussian DP"
 		sig, err := pairwise.CalibrateGaussian(a.Name, priv, rep, []float64{paper}, []float64{paperSens},
 			pairwise.GaussOption{Plan: dp.GaussianPlan{Sensitivities: []float64{sens}}, How: how})
@@ -225,7 +225,7 @@ func runDPGDSC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 		ns = sig[0]
 	} else {
 		paper := 8 * G * math.Sqrt(pf) / (alpha * nf * priv.Epsilon)
-		rep.Formula = x21Formula(priv, "λ = 8G√d/(αnε), ζ_j ~ Lap(λ) i.i.d. ([X21] Alg 1 step 5; Δ₁ ≤ √d·8G/(αn), Lemma 1)")
+		rep.Formula = formulaLine(priv, "λ = 8G√d/(αnε), ζ_j ~ Lap(λ) i.i.d. ([X21] Alg 1 step 5; Δ₁ ≤ √d·8G/(αn), Lemma 1)")
 		rep.Accountant = "single Laplace release (Laplace mechanism, [X21] Def 4; Thm 1)"
 		sig, err := pairwise.CalibrateLaplace(a.Name, priv, rep, []float64{paper}, []float64{math.Sqrt(pf) * paperSens}, []float64{math.Sqrt(pf) * sens}, false,
 			fmt.Sprintf("√d·Δ₂ with d = %d, %s", p, how))
@@ -238,15 +238,15 @@ func runDPGDSC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 
 	w := x21Init(obj, &cfg)
 	g := make([]float64, p)
-	grads, from, period, err := x21PGDSteps(ctx, obj, w, g, T, eta, nil, nil)
+	grads, from, period, err := noisyPGDSteps(ctx, obj, w, g, T, eta, nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	if from > 0 {
 		x21CycleNote(rep, fmt.Sprintf("w_%d = w_%d of T = %d", from, from-period, T))
 	}
-	x21Release(priv, w, ns)
-	x21Finish(obj, w, rep)
+	addOutputNoise(priv, w, ns)
+	finishMetricOutput(obj, w, rep)
 	return &pairwise.Result{W: w, Steps: T, PairGrads: grads, Privacy: rep}, nil
 }
 
@@ -275,7 +275,7 @@ func runDPGDC2(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 	if err != nil {
 		return nil, err
 	}
-	if err := x21Knobs(a.Name, &cfg, true, true); err != nil {
+	if err := checkFixedKnobs(a.Name, &cfg, true, true); err != nil {
 		return nil, err
 	}
 	priv := cfg.Privacy
@@ -294,7 +294,7 @@ func runDPGDC2(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 	if cfg.Steps == 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("T = ⌊min{n, n²ε²/(d log(1/δ))}⌋ = %d with d = %d ([X21] Thm 2); --steps overrides", T, p))
 	}
-	diam := x21Diameter(obj.Constraint(), obj.Data().D)
+	diam := constraintDiameter(obj.Constraint(), obj.Data().D)
 	eta, err := x21Eta(a.Name, rep, cfg.Eta, G/(diam*math.Sqrt(float64(T))), 2/L,
 		fmt.Sprintf("η = G/(‖C‖₂√T) = %%g ([X21] Thm 2 as printed; ‖C‖₂ = %g)", diam), "2/L ([X21] Alg 2 input)", false)
 	if err != nil {
@@ -310,7 +310,7 @@ func runDPGDC2(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 	paper := 4 * G * math.Sqrt(1.25*float64(T)*logInvDelta) / (nf * priv.Epsilon)
 	gamma, gHow := pairGradGap(obj, priv.FeatureRadius)
 	sens := 2 * gamma / nf
-	rep.Formula = x21Formula(priv, "σ = 4G√(1.25·T·log(1/δ))/(nε) per iteration ([X21] Alg 2 step 2; gradient sensitivity 4G/n)")
+	rep.Formula = formulaLine(priv, "σ = 4G√(1.25·T·log(1/δ))/(nε) per iteration ([X21] Alg 2 step 2; gradient sensitivity 4G/n)")
 	rep.Accountant = fmt.Sprintf("composition of T = %d adaptive Gaussian gradient releases (the paper: \"advanced composition theorem and Gaussian mechanism\", [X21] C.4), certified by exact Gaussian DP", T)
 	sens1 := make([]float64, T)
 	paperS, paperSens := make([]float64, T), make([]float64, T)
@@ -328,14 +328,14 @@ func runDPGDC2(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 	w := x21Init(obj, &cfg)
 	g := make([]float64, p)
 	sum := append([]float64(nil), w...) // w_0
-	grads, err := x21PGD(ctx, obj, w, g, T, eta, func(g []float64) {
+	grads, err := noisyPGD(ctx, obj, w, g, T, eta, func(g []float64) {
 		priv.Noise.AddGaussian(g, sigma) // ∇L(w_{t−1}; D) + ζ_t
 	}, sum)
 	if err != nil {
 		return nil, err
 	}
 	pairwise.Scale(1/float64(T+1), sum)
-	x21Finish(obj, sum, rep)
+	finishMetricOutput(obj, sum, rep)
 	return &pairwise.Result{W: sum, Steps: T, PairGrads: grads, Privacy: rep}, nil
 }
 
@@ -375,7 +375,7 @@ func runDPEGD(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 	if err != nil {
 		return nil, err
 	}
-	if err := x21Knobs(a.Name, &cfg, true, false); err != nil {
+	if err := checkFixedKnobs(a.Name, &cfg, true, false); err != nil {
 		return nil, err
 	}
 	priv := cfg.Privacy
@@ -400,7 +400,7 @@ func runDPEGD(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 		rep.Notes = append(rep.Notes, fmt.Sprintf("n = %d is not a power of 2: k = ⌊log₂ n⌋ = %d epochs, n_i = ⌊n/2^i⌋, D_k holds the remaining %d records", n, k, rest))
 	}
 
-	diam := x21Diameter(obj.Constraint(), data.D)
+	diam := constraintDiameter(obj.Constraint(), data.D)
 	var etaThm float64
 	var etaHow string
 	if priv.Delta > 0 {
@@ -452,14 +452,14 @@ func runDPEGD(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 	rep.Releases = k
 	rep.Disjoint = true
 	if priv.Delta > 0 {
-		rep.Formula = x21Formula(priv, "σ_i = 4√(2 ln(1.25/δ))·G·η_i/ε, η_i = 4^{−i}η ([X21] Alg 3 steps 3, 5; Δ₂ = 4Gη_iT_i/n_i = 4Gη_i, C.5)")
+		rep.Formula = formulaLine(priv, "σ_i = 4√(2 ln(1.25/δ))·G·η_i/ε, η_i = 4^{−i}η ([X21] Alg 3 steps 3, 5; Δ₂ = 4Gη_iT_i/n_i = 4Gη_i, C.5)")
 		rep.Accountant = "parallel composition over k disjoint epochs, one Gaussian release each ([X21] Thm 3, C.5), certified by exact Gaussian DP"
 		if _, err := pairwise.CalibrateGaussian(a.Name, priv, rep, paper, paperSens,
 			pairwise.GaussOption{Plan: dp.GaussianPlan{Sensitivities: sens, Disjoint: true}, How: how}); err != nil {
 			return nil, err
 		}
 	} else {
-		rep.Formula = x21Formula(priv, "λ_i = 4Gη_i√d/ε, η_i = 4^{−i}η, Lap(λ_i) i.i.d. ([X21] Alg 3 steps 3, 6; Δ₁ ≤ √d·4Gη_i)")
+		rep.Formula = formulaLine(priv, "λ_i = 4Gη_i√d/ε, η_i = 4^{−i}η, Lap(λ_i) i.i.d. ([X21] Alg 3 steps 3, 6; Δ₁ ≤ √d·4Gη_i)")
 		rep.Accountant = "parallel composition over k disjoint epochs, one Laplace release each ([X21] Thm 3, C.5)"
 		l1, pl1 := make([]float64, k), make([]float64, k)
 		for i := range l1 {
@@ -483,7 +483,7 @@ func runDPEGD(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 	var grads int64
 	start, skipped := 0, 0
 	for i := 0; i < k; i++ {
-		sub, err := x21Rebuild(obj, data.Subset(order[start:start+sizes[i]]), obj.Lambda())
+		sub, err := objectiveOver(obj, data.Subset(order[start:start+sizes[i]]), obj.Lambda())
 		if err != nil {
 			return nil, err
 		}
@@ -491,7 +491,7 @@ func runDPEGD(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 		for j := range avg {
 			avg[j] = 0
 		}
-		got, from, _, err := x21PGDSteps(ctx, sub, w, g, sizes[i], etas[i], nil, avg) // T_i = n_i (step 4)
+		got, from, _, err := noisyPGDSteps(ctx, sub, w, g, sizes[i], etas[i], nil, avg) // T_i = n_i (step 4)
 		grads += got
 		if err != nil {
 			return nil, err
@@ -500,13 +500,13 @@ func runDPEGD(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 			skipped += sizes[i] - from
 		}
 		pairwise.Scale(1/float64(sizes[i]), avg) // w̄_i
-		x21Release(priv, avg, rep.Sigmas[i])
+		addOutputNoise(priv, avg, rep.Sigmas[i])
 		copy(w, avg) // w_i = w̄_i + ζ_i, the next epoch's start
 	}
 	if skipped > 0 {
 		x21CycleNote(rep, fmt.Sprintf("%d of the %d steps repeated earlier iterates of their epoch", skipped, n))
 	}
-	x21Finish(obj, w, rep)
+	finishMetricOutput(obj, w, rep)
 	steps := 0
 	for _, s := range sizes {
 		steps += s
@@ -536,7 +536,7 @@ func runDPGDC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 	if err != nil {
 		return nil, err
 	}
-	if err := x21Knobs(a.Name, &cfg, true, true); err != nil {
+	if err := checkFixedKnobs(a.Name, &cfg, true, true); err != nil {
 		return nil, err
 	}
 	priv := cfg.Privacy
@@ -558,7 +558,7 @@ func runDPGDC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 	if cfg.Steps == 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("T = ⌊min{n, n²ε²/(%s)}⌋ = %d with d = %d: [X21] Thm 4 fixes no T, we take Thm 2's; --steps overrides", how, T, p))
 	}
-	diam := x21Diameter(obj.Constraint(), obj.Data().D)
+	diam := constraintDiameter(obj.Constraint(), obj.Data().D)
 	eta, err := x21Eta(a.Name, rep, cfg.Eta, G/(diam*math.Sqrt(float64(T))), 2/L,
 		fmt.Sprintf("η = G/(‖C‖₂√T) = %%g ([X21] Thm 4 fixes no η, we take Thm 2's; ‖C‖₂ = %g)", diam), "2/L ([X21] Alg 4 input, Lemma 7)", true)
 	if err != nil {
@@ -582,7 +582,7 @@ func runDPGDC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 	var ns float64                     // σ (δ > 0) or Laplace λ (δ = 0)
 	if priv.Delta > 0 {
 		paper := 4 * math.Sqrt(2*math.Log(1.25/priv.Delta)) * G * Tf * eta / (nf * priv.Epsilon)
-		rep.Formula = x21Formula(priv, "σ = 4√(2 ln(1.25/δ))·G·T·η/(nε) ([X21] Alg 4 step 5, appendix C.3; Δ₂ = 4ηGT/n, Lemma 7)")
+		rep.Formula = formulaLine(priv, "σ = 4√(2 ln(1.25/δ))·G·T·η/(nε) ([X21] Alg 4 step 5, appendix C.3; Δ₂ = 4ηGT/n, Lemma 7)")
 		rep.Accountant = "single Gaussian release (Gaussian mechanism, [X21] Def 3; Thm 4), certified by exact Gaussian DP"
 		sig, err := pairwise.CalibrateGaussian(a.Name, priv, rep, []float64{paper}, []float64{paperSens},
 			pairwise.GaussOption{Plan: dp.GaussianPlan{Sensitivities: []float64{sens}}, How: sensHow})
@@ -592,7 +592,7 @@ func runDPGDC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 		ns = sig[0]
 	} else {
 		paper := 4 * G * eta * Tf * math.Sqrt(pf) / (nf * priv.Epsilon)
-		rep.Formula = x21Formula(priv, "λ = 4GηT√d/(nε), ζ_j ~ Lap(λ) i.i.d. ([X21] Alg 4 step 6, read as w_avg + ζ; Δ₁ ≤ √d·4ηGT/n, Lemma 7)")
+		rep.Formula = formulaLine(priv, "λ = 4GηT√d/(nε), ζ_j ~ Lap(λ) i.i.d. ([X21] Alg 4 step 6, read as w_avg + ζ; Δ₁ ≤ √d·4ηGT/n, Lemma 7)")
 		rep.Accountant = "single Laplace release (Laplace mechanism, [X21] Def 4; Thm 4)"
 		rep.Notes = append(rep.Notes, "Alg 4 step 6 prints \"return w̃_T = w_avg^T\" without + ζ; read as w_avg + ζ (the unperturbed average is not private)")
 		sig, err := pairwise.CalibrateLaplace(a.Name, priv, rep, []float64{paper}, []float64{math.Sqrt(pf) * paperSens}, []float64{math.Sqrt(pf) * sens}, false,
@@ -607,7 +607,7 @@ func runDPGDC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 	w := x21Init(obj, &cfg)
 	g := make([]float64, p)
 	avg := make([]float64, p)
-	grads, from, period, err := x21PGDSteps(ctx, obj, w, g, T, eta, nil, avg)
+	grads, from, period, err := noisyPGDSteps(ctx, obj, w, g, T, eta, nil, avg)
 	if err != nil {
 		return nil, err
 	}
@@ -615,129 +615,14 @@ func runDPGDC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 		x21CycleNote(rep, fmt.Sprintf("w_%d = w_%d of T = %d", from, from-period, T))
 	}
 	pairwise.Scale(1/Tf, avg) // w_avg^T (step 4)
-	x21Release(priv, avg, ns)
-	x21Finish(obj, avg, rep)
+	addOutputNoise(priv, avg, ns)
+	finishMetricOutput(obj, avg, rep)
 	return &pairwise.Result{W: avg, Steps: T, PairGrads: grads, Privacy: rep}, nil
-}
-
-// x21PGD runs T steps of w ← Π_C(w − η(∇F_S(w) + ζ)) in place, where
-// perturb (nil for none) adds ζ to the exact full gradient, and adds every
-// new iterate w_1..w_T to sum (nil to skip). It returns the pair gradients
-// of the T steps (x21PGDSteps).
-func x21PGD(ctx context.Context, obj pairwise.Objective, w, g []float64, T int, eta float64, perturb func([]float64), sum []float64) (int64, error) {
-	grads, _, _, err := x21PGDSteps(ctx, obj, w, g, T, eta, perturb, sum)
-	return grads, err
-}
-
-// x21MaxPeriod is the longest cycle of iterates x21PGDSteps looks for.
-const x21MaxPeriod = 4
-
-// x21PGDSteps is x21PGD, and reports the step from which the iterates
-// repeat (0: none) and the period of the repetition.
-//
-// Without perturbation the step w ↦ Π_C(w − η∇F_S(w)) is a function of w
-// alone (FullGradient overwrites g and its bits do not depend on the core
-// count; the projections are deterministic), so once w_t equals w_{t−k}
-// bit for bit, w_{s} = w_{s−k} for every later s: the iterates cycle
-// through the last k values (k = 1: a fixed point). The remaining steps
-// then only add those values to sum, one step at a time in the loop's
-// order (the same bits), without a gradient. Strongly convex runs get
-// there well before T (dpgdsc on a letter-shaped set: w_7019 = w_7018 of
-// T = 36 153). The pair-gradient count is that of all T steps (a repeated
-// step's gradient is the same). TestX21PGDFixedPointBitIdentical compares
-// with the loop that never skips.
-func x21PGDSteps(ctx context.Context, obj pairwise.Objective, w, g []float64, T int, eta float64, perturb func([]float64), sum []float64) (grads int64, from, period int, err error) {
-	n := int64(obj.Data().N)
-	// Every gradient is taken at a point of C: the start too (a noisy
-	// epoch average in dpegd, a site's model from the coordinator, an
-	// initial point). The pair-gradient gap Γ and G that the sensitivities
-	// use are proved over C (the AUC square loss's |h| ≤ 2RB, the metric
-	// logistic loss's 0 ≤ h ≤ 4R²B on a PSD set); outside C they need not
-	// hold. Π_C leaves a point of C unchanged (the ℓ2 ball bit for bit).
-	obj.Project(w)
-	var hist [][]float64 // at step t: hist[j] = w_{t−2−j}, newest first
-	for t := 1; t <= T; t++ {
-		if err := ctx.Err(); err != nil {
-			return grads, 0, 0, err
-		}
-		if perturb == nil {
-			for k := 1; k <= len(hist); k++ {
-				if !x21SameBits(w, hist[k-1]) { // w_{t−1} = w_{t−1−k}?
-					continue
-				}
-				// The cycle w_{t−k}, …, w_{t−1}; w_s = cyc[(s − t + k) mod k].
-				cyc := make([][]float64, k)
-				for j := 0; j < k-1; j++ {
-					cyc[j] = hist[k-2-j]
-				}
-				cyc[k-1] = append([]float64(nil), w...)
-				if sum != nil {
-					for s := t; s <= T; s++ {
-						pairwise.Axpy(1, cyc[(s-t+k)%k], sum)
-					}
-				}
-				copy(w, cyc[(T-t+k)%k])
-				grads += int64(T-t+1) * n * (n - 1)
-				return grads, t - 1, k, nil
-			}
-			var buf []float64
-			if len(hist) == x21MaxPeriod {
-				buf = hist[len(hist)-1]
-				copy(hist[1:], hist[:len(hist)-1])
-			} else {
-				buf = make([]float64, len(w))
-				hist = append(hist, nil)
-				copy(hist[1:], hist[:len(hist)-1])
-			}
-			copy(buf, w)
-			hist[0] = buf
-		}
-		pairwise.FullGradient(obj, w, g)
-		grads += n * (n - 1)
-		if perturb != nil {
-			perturb(g)
-		}
-		pairwise.Axpy(-eta, g, w)
-		obj.Project(w)
-		if sum != nil {
-			pairwise.Axpy(1, w, sum)
-		}
-	}
-	return grads, 0, 0, nil
-}
-
-// x21SameBits reports whether a and b hold the same float64 bit patterns.
-func x21SameBits(a, b []float64) bool {
-	for k, v := range a {
-		if math.Float64bits(v) != math.Float64bits(b[k]) {
-			return false
-		}
-	}
-	return true
 }
 
 // x21CycleNote is the report's note on steps that repeated earlier iterates.
 func x21CycleNote(rep *pairwise.PrivacyReport, what string) {
 	rep.Notes = append(rep.Notes, "the PGD iterates repeat bit for bit ("+what+"): the later steps reuse them without recomputing the gradient — the same output bits as computing them")
-}
-
-// x21Release adds the output noise to w: N(0, b²) per coordinate for δ > 0,
-// Lap(b) per coordinate for δ = 0.
-func x21Release(priv *pairwise.Privacy, w []float64, b float64) {
-	if priv.Delta > 0 {
-		priv.Noise.AddGaussian(w, b)
-	} else {
-		priv.Noise.AddLaplace(w, b)
-	}
-}
-
-// x21Finish projects a metric-learning output onto C (post-processing, so
-// that W is a metric) and says so; AUC outputs stay as printed.
-func x21Finish(obj pairwise.Objective, w []float64, rep *pairwise.PrivacyReport) {
-	if obj.Task() == pairwise.TaskMetric {
-		obj.Project(w)
-		rep.Notes = append(rep.Notes, fmt.Sprintf("the noisy W is projected onto C = %s so that it is a metric (post-processing, no privacy cost)", obj.Constraint().Name()))
-	}
 }
 
 // x21Init returns a copy of w_0 = cfg.Init (default 0). w_0 must not depend
@@ -786,63 +671,6 @@ func x21Eta(name string, rep *pairwise.PrivacyReport, given, def, bound float64,
 	}
 	rep.Notes = append(rep.Notes, fmt.Sprintf(how, def))
 	return def, nil
-}
-
-// x21Diameter returns ‖C‖₂ = max_{w, w' ∈ C} ‖w − w'‖ for the parameter
-// sets of pairfed: 2r for a ball of radius r; √2·r for the PSD sets of
-// radius r (‖W − W'‖² = ‖W‖² + ‖W'‖² − 2⟨W, W'⟩ ≤ 2r² since ⟨W, W'⟩ ≥ 0 for
-// PSD W, W', attained by r·e₁e₁ᵀ and r·e₂e₂ᵀ; r when d = 1).
-func x21Diameter(c pairwise.Projector, d int) float64 {
-	r := c.Radius()
-	switch c.Name() {
-	case "frobenius-psd", "nuclear-psd":
-		if d == 1 {
-			return r
-		}
-		return math.Sqrt2 * r
-	}
-	return 2 * r
-}
-
-// x21Rebuild returns obj's objective (task, loss, constraint) over data with
-// regularization λ.
-func x21Rebuild(obj pairwise.Objective, data *pairwise.Dataset, lambda float64) (pairwise.Objective, error) {
-	c := obj.Constraint()
-	return pairwise.NewObjective(data, pairwise.ObjectiveConfig{Task: obj.Task(), Loss: obj.Loss(), Lambda: lambda, Constraint: c.Name(), Radius: c.Radius()})
-}
-
-// x21Knobs refuses the RunConfig fields a private algorithm does not honour:
-// checkpoints (they would release un-noised intermediate models), step-size
-// schedules and averaging modes (the papers fix both), and cfg.Eta /
-// cfg.Steps where the algorithm's proof fixes them.
-func x21Knobs(name string, cfg *pairwise.RunConfig, etaOK, stepsOK bool) error {
-	switch {
-	case len(cfg.Checkpoints) > 0 || cfg.OnCheckpoint != nil:
-		return fmt.Errorf("pairwise: %s: checkpoints would release un-noised intermediate models; a private algorithm returns only its final output", name)
-	case cfg.Schedule != "" && cfg.Schedule != pairwise.Constant:
-		return fmt.Errorf("pairwise: %s: the step sizes are fixed by the paper; --schedule %s does not apply", name, cfg.Schedule)
-	case cfg.Averaging != "" && cfg.Averaging != pairwise.AvgPaper:
-		return fmt.Errorf("pairwise: %s: the output is fixed by the paper; --averaging %s does not apply", name, cfg.Averaging)
-	case cfg.Eta < 0 || math.IsNaN(cfg.Eta) || math.IsInf(cfg.Eta, 0):
-		return fmt.Errorf("pairwise: %s: step size η = %v must be finite and > 0 (0 = the theorem's default)", name, cfg.Eta)
-	case cfg.Steps < 0:
-		return fmt.Errorf("pairwise: %s: steps = %d must be ≥ 0 (0 = the theorem's default)", name, cfg.Steps)
-	case !etaOK && cfg.Eta != 0:
-		return fmt.Errorf("pairwise: %s: the step sizes are fixed by the paper's privacy proof; --eta does not apply", name)
-	case !stepsOK && cfg.Steps != 0:
-		return fmt.Errorf("pairwise: %s: the iteration counts are fixed by the paper's privacy proof; --steps does not apply", name)
-	}
-	return nil
-}
-
-// x21Formula is the report's formula line: the paper's under
-// --calibration paper, else the exact calibration with the paper's formula
-// for reference.
-func x21Formula(priv *pairwise.Privacy, paper string) string {
-	if priv.Calibration.OrDefault() == pairwise.CalibrationPaper {
-		return paper
-	}
-	return "σ (or b): the smallest the exact accountant certifies for the tight sensitivity (see notes); the paper prints " + paper
 }
 
 // x21ContractionSensitivity is (2ηΓ/n)·(1 − ρ^T)/(1 − ρ) with

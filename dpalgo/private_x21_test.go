@@ -3,13 +3,13 @@ package dpalgo
 import (
 	"context"
 	"fmt"
-	"github.com/pairfed/pairfed/dp"
-	"github.com/pairfed/pairfed/pairwise"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/pairwise"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -657,9 +657,9 @@ func TestX21PrivateAlgorithmsSupportMetricLearning(t *testing.T) {
 	}
 }
 
-// TestX21PGDFixedPointBitIdentical: x21PGDSteps, which stops computing
+// TestX21PGDFixedPointBitIdentical: noisyPGDSteps, which stops computing
 // gradients once the iterates repeat bit for bit (a fixed point, or a cycle
-// of up to x21MaxPeriod values), returns the same iterate and the same sum
+// of up to pgdMaxPeriod values), returns the same iterate and the same sum
 // of iterates, bit for bit, as the loop that computes every step, on
 // strongly convex AUC and metric objectives that get there well before T
 // (checked, so that the comparison is not vacuous; one case is a cycle of
@@ -693,7 +693,7 @@ func TestX21PGDFixedPointBitIdentical(t *testing.T) {
 					sum = make([]float64, p)
 				}
 				clear(w)
-				grads, from, period, err := x21PGDSteps(context.Background(), obj, w, g, T, c.eta, nil, sum)
+				grads, from, period, err := noisyPGDSteps(context.Background(), obj, w, g, T, c.eta, nil, sum)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -701,7 +701,7 @@ func TestX21PGDFixedPointBitIdentical(t *testing.T) {
 				if !(from > 0 && from < T/2) || (c.period > 0 && period != c.period) {
 					t.Fatalf("%s: repetition from step %d of %d with period %d: the test needs one well before T (period %d)", name, from, T, period, c.period)
 				}
-				if !x21SameBits(w, ref) || (withSum && !x21SameBits(sum, refSum)) {
+				if !sameFloatBits(w, ref) || (withSum && !sameFloatBits(sum, refSum)) {
 					t.Fatalf("%s: skipping after step %d (period %d) changed the result:\nw   %v\nref %v\nsum %v\nref %v", name, from, period, w, ref, sum, refSum)
 				}
 				if want := int64(T) * 40 * 39; grads != want {

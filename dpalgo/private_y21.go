@@ -159,25 +159,6 @@ func y21Diameter(obj pairwise.Objective) float64 {
 	return 2 * r
 }
 
-// y21PostProcess makes w a valid model: Π_W(w), and for metric models the
-// symmetric part (W + Wᵀ)/2 (a no-op after the PSD projections, which
-// symmetrize; needed only for the unconstrained "none" set). It is applied
-// to released (noisy) values only, so it is post-processing and does not
-// change the privacy guarantee.
-func y21PostProcess(obj pairwise.Objective, w []float64) {
-	obj.Project(w)
-	if obj.Task() != pairwise.TaskMetric {
-		return
-	}
-	d := obj.Data().D
-	for a := 0; a < d; a++ {
-		for b := a + 1; b < d; b++ {
-			m := (w[a*d+b] + w[b*d+a]) / 2
-			w[a*d+b], w[b*d+a] = m, m
-		}
-	}
-}
-
 // y21CheckCommon validates the run parameters shared by both algorithms.
 func y21CheckCommon(name string, obj pairwise.Objective, cfg *pairwise.RunConfig) error {
 	if obj.Data().N < 2 {
@@ -369,7 +350,7 @@ func runDPLocalSGD(ctx context.Context, obj pairwise.Objective, cfg pairwise.Run
 		w = res.W                                     // w̄_k, a fresh slice
 		cfg.Privacy.Noise.AddGaussian(w, sigmas[k-1]) // w_k = w̄_k + u_k (Alg 3 line 6)
 		// The next phase starts from the released w_k, projected onto W.
-		y21PostProcess(obj, w)
+		postProcessReleased(obj, w)
 	}
 	rep.Releases = K
 	notes = append(notes,
@@ -487,7 +468,7 @@ func runDPSGDOutput(ctx context.Context, obj pairwise.Objective, cfg pairwise.Ru
 		opts = append(opts, pairwise.GaussOption{Plan: dp.GaussianPlan{Sensitivities: []float64{math.Min(stab, diam)}, FailureDelta: fail},
 			How: fmt.Sprintf("Δ = min{D = %g, √(4eη²G²(T + C²)) = %.6g} with C = ln(eT)·c, c = %d the exact Binomial(T+1, 1/n) quantile at failure probability δ/%g", diam, stab, c, f)})
 	}
-	rep.Formula = x21Formula(&pairwise.Privacy{Calibration: cfg.Privacy.Calibration}, "σ² = 8·η²·G²·ln(2.5/δ)/ε² · (T + 3·T²·ln²(e·T)·ln²(2/δ)/n²)  ([Y21b] eq. (5) as printed)")
+	rep.Formula = formulaLine(&pairwise.Privacy{Calibration: cfg.Privacy.Calibration}, "σ² = 8·η²·G²·ln(2.5/δ)/ε² · (T + 3·T²·ln²(e·T)·ln²(2/δ)/n²)  ([Y21b] eq. (5) as printed)")
 	rep.Accountant = "single Gaussian release, certified by exact Gaussian DP (the paper: (ε, δ/2)-DP on a sampling event of probability ≥ 1 − δ/2, [Y21b] proof of Thm 4)"
 	sig, err := pairwise.CalibrateGaussian(name, cfg.Privacy, rep, []float64{paper}, []float64{paperSens}, opts...)
 	if err != nil {
@@ -539,7 +520,7 @@ func runDPSGDOutput(ctx context.Context, obj pairwise.Objective, cfg pairwise.Ru
 		out[k] = sum[k] / float64(T)
 	}
 	cfg.Privacy.Noise.AddGaussian(out, sigma) // w̄_T + u
-	y21PostProcess(obj, out)                  // w_priv = Π_W(w̄_T + u)
+	postProcessReleased(obj, out)             // w_priv = Π_W(w̄_T + u)
 
 	rep.Releases = 1
 	notes = append(notes,
@@ -627,7 +608,7 @@ func y21aCalibrate(obj pairwise.Objective, priv *pairwise.Privacy, rep *pairwise
 	}
 	opts := []pairwise.GaussOption{{Plan: dp.GaussianPlan{Sensitivities: d, Disjoint: true, FailureDelta: fail},
 		How: fmt.Sprintf("Δ_k = min{D = %g, 2c_k·η_k·Γ} with c_k = %v the exact Binomial(T_k+1, 1/n_k) quantile at failure probability γ = δ/%g (γ ∈ {δ/2, δ/4, δ/16, δ/64} giving the least σ_1), %s, Γ = %g", diam, cs, bestF, gHow, gamma)}}
-	rep.Formula = x21Formula(priv, "σ_k = 12·G·η_k·log(4/δ)·√(2·log(2.5/δ))/ε, η_k = 4^{−k}·η  ([Y21a] Alg 3 line 6, Thm 10)")
+	rep.Formula = formulaLine(priv, "σ_k = 12·G·η_k·log(4/δ)·√(2·log(2.5/δ))/ε, η_k = 4^{−k}·η  ([Y21a] Alg 3 line 6, Thm 10)")
 	rep.Accountant = "parallel composition over disjoint phases ([Y21a] Thm 10), each phase certified by exact Gaussian DP"
 	return pairwise.CalibrateGaussian(y21aAlg3.Name, priv, rep, paper, paperSens, opts...)
 }

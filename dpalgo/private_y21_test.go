@@ -2,11 +2,12 @@ package dpalgo
 
 import (
 	"context"
-	"github.com/pairfed/pairfed/pairwise"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 // ykNoise is a recording fake Noise for the [Y21a]/[Y21b]/[K22] tests

@@ -2,9 +2,10 @@ package dpalgo
 
 import (
 	"fmt"
-	"github.com/pairfed/pairfed/pairwise"
 	"math"
 	"slices"
+
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 // The default private algorithm: a written rule from the public shape of
@@ -186,7 +187,7 @@ func RecommendPrivate(task pairwise.Task, n, d int, eps, delta float64, loss str
 	case !(delta > 0 && delta < 1):
 		return Recommendation{}, fmt.Errorf("pairwise: the default private algorithm needs δ in (0, 1), got %v (δ = 0: name an algorithm with a Laplace variant, e.g. --algo dpegd)", delta)
 	}
-	mu, err := gdMu(eps, delta)
+	mu, err := gaussianMu(eps, delta)
 	if err != nil {
 		return Recommendation{}, err
 	}
@@ -317,7 +318,7 @@ func RecommendFederated(task pairwise.Task, names []string, sites, nSite, d int,
 		var mu float64
 		if known {
 			var err error
-			if mu, err = gdMu(eps, delta); err != nil {
+			if mu, err = gaussianMu(eps, delta); err != nil {
 				return FedRecommendation{}, err
 			}
 		}

@@ -1,16 +1,17 @@
 package dpalgo
 
 import (
-	"github.com/pairfed/pairfed/pairwise"
 	"math"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 // The rule's branches at shapes on both sides of each threshold.
 func TestRecommendPrivateRule(t *testing.T) {
-	mu, err := gdMu(1, 1e-4)
+	mu, err := gaussianMu(1, 1e-4)
 	if err != nil {
 		t.Fatal(err)
 	}

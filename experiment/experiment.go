@@ -536,7 +536,7 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 				// depend on the others, which the sensitivity analyses do
 				// not allow.
 				rep.Private = res.Privacy.Private && pre.Private
-				if w := dpalgo.DeltaWarning(pre.TotalDelta, tr.N); w != "" && !slices.Contains(rep.Warnings, w) {
+				if w := pairwise.DeltaWarning(pre.TotalDelta, tr.N); w != "" && !slices.Contains(rep.Warnings, w) {
 					rep.Warnings = append(rep.Warnings, w)
 				}
 				for _, n := range res.Privacy.Notes { // e.g. [H20] Algs 1–4 that never train (T₁ ≥ n)

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
@@ -349,7 +348,7 @@ func (w *Worker) onAnnounce(m *protocol.JobAnnounce) []Output {
 	w.job = m
 	w.logf("joined job %s (%s, %d phases)", m.Job, m.Algo, m.Phases)
 	if m.Epsilon > 0 {
-		if warn := dpalgo.DeltaWarning(m.Delta, w.cfg.Data.N); warn != "" {
+		if warn := pairwise.DeltaWarning(m.Delta, w.cfg.Data.N); warn != "" {
 			w.logf("warning: job %s: %s", m.Job, warn)
 		}
 	}

@@ -8,10 +8,10 @@ import (
 	"text/tabwriter"
 
 	"github.com/pairfed/pairfed/dp"
-	"github.com/pairfed/pairfed/dpalgo"
 
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
@@ -177,7 +177,7 @@ func runSimulate(c *cli.Context) error {
 		rep.Notes = append([]string{recNote}, rep.Notes...)
 	}
 	for _, p := range rep.Privacy {
-		if w := dpalgo.DeltaWarning(p.Delta, p.Records); w != "" {
+		if w := pairwise.DeltaWarning(p.Delta, p.Records); w != "" {
 			fmt.Fprintf(c.App.ErrWriter, "pairfed: warning: %s: %s\n", p.Site, w)
 		}
 	}

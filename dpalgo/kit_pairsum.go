@@ -345,3 +345,10 @@ func PairSumDefaults(n, d int, sigmaRound1, factor, S, theta float64, rounds int
 	}
 	return T, S * math.Min(1, tau/float64(T))
 }
+
+// clampBall rescales v into the ball of radius r.
+func clampBall(v []float64, r float64) {
+	if nv := pairwise.Norm2(v); nv > r {
+		pairwise.Scale(r/nv, v)
+	}
+}

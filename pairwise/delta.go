@@ -1,4 +1,4 @@
-package dpalgo
+package pairwise
 
 import (
 	"fmt"

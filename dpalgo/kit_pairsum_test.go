@@ -1,10 +1,11 @@
 package dpalgo
 
 import (
-	"github.com/pairfed/pairfed/pairwise"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 // A gradient round's vector has replace-one ℓ2 sensitivity ≤ 2 for every

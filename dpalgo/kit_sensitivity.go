@@ -2,9 +2,10 @@ package dpalgo
 
 import (
 	"fmt"
-	"github.com/pairfed/pairfed/pairwise"
 	"math"
 	"sync"
+
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 // pairGradGap returns Γ, a bound on the change of one pair's gradient when
@@ -111,7 +112,7 @@ func lossPairGradGap(loss pairwise.Loss, R, B float64, psd bool) (float64, strin
 // used by every output-perturbation algorithm below, which needs no
 // stability argument and holds with probability 1.
 func paramDiameter(obj pairwise.Objective) float64 {
-	return x21Diameter(obj.Constraint(), obj.Data().D)
+	return constraintDiameter(obj.Constraint(), obj.Data().D)
 }
 
 // binomialQuantile returns the smallest integer c ≥ 0 with
@@ -240,3 +241,51 @@ var (
 	mloMu   sync.Mutex
 	mloMemo = map[float64]float64{} // t → metricLogisticOpposite(t)
 )
+
+// constraintDiameter returns ‖C‖₂ = max_{w, w' ∈ C} ‖w − w'‖ for the parameter
+// sets of pairfed: 2r for a ball of radius r; √2·r for the PSD sets of
+// radius r (‖W − W'‖² = ‖W‖² + ‖W'‖² − 2⟨W, W'⟩ ≤ 2r² since ⟨W, W'⟩ ≥ 0 for
+// PSD W, W', attained by r·e₁e₁ᵀ and r·e₂e₂ᵀ; r when d = 1).
+func constraintDiameter(c pairwise.Projector, d int) float64 {
+	r := c.Radius()
+	switch c.Name() {
+	case "frobenius-psd", "nuclear-psd":
+		if d == 1 {
+			return r
+		}
+		return math.Sqrt2 * r
+	}
+	return 2 * r
+}
+
+// GDSensitivity returns the tight ℓ2 sensitivity, under replacement of
+// one of the n records (norms ≤ R), of the loss part of the full pairwise
+// gradient 1/(n(n−1)) Σ_{i≠j} ∇f at any w in obj's parameter set, with a
+// sentence saying why (see the file comment).
+func GDSensitivity(obj pairwise.Objective, R float64) (float64, string, error) {
+	n := float64(obj.Data().N)
+	B := obj.Constraint().Radius()
+	if obj.Task() == pairwise.TaskMetric {
+		G := obj.Loss().Props(R, B).Lipschitz
+		if math.IsInf(G, 0) || math.IsNaN(G) {
+			return 0, "", fmt.Errorf("pairwise: the metric %s loss has no finite gradient bound at R = %g, B = %g", obj.Loss().Name(), R, B)
+		}
+		return 4 * G / n, fmt.Sprintf("Δ = 4G/n, G = %g (metric: the two pair gradients of a j may have opposite signs)", G), nil
+	}
+	var lo, hi float64
+	switch obj.Loss().(type) {
+	case pairwise.AUCHinge:
+		lo, hi = -1, 0
+	case pairwise.AUCLogistic:
+		lo, hi = -2, 0
+	case pairwise.AUCSquare:
+		if math.IsInf(B, 1) {
+			return 0, "", fmt.Errorf("pairwise: the square loss has unbounded gradients without a parameter radius: use --constraint l2 --param-radius B")
+		}
+		lo, hi = -2*(1+2*R*B), -2*(1-2*R*B)
+	default:
+		return 0, "", fmt.Errorf("pairwise: no sensitivity bound for the %s AUC loss", obj.Loss().Name())
+	}
+	c := 2 * R * math.Max(math.Max(math.Abs(lo), math.Abs(hi)), hi-lo)
+	return 2 * c / n, fmt.Sprintf("Δ = 2c/n, c = 2R·max(|lo|, |hi|, hi − lo) = %g for ∂f/∂h ∈ [%g, %g] (each other-class record's pair gradients change by ≤ c)", c, lo, hi), nil
+}

@@ -1,8 +1,11 @@
 package dpalgo
 
 import (
-	"github.com/pairfed/pairfed/pairwise"
 	"math"
+	"math/rand/v2"
+
+	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/pairwise"
 )
 
 // dp-pair-sgd's batch sum on sparse data in O(nnz) per pair.
@@ -95,4 +98,60 @@ func pairSGDBatchSumSparse(obj pairwise.Objective, w, g []float64, batch []int, 
 		}
 	}
 	return max(len(batch)-1, 0), buf
+}
+
+// poissonSample appends to dst the indices in [0, n) that each enter
+// independently with probability exactly q (the q the accountant
+// certifies): dp.PoissonSubsample, exact Bernoulli(q) coins (blocks of
+// 64–256 records counted from the exact Binomial CDF below q = 1/16, else
+// compared bit-sliced with q's binary expansion; proofs in
+// dp/exactsample.go). The float geometric-skip sampler it replaces,
+// ⌊log(u)/log1p(−q)⌋ on a 2⁻⁵³ grid, was not Bernoulli(q)
+// (TestOldPoissonSamplerIsInexact), which the subsampled-RDP theorem
+// assumes.
+func poissonSample(dst []int, n int, q float64, rng *rand.Rand) []int {
+	return dp.PoissonSubsample(dst, n, q, rng)
+}
+
+// pairSGDBatchSum writes into g the sum over the previous-instance pairs of
+// batch (in its order) of the pair gradients clipped to norm C, using tmp
+// as scratch; it returns the number of pairs. A linear objective on CSR
+// data takes pairSGDBatchSumSparse (O(nnz) per pair, the same bits).
+func pairSGDBatchSum(obj pairwise.Objective, w, g, tmp []float64, batch []int, C float64) int {
+	if s := obj.Data(); pairwise.IsLinear(obj) && s.X == nil && s.Ptr != nil {
+		m, _ := pairSGDBatchSumSparse(obj, w, g, batch, C, tmp[:0]) // a pair has ≤ d nonzeros: tmp never grows
+		return m
+	}
+	return pairSGDBatchSumGeneral(obj, w, g, tmp, batch, C)
+}
+
+// pairSGDBatchSumGeneral is pairSGDBatchSum through the Objective
+// interface and a dense scratch (the reference).
+func pairSGDBatchSumGeneral(obj pairwise.Objective, w, g, tmp []float64, batch []int, C float64) int {
+	for k := range g {
+		g[k] = 0
+	}
+	for s := 1; s < len(batch); s++ {
+		for k := range tmp {
+			tmp[k] = 0
+		}
+		if !obj.AddGrad(tmp, w, batch[s], batch[s-1], 1) {
+			continue
+		}
+		f := 1.0
+		if nrm := pairwise.Norm2(tmp); nrm > C {
+			f = C / nrm
+		}
+		pairwise.Axpy(f, tmp, g)
+	}
+	return max(len(batch)-1, 0)
+}
+
+// pairSGDMultiplier is dp.SecureSubsampledGaussianMultiplier (memoized
+// there by all its arguments, concurrent callers of the same arguments
+// sharing one search: dp/memo.go); coords is the number of noise
+// coordinates the T steps draw from the secure sampler (T·p), whose
+// discrete-noise δ term the multiplier leaves room for.
+func pairSGDMultiplier(q float64, T int, eps, delta float64, rel dp.Neighbouring, coords int64) (float64, error) {
+	return dp.SecureSubsampledGaussianMultiplier(q, T, eps, delta, rel, coords)
 }
