@@ -23,7 +23,7 @@ import (
 //
 // Output: cfg.Averaging selects it. AvgWindow averages the iterates w_t (after
 // each update) since the previous checkpoint, as the code does between the
-// entries of `res_idx`; AvgUniform and AvgLast are as in runPairSGD. AvgPaper
+// entries of `res_idx`; AvgUniform and AvgLast are as in RunPairSGD. AvgPaper
 // (the default) is each paper's own output, documented on each Run. A
 // checkpoint at the last step T receives exactly the returned Result.W.
 
@@ -129,7 +129,7 @@ const (
 )
 
 // baselineOutput turns the iterates of a baseline run into its output: the
-// averager of runPairSGD for AvgWindow/AvgUniform/AvgLast, or the paper's
+// averager of RunPairSGD for AvgWindow/AvgUniform/AvgLast, or the paper's
 // rule for AvgPaper. It allocates only in its constructor.
 type baselineOutput struct {
 	avg    *pairwise.Averager // nil for a paper rule other than paperLast
@@ -243,7 +243,7 @@ func binomialDraw(rng *rand.Rand, n int, p float64) int {
 //
 // Hinge: the code's active set is {1 − w·(x⁺ − x⁻) ≥ 0}, AUCHinge's is "> 0";
 // they differ only on the kink. Result.PairGrads counts m per step (the pairs
-// the buffer step covers, as runPairSGD counts same-label pairs). η_t defaults
+// the buffer step covers, as RunPairSGD counts same-label pairs). η_t defaults
 // to η/√T (the code's `etas` from get_etas with eta_geo = 'const').
 //
 // AvgPaper is Kar et al.'s online-to-batch output, the uniform average of the

@@ -175,8 +175,8 @@ func DPEGDPlanCheck(obj pairwise.Objective, eta float64, sizes []int, priv *pair
 // obj's records from start (not modified; PGD projects it onto C first, as
 // every iterate, noisyPGDSteps), with base step size eta, and
 // releases the epoch average with noise from priv.Noise. It repeats
-// runDPEGD's checks (privateSetup: ε, δ, R, ‖x‖ ≤ R, the loss assumptions;
-// η ≤ 2/L, Lemma 7) and its calibration (calibrateGaussian) before
+// runDPEGD's checks (PrivateSetup: ε, δ, R, ‖x‖ ≤ R, the loss assumptions;
+// η ≤ 2/L, Lemma 7) and its calibration (CalibrateGaussian) before
 // any data-dependent computation. The release is (ε, δ)-DP with respect
 // to the records in idx; epochs on disjoint subsets compose in parallel.
 func DPEGDEpoch(ctx context.Context, obj pairwise.Objective, start []float64, idx []int, i int, eta float64, priv *pairwise.Privacy) (*EpochResult, error) {

@@ -72,7 +72,7 @@ type GradRound struct {
 
 // dpgdGradCheck is the check of a fed-dp-gd-grad round (DPGDGradRound,
 // and DPGDGradSum under secure aggregation), before any data-dependent
-// computation: privateSetup (ε, δ > 0, ‖x‖ ≤ R, G-Lipschitz and L-smooth
+// computation: PrivateSetup (ε, δ > 0, ‖x‖ ≤ R, G-Lipschitz and L-smooth
 // loss), n ≥ 2, T ≥ 1, a model of the objective's size and a live ctx.
 func dpgdGradCheck(ctx context.Context, obj pairwise.Objective, w []float64, T int, priv *pairwise.Privacy) (pairwise.Props, *pairwise.PrivacyReport, error) {
 	cfg := pairwise.RunConfig{Privacy: priv}
@@ -97,7 +97,7 @@ func dpgdGradCheck(ctx context.Context, obj pairwise.Objective, w []float64, T i
 // w for a model the coordinator projected) for a run of T iterations on
 // all of obj's records: FullGradient(obj, w) + N(0, σ² I_p) with σ from
 // k22Calibrate (as single-site dp-gd-grad: exact by default, K22Sigma under
-// --calibration paper). It repeats runDPGDGrad's checks (privateSetup: ε,
+// --calibration paper). It repeats runDPGDGrad's checks (PrivateSetup: ε,
 // δ > 0, ‖x‖ ≤ R, G-Lipschitz and L-smooth loss; n ≥ 2) before any
 // data-dependent computation. The release is one of T adaptive Gaussian
 // releases of sensitivity 2Γ/n; the T together are certified (ε, δ)-DP by

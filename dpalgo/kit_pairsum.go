@@ -107,7 +107,7 @@ const PairSumSensitivity = 2.0
 // on d features: Δ = PairSumSensitivity each, 2d + 2 noise coordinates
 // each, and the budget split of the rule: the statistics (the start every
 // step builds on) get μ₁² = μ²/2, each of the T rounds μ²/(2T), i.e.
-// σ₁/σ_round = 1/√T. fed-dp-pair-sgd's sites (fedalgo/fedpairsgd_sum.go)
+// σ₁/σ_round = 1/√T. fed-dp-pair-sgd's sites (fedalgo/kit_pairsum.go)
 // and dp-pair-gd (private_pairgd.go) calibrate and certify with it.
 func PairSumPlan(k, phases, d int) dp.GaussianPlan {
 	sens, split := make([]float64, k), make([]float64, k)
@@ -322,7 +322,7 @@ func PairSumSolverFromState(v []float64, d int) (*PairSumSolver, error) {
 const PairSumTheta = 0.1
 
 // PairSumDefaults is the default rule for the rounds T and the step η of
-// fed-dp-pair-sgd's AUC form (fedalgo/fedpairsgd_sum.go derives it), from
+// fed-dp-pair-sgd's AUC form (fedalgo/kit_pairsum.go derives it), from
 // public numbers only: n records in all, d features, sigmaRound1 the
 // noise σ of one gradient round's release when T = 1 (the calibration of
 // the job's (ε, δ) on 2d + 2 coordinates), factor ς the summed release's

@@ -494,7 +494,7 @@ func SolveSSP(s *SSPStats, lambda float64) ([]float64, SSPSolveInfo, error) {
 	return w, info, nil
 }
 
-// statsReleaseSetup is privateSetup plus the checks every one-shot statistics
+// statsReleaseSetup is PrivateSetup plus the checks every one-shot statistics
 // release (dp-ssp, dp-ssp-mean, dp-lda) makes before reading a record.
 func statsReleaseSetup(ctx context.Context, a *pairwise.Algorithm, moments bool, obj pairwise.Objective, cfg *pairwise.RunConfig) (*pairwise.PrivacyReport, error) {
 	_, rep, err := pairwise.PrivateSetup(a, obj, cfg)

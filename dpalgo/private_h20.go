@@ -31,7 +31,7 @@ import (
 // Privacy model: record-level (ε, δ)-DP, δ > 0 only (the paper has no
 // pure-DP variant), neighbouring streams differ in one record (Def 1, Def 5);
 // for Algs 1–2 the whole output sequence is private. Every record has
-// ‖x‖ ≤ R (checked by privateSetup); G, L, α are the bounds
+// ‖x‖ ≤ R (checked by PrivateSetup); G, L, α are the bounds
 // Objective.Props(R) proves for the regularized loss over C, never typed in.
 // The sensitivity of the t-th Pairwise GIGA iterate is 8G/(αt) (Lemma 4),
 // which assumes the burn-in of T₁ data-independent steps. The default exact
@@ -184,7 +184,7 @@ func h20Register(a *pairwise.Algorithm, v h20Variant) {
 // cfg.Steps are refused, as are checkpoints, schedules and averaging modes.
 // Before any noise is drawn, the Gaussian releases are calibrated (or,
 // under --calibration paper, the printed σ's certified) by exact Gaussian
-// DP (calibrateGaussian): for Alg 1 the printed σ's always pass (the zCDP
+// DP (CalibrateGaussian): for Alg 1 the printed σ's always pass (the zCDP
 // conversion is a valid bound); for Alg 3 the check catches ε beyond the
 // range the classical calibration is proved for.
 func runH20(ctx context.Context, a *pairwise.Algorithm, v h20Variant, obj pairwise.Objective, cfg pairwise.RunConfig) (*pairwise.Result, error) {

@@ -76,7 +76,7 @@ import (
 // The score w·(x − ĉ) ranks as w·x, so the model is w, applied to the
 // records (not their signs). The two releases compose adaptively; exact
 // Gaussian DP gives μ² = μ_A² + μ_B² ([DRS19] Cor 3.3), and
-// calibrateGaussian (dp.CalibrateGaussian, LDAPlan) picks the smallest σ's
+// CalibrateGaussian (dp.CalibrateGaussian, LDAPlan) picks the smallest σ's
 // with the split μ_A² = μ²/4 (the main release keeps √(3/4) = 87 % of μ).
 //
 // Why signs: release B's noise is fixed by its radius, while a record's

@@ -15,7 +15,7 @@ import (
 // per-record clipped logistic pair gradients against a public
 // opposite-class partner — run on one data set.
 //
-// # Mechanism (the functions of fedpairsgd_sum.go, not a copy)
+// # Mechanism (the functions of kit_pairsum.go, not a copy)
 //
 //  1. Release 1: the class sums x/R and the positive count
 //     (PairSumStatsVector, fed-dp-ssp-mean's weighted vector with a zero
@@ -37,8 +37,8 @@ import (
 // # Neighbouring relation and sensitivity (replace one record)
 //
 // n is public. Every release has replace-one ℓ2 sensitivity Δ = 2 =
-// PairSumSensitivity, proved in fedpairsgd_sum.go's file comment: release
-// 1 for records in the R-ball (SSPVector's weights 1/R and √2; privateSetup
+// PairSumSensitivity, proved in kit_pairsum.go's file comment: release
+// 1 for records in the R-ball (SSPVector's weights 1/R and √2; PrivateSetup
 // checks ‖x‖ ≤ R before anything is read), the rounds for ANY record and
 // ANY broadcast (each record adds one term of norm ≤ 1 to one of two
 // class blocks; replacing it moves the vector by ≤ 2 within a block or
@@ -55,14 +55,14 @@ import (
 // certifies for PairSumPlan(1 + T, 1 + T, d) — the plan fed-dp-pair-sgd's
 // sites use: half of μ² to the statistics, μ²/(2T) to each round —
 // fixed from (ε, δ, d, T) alone before any record is read; the report is
-// certified by the exact accountant (calibrateGaussian, certifiedRun).
+// certified by the exact accountant (CalibrateGaussian, certifiedRun).
 //
 // # Defaults (a written rule from public numbers)
 //
 // T and η: PairSumDefaults, the federated rule with one site (noise
 // factor ς = 1): E₁ = κ·σ₁·√(8(d + 1))/n with σ₁ the round σ of a T = 1
 // job, τ = θ₀/E₁, T = ⌈τ⌉ within [2, 16], η = S·min(1, τ/T)
-// (fedalgo/fedpairsgd_sum.go derives it). S = the parameter radius B,
+// (fedalgo/kit_pairsum.go derives it). S = the parameter radius B,
 // by default 8 (PairGDScale: the federated default; the sensitivity does
 // not depend on it). --steps T and --eta η override them; privacy does
 // not depend on η, and on T only through the calibration above.

@@ -27,7 +27,7 @@ import (
 //
 // Privacy model (all four): record-level DP, neighbouring datasets differ in
 // one record (replacement, [X21] §2), every record ‖x‖ ≤ R (checked by
-// privateSetup). G, L and α are never typed in: they are the bounds
+// PrivateSetup). G, L and α are never typed in: they are the bounds
 // Objective.Props(R) proves for the chosen loss, λ and parameter set. Noise
 // is drawn only from cfg.Privacy.Noise: AddGaussian for δ > 0, AddLaplace
 // (i.i.d. Lap(λ) per coordinate, as the boxes print) for δ = 0.
@@ -54,7 +54,7 @@ import (
 // Roth 2014, Thm A.1), Alg 2 prints a composed σ whose constant is not
 // derived in the paper, and every sensitivity uses 2G per pair gradient and
 // no diameter bound. By default (CalibrationExact) each algorithm calibrates
-// with calibrateGaussian / calibrateLaplace for the tight sensitivity proved
+// with CalibrateGaussian / CalibrateLaplace for the tight sensitivity proved
 // beside its code (exact Gaussian DP: μ = Δ/σ per release, √(Σμ_t²) for a
 // composition, the worst epoch for disjoint epochs; Balle & Wang 2018,
 // Thm 8; Dong, Roth & Su 2019, Cor 2.13 and 3.3). Under CalibrationPaper

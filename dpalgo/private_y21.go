@@ -22,7 +22,7 @@ import (
 // Both are record-level (ε, δ)-DP for neighbouring datasets that differ in
 // one record (replacement: [Y21a] Definition 2, [Y21b] Definition 1), δ > 0
 // only: neither paper has a Laplace (pure ε-DP) variant. G and L come from
-// the loss's Props at the feature radius R (privateSetup); noise only
+// the loss's Props at the feature radius R (PrivateSetup); noise only
 // through cfg.Privacy.Noise.
 //
 // Both papers calibrate with the classical Gaussian mechanism

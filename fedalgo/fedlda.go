@@ -12,7 +12,7 @@ import (
 	"github.com/pairfed/pairfed/protocol"
 )
 
-// fed-dp-lda: dp-lda (pairwise/private_lda.go: the mechanism, the
+// fed-dp-lda: dp-lda (dpalgo/private_lda.go: the mechanism, the
 // sensitivity proofs and the written rule) across sites, in two phases.
 //
 //  1. Every site releases Σ x/R over its records plus N(0, σ_A² I)
@@ -301,7 +301,7 @@ func (fedLDA) PrivacyNote(*Spec) string {
 // to the length of phase 2's pooled statistics vector
 // (pairwise.SSPVector of the signs) — which the worker encodes with its
 // share of the distributed discrete Gaussian. Both have replace-one ℓ2
-// sensitivity Δ = 2 (pairwise/private_lda.go; the padding changes
+// sensitivity Δ = 2 (dpalgo/private_lda.go; the padding changes
 // nothing), so the DDG's Δ is 2 and the two rounds compose sequentially
 // with equal budgets (secure_phases.go), where the plain path splits μ²
 // 1 : 3. One record's term is at most 1 in phase 1 and

@@ -18,8 +18,8 @@ import (
 // the partition, secure aggregation available). For the metric task — and
 // as it was for both tasks before — it is the local-steps form below:
 // noisy steps with subsampling amplification (the single-site dp-pair-sgd
-// of pairwise/private_pairsgd.go, run as local steps between averaging
-// rounds; pairwise/fedpairsgd.go).
+// of dpalgo/private_pairsgd.go, run as local steps between averaging
+// rounds; dpalgo/fedpairsgd.go).
 //
 // Each of R rounds broadcasts a model; every site runs T_s noisy steps of
 // dp-pair-sgd from it on its own records — a Poisson(q_s) batch, each

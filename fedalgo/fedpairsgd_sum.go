@@ -17,7 +17,7 @@ import (
 // computes pairwise gradients on its own records and adds calibrated
 // noise before anything leaves it; the coordinator aggregates each round
 // — in the form whose every release is a SUM OVER RECORDS of per-record
-// clipped pair gradients (pairwise/fedpairsgd_sum.go states the pair
+// clipped pair gradients (dpalgo/kit_pairsum.go states the pair
 // loss, the partner, the clipping and the sensitivity proof):
 //
 //  1. Phase 1: every site releases its class sums (x/R) and positive

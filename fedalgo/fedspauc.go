@@ -16,7 +16,7 @@ import (
 // terms on its own records and adds calibrated noise before anything
 // leaves it; the coordinator aggregates each phase — for the square-loss
 // AUC, whose gradient is POINTWISE given the class statistics (Ying, Wen
-// & Lyu 2016; SPAUC, Lei & Ying 2019). pairwise/fedspauc.go states the
+// & Lyu 2016; SPAUC, Lei & Ying 2019). dpalgo/fedspauc.go states the
 // decomposition, the per-record clipping, the sensitivity proof and the
 // coordinator's solver.
 //
@@ -446,7 +446,7 @@ func (fedSPAUC) PrivacyNote(*Spec) string {
 }
 
 // Secure aggregation: every phase releases a sum of site vectors of
-// length 2d + 1 and Δ = 2 (pairwise/fedspauc.go), one record's term of
+// length 2d + 1 and Δ = 2 (dpalgo/fedspauc.go), one record's term of
 // norm ≤ √3 (phase 1) or ≤ 1 (the rounds), so clip = n_max·√3 never
 // binds: the T + 1 rounds compose sequentially (secure_phases.go).
 

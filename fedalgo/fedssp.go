@@ -14,7 +14,7 @@ import (
 
 // fed-dp-ssp and fed-dp-ssp-mean: sufficient-statistics perturbation
 // across sites (the single-site dp-ssp and dp-ssp-mean of
-// pairwise/private_ssp.go, which states the loss, the statistics, the
+// dpalgo/kit_ssp.go, which states the loss, the statistics, the
 // tight sensitivity and the solve).
 //
 // One phase. Every site computes the statistics of the square AUC loss on

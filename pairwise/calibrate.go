@@ -42,7 +42,7 @@ func (c Calibration) OrDefault() Calibration {
 	return c
 }
 
-// gaussOption is one proven description of a run's Gaussian releases (its
+// GaussOption is one proven description of a run's Gaussian releases (its
 // sensitivities, split, parallel composition and failure probability);
 // an algorithm may have several (e.g. a diameter bound that always holds
 // and a stability bound on a high-probability event), and calibration
@@ -52,7 +52,7 @@ type GaussOption struct {
 	How  string // the sensitivity argument in one line, for the report
 }
 
-// calibrateGaussian chooses the σ's of a private run's Gaussian releases
+// CalibrateGaussian chooses the σ's of a private run's Gaussian releases
 // and fills rep (Sigmas, Sensitivity, Disjoint, FailureDelta, Calibration,
 // CertifiedEpsilon/Delta, PaperSigmas, PaperSensitivity), before any noise
 // is drawn:
@@ -131,7 +131,7 @@ func CalibrateGaussian(name string, priv *Privacy, rep *PrivacyReport, paper, pa
 	return rep.Sigmas, nil
 }
 
-// calibrateLaplace chooses the scales of pure ε-DP Laplace releases of ℓ1
+// CalibrateLaplace chooses the scales of pure ε-DP Laplace releases of ℓ1
 // sensitivity l1[i] (independent Lap(b) per coordinate, p coordinates):
 // exact b = Δ₁/ε′ with ε′ = ε − p·2⁻⁴⁶ (the secure noise's snapping costs
 // at most p·2⁻⁴⁶, dp/noise.go), paper b = the printed scale, refused when
@@ -186,8 +186,8 @@ func CalibrateLaplace(name string, priv *Privacy, rep *PrivacyReport, paper, pap
 // certifiedRun wraps a private algorithm's Run (Register does it for every
 // private algorithm): --calibration paper is refused up front for an
 // algorithm without a printed formula, and every report is certified
-// after the run. Algorithms that calibrate through calibrateGaussian /
-// calibrateLaplace have filled the certificate already; for the others a
+// after the run. Algorithms that calibrate through CalibrateGaussian /
+// CalibrateLaplace have filled the certificate already; for the others a
 // Gaussian report (sensitivities, σ's, disjointness, failure δ) is
 // certified here by dp.CertifyGaussian and a subsampled-Gaussian one by
 // dp.SubsampledGaussianEpsilon. A private (secure) run whose certificate

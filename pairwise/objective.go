@@ -198,7 +198,7 @@ func (o *linearObjective) Props(R float64) Props {
 
 // stepProject is Step followed by Project, fused for dense data in an ℓ2
 // ball: the update and ‖w‖² are computed in one pass over w. It returns
-// whether w changed. runPairSGD uses it when available; results equal
+// whether w changed. RunPairSGD uses it when available; results equal
 // Step + Project up to floating-point reassociation of ‖w‖².
 func (o *linearObjective) stepProject(w []float64, i, j int, eta float64) bool {
 	ball, ok := o.proj.(L2Ball)

@@ -176,12 +176,12 @@ type PrivacyReport struct {
 
 	dim int // noised coordinates per release (the snapping allowance)
 	// certified is set once the certificate fields were filled by the
-	// algorithm's own calibration (calibrateGaussian, calibrateLaplace);
+	// algorithm's own calibration (CalibrateGaussian, CalibrateLaplace);
 	// certifyReport certifies the other reports.
 	certified bool
 }
 
-// privateSetup is the common prologue of every private algorithm: it
+// PrivateSetup is the common prologue of every private algorithm: it
 // validates the request, checks that every record lies in the ball of radius
 // R, checks the algorithm's assumptions against the loss and returns the
 // derived G, L, α together with a report skeleton. Nothing is computed on

@@ -291,7 +291,7 @@ type PairSource interface {
 	Next(rng *rand.Rand) (i, j int, ok bool)
 }
 
-// runPairSGD is the projected SGD loop shared by single-pair algorithms:
+// RunPairSGD is the projected SGD loop shared by single-pair algorithms:
 //
 //	w_t = Π_W(w_{t−1} − η_t ∇f(w_{t−1}; z_i, z_j)),  t = 1..T,
 //

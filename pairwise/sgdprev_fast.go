@@ -11,7 +11,7 @@ import (
 
 // The specialized sgd-prev loop.
 //
-// runPairSGD is the general loop: every step calls the pair source, the
+// RunPairSGD is the general loop: every step calls the pair source, the
 // objective's Step (through an interface, which calls the loss's Eval through
 // another) and the projection. For sgd-prev ([Y21a] Alg 1) on the AUC task
 // without a regularizer, most steps do nothing: a pair of two records with
@@ -35,14 +35,14 @@ import (
 // otherwise equal up to the rounding bound stated there. Everything below
 // is about the other loops.
 //
-// They are bit-identical to runPairSGD with a PrevInstance for the same rng:
+// They are bit-identical to RunPairSGD with a PrevInstance for the same rng:
 // the same draws in the same order, and the same floating-point operations on
 // w and on the averaging state in the same order (the tests check this over
 // seeds, losses, projections, averaging modes and dense and sparse data). The
 // only operations skipped are the loss values Eval computes and discards, the
 // score of same-label pairs — which can change the model only when the
 // score is ±Inf or NaN, i.e. when the data or w already are not finite
-// (runPairSGD then propagates NaN through the logistic loss; data are
+// (RunPairSGD then propagates NaN through the logistic loss; data are
 // checked finite when loaded) — and the exact ‖w‖² when a cheaper sum
 // proves the projection is not needed (kernel.DenseUpdate).
 
@@ -183,7 +183,7 @@ func newPrevFast(obj Objective, cfg *RunConfig, sched Schedule) *prevFast {
 	return f
 }
 
-// run is runPairSGD(ctx, obj, cfg, rng, &PrevInstance{N: n}, T, sched) for a
+// run is RunPairSGD(ctx, obj, cfg, rng, &PrevInstance{N: n}, T, sched) for a
 // configuration newPrevFast accepted.
 func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int, sched Schedule) (*Result, error) {
 	if useLazySparse(f.data) {
@@ -237,7 +237,7 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 const drawBatch = 256
 
 // steps runs k steps, drawBatch at a time: the indices are drawn first
-// (rng.IntN, in order: the same stream as runPairSGD's), then walked. With
+// (rng.IntN, in order: the same stream as RunPairSGD's), then walked. With
 // a PCG source the draws come from a copy of its state, written back before
 // steps returns: between calls the rng is where rng.IntN would have left it.
 func (f *prevFast) steps(rng *rand.Rand, k int) {

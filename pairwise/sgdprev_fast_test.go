@@ -13,7 +13,7 @@ import (
 )
 
 // TestPrevFastBitIdentical checks the specialized sgd-prev loops against the
-// general loop they replace (runPairSGD with a PrevInstance): the same output
+// general loop they replace (RunPairSGD with a PrevInstance): the same output
 // and last iterate, bit for bit, and the same rng state afterwards, over
 // seeds, the three AUC losses, both vector constraints, both averaging modes
 // the fast path takes, checkpoints, an initial point, and dense and sparse

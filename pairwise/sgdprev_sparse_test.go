@@ -52,7 +52,7 @@ func sparseAUC(n, d, nnz int, pos float64, seed uint64) *Dataset {
 }
 
 // TestPrevSparseLazyMatchesGeneral checks the lazy O(nnz) sparse loop
-// against the general loop (runPairSGD with a PrevInstance), the reference,
+// against the general loop (RunPairSGD with a PrevInstance), the reference,
 // over seeds, the three AUC losses, the ℓ2 ball (active: R = 0.3; inactive:
 // R = 50) and no constraint, every output rule, checkpoints that draw from
 // the rng, and an initial point, with the bounds of sgdprev_sparse.go:
