@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	_ "github.com/pairfed/pairfed/algo/all" // every single-site algorithm registered
 	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/pairwise"
 )

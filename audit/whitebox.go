@@ -504,7 +504,7 @@ func (c *wbCase) trial(ctx context.Context, side int, noiseSeed uint64, check bo
 //     the same row: the same coin and the same slot in the batch on both
 //     sides. With c_t the pre-noise sum on D ∖ {z} (same others' coins and
 //     order), ‖a_t − b_t‖ ≤ ‖a_t − c_t‖ + ‖c_t − b_t‖ ≤ 2Δ', Δ' the
-//     report's add/remove sensitivity (pairwise/private_pairsgd.go proves
+//     report's add/remove sensitivity (dpalgo/private_pairsgd.go proves
 //     it for every position of the added record, snapping allowance
 //     included). So, for every fixed sampling, the transcript is the
 //     adaptive composition of T Gaussian mechanisms of sensitivity 2Δ' and

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
@@ -49,7 +50,7 @@ func TestCoordinatorFedPrivateJobs(t *testing.T) {
 	acceptJob(c)
 	j := c.Job()
 	loss, _ := pairwise.LossByName(pairwise.TaskAUC, "logistic")
-	if j == nil || j.Phases != 6 || j.Delta != dp.DefaultDelta(300) || j.Eta != pairwise.DPEGDDefaultEta(loss, 100, 3, 1, 1, 0.5, dp.DefaultDelta(300)) || j.LocalAlgo != "" {
+	if j == nil || j.Phases != 6 || j.Delta != dp.DefaultDelta(300) || j.Eta != dpalgo.DPEGDDefaultEta(loss, 100, 3, 1, 1, 0.5, dp.DefaultDelta(300)) || j.LocalAlgo != "" {
 		t.Fatalf("job %+v: want k = ⌊log₂ 100⌋ = 6, δ = 1/3000, Thm 3 η", j)
 	}
 	outs := c.Step(&protocol.SiteUpdate{Job: j.Job, Phase: 1, Site: "a", Model: []float64{0, 0, 0}, Weight: 50, Epsilon: 5, Delta: j.Delta})
@@ -145,7 +146,7 @@ func TestCoordinatorFedDPGDGrad(t *testing.T) {
 	}
 	for _, sp := range p {
 		// The sites calibrate to the proven 2Γ/n (pairwise.K22FedSensitivity).
-		sens := pairwise.K22FedSensitivity(loss, 1, 1, sp.Records)
+		sens := dpalgo.K22FedSensitivity(loss, 1, 1, sp.Records)
 		rels := make([]dp.Release, len(sp.Sigmas))
 		for i, s := range sp.Sigmas {
 			rels[i] = dp.Release{Mechanism: dp.MechanismGaussian, Sensitivity: sens, Sigma: s}

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/fedalgo"
-	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
 
@@ -273,7 +273,7 @@ func TestServiceChargesCertified(t *testing.T) {
 	sub := &protocol.JobSubmit{Job: "k", Client: "c", Algo: fedalgo.FedDPSSP, Epsilon: 0.5, Delta: 1e-3, MinSites: 2}
 	s.Step(sub)
 	acceptAll(s)
-	rel, err := pairwise.SSPCalibrate(0.5, 1e-3, 1, 2, pairwise.SSPClass)
+	rel, err := dpalgo.SSPCalibrate(0.5, 1e-3, 1, 2, dpalgo.SSPClass)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +385,7 @@ func TestStatusReportsCharges(t *testing.T) {
 	// certificate, strictly below the request.
 	s.Step(&protocol.JobSubmit{Job: "k", Client: "c", Algo: fedalgo.FedDPSSP, Epsilon: 0.5, Delta: 1e-3, MinSites: 3})
 	acceptAll(s)
-	rel, err := pairwise.SSPCalibrate(0.5, 1e-3, 1, 2, pairwise.SSPClass)
+	rel, err := dpalgo.SSPCalibrate(0.5, 1e-3, 1, 2, dpalgo.SSPClass)
 	if err != nil {
 		t.Fatal(err)
 	}

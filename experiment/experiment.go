@@ -17,8 +17,10 @@ import (
 	"sync"
 	"time"
 
+	_ "github.com/pairfed/pairfed/algo/all" // every single-site algorithm registered
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/model"
 	"github.com/pairfed/pairfed/pairwise"
 )
@@ -326,7 +328,7 @@ type Report struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Recommended is the default rule's choice and reason when the
 	// algorithm was not named (pairwise.RecommendPrivate).
-	Recommended *pairwise.Recommendation `json:"recommended,omitempty"`
+	Recommended *dpalgo.Recommendation `json:"recommended,omitempty"`
 	// Tune is, per run, what --tune's private selection did.
 	Tune []*TuneReport `json:"tune,omitempty"`
 	// Privacy is the privacy statement of the (last) private run: model,

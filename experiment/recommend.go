@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"math"
 
 	"github.com/pairfed/pairfed/pairwise"
@@ -33,9 +34,9 @@ func TrainRecords(spec Spec, n int, hasTest bool) int {
 // the task, the training records per run (TrainRecords), d features, ε and
 // δ (spec's, or the default 1/n_train). loss is the loss asked for ("" =
 // let the rule pick).
-func Recommend(spec Spec, n, d int, hasTest bool, loss string) (pairwise.Recommendation, error) {
+func Recommend(spec Spec, n, d int, hasTest bool, loss string) (dpalgo.Recommendation, error) {
 	if err := dp.CheckEpsilon("--epsilon", spec.Epsilon); err != nil {
-		return pairwise.Recommendation{}, fmt.Errorf("experiment: the default private algorithm: %w", err)
+		return dpalgo.Recommendation{}, fmt.Errorf("experiment: the default private algorithm: %w", err)
 	}
 	task := spec.Task
 	if task == "" {
@@ -46,7 +47,7 @@ func Recommend(spec Spec, n, d int, hasTest bool, loss string) (pairwise.Recomme
 	if !spec.DeltaSet {
 		delta = dp.DefaultDelta(nt) // the δ the run will ask for
 	} else if err := dp.CheckDeltaPositive("--delta", delta); err != nil {
-		return pairwise.Recommendation{}, fmt.Errorf("experiment: the default private algorithm: %w; for δ = 0 name an algorithm with a Laplace variant, e.g. --algo dpegd", err)
+		return dpalgo.Recommendation{}, fmt.Errorf("experiment: the default private algorithm: %w; for δ = 0 name an algorithm with a Laplace variant, e.g. --algo dpegd", err)
 	}
-	return pairwise.RecommendPrivate(task, nt, d, spec.Epsilon, delta, loss)
+	return dpalgo.RecommendPrivate(task, nt, d, spec.Epsilon, delta, loss)
 }

@@ -8,7 +8,7 @@
 //	                               │             │          │
 //	                               └─► protocol ◄┘◄─────────┘
 //	                                             │
-//	                                   pairwise (the math: fed*.go), dp
+//	                          dpalgo (the site math: fed*.go), pairwise, dp
 //
 // The coordinator and the worker packages are the job state machines —
 // membership, phases, timeouts, ledgers, checkpoints and resume — and ask
@@ -21,8 +21,11 @@
 // (Combiner). The protocol package carries an algorithm's name and
 // parameters without knowing any algorithm; Register installs the
 // algorithm's validator there, so Encode and Decode apply it. The learning
-// math stays in package pairwise (pairwise/fed*.go and the single-site
-// algorithms), which the algorithm files call.
+// math stays in packages dpalgo (the private site halves, dpalgo/fed*.go,
+// and the single-site private algorithms), algo and pairwise, which the
+// algorithm files call; layout_test.go checks by imports that the
+// coordinator, the worker, the protocol, the transport, the store and the
+// simulation import none of them but pairwise.
 //
 // # The algorithms
 //

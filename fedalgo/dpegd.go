@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -45,14 +46,14 @@ var dpegdPhases = &disjointPhases{
 	name:        FedDPEGD,
 	fixedLength: "has k = ⌊log₂ n_min⌋ epochs of fixed length ([X21] Alg 3)",
 	requireEta:  true,
-	phases:      pairwise.DPEGDPhases,
-	partition:   pairwise.DPEGDPartition,
-	defaultEta:  pairwise.DPEGDDefaultEta,
-	planCheck:   pairwise.DPEGDPlanCheck,
+	phases:      dpalgo.DPEGDPhases,
+	partition:   dpalgo.DPEGDPartition,
+	defaultEta:  dpalgo.DPEGDDefaultEta,
+	planCheck:   dpalgo.DPEGDPlanCheck,
 	// release runs epoch i of [X21] Alg 3 on the site's i-th disjoint
 	// subset from the broadcast model; the site adds σ_i.
 	release: func(ctx context.Context, obj pairwise.Objective, start []float64, idx []int, i int, eta float64, priv *pairwise.Privacy, rng *rand.Rand) (*phaseRelease, error) {
-		res, err := pairwise.DPEGDEpoch(ctx, obj, start, idx, i, eta, priv)
+		res, err := dpalgo.DPEGDEpoch(ctx, obj, start, idx, i, eta, priv)
 		if err != nil {
 			return nil, err
 		}

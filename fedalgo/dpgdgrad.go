@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -75,7 +76,7 @@ func k22Props(s *Spec) (pairwise.Props, error) {
 	if err != nil {
 		return pairwise.Props{}, err
 	}
-	return pairwise.K22FedProps(loss, s.FeatureRadius, s.ParamRadius, s.Lambda), nil
+	return dpalgo.K22FedProps(loss, s.FeatureRadius, s.ParamRadius, s.Lambda), nil
 }
 
 // Plan: T full-gradient rounds on every site's whole data; T =
@@ -90,7 +91,7 @@ func (fedDPGDGrad) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 	p := &Plan{Phases: s.Rounds, Eta: s.Eta, Sensitivity: map[string]float64{}}
 	p.Epsilon, p.Delta = planPrivacy(s, sites)
 	if p.Phases == 0 {
-		p.Phases = pairwise.K22Steps(nMin, params, p.Epsilon)
+		p.Phases = dpalgo.K22Steps(nMin, params, p.Epsilon)
 	}
 	props, err := k22Props(s)
 	if err != nil {
@@ -106,12 +107,12 @@ func (fedDPGDGrad) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 	p.Certified = map[string]Guarantee{}
 	for _, site := range sites {
 		// The proven 2Γ/n_s the sites calibrate to (DPGDGradRound).
-		sens := pairwise.K22FedSensitivity(loss, s.FeatureRadius, s.ParamRadius, site.Records)
+		sens := dpalgo.K22FedSensitivity(loss, s.FeatureRadius, s.ParamRadius, site.Records)
 		p.Sensitivity[site.Name] = sens
 		if s.Calibration == protocol.CalibrationPaper {
 			// [K22] Thm 1's σ for this site, certified here so that an
 			// uncertified job is refused before it is announced.
-			c, err := k22PaperCertificate(sens, pairwise.K22Sigma(p.Phases, site.Records, props.Lipschitz, p.Epsilon, p.Delta), p.Phases, params, p.Epsilon, p.Delta)
+			c, err := k22PaperCertificate(sens, dpalgo.K22Sigma(p.Phases, site.Records, props.Lipschitz, p.Epsilon, p.Delta), p.Phases, params, p.Epsilon, p.Delta)
 			if err != nil {
 				return nil, fmt.Errorf("site %s: %w", site.Name, err)
 			}
@@ -188,7 +189,7 @@ type dpGDGradSite struct {
 // exactly the T-round certificate the calibration stated (never less).
 func (s *dpGDGradSite) Step(ctx context.Context, t int, model []float64) (*protocol.SiteUpdate, *Release, error) {
 	j := s.job
-	res, err := pairwise.DPGDGradRound(ctx, s.env.Obj, model, j.Phases, privacyOf(j, s.env))
+	res, err := dpalgo.DPGDGradRound(ctx, s.env.Obj, model, j.Phases, privacyOf(j, s.env))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -206,7 +207,7 @@ func (s *dpGDGradSite) Step(ctx context.Context, t int, model []float64) (*proto
 // fed-dp-gd-grad releases (σ, Δ = res.Sensitivity, p noised coordinates
 // each) at the job's request; at t = T it is at least the calibration's
 // own certificate for the T rounds.
-func gradRoundCharge(j *protocol.JobAnnounce, res *pairwise.GradRound, t, p int) (float64, float64, error) {
+func gradRoundCharge(j *protocol.JobAnnounce, res *dpalgo.GradRound, t, p int) (float64, float64, error) {
 	if t < 1 || t > j.Phases {
 		return 0, 0, fmt.Errorf("%s: round %d outside 1…%d", FedDPGDGrad, t, j.Phases)
 	}
@@ -236,14 +237,14 @@ type dpGDGradCombiner struct{ eta, radius float64 }
 func (c dpGDGradCombiner) Combine(model []float64, ups []*protocol.SiteUpdate, rule protocol.Aggregation) []float64 {
 	grads, weights := split(ups)
 	g := Aggregate(rule, grads, weights, true)
-	pairwise.FedGradStep(model, g, c.eta, c.radius)
+	dpalgo.FedGradStep(model, g, c.eta, c.radius)
 	return model
 }
 
 // Final is the last iterate, projected ([K22] Alg 1's output).
 func (c dpGDGradCombiner) Final(model []float64) []float64 {
 	out := slices.Clone(model)
-	pairwise.FedGradFinish(out, c.radius)
+	dpalgo.FedGradFinish(out, c.radius)
 	return out
 }
 

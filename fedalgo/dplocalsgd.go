@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -47,14 +48,14 @@ var localSGDPhases = &disjointPhases{
 	name:        FedDPLocalSGD,
 	fixedLength: "has K = ⌈log₂ n_min⌉ phases of fixed length ([Y21a] Alg 3)",
 	requireEta:  false,
-	phases:      pairwise.Y21aPhases,
-	partition:   pairwise.Y21aPartition,
-	defaultEta:  pairwise.Y21aDefaultEta,
-	planCheck:   pairwise.LocalSGDPlanCheck,
+	phases:      dpalgo.Y21aPhases,
+	partition:   dpalgo.Y21aPartition,
+	defaultEta:  dpalgo.Y21aDefaultEta,
+	planCheck:   dpalgo.LocalSGDPlanCheck,
 	// release runs phase k of [Y21a] Alg 3 on the site's k-th subset and
 	// releases it with the site's σ_k.
 	release: func(ctx context.Context, obj pairwise.Objective, start []float64, idx []int, i int, eta float64, priv *pairwise.Privacy, rng *rand.Rand) (*phaseRelease, error) {
-		res, err := pairwise.LocalSGDPhase(ctx, obj, start, idx, i, eta, priv, rng)
+		res, err := dpalgo.LocalSGDPhase(ctx, obj, start, idx, i, eta, priv, rng)
 		if err != nil {
 			return nil, err
 		}

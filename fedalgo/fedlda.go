@@ -7,11 +7,12 @@ import (
 	"slices"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
 
-// fed-dp-lda: dp-lda (pairwise/private_lda.go: the mechanism, the
+// fed-dp-lda: dp-lda (dpalgo/private_lda.go: the mechanism, the
 // sensitivity proofs and the written rule) across sites, in two phases.
 //
 //  1. Every site releases Σ x/R over its records plus N(0, σ_A² I)
@@ -80,7 +81,7 @@ func (fedLDA) Configure(s *Spec) error {
 // the snapped sensitivity its ledger records (the larger release's) and
 // the certificate of both releases.
 func ldaCalibrate(eps, delta float64, d int) (sig []float64, sens float64, cert dp.Certificate, err error) {
-	return calibrateSnapped(FedDPLDA, pairwise.LDAPlan(d), 2, eps, delta)
+	return calibrateSnapped(FedDPLDA, dpalgo.LDAPlan(d), 2, eps, delta)
 }
 
 // ldaCharge is the certified (ε, δ) of a site's releases up to phase:
@@ -88,7 +89,7 @@ func ldaCalibrate(eps, delta float64, d int) (sig []float64, sens float64, cert 
 // certificate of both after phase 2 — the ledger's maximum within the job
 // is the certificate of everything released.
 func ldaCharge(j *protocol.JobAnnounce, sig []float64, phase, d int) (float64, float64, error) {
-	plan := pairwise.LDAPlan(d)
+	plan := dpalgo.LDAPlan(d)
 	var c dp.Certificate
 	var err error
 	if phase == 1 {
@@ -117,7 +118,7 @@ func (fedLDA) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 	if total < 2 {
 		return nil, fmt.Errorf("%s needs at least 2 records over all sites, got %d", FedDPLDA, total)
 	}
-	if k := pairwise.SSPCoords(params, pairwise.SSPPooled); params > 1000 || k > protocol.MaxLastParams {
+	if k := dpalgo.SSPCoords(params, dpalgo.SSPPooled); params > 1000 || k > protocol.MaxLastParams {
 		return nil, fmt.Errorf("%s releases d(d+1)/2 second-moment entries per site: d = %d gives %d values, above this job's limit of d = 1000; use %s (class sums only) or reduce the features", FedDPLDA, params, k, FedDPSSPMean)
 	}
 	p := &Plan{Phases: 2, Sensitivity: map[string]float64{}}
@@ -181,9 +182,9 @@ func (s *ldaSite) Step(ctx context.Context, phase int, model []float64) (*protoc
 	var sigma float64
 	switch phase {
 	case 1:
-		v, sigma = pairwise.LDACentreVector(ds, R), s.sig[0]
+		v, sigma = dpalgo.LDACentreVector(ds, R), s.sig[0]
 	case 2:
-		v, sigma = pairwise.SSPVector(pairwise.LDASignStats(ds, ldaClampCentre(model, R), R), R), s.sig[1]
+		v, sigma = dpalgo.SSPVector(dpalgo.LDASignStats(ds, ldaClampCentre(model, R), R), R), s.sig[1]
 	default:
 		return nil, nil, fmt.Errorf("%s has two phases, asked for phase %d", FedDPLDA, phase)
 	}
@@ -219,7 +220,7 @@ type ldaCombiner struct {
 	R, B  float64
 	phase int // the phase whose updates come next (3: done)
 	// info and lambda describe the last solve (tests, notes).
-	info   pairwise.SSPSolveInfo
+	info   dpalgo.SSPSolveInfo
 	lambda float64
 }
 
@@ -229,7 +230,7 @@ func (c *ldaCombiner) UpdateLen() int {
 	if c.phase == 1 {
 		return c.d
 	}
-	return pairwise.SSPCoords(c.d, pairwise.SSPPooled)
+	return dpalgo.SSPCoords(c.d, dpalgo.SSPPooled)
 }
 
 // Combine: phase 1 returns the centre ĉ (the next broadcast), phase 2
@@ -254,7 +255,7 @@ func (c *ldaCombiner) Combine(model []float64, ups []*protocol.SiteUpdate, _ pro
 		if sum == nil || n < 1 {
 			return make([]float64, c.d) // no update: the schema's centre
 		}
-		return pairwise.LDACentre(sum, n, c.R)
+		return dpalgo.LDACentre(sum, n, c.R)
 	case 2:
 		c.phase = 3
 		return c.solve(sum, n, math.Sqrt(v))
@@ -266,11 +267,11 @@ func (c *ldaCombiner) Combine(model []float64, ups []*protocol.SiteUpdate, _ pro
 // of n records whose weighted vector carries noise sigma per coordinate,
 // rescaled into the B-ball.
 func (c *ldaCombiner) solve(sum []float64, n, sigma float64) []float64 {
-	if len(sum) != pairwise.SSPCoords(c.d, pairwise.SSPPooled) || n < 2 {
+	if len(sum) != dpalgo.SSPCoords(c.d, dpalgo.SSPPooled) || n < 2 {
 		return make([]float64, c.d)
 	}
-	st := &pairwise.SSPStats{D: c.d, N: n, SumPos: make([]float64, c.d), SumNeg: make([]float64, c.d), Mom: make([]float64, c.d*(c.d+1)/2)}
-	pairwise.SSPFromVector(st, sum, c.R)
+	st := &dpalgo.SSPStats{D: c.d, N: n, SumPos: make([]float64, c.d), SumNeg: make([]float64, c.d), Mom: make([]float64, c.d*(c.d+1)/2)}
+	dpalgo.SSPFromVector(st, sum, c.R)
 	w, info, lambda := solveSSP(st, c.R, sigma, c.B)
 	c.info, c.lambda = info, lambda
 	return w
@@ -300,7 +301,7 @@ func (fedLDA) PrivacyNote(*Spec) string {
 // to the length of phase 2's pooled statistics vector
 // (pairwise.SSPVector of the signs) — which the worker encodes with its
 // share of the distributed discrete Gaussian. Both have replace-one ℓ2
-// sensitivity Δ = 2 (pairwise/private_lda.go; the padding changes
+// sensitivity Δ = 2 (dpalgo/private_lda.go; the padding changes
 // nothing), so the DDG's Δ is 2 and the two rounds compose sequentially
 // with equal budgets (secure_phases.go), where the plain path splits μ²
 // 1 : 3. One record's term is at most 1 in phase 1 and
@@ -309,14 +310,14 @@ func (fedLDA) PrivacyNote(*Spec) string {
 
 // SumShape: the statistics vector's length, clip n_max·√3, Δ = 2.
 func (fedLDA) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64, float64, error) {
-	dim, clip, sens := sspSumShape(s.FeatureRadius, pairwise.SSPPooled, sites, params)
+	dim, clip, sens := sspSumShape(s.FeatureRadius, dpalgo.SSPPooled, sites, params)
 	return dim, clip, sens, nil
 }
 
 // SiteSumShape: the pooled statistics vector's length, Δ = 2 (as
 // SumShape, from the announced R).
 func (fedLDA) SiteSumShape(job *protocol.JobAnnounce, _ int) (int, float64, error) {
-	return sspSiteShape(job, pairwise.SSPPooled)
+	return sspSiteShape(job, dpalgo.SSPPooled)
 }
 
 // SumVector: phase 1's Σ x/R (padded), phase 2's statistics of the signs
@@ -328,11 +329,11 @@ func (s *ldaSite) SumVector(ctx context.Context, phase int, model []float64) ([]
 	ds, R := s.env.Data, s.job.FeatureRadius
 	switch phase {
 	case 1:
-		v := make([]float64, pairwise.SSPCoords(ds.D, pairwise.SSPPooled))
-		copy(v, pairwise.LDACentreVector(ds, R))
+		v := make([]float64, dpalgo.SSPCoords(ds.D, dpalgo.SSPPooled))
+		copy(v, dpalgo.LDACentreVector(ds, R))
 		return v, ds.N, nil
 	case 2:
-		return pairwise.SSPVector(pairwise.LDASignStats(ds, ldaClampCentre(model, R), R), R), ds.N, nil
+		return dpalgo.SSPVector(dpalgo.LDASignStats(ds, ldaClampCentre(model, R), R), R), ds.N, nil
 	}
 	return nil, 0, fmt.Errorf("%s has two phases, asked for phase %d", FedDPLDA, phase)
 }
@@ -364,7 +365,7 @@ func (c *ldaCombiner) CombineSum(model, sum []float64, included []SiteInfo, sigm
 		if n < 1 || len(sum) < c.d {
 			return make([]float64, c.d)
 		}
-		return pairwise.LDACentre(sum[:c.d], n, c.R)
+		return dpalgo.LDACentre(sum[:c.d], n, c.R)
 	case 2:
 		c.phase = 3
 		return c.solve(sum, n, sigma)

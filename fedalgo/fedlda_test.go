@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -65,7 +66,7 @@ func TestFedLDAPhasesEqualPooled(t *testing.T) {
 			}
 			model = comb.Combine(model, ups, protocol.Aggregation{Rule: protocol.AggMean})
 			if phase == 1 {
-				want := pairwise.LDACentre(pairwise.LDACentreVector(ds, R), float64(ds.N), R)
+				want := dpalgo.LDACentre(dpalgo.LDACentreVector(ds, R), float64(ds.N), R)
 				for k := range want {
 					if math.Abs(model[k]-want[k]) > 1e-12 {
 						t.Fatalf("%s: centre %v, pooled %v", name, model, want)
@@ -73,20 +74,20 @@ func TestFedLDAPhasesEqualPooled(t *testing.T) {
 				}
 				// A coordinator resumed here expects phase 2's length.
 				again, err := fedLDA{}.NewCombiner(job, comb.State())
-				if err != nil || UpdateLen(again, ds.D) != pairwise.SSPCoords(ds.D, pairwise.SSPPooled) {
+				if err != nil || UpdateLen(again, ds.D) != dpalgo.SSPCoords(ds.D, dpalgo.SSPPooled) {
 					t.Fatalf("resumed combiner: %v, update length %d", err, UpdateLen(again, ds.D))
 				}
 			}
 		}
-		c := pairwise.LDACentre(pairwise.LDACentreVector(ds, R), float64(ds.N), R)
-		st := pairwise.LDASignStats(ds, c, R)
+		c := dpalgo.LDACentre(dpalgo.LDACentreVector(ds, R), float64(ds.N), R)
+		st := dpalgo.LDASignStats(ds, c, R)
 		// The coordinator's λ is the rule's at the summed σ of the three
 		// releases (noise-free here, but calibrated).
 		sig, _, _, err := ldaCalibrate(job.Epsilon, job.Delta, ds.D)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref, _, err := pairwise.SolveSSP(st, pairwise.SSPLambda(st, R, sig[1]*math.Sqrt(3)))
+		ref, _, err := dpalgo.SolveSSP(st, dpalgo.SSPLambda(st, R, sig[1]*math.Sqrt(3)))
 		if err != nil {
 			t.Fatal(err)
 		}

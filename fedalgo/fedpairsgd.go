@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -17,8 +18,8 @@ import (
 // the partition, secure aggregation available). For the metric task — and
 // as it was for both tasks before — it is the local-steps form below:
 // noisy steps with subsampling amplification (the single-site dp-pair-sgd
-// of pairwise/private_pairsgd.go, run as local steps between averaging
-// rounds; pairwise/fedpairsgd.go).
+// of dpalgo/private_pairsgd.go, run as local steps between averaging
+// rounds; dpalgo/fedpairsgd.go).
 //
 // Each of R rounds broadcasts a model; every site runs T_s noisy steps of
 // dp-pair-sgd from it on its own records — a Poisson(q_s) batch, each
@@ -99,7 +100,7 @@ func (a fedPairSGD) Configure(s *Spec) error {
 
 // pairSGDSite are one site's constants of a fed-dp-pair-sgd job.
 type pairSGDSite struct {
-	cal   pairwise.PairSGDCalibration
+	cal   dpalgo.PairSGDCalibration
 	local int // steps per round
 }
 
@@ -109,12 +110,12 @@ func pairSGDSchedule(task pairwise.Task, n, p, rounds int, passes, R, eps, delta
 	if n < 2 {
 		return pairSGDSite{}, fmt.Errorf("%s needs at least 2 records at every site (one has %d)", FedDPPairSGD, n)
 	}
-	q, _, C := pairwise.PairSGDDefaults(n, task, R)
+	q, _, C := dpalgo.PairSGDDefaults(n, task, R)
 	local := max(1, int(math.Round(passes/q)))
 	if local < 1 || local > 1<<20 || rounds*local > 1<<24 {
 		return pairSGDSite{}, fmt.Errorf("%s: %d rounds of %d local steps (%g passes at q = %.4g) is out of range", FedDPPairSGD, rounds, local, passes, q)
 	}
-	cal, err := pairwise.PairSGDCalibrate(task, p, q, rounds*local, C, eps, delta)
+	cal, err := dpalgo.PairSGDCalibrate(task, p, q, rounds*local, C, eps, delta)
 	if err != nil {
 		return pairSGDSite{}, err
 	}
@@ -126,7 +127,7 @@ func pairSGDSchedule(task pairwise.Task, n, p, rounds int, passes, R, eps, delta
 
 // pairSGDEta is the site's η by the rule of the file comment.
 func pairSGDEta(s pairSGDSite, n, p, sites int, B float64) float64 {
-	mbar := pairwise.PairSGDMeanPairs(s.cal.Q, n)
+	mbar := dpalgo.PairSGDMeanPairs(s.cal.Q, n)
 	ns := s.cal.Sigma / mbar
 	gt := math.Sqrt(s.cal.Clip*s.cal.Clip + float64(p)*ns*ns/float64(max(sites, 1)))
 	return 2 * B / (gt * math.Sqrt(float64(s.cal.Steps)))
@@ -158,7 +159,7 @@ func (a fedPairSGD) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 			return nil, err
 		}
 		nEff := int(float64(total) / math.Sqrt(float64(len(sites))))
-		p.ParamRadius = pairwise.PrivateParamRadius(nEff, params, p.Epsilon, p.Delta, s.FeatureRadius, task, loss)
+		p.ParamRadius = dpalgo.PrivateParamRadius(nEff, params, p.Epsilon, p.Delta, s.FeatureRadius, task, loss)
 	}
 	return p, nil
 }
@@ -211,7 +212,7 @@ func (s *pairSGDSiteRun) Step(ctx context.Context, r int, model []float64) (*pro
 	if err != nil {
 		return nil, nil, err
 	}
-	avg, last, _, err := pairwise.PairSGDLocal(ctx, s.env.Obj, model, s.sc.local, s.eta, cal, s.env.Noise, s.env.Rand)
+	avg, last, _, err := dpalgo.PairSGDLocal(ctx, s.env.Obj, model, s.sc.local, s.eta, cal, s.env.Noise, s.env.Rand)
 	if err != nil {
 		return nil, nil, err
 	}

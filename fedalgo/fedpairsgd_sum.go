@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/secagg"
@@ -16,7 +17,7 @@ import (
 // computes pairwise gradients on its own records and adds calibrated
 // noise before anything leaves it; the coordinator aggregates each round
 // — in the form whose every release is a SUM OVER RECORDS of per-record
-// clipped pair gradients (pairwise/fedpairsgd_sum.go states the pair
+// clipped pair gradients (dpalgo/kit_pairsum.go states the pair
 // loss, the partner, the clipping and the sensitivity proof):
 //
 //  1. Phase 1: every site releases its class sums (x/R) and positive
@@ -143,7 +144,7 @@ func pairSumDefaults(s *Spec, sites []SiteInfo, n, d int, eps, delta float64) (i
 		}
 		factor = math.Sqrt(k / float64(t))
 	}
-	T, eta := pairwise.PairSumDefaults(n, d, sig[1], factor, pairSumScale(s.ParamRadius), pairwise.PairSumTheta, s.Rounds)
+	T, eta := dpalgo.PairSumDefaults(n, d, sig[1], factor, pairSumScale(s.ParamRadius), dpalgo.PairSumTheta, s.Rounds)
 	if s.Eta > 0 {
 		eta = s.Eta
 	}
@@ -220,14 +221,14 @@ func pairSumShape(phases int, secure bool) (m, T int, ok bool) {
 // released in T rounds and averaged, the same split.) It is
 // pairwise.PairSumPlan, which the single-site dp-pair-gd shares.
 func pairSumPlan(k, phases, d int) dp.GaussianPlan {
-	return pairwise.PairSumPlan(k, phases, d)
+	return dpalgo.PairSumPlan(k, phases, d)
 }
 
 // pairSumCalibrate returns the σ's of a site's phases releases on d
 // features, the snapped sensitivity its ledger records and the
 // certificate of all of them.
 func pairSumCalibrate(eps, delta float64, phases, d int) ([]float64, float64, dp.Certificate, error) {
-	return calibrateSnapped(FedDPPairSGD, pairSumPlan(phases, phases, d), pairwise.PairSumSensitivity, eps, delta)
+	return calibrateSnapped(FedDPPairSGD, pairSumPlan(phases, phases, d), dpalgo.PairSumSensitivity, eps, delta)
 }
 
 // pairSumCharge is the certified (ε, δ) of a site's releases 1 … phase:
@@ -258,7 +259,7 @@ func (fedPairSGD) planSum(s *Spec, sites []SiteInfo, params int) (*Plan, error) 
 	if total < 2 {
 		return nil, fmt.Errorf("%s needs at least 2 records over all sites, got %d", FedDPPairSGD, total)
 	}
-	if k := pairwise.PairSumDim(params); k > protocol.MaxLastParams {
+	if k := dpalgo.PairSumDim(params); k > protocol.MaxLastParams {
 		return nil, fmt.Errorf("%s releases 2d + 2 values per phase: d = %d gives %d, above the protocol's %d", FedDPPairSGD, params, k, protocol.MaxLastParams)
 	}
 	eps, delta := planPrivacy(s, sites)
@@ -341,9 +342,9 @@ func (s *pairSumSite) vector(phase int, model []float64) ([]float64, error) {
 	m, _, _ := pairSumShape(s.job.Phases, SecAggRequested(s.job.Options))
 	switch {
 	case phase >= 1 && phase <= m:
-		return pairwise.PairSumStatsVector(ds, R), nil
+		return dpalgo.PairSumStatsVector(ds, R), nil
 	case phase > m && phase <= s.job.Phases:
-		return pairwise.PairSumRoundVector(ds, model, s.job.ParamRadius, R)
+		return dpalgo.PairSumRoundVector(ds, model, s.job.ParamRadius, R)
 	}
 	return nil, fmt.Errorf("%s: phase %d outside 1…%d", FedDPPairSGD, phase, s.job.Phases)
 }
@@ -394,13 +395,13 @@ func (fedPairSGD) newSumCombiner(job *protocol.JobAnnounce, state []float64) (Co
 	}
 	m, T, _ := pairSumShape(job.Phases, SecAggRequested(job.Options))
 	c := &pairSumCombiner{d: job.Params, R: job.FeatureRadius, S: job.ParamRadius, eta: job.Eta, rounds: T, stats: statsMean{need: m}}
-	if dim := pairwise.PairSumDim(c.d); len(state) == dim+1 {
+	if dim := dpalgo.PairSumDim(c.d); len(state) == dim+1 {
 		// Statistics rounds combined so far, and their sum.
 		if err := c.stats.restore(FedDPPairSGD, state); err != nil {
 			return nil, err
 		}
 	} else if len(state) > 0 {
-		sol, err := pairwise.PairSumSolverFromState(state, c.d)
+		sol, err := dpalgo.PairSumSolverFromState(state, c.d)
 		if err != nil {
 			return nil, fmt.Errorf("%s: checkpoint: %w", FedDPPairSGD, err)
 		}
@@ -415,11 +416,11 @@ type pairSumCombiner struct {
 	d         int
 	R, S, eta float64
 	rounds    int
-	stats     statsMean               // phase 1: the m releases of the statistics, averaged
-	sol       *pairwise.PairSumSolver // nil until the statistics are combined
+	stats     statsMean             // phase 1: the m releases of the statistics, averaged
+	sol       *dpalgo.PairSumSolver // nil until the statistics are combined
 }
 
-func (c *pairSumCombiner) UpdateLen() int { return pairwise.PairSumDim(c.d) }
+func (c *pairSumCombiner) UpdateLen() int { return dpalgo.PairSumDim(c.d) }
 
 // Combine sums the updates (N from their weights) and advances.
 func (c *pairSumCombiner) Combine(model []float64, ups []*protocol.SiteUpdate, _ protocol.Aggregation) []float64 {
@@ -451,7 +452,7 @@ func (c *pairSumCombiner) CombineSum(model, sum []float64, included []SiteInfo, 
 // next broadcast: the encoded (w, b), or the output after the last
 // phase. Without a sum the model stays.
 func (c *pairSumCombiner) advance(model, sum []float64, n float64) []float64 {
-	if sum == nil || len(sum) != pairwise.PairSumDim(c.d) {
+	if sum == nil || len(sum) != dpalgo.PairSumDim(c.d) {
 		return model
 	}
 	if c.sol == nil {
@@ -462,7 +463,7 @@ func (c *pairSumCombiner) advance(model, sum []float64, n float64) []float64 {
 		if !done {
 			return model
 		}
-		sol, err := pairwise.NewPairSumSolver(avg, c.d, n, c.R, c.S, c.eta, c.rounds)
+		sol, err := dpalgo.NewPairSumSolver(avg, c.d, n, c.R, c.S, c.eta, c.rounds)
 		if err != nil {
 			return model
 		}
@@ -502,7 +503,7 @@ func (a fedPairSGD) SumShape(s *Spec, sites []SiteInfo, params int) (int, float6
 		return 0, 0, 0, fmt.Errorf("%s releases a sum of site vectors for the AUC task only (the metric task runs local steps)", FedDPPairSGD)
 	}
 	_, nMax := sizes(sites)
-	return pairwise.PairSumDim(params), float64(max(nMax, 1)) * math.Sqrt(3), pairwise.PairSumSensitivity, nil
+	return dpalgo.PairSumDim(params), float64(max(nMax, 1)) * math.Sqrt(3), dpalgo.PairSumSensitivity, nil
 }
 
 // SiteSumShape: 2d + 2 values, Δ = 2 (from the announced task and d; the
@@ -515,7 +516,7 @@ func (fedPairSGD) SiteSumShape(job *protocol.JobAnnounce, _ int) (int, float64, 
 	if err := pairSumJobOK(job); err != nil {
 		return 0, 0, err
 	}
-	return pairwise.PairSumDim(job.Params), pairwise.PairSumSensitivity, nil
+	return dpalgo.PairSumDim(job.Params), dpalgo.PairSumSensitivity, nil
 }
 
 // SingleClassSites: a site's vector is its records' terms, whatever its

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -35,7 +36,7 @@ func TestFedPairSGDPlanAccounting(t *testing.T) {
 		t.Fatalf("plan %+v", plan)
 	}
 	loss, _ := pairwise.LossByName(pairwise.TaskMetric, "logistic")
-	if want := pairwise.PrivateParamRadius(int(1307/math.Sqrt(3)), p, 1, plan.Delta, 1, pairwise.TaskMetric, loss); plan.ParamRadius != want || !(want >= 1) {
+	if want := dpalgo.PrivateParamRadius(int(1307/math.Sqrt(3)), p, 1, plan.Delta, 1, pairwise.TaskMetric, loss); plan.ParamRadius != want || !(want >= 1) {
 		t.Errorf("B = %v, want the rule's %v", plan.ParamRadius, want)
 	}
 	for _, site := range sites {
@@ -43,7 +44,7 @@ func TestFedPairSGDPlanAccounting(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		q, _, C := pairwise.PairSGDDefaults(site.Records, pairwise.TaskMetric, 1)
+		q, _, C := dpalgo.PairSGDDefaults(site.Records, pairwise.TaskMetric, 1)
 		if sc.cal.Q != q || sc.cal.Clip != C || sc.local != max(1, int(math.Round(1/q))) || sc.cal.Steps != 10*sc.local {
 			t.Errorf("site %s: schedule %+v, q %v", site.Name, sc, q)
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -15,7 +16,7 @@ import (
 // terms on its own records and adds calibrated noise before anything
 // leaves it; the coordinator aggregates each phase — for the square-loss
 // AUC, whose gradient is POINTWISE given the class statistics (Ying, Wen
-// & Lyu 2016; SPAUC, Lei & Ying 2019). pairwise/fedspauc.go states the
+// & Lyu 2016; SPAUC, Lei & Ying 2019). dpalgo/fedspauc.go states the
 // decomposition, the per-record clipping, the sensitivity proof and the
 // coordinator's solver.
 //
@@ -173,9 +174,9 @@ func spaucKappa(int) float64 { return 0.5 }
 func spaucPlan(k, phases, d int) dp.GaussianPlan {
 	sens := make([]float64, k)
 	for i := range sens {
-		sens[i] = pairwise.SPAUCSensitivity
+		sens[i] = dpalgo.SPAUCSensitivity
 	}
-	dim := pairwise.SPAUCDim(d)
+	dim := dpalgo.SPAUCDim(d)
 	split := make([]float64, k)
 	for i := range split {
 		split[i] = 1
@@ -188,7 +189,7 @@ func spaucPlan(k, phases, d int) dp.GaussianPlan {
 // features, the snapped sensitivity its ledger records and the
 // certificate of all of them.
 func spaucCalibrate(eps, delta float64, phases, d int) (sig []float64, sens float64, cert dp.Certificate, err error) {
-	return calibrateSnapped(FedDPSPAUC, spaucPlan(phases, phases, d), pairwise.SPAUCSensitivity, eps, delta)
+	return calibrateSnapped(FedDPSPAUC, spaucPlan(phases, phases, d), dpalgo.SPAUCSensitivity, eps, delta)
 }
 
 // spaucCharge is the certified (ε, δ) of a site's releases 1 … phase: the
@@ -221,7 +222,7 @@ func (fedSPAUC) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 	if total < 2 {
 		return nil, fmt.Errorf("%s needs at least 2 records over all sites, got %d", FedDPSPAUC, total)
 	}
-	if k := pairwise.SPAUCDim(params); k > protocol.MaxLastParams {
+	if k := dpalgo.SPAUCDim(params); k > protocol.MaxLastParams {
 		return nil, fmt.Errorf("%s releases 2d + 1 values per phase: d = %d gives %d, above the protocol's %d", FedDPSPAUC, params, k, protocol.MaxLastParams)
 	}
 	T := spaucRounds(s.Rounds, params)
@@ -290,9 +291,9 @@ func (s *spaucSite) vector(phase int, model []float64) ([]float64, error) {
 	m, _, _ := spaucShape(s.job.Phases, SecAggRequested(s.job.Options))
 	switch {
 	case phase >= 1 && phase <= m:
-		return pairwise.SPAUCStatsVector(ds, R), nil
+		return dpalgo.SPAUCStatsVector(ds, R), nil
 	case phase > m && phase <= s.job.Phases:
-		return pairwise.SPAUCProductVector(ds, model, pairwise.SPAUCClip(spaucKappa(ds.D), R))
+		return dpalgo.SPAUCProductVector(ds, model, dpalgo.SPAUCClip(spaucKappa(ds.D), R))
 	}
 	return nil, fmt.Errorf("%s: phase %d outside 1…%d", FedDPSPAUC, phase, s.job.Phases)
 }
@@ -333,13 +334,13 @@ func (fedSPAUC) NewCombiner(job *protocol.JobAnnounce, state []float64) (Combine
 		return nil, fmt.Errorf("%s has 1 + T phases (4T under secure aggregation), T in [1, %d]; the job has %d", FedDPSPAUC, spaucMaxRounds, job.Phases)
 	}
 	c := &spaucCombiner{d: job.Params, R: job.FeatureRadius, B: job.ParamRadius, rounds: T, stats: statsMean{need: m}}
-	if dim := pairwise.SPAUCDim(c.d); len(state) == dim+1 {
+	if dim := dpalgo.SPAUCDim(c.d); len(state) == dim+1 {
 		// Statistics rounds combined so far, and their sum.
 		if err := c.stats.restore(FedDPSPAUC, state); err != nil {
 			return nil, err
 		}
 	} else if len(state) > 0 {
-		sol, err := pairwise.SPAUCSolverFromState(state, c.d)
+		sol, err := dpalgo.SPAUCSolverFromState(state, c.d)
 		if err != nil {
 			return nil, fmt.Errorf("%s: checkpoint: %w", FedDPSPAUC, err)
 		}
@@ -354,11 +355,11 @@ type spaucCombiner struct {
 	d      int
 	R, B   float64
 	rounds int
-	stats  statsMean             // phase 1: the m releases of the statistics, averaged
-	sol    *pairwise.SPAUCSolver // nil until the statistics are combined
+	stats  statsMean           // phase 1: the m releases of the statistics, averaged
+	sol    *dpalgo.SPAUCSolver // nil until the statistics are combined
 }
 
-func (c *spaucCombiner) UpdateLen() int { return pairwise.SPAUCDim(c.d) }
+func (c *spaucCombiner) UpdateLen() int { return dpalgo.SPAUCDim(c.d) }
 
 // Combine sums the updates (N from their weights, the noise level
 // √Σσ_s²) and advances the solver.
@@ -382,7 +383,7 @@ func (c *spaucCombiner) Combine(model []float64, ups []*protocol.SiteUpdate, _ p
 // sigma per coordinate and returns the next broadcast: the query, or the
 // output after the last phase. Without a sum the model stays.
 func (c *spaucCombiner) advance(model, sum []float64, n, sigma float64) []float64 {
-	if sum == nil || len(sum) != pairwise.SPAUCDim(c.d) {
+	if sum == nil || len(sum) != dpalgo.SPAUCDim(c.d) {
 		return model
 	}
 	if c.sol == nil {
@@ -399,7 +400,7 @@ func (c *spaucCombiner) advance(model, sum []float64, n, sigma float64) []float6
 		if c.stats.need == 1 {
 			roundSigma = sigma * math.Sqrt(3*float64(c.rounds))
 		}
-		sol, err := pairwise.NewSPAUCSolver(avg, c.d, n, c.R, spaucKappa(c.d), roundSigma, c.rounds)
+		sol, err := dpalgo.NewSPAUCSolver(avg, c.d, n, c.R, spaucKappa(c.d), roundSigma, c.rounds)
 		if err != nil {
 			return model
 		}
@@ -445,19 +446,19 @@ func (fedSPAUC) PrivacyNote(*Spec) string {
 }
 
 // Secure aggregation: every phase releases a sum of site vectors of
-// length 2d + 1 and Δ = 2 (pairwise/fedspauc.go), one record's term of
+// length 2d + 1 and Δ = 2 (dpalgo/fedspauc.go), one record's term of
 // norm ≤ √3 (phase 1) or ≤ 1 (the rounds), so clip = n_max·√3 never
 // binds: the T + 1 rounds compose sequentially (secure_phases.go).
 
 // SumShape: 2d + 1 values, clip n_max·√3, Δ = 2.
 func (fedSPAUC) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64, float64, error) {
-	dim, clip, sens := sspSumShape(s.FeatureRadius, pairwise.SSPMean, sites, params)
+	dim, clip, sens := sspSumShape(s.FeatureRadius, dpalgo.SSPMean, sites, params)
 	return dim, clip, sens, nil
 }
 
 // SiteSumShape: 2d + 1 values, Δ = 2 (from the announced R and d).
 func (fedSPAUC) SiteSumShape(job *protocol.JobAnnounce, _ int) (int, float64, error) {
-	return sspSiteShape(job, pairwise.SSPMean)
+	return sspSiteShape(job, dpalgo.SSPMean)
 }
 
 // SumVector: the phase's exact vector (the worker encodes it with its

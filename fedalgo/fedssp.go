@@ -7,13 +7,14 @@ import (
 	"slices"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
 
 // fed-dp-ssp and fed-dp-ssp-mean: sufficient-statistics perturbation
 // across sites (the single-site dp-ssp and dp-ssp-mean of
-// pairwise/private_ssp.go, which states the loss, the statistics, the
+// dpalgo/kit_ssp.go, which states the loss, the statistics, the
 // tight sensitivity and the solve).
 //
 // One phase. Every site computes the statistics of the square AUC loss on
@@ -51,13 +52,13 @@ const (
 )
 
 func init() {
-	Register(fedSSP{name: FedDPSSP, kind: pairwise.SSPClass})
-	Register(fedSSP{name: FedDPSSPMean, kind: pairwise.SSPMean})
+	Register(fedSSP{name: FedDPSSP, kind: dpalgo.SSPClass})
+	Register(fedSSP{name: FedDPSSPMean, kind: dpalgo.SSPMean})
 }
 
 type fedSSP struct {
 	name string
-	kind pairwise.SSPKind // the statistics released (pairwise.SSPKind)
+	kind dpalgo.SSPKind // the statistics released (pairwise.SSPKind)
 }
 
 func (a fedSSP) Name() string { return a.name }
@@ -91,7 +92,7 @@ func (a fedSSP) Configure(s *Spec) error {
 
 // sspLen is the length of a site's update: n̂₊, the two class sums and
 // the kind's packed second-moment triangles.
-func sspLen(d int, kind pairwise.SSPKind) int { return pairwise.SSPCoords(d, kind) }
+func sspLen(d int, kind dpalgo.SSPKind) int { return dpalgo.SSPCoords(d, kind) }
 
 // Plan: one phase; every site's release has the same Δ' (it depends on d,
 // R, ε and δ only), computed here so that the job is refused before any
@@ -113,7 +114,7 @@ func (a fedSSP) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 	}
 	p := &Plan{Phases: 1, Sensitivity: map[string]float64{}}
 	p.Epsilon, p.Delta = planPrivacy(s, sites)
-	rel, err := pairwise.SSPCalibrate(p.Epsilon, p.Delta, s.FeatureRadius, params, a.kind)
+	rel, err := dpalgo.SSPCalibrate(p.Epsilon, p.Delta, s.FeatureRadius, params, a.kind)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +152,7 @@ func (a fedSSP) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, error) {
 	if err := pairwise.CheckRadius(env.Data, job.FeatureRadius); err != nil {
 		return nil, err
 	}
-	rel, err := pairwise.SSPCalibrate(job.Epsilon, job.Delta, job.FeatureRadius, env.Data.D, a.kind)
+	rel, err := dpalgo.SSPCalibrate(job.Epsilon, job.Delta, job.FeatureRadius, env.Data.D, a.kind)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +163,7 @@ type sspSite struct {
 	alg fedSSP
 	job *protocol.JobAnnounce
 	env SiteEnv
-	rel pairwise.SSPRelease
+	rel dpalgo.SSPRelease
 }
 
 // Step releases the site's noisy statistics: one Gaussian release of
@@ -182,7 +183,7 @@ func (s *sspSite) Step(ctx context.Context, _ int, _ []float64) (*protocol.SiteU
 	if err != nil {
 		return nil, nil, err
 	}
-	noisy := pairwise.NoisySSP(pairwise.SSPStatsOf(ds, s.alg.kind), j.FeatureRadius, s.rel, s.env.Noise)
+	noisy := dpalgo.NoisySSP(dpalgo.SSPStatsOf(ds, s.alg.kind), j.FeatureRadius, s.rel, s.env.Noise)
 	secure := s.env.Noise.Secure()
 	u := &protocol.SiteUpdate{Model: packSSP(noisy), Weight: float64(ds.N), Sigma: s.rel.Sigma,
 		Epsilon: eps, Delta: delta, Secure: secure}
@@ -194,14 +195,14 @@ func (s *sspSite) Step(ctx context.Context, _ int, _ []float64) (*protocol.SiteU
 // sspCertificate is what the exact accountant certifies for one release
 // rel (sensitivity Δ' with the snapping in it, σ, Coords noise
 // coordinates from the secure sampler) at the request (eps, delta).
-func sspCertificate(rel pairwise.SSPRelease, eps, delta float64) (dp.Certificate, error) {
+func sspCertificate(rel dpalgo.SSPRelease, eps, delta float64) (dp.Certificate, error) {
 	return dp.CertifyGaussian(dp.GaussianPlan{Sensitivities: []float64{rel.Sensitivity}, Coordinates: int64(rel.Coords)}, []float64{rel.Sigma}, eps, delta)
 }
 
 // packSSP lays the statistics out for the wire: n̂₊, S₊, S₋, then M₊ and
 // M₋ (fed-dp-ssp) or M (fed-dp-lda), packed upper triangles. N travels as
 // the weight.
-func packSSP(s *pairwise.SSPStats) []float64 {
+func packSSP(s *dpalgo.SSPStats) []float64 {
 	v := make([]float64, 0, sspLen(s.D, s.Kind()))
 	v = append(v, s.NPos)
 	v = append(v, s.SumPos...)
@@ -212,15 +213,15 @@ func packSSP(s *pairwise.SSPStats) []float64 {
 }
 
 // unpackSSP inverts packSSP for d features and n records.
-func unpackSSP(v []float64, d int, n float64, kind pairwise.SSPKind) *pairwise.SSPStats {
-	s := &pairwise.SSPStats{D: d, N: n, NPos: v[0],
+func unpackSSP(v []float64, d int, n float64, kind dpalgo.SSPKind) *dpalgo.SSPStats {
+	s := &dpalgo.SSPStats{D: d, N: n, NPos: v[0],
 		SumPos: slices.Clone(v[1 : 1+d]), SumNeg: slices.Clone(v[1+d : 1+2*d])}
 	t := d * (d + 1) / 2
 	switch kind {
-	case pairwise.SSPClass:
+	case dpalgo.SSPClass:
 		s.MomPos = slices.Clone(v[1+2*d : 1+2*d+t])
 		s.MomNeg = slices.Clone(v[1+2*d+t : 1+2*d+2*t])
-	case pairwise.SSPPooled:
+	case dpalgo.SSPPooled:
 		s.Mom = slices.Clone(v[1+2*d : 1+2*d+t])
 	}
 	return s
@@ -236,10 +237,10 @@ func (a fedSSP) NewCombiner(job *protocol.JobAnnounce, _ []float64) (Combiner, e
 // sspCombiner sums the sites' noisy statistics and solves once.
 type sspCombiner struct {
 	d    int
-	kind pairwise.SSPKind
+	kind dpalgo.SSPKind
 	R, B float64
 	// Info describes the last solve (tests, notes).
-	info   pairwise.SSPSolveInfo
+	info   dpalgo.SSPSolveInfo
 	lambda float64
 }
 
@@ -265,8 +266,8 @@ func (c *sspCombiner) Combine(_ []float64, ups []*protocol.SiteUpdate, _ protoco
 // sumSSP returns the sum of the statistics the updates carry (in the
 // fed-dp-ssp layout for d features, with or without moments), N being the
 // sum of their weights (record counts).
-func sumSSP(ups []*protocol.SiteUpdate, d int, kind pairwise.SSPKind) *pairwise.SSPStats {
-	var sum *pairwise.SSPStats
+func sumSSP(ups []*protocol.SiteUpdate, d int, kind dpalgo.SSPKind) *dpalgo.SSPStats {
+	var sum *dpalgo.SSPStats
 	for _, u := range ups {
 		s := unpackSSP(u.Model, d, u.Weight, kind)
 		if sum == nil {
@@ -283,15 +284,15 @@ func sumSSP(ups []*protocol.SiteUpdate, d int, kind pairwise.SSPKind) *pairwise.
 // the class-mean difference without moments. A failed eigendecomposition
 // (not expected for finite input) falls back to the class-mean difference,
 // which needs nothing but N ≥ 2 (Plan checked it).
-func solveSSP(sum *pairwise.SSPStats, R, sigma, B float64) ([]float64, pairwise.SSPSolveInfo, float64) {
+func solveSSP(sum *dpalgo.SSPStats, R, sigma, B float64) ([]float64, dpalgo.SSPSolveInfo, float64) {
 	lambda := math.Inf(1)
 	if sum.Kind().Moments() {
-		lambda = pairwise.SSPLambda(sum, R, sigma)
+		lambda = dpalgo.SSPLambda(sum, R, sigma)
 	}
-	w, info, err := pairwise.SolveSSP(sum, lambda)
+	w, info, err := dpalgo.SolveSSP(sum, lambda)
 	if err != nil {
 		lambda = math.Inf(1)
-		w, info, _ = pairwise.SolveSSP(sum, lambda)
+		w, info, _ = dpalgo.SolveSSP(sum, lambda)
 	}
 	if w == nil {
 		w = make([]float64, sum.D)
@@ -362,24 +363,24 @@ func (a fedSSP) SiteSumShape(job *protocol.JobAnnounce, _ int) (int, float64, er
 }
 
 // sspSiteShape is a site's (dim, Δ) of the statistics vector of kind.
-func sspSiteShape(job *protocol.JobAnnounce, kind pairwise.SSPKind) (int, float64, error) {
+func sspSiteShape(job *protocol.JobAnnounce, kind dpalgo.SSPKind) (int, float64, error) {
 	R := job.FeatureRadius
 	if !(R > 0) || math.IsInf(R, 0) {
 		return 0, 0, fmt.Errorf("%s: the statistics' sensitivity needs a finite feature radius R > 0, the job announces %v", job.Algo, R)
 	}
-	wa, wb, wc := pairwise.SSPWeights(R, kind)
-	return sspLen(job.Params, kind), pairwise.SSPSensitivity(R, wa, wb, wc), nil
+	wa, wb, wc := dpalgo.SSPWeights(R, kind)
+	return sspLen(job.Params, kind), dpalgo.SSPSensitivity(R, wa, wb, wc), nil
 }
 
 // sspSumShape is the secure-aggregation shape of the statistics vector of
 // the given kind (fed-dp-ssp[-mean], fed-dp-lda): its length, the clip
 // n_max·‖φ‖max with ‖φ(z)‖² ≤ a²R² + 2b²R⁴ + c² (the moment block counted
 // twice, an upper bound, so clipping never binds), and its sensitivity.
-func sspSumShape(R float64, kind pairwise.SSPKind, sites []SiteInfo, params int) (dim int, clip, sens float64) {
-	wa, wb, wc := pairwise.SSPWeights(R, kind)
+func sspSumShape(R float64, kind dpalgo.SSPKind, sites []SiteInfo, params int) (dim int, clip, sens float64) {
+	wa, wb, wc := dpalgo.SSPWeights(R, kind)
 	phiMax := math.Sqrt(wa*wa*R*R + 2*wb*wb*R*R*R*R + wc*wc)
 	_, nMax := sizes(sites)
-	return sspLen(params, kind), float64(max(nMax, 1)) * phiMax, pairwise.SSPSensitivity(R, wa, wb, wc)
+	return sspLen(params, kind), float64(max(nMax, 1)) * phiMax, dpalgo.SSPSensitivity(R, wa, wb, wc)
 }
 
 // SumVector: the site's exact statistics vector (no noise: the worker
@@ -388,25 +389,25 @@ func (s *sspSite) SumVector(ctx context.Context, _ int, _ []float64) ([]float64,
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
-	st := pairwise.SSPStatsOf(s.env.Data, s.alg.kind)
-	return pairwise.SSPVector(st, s.job.FeatureRadius), s.env.Data.N, nil
+	st := dpalgo.SSPStatsOf(s.env.Data, s.alg.kind)
+	return dpalgo.SSPVector(st, s.job.FeatureRadius), s.env.Data.N, nil
 }
 
 // CombineSum rebuilds the summed statistics of the included sites (their
 // public record counts give N) from the decoded vector and solves at the
 // sum's noise level sigma.
 func (c *sspCombiner) CombineSum(_ []float64, sum []float64, included []SiteInfo, sigma float64) []float64 {
-	st := &pairwise.SSPStats{D: c.d, SumPos: make([]float64, c.d), SumNeg: make([]float64, c.d)}
+	st := &dpalgo.SSPStats{D: c.d, SumPos: make([]float64, c.d), SumNeg: make([]float64, c.d)}
 	switch t := c.d * (c.d + 1) / 2; c.kind {
-	case pairwise.SSPClass:
+	case dpalgo.SSPClass:
 		st.MomPos, st.MomNeg = make([]float64, t), make([]float64, t)
-	case pairwise.SSPPooled:
+	case dpalgo.SSPPooled:
 		st.Mom = make([]float64, t)
 	}
 	for _, s := range included {
 		st.N += float64(s.Records)
 	}
-	pairwise.SSPFromVector(st, sum, c.R)
+	dpalgo.SSPFromVector(st, sum, c.R)
 	w, info, lambda := solveSSP(st, c.R, sigma, c.B)
 	c.info, c.lambda = info, lambda
 	return w
@@ -415,9 +416,9 @@ func (c *sspCombiner) CombineSum(_ []float64, sum []float64, included []SiteInfo
 func (a fedSSP) PrivacyNote(*Spec) string {
 	what := "class sums, class second moments and positive count"
 	switch a.kind {
-	case pairwise.SSPMean:
+	case dpalgo.SSPMean:
 		what = "class sums and positive count"
-	case pairwise.SSPPooled:
+	case dpalgo.SSPPooled:
 		what = "class sums, label-free second moment and positive count"
 	}
 	return fmt.Sprintf("per-site record-level (ε, δ)-DP: every site releases the %s of its own records ONCE with Gaussian noise σ = analytic σ(ε, δ, Δ'), Δ' = 2 + rounding allowance (tight, replace-one; pairwise/private_ssp.go); each record is in one site (parallel composition); the coordinator sums the statistics and solves (post-processing). Any label mix per site, a single class included", what)

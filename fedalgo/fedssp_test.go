@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -49,17 +50,17 @@ func TestSSPSitesSumToPooledExactly(t *testing.T) {
 		"single-class": {pos[:len(pos)/2], pos[len(pos)/2:], neg},
 	}
 	for name, parts := range splits {
-		for _, moments := range []pairwise.SSPKind{pairwise.SSPClass, pairwise.SSPMean, pairwise.SSPPooled} {
+		for _, moments := range []dpalgo.SSPKind{dpalgo.SSPClass, dpalgo.SSPMean, dpalgo.SSPPooled} {
 			var ups []*protocol.SiteUpdate
 			for _, idx := range parts {
 				site := ds.Subset(idx)
-				ups = append(ups, &protocol.SiteUpdate{Model: packSSP(pairwise.SSPStatsOf(site, moments)), Weight: float64(site.N)})
+				ups = append(ups, &protocol.SiteUpdate{Model: packSSP(dpalgo.SSPStatsOf(site, moments)), Weight: float64(site.N)})
 			}
 			if got := len(ups[0].Model); got != sspLen(ds.D, moments) {
 				t.Fatalf("update of %d values, want %d", got, sspLen(ds.D, moments))
 			}
 			sum := sumSSP(ups, ds.D, moments)
-			want := pairwise.SSPStatsOf(ds, moments)
+			want := dpalgo.SSPStatsOf(ds, moments)
 			if sum.N != want.N || sum.NPos != want.NPos || !slices.Equal(sum.SumPos, want.SumPos) || !slices.Equal(sum.SumNeg, want.SumNeg) ||
 				!slices.Equal(sum.MomPos, want.MomPos) || !slices.Equal(sum.MomNeg, want.MomNeg) || !slices.Equal(sum.Mom, want.Mom) {
 				t.Errorf("%s (moments %v): summed %+v, pooled %+v", name, moments, sum, want)
@@ -70,9 +71,9 @@ func TestSSPSitesSumToPooledExactly(t *testing.T) {
 			w := c.Combine(make([]float64, ds.D), ups, protocol.Aggregation{Rule: protocol.AggMean})
 			lambda := math.Inf(1)
 			if moments.Moments() {
-				lambda = pairwise.SSPLambda(want, 1, 0)
+				lambda = dpalgo.SSPLambda(want, 1, 0)
 			}
-			ref, _, err := pairwise.SolveSSP(want, lambda)
+			ref, _, err := dpalgo.SolveSSP(want, lambda)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +100,7 @@ func TestFedSSPPlanAndConfigure(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rel, err := pairwise.SSPCalibrate(p.Epsilon, p.Delta, 1, 8, a.(fedSSP).kind)
+		rel, err := dpalgo.SSPCalibrate(p.Epsilon, p.Delta, 1, 8, a.(fedSSP).kind)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,105 +4,199 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
-	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-// The coordinator, the workers, the simulation and the wire protocol know
-// no federated algorithm: no registered name, no constant naming one and
-// no call of the federated entry points of package pairwise
-// (pairwise/fed*.go) may appear in their non-test sources — comments
-// included. Adding an algorithm is one file in this package.
-func TestNoAlgorithmOutsideFedalgo(t *testing.T) {
-	var forbidden []string
-	for _, name := range Names() {
-		forbidden = append(forbidden, regexp.QuoteMeta(name))
-	}
-	// The Go constants whose value is a registered name (FedAvg, …).
-	fset := token.NewFileSet()
-	own, err := filepath.Glob("*.go")
+const module = "github.com/pairfed/pairfed/"
+
+// processLayer is the process layer: the coordinator and the workers (pure
+// state machines), the wire protocol, the transport, the store and the
+// simulation that drives them. It knows the federated algorithms only
+// through this package's interface (Algorithm, Lookup, the phases).
+var processLayer = []string{"coordinator", "worker", "protocol", "transport", "store", "simulate"}
+
+// algorithmPackages hold the single-site algorithms and the private
+// algorithms' site halves; the process layer never imports them (it runs
+// whatever fedalgo's registry names).
+var algorithmPackages = []string{"algo", "algo/all", "dpalgo"}
+
+// parsePackage parses the non-test Go files of the module directory dir
+// (relative to the module root, which is "..").
+func parsePackage(t *testing.T, fset *token.FileSet, dir string) map[string]*ast.File {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join("..", dir, "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	registered := map[string]bool{}
-	for _, n := range Names() {
-		registered[n] = true
-	}
-	for _, f := range own {
-		if strings.HasSuffix(f, "_test.go") {
+	files := map[string]*ast.File{}
+	for _, n := range names {
+		if strings.HasSuffix(n, "_test.go") {
 			continue
 		}
-		file, err := parser.ParseFile(fset, f, nil, 0)
+		f, err := parser.ParseFile(fset, n, nil, parser.SkipObjectResolution)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, d := range file.Decls {
-			g, ok := d.(*ast.GenDecl)
-			if !ok || g.Tok != token.CONST {
-				continue
+		files[n] = f
+	}
+	if len(files) == 0 {
+		t.Fatalf("%s: no Go files", dir)
+	}
+	return files
+}
+
+// moduleImports returns the module packages (paths relative to the module
+// root) that the non-test files of dir import.
+func moduleImports(t *testing.T, fset *token.FileSet, dir string) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range parsePackage(t, fset, dir) {
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			if rel, ok := strings.CutPrefix(p, module); ok {
+				out[rel] = true
 			}
-			for _, sp := range g.Specs {
-				vs := sp.(*ast.ValueSpec)
-				for i, v := range vs.Values {
-					if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-						if s, _ := strconv.Unquote(lit.Value); registered[s] {
-							forbidden = append(forbidden, `\b`+vs.Names[i].Name+`\b`)
+		}
+	}
+	return out
+}
+
+// TestProcessLayerImports is the boundary between the process layer and
+// the algorithms, as imports: no package of the process layer imports an
+// algorithm package, and the wire protocol and the transport depend on no
+// learning code at all, even indirectly (within the module).
+func TestProcessLayerImports(t *testing.T) {
+	fset := token.NewFileSet()
+	for _, dir := range processLayer {
+		imps := moduleImports(t, fset, dir)
+		for _, a := range algorithmPackages {
+			if imps[a] {
+				t.Errorf("%s imports %s: the process layer knows algorithms only through package fedalgo", dir, a)
+			}
+		}
+	}
+	learning := map[string]bool{"pairwise": true, "fedalgo": true, "experiment": true}
+	for _, a := range algorithmPackages {
+		learning[a] = true
+	}
+	for _, dir := range []string{"protocol", "transport"} {
+		seen := map[string]bool{}
+		stack := []string{dir}
+		for len(stack) > 0 {
+			p := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for q := range moduleImports(t, fset, p) {
+				if learning[q] {
+					t.Errorf("%s depends on %s (through %s): the wire carries numbers, not algorithms", dir, q, p)
+				}
+				if !seen[q] {
+					seen[q] = true
+					stack = append(stack, q)
+				}
+			}
+		}
+	}
+}
+
+// TestNoAlgorithmOutsideFedalgo: adding a federated algorithm is one file
+// in this package. The process layer uses no identifier declared in an
+// algorithm file of this package (a file whose init registers an
+// algorithm) and spells no registered name as a string literal.
+func TestNoAlgorithmOutsideFedalgo(t *testing.T) {
+	fset := token.NewFileSet()
+	own := parsePackage(t, fset, "fedalgo")
+	algoIdents := map[string]string{} // exported identifier → its algorithm file
+	var algoFiles []string
+	for name, f := range own {
+		if !registers(f) {
+			continue
+		}
+		algoFiles = append(algoFiles, filepath.Base(name))
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil && d.Name.IsExported() {
+					algoIdents[d.Name.Name] = filepath.Base(name)
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						if s.Name.IsExported() {
+							algoIdents[s.Name.Name] = filepath.Base(name)
+						}
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							if n.IsExported() {
+								algoIdents[n.Name] = filepath.Base(name)
+							}
 						}
 					}
 				}
 			}
 		}
 	}
-	// The exported functions of pairwise/fed*.go: the algorithms' math.
-	fedFiles, err := filepath.Glob("../pairwise/fed*.go")
-	if err != nil || len(fedFiles) == 0 {
-		t.Fatalf("pairwise/fed*.go: %v", err)
+	sort.Strings(algoFiles)
+	if len(algoFiles) < len(Names())/2 {
+		t.Fatalf("only %d algorithm files found (%v) for %d registered algorithms", len(algoFiles), algoFiles, len(Names()))
 	}
-	for _, f := range fedFiles {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(fset, f, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range file.Decls {
-			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.IsExported() {
-				forbidden = append(forbidden, `pairwise\.`+fn.Name.Name+`\b`)
-			}
-		}
+	registered := map[string]bool{}
+	for _, n := range Names() {
+		registered[n] = true
 	}
-	if len(forbidden) < 2*len(Names()) {
-		t.Fatalf("only %d forbidden patterns: %v", len(forbidden), forbidden)
-	}
-	re := regexp.MustCompile("(?i)" + strings.Join(forbidden, "|"))
 	checked := 0
-	for _, dir := range []string{"../coordinator", "../worker", "../simulate", "../protocol"} {
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
-			}
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+	for _, dir := range processLayer {
+		for name, f := range parsePackage(t, fset, dir) {
 			checked++
-			for i, line := range strings.Split(string(b), "\n") {
-				if m := re.FindString(line); m != "" {
-					t.Errorf("%s:%d names %q: federated algorithms belong in package fedalgo\n\t%s", f, i+1, m, strings.TrimSpace(line))
+			local := "fedalgo"
+			for _, im := range f.Imports {
+				if p, _ := strconv.Unquote(im.Path.Value); p == module+"fedalgo" && im.Name != nil {
+					local = im.Name.Name
 				}
 			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.SelectorExpr:
+					if x, ok := n.X.(*ast.Ident); ok && x.Name == local {
+						if file, ok := algoIdents[n.Sel.Name]; ok {
+							t.Errorf("%s: %s uses fedalgo.%s of the algorithm file %s: federated algorithms belong in package fedalgo", fset.Position(n.Pos()), filepath.Base(name), n.Sel.Name, file)
+						}
+					}
+				case *ast.BasicLit:
+					if n.Kind == token.STRING {
+						if s, err := strconv.Unquote(n.Value); err == nil && registered[s] {
+							t.Errorf("%s: names the federated algorithm %q: the process layer takes names from jobs", fset.Position(n.Pos()), s)
+						}
+					}
+				}
+				return true
+			})
 		}
 	}
 	if checked < 15 {
 		t.Errorf("checked only %d source files", checked)
 	}
+}
+
+// registers reports whether f has an init function that calls Register.
+func registers(f *ast.File) bool {
+	found := false
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Recv != nil || fn.Name.Name != "init" || fn.Body == nil {
+			continue
+		}
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			if c, ok := n.(*ast.CallExpr); ok {
+				if id, ok := c.Fun.(*ast.Ident); ok && id.Name == "Register" {
+					found = true
+				}
+			}
+			return !found
+		})
+	}
+	return found
 }

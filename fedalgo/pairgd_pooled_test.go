@@ -11,7 +11,7 @@ import (
 	"github.com/pairfed/pairfed/protocol"
 )
 
-// The single-site dp-pair-gd (pairwise/private_pairgd.go) is fed-dp-pair-sgd's
+// The single-site dp-pair-gd (dpalgo/private_pairgd.go) is fed-dp-pair-sgd's
 // AUC form with one site: with the same seeded noise source, the same (ε, δ)
 // and the default rule, the two draw the same noise on the same vectors
 // with the same σ's, so the models agree to rounding (the single-site run

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -94,7 +95,7 @@ func (fedDPGDGrad) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64
 		return 0, 0, 0, err
 	}
 	_, nMax := sizes(sites)
-	sens := pairwise.K22FedSensitivity(loss, s.FeatureRadius, s.ParamRadius, 1)
+	sens := dpalgo.K22FedSensitivity(loss, s.FeatureRadius, s.ParamRadius, 1)
 	clip := float64(nMax) * props.Lipschitz
 	if !(clip > 0) || math.IsInf(clip, 0) || !(sens > 0) {
 		return 0, 0, 0, fmt.Errorf("%s: no finite gradient bound (G = %g, Δ = %g) for secure aggregation", FedDPGDGrad, props.Lipschitz, sens)
@@ -110,7 +111,7 @@ func (fedDPGDGrad) SiteSumShape(job *protocol.JobAnnounce, _ int) (int, float64,
 	if err != nil {
 		return 0, 0, err
 	}
-	sens := pairwise.K22FedSensitivity(loss, job.FeatureRadius, job.ParamRadius, 1)
+	sens := dpalgo.K22FedSensitivity(loss, job.FeatureRadius, job.ParamRadius, 1)
 	if !(sens > 0) || math.IsInf(sens, 0) {
 		return 0, 0, fmt.Errorf("%s: no finite gradient sensitivity (2Γ = %g) at R = %v, B = %v", FedDPGDGrad, sens, job.FeatureRadius, job.ParamRadius)
 	}
@@ -119,7 +120,7 @@ func (fedDPGDGrad) SiteSumShape(job *protocol.JobAnnounce, _ int) (int, float64,
 
 // SumVector: n·∇L(θ; D) at the broadcast model, no noise.
 func (s *dpGDGradSite) SumVector(ctx context.Context, _ int, model []float64) ([]float64, int, error) {
-	v, err := pairwise.DPGDGradSum(ctx, s.env.Obj, model, s.job.Phases, privacyOf(s.job, s.env))
+	v, err := dpalgo.DPGDGradSum(ctx, s.env.Obj, model, s.job.Phases, privacyOf(s.job, s.env))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -137,7 +138,7 @@ func (c dpGDGradCombiner) CombineSum(model, sum []float64, included []SiteInfo, 
 	for i := range g {
 		g[i] /= float64(max(n, 1))
 	}
-	pairwise.FedGradStep(model, g, c.eta, c.radius)
+	dpalgo.FedGradStep(model, g, c.eta, c.radius)
 	return model
 }
 
@@ -189,11 +190,11 @@ func y21aBounds(j phaseJob, n, k int) (float64, float64, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	d, err := pairwise.Y21aPhaseSensitivity(loss, j.R, j.B, j.eta, j.delta, j.fail, n, k)
+	d, err := dpalgo.Y21aPhaseSensitivity(loss, j.R, j.B, j.eta, j.delta, j.fail, n, k)
 	if err != nil {
 		return 0, 0, err
 	}
-	return d, pairwise.Y21aPhaseMove(loss, j.R, j.B, j.lambda, j.eta, j.delta, n, k), nil
+	return d, dpalgo.Y21aPhaseMove(loss, j.R, j.B, j.lambda, j.eta, j.delta, n, k), nil
 }
 
 func x21Bounds(j phaseJob, n, k int) (float64, float64, error) {
@@ -201,14 +202,14 @@ func x21Bounds(j phaseJob, n, k int) (float64, float64, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	if k < 1 || k > j.phases || j.phases > pairwise.DPEGDPhases(n) {
+	if k < 1 || k > j.phases || j.phases > dpalgo.DPEGDPhases(n) {
 		return 0, 0, fmt.Errorf("epoch %d of %d does not exist at a site of %d records", k, j.phases, n)
 	}
-	ni := pairwise.DPEGDSubsetSize(n, j.phases, k)
+	ni := dpalgo.DPEGDSubsetSize(n, j.phases, k)
 	if !(j.eta > 0) || !(j.B > 0) || math.IsInf(j.B, 0) {
 		return 0, 0, fmt.Errorf("epoch bounds need η > 0 and a finite B > 0 (η = %v, B = %v)", j.eta, j.B)
 	}
-	return pairwise.DPEGDEpochSensitivity(loss, j.R, j.B, j.eta, ni, k), pairwise.DPEGDEpochMove(loss, j.R, j.B, j.lambda, j.eta, ni, k), nil
+	return dpalgo.DPEGDEpochSensitivity(loss, j.R, j.B, j.eta, ni, k), dpalgo.DPEGDEpochMove(loss, j.R, j.B, j.lambda, j.eta, ni, k), nil
 }
 
 // phaseJobOfPlan is the coordinator's phaseJob from the spec and plan.
@@ -305,7 +306,7 @@ func (s *dpLocalSGDSite) SumVector(ctx context.Context, k int, model []float64) 
 		return nil, 0, fmt.Errorf("%s: phase %d outside [1, %d]", FedDPLocalSGD, k, len(s.part))
 	}
 	idx := s.part[k-1]
-	w, err := pairwise.LocalSGDPhaseAverage(ctx, s.env.Obj, model, idx, k, s.job.Eta, privacyOf(s.job, s.env), s.env.Rand)
+	w, err := dpalgo.LocalSGDPhaseAverage(ctx, s.env.Obj, model, idx, k, s.job.Eta, privacyOf(s.job, s.env), s.env.Rand)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -337,7 +338,7 @@ func (s *dpegdSite) SumVector(ctx context.Context, i int, model []float64) ([]fl
 		return nil, 0, fmt.Errorf("%s: epoch %d outside [1, %d]", FedDPEGD, i, len(s.part))
 	}
 	idx := s.part[i-1]
-	w, err := pairwise.DPEGDEpochAverage(ctx, s.env.Obj, model, idx, i, s.job.Eta, privacyOf(s.job, s.env))
+	w, err := dpalgo.DPEGDEpochAverage(ctx, s.env.Obj, model, idx, i, s.job.Eta, privacyOf(s.job, s.env))
 	if err != nil {
 		return nil, 0, err
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 
 	"github.com/pairfed/pairfed/dp"
 )
@@ -36,24 +35,24 @@ func (c Calibration) Validate() error {
 }
 
 // orDefault returns c, or exact for "".
-func (c Calibration) orDefault() Calibration {
+func (c Calibration) OrDefault() Calibration {
 	if c == "" {
 		return CalibrationExact
 	}
 	return c
 }
 
-// gaussOption is one proven description of a run's Gaussian releases (its
+// GaussOption is one proven description of a run's Gaussian releases (its
 // sensitivities, split, parallel composition and failure probability);
 // an algorithm may have several (e.g. a diameter bound that always holds
 // and a stability bound on a high-probability event), and calibration
 // takes whichever needs the least noise.
-type gaussOption struct {
-	plan dp.GaussianPlan
-	how  string // the sensitivity argument in one line, for the report
+type GaussOption struct {
+	Plan dp.GaussianPlan
+	How  string // the sensitivity argument in one line, for the report
 }
 
-// calibrateGaussian chooses the σ's of a private run's Gaussian releases
+// CalibrateGaussian chooses the σ's of a private run's Gaussian releases
 // and fills rep (Sigmas, Sensitivity, Disjoint, FailureDelta, Calibration,
 // CertifiedEpsilon/Delta, PaperSigmas, PaperSensitivity), before any noise
 // is drawn:
@@ -67,9 +66,9 @@ type gaussOption struct {
 // A certificate that does not cover the request is an error under either
 // calibration (for exact it cannot happen unless the accountant fails):
 // no run claims a guarantee its noise does not give.
-func calibrateGaussian(name string, priv *Privacy, rep *PrivacyReport, paper, paperSens []float64, opts ...gaussOption) ([]float64, error) {
+func CalibrateGaussian(name string, priv *Privacy, rep *PrivacyReport, paper, paperSens []float64, opts ...GaussOption) ([]float64, error) {
 	eps, delta := priv.Epsilon, priv.Delta
-	cal := priv.Calibration.orDefault()
+	cal := priv.Calibration.OrDefault()
 	var (
 		best     []float64
 		bestCert dp.Certificate
@@ -77,13 +76,13 @@ func calibrateGaussian(name string, priv *Privacy, rep *PrivacyReport, paper, pa
 		score    = math.Inf(1)
 	)
 	for k, o := range opts {
-		if o.plan.Dim == 0 {
-			o.plan.Dim = rep.dim
+		if o.Plan.Dim == 0 {
+			o.Plan.Dim = rep.dim
 		}
 		opts[k] = o
 		switch cal {
 		case CalibrationExact:
-			s, c, err := dp.CalibrateGaussian(o.plan, eps, delta)
+			s, c, err := dp.CalibrateGaussian(o.Plan, eps, delta)
 			if err != nil {
 				continue // e.g. a failure probability ≥ δ: another option may apply
 			}
@@ -95,7 +94,7 @@ func calibrateGaussian(name string, priv *Privacy, rep *PrivacyReport, paper, pa
 				best, bestCert, bestOpt, score = s, c, k, tot
 			}
 		case CalibrationPaper:
-			c, err := dp.CertifyGaussian(o.plan, paper, eps, delta)
+			c, err := dp.CertifyGaussian(o.Plan, paper, eps, delta)
 			if err != nil {
 				return nil, fmt.Errorf("pairwise: %s: %w", name, err)
 			}
@@ -109,37 +108,37 @@ func calibrateGaussian(name string, priv *Privacy, rep *PrivacyReport, paper, pa
 	}
 	o := opts[bestOpt]
 	rep.Sigmas = append([]float64(nil), best...)
-	rep.Sensitivity = append([]float64(nil), o.plan.Sensitivities...)
-	rep.Disjoint = o.plan.Disjoint
-	rep.FailureDelta = o.plan.FailureDelta
+	rep.Sensitivity = append([]float64(nil), o.Plan.Sensitivities...)
+	rep.Disjoint = o.Plan.Disjoint
+	rep.FailureDelta = o.Plan.FailureDelta
 	rep.Calibration = string(cal)
 	rep.CertifiedEpsilon, rep.CertifiedDelta = bestCert.Epsilon, bestCert.Delta
 	rep.certified = true
 	rep.PaperSigmas = append([]float64(nil), paper...)
 	rep.PaperSensitivity = append([]float64(nil), paperSens...)
 	comp := "sequential composition"
-	if o.plan.Disjoint {
+	if o.Plan.Disjoint {
 		comp = "parallel composition over disjoint parts"
 	}
 	rep.Notes = append(rep.Notes, fmt.Sprintf("calibration %s: sensitivity %s; %s, exact Gaussian DP (μ = %.6g) certifies (ε, δ) = (%.6g, %.4g) at the request (%g, %.4g) (failure probability %.3g included in δ)",
-		cal, o.how, comp, bestCert.Mu, bestCert.Epsilon, bestCert.Delta, eps, delta, o.plan.FailureDelta))
+		cal, o.How, comp, bestCert.Mu, bestCert.Epsilon, bestCert.Delta, eps, delta, o.Plan.FailureDelta))
 	if !bestCert.Covers(eps, delta) {
 		if cal == CalibrationPaper {
-			return nil, fmt.Errorf("pairwise: %s: --calibration paper refused: the printed σ certifies only ε = %.6g > %g at δ = %.4g (exact Gaussian-DP accountant, proven sensitivity %s); use --calibration exact, a smaller ε or a larger δ", name, bestCert.Epsilon, eps, delta, o.how)
+			return nil, fmt.Errorf("pairwise: %s: --calibration paper refused: the printed σ certifies only ε = %.6g > %g at δ = %.4g (exact Gaussian-DP accountant, proven sensitivity %s); use --calibration exact, a smaller ε or a larger δ", name, bestCert.Epsilon, eps, delta, o.How)
 		}
 		return nil, fmt.Errorf("pairwise: %s: internal error: calibrated noise certifies only (ε, δ) = (%g, %g), request (%g, %g)", name, bestCert.Epsilon, bestCert.Delta, eps, delta)
 	}
 	return rep.Sigmas, nil
 }
 
-// calibrateLaplace chooses the scales of pure ε-DP Laplace releases of ℓ1
+// CalibrateLaplace chooses the scales of pure ε-DP Laplace releases of ℓ1
 // sensitivity l1[i] (independent Lap(b) per coordinate, p coordinates):
 // exact b = Δ₁/ε′ with ε′ = ε − p·2⁻⁴⁶ (the secure noise's snapping costs
 // at most p·2⁻⁴⁶, dp/noise.go), paper b = the printed scale, refused when
 // its certified ε = max (disjoint) or Σ of Δ₁/b + p·2⁻⁴⁶ exceeds ε.
-func calibrateLaplace(name string, priv *Privacy, rep *PrivacyReport, paper, paperL1, l1 []float64, disjoint bool, how string) ([]float64, error) {
+func CalibrateLaplace(name string, priv *Privacy, rep *PrivacyReport, paper, paperL1, l1 []float64, disjoint bool, how string) ([]float64, error) {
 	eps := priv.Epsilon
-	cal := priv.Calibration.orDefault()
+	cal := priv.Calibration.OrDefault()
 	snap := float64(rep.dim) * 0x1p-46
 	b := make([]float64, len(l1))
 	if cal == CalibrationPaper {
@@ -184,178 +183,11 @@ func calibrateLaplace(name string, priv *Privacy, rep *PrivacyReport, paper, pap
 	return b, nil
 }
 
-// pairGradGap returns Γ, a bound on the change of one pair's gradient when
-// one of its two records is replaced, at the same parameter w:
-//
-//	‖∇ℓ(w; z, z_j) − ∇ℓ(w; z′, z_j)‖ ≤ Γ   for all z, z′, z_j of norm ≤ R, w ∈ W
-//
-// (and the same with the pair's order swapped), for the loss alone — the
-// regularizer (λ/2)‖w‖² is the same on both sides and cancels. The
-// triangle inequality gives Γ ≤ 2G_ℓ, which the papers use. For the AUC
-// losses it is smaller:
-//
-// Proof (AUC). The gradient is d·(x − x_j) with d = ∂f/∂h. For a FIXED
-// partner z_j the coefficient d keeps one sign whatever z is: the AUC
-// losses are symmetrized with s = (y − y_j)/2, which for y_j = −1 is 0 or
-// +1 and for y_j = +1 is 0 or −1; d = −c·σ(…) (logistic, c = y − y_j),
-// −s (hinge) or −2s(1 − s·h) (square) then lies in an interval [m, M]
-// containing 0 (0 for a same-label z). Let a = x, a′ = x′, b = x_j (norms
-// ≤ R) and d, d′ ∈ [m, M]:
-//
-//	‖d(a − b) − d′(a′ − b)‖ = ‖d·a − d′·a′ − (d − d′)·b‖
-//	                        ≤ R(|d| + |d′| + |d − d′|),
-//
-// which is 2R·max(|d|, |d′|) when d, d′ have the same sign and 2R|d − d′|
-// otherwise: Γ = 2R·(max(M, 0) − min(m, 0)).
-//   - logistic: d ∈ [−2, 0] (y_j = −1; symmetric for +1): Γ = 4R = G.
-//   - hinge: d ∈ {−1, 0}: Γ = 2R = G.
-//   - square: d = −2(1 − h), |h| ≤ 2RB: d ∈ [−2(1+2RB), max(0, 2(2RB−1))]:
-//     Γ = 4R(1+2RB) = G when 2RB ≤ 1, else 2R·8RB = 16R²B (between G and
-//     2G). For RB > 1/2 the one-sign argument does not apply, so "Γ = G"
-//     is not proved there; a brute-force search (TestPairGradGapBruteForce)
-//     finds no change above G at R = B = 1, so 16R²B may be loose, but it
-//     is what is proved and what is used.
-//
-// The bound is attained (logistic and hinge): d = −2 (resp. −1) at x = −x_j
-// with ‖x_j‖ = R versus a same-label z′ (d′ = 0) changes the gradient by
-// 2R·|d|.
-//
-// Metric losses: the coefficient's sign depends on whether the labels
-// agree (τ, y·y′), so flipping z's label at the same x changes the sign.
-// Hinge: Γ = 2G, attained (a label flip at W = 0 turns +vvᵀ into −vvᵀ).
-// Logistic on a PSD parameter set (psd: frobenius-psd, nuclear-psd, psd):
-// the gradient is g = c·vvᵀ, v = x − x_j (‖v‖ ≤ 2R, ‖vvᵀ‖_F = ‖v‖² ≤ G =
-// 4R²), with c = σ(h − 1) for a similar pair and c = −σ(1 − h) for a
-// dissimilar one, h = vᵀWv. W ⪰ 0 with ‖W‖_op ≤ ‖W‖_F ≤ B gives
-// h ∈ [0, 4R²B], so c ∈ (0, s₊] or [−s₋, 0) with s₊ = σ(4R²B − 1) and
-// s₋ = σ(1). Replacing z by z′ (v′, c′):
-//
-//	‖g − g′‖²_F = c²‖v‖⁴ + c′²‖v′‖⁴ − 2cc′(vᵀv′)².
-//
-// If c, c′ have the same sign the last term is ≤ 0: ‖g − g′‖ ≤
-// √2·max(s₊, s₋)·G. Otherwise ‖g − g′‖ ≤ |c|‖v‖² + |c′|‖v′‖² ≤ (s₊ + s₋)G.
-// So Γ ≤ G·max{√2·max(s₊, s₋), s₊ + s₋} (< 1.74G; 1.684G at R = B = 1).
-// The opposite-sign case is tightened by metricLogisticOpposite, which
-// couples h and h′ through W (1.377G at R = B = 1, where the brute force
-// finds 1.225G). Without a PSD set h can be negative and c approach ±1:
-// Γ = 2G is kept.
-func pairGradGap(obj Objective, R float64) (float64, string) {
-	return lossPairGradGap(obj.Loss(), R, obj.Constraint().Radius(), isPSDConstraint(obj.Constraint().Name()))
-}
-
-// isPSDConstraint reports whether the named constraint keeps W ⪰ 0.
-func isPSDConstraint(name string) bool {
-	return name == "frobenius-psd" || name == "nuclear-psd" || name == "psd"
-}
-
-// lossPairGradGap is pairGradGap for a loss, feature radius R, parameter
-// radius B and whether the parameter set is PSD (metric task; false is
-// always safe).
-func lossPairGradGap(loss Loss, R, B float64, psd bool) (float64, string) {
-	G := loss.Props(R, B).Lipschitz
-	if loss.Task() != TaskAUC {
-		if loss.Name() == "logistic" && psd {
-			sp, sm := sigmoidNeg(1-4*R*R*B), sigmoidNeg(-1) // σ(4R²B − 1), σ(1)
-			opp := sp + sm
-			if t := 4 * R * R * B; t > 0 && !math.IsInf(t, 0) {
-				opp = math.Min(opp, metricLogisticOpposite(t))
-			}
-			f := math.Min(2, math.Max(math.Sqrt2*math.Max(sp, sm), opp)*(1+1e-12))
-			return f * G, fmt.Sprintf("Γ = %.4gG (metric logistic loss on a PSD set: max{√2·max(s₊, s₋), opposite-sign bound %.4g}, s₊ = σ(4R²B − 1), s₋ = σ(1))", f, opp)
-		}
-		return 2 * G, "Γ = 2G (metric loss: the gradient's sign follows the label agreement)"
-	}
-	switch loss.Name() {
-	case "logistic", "hinge":
-		return G, "Γ = G (AUC loss: for a fixed partner the gradient coefficient keeps one sign)"
-	case "square":
-		if 2*R*B <= 1 {
-			return G, "Γ = G (AUC square loss with 2RB ≤ 1: the coefficient keeps one sign)"
-		}
-		return math.Min(16*R*R*B, 2*G), "Γ = 16R²B (AUC square loss with 2RB > 1: the coefficient ranges over [−2(1+2RB), 2(2RB−1)])"
-	}
-	return 2 * G, "Γ = 2G"
-}
-
-// paramDiameter is D = sup_{w,w′ ∈ W} ‖w − w′‖: 2r for a ball of radius r;
-// √2·r for the PSD sets of radius r (‖X − Y‖_F² = ‖X‖² + ‖Y‖² − 2⟨X, Y⟩ ≤
-// 2r² because ⟨X, Y⟩ ≥ 0 for PSD X, Y, attained by r·e₁e₁ᵀ and r·e₂e₂ᵀ; r
-// when d = 1); 2·Radius otherwise; +Inf without a radius.
-//
-// Any release that is a point of W (a projected iterate) or a convex
-// combination of such points (an average of projected iterates; W is
-// convex) has ℓ2 sensitivity ≤ D, whatever the data: the "diameter bound"
-// used by every output-perturbation algorithm below, which needs no
-// stability argument and holds with probability 1.
-func paramDiameter(obj Objective) float64 {
-	return x21Diameter(obj.Constraint(), obj.Data().D)
-}
-
-// binomialQuantile returns the smallest integer c ≥ 0 with
-// P(X > c) ≤ gamma for X ~ Binomial(N, p), computed from the exact pmf
-// (log-gamma, summed from the top), with a relative allowance of 1e-9 on
-// the tail for rounding: the returned c is never too small.
-func binomialQuantile(N int, p, gamma float64) int {
-	k := bqKey{N, p, gamma}
-	bqMu.Lock()
-	v, ok := bqMemo[k]
-	bqMu.Unlock()
-	if ok {
-		return v
-	}
-	v = binomialQuantileUncached(N, p, gamma)
-	bqMu.Lock()
-	if len(bqMemo) >= 1<<12 {
-		clear(bqMemo)
-	}
-	bqMemo[k] = v
-	bqMu.Unlock()
-	return v
-}
-
-// binomialQuantile is pure and costs O(N) Lgamma calls; every private run
-// calls it with the same arguments (the audit runs thousands), so its
-// results are memoized (at most 4096 entries, then cleared).
-type bqKey struct {
-	n        int
-	p, gamma float64
-}
-
-var (
-	bqMu   sync.Mutex
-	bqMemo = map[bqKey]int{}
-)
-
-func binomialQuantileUncached(N int, p, gamma float64) int {
-	if p >= 1 {
-		return N
-	}
-	if p <= 0 || N <= 0 {
-		return 0
-	}
-	lgN, _ := math.Lgamma(float64(N) + 1)
-	lp, lq := math.Log(p), math.Log1p(-p)
-	logpmf := func(k int) float64 {
-		a, _ := math.Lgamma(float64(k) + 1)
-		b, _ := math.Lgamma(float64(N-k) + 1)
-		return lgN - a - b + float64(k)*lp + float64(N-k)*lq
-	}
-	tail := 0.0 // P(X > c) for the current c
-	for c := N; c > 0; c-- {
-		t := tail + math.Exp(logpmf(c)) // P(X ≥ c) = P(X > c−1)
-		if t*(1+1e-9) > gamma {
-			return c
-		}
-		tail = t
-	}
-	return 0
-}
-
 // certifiedRun wraps a private algorithm's Run (Register does it for every
 // private algorithm): --calibration paper is refused up front for an
 // algorithm without a printed formula, and every report is certified
-// after the run. Algorithms that calibrate through calibrateGaussian /
-// calibrateLaplace have filled the certificate already; for the others a
+// after the run. Algorithms that calibrate through CalibrateGaussian /
+// CalibrateLaplace have filled the certificate already; for the others a
 // Gaussian report (sensitivities, σ's, disjointness, failure δ) is
 // certified here by dp.CertifyGaussian and a subsampled-Gaussian one by
 // dp.SubsampledGaussianEpsilon. A private (secure) run whose certificate
@@ -431,70 +263,3 @@ func certifyReport(name string, rep *PrivacyReport) error {
 	}
 	return nil
 }
-
-// metricLogisticOpposite bounds, in units of G = 4R², the change of a
-// metric logistic pair gradient when a similar pair (c = σ(h − 1), v) is
-// replaced by a dissimilar one (c′ = −σ(1 − h′), v′) or back, on a PSD set
-// of radius B, with t = 4R²B = G·B > 0 finite:
-//
-//	‖g − g′‖² = c²a² + c′²a′² + 2|cc′|·a·a′·κ,   a = ‖v‖², a′ = ‖v′‖² ≤ G,
-//
-// κ = (uᵀu′)² for the unit directions u, u′. The two coefficients are
-// coupled through W: with P = u′ᵀWu′ ∈ [0, B] and u = √κ·u′ + √(1−κ)·e
-// (e ⊥ u′, up to signs), ‖W^{1/2}u‖ ≤ √κ‖W^{1/2}u′‖ + √(1−κ)‖W^{1/2}e‖,
-// so Q = uᵀWu ≤ Q* = min{B, (√κ√P + √(1−κ)√B)²}. The expression grows
-// with c = σ(aQ − 1), so with Q and a: |c|a ≤ X = G·σ(G·Q* − 1); and
-// |c′|a′ = a′σ(1 − a′P) ≤ Y(P) = max_{a′≤G} a′σ(1 − a′P), which does not
-// grow with P. Hence ‖g − g′‖²/G² ≤ Φ(κ, P) = X̃² + Ỹ² + 2X̃Ỹκ (X̃ = X/G,
-// Ỹ = Y/G). The supremum over κ ∈ [0, 1], P ∈ [0, B] is bounded on a grid
-// of cells with each factor at its cell maximum (Q* at the cell's largest
-// κ in its first term and smallest κ in its second, the largest P; Y at
-// the smallest P, itself bounded over cells of a′ by a′_hi·σ(1 − a′_lo·P);
-// κ at its largest), so the value returned is a certified upper bound,
-// whatever the grid's resolution (which only decides how close it is to
-// the supremum: 1.377 at t = 4, against the uncoupled σ(t − 1) + σ(1) =
-// 1.684). Memoized per t.
-func metricLogisticOpposite(t float64) float64 {
-	mloMu.Lock()
-	v, ok := mloMemo[t]
-	mloMu.Unlock()
-	if ok {
-		return v
-	}
-	const N = 400 // cells per axis
-	sig := func(u float64) float64 { return sigmoidNeg(-u) }
-	// Ỹ_j: the bound on Y/G over P̃ ∈ [P̃_j, P̃_{j+1}] (P̃ = P/B, α = a′/G),
-	// Ỹ(P̃_j) ≤ max_k α_{k+1}·σ(1 − α_k·t·P̃_j).
-	yb := make([]float64, N)
-	for j := range yb {
-		pl := float64(j) / N
-		for k := 0; k < N; k++ {
-			yb[j] = math.Max(yb[j], float64(k+1)/N*sig(1-float64(k)/N*t*pl))
-		}
-	}
-	best := 0.0
-	for i := 0; i < N; i++ {
-		kl, kh := float64(i)/N, float64(i+1)/N
-		for j := 0; j < N; j++ {
-			ph := float64(j+1) / N
-			q := math.Sqrt(kh)*math.Sqrt(ph) + math.Sqrt(1-kl)
-			q = math.Min(1, q*q) // Q*/B
-			x := sig(t*q - 1)
-			y := yb[j]
-			best = math.Max(best, x*x+y*y+2*x*y*kh)
-		}
-	}
-	v = math.Sqrt(best) * (1 + 1e-9)
-	mloMu.Lock()
-	if len(mloMemo) >= 1<<10 { // t comes from flags and job specs: bounded
-		clear(mloMemo)
-	}
-	mloMemo[t] = v
-	mloMu.Unlock()
-	return v
-}
-
-var (
-	mloMu   sync.Mutex
-	mloMemo = map[float64]float64{} // t → metricLogisticOpposite(t)
-)

@@ -3,6 +3,7 @@ package pairwise
 import (
 	"math"
 	"runtime"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -46,7 +47,7 @@ func FullGradient(obj Objective, w, g []float64) {
 // O(n² + n·d) instead of O(n²·d). Every AUC loss has zero gradient on
 // same-label pairs (TestAUCLossesIgnoreSameLabelPairs), so only the
 // positive–negative pairs are visited, each ordered pair once. The hinge
-// and square losses skip even that: aucFastGradient (private_gd.go) sums
+// and square losses skip even that: aucFastGradient (below) sums
 // them in O(n·d + n log n); the logistic loss visits each unordered pair
 // once (the two orders' derivatives are ±2σ(−2h)), with one exp per record
 // and a divide per pair (logisticAUCCoefs), or one exp per pair for scores
@@ -374,4 +375,87 @@ func metricDeriv(l Loss) func(h, y, y2 float64) float64 {
 		_, c := l.Eval(h, y, y2)
 		return c
 	}
+}
+
+// AUCFastGradient writes the loss part (no λ) of the full pairwise
+// gradient, 1/(n(n−1)) Σ_{i≠j} ∇f(w; z_i, z_j), into g in O(n·d + n log n)
+// when obj is a linear objective with the square or hinge AUC loss, and
+// reports whether it did; otherwise it leaves g alone (use FullGradient).
+func AUCFastGradient(obj Objective, w, g []float64) bool {
+	lo, ok := obj.(*linearObjective)
+	return ok && aucFastGradient(lo, w, g)
+}
+
+// aucFastGradient writes 1/(n(n−1)) Σ_{i≠j} ∇f(w; z_i, z_j) for the linear
+// square and hinge AUC losses in O(n·d + n log n), with s_i = wᵀx_i and
+// Σ_{i≠j} ∇f = Σ_i a_i x_i:
+//
+//   - square: ∇f(i, j) = −2(1 − s_i + s_j)(x_i − x_j) for i ∈ P, j ∈ N, twice
+//     (both orders), so a_i = −4(n₋(1 − s_i) + Σ_N s) for i ∈ P and
+//     a_j = 4(n₊(1 + s_j) − Σ_P s) for j ∈ N (sum the margins over the
+//     other class);
+//   - hinge: the pair is active iff s_j > s_i − 1, with gradient
+//     −(x_i − x_j), twice: a_i = −2·#{j ∈ N : s_j > s_i − 1},
+//     a_j = 2·#{i ∈ P : s_i < s_j + 1}, counted by binary search in the
+//     sorted scores.
+//
+// It reports false (and leaves g alone) for other losses.
+func aucFastGradient(o *linearObjective, w, g []float64) bool {
+	sq := false
+	switch o.loss.(type) {
+	case AUCSquare:
+		sq = true
+	case AUCHinge:
+	default:
+		return false
+	}
+	s := o.data
+	n := s.N
+	sc := ScoresTo(make([]float64, n), w, s)
+	var ps, ns []float64
+	var sumP, sumN float64
+	for i, y := range s.Y {
+		if y > 0 {
+			ps = append(ps, sc[i])
+			sumP += sc[i]
+		} else {
+			ns = append(ns, sc[i])
+			sumN += sc[i]
+		}
+	}
+	np, nn := float64(len(ps)), float64(len(ns))
+	a := make([]float64, n)
+	if sq {
+		for i, y := range s.Y {
+			if y > 0 {
+				a[i] = -4 * (nn*(1-sc[i]) + sumN)
+			} else {
+				a[i] = 4 * (np*(1+sc[i]) - sumP)
+			}
+		}
+	} else {
+		sort.Float64s(ps)
+		sort.Float64s(ns)
+		for i, y := range s.Y {
+			if y > 0 {
+				// #{j : s_j > s_i − 1} = n₋ − #{s_j ≤ s_i − 1}
+				k := sort.Search(len(ns), func(m int) bool { return ns[m] > sc[i]-1 })
+				a[i] = -2 * float64(len(ns)-k)
+			} else {
+				// #{i : s_i < s_j + 1}
+				k := sort.Search(len(ps), func(m int) bool { return ps[m] >= sc[i]+1 })
+				a[i] = 2 * float64(k)
+			}
+		}
+	}
+	for k := range g {
+		g[k] = 0
+	}
+	inv := 1 / (float64(n) * float64(n-1))
+	for i := 0; i < n; i++ {
+		if a[i] != 0 {
+			s.AddScaled(g, i, a[i]*inv)
+		}
+	}
+	return true
 }

@@ -252,3 +252,7 @@ func LossByName(task Task, name string) (Loss, error) {
 	}
 	return nil, fmt.Errorf("pairwise: no loss %q for task %s (auc: hinge, square, logistic; metric: hinge, logistic)", name, task)
 }
+
+// SigmoidNeg returns σ(−t) = 1/(1 + eᵗ), computed without overflow (the
+// function the logistic losses use).
+func SigmoidNeg(t float64) float64 { return sigmoidNeg(t) }

@@ -198,7 +198,7 @@ func (o *linearObjective) Props(R float64) Props {
 
 // stepProject is Step followed by Project, fused for dense data in an ℓ2
 // ball: the update and ‖w‖² are computed in one pass over w. It returns
-// whether w changed. runPairSGD uses it when available; results equal
+// whether w changed. RunPairSGD uses it when available; results equal
 // Step + Project up to floating-point reassociation of ‖w‖².
 func (o *linearObjective) stepProject(w []float64, i, j int, eta float64) bool {
 	ball, ok := o.proj.(L2Ball)
@@ -233,3 +233,14 @@ func (o *linearObjective) stepProject(w []float64, i, j int, eta float64) bool {
 	}
 	return true
 }
+
+// IsLinear reports whether obj is the linear model (w ∈ R^d, score wᵀx)
+// of its loss rather than the metric one.
+func IsLinear(obj Objective) bool {
+	_, ok := obj.(*linearObjective)
+	return ok
+}
+
+// RegularizedProps returns the constants of a loss with constants p plus
+// the regularizer (λ/2)‖w‖² over a ball of radius B (regProps).
+func RegularizedProps(p Props, lambda, B float64) Props { return regProps(p, lambda, B) }

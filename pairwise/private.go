@@ -176,17 +176,17 @@ type PrivacyReport struct {
 
 	dim int // noised coordinates per release (the snapping allowance)
 	// certified is set once the certificate fields were filled by the
-	// algorithm's own calibration (calibrateGaussian, calibrateLaplace);
+	// algorithm's own calibration (CalibrateGaussian, CalibrateLaplace);
 	// certifyReport certifies the other reports.
 	certified bool
 }
 
-// privateSetup is the common prologue of every private algorithm: it
+// PrivateSetup is the common prologue of every private algorithm: it
 // validates the request, checks that every record lies in the ball of radius
 // R, checks the algorithm's assumptions against the loss and returns the
 // derived G, L, α together with a report skeleton. Nothing is computed on
 // the data (beyond the norm check) before it succeeds.
-func privateSetup(a *Algorithm, obj Objective, cfg *RunConfig) (Props, *PrivacyReport, error) {
+func PrivateSetup(a *Algorithm, obj Objective, cfg *RunConfig) (Props, *PrivacyReport, error) {
 	p := cfg.Privacy
 	if err := p.Validate(); err != nil {
 		return Props{}, nil, err
@@ -210,10 +210,26 @@ func privateSetup(a *Algorithm, obj Objective, cfg *RunConfig) (Props, *PrivacyR
 		Model: model, Epsilon: p.Epsilon, Delta: p.Delta, Mechanism: mech,
 		G: props.Lipschitz, L: props.Smooth, Alpha: props.StrongConvexity, R: p.FeatureRadius,
 		Noise: p.Noise.Name(), Private: p.Noise.Secure(), Assumptions: a.Requires.String(),
-		Calibration: string(p.Calibration.orDefault()), dim: obj.NumParams(),
+		Calibration: string(p.Calibration.OrDefault()), dim: obj.NumParams(),
 	}
 	if math.IsInf(rep.L, 1) {
 		rep.L = 0 // JSON has no +Inf; 0 means "not smooth / not used"
 	}
 	return props, rep, nil
+}
+
+// SetNoiseDim sets the number of noise coordinates each release draws
+// from the secure sampler (by default the model's parameters), which the
+// certificate's discrete-noise δ term counts.
+func (r *PrivacyReport) SetNoiseDim(k int) { r.dim = k }
+
+// NoiseDim returns the number of noise coordinates each release draws.
+func (r *PrivacyReport) NoiseDim() int { return r.dim }
+
+// SetCertificate records the certificate (ε, δ) an algorithm computed
+// itself from the exact accountant of package dp for its whole run (e.g.
+// the subsampled Gaussian's RDP bound); the registry's certifier then only
+// checks it against the request. The algorithm's file proves it.
+func (r *PrivacyReport) SetCertificate(eps, delta float64) {
+	r.CertifiedEpsilon, r.CertifiedDelta, r.certified = eps, delta, true
 }

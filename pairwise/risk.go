@@ -154,3 +154,52 @@ func RiskExact(obj Objective, maxPairs int) bool {
 	}
 	return false
 }
+
+// EmpiricalRisk returns F_S(w) = 1/(n(n−1)) Σ_{i≠j} f(w; z_i, z_j) + (λ/2)‖w‖².
+// For the AUC task it works from the scores Xw (risk.go): exact for the
+// hinge and square losses at any n, and for the logistic loss when
+// n₊n₋ ≤ maxPairs. Otherwise it is exact when n(n−1) ≤ maxPairs or rng is
+// nil, and else averages maxPairs ordered pairs drawn uniformly (i ≠ j, or
+// (positive, negative) from the scores for the logistic loss) with the given
+// rng — an unbiased estimate whose standard error is reported as the second
+// value (0 when exact). RiskExact tells which.
+func EmpiricalRisk(obj Objective, w []float64, maxPairs int, rng *rand.Rand) (risk, stderr float64) {
+	n := obj.Data().N
+	if n < 2 {
+		return math.NaN(), 0
+	}
+	if o, ok := obj.(*linearObjective); ok {
+		if r, se, ok := aucRisk(o, w, maxPairs, rng); ok {
+			return r, se
+		}
+	}
+	return pairRisk(obj, w, maxPairs, rng)
+}
+
+// pairRisk is EmpiricalRisk by the pair loop: the reference the score forms
+// are tested against, and the metric task's objective.
+func pairRisk(obj Objective, w []float64, maxPairs int, rng *rand.Rand) (risk, stderr float64) {
+	n := obj.Data().N
+	if int64(n)*int64(n-1) <= int64(maxPairs) || rng == nil {
+		var s float64
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				if i != j {
+					s += obj.PairLoss(w, i, j)
+				}
+			}
+		}
+		return s / float64(n*(n-1)), 0
+	}
+	var s, s2 float64
+	u := UniformPair{N: n}
+	for k := 0; k < maxPairs; k++ {
+		i, j, _ := u.Next(rng)
+		v := obj.PairLoss(w, i, j)
+		s += v
+		s2 += v * v
+	}
+	m := s / float64(maxPairs)
+	variance := s2/float64(maxPairs) - m*m
+	return m, math.Sqrt(math.Max(variance, 0) / float64(maxPairs))
+}

@@ -99,7 +99,7 @@ type RunConfig struct {
 }
 
 // steps returns T for a dataset of n records.
-func (c *RunConfig) steps(n int, defPasses float64) int {
+func (c *RunConfig) TotalSteps(n int, defPasses float64) int {
 	if c.Steps > 0 {
 		return c.Steps
 	}
@@ -110,7 +110,7 @@ func (c *RunConfig) steps(n int, defPasses float64) int {
 	return int(math.Ceil(p * float64(n)))
 }
 
-func (c *RunConfig) validate() error {
+func (c *RunConfig) Validate() error {
 	if !(c.Eta > 0) || math.IsInf(c.Eta, 0) {
 		return fmt.Errorf("pairwise: step size η = %v must be finite and > 0", c.Eta)
 	}
@@ -142,7 +142,7 @@ type Result struct {
 }
 
 // averager accumulates the output of an SGD run for one Averaging mode.
-type averager struct {
+type Averager struct {
 	mode   Averaging
 	sum    []float64 // weighted sum of iterates
 	weight float64
@@ -157,8 +157,8 @@ type averager struct {
 	stale   bool
 }
 
-func newAverager(mode Averaging, w0 []float64) *averager {
-	a := &averager{mode: mode, sum: make([]float64, len(w0)), out: make([]float64, len(w0))}
+func NewAverager(mode Averaging, w0 []float64) *Averager {
+	a := &Averager{mode: mode, sum: make([]float64, len(w0)), out: make([]float64, len(w0))}
 	if mode == AvgPaper {
 		// [Y21a] Alg 1: w_{−1} = w_0.
 		a.prev = append([]float64(nil), w0...)
@@ -169,7 +169,7 @@ func newAverager(mode Averaging, w0 []float64) *averager {
 // before is called at step t with the current iterate cur = w_{t−1} before
 // the update, and η_t. For AvgPaper it adds η_t·w_{t−2} to the sum (lazily)
 // and makes prev = w_{t−1} for the next step.
-func (a *averager) before(cur []float64, eta float64) {
+func (a *Averager) before(cur []float64, eta float64) {
 	if a.mode != AvgPaper {
 		return
 	}
@@ -184,10 +184,10 @@ func (a *averager) before(cur []float64, eta float64) {
 }
 
 // changed records that the step just taken changed w.
-func (a *averager) changed() { a.stale = true }
+func (a *Averager) changed() { a.stale = true }
 
 // after is called with w_t after the update (and projection).
-func (a *averager) after(cur []float64) {
+func (a *Averager) After(cur []float64) {
 	switch a.mode {
 	case AvgWindow, AvgUniform:
 		axpy(1, cur, a.sum)
@@ -196,7 +196,7 @@ func (a *averager) after(cur []float64) {
 }
 
 // output returns the current output model (a view valid until the next call).
-func (a *averager) output(cur []float64) []float64 {
+func (a *Averager) Output(cur []float64) []float64 {
 	if a.mode == AvgLast || a.weight == 0 {
 		copy(a.out, cur)
 		return a.out
@@ -211,7 +211,7 @@ func (a *averager) output(cur []float64) []float64 {
 }
 
 // reset starts a new window (AvgWindow only).
-func (a *averager) reset() {
+func (a *Averager) Reset() {
 	if a.mode == AvgWindow {
 		for k := range a.sum {
 			a.sum[k] = 0
@@ -220,8 +220,11 @@ func (a *averager) reset() {
 	}
 }
 
+// NewCheckpointer returns the checkpointer of a run with configuration cfg.
+func NewCheckpointer(cfg *RunConfig) Checkpointer { return Checkpointer{cfg: cfg} }
+
 // checkpointer calls cfg.OnCheckpoint at the configured steps.
-type checkpointer struct {
+type Checkpointer struct {
 	cfg  *RunConfig
 	next int
 }
@@ -231,7 +234,7 @@ type checkpointer struct {
 // check), at the next checkpoint and at T, and at(t) is called after a
 // block that ends on a due checkpoint. The fast and the sparse sgd-prev
 // loops share it (the general loop checks per step).
-func (c *checkpointer) segments(ctx context.Context, T int, run func(k int), at func(t int)) error {
+func (c *Checkpointer) segments(ctx context.Context, T int, run func(k int), at func(t int)) error {
 	for t := 1; t <= T; {
 		if t&4095 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -246,7 +249,7 @@ func (c *checkpointer) segments(ctx context.Context, T int, run func(k int), at 
 		}
 		run(end - t + 1)
 		t = end
-		if c.due(t) {
+		if c.Due(t) {
 			at(t)
 		}
 		t++
@@ -254,30 +257,30 @@ func (c *checkpointer) segments(ctx context.Context, T int, run func(k int), at 
 	return nil
 }
 
-func (c *checkpointer) due(t int) bool {
+func (c *Checkpointer) Due(t int) bool {
 	return c.next < len(c.cfg.Checkpoints) && c.cfg.Checkpoints[c.next] == t
 }
 
-func (c *checkpointer) fire(t int, w []float64) {
-	for c.due(t) {
+func (c *Checkpointer) Fire(t int, w []float64) {
+	for c.Due(t) {
 		c.cfg.OnCheckpoint(t, w)
 		c.next++
 	}
 }
 
 // windowed is an output rule whose average restarts at each checkpoint.
-type windowed interface {
-	output(w []float64) []float64
-	reset()
+type Windowed interface {
+	Output(w []float64) []float64
+	Reset()
 }
 
 // window fires the checkpoints due at step t of T with o's current output
 // and starts o's next window — except at t = T, whose window is the run's
 // output. Callers test due(t) first (it inlines; this does not).
-func (c *checkpointer) window(t, T int, w []float64, o windowed) {
-	c.fire(t, o.output(w))
+func (c *Checkpointer) Window(t, T int, w []float64, o Windowed) {
+	c.Fire(t, o.Output(w))
 	if t < T {
-		o.reset()
+		o.Reset()
 	}
 }
 
@@ -288,13 +291,13 @@ type PairSource interface {
 	Next(rng *rand.Rand) (i, j int, ok bool)
 }
 
-// runPairSGD is the projected SGD loop shared by single-pair algorithms:
+// RunPairSGD is the projected SGD loop shared by single-pair algorithms:
 //
 //	w_t = Π_W(w_{t−1} − η_t ∇f(w_{t−1}; z_i, z_j)),  t = 1..T,
 //
 // with the output given by cfg.Averaging (default AvgPaper).
-func runPairSGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand, src PairSource, T int, sched Schedule) (*Result, error) {
-	if err := cfg.validate(); err != nil {
+func RunPairSGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand, src PairSource, T int, sched Schedule) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Schedule != "" {
@@ -308,8 +311,8 @@ func runPairSGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Ran
 	if cfg.Init != nil {
 		copy(w, cfg.Init)
 	}
-	avg := newAverager(mode, w)
-	cp := checkpointer{cfg: &cfg}
+	avg := NewAverager(mode, w)
+	cp := NewCheckpointer(&cfg)
 	var grads int64
 	constant := sched == Constant || sched == ScaledConstant
 	etaConst := sched.Eta(cfg.Eta, 1, T)
@@ -338,11 +341,11 @@ func runPairSGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Ran
 				avg.changed()
 			}
 		}
-		avg.after(w)
-		if cp.due(t) {
-			cp.window(t, T, w, avg)
+		avg.After(w)
+		if cp.Due(t) {
+			cp.Window(t, T, w, avg)
 		}
 	}
-	out := append([]float64(nil), avg.output(w)...)
+	out := append([]float64(nil), avg.Output(w)...)
 	return &Result{W: out, Last: w, Steps: T, PairGrads: grads}, nil
 }

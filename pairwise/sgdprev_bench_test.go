@@ -45,7 +45,7 @@ func shapedAUC(n, d, nnz int, pos float64, seed uint64) *Dataset {
 
 // BenchmarkPrevStep measures one sgd-prev run of b.N steps (hinge loss, unit
 // ℓ2 ball, [Y21a] averaging): ns/op is ns per draw. "general" is the loop
-// every algorithm shares (runPairSGD, today's sgd-prev); "fast" is the
+// every algorithm shares (RunPairSGD, today's sgd-prev); "fast" is the
 // specialized loop sgd-prev now runs. cpu-ns/op is CPU time per draw (run
 // with GOMAXPROCS=1 on a loaded machine). ijcnn1-shape is n = 49 990, d = 22,
 // 9.7 % positives; a9a-shape is n = 32 561, d = 123, 14 nonzeros, 24 %.
@@ -82,7 +82,7 @@ func BenchmarkPrevStep(b *testing.B) {
 				if strings.HasPrefix(path, "fast") {
 					_, err = newPrevFast(obj, &cfg, ScaledConstant).run(context.Background(), cfg, rng, b.N, ScaledConstant)
 				} else {
-					_, err = runPairSGD(context.Background(), obj, cfg, rng, &PrevInstance{N: ds.N}, b.N, ScaledConstant)
+					_, err = RunPairSGD(context.Background(), obj, cfg, rng, &PrevInstance{N: ds.N}, b.N, ScaledConstant)
 				}
 				if err != nil {
 					b.Fatal(err)

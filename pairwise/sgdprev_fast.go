@@ -11,7 +11,7 @@ import (
 
 // The specialized sgd-prev loop.
 //
-// runPairSGD is the general loop: every step calls the pair source, the
+// RunPairSGD is the general loop: every step calls the pair source, the
 // objective's Step (through an interface, which calls the loss's Eval through
 // another) and the projection. For sgd-prev ([Y21a] Alg 1) on the AUC task
 // without a regularizer, most steps do nothing: a pair of two records with
@@ -35,14 +35,14 @@ import (
 // otherwise equal up to the rounding bound stated there. Everything below
 // is about the other loops.
 //
-// They are bit-identical to runPairSGD with a PrevInstance for the same rng:
+// They are bit-identical to RunPairSGD with a PrevInstance for the same rng:
 // the same draws in the same order, and the same floating-point operations on
 // w and on the averaging state in the same order (the tests check this over
 // seeds, losses, projections, averaging modes and dense and sparse data). The
 // only operations skipped are the loss values Eval computes and discards, the
 // score of same-label pairs — which can change the model only when the
 // score is ±Inf or NaN, i.e. when the data or w already are not finite
-// (runPairSGD then propagates NaN through the logistic loss; data are
+// (RunPairSGD then propagates NaN through the logistic loss; data are
 // checked finite when loaded) — and the exact ‖w‖² when a cheaper sum
 // proves the projection is not needed (kernel.DenseUpdate).
 
@@ -77,7 +77,7 @@ type prevFast struct {
 	pos []uint64
 
 	w    []float64
-	avg  *averager
+	avg  *Averager
 	prev int // i_{t−1}
 
 	// AvgPaper on dense data: ptab[m] is the pending weight m increments
@@ -117,6 +117,18 @@ func labelBits(y []float64) []uint64 {
 		b[i>>6] |= p << (i & 63)
 	}
 	return b
+}
+
+// RunPrevSGD runs T steps of SGD pairing each draw with the previous
+// instance ([Y21a] Alg 1's pairing) under schedule sched: the specialized
+// loop of this file (dense, or the sparse one of sgdprev_sparse.go) when it
+// applies to obj and cfg — the same bits — and otherwise the general loop,
+// RunPairSGD with a PrevInstance source.
+func RunPrevSGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand, T int, sched Schedule) (*Result, error) {
+	if f := newPrevFast(obj, &cfg, sched); f != nil {
+		return f.run(ctx, cfg, rng, T, sched)
+	}
+	return RunPairSGD(ctx, obj, cfg, rng, &PrevInstance{N: obj.Data().N}, T, sched)
 }
 
 // newPrevFast returns the specialized loop for obj and cfg, or nil when the
@@ -171,13 +183,13 @@ func newPrevFast(obj Objective, cfg *RunConfig, sched Schedule) *prevFast {
 	return f
 }
 
-// run is runPairSGD(ctx, obj, cfg, rng, &PrevInstance{N: n}, T, sched) for a
+// run is RunPairSGD(ctx, obj, cfg, rng, &PrevInstance{N: n}, T, sched) for a
 // configuration newPrevFast accepted.
 func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int, sched Schedule) (*Result, error) {
 	if useLazySparse(f.data) {
 		return f.runLazy(ctx, cfg, rng, T, sched)
 	}
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Schedule != "" {
@@ -198,8 +210,8 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 	if mode == "" {
 		mode = AvgPaper
 	}
-	f.avg = newAverager(mode, f.w)
-	cp := checkpointer{cfg: &cfg}
+	f.avg = NewAverager(mode, f.w)
+	cp := NewCheckpointer(&cfg)
 	if T >= 1 {
 		// PrevInstance draws i_0 before the first step.
 		f.prev = rng.IntN(f.n)
@@ -207,7 +219,7 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 	f.src = pcgSource(rng)
 	at := func(t int) {
 		f.repFlush()
-		cp.window(t, T, f.w, f.avg)
+		cp.Window(t, T, f.w, f.avg)
 	}
 	if err := cp.segments(ctx, T, func(k int) { f.steps(rng, k) }, at); err != nil {
 		return nil, err
@@ -217,7 +229,7 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 		grads = int64(T)
 	}
 	f.repFlush()
-	out := append([]float64(nil), f.avg.output(f.w)...)
+	out := append([]float64(nil), f.avg.Output(f.w)...)
 	return &Result{W: out, Last: f.w, Steps: T, PairGrads: grads}, nil
 }
 
@@ -225,7 +237,7 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 const drawBatch = 256
 
 // steps runs k steps, drawBatch at a time: the indices are drawn first
-// (rng.IntN, in order: the same stream as runPairSGD's), then walked. With
+// (rng.IntN, in order: the same stream as RunPairSGD's), then walked. With
 // a PCG source the draws come from a copy of its state, written back before
 // steps returns: between calls the rng is where rng.IntN would have left it.
 func (f *prevFast) steps(rng *rand.Rand, k int) {

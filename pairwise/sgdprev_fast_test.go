@@ -13,7 +13,7 @@ import (
 )
 
 // TestPrevFastBitIdentical checks the specialized sgd-prev loops against the
-// general loop they replace (runPairSGD with a PrevInstance): the same output
+// general loop they replace (RunPairSGD with a PrevInstance): the same output
 // and last iterate, bit for bit, and the same rng state afterwards, over
 // seeds, the three AUC losses, both vector constraints, both averaging modes
 // the fast path takes, checkpoints, an initial point, and dense and sparse
@@ -98,7 +98,7 @@ func testPrevFastBitIdentical(t *testing.T, full bool) {
 func compareFastGeneral(t *testing.T, name string, obj Objective, cfg RunConfig, seed uint64) {
 	t.Helper()
 	n := obj.Data().N
-	T := cfg.steps(n, 10)
+	T := cfg.TotalSteps(n, 10)
 	cfg.Checkpoints = []int{1, 17, 4095, 4096, T / 2, T}
 	var cpGen, cpFast [][]float64
 	// At each checkpoint the callback records the output and a draw from
@@ -134,7 +134,7 @@ func compareFastGeneral(t *testing.T, name string, obj Objective, cfg RunConfig,
 	rngG := rand.New(src())
 	cfgG := cfg
 	cfgG.OnCheckpoint = record(&cpGen, rngG)
-	gen, err := runPairSGD(context.Background(), obj, cfgG, rngG, &PrevInstance{N: n}, T, ScaledConstant)
+	gen, err := RunPairSGD(context.Background(), obj, cfgG, rngG, &PrevInstance{N: n}, T, ScaledConstant)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -369,7 +369,7 @@ func (z *lazySparse) steps(idx []int) {
 
 // output returns the run's output at the current step (a view valid until
 // the next call); w is ignored (windowed's signature).
-func (z *lazySparse) output([]float64) []float64 {
+func (z *lazySparse) Output([]float64) []float64 {
 	out, v, a := z.out, z.v, z.alpha
 	if !z.sums || z.weight == 0 {
 		for k, x := range v {
@@ -416,7 +416,7 @@ func (z *lazySparse) output([]float64) []float64 {
 }
 
 // reset starts a new window (AvgWindow).
-func (z *lazySparse) reset() {
+func (z *lazySparse) Reset() {
 	if z.mode != AvgWindow {
 		return
 	}
@@ -428,7 +428,7 @@ func (z *lazySparse) reset() {
 
 // runLazy is run (sgdprev_fast.go) with the lazy sparse loop.
 func (f *prevFast) runLazy(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int, sched Schedule) (*Result, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Schedule != "" {
@@ -446,19 +446,19 @@ func (f *prevFast) runLazy(ctx context.Context, cfg RunConfig, rng *rand.Rand, T
 	z := newLazySparse(f, mode, f.w)
 	f.lz = z
 	defer func() { f.lz = nil }()
-	cp := checkpointer{cfg: &cfg}
+	cp := NewCheckpointer(&cfg)
 	if T >= 1 {
 		f.prev = rng.IntN(f.n) // PrevInstance draws i_0 before the first step
 	}
 	f.src = pcgSource(rng)
-	if err := cp.segments(ctx, T, func(k int) { f.steps(rng, k) }, func(t int) { cp.window(t, T, nil, z) }); err != nil {
+	if err := cp.segments(ctx, T, func(k int) { f.steps(rng, k) }, func(t int) { cp.Window(t, T, nil, z) }); err != nil {
 		return nil, err
 	}
 	var grads int64
 	if T > 0 {
 		grads = int64(T)
 	}
-	out := append([]float64(nil), z.output(nil)...)
+	out := append([]float64(nil), z.Output(nil)...)
 	if z.alpha != 1 {
 		scale(z.alpha, f.w)
 	}

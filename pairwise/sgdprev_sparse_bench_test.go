@@ -66,7 +66,7 @@ func sortInt32(a []int32) {
 // BenchmarkPrevSparseStep measures sgd-prev on sparse data with 12
 // nonzeros per row (n = 10⁵ or 10⁴, 30 % positives, hinge loss, unit ℓ2 ball or
 // none) at d = 10³, 10⁴, 10⁵ (and n = 10⁴, whose rows stay in cache): ns/op and cpu-ns/op are per draw. "general"
-// is runPairSGD (the reference, O(d) per update), "fast" the loop sgd-prev
+// is RunPairSGD (the reference, O(d) per update), "fast" the loop sgd-prev
 // runs (the lazy O(nnz) loop at these shapes, sgdprev_sparse.go), for the
 // default output (paper) and the paper protocol's (window). Compare with
 // the C floor: sh scripts/sparsefloor.sh.
@@ -91,7 +91,7 @@ func BenchmarkPrevSparseStep(b *testing.B) {
 						if path == "fast" {
 							_, err = newPrevFast(obj, &cfg, ScaledConstant).run(context.Background(), cfg, rng, b.N, ScaledConstant)
 						} else {
-							_, err = runPairSGD(context.Background(), obj, cfg, rng, &PrevInstance{N: ds.N}, b.N, ScaledConstant)
+							_, err = RunPairSGD(context.Background(), obj, cfg, rng, &PrevInstance{N: ds.N}, b.N, ScaledConstant)
 						}
 						if err != nil {
 							b.Fatal(err)

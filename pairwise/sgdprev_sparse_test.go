@@ -52,7 +52,7 @@ func sparseAUC(n, d, nnz int, pos float64, seed uint64) *Dataset {
 }
 
 // TestPrevSparseLazyMatchesGeneral checks the lazy O(nnz) sparse loop
-// against the general loop (runPairSGD with a PrevInstance), the reference,
+// against the general loop (RunPairSGD with a PrevInstance), the reference,
 // over seeds, the three AUC losses, the ℓ2 ball (active: R = 0.3; inactive:
 // R = 50) and no constraint, every output rule, checkpoints that draw from
 // the rng, and an initial point, with the bounds of sgdprev_sparse.go:
@@ -137,7 +137,7 @@ func prevSparseLazyMatchesGeneral(t *testing.T, full bool) {
 func compareLazyGeneral(t *testing.T, name string, obj Objective, cfg RunConfig, seed uint64, loss Loss) bool {
 	t.Helper()
 	n := obj.Data().N
-	T := cfg.steps(n, 10)
+	T := cfg.TotalSteps(n, 10)
 	cfg.Checkpoints = []int{1, 17, 4095, 4096, T / 2, T}
 	var cpGen, cpLazy [][]float64
 	record := func(dst *[][]float64, rng *rand.Rand) func(int, []float64) {
@@ -159,7 +159,7 @@ func compareLazyGeneral(t *testing.T, name string, obj Objective, cfg RunConfig,
 	rngG := rand.New(rand.NewPCG(seed, 99))
 	cfgG := cfg
 	cfgG.OnCheckpoint = record(&cpGen, rngG)
-	gen, err := runPairSGD(context.Background(), obj, cfgG, rngG, &PrevInstance{N: n}, T, ScaledConstant)
+	gen, err := RunPairSGD(context.Background(), obj, cfgG, rngG, &PrevInstance{N: n}, T, ScaledConstant)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func compareLazyGeneral(t *testing.T, name string, obj Objective, cfg RunConfig,
 			M = max(M, math.Abs(x))
 		}
 	}
-	if _, err := runPairSGD(context.Background(), obj, cfgM, rand.New(rand.NewPCG(seed, 99)), &PrevInstance{N: n}, T, ScaledConstant); err != nil {
+	if _, err := RunPairSGD(context.Background(), obj, cfgM, rand.New(rand.NewPCG(seed, 99)), &PrevInstance{N: n}, T, ScaledConstant); err != nil {
 		t.Fatal(err)
 	}
 	const u = 0x1p-53

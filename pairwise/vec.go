@@ -46,3 +46,9 @@ func Norm2(x []float64) float64 { return math.Sqrt(dot(x, x)) }
 
 // Dot returns aᵀb.
 func Dot(a, b []float64) float64 { return dot(a, b) }
+
+// Axpy does y += a·x (len(y) ≥ len(x)).
+func Axpy(a float64, x, y []float64) { axpy(a, x, y) }
+
+// Scale does x *= a.
+func Scale(a float64, x []float64) { scale(a, x) }

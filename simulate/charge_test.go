@@ -10,6 +10,7 @@ import (
 
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
@@ -142,7 +143,7 @@ func expectedCharges(t *testing.T, ann *protocol.JobAnnounce, s Site, led []work
 	switch ann.Algo {
 	case fedalgo.FedDPEGD:
 		for k, r := range led {
-			res, err := pairwise.DPEGDEpoch(ctx, obj, zero, first(r.Records), k+1, ann.Eta, priv)
+			res, err := dpalgo.DPEGDEpoch(ctx, obj, zero, first(r.Records), k+1, ann.Eta, priv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,14 +151,14 @@ func expectedCharges(t *testing.T, ann *protocol.JobAnnounce, s Site, led []work
 		}
 	case fedalgo.FedDPLocalSGD:
 		for k, r := range led {
-			res, err := pairwise.LocalSGDPhase(ctx, obj, zero, first(r.Records), k+1, ann.Eta, priv, rand.New(rand.NewPCG(1, 2)))
+			res, err := dpalgo.LocalSGDPhase(ctx, obj, zero, first(r.Records), k+1, ann.Eta, priv, rand.New(rand.NewPCG(1, 2)))
 			if err != nil {
 				t.Fatal(err)
 			}
 			out[k] = fedalgo.Guarantee{Epsilon: res.CertifiedEpsilon, Delta: res.CertifiedDelta}
 		}
 	case fedalgo.FedDPGDGrad:
-		res, err := pairwise.DPGDGradRound(ctx, obj, zero, ann.Phases, priv)
+		res, err := dpalgo.DPGDGradRound(ctx, obj, zero, ann.Phases, priv)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,10 +186,10 @@ func expectedCharges(t *testing.T, ann *protocol.JobAnnounce, s Site, led []work
 		// Task auc: 1 + T Gaussian releases of Δ = 2 and 2d + 2 values each,
 		// the statistics with σ₁ = σ_round/√T, calibrated together; phase
 		// k charges the exact certificate of releases 1 … k.
-		T, dim := ann.Phases-1, pairwise.PairSumDim(s.Data.D)
+		T, dim := ann.Phases-1, dpalgo.PairSumDim(s.Data.D)
 		sens, split := make([]float64, ann.Phases), make([]float64, ann.Phases)
 		for i := range sens {
-			sens[i], split[i] = pairwise.PairSumSensitivity, 1
+			sens[i], split[i] = dpalgo.PairSumSensitivity, 1
 		}
 		split[0] = 1 / math.Sqrt(float64(T))
 		sig, _, err := dp.CalibrateGaussian(dp.GaussianPlan{Sensitivities: sens, Split: split, Dim: dim, Coordinates: int64(ann.Phases) * int64(dim)}, ann.Epsilon, ann.Delta)
@@ -203,11 +204,11 @@ func expectedCharges(t *testing.T, ann *protocol.JobAnnounce, s Site, led []work
 			out[k] = fedalgo.Guarantee{Epsilon: c.Epsilon, Delta: c.Delta}
 		}
 	case fedalgo.FedDPSSP, fedalgo.FedDPSSPMean:
-		kind := pairwise.SSPMean
+		kind := dpalgo.SSPMean
 		if ann.Algo == fedalgo.FedDPSSP {
-			kind = pairwise.SSPClass
+			kind = dpalgo.SSPClass
 		}
-		rel, err := pairwise.SSPCalibrate(ann.Epsilon, ann.Delta, ann.FeatureRadius, s.Data.D, kind)
+		rel, err := dpalgo.SSPCalibrate(ann.Epsilon, ann.Delta, ann.FeatureRadius, s.Data.D, kind)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +220,7 @@ func expectedCharges(t *testing.T, ann *protocol.JobAnnounce, s Site, led []work
 	case fedalgo.FedDPLDA:
 		// Release A after phase 1 (its d coordinates), both after phase 2:
 		// the single-site plan's calibration and certificate.
-		plan := pairwise.LDAPlan(s.Data.D)
+		plan := dpalgo.LDAPlan(s.Data.D)
 		sig, cert, err := dp.CalibrateGaussian(plan, ann.Epsilon, ann.Delta)
 		if err != nil {
 			t.Fatal(err)
@@ -264,7 +265,7 @@ func TestSimulatePaperCalibration(t *testing.T) {
 	G := loss.Props(1, 1).Lipschitz
 	for i, w := range paper.workers {
 		for k, r := range w.Ledger() {
-			printed := pairwise.DPEGDSigma(G, ann.Eta, k+1, ann.Epsilon, ann.Delta)
+			printed := dpalgo.DPEGDSigma(G, ann.Eta, k+1, ann.Epsilon, ann.Delta)
 			ex := exact.workers[i].Ledger()[k]
 			if r.Sigma != printed || !(ex.Sigma < r.Sigma) || !(r.Epsilon < ex.Epsilon) {
 				t.Fatalf("site %d epoch %d: paper σ %v (printed %v, exact %v), charged ε %v (exact %v)", i, k+1, r.Sigma, printed, ex.Sigma, r.Epsilon, ex.Epsilon)

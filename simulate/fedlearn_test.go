@@ -11,6 +11,7 @@ import (
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/worker"
@@ -103,7 +104,7 @@ func TestFedDPSSPLearns(t *testing.T) {
 			job := coordinator.JobConfig{Algo: c.algo, Epsilon: 1}
 			check := func(l *lockstep, ss []Site) {
 				ann := l.coord.Job()
-				rel, err := pairwise.SSPCalibrate(1, ann.Delta, 1, ann.Params, map[bool]pairwise.SSPKind{true: pairwise.SSPClass, false: pairwise.SSPMean}[c.algo == "fed-dp-ssp"])
+				rel, err := dpalgo.SSPCalibrate(1, ann.Delta, 1, ann.Params, map[bool]dpalgo.SSPKind{true: dpalgo.SSPClass, false: dpalgo.SSPMean}[c.algo == "fed-dp-ssp"])
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -3,6 +3,7 @@ package simulate
 import (
 	"context"
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"math"
 	"slices"
 	"testing"
@@ -46,13 +47,13 @@ func TestLockstepFedDPEGD(t *testing.T) {
 		t.Fatal("two identical lockstep runs differ")
 	}
 	nMin := 153 // the smallest site of 614 records over 4 sites
-	k := pairwise.DPEGDPhases(nMin)
+	k := dpalgo.DPEGDPhases(nMin)
 	if ra.Phases != k || k != 7 {
 		t.Errorf("phases %d, want ⌊log₂ %d⌋ = %d", ra.Phases, nMin, k)
 	}
 	ann := a.coord.Job()
 	loss, _ := pairwise.LossByName(pairwise.TaskAUC, ann.Loss)
-	if want := pairwise.DPEGDDefaultEta(loss, nMin, ann.Params, 1, 1, 1, ann.Delta); ann.Eta != want || !(ann.Eta > 0) {
+	if want := dpalgo.DPEGDDefaultEta(loss, nMin, ann.Params, 1, 1, 1, ann.Delta); ann.Eta != want || !(ann.Eta > 0) {
 		t.Errorf("η = %g, want [X21] Thm 3's %g at n_min", ann.Eta, want)
 	}
 	if ann.Delta != 1/1540.0 {
@@ -78,7 +79,7 @@ func TestLockstepFedDPEGD(t *testing.T) {
 				t.Errorf("%s σ_%d = %g, want in (0, paper's %g]", p.Site, j+1, s, paper)
 			}
 		}
-		if n := sites[i].Data.N; pairwise.DPEGDPhases(n) == k && !slices.Equal(p.Sigmas, single.Privacy.Sigmas) {
+		if n := sites[i].Data.N; dpalgo.DPEGDPhases(n) == k && !slices.Equal(p.Sigmas, single.Privacy.Sigmas) {
 			t.Errorf("%s σ %v, single-site dpegd %v", p.Site, p.Sigmas, single.Privacy.Sigmas)
 		}
 	}
@@ -153,19 +154,19 @@ func TestLockstepFedOneShot(t *testing.T) {
 				n := s.Data.N
 				switch local {
 				case "dp-gd-grad":
-					T := pairwise.K22Steps(n, ann.Params, 1)
+					T := dpalgo.K22Steps(n, ann.Params, 1)
 					// exact calibration: below the paper's [K22] σ, which the
 					// report keeps beside it.
-					if w := pairwise.K22Sigma(T, n, G, 1, ann.Delta); len(p.Sigmas) != T || !(p.Sigmas[0] < w) || single.Privacy.PaperSigmas[0] != w {
+					if w := dpalgo.K22Sigma(T, n, G, 1, ann.Delta); len(p.Sigmas) != T || !(p.Sigmas[0] < w) || single.Privacy.PaperSigmas[0] != w {
 						t.Errorf("%s: σ %v (paper %v), want %d σ's below [K22] σ = %g at n = %d", s.Name, p.Sigmas, single.Privacy.PaperSigmas, T, w, n)
 					}
 				case "dpegd":
-					eta := pairwise.DPEGDDefaultEta(loss, n, ann.Params, 1, 1, 1, ann.Delta)
-					if len(p.Sigmas) != pairwise.DPEGDPhases(n) {
+					eta := dpalgo.DPEGDDefaultEta(loss, n, ann.Params, 1, 1, 1, ann.Delta)
+					if len(p.Sigmas) != dpalgo.DPEGDPhases(n) {
 						t.Errorf("%s: %d σ, want ⌊log₂ %d⌋", s.Name, len(p.Sigmas), n)
 					}
 					for j, sg := range p.Sigmas {
-						if w := pairwise.DPEGDSigma(G, eta, j+1, 1, ann.Delta); math.Abs(single.Privacy.PaperSigmas[j]-w) > 1e-12*w || !(sg <= w) {
+						if w := dpalgo.DPEGDSigma(G, eta, j+1, 1, ann.Delta); math.Abs(single.Privacy.PaperSigmas[j]-w) > 1e-12*w || !(sg <= w) {
 							t.Errorf("%s σ_%d = %g (paper %g), want ≤ the paper's %g (η at n = %d)", s.Name, j+1, sg, single.Privacy.PaperSigmas[j], w, n)
 						}
 					}

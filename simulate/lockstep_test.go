@@ -10,6 +10,7 @@ import (
 
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
@@ -206,7 +207,7 @@ func TestLockstepDPLocalSGD(t *testing.T) {
 	if r == nil {
 		t.Fatalf("not done: %v", l.coord.Err())
 	}
-	K := pairwise.Y21aPhases(153) // the smallest site of 614 records over 4 sites
+	K := dpalgo.Y21aPhases(153) // the smallest site of 614 records over 4 sites
 	if r.Phases != K {
 		t.Errorf("phases %d, want ⌈log₂ 153⌉ = %d", r.Phases, K)
 	}

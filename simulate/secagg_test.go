@@ -11,6 +11,7 @@ import (
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
@@ -67,10 +68,10 @@ func TestSecAggDiabetesMatchesCentral(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var full *pairwise.SSPStats
+		var full *dpalgo.SSPStats
 		nMax := 0
 		for _, s := range sites {
-			st := pairwise.SSPStatsOf(s.Data, pairwise.SSPClass)
+			st := dpalgo.SSPStatsOf(s.Data, dpalgo.SSPClass)
 			nMax = max(nMax, s.Data.N)
 			if full == nil {
 				full = st
@@ -79,12 +80,12 @@ func TestSecAggDiabetesMatchesCentral(t *testing.T) {
 			}
 		}
 		delta := 1 / float64(nMax) // the plan's default δ
-		rel, err := pairwise.SSPCalibrate(eps, delta, 1, full.D, pairwise.SSPClass)
+		rel, err := dpalgo.SSPCalibrate(eps, delta, 1, full.D, dpalgo.SSPClass)
 		if err != nil {
 			t.Fatal(err)
 		}
-		noisy := pairwise.NoisySSP(full, 1, rel, dp.NewSeededNoise(uint64(1000+r)))
-		w, _, err := pairwise.SolveSSP(noisy, pairwise.SSPLambda(noisy, 1, rel.Sigma))
+		noisy := dpalgo.NoisySSP(full, 1, rel, dp.NewSeededNoise(uint64(1000+r)))
+		w, _, err := dpalgo.SolveSSP(noisy, dpalgo.SSPLambda(noisy, 1, rel.Sigma))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strconv"
 
+	_ "github.com/pairfed/pairfed/algo/all" // every single-site algorithm registered
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/dp"

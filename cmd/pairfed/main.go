@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 
+	_ "github.com/pairfed/pairfed/algo/all" // every single-site algorithm registered
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/urfave/cli/v2"

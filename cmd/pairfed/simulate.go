@@ -11,6 +11,7 @@ import (
 
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
@@ -319,7 +320,7 @@ func applyFedDefault(c *cli.Context, job *coordinator.JobConfig, sites, nSite, d
 	if task == "" {
 		task = pairwise.TaskAUC
 	}
-	r, err := pairwise.RecommendFederated(task, names, sites, nSite, d, job.Epsilon, delta, loss)
+	r, err := dpalgo.RecommendFederated(task, names, sites, nSite, d, job.Epsilon, delta, loss)
 	if err != nil {
 		return "", err
 	}

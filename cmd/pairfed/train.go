@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/urfave/cli/v2"
@@ -108,7 +109,7 @@ func runTrain(c *cli.Context) error {
 	if c.Int("runs") < 1 {
 		return usageError{fmt.Errorf("train: --runs %d must be ≥ 1", c.Int("runs"))}
 	}
-	var rec *pairwise.Recommendation
+	var rec *dpalgo.Recommendation
 	var train, test *data.Table
 	if spec.Algo == "" && !spec.Tune {
 		// --epsilon without --algo: the recommended private algorithm,

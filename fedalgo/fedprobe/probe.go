@@ -11,10 +11,12 @@ import (
 	"context"
 	"fmt"
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"math"
 	"math/rand/v2"
 	"slices"
 
+	_ "github.com/pairfed/pairfed/algo/all" // every single-site algorithm registered
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
@@ -153,7 +155,7 @@ func ProbePhase(ctx context.Context, job coordinator.JobConfig, sites []simulate
 	for _, s := range sites {
 		nMin = min(nMin, s.Data.N)
 	}
-	K := pairwise.Y21aPhases(nMin)
+	K := dpalgo.Y21aPhases(nMin)
 	if k < 1 || k > K {
 		return nil, fmt.Errorf("fedprobe: phase %d outside [1, %d]", k, K)
 	}
@@ -167,7 +169,7 @@ func ProbePhase(ctx context.Context, job coordinator.JobConfig, sites []simulate
 			return nil, err
 		}
 		prng := rand.New(rand.NewPCG(seed, uint64(i)+1))
-		part, err := pairwise.Y21aPartition(s.Data.N, K, prng)
+		part, err := dpalgo.Y21aPartition(s.Data.N, K, prng)
 		if err != nil {
 			return nil, err
 		}
@@ -175,11 +177,11 @@ func ProbePhase(ctx context.Context, job coordinator.JobConfig, sites []simulate
 		privN := &pairwise.Privacy{Epsilon: job.Epsilon, Delta: job.Delta, FeatureRadius: job.FeatureRadius, Noise: noise(noiseSeed ^ (uint64(i)+1)*0x9e3779b97f4a7c15)}
 		privC := *privN
 		privC.Noise = dp.ZeroNoise() // the noise-free counterpart of the release
-		rn, err := pairwise.LocalSGDPhase(ctx, obj, start, part[k-1], k, job.Eta, privN, rand.New(rand.NewPCG(s1, s2)))
+		rn, err := dpalgo.LocalSGDPhase(ctx, obj, start, part[k-1], k, job.Eta, privN, rand.New(rand.NewPCG(s1, s2)))
 		if err != nil {
 			return nil, err
 		}
-		rc, err := pairwise.LocalSGDPhase(ctx, obj, start, part[k-1], k, job.Eta, &privC, rand.New(rand.NewPCG(s1, s2)))
+		rc, err := dpalgo.LocalSGDPhase(ctx, obj, start, part[k-1], k, job.Eta, &privC, rand.New(rand.NewPCG(s1, s2)))
 		if err != nil {
 			return nil, err
 		}

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 
+	_ "github.com/pairfed/pairfed/algo/all" // every single-site algorithm registered
 	"github.com/pairfed/pairfed/audit"
 	"github.com/pairfed/pairfed/pairwise"
 )

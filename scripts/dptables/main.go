@@ -56,6 +56,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	_ "github.com/pairfed/pairfed/algo/all" // every single-site algorithm registered
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/experiment"

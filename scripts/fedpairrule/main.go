@@ -55,6 +55,7 @@ import (
 	"time"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/pairwise"
 )
 
@@ -167,7 +168,7 @@ func ruleConfig(n, d int, eps, delta float64, st setting, theta float64) config 
 	if err != nil {
 		log.Fatal(err)
 	}
-	T, eta := pairwise.PairSumDefaults(n, d, s1, noiseFactor(st), scaleS, theta, 0)
+	T, eta := dpalgo.PairSumDefaults(n, d, s1, noiseFactor(st), scaleS, theta, 0)
 	return config{"rule", T, eta}
 }
 
@@ -193,7 +194,7 @@ func runCell(n, d int, pos, target float64, epss []float64, grid []config, runs 
 		for _, st := range settings {
 			delta := 1 / (10 * float64(n))
 			rw := row{n: n, d: d, pos: pos, eps: eps, target: target, set: st.name, runs: runs, auc: map[string][]float64{}}
-			rw.ruleCfg = ruleConfig(n, d, eps, delta, st, pairwise.PairSumTheta)
+			rw.ruleCfg = ruleConfig(n, d, eps, delta, st, dpalgo.PairSumTheta)
 			rw.prevCfg = prevConfig(n, eps)
 			rw.prevCfg.name = "prev"
 			for _, th := range thetas {
@@ -232,12 +233,12 @@ func runCell(n, d int, pos, target float64, epss []float64, grid []config, runs 
 // sigmas returns the noise of the statistics' sum and of a round's sum
 // (the coordinator's view) for T rounds.
 func sigmas(T, d int, eps, delta float64, st setting) (float64, float64, error) {
-	dim := pairwise.PairSumDim(d)
+	dim := dpalgo.PairSumDim(d)
 	if !st.secure {
 		k := 1 + T
 		sens, split := make([]float64, k), make([]float64, k)
 		for i := range sens {
-			sens[i], split[i] = pairwise.PairSumSensitivity, 1
+			sens[i], split[i] = dpalgo.PairSumSensitivity, 1
 		}
 		split[0] = 1 / math.Sqrt(float64(T))
 		sig, _, err := dp.CalibrateGaussian(dp.GaussianPlan{Sensitivities: sens, Split: split, Dim: dim, Coordinates: int64(k * dim)}, eps, delta)
@@ -250,7 +251,7 @@ func sigmas(T, d int, eps, delta float64, st setting) (float64, float64, error) 
 	k := 2 * T
 	sens := make([]float64, k)
 	for i := range sens {
-		sens[i] = pairwise.PairSumSensitivity
+		sens[i] = dpalgo.PairSumSensitivity
 	}
 	sig, _, err := dp.CalibrateGaussian(dp.GaussianPlan{Sensitivities: sens, Dim: dim, Coordinates: int64(k * dim)}, eps, delta)
 	if err != nil {
@@ -266,14 +267,14 @@ func job(train *pairwise.Dataset, c config, eps, delta float64, st setting, rng 
 	if err != nil {
 		return nil, err
 	}
-	v := pairwise.PairSumStatsVector(train, 1)
+	v := dpalgo.PairSumStatsVector(train, 1)
 	addNoise(v, s1, rng)
-	sol, err := pairwise.NewPairSumSolver(v, d, float64(train.N), 1, scaleS, c.eta, c.T)
+	sol, err := dpalgo.NewPairSumSolver(v, d, float64(train.N), 1, scaleS, c.eta, c.T)
 	if err != nil {
 		return nil, err
 	}
 	for sol.Done < sol.Rounds {
-		u, err := pairwise.PairSumRoundVector(train, sol.Query(), scaleS, 1)
+		u, err := dpalgo.PairSumRoundVector(train, sol.Query(), scaleS, 1)
 		if err != nil {
 			return nil, err
 		}

@@ -88,7 +88,9 @@ import (
 	"strings"
 	"time"
 
+	_ "github.com/pairfed/pairfed/algo/all" // every single-site algorithm registered
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/scripts/internal/dpsgd"
 )
@@ -549,7 +551,7 @@ func report(w io.Writer, res []result, cands []candidate, args string, runs int)
 	fmt.Fprintf(&rows, "---|---|---|---|---|---|\n")
 	for _, r := range res {
 		delta := dp.DefaultDelta(r.N)
-		rec, err := pairwise.RecommendPrivate(pairwise.TaskAUC, r.N, r.D, r.Eps, delta, "")
+		rec, err := dpalgo.RecommendPrivate(pairwise.TaskAUC, r.N, r.D, r.Eps, delta, "")
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/pairwise"
 )
 
@@ -71,7 +72,7 @@ func TestRulePicksTheDecisiveWinner(t *testing.T) {
 			if m < 0 {
 				want = "dp-ssp-mean"
 			}
-			rec, err := pairwise.RecommendPrivate(pairwise.TaskAUC, r.N, r.D, r.Eps, dp.DefaultDelta(r.N), "")
+			rec, err := dpalgo.RecommendPrivate(pairwise.TaskAUC, r.N, r.D, r.Eps, dp.DefaultDelta(r.N), "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +96,7 @@ func TestRulePicksTheDecisiveWinner(t *testing.T) {
 // other flags), merged by mergeCells.
 var pairGDGrids = []string{"../../docs/results/regret-pairgd.json", "../../docs/results/regret-d500-pairgd.json", "../../docs/results/regret-small-pairgd.json", "../../docs/results/regret-small-d1000-pairgd.json", "../../docs/results/regret-d1000-pairgd.json"}
 
-// Why the rule never picks dp-pair-gd (pairwise/recommend.go): over the
+// Why the rule never picks dp-pair-gd (dpalgo/recommend.go): over the
 // recorded grids it is decisively ahead of the rule's pick (by more than
 // 0.02 AUC and 3 paired standard errors) in only the two cells listed —
 // one with 1 % positives, one where every candidate is below AUC 0.56 —
@@ -117,7 +118,7 @@ func TestPairGDIsNotTheDecisiveWinner(t *testing.T) {
 	for i, g := range grids {
 		all := mergeCells(loadGrid(t, g), loadGrid(t, pairGDGrids[i]))
 		for _, r := range all {
-			rec, err := pairwise.RecommendPrivate(pairwise.TaskAUC, r.N, r.D, r.Eps, dp.DefaultDelta(r.N), "")
+			rec, err := dpalgo.RecommendPrivate(pairwise.TaskAUC, r.N, r.D, r.Eps, dp.DefaultDelta(r.N), "")
 			if err != nil {
 				t.Fatal(err)
 			}
