@@ -492,34 +492,27 @@ func PrepPooled(spec Spec, tr *pairwise.Dataset) (*pairwise.Dataset, error) {
 
 // PrepMap returns the per-record map a site applies to its records, as a
 // model artefact stores it (experiment.PrepareModelRecords applies it):
-// the schema's public per-record map (Scale "bounds"), or spec.Scale fitted
-// on fit, then the clip to R (default 1). The evaluator's map — fitted on
-// the pooled training split — is the one the job's model artefact holds.
+// experiment.SiteMap of the job's public facts — the schema's public
+// per-record map (Scale "bounds"), or spec.Scale fitted on fit, then the
+// clip to R (default 1). The evaluator's map — fitted on the pooled
+// training split — is the one the job's model artefact holds.
 func (s Spec) PrepMap(fit *pairwise.Dataset) (*model.Preprocessing, error) {
 	R := s.Job.FeatureRadius
 	if R == 0 {
 		R = 1
 	}
-	m := &model.Preprocessing{Scale: s.Scale, Norm: "clip", Radius: R}
-	switch s.Scale {
-	case "bounds":
-		// As `pairfed train`'s default: private jobs clip the box-scaled
-		// records to R, non-private ones and those that centre privately
-		// (fedalgo.CentresPrivately) multiply them by R/M so that the map
-		// stays linear.
-		m.Schema = s.Bounds
-		if !fedalgo.Private(s.Job.Algo) || fedalgo.CentresPrivately(s.Job.Algo) {
-			m.Norm = "divide"
-		}
-	case "minmax", "standard":
-		sc, err := data.FitScaler(s.Scale, fit)
-		if err != nil {
-			return nil, err
-		}
-		m.Fitted = &model.Fitted{Kind: sc.Kind, Shift: sc.Shift, Scale: sc.Scale}
+	f := experiment.SiteFacts{Private: fedalgo.Private(s.Job.Algo), CentresPrivately: fedalgo.CentresPrivately(s.Job.Algo),
+		Scale: s.Scale, Radius: R, NonPrivateNorm: NonPrivateNorm}
+	if s.Scale == "bounds" {
+		f.Schema = s.Bounds
 	}
-	return m, nil
+	return experiment.SiteMap(f, fit)
 }
+
+// NonPrivateNorm is how a simulated site brings a non-private job's
+// box-scaled records within R (experiment.SiteFacts.NonPrivateNorm):
+// multiplied by R/M, as `pairfed train` does by default.
+const NonPrivateNorm = experiment.NormDivide
 
 // PublicPreprocessing reports whether every site prepares each record
 // from itself and public parameters only (NotPrivateReasons is empty).
