@@ -14,8 +14,7 @@
 // experiment.PrepareModelRecords: the worker's Prepare hook, the
 // coordinator's test evaluator (NewEvaluator), `pairfed simulate`
 // (simulate.Spec.PrepMap) and the model artefacts all call it, so a
-// record is mapped the same way wherever it is read. NonPrivateNorm says
-// how a real site brings a non-private job's box-scaled records within R.
+// record is mapped the same way wherever it is read.
 //
 // # Its place
 //

@@ -42,7 +42,7 @@ func NewEvaluator(ts TestSet, logf func(string, ...any)) (func(*protocol.JobAnno
 		if err := ts.Schema.Check(ts.Table); err != nil {
 			return nil, err
 		}
-	} else if _, err := experiment.SiteMap(experiment.SiteFacts{Scale: ts.Scale, NonPrivateNorm: NonPrivateNorm}, ts.Table.Dataset); err != nil {
+	} else if _, err := experiment.SiteMap(experiment.SiteFacts{Scale: ts.Scale}, ts.Table.Dataset); err != nil {
 		return nil, usage(err)
 	}
 	e := &evaluator{ts: ts, jobTest: &jobTestSet{path: ts.Path, opt: ts.Options}, logf: logf}
@@ -78,7 +78,7 @@ func (e *evaluator) evaluate(job *protocol.JobAnnounce, model []float64) (float6
 	}
 	key := evalKey{schema: schema, table: test, private: fedalgo.Private(job.Algo), centres: fedalgo.CentresPrivately(job.Algo), radius: job.FeatureRadius}
 	if e.ds == nil || e.key != key {
-		f := experiment.SiteFacts{Private: key.private, CentresPrivately: key.centres, Schema: schema, Scale: e.ts.Scale, Radius: job.FeatureRadius, NonPrivateNorm: NonPrivateNorm}
+		f := experiment.SiteFacts{Private: key.private, CentresPrivately: key.centres, Schema: schema, Scale: e.ts.Scale, Radius: job.FeatureRadius}
 		m, err := experiment.SiteMap(f, test.Dataset)
 		var ds *pairwise.Dataset
 		if err == nil {

@@ -34,11 +34,6 @@ import (
 // non-private ways (min-max or standard scaling fitted on a site's records)
 // are explicit opt-ins (--scale minmax|standard) reported NOT private.
 
-// NonPrivateNorm is how a real site brings a non-private job's box-scaled
-// records within R (experiment.SiteFacts.NonPrivateNorm): the workers and
-// the coordinator's evaluator clip them to R.
-const NonPrivateNorm = experiment.NormClip
-
 // schemaFix is the command that fixes a private job without a schema.
 const schemaFix = "give the job a public feature-bounds schema: `pairfed job submit --feature-bounds SCHEMA.json …` (see schemas/README.md), or start every site with --feature-bounds SCHEMA.json; explicit opt-ins: --scale none (records already on a public scale, clipped to ‖x‖ ≤ R) or --scale minmax (fitted on the site's records: NOT private)"
 
@@ -86,7 +81,7 @@ func (r *siteRecords) facts(private, centres bool) experiment.SiteFacts {
 		fit = "minmax"
 	}
 	return experiment.SiteFacts{Private: private, CentresPrivately: centres, Schema: r.schema, Scale: fit,
-		Radius: r.radius, NonPrivateNorm: NonPrivateNorm}
+		Radius: r.radius}
 }
 
 // data is the job data of the records under the map of algo's jobs.

@@ -6,12 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/model"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/simulate"
 	"github.com/pairfed/pairfed/worker"
 )
 
@@ -145,14 +147,14 @@ func TestWorkerJobSchema(t *testing.T) {
 
 // The maps a site applies are the rule's (experiment.SiteMap): a private
 // job's records clipped to R, a job that centres privately reads them
-// multiplied by R/M (‖x‖ ≤ R by construction), and a non-private job's as
-// NonPrivateNorm says — bit for bit what PrepareModelRecords gives, which
-// is what the simulation and the model artefact apply.
+// multiplied by R/M (‖x‖ ≤ R by construction), and a non-private job's
+// clipped too — bit for bit what PrepareModelRecords gives, which is what
+// the simulation and the model artefact apply.
 func TestSiteMapsAreTheRule(t *testing.T) {
 	local := newDiabetesSite(t, "../schemas/diabetes.json", "")
 	for _, c := range []struct {
 		algo, norm string
-	}{{fedalgo.FedDPEGD, experiment.NormClip}, {fedalgo.FedDPLDA, experiment.NormDivide}, {fedalgo.FedAvg, NonPrivateNorm}} {
+	}{{fedalgo.FedDPEGD, experiment.NormClip}, {fedalgo.FedDPLDA, experiment.NormDivide}, {fedalgo.FedAvg, experiment.NormClip}} {
 		m := &model.Preprocessing{Scale: "bounds", Schema: local.local, Norm: c.norm, Radius: 1}
 		want, err := experiment.PrepareModelRecords(m, local.def.table.Dataset)
 		if err != nil {
@@ -181,5 +183,32 @@ func TestSiteNoiseLabelsFittedScalingNotPrivate(t *testing.T) {
 	n := siteNoise("bounds", []string{"--impute mean replaces …"})
 	if n.Secure() || !strings.Contains(n.Name(), "--impute mean") {
 		t.Fatalf("data-dependent loading: Secure %v, name %q", n.Secure(), n.Name())
+	}
+}
+
+// A simulated site and a real one prepare the same records for every kind
+// of job (private, centring privately, non-private): simulate's map
+// (Spec.PrepMap) applied to the file gives, bit for bit, the records a
+// worker started with the same schema hands the job. Until the rule was
+// one, a non-private job differed here (simulate divided, workers clipped).
+func TestSimulationAndWorkersAgree(t *testing.T) {
+	local := newDiabetesSite(t, "../schemas/diabetes.json", "")
+	for _, algo := range []string{fedalgo.FedAvg, fedalgo.FedDPEGD, fedalgo.FedDPLDA} {
+		spec := simulate.Spec{Sites: 1, Job: coordinator.JobConfig{Algo: algo, FeatureRadius: 1, Epsilon: 1}, Bounds: local.local}
+		if algo == fedalgo.FedAvg {
+			spec.Job.Epsilon = 0
+		}
+		if err := spec.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		pm, err := spec.PrepMap(local.def.table.Dataset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := experiment.PrepareModelRecords(pm, local.def.table.Dataset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameRecords(t, algo+": simulate and the worker", mustData(t, local.def, algo).Data, want)
 	}
 }

@@ -403,7 +403,7 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 		case fedalgo.CentresPrivately(spec.Job.Algo):
 			how = "multiplied by R/M, M the box's largest norm: " + spec.Job.Algo + " centres the records privately itself"
 		case !fedalgo.Private(spec.Job.Algo):
-			how = "multiplied by R/M, M the box's largest norm: a non-private job"
+			how = "clipped, as a private job's: docs/results/site-prep.md"
 		}
 		rep.Notes = append(rep.Notes, fmt.Sprintf("every site and the evaluator apply the public %s, then bring records within ‖x‖ ≤ R = %g (%s)", spec.Bounds.Describe(), spec.Job.FeatureRadius, how))
 	} else {
@@ -502,17 +502,12 @@ func (s Spec) PrepMap(fit *pairwise.Dataset) (*model.Preprocessing, error) {
 		R = 1
 	}
 	f := experiment.SiteFacts{Private: fedalgo.Private(s.Job.Algo), CentresPrivately: fedalgo.CentresPrivately(s.Job.Algo),
-		Scale: s.Scale, Radius: R, NonPrivateNorm: NonPrivateNorm}
+		Scale: s.Scale, Radius: R}
 	if s.Scale == "bounds" {
 		f.Schema = s.Bounds
 	}
 	return experiment.SiteMap(f, fit)
 }
-
-// NonPrivateNorm is how a simulated site brings a non-private job's
-// box-scaled records within R (experiment.SiteFacts.NonPrivateNorm):
-// multiplied by R/M, as `pairfed train` does by default.
-const NonPrivateNorm = experiment.NormDivide
 
 // PublicPreprocessing reports whether every site prepares each record
 // from itself and public parameters only (NotPrivateReasons is empty).

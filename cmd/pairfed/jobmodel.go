@@ -13,7 +13,6 @@ import (
 	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/model"
-	"github.com/pairfed/pairfed/node"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/urfave/cli/v2"
 )
@@ -173,7 +172,7 @@ func runJobModel(c *cli.Context) error {
 		// apply it).
 		algo := m.Algorithm.Name
 		pm, err := experiment.SiteMap(experiment.SiteFacts{Private: fedalgo.Private(algo), CentresPrivately: fedalgo.CentresPrivately(algo), Schema: schema,
-			Radius: m.Preprocessing.Radius, NonPrivateNorm: node.NonPrivateNorm}, nil)
+			Radius: m.Preprocessing.Radius}, nil)
 		if err != nil {
 			return err
 		}

@@ -15,7 +15,6 @@ import (
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/experiment"
-	"github.com/pairfed/pairfed/node"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/report"
 	"github.com/pairfed/pairfed/store"
@@ -285,7 +284,7 @@ func reportROC(c *cli.Context, st *protocol.JobStatus) (*report.ROC, error) {
 	}
 	// The evaluator's map without a schema (experiment.SiteMap: --scale
 	// fitted on the test file, the clip to the job's R).
-	f := experiment.SiteFacts{Scale: scale, NonPrivateNorm: node.NonPrivateNorm}
+	f := experiment.SiteFacts{Scale: scale}
 	if a := st.Announce; a != nil && a.FeatureRadius > 0 {
 		f.Radius = a.FeatureRadius
 	}
