@@ -182,7 +182,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		fmt.Fprintf(c.Stdout, "listening on %s\n", url)
 		if token != "" {
 			where := "given by --token"
-			if f := filepath.Join(state, ListenTokenFile); c.Token == "" {
+			if f := filepath.Join(state, listenTokenFile); c.Token == "" {
 				where = "stored in " + f
 			}
 			fmt.Fprintf(c.Stdout, "clients must present a token (%s): --nats nats://TOKEN@HOST:PORT\n", where)
@@ -242,14 +242,14 @@ func writeJobArtefact(jobs *store.Jobs, st *protocol.JobStatus, build func(*prot
 	return store.WriteFileAtomic(strings.TrimSuffix(jobs.Path(st.Job), ".json")+suffix, buf.Bytes())
 }
 
-// ListenTokenFile holds, in a coordinator's state directory, the token its
+// listenTokenFile holds, in a coordinator's state directory, the token its
 // embedded server requires when Listen binds beyond loopback.
-const ListenTokenFile = "listen-token"
+const listenTokenFile = "listen-token"
 
 // listenToken returns the token of the coordinator's state directory,
 // generating it (32 random bytes, hex, file mode 0600) on first use.
 func listenToken(state string) (token, path string, err error) {
-	path = filepath.Join(state, ListenTokenFile)
+	path = filepath.Join(state, listenTokenFile)
 	if b, err := os.ReadFile(path); err == nil {
 		if t := strings.TrimSpace(string(b)); len(t) >= 32 {
 			return t, path, nil

@@ -218,7 +218,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	// `pairfed ledger budget set` on this directory takes effect at the
 	// next job (budgets.json is re-read when it changed).
-	cfg.BudgetSource = SiteBudgetSource(state, site, w.BudgetEpsilon, w.BudgetDelta)
+	cfg.BudgetSource = siteBudgetSource(state, site, w.BudgetEpsilon, w.BudgetDelta)
 	if w.TestRand != nil {
 		cfg.Worker.Rand = w.TestRand
 	}
@@ -240,12 +240,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	return err
 }
 
-// SiteBudgetSource re-reads the site's budgets.json when it changed (a
+// siteBudgetSource re-reads the site's budgets.json when it changed (a
 // `pairfed ledger budget set` while the worker runs) and returns the
 // budget in force: the tighter of the file's entry for site and the caps
 // eps and delta (nil: none), as Worker.Run computes it at start (nil: no
 // limit).
-func SiteBudgetSource(state, site string, eps, delta *float64) func() (*worker.Budget, bool, error) {
+func siteBudgetSource(state, site string, eps, delta *float64) func() (*worker.Budget, bool, error) {
 	watch := store.WatchBudgets(state)
 	return func() (*worker.Budget, bool, error) {
 		budgets, changed, err := watch.Changed()
