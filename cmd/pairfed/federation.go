@@ -27,11 +27,12 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// This file wires the long-running federation processes: `pairfed
-// coordinator`, `pairfed worker` and the client `pairfed job submit`. The
-// state machines are coordinator.Service and worker.Service; this file owns
-// the NATS connections, the clock, signals, the data files and the state
-// directories (package store).
+// This file holds the flags of the long-running federation processes,
+// `pairfed coordinator` and `pairfed worker`, and the client `pairfed job
+// submit`. The processes themselves are package node's (node.Coordinator,
+// node.Worker: the state directories, the NATS connections, the clock, the
+// site's records); this file checks the flags, reads the data files they
+// name, and turns node.UsageError into exit status 2.
 
 const defaultFederation = "pairfed"
 
