@@ -47,7 +47,7 @@ func attachJobSchema(m *model.Model, a *protocol.JobAnnounce) error {
 		return fmt.Errorf("coordinator: job %s: its schema: %w", a.Job, err)
 	}
 	// The sites' map of the job (experiment.SiteMap).
-	pm, err := experiment.SiteMap(experiment.SiteFacts{Private: fedalgo.Private(a.Algo), CentresPrivately: fedalgo.CentresPrivately(a.Algo), Schema: s,
+	pm, err := experiment.SiteMap(experiment.SiteFacts{CentresPrivately: fedalgo.CentresPrivately(a.Algo), Schema: s,
 		Radius: a.FeatureRadius}, nil)
 	if err != nil {
 		return fmt.Errorf("coordinator: job %s: %w", a.Job, err)

@@ -59,10 +59,10 @@ type evaluator struct {
 }
 
 type evalKey struct {
-	schema           *data.Schema
-	table            *data.Table
-	private, centres bool
-	radius           float64
+	schema  *data.Schema
+	table   *data.Table
+	centres bool
+	radius  float64
 }
 
 func (e *evaluator) evaluate(job *protocol.JobAnnounce, model []float64) (float64, int) {
@@ -76,9 +76,9 @@ func (e *evaluator) evaluate(job *protocol.JobAnnounce, model []float64) (float6
 			return 0, 0
 		}
 	}
-	key := evalKey{schema: schema, table: test, private: fedalgo.Private(job.Algo), centres: fedalgo.CentresPrivately(job.Algo), radius: job.FeatureRadius}
+	key := evalKey{schema: schema, table: test, centres: fedalgo.CentresPrivately(job.Algo), radius: job.FeatureRadius}
 	if e.ds == nil || e.key != key {
-		f := experiment.SiteFacts{Private: key.private, CentresPrivately: key.centres, Schema: schema, Scale: e.ts.Scale, Radius: job.FeatureRadius}
+		f := experiment.SiteFacts{CentresPrivately: key.centres, Schema: schema, Scale: e.ts.Scale, Radius: job.FeatureRadius}
 		m, err := experiment.SiteMap(f, test.Dataset)
 		var ds *pairwise.Dataset
 		if err == nil {

@@ -66,13 +66,13 @@ type siteRecords struct {
 	scale   string
 	radius  float64
 	noise   pairwise.Noise
-	jobs    map[string]*worker.JobData  // by the map's Norm
-	byFacts map[[2]bool]*worker.JobData // by (private, centres)
+	jobs    map[string]*worker.JobData // by the map's Norm
+	byFacts map[bool]*worker.JobData   // by whether the job centres privately
 }
 
 // facts are the public facts of a job for these records: whether its
-// algorithm is private and whether it centres privately.
-func (r *siteRecords) facts(private, centres bool) experiment.SiteFacts {
+// algorithm centres privately (experiment.SiteMap needs no other).
+func (r *siteRecords) facts(centres bool) experiment.SiteFacts {
 	fit := r.scale
 	if r.schema == nil && fit == "" {
 		// Without a schema or a scaling: min-max fitted on the site's
@@ -80,29 +80,29 @@ func (r *siteRecords) facts(private, centres bool) experiment.SiteFacts {
 		// job that brings no schema).
 		fit = "minmax"
 	}
-	return experiment.SiteFacts{Private: private, CentresPrivately: centres, Schema: r.schema, Scale: fit,
+	return experiment.SiteFacts{CentresPrivately: centres, Schema: r.schema, Scale: fit,
 		Radius: r.radius}
 }
 
 // data is the job data of the records under the map of algo's jobs.
 func (r *siteRecords) data(algo string) (*worker.JobData, error) {
-	return r.dataFor(fedalgo.Private(algo), fedalgo.CentresPrivately(algo))
+	return r.dataFor(fedalgo.CentresPrivately(algo))
 }
 
-// dataFor is data for a job of the given facts.
-func (r *siteRecords) dataFor(private, centres bool) (*worker.JobData, error) {
-	if jd := r.byFacts[[2]bool{private, centres}]; jd != nil {
+// dataFor is data for a job that centres privately or not.
+func (r *siteRecords) dataFor(centres bool) (*worker.JobData, error) {
+	if jd := r.byFacts[centres]; jd != nil {
 		return jd, nil
 	}
-	m, err := experiment.SiteMap(r.facts(private, centres), r.table.Dataset)
+	m, err := experiment.SiteMap(r.facts(centres), r.table.Dataset)
 	if err != nil {
 		return nil, err
 	}
 	if r.jobs == nil {
-		r.jobs, r.byFacts = map[string]*worker.JobData{}, map[[2]bool]*worker.JobData{}
+		r.jobs, r.byFacts = map[string]*worker.JobData{}, map[bool]*worker.JobData{}
 	}
 	if jd := r.jobs[m.Norm]; jd != nil {
-		r.byFacts[[2]bool{private, centres}] = jd
+		r.byFacts[centres] = jd
 		return jd, nil
 	}
 	sc, err := experiment.ModelScaler(m, r.table.D)
@@ -117,7 +117,7 @@ func (r *siteRecords) dataFor(private, centres bool) (*worker.JobData, error) {
 		return nil, err
 	}
 	jd := &worker.JobData{Data: ds, Noise: r.noise}
-	r.jobs[m.Norm], r.byFacts[[2]bool{private, centres}] = jd, jd
+	r.jobs[m.Norm], r.byFacts[centres] = jd, jd
 	return jd, nil
 }
 
@@ -164,9 +164,9 @@ func (s *siteData) prepare(m *protocol.JobAnnounce) (*worker.JobData, error) {
 	if s.testNoise != nil {
 		recs.noise = s.testNoise
 	}
-	// The records of the private map first (as every site prepares at
+	// The records of the clipped map first (as every site prepares at
 	// start): a map this file cannot take is named before any log line.
-	if _, err := recs.dataFor(true, false); err != nil {
+	if _, err := recs.dataFor(false); err != nil {
 		return nil, fmt.Errorf("job %s: %v", m.Job, err)
 	}
 	for _, n := range append(notes, t.Notes...) {

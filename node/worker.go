@@ -90,7 +90,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if w.Schema == nil {
 		// The scaling is fitted now: a data set it cannot take is a
 		// usage error of its flags.
-		f := def.facts(true, false)
+		f := def.facts(false)
 		f.Radius = 0 // the radius is checked with the records, below
 		if _, err := experiment.SiteMap(f, table.Dataset); err != nil {
 			return usage(err)
@@ -120,8 +120,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	if w.TestNoise != nil {
 		def.noise = w.TestNoise
 	}
-	// The records Join reports: the private map's.
-	start, err := def.dataFor(true, false)
+	// The records Join reports: the clipped map's.
+	start, err := def.dataFor(false)
 	if err != nil {
 		return err
 	}

@@ -501,7 +501,7 @@ func (s Spec) PrepMap(fit *pairwise.Dataset) (*model.Preprocessing, error) {
 	if R == 0 {
 		R = 1
 	}
-	f := experiment.SiteFacts{Private: fedalgo.Private(s.Job.Algo), CentresPrivately: fedalgo.CentresPrivately(s.Job.Algo),
+	f := experiment.SiteFacts{CentresPrivately: fedalgo.CentresPrivately(s.Job.Algo),
 		Scale: s.Scale, Radius: R}
 	if s.Scale == "bounds" {
 		f.Schema = s.Bounds

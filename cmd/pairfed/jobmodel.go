@@ -171,7 +171,7 @@ func runJobModel(c *cli.Context) error {
 		// The sites' map of this job (experiment.SiteMap, as the workers
 		// apply it).
 		algo := m.Algorithm.Name
-		pm, err := experiment.SiteMap(experiment.SiteFacts{Private: fedalgo.Private(algo), CentresPrivately: fedalgo.CentresPrivately(algo), Schema: schema,
+		pm, err := experiment.SiteMap(experiment.SiteFacts{CentresPrivately: fedalgo.CentresPrivately(algo), Schema: schema,
 			Radius: m.Preprocessing.Radius}, nil)
 		if err != nil {
 			return err
