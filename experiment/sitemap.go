@@ -10,10 +10,11 @@ import (
 )
 
 // SiteFacts are the public facts of a federated job that decide how a
-// site prepares its records (whether the job is private does not: a
-// non-private job is prepared as a private one, see SiteMap): every site, the simulation of a federation
+// site prepares its records: every site, the simulation of a federation
 // and the coordinator's evaluator read them from the job (and the schema
 // it or the site carries), so that they all map a record the same way.
+// Whether the job is private is not one of them: a non-private job is
+// prepared as a private one (SiteMap).
 type SiteFacts struct {
 	// CentresPrivately: the algorithm centres the records privately
 	// itself (fedalgo.CentresPrivately) and needs them by a linear map.
