@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/model"
 	"github.com/pairfed/pairfed/protocol"
@@ -12,9 +13,9 @@ import (
 
 // attachJobSchema makes m's preprocessing map the feature-bounds schema
 // the job carried (JobAnnounce.Schema), as every site applied it
-// (cmd/pairfed's siteData.prepare): each feature's public range mapped to
-// the box, then the ℓ2 clip to R — or, for the algorithms that centre
-// privately, the linear map R/M times the box ("divide"). The loader
+// (experiment.SiteMap, node's site preparation): each feature's public
+// range mapped to the box, then the ℓ2 clip to R — or, for the algorithms
+// that centre privately, the linear map R/M times the box ("divide"). The loader
 // options are the schema's (label, ignored columns, positive class); a
 // missing value in a record to score is replaced by the schema's public
 // per-feature constant (--impute schema: its "impute" value or the range's
@@ -45,9 +46,11 @@ func attachJobSchema(m *model.Model, a *protocol.JobAnnounce) error {
 	if _, err := s.Apply(&opt); err != nil {
 		return fmt.Errorf("coordinator: job %s: its schema: %w", a.Job, err)
 	}
-	norm := "clip"
-	if fedalgo.CentresPrivately(a.Algo) {
-		norm = "divide"
+	// The sites' map of the job (experiment.SiteMap).
+	pm, err := experiment.SiteMap(experiment.SiteFacts{CentresPrivately: fedalgo.CentresPrivately(a.Algo), Schema: s,
+		Radius: a.FeatureRadius}, nil)
+	if err != nil {
+		return fmt.Errorf("coordinator: job %s: %w", a.Job, err)
 	}
 	format := "auto"
 	if s.LabelColumn != "" || len(s.Categoricals()) > 0 {
@@ -62,7 +65,8 @@ func attachJobSchema(m *model.Model, a *protocol.JobAnnounce) error {
 			l.ImputeValues = append(l.ImputeValues, &v)
 		}
 	}
-	m.Preprocessing = model.Preprocessing{Loader: l, Scale: "bounds", Schema: s, Norm: norm, Radius: a.FeatureRadius}
+	m.Preprocessing = *pm
+	m.Preprocessing.Loader = l
 	if m.Algorithm.Settings == nil {
 		m.Algorithm.Settings = map[string]string{}
 	}

@@ -403,7 +403,7 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 		case fedalgo.CentresPrivately(spec.Job.Algo):
 			how = "multiplied by R/M, M the box's largest norm: " + spec.Job.Algo + " centres the records privately itself"
 		case !fedalgo.Private(spec.Job.Algo):
-			how = "multiplied by R/M, M the box's largest norm: a non-private job"
+			how = "clipped, as a private job's: docs/results/site-prep.md"
 		}
 		rep.Notes = append(rep.Notes, fmt.Sprintf("every site and the evaluator apply the public %s, then bring records within ‖x‖ ≤ R = %g (%s)", spec.Bounds.Describe(), spec.Job.FeatureRadius, how))
 	} else {
@@ -492,33 +492,21 @@ func PrepPooled(spec Spec, tr *pairwise.Dataset) (*pairwise.Dataset, error) {
 
 // PrepMap returns the per-record map a site applies to its records, as a
 // model artefact stores it (experiment.PrepareModelRecords applies it):
-// the schema's public per-record map (Scale "bounds"), or spec.Scale fitted
-// on fit, then the clip to R (default 1). The evaluator's map — fitted on
-// the pooled training split — is the one the job's model artefact holds.
+// experiment.SiteMap of the job's public facts — the schema's public
+// per-record map (Scale "bounds"), or spec.Scale fitted on fit, then the
+// clip to R (default 1). The evaluator's map — fitted on the pooled
+// training split — is the one the job's model artefact holds.
 func (s Spec) PrepMap(fit *pairwise.Dataset) (*model.Preprocessing, error) {
 	R := s.Job.FeatureRadius
 	if R == 0 {
 		R = 1
 	}
-	m := &model.Preprocessing{Scale: s.Scale, Norm: "clip", Radius: R}
-	switch s.Scale {
-	case "bounds":
-		// As `pairfed train`'s default: private jobs clip the box-scaled
-		// records to R, non-private ones and those that centre privately
-		// (fedalgo.CentresPrivately) multiply them by R/M so that the map
-		// stays linear.
-		m.Schema = s.Bounds
-		if !fedalgo.Private(s.Job.Algo) || fedalgo.CentresPrivately(s.Job.Algo) {
-			m.Norm = "divide"
-		}
-	case "minmax", "standard":
-		sc, err := data.FitScaler(s.Scale, fit)
-		if err != nil {
-			return nil, err
-		}
-		m.Fitted = &model.Fitted{Kind: sc.Kind, Shift: sc.Shift, Scale: sc.Scale}
+	f := experiment.SiteFacts{CentresPrivately: fedalgo.CentresPrivately(s.Job.Algo),
+		Scale: s.Scale, Radius: R}
+	if s.Scale == "bounds" {
+		f.Schema = s.Bounds
 	}
-	return m, nil
+	return experiment.SiteMap(f, fit)
 }
 
 // PublicPreprocessing reports whether every site prepares each record

@@ -13,7 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
-	"github.com/pairfed/pairfed/transport"
+	"github.com/pairfed/pairfed/node"
 	"github.com/urfave/cli/v2"
 )
 
@@ -35,34 +35,8 @@ func connFlags() []cli.Flag {
 	}
 }
 
-// natsURLs splits a NATS server list (comma-separated, as nats.Connect
-// takes it) into URLs; a URL without a scheme is nats://.
-func natsURLs(servers string) ([]*url.URL, error) {
-	var out []*url.URL
-	for _, s := range strings.Split(servers, ",") {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			continue
-		}
-		if !strings.Contains(s, "://") {
-			s = "nats://" + s
-		}
-		u, err := url.Parse(s)
-		if err != nil {
-			return nil, fmt.Errorf("NATS URL %q: %w", s, err)
-		}
-		switch u.Scheme {
-		case "nats", "tls", "ws", "wss":
-		default:
-			return nil, fmt.Errorf("NATS URL %q: unknown scheme %q (nats, tls, ws or wss)", s, u.Scheme)
-		}
-		out = append(out, u)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no NATS URL in %q", servers)
-	}
-	return out, nil
-}
+// natsURLs splits a NATS server list into URLs (node.NATSURLs).
+func natsURLs(servers string) ([]*url.URL, error) { return node.NATSURLs(servers) }
 
 // loopbackHost reports whether host names this machine over loopback:
 // localhost, 127.0.0.0/8, ::1, or the unspecified address (dialing
@@ -230,34 +204,4 @@ func natsLogging() nats.Option {
 		}
 		return nil
 	}
-}
-
-// redactedServers is servers with any user, password or token of its
-// URLs replaced by "redacted", for messages and logs.
-func redactedServers(servers string) string {
-	urls, err := natsURLs(servers)
-	if err != nil {
-		return "the NATS server"
-	}
-	out := make([]string, len(urls))
-	for i, u := range urls {
-		v := *u
-		if v.User != nil {
-			v.User = url.User("redacted")
-		}
-		out[i] = v.String()
-	}
-	return strings.Join(out, ",")
-}
-
-// connectError explains why no connection to servers came up: a server
-// that refuses this process's credentials is named as such, with the
-// flags that carry them (nats.go gives up on it: retrying would never
-// succeed); the URLs are shown without their secrets.
-func connectError(servers string, err error) error {
-	where := redactedServers(servers)
-	if transport.CredentialError(err) {
-		return fmt.Errorf("the NATS server %s refuses this process's credentials (%v): check --creds or --nkey, or the user or token in the --nats URL, against the server's configuration (pairfed deploy init writes matching files)", where, err)
-	}
-	return fmt.Errorf("no connection to %s: %w", where, err)
 }

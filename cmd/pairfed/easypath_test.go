@@ -3,16 +3,10 @@ package main
 import (
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/pairfed/pairfed/data"
-	"github.com/pairfed/pairfed/fedalgo"
-	"github.com/pairfed/pairfed/protocol"
-	"github.com/pairfed/pairfed/worker"
 )
 
 // A private simulation without a schema is refused, naming the fix; the
@@ -40,121 +34,6 @@ func TestPrivateSimulateNeedsSchema(t *testing.T) {
 	// The non-private default needs no schema.
 	if out, err := runCLI(t, "simulate", "--data", "../../datasets/diabetes", "--sites", "2", "--transport", "mem", "--no-progress"); err != nil || !strings.Contains(out, "NOT private: fed-avg adds no noise") {
 		t.Errorf("fed-avg: %v\n%s", err, out)
-	}
-}
-
-// newDiabetesSite is the siteData of a worker on the bundled diabetes
-// file, with the local schema at schemaPath ("" for none) and --scale.
-func newDiabetesSite(t *testing.T, schemaPath, scale string) *siteData {
-	t.Helper()
-	s := &siteData{site: "a", path: "../../datasets/diabetes", radius: 1, scale: scale, logf: func(string, ...any) {}}
-	opt := s.opt
-	if schemaPath != "" {
-		sc, err := data.LoadSchema(schemaPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := sc.Apply(&opt); err != nil {
-			t.Fatal(err)
-		}
-		s.local, s.scale = sc, "bounds"
-	}
-	tab, err := data.Load(s.path, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var scaler *data.Scaler
-	if s.local != nil {
-		scaler = s.local.Scaler()
-	} else if scaler, err = data.FitScaler(map[string]string{"": "minmax"}[scale]+scale, tab.Dataset); err != nil {
-		t.Fatal(err)
-	}
-	ds, linear, err := prepareRecords(tab, scaler, s.local != nil, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.def = &worker.JobData{Data: ds, LinearData: linear, Noise: siteNoise(s.scale, tab.DataDependent)}
-	return s
-}
-
-func announce(algo, schema string) *protocol.JobAnnounce {
-	return &protocol.JobAnnounce{Job: "j", Algo: algo, Task: "auc", Loss: "square", Params: 8, Phases: 2, ParamRadius: 1, FeatureRadius: 1,
-		Epsilon: 1, Delta: 1e-4, Sites: []string{"a"}, Schema: schema}
-}
-
-// A worker's per-job preparation (siteData.prepare, the hook
-// worker.ServiceConfig.Prepare): a private job without any schema is
-// refused with the fix; the job's schema is applied when the site has
-// none (the same map as a site started with it); a site whose own schema
-// differs refuses, naming the feature and both ranges; a malformed job
-// schema or a site with an explicit --scale refuses.
-func TestWorkerJobSchema(t *testing.T) {
-	b, err := os.ReadFile("../../schemas/diabetes.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	diabetes := string(b)
-
-	bare := newDiabetesSite(t, "", "")
-	if _, err := bare.prepare(announce(fedalgo.FedDPLDA, "")); err == nil || !strings.Contains(err.Error(), "pairfed job submit --feature-bounds SCHEMA.json") {
-		t.Errorf("private job, no schema anywhere: %v", err)
-	}
-	if jd, err := bare.prepare(announce(fedalgo.FedAvg, "")); err != nil || jd != bare.def {
-		t.Errorf("non-private job without a schema: %v", err)
-	}
-	jd, err := bare.prepare(announce(fedalgo.FedDPLDA, diabetes))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The same records as a site started with --feature-bounds.
-	local := newDiabetesSite(t, "../../schemas/diabetes.json", "")
-	if jd.Data.N != local.def.Data.N || jd.Data.D != 8 || jd.LinearData == nil || !jd.Noise.Secure() {
-		t.Fatalf("job schema: n = %d, d = %d, linear %v, secure %v", jd.Data.N, jd.Data.D, jd.LinearData != nil, jd.Noise.Secure())
-	}
-	for i := range min(20, jd.Data.N) {
-		a, b := jd.Data.DenseRowTo(nil, i), local.def.Data.DenseRowTo(nil, i)
-		for j := range a {
-			if a[j] != b[j] {
-				t.Fatalf("record %d feature %d: %v by the job's schema, %v by the site's", i, j, a[j], b[j])
-			}
-		}
-	}
-	if again, _ := bare.prepare(announce(fedalgo.FedDPLDA, diabetes)); again != jd {
-		t.Error("the same schema was prepared twice")
-	}
-	if jd, err := local.prepare(announce(fedalgo.FedDPLDA, diabetes)); err != nil || jd != local.def {
-		t.Errorf("identical local and job schemas: %v", err)
-	}
-
-	// A site whose own schema bounds glucose by 250 refuses the job's 300.
-	other := filepath.Join(t.TempDir(), "glucose250.json")
-	os.WriteFile(other, []byte(strings.Replace(diabetes, `"lo": 0, "hi": 300`, `"lo": 0, "hi": 250`, 1)), 0o644)
-	differ := newDiabetesSite(t, other, "")
-	_, err = differ.prepare(announce(fedalgo.FedDPLDA, diabetes))
-	if err == nil || !strings.Contains(err.Error(), "feature 2 (glucose): [0, 250] here, [0, 300] in the job") || !strings.Contains(err.Error(), "differs from this site's "+other) {
-		t.Errorf("differing schemas: %v", err)
-	}
-	// Free text does not count.
-	reworded := strings.Replace(diabetes, `"name": "Pima Indians Diabetes (LIBSVM diabetes)"`, `"name": "diabetes"`, 1)
-	if _, err := local.prepare(announce(fedalgo.FedDPLDA, reworded)); err != nil {
-		t.Errorf("a schema differing only in its name: %v", err)
-	}
-	for _, c := range []struct{ name, schema, want string }{
-		{"unknown field", `{"features": [{"lo": 0, "hi": 1, "count": 8, "scale": 2}]}`, "cannot use"},
-		{"lo ≥ hi", `{"features": [{"lo": 1, "hi": 1, "count": 8}]}`, "cannot use"},
-		{"unknown bounds", `{"features": [{"unknown": true, "count": 8}]}`, "marked unknown"},
-		{"wrong dimension", `{"features": [{"lo": 0, "hi": 1, "count": 5}]}`, "5"},
-	} {
-		if _, err := bare.prepare(announce(fedalgo.FedDPLDA, c.schema)); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v, want it to mention %q", c.name, err, c.want)
-		}
-	}
-	minmax := newDiabetesSite(t, "", "minmax")
-	if _, err := minmax.prepare(announce(fedalgo.FedDPLDA, diabetes)); err == nil || !strings.Contains(err.Error(), "restart it without --scale") {
-		t.Errorf("site with --scale minmax, job with a schema: %v", err)
-	}
-	if jd, err := minmax.prepare(announce(fedalgo.FedDPLDA, "")); err != nil || jd.Noise.Secure() {
-		t.Errorf("explicit --scale minmax: %v (its noise must say not private)", err)
 	}
 }
 

@@ -9,9 +9,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -22,20 +19,20 @@ import (
 	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/fedalgo"
+	"github.com/pairfed/pairfed/node"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/simulate"
-	"github.com/pairfed/pairfed/store"
 	"github.com/pairfed/pairfed/transport"
-	"github.com/pairfed/pairfed/worker"
 	"github.com/urfave/cli/v2"
 )
 
-// This file wires the long-running federation processes: `pairfed
-// coordinator`, `pairfed worker` and the client `pairfed job submit`. The
-// state machines are coordinator.Service and worker.Service; this file owns
-// the NATS connections, the clock, signals, the data files and the state
-// directories (package store).
+// This file holds the flags of the long-running federation processes,
+// `pairfed coordinator` and `pairfed worker`, and the client `pairfed job
+// submit`. The processes themselves are package node's (node.Coordinator,
+// node.Worker: the state directories, the NATS connections, the clock, the
+// site's records); this file checks the flags, reads the data files they
+// name, and turns node.UsageError into exit status 2.
 
 const defaultFederation = "pairfed"
 
@@ -48,31 +45,9 @@ func stderrLogf(prefix string) func(string, ...any) {
 }
 
 // connectNATS dials url and waits (bounded by ctx) until the connection is
-// up; retry makes the first dial retry until then.
+// up; retry makes the first dial retry until then (node.Connect).
 func connectNATS(ctx context.Context, url, name string, retry bool, opts ...nats.Option) (*transport.NATS, error) {
-	t, err := transport.Connect(url, name, append([]nats.Option{nats.RetryOnFailedConnect(retry)}, opts...)...)
-	if err != nil {
-		return nil, err
-	}
-	for !t.Conn().IsConnected() {
-		if t.Conn().IsClosed() { // nats.go gives up after repeated authorization errors
-			return nil, connectError(url, t.Conn().LastError())
-		}
-		select {
-		case <-ctx.Done():
-			t.Close()
-			return nil, connectError(url, ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return t, nil
-}
-
-func ticks(d, tick time.Duration) int {
-	if d <= 0 {
-		return 0
-	}
-	return max(1, int(math.Ceil(float64(d)/float64(tick))))
+	return node.Connect(ctx, url, name, retry, opts...)
 }
 
 func coordinatorCommand() *cli.Command {
@@ -105,7 +80,6 @@ func coordinatorCommand() *cli.Command {
 }
 
 func runCoordinator(c *cli.Context) error {
-	ctx := c.Context
 	listen, url := c.String("listen"), c.String("nats")
 	if (listen == "") == (url == "") {
 		return usageError{errors.New("coordinator: give exactly one of --listen HOST:PORT and --nats URL")}
@@ -124,31 +98,14 @@ func runCoordinator(c *cli.Context) error {
 	if n := c.Int("min-sites"); n < 1 {
 		return usageError{fmt.Errorf("coordinator: --min-sites %d must be ≥ 1", n)}
 	}
-	var listenHost string
-	var listenPort int
 	if listen != "" {
-		host, portStr, err := net.SplitHostPort(listen)
-		if err != nil {
-			return usageError{fmt.Errorf("coordinator: --listen %q: %w", listen, err)}
-		}
-		port, err := strconv.Atoi(portStr)
-		if err != nil || port < 0 || port > 65535 {
-			return usageError{fmt.Errorf("coordinator: --listen %q: bad port", listen)}
-		}
-		listenHost, listenPort = host, port
-		// The port must be free before any state is touched (otherwise
-		// the embedded server fails later with a vaguer error).
-		if port != 0 {
-			l, err := net.Listen("tcp", net.JoinHostPort(host, portStr))
-			if err != nil {
-				return fmt.Errorf("coordinator: --listen %s: cannot listen (%v): another process uses the port — stop it, pick another port, or give port 0 for any free one", listen, err)
-			}
-			l.Close()
+		if err := node.CheckListen(listen); err != nil {
+			return cliError(err)
 		}
 	}
 	cfg := coordinator.ServiceConfig{
-		Federation: c.String("federation"), MinSites: c.Int("min-sites"), PhaseTimeout: ticks(c.Duration("phase-timeout"), tick),
-		SiteTimeout: ticks(c.Duration("site-timeout"), tick), MaxQueue: c.Int("max-queue"), Logf: logf,
+		Federation: c.String("federation"), MinSites: c.Int("min-sites"), PhaseTimeout: node.Ticks(c.Duration("phase-timeout"), tick),
+		SiteTimeout: node.Ticks(c.Duration("site-timeout"), tick), MaxQueue: c.Int("max-queue"), Logf: logf,
 		Now: func() int64 { return time.Now().Unix() },
 	}
 	if cfg.SecAggRoster, err = loadSecAggRoster(c); err != nil {
@@ -170,167 +127,22 @@ func runCoordinator(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		var sc *data.Scaler
-		if schema != nil {
-			// The sites' map (they clip to R, as below): scores on the
-			// same scale the model was trained on.
-			if err := schema.Check(test); err != nil {
-				return err
-			}
-			sc = schema.Scaler()
-		} else if sc, err = data.FitScaler(c.String("scale"), test.Dataset); err != nil {
-			return usageError{err}
+		// Scored as the sites prepare their records (node.NewEvaluator).
+		if cfg.Evaluate, err = node.NewEvaluator(node.TestSet{Path: p, Options: baseOpt, Table: test, Schema: schema, Scale: c.String("scale")}, logf); err != nil {
+			return cliError(err)
 		}
-		scaled := sc.Apply(test.Dataset)
-		cfg.TestDim = scaled.D
-		jobTest := &jobTestSet{path: p, opt: baseOpt}
-		cfg.Evaluate = func(job *protocol.JobAnnounce, model []float64) (float64, int) {
-			ds, sc, schema, test := scaled, sc, schema, test
-			if job.Schema != "" {
-				// The job's schema is the sites' map: the test file is read
-				// and mapped with it (whatever this coordinator's flags say).
-				var err error
-				if schema, test, err = jobTest.load(job); err != nil {
-					logf("coordinator: evaluation of %s: %v", job.Job, err)
-					return 0, 0
-				}
-				sc = schema.Scaler()
-				ds = sc.Apply(test.Dataset)
-			}
-			switch {
-			case schema != nil && job.FeatureRadius > 0 && fedalgo.CentresPrivately(job.Algo):
-				// The sites' linear map for these jobs (see the worker).
-				ds = sc.Divide(job.FeatureRadius).Apply(test.Dataset)
-			case job.FeatureRadius > 0:
-				var err error
-				if ds, _, err = data.Clip(ds, job.FeatureRadius); err != nil {
-					logf("coordinator: evaluation of %s: %v", job.Job, err)
-					return 0, 0
-				}
-			}
-			if job.Task == protocol.TaskMetric {
-				if ds.D*ds.D != len(model) {
-					logf("coordinator: evaluation of %s: test file has d = %d, metric %d values", job.Job, ds.D, len(model))
-					return 0, 0
-				}
-				// No training records here: each test record is classified
-				// by its 3 nearest other test records under W.
-				return pairwise.KNNAccuracyLOO(model, ds, 3), ds.N
-			}
-			if ds.D != len(model) {
-				logf("coordinator: evaluation of %s: test file has d = %d, model %d", job.Job, ds.D, len(model))
-				return 0, 0
-			}
-			return pairwise.LinearAUC(model, ds), ds.N
-		}
+		cfg.TestDim = test.D
 	}
-	state := c.String("state")
-	lock, err := store.LockDir(state)
-	if err != nil {
-		return fmt.Errorf("coordinator: %w", err)
-	}
-	defer lock.Unlock()
-	// Everything in the state directory is read and checked before
-	// anything is written to it: a bad file stops the coordinator with
-	// the directory as it was.
-	finished, err := store.ReadJobs(state)
-	if err != nil {
-		return err
-	}
-	prior, err := store.ReadCharges(state)
-	if err != nil {
-		return err
-	}
-	budgets, err := store.LoadBudgets(state)
-	if err != nil {
-		return err
-	}
-	checkpoint, err := store.LoadCheckpoint(state)
-	if err != nil {
-		return err
-	}
-	if err := coordinator.CheckLedger(finished, checkpoint, prior); err != nil {
-		return fmt.Errorf("%w; %s/%s must hold every charge: restore it from a backup (never delete it), then start the coordinator again", err, state, store.ChargesFile)
-	}
-	if _, err := coordinator.RestoreService(cfg, checkpoint); err != nil {
-		return err
-	}
-	jobs, err := store.OpenJobs(state)
-	if err != nil {
-		return err
-	}
-	charges, ledger, notes, err := store.OpenCharges(state)
-	if err != nil {
-		return err
-	}
-	defer charges.Close()
-	for _, n := range notes {
-		logf("coordinator: %s", n)
-	}
-	cfg.Finished, cfg.Ledger, cfg.Budgets = finished, ledger, budgets
-	// `pairfed ledger budget set` on this directory takes effect at the
-	// next job admission (budgets.json is re-read when it changed).
-	cfg.BudgetSource = store.WatchBudgets(state).Changed
-	svc, err := coordinator.RestoreService(cfg, checkpoint)
-	if err != nil {
-		return err
-	}
-	token := c.String("token")
-	if listen != "" {
-		// Beyond loopback the embedded server requires a token: --token,
-		// or one generated once and kept in the state directory (so that
-		// the sites' URLs survive restarts).
-		tokenFile := ""
-		if token == "" && !bindsLoopbackOnly(listenHost) {
-			if token, tokenFile, err = listenToken(state); err != nil {
-				return fmt.Errorf("coordinator: %w", err)
-			}
-		}
-		srv, err := transport.StartListening(listenHost, listenPort, token)
-		if err != nil {
-			return err
-		}
-		defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
-		url = srv.ClientURL()
-		if token != "" {
-			natsOpts = append(natsOpts, nats.Token(token))
-			where := "the --token value"
-			if tokenFile != "" {
-				where = tokenFile + " (mode 0600)"
-			}
-			logf("coordinator: the embedded server requires a token, stored in %s: sites and clients connect with --nats nats://TOKEN@%s", where, strings.TrimPrefix(url, "nats://"))
-		}
-	}
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	t, err := connectNATS(cctx, url, "pairfed-coordinator", true, natsOpts...)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("coordinator: %w", err)
-	}
-	defer t.Close()
-	logf("coordinator: federation %s on %s (state %s, %d finished jobs and %d ledger charges reloaded)", cfg.Federation, url, state, len(finished), len(ledger))
-	if listen != "" {
-		// One line on stdout, for scripts and tests: where the sites connect.
-		fmt.Fprintf(c.App.Writer, "listening on %s\n", url)
-		if token != "" {
-			where := "given by --token"
-			if f := filepath.Join(state, listenTokenFile); c.String("token") == "" {
-				where = "stored in " + f
-			}
-			fmt.Fprintf(c.App.Writer, "clients must present a token (%s): --nats nats://TOKEN@HOST:PORT\n", where)
-		}
-	}
-	observe, stopHTTP, err := coordinatorHTTP(c, svc, t, tick) // http.go: --http
-	if err != nil {
-		return err
-	}
-	defer stopHTTP()
-	err = coordinator.Serve(ctx, svc, t, tick, coordinator.ServeOptions{
-		Persist: persistJob(jobs, logf), Ledger: charges.Append, Observe: observe,
-		Checkpoint: func(cp *coordinator.Checkpoint) error { return store.SaveCheckpoint(state, cp) },
-	})
-	if errors.Is(err, context.Canceled) {
-		return nil
+	co := &node.Coordinator{Listen: listen, NATS: url, Token: c.String("token"), NATSOptions: natsOpts, State: c.String("state"), Service: cfg,
+		Tick: tick, HTTP: c.String("http"), Version: pairfedVersion(), Stdout: c.App.Writer, Logf: logf}
+	return cliError(co.Run(c.Context))
+}
+
+// cliError is err with a node.UsageError at its top turned into the
+// command line's usageError (exit status 2), with the same text.
+func cliError(err error) error {
+	if u, ok := err.(*node.UsageError); ok {
+		return usageError{u.Err}
 	}
 	return err
 }
@@ -368,13 +180,11 @@ func workerCommand() *cli.Command {
 }
 
 func runWorker(c *cli.Context) error {
-	ctx := c.Context
 	tick := c.Duration("tick")
 	if err := checkTick("worker", tick); err != nil {
 		return err
 	}
 	site := c.String("site")
-	logf := stderrLogf("")
 	// Everything the command line can get wrong is checked before the
 	// state directory (the ledger) is touched.
 	if err := protocol.ValidName("site", site); err != nil {
@@ -383,35 +193,40 @@ func runWorker(c *cli.Context) error {
 	if err := protocol.ValidName("federation", c.String("federation")); err != nil {
 		return usageError{fmt.Errorf("worker: %w", err)}
 	}
+	w := &node.Worker{NATS: c.String("nats"), Federation: c.String("federation"), Site: site, State: c.String("state"), Path: c.String("data"),
+		Radius: c.Float64("radius"), Heartbeat: c.Duration("heartbeat"), JobTimeout: c.Duration("job-timeout"), Tick: tick,
+		UpdateDelay: c.Duration("update-delay"), Logf: stderrLogf("")}
 	// --budget-epsilon inf is accepted (no ε cap, the default).
-	if v := c.Float64("budget-epsilon"); c.IsSet("budget-epsilon") && !math.IsInf(v, 1) {
-		if err := dp.CheckEpsilonNonNegative("--budget-epsilon", v); err != nil {
-			return usageError{fmt.Errorf("worker: %w, or inf for no cap", err)}
+	if v := c.Float64("budget-epsilon"); c.IsSet("budget-epsilon") {
+		if !math.IsInf(v, 1) {
+			if err := dp.CheckEpsilonNonNegative("--budget-epsilon", v); err != nil {
+				return usageError{fmt.Errorf("worker: %w, or inf for no cap", err)}
+			}
 		}
+		w.BudgetEpsilon = &v
 	}
-	if c.IsSet("budget-delta") {
-		if err := dp.CheckDelta("--budget-delta", c.Float64("budget-delta")); err != nil {
+	if v := c.Float64("budget-delta"); c.IsSet("budget-delta") {
+		if err := dp.CheckDelta("--budget-delta", v); err != nil {
 			return usageError{fmt.Errorf("worker: %w", err)}
 		}
+		w.BudgetDelta = &v
 	}
-	natsOpts, err := connOptions(c, c.String("nats"))
-	if err != nil {
+	var err error
+	if w.NATSOptions, err = connOptions(c, c.String("nats")); err != nil {
 		return err
 	}
 	opt := dataOptions(c)
 	opt.AllowOneClass = c.Bool("single-class")
-	schema, schemaNotes, err := loadSchema(c, &opt)
-	if err != nil {
+	if w.Schema, w.Notes, err = loadSchema(c, &opt); err != nil {
 		return err
 	}
-	baseOpt := dataOptions(c) // before the schema: a job's schema is applied to these
-	scale, err := siteScale("worker", c.String("scale"), c.IsSet("scale"), schema)
-	if err != nil {
+	w.Options = dataOptions(c) // before the schema: a job's schema is applied to these
+	if w.Scale, err = siteScale("worker", c.String("scale"), c.IsSet("scale"), w.Schema); err != nil {
 		return err
 	}
-	table, err := data.Load(c.String("data"), opt)
+	w.Table, err = data.Load(c.String("data"), opt)
 	if err == nil {
-		err = checkRunMemory(c, opt, table)
+		err = checkRunMemory(c, opt, w.Table)
 	}
 	if err != nil {
 		if msg := err.Error(); !opt.AllowOneClass && (strings.Contains(msg, "only one class present") || strings.Contains(msg, "records map to")) {
@@ -419,176 +234,15 @@ func runWorker(c *cli.Context) error {
 		}
 		return err
 	}
-	var sc *data.Scaler
-	if schema != nil {
-		if err := schema.Check(table); err != nil {
-			return err
-		}
-		// Every site applies the same public map, then the clipping to R
-		// (as private runs of `pairfed train` and `simulate` do).
-		sc = schema.Scaler()
-	} else {
-		// Without a schema or --scale: min-max fitted on the site's
-		// records, for non-private jobs only (siteData.prepare refuses
-		// a private job that brings no schema).
-		fit := scale
-		if fit == "" {
-			fit = "minmax"
-		}
-		if sc, err = data.FitScaler(fit, table.Dataset); err != nil {
-			return usageError{err}
-		}
-	}
-	for _, n := range append(schemaNotes, table.Notes...) {
-		logf("worker %s: %s", site, n)
-	}
-	switch {
-	case scale == "":
-		logf("worker %s: no --feature-bounds: private jobs are taken only when they carry a feature-bounds schema (`pairfed job submit --feature-bounds SCHEMA.json`), and refused otherwise; non-private jobs use min-max scaling fitted on this site's records", site)
-	case scale == "none":
-		logf("worker %s: warning: --scale none: records are used on their raw scale and clipped to ‖x‖ ≤ %g — private, but a feature far beyond ±R (an age of 62, a glucose of 150) dominates or is clipped away and private jobs learn little; give --feature-bounds SCHEMA.json (schemas/README.md)", site, c.Float64("radius"))
-	}
-	// Without a schema or --scale the start-up preparation serves
-	// non-private jobs only; a private job's records are read again with
-	// its schema, and siteData.prepare says then what is data-dependent.
-	if why := siteNotPrivate(scale, table.DataDependent); len(why) > 0 && scale != "" {
-		logf("worker %s: this site's private updates will be reported NOT private: %s", site, strings.Join(why, "; "))
-	}
-	ds, linear, err := prepareRecords(table, sc, schema != nil, c.Float64("radius"))
-	if err != nil {
-		return err
-	}
-	// The worker's secret sampling generator and noise (dp.SecretSources).
-	secretRand, secretNoise, err := dp.SecretSources()
-	if err != nil {
-		return fmt.Errorf("worker: %w", err)
-	}
-	prep := &siteData{site: site, path: c.String("data"), opt: baseOpt, radius: c.Float64("radius"), local: schema, scale: scale, logf: logf,
-		def: &worker.JobData{Data: ds, LinearData: linear, Noise: labelSiteNoise(secretNoise, scale, table.DataDependent)}}
-	// The budget is the tighter of `pairfed ledger budget set` (the state
-	// directory's budgets.json) and the flags.
-	budgets, err := store.LoadBudgets(c.String("state"))
-	if err != nil {
-		return err
-	}
-	var testRand *rand.Rand
-	var testNoise pairwise.Noise
 	if s := c.String("test-sources"); s != "" {
-		if testRand, testNoise, err = testSources(s); err != nil {
+		if w.TestRand, w.TestNoise, err = testSources(s); err != nil {
 			return usageError{err}
 		}
 	}
-	secKey, secRoster, err := loadSecAggKeys(c, site)
-	if err != nil {
+	if w.SecAggKey, w.SecAggRoster, err = loadSecAggKeys(c, site); err != nil {
 		return fmt.Errorf("worker %s: %w", site, err)
 	}
-	// One live owner per state directory (held until the process ends).
-	lock, err := store.LockDir(c.String("state"))
-	if err != nil {
-		return fmt.Errorf("worker %s: %w", site, err)
-	}
-	defer lock.Unlock()
-	// The state directory is read and checked before anything is written
-	// to it: its owner, the ledger (strictly), the saved jobs, and that
-	// the ledger holds every release the saved jobs record.
-	if owner := dirSite(c.String("state")); owner != "" && owner != site {
-		return fmt.Errorf("worker %s: state directory %s belongs to site %q, not %q: each site needs its own ledger", site, c.String("state"), owner, site)
-	}
-	prior, err := store.ReadLedger(c.String("state"))
-	if err != nil {
-		return err
-	}
-	priorJobs, err := store.ReadJobStates(c.String("state"))
-	if err != nil {
-		return err
-	}
-	if err := worker.CheckLedger(prior, priorJobs); err != nil {
-		return fmt.Errorf("worker %s: %w; %s/%s must hold every release: restore it from a backup (never delete it), then start the site again", site, err, c.String("state"), store.LedgerFile)
-	}
-	if err := claimSiteDir(c.String("state"), site); err != nil {
-		return fmt.Errorf("worker %s: %w", site, err)
-	}
-	ledger, releases, notes, err := store.OpenLedger(c.String("state"))
-	if err != nil {
-		return err
-	}
-	defer ledger.Close()
-	jobStates, saved, err := store.OpenJobStates(c.String("state"))
-	if err != nil {
-		return err
-	}
-	for _, n := range notes {
-		logf("worker %s: %s", site, n)
-	}
-	if err := worker.CheckLedger(releases, saved); err != nil {
-		return fmt.Errorf("worker %s: %w; %s/%s must hold every release: restore it from a backup (never delete it), then start the site again", site, err, c.String("state"), store.LedgerFile)
-	}
-	every := ticks(c.Duration("heartbeat"), tick)
-	cfg := worker.ServiceConfig{
-		Worker: worker.Config{Federation: c.String("federation"), Site: site, Instance: randomToken("i-"), Data: ds, LinearData: linear, Noise: prep.def.Noise,
-			Rand: secretRand, JoinEvery: every, HeartbeatEvery: every, Store: ledger, Jobs: jobStates, Logf: logf},
-		Ledger: releases, Jobs: saved, JobTimeout: ticks(c.Duration("job-timeout"), tick), Prepare: prep.prepare,
-	}
-	cfg.Worker.SecAggKey, cfg.Worker.SecAggRoster = secKey, secRoster
-	if fb, ok := budgets[site]; ok {
-		cfg.Budget = &worker.Budget{Epsilon: fb.Epsilon, Delta: fb.Delta}
-	}
-	if c.IsSet("budget-epsilon") || c.IsSet("budget-delta") {
-		b := &worker.Budget{Epsilon: math.Inf(1), Delta: math.Inf(1)}
-		if cfg.Budget != nil {
-			b = cfg.Budget
-		}
-		if c.IsSet("budget-epsilon") {
-			b.Epsilon = min(b.Epsilon, c.Float64("budget-epsilon"))
-		}
-		if c.IsSet("budget-delta") {
-			b.Delta = min(b.Delta, c.Float64("budget-delta"))
-		}
-		cfg.Budget = b
-		// One source of truth: the budget this worker enforces is recorded
-		// in the state directory's budgets.json, which `pairfed ledger
-		// show` reads (the flags only ever tighten it; `pairfed ledger
-		// budget set` sets it). A half the flags leave unlimited is
-		// recorded as the largest finite value (shown "unlimited").
-		rec := coordinator.Budget{Epsilon: b.Epsilon, Delta: b.Delta}
-		if math.IsInf(rec.Epsilon, 1) {
-			rec.Epsilon = math.MaxFloat64
-		}
-		if math.IsInf(rec.Delta, 1) {
-			rec.Delta = math.Nextafter(1, 0)
-		}
-		if old, ok := budgets[site]; !ok || old != rec {
-			budgets[site] = rec
-			if err := store.SaveBudgets(c.String("state"), budgets); err != nil {
-				return fmt.Errorf("worker %s: recording the budget: %w", site, err)
-			}
-			logf("worker %s: budget (ε, δ) = (%s, %s) recorded in %s (what `pairfed ledger show --state %s` reports; the flags only tighten it, `pairfed ledger budget set` changes it)",
-				site, budgetText(rec.Epsilon), budgetText(rec.Delta), filepath.Join(c.String("state"), store.BudgetsFile), c.String("state"))
-		}
-	}
-	// `pairfed ledger budget set` on this directory takes effect at the
-	// next job (budgets.json is re-read when it changed).
-	cfg.BudgetSource = siteBudgetSource(c, c.String("state"), site)
-	if testRand != nil {
-		cfg.Worker.Rand, cfg.Worker.Noise = testRand, testNoise
-		prep.testNoise, prep.def.Noise = testNoise, testNoise
-	}
-	svc, err := worker.NewService(cfg)
-	if err != nil {
-		return usageError{err}
-	}
-	e, d := worker.Spent(releases)
-	logf("worker %s: n = %d, d = %d, ledger: %d releases, spent (ε, δ) = (%g, %g)", site, ds.N, ds.D, len(releases), e, d)
-	t, err := connectNATS(ctx, c.String("nats"), "pairfed-worker-"+site, true, natsOpts...)
-	if err != nil {
-		return fmt.Errorf("worker %s: %w", site, err)
-	}
-	defer t.Close()
-	err = worker.Serve(ctx, svc, t, tick, worker.ServeOptions{UpdateDelay: c.Duration("update-delay")})
-	if errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
+	return cliError(w.Run(c.Context))
 }
 
 func jobCommand() *cli.Command {
@@ -853,35 +507,6 @@ func printSubmit(w io.Writer, r *submitReport) {
 	}
 }
 
-// siteNoise is the worker's noise source: secure, but labelled not private
-// when the site's scaling is fitted on its own records (one record can then
-// move every scaled record, which the DP analysis does not cover) or its
-// loading made data-dependent decisions (data.Table.DataDependent).
-func siteNoise(scale string, dataDependent []string) pairwise.Noise {
-	return labelSiteNoise(dp.NewSecureNoise(), scale, dataDependent)
-}
-
-// labelSiteNoise is siteNoise on a given secure noise n.
-func labelSiteNoise(n pairwise.Noise, scale string, dataDependent []string) pairwise.Noise {
-	if why := siteNotPrivate(scale, dataDependent); len(why) > 0 {
-		return dp.Unprivate(n, strings.Join(why, "; "))
-	}
-	return n
-}
-
-// siteNotPrivate lists why a site's preparation is data-dependent.
-func siteNotPrivate(scale string, dataDependent []string) []string {
-	var why []string
-	switch scale {
-	case "none", "bounds":
-	case "":
-		why = append(why, "min-max scaling fitted on the site's private records (no --feature-bounds); use --feature-bounds FILE")
-	default:
-		why = append(why, "--scale "+scale+" is fitted on the site's private records; use --feature-bounds FILE or --scale none")
-	}
-	return append(why, dataDependent...)
-}
-
 // testSources parses --test-sources SEED:INDEX: the sources of site INDEX
 // in `pairfed simulate --seed SEED` (simulate.SiteSources), so that a
 // federation of processes can reproduce a simulation exactly.
@@ -893,38 +518,6 @@ func testSources(s string) (*rand.Rand, pairwise.Noise, error) {
 		return nil, nil, fmt.Errorf("worker: --test-sources %q: want SEED:INDEX", s)
 	}
 	return simulate.SiteSources(false, seed, index)
-}
-
-// listenTokenFile holds, in a coordinator's state directory, the token its
-// embedded server requires when --listen binds beyond loopback.
-const listenTokenFile = "listen-token"
-
-// listenToken returns the token of the coordinator's state directory,
-// generating it (32 random bytes, hex, file mode 0600) on first use.
-func listenToken(state string) (token, path string, err error) {
-	path = filepath.Join(state, listenTokenFile)
-	if b, err := os.ReadFile(path); err == nil {
-		if t := strings.TrimSpace(string(b)); len(t) >= 32 {
-			return t, path, nil
-		}
-		return "", "", fmt.Errorf("%s holds no usable token (want ≥ 32 characters): delete it to generate a new one", path)
-	}
-	var b [32]byte
-	if _, err := crand.Read(b[:]); err != nil {
-		return "", "", err
-	}
-	token = hex.EncodeToString(b[:])
-	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
-		return "", "", err
-	}
-	return token, path, nil
-}
-
-// bindsLoopbackOnly reports whether a server bound to host is reachable
-// from this machine only (0.0.0.0, "" and :: bind every interface).
-func bindsLoopbackOnly(host string) bool {
-	ip := net.ParseIP(host)
-	return strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()
 }
 
 // checkTick refuses a run-loop clock outside [1ms, 10s]: below a

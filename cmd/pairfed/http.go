@@ -5,15 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/monitor"
+	"github.com/pairfed/pairfed/node"
 	"github.com/pairfed/pairfed/simulate"
-	"github.com/pairfed/pairfed/transport"
 	"github.com/urfave/cli/v2"
 )
 
@@ -29,58 +28,14 @@ func holdFlag() cli.Flag {
 	return &cli.DurationFlag{Name: "hold", Usage: "with --http: keep serving the finished federation's dashboard this long after the report is printed (an interrupt ends it sooner)"}
 }
 
-// serveHTTP listens on addr and serves h until stop is called; it returns
-// the address it listens on.
+// serveHTTP listens on addr and serves h until stop is called (node.ServeHTTP).
 func serveHTTP(addr string, h http.Handler) (bound string, stop func(), err error) {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", nil, fmt.Errorf("--http %s: %w", addr, err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			slog.Error("http: "+err.Error(), "component", "http")
-		}
-	}()
-	bound = l.Addr().String()
-	slog.Info("serving the dashboard on http://"+bound+"/", "component", "http", "url", "http://"+bound+"/")
-	return bound, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		<-done
-	}, nil
+	return node.ServeHTTP(addr, h)
 }
 
 // staleAfter is how long /healthz waits for the next view of a loop that
-// ticks every tick.
-func staleAfter(tick time.Duration) time.Duration { return max(10*time.Second, 20*tick) }
-
-// coordinatorHTTP starts --http of `pairfed coordinator`, if given, and
-// publishes svc's current view; observe (nil without --http) is the
-// ServeOptions.Observe hook that publishes every later one.
-func coordinatorHTTP(c *cli.Context, svc *coordinator.Service, t *transport.NATS, tick time.Duration) (observe func(*coordinator.Service), stop func(), err error) {
-	addr := c.String("http")
-	if addr == "" {
-		return nil, func() {}, nil
-	}
-	mon := monitor.New(monitor.Options{StaleAfter: staleAfter(tick)})
-	observe = func(s *coordinator.Service) {
-		v := s.View()
-		v.TickSeconds = tick.Seconds()
-		// The connection's counters: frames on the wire, all subjects.
-		st := t.Conn().Stats()
-		v.Traffic = &transport.Traffic{PublishedMessages: st.OutMsgs, PublishedBytes: st.OutBytes, ReceivedMessages: st.InMsgs, ReceivedBytes: st.InBytes}
-		mon.Publish(v)
-	}
-	observe(svc) // Serve has not started: this goroutine still owns svc
-	if _, stop, err = serveHTTP(addr, mon); err != nil {
-		return nil, nil, err
-	}
-	return observe, stop, nil
-}
+// ticks every tick (node.StaleAfter).
+func staleAfter(tick time.Duration) time.Duration { return node.StaleAfter(tick) }
 
 // simulateWeb is --http of `pairfed simulate`.
 type simulateWeb struct {

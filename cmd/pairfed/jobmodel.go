@@ -6,56 +6,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/model"
 	"github.com/pairfed/pairfed/protocol"
-	"github.com/pairfed/pairfed/store"
 	"github.com/urfave/cli/v2"
 )
-
-// persistJob saves a finished job's status and, for a completed job, its
-// model artefact next to it (coordinator.StatusModel). A model that cannot
-// be built is logged and skipped (the status is what the coordinator
-// needs); a file that cannot be written is an error, as for the status.
-func persistJob(jobs *store.Jobs, logf func(string, ...any)) func(*protocol.JobStatus) error {
-	return func(st *protocol.JobStatus) error {
-		if err := jobs.Save(st); err != nil {
-			return err
-		}
-		if st.Status != protocol.StatusCompleted {
-			return nil
-		}
-		if err := writeJobArtefact(jobs, st, coordinator.StatusModel, coordinator.ModelFileSuffix, logf); err != nil {
-			return err
-		}
-		if st.BestPhase == 0 {
-			return nil
-		}
-		return writeJobArtefact(jobs, st, coordinator.BestModel, coordinator.BestModelFileSuffix, logf)
-	}
-}
-
-// writeJobArtefact writes build(st) to STATE/jobs/<job><suffix>; a model
-// that cannot be built is logged and skipped.
-func writeJobArtefact(jobs *store.Jobs, st *protocol.JobStatus, build func(*protocol.JobStatus) (*model.Model, error), suffix string, logf func(string, ...any)) error {
-	m, err := build(st)
-	if err != nil {
-		logf("coordinator: job %s: no %s artefact: %v", st.Job, suffix, err)
-		return nil
-	}
-	m.Provenance.Pairfed, m.Provenance.Created = pairfedVersion(), time.Now().UTC().Format(time.RFC3339)
-	var buf bytes.Buffer
-	if err := model.Encode(&buf, m); err != nil {
-		logf("coordinator: job %s: no %s artefact: %v", st.Job, suffix, err)
-		return nil
-	}
-	return store.WriteFileAtomic(strings.TrimSuffix(jobs.Path(st.Job), ".json")+suffix, buf.Bytes())
-}
 
 func jobModelCommand() *cli.Command {
 	return withUsageErrors(&cli.Command{
@@ -208,13 +168,16 @@ func runJobModel(c *cli.Context) error {
 		if schema.D() != m.D {
 			return usageError{fmt.Errorf("job model: %s has %d features but the model of job %s has %d", c.String("feature-bounds"), schema.D(), id, m.D)}
 		}
-		norm := "clip"
-		if fedalgo.CentresPrivately(m.Algorithm.Name) {
-			norm = "divide"
+		// The sites' map of this job (experiment.SiteMap, as the workers
+		// apply it).
+		algo := m.Algorithm.Name
+		pm, err := experiment.SiteMap(experiment.SiteFacts{CentresPrivately: fedalgo.CentresPrivately(algo), Schema: schema,
+			Radius: m.Preprocessing.Radius}, nil)
+		if err != nil {
+			return err
 		}
-		pos := opt.PositiveClasses
-		m.Preprocessing = model.Preprocessing{Scale: "bounds", Schema: schema, Norm: norm, Radius: m.Preprocessing.Radius,
-			Loader: modelLoaderOptions(opt, pos)}
+		m.Preprocessing = *pm
+		m.Preprocessing.Loader = modelLoaderOptions(opt, opt.PositiveClasses)
 		m.Preprocessing.Loader.Dim = m.D
 		m.Algorithm.Settings["preprocessing"] = "attached by `pairfed job model --feature-bounds` (the sites' public map, as the workers apply it)"
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -14,12 +13,12 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/pairfed/pairfed/coordinator"
+	"github.com/pairfed/pairfed/node"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/store"
 	"github.com/pairfed/pairfed/worker"
+	"github.com/urfave/cli/v2"
 )
 
 func ledgerCommand() *cli.Command {
@@ -103,36 +102,9 @@ type ledgerReport struct {
 	Sites      []siteLedger `json:"sites"`
 }
 
-// siteNameFile records, in a site's state directory, the site it belongs
-// to, so that one ledger is never used by two sites.
-const siteNameFile = "site"
-
-// claimSiteDir records site as the owner of dir, or checks that it is.
-func claimSiteDir(dir, site string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	path := filepath.Join(dir, siteNameFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return store.WriteFileAtomic(path, []byte(site+"\n"))
-	}
-	if err != nil {
-		return err
-	}
-	if owner := strings.TrimSpace(string(b)); owner != site {
-		return fmt.Errorf("state directory %s belongs to site %q, not %q: each site needs its own ledger", dir, owner, site)
-	}
-	return nil
-}
-
-func dirSite(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, siteNameFile))
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
-}
+// claimSiteDir records site as the owner of dir, or checks that it is
+// (node.ClaimSiteDir).
+func claimSiteDir(dir, site string) error { return node.ClaimSiteDir(dir, site) }
 
 func exists(path string) bool { _, err := os.Stat(path); return err == nil }
 
@@ -178,7 +150,7 @@ func loadLedger(dir string) (*ledgerReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		name := dirSite(dir)
+		name := node.DirSite(dir)
 		if name == "" {
 			name = "(this site)"
 		}
@@ -309,7 +281,7 @@ func budgetTarget(c *cli.Context, who string) (dir, site string, err error) {
 	}
 	site = c.String("site")
 	if site == "" {
-		site = dirSite(dir)
+		site = node.DirSite(dir)
 		if site == "" {
 			return "", "", usageError{fmt.Errorf("%s: give --site (%s is not a site's state directory that names its site)", who, dir)}
 		}

@@ -98,20 +98,3 @@ func TestAlgosListsRegistry(t *testing.T) {
 		}
 	}
 }
-
-// A site whose scaling is fitted on its own records, or whose loading made
-// data-dependent decisions, must not report its updates as private;
-// per-record preprocessing with public parameters (--scale none, or a
-// feature-bounds schema) keeps them so.
-func TestSiteNoiseLabelsFittedScalingNotPrivate(t *testing.T) {
-	if siteNoise("minmax", nil).Secure() || siteNoise("standard", nil).Secure() {
-		t.Fatal("data-fitted scaling reported private")
-	}
-	if !siteNoise("none", nil).Secure() || !siteNoise("bounds", nil).Secure() {
-		t.Fatal("--scale none or bounds with secure noise reported not private")
-	}
-	n := siteNoise("bounds", []string{"--impute mean replaces …"})
-	if n.Secure() || !strings.Contains(n.Name(), "--impute mean") {
-		t.Fatalf("data-dependent loading: Secure %v, name %q", n.Secure(), n.Name())
-	}
-}

@@ -12,13 +12,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/report"
 	"github.com/pairfed/pairfed/store"
+	"github.com/urfave/cli/v2"
 )
 
 // `pairfed report`: the HTML report of one job of a coordinator's state
@@ -282,15 +282,19 @@ func reportROC(c *cli.Context, st *protocol.JobStatus) (*report.ROC, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc, err := data.FitScaler(scale, test.Dataset)
+	// The evaluator's map without a schema (experiment.SiteMap: --scale
+	// fitted on the test file, the clip to the job's R).
+	f := experiment.SiteFacts{Scale: scale}
+	if a := st.Announce; a != nil && a.FeatureRadius > 0 {
+		f.Radius = a.FeatureRadius
+	}
+	pm, err := experiment.SiteMap(f, test.Dataset)
 	if err != nil {
 		return nil, usageError{err}
 	}
-	ds := sc.Apply(test.Dataset)
-	if a := st.Announce; a != nil && a.FeatureRadius > 0 {
-		if ds, _, err = data.Clip(ds, a.FeatureRadius); err != nil {
-			return nil, err
-		}
+	ds, err := experiment.PrepareModelRecords(pm, test.Dataset)
+	if err != nil {
+		return nil, err
 	}
 	if ds.D != len(st.Model) {
 		hint := ""
@@ -304,6 +308,6 @@ func reportROC(c *cli.Context, st *protocol.JobStatus) (*report.ROC, error) {
 	if err != nil {
 		return nil, fmt.Errorf("report: test file %s: %w", path, err)
 	}
-	r.TestFile, r.Scale = path, sc.Kind
+	r.TestFile, r.Scale = path, pm.Scale
 	return r, nil
 }
