@@ -414,6 +414,7 @@ func TestBadInputCorpus(t *testing.T) {
 		{name: "worker three classes", args: workerArgs("--data", bad("three-classes.libsvm")), code: 1, err: []string{"3 classes", "--positive-classes"}},
 		{name: "worker truncated gzip", args: workerArgs("--data", bad("truncated.libsvm.gz")), code: 1, err: []string{"corrupt or truncated gzip stream"}},
 		{name: "worker budget ε < 0", args: workerArgs("--data", siteA, "--budget-epsilon", "-1"), code: 2, err: []string{"budget", "-1", "≥ 0"}},
+		{name: "worker budget ε = inf", args: workerArgs("--data", siteA, "--budget-epsilon", "inf"), code: 2, err: []string{"--budget-epsilon = +Inf is no budget: leave the flag out for no ε cap"}},
 		{name: "worker budget δ NaN", args: workerArgs("--data", siteA, "--budget-delta", "NaN"), code: 2, err: []string{"budget", "NaN"}},
 		{name: "worker unknown --format", args: workerArgs("--data", siteA, "--format", "parquet"), code: 2, err: []string{`unknown format "parquet"`}},
 		{name: "worker unknown --scale", args: workerArgs("--data", siteA, "--scale", "log"), code: 2, err: []string{`unknown scaling "log"`}},

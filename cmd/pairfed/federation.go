@@ -196,12 +196,14 @@ func runWorker(c *cli.Context) error {
 	w := &node.Worker{NATS: c.String("nats"), Federation: c.String("federation"), Site: site, State: c.String("state"), Path: c.String("data"),
 		Radius: c.Float64("radius"), Heartbeat: c.Duration("heartbeat"), JobTimeout: c.Duration("job-timeout"), Tick: tick,
 		UpdateDelay: c.Duration("update-delay"), Logf: stderrLogf("")}
-	// --budget-epsilon inf is accepted (no ε cap, the default).
+	// A budget is a finite ε ≥ 0, as for `ledger budget set`: no cap is
+	// the flag left out.
 	if v := c.Float64("budget-epsilon"); c.IsSet("budget-epsilon") {
-		if !math.IsInf(v, 1) {
-			if err := dp.CheckEpsilonNonNegative("--budget-epsilon", v); err != nil {
-				return usageError{fmt.Errorf("worker: %w, or inf for no cap", err)}
-			}
+		if math.IsInf(v, 1) {
+			return usageError{fmt.Errorf("worker: --budget-epsilon = +Inf is no budget: leave the flag out for no ε cap")}
+		}
+		if err := dp.CheckEpsilonNonNegative("--budget-epsilon", v); err != nil {
+			return usageError{fmt.Errorf("worker: %w", err)}
 		}
 		w.BudgetEpsilon = &v
 	}
