@@ -253,7 +253,7 @@ func TestSweepUsageErrors(t *testing.T) {
 		{[]string{"--algos", "fed-avg"}, "--sites"},
 		{[]string{"--algos", "dpegd"}, "--epsilons"},
 		{[]string{"--algos", "dpegd", "--epsilons", "1,x"}, "--epsilons"},
-		{[]string{"--algos", "dpegd", "--epsilons", "-1"}, "> 0"},
+		{[]string{"--algos", "dpegd", "--epsilons", "-1"}, "accepted range [1e-06, 10000]"},
 		{[]string{"--algos", "sgd-prev", "--sizes", "10,"}, "--sizes"},
 		{[]string{"--algos", "sgd-prev", "--runs", "0"}, "--runs"},
 		{[]string{"--algos", "nope"}, "unknown algorithm"},
