@@ -72,8 +72,9 @@
 // compiled now (the rule is not part of the measurement).
 //
 // -replace FILE[,FILE…] (with -from) swaps in cells re-measured with more
-// runs (replaceCells: the same draws, extended). Every cell of the three
-// cheap blocks — n = 100 and n = 256 at 40 runs, n = 1000 at 20 — was
+// runs (replaceCells: the same draws, extended). Every cell of the four
+// cheap blocks — n = 100 and n = 256 (d ≤ 256) at 40 runs, n = 1000 and
+// n = 256, d = 1000 at 20 — was
 // re-run (whole blocks, failing or not; chosen after the failing list
 // showed the misses there: docs/results/regret-failing.md says so),
 // because at 10 runs the held-out regret's own noise (standard error
@@ -83,11 +84,12 @@
 //	GOMAXPROCS=1 nice -n 19 go run ./scripts/regret -n 256 -d 2,10,16,100,256 -pos 0.01,0.1,0.5 -eps 0.1,0.5,1,10 -runs 40 -runs-cheap 40 -max-work 1.1e10 -raw docs/results/regret-small-r40.json
 //	GOMAXPROCS=1 nice -n 19 go run ./scripts/regret -n 1000 -d 100 -max-work 1.1e9 -runs 20 -runs-cheap 20 -raw docs/results/regret-n1000-d100-r20.json
 //	GOMAXPROCS=1 nice -n 19 go run ./scripts/regret -n 1000 -d 2,10,500 -max-work 1.1e9 -runs 20 -runs-cheap 20 -raw docs/results/regret-n1000-rest-r20.json
+//	GOMAXPROCS=1 nice -n 19 go run ./scripts/regret -n 256 -d 1000 -pos 0.01,0.1,0.5 -eps 0.1,0.5,1,10 -runs 20 -runs-cheap 20 -max-gd-n 200 -max-work 1.1e10 -raw docs/results/regret-small-d1000-r20.json
 //
 // (each d block starts the cycle of separations afresh, so these
 // sub-grids draw the same shapes as the main grid's cells), then
 //
-//	go run ./scripts/regret -from <the five grids> -replace <the four files> -out docs/results/regret-rerun.md
+//	go run ./scripts/regret -from <the five grids> -replace <the five files> -out docs/results/regret-rerun.md
 //
 // -failing (with -from) writes the failing-cells analysis instead of the
 // report: the cells whose held-out regret exceeds 0.01, the per-t-band
