@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/pairfed/pairfed/dp"
@@ -209,5 +210,49 @@ func TestHeldOutRegretFindsARealGap(t *testing.T) {
 	h, se, ok := heldOutRegret(auc, "pick")
 	if !ok || math.Abs(h-0.1) > 5*se || se > 0.01 {
 		t.Fatalf("held-out regret %.4f ± %.4f (%v), want 0.1", h, se, ok)
+	}
+}
+
+// replaceCells takes a re-measured cell only when it extends the recorded
+// one (the rule's candidates reproduce bit for bit on the shared runs).
+func TestReplaceCellsExtendsOnly(t *testing.T) {
+	rec := []result{{N: 100, D: 2, Pos: 0.1, Eps: 1, Target: 0.85, AUC: map[string][]float64{"dp-lda": {0.6, 0.7}, "dp-ssp-mean": {0.5, 0.55}}}}
+	more := []result{{N: 100, D: 2, Pos: 0.1, Eps: 1, Target: 0.85, AUC: map[string][]float64{"dp-lda": {0.6, 0.7, 0.65, 0.66}, "dp-ssp-mean": {0.5, 0.55, 0.52, 0.51}}}}
+	got := replaceCells(slices.Clone(rec), more)
+	if len(got) != 1 || len(got[0].AUC["dp-lda"]) != 4 {
+		t.Fatalf("an extending cell was not taken: %+v", got)
+	}
+	other := []result{{N: 1000, D: 2, Pos: 0.1, Eps: 1, Target: 0.85, AUC: map[string][]float64{"dp-lda": {0.7}}}}
+	if got := replaceCells(slices.Clone(rec), other); len(got) != 2 {
+		t.Fatalf("a new cell was not appended: %d cells", len(got))
+	}
+}
+
+// nullMiss: candidates identical run by run can never miss (every shuffle
+// is the same table, held-out regret 0); candidates that differ only by
+// noise of standard deviation 0.05 over 10 runs miss often — the held-out
+// regret's standard error is then ≈ 0.05·√2/√10 ≈ 0.022, and a regret
+// above 0.01 has probability ≈ 0.3 (the bounds 0.1–0.6 are ≈ 4 standard
+// errors of a 400-shuffle share around that value, with room for the
+// approximation; the seeds are fixed, so the test is deterministic).
+func TestNullMiss(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	same := map[string][]float64{}
+	for _, name := range []string{"a", "b", "c"} {
+		same[name] = []float64{0.5, 0.6, 0.55, 0.52, 0.58, 0.51}
+	}
+	if p := nullMiss(same, "a", 100, rng); p != 0 {
+		t.Fatalf("identical candidates: null miss %v, want 0", p)
+	}
+	noisy := map[string][]float64{}
+	for _, name := range []string{"a", "b", "c", "d", "e"} {
+		v := make([]float64, 10)
+		for i := range v {
+			v[i] = 0.5 + 0.05*rng.NormFloat64()
+		}
+		noisy[name] = v
+	}
+	if p := nullMiss(noisy, "a", 400, rng); p < 0.1 || p > 0.6 {
+		t.Fatalf("candidates equal up to noise: null miss %v, want ≈ 0.3", p)
 	}
 }
