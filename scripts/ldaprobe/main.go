@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 
 	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/pairwise"
 )
 
@@ -98,15 +99,15 @@ func main() {
 	}
 	fmt.Println()
 	for _, kind := range []string{"signs", "records"} {
-		var st *pairwise.SSPStats
+		var st *dpalgo.SSPStats
 		if kind == "signs" {
-			st = pairwise.LDASignStats(train, c, 1)
+			st = dpalgo.LDASignStats(train, c, 1)
 		} else {
 			st = centred(train, c)
 		}
 		fmt.Printf("| %s | ", kind)
 		for _, l := range lams {
-			w, _, err := pairwise.SolveSSP(st, l)
+			w, _, err := dpalgo.SolveSSP(st, l)
 			if err != nil {
 				log.Fatal(err)
 			}
@@ -118,9 +119,9 @@ func main() {
 
 // centred returns the pooled statistics of the records x − c themselves
 // (LDASignStats without the projection onto the sphere).
-func centred(ds *pairwise.Dataset, c []float64) *pairwise.SSPStats {
+func centred(ds *pairwise.Dataset, c []float64) *dpalgo.SSPStats {
 	d := ds.D
-	st := pairwise.LDASignStats(ds, c, 1) // for the layout and counts
+	st := dpalgo.LDASignStats(ds, c, 1) // for the layout and counts
 	clear(st.SumPos)
 	clear(st.SumNeg)
 	clear(st.Mom)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/pairwise"
 )
 
@@ -47,7 +48,7 @@ func failingReport(w io.Writer, res []result, cands []candidate, args string, pe
 	var rows []row
 	notRun := 0
 	for _, r := range res {
-		rec, err := pairwise.RecommendPrivate(pairwise.TaskAUC, r.N, r.D, r.Eps, dp.DefaultDelta(r.N), "")
+		rec, err := dpalgo.RecommendPrivate(pairwise.TaskAUC, r.N, r.D, r.Eps, dp.DefaultDelta(r.N), "")
 		if err != nil {
 			panic(err)
 		}
@@ -137,7 +138,7 @@ func failingReport(w io.Writer, res []result, cands []candidate, args string, pe
 	fmt.Fprintf(w, "%s.\n\n", strings.Join(parts, "; "))
 	fmt.Fprintf(w, "### Per t band\n\n")
 	fmt.Fprintf(w, "| t = μn/√d | cells | of which a model learns (best ≥ 0.6) | rule ≤ 0.01 | always dp-lda ≤ 0.01 | always dp-ssp-mean ≤ 0.01 | rule's mean held-out regret | its 90th pct | dp-lda − dp-ssp-mean, mean AUC ± se over cells | expected null misses |\n|---|---|---|---|---|---|---|---|---|---|\n")
-	edges := []float64{0, 1, 3, pairwise.RecommendCentre, 30, 100, 640, math.Inf(1)}
+	edges := []float64{0, 1, 3, dpalgo.RecommendCentre, 30, 100, 640, math.Inf(1)}
 	for b := 0; b+1 < len(edges); b++ {
 		var in []row
 		for _, x := range rows {
