@@ -177,3 +177,18 @@ func restoreRows(a []float64, w int, fold []int, buf []float64) {
 		}
 	}
 }
+
+// Partition lays ds out as Holdout.Move does, for good: the records of fold
+// go to the end of ds, in fold's order, the others before them in
+// increasing index order, and the two parts are returned as datasets
+// sharing ds's storage — the rows, in the same order, of
+// ds.Subset(Complement(ds.N, fold)) and ds.Subset(fold), bit for bit. There
+// is no way back: ds, fit and val are then the caller's to read and write
+// (scale in place), and ds's own order is lost. It is the split of a table
+// the caller needs no more, without a copy of the records: the only one is
+// of fold's rows while they move, dropped before Partition returns. fold
+// must be strictly increasing indices into ds (Move's panic otherwise).
+func Partition(ds *pairwise.Dataset, fold []int) (fit, val *pairwise.Dataset) {
+	var h Holdout
+	return h.Move(ds, fold)
+}

@@ -87,6 +87,10 @@ func runTrain(c *cli.Context) error {
 		Calibration: pairwise.Calibration(c.String("calibration")),
 		RangeShare:  c.Float64("range-share"), BoundsNorm: c.String("bounds-norm"),
 		Tune: c.Bool("tune"), TuneCandidates: c.StringSlice("tune-candidates"),
+		// The tables' records are read by Run only: its last evaluation
+		// splits and scales them in place (one copy fewer). What is
+		// read after Run is metadata (N, D, names, notes).
+		Consume: true,
 	}
 	if err := checkRadius(c); err != nil {
 		return err
