@@ -10,7 +10,8 @@
 # EXTRA="--max-memory 6GiB" passes more flags to every run (train refuses
 # a file whose estimated copies exceed its default budget: n = 5·10⁶
 # dense needs it). PAIRFED=path measures that binary instead of building
-# this tree's (before/after tables). Runs one command at a time, niced.
+# this tree's (before/after tables); ONLY="eta private" runs only those of
+# the three rows (default, eta, private). Runs one command at a time, niced.
 set -eu
 n=${1:-1000000}
 shape=${2:-dense}
@@ -86,8 +87,12 @@ JSON
 	;;
 esac
 run() {
-	what=$1
-	shift
+	key=$1 what=$2
+	shift 2
+	case " ${ONLY:-default eta private} " in
+	*" $key "*) ;;
+	*) return ;;
+	esac
 	out=$(nice -n 19 /usr/bin/time -f %M "$bin" train --data "$data" --no-progress ${EXTRA:-} "$@" 2>&1 >/dev/null)
 	case $out in
 	*"non-zero status"*)
@@ -101,6 +106,6 @@ run() {
 echo "n = $n $shape, matrix $((matrix / 1048576)) MiB"
 echo "| run | peak RSS | ÷ the training matrix |"
 echo "|---|---|---|"
-run "default (selection)"
-run "\`--eta 1 --param-radius 10\`" --eta 1 --param-radius 10
-run "private (\`--epsilon 1 --feature-bounds\` schema)" --epsilon 1 --feature-bounds "$schema"
+run default "default (selection)"
+run eta "\`--eta 1 --param-radius 10\`" --eta 1 --param-radius 10
+run private "private (\`--epsilon 1 --feature-bounds\` schema)" --epsilon 1 --feature-bounds "$schema"
