@@ -34,6 +34,7 @@ func TestConsumeSameResults(t *testing.T) {
 		{"test table", Spec{Algo: "sgd-prev", Eta: 1, ParamRadius: 10}, true},
 		{"private", Spec{Algo: "dp-pair-sgd", Epsilon: 1, FeatureRadius: 1, Seeded: true, NoiseSeed: 5}, false},
 		{"train size", Spec{Algo: "sgd-prev", Eta: 1, ParamRadius: 10, TrainSize: 300}, false},
+		{"tune", Spec{Tune: true, Epsilon: 1, FeatureRadius: 1, Seeded: true, NoiseSeed: 5}, false},
 	}
 	for _, rep := range []string{data.Dense, data.Sparse} {
 		for _, c := range cases {

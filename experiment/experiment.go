@@ -681,7 +681,7 @@ func outerSplits(spec Spec, train, test *data.Table, rng *rand.Rand) ([]split, e
 // are. Any other view (not expected) is gathered as without Consume.
 func consumeSplit(sp split) (train, test *pairwise.Dataset, ownTrain, ownTest bool) {
 	switch {
-	case sp.train.Rows == nil && sp.test.Rows == nil: // a --test table
+	case sp.train.Rows == nil && sp.test.Rows == nil && sp.train.Data != sp.test.Data: // a --test table
 		return sp.train.Data, sp.test.Data, true, true
 	case sp.train.Data == sp.test.Data && complementary(sp.train.Rows, sp.test.Rows, sp.test.Data.N):
 		train, test = data.Partition(sp.test.Data, sp.test.Rows)
