@@ -115,20 +115,21 @@ func checkRunMemory(c *cli.Context, opt data.Options, tables ...*data.Table) err
 		name, n, data.FormatSize(bytes), c.Command.Name, copies, data.FormatSize(need), data.ErrMemory, data.FormatSize(budget), data.FormatSize(need))
 }
 
-// loadedGCPercent is the collector's allowance for garbage (GOGC) once a
-// training command's records are loaded: a quarter of the live heap, not
-// all of it (GOGC 100, Go's default). The live heap is then mostly the
-// records, so under the default the garbage of selection and of the fits
-// (index lists, per-fit vectors, scoring buffers) could grow to another
-// copy of the records before a collection (10⁶ sparse records: the
-// default's selection at 2.2× the matrix, 1.8× at 25). The records are
-// pointer-free arrays, which a collection does not scan, so the extra
-// collections cost little CPU.
-const loadedGCPercent = 25
-
-// tightenGC sets loadedGCPercent, unless the operator chose GOGC.
-func tightenGC() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(loadedGCPercent)
+// tightenGC bounds the collector's allowance for garbage once a training
+// command's records (bytes of them) are loaded: a tenth of the records or
+// 16 MiB, whichever is more (GOGC = 100 × that ÷ the records, between 10
+// and 100), not all of the live heap (GOGC 100, Go's default). The live
+// heap is then mostly the records, so under the default the garbage of
+// selection and of the fits (index lists, per-fit vectors, scoring
+// buffers) could grow to another copy of the records before a collection
+// (10⁶ sparse records: the default's selection held 2.2× the matrix at
+// GOGC 25). The records are pointer-free arrays, which a collection does
+// not scan, so the extra collections cost little CPU; small data keep the
+// default. Nothing changes when the operator chose GOGC.
+func tightenGC(bytes int64) {
+	if os.Getenv("GOGC") != "" || bytes <= 0 {
+		return
 	}
+	headroom := max(bytes/10, 16<<20)
+	debug.SetGCPercent(int(min(max(100*headroom/bytes, 10), 100)))
 }

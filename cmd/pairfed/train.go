@@ -147,7 +147,7 @@ func runTrain(c *cli.Context) error {
 		}
 	}
 	train.Notes = append(schemaNotes, train.Notes...)
-	tightenGC() // the records are read: garbage from here on is the run's
+	tightenGC(tableBytes(train) + tableBytes(test)) // the records are read: garbage from here on is the run's
 	if err := experiment.CheckDelta(spec, experiment.TrainRecords(spec, train.N, test != nil)); err != nil {
 		return usageError{err}
 	}
