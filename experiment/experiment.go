@@ -1254,6 +1254,9 @@ func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *
 					}
 				})
 			}
+			for _, j := range fj {
+				j.w = nil // scored: the rung's other folds need only its score
+			}
 			h.Restore()
 		}
 		for c := range cells {
