@@ -43,13 +43,20 @@ type Holdout struct {
 // (programmer error: data.StratifiedKFold and KFold return such folds),
 // before anything is moved.
 func (h *Holdout) Move(ds *pairwise.Dataset, fold []int) (fit, val *pairwise.Dataset) {
+	h.move(ds, fold)
+	n, m := ds.N, len(fold)
+	return ds.Slice(0, n-m), ds.Slice(n-m, n)
+}
+
+// move is Move without the parts.
+func (h *Holdout) move(ds *pairwise.Dataset, fold []int) {
 	for k, i := range fold {
 		if i < 0 || i >= ds.N || (k > 0 && i <= fold[k-1]) {
 			panic(fmt.Sprintf("data: Holdout.Move: fold[%d] = %d: a fold must be strictly increasing indices in [0, %d)", k, i, ds.N))
 		}
 	}
 	h.Restore()
-	n, m := ds.N, len(fold)
+	n := ds.N
 	h.ds, h.fold = ds, fold
 	h.y = moveRows(ds.Y, 1, fold, h.y[:0])
 	if ds.X != nil {
@@ -97,7 +104,6 @@ func (h *Holdout) Move(ds *pairwise.Dataset, fold []int) (fit, val *pairwise.Dat
 		}
 		ds.Ptr[n] = at
 	}
-	return ds.Slice(0, n-m), ds.Slice(n-m, n)
 }
 
 // Restore puts back the records the last Move moved (nothing when there is
@@ -197,5 +203,14 @@ func restoreRows(a []float64, w int, fold []int, buf []float64) {
 // must be strictly increasing indices into ds (Move's panic otherwise).
 func Partition(ds *pairwise.Dataset, fold []int) (fit, val *pairwise.Dataset) {
 	var h Holdout
-	return h.Move(ds, fold)
+	h.move(ds, fold)
+	n, m := ds.N, len(fold)
+	if ds.Ptr == nil || ds.Ptr[0] != 0 {
+		return ds.Slice(0, n-m), ds.Slice(n-m, n)
+	}
+	// CSR from offset 0: the first part's row pointers are ds's own (a
+	// Slice would copy them); ds's order is not coming back.
+	e := ds.Ptr[n-m]
+	fit = &pairwise.Dataset{N: n - m, D: ds.D, Y: ds.Y[: n-m : n-m], Ptr: ds.Ptr[: n-m+1 : n-m+1], Idx: ds.Idx[:e:e], Val: ds.Val[:e:e]}
+	return fit, ds.Slice(n-m, n)
 }

@@ -462,6 +462,7 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 				return nil, err
 			}
 			if consume {
+				splits[fold] = split{} // the split's index lists: not needed past here
 				// The records are now held once, split and scaled in
 				// place; what laying them out took (the fold's copy
 				// while it moved, the label lists of the split) is
