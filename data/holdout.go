@@ -45,7 +45,19 @@ type Holdout struct {
 func (h *Holdout) Move(ds *pairwise.Dataset, fold []int) (fit, val *pairwise.Dataset) {
 	h.move(ds, fold)
 	n, m := ds.N, len(fold)
-	return ds.Slice(0, n-m), ds.Slice(n-m, n)
+	return head(ds, n-m), ds.Slice(n-m, n)
+}
+
+// head returns the first k records of ds as a dataset sharing its storage:
+// ds.Slice(0, k), but for CSR arrays from offset 0 with ds's own row
+// pointers rather than a copy of them (valid while ds.Ptr is not
+// rewritten: until Restore, or for good after Partition).
+func head(ds *pairwise.Dataset, k int) *pairwise.Dataset {
+	if ds.Ptr == nil || ds.Ptr[0] != 0 {
+		return ds.Slice(0, k)
+	}
+	e := ds.Ptr[k]
+	return &pairwise.Dataset{N: k, D: ds.D, Y: ds.Y[:k:k], Ptr: ds.Ptr[: k+1 : k+1], Idx: ds.Idx[:e:e], Val: ds.Val[:e:e]}
 }
 
 // move is Move without the parts.
@@ -205,12 +217,5 @@ func Partition(ds *pairwise.Dataset, fold []int) (fit, val *pairwise.Dataset) {
 	var h Holdout
 	h.move(ds, fold)
 	n, m := ds.N, len(fold)
-	if ds.Ptr == nil || ds.Ptr[0] != 0 {
-		return ds.Slice(0, n-m), ds.Slice(n-m, n)
-	}
-	// CSR from offset 0: the first part's row pointers are ds's own (a
-	// Slice would copy them); ds's order is not coming back.
-	e := ds.Ptr[n-m]
-	fit = &pairwise.Dataset{N: n - m, D: ds.D, Y: ds.Y[: n-m : n-m], Ptr: ds.Ptr[: n-m+1 : n-m+1], Idx: ds.Idx[:e:e], Val: ds.Val[:e:e]}
-	return fit, ds.Slice(n-m, n)
+	return head(ds, n-m), ds.Slice(n-m, n)
 }
