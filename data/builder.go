@@ -516,12 +516,7 @@ func (b *builder) dataset(y []float64) (*pairwise.Dataset, string, error) {
 		var freed int64
 		for bi := range b.blocks {
 			bl := &b.blocks[bi]
-			for i := bl.row0; i < bl.row1; i++ {
-				row := ds.X[i*d : (i+1)*d]
-				for k := b.ptr[i]; k < b.ptr[i+1]; k++ {
-					row[bl.idx[k-bl.off]] = bl.val[k-bl.off]
-				}
-			}
+			b.denseRows(ds.X, d, bl)
 			freed += b.dropBlock(bl)
 			if freed >= releaseBlockBytes {
 				// The densified rows take fresh pages: give the

@@ -11,9 +11,10 @@ import (
 // TestBlockedLIBSVMMatchesContiguous reads files of more than blockNNZ
 // nonzeros, which the parser keeps in blocks, and compares every stored
 // value with a forced-sparse read (one contiguous pair of arrays, no
-// blocks): a dense file read dense (blocks densified and dropped), and a
-// file that looks dense for its first block and sparse overall (blocks
-// joined back into CSR by concatBlocks).
+// blocks): a dense file read dense (blocks stored dense as they close,
+// then copied and dropped), one whose last records are wider than the
+// dense blocks, and a file that looks dense for its first block and
+// sparse overall (blocks joined back into CSR by concatBlocks).
 func TestBlockedLIBSVMMatchesContiguous(t *testing.T) {
 	genDense := func(buf *bytes.Buffer, rows int) {
 		for i := 0; i < rows; i++ {
@@ -36,11 +37,25 @@ func TestBlockedLIBSVMMatchesContiguous(t *testing.T) {
 		}
 		return buf.Bytes()
 	}()
+	// Dense blocks stored at 22 columns, then records of 30: the blocks'
+	// rows are widened with zeros.
+	widen := func() []byte {
+		var buf bytes.Buffer
+		genDense(&buf, 2*blockNNZ/20+100)
+		for i := 0; i < 1000; i++ {
+			fmt.Fprintf(&buf, "%d", 2*(i%2)-1)
+			for j := 1; j <= 30; j++ {
+				fmt.Fprintf(&buf, " %d:%d", j, (i+j)%5+1)
+			}
+			buf.WriteByte('\n')
+		}
+		return buf.Bytes()
+	}()
 	for _, tc := range []struct {
 		name string
 		file []byte
 		rep  string // what auto must choose
-	}{{"dense", dense.Bytes(), Dense}, {"flip", flip, Sparse}} {
+	}{{"dense", dense.Bytes(), Dense}, {"flip", flip, Sparse}, {"widen", widen, Dense}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ref, err := Read(bytes.NewReader(tc.file), "ref.svm", Options{Format: FormatLIBSVM, Representation: Sparse})
 			if err != nil {

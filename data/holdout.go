@@ -43,20 +43,46 @@ type Holdout struct {
 // (programmer error: data.StratifiedKFold and KFold return such folds),
 // before anything is moved.
 func (h *Holdout) Move(ds *pairwise.Dataset, fold []int) (fit, val *pairwise.Dataset) {
+	h.move(ds, fold)
+	n, m := ds.N, len(fold)
+	return head(ds, n-m), ds.Slice(n-m, n)
+}
+
+// head returns the first k records of ds as a dataset sharing its storage:
+// ds.Slice(0, k), but for CSR arrays from offset 0 with ds's own row
+// pointers rather than a copy of them (valid while ds.Ptr is not
+// rewritten: until Restore, or for good after Partition).
+func head(ds *pairwise.Dataset, k int) *pairwise.Dataset {
+	if ds.Ptr == nil || ds.Ptr[0] != 0 {
+		return ds.Slice(0, k)
+	}
+	e := ds.Ptr[k]
+	return &pairwise.Dataset{N: k, D: ds.D, Y: ds.Y[:k:k], Ptr: ds.Ptr[: k+1 : k+1], Idx: ds.Idx[:e:e], Val: ds.Val[:e:e]}
+}
+
+// move is Move without the parts.
+func (h *Holdout) move(ds *pairwise.Dataset, fold []int) {
 	for k, i := range fold {
 		if i < 0 || i >= ds.N || (k > 0 && i <= fold[k-1]) {
 			panic(fmt.Sprintf("data: Holdout.Move: fold[%d] = %d: a fold must be strictly increasing indices in [0, %d)", k, i, ds.N))
 		}
 	}
 	h.Restore()
-	n, m := ds.N, len(fold)
+	n := ds.N
 	h.ds, h.fold = ds, fold
 	h.y = moveRows(ds.Y, 1, fold, h.y[:0])
 	if ds.X != nil {
 		h.x = moveRows(ds.X, ds.D, fold, h.x[:0])
 	} else if ds.Ptr != nil {
 		h.ptr = append(h.ptr[:0], ds.Ptr...)
-		h.idx, h.val = h.idx[:0], h.val[:0]
+		// Sized once for the fold's nonzeros (as moveRows sizes its
+		// buffer): appending row by row would regrow them by a quarter
+		// at a time, allocating about five times the fold.
+		nnz := 0
+		for _, i := range fold {
+			nnz += ds.Ptr[i+1] - ds.Ptr[i]
+		}
+		h.idx, h.val = slices.Grow(h.idx[:0], nnz), slices.Grow(h.val[:0], nnz)
 		for _, i := range fold {
 			lo, hi := ds.Ptr[i], ds.Ptr[i+1]
 			h.idx = append(h.idx, ds.Idx[lo:hi]...)
@@ -90,7 +116,6 @@ func (h *Holdout) Move(ds *pairwise.Dataset, fold []int) (fit, val *pairwise.Dat
 		}
 		ds.Ptr[n] = at
 	}
-	return ds.Slice(0, n-m), ds.Slice(n-m, n)
 }
 
 // Restore puts back the records the last Move moved (nothing when there is
@@ -176,4 +201,21 @@ func restoreRows(a []float64, w int, fold []int, buf []float64) {
 			to = lo - w
 		}
 	}
+}
+
+// Partition lays ds out as Holdout.Move does, for good: the records of fold
+// go to the end of ds, in fold's order, the others before them in
+// increasing index order, and the two parts are returned as datasets
+// sharing ds's storage — the rows, in the same order, of
+// ds.Subset(Complement(ds.N, fold)) and ds.Subset(fold), bit for bit. There
+// is no way back: ds, fit and val are then the caller's to read and write
+// (scale in place), and ds's own order is lost. It is the split of a table
+// the caller needs no more, without a copy of the records: the only one is
+// of fold's rows while they move, dropped before Partition returns. fold
+// must be strictly increasing indices into ds (Move's panic otherwise).
+func Partition(ds *pairwise.Dataset, fold []int) (fit, val *pairwise.Dataset) {
+	var h Holdout
+	h.move(ds, fold)
+	n, m := ds.N, len(fold)
+	return head(ds, n-m), ds.Slice(n-m, n)
 }

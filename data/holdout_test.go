@@ -174,3 +174,39 @@ func TestHoldoutRejectsBadFolds(t *testing.T) {
 		}
 	}
 }
+
+// TestPartitionIsSubset checks that Partition's parts are the records of
+// the gathered split, in the same order, bit for bit, as slices of the
+// dataset's own storage that may then be written (scaled in place)
+// without touching each other.
+func TestPartitionIsSubset(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, sparse := range []bool{false, true} {
+		for _, n := range []int{1, 2, 7, 40} {
+			ds := holdoutData(rng, n, 5, sparse)
+			var fold []int
+			for i := range n {
+				if rng.IntN(3) == 0 {
+					fold = append(fold, i)
+				}
+			}
+			wantFit, wantVal := ds.Subset(Complement(n, fold)), ds.Subset(fold)
+			fit, val := Partition(ds, fold)
+			if d := sameRecords(fit, wantFit); d != "" {
+				t.Fatalf("sparse %v n %d: fitting part differs from the gathered one: %s", sparse, n, d)
+			}
+			if d := sameRecords(val, wantVal); d != "" {
+				t.Fatalf("sparse %v n %d: held-out part differs from the gathered one: %s", sparse, n, d)
+			}
+			if len(fold) == 0 || len(fold) == n {
+				continue
+			}
+			// Both parts are ds's storage: writing one shows in ds, not
+			// in the other.
+			fit.Y[0], val.Y[0] = 5, 7
+			if ds.Y[0] != 5 || ds.Y[n-len(fold)] != 7 || slices.Contains(val.Y, 5) {
+				t.Fatalf("sparse %v n %d: the parts are not disjoint slices of ds (labels %v)", sparse, n, ds.Y)
+			}
+		}
+	}
+}

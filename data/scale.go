@@ -476,6 +476,7 @@ func ClipNormsInPlace(ds *pairwise.Dataset, R float64) (clipped int) {
 	if !(R > 0) || math.IsInf(R, 0) {
 		panic(fmt.Sprintf("data: ClipNormsInPlace: radius %v is not positive and finite", R))
 	}
+	var orig []float64 // clipTo's scratch, kept from row to row
 	for i := 0; i < ds.N; i++ {
 		var x []float64
 		if ds.X != nil {
@@ -483,20 +484,23 @@ func ClipNormsInPlace(ds *pairwise.Dataset, R float64) (clipped int) {
 		} else {
 			x = ds.Val[ds.Ptr[i]:ds.Ptr[i+1]]
 		}
-		if clipTo(x, R) {
+		if clipTo(x, R, &orig) {
 			clipped++
 		}
 	}
 	return clipped
 }
 
-// clipTo scales x in place to norm at most R, reporting whether it did.
-func clipTo(x []float64, R float64) bool {
+// clipTo scales x in place to norm at most R, reporting whether it did;
+// *scratch holds a copy of x while it does (reused: one buffer for every
+// row, not a copy of each clipped row left to the collector).
+func clipTo(x []float64, R float64, scratch *[]float64) bool {
 	n := norm2(x)
 	if n <= R {
 		return false
 	}
-	orig := append([]float64(nil), x...)
+	orig := append((*scratch)[:0], x...)
+	*scratch = orig
 	f := R / n
 	for try := 0; ; try++ {
 		for j, v := range orig {

@@ -25,15 +25,22 @@ func StratifiedSplit(y []float64, testFrac float64, rng *rand.Rand) (train, test
 	if err != nil {
 		return nil, nil, err
 	}
+	// The test share of a class depends on its size only: both sets are
+	// allocated at their final sizes (no doubling garbage at 10⁶ records).
+	testSize := func(m int) int {
+		if m < 2 {
+			return 0
+		}
+		return min(max(int(math.Round(testFrac*float64(m))), 1), m-1)
+	}
+	nTest := 0
+	for _, members := range classes {
+		nTest += testSize(len(members))
+	}
+	train, test = make([]int, 0, len(y)-nTest), make([]int, 0, nTest)
 	for _, members := range classes {
 		rng.Shuffle(len(members), func(i, j int) { members[i], members[j] = members[j], members[i] })
-		m := len(members)
-		k := int(math.Round(testFrac * float64(m)))
-		if m >= 2 {
-			k = min(max(k, 1), m-1)
-		} else {
-			k = 0
-		}
+		k := testSize(len(members))
 		test = append(test, members[:k]...)
 		train = append(train, members[k:]...)
 	}
@@ -61,7 +68,17 @@ func StratifiedKFold(y []float64, k int, rng *rand.Rand) ([][]int, error) {
 			return nil, fmt.Errorf("data: class %v has %d records, fewer than k=%d folds", y[members[0]], len(members), k)
 		}
 	}
+	// Fold f receives ⌊n/k⌋ + [f < n mod k] records (the dealing below
+	// continues across classes): allocated at that size.
+	n := len(y)
 	folds := make([][]int, k)
+	for f := range folds {
+		size := n / k
+		if f < n%k {
+			size++
+		}
+		folds[f] = make([]int, 0, size)
+	}
 	next := 0
 	for _, members := range classes {
 		rng.Shuffle(len(members), func(i, j int) { members[i], members[j] = members[j], members[i] })
@@ -145,7 +162,18 @@ func byClass(y []float64) ([][]int, error) {
 	for k, v := range labels {
 		pos[v] = k
 	}
+	// Counted first, so that every class's list is allocated once at its
+	// size, in one backing array of n indices.
+	count := make([]int, len(labels))
+	for _, v := range y {
+		count[pos[v]]++
+	}
+	all := make([]int, 0, len(y))
 	out := make([][]int, len(labels))
+	for k, c := range count {
+		out[k] = all[len(all) : len(all) : len(all)+c]
+		all = all[:len(all)+c]
+	}
 	for i, v := range y {
 		out[pos[v]] = append(out[pos[v]], i)
 	}

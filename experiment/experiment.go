@@ -12,6 +12,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -122,6 +123,17 @@ type Spec struct {
 	// hook of `pairfed train --out-model` (see FittedModel). It does not
 	// change the results.
 	OnModel func(*FittedModel) `json:"-"`
+	// Consume, when set, hands the records of the tables given to Run over
+	// to its last evaluation (the last run's last fold, without
+	// TrainSize): its split is laid out in the table's own storage
+	// (data.Partition) and scaled there, so that training holds the
+	// records once rather than the table and a scaled copy of each split.
+	// The same records in the same order, the same results bit for bit;
+	// but the tables' records are then split and scaled (their N, D,
+	// notes and other metadata unchanged): the caller must not read them
+	// again. `pairfed train` sets it; a caller that runs several specs on
+	// one table must not.
+	Consume bool `json:"-"`
 }
 
 // Validate fills defaults and checks the spec.
@@ -436,10 +448,30 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			// dropped: what training and evaluation keep is prepare's
 			// scaled copy.
 			// A split with rows is a fresh gather: prepare scales it in
-			// place; one without (the whole table) is the caller's.
-			tr, te, pre, err := prepareOwned(spec, sp.train.Dataset(), sp.test.Dataset(), sp.train.Rows != nil, sp.test.Rows != nil, algo.Private || spec.Tune, rng)
+			// place; one without (the whole table) is the caller's —
+			// unless it was handed over (Consume) and this is its last
+			// use: then the split is laid out in the table itself.
+			var trData, teData *pairwise.Dataset
+			ownTr, ownTe := sp.train.Rows != nil, sp.test.Rows != nil
+			consume := spec.Consume && spec.TrainSize == 0 && r == spec.Runs-1 && fold == len(splits)-1
+			if consume {
+				trData, teData, ownTr, ownTe = consumeSplit(sp)
+			} else {
+				trData, teData = sp.train.Dataset(), sp.test.Dataset()
+			}
+			tr, te, pre, err := prepareOwned(spec, trData, teData, ownTr, ownTe, algo.Private || spec.Tune, rng)
 			if err != nil {
 				return nil, err
+			}
+			if consume {
+				splits[fold] = split{} // the split's index lists: not needed past here
+				// The records are now held once, split and scaled in
+				// place; what laying them out took (the fold's copy
+				// while it moved, the label lists of the split) is
+				// garbage. Collected and given back here, before
+				// selection and training allocate theirs, it does not
+				// add to the process's peak.
+				debug.FreeOSMemory()
 			}
 			if pre.Unshifted && !slices.Contains(rep.Notes, unshiftedNote) {
 				rep.Notes = append(rep.Notes, unshiftedNote)
@@ -511,6 +543,12 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 					return nil, err
 				}
 				steps += selSteps
+				if consume {
+					// The selection's fold buffer and scoring scratch
+					// are garbage now: given back before the final fit
+					// and its evaluation allocate theirs (as above).
+					debug.FreeOSMemory()
+				}
 			}
 			fitStart := time.Now()
 			var coords int64
@@ -638,6 +676,44 @@ func outerSplits(spec Spec, train, test *data.Table, rng *rand.Rand) ([]split, e
 	return []split{{train.View(tr), train.View(te)}}, nil
 }
 
+// consumeSplit returns the datasets of sp laid out in its tables' own
+// storage, and whether each may be scaled there (Spec.Consume): a split of
+// one table by a test set and its complement (the outer split, a k-fold's
+// fold) is data.Partition's layout of the table, whose parts are the rows
+// Gather would copy, in the same order; whole tables are returned as they
+// are. Any other view (not expected) is gathered as without Consume.
+func consumeSplit(sp split) (train, test *pairwise.Dataset, ownTrain, ownTest bool) {
+	switch {
+	case sp.train.Rows == nil && sp.test.Rows == nil && sp.train.Data != sp.test.Data: // a --test table
+		return sp.train.Data, sp.test.Data, true, true
+	case sp.train.Data == sp.test.Data && complementary(sp.train.Rows, sp.test.Rows, sp.test.Data.N):
+		train, test = data.Partition(sp.test.Data, sp.test.Rows)
+		return train, test, true, true
+	}
+	return sp.train.Dataset(), sp.test.Dataset(), sp.train.Rows != nil, sp.test.Rows != nil
+}
+
+// complementary reports whether a and b are strictly increasing indices
+// that together list 0 … n−1 once each (b is then data.Partition's fold
+// and a its complement, in order).
+func complementary(a, b []int, n int) bool {
+	if a == nil || b == nil || len(a)+len(b) != n {
+		return false
+	}
+	i, j := 0, 0
+	for k := range n {
+		switch {
+		case i < len(a) && a[i] == k:
+			i++
+		case j < len(b) && b[j] == k:
+			j++
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // private reports whether spec runs a private algorithm (or --tune).
 func private(spec Spec) bool {
 	if spec.Tune {
@@ -688,6 +764,7 @@ func PublicSizeSplit(y []float64, f float64, rng *rand.Rand) (train, test []int,
 		rng.Shuffle(len(cls), func(i, j int) { cls[i], cls[j] = cls[j], cls[i] })
 		lo = hi
 	}
+	train, test = make([]int, 0, n-k), make([]int, 0, k) // exactly k positions go to test
 	for i, r := range order {
 		if (i+1)*k/n > i*k/n {
 			test = append(test, r)
@@ -1179,6 +1256,9 @@ func selectParams(ctx context.Context, spec Spec, algo *pairwise.Algorithm, tr *
 						j.score = aucs[k]
 					}
 				})
+			}
+			for _, j := range fj {
+				j.w = nil // scored: the rung's other folds need only its score
 			}
 			h.Restore()
 		}

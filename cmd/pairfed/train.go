@@ -88,6 +88,10 @@ func runTrain(c *cli.Context) error {
 		Calibration: pairwise.Calibration(c.String("calibration")),
 		RangeShare:  c.Float64("range-share"), BoundsNorm: c.String("bounds-norm"),
 		Tune: c.Bool("tune"), TuneCandidates: c.StringSlice("tune-candidates"),
+		// The tables' records are read by Run only: its last evaluation
+		// splits and scales them in place (one copy fewer). What is
+		// read after Run is metadata (N, D, names, notes).
+		Consume: true,
 	}
 	if err := checkRadius(c); err != nil {
 		return err
@@ -144,6 +148,7 @@ func runTrain(c *cli.Context) error {
 		}
 	}
 	train.Notes = append(schemaNotes, train.Notes...)
+	tightenGC(tableBytes(train) + tableBytes(test)) // the records are read: garbage from here on is the run's
 	if err := experiment.CheckDelta(spec, experiment.TrainRecords(spec, train.N, test != nil)); err != nil {
 		return usageError{err}
 	}

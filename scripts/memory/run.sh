@@ -1,33 +1,48 @@
 #!/bin/sh
-# Peak RSS of `pairfed train` on a synthetic n × 22 dense LIBSVM file,
-# divided by the training matrix (n·22·8 bytes of values + n·8 of labels).
-# Usage: sh scripts/memory/run.sh [n]   (default n = 1000000)
+# Peak RSS of `pairfed train` on a synthetic LIBSVM file of n records,
+# divided by the training matrix in its own representation:
+#   dense:  n × 22, every value written (the ijcnn1 shape):
+#           n·22·8 bytes of values + n·8 of labels;
+#   sparse: n × 10⁴, 12 nonzeros per record (CSR):
+#           n·12·(8 + 4) of values and indices + (n + 1)·8 of row
+#           pointers + n·8 of labels.
+# Usage: sh scripts/memory/run.sh [n] [dense|sparse]   (default 1000000 dense)
 # EXTRA="--max-memory 6GiB" passes more flags to every run (train refuses
 # a file whose estimated copies exceed its default budget: n = 5·10⁶
-# needs it).
+# dense needs it). PAIRFED=path measures that binary instead of building
+# this tree's (before/after tables); ONLY="eta private" runs only those of
+# the three rows (default, eta, private). Runs one command at a time, niced.
 set -eu
 n=${1:-1000000}
+shape=${2:-dense}
 dir=${TMPDIR:-/tmp}/pairfed-memory
 mkdir -p "$dir"
-go build -o "$dir/pairfed" ./cmd/pairfed
-data=$dir/big-$n.svm
-if [ ! -s "$data" ]; then
-	# 22 features: 10 one-hot indicators and 12 values in [-1, 1], every
-	# value written (the ijcnn1 shape, fully dense); labels ±1, 30 % +1.
-	awk -v n="$n" 'BEGIN {
-		srand(1)
-		for (i = 0; i < n; i++) {
-			lab = (rand() < 0.3) ? "+1" : "-1"
-			h = int(rand() * 10) + 1
-			line = lab
-			for (j = 1; j <= 10; j++) line = line " " j ":" (j == h ? 1 : 0.5)
-			for (j = 11; j <= 22; j++) line = line sprintf(" %d:%.6f", j, 2 * rand() - 1)
-			print line
-		}
-	}' >"$data"
+bin=${PAIRFED:-}
+if [ -z "$bin" ]; then
+	bin=$dir/pairfed
+	go build -o "$bin" ./cmd/pairfed
 fi
-schema=$dir/schema22.json
-cat >"$schema" <<'JSON'
+case $shape in
+dense)
+	data=$dir/big-$n.svm
+	if [ ! -s "$data" ]; then
+		# 22 features: 10 one-hot indicators and 12 values in [-1, 1],
+		# every value written (the ijcnn1 shape, fully dense); labels ±1,
+		# 30 % +1.
+		awk -v n="$n" 'BEGIN {
+			srand(1)
+			for (i = 0; i < n; i++) {
+				lab = (rand() < 0.3) ? "+1" : "-1"
+				h = int(rand() * 10) + 1
+				line = lab
+				for (j = 1; j <= 10; j++) line = line " " j ":" (j == h ? 1 : 0.5)
+				for (j = 11; j <= 22; j++) line = line sprintf(" %d:%.6f", j, 2 * rand() - 1)
+				print line
+			}
+		}' >"$data"
+	fi
+	schema=$dir/schema22.json
+	cat >"$schema" <<'JSON'
 {
   "version": 1,
   "name": "synthetic 22 features",
@@ -37,11 +52,48 @@ cat >"$schema" <<'JSON'
   ]
 }
 JSON
-matrix=$(( n * 22 * 8 + n * 8 ))
+	matrix=$((n * 22 * 8 + n * 8))
+	;;
+sparse)
+	data=$dir/sparse-$n.svm
+	if [ ! -s "$data" ]; then
+		# d = 10⁴: one nonzero in [-1, 1] in each of 12 disjoint ranges
+		# of 833 features (sorted, distinct); labels ±1, 30 % +1.
+		awk -v n="$n" 'BEGIN {
+			srand(2)
+			for (i = 0; i < n; i++) {
+				line = (rand() < 0.3) ? "+1" : "-1"
+				for (k = 0; k < 12; k++) line = line sprintf(" %d:%.6f", k * 833 + int(rand() * 833) + 1, 2 * rand() - 1)
+				print line
+			}
+		}' >"$data"
+	fi
+	schema=$dir/schema10k.json
+	# Midpoint-0 bounds: the map sends 0 to 0, the data stay sparse.
+	cat >"$schema" <<'JSON'
+{
+  "version": 1,
+  "name": "synthetic sparse, 10 000 features",
+  "features": [
+    {"name": "f", "count": 10000, "lo": -1, "hi": 1, "source": "generator"}
+  ]
+}
+JSON
+	matrix=$((n * 12 * 12 + (n + 1) * 8 + n * 8))
+	;;
+*)
+	echo "run.sh: unknown shape $shape (dense or sparse)" >&2
+	exit 2
+	;;
+esac
 run() {
-	what=$1
-	shift
-	out=$(/usr/bin/time -f %M "$dir/pairfed" train --data "$data" --no-progress ${EXTRA:-} "$@" 2>&1 >/dev/null)
+	key=$1 what=$2
+	shift 2
+	case " ${ONLY:-default eta private} " in
+	*" $key "*) ;;
+	*) return ;;
+	esac
+	out=$(nice -n 19 /usr/bin/time -f %M "$bin" train --data "$data" --no-progress ${EXTRA:-} "$@" 2>&1 >/dev/null)
 	case $out in
 	*"non-zero status"*)
 		echo "| $what | failed: $(echo "$out" | head -1) |"
@@ -49,11 +101,11 @@ run() {
 		;;
 	esac
 	kb=$(echo "$out" | tail -1)
-	awk -v w="$what" -v kb="$kb" -v m="$matrix" 'BEGIN { printf "| %s | %.0f MiB | %.1f× |\n", w, kb / 1024, kb * 1024 / m }'
+	awk -v w="$what" -v kb="$kb" -v m="$matrix" 'BEGIN { printf "| %s | %.0f MiB | %.2f× |\n", w, kb / 1024, kb * 1024 / m }'
 }
-echo "n = $n, matrix $(( matrix / 1048576 )) MiB"
+echo "n = $n $shape, matrix $((matrix / 1048576)) MiB"
 echo "| run | peak RSS | ÷ the training matrix |"
 echo "|---|---|---|"
-run "default (selection)"
-run "\`--eta 1 --param-radius 10\`" --eta 1 --param-radius 10
-run "private (\`--epsilon 1\`)" --epsilon 1 --feature-bounds "$schema"
+run default "default (selection)"
+run eta "\`--eta 1 --param-radius 10\`" --eta 1 --param-radius 10
+run private "private (\`--epsilon 1 --feature-bounds\` schema)" --epsilon 1 --feature-bounds "$schema"
