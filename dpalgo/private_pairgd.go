@@ -162,7 +162,7 @@ func runPairGD(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConf
 	rep.SetNoiseDim(PairSumDim(d))
 	sig, err := pairwise.CalibrateGaussian(a.Name, p, rep, nil, nil, pairwise.GaussOption{
 		Plan: PairSumPlan(1+T, 1+T, d),
-		How:  "2 for every release (the class sums and count with weights 1/R, √2; each round's per-record terms clipped to norm ≤ 1; fedpairsgd_sum.go)",
+		How:  "2 for every release (the class sums and count with weights 1/R, √2; each round's per-record terms clipped to norm ≤ 1; dpalgo/kit_pairsum.go)",
 	})
 	if err != nil {
 		return nil, err

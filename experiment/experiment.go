@@ -339,7 +339,7 @@ type Report struct {
 	// such as δ > 1/n_train (`pairfed train` prints them on stderr).
 	Warnings []string `json:"warnings,omitempty"`
 	// Recommended is the default rule's choice and reason when the
-	// algorithm was not named (pairwise.RecommendPrivate).
+	// algorithm was not named (dpalgo.RecommendPrivate).
 	Recommended *dpalgo.Recommendation `json:"recommended,omitempty"`
 	// Tune is, per run, what --tune's private selection did.
 	Tune []*TuneReport `json:"tune,omitempty"`

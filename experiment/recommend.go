@@ -30,7 +30,7 @@ func TrainRecords(spec Spec, n int, hasTest bool) int {
 	return n - int(math.Round(tf*float64(n)))
 }
 
-// Recommend applies pairwise.RecommendPrivate to the job's public shape:
+// Recommend applies dpalgo.RecommendPrivate to the job's public shape:
 // the task, the training records per run (TrainRecords), d features, ε and
 // δ (spec's, or the default 1/n_train). loss is the loss asked for ("" =
 // let the rule pick).

@@ -291,7 +291,7 @@ func (fedLDA) Account(sigmas []float64, sens, epsilon, delta float64) (float64, 
 }
 
 func (fedLDA) PrivacyNote(*Spec) string {
-	return "per-site record-level (ε, δ)-DP: every site releases the sum of its records once (the coordinator broadcasts the centre ĉ it gives), then the class sums, label-free second moment and positive count of its records' directions R(x − ĉ)/‖x − ĉ‖ once, each with Gaussian noise of sensitivity 2 (pairwise/private_lda.go); the two releases are calibrated together by exact Gaussian-DP composition; each record is in one site (parallel composition); the coordinator's sums and solve are post-processing. Any label mix per site, a single class included"
+	return "per-site record-level (ε, δ)-DP: every site releases the sum of its records once (the coordinator broadcasts the centre ĉ it gives), then the class sums, label-free second moment and positive count of its records' directions R(x − ĉ)/‖x − ĉ‖ once, each with Gaussian noise of sensitivity 2 (dpalgo/private_lda.go); the two releases are calibrated together by exact Gaussian-DP composition; each record is in one site (parallel composition); the coordinator's sums and solve are post-processing. Any label mix per site, a single class included"
 }
 
 // Secure aggregation (secure.go, secure_phases.go): both phases release a

@@ -442,7 +442,7 @@ func (fedSPAUC) Account(sigmas []float64, sens, epsilon, delta float64) (float64
 }
 
 func (fedSPAUC) PrivacyNote(*Spec) string {
-	return "per-site record-level (ε, δ)-DP: every site releases its class sums and positive count once (Δ = 2, fed-dp-ssp-mean's release), then in each of T rounds the class blocks of its records' square-AUC gradient terms (vᵀx)x for the broadcast query, each clipped to C and divided by C (Δ = 2, i.e. 2C per record, replace-one; pairwise/fedspauc.go), each release with Gaussian noise; the T + 1 releases compose sequentially by exact Gaussian DP, calibrated together; each record is in one site (parallel composition); the coordinator's sums and conjugate-gradient steps are post-processing. Any label mix per site, a single class included"
+	return "per-site record-level (ε, δ)-DP: every site releases its class sums and positive count once (Δ = 2, fed-dp-ssp-mean's release), then in each of T rounds the class blocks of its records' square-AUC gradient terms (vᵀx)x for the broadcast query, each clipped to C and divided by C (Δ = 2, i.e. 2C per record, replace-one; dpalgo/fedspauc.go), each release with Gaussian noise; the T + 1 releases compose sequentially by exact Gaussian DP, calibrated together; each record is in one site (parallel composition); the coordinator's sums and conjugate-gradient steps are post-processing. Any label mix per site, a single class included"
 }
 
 // Secure aggregation: every phase releases a sum of site vectors of

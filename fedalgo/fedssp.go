@@ -421,7 +421,7 @@ func (a fedSSP) PrivacyNote(*Spec) string {
 	case dpalgo.SSPPooled:
 		what = "class sums, label-free second moment and positive count"
 	}
-	return fmt.Sprintf("per-site record-level (ε, δ)-DP: every site releases the %s of its own records ONCE with Gaussian noise σ = analytic σ(ε, δ, Δ'), Δ' = 2 + rounding allowance (tight, replace-one; pairwise/private_ssp.go); each record is in one site (parallel composition); the coordinator sums the statistics and solves (post-processing). Any label mix per site, a single class included", what)
+	return fmt.Sprintf("per-site record-level (ε, δ)-DP: every site releases the %s of its own records ONCE with Gaussian noise σ = analytic σ(ε, δ, Δ'), Δ' = 2 + rounding allowance (tight, replace-one; dpalgo/kit_ssp.go); each record is in one site (parallel composition); the coordinator sums the statistics and solves (post-processing). Any label mix per site, a single class included", what)
 }
 
 // SingleClassSites: the statistics pool over sites whatever their label

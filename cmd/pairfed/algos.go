@@ -50,7 +50,7 @@ var fedAlgoText = map[string]struct{ title, paper, ref, assumptions string }{
 	fedalgo.FedDPLDA: {
 		"dp-lda across sites: a noisy centre, then noisy pooled statistics of the centred signs, summed and solved (ridge Fisher direction)",
 		"pairfed (dp-lda, sufficient-statistics perturbation with a pooled second moment)",
-		"fedalgo/fedlda.go, pairwise/private_lda.go",
+		"fedalgo/fedlda.go, dpalgo/private_lda.go",
 		"records clipped to ‖x‖ ≤ R; linear scorer (whatever --loss); a site may hold a single class; per-site (ε, δ), two releases composed exactly"},
 	fedalgo.FedDPLocalSGD: {
 		"differentially private localized SGD per site: phases on disjoint halving subsets, noisy phase averages combined",
@@ -59,22 +59,22 @@ var fedAlgoText = map[string]struct{ title, paper, ref, assumptions string }{
 	fedalgo.FedDPPairSGD: {
 		"auc: noisy class sums once, then rounds of noisy per-record clipped logistic pair gradients (each record against the public opposite-class partner of the broadcast model) summed over sites, a projected gradient step each round; metric: noisy Poisson-subsampled previous-instance pairwise SGD at every site, averaged each round",
 		"pairfed (DP-SGD of Abadi et al. 2016 adapted to pairs; auc: per-record clipped sums, exact Gaussian DP; metric: accountant of Mironov, Talwar & Zhang 2019)",
-		"fedalgo/fedpairsgd.go, fedalgo/fedpairsgd_sum.go, pairwise/fedpairsgd_sum.go, pairwise/private_pairsgd.go",
+		"fedalgo/fedpairsgd.go, fedalgo/fedpairsgd_sum.go, dpalgo/kit_pairsum.go, dpalgo/private_pairsgd.go",
 		"auc: records clipped to ‖x‖ ≤ R; linear scorer, logistic pair loss; any label mix per site, a single class included; 1 + T Gaussian releases per site composed exactly (secure aggregation: 2T DDG rounds); metric: both kinds of pairs at every site, all rounds composed by the subsampled-Gaussian RDP accountant"},
 	fedalgo.FedDPSPAUC: {
 		"square-AUC gradient made pointwise by the class statistics: noisy class sums once, then rounds of noisy clipped per-record gradient terms summed over sites and solved by conjugate gradients",
 		"pairfed (SPAUC: Ying, Wen & Lyu 2016; Lei & Ying 2019 — the square-loss AUC gradient given p, m⁺, m⁻ — as noisy site sums)",
-		"fedalgo/fedspauc.go, pairwise/fedspauc.go",
+		"fedalgo/fedspauc.go, dpalgo/fedspauc.go",
 		"records clipped to ‖x‖ ≤ R; linear scorer, square loss whatever --loss; any label mix per site, a single class included; 1 + T Gaussian releases per site composed exactly (Gaussian DP)"},
 	fedalgo.FedDPSSP: {
 		"noisy sufficient statistics released once per site, summed and solved for the ridge square-AUC optimum",
 		"pairfed (sufficient-statistics perturbation, cf. Vu & Slavković 2009, Wang 2018)",
-		"fedalgo/fedssp.go, pairwise/private_ssp.go",
+		"fedalgo/fedssp.go, dpalgo/private_ssp.go, dpalgo/kit_ssp.go",
 		"records clipped to ‖x‖ ≤ R; linear scorer, square loss whatever --loss; any label mix per site; one release per site"},
 	fedalgo.FedDPSSPMean: {
 		"noisy class sums and count released once per site, summed: the class-mean difference",
 		"pairfed (sufficient-statistics perturbation without second moments)",
-		"fedalgo/fedssp.go, pairwise/private_ssp.go",
+		"fedalgo/fedssp.go, dpalgo/private_ssp.go, dpalgo/kit_ssp.go",
 		"records clipped to ‖x‖ ≤ R; linear scorer whatever --loss; any label mix per site; one release per site"},
 	fedalgo.FedDPEGD: {
 		"DPEGD per site: epochs on disjoint halving subsets, noisy epoch averages combined",

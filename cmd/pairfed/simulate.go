@@ -292,7 +292,7 @@ func rawScaleNote(R float64) string {
 }
 
 // applyFedDefault fills job's algorithm (and the local algorithm and loss
-// when not given) by pairwise.RecommendFederated among the registered
+// when not given) by dpalgo.RecommendFederated among the registered
 // private federated algorithms, for sites of nSite records (0: unknown) and
 // d features (0: unknown), and returns the note that says which and why.
 func applyFedDefault(c *cli.Context, job *coordinator.JobConfig, sites, nSite, d int) (string, error) {

@@ -22,7 +22,7 @@ func trainCommand() *cli.Command {
 		testFractionFlag("share of --data held out for testing when --test and --folds are absent"),
 		&cli.IntFlag{Name: "folds", Usage: "k-fold evaluation (each of --runs repeats all k folds)"},
 		&cli.StringFlag{Name: "task", Value: "auc", Usage: "auc (bipartite ranking) or metric (Mahalanobis metric learning)"},
-		&cli.StringFlag{Name: "algo", Usage: "algorithm (pairfed algos lists them)", DefaultText: "sgd-prev, or with --epsilon the recommended private algorithm for the task, n, d, ε and δ (pairwise.RecommendPrivate), printed with the reason"},
+		&cli.StringFlag{Name: "algo", Usage: "algorithm (pairfed algos lists them)", DefaultText: "sgd-prev, or with --epsilon the recommended private algorithm for the task, n, d, ε and δ (dpalgo.RecommendPrivate), printed with the reason"},
 		&cli.StringFlag{Name: "loss", Value: "hinge", Usage: "hinge, square or logistic"},
 		&cli.Float64Flag{Name: "radius", Usage: radiusUsage, DefaultText: radiusDefault},
 		&cli.Float64Flag{Name: "param-radius", Usage: "radius B of the parameter set (0: chosen with η on a validation split)"},

@@ -1,5 +1,5 @@
 // Command regret validates the default private algorithm
-// (pairwise.RecommendPrivate, task auc, no loss asked) on a grid of
+// (dpalgo.RecommendPrivate, task auc, no loss asked) on a grid of
 // synthetic shapes that no rule was fitted to: for every cell (n, d,
 // positive share, ε) it runs each private candidate (dp-lda, dp-ssp,
 // dp-ssp-mean, dp-pair-sgd, dp-gd where cheap, dp-pair-gd) several times on fresh
@@ -603,7 +603,7 @@ func report(w io.Writer, res []result, cands []candidate, args string, runs int)
 	fmt.Fprintf(w, "```\n\n")
 	fmt.Fprintf(w, "Generative model, candidates and protocol: the doc comment of `scripts/regret/main.go`. ")
 	fmt.Fprintf(w, "Each cell: -runs runs (%d; -runs-cheap where n·d ≤ 10⁵: the table's runs column), fresh data and noise per run, every candidate on the same draws; mean test AUC. ", runs)
-	fmt.Fprintf(w, "*best* is the best candidate in hindsight among those run; *rule* the pick of `pairwise.RecommendPrivate` (task auc, no loss, δ = 1/(10n)). *held-out regret*: the best chosen on the even runs scored on the odd ones and vice versa, minus the rule's pick on the same runs (± its standard error; it can be negative: the choice made on half the runs can be wrong), the measure of the target — *in-sample regret*: best in hindsight over all runs − the pick's mean (biased up by the winner's noise where the candidates are close); *prev* the pick and in-sample regret of the previous rule. With -refs, two reference columns that are not candidates: the non-private class-mean difference (the floor) and the DP-SGD logistic baseline of scripts/internal/dpsgd (add/remove neighbours, Opacus' statement). ")
+	fmt.Fprintf(w, "*best* is the best candidate in hindsight among those run; *rule* the pick of `dpalgo.RecommendPrivate` (task auc, no loss, δ = 1/(10n)). *held-out regret*: the best chosen on the even runs scored on the odd ones and vice versa, minus the rule's pick on the same runs (± its standard error; it can be negative: the choice made on half the runs can be wrong), the measure of the target — *in-sample regret*: best in hindsight over all runs − the pick's mean (biased up by the winner's noise where the candidates are close); *prev* the pick and in-sample regret of the previous rule. With -refs, two reference columns that are not candidates: the non-private class-mean difference (the floor) and the DP-SGD logistic baseline of scripts/internal/dpsgd (add/remove neighbours, Opacus' statement). ")
 	fmt.Fprintf(w, "*oracle* is the population Fisher direction's AUC (non-private reference). s = μn/d^1.5, t = μn/√d. — : not run (n·d² above -max-work for dp-lda and dp-ssp, n above -max-gd-n for dp-gd); a rule whose pick was not run has no regret in that cell and is counted apart.\n\n")
 	var regNew, regPrev, vsLDA []float64
 	var sigNew, sigPrev []bool
