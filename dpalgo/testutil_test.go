@@ -1,60 +1,27 @@
 package dpalgo
 
-// Test fixtures shared by the tests of this package: copies of the
-// engine's (package pairwise's test files), which the external package
-// cannot see.
+// Test fixtures shared by the tests of this package: the seeded toy
+// datasets of internal/toydata in pairwise's types, and the reference
+// gradient of the engine's tests (which this package cannot see).
 
 import (
 	"math"
-	"math/rand/v2"
 
+	"github.com/pairfed/pairfed/internal/toydata"
 	"github.com/pairfed/pairfed/pairwise"
 )
 
 // toyAUC returns a seeded dataset whose positives are shifted by mu along
-// feature 0: for mu ≥ 2 it is nearly separable by w = e_0.
+// feature 0 (toydata.AUC): for mu ≥ 2 it is nearly separable by w = e_0.
 func toyAUC(n, d int, mu float64, seed uint64) *pairwise.Dataset {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	x := make([]float64, n*d)
-	y := make([]float64, n)
-	for i := 0; i < n; i++ {
-		y[i] = -1
-		if rng.Float64() < 0.4 {
-			y[i] = 1
-		}
-		for k := 0; k < d; k++ {
-			x[i*d+k] = rng.NormFloat64() * 0.3
-		}
-		if y[i] > 0 {
-			x[i*d] += mu * 0.3
-		}
-		// keep ‖x‖ ≤ 1 as the loaders' clipping would
-		var s float64
-		for k := 0; k < d; k++ {
-			s += x[i*d+k] * x[i*d+k]
-		}
-		if s > 1 {
-			for k := 0; k < d; k++ {
-				x[i*d+k] /= math.Sqrt(s)
-			}
-		}
-	}
+	x, y := toydata.AUC(n, d, mu, seed)
 	return pairwise.NewDense(x, y, d)
 }
 
 // toSparse converts a dense dataset to CSR.
 func toSparse(s *pairwise.Dataset) *pairwise.Dataset {
-	out := &pairwise.Dataset{N: s.N, D: s.D, Y: append([]float64(nil), s.Y...), Ptr: make([]int, s.N+1)}
-	for i := 0; i < s.N; i++ {
-		for k, v := range s.Row(i) {
-			if v != 0 {
-				out.Idx = append(out.Idx, int32(k))
-				out.Val = append(out.Val, v)
-			}
-		}
-		out.Ptr[i+1] = len(out.Idx)
-	}
-	return out
+	m := toydata.Sparse(s.X, s.N, s.D)
+	return &pairwise.Dataset{N: s.N, D: s.D, Y: append([]float64(nil), s.Y...), Ptr: m.Ptr, Idx: m.Idx, Val: m.Val}
 }
 
 // pairLoopGradient is the definition: the O(n²) loop over ordered pairs,
@@ -94,47 +61,10 @@ func pairLoopGradient(obj pairwise.Objective, w []float64) []float64 {
 	return sum
 }
 
-// sparseAUC is a seeded CSR dataset of n records in d dimensions with nnz
-// nonzeros per row: feature 0 always (shifted for positives), the others
-// drawn with a skew toward low indices so that rows share coordinates and
-// updates overlap; rows in the unit ball. It never builds the dense matrix.
+// sparseAUC is toydata.SparseAUC's CSR dataset.
 func sparseAUC(n, d, nnz int, pos float64, seed uint64) *pairwise.Dataset {
-	rng := rand.New(rand.NewPCG(seed, 77))
-	ds := &pairwise.Dataset{N: n, D: d, Y: make([]float64, n), Ptr: make([]int, n+1)}
-	cols := make(map[int32]float64, nnz)
-	for i := range n {
-		ds.Y[i] = -1
-		if rng.Float64() < pos {
-			ds.Y[i] = 1
-		}
-		clear(cols)
-		cols[0] = 0.3 * rng.NormFloat64()
-		if ds.Y[i] > 0 {
-			cols[0] += 0.5
-		}
-		for len(cols) < nnz {
-			u := rng.Float64()
-			c := 1 + int32(u*u*float64(d-1)) // skewed to low indices
-			cols[c] = 0.3 * rng.NormFloat64()
-		}
-		var s float64
-		for _, v := range cols {
-			s += v * v
-		}
-		f := 1.0
-		if s > 1 {
-			f = 1 / math.Sqrt(s)
-		}
-		for c := int32(0); c < int32(d) && len(cols) > 0; c++ {
-			if v, ok := cols[c]; ok {
-				ds.Idx = append(ds.Idx, c)
-				ds.Val = append(ds.Val, v*f)
-				delete(cols, c)
-			}
-		}
-		ds.Ptr[i+1] = len(ds.Idx)
-	}
-	return ds
+	m, y := toydata.SparseAUC(n, d, nnz, pos, seed)
+	return &pairwise.Dataset{N: n, D: d, Y: y, Ptr: m.Ptr, Idx: m.Idx, Val: m.Val}
 }
 
 func sameBits(a, b []float64) bool {

@@ -6,49 +6,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/pairfed/pairfed/internal/toydata"
 )
 
-// sparseAUC is a seeded CSR dataset of n records in d dimensions with nnz
-// nonzeros per row: feature 0 always (shifted for positives), the others
-// drawn with a skew toward low indices so that rows share coordinates and
-// updates overlap; rows in the unit ball. It never builds the dense matrix.
+// sparseAUC is toydata.SparseAUC's CSR dataset.
 func sparseAUC(n, d, nnz int, pos float64, seed uint64) *Dataset {
-	rng := rand.New(rand.NewPCG(seed, 77))
-	ds := &Dataset{N: n, D: d, Y: make([]float64, n), Ptr: make([]int, n+1)}
-	cols := make(map[int32]float64, nnz)
-	for i := range n {
-		ds.Y[i] = -1
-		if rng.Float64() < pos {
-			ds.Y[i] = 1
-		}
-		clear(cols)
-		cols[0] = 0.3 * rng.NormFloat64()
-		if ds.Y[i] > 0 {
-			cols[0] += 0.5
-		}
-		for len(cols) < nnz {
-			u := rng.Float64()
-			c := 1 + int32(u*u*float64(d-1)) // skewed to low indices
-			cols[c] = 0.3 * rng.NormFloat64()
-		}
-		var s float64
-		for _, v := range cols {
-			s += v * v
-		}
-		f := 1.0
-		if s > 1 {
-			f = 1 / math.Sqrt(s)
-		}
-		for c := int32(0); c < int32(d) && len(cols) > 0; c++ {
-			if v, ok := cols[c]; ok {
-				ds.Idx = append(ds.Idx, c)
-				ds.Val = append(ds.Val, v*f)
-				delete(cols, c)
-			}
-		}
-		ds.Ptr[i+1] = len(ds.Idx)
-	}
-	return ds
+	m, y := toydata.SparseAUC(n, d, nnz, pos, seed)
+	return &Dataset{N: n, D: d, Y: y, Ptr: m.Ptr, Idx: m.Idx, Val: m.Val}
 }
 
 // TestPrevSparseLazyMatchesGeneral checks the lazy O(nnz) sparse loop
