@@ -101,6 +101,7 @@ func exitCode(err error) int {
 }
 
 func newApp() *cli.App {
+	prof := &profiler{}
 	app := &cli.App{
 		Name:                 "pairfed",
 		Usage:                "private pairwise learning (AUC maximization, metric learning), on one machine or federated",
@@ -112,9 +113,9 @@ func newApp() *cli.App {
 			if err := setupLogging(c); err != nil {
 				return err
 			}
-			return startProfile(c)
+			return prof.start(c)
 		},
-		After: stopProfile,
+		After: prof.stop,
 		Commands: []*cli.Command{
 			trainCommand(),
 			scoreCommand(),

@@ -21,16 +21,17 @@ func profileFlags() []cli.Flag {
 	}
 }
 
-// profile is the open CPU profile, if any; memProfile the path of the
-// heap profile to write at the end, if any.
-var (
-	profile    *os.File
-	memProfile string
-)
+// profiler holds one run's profiles: the open CPU profile, if any, and
+// the path of the heap profile to write at the end, if any. Each app (an
+// in-process test runs several at once) has its own.
+type profiler struct {
+	cpu *os.File
+	mem string
+}
 
-// startProfile is part of the app's Before hook.
-func startProfile(c *cli.Context) error {
-	memProfile = c.String("memprofile")
+// start is part of the app's Before hook.
+func (p *profiler) start(c *cli.Context) error {
+	p.mem = c.String("memprofile")
 	path := c.String("cpuprofile")
 	if path == "" {
 		return nil
@@ -43,24 +44,24 @@ func startProfile(c *cli.Context) error {
 		f.Close()
 		return fmt.Errorf("--cpuprofile: %w", err)
 	}
-	profile = f
+	p.cpu = f
 	return nil
 }
 
-// stopProfile is the app's After hook.
-func stopProfile(*cli.Context) error {
-	if memProfile != "" {
-		if err := writeMemProfile(memProfile); err != nil {
+// stop is the app's After hook.
+func (p *profiler) stop(*cli.Context) error {
+	if p.mem != "" {
+		if err := writeMemProfile(p.mem); err != nil {
 			return err
 		}
-		memProfile = ""
+		p.mem = ""
 	}
-	if profile == nil {
+	if p.cpu == nil {
 		return nil
 	}
 	pprof.StopCPUProfile()
-	err := profile.Close()
-	profile = nil
+	err := p.cpu.Close()
+	p.cpu = nil
 	return err
 }
 
