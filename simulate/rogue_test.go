@@ -312,8 +312,8 @@ func (r keyRecorder) Publish(subject string, b []byte) error {
 // coordinator checks. In false-accusation the rogue refuses an honest
 // peer's good shares with a proof that does not verify (this transport
 // has no access to its worker's encryption key): its masked vector is
-// refused, it leaves the round as a dropout, and the accused stays in the
-// four-site sum. In false-accusation-proven it tells the same lie with the
+// refused, it leaves the round as a dropout (named in the coordinator's
+// exclusion list), and the accused stays in the four-site sum. In false-accusation-proven it tells the same lie with the
 // pair's genuine key and a valid Chaum–Pedersen proof (its own encryption
 // key recovered from the randomness its worker drew, seedTap): the
 // coordinator opens the accused's signed ciphertext, finds it good, and
@@ -465,11 +465,12 @@ func TestRogueSiteOverNATS(t *testing.T) {
 			}
 			// Refused shares: named by every honest site (ledger notes).
 			bySharesMode := mode == "garbage-shares" || mode == "replayed-shares" || mode == "uncommitted-shares"
-			named := bySharesMode || mode == "inconsistent-seed" || strings.HasPrefix(mode, "wrong-unmask-share") || mode == "false-accusation-proven"
+			named := bySharesMode || mode == "inconsistent-seed" || strings.HasPrefix(mode, "wrong-unmask-share") || strings.HasPrefix(mode, "false-accusation")
 			if named != (len(excluded) == 1 && excluded[0] == rogue) {
 				t.Fatalf("excluded %v %v in mode %s", excluded, why, mode)
 			}
 			if want := map[string]string{"inconsistent-seed": "expelled", "wrong-unmask-share": "ignored", "wrong-unmask-share-last": "ignored", "uncommitted-shares": "refused",
+				"false-accusation":        "masked input refused in phase 1's secure aggregation round: its refusal of " + sites[falselyAccused-1].Name + "'s shares carries no valid proof",
 				"false-accusation-proven": "expelled from phase 1's secure aggregation round: it falsely accused " + sites[falselyAccused-1].Name}[mode]; want != "" && !strings.Contains(why[0], want) {
 				t.Fatalf("mode %s: the coordinator says %q, want %q", mode, why[0], want)
 			}
