@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -629,7 +630,28 @@ func (c *Coordinator) onSecAgg(m protocol.Message) []Output {
 	}
 	s.lastSeen = c.now
 	outs, res, err := c.round.Deliver(from, m)
+	if mi, ok := m.(*protocol.SecAggMasked); ok && errors.Is(err, secagg.ErrExcluded) {
+		// A refusal of peers' shares without a valid proof (secagg/dleq.go):
+		// the masked input is refused, its sender leaves the round as a
+		// dropout — named here, the accused stay in.
+		c.exclude(from, fmt.Sprintf("%s's masked input refused in phase %d's secure aggregation round: its refusal of %s's shares carries no valid proof (%v)",
+			from, c.phase, c.siteNames(mi.Rejected), err))
+	}
 	return c.roundOutputs(outs, res, err)
+}
+
+// siteNames are the job's sites of the wire ids ids (an id outside the
+// job is written as a number).
+func (c *Coordinator) siteNames(ids []uint32) string {
+	var names []string
+	for _, id := range ids {
+		if id >= 1 && int(id) <= len(c.job.Sites) {
+			names = append(names, c.job.Sites[id-1])
+		} else {
+			names = append(names, fmt.Sprintf("site id %d", id))
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // NothingReleased reports whether, for a job run with secure aggregation,
@@ -649,7 +671,9 @@ func (c *Coordinator) NothingReleased() bool {
 
 // Excluded returns the sites dropped from a secure aggregation round
 // because other sites refused their shares or because they were proven to
-// have dealt inconsistent shares, and the sites whose unmask answers were
+// have dealt inconsistent shares or to have accused a peer falsely, the
+// sites whose masked input was refused because their refusal of peers'
+// shares carried no valid proof, and the sites whose unmask answers were
 // ignored (a share not matching its dealer's signed commitment), sorted,
 // and a sentence per site saying where, why and by whom.
 func (c *Coordinator) Excluded() ([]string, []string) {

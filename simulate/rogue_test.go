@@ -6,6 +6,8 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
+	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +22,8 @@ import (
 	"github.com/pairfed/pairfed/secagg/round"
 	"github.com/pairfed/pairfed/transport"
 	"github.com/pairfed/pairfed/worker"
+
+	"filippo.io/edwards25519"
 )
 
 // rogueSite is a site's transport that corrupts its secure aggregation
@@ -37,11 +41,89 @@ type rogueSite struct {
 	sign ed25519.PrivateKey
 	// ownKey is its advertised encryption key (false-accusation).
 	ownKey []byte
+	// accusedKey is the falsely accused site's advertised encryption key
+	// (false-accusation-proven; set by a keyWatch on its transport).
+	accusedKey *keyWatch
+}
+
+// seedTap is crypto/rand.Reader in this test binary (installed by init,
+// before any goroutine reads it, so no data race): it passes every read
+// through and, while armed, keeps the 64-byte reads — the size of a
+// secagg encryption-key seed (secagg/dleq.go, newEncKey). A rogue member
+// knows its own encryption key; its worker draws the key from
+// crypto/rand inside round.NewSite, so the rogue of
+// false-accusation-proven recovers it here: the one kept seed whose
+// public key c·B is the key its worker advertised (ownSeed). Nothing of
+// pairfed's code changes for it.
+type seedTap struct {
+	r     io.Reader
+	mu    sync.Mutex
+	armed bool
+	seeds [][]byte
+}
+
+var tap = &seedTap{r: rand.Reader}
+
+func init() { rand.Reader = tap }
+
+func (s *seedTap) Read(b []byte) (int, error) {
+	n, err := s.r.Read(b)
+	if len(b) == 64 && n == 64 {
+		s.mu.Lock()
+		if s.armed && len(s.seeds) < 1<<12 {
+			s.seeds = append(s.seeds, bytes.Clone(b))
+		}
+		s.mu.Unlock()
+	}
+	return n, err
+}
+
+func (s *seedTap) arm(on bool) {
+	s.mu.Lock()
+	s.armed, s.seeds = on, nil
+	s.mu.Unlock()
+}
+
+// ownSeed is the kept seed of the encryption key pub, or nil.
+func (s *seedTap) ownSeed(pub []byte) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, b := range s.seeds {
+		c, err := edwards25519.NewScalar().SetUniformBytes(b)
+		if err != nil {
+			continue
+		}
+		if bytes.Equal(edwards25519.NewGeneratorPoint().ScalarBaseMult(c).Bytes(), pub) {
+			return b
+		}
+	}
+	return nil
+}
+
+// keyWatch keeps the encryption key a site advertises.
+type keyWatch struct {
+	transport.Transport
+	mu  sync.Mutex
+	key []byte
+}
+
+func (k *keyWatch) Publish(subject string, b []byte) error {
+	if m, err := protocol.Decode(b); err == nil {
+		if a, ok := m.(*protocol.SecAggKeys); ok {
+			k.mu.Lock()
+			k.key = bytes.Clone(a.C)
+			k.mu.Unlock()
+		}
+	}
+	return k.Transport.Publish(subject, b)
 }
 
 // falselyAccused is the wire id of the honest site the false-accusation
 // rogue accuses (sites[3]).
 const falselyAccused = 4
+
+// rogueWireID is the rogue's (sites[1]) wire id.
+const rogueWireID = 2
 
 // resign signs m's altered commitment list with the rogue's own key, as
 // its dealer id (the one entry of the list no ciphertext is addressed to),
@@ -136,6 +218,26 @@ func (r *rogueSite) Publish(subject string, b []byte) error {
 			m.Rejected = append(m.Rejected, falselyAccused)
 			m.Accuse = append(m.Accuse, protocol.SecAggAccusation{ID: falselyAccused, Key: r.ownKey, Proof: bytes.Repeat([]byte{1}, 64)})
 		}
+		if r.mode == "false-accusation-proven" {
+			// The same lie, proven with the pair's genuine key: the rogue
+			// knows its own encryption key (seedTap) and the accused's
+			// advertised one. The proof verifies; the accused's signed
+			// ciphertext opens to shares that match its commitments — the
+			// accusation is false, and the accuser is expelled.
+			r.accusedKey.mu.Lock()
+			accused := r.accusedKey.key
+			r.accusedKey.mu.Unlock()
+			seed := tap.ownSeed(r.ownKey)
+			if seed == nil || accused == nil {
+				return fmt.Errorf("rogue: no encryption key seed (%v) or no key of the accused (%v)", seed != nil, accused != nil)
+			}
+			a, err := secagg.Accuse(round.Params{Federation: r.fed, Job: m.Job, Phase: m.Phase}.RoundID(), rogueWireID, falselyAccused, seed, accused, rand.Reader)
+			if err != nil {
+				return err
+			}
+			m.Rejected = append(m.Rejected, falselyAccused)
+			m.Accuse = append(m.Accuse, protocol.SecAggAccusation{ID: a.Dealer, Key: a.Key, Proof: a.Proof})
+		}
 	case *protocol.SecAggUnmask:
 		if strings.HasPrefix(r.mode, "wrong-unmask-share") && len(m.Seeds) > 0 {
 			if r.mode == "wrong-unmask-share-last" {
@@ -209,11 +311,17 @@ func (r keyRecorder) Publish(subject string, b []byte) error {
 // it at once), so each honest peer refuses them with a proof the
 // coordinator checks. In false-accusation the rogue refuses an honest
 // peer's good shares with a proof that does not verify (this transport
-// has no access to its worker's encryption key; the genuine-proof false
-// accusation, which expels the accuser, is secagg/round's
-// TestWireFalseAccusationExpelsTheAccuser): its masked vector is refused,
-// it leaves the round as a dropout, and the accused stays in the
-// four-site sum.
+// has no access to its worker's encryption key): its masked vector is
+// refused, it leaves the round as a dropout (named in the coordinator's
+// exclusion list), and the accused stays in the four-site sum. In false-accusation-proven it tells the same lie with the
+// pair's genuine key and a valid Chaum–Pedersen proof (its own encryption
+// key recovered from the randomness its worker drew, seedTap): the
+// coordinator opens the accused's signed ciphertext, finds it good, and
+// expels the accuser — named in the exclusion list as having falsely
+// accused sites[3], out of the sum, which holds the four honest sites,
+// the accused included; each honest site is charged once. (Inverting or
+// skipping the coordinator's verdict in secagg/server.go HandleMasked
+// makes this case fail: the accused is excluded and the rogue summed.)
 func TestRogueSiteOverNATS(t *testing.T) {
 	train, err := data.Load("../datasets/diabetes", data.Options{})
 	if err != nil {
@@ -241,7 +349,7 @@ func TestRogueSiteOverNATS(t *testing.T) {
 	var keysMu sync.Mutex
 	old := &earlier{shares: map[uint32][]byte{}}
 	for _, mode := range []string{"honest", "bad-signature", "bad-signature-last", "replayed-keys", "garbage-shares", "replayed-shares", "garbage-shares-t=K",
-		"inconsistent-seed", "uncommitted-shares", "wrong-unmask-share", "wrong-unmask-share-last", "false-accusation"} {
+		"inconsistent-seed", "uncommitted-shares", "wrong-unmask-share", "wrong-unmask-share-last", "false-accusation", "false-accusation-proven"} {
 		t.Run(mode, func(t *testing.T) {
 			fed := "rogue" + strings.ReplaceAll(strings.ReplaceAll(mode, "-", ""), "=", "")
 			job := spec.Job
@@ -263,6 +371,11 @@ func TestRogueSiteOverNATS(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			workers := make([]*worker.Worker, len(sites))
+			accusedKey := &keyWatch{}
+			if mode == "false-accusation-proven" {
+				tap.arm(true)
+				defer tap.arm(false)
+			}
 			var wg sync.WaitGroup
 			for i, s := range sites {
 				cfg := worker.Config{Federation: fed, Site: s.Name, Data: s.Data, SecAggKey: signers[s.Name], SecAggRoster: roster}
@@ -278,10 +391,13 @@ func TestRogueSiteOverNATS(t *testing.T) {
 				}
 				var wt transport.Transport = st
 				switch {
+				case i == falselyAccused-1:
+					accusedKey.Transport = st
+					wt = accusedKey
 				case s.Name == rogue && mode == "honest":
 					wt = keyRecorder{Transport: st, mu: &keysMu, old: old}
 				case s.Name == rogue:
-					wt = &rogueSite{Transport: st, mode: mode, old: old, fed: fed, sign: signers[s.Name]}
+					wt = &rogueSite{Transport: st, mode: mode, old: old, fed: fed, sign: signers[s.Name], accusedKey: accusedKey}
 				}
 				wg.Add(1)
 				go func() {
@@ -344,16 +460,18 @@ func TestRogueSiteOverNATS(t *testing.T) {
 			}
 			// A false accusation removes no one but the accuser: the
 			// accused honest site is in the sum.
-			if mode == "false-accusation" && !included[sites[falselyAccused-1].Name] {
+			if strings.HasPrefix(mode, "false-accusation") && !included[sites[falselyAccused-1].Name] {
 				t.Fatalf("the falsely accused %s is not in the sum %v", sites[falselyAccused-1].Name, included)
 			}
 			// Refused shares: named by every honest site (ledger notes).
 			bySharesMode := mode == "garbage-shares" || mode == "replayed-shares" || mode == "uncommitted-shares"
-			named := bySharesMode || mode == "inconsistent-seed" || strings.HasPrefix(mode, "wrong-unmask-share")
+			named := bySharesMode || mode == "inconsistent-seed" || strings.HasPrefix(mode, "wrong-unmask-share") || strings.HasPrefix(mode, "false-accusation")
 			if named != (len(excluded) == 1 && excluded[0] == rogue) {
 				t.Fatalf("excluded %v %v in mode %s", excluded, why, mode)
 			}
-			if want := map[string]string{"inconsistent-seed": "expelled", "wrong-unmask-share": "ignored", "wrong-unmask-share-last": "ignored", "uncommitted-shares": "refused"}[mode]; want != "" && !strings.Contains(why[0], want) {
+			if want := map[string]string{"inconsistent-seed": "expelled", "wrong-unmask-share": "ignored", "wrong-unmask-share-last": "ignored", "uncommitted-shares": "refused",
+				"false-accusation":        "masked input refused in phase 1's secure aggregation round: its refusal of " + sites[falselyAccused-1].Name + "'s shares carries no valid proof",
+				"false-accusation-proven": "expelled from phase 1's secure aggregation round: it falsely accused " + sites[falselyAccused-1].Name}[mode]; want != "" && !strings.Contains(why[0], want) {
 				t.Fatalf("mode %s: the coordinator says %q, want %q", mode, why[0], want)
 			}
 			for i, w := range workers {
