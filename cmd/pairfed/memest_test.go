@@ -21,7 +21,6 @@ func TestRunCopiesAboveMeasured(t *testing.T) {
 		{Runs: 1, TrainSize: true, Format: data.FormatLIBSVM},
 		{Runs: 1, Test: true, Format: data.FormatLIBSVM},
 		{Runs: 1, Format: data.FormatCSV},
-		{Runs: 1, Format: data.FormatLIBSVM, Algo: "dp-ssp"}, // a named private algorithm: not measured
 	} {
 		if got := trainCopies(m); got < 5 {
 			t.Errorf("%+v: allowance %g, want ≥ 5 (not measured)", m, got)

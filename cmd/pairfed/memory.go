@@ -119,10 +119,6 @@ type trainMode struct {
 	Test        bool // a --test file
 	Metric      bool // --task metric
 	Format      string
-	// Algo is --algo as given ("" when the default rule picks): only the
-	// defaults were measured (sgd-prev, and the private default the rule
-	// picks), so a named private algorithm keeps the old allowance.
-	Algo string
 }
 
 // trainMargin is the stated margin above the largest measured ratio.
@@ -160,7 +156,7 @@ var measuredCopies = []struct {
 // trainModeOf reads the mode of a `train` command and its tables.
 func trainModeOf(c *cli.Context, tables []*data.Table) trainMode {
 	m := trainMode{Folds: c.Int("folds"), Runs: c.Int("runs"), TrainSize: c.Int("train-size") > 0,
-		Test: c.String("test") != "", Metric: c.String("task") == "metric", Format: data.FormatLIBSVM, Algo: c.String("algo")}
+		Test: c.String("test") != "", Metric: c.String("task") == "metric", Format: data.FormatLIBSVM}
 	n := 0
 	for _, t := range tables {
 		if t == nil {
@@ -179,7 +175,7 @@ func trainModeOf(c *cli.Context, tables []*data.Table) trainMode {
 
 // trainCopies is the allowance of a `train` mode (the rule above).
 func trainCopies(m trainMode) float64 {
-	if m.Folds == 0 && m.Runs <= 1 && !m.TrainSize && !m.Test && !m.Metric && m.Format == data.FormatLIBSVM && (m.Algo == "" || m.Algo == "sgd-prev") {
+	if m.Folds == 0 && m.Runs <= 1 && !m.TrainSize && !m.Test && !m.Metric && m.Format == data.FormatLIBSVM {
 		return measuredSingle + trainMargin
 	}
 	return 5 + float64(m.Folds)/2
