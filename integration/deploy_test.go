@@ -750,16 +750,7 @@ func TestDeployFederatedJobOverLeafNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile("../datasets/diabetes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	for _, l := range strings.Split(string(raw), "\n") {
-		if strings.TrimSpace(l) != "" {
-			lines = append(lines, l)
-		}
-	}
+	lines := diabetesLines(t)
 	if len(lines) != train.N {
 		t.Fatalf("%d lines for %d records", len(lines), train.N)
 	}
@@ -922,4 +913,21 @@ func TestDeployFederatedJobOverLeafNodes(t *testing.T) {
 	if !strings.Contains(log, forged) || !strings.Contains(log, "claims to come from") || strings.Contains(log, "site b rejoined") {
 		t.Errorf("the coordinator did not drop site a's join as site b (want %q ... claims to come from):\n%s", forged, tail(log, 4000))
 	}
+}
+
+// diabetesLines returns the non-blank lines of the bundled diabetes file,
+// one record each, in file order (the tests give sites shards of them).
+func diabetesLines(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile("../datasets/diabetes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(raw), "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines
 }

@@ -63,16 +63,7 @@ func TestFedAvgJobSchemaMatchesSimulation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile("../datasets/diabetes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	for _, l := range strings.Split(string(raw), "\n") {
-		if strings.TrimSpace(l) != "" {
-			lines = append(lines, l)
-		}
-	}
+	lines := diabetesLines(t)
 	if len(lines) != train.N {
 		t.Fatalf("%d lines for %d records", len(lines), train.N)
 	}
