@@ -165,6 +165,7 @@ type bzScanner struct {
 	eof     bool
 	level   byte       // the current stream's level; 0 between streams
 	pending []*bzPiece // items found, not yet returned
+	empty   int        // consecutive reads that returned no byte and no error
 }
 
 // fill reads more input into buf; false when none came (at the end).
@@ -178,6 +179,11 @@ func (s *bzScanner) fill() (bool, error) {
 	if err == io.EOF {
 		s.eof = true
 		err = nil
+	}
+	if s.empty++; n > 0 || err != nil {
+		s.empty = 0
+	} else if s.empty == 100 {
+		err = io.ErrNoProgress // as bufio and readAhead do
 	}
 	return n > 0, err
 }

@@ -202,3 +202,23 @@ func FuzzBzip2Parallel(f *testing.F) {
 		}
 	})
 }
+
+// stuckReader returns its bytes, then no byte and no error for ever.
+type stuckReader struct{ b []byte }
+
+func (r *stuckReader) Read(p []byte) (int, error) {
+	n := copy(p, r.b)
+	r.b = r.b[n:]
+	return n, nil
+}
+
+// A source that stops making progress ends the read with an error
+// instead of spinning the scanner for ever.
+func TestBzip2ParallelNoProgress(t *testing.T) {
+	in := multiblock(t)
+	z := newBzParallel(&stuckReader{b: in[:len(in)/2]}, 2)
+	defer z.stop()
+	if _, err := io.ReadAll(z); !errors.Is(err, io.ErrNoProgress) {
+		t.Fatalf("stuck source: %v, want io.ErrNoProgress", err)
+	}
+}
