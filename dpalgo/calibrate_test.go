@@ -430,7 +430,7 @@ func TestCalibrationRegistryTable(t *testing.T) {
 	for _, eps := range epsilons {
 		priv := &pairwise.Privacy{Epsilon: eps, Delta: delta, FeatureRadius: 0.1, Noise: &x21RecNoise{secure: true}}
 		start := make([]float64, d)
-		part, _ := Y21aPartition(n, Y21aPhases(n), rand.New(rand.NewPCG(1, 1)))
+		part, _ := LocalSGDPartition(n, LocalSGDPhases(n), rand.New(rand.NewPCG(1, 1)))
 		for k := range part {
 			r, err := LocalSGDPhase(context.Background(), obj, start, part[k], k+1, 0.1, priv, rand.New(rand.NewPCG(2, 2)))
 			if err != nil || !(r.CertifiedEpsilon <= eps && r.CertifiedDelta <= delta) || !(r.Sigma <= r.PaperSigma || r.Sigma < 1e-300) {

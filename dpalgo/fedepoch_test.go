@@ -14,7 +14,7 @@ import (
 // for bit: the federated epoch is exactly the body of [X21] Alg 3's loop.
 func TestDPEGDEpochsMatchRunDPEGD(t *testing.T) {
 	for _, n := range []int{32, 45} {
-		ds := x21Scaled(n, 3, 0.3, 7)
+		ds := scaledToyAUC(n, 3, 0.3, 7)
 		obj, err := pairwise.NewObjective(ds, pairwise.ObjectiveConfig{Loss: pairwise.AUCLogistic{}, Radius: 1})
 		if err != nil {
 			t.Fatal(err)

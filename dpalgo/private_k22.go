@@ -36,17 +36,17 @@ func init() {
 	pairwise.Register(k22Alg1)
 }
 
-// K22Sigma is σ of [K22] Thm 1, taken with equality:
+// DPGDGradPaperSigma is σ of [K22] Thm 1, taken with equality:
 //
 //	σ = 8·G·√(T·log(1/δ))/(n·ε)   (natural logarithm).
-func K22Sigma(T, n int, G, eps, delta float64) float64 {
+func DPGDGradPaperSigma(T, n int, G, eps, delta float64) float64 {
 	return 8 * G * math.Sqrt(float64(T)*math.Log(1/delta)) / (float64(n) * eps)
 }
 
-// K22Steps is the default T = max(1, ⌈log(n·ε/√p)⌉) of [K22] Remark 2 and
+// DPGDGradDefaultSteps is the default T = max(1, ⌈log(n·ε/√p)⌉) of [K22] Remark 2 and
 // Lemma 2 (T = O(log(nε/√p)) for the O(√p/(nε)) expectation bound), with the
 // O-constant taken as 1.
-func K22Steps(n, p int, eps float64) int {
+func DPGDGradDefaultSteps(n, p int, eps float64) int {
 	T := int(math.Ceil(math.Log(float64(n) * eps / math.Sqrt(float64(p)))))
 	if T < 1 {
 		T = 1
@@ -90,7 +90,7 @@ func K22Steps(n, p int, eps float64) int {
 //     line 5), symmetrized for metric models; the noise b_t is added to all
 //     p entries (d² for metric models) and the PSD projections symmetrize.
 //   - θ_0 ("randomly set"): cfg.Init or 0, data-independent either way.
-//   - Defaults: η = 1/L (Thms 2–3) and T = K22Steps(n, p, ε) (Remark 2);
+//   - Defaults: η = 1/L (Thms 2–3) and T = DPGDGradDefaultSteps(n, p, ε) (Remark 2);
 //     cfg.Eta, cfg.Steps and cfg.Schedule override them — the privacy of
 //     Thm 1 does not depend on η_t. Passes do not apply to a full-batch
 //     method and are refused.
@@ -98,7 +98,7 @@ func K22Steps(n, p int, eps float64) int {
 //     only G-Lipschitz (Remark 1): Alg 1 is stated with gradients, and the
 //     utility theorems and the default η = 1/L need L.
 //
-// The σ above is --calibration paper; by default k22Calibrate calibrates
+// The σ above is --calibration paper; by default calibrateGradReleases calibrates
 // the T releases by exact Gaussian-DP composition for the proven
 // sensitivity 2Γ/n (Γ = G for the AUC losses), see its comment.
 //
@@ -140,10 +140,10 @@ func runDPGDGrad(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunCo
 	var notes []string
 	T := cfg.Steps
 	if T == 0 {
-		T = K22Steps(n, p, eps)
+		T = DPGDGradDefaultSteps(n, p, eps)
 		notes = append(notes, fmt.Sprintf("T = ⌈ln(nε/√p)⌉ = %d ([K22] Remark 2, Lemma 2; O-constant 1)", T))
 	} else {
-		notes = append(notes, fmt.Sprintf("T = %d given (default ⌈ln(nε/√p)⌉ = %d)", T, K22Steps(n, p, eps)))
+		notes = append(notes, fmt.Sprintf("T = %d given (default ⌈ln(nε/√p)⌉ = %d)", T, DPGDGradDefaultSteps(n, p, eps)))
 	}
 	eta := cfg.Eta
 	if eta == 0 {
@@ -155,7 +155,7 @@ func runDPGDGrad(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunCo
 	if !(eta > 0) || math.IsInf(eta, 0) {
 		return nil, fmt.Errorf("pairwise: %s: step size η = %v is not finite and > 0", name, eta)
 	}
-	sigma, err := k22Calibrate(obj, cfg.Privacy, rep, T)
+	sigma, err := calibrateGradReleases(obj, cfg.Privacy, rep, T)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +197,7 @@ func runDPGDGrad(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunCo
 	return &pairwise.Result{W: w, Steps: T, PairGrads: grads, Privacy: rep}, nil
 }
 
-// k22Calibrate chooses σ of the T gradient releases of [K22] Alg 1 on obj's
+// calibrateGradReleases chooses σ of the T gradient releases of [K22] Alg 1 on obj's
 // n records (runDPGDGrad and, per site, DPGDGradRound) and fills rep.
 //
 // Sensitivity (pairfed's proof; [K22] uses 4G/n): at the same θ,
@@ -208,12 +208,12 @@ func runDPGDGrad(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunCo
 // mechanisms on the same records, exactly √T·Δ/σ-GDP ([DRS19] Cor 3.3) —
 // in place of the moments-accountant bound behind [K22] Thm 1's constant
 // 8 (which also needs ε ≤ 2 log(1/δ)).
-func k22Calibrate(obj pairwise.Objective, priv *pairwise.Privacy, rep *pairwise.PrivacyReport, T int) (float64, error) {
+func calibrateGradReleases(obj pairwise.Objective, priv *pairwise.Privacy, rep *pairwise.PrivacyReport, T int) (float64, error) {
 	n := obj.Data().N
 	G := obj.Props(priv.FeatureRadius).Lipschitz
 	gamma, gHow := pairGradGap(obj, priv.FeatureRadius)
 	sens := 2 * gamma / float64(n)
-	paper := K22Sigma(T, n, G, priv.Epsilon, priv.Delta)
+	paper := DPGDGradPaperSigma(T, n, G, priv.Epsilon, priv.Delta)
 	sens1, paperS, paperSens := make([]float64, T), make([]float64, T), make([]float64, T)
 	for t := range sens1 {
 		sens1[t], paperS[t], paperSens[t] = sens, paper, 4*G/float64(n)
