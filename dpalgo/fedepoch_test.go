@@ -20,7 +20,7 @@ func TestDPEGDEpochsMatchRunDPEGD(t *testing.T) {
 			t.Fatal(err)
 		}
 		const eps, delta, eta = 1.0, 1e-3, 0.2
-		noise := func() *x21RecNoise { return &x21RecNoise{rng: rand.New(rand.NewPCG(5, 6))} }
+		noise := func() *recNoise { return &recNoise{rng: rand.New(rand.NewPCG(5, 6))} }
 		a, _ := pairwise.Lookup("dpegd")
 		whole, err := a.Run(context.Background(), obj, pairwise.RunConfig{Eta: eta, Privacy: &pairwise.Privacy{Epsilon: eps, Delta: delta, FeatureRadius: 1, Noise: noise()}}, rand.New(rand.NewPCG(1, 2)))
 		if err != nil {

@@ -76,18 +76,18 @@ type GradRound struct {
 // loss), n ≥ 2, T ≥ 1, a model of the objective's size and a live ctx.
 func dpgdGradCheck(ctx context.Context, obj pairwise.Objective, w []float64, T int, priv *pairwise.Privacy) (pairwise.Props, *pairwise.PrivacyReport, error) {
 	cfg := pairwise.RunConfig{Privacy: priv}
-	props, rep, err := pairwise.PrivateSetup(k22Alg1, obj, &cfg)
+	props, rep, err := pairwise.PrivateSetup(gradPertAlg, obj, &cfg)
 	if err != nil {
 		return pairwise.Props{}, nil, err
 	}
 	n, p := obj.Data().N, obj.NumParams()
 	switch {
 	case n < 2:
-		return pairwise.Props{}, nil, fmt.Errorf("pairwise: %s needs at least 2 records (a pair), this site has %d", k22Alg1.Name, n)
+		return pairwise.Props{}, nil, fmt.Errorf("pairwise: %s needs at least 2 records (a pair), this site has %d", gradPertAlg.Name, n)
 	case T < 1:
-		return pairwise.Props{}, nil, fmt.Errorf("pairwise: %s needs T ≥ 1 iterations, got %d", k22Alg1.Name, T)
+		return pairwise.Props{}, nil, fmt.Errorf("pairwise: %s needs T ≥ 1 iterations, got %d", gradPertAlg.Name, T)
 	case len(w) != p:
-		return pairwise.Props{}, nil, fmt.Errorf("pairwise: %s: model has %d parameters, want %d", k22Alg1.Name, len(w), p)
+		return pairwise.Props{}, nil, fmt.Errorf("pairwise: %s: model has %d parameters, want %d", gradPertAlg.Name, len(w), p)
 	}
 	return props, rep, ctx.Err()
 }

@@ -80,7 +80,7 @@ type PhaseResult struct {
 // base step size eta, and releases the phase output with Gaussian noise
 // σ_k from priv.Noise (Alg 3 line 6; σ_k by calibrateLocalSGDPhases).
 // rng draws the sampled indices: it must be secret for the guarantee to
-// hold (see y21SecretRngNote).
+// hold (see secretSamplingNote).
 //
 // The checks of runDPLocalSGD are repeated here: ε, δ > 0, R, ‖x_i‖ ≤ R
 // for every record, the loss assumptions of Thm 10 (convex, G-Lipschitz,
@@ -91,7 +91,7 @@ type PhaseResult struct {
 // post-processing of earlier releases, and the partition is data-independent).
 func LocalSGDPhase(ctx context.Context, obj pairwise.Objective, start []float64, idx []int, k int, eta float64, priv *pairwise.Privacy, rng *rand.Rand) (*PhaseResult, error) {
 	cfg := pairwise.RunConfig{Privacy: priv}
-	props, rep, err := pairwise.PrivateSetup(y21aAlg3, obj, &cfg)
+	props, rep, err := pairwise.PrivateSetup(localSGDAlg, obj, &cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +131,7 @@ func localSGDPhaseCheck(obj pairwise.Objective, props pairwise.Props, start []fl
 	case !(eta > 0) || math.IsInf(eta, 0):
 		return fmt.Errorf("pairwise: step size η = %v is not finite and > 0", eta)
 	case eta > 2/props.Smooth:
-		return fmt.Errorf("pairwise: %s needs η ≤ 2/L ([Y21a] Thm 10), but η = %g > 2/L = %g", y21aAlg3.Name, eta, 2/props.Smooth)
+		return fmt.Errorf("pairwise: %s needs η ≤ 2/L ([Y21a] Thm 10), but η = %g > 2/L = %g", localSGDAlg.Name, eta, 2/props.Smooth)
 	}
 	for _, i := range idx {
 		if i < 0 || i >= obj.Data().N {
@@ -152,7 +152,7 @@ func localSGDPhaseSteps(ctx context.Context, obj pairwise.Objective, start []flo
 	etaK := math.Ldexp(eta, -2*k)
 	Tk := int(math.Ceil(float64(len(idx)) * math.Log(4/delta)))
 	phase := pairwise.RunConfig{Eta: etaK, Schedule: pairwise.Constant, Averaging: pairwise.AvgPaper, Init: w}
-	res, err := pairwise.RunPairSGD(ctx, obj, phase, rng, &y21SubsetPrev{Idx: idx}, Tk, pairwise.Constant)
+	res, err := pairwise.RunPairSGD(ctx, obj, phase, rng, &subsetPrevSampler{Idx: idx}, Tk, pairwise.Constant)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -170,7 +170,7 @@ func localSGDPhaseSteps(ctx context.Context, obj pairwise.Objective, start []flo
 // disjoint phases: the worst phase's).
 func LocalSGDPlanCheck(obj pairwise.Objective, eta float64, sizes []int, priv *pairwise.Privacy) (eps, delta float64, err error) {
 	cfg := pairwise.RunConfig{Privacy: priv}
-	props, rep, err := pairwise.PrivateSetup(y21aAlg3, obj, &cfg)
+	props, rep, err := pairwise.PrivateSetup(localSGDAlg, obj, &cfg)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -68,12 +68,12 @@ func LocalSGDPhaseSensitivity(loss pairwise.Loss, R, B, eta, delta, fail float64
 // LocalSGDPhaseSensitivity bounds. start is not modified.
 func LocalSGDPhaseAverage(ctx context.Context, obj pairwise.Objective, start []float64, idx []int, k int, eta float64, priv *pairwise.Privacy, rng *rand.Rand) ([]float64, error) {
 	cfg := pairwise.RunConfig{Privacy: priv}
-	props, _, err := pairwise.PrivateSetup(y21aAlg3, obj, &cfg)
+	props, _, err := pairwise.PrivateSetup(localSGDAlg, obj, &cfg)
 	if err != nil {
 		return nil, err
 	}
 	if !(priv.Delta > 0) {
-		return nil, fmt.Errorf("pairwise: %s needs δ > 0", y21aAlg3.Name)
+		return nil, fmt.Errorf("pairwise: %s needs δ > 0", localSGDAlg.Name)
 	}
 	if err := localSGDPhaseCheck(obj, props, start, idx, k, eta); err != nil {
 		return nil, err

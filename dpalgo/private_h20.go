@@ -74,8 +74,8 @@ import (
 
 const h20Paper = "[H20] Huai, Wang, Miao, Xu, Zhang. Pairwise Learning with Differential Privacy Guarantees. AAAI 2020"
 
-// h20Variant selects among [H20] Algs 1–4.
-type h20Variant struct {
+// gigaVariant selects among [H20] Algs 1–4.
+type gigaVariant struct {
 	offline bool // Algs 3–4: one Gaussian release of the average (else Algs 1–2: a release per step)
 	convex  bool // Algs 2, 4: the algorithm regularizes a convex loss with its own α
 }
@@ -99,7 +99,7 @@ func init() {
 		Requires:             strong,
 		PrivacyModel: "record-level (ε, δ)-DP of the whole output sequence (Def 5), δ > 0 only: ρ-zCDP with ρ + 2√(ρ log(1/δ)) = ε; " +
 			"each of the n − T₁ outputs is Π_C(w_t + n_t), σ_t² = 32G²(n − T₁)/(α²t²ρ), sensitivity 8G/(αt) (Lemma 4; the default exact calibration: the tight GIGA recursion ≈ 2Γ/(αt))",
-	}, h20Variant{})
+	}, gigaVariant{})
 	registerPrivateGIGA(&pairwise.Algorithm{
 		Name:    "on-pair-c",
 		Title:   "OnPairC: OnPairStrC on the loss regularized with (α/2)‖w − w₀‖², convex losses",
@@ -114,7 +114,7 @@ func init() {
 		Requires: smooth,
 		PrivacyModel: "as on-pair-strc, for ℓ̃ = ℓ + (α/2)‖w‖² with G̃ = G + α·sup_C‖w‖, L̃ = L + α (Alg 2 step 4): " +
 			"record-level (ε, δ)-DP of the output sequence via ρ-zCDP",
-	}, h20Variant{convex: true})
+	}, gigaVariant{convex: true})
 	registerPrivateGIGA(&pairwise.Algorithm{
 		Name:    "off-pair-strc",
 		Title:   "OffPairStrC: Pairwise GIGA with one Gaussian perturbation of the averaged iterates, strongly convex losses",
@@ -130,7 +130,7 @@ func init() {
 		Requires:             strong,
 		PrivacyModel: "record-level (ε, δ)-DP, δ > 0 only: one Gaussian release of w̃ = (w_1 + … + w_n)/n, " +
 			"σ² = 128G² log²n log(1.25/δ)/(α²n²ε²) (Alg 3 step 9), sensitivity 8G log n/(αn) (Lemma 4; the default exact calibration: the average of the tight GIGA recursion's bounds)",
-	}, h20Variant{offline: true})
+	}, gigaVariant{offline: true})
 	registerPrivateGIGA(&pairwise.Algorithm{
 		Name:    "off-pair-c",
 		Title:   "OffPairC: OffPairStrC on the loss regularized with (α/2)‖w − w₀‖², convex losses",
@@ -145,11 +145,11 @@ func init() {
 		Requires: smooth,
 		PrivacyModel: "as off-pair-strc, for ℓ̃ = ℓ + (α/2)‖w‖² with G̃ = G + α·sup_C‖w‖, L̃ = L + α (Alg 4 step 4): " +
 			"record-level (ε, δ)-DP, one Gaussian release",
-	}, h20Variant{offline: true, convex: true})
+	}, gigaVariant{offline: true, convex: true})
 }
 
 // registerPrivateGIGA binds a to runPrivateGIGA with variant v and registers it.
-func registerPrivateGIGA(a *pairwise.Algorithm, v h20Variant) {
+func registerPrivateGIGA(a *pairwise.Algorithm, v gigaVariant) {
 	a.Run = func(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
 		return runPrivateGIGA(ctx, a, v, obj, cfg)
 	}
@@ -187,7 +187,7 @@ func registerPrivateGIGA(a *pairwise.Algorithm, v h20Variant) {
 // DP (CalibrateGaussian): for Alg 1 the printed σ's always pass (the zCDP
 // conversion is a valid bound); for Alg 3 the check catches ε beyond the
 // range the classical calibration is proved for.
-func runPrivateGIGA(ctx context.Context, a *pairwise.Algorithm, v h20Variant, obj pairwise.Objective, cfg pairwise.RunConfig) (*pairwise.Result, error) {
+func runPrivateGIGA(ctx context.Context, a *pairwise.Algorithm, v gigaVariant, obj pairwise.Objective, cfg pairwise.RunConfig) (*pairwise.Result, error) {
 	props, rep, err := pairwise.PrivateSetup(a, obj, &cfg)
 	if err != nil {
 		return nil, err

@@ -36,7 +36,7 @@ func TestOnPairStrCSigmasAreAlg1Step12(t *testing.T) {
 	//   σ_33 = 123.49441719056088, σ_256 = 15.919202215970738.
 	// Lemma 4: Δ_t = 8G/(αt) = 40/t.
 	obj := lossObjective(t, gigaTestData(), pairwise.AUCLogistic{}, 0.1, 1)
-	rec := &x21RecNoise{}
+	rec := &recNoise{}
 	res, err := runPrivateCal(t, "on-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, rec, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +72,7 @@ func TestOffPairStrCSigmaIsAlg3Step9(t *testing.T) {
 	//   = 128·0.25·ln²256·ln 320/(0.01·65536·0.25): σ = 5.8857956213208311;
 	// Δ = 8G ln n/(αn) = 40·ln 256/256 = 0.86643397569993152.
 	obj := lossObjective(t, gigaTestData(), pairwise.AUCLogistic{}, 0.1, 1)
-	rec := &x21RecNoise{}
+	rec := &recNoise{}
 	res, err := runPrivateCal(t, "off-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, rec, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +94,7 @@ func TestOnPairCSigmasUseAlphaOneOverSqrtN(t *testing.T) {
 	// T₁ = ⌈16·0.1025²/0.0625²⌉ = ⌈43.03⌉ = 44: 212 releases,
 	// σ_45 = 130.3930331096708, σ_256 = 22.92065035130932.
 	obj := lossObjective(t, gigaTestData(), pairwise.AUCLogistic{}, 0, 1)
-	rec := &x21RecNoise{}
+	rec := &recNoise{}
 	res, err := runPrivateCal(t, "on-pair-c", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, rec, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
@@ -112,13 +112,13 @@ func TestOnPairCSigmasUseAlphaOneOverSqrtN(t *testing.T) {
 		t.Fatalf("notes %q", rep.Notes)
 	}
 	// --lambda sets α instead: then on-pair-c is on-pair-strc on the same loss.
-	rec2 := &x21RecNoise{}
+	rec2 := &recNoise{}
 	objL := lossObjective(t, gigaTestData(), pairwise.AUCLogistic{}, 0.1, 1)
 	res2, err := runPrivateCal(t, "on-pair-c", objL, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, rec2, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res3, err := runPrivateCal(t, "on-pair-strc", objL, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, &x21RecNoise{}, pairwise.CalibrationPaper)
+	res3, err := runPrivateCal(t, "on-pair-strc", objL, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, &recNoise{}, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestOffPairCSigmaIsAlg4(t *testing.T) {
 	// --calibration paper: the printed σ's (certified by the exact accountant).
 	// α = 1/16, G̃ = 0.4625: σ² = 128G̃² ln²256 ln 320/(α²·65536·0.25), σ = 8.7109775195548327.
 	obj := lossObjective(t, gigaTestData(), pairwise.AUCLogistic{}, 0, 1)
-	rec := &x21RecNoise{}
+	rec := &recNoise{}
 	if _, err := runPrivateCal(t, "off-pair-c", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, rec, pairwise.CalibrationPaper); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestOffPairCSigmaIsAlg4(t *testing.T) {
 // Alg 1 as printed makes no update and releases nothing: w̄ = w_0.
 func TestOnPairStrCInertWhenT1AtLeastN(t *testing.T) {
 	obj := lossObjective(t, sigmaTestData(), pairwise.AUCLogistic{}, 1e-3, 1)
-	rec := &x21RecNoise{}
+	rec := &recNoise{}
 	res, err := runPrivate(t, "on-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 1, rec)
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +182,7 @@ func TestOnPairStrCInertWhenT1AtLeastN(t *testing.T) {
 func TestOffPairStrCInertOutputsNoisyInitialPoint(t *testing.T) {
 	// --calibration paper: the printed σ's (certified by the exact accountant).
 	obj := lossObjective(t, sigmaTestData(), pairwise.AUCLogistic{}, 1e-3, 1)
-	rec := &x21RecNoise{shift: 0.25}
+	rec := &recNoise{shift: 0.25}
 	res, err := runPrivateCal(t, "off-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 1, rec, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +200,7 @@ func TestOffPairStrCInertOutputsNoisyInitialPoint(t *testing.T) {
 	}
 	// The default exact calibration: w̃ = w_0 reads no record (Δ = 0), so no
 	// noise is needed and none is drawn; the output is w_0 itself.
-	rec = &x21RecNoise{}
+	rec = &recNoise{}
 	res, err = runPrivate(t, "off-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 1, rec)
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +223,7 @@ func TestOffPairStrCMatchesAlg3Box(t *testing.T) {
 	const n, d, lambda, B = 60, 3, 0.1, 1.0
 	ds := scaledToyAUC(n, d, 0.1, 8)
 	obj := lossObjective(t, ds, pairwise.AUCLogistic{}, lambda, B)
-	res, err := runPrivate(t, "off-pair-strc", obj, pairwise.RunConfig{}, 1, 0.01, 0.1, &x21RecNoise{})
+	res, err := runPrivate(t, "off-pair-strc", obj, pairwise.RunConfig{}, 1, 0.01, 0.1, &recNoise{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,13 +273,13 @@ func TestOnPairStrCNoiseIsNotFedBack(t *testing.T) {
 	const n = 80
 	ds := scaledToyAUC(n, 3, 0.1, 9)
 	obj := lossObjective(t, ds, pairwise.AUCLogistic{}, 0.1, 10) // B = 10: no projection binds
-	base, err := runPrivate(t, "on-pair-strc", obj, pairwise.RunConfig{}, 1, 0.01, 0.1, &x21RecNoise{})
+	base, err := runPrivate(t, "on-pair-strc", obj, pairwise.RunConfig{}, 1, 0.01, 0.1, &recNoise{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// G = 0.4 + 0.1·10 = 1.4 does not enter T₁ = ⌈16·0.14²/0.01⌉ = 32.
 	const u = 0.01
-	shifted, err := runPrivate(t, "on-pair-strc", obj, pairwise.RunConfig{}, 1, 0.01, 0.1, &x21RecNoise{shift: u})
+	shifted, err := runPrivate(t, "on-pair-strc", obj, pairwise.RunConfig{}, 1, 0.01, 0.1, &recNoise{shift: u})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +330,7 @@ func TestGIGASensitivityRecursion(t *testing.T) {
 	// The exact run uses it: n = 256, R = 0.1, λ = 0.1 (G = 0.5, L = 0.14,
 	// α = 0.1, T₁ = 32, Γ = 4R = 0.4).
 	obj := lossObjective(t, gigaTestData(), pairwise.AUCLogistic{}, 0.1, 1)
-	res, err := runPrivateCal(t, "on-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, &x21RecNoise{}, pairwise.CalibrationExact)
+	res, err := runPrivateCal(t, "on-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, &recNoise{}, pairwise.CalibrationExact)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +345,7 @@ func TestGIGASensitivityRecursion(t *testing.T) {
 			t.Fatalf("t = %d: Δ_t = %g is not 3× below Lemma 4's %g", 33+k, rep.Sensitivity[k], rep.PaperSensitivity[k])
 		}
 	}
-	off, err := runPrivateCal(t, "off-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, &x21RecNoise{}, pairwise.CalibrationExact)
+	off, err := runPrivateCal(t, "off-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, &recNoise{}, pairwise.CalibrationExact)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // ([K22]), record-level (ε, δ)-DP for neighbouring datasets differing in one
 // entry (replacement, [K22] §3.1), δ > 0 only (no Laplace variant).
 
-var k22Alg1 = &pairwise.Algorithm{
+var gradPertAlg = &pairwise.Algorithm{
 	Name:    "dp-gd-grad",
 	Title:   "full-batch gradient descent with Gaussian gradient perturbation (moments accountant)",
 	Paper:   "[K22] Kang, Liu, Li, Wang. Towards Sharper Utility Bounds for Differentially Private Pairwise Learning (arXiv:2105.03033)",
@@ -31,9 +31,9 @@ var k22Alg1 = &pairwise.Algorithm{
 }
 
 func init() {
-	k22Alg1.Run = runDPGDGrad
-	k22Alg1.PaperCalibration = true
-	pairwise.Register(k22Alg1)
+	gradPertAlg.Run = runDPGDGrad
+	gradPertAlg.PaperCalibration = true
+	pairwise.Register(gradPertAlg)
 }
 
 // DPGDGradPaperSigma is σ of [K22] Thm 1, taken with equality:
@@ -105,11 +105,11 @@ func DPGDGradDefaultSteps(n, p int, eps float64) int {
 // Every iterate is a function of the released noisy gradients, so
 // checkpoints are allowed.
 func runDPGDGrad(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
-	props, rep, err := pairwise.PrivateSetup(k22Alg1, obj, &cfg)
+	props, rep, err := pairwise.PrivateSetup(gradPertAlg, obj, &cfg)
 	if err != nil {
 		return nil, err
 	}
-	name := k22Alg1.Name
+	name := gradPertAlg.Name
 	n, p := obj.Data().N, obj.NumParams()
 	switch {
 	case n < 2:
@@ -220,7 +220,7 @@ func calibrateGradReleases(obj pairwise.Objective, priv *pairwise.Privacy, rep *
 	}
 	rep.Formula = formulaLine(priv, "σ = 8·G·√(T·log(1/δ))/(n·ε)  ([K22] Thm 1, used with equality; Δ = 4G/n, moments accountant)")
 	rep.Accountant = fmt.Sprintf("exact Gaussian-DP composition of T = %d adaptive full-gradient releases (the paper: moments accountant, [K22] Thm 1, Appendix B.1; Abadi et al. 2016)", T)
-	sig, err := pairwise.CalibrateGaussian(k22Alg1.Name, priv, rep, paperS, paperSens,
+	sig, err := pairwise.CalibrateGaussian(gradPertAlg.Name, priv, rep, paperS, paperSens,
 		pairwise.GaussOption{Plan: dp.GaussianPlan{Sensitivities: sens1}, How: fmt.Sprintf("Δ₂ = 2Γ/n = %.6g per gradient, %s, Γ = %g", sens, gHow, gamma)})
 	if err != nil {
 		return 0, err

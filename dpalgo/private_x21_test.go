@@ -13,25 +13,25 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// x21RecCall is one call to a Noise method.
-type x21RecCall struct {
+// recCall is one call to a Noise method.
+type recCall struct {
 	kind  string // "gaussian", "laplace", "l2-laplace"
 	scale float64
 	n     int
 }
 
-// x21RecNoise is a recording fake Noise for the [H20]/[X21] tests: it
+// recNoise is a recording fake Noise for the [H20]/[X21] tests: it
 // records every call and, when rng is set, adds real seeded noise (else
 // nothing), plus shift to every coordinate. secure is what Secure reports.
-type x21RecNoise struct {
-	calls  []x21RecCall
+type recNoise struct {
+	calls  []recCall
 	rng    *rand.Rand
 	shift  float64
 	secure bool
 }
 
-func (r *x21RecNoise) AddGaussian(dst []float64, sigma float64) {
-	r.calls = append(r.calls, x21RecCall{"gaussian", sigma, len(dst)})
+func (r *recNoise) AddGaussian(dst []float64, sigma float64) {
+	r.calls = append(r.calls, recCall{"gaussian", sigma, len(dst)})
 	for i := range dst {
 		if r.rng != nil {
 			dst[i] += sigma * r.rng.NormFloat64()
@@ -40,8 +40,8 @@ func (r *x21RecNoise) AddGaussian(dst []float64, sigma float64) {
 	}
 }
 
-func (r *x21RecNoise) AddLaplace(dst []float64, b float64) {
-	r.calls = append(r.calls, x21RecCall{"laplace", b, len(dst)})
+func (r *recNoise) AddLaplace(dst []float64, b float64) {
+	r.calls = append(r.calls, recCall{"laplace", b, len(dst)})
 	for i := range dst {
 		if r.rng != nil {
 			z := b * r.rng.ExpFloat64()
@@ -54,13 +54,13 @@ func (r *x21RecNoise) AddLaplace(dst []float64, b float64) {
 	}
 }
 
-func (r *x21RecNoise) AddL2Laplace(dst []float64, b float64) {
-	r.calls = append(r.calls, x21RecCall{"l2-laplace", b, len(dst)})
+func (r *recNoise) AddL2Laplace(dst []float64, b float64) {
+	r.calls = append(r.calls, recCall{"l2-laplace", b, len(dst)})
 }
-func (r *x21RecNoise) Secure() bool { return r.secure }
-func (r *x21RecNoise) Name() string { return "x21 test recorder" }
+func (r *recNoise) Secure() bool { return r.secure }
+func (r *recNoise) Name() string { return "x21 test recorder" }
 
-var _ pairwise.Noise = (*x21RecNoise)(nil)
+var _ pairwise.Noise = (*recNoise)(nil)
 
 // scaledToyAUC returns toyAUC(n, d, 3, seed) with every record multiplied by s
 // (so ‖x‖ ≤ s).
@@ -141,7 +141,7 @@ func TestDPGDSCSigmaIsAlg1Step4(t *testing.T) {
 	//   = 8·√(2 ln 320)·4.001/(1e-3·256·0.5) = 849.35310066041814.
 	// Lemma 1 eq. (3): Δ₂ = 8G/(αn) = 8·4.001/(1e-3·256) = 125.03125.
 	obj := lossObjective(t, sigmaTestData(), pairwise.AUCLogistic{}, 1e-3, 1)
-	rec := &x21RecNoise{}
+	rec := &recNoise{}
 	res, err := runPrivateCal(t, "dpgdsc", obj, pairwise.RunConfig{Steps: 3}, x21Eps, x21Delta, 1, rec, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +169,7 @@ func TestDPGDSCLaplaceIsAlg1Step5(t *testing.T) {
 	// [X21] Alg 1 step 5: λ = 8G√d/(αnε) = 8·4.001·√8/(1e-3·256·0.5) = 707.28355788184422,
 	// i.i.d. per coordinate; ℓ1 sensitivity √8·125.03125.
 	obj := lossObjective(t, sigmaTestData(), pairwise.AUCLogistic{}, 1e-3, 1)
-	rec := &x21RecNoise{}
+	rec := &recNoise{}
 	res, err := runPrivateCal(t, "dpgdsc", obj, pairwise.RunConfig{Steps: 3}, x21Eps, 0, 1, rec, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +189,7 @@ func TestDPGDSCDefaultsFromThm1(t *testing.T) {
 	// n = 16, λ = 0.5: G = L = 4 + 0.5 = 4.5, α = 0.5.
 	// Thm 1: T = ⌈(L/α)·ln n⌉ = ⌈9·ln 16⌉ = ⌈24.95⌉ = 25; η = 2/(L+α) = 0.4.
 	obj := lossObjective(t, toyAUC(16, 3, 3, 1), pairwise.AUCLogistic{}, 0.5, 1)
-	res, err := runPrivate(t, "dpgdsc", obj, pairwise.RunConfig{}, 1, 1.0/16, 1, &x21RecNoise{})
+	res, err := runPrivate(t, "dpgdsc", obj, pairwise.RunConfig{}, 1, 1.0/16, 1, &recNoise{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestDPGDC2SigmaIsAlg2(t *testing.T) {
 	// [X21] Alg 2 step 2: σ = 4G√(1.25·T·ln(1/δ))/(nε)
 	//   = 16·√(1.25·256·ln 256)/128 = 5.2655376954683186, at each of the T steps.
 	obj := lossObjective(t, sigmaTestData(), pairwise.AUCLogistic{}, 0, 1)
-	rec := &x21RecNoise{}
+	rec := &recNoise{}
 	res, err := runPrivateCal(t, "dpgdc2", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 1, rec, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +233,7 @@ func TestDPGDC2SigmaIsAlg2(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 	// --steps 10: σ follows the T actually run: 16·√(1.25·10·ln 256)/128.
-	rec = &x21RecNoise{}
+	rec = &recNoise{}
 	if _, err := runPrivateCal(t, "dpgdc2", obj, pairwise.RunConfig{Steps: 10}, x21Eps, x21Delta, 1, rec, pairwise.CalibrationPaper); err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestDPEGDSigmasAreAlg3(t *testing.T) {
 	// Alg 3 step 5: σ_i = 4√(2 ln(1.25/δ))·G·η_i/ε, η_i = 4^{−i}η:
 	//   σ_1 = 1.0199220616600664, σ_2 = 0.2549805154150166, …, σ_8 = 6.2251102396244286e-05.
 	obj := lossObjective(t, sigmaTestData(), pairwise.AUCLogistic{}, 0, 1)
-	rec := &x21RecNoise{}
+	rec := &recNoise{}
 	res, err := runPrivateCal(t, "dpegd", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 1, rec, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
@@ -277,7 +277,7 @@ func TestDPEGDSigmasAreAlg3(t *testing.T) {
 	// δ = 0: η = (2/4)·min{0.25, ε/d = 0.0625} = 0.03125; Alg 3 step 6:
 	// λ_i = 4Gη_i√d/ε: λ_1 = 16·0.03125·√8/(4·0.5) = 0.70710678118654757,
 	// λ_8 = 4.3158372875155492e-05.
-	rec = &x21RecNoise{}
+	rec = &recNoise{}
 	if _, err := runPrivateCal(t, "dpegd", obj, pairwise.RunConfig{}, x21Eps, 0, 1, rec, pairwise.CalibrationPaper); err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestDPEGDSigmasAreAlg3(t *testing.T) {
 func TestDPEGDSplitsNonPowerOfTwo(t *testing.T) {
 	// n = 100: k = ⌊log₂ 100⌋ = 6, n_i = 50, 25, 12, 6, 3 and D_6 = the other 4.
 	obj := lossObjective(t, toyAUC(100, 3, 3, 2), pairwise.AUCLogistic{}, 0, 1)
-	rec := &x21RecNoise{}
+	rec := &recNoise{}
 	res, err := runPrivate(t, "dpegd", obj, pairwise.RunConfig{}, 1, 0.01, 1, rec)
 	if err != nil {
 		t.Fatal(err)
@@ -315,7 +315,7 @@ func TestDPGDCSigmaIsAlg4(t *testing.T) {
 	// Alg 4 step 5: σ = 4√(2 ln(1.25/δ))·G·T·η/(nε) = 4√(2 ln 320)·4·256·0.125/128 = 13.586253047304863.
 	// Lemma 7: Δ₂ = 4ηGT/n = 4·0.125·4·256/256 = 2.
 	obj := lossObjective(t, sigmaTestData(), pairwise.AUCLogistic{}, 0, 1)
-	rec := &x21RecNoise{}
+	rec := &recNoise{}
 	res, err := runPrivateCal(t, "dpgdc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 1, rec, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
@@ -327,7 +327,7 @@ func TestDPGDCSigmaIsAlg4(t *testing.T) {
 	wantClose(t, "Δ₂", res.Privacy.PaperSensitivity[0], 2)
 	// δ = 0: T = min{n, n²ε²/d²} = min{256, 65536·0.25/64} = 256, η = 0.125;
 	// Alg 4 step 6 (read as w_avg + ζ): λ = 4GηT√d/(nε) = 4·4·0.125·256·√8/128 = 11.313708498984761.
-	rec = &x21RecNoise{}
+	rec = &recNoise{}
 	_, err = runPrivateCal(t, "dpgdc", obj, pairwise.RunConfig{}, x21Eps, 0, 1, rec, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
@@ -340,7 +340,7 @@ func TestDPGDCSigmaIsAlg4(t *testing.T) {
 
 func TestDPGDSCRefusesNonSmoothHinge(t *testing.T) {
 	obj := lossObjective(t, sigmaTestData(), pairwise.AUCHinge{}, 1e-3, 1)
-	rec := &x21RecNoise{}
+	rec := &recNoise{}
 	_, err := runPrivate(t, "dpgdsc", obj, pairwise.RunConfig{Steps: 1}, 1, x21Delta, 1, rec)
 	if err == nil || !strings.Contains(err.Error(), "smooth") {
 		t.Fatalf("err = %v, want a refusal mentioning smooth", err)
@@ -353,7 +353,7 @@ func TestDPGDSCRefusesNonSmoothHinge(t *testing.T) {
 func TestPGDStronglyConvexAlgorithmsNeedLambda(t *testing.T) {
 	obj := lossObjective(t, sigmaTestData(), pairwise.AUCLogistic{}, 0, 1)
 	for _, name := range []string{"dpgdsc", "on-pair-strc", "off-pair-strc"} {
-		_, err := runPrivate(t, name, obj, pairwise.RunConfig{}, 1, x21Delta, 1, &x21RecNoise{})
+		_, err := runPrivate(t, name, obj, pairwise.RunConfig{}, 1, x21Delta, 1, &recNoise{})
 		if err == nil || !strings.Contains(err.Error(), "--lambda") {
 			t.Fatalf("%s: err = %v, want a refusal mentioning --lambda", name, err)
 		}
@@ -374,7 +374,7 @@ func TestPGDPureDPOnlyWhereThePaperHasLaplace(t *testing.T) {
 			t.Fatalf("%s: PureDP = %v", c.name, a.PureDP)
 		}
 		obj := lossObjective(t, toyAUC(16, 3, 3, 1), pairwise.AUCLogistic{}, c.lambda, 1)
-		rec := &x21RecNoise{}
+		rec := &recNoise{}
 		_, err := runPrivate(t, c.name, obj, pairwise.RunConfig{}, 1, 0, 1, rec)
 		if c.pure && err != nil {
 			t.Fatalf("%s with δ = 0: %v", c.name, err)
@@ -396,7 +396,7 @@ func TestPGDRecordsOutsideRadiusRefusedBeforeNoise(t *testing.T) {
 	ds.X[5*ds.D] = 2 // ‖x_5‖ = 2 > R = 1
 	for _, name := range []string{"dpgdsc", "dpgdc2", "dpegd", "dpgdc", "on-pair-strc", "on-pair-c", "off-pair-strc", "off-pair-c"} {
 		obj := lossObjective(t, ds, pairwise.AUCLogistic{}, 0.5, 1)
-		rec := &x21RecNoise{}
+		rec := &recNoise{}
 		cfg := pairwise.RunConfig{}
 		if name == "dpgdsc" {
 			cfg.Steps = 2
@@ -428,7 +428,7 @@ func TestPGDStepSizeAboveLemmaBoundRefused(t *testing.T) {
 		{"dpgdc2", 0, pairwise.RunConfig{Eta: 0.6, Steps: 2}, "2/L"},
 	} {
 		obj := lossObjective(t, toyAUC(16, 3, 3, 1), pairwise.AUCLogistic{}, c.lambda, 1)
-		rec := &x21RecNoise{}
+		rec := &recNoise{}
 		_, err := runPrivate(t, c.name, obj, c.cfg, 1, 0.01, 1, rec)
 		if c.want == "" {
 			if err != nil {
@@ -451,7 +451,7 @@ func TestPGDRefusesUnboundedParameterSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"dpgdc2", "dpegd", "dpgdc", "on-pair-c", "off-pair-c"} {
-		if _, err := runPrivate(t, name, obj, pairwise.RunConfig{}, 1, 0.01, 1, &x21RecNoise{}); err == nil || !strings.Contains(err.Error(), "bounded") {
+		if _, err := runPrivate(t, name, obj, pairwise.RunConfig{}, 1, 0.01, 1, &recNoise{}); err == nil || !strings.Contains(err.Error(), "bounded") {
 			t.Fatalf("%s over R^d: err = %v", name, err)
 		}
 	}
@@ -472,7 +472,7 @@ func TestPGDRefusesKnobsThatWouldChangeThePaper(t *testing.T) {
 		{"off-pair-c", pairwise.RunConfig{Steps: 10}, "--steps"},
 		{"dpgdsc", pairwise.RunConfig{Eta: math.NaN()}, "finite"},
 	} {
-		rec := &x21RecNoise{}
+		rec := &recNoise{}
 		_, err := runPrivate(t, c.name, obj, c.cfg, 1, 0.01, 1, rec)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Fatalf("%s %+v: err = %v, want %q", c.name, c.cfg, err, c.want)
@@ -515,7 +515,7 @@ func TestPGDExactDeltaMatchesReference(t *testing.T) {
 func TestPGDPaperCalibrationRefusedWhenNotCertified(t *testing.T) {
 	sc := lossObjective(t, toyAUC(32, 3, 3, 4), pairwise.AUCLogistic{}, 0.5, 1)
 	for _, secure := range []bool{true, false} {
-		rec := &x21RecNoise{secure: secure}
+		rec := &recNoise{secure: secure}
 		_, err := runPrivateCal(t, "dpgdsc", sc, pairwise.RunConfig{Steps: 2}, 1e6, 0.01, 1, rec, pairwise.CalibrationPaper)
 		if err == nil || !strings.Contains(err.Error(), "certifies only ε") {
 			t.Fatalf("secure=%v: err = %v, want the paper-calibration refusal naming the certified ε", secure, err)
@@ -524,7 +524,7 @@ func TestPGDPaperCalibrationRefusedWhenNotCertified(t *testing.T) {
 			t.Fatal("noise drawn before the refusal")
 		}
 	}
-	res, err := runPrivateCal(t, "dpgdsc", sc, pairwise.RunConfig{Steps: 2}, 1e6, 0.01, 1, &x21RecNoise{secure: true}, pairwise.CalibrationExact)
+	res, err := runPrivateCal(t, "dpgdsc", sc, pairwise.RunConfig{Steps: 2}, 1e6, 0.01, 1, &recNoise{secure: true}, pairwise.CalibrationExact)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -533,9 +533,9 @@ func TestPGDPaperCalibrationRefusedWhenNotCertified(t *testing.T) {
 	}
 }
 
-// x21Setups are, per private algorithm, a non-inert AUC setting at
+// pgdSetups are, per private algorithm, a non-inert AUC setting at
 // R = 0.1 (so that [H20]'s T₁ < n) for the report and utility tests.
-var x21Setups = []struct {
+var pgdSetups = []struct {
 	name   string
 	lambda float64
 	steps  int
@@ -546,10 +546,10 @@ var x21Setups = []struct {
 
 func TestPGDPrivacyReportFilledAndPrivateMirrorsSecure(t *testing.T) {
 	ds := scaledToyAUC(128, 4, 0.1, 6)
-	for _, s := range x21Setups {
+	for _, s := range pgdSetups {
 		for _, secure := range []bool{false, true} {
 			obj := lossObjective(t, ds, pairwise.AUCLogistic{}, s.lambda, 1)
-			rec := &x21RecNoise{secure: secure}
+			rec := &recNoise{secure: secure}
 			res, err := runPrivate(t, s.name, obj, pairwise.RunConfig{Steps: s.steps}, 0.5, 1.0/128, 0.1, rec)
 			if err != nil {
 				t.Fatalf("%s: %v", s.name, err)
@@ -589,7 +589,7 @@ func TestPGDPrivacyReportFilledAndPrivateMirrorsSecure(t *testing.T) {
 func TestPrivatePGDLearnsToyAUCWithTinyNoise(t *testing.T) {
 	train := scaledToyAUC(200, 5, 0.1, 21)
 	test := scaledToyAUC(400, 5, 0.1, 22)
-	for _, s := range x21Setups {
+	for _, s := range pgdSetups {
 		for _, delta := range []float64{1.0 / float64(train.N), 0} {
 			a, _ := pairwise.Lookup(s.name)
 			if delta == 0 && !a.PureDP {
@@ -597,7 +597,7 @@ func TestPrivatePGDLearnsToyAUCWithTinyNoise(t *testing.T) {
 			}
 			t.Run(s.name+map[bool]string{true: "/pure", false: "/approx"}[delta == 0], func(t *testing.T) {
 				obj := lossObjective(t, train, pairwise.AUCLogistic{}, s.lambda, 1)
-				noise := &x21RecNoise{rng: rand.New(rand.NewPCG(9, 9))}
+				noise := &recNoise{rng: rand.New(rand.NewPCG(9, 9))}
 				res, err := runPrivate(t, s.name, obj, pairwise.RunConfig{Steps: s.steps}, 1e6, delta, 0.1, noise)
 				if err != nil {
 					t.Fatal(err)
@@ -613,7 +613,7 @@ func TestPrivatePGDLearnsToyAUCWithTinyNoise(t *testing.T) {
 // Example 1 (metric learning) is supported: the output is a metric in C.
 func TestPrivatePGDSupportsMetricLearning(t *testing.T) {
 	ds := scaledToyAUC(80, 3, 0.3, 31)
-	for _, s := range x21Setups {
+	for _, s := range pgdSetups {
 		lambda := s.lambda
 		if lambda > 0 {
 			lambda = 0.05 // L = 4R⁴ + λ = 0.0824: T₁ = ⌈16·(0.0824/0.05)²⌉ = 44 < 80
@@ -622,7 +622,7 @@ func TestPrivatePGDSupportsMetricLearning(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		noise := &x21RecNoise{rng: rand.New(rand.NewPCG(3, 3))}
+		noise := &recNoise{rng: rand.New(rand.NewPCG(3, 3))}
 		res, err := runPrivate(t, s.name, obj, pairwise.RunConfig{Steps: s.steps}, 1e6, 1.0/80, 0.3, noise)
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)

@@ -39,7 +39,7 @@ import (
 // holds for any data-independent partition.)
 
 var (
-	y21aAlg3 = &pairwise.Algorithm{
+	localSGDAlg = &pairwise.Algorithm{
 		Name:    "dp-local-sgd",
 		Title:   "differentially private localized SGD: sgd-prev phases on disjoint halving subsets, Gaussian output noise per phase",
 		Paper:   "[Y21a] Yang, Lei, Wang, Yang, Ying. Simple Stochastic and Online Gradient Descent Algorithms for Pairwise Learning. NeurIPS 2021",
@@ -55,7 +55,7 @@ var (
 			"(ε, δ)-DP with respect to its own records, so by parallel composition the whole run is (ε, δ)-DP ([Y21a] Thm 10). " +
 			"The sampled indices must be secret randomness (the sensitivity bound holds on a high-probability event over them).",
 	}
-	y21bAlg2 = &pairwise.Algorithm{
+	sgdOutputAlg = &pairwise.Algorithm{
 		Name:        "dp-sgd-output",
 		Title:       "private SGD with output perturbation: the current draw paired with all previous draws, Gaussian noise on the average",
 		Paper:       "[Y21b] Yang, Lei, Lyu, Ying. Stability and Differential Privacy of SGD for Pairwise Learning with Non-Smooth Loss. AISTATS 2021",
@@ -73,11 +73,11 @@ var (
 )
 
 func init() {
-	y21aAlg3.Run = runDPLocalSGD
-	y21bAlg2.Run = runDPSGDOutput
-	y21aAlg3.PaperCalibration, y21bAlg2.PaperCalibration = true, true
-	pairwise.Register(y21aAlg3)
-	pairwise.Register(y21bAlg2)
+	localSGDAlg.Run = runDPLocalSGD
+	sgdOutputAlg.Run = runDPSGDOutput
+	localSGDAlg.PaperCalibration, sgdOutputAlg.PaperCalibration = true, true
+	pairwise.Register(localSGDAlg)
+	pairwise.Register(sgdOutputAlg)
 }
 
 // LocalSGDPaperSigma is σ_k of [Y21a] Alg 3 line 6:
@@ -188,8 +188,8 @@ func checkFinalOutputConfig(name string, obj pairwise.Objective, cfg *pairwise.R
 	return nil
 }
 
-// y21SecretRngNote is the caveat on the sampling randomness.
-const y21SecretRngNote = "the privacy proof bounds the sensitivity on a high-probability event over the sampled indices: the rng given to Run must be secret (unpredictable to the adversary); a known seed voids that event"
+// secretSamplingNote is the caveat on the sampling randomness.
+const secretSamplingNote = "the privacy proof bounds the sensitivity on a high-probability event over the sampled indices: the rng given to Run must be secret (unpredictable to the adversary); a known seed voids that event"
 
 // classicalGaussianNote ([Y21a], [Y21b]) is the caveat of the classical Gaussian mechanism the
 // printed σ's rely on (relevant under --calibration paper only; the exact
@@ -218,16 +218,16 @@ func halvingPhaseSizes(n int) []int {
 	return sizes
 }
 
-// y21SubsetPrev is [Y21a] Alg 1's pairing restricted to the subset Idx:
+// subsetPrevSampler is [Y21a] Alg 1's pairing restricted to the subset Idx:
 // i_0 and every i_t are drawn uniformly from Idx, and step t pairs z_{i_t}
 // with z_{i_{t−1}}.
-type y21SubsetPrev struct {
+type subsetPrevSampler struct {
 	Idx  []int
 	prev int
 	init bool
 }
 
-func (p *y21SubsetPrev) Next(rng *rand.Rand) (int, int, bool) {
+func (p *subsetPrevSampler) Next(rng *rand.Rand) (int, int, bool) {
 	if !p.init {
 		p.prev = p.Idx[rng.IntN(len(p.Idx))]
 		p.init = true
@@ -274,11 +274,11 @@ func (p *y21SubsetPrev) Next(rng *rand.Rand) (int, int, bool) {
 // the high-probability ℓ2-sensitivity σ_k corresponds to under the Gaussian
 // mechanism at (ε, δ/2).
 func runDPLocalSGD(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
-	props, rep, err := pairwise.PrivateSetup(y21aAlg3, obj, &cfg)
+	props, rep, err := pairwise.PrivateSetup(localSGDAlg, obj, &cfg)
 	if err != nil {
 		return nil, err
 	}
-	name := y21aAlg3.Name
+	name := localSGDAlg.Name
 	if err := checkFinalOutputConfig(name, obj, &cfg); err != nil {
 		return nil, err
 	}
@@ -344,7 +344,7 @@ func runDPLocalSGD(ctx context.Context, obj pairwise.Objective, cfg pairwise.Run
 		etaK := math.Ldexp(eta, -2*k) // 4^{−k}·η
 		Tk := int(math.Ceil(float64(nk) * l4))
 		phase := pairwise.RunConfig{Eta: etaK, Schedule: pairwise.Constant, Averaging: pairwise.AvgPaper, Init: w}
-		res, err := pairwise.RunPairSGD(ctx, obj, phase, rng, &y21SubsetPrev{Idx: idx}, Tk, pairwise.Constant)
+		res, err := pairwise.RunPairSGD(ctx, obj, phase, rng, &subsetPrevSampler{Idx: idx}, Tk, pairwise.Constant)
 		if err != nil {
 			return nil, err
 		}
@@ -362,7 +362,7 @@ func runDPLocalSGD(ctx context.Context, obj pairwise.Objective, cfg pairwise.Run
 		"each phase starts from Π_W(w_{k−1}) and the output is Π_W(w_K): projections of released values (post-processing)",
 		fmt.Sprintf("the authors' code uses σ_k = 4·η_k·(ln(4/δ))^{3/2}/ε (σ_1 would be %.6g instead of %.6g); not used", LocalSGDAuthorsCodeSigma(math.Ldexp(eta, -2), eps, delta), LocalSGDPaperSigma(G, math.Ldexp(eta, -2), eps, delta)),
 	)
-	notes = append(notes, y21SecretRngNote)
+	notes = append(notes, secretSamplingNote)
 	rep.Notes = append(append(notes, classicalGaussianNote(cfg.Privacy)...), rep.Notes...)
 	return &pairwise.Result{W: w, Steps: steps, PairGrads: grads, Privacy: rep}, nil
 }
@@ -403,11 +403,11 @@ func runDPLocalSGD(ctx context.Context, obj pairwise.Objective, cfg pairwise.Run
 // needs (a + b + √(ab))² ≤ 3a²b² for a = T/n, b = ln(2/δ), which holds for
 // T ≥ n only when b is not small (at T = n: δ ≤ 0.03).
 func runDPSGDOutput(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
-	props, rep, err := pairwise.PrivateSetup(y21bAlg2, obj, &cfg)
+	props, rep, err := pairwise.PrivateSetup(sgdOutputAlg, obj, &cfg)
 	if err != nil {
 		return nil, err
 	}
-	name := y21bAlg2.Name
+	name := sgdOutputAlg.Name
 	if err := checkFinalOutputConfig(name, obj, &cfg); err != nil {
 		return nil, err
 	}
@@ -531,7 +531,7 @@ func runDPSGDOutput(ctx context.Context, obj pairwise.Objective, cfg pairwise.Ru
 		fmt.Sprintf("erratum: the printed eq. (5) (factor 8) gives σ = %.6g, smaller by √e than what the proof of Thm 4 supports (σ = √(2 ln(2.5/δ))·Δ_T/ε = %.6g, factor 8e); --calibration paper uses the printed σ only when the exact accountant certifies it for the proven sensitivity", paper, OutputPerturbationProofSigma(T, n, eta, G, eps, delta)),
 		"update: the current draw paired with every previous draw (Alg 2 and the proof of Thm 1); output Π_W(w̄_T + u) as Alg 2 prints it",
 	)
-	notes = append(notes, y21SecretRngNote)
+	notes = append(notes, secretSamplingNote)
 	rep.Notes = append(append(notes, classicalGaussianNote(cfg.Privacy)...), rep.Notes...)
 	return &pairwise.Result{W: out, Steps: T, PairGrads: grads, Privacy: rep}, nil
 }
@@ -601,7 +601,7 @@ func calibrateLocalSGDPhases(obj pairwise.Objective, priv *pairwise.Privacy, rep
 		}
 	}
 	if bestF == 0 {
-		return nil, fmt.Errorf("pairwise: %s: no failure probability leaves room for the noise at δ = %g", y21aAlg3.Name, delta)
+		return nil, fmt.Errorf("pairwise: %s: no failure probability leaves room for the noise at δ = %g", localSGDAlg.Name, delta)
 	}
 	fail := delta / bestF
 	d := make([]float64, m)
@@ -613,5 +613,5 @@ func calibrateLocalSGDPhases(obj pairwise.Objective, priv *pairwise.Privacy, rep
 		How: fmt.Sprintf("Δ_k = min{D = %g, 2c_k·η_k·Γ} with c_k = %v the exact Binomial(T_k+1, 1/n_k) quantile at failure probability γ = δ/%g (γ ∈ {δ/2, δ/4, δ/16, δ/64} giving the least σ_1), %s, Γ = %g", diam, cs, bestF, gHow, gamma)}}
 	rep.Formula = formulaLine(priv, "σ_k = 12·G·η_k·log(4/δ)·√(2·log(2.5/δ))/ε, η_k = 4^{−k}·η  ([Y21a] Alg 3 line 6, Thm 10)")
 	rep.Accountant = "parallel composition over disjoint phases ([Y21a] Thm 10), each phase certified by exact Gaussian DP"
-	return pairwise.CalibrateGaussian(y21aAlg3.Name, priv, rep, paper, paperSens, opts...)
+	return pairwise.CalibrateGaussian(localSGDAlg.Name, priv, rep, paper, paperSens, opts...)
 }
