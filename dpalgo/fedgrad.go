@@ -83,11 +83,11 @@ func dpgdGradCheck(ctx context.Context, obj pairwise.Objective, w []float64, T i
 	n, p := obj.Data().N, obj.NumParams()
 	switch {
 	case n < 2:
-		return pairwise.Props{}, nil, fmt.Errorf("pairwise: %s needs at least 2 records (a pair), this site has %d", gradPertAlg.Name, n)
+		return pairwise.Props{}, nil, fmt.Errorf("%s needs at least 2 records (a pair), this site has %d", gradPertAlg.Name, n)
 	case T < 1:
-		return pairwise.Props{}, nil, fmt.Errorf("pairwise: %s needs T ≥ 1 iterations, got %d", gradPertAlg.Name, T)
+		return pairwise.Props{}, nil, fmt.Errorf("%s needs T ≥ 1 iterations, got %d", gradPertAlg.Name, T)
 	case len(w) != p:
-		return pairwise.Props{}, nil, fmt.Errorf("pairwise: %s: model has %d parameters, want %d", gradPertAlg.Name, len(w), p)
+		return pairwise.Props{}, nil, fmt.Errorf("%s: model has %d parameters, want %d", gradPertAlg.Name, len(w), p)
 	}
 	return props, rep, ctx.Err()
 }

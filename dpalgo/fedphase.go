@@ -37,10 +37,10 @@ func LocalSGDPhases(n int) int {
 // site — but not larger.
 func LocalSGDPartition(n, K int, rng *rand.Rand) ([][]int, error) {
 	if K < 1 {
-		return nil, fmt.Errorf("pairwise: [Y21a] Alg 3 needs K ≥ 1 phases, got %d", K)
+		return nil, fmt.Errorf("dpalgo: [Y21a] Alg 3 needs K ≥ 1 phases, got %d", K)
 	}
 	if K > LocalSGDPhases(n) {
-		return nil, fmt.Errorf("pairwise: %d records cannot hold K = %d halving subsets: K ≤ ⌈log₂ n⌉ = %d", n, K, LocalSGDPhases(n))
+		return nil, fmt.Errorf("dpalgo: %d records cannot hold K = %d halving subsets: K ≤ ⌈log₂ n⌉ = %d", n, K, LocalSGDPhases(n))
 	}
 	// K ≤ ⌈log₂ n⌉ keeps Σ_k max(⌊n/2^k⌋, 1) ≤ n − 1 (as halvingPhaseSizes).
 	sizes := make([]int, K)
@@ -123,19 +123,19 @@ func localSGDPhaseCheck(obj pairwise.Objective, props pairwise.Props, start []fl
 	p := obj.NumParams()
 	switch {
 	case len(start) != p:
-		return fmt.Errorf("pairwise: phase %d: start has %d parameters, want %d", k, len(start), p)
+		return fmt.Errorf("dpalgo: phase %d: start has %d parameters, want %d", k, len(start), p)
 	case k < 1:
-		return fmt.Errorf("pairwise: phase k = %d must be ≥ 1", k)
+		return fmt.Errorf("dpalgo: phase k = %d must be ≥ 1", k)
 	case len(idx) == 0:
-		return fmt.Errorf("pairwise: phase %d has an empty subset", k)
+		return fmt.Errorf("dpalgo: phase %d has an empty subset", k)
 	case !(eta > 0) || math.IsInf(eta, 0):
-		return fmt.Errorf("pairwise: step size η = %v is not finite and > 0", eta)
+		return fmt.Errorf("dpalgo: step size η = %v is not finite and > 0", eta)
 	case eta > 2/props.Smooth:
-		return fmt.Errorf("pairwise: %s needs η ≤ 2/L ([Y21a] Thm 10), but η = %g > 2/L = %g", localSGDAlg.Name, eta, 2/props.Smooth)
+		return fmt.Errorf("%s needs η ≤ 2/L ([Y21a] Thm 10), but η = %g > 2/L = %g", localSGDAlg.Name, eta, 2/props.Smooth)
 	}
 	for _, i := range idx {
 		if i < 0 || i >= obj.Data().N {
-			return fmt.Errorf("pairwise: phase %d: index %d outside [0, %d)", k, i, obj.Data().N)
+			return fmt.Errorf("dpalgo: phase %d: index %d outside [0, %d)", k, i, obj.Data().N)
 		}
 	}
 	return nil
@@ -177,7 +177,7 @@ func LocalSGDPlanCheck(obj pairwise.Objective, eta float64, sizes []int, priv *p
 	ks := make([]int, len(sizes))
 	for k, n := range sizes {
 		if n < 1 {
-			return 0, 0, fmt.Errorf("pairwise: phase %d has an empty subset", k+1)
+			return 0, 0, fmt.Errorf("dpalgo: phase %d has an empty subset", k+1)
 		}
 		ks[k] = k + 1
 	}

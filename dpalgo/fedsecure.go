@@ -46,13 +46,13 @@ func DPGDGradSum(ctx context.Context, obj pairwise.Objective, w []float64, T int
 func LocalSGDPhaseSensitivity(loss pairwise.Loss, R, B, eta, delta, fail float64, n, k int) (float64, error) {
 	switch {
 	case n < 2 || k < 1 || k > LocalSGDPhases(n):
-		return 0, fmt.Errorf("pairwise: phase %d of [Y21a] Alg 3 at a site of %d records does not exist", k, n)
+		return 0, fmt.Errorf("dpalgo: phase %d of [Y21a] Alg 3 at a site of %d records does not exist", k, n)
 	case !(eta > 0) || math.IsInf(eta, 0):
-		return 0, fmt.Errorf("pairwise: step size η = %v is not finite and > 0", eta)
+		return 0, fmt.Errorf("dpalgo: step size η = %v is not finite and > 0", eta)
 	case !(delta > 0 && delta < 1) || !(fail > 0 && fail < delta):
-		return 0, fmt.Errorf("pairwise: [Y21a] phase sensitivity needs 0 < fail = %v < δ = %v < 1", fail, delta)
+		return 0, fmt.Errorf("dpalgo: [Y21a] phase sensitivity needs 0 < fail = %v < δ = %v < 1", fail, delta)
 	case !(B > 0) || math.IsInf(B, 0):
-		return 0, fmt.Errorf("pairwise: [Y21a] phase sensitivity needs a finite parameter radius B > 0, got %v", B)
+		return 0, fmt.Errorf("dpalgo: [Y21a] phase sensitivity needs a finite parameter radius B > 0, got %v", B)
 	}
 	gamma, _ := lossPairGradGap(loss, R, B, false)
 	nk := max(n>>k, 1)
@@ -73,7 +73,7 @@ func LocalSGDPhaseAverage(ctx context.Context, obj pairwise.Objective, start []f
 		return nil, err
 	}
 	if !(priv.Delta > 0) {
-		return nil, fmt.Errorf("pairwise: %s needs δ > 0", localSGDAlg.Name)
+		return nil, fmt.Errorf("%s needs δ > 0", localSGDAlg.Name)
 	}
 	if err := localSGDPhaseCheck(obj, props, start, idx, k, eta); err != nil {
 		return nil, err

@@ -199,7 +199,7 @@ func runPrivateGIGA(ctx context.Context, a *pairwise.Algorithm, v gigaVariant, o
 	data := obj.Data()
 	n := data.N
 	if n < 2 {
-		return nil, fmt.Errorf("pairwise: %s needs at least 2 records", a.Name)
+		return nil, fmt.Errorf("%s needs at least 2 records", a.Name)
 	}
 	nf := float64(n)
 
@@ -224,7 +224,7 @@ func runPrivateGIGA(ctx context.Context, a *pairwise.Algorithm, v gigaVariant, o
 	}
 	G, L, alpha := props.Lipschitz, props.Smooth, props.StrongConvexity
 	if !(alpha > 0) {
-		return nil, fmt.Errorf("pairwise: %s: internal error: α = %v after the strong-convexity check", a.Name, alpha)
+		return nil, fmt.Errorf("%s: internal error: α = %v after the strong-convexity check", a.Name, alpha)
 	}
 
 	// T₁ = max{⌈16L²/α²⌉, 7} (Alg 1 step 2, Alg 3 step 1), kept as a float:
@@ -243,7 +243,7 @@ func runPrivateGIGA(ctx context.Context, a *pairwise.Algorithm, v gigaVariant, o
 	w0 := make([]float64, p)
 	if cfg.Init != nil {
 		if len(cfg.Init) != p {
-			panic(fmt.Sprintf("pairwise: initial model has %d values, want %d", len(cfg.Init), p))
+			panic(fmt.Sprintf("dpalgo: initial model has %d values, want %d", len(cfg.Init), p))
 		}
 		copy(w0, cfg.Init)
 	}

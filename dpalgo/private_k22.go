@@ -113,19 +113,19 @@ func runDPGDGrad(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunCo
 	n, p := obj.Data().N, obj.NumParams()
 	switch {
 	case n < 2:
-		return nil, fmt.Errorf("pairwise: %s needs at least 2 records", name)
+		return nil, fmt.Errorf("%s needs at least 2 records", name)
 	case cfg.Eta < 0 || math.IsNaN(cfg.Eta) || math.IsInf(cfg.Eta, 0):
-		return nil, fmt.Errorf("pairwise: %s: step size η = %v must be finite and ≥ 0 (0 means 1/L)", name, cfg.Eta)
+		return nil, fmt.Errorf("%s: step size η = %v must be finite and ≥ 0 (0 means 1/L)", name, cfg.Eta)
 	case cfg.Steps < 0:
-		return nil, fmt.Errorf("pairwise: %s: steps %d must be ≥ 0", name, cfg.Steps)
+		return nil, fmt.Errorf("%s: steps %d must be ≥ 0", name, cfg.Steps)
 	case cfg.Passes != 0:
-		return nil, fmt.Errorf("pairwise: %s is full-batch: give the number of iterations T (--steps), not passes", name)
+		return nil, fmt.Errorf("%s is full-batch: give the number of iterations T (--steps), not passes", name)
 	case cfg.Averaging != "" && cfg.Averaging != pairwise.AvgPaper && cfg.Averaging != pairwise.AvgLast:
-		return nil, fmt.Errorf("pairwise: %s outputs the last iterate θ_T ([K22] Alg 1); averaging %q does not apply", name, cfg.Averaging)
+		return nil, fmt.Errorf("%s outputs the last iterate θ_T ([K22] Alg 1); averaging %q does not apply", name, cfg.Averaging)
 	case cfg.Init != nil && len(cfg.Init) != p:
-		return nil, fmt.Errorf("pairwise: %s: initial model has %d parameters, want %d", name, len(cfg.Init), p)
+		return nil, fmt.Errorf("%s: initial model has %d parameters, want %d", name, len(cfg.Init), p)
 	case len(cfg.Checkpoints) > 0 && cfg.OnCheckpoint == nil:
-		return nil, fmt.Errorf("pairwise: %s: checkpoints %v given without OnCheckpoint", name, cfg.Checkpoints)
+		return nil, fmt.Errorf("%s: checkpoints %v given without OnCheckpoint", name, cfg.Checkpoints)
 	}
 	sched := pairwise.Constant
 	if cfg.Schedule != "" {
@@ -153,7 +153,7 @@ func runDPGDGrad(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunCo
 		notes = append(notes, fmt.Sprintf("η = %g given (default 1/L = %.6g)", eta, 1/L))
 	}
 	if !(eta > 0) || math.IsInf(eta, 0) {
-		return nil, fmt.Errorf("pairwise: %s: step size η = %v is not finite and > 0", name, eta)
+		return nil, fmt.Errorf("%s: step size η = %v is not finite and > 0", name, eta)
 	}
 	sigma, err := calibrateGradReleases(obj, cfg.Privacy, rep, T)
 	if err != nil {

@@ -167,7 +167,7 @@ func runDPGDSC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 	G, L, alpha := props.Lipschitz, props.Smooth, props.StrongConvexity
 	n, p := obj.Data().N, obj.NumParams()
 	if n < 2 {
-		return nil, fmt.Errorf("pairwise: %s needs at least 2 records", a.Name)
+		return nil, fmt.Errorf("%s needs at least 2 records", a.Name)
 	}
 	nf, pf := float64(n), float64(p)
 
@@ -175,7 +175,7 @@ func runDPGDSC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 	eta := etaMax
 	if cfg.Eta > 0 {
 		if cfg.Eta > etaMax {
-			return nil, fmt.Errorf("pairwise: %s: η = %g exceeds 2/(L+α) = %g (L = %g, α = %g): [X21] Lemma 1's sensitivity bound, and so the privacy guarantee, needs η ≤ 2/(L+α)", a.Name, cfg.Eta, etaMax, L, alpha)
+			return nil, fmt.Errorf("%s: η = %g exceeds 2/(L+α) = %g (L = %g, α = %g): [X21] Lemma 1's sensitivity bound, and so the privacy guarantee, needs η ≤ 2/(L+α)", a.Name, cfg.Eta, etaMax, L, alpha)
 		}
 		eta = cfg.Eta
 		rep.Notes = append(rep.Notes, fmt.Sprintf("η = %g given (≤ 2/(L+α) = %g)", eta, etaMax))
@@ -283,7 +283,7 @@ func runDPGDC2(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 	G, L := props.Lipschitz, props.Smooth
 	n, p := obj.Data().N, obj.NumParams()
 	if n < 2 {
-		return nil, fmt.Errorf("pairwise: %s needs at least 2 records", a.Name)
+		return nil, fmt.Errorf("%s needs at least 2 records", a.Name)
 	}
 	nf, pf := float64(n), float64(p)
 	logInvDelta := math.Log(1 / priv.Delta)
@@ -384,7 +384,7 @@ func runDPEGD(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 	data := obj.Data()
 	n, p := data.N, obj.NumParams()
 	if n < 2 {
-		return nil, fmt.Errorf("pairwise: %s needs at least 2 records", a.Name)
+		return nil, fmt.Errorf("%s needs at least 2 records", a.Name)
 	}
 	nf, pf := float64(n), float64(p)
 
@@ -544,7 +544,7 @@ func runDPGDC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 	G, L := props.Lipschitz, props.Smooth
 	n, p := obj.Data().N, obj.NumParams()
 	if n < 2 {
-		return nil, fmt.Errorf("pairwise: %s needs at least 2 records", a.Name)
+		return nil, fmt.Errorf("%s needs at least 2 records", a.Name)
 	}
 	nf, pf := float64(n), float64(p)
 
@@ -632,7 +632,7 @@ func pgdStart(obj pairwise.Objective, cfg *pairwise.RunConfig) []float64 {
 	w := make([]float64, obj.NumParams())
 	if cfg.Init != nil {
 		if len(cfg.Init) != len(w) {
-			panic(fmt.Sprintf("pairwise: initial model has %d values, want %d", len(cfg.Init), len(w)))
+			panic(fmt.Sprintf("dpalgo: initial model has %d values, want %d", len(cfg.Init), len(w)))
 		}
 		copy(w, cfg.Init)
 	}
@@ -647,7 +647,7 @@ func pgdSteps(name string, steps int, def float64) (int, error) {
 	}
 	def = math.Ceil(def)
 	if math.IsNaN(def) || def > math.MaxInt32 {
-		return 0, fmt.Errorf("pairwise: %s: the theorem's iteration count T = %g is too large to run; give --steps", name, def)
+		return 0, fmt.Errorf("%s: the theorem's iteration count T = %g is too large to run; give --steps", name, def)
 	}
 	return max(1, int(def)), nil
 }
@@ -662,7 +662,7 @@ func pgdEta(name string, rep *pairwise.PrivacyReport, given, def, bound float64,
 	}
 	if given > 0 {
 		if given > bound {
-			return 0, fmt.Errorf("pairwise: %s: η = %g exceeds %s = %g: %s needs η ≤ %g", name, given, boundHow, bound, why, bound)
+			return 0, fmt.Errorf("%s: η = %g exceeds %s = %g: %s needs η ≤ %g", name, given, boundHow, bound, why, bound)
 		}
 		rep.Notes = append(rep.Notes, fmt.Sprintf("η = %g given (≤ %s = %g)", given, boundHow, bound))
 		return given, nil

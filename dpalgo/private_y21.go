@@ -165,25 +165,25 @@ func exactSetDiameter(obj pairwise.Objective) float64 {
 // paper's output, no intermediate checkpoints.
 func checkFinalOutputConfig(name string, obj pairwise.Objective, cfg *pairwise.RunConfig) error {
 	if obj.Data().N < 2 {
-		return fmt.Errorf("pairwise: %s needs at least 2 records", name)
+		return fmt.Errorf("%s needs at least 2 records", name)
 	}
 	if cfg.Eta < 0 || math.IsNaN(cfg.Eta) || math.IsInf(cfg.Eta, 0) {
-		return fmt.Errorf("pairwise: %s: step size η = %v must be finite and ≥ 0 (0 means the paper's default)", name, cfg.Eta)
+		return fmt.Errorf("%s: step size η = %v must be finite and ≥ 0 (0 means the paper's default)", name, cfg.Eta)
 	}
 	if cfg.Steps < 0 || cfg.Passes < 0 || math.IsNaN(cfg.Passes) || math.IsInf(cfg.Passes, 0) {
-		return fmt.Errorf("pairwise: %s: steps (%d) and passes (%v) must be finite and ≥ 0", name, cfg.Steps, cfg.Passes)
+		return fmt.Errorf("%s: steps (%d) and passes (%v) must be finite and ≥ 0", name, cfg.Steps, cfg.Passes)
 	}
 	if cfg.Schedule != "" && cfg.Schedule != pairwise.Constant {
-		return fmt.Errorf("pairwise: %s uses a constant step size (its σ is derived for it); schedule %q does not apply", name, cfg.Schedule)
+		return fmt.Errorf("%s uses a constant step size (its σ is derived for it); schedule %q does not apply", name, cfg.Schedule)
 	}
 	if cfg.Averaging != "" && cfg.Averaging != pairwise.AvgPaper {
-		return fmt.Errorf("pairwise: %s releases the output its paper defines; averaging %q does not apply", name, cfg.Averaging)
+		return fmt.Errorf("%s releases the output its paper defines; averaging %q does not apply", name, cfg.Averaging)
 	}
 	if len(cfg.Checkpoints) > 0 {
-		return fmt.Errorf("pairwise: %s: only the final output is private; intermediate checkpoints would release non-private iterates", name)
+		return fmt.Errorf("%s: only the final output is private; intermediate checkpoints would release non-private iterates", name)
 	}
 	if cfg.Init != nil && len(cfg.Init) != obj.NumParams() {
-		return fmt.Errorf("pairwise: %s: initial model has %d parameters, want %d", name, len(cfg.Init), obj.NumParams())
+		return fmt.Errorf("%s: initial model has %d parameters, want %d", name, len(cfg.Init), obj.NumParams())
 	}
 	return nil
 }
@@ -283,7 +283,7 @@ func runDPLocalSGD(ctx context.Context, obj pairwise.Objective, cfg pairwise.Run
 		return nil, err
 	}
 	if cfg.Steps != 0 || cfg.Passes != 0 {
-		return nil, fmt.Errorf("pairwise: %s: the phase lengths ⌈n_k·log(4/δ)⌉ are fixed by [Y21a] Alg 3 and enter σ_k; --steps/--passes do not apply", name)
+		return nil, fmt.Errorf("%s: the phase lengths ⌈n_k·log(4/δ)⌉ are fixed by [Y21a] Alg 3 and enter σ_k; --steps/--passes do not apply", name)
 	}
 	eps, delta := cfg.Privacy.Epsilon, cfg.Privacy.Delta
 	n, p := obj.Data().N, obj.NumParams()
@@ -299,10 +299,10 @@ func runDPLocalSGD(ctx context.Context, obj pairwise.Objective, cfg pairwise.Run
 		notes = append(notes, fmt.Sprintf("η = %g given (overrides the Thm 10 default %.6g)", eta, LocalSGDBaseEta(n, p, D, G, eps, delta)))
 	}
 	if !(eta > 0) || math.IsInf(eta, 0) {
-		return nil, fmt.Errorf("pairwise: %s: step size η = %v is not finite and > 0", name, eta)
+		return nil, fmt.Errorf("%s: step size η = %v is not finite and > 0", name, eta)
 	}
 	if eta > 2/L {
-		return nil, fmt.Errorf("pairwise: %s needs η ≤ 2/L ([Y21a] Thm 10; the stability bound behind σ_k needs it), but η = %g > 2/L = %g for L = %g: give a smaller --eta", name, eta, 2/L, L)
+		return nil, fmt.Errorf("%s needs η ≤ 2/L ([Y21a] Thm 10; the stability bound behind σ_k needs it), but η = %g > 2/L = %g for L = %g: give a smaller --eta", name, eta, 2/L, L)
 	}
 	notes = append(notes, fmt.Sprintf("Thm 10 condition η ≤ 2/L holds: %g ≤ %g", eta, 2/L))
 
@@ -428,7 +428,7 @@ func runDPSGDOutput(ctx context.Context, obj pairwise.Objective, cfg pairwise.Ru
 		notes = append(notes, fmt.Sprintf("T = n² = %d ([Y21b] Thm 5, Cor. 2/4)", T))
 	}
 	if T < n {
-		return nil, fmt.Errorf("pairwise: %s needs T ≥ n (the proof of [Y21b] Thm 4 uses it in eq. (9)), got T = %d < n = %d", name, T, n)
+		return nil, fmt.Errorf("%s needs T ≥ n (the proof of [Y21b] Thm 4 uses it in eq. (9)), got T = %d < n = %d", name, T, n)
 	}
 	eta := cfg.Eta
 	if eta == 0 {
@@ -601,7 +601,7 @@ func calibrateLocalSGDPhases(obj pairwise.Objective, priv *pairwise.Privacy, rep
 		}
 	}
 	if bestF == 0 {
-		return nil, fmt.Errorf("pairwise: %s: no failure probability leaves room for the noise at δ = %g", localSGDAlg.Name, delta)
+		return nil, fmt.Errorf("%s: no failure probability leaves room for the noise at δ = %g", localSGDAlg.Name, delta)
 	}
 	fail := delta / bestF
 	d := make([]float64, m)
