@@ -145,7 +145,7 @@ func TestCoordinatorFedDPGDGrad(t *testing.T) {
 		t.Fatalf("privacy %+v", p)
 	}
 	for _, sp := range p {
-		// The sites calibrate to the proven 2Γ/n (pairwise.DPGDGradSiteSensitivity).
+		// The sites calibrate to the proven 2Γ/n (dpalgo.DPGDGradSiteSensitivity).
 		sens := dpalgo.DPGDGradSiteSensitivity(loss, 1, 1, sp.Records)
 		rels := make([]dp.Release, len(sp.Sigmas))
 		for i, s := range sp.Sigmas {

@@ -18,10 +18,10 @@ import (
 //
 // Phase t (of T) broadcasts θ_{t−1}; each site releases its full pairwise
 // gradient on all its records plus N(0, σ_s² I), σ_s =
-// 8G√(T log(1/δ))/(n_s ε) (pairwise.DPGDGradRound; SiteUpdate.Model
+// 8G√(T log(1/δ))/(n_s ε) (dpalgo.DPGDGradRound; SiteUpdate.Model
 // carries that noisy gradient, not a model). The coordinator combines the
 // gradients weighted by n_s into ḡ and steps θ_t = Π_C(θ_{t−1} − ηḡ) with
-// η = 1/L (pairwise.FedGradStep); the output is θ_T, projected.
+// η = 1/L (dpalgo.FedGradStep); the output is θ_T, projected.
 //
 // Privacy: a site's T releases are adaptive Gaussian releases of ℓ2
 // sensitivity 4G/n_s on the same records and compose sequentially, which
@@ -82,7 +82,7 @@ func fedGradProps(s *Spec) (pairwise.Props, error) {
 // Plan: T full-gradient rounds on every site's whole data; T =
 // ⌈ln(n ε/√p)⌉ at the smallest site ([K22] Remark 2) unless given; η =
 // 1/L unless given; every site's releases have the proven sensitivity
-// 2Γ/n_s (pairwise.DPGDGradSiteSensitivity; [K22] argues 4G/n_s).
+// 2Γ/n_s (dpalgo.DPGDGradSiteSensitivity; [K22] argues 4G/n_s).
 func (fedDPGDGrad) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 	nMin, _ := sizes(sites)
 	if nMin < 2 {
@@ -127,7 +127,7 @@ func (fedDPGDGrad) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 // gradPlanCertificate is the certificate of a site's T rounds under the
 // exact calibration, computed as the site does (dp.CalibrateGaussian of
 // T releases of sensitivity sens, p noised coordinates each: the plan of
-// pairwise.DPGDGradRound); ok is false when it cannot be stated.
+// dpalgo.DPGDGradRound); ok is false when it cannot be stated.
 func gradPlanCertificate(sens float64, T, p int, eps, delta float64) (Guarantee, bool) {
 	ss := make([]float64, T)
 	for i := range ss {
@@ -141,7 +141,7 @@ func gradPlanCertificate(sens float64, T, p int, eps, delta float64) (Guarantee,
 }
 
 // gradPaperCertificate certifies a site's T rounds with [K22]'s printed σ
-// and the proven sensitivity (the plan of pairwise.DPGDGradRound under
+// and the proven sensitivity (the plan of dpalgo.DPGDGradRound under
 // --calibration paper), or refuses, naming the certified ε.
 func gradPaperCertificate(sens, sigma float64, T, p int, eps, delta float64) (Guarantee, error) {
 	ss, sg := make([]float64, T), make([]float64, T)

@@ -14,12 +14,12 @@ import (
 // 2021, Alg 3 (Thm 10), run per site.
 //
 // Every site splits its records into K = ⌈log₂ n_min⌉ disjoint halving
-// subsets (pairwise.LocalSGDPartition: independent of the data). Phase k
+// subsets (dpalgo.LocalSGDPartition: independent of the data). Phase k
 // broadcasts a model; every site runs phase k of Alg 3 on its k-th subset
 // from it (T_k = ⌈n_k log(4/δ)⌉ sgd-prev steps of size η_k = 4^{−k}η) and
 // releases the phase average plus Gaussian noise
 // σ_k = 12Gη_k log(4/δ)√(2 log(2.5/δ))/ε (Alg 3 line 6,
-// pairwise.LocalSGDPhase). The coordinator combines the releases weighted
+// dpalgo.LocalSGDPhase). The coordinator combines the releases weighted
 // by subset size; that is the next phase's start and, after phase K, the
 // output.
 //

@@ -74,7 +74,7 @@ func SumReleases(a Algorithm, phases, phase int) int {
 
 // ---- fed-dp-gd-grad ([K22] Alg 1 across sites) ----
 //
-// Round t: site s's vector is n_s·∇L(θ_{t−1}; D_s) (pairwise.DPGDGradSum:
+// Round t: site s's vector is n_s·∇L(θ_{t−1}; D_s) (dpalgo.DPGDGradSum:
 // the gradient it would release, before noise, times its public record
 // count), of sensitivity 2Γ at every site (n_s times the proven 2Γ/n_s),
 // norm ≤ n_s·G' with G' the objective's Lipschitz constant (the gradient
@@ -103,7 +103,7 @@ func (fedDPGDGrad) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64
 	return params, clip, min(sens, 2*clip), nil
 }
 
-// SiteSumShape: the gradient's length and 2Γ (pairwise.DPGDGradSiteSensitivity
+// SiteSumShape: the gradient's length and 2Γ (dpalgo.DPGDGradSiteSensitivity
 // with n = 1: n_s times the proven 2Γ/n_s) at the announced loss, R and
 // B — the numbers the site's own objective is built with.
 func (fedDPGDGrad) SiteSumShape(job *protocol.JobAnnounce, _ int) (int, float64, error) {
@@ -145,13 +145,13 @@ func (c dpGDGradCombiner) CombineSum(model, sum []float64, included []SiteInfo, 
 // ---- parallel phases: fed-dp-local-sgd ([Y21a] Alg 3) and fed-dpegd ([X21] Alg 3) ----
 //
 // Phase k: site s runs phase k of the algorithm on its k-th subset as
-// without secure aggregation (pairwise.LocalSGDPhaseAverage,
-// pairwise.DPEGDEpochAverage: the same steps) from the broadcast model w,
+// without secure aggregation (dpalgo.LocalSGDPhaseAverage,
+// dpalgo.DPEGDEpochAverage: the same steps) from the broadcast model w,
 // and its vector is (w̄_{s,k} − w)/Δ_{s,k}: the phase average's move from
 // the start, scaled by its own proven sensitivity Δ_{s,k} — [Y21a]'s
 // stability bound min{2B, 2c_k·η_k·Γ} at failure probability δ_f
-// (pairwise.LocalSGDPhaseSensitivity), or [X21]'s min{η_kΓ(n_k+1)/n_k, 2B}
-// (pairwise.DPEGDEpochSensitivity, probability 1) — so that every site's
+// (dpalgo.LocalSGDPhaseSensitivity), or [X21]'s min{η_kΓ(n_k+1)/n_k, 2B}
+// (dpalgo.DPEGDEpochSensitivity, probability 1) — so that every site's
 // vector has sensitivity 1 (the DDG's Δ) and the common noise is what
 // each site needs, whatever its size. Δ_{s,k} depends only on public
 // numbers (n_s, k, the job's η, δ, R, B, λ and loss), so the coordinator
@@ -164,7 +164,7 @@ func (c dpGDGradCombiner) CombineSum(model, sum []float64, included []SiteInfo, 
 // projects it onto W as the plain path's releases are (fed-dp-local-sgd
 // always, fed-dpegd for a metric): post-processing. Clip: ‖w̄ − w‖ ≤
 // M_{s,k} = min{2B, T_k·η_k·G'} (T_k steps of length ≤ η_k·G';
-// pairwise.LocalSGDPhaseMove, DPEGDEpochMove), so c = max_{s,k}
+// dpalgo.LocalSGDPhaseMove, DPEGDEpochMove), so c = max_{s,k}
 // M_{s,k}/Δ_{s,k} never binds (were it to, by rounding, clipping is a
 // projection: the sensitivity still holds). Centering matters: the
 // uncentered B/Δ_{s,k} grows as 4^k and would inflate the DDG's

@@ -141,8 +141,8 @@ type PhaseNoise struct {
 }
 
 // ProbePhase runs phase k of fed-dp-local-sgd at every site from start,
-// as the workers do (each site's K halving subsets of pairwise.LocalSGDPartition,
-// pairwise.LocalSGDPhase), once with seeded noise and once without noise
+// as the workers do (each site's K halving subsets of dpalgo.LocalSGDPartition,
+// dpalgo.LocalSGDPhase), once with seeded noise and once without noise
 // from identical sampling draws, and measures the noise left in the
 // coordinator's weighted average. job must be validated and have Eta and
 // Delta set; K is the job's number of phases (⌈log₂ n_min⌉).
