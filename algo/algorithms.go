@@ -109,7 +109,7 @@ func runSGDPrev(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunCon
 func runOGDPrev(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
 	n := obj.Data().N
 	if n < 2 {
-		return nil, fmt.Errorf("pairwise: ogd-prev needs at least 2 records")
+		return nil, fmt.Errorf("ogd-prev needs at least 2 records")
 	}
 	cfg.Steps = n - 1
 	return pairwise.RunPairSGD(ctx, obj, cfg, rng, &pairwise.Stream{N: n}, n-1, pairwise.ScaledConstant)
@@ -120,7 +120,7 @@ func runOGDPrev(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunCon
 func runSGDPair(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
 	n := obj.Data().N
 	if n < 2 {
-		return nil, fmt.Errorf("pairwise: sgd-pair needs at least 2 records")
+		return nil, fmt.Errorf("sgd-pair needs at least 2 records")
 	}
 	return pairwise.RunPairSGD(ctx, obj, cfg, rng, pairwise.UniformPair{N: n}, cfg.TotalSteps(n, sgdPairPasses), pairwise.ScaledConstant)
 }
@@ -201,11 +201,11 @@ func runSGDAllPrev(ctx context.Context, obj pairwise.Objective, cfg pairwise.Run
 func runGIGA(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
 	alpha := obj.Lambda()
 	if !(alpha > 0) {
-		return nil, fmt.Errorf("pairwise: giga needs an α-strongly convex loss: set --lambda > 0 (the [H20] experiments use λ = 1e-3)")
+		return nil, fmt.Errorf("giga needs an α-strongly convex loss: set --lambda > 0 (the [H20] experiments use λ = 1e-3)")
 	}
 	n := obj.Data().N
 	if n < 3 {
-		return nil, fmt.Errorf("pairwise: giga needs at least 3 records")
+		return nil, fmt.Errorf("giga needs at least 3 records")
 	}
 	p := obj.NumParams()
 	w := make([]float64, p)

@@ -84,17 +84,17 @@ func baselineSetup(name string, obj pairwise.Objective, cfg *pairwise.RunConfig,
 		return 0, "", err
 	}
 	if obj.Data().N < 2 {
-		return 0, "", fmt.Errorf("pairwise: %s needs at least 2 records", name)
+		return 0, "", fmt.Errorf("%s needs at least 2 records", name)
 	}
 	if cfg.Init != nil && len(cfg.Init) != obj.NumParams() {
-		return 0, "", fmt.Errorf("pairwise: %s: initial model has %d parameters, want %d", name, len(cfg.Init), obj.NumParams())
+		return 0, "", fmt.Errorf("%s: initial model has %d parameters, want %d", name, len(cfg.Init), obj.NumParams())
 	}
 	if len(cfg.Checkpoints) > 0 && cfg.OnCheckpoint == nil {
-		return 0, "", fmt.Errorf("pairwise: %s: checkpoints %v given without OnCheckpoint", name, cfg.Checkpoints)
+		return 0, "", fmt.Errorf("%s: checkpoints %v given without OnCheckpoint", name, cfg.Checkpoints)
 	}
 	for k := 1; k < len(cfg.Checkpoints); k++ {
 		if cfg.Checkpoints[k] < cfg.Checkpoints[k-1] {
-			return 0, "", fmt.Errorf("pairwise: %s: checkpoints must be non-decreasing, got %v", name, cfg.Checkpoints)
+			return 0, "", fmt.Errorf("%s: checkpoints must be non-decreasing, got %v", name, cfg.Checkpoints)
 		}
 	}
 	sched := def
@@ -108,7 +108,7 @@ func baselineSetup(name string, obj pairwise.Objective, cfg *pairwise.RunConfig,
 func bufferSize(name, field string, v, def int) (int, error) {
 	switch {
 	case v < 0:
-		return 0, fmt.Errorf("pairwise: %s: %s buffer size %d must be ≥ 0 (0 means %d)", name, field, v, def)
+		return 0, fmt.Errorf("%s: %s buffer size %d must be ≥ 0 (0 means %d)", name, field, v, def)
 	case v == 0:
 		return def, nil
 	}
@@ -454,7 +454,7 @@ func runSPAUC(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfi
 		}
 	}
 	if nPos == 0 || nNeg == 0 {
-		return nil, fmt.Errorf("pairwise: spauc needs both classes in the training sample (%d positive, %d negative)", nPos, nNeg)
+		return nil, fmt.Errorf("spauc needs both classes in the training sample (%d positive, %d negative)", nPos, nNeg)
 	}
 	pairwise.Scale(1/float64(nPos), mPos)
 	pairwise.Scale(1/float64(nNeg), mNeg)

@@ -122,7 +122,7 @@ type FedSpec struct {
 	// Confidence of each view's lower bound (default 0.95).
 	Confidence float64
 	// Tamper replays a coordinator's tampered announcement (only
-	// TamperSensitivity, with SecureAggregation; see tamper.go).
+	// TamperSensitivity, with SecureAggregation; see federated_secagg.go).
 	Tamper string
 }
 

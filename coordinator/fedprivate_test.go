@@ -145,8 +145,8 @@ func TestCoordinatorFedDPGDGrad(t *testing.T) {
 		t.Fatalf("privacy %+v", p)
 	}
 	for _, sp := range p {
-		// The sites calibrate to the proven 2Γ/n (pairwise.K22FedSensitivity).
-		sens := dpalgo.K22FedSensitivity(loss, 1, 1, sp.Records)
+		// The sites calibrate to the proven 2Γ/n (dpalgo.DPGDGradSiteSensitivity).
+		sens := dpalgo.DPGDGradSiteSensitivity(loss, 1, 1, sp.Records)
 		rels := make([]dp.Release, len(sp.Sigmas))
 		for i, s := range sp.Sigmas {
 			rels[i] = dp.Release{Mechanism: dp.MechanismGaussian, Sensitivity: sens, Sigma: s}

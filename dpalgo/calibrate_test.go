@@ -369,7 +369,7 @@ func TestCalibrationRegistryTable(t *testing.T) {
 		for _, dl := range deltas {
 			for _, eps := range epsilons {
 				for _, cal := range []pairwise.Calibration{pairwise.CalibrationExact, pairwise.CalibrationPaper} {
-					rec := &x21RecNoise{secure: true}
+					rec := &recNoise{secure: true}
 					cfg := pairwise.RunConfig{Privacy: &pairwise.Privacy{Epsilon: eps, Delta: dl, FeatureRadius: 0.1, Noise: rec, Calibration: cal}}
 					if a.Name == "dp-sgd-output" {
 						cfg.Steps = 4 * n
@@ -428,9 +428,9 @@ func TestCalibrationRegistryTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, eps := range epsilons {
-		priv := &pairwise.Privacy{Epsilon: eps, Delta: delta, FeatureRadius: 0.1, Noise: &x21RecNoise{secure: true}}
+		priv := &pairwise.Privacy{Epsilon: eps, Delta: delta, FeatureRadius: 0.1, Noise: &recNoise{secure: true}}
 		start := make([]float64, d)
-		part, _ := Y21aPartition(n, Y21aPhases(n), rand.New(rand.NewPCG(1, 1)))
+		part, _ := LocalSGDPartition(n, LocalSGDPhases(n), rand.New(rand.NewPCG(1, 1)))
 		for k := range part {
 			r, err := LocalSGDPhase(context.Background(), obj, start, part[k], k+1, 0.1, priv, rand.New(rand.NewPCG(2, 2)))
 			if err != nil || !(r.CertifiedEpsilon <= eps && r.CertifiedDelta <= delta) || !(r.Sigma <= r.PaperSigma || r.Sigma < 1e-300) {

@@ -40,10 +40,10 @@ func DPEGDPhases(n int) int {
 // smallest site; D_k is then larger) but not larger.
 func DPEGDPartition(n, k int, rng *rand.Rand) ([][]int, error) {
 	if k < 1 {
-		return nil, fmt.Errorf("pairwise: [X21] Alg 3 needs k ≥ 1 epochs, got %d", k)
+		return nil, fmt.Errorf("dpalgo: [X21] Alg 3 needs k ≥ 1 epochs, got %d", k)
 	}
 	if k > DPEGDPhases(n) {
-		return nil, fmt.Errorf("pairwise: %d records cannot hold k = %d DPEGD epochs: k ≤ ⌊log₂ n⌋ = %d", n, k, DPEGDPhases(n))
+		return nil, fmt.Errorf("dpalgo: %d records cannot hold k = %d DPEGD epochs: k ≤ ⌊log₂ n⌋ = %d", n, k, DPEGDPhases(n))
 	}
 	perm := rng.Perm(n)
 	out := make([][]int, k)
@@ -161,7 +161,7 @@ func DPEGDPlanCheck(obj pairwise.Objective, eta float64, sizes []int, priv *pair
 			return 0, 0, err
 		}
 		if n < 1 {
-			return 0, 0, fmt.Errorf("pairwise: epoch %d has an empty subset", i+1)
+			return 0, 0, fmt.Errorf("dpalgo: epoch %d has an empty subset", i+1)
 		}
 		if _, _, err := dpegdEpochNoise(a, obj, priv, rep, props.Lipschitz, eta, i+1, n); err != nil {
 			return 0, 0, fmt.Errorf("epoch %d of %d: %w", i+1, len(sizes), err)
@@ -215,19 +215,19 @@ func dpegdEpochCheck(obj pairwise.Objective, props pairwise.Props, start []float
 	p, n := obj.NumParams(), obj.Data().N
 	switch {
 	case len(start) != p:
-		return fmt.Errorf("pairwise: epoch %d: start has %d parameters, want %d", i, len(start), p)
+		return fmt.Errorf("dpalgo: epoch %d: start has %d parameters, want %d", i, len(start), p)
 	case i < 1:
-		return fmt.Errorf("pairwise: epoch i = %d must be ≥ 1", i)
+		return fmt.Errorf("dpalgo: epoch i = %d must be ≥ 1", i)
 	case len(idx) == 0:
-		return fmt.Errorf("pairwise: epoch %d has an empty subset", i)
+		return fmt.Errorf("dpalgo: epoch %d has an empty subset", i)
 	case !(eta > 0) || math.IsInf(eta, 0):
-		return fmt.Errorf("pairwise: step size η = %v is not finite and > 0", eta)
+		return fmt.Errorf("dpalgo: step size η = %v is not finite and > 0", eta)
 	case eta > 2/props.Smooth:
-		return fmt.Errorf("pairwise: dpegd needs η ≤ 2/L ([X21] Lemma 7), but η = %g > 2/L = %g", eta, 2/props.Smooth)
+		return fmt.Errorf("dpegd needs η ≤ 2/L ([X21] Lemma 7), but η = %g > 2/L = %g", eta, 2/props.Smooth)
 	}
 	for _, j := range idx {
 		if j < 0 || j >= n {
-			return fmt.Errorf("pairwise: epoch %d: index %d outside [0, %d)", i, j, n)
+			return fmt.Errorf("dpalgo: epoch %d: index %d outside [0, %d)", i, j, n)
 		}
 	}
 	return nil

@@ -14,13 +14,13 @@ import (
 // for bit: the federated epoch is exactly the body of [X21] Alg 3's loop.
 func TestDPEGDEpochsMatchRunDPEGD(t *testing.T) {
 	for _, n := range []int{32, 45} {
-		ds := x21Scaled(n, 3, 0.3, 7)
+		ds := scaledToyAUC(n, 3, 0.3, 7)
 		obj, err := pairwise.NewObjective(ds, pairwise.ObjectiveConfig{Loss: pairwise.AUCLogistic{}, Radius: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		const eps, delta, eta = 1.0, 1e-3, 0.2
-		noise := func() *x21RecNoise { return &x21RecNoise{rng: rand.New(rand.NewPCG(5, 6))} }
+		noise := func() *recNoise { return &recNoise{rng: rand.New(rand.NewPCG(5, 6))} }
 		a, _ := pairwise.Lookup("dpegd")
 		whole, err := a.Run(context.Background(), obj, pairwise.RunConfig{Eta: eta, Privacy: &pairwise.Privacy{Epsilon: eps, Delta: delta, FeatureRadius: 1, Noise: noise()}}, rand.New(rand.NewPCG(1, 2)))
 		if err != nil {

@@ -14,7 +14,7 @@ import (
 //
 //	g_s = ∇L(θ_{t−1}; D_s) + b_s,  b_s ~ N(0, σ_s² I_p),
 //	σ_s: calibrated exactly for T releases of sensitivity 2Γ/n_s
-//	     (k22Calibrate; [K22] Thm 1 prints 8·G·√(T·log(1/δ))/(n_s·ε)),
+//	     (calibrateGradReleases; [K22] Thm 1 prints 8·G·√(T·log(1/δ))/(n_s·ε)),
 //
 // (DPGDGradRound: the body of runDPGDGrad's loop up to the noise); the
 // coordinator averages the g_s weighted by n_s and steps
@@ -26,25 +26,25 @@ import (
 // model of a round does not depend on site s's records except through its
 // own earlier releases (adaptive composition).
 
-// K22FedProps returns the constants (G, L, α, bound) of the linear AUC
+// FedGradProps returns the constants (G, L, α, bound) of the linear AUC
 // objective of loss with (λ/2)‖w‖² over the ℓ2 ball of radius B for records
 // of norm ≤ R — what a site's objective reports (Objective.Props(R)). The
 // coordinator, which holds no data, takes η = 1/L and the per-site
 // sensitivity 4G/n_s from it.
-func K22FedProps(loss pairwise.Loss, R, B, lambda float64) pairwise.Props {
+func FedGradProps(loss pairwise.Loss, R, B, lambda float64) pairwise.Props {
 	return pairwise.RegularizedProps(loss.Props(R, B), lambda, B)
 }
 
-// K22Sensitivity is the ℓ2 sensitivity 4G/n of the full pairwise gradient
+// DPGDGradPaperSensitivity is the ℓ2 sensitivity 4G/n of the full pairwise gradient
 // of n records under replace-one neighbours as [K22] Thm 1 argues it (each
 // pair gradient changes by ≤ 2G).
-func K22Sensitivity(G float64, n int) float64 { return 4 * G / float64(n) }
+func DPGDGradPaperSensitivity(G float64, n int) float64 { return 4 * G / float64(n) }
 
-// K22FedSensitivity is the sensitivity a fed-dp-gd-grad site calibrates
+// DPGDGradSiteSensitivity is the sensitivity a fed-dp-gd-grad site calibrates
 // to (DPGDGradRound): 2Γ/n for the linear AUC loss at feature radius R
 // and parameter radius B (pairGradGap; Γ = G for logistic and hinge). The
 // coordinator composes a site's σ's with it.
-func K22FedSensitivity(loss pairwise.Loss, R, B float64, n int) float64 {
+func DPGDGradSiteSensitivity(loss pairwise.Loss, R, B float64, n int) float64 {
 	gamma, _ := lossPairGradGap(loss, R, B, false)
 	return 2 * gamma / float64(n)
 }
@@ -53,7 +53,7 @@ func K22FedSensitivity(loss pairwise.Loss, R, B float64, n int) float64 {
 type GradRound struct {
 	// Grad is ∇L(θ; D) + b (+ λθ when λ > 0), a fresh slice.
 	Grad []float64
-	// Sigma is σ for this site's n and the job's T (k22Calibrate);
+	// Sigma is σ for this site's n and the job's T (calibrateGradReleases);
 	// Sensitivity is the proven 2Γ/n it is calibrated to.
 	Sigma, Sensitivity float64
 	// G and L are the objective's constants at R.
@@ -76,18 +76,18 @@ type GradRound struct {
 // loss), n ≥ 2, T ≥ 1, a model of the objective's size and a live ctx.
 func dpgdGradCheck(ctx context.Context, obj pairwise.Objective, w []float64, T int, priv *pairwise.Privacy) (pairwise.Props, *pairwise.PrivacyReport, error) {
 	cfg := pairwise.RunConfig{Privacy: priv}
-	props, rep, err := pairwise.PrivateSetup(k22Alg1, obj, &cfg)
+	props, rep, err := pairwise.PrivateSetup(gradPertAlg, obj, &cfg)
 	if err != nil {
 		return pairwise.Props{}, nil, err
 	}
 	n, p := obj.Data().N, obj.NumParams()
 	switch {
 	case n < 2:
-		return pairwise.Props{}, nil, fmt.Errorf("pairwise: %s needs at least 2 records (a pair), this site has %d", k22Alg1.Name, n)
+		return pairwise.Props{}, nil, fmt.Errorf("%s needs at least 2 records (a pair), this site has %d", gradPertAlg.Name, n)
 	case T < 1:
-		return pairwise.Props{}, nil, fmt.Errorf("pairwise: %s needs T ≥ 1 iterations, got %d", k22Alg1.Name, T)
+		return pairwise.Props{}, nil, fmt.Errorf("%s needs T ≥ 1 iterations, got %d", gradPertAlg.Name, T)
 	case len(w) != p:
-		return pairwise.Props{}, nil, fmt.Errorf("pairwise: %s: model has %d parameters, want %d", k22Alg1.Name, len(w), p)
+		return pairwise.Props{}, nil, fmt.Errorf("%s: model has %d parameters, want %d", gradPertAlg.Name, len(w), p)
 	}
 	return props, rep, ctx.Err()
 }
@@ -96,7 +96,7 @@ func dpgdGradCheck(ctx context.Context, obj pairwise.Objective, w []float64, T i
 // w (not modified; the gradient is taken at w's projection onto C, which is
 // w for a model the coordinator projected) for a run of T iterations on
 // all of obj's records: FullGradient(obj, w) + N(0, σ² I_p) with σ from
-// k22Calibrate (as single-site dp-gd-grad: exact by default, K22Sigma under
+// calibrateGradReleases (as single-site dp-gd-grad: exact by default, DPGDGradPaperSigma under
 // --calibration paper). It repeats runDPGDGrad's checks (PrivateSetup: ε,
 // δ > 0, ‖x‖ ≤ R, G-Lipschitz and L-smooth loss; n ≥ 2) before any
 // data-dependent computation. The release is one of T adaptive Gaussian
@@ -110,9 +110,9 @@ func DPGDGradRound(ctx context.Context, obj pairwise.Objective, w []float64, T i
 	n, p := obj.Data().N, obj.NumParams()
 	G, L := props.Lipschitz, props.Smooth
 	// σ for this site's n and the job's T, chosen before the data is read:
-	// the same calibration as single-site dp-gd-grad (k22Calibrate: Δ = 2Γ/n
+	// the same calibration as single-site dp-gd-grad (calibrateGradReleases: Δ = 2Γ/n
 	// per round, exact GDP composition of the T rounds).
-	sigma, err := k22Calibrate(obj, priv, rep, T)
+	sigma, err := calibrateGradReleases(obj, priv, rep, T)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 
 // TestLocalSGDPhaseMatchesAlg3 checks the single-phase entry point against
 // the whole-run implementation: K phases of LocalSGDPhase on the subsets of
-// Y21aPartition, each started from the previous release, reproduce
+// LocalSGDPartition, each started from the previous release, reproduce
 // dp-local-sgd exactly (same rng draws, same noise calls).
 func TestLocalSGDPhaseMatchesAlg3(t *testing.T) {
 	for _, n := range []int{64, 100} {
@@ -30,8 +30,8 @@ func TestLocalSGDPhaseMatchesAlg3(t *testing.T) {
 		}
 		rng := rand.New(rand.NewPCG(5, 6))
 		noise := newYKNoise(3, true)
-		K := Y21aPhases(n)
-		parts, err := Y21aPartition(n, K, rng)
+		K := LocalSGDPhases(n)
+		parts, err := LocalSGDPartition(n, K, rng)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,9 +58,9 @@ func TestLocalSGDPhaseMatchesAlg3(t *testing.T) {
 	}
 }
 
-func TestY21aPartition(t *testing.T) {
+func TestLocalSGDPartition(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	parts, err := Y21aPartition(1000, 4, rng) // a site larger than n_min
+	parts, err := LocalSGDPartition(1000, 4, rng) // a site larger than n_min
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,11 +76,11 @@ func TestY21aPartition(t *testing.T) {
 			seen[i] = true
 		}
 	}
-	if _, err := Y21aPartition(5, 4, rng); err == nil || !strings.Contains(err.Error(), "cannot hold") {
+	if _, err := LocalSGDPartition(5, 4, rng); err == nil || !strings.Contains(err.Error(), "cannot hold") {
 		t.Errorf("K too large for n: err = %v", err)
 	}
-	if Y21aPhases(614) != 10 || Y21aPhases(2) != 1 || Y21aPhases(1024) != 10 {
-		t.Error("Y21aPhases")
+	if LocalSGDPhases(614) != 10 || LocalSGDPhases(2) != 1 || LocalSGDPhases(1024) != 10 {
+		t.Error("LocalSGDPhases")
 	}
 }
 

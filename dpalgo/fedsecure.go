@@ -20,7 +20,7 @@ import (
 // DPGDGradSum returns n·∇L(θ; D) (+ n·λθ when λ > 0): the full pairwise
 // gradient of DPGDGradRound at w, before noise, times this site's n. Its
 // ℓ2 sensitivity under replace-one neighbours is 2Γ (n times
-// DPGDGradRound's proven 2Γ/n; K22FedSensitivity with n = 1), the same at
+// DPGDGradRound's proven 2Γ/n; DPGDGradSiteSensitivity with n = 1), the same at
 // every site, so that a sum over sites has one sensitivity.
 func DPGDGradSum(ctx context.Context, obj pairwise.Objective, w []float64, T int, priv *pairwise.Privacy) ([]float64, error) {
 	if _, _, err := dpgdGradCheck(ctx, obj, w, T, priv); err != nil {
@@ -35,24 +35,24 @@ func DPGDGradSum(ctx context.Context, obj pairwise.Objective, w []float64, T int
 	return g, nil
 }
 
-// Y21aPhaseSensitivity is Δ_k of phase k of [Y21a] Alg 3 at a site of n
+// LocalSGDPhaseSensitivity is Δ_k of phase k of [Y21a] Alg 3 at a site of n
 // records (subset n_k = max(⌊n/2^k⌋, 1), T_k = ⌈n_k·log(4/δ)⌉ steps of
 // η_k = 4^{−k}·η) for the loss at feature radius R over a parameter set of
 // radius B: Δ_k = min{2B, 2c_k·η_k·Γ}, c_k the exact Binomial(T_k+1, 1/n_k)
-// quantile at failure probability fail — y21aCalibrate's bound (the
+// quantile at failure probability fail — calibrateLocalSGDPhases's bound (the
 // stability of the phase average outside an event of probability fail,
 // capped by the diameter 2B ≥ the set's diameter). Public numbers only:
 // the coordinator computes every site's Δ_k from its record count.
-func Y21aPhaseSensitivity(loss pairwise.Loss, R, B, eta, delta, fail float64, n, k int) (float64, error) {
+func LocalSGDPhaseSensitivity(loss pairwise.Loss, R, B, eta, delta, fail float64, n, k int) (float64, error) {
 	switch {
-	case n < 2 || k < 1 || k > Y21aPhases(n):
-		return 0, fmt.Errorf("pairwise: phase %d of [Y21a] Alg 3 at a site of %d records does not exist", k, n)
+	case n < 2 || k < 1 || k > LocalSGDPhases(n):
+		return 0, fmt.Errorf("dpalgo: phase %d of [Y21a] Alg 3 at a site of %d records does not exist", k, n)
 	case !(eta > 0) || math.IsInf(eta, 0):
-		return 0, fmt.Errorf("pairwise: step size η = %v is not finite and > 0", eta)
+		return 0, fmt.Errorf("dpalgo: step size η = %v is not finite and > 0", eta)
 	case !(delta > 0 && delta < 1) || !(fail > 0 && fail < delta):
-		return 0, fmt.Errorf("pairwise: [Y21a] phase sensitivity needs 0 < fail = %v < δ = %v < 1", fail, delta)
+		return 0, fmt.Errorf("dpalgo: [Y21a] phase sensitivity needs 0 < fail = %v < δ = %v < 1", fail, delta)
 	case !(B > 0) || math.IsInf(B, 0):
-		return 0, fmt.Errorf("pairwise: [Y21a] phase sensitivity needs a finite parameter radius B > 0, got %v", B)
+		return 0, fmt.Errorf("dpalgo: [Y21a] phase sensitivity needs a finite parameter radius B > 0, got %v", B)
 	}
 	gamma, _ := lossPairGradGap(loss, R, B, false)
 	nk := max(n>>k, 1)
@@ -65,15 +65,15 @@ func Y21aPhaseSensitivity(loss pairwise.Loss, R, B, eta, delta, fail float64, n,
 // LocalSGDPhaseAverage runs phase k of [Y21a] Alg 3 exactly as
 // LocalSGDPhase (same checks, steps and sampling) and returns the phase
 // average w̄_k before noise and projection: the value whose sensitivity
-// Y21aPhaseSensitivity bounds. start is not modified.
+// LocalSGDPhaseSensitivity bounds. start is not modified.
 func LocalSGDPhaseAverage(ctx context.Context, obj pairwise.Objective, start []float64, idx []int, k int, eta float64, priv *pairwise.Privacy, rng *rand.Rand) ([]float64, error) {
 	cfg := pairwise.RunConfig{Privacy: priv}
-	props, _, err := pairwise.PrivateSetup(y21aAlg3, obj, &cfg)
+	props, _, err := pairwise.PrivateSetup(localSGDAlg, obj, &cfg)
 	if err != nil {
 		return nil, err
 	}
 	if !(priv.Delta > 0) {
-		return nil, fmt.Errorf("pairwise: %s needs δ > 0", y21aAlg3.Name)
+		return nil, fmt.Errorf("%s needs δ > 0", localSGDAlg.Name)
 	}
 	if err := localSGDPhaseCheck(obj, props, start, idx, k, eta); err != nil {
 		return nil, err
@@ -82,14 +82,14 @@ func LocalSGDPhaseAverage(ctx context.Context, obj pairwise.Objective, start []f
 	return avg, err
 }
 
-// Y21aPhaseMove bounds ‖w̄_k − w₀‖, how far phase k's average moves from
+// LocalSGDPhaseMove bounds ‖w̄_k − w₀‖, how far phase k's average moves from
 // its (projected) start: each of the T_k steps moves the iterate by at
 // most η_k·G' (a projected step of a gradient of norm ≤ G', the
 // objective's Lipschitz constant with (λ/2)‖w‖²; projection onto a convex
 // set containing the iterate does not lengthen it), so every iterate and
 // their average lie within T_k·η_k·G' of w₀, and within the diameter 2B.
-// Public numbers only, as Y21aPhaseSensitivity.
-func Y21aPhaseMove(loss pairwise.Loss, R, B, lambda, eta, delta float64, n, k int) float64 {
+// Public numbers only, as LocalSGDPhaseSensitivity.
+func LocalSGDPhaseMove(loss pairwise.Loss, R, B, lambda, eta, delta float64, n, k int) float64 {
 	G := pairwise.RegularizedProps(loss.Props(R, B), lambda, B).Lipschitz
 	nk := max(n>>k, 1)
 	Tk := math.Ceil(float64(nk) * math.Log(4/delta))

@@ -17,7 +17,7 @@ import (
 // calibrate to; the move bounds hold.
 func TestFedSecureMatchesNoisyPhases(t *testing.T) {
 	const n, d, R, B, delta = 64, 3, 1.0, 1.0, 1e-3
-	ds := y21ToyData(n, d, 11)
+	ds := separableToyData(n, d, 11)
 	loss, err := pairwise.LossByName(pairwise.TaskAUC, "logistic")
 	if err != nil {
 		t.Fatal(err)
@@ -44,8 +44,8 @@ func TestFedSecureMatchesNoisyPhases(t *testing.T) {
 			t.Fatalf("DPGDGradSum %v, n·gradient %v", sum, gr.Grad)
 		}
 	}
-	if s := K22FedSensitivity(loss, R, B, 1); math.Abs(s-n*gr.Sensitivity) > 1e-12*s {
-		t.Errorf("K22FedSensitivity(n = 1) = %v, n·Δ = %v", s, n*gr.Sensitivity)
+	if s := DPGDGradSiteSensitivity(loss, R, B, 1); math.Abs(s-n*gr.Sensitivity) > 1e-12*s {
+		t.Errorf("DPGDGradSiteSensitivity(n = 1) = %v, n·Δ = %v", s, n*gr.Sensitivity)
 	}
 	// A model outside C (a hostile or buggy coordinator): the site takes
 	// its gradient at the model's projection, where Γ and G are proved;
@@ -70,8 +70,8 @@ func TestFedSecureMatchesNoisyPhases(t *testing.T) {
 	}
 
 	// [Y21a] Alg 3 phase k.
-	eta := Y21aDefaultEta(loss, n, d, R, B, 1, delta)
-	part, err := Y21aPartition(n, Y21aPhases(n), rand.New(rand.NewPCG(1, 2)))
+	eta := LocalSGDDefaultEta(loss, n, d, R, B, 1, delta)
+	part, err := LocalSGDPartition(n, LocalSGDPhases(n), rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,11 +87,11 @@ func TestFedSecureMatchesNoisyPhases(t *testing.T) {
 		if !slices.Equal(avg, res.W) {
 			t.Fatalf("phase %d: average %v, noise-free release %v", k, avg, res.W)
 		}
-		s, err := Y21aPhaseSensitivity(loss, R, B, eta, delta, res.FailureDelta, n, k)
+		s, err := LocalSGDPhaseSensitivity(loss, R, B, eta, delta, res.FailureDelta, n, k)
 		if err != nil || s != res.Sensitivity {
-			t.Errorf("phase %d: Y21aPhaseSensitivity = %v (%v), LocalSGDPhase's Δ_k = %v", k, s, err, res.Sensitivity)
+			t.Errorf("phase %d: LocalSGDPhaseSensitivity = %v (%v), LocalSGDPhase's Δ_k = %v", k, s, err, res.Sensitivity)
 		}
-		if m := Y21aPhaseMove(loss, R, B, 0, eta, delta, n, k); dist2(avg, start) > m {
+		if m := LocalSGDPhaseMove(loss, R, B, 0, eta, delta, n, k); dist2(avg, start) > m {
 			t.Errorf("phase %d: the average moved %v, bound %v", k, dist2(avg, start), m)
 		}
 	}

@@ -98,9 +98,9 @@ func SPAUCProductVector(ds *pairwise.Dataset, v []float64, C float64) ([]float64
 	d := ds.D
 	switch {
 	case len(v) != d:
-		return nil, fmt.Errorf("pairwise: spauc query has %d values, the data %d features", len(v), d)
+		return nil, fmt.Errorf("spauc query has %d values, the data %d features", len(v), d)
 	case !(C > 0) || math.IsInf(C, 0):
-		return nil, fmt.Errorf("pairwise: spauc clip level C = %v must be finite and > 0", C)
+		return nil, fmt.Errorf("spauc clip level C = %v must be finite and > 0", C)
 	}
 	out := make([]float64, SPAUCDim(d))
 	nv := pairwise.Norm2(v)
@@ -147,7 +147,7 @@ type SPAUCSolver struct {
 // sigma per coordinate in the product rounds to come.
 func NewSPAUCSolver(sum []float64, d int, n, R, kappa, sigma float64, rounds int) (*SPAUCSolver, error) {
 	if len(sum) != SPAUCDim(d) || !(n >= 2) || !(R > 0) || !(kappa > 0) || !(sigma >= 0) || rounds < 1 {
-		return nil, fmt.Errorf("pairwise: spauc solver: bad arguments (%d values for d = %d, n = %v, R = %v, κ = %v, σ = %v, %d rounds)", len(sum), d, n, R, kappa, sigma, rounds)
+		return nil, fmt.Errorf("spauc solver: bad arguments (%d values for d = %d, n = %v, R = %v, κ = %v, σ = %v, %d rounds)", len(sum), d, n, R, kappa, sigma, rounds)
 	}
 	st := &SSPStats{D: d, N: n, SumPos: make([]float64, d), SumNeg: make([]float64, d)}
 	SSPFromVector(st, sum, R)
@@ -177,7 +177,7 @@ func (s *SPAUCSolver) Query() []float64 { return append([]float64(nil), s.Dir...
 func (s *SPAUCSolver) Step(sum []float64) error {
 	d := s.D
 	if len(sum) != SPAUCDim(d) {
-		return fmt.Errorf("pairwise: spauc round vector has %d values, want %d", len(sum), SPAUCDim(d))
+		return fmt.Errorf("spauc round vector has %d values, want %d", len(sum), SPAUCDim(d))
 	}
 	p := s.Dir
 	np, nn := s.NPos, s.N-s.NPos
@@ -227,16 +227,16 @@ func (s *SPAUCSolver) State() []float64 {
 // SPAUCSolverFromState inverts State for a job of d features.
 func SPAUCSolverFromState(v []float64, d int) (*SPAUCSolver, error) {
 	if len(v) != 5*d+8 || v[0] != float64(d) {
-		return nil, fmt.Errorf("pairwise: spauc solver state of %d values for d = %d (want %d)", len(v), d, 5*d+8)
+		return nil, fmt.Errorf("spauc solver state of %d values for d = %d (want %d)", len(v), d, 5*d+8)
 	}
 	for _, x := range v {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, fmt.Errorf("pairwise: spauc solver state has a non-finite value")
+			return nil, fmt.Errorf("spauc solver state has a non-finite value")
 		}
 	}
 	s := &SPAUCSolver{D: d, N: v[1], NPos: v[2], R: v[3], Kappa: v[4], Lambda: v[5], Rounds: int(v[6]), Done: int(v[7])}
 	if !(s.N >= 2) || !(s.NPos >= 1 && s.NPos <= s.N-1) || !(s.R > 0) || !(s.Kappa > 0) || s.Rounds < 1 || s.Done < 0 || s.Done > s.Rounds {
-		return nil, fmt.Errorf("pairwise: spauc solver state is inconsistent")
+		return nil, fmt.Errorf("spauc solver state is inconsistent")
 	}
 	b := v[8:]
 	get := func(i int) []float64 { return append([]float64(nil), b[i*d:(i+1)*d]...) }

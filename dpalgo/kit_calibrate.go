@@ -15,19 +15,19 @@ import (
 func checkFixedKnobs(name string, cfg *pairwise.RunConfig, etaOK, stepsOK bool) error {
 	switch {
 	case len(cfg.Checkpoints) > 0 || cfg.OnCheckpoint != nil:
-		return fmt.Errorf("pairwise: %s: checkpoints would release un-noised intermediate models; a private algorithm returns only its final output", name)
+		return fmt.Errorf("%s: checkpoints would release un-noised intermediate models; a private algorithm returns only its final output", name)
 	case cfg.Schedule != "" && cfg.Schedule != pairwise.Constant:
-		return fmt.Errorf("pairwise: %s: the step sizes are fixed by the paper; --schedule %s does not apply", name, cfg.Schedule)
+		return fmt.Errorf("%s: the step sizes are fixed by the paper; --schedule %s does not apply", name, cfg.Schedule)
 	case cfg.Averaging != "" && cfg.Averaging != pairwise.AvgPaper:
-		return fmt.Errorf("pairwise: %s: the output is fixed by the paper; --averaging %s does not apply", name, cfg.Averaging)
+		return fmt.Errorf("%s: the output is fixed by the paper; --averaging %s does not apply", name, cfg.Averaging)
 	case cfg.Eta < 0 || math.IsNaN(cfg.Eta) || math.IsInf(cfg.Eta, 0):
-		return fmt.Errorf("pairwise: %s: step size η = %v must be finite and > 0 (0 = the theorem's default)", name, cfg.Eta)
+		return fmt.Errorf("%s: step size η = %v must be finite and > 0 (0 = the theorem's default)", name, cfg.Eta)
 	case cfg.Steps < 0:
-		return fmt.Errorf("pairwise: %s: steps = %d must be ≥ 0 (0 = the theorem's default)", name, cfg.Steps)
+		return fmt.Errorf("%s: steps = %d must be ≥ 0 (0 = the theorem's default)", name, cfg.Steps)
 	case !etaOK && cfg.Eta != 0:
-		return fmt.Errorf("pairwise: %s: the step sizes are fixed by the paper's privacy proof; --eta does not apply", name)
+		return fmt.Errorf("%s: the step sizes are fixed by the paper's privacy proof; --eta does not apply", name)
 	case !stepsOK && cfg.Steps != 0:
-		return fmt.Errorf("pairwise: %s: the iteration counts are fixed by the paper's privacy proof; --steps does not apply", name)
+		return fmt.Errorf("%s: the iteration counts are fixed by the paper's privacy proof; --steps does not apply", name)
 	}
 	return nil
 }
@@ -50,17 +50,17 @@ func formulaLine(priv *pairwise.Privacy, paper string) string {
 func calibrateSnapped(eps, delta, sens float64, k int) (float64, error) {
 	s0, err := dp.AnalyticGaussianSigma(eps, delta, sens)
 	if err != nil {
-		return 0, fmt.Errorf("pairwise: %w", err)
+		return 0, fmt.Errorf("dpalgo: %w", err)
 	}
 	if s0 > dp.MaxScale/2 {
-		return 0, fmt.Errorf("pairwise: σ = %g is too large for the noise mechanism (ε = %g, δ = %g, Δ = %g)", s0, eps, delta, sens)
+		return 0, fmt.Errorf("dpalgo: σ = %g is too large for the noise mechanism (ε = %g, δ = %g, Δ = %g)", s0, eps, delta, sens)
 	}
 	g := dp.GaussianGranularity(2 * s0)
 	// The exact calibration of Δ' (snapping already in it) with the
 	// discrete-noise δ term of the k coordinates (dp.CalibrateGaussian).
 	s, _, err := dp.CalibrateGaussian(dp.GaussianPlan{Sensitivities: []float64{dp.SnappedL2Sensitivity(sens, g, k)}, Coordinates: int64(k)}, eps, delta)
 	if err != nil {
-		return 0, fmt.Errorf("pairwise: %w", err)
+		return 0, fmt.Errorf("dpalgo: %w", err)
 	}
 	return s[0], nil
 }

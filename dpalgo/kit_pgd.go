@@ -29,7 +29,7 @@ func noisyPGD(ctx context.Context, obj pairwise.Objective, w, g []float64, T int
 // order (the same bits), without a gradient. Strongly convex runs get
 // there well before T (dpgdsc on a letter-shaped set: w_7019 = w_7018 of
 // T = 36 153). The pair-gradient count is that of all T steps (a repeated
-// step's gradient is the same). TestX21PGDFixedPointBitIdentical compares
+// step's gradient is the same). TestPGDFixedPointBitIdentical compares
 // with the loop that never skips.
 func noisyPGDSteps(ctx context.Context, obj pairwise.Objective, w, g []float64, T int, eta float64, perturb func([]float64), sum []float64) (grads int64, from, period int, err error) {
 	n := int64(obj.Data().N)

@@ -268,7 +268,7 @@ func GDSensitivity(obj pairwise.Objective, R float64) (float64, string, error) {
 	if obj.Task() == pairwise.TaskMetric {
 		G := obj.Loss().Props(R, B).Lipschitz
 		if math.IsInf(G, 0) || math.IsNaN(G) {
-			return 0, "", fmt.Errorf("pairwise: the metric %s loss has no finite gradient bound at R = %g, B = %g", obj.Loss().Name(), R, B)
+			return 0, "", fmt.Errorf("dpalgo: the metric %s loss has no finite gradient bound at R = %g, B = %g", obj.Loss().Name(), R, B)
 		}
 		return 4 * G / n, fmt.Sprintf("Δ = 4G/n, G = %g (metric: the two pair gradients of a j may have opposite signs)", G), nil
 	}
@@ -280,11 +280,11 @@ func GDSensitivity(obj pairwise.Objective, R float64) (float64, string, error) {
 		lo, hi = -2, 0
 	case pairwise.AUCSquare:
 		if math.IsInf(B, 1) {
-			return 0, "", fmt.Errorf("pairwise: the square loss has unbounded gradients without a parameter radius: use --constraint l2 --param-radius B")
+			return 0, "", fmt.Errorf("dpalgo: the square loss has unbounded gradients without a parameter radius: use --constraint l2 --param-radius B")
 		}
 		lo, hi = -2*(1+2*R*B), -2*(1-2*R*B)
 	default:
-		return 0, "", fmt.Errorf("pairwise: no sensitivity bound for the %s AUC loss", obj.Loss().Name())
+		return 0, "", fmt.Errorf("dpalgo: no sensitivity bound for the %s AUC loss", obj.Loss().Name())
 	}
 	c := 2 * R * math.Max(math.Max(math.Abs(lo), math.Abs(hi)), hi-lo)
 	return 2 * c / n, fmt.Sprintf("Δ = 2c/n, c = 2R·max(|lo|, |hi|, hi − lo) = %g for ∂f/∂h ∈ [%g, %g] (each other-class record's pair gradients change by ≤ c)", c, lo, hi), nil

@@ -243,7 +243,7 @@ func sspAddOuter(mom, x []float64, d int) {
 // Add adds o's statistics to s (the coordinator's sum over sites).
 func (s *SSPStats) Add(o *SSPStats) error {
 	if o.D != s.D || o.Kind() != s.Kind() {
-		return fmt.Errorf("pairwise: cannot add SSP statistics of dimension %d (kind %d) to dimension %d (kind %d)",
+		return fmt.Errorf("dpalgo: cannot add SSP statistics of dimension %d (kind %d) to dimension %d (kind %d)",
 			o.D, o.Kind(), s.D, s.Kind())
 	}
 	s.N += o.N
@@ -418,10 +418,10 @@ type SSPSolveInfo struct {
 // give the class-mean difference b̂ = μ̂₊ − μ̂₋. It needs N ≥ 2.
 func SolveSSP(s *SSPStats, lambda float64) ([]float64, SSPSolveInfo, error) {
 	if !(s.N >= 2) {
-		return nil, SSPSolveInfo{}, fmt.Errorf("pairwise: SSP solve needs statistics of at least 2 records, got N = %v", s.N)
+		return nil, SSPSolveInfo{}, fmt.Errorf("dpalgo: SSP solve needs statistics of at least 2 records, got N = %v", s.N)
 	}
 	if !(lambda > 0) || math.IsNaN(lambda) {
-		return nil, SSPSolveInfo{}, fmt.Errorf("pairwise: SSP ridge λ = %v must be > 0 (or +Inf for the class-mean difference)", lambda)
+		return nil, SSPSolveInfo{}, fmt.Errorf("dpalgo: SSP ridge λ = %v must be > 0 (or +Inf for the class-mean difference)", lambda)
 	}
 	d := s.D
 	np, nn := sspCounts(s)
@@ -463,7 +463,7 @@ func SolveSSP(s *SSPStats, lambda float64) ([]float64, SSPSolveInfo, error) {
 	}
 	var eig mat.EigenSym
 	if !eig.Factorize(A, true) {
-		return nil, info, fmt.Errorf("pairwise: SSP solve: eigendecomposition of the %d×%d moment matrix failed", d, d)
+		return nil, info, fmt.Errorf("dpalgo: SSP solve: eigendecomposition of the %d×%d moment matrix failed", d, d)
 	}
 	vals := eig.Values(nil)
 	var V mat.Dense
@@ -504,11 +504,11 @@ func statsReleaseSetup(ctx context.Context, a *pairwise.Algorithm, moments bool,
 	ds := obj.Data()
 	switch {
 	case ds.N < 2:
-		return nil, fmt.Errorf("pairwise: %s needs at least 2 records, got %d", a.Name, ds.N)
+		return nil, fmt.Errorf("%s needs at least 2 records, got %d", a.Name, ds.N)
 	case moments && ds.D > sspMaxDim:
-		return nil, fmt.Errorf("pairwise: %s releases second-moment entries (d(d+1)/2 per matrix): d = %d is above the limit %d; use dp-ssp-mean (class sums only) or reduce the features", a.Name, ds.D, sspMaxDim)
+		return nil, fmt.Errorf("%s releases second-moment entries (d(d+1)/2 per matrix): d = %d is above the limit %d; use dp-ssp-mean (class sums only) or reduce the features", a.Name, ds.D, sspMaxDim)
 	case cfg.Steps != 0 || cfg.Passes != 0 || cfg.Eta != 0:
-		return nil, fmt.Errorf("pairwise: %s is a one-shot release: --steps, --passes and --eta do not apply", a.Name)
+		return nil, fmt.Errorf("%s is a one-shot release: --steps, --passes and --eta do not apply", a.Name)
 	}
 	return rep, ctx.Err()
 }

@@ -138,19 +138,19 @@ func runDPGD(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig
 	n, p := obj.Data().N, obj.NumParams()
 	switch {
 	case n < 2:
-		return nil, fmt.Errorf("pairwise: %s needs at least 2 records", name)
+		return nil, fmt.Errorf("%s needs at least 2 records", name)
 	case cfg.Eta < 0 || math.IsNaN(cfg.Eta) || math.IsInf(cfg.Eta, 0):
-		return nil, fmt.Errorf("pairwise: %s: step size η = %v must be finite and ≥ 0 (0: the default rule)", name, cfg.Eta)
+		return nil, fmt.Errorf("%s: step size η = %v must be finite and ≥ 0 (0: the default rule)", name, cfg.Eta)
 	case cfg.Steps < 0:
-		return nil, fmt.Errorf("pairwise: %s: steps %d must be ≥ 0 (0: the default rule)", name, cfg.Steps)
+		return nil, fmt.Errorf("%s: steps %d must be ≥ 0 (0: the default rule)", name, cfg.Steps)
 	case cfg.Passes != 0:
-		return nil, fmt.Errorf("pairwise: %s is full-batch: give the number of steps T (--steps), not passes", name)
+		return nil, fmt.Errorf("%s is full-batch: give the number of steps T (--steps), not passes", name)
 	case cfg.Averaging != "" && cfg.Averaging != pairwise.AvgPaper && cfg.Averaging != pairwise.AvgUniform && cfg.Averaging != pairwise.AvgLast:
-		return nil, fmt.Errorf("pairwise: %s outputs the average of its iterates (or the last with averaging %q); %q does not apply", name, pairwise.AvgLast, cfg.Averaging)
+		return nil, fmt.Errorf("%s outputs the average of its iterates (or the last with averaging %q); %q does not apply", name, pairwise.AvgLast, cfg.Averaging)
 	case cfg.Init != nil && len(cfg.Init) != p:
-		return nil, fmt.Errorf("pairwise: %s: initial model has %d parameters, want %d", name, len(cfg.Init), p)
+		return nil, fmt.Errorf("%s: initial model has %d parameters, want %d", name, len(cfg.Init), p)
 	case len(cfg.Checkpoints) > 0 && cfg.OnCheckpoint == nil:
-		return nil, fmt.Errorf("pairwise: %s: checkpoints %v given without OnCheckpoint", name, cfg.Checkpoints)
+		return nil, fmt.Errorf("%s: checkpoints %v given without OnCheckpoint", name, cfg.Checkpoints)
 	}
 	pr := cfg.Privacy
 	R, B := pr.FeatureRadius, obj.Constraint().Radius()

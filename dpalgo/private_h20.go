@@ -74,8 +74,8 @@ import (
 
 const h20Paper = "[H20] Huai, Wang, Miao, Xu, Zhang. Pairwise Learning with Differential Privacy Guarantees. AAAI 2020"
 
-// h20Variant selects among [H20] Algs 1–4.
-type h20Variant struct {
+// gigaVariant selects among [H20] Algs 1–4.
+type gigaVariant struct {
 	offline bool // Algs 3–4: one Gaussian release of the average (else Algs 1–2: a release per step)
 	convex  bool // Algs 2, 4: the algorithm regularizes a convex loss with its own α
 }
@@ -84,7 +84,7 @@ func init() {
 	smooth := pairwise.Requirements{Convex: true, Lipschitz: true, Smooth: true, BoundedDomain: true}
 	strong := smooth
 	strong.StronglyConvex = true
-	h20Register(&pairwise.Algorithm{
+	registerPrivateGIGA(&pairwise.Algorithm{
 		Name:    "on-pair-strc",
 		Title:   "OnPairStrC: online pairwise private GIGA, strongly convex losses (a Gaussian release per step, zCDP)",
 		Paper:   h20Paper,
@@ -99,8 +99,8 @@ func init() {
 		Requires:             strong,
 		PrivacyModel: "record-level (ε, δ)-DP of the whole output sequence (Def 5), δ > 0 only: ρ-zCDP with ρ + 2√(ρ log(1/δ)) = ε; " +
 			"each of the n − T₁ outputs is Π_C(w_t + n_t), σ_t² = 32G²(n − T₁)/(α²t²ρ), sensitivity 8G/(αt) (Lemma 4; the default exact calibration: the tight GIGA recursion ≈ 2Γ/(αt))",
-	}, h20Variant{})
-	h20Register(&pairwise.Algorithm{
+	}, gigaVariant{})
+	registerPrivateGIGA(&pairwise.Algorithm{
 		Name:    "on-pair-c",
 		Title:   "OnPairC: OnPairStrC on the loss regularized with (α/2)‖w − w₀‖², convex losses",
 		Paper:   h20Paper,
@@ -114,8 +114,8 @@ func init() {
 		Requires: smooth,
 		PrivacyModel: "as on-pair-strc, for ℓ̃ = ℓ + (α/2)‖w‖² with G̃ = G + α·sup_C‖w‖, L̃ = L + α (Alg 2 step 4): " +
 			"record-level (ε, δ)-DP of the output sequence via ρ-zCDP",
-	}, h20Variant{convex: true})
-	h20Register(&pairwise.Algorithm{
+	}, gigaVariant{convex: true})
+	registerPrivateGIGA(&pairwise.Algorithm{
 		Name:    "off-pair-strc",
 		Title:   "OffPairStrC: Pairwise GIGA with one Gaussian perturbation of the averaged iterates, strongly convex losses",
 		Paper:   h20Paper,
@@ -130,8 +130,8 @@ func init() {
 		Requires:             strong,
 		PrivacyModel: "record-level (ε, δ)-DP, δ > 0 only: one Gaussian release of w̃ = (w_1 + … + w_n)/n, " +
 			"σ² = 128G² log²n log(1.25/δ)/(α²n²ε²) (Alg 3 step 9), sensitivity 8G log n/(αn) (Lemma 4; the default exact calibration: the average of the tight GIGA recursion's bounds)",
-	}, h20Variant{offline: true})
-	h20Register(&pairwise.Algorithm{
+	}, gigaVariant{offline: true})
+	registerPrivateGIGA(&pairwise.Algorithm{
 		Name:    "off-pair-c",
 		Title:   "OffPairC: OffPairStrC on the loss regularized with (α/2)‖w − w₀‖², convex losses",
 		Paper:   h20Paper,
@@ -145,19 +145,19 @@ func init() {
 		Requires: smooth,
 		PrivacyModel: "as off-pair-strc, for ℓ̃ = ℓ + (α/2)‖w‖² with G̃ = G + α·sup_C‖w‖, L̃ = L + α (Alg 4 step 4): " +
 			"record-level (ε, δ)-DP, one Gaussian release",
-	}, h20Variant{offline: true, convex: true})
+	}, gigaVariant{offline: true, convex: true})
 }
 
-// h20Register binds a to runH20 with variant v and registers it.
-func h20Register(a *pairwise.Algorithm, v h20Variant) {
+// registerPrivateGIGA binds a to runPrivateGIGA with variant v and registers it.
+func registerPrivateGIGA(a *pairwise.Algorithm, v gigaVariant) {
 	a.Run = func(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
-		return runH20(ctx, a, v, obj, cfg)
+		return runPrivateGIGA(ctx, a, v, obj, cfg)
 	}
 	a.PaperCalibration = true
 	pairwise.Register(a)
 }
 
-// runH20 runs [H20] Alg 1, 2, 3 or 4 (see the file comment).
+// runPrivateGIGA runs [H20] Alg 1, 2, 3 or 4 (see the file comment).
 //
 // Alg 1 (OnPairStrC), steps 3–13:
 //
@@ -187,7 +187,7 @@ func h20Register(a *pairwise.Algorithm, v h20Variant) {
 // DP (CalibrateGaussian): for Alg 1 the printed σ's always pass (the zCDP
 // conversion is a valid bound); for Alg 3 the check catches ε beyond the
 // range the classical calibration is proved for.
-func runH20(ctx context.Context, a *pairwise.Algorithm, v h20Variant, obj pairwise.Objective, cfg pairwise.RunConfig) (*pairwise.Result, error) {
+func runPrivateGIGA(ctx context.Context, a *pairwise.Algorithm, v gigaVariant, obj pairwise.Objective, cfg pairwise.RunConfig) (*pairwise.Result, error) {
 	props, rep, err := pairwise.PrivateSetup(a, obj, &cfg)
 	if err != nil {
 		return nil, err
@@ -199,7 +199,7 @@ func runH20(ctx context.Context, a *pairwise.Algorithm, v h20Variant, obj pairwi
 	data := obj.Data()
 	n := data.N
 	if n < 2 {
-		return nil, fmt.Errorf("pairwise: %s needs at least 2 records", a.Name)
+		return nil, fmt.Errorf("%s needs at least 2 records", a.Name)
 	}
 	nf := float64(n)
 
@@ -224,7 +224,7 @@ func runH20(ctx context.Context, a *pairwise.Algorithm, v h20Variant, obj pairwi
 	}
 	G, L, alpha := props.Lipschitz, props.Smooth, props.StrongConvexity
 	if !(alpha > 0) {
-		return nil, fmt.Errorf("pairwise: %s: internal error: α = %v after the strong-convexity check", a.Name, alpha)
+		return nil, fmt.Errorf("%s: internal error: α = %v after the strong-convexity check", a.Name, alpha)
 	}
 
 	// T₁ = max{⌈16L²/α²⌉, 7} (Alg 1 step 2, Alg 3 step 1), kept as a float:
@@ -243,7 +243,7 @@ func runH20(ctx context.Context, a *pairwise.Algorithm, v h20Variant, obj pairwi
 	w0 := make([]float64, p)
 	if cfg.Init != nil {
 		if len(cfg.Init) != p {
-			panic(fmt.Sprintf("pairwise: initial model has %d values, want %d", len(cfg.Init), p))
+			panic(fmt.Sprintf("dpalgo: initial model has %d values, want %d", len(cfg.Init), p))
 		}
 		copy(w0, cfg.Init)
 	}
@@ -254,15 +254,15 @@ func runH20(ctx context.Context, a *pairwise.Algorithm, v h20Variant, obj pairwi
 	}
 
 	if !v.offline {
-		return h20Online(ctx, a, obj, priv, rep, n, T1, t1f, inert, G, L, alpha, w0)
+		return privateGIGAOnline(ctx, a, obj, priv, rep, n, T1, t1f, inert, G, L, alpha, w0)
 	}
-	return h20Offline(ctx, a, obj, priv, rep, n, T1, t1f, inert, G, L, alpha, w0)
+	return privateGIGAOffline(ctx, a, obj, priv, rep, n, T1, t1f, inert, G, L, alpha, w0)
 }
 
-// h20Online is Alg 1 steps 3–13 and eq. (6) (see runH20).
-func h20Online(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective, priv *pairwise.Privacy, rep *pairwise.PrivacyReport, n, T1 int, t1f float64, inert bool, G, L, alpha float64, w0 []float64) (*pairwise.Result, error) {
+// privateGIGAOnline is Alg 1 steps 3–13 and eq. (6) (see runPrivateGIGA).
+func privateGIGAOnline(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective, priv *pairwise.Privacy, rep *pairwise.PrivacyReport, n, T1 int, t1f float64, inert bool, G, L, alpha float64, w0 []float64) (*pairwise.Result, error) {
 	nf := float64(n)
-	rho := h20Rho(priv.Epsilon, priv.Delta) // step 3
+	rho := zcdpRho(priv.Epsilon, priv.Delta) // step 3
 	releases := n - T1
 	rep.Formula = "σ_t² = 32G²(n − T₁)/(α²t²ρ), ρ + 2√(ρ log(1/δ)) = ε, T₁ = max{⌈16L²/α²⌉, 7} ([H20] Alg 1 steps 2, 3, 12; Δ_t = 8G/(αt), Lemma 4)"
 	rep.Accountant = fmt.Sprintf("zCDP composition, ρ + 2√(ρ log 1/δ) = ε ([H20] Alg 1 step 3; Lemmas 1–3): ρ = %.6g split as ρ/(n − T₁) over the n − T₁ = %d releases", rho, releases)
@@ -315,7 +315,7 @@ func h20Online(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		grads += h20GIGAStep(obj, v, g, t, alpha) // steps 10–11
+		grads += gigaStep(obj, v, g, t, alpha) // steps 10–11
 		copy(out, v)
 		priv.Noise.AddGaussian(out, rep.Sigmas[t-T1-1]) // step 12
 		obj.Project(out)                                // step 13
@@ -327,8 +327,8 @@ func h20Online(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 	return &pairwise.Result{W: sum, Steps: releases, PairGrads: grads, Privacy: rep}, nil
 }
 
-// h20Offline is Alg 3 steps 3–10 (see runH20).
-func h20Offline(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective, priv *pairwise.Privacy, rep *pairwise.PrivacyReport, n, T1 int, t1f float64, inert bool, G, L, alpha float64, w0 []float64) (*pairwise.Result, error) {
+// privateGIGAOffline is Alg 3 steps 3–10 (see runPrivateGIGA).
+func privateGIGAOffline(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective, priv *pairwise.Privacy, rep *pairwise.PrivacyReport, n, T1 int, t1f float64, inert bool, G, L, alpha float64, w0 []float64) (*pairwise.Result, error) {
 	nf := float64(n)
 	logn := math.Log(nf)
 	// Step 9: σ² = 128G² log²n log(1.25/δ)/(α²n²ε²).
@@ -377,7 +377,7 @@ func h20Offline(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objecti
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		grads += h20GIGAStep(obj, v, g, t, alpha) // steps 5–6
+		grads += gigaStep(obj, v, g, t, alpha) // steps 5–6
 		pairwise.Axpy(1, v, sum)
 	}
 	pairwise.Scale(1/nf, sum) // w̃ (step 8)
@@ -388,7 +388,7 @@ func h20Offline(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objecti
 	return &pairwise.Result{W: sum, Steps: n - T1, PairGrads: grads, Privacy: rep}, nil
 }
 
-// h20GIGAStep does one Pairwise GIGA update at stream position t ≥ 3 (1-based;
+// gigaStep does one Pairwise GIGA update at stream position t ≥ 3 (1-based;
 // record t−1 is z_t) in place:
 //
 //	η_t = (t−1)/(t−2) · 2/(αt),
@@ -398,7 +398,7 @@ func h20Offline(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objecti
 // runGIGA (algorithms.go), copied because the private algorithms start at
 // T₁ + 1 instead of 3 and perturb a copy of the iterate after each step,
 // which runGIGA's loop does not expose.
-func h20GIGAStep(obj pairwise.Objective, v, g []float64, t int, alpha float64) int64 {
+func gigaStep(obj pairwise.Objective, v, g []float64, t int, alpha float64) int64 {
 	eta := float64(t-1) / float64(t-2) * 2 / (alpha * float64(t))
 	for k := range g {
 		g[k] = 0
@@ -412,12 +412,12 @@ func h20GIGAStep(obj pairwise.Objective, v, g []float64, t int, alpha float64) i
 	return int64(t - 1)
 }
 
-// h20Rho returns the ρ solving ρ + 2√(ρ log(1/δ)) = ε ([H20] Alg 1 step 3,
+// zcdpRho returns the ρ solving ρ + 2√(ρ log(1/δ)) = ε ([H20] Alg 1 step 3,
 // from Lemma 3): with s = √ρ and l = ln(1/δ), s² + 2s√l − ε = 0, so
 // ρ = (√(l + ε) − √l)², computed as ε²/(√(l + ε) + √l)² to avoid
 // cancellation. (The paper then approximates ρ ≈ ε²/(4 log(1/δ)); we use the
 // exact root.)
-func h20Rho(eps, delta float64) float64 {
+func zcdpRho(eps, delta float64) float64 {
 	l := math.Log(1 / delta)
 	s := math.Sqrt(l+eps) + math.Sqrt(l)
 	return eps * eps / (s * s)

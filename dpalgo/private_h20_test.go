@@ -12,18 +12,18 @@ import (
 // x21Eps, x21Delta) with the records scaled to R = 0.1 and the unit ℓ2 ball,
 // so that T₁ < n. Objective.Props for the logistic AUC loss:
 // G = 4R + λB, L = 4R² + λ, α = λ.
-func h20Data() *pairwise.Dataset { return x21Scaled(x21N, x21D, 0.1, 5) }
+func gigaTestData() *pairwise.Dataset { return scaledToyAUC(x21N, x21D, 0.1, 5) }
 
 // [H20] Alg 1 step 3: ρ + 2√(ρ log(1/δ)) = ε. With l = ln 256,
 // ρ = (√(l + ε) − √l)² = 0.010789851704111966 for ε = 0.5.
-func TestH20RhoSolvesAlg1Step3(t *testing.T) {
-	rho := h20Rho(0.5, 1.0/256)
-	x21Close(t, "ρ", rho, 0.010789851704111966)
+func TestZCDPRhoSolvesAlg1Step3(t *testing.T) {
+	rho := zcdpRho(0.5, 1.0/256)
+	wantClose(t, "ρ", rho, 0.010789851704111966)
 	if got := rho + 2*math.Sqrt(rho*math.Log(256)); math.Abs(got-0.5) > 1e-15 {
 		t.Fatalf("ρ + 2√(ρ ln 256) = %.17g, want 0.5", got)
 	}
 	// tiny ε: no cancellation (ρ ≈ ε²/(4 ln(1/δ)))
-	if r := h20Rho(1e-9, 1e-5); math.Abs(r/(1e-18/(4*math.Log(1e5)))-1) > 1e-6 {
+	if r := zcdpRho(1e-9, 1e-5); math.Abs(r/(1e-18/(4*math.Log(1e5)))-1) > 1e-6 {
 		t.Fatalf("ρ(ε = 1e-9) = %g", r)
 	}
 }
@@ -35,9 +35,9 @@ func TestOnPairStrCSigmasAreAlg1Step12(t *testing.T) {
 	// Step 12: σ_t² = 32G²(n − T₁)/(α²t²ρ) = 32·0.25·224/(0.01·t²·0.010789851704111966):
 	//   σ_33 = 123.49441719056088, σ_256 = 15.919202215970738.
 	// Lemma 4: Δ_t = 8G/(αt) = 40/t.
-	obj := x21Objective(t, h20Data(), pairwise.AUCLogistic{}, 0.1, 1)
-	rec := &x21RecNoise{}
-	res, err := x21RunCal(t, "on-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, rec, pairwise.CalibrationPaper)
+	obj := lossObjective(t, gigaTestData(), pairwise.AUCLogistic{}, 0.1, 1)
+	rec := &recNoise{}
+	res, err := runPrivateCal(t, "on-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, rec, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,11 +50,11 @@ func TestOnPairStrCSigmasAreAlg1Step12(t *testing.T) {
 		if c.kind != "gaussian" || c.n != x21D {
 			t.Fatalf("call %+v", c)
 		}
-		x21Close(t, "σ_t", c.scale, math.Sqrt(32*0.25*224/(0.01*tt*tt*rho)))
-		x21Close(t, "Δ_t", res.Privacy.PaperSensitivity[k], 40/tt)
+		wantClose(t, "σ_t", c.scale, math.Sqrt(32*0.25*224/(0.01*tt*tt*rho)))
+		wantClose(t, "Δ_t", res.Privacy.PaperSensitivity[k], 40/tt)
 	}
-	x21Close(t, "σ_33", rec.calls[0].scale, 123.49441719056088)
-	x21Close(t, "σ_256", rec.calls[223].scale, 15.919202215970738)
+	wantClose(t, "σ_33", rec.calls[0].scale, 123.49441719056088)
+	wantClose(t, "σ_256", rec.calls[223].scale, 15.919202215970738)
 	rep := res.Privacy
 	if !strings.Contains(rep.Accountant, "zCDP composition") || !strings.Contains(rep.Formula, "Alg 1") ||
 		rep.G != 0.5 || math.Abs(rep.L-0.14) > 1e-15 || rep.Alpha != 0.1 {
@@ -71,17 +71,17 @@ func TestOffPairStrCSigmaIsAlg3Step9(t *testing.T) {
 	// Same G = 0.5, α = 0.1. Step 9: σ² = 128G² ln²n ln(1.25/δ)/(α²n²ε²)
 	//   = 128·0.25·ln²256·ln 320/(0.01·65536·0.25): σ = 5.8857956213208311;
 	// Δ = 8G ln n/(αn) = 40·ln 256/256 = 0.86643397569993152.
-	obj := x21Objective(t, h20Data(), pairwise.AUCLogistic{}, 0.1, 1)
-	rec := &x21RecNoise{}
-	res, err := x21RunCal(t, "off-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, rec, pairwise.CalibrationPaper)
+	obj := lossObjective(t, gigaTestData(), pairwise.AUCLogistic{}, 0.1, 1)
+	rec := &recNoise{}
+	res, err := runPrivateCal(t, "off-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, rec, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.calls) != 1 || rec.calls[0].kind != "gaussian" || rec.calls[0].n != x21D {
 		t.Fatalf("calls %+v", rec.calls)
 	}
-	x21Close(t, "σ", rec.calls[0].scale, 5.8857956213208311)
-	x21Close(t, "Δ", res.Privacy.PaperSensitivity[0], 0.86643397569993152)
+	wantClose(t, "σ", rec.calls[0].scale, 5.8857956213208311)
+	wantClose(t, "Δ", res.Privacy.PaperSensitivity[0], 0.86643397569993152)
 	if !strings.Contains(res.Privacy.Formula, "Alg 3 step 9") || !strings.Contains(res.Privacy.Accountant, "single Gaussian release") {
 		t.Fatalf("report %+v", res.Privacy)
 	}
@@ -93,32 +93,32 @@ func TestOnPairCSigmasUseAlphaOneOverSqrtN(t *testing.T) {
 	// has G̃ = 0.4 + 0.0625 = 0.4625, L̃ = 0.04 + 0.0625 = 0.1025;
 	// T₁ = ⌈16·0.1025²/0.0625²⌉ = ⌈43.03⌉ = 44: 212 releases,
 	// σ_45 = 130.3930331096708, σ_256 = 22.92065035130932.
-	obj := x21Objective(t, h20Data(), pairwise.AUCLogistic{}, 0, 1)
-	rec := &x21RecNoise{}
-	res, err := x21RunCal(t, "on-pair-c", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, rec, pairwise.CalibrationPaper)
+	obj := lossObjective(t, gigaTestData(), pairwise.AUCLogistic{}, 0, 1)
+	rec := &recNoise{}
+	res, err := runPrivateCal(t, "on-pair-c", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, rec, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.calls) != 212 {
 		t.Fatalf("%d draws, want 212", len(rec.calls))
 	}
-	x21Close(t, "σ_45", rec.calls[0].scale, 130.3930331096708)
-	x21Close(t, "σ_256", rec.calls[211].scale, 22.92065035130932)
+	wantClose(t, "σ_45", rec.calls[0].scale, 130.3930331096708)
+	wantClose(t, "σ_256", rec.calls[211].scale, 22.92065035130932)
 	rep := res.Privacy
-	x21Close(t, "α", rep.Alpha, 0.0625)
-	x21Close(t, "G̃", rep.G, 0.4625)
-	x21Close(t, "L̃", rep.L, 0.1025)
-	if !x21HasNote(rep, "α = 0.0625 from 1/√n", "w₀ = 0") {
+	wantClose(t, "α", rep.Alpha, 0.0625)
+	wantClose(t, "G̃", rep.G, 0.4625)
+	wantClose(t, "L̃", rep.L, 0.1025)
+	if !hasNote(rep, "α = 0.0625 from 1/√n", "w₀ = 0") {
 		t.Fatalf("notes %q", rep.Notes)
 	}
 	// --lambda sets α instead: then on-pair-c is on-pair-strc on the same loss.
-	rec2 := &x21RecNoise{}
-	objL := x21Objective(t, h20Data(), pairwise.AUCLogistic{}, 0.1, 1)
-	res2, err := x21RunCal(t, "on-pair-c", objL, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, rec2, pairwise.CalibrationPaper)
+	rec2 := &recNoise{}
+	objL := lossObjective(t, gigaTestData(), pairwise.AUCLogistic{}, 0.1, 1)
+	res2, err := runPrivateCal(t, "on-pair-c", objL, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, rec2, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res3, err := x21RunCal(t, "on-pair-strc", objL, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, &x21RecNoise{}, pairwise.CalibrationPaper)
+	res3, err := runPrivateCal(t, "on-pair-strc", objL, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, &recNoise{}, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,23 +135,23 @@ func TestOnPairCSigmasUseAlphaOneOverSqrtN(t *testing.T) {
 func TestOffPairCSigmaIsAlg4(t *testing.T) {
 	// --calibration paper: the printed σ's (certified by the exact accountant).
 	// α = 1/16, G̃ = 0.4625: σ² = 128G̃² ln²256 ln 320/(α²·65536·0.25), σ = 8.7109775195548327.
-	obj := x21Objective(t, h20Data(), pairwise.AUCLogistic{}, 0, 1)
-	rec := &x21RecNoise{}
-	if _, err := x21RunCal(t, "off-pair-c", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, rec, pairwise.CalibrationPaper); err != nil {
+	obj := lossObjective(t, gigaTestData(), pairwise.AUCLogistic{}, 0, 1)
+	rec := &recNoise{}
+	if _, err := runPrivateCal(t, "off-pair-c", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, rec, pairwise.CalibrationPaper); err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.calls) != 1 {
 		t.Fatalf("calls %+v", rec.calls)
 	}
-	x21Close(t, "σ", rec.calls[0].scale, 8.7109775195548327)
+	wantClose(t, "σ", rec.calls[0].scale, 8.7109775195548327)
 }
 
 // R = 1, logistic, λ = 1e-3 (the papers' setting): T₁ = ⌈16·4.001²/1e-6⌉ ≈ 2.6·10⁸ ≥ n.
 // Alg 1 as printed makes no update and releases nothing: w̄ = w_0.
 func TestOnPairStrCInertWhenT1AtLeastN(t *testing.T) {
-	obj := x21Objective(t, x21Data(), pairwise.AUCLogistic{}, 1e-3, 1)
-	rec := &x21RecNoise{}
-	res, err := x21Run(t, "on-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 1, rec)
+	obj := lossObjective(t, sigmaTestData(), pairwise.AUCLogistic{}, 1e-3, 1)
+	rec := &recNoise{}
+	res, err := runPrivate(t, "on-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 1, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,13 +163,13 @@ func TestOnPairStrCInertWhenT1AtLeastN(t *testing.T) {
 			t.Fatalf("inert run output %v, want w_0 = 0", res.W)
 		}
 	}
-	if !x21HasNote(res.Privacy, "T₁ = max{⌈16L²/α²⌉, 7} = 2.56", "≥ n = 256", "random/initial point") {
+	if !hasNote(res.Privacy, "T₁ = max{⌈16L²/α²⌉, 7} = 2.56", "≥ n = 256", "random/initial point") {
 		t.Fatalf("notes %q lack the inert explanation", res.Privacy.Notes)
 	}
 	// The initial point is cfg.Init projected onto C.
 	init := make([]float64, x21D)
 	init[0] = 3
-	res, err = x21Run(t, "on-pair-strc", obj, pairwise.RunConfig{Init: init}, x21Eps, x21Delta, 1, rec)
+	res, err = runPrivate(t, "on-pair-strc", obj, pairwise.RunConfig{Init: init}, x21Eps, x21Delta, 1, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,9 +181,9 @@ func TestOnPairStrCInertWhenT1AtLeastN(t *testing.T) {
 // Alg 3 still perturbs w̃ = w_0 once when T₁ ≥ n: the output is the noisy initial point.
 func TestOffPairStrCInertOutputsNoisyInitialPoint(t *testing.T) {
 	// --calibration paper: the printed σ's (certified by the exact accountant).
-	obj := x21Objective(t, x21Data(), pairwise.AUCLogistic{}, 1e-3, 1)
-	rec := &x21RecNoise{shift: 0.25}
-	res, err := x21RunCal(t, "off-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 1, rec, pairwise.CalibrationPaper)
+	obj := lossObjective(t, sigmaTestData(), pairwise.AUCLogistic{}, 1e-3, 1)
+	rec := &recNoise{shift: 0.25}
+	res, err := runPrivateCal(t, "off-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 1, rec, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,17 +195,17 @@ func TestOffPairStrCInertOutputsNoisyInitialPoint(t *testing.T) {
 			t.Fatalf("output %v, want the shifted initial point", res.W)
 		}
 	}
-	if !x21HasNote(res.Privacy, "≥ n = 256", "random/initial point plus noise") {
+	if !hasNote(res.Privacy, "≥ n = 256", "random/initial point plus noise") {
 		t.Fatalf("notes %q", res.Privacy.Notes)
 	}
 	// The default exact calibration: w̃ = w_0 reads no record (Δ = 0), so no
 	// noise is needed and none is drawn; the output is w_0 itself.
-	rec = &x21RecNoise{}
-	res, err = x21Run(t, "off-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 1, rec)
+	rec = &recNoise{}
+	res, err = runPrivate(t, "off-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 1, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.calls) != 0 || res.Privacy.Sensitivity[0] != 0 || !x21HasNote(res.Privacy, "WARNING", "does not train") {
+	if len(rec.calls) != 0 || res.Privacy.Sensitivity[0] != 0 || !hasNote(res.Privacy, "WARNING", "does not train") {
 		t.Fatalf("exact inert run: %d draws, Δ = %v, notes %q", len(rec.calls), res.Privacy.Sensitivity, res.Privacy.Notes)
 	}
 	for _, v := range res.W {
@@ -221,9 +221,9 @@ func TestOffPairStrCInertOutputsNoisyInitialPoint(t *testing.T) {
 // with c = y_t − y_i, w ← Π_{‖w‖≤B}(w − η_t∇L̂_t); w̃ = (w_1 + … + w_n)/n.
 func TestOffPairStrCMatchesAlg3Box(t *testing.T) {
 	const n, d, lambda, B = 60, 3, 0.1, 1.0
-	ds := x21Scaled(n, d, 0.1, 8)
-	obj := x21Objective(t, ds, pairwise.AUCLogistic{}, lambda, B)
-	res, err := x21Run(t, "off-pair-strc", obj, pairwise.RunConfig{}, 1, 0.01, 0.1, &x21RecNoise{})
+	ds := scaledToyAUC(n, d, 0.1, 8)
+	obj := lossObjective(t, ds, pairwise.AUCLogistic{}, lambda, B)
+	res, err := runPrivate(t, "off-pair-strc", obj, pairwise.RunConfig{}, 1, 0.01, 0.1, &recNoise{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,15 +271,15 @@ func TestOffPairStrCMatchesAlg3Box(t *testing.T) {
 // exactly u·(n − 1 − T₁)/(n − 1) — the noise-free trajectory is unchanged.
 func TestOnPairStrCNoiseIsNotFedBack(t *testing.T) {
 	const n = 80
-	ds := x21Scaled(n, 3, 0.1, 9)
-	obj := x21Objective(t, ds, pairwise.AUCLogistic{}, 0.1, 10) // B = 10: no projection binds
-	base, err := x21Run(t, "on-pair-strc", obj, pairwise.RunConfig{}, 1, 0.01, 0.1, &x21RecNoise{})
+	ds := scaledToyAUC(n, 3, 0.1, 9)
+	obj := lossObjective(t, ds, pairwise.AUCLogistic{}, 0.1, 10) // B = 10: no projection binds
+	base, err := runPrivate(t, "on-pair-strc", obj, pairwise.RunConfig{}, 1, 0.01, 0.1, &recNoise{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// G = 0.4 + 0.1·10 = 1.4 does not enter T₁ = ⌈16·0.14²/0.01⌉ = 32.
 	const u = 0.01
-	shifted, err := x21Run(t, "on-pair-strc", obj, pairwise.RunConfig{}, 1, 0.01, 0.1, &x21RecNoise{shift: u})
+	shifted, err := runPrivate(t, "on-pair-strc", obj, pairwise.RunConfig{}, 1, 0.01, 0.1, &recNoise{shift: u})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +310,7 @@ func TestGIGASensitivityRecursion(t *testing.T) {
 	}
 	// B_{T₁+1} = η_{T₁+1}Γ exactly (the replaced record is the current one).
 	t0 := float64(T1 + 1)
-	x21Close(t, "B_{T₁+1}", b[0], (t0-1)/(t0-2)*2/(alpha*t0)*gamma*(1+1e-12))
+	wantClose(t, "B_{T₁+1}", b[0], (t0-1)/(t0-2)*2/(alpha*t0)*gamma*(1+1e-12))
 	if r := b[n-T1-1] * alpha * n / gamma; r < 1.95 || r > 2.05 {
 		t.Fatalf("B_n·αn/Γ = %g, want ≈ 2", r)
 	}
@@ -329,8 +329,8 @@ func TestGIGASensitivityRecursion(t *testing.T) {
 
 	// The exact run uses it: n = 256, R = 0.1, λ = 0.1 (G = 0.5, L = 0.14,
 	// α = 0.1, T₁ = 32, Γ = 4R = 0.4).
-	obj := x21Objective(t, h20Data(), pairwise.AUCLogistic{}, 0.1, 1)
-	res, err := x21RunCal(t, "on-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, &x21RecNoise{}, pairwise.CalibrationExact)
+	obj := lossObjective(t, gigaTestData(), pairwise.AUCLogistic{}, 0.1, 1)
+	res, err := runPrivateCal(t, "on-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, &recNoise{}, pairwise.CalibrationExact)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,12 +340,12 @@ func TestGIGASensitivityRecursion(t *testing.T) {
 		t.Fatalf("%d sensitivities, want %d", len(rep.Sensitivity), len(want))
 	}
 	for k := range want {
-		x21Close(t, "Δ_t", rep.Sensitivity[k], math.Min(want[k], rep.PaperSensitivity[k]))
+		wantClose(t, "Δ_t", rep.Sensitivity[k], math.Min(want[k], rep.PaperSensitivity[k]))
 		if rep.Sensitivity[k] > rep.PaperSensitivity[k]/3 {
 			t.Fatalf("t = %d: Δ_t = %g is not 3× below Lemma 4's %g", 33+k, rep.Sensitivity[k], rep.PaperSensitivity[k])
 		}
 	}
-	off, err := x21RunCal(t, "off-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, &x21RecNoise{}, pairwise.CalibrationExact)
+	off, err := runPrivateCal(t, "off-pair-strc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 0.1, &recNoise{}, pairwise.CalibrationExact)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,5 +353,5 @@ func TestGIGASensitivityRecursion(t *testing.T) {
 	for _, v := range want {
 		sum += v
 	}
-	x21Close(t, "offline Δ", off.Privacy.Sensitivity[0], sum/256*(1+1e-12))
+	wantClose(t, "offline Δ", off.Privacy.Sensitivity[0], sum/256*(1+1e-12))
 }

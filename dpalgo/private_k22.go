@@ -14,7 +14,7 @@ import (
 // ([K22]), record-level (ε, δ)-DP for neighbouring datasets differing in one
 // entry (replacement, [K22] §3.1), δ > 0 only (no Laplace variant).
 
-var k22Alg1 = &pairwise.Algorithm{
+var gradPertAlg = &pairwise.Algorithm{
 	Name:    "dp-gd-grad",
 	Title:   "full-batch gradient descent with Gaussian gradient perturbation (moments accountant)",
 	Paper:   "[K22] Kang, Liu, Li, Wang. Towards Sharper Utility Bounds for Differentially Private Pairwise Learning (arXiv:2105.03033)",
@@ -31,22 +31,22 @@ var k22Alg1 = &pairwise.Algorithm{
 }
 
 func init() {
-	k22Alg1.Run = runDPGDGrad
-	k22Alg1.PaperCalibration = true
-	pairwise.Register(k22Alg1)
+	gradPertAlg.Run = runDPGDGrad
+	gradPertAlg.PaperCalibration = true
+	pairwise.Register(gradPertAlg)
 }
 
-// K22Sigma is σ of [K22] Thm 1, taken with equality:
+// DPGDGradPaperSigma is σ of [K22] Thm 1, taken with equality:
 //
 //	σ = 8·G·√(T·log(1/δ))/(n·ε)   (natural logarithm).
-func K22Sigma(T, n int, G, eps, delta float64) float64 {
+func DPGDGradPaperSigma(T, n int, G, eps, delta float64) float64 {
 	return 8 * G * math.Sqrt(float64(T)*math.Log(1/delta)) / (float64(n) * eps)
 }
 
-// K22Steps is the default T = max(1, ⌈log(n·ε/√p)⌉) of [K22] Remark 2 and
+// DPGDGradDefaultSteps is the default T = max(1, ⌈log(n·ε/√p)⌉) of [K22] Remark 2 and
 // Lemma 2 (T = O(log(nε/√p)) for the O(√p/(nε)) expectation bound), with the
 // O-constant taken as 1.
-func K22Steps(n, p int, eps float64) int {
+func DPGDGradDefaultSteps(n, p int, eps float64) int {
 	T := int(math.Ceil(math.Log(float64(n) * eps / math.Sqrt(float64(p)))))
 	if T < 1 {
 		T = 1
@@ -90,7 +90,7 @@ func K22Steps(n, p int, eps float64) int {
 //     line 5), symmetrized for metric models; the noise b_t is added to all
 //     p entries (d² for metric models) and the PSD projections symmetrize.
 //   - θ_0 ("randomly set"): cfg.Init or 0, data-independent either way.
-//   - Defaults: η = 1/L (Thms 2–3) and T = K22Steps(n, p, ε) (Remark 2);
+//   - Defaults: η = 1/L (Thms 2–3) and T = DPGDGradDefaultSteps(n, p, ε) (Remark 2);
 //     cfg.Eta, cfg.Steps and cfg.Schedule override them — the privacy of
 //     Thm 1 does not depend on η_t. Passes do not apply to a full-batch
 //     method and are refused.
@@ -98,34 +98,34 @@ func K22Steps(n, p int, eps float64) int {
 //     only G-Lipschitz (Remark 1): Alg 1 is stated with gradients, and the
 //     utility theorems and the default η = 1/L need L.
 //
-// The σ above is --calibration paper; by default k22Calibrate calibrates
+// The σ above is --calibration paper; by default calibrateGradReleases calibrates
 // the T releases by exact Gaussian-DP composition for the proven
 // sensitivity 2Γ/n (Γ = G for the AUC losses), see its comment.
 //
 // Every iterate is a function of the released noisy gradients, so
 // checkpoints are allowed.
 func runDPGDGrad(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
-	props, rep, err := pairwise.PrivateSetup(k22Alg1, obj, &cfg)
+	props, rep, err := pairwise.PrivateSetup(gradPertAlg, obj, &cfg)
 	if err != nil {
 		return nil, err
 	}
-	name := k22Alg1.Name
+	name := gradPertAlg.Name
 	n, p := obj.Data().N, obj.NumParams()
 	switch {
 	case n < 2:
-		return nil, fmt.Errorf("pairwise: %s needs at least 2 records", name)
+		return nil, fmt.Errorf("%s needs at least 2 records", name)
 	case cfg.Eta < 0 || math.IsNaN(cfg.Eta) || math.IsInf(cfg.Eta, 0):
-		return nil, fmt.Errorf("pairwise: %s: step size η = %v must be finite and ≥ 0 (0 means 1/L)", name, cfg.Eta)
+		return nil, fmt.Errorf("%s: step size η = %v must be finite and ≥ 0 (0 means 1/L)", name, cfg.Eta)
 	case cfg.Steps < 0:
-		return nil, fmt.Errorf("pairwise: %s: steps %d must be ≥ 0", name, cfg.Steps)
+		return nil, fmt.Errorf("%s: steps %d must be ≥ 0", name, cfg.Steps)
 	case cfg.Passes != 0:
-		return nil, fmt.Errorf("pairwise: %s is full-batch: give the number of iterations T (--steps), not passes", name)
+		return nil, fmt.Errorf("%s is full-batch: give the number of iterations T (--steps), not passes", name)
 	case cfg.Averaging != "" && cfg.Averaging != pairwise.AvgPaper && cfg.Averaging != pairwise.AvgLast:
-		return nil, fmt.Errorf("pairwise: %s outputs the last iterate θ_T ([K22] Alg 1); averaging %q does not apply", name, cfg.Averaging)
+		return nil, fmt.Errorf("%s outputs the last iterate θ_T ([K22] Alg 1); averaging %q does not apply", name, cfg.Averaging)
 	case cfg.Init != nil && len(cfg.Init) != p:
-		return nil, fmt.Errorf("pairwise: %s: initial model has %d parameters, want %d", name, len(cfg.Init), p)
+		return nil, fmt.Errorf("%s: initial model has %d parameters, want %d", name, len(cfg.Init), p)
 	case len(cfg.Checkpoints) > 0 && cfg.OnCheckpoint == nil:
-		return nil, fmt.Errorf("pairwise: %s: checkpoints %v given without OnCheckpoint", name, cfg.Checkpoints)
+		return nil, fmt.Errorf("%s: checkpoints %v given without OnCheckpoint", name, cfg.Checkpoints)
 	}
 	sched := pairwise.Constant
 	if cfg.Schedule != "" {
@@ -140,10 +140,10 @@ func runDPGDGrad(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunCo
 	var notes []string
 	T := cfg.Steps
 	if T == 0 {
-		T = K22Steps(n, p, eps)
+		T = DPGDGradDefaultSteps(n, p, eps)
 		notes = append(notes, fmt.Sprintf("T = ⌈ln(nε/√p)⌉ = %d ([K22] Remark 2, Lemma 2; O-constant 1)", T))
 	} else {
-		notes = append(notes, fmt.Sprintf("T = %d given (default ⌈ln(nε/√p)⌉ = %d)", T, K22Steps(n, p, eps)))
+		notes = append(notes, fmt.Sprintf("T = %d given (default ⌈ln(nε/√p)⌉ = %d)", T, DPGDGradDefaultSteps(n, p, eps)))
 	}
 	eta := cfg.Eta
 	if eta == 0 {
@@ -153,9 +153,9 @@ func runDPGDGrad(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunCo
 		notes = append(notes, fmt.Sprintf("η = %g given (default 1/L = %.6g)", eta, 1/L))
 	}
 	if !(eta > 0) || math.IsInf(eta, 0) {
-		return nil, fmt.Errorf("pairwise: %s: step size η = %v is not finite and > 0", name, eta)
+		return nil, fmt.Errorf("%s: step size η = %v is not finite and > 0", name, eta)
 	}
-	sigma, err := k22Calibrate(obj, cfg.Privacy, rep, T)
+	sigma, err := calibrateGradReleases(obj, cfg.Privacy, rep, T)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +197,7 @@ func runDPGDGrad(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunCo
 	return &pairwise.Result{W: w, Steps: T, PairGrads: grads, Privacy: rep}, nil
 }
 
-// k22Calibrate chooses σ of the T gradient releases of [K22] Alg 1 on obj's
+// calibrateGradReleases chooses σ of the T gradient releases of [K22] Alg 1 on obj's
 // n records (runDPGDGrad and, per site, DPGDGradRound) and fills rep.
 //
 // Sensitivity (pairfed's proof; [K22] uses 4G/n): at the same θ,
@@ -208,19 +208,19 @@ func runDPGDGrad(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunCo
 // mechanisms on the same records, exactly √T·Δ/σ-GDP ([DRS19] Cor 3.3) —
 // in place of the moments-accountant bound behind [K22] Thm 1's constant
 // 8 (which also needs ε ≤ 2 log(1/δ)).
-func k22Calibrate(obj pairwise.Objective, priv *pairwise.Privacy, rep *pairwise.PrivacyReport, T int) (float64, error) {
+func calibrateGradReleases(obj pairwise.Objective, priv *pairwise.Privacy, rep *pairwise.PrivacyReport, T int) (float64, error) {
 	n := obj.Data().N
 	G := obj.Props(priv.FeatureRadius).Lipschitz
 	gamma, gHow := pairGradGap(obj, priv.FeatureRadius)
 	sens := 2 * gamma / float64(n)
-	paper := K22Sigma(T, n, G, priv.Epsilon, priv.Delta)
+	paper := DPGDGradPaperSigma(T, n, G, priv.Epsilon, priv.Delta)
 	sens1, paperS, paperSens := make([]float64, T), make([]float64, T), make([]float64, T)
 	for t := range sens1 {
 		sens1[t], paperS[t], paperSens[t] = sens, paper, 4*G/float64(n)
 	}
 	rep.Formula = formulaLine(priv, "σ = 8·G·√(T·log(1/δ))/(n·ε)  ([K22] Thm 1, used with equality; Δ = 4G/n, moments accountant)")
 	rep.Accountant = fmt.Sprintf("exact Gaussian-DP composition of T = %d adaptive full-gradient releases (the paper: moments accountant, [K22] Thm 1, Appendix B.1; Abadi et al. 2016)", T)
-	sig, err := pairwise.CalibrateGaussian(k22Alg1.Name, priv, rep, paperS, paperSens,
+	sig, err := pairwise.CalibrateGaussian(gradPertAlg.Name, priv, rep, paperS, paperSens,
 		pairwise.GaussOption{Plan: dp.GaussianPlan{Sensitivities: sens1}, How: fmt.Sprintf("Δ₂ = 2Γ/n = %.6g per gradient, %s, Γ = %g", sens, gHow, gamma)})
 	if err != nil {
 		return 0, err

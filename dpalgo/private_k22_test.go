@@ -21,11 +21,11 @@ import (
 // Under --calibration paper the drawn σ is exactly that; the report's
 // sensitivity is the proven 2Γ/n = 2G/n = 0.0078125 (pairGradGap) and the
 // paper's 4G/n is kept beside it.
-func TestK22GradPertSigmaMatchesThm1(t *testing.T) {
-	data := y21ToyData(1024, 5, 21)
-	obj := y21Obj(t, data, pairwise.TaskAUC, "logistic", "l2", 1)
+func TestDPGDGradSigmaMatchesThm1(t *testing.T) {
+	data := separableToyData(1024, 5, 21)
+	obj := objectiveOf(t, data, pairwise.TaskAUC, "logistic", "l2", 1)
 	noise := newYKNoise(8, true)
-	res, err := y21Run(t, "dp-gd-grad", obj, pairwise.RunConfig{Steps: 10,
+	res, err := runSeeded(t, "dp-gd-grad", obj, pairwise.RunConfig{Steps: 10,
 		Privacy: &pairwise.Privacy{Epsilon: 1, Delta: 1e-3, FeatureRadius: 1, Noise: noise, Calibration: pairwise.CalibrationPaper}})
 	if err != nil {
 		t.Fatal(err)
@@ -35,15 +35,15 @@ func TestK22GradPertSigmaMatchesThm1(t *testing.T) {
 	}
 	rep := res.Privacy
 	for k := range noise.scales {
-		y21Close(t, "drawn σ", noise.scales[k], 0.25972783379204845)
-		y21Close(t, "reported σ", rep.Sigmas[k], 0.25972783379204845)
-		y21Close(t, "paper Δ", rep.PaperSensitivity[k], 0.015625)
-		y21Close(t, "proven Δ", rep.Sensitivity[k], 0.0078125)
+		wantRelClose(t, "drawn σ", noise.scales[k], 0.25972783379204845)
+		wantRelClose(t, "reported σ", rep.Sigmas[k], 0.25972783379204845)
+		wantRelClose(t, "paper Δ", rep.PaperSensitivity[k], 0.015625)
+		wantRelClose(t, "proven Δ", rep.Sensitivity[k], 0.0078125)
 		if noise.kinds[k] != "gaussian" || noise.lens[k] != 5 {
 			t.Fatalf("draw %d: %s over %d entries", k, noise.kinds[k], noise.lens[k])
 		}
 	}
-	y21Close(t, "K22Sigma(T = 50)", K22Sigma(50, 1024, 4, 1, 1e-3), 0.5807690920077873)
+	wantRelClose(t, "DPGDGradPaperSigma(T = 50)", DPGDGradPaperSigma(50, 1024, 4, 1, 1e-3), 0.5807690920077873)
 	if rep.Releases != 10 || len(rep.Sigmas) != 10 || !strings.Contains(rep.Formula, "[K22] Thm 1") ||
 		!strings.Contains(rep.Accountant, "moments accountant") || rep.G != 4 || rep.L != 4 ||
 		rep.Private != noise.Secure() || res.Steps != 10 {
@@ -58,7 +58,7 @@ func TestK22GradPertSigmaMatchesThm1(t *testing.T) {
 	// The default (exact) calibration: T = 10 releases of Δ = 2G/n compose
 	// to μ = √10·Δ/σ, and σ is the smallest with δ_μ(1) ≤ 1e-3: μ* =
 	// 1/AnalyticGaussianSigma(1, 1e-3, 1), so σ = √10·0.0078125·that.
-	exact, err := y21Run(t, "dp-gd-grad", obj, pairwise.RunConfig{Steps: 10,
+	exact, err := runSeeded(t, "dp-gd-grad", obj, pairwise.RunConfig{Steps: 10,
 		Privacy: &pairwise.Privacy{Epsilon: 1, Delta: 1e-3, FeatureRadius: 1, Noise: newYKNoise(8, true)}})
 	if err != nil {
 		t.Fatal(err)
@@ -74,17 +74,17 @@ func TestK22GradPertSigmaMatchesThm1(t *testing.T) {
 
 // Defaults: T = ⌈ln(nε/√p)⌉ = ⌈ln(1024/√5)⌉ = ⌈6.12675⌉ = 7 (Remark 2) and
 // η = 1/L = 1/4 (Thms 2–3) for the logistic loss with R = 1.
-func TestK22GradPertDefaults(t *testing.T) {
-	if T := K22Steps(1024, 5, 1); T != 7 {
-		t.Fatalf("K22Steps = %d, want 7", T)
+func TestDPGDGradDefaults(t *testing.T) {
+	if T := DPGDGradDefaultSteps(1024, 5, 1); T != 7 {
+		t.Fatalf("DPGDGradDefaultSteps = %d, want 7", T)
 	}
-	if T := K22Steps(4, 100, 1); T != 1 {
-		t.Fatalf("K22Steps for nε < √p = %d, want 1", T)
+	if T := DPGDGradDefaultSteps(4, 100, 1); T != 1 {
+		t.Fatalf("DPGDGradDefaultSteps for nε < √p = %d, want 1", T)
 	}
-	data := y21ToyData(1024, 5, 22)
-	obj := y21Obj(t, data, pairwise.TaskAUC, "logistic", "l2", 1)
+	data := separableToyData(1024, 5, 22)
+	obj := objectiveOf(t, data, pairwise.TaskAUC, "logistic", "l2", 1)
 	noise := newYKNoise(9, false)
-	res, err := y21Run(t, "dp-gd-grad", obj, pairwise.RunConfig{
+	res, err := runSeeded(t, "dp-gd-grad", obj, pairwise.RunConfig{
 		Privacy: &pairwise.Privacy{Epsilon: 1, Delta: 1e-3, FeatureRadius: 1, Noise: noise}})
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestK22GradPertDefaults(t *testing.T) {
 		t.Fatalf("steps %d, draws %d, private %v; want 7, 7, false", res.Steps, len(noise.scales), res.Privacy.Private)
 	}
 	// paper σ = 32·√(7·6.907755278982137)/1024 = 32·6.953657/1024 = 0.21730178…
-	y21Close(t, "paper σ at T = 7", res.Privacy.PaperSigmas[0], 32*math.Sqrt(7*6.907755278982137)/1024)
+	wantRelClose(t, "paper σ at T = 7", res.Privacy.PaperSigmas[0], 32*math.Sqrt(7*6.907755278982137)/1024)
 	if !(noise.scales[0] < res.Privacy.PaperSigmas[0]) {
 		t.Errorf("exact σ %v not below the paper's %v", noise.scales[0], res.Privacy.PaperSigmas[0])
 	}
@@ -106,8 +106,8 @@ func TestK22GradPertDefaults(t *testing.T) {
 	}
 }
 
-func TestK22GradPertRefusals(t *testing.T) {
-	data := y21ToyData(64, 3, 23)
+func TestDPGDGradRefusals(t *testing.T) {
+	data := separableToyData(64, 3, 23)
 	for _, c := range []struct {
 		name, loss, constraint string
 		radius                 float64
@@ -120,11 +120,11 @@ func TestK22GradPertRefusals(t *testing.T) {
 		{"averaging", "logistic", "l2", 1, pairwise.RunConfig{Averaging: pairwise.AvgUniform}, "last iterate"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			obj := y21Obj(t, data, pairwise.TaskAUC, c.loss, c.constraint, c.radius)
+			obj := objectiveOf(t, data, pairwise.TaskAUC, c.loss, c.constraint, c.radius)
 			noise := newYKNoise(1, true)
 			cfg := c.cfg
 			cfg.Privacy = &pairwise.Privacy{Epsilon: 1, Delta: 1e-3, FeatureRadius: 1, Noise: noise}
-			_, err := y21Run(t, "dp-gd-grad", obj, cfg)
+			_, err := runSeeded(t, "dp-gd-grad", obj, cfg)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want one mentioning %q", err, c.want)
 			}
@@ -135,14 +135,14 @@ func TestK22GradPertRefusals(t *testing.T) {
 	}
 }
 
-func TestK22GradPertUtilityAtHugeEpsilon(t *testing.T) {
-	obj := y21Obj(t, y21ToyData(1024, 5, 24), pairwise.TaskAUC, "logistic", "l2", 1)
-	res, err := y21Run(t, "dp-gd-grad", obj, pairwise.RunConfig{
+func TestDPGDGradUtilityAtHugeEpsilon(t *testing.T) {
+	obj := objectiveOf(t, separableToyData(1024, 5, 24), pairwise.TaskAUC, "logistic", "l2", 1)
+	res, err := runSeeded(t, "dp-gd-grad", obj, pairwise.RunConfig{
 		Privacy: &pairwise.Privacy{Epsilon: 1e6, Delta: 1e-3, FeatureRadius: 1, Noise: newYKNoise(2, true)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if auc := pairwise.LinearAUC(res.W, y21ToyData(1000, 5, 99)); !(auc >= 0.85) {
+	if auc := pairwise.LinearAUC(res.W, separableToyData(1000, 5, 99)); !(auc >= 0.85) {
 		t.Fatalf("test AUC %.3f < 0.85 at ε = 1e6", auc)
 	}
 	if p := res.Privacy; !(p.CertifiedEpsilon <= 1e6 && p.CertifiedDelta <= 1e-3) {
@@ -153,10 +153,10 @@ func TestK22GradPertUtilityAtHugeEpsilon(t *testing.T) {
 // Over W = R^p the output is θ_T = −η Σ_t (∇_t + b_t), whose noise part has
 // ‖·‖² ~ η²Tσ²·χ²_p; with p = 200 we allow 6 sd = 6√(2/p) relative, plus
 // the drift ‖η Σ_t ∇_t‖ ≤ ηTG = 10 (false-failure rate below 1e-6).
-func TestK22GradPertNoiseNormMatchesSigma(t *testing.T) {
+func TestDPGDGradNoiseNormMatchesSigma(t *testing.T) {
 	const p = 200
-	obj := y21Obj(t, y21ToyData(64, p, 25), pairwise.TaskAUC, "logistic", "none", 0)
-	res, err := y21Run(t, "dp-gd-grad", obj, pairwise.RunConfig{Steps: 10,
+	obj := objectiveOf(t, separableToyData(64, p, 25), pairwise.TaskAUC, "logistic", "none", 0)
+	res, err := runSeeded(t, "dp-gd-grad", obj, pairwise.RunConfig{Steps: 10,
 		Privacy: &pairwise.Privacy{Epsilon: 1e-3, Delta: 1e-3, FeatureRadius: 1, Noise: newYKNoise(10, true)}})
 	if err != nil {
 		t.Fatal(err)
@@ -168,11 +168,11 @@ func TestK22GradPertNoiseNormMatchesSigma(t *testing.T) {
 	}
 }
 
-func TestK22GradPertMetric(t *testing.T) {
-	obj := y21Obj(t, y21ToyData(32, 3, 26), pairwise.TaskMetric, "logistic", "frobenius-psd", 1)
+func TestDPGDGradMetric(t *testing.T) {
+	obj := objectiveOf(t, separableToyData(32, 3, 26), pairwise.TaskMetric, "logistic", "frobenius-psd", 1)
 	noise := newYKNoise(11, true)
 	var cps []int
-	res, err := y21Run(t, "dp-gd-grad", obj, pairwise.RunConfig{Steps: 5, Checkpoints: []int{2, 5},
+	res, err := runSeeded(t, "dp-gd-grad", obj, pairwise.RunConfig{Steps: 5, Checkpoints: []int{2, 5},
 		OnCheckpoint: func(t int, w []float64) { cps = append(cps, t) },
 		Privacy:      &pairwise.Privacy{Epsilon: 1, Delta: 1e-3, FeatureRadius: 1, Noise: noise}})
 	if err != nil {
@@ -184,5 +184,5 @@ func TestK22GradPertMetric(t *testing.T) {
 	if len(cps) != 2 {
 		t.Fatalf("checkpoints %v, want [2 5]", cps)
 	}
-	y21CheckPSD(t, res.W, 3, 1)
+	checkPSDBall(t, res.W, 3, 1)
 }

@@ -123,19 +123,19 @@ func runPairSGDPrivate(ctx context.Context, obj pairwise.Objective, cfg pairwise
 	n, p := obj.Data().N, obj.NumParams()
 	switch {
 	case n < 2:
-		return nil, fmt.Errorf("pairwise: %s needs at least 2 records", name)
+		return nil, fmt.Errorf("%s needs at least 2 records", name)
 	case rng == nil:
-		return nil, fmt.Errorf("pairwise: %s needs a random source for its sampling", name)
+		return nil, fmt.Errorf("%s needs a random source for its sampling", name)
 	case cfg.Eta < 0 || math.IsNaN(cfg.Eta) || math.IsInf(cfg.Eta, 0):
-		return nil, fmt.Errorf("pairwise: %s: step size η = %v must be finite and ≥ 0 (0: the default rule)", name, cfg.Eta)
+		return nil, fmt.Errorf("%s: step size η = %v must be finite and ≥ 0 (0: the default rule)", name, cfg.Eta)
 	case cfg.Steps < 0 || cfg.Passes < 0 || math.IsNaN(cfg.Passes):
-		return nil, fmt.Errorf("pairwise: %s: steps %d and passes %v must be ≥ 0", name, cfg.Steps, cfg.Passes)
+		return nil, fmt.Errorf("%s: steps %d and passes %v must be ≥ 0", name, cfg.Steps, cfg.Passes)
 	case cfg.Averaging != "" && cfg.Averaging != pairwise.AvgPaper && cfg.Averaging != pairwise.AvgUniform && cfg.Averaging != pairwise.AvgLast:
-		return nil, fmt.Errorf("pairwise: %s outputs the average of its iterates (or the last with averaging %q); %q does not apply", name, pairwise.AvgLast, cfg.Averaging)
+		return nil, fmt.Errorf("%s outputs the average of its iterates (or the last with averaging %q); %q does not apply", name, pairwise.AvgLast, cfg.Averaging)
 	case cfg.Init != nil && len(cfg.Init) != p:
-		return nil, fmt.Errorf("pairwise: %s: initial model has %d parameters, want %d", name, len(cfg.Init), p)
+		return nil, fmt.Errorf("%s: initial model has %d parameters, want %d", name, len(cfg.Init), p)
 	case len(cfg.Checkpoints) > 0 && cfg.OnCheckpoint == nil:
-		return nil, fmt.Errorf("pairwise: %s: checkpoints %v given without OnCheckpoint", name, cfg.Checkpoints)
+		return nil, fmt.Errorf("%s: checkpoints %v given without OnCheckpoint", name, cfg.Checkpoints)
 	}
 	pr := cfg.Privacy
 	R, B := pr.FeatureRadius, obj.Constraint().Radius()
@@ -159,14 +159,14 @@ func runPairSGDPrivate(ctx context.Context, obj pairwise.Objective, cfg pairwise
 	coords := int64(T) * int64(p)
 	z, err := pairSGDMultiplier(q, T, pr.Epsilon, pr.Delta, rel, coords)
 	if err != nil {
-		return nil, fmt.Errorf("pairwise: %s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	sens := 2 * C // AUC: ≤ 2 active pairs change (file comment)
 	if obj.Task() == pairwise.TaskMetric {
 		sens = 3 * C
 	}
 	if z*sens > dp.MaxScale/4 {
-		return nil, fmt.Errorf("pairwise: %s: noise multiplier %g is too large for the mechanism", name, z)
+		return nil, fmt.Errorf("%s: noise multiplier %g is too large for the mechanism", name, z)
 	}
 	sensSnap := dp.SnappedL2Sensitivity(sens, dp.GaussianGranularity(2*z*sens), p)
 	sigma := z * sensSnap

@@ -69,7 +69,7 @@ const x21Paper = "[X21] Xue, Yang, Huai, Wang. Differentially Private Pairwise L
 var x21Losses = []string{"logistic", "square"}
 
 func init() {
-	x21Register(&pairwise.Algorithm{
+	registerPGD(&pairwise.Algorithm{
 		Name:    "dpgdsc",
 		Title:   "DPGDSC: output perturbation of full-batch PGD, strongly convex losses",
 		Paper:   x21Paper,
@@ -86,7 +86,7 @@ func init() {
 		PrivacyModel: "record-level (ε, δ)-DP (δ > 0: Gaussian, σ = 8√(2 ln(1.25/δ))G/(αnε)) or ε-DP (δ = 0: Laplace, " +
 			"λ = 8G√d/(αnε) per coordinate) of the last PGD iterate, one release; ℓ2 sensitivity 8G/(αn) ([X21] Lemma 1)",
 	}, runDPGDSC)
-	x21Register(&pairwise.Algorithm{
+	registerPGD(&pairwise.Algorithm{
 		Name:        "dpgdc2",
 		Title:       "DPGDC2: gradient-perturbed full-batch PGD, averaged iterates, convex losses",
 		Paper:       x21Paper,
@@ -100,7 +100,7 @@ func init() {
 		PrivacyModel: "record-level (ε, δ)-DP, δ > 0 only: T Gaussian gradient releases, σ = 4G√(1.25·T·log(1/δ))/(nε) " +
 			"([X21] Alg 2), gradient sensitivity 4G/n, composed as the paper states (C.4) and checked by exact Gaussian composition",
 	}, runDPGDC2)
-	x21Register(&pairwise.Algorithm{
+	registerPGD(&pairwise.Algorithm{
 		Name:        "dpegd",
 		Title:       "DPEGD: epoch PGD on disjoint halving subsets, noisy average per epoch, convex losses",
 		Paper:       x21Paper,
@@ -115,7 +115,7 @@ func init() {
 		PrivacyModel: "record-level (ε, δ)-DP (Gaussian, σ_i = 4√(2 ln(1.25/δ))Gη_i/ε) or ε-DP (Laplace, λ_i = 4Gη_i√d/ε); " +
 			"one release per epoch on a disjoint subset D_i, sensitivity 4Gη_i; parallel composition ([X21] Thm 3, C.5)",
 	}, runDPEGD)
-	x21Register(&pairwise.Algorithm{
+	registerPGD(&pairwise.Algorithm{
 		Name:        "dpgdc",
 		Title:       "DPGDC: output perturbation of averaged full-batch PGD, convex losses (the sub-optimal baseline)",
 		Paper:       x21Paper,
@@ -132,8 +132,9 @@ func init() {
 	}, runDPGDC)
 }
 
-// x21Register binds a to its run function and registers it.
-func x21Register(a *pairwise.Algorithm, run func(context.Context, *pairwise.Algorithm, pairwise.Objective, pairwise.RunConfig, *rand.Rand) (*pairwise.Result, error)) {
+// registerPGD binds a ([X21] Alg 1–4, noisy PGD) to its run function and
+// registers it.
+func registerPGD(a *pairwise.Algorithm, run func(context.Context, *pairwise.Algorithm, pairwise.Objective, pairwise.RunConfig, *rand.Rand) (*pairwise.Result, error)) {
 	a.Run = func(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
 		return run(ctx, a, obj, cfg, rng)
 	}
@@ -166,7 +167,7 @@ func runDPGDSC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 	G, L, alpha := props.Lipschitz, props.Smooth, props.StrongConvexity
 	n, p := obj.Data().N, obj.NumParams()
 	if n < 2 {
-		return nil, fmt.Errorf("pairwise: %s needs at least 2 records", a.Name)
+		return nil, fmt.Errorf("%s needs at least 2 records", a.Name)
 	}
 	nf, pf := float64(n), float64(p)
 
@@ -174,14 +175,14 @@ func runDPGDSC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 	eta := etaMax
 	if cfg.Eta > 0 {
 		if cfg.Eta > etaMax {
-			return nil, fmt.Errorf("pairwise: %s: η = %g exceeds 2/(L+α) = %g (L = %g, α = %g): [X21] Lemma 1's sensitivity bound, and so the privacy guarantee, needs η ≤ 2/(L+α)", a.Name, cfg.Eta, etaMax, L, alpha)
+			return nil, fmt.Errorf("%s: η = %g exceeds 2/(L+α) = %g (L = %g, α = %g): [X21] Lemma 1's sensitivity bound, and so the privacy guarantee, needs η ≤ 2/(L+α)", a.Name, cfg.Eta, etaMax, L, alpha)
 		}
 		eta = cfg.Eta
 		rep.Notes = append(rep.Notes, fmt.Sprintf("η = %g given (≤ 2/(L+α) = %g)", eta, etaMax))
 	} else {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("η = 2/(L+α) = %g, the largest step [X21] Alg 1 / Lemma 1 allow", eta))
 	}
-	T, err := x21Steps(a.Name, cfg.Steps, L/alpha*math.Log(nf))
+	T, err := pgdSteps(a.Name, cfg.Steps, L/alpha*math.Log(nf))
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +209,7 @@ func runDPGDSC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 	// δ_T ≤ ‖C‖₂ (the diameter) whatever the data: Δ = min of the two.
 	diam := constraintDiameter(obj.Constraint(), obj.Data().D)
 	gamma, gHow := pairGradGap(obj, priv.FeatureRadius)
-	stab := x21ContractionSensitivity(eta, L, alpha, gamma, T, n)
+	stab := contractionSensitivity(eta, L, alpha, gamma, T, n)
 	sens := math.Min(stab, diam)
 	how := fmt.Sprintf("Δ₂ = min{(2ηΓ/n)(1−ρ^T)/(1−ρ) = %.6g, ‖C‖₂ = %g} with %s, Γ = %g", stab, diam, gHow, gamma)
 	paperSens := 8 * G / (alpha * nf) // Lemma 1, eq. (3)
@@ -236,14 +237,14 @@ func runDPGDSC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 	}
 	rep.Releases = 1
 
-	w := x21Init(obj, &cfg)
+	w := pgdStart(obj, &cfg)
 	g := make([]float64, p)
 	grads, from, period, err := noisyPGDSteps(ctx, obj, w, g, T, eta, nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	if from > 0 {
-		x21CycleNote(rep, fmt.Sprintf("w_%d = w_%d of T = %d", from, from-period, T))
+		pgdCycleNote(rep, fmt.Sprintf("w_%d = w_%d of T = %d", from, from-period, T))
 	}
 	addOutputNoise(priv, w, ns)
 	finishMetricOutput(obj, w, rep)
@@ -282,12 +283,12 @@ func runDPGDC2(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 	G, L := props.Lipschitz, props.Smooth
 	n, p := obj.Data().N, obj.NumParams()
 	if n < 2 {
-		return nil, fmt.Errorf("pairwise: %s needs at least 2 records", a.Name)
+		return nil, fmt.Errorf("%s needs at least 2 records", a.Name)
 	}
 	nf, pf := float64(n), float64(p)
 	logInvDelta := math.Log(1 / priv.Delta)
 
-	T, err := x21Steps(a.Name, cfg.Steps, math.Floor(math.Min(nf, nf*nf*priv.Epsilon*priv.Epsilon/(pf*logInvDelta))))
+	T, err := pgdSteps(a.Name, cfg.Steps, math.Floor(math.Min(nf, nf*nf*priv.Epsilon*priv.Epsilon/(pf*logInvDelta))))
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +296,7 @@ func runDPGDC2(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 		rep.Notes = append(rep.Notes, fmt.Sprintf("T = ⌊min{n, n²ε²/(d log(1/δ))}⌋ = %d with d = %d ([X21] Thm 2); --steps overrides", T, p))
 	}
 	diam := constraintDiameter(obj.Constraint(), obj.Data().D)
-	eta, err := x21Eta(a.Name, rep, cfg.Eta, G/(diam*math.Sqrt(float64(T))), 2/L,
+	eta, err := pgdEta(a.Name, rep, cfg.Eta, G/(diam*math.Sqrt(float64(T))), 2/L,
 		fmt.Sprintf("η = G/(‖C‖₂√T) = %%g ([X21] Thm 2 as printed; ‖C‖₂ = %g)", diam), "2/L ([X21] Alg 2 input)", false)
 	if err != nil {
 		return nil, err
@@ -325,7 +326,7 @@ func runDPGDC2(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 	sigma := sigs[0]
 	rep.Releases = T
 
-	w := x21Init(obj, &cfg)
+	w := pgdStart(obj, &cfg)
 	g := make([]float64, p)
 	sum := append([]float64(nil), w...) // w_0
 	grads, err := noisyPGD(ctx, obj, w, g, T, eta, func(g []float64) {
@@ -383,7 +384,7 @@ func runDPEGD(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 	data := obj.Data()
 	n, p := data.N, obj.NumParams()
 	if n < 2 {
-		return nil, fmt.Errorf("pairwise: %s needs at least 2 records", a.Name)
+		return nil, fmt.Errorf("%s needs at least 2 records", a.Name)
 	}
 	nf, pf := float64(n), float64(p)
 
@@ -411,7 +412,7 @@ func runDPEGD(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 		etaHow = "η = (‖C‖₂/G)·min{4/√n, ε/d} = %g"
 	}
 	etaHow += fmt.Sprintf(" ([X21] Thm 3; ‖C‖₂ = %g, d = %d)", diam, p)
-	eta, err := x21Eta(a.Name, rep, cfg.Eta, etaThm, 2/L, etaHow, "2/L ([X21] Alg 3 input, Lemma 7)", true)
+	eta, err := pgdEta(a.Name, rep, cfg.Eta, etaThm, 2/L, etaHow, "2/L ([X21] Alg 3 input, Lemma 7)", true)
 	if err != nil {
 		return nil, err
 	}
@@ -477,7 +478,7 @@ func runDPEGD(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 	if rng != nil {
 		order = rng.Perm(n)
 	}
-	w := x21Init(obj, &cfg)
+	w := pgdStart(obj, &cfg)
 	g := make([]float64, p)
 	avg := make([]float64, p)
 	var grads int64
@@ -504,7 +505,7 @@ func runDPEGD(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 		copy(w, avg) // w_i = w̄_i + ζ_i, the next epoch's start
 	}
 	if skipped > 0 {
-		x21CycleNote(rep, fmt.Sprintf("%d of the %d steps repeated earlier iterates of their epoch", skipped, n))
+		pgdCycleNote(rep, fmt.Sprintf("%d of the %d steps repeated earlier iterates of their epoch", skipped, n))
 	}
 	finishMetricOutput(obj, w, rep)
 	steps := 0
@@ -543,7 +544,7 @@ func runDPGDC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 	G, L := props.Lipschitz, props.Smooth
 	n, p := obj.Data().N, obj.NumParams()
 	if n < 2 {
-		return nil, fmt.Errorf("pairwise: %s needs at least 2 records", a.Name)
+		return nil, fmt.Errorf("%s needs at least 2 records", a.Name)
 	}
 	nf, pf := float64(n), float64(p)
 
@@ -551,7 +552,7 @@ func runDPGDC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 	if priv.Delta == 0 {
 		bound, how = pf*pf, "d²"
 	}
-	T, err := x21Steps(a.Name, cfg.Steps, math.Floor(math.Min(nf, nf*nf*priv.Epsilon*priv.Epsilon/bound)))
+	T, err := pgdSteps(a.Name, cfg.Steps, math.Floor(math.Min(nf, nf*nf*priv.Epsilon*priv.Epsilon/bound)))
 	if err != nil {
 		return nil, err
 	}
@@ -559,7 +560,7 @@ func runDPGDC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 		rep.Notes = append(rep.Notes, fmt.Sprintf("T = ⌊min{n, n²ε²/(%s)}⌋ = %d with d = %d: [X21] Thm 4 fixes no T, we take Thm 2's; --steps overrides", how, T, p))
 	}
 	diam := constraintDiameter(obj.Constraint(), obj.Data().D)
-	eta, err := x21Eta(a.Name, rep, cfg.Eta, G/(diam*math.Sqrt(float64(T))), 2/L,
+	eta, err := pgdEta(a.Name, rep, cfg.Eta, G/(diam*math.Sqrt(float64(T))), 2/L,
 		fmt.Sprintf("η = G/(‖C‖₂√T) = %%g ([X21] Thm 4 fixes no η, we take Thm 2's; ‖C‖₂ = %g)", diam), "2/L ([X21] Alg 4 input, Lemma 7)", true)
 	if err != nil {
 		return nil, err
@@ -604,7 +605,7 @@ func runDPGDC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 	}
 	rep.Releases = 1
 
-	w := x21Init(obj, &cfg)
+	w := pgdStart(obj, &cfg)
 	g := make([]float64, p)
 	avg := make([]float64, p)
 	grads, from, period, err := noisyPGDSteps(ctx, obj, w, g, T, eta, nil, avg)
@@ -612,7 +613,7 @@ func runDPGDC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 		return nil, err
 	}
 	if from > 0 {
-		x21CycleNote(rep, fmt.Sprintf("w_%d = w_%d of T = %d", from, from-period, T))
+		pgdCycleNote(rep, fmt.Sprintf("w_%d = w_%d of T = %d", from, from-period, T))
 	}
 	pairwise.Scale(1/Tf, avg) // w_avg^T (step 4)
 	addOutputNoise(priv, avg, ns)
@@ -620,47 +621,48 @@ func runDPGDC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 	return &pairwise.Result{W: avg, Steps: T, PairGrads: grads, Privacy: rep}, nil
 }
 
-// x21CycleNote is the report's note on steps that repeated earlier iterates.
-func x21CycleNote(rep *pairwise.PrivacyReport, what string) {
+// pgdCycleNote ([X21] algorithms) is the report's note on steps that repeated earlier iterates.
+func pgdCycleNote(rep *pairwise.PrivacyReport, what string) {
 	rep.Notes = append(rep.Notes, "the PGD iterates repeat bit for bit ("+what+"): the later steps reuse them without recomputing the gradient — the same output bits as computing them")
 }
 
-// x21Init returns a copy of w_0 = cfg.Init (default 0). w_0 must not depend
+// pgdStart ([X21] algorithms) returns a copy of w_0 = cfg.Init (default 0). w_0 must not depend
 // on the private data: the sensitivity lemmas compare runs from the same w_0.
-func x21Init(obj pairwise.Objective, cfg *pairwise.RunConfig) []float64 {
+func pgdStart(obj pairwise.Objective, cfg *pairwise.RunConfig) []float64 {
 	w := make([]float64, obj.NumParams())
 	if cfg.Init != nil {
 		if len(cfg.Init) != len(w) {
-			panic(fmt.Sprintf("pairwise: initial model has %d values, want %d", len(cfg.Init), len(w)))
+			panic(fmt.Sprintf("dpalgo: initial model has %d values, want %d", len(cfg.Init), len(w)))
 		}
 		copy(w, cfg.Init)
 	}
 	return w
 }
 
-// x21Steps returns cfg.Steps when set, else the theorem's T (≥ 1).
-func x21Steps(name string, steps int, def float64) (int, error) {
+// pgdSteps returns cfg.Steps when set, else the theorem's T (≥ 1; [X21]
+// Thms 1–4).
+func pgdSteps(name string, steps int, def float64) (int, error) {
 	if steps > 0 {
 		return steps, nil
 	}
 	def = math.Ceil(def)
 	if math.IsNaN(def) || def > math.MaxInt32 {
-		return 0, fmt.Errorf("pairwise: %s: the theorem's iteration count T = %g is too large to run; give --steps", name, def)
+		return 0, fmt.Errorf("%s: the theorem's iteration count T = %g is too large to run; give --steps", name, def)
 	}
 	return max(1, int(def)), nil
 }
 
-// x21Eta returns the step size: cfg.Eta if given (refused above max), else
+// pgdEta returns the step size of an [X21] algorithm: cfg.Eta if given (refused above max), else
 // the theorem's value, lowered to max if above it when the box requires it
 // (clamp) — noted either way.
-func x21Eta(name string, rep *pairwise.PrivacyReport, given, def, bound float64, how, boundHow string, privacyBound bool) (float64, error) {
+func pgdEta(name string, rep *pairwise.PrivacyReport, given, def, bound float64, how, boundHow string, privacyBound bool) (float64, error) {
 	why := "the box's input condition"
 	if privacyBound {
 		why = "the sensitivity bound of Lemma 7, and so the privacy guarantee,"
 	}
 	if given > 0 {
 		if given > bound {
-			return 0, fmt.Errorf("pairwise: %s: η = %g exceeds %s = %g: %s needs η ≤ %g", name, given, boundHow, bound, why, bound)
+			return 0, fmt.Errorf("%s: η = %g exceeds %s = %g: %s needs η ≤ %g", name, given, boundHow, bound, why, bound)
 		}
 		rep.Notes = append(rep.Notes, fmt.Sprintf("η = %g given (≤ %s = %g)", given, boundHow, bound))
 		return given, nil
@@ -673,13 +675,13 @@ func x21Eta(name string, rep *pairwise.PrivacyReport, given, def, bound float64,
 	return def, nil
 }
 
-// x21ContractionSensitivity is (2ηΓ/n)·(1 − ρ^T)/(1 − ρ) with
+// contractionSensitivity (dpgdsc, [X21] Alg 1; tighter than Lemma 1) is (2ηΓ/n)·(1 − ρ^T)/(1 − ρ) with
 // ρ = √(1 − 2ηαL/(α+L)): the bound on ‖w_T − w′_T‖ of T projected gradient
 // steps on an α-strongly convex, L-smooth empirical risk over n records
 // whose gradient changes by ≤ 2Γ/n between neighbours (see runDPGDSC).
 // Computed without cancellation (1 − ρ = x/(1 + ρ), x = 2ηαL/(α+L)) and
 // inflated by 1e-12 for rounding.
-func x21ContractionSensitivity(eta, L, alpha, gamma float64, T, n int) float64 {
+func contractionSensitivity(eta, L, alpha, gamma float64, T, n int) float64 {
 	step := 2 * eta * gamma / float64(n)
 	x := 2 * eta * alpha * L / (alpha + L)
 	var sum float64

@@ -13,25 +13,25 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// x21RecCall is one call to a Noise method.
-type x21RecCall struct {
+// recCall is one call to a Noise method.
+type recCall struct {
 	kind  string // "gaussian", "laplace", "l2-laplace"
 	scale float64
 	n     int
 }
 
-// x21RecNoise is a recording fake Noise for the [H20]/[X21] tests: it
+// recNoise is a recording fake Noise for the [H20]/[X21] tests: it
 // records every call and, when rng is set, adds real seeded noise (else
 // nothing), plus shift to every coordinate. secure is what Secure reports.
-type x21RecNoise struct {
-	calls  []x21RecCall
+type recNoise struct {
+	calls  []recCall
 	rng    *rand.Rand
 	shift  float64
 	secure bool
 }
 
-func (r *x21RecNoise) AddGaussian(dst []float64, sigma float64) {
-	r.calls = append(r.calls, x21RecCall{"gaussian", sigma, len(dst)})
+func (r *recNoise) AddGaussian(dst []float64, sigma float64) {
+	r.calls = append(r.calls, recCall{"gaussian", sigma, len(dst)})
 	for i := range dst {
 		if r.rng != nil {
 			dst[i] += sigma * r.rng.NormFloat64()
@@ -40,8 +40,8 @@ func (r *x21RecNoise) AddGaussian(dst []float64, sigma float64) {
 	}
 }
 
-func (r *x21RecNoise) AddLaplace(dst []float64, b float64) {
-	r.calls = append(r.calls, x21RecCall{"laplace", b, len(dst)})
+func (r *recNoise) AddLaplace(dst []float64, b float64) {
+	r.calls = append(r.calls, recCall{"laplace", b, len(dst)})
 	for i := range dst {
 		if r.rng != nil {
 			z := b * r.rng.ExpFloat64()
@@ -54,17 +54,17 @@ func (r *x21RecNoise) AddLaplace(dst []float64, b float64) {
 	}
 }
 
-func (r *x21RecNoise) AddL2Laplace(dst []float64, b float64) {
-	r.calls = append(r.calls, x21RecCall{"l2-laplace", b, len(dst)})
+func (r *recNoise) AddL2Laplace(dst []float64, b float64) {
+	r.calls = append(r.calls, recCall{"l2-laplace", b, len(dst)})
 }
-func (r *x21RecNoise) Secure() bool { return r.secure }
-func (r *x21RecNoise) Name() string { return "x21 test recorder" }
+func (r *recNoise) Secure() bool { return r.secure }
+func (r *recNoise) Name() string { return "x21 test recorder" }
 
-var _ pairwise.Noise = (*x21RecNoise)(nil)
+var _ pairwise.Noise = (*recNoise)(nil)
 
-// x21Scaled returns toyAUC(n, d, 3, seed) with every record multiplied by s
+// scaledToyAUC returns toyAUC(n, d, 3, seed) with every record multiplied by s
 // (so ‖x‖ ≤ s).
-func x21Scaled(n, d int, s float64, seed uint64) *pairwise.Dataset {
+func scaledToyAUC(n, d int, s float64, seed uint64) *pairwise.Dataset {
 	ds := toyAUC(n, d, 3, seed)
 	for k := range ds.X {
 		ds.X[k] *= s
@@ -72,9 +72,9 @@ func x21Scaled(n, d int, s float64, seed uint64) *pairwise.Dataset {
 	return ds
 }
 
-// x21Objective builds the objective of the tests: the given loss, λ and an
+// lossObjective builds the objective of the tests: the given loss, λ and an
 // ℓ2 ball (AUC) or Frobenius-PSD ball (metric) of radius B.
-func x21Objective(t *testing.T, ds *pairwise.Dataset, loss pairwise.Loss, lambda, B float64) pairwise.Objective {
+func lossObjective(t *testing.T, ds *pairwise.Dataset, loss pairwise.Loss, lambda, B float64) pairwise.Objective {
 	t.Helper()
 	obj, err := pairwise.NewObjective(ds, pairwise.ObjectiveConfig{Loss: loss, Lambda: lambda, Radius: B})
 	if err != nil {
@@ -83,14 +83,14 @@ func x21Objective(t *testing.T, ds *pairwise.Dataset, loss pairwise.Loss, lambda
 	return obj
 }
 
-// x21Run runs the named algorithm with privacy (ε, δ), radius R and noise.
-func x21Run(t *testing.T, name string, obj pairwise.Objective, cfg pairwise.RunConfig, eps, delta, R float64, noise pairwise.Noise) (*pairwise.Result, error) {
+// runPrivate runs the named algorithm with privacy (ε, δ), radius R and noise.
+func runPrivate(t *testing.T, name string, obj pairwise.Objective, cfg pairwise.RunConfig, eps, delta, R float64, noise pairwise.Noise) (*pairwise.Result, error) {
 	t.Helper()
-	return x21RunCal(t, name, obj, cfg, eps, delta, R, noise, "")
+	return runPrivateCal(t, name, obj, cfg, eps, delta, R, noise, "")
 }
 
-// x21RunCal is x21Run with a calibration.
-func x21RunCal(t *testing.T, name string, obj pairwise.Objective, cfg pairwise.RunConfig, eps, delta, R float64, noise pairwise.Noise, cal pairwise.Calibration) (*pairwise.Result, error) {
+// runPrivateCal is runPrivate with a calibration.
+func runPrivateCal(t *testing.T, name string, obj pairwise.Objective, cfg pairwise.RunConfig, eps, delta, R float64, noise pairwise.Noise, cal pairwise.Calibration) (*pairwise.Result, error) {
 	t.Helper()
 	a, err := pairwise.Lookup(name)
 	if err != nil {
@@ -100,14 +100,14 @@ func x21RunCal(t *testing.T, name string, obj pairwise.Objective, cfg pairwise.R
 	return a.Run(context.Background(), obj, cfg, rand.New(rand.NewPCG(1, 2)))
 }
 
-func x21Close(t *testing.T, what string, got, want float64) {
+func wantClose(t *testing.T, what string, got, want float64) {
 	t.Helper()
 	if math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
 		t.Fatalf("%s = %.17g, want %.17g", what, got, want)
 	}
 }
 
-func x21HasNote(rep *pairwise.PrivacyReport, parts ...string) bool {
+func hasNote(rep *pairwise.PrivacyReport, parts ...string) bool {
 	for _, n := range rep.Notes {
 		ok := true
 		for _, p := range parts {
@@ -131,77 +131,77 @@ const (
 	x21Delta = 1.0 / 256
 )
 
-func x21Data() *pairwise.Dataset { return toyAUC(x21N, x21D, 3, 5) }
+func sigmaTestData() *pairwise.Dataset { return toyAUC(x21N, x21D, 3, 5) }
 
-func TestX21DPGDSCSigmaIsAlg1Step4(t *testing.T) {
+func TestDPGDSCSigmaIsAlg1Step4(t *testing.T) {
 	// --calibration paper: the printed σ (certified here by the exact
 	// accountant for the proven sensitivity) and the paper's Δ.
 	// λ = 1e-3: G = 4·1 + 1e-3·1 = 4.001, α = 1e-3.
 	// [X21] Alg 1 step 4: σ = 8√(2 ln(1.25/δ))·G/(αnε)
 	//   = 8·√(2 ln 320)·4.001/(1e-3·256·0.5) = 849.35310066041814.
 	// Lemma 1 eq. (3): Δ₂ = 8G/(αn) = 8·4.001/(1e-3·256) = 125.03125.
-	obj := x21Objective(t, x21Data(), pairwise.AUCLogistic{}, 1e-3, 1)
-	rec := &x21RecNoise{}
-	res, err := x21RunCal(t, "dpgdsc", obj, pairwise.RunConfig{Steps: 3}, x21Eps, x21Delta, 1, rec, pairwise.CalibrationPaper)
+	obj := lossObjective(t, sigmaTestData(), pairwise.AUCLogistic{}, 1e-3, 1)
+	rec := &recNoise{}
+	res, err := runPrivateCal(t, "dpgdsc", obj, pairwise.RunConfig{Steps: 3}, x21Eps, x21Delta, 1, rec, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.calls) != 1 || rec.calls[0].kind != "gaussian" || rec.calls[0].n != x21D {
 		t.Fatalf("noise calls %+v, want one Gaussian draw of %d values", rec.calls, x21D)
 	}
-	x21Close(t, "σ", rec.calls[0].scale, 849.35310066041814)
-	x21Close(t, "σ = 8√(2 ln 320)·4.001/0.128", rec.calls[0].scale, 8*math.Sqrt(2*math.Log(320))*4.001/(1e-3*256*0.5))
+	wantClose(t, "σ", rec.calls[0].scale, 849.35310066041814)
+	wantClose(t, "σ = 8√(2 ln 320)·4.001/0.128", rec.calls[0].scale, 8*math.Sqrt(2*math.Log(320))*4.001/(1e-3*256*0.5))
 	rep := res.Privacy
-	x21Close(t, "report σ", rep.PaperSigmas[0], 849.35310066041814)
-	x21Close(t, "Δ₂", rep.PaperSensitivity[0], 125.03125)
+	wantClose(t, "report σ", rep.PaperSigmas[0], 849.35310066041814)
+	wantClose(t, "Δ₂", rep.PaperSensitivity[0], 125.03125)
 	if rep.Releases != 1 || !strings.Contains(rep.Formula, "Alg 1 step 4") || !strings.Contains(rep.Accountant, "single Gaussian release") {
 		t.Fatalf("report %+v", rep)
 	}
 	// Default η = 2/(L+α) = 2/4.002 (Lemma 1's bound).
-	if !x21HasNote(rep, "η = 2/(L+α) = 0.49975") {
+	if !hasNote(rep, "η = 2/(L+α) = 0.49975") {
 		t.Fatalf("notes %q lack the default η", rep.Notes)
 	}
 }
 
-func TestX21DPGDSCLaplaceIsAlg1Step5(t *testing.T) {
+func TestDPGDSCLaplaceIsAlg1Step5(t *testing.T) {
 	// --calibration paper: the printed σ (certified here by the exact
 	// accountant for the proven sensitivity) and the paper's Δ.
 	// [X21] Alg 1 step 5: λ = 8G√d/(αnε) = 8·4.001·√8/(1e-3·256·0.5) = 707.28355788184422,
 	// i.i.d. per coordinate; ℓ1 sensitivity √8·125.03125.
-	obj := x21Objective(t, x21Data(), pairwise.AUCLogistic{}, 1e-3, 1)
-	rec := &x21RecNoise{}
-	res, err := x21RunCal(t, "dpgdsc", obj, pairwise.RunConfig{Steps: 3}, x21Eps, 0, 1, rec, pairwise.CalibrationPaper)
+	obj := lossObjective(t, sigmaTestData(), pairwise.AUCLogistic{}, 1e-3, 1)
+	rec := &recNoise{}
+	res, err := runPrivateCal(t, "dpgdsc", obj, pairwise.RunConfig{Steps: 3}, x21Eps, 0, 1, rec, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.calls) != 1 || rec.calls[0].kind != "laplace" || rec.calls[0].n != x21D {
 		t.Fatalf("noise calls %+v, want one Laplace draw of %d values", rec.calls, x21D)
 	}
-	x21Close(t, "λ", rec.calls[0].scale, 707.28355788184422)
+	wantClose(t, "λ", rec.calls[0].scale, 707.28355788184422)
 	rep := res.Privacy
-	x21Close(t, "Δ₁", rep.PaperSensitivity[0], math.Sqrt(8)*125.03125)
+	wantClose(t, "Δ₁", rep.PaperSensitivity[0], math.Sqrt(8)*125.03125)
 	if rep.Mechanism != "laplace" || rep.Model != "record-level ε-DP" || !strings.Contains(rep.Formula, "Alg 1 step 5") {
 		t.Fatalf("report %+v", rep)
 	}
 }
 
-func TestX21DPGDSCDefaultsFromThm1(t *testing.T) {
+func TestDPGDSCDefaultsFromThm1(t *testing.T) {
 	// n = 16, λ = 0.5: G = L = 4 + 0.5 = 4.5, α = 0.5.
 	// Thm 1: T = ⌈(L/α)·ln n⌉ = ⌈9·ln 16⌉ = ⌈24.95⌉ = 25; η = 2/(L+α) = 0.4.
-	obj := x21Objective(t, toyAUC(16, 3, 3, 1), pairwise.AUCLogistic{}, 0.5, 1)
-	res, err := x21Run(t, "dpgdsc", obj, pairwise.RunConfig{}, 1, 1.0/16, 1, &x21RecNoise{})
+	obj := lossObjective(t, toyAUC(16, 3, 3, 1), pairwise.AUCLogistic{}, 0.5, 1)
+	res, err := runPrivate(t, "dpgdsc", obj, pairwise.RunConfig{}, 1, 1.0/16, 1, &recNoise{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Steps != 25 {
 		t.Fatalf("T = %d, want 25", res.Steps)
 	}
-	if !x21HasNote(res.Privacy, "η = 2/(L+α) = 0.4") {
+	if !hasNote(res.Privacy, "η = 2/(L+α) = 0.4") {
 		t.Fatalf("notes %q", res.Privacy.Notes)
 	}
 }
 
-func TestX21DPGDC2SigmaIsAlg2(t *testing.T) {
+func TestDPGDC2SigmaIsAlg2(t *testing.T) {
 	// --calibration paper: the printed σ (certified here by the exact
 	// accountant for the proven sensitivity) and the paper's Δ.
 	// λ = 0: G = 4, L = 4. Thm 2: T = min{n, n²ε²/(d ln(1/δ))}
@@ -209,9 +209,9 @@ func TestX21DPGDC2SigmaIsAlg2(t *testing.T) {
 	// η = G/(‖C‖₂√T) = 4/(2·16) = 0.125 (‖C‖₂ = 2, the unit ball's diameter).
 	// [X21] Alg 2 step 2: σ = 4G√(1.25·T·ln(1/δ))/(nε)
 	//   = 16·√(1.25·256·ln 256)/128 = 5.2655376954683186, at each of the T steps.
-	obj := x21Objective(t, x21Data(), pairwise.AUCLogistic{}, 0, 1)
-	rec := &x21RecNoise{}
-	res, err := x21RunCal(t, "dpgdc2", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 1, rec, pairwise.CalibrationPaper)
+	obj := lossObjective(t, sigmaTestData(), pairwise.AUCLogistic{}, 0, 1)
+	rec := &recNoise{}
+	res, err := runPrivateCal(t, "dpgdc2", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 1, rec, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,28 +222,28 @@ func TestX21DPGDC2SigmaIsAlg2(t *testing.T) {
 		if c.kind != "gaussian" || c.n != x21D {
 			t.Fatalf("call %+v", c)
 		}
-		x21Close(t, "σ", c.scale, 5.2655376954683186)
+		wantClose(t, "σ", c.scale, 5.2655376954683186)
 	}
 	rep := res.Privacy
 	if rep.Releases != 256 || len(rep.Sigmas) != 256 || len(rep.Sensitivity) != 256 {
 		t.Fatalf("report releases %d, %d σ, %d Δ", rep.Releases, len(rep.Sigmas), len(rep.Sensitivity))
 	}
-	x21Close(t, "Δ (4G/n)", rep.PaperSensitivity[0], 4.0*4/256)
-	if !x21HasNote(rep, "η = G/(‖C‖₂√T) = 0.125") || !strings.Contains(rep.Formula, "Alg 2 step 2") {
+	wantClose(t, "Δ (4G/n)", rep.PaperSensitivity[0], 4.0*4/256)
+	if !hasNote(rep, "η = G/(‖C‖₂√T) = 0.125") || !strings.Contains(rep.Formula, "Alg 2 step 2") {
 		t.Fatalf("report %+v", rep)
 	}
 	// --steps 10: σ follows the T actually run: 16·√(1.25·10·ln 256)/128.
-	rec = &x21RecNoise{}
-	if _, err := x21RunCal(t, "dpgdc2", obj, pairwise.RunConfig{Steps: 10}, x21Eps, x21Delta, 1, rec, pairwise.CalibrationPaper); err != nil {
+	rec = &recNoise{}
+	if _, err := runPrivateCal(t, "dpgdc2", obj, pairwise.RunConfig{Steps: 10}, x21Eps, x21Delta, 1, rec, pairwise.CalibrationPaper); err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.calls) != 10 {
 		t.Fatalf("%d draws, want 10", len(rec.calls))
 	}
-	x21Close(t, "σ(T = 10)", rec.calls[0].scale, 16*math.Sqrt(1.25*10*math.Log(256))/128)
+	wantClose(t, "σ(T = 10)", rec.calls[0].scale, 16*math.Sqrt(1.25*10*math.Log(256))/128)
 }
 
-func TestX21DPEGDSigmasAreAlg3(t *testing.T) {
+func TestDPEGDSigmasAreAlg3(t *testing.T) {
 	// --calibration paper: the printed σ (certified here by the exact
 	// accountant for the proven sensitivity) and the paper's Δ.
 	// λ = 0: G = 4, L = 4; n = 256 = 2^8: k = 8 epochs of n_i = 128, 64, …, 2 and D_8 = 2.
@@ -251,9 +251,9 @@ func TestX21DPEGDSigmasAreAlg3(t *testing.T) {
 	//   = (2/4)·min{0.25, 0.5/√(8 ln 256)} = 0.037535075274576557.
 	// Alg 3 step 5: σ_i = 4√(2 ln(1.25/δ))·G·η_i/ε, η_i = 4^{−i}η:
 	//   σ_1 = 1.0199220616600664, σ_2 = 0.2549805154150166, …, σ_8 = 6.2251102396244286e-05.
-	obj := x21Objective(t, x21Data(), pairwise.AUCLogistic{}, 0, 1)
-	rec := &x21RecNoise{}
-	res, err := x21RunCal(t, "dpegd", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 1, rec, pairwise.CalibrationPaper)
+	obj := lossObjective(t, sigmaTestData(), pairwise.AUCLogistic{}, 0, 1)
+	rec := &recNoise{}
+	res, err := runPrivateCal(t, "dpegd", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 1, rec, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,8 +267,8 @@ func TestX21DPEGDSigmasAreAlg3(t *testing.T) {
 		if c.kind != "gaussian" || c.n != x21D {
 			t.Fatalf("call %+v", c)
 		}
-		x21Close(t, "σ_i", c.scale, want[i])
-		x21Close(t, "Δ_i = 4Gη_i", res.Privacy.PaperSensitivity[i], 4*4*eta*math.Pow(4, -float64(i+1)))
+		wantClose(t, "σ_i", c.scale, want[i])
+		wantClose(t, "Δ_i = 4Gη_i", res.Privacy.PaperSensitivity[i], 4*4*eta*math.Pow(4, -float64(i+1)))
 	}
 	if res.Steps != 256 || res.Privacy.Releases != 8 || !strings.Contains(res.Privacy.Accountant, "parallel composition") {
 		t.Fatalf("steps %d, report %+v", res.Steps, res.Privacy)
@@ -277,22 +277,22 @@ func TestX21DPEGDSigmasAreAlg3(t *testing.T) {
 	// δ = 0: η = (2/4)·min{0.25, ε/d = 0.0625} = 0.03125; Alg 3 step 6:
 	// λ_i = 4Gη_i√d/ε: λ_1 = 16·0.03125·√8/(4·0.5) = 0.70710678118654757,
 	// λ_8 = 4.3158372875155492e-05.
-	rec = &x21RecNoise{}
-	if _, err := x21RunCal(t, "dpegd", obj, pairwise.RunConfig{}, x21Eps, 0, 1, rec, pairwise.CalibrationPaper); err != nil {
+	rec = &recNoise{}
+	if _, err := runPrivateCal(t, "dpegd", obj, pairwise.RunConfig{}, x21Eps, 0, 1, rec, pairwise.CalibrationPaper); err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.calls) != 8 || rec.calls[0].kind != "laplace" {
 		t.Fatalf("calls %+v", rec.calls)
 	}
-	x21Close(t, "λ_1", rec.calls[0].scale, 0.70710678118654757)
-	x21Close(t, "λ_8", rec.calls[7].scale, 4.3158372875155492e-05)
+	wantClose(t, "λ_1", rec.calls[0].scale, 0.70710678118654757)
+	wantClose(t, "λ_8", rec.calls[7].scale, 4.3158372875155492e-05)
 }
 
-func TestX21DPEGDSplitsNonPowerOfTwo(t *testing.T) {
+func TestDPEGDSplitsNonPowerOfTwo(t *testing.T) {
 	// n = 100: k = ⌊log₂ 100⌋ = 6, n_i = 50, 25, 12, 6, 3 and D_6 = the other 4.
-	obj := x21Objective(t, toyAUC(100, 3, 3, 2), pairwise.AUCLogistic{}, 0, 1)
-	rec := &x21RecNoise{}
-	res, err := x21Run(t, "dpegd", obj, pairwise.RunConfig{}, 1, 0.01, 1, rec)
+	obj := lossObjective(t, toyAUC(100, 3, 3, 2), pairwise.AUCLogistic{}, 0, 1)
+	rec := &recNoise{}
+	res, err := runPrivate(t, "dpegd", obj, pairwise.RunConfig{}, 1, 0.01, 1, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,45 +303,45 @@ func TestX21DPEGDSplitsNonPowerOfTwo(t *testing.T) {
 	if want := int64(50*50*49 + 25*25*24 + 12*12*11 + 6*6*5 + 3*3*2 + 4*4*3); res.PairGrads != want {
 		t.Fatalf("pair gradients %d, want %d", res.PairGrads, want)
 	}
-	if !x21HasNote(res.Privacy, "not a power of 2") {
+	if !hasNote(res.Privacy, "not a power of 2") {
 		t.Fatalf("notes %q", res.Privacy.Notes)
 	}
 }
 
-func TestX21DPGDCSigmaIsAlg4(t *testing.T) {
+func TestDPGDCSigmaIsAlg4(t *testing.T) {
 	// --calibration paper: the printed σ (certified here by the exact
 	// accountant for the proven sensitivity) and the paper's Δ.
 	// λ = 0: G = L = 4. Defaults (Thm 2's, Thm 4 gives none): T = 256, η = 0.125.
 	// Alg 4 step 5: σ = 4√(2 ln(1.25/δ))·G·T·η/(nε) = 4√(2 ln 320)·4·256·0.125/128 = 13.586253047304863.
 	// Lemma 7: Δ₂ = 4ηGT/n = 4·0.125·4·256/256 = 2.
-	obj := x21Objective(t, x21Data(), pairwise.AUCLogistic{}, 0, 1)
-	rec := &x21RecNoise{}
-	res, err := x21RunCal(t, "dpgdc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 1, rec, pairwise.CalibrationPaper)
+	obj := lossObjective(t, sigmaTestData(), pairwise.AUCLogistic{}, 0, 1)
+	rec := &recNoise{}
+	res, err := runPrivateCal(t, "dpgdc", obj, pairwise.RunConfig{}, x21Eps, x21Delta, 1, rec, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.calls) != 1 || rec.calls[0].kind != "gaussian" || res.Steps != 256 {
 		t.Fatalf("calls %+v, T = %d", rec.calls, res.Steps)
 	}
-	x21Close(t, "σ", rec.calls[0].scale, 13.586253047304863)
-	x21Close(t, "Δ₂", res.Privacy.PaperSensitivity[0], 2)
+	wantClose(t, "σ", rec.calls[0].scale, 13.586253047304863)
+	wantClose(t, "Δ₂", res.Privacy.PaperSensitivity[0], 2)
 	// δ = 0: T = min{n, n²ε²/d²} = min{256, 65536·0.25/64} = 256, η = 0.125;
 	// Alg 4 step 6 (read as w_avg + ζ): λ = 4GηT√d/(nε) = 4·4·0.125·256·√8/128 = 11.313708498984761.
-	rec = &x21RecNoise{}
-	_, err = x21RunCal(t, "dpgdc", obj, pairwise.RunConfig{}, x21Eps, 0, 1, rec, pairwise.CalibrationPaper)
+	rec = &recNoise{}
+	_, err = runPrivateCal(t, "dpgdc", obj, pairwise.RunConfig{}, x21Eps, 0, 1, rec, pairwise.CalibrationPaper)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.calls) != 1 || rec.calls[0].kind != "laplace" {
 		t.Fatalf("calls %+v", rec.calls)
 	}
-	x21Close(t, "λ", rec.calls[0].scale, 11.313708498984761)
+	wantClose(t, "λ", rec.calls[0].scale, 11.313708498984761)
 }
 
-func TestX21DPGDSCRefusesNonSmoothHinge(t *testing.T) {
-	obj := x21Objective(t, x21Data(), pairwise.AUCHinge{}, 1e-3, 1)
-	rec := &x21RecNoise{}
-	_, err := x21Run(t, "dpgdsc", obj, pairwise.RunConfig{Steps: 1}, 1, x21Delta, 1, rec)
+func TestDPGDSCRefusesNonSmoothHinge(t *testing.T) {
+	obj := lossObjective(t, sigmaTestData(), pairwise.AUCHinge{}, 1e-3, 1)
+	rec := &recNoise{}
+	_, err := runPrivate(t, "dpgdsc", obj, pairwise.RunConfig{Steps: 1}, 1, x21Delta, 1, rec)
 	if err == nil || !strings.Contains(err.Error(), "smooth") {
 		t.Fatalf("err = %v, want a refusal mentioning smooth", err)
 	}
@@ -350,17 +350,17 @@ func TestX21DPGDSCRefusesNonSmoothHinge(t *testing.T) {
 	}
 }
 
-func TestX21StronglyConvexAlgorithmsNeedLambda(t *testing.T) {
-	obj := x21Objective(t, x21Data(), pairwise.AUCLogistic{}, 0, 1)
+func TestPGDStronglyConvexAlgorithmsNeedLambda(t *testing.T) {
+	obj := lossObjective(t, sigmaTestData(), pairwise.AUCLogistic{}, 0, 1)
 	for _, name := range []string{"dpgdsc", "on-pair-strc", "off-pair-strc"} {
-		_, err := x21Run(t, name, obj, pairwise.RunConfig{}, 1, x21Delta, 1, &x21RecNoise{})
+		_, err := runPrivate(t, name, obj, pairwise.RunConfig{}, 1, x21Delta, 1, &recNoise{})
 		if err == nil || !strings.Contains(err.Error(), "--lambda") {
 			t.Fatalf("%s: err = %v, want a refusal mentioning --lambda", name, err)
 		}
 	}
 }
 
-func TestX21PureDPOnlyWhereThePaperHasLaplace(t *testing.T) {
+func TestPGDPureDPOnlyWhereThePaperHasLaplace(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		lambda float64
@@ -373,9 +373,9 @@ func TestX21PureDPOnlyWhereThePaperHasLaplace(t *testing.T) {
 		if a.PureDP != c.pure {
 			t.Fatalf("%s: PureDP = %v", c.name, a.PureDP)
 		}
-		obj := x21Objective(t, toyAUC(16, 3, 3, 1), pairwise.AUCLogistic{}, c.lambda, 1)
-		rec := &x21RecNoise{}
-		_, err := x21Run(t, c.name, obj, pairwise.RunConfig{}, 1, 0, 1, rec)
+		obj := lossObjective(t, toyAUC(16, 3, 3, 1), pairwise.AUCLogistic{}, c.lambda, 1)
+		rec := &recNoise{}
+		_, err := runPrivate(t, c.name, obj, pairwise.RunConfig{}, 1, 0, 1, rec)
 		if c.pure && err != nil {
 			t.Fatalf("%s with δ = 0: %v", c.name, err)
 		}
@@ -388,20 +388,20 @@ func TestX21PureDPOnlyWhereThePaperHasLaplace(t *testing.T) {
 	}
 }
 
-func TestX21RecordsOutsideRadiusRefusedBeforeNoise(t *testing.T) {
+func TestPGDRecordsOutsideRadiusRefusedBeforeNoise(t *testing.T) {
 	ds := toyAUC(32, 3, 3, 3)
 	for k := 0; k < ds.D; k++ {
 		ds.X[5*ds.D+k] = 0
 	}
 	ds.X[5*ds.D] = 2 // ‖x_5‖ = 2 > R = 1
 	for _, name := range []string{"dpgdsc", "dpgdc2", "dpegd", "dpgdc", "on-pair-strc", "on-pair-c", "off-pair-strc", "off-pair-c"} {
-		obj := x21Objective(t, ds, pairwise.AUCLogistic{}, 0.5, 1)
-		rec := &x21RecNoise{}
+		obj := lossObjective(t, ds, pairwise.AUCLogistic{}, 0.5, 1)
+		rec := &recNoise{}
 		cfg := pairwise.RunConfig{}
 		if name == "dpgdsc" {
 			cfg.Steps = 2
 		}
-		_, err := x21Run(t, name, obj, cfg, 1, 0.01, 1, rec)
+		_, err := runPrivate(t, name, obj, cfg, 1, 0.01, 1, rec)
 		if err == nil || !strings.Contains(err.Error(), "record 5") {
 			t.Fatalf("%s: err = %v, want the radius refusal", name, err)
 		}
@@ -411,7 +411,7 @@ func TestX21RecordsOutsideRadiusRefusedBeforeNoise(t *testing.T) {
 	}
 }
 
-func TestX21StepSizeAboveLemmaBoundRefused(t *testing.T) {
+func TestPGDStepSizeAboveLemmaBoundRefused(t *testing.T) {
 	// dpgdsc: λ = 1e-3 gives 2/(L+α) = 2/4.002 = 0.49975… (Lemma 1); the
 	// convex algorithms need η ≤ 2/L = 0.5 (Lemma 7, and Alg 2's box).
 	for _, c := range []struct {
@@ -427,9 +427,9 @@ func TestX21StepSizeAboveLemmaBoundRefused(t *testing.T) {
 		{"dpegd", 0, pairwise.RunConfig{Eta: 0.6}, "Lemma 7"},
 		{"dpgdc2", 0, pairwise.RunConfig{Eta: 0.6, Steps: 2}, "2/L"},
 	} {
-		obj := x21Objective(t, toyAUC(16, 3, 3, 1), pairwise.AUCLogistic{}, c.lambda, 1)
-		rec := &x21RecNoise{}
-		_, err := x21Run(t, c.name, obj, c.cfg, 1, 0.01, 1, rec)
+		obj := lossObjective(t, toyAUC(16, 3, 3, 1), pairwise.AUCLogistic{}, c.lambda, 1)
+		rec := &recNoise{}
+		_, err := runPrivate(t, c.name, obj, c.cfg, 1, 0.01, 1, rec)
 		if c.want == "" {
 			if err != nil {
 				t.Fatalf("%s η = %g refused: %v", c.name, c.cfg.Eta, err)
@@ -445,20 +445,20 @@ func TestX21StepSizeAboveLemmaBoundRefused(t *testing.T) {
 	}
 }
 
-func TestX21RefusesUnboundedParameterSet(t *testing.T) {
+func TestPGDRefusesUnboundedParameterSet(t *testing.T) {
 	obj, err := pairwise.NewObjective(toyAUC(16, 3, 3, 1), pairwise.ObjectiveConfig{Loss: pairwise.AUCLogistic{}, Constraint: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"dpgdc2", "dpegd", "dpgdc", "on-pair-c", "off-pair-c"} {
-		if _, err := x21Run(t, name, obj, pairwise.RunConfig{}, 1, 0.01, 1, &x21RecNoise{}); err == nil || !strings.Contains(err.Error(), "bounded") {
+		if _, err := runPrivate(t, name, obj, pairwise.RunConfig{}, 1, 0.01, 1, &recNoise{}); err == nil || !strings.Contains(err.Error(), "bounded") {
 			t.Fatalf("%s over R^d: err = %v", name, err)
 		}
 	}
 }
 
-func TestX21RefusesKnobsThatWouldChangeThePaper(t *testing.T) {
-	obj := x21Objective(t, toyAUC(16, 3, 3, 1), pairwise.AUCLogistic{}, 0.5, 1)
+func TestPGDRefusesKnobsThatWouldChangeThePaper(t *testing.T) {
+	obj := lossObjective(t, toyAUC(16, 3, 3, 1), pairwise.AUCLogistic{}, 0.5, 1)
 	for _, c := range []struct {
 		name string
 		cfg  pairwise.RunConfig
@@ -472,8 +472,8 @@ func TestX21RefusesKnobsThatWouldChangeThePaper(t *testing.T) {
 		{"off-pair-c", pairwise.RunConfig{Steps: 10}, "--steps"},
 		{"dpgdsc", pairwise.RunConfig{Eta: math.NaN()}, "finite"},
 	} {
-		rec := &x21RecNoise{}
-		_, err := x21Run(t, c.name, obj, c.cfg, 1, 0.01, 1, rec)
+		rec := &recNoise{}
+		_, err := runPrivate(t, c.name, obj, c.cfg, 1, 0.01, 1, rec)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Fatalf("%s %+v: err = %v, want %q", c.name, c.cfg, err, c.want)
 		}
@@ -486,7 +486,7 @@ func TestX21RefusesKnobsThatWouldChangeThePaper(t *testing.T) {
 // dp.GaussianDPDelta (which replaced the duplicate x21ExactDelta) against
 // values computed independently (Python, 0.5·erfc(−x/√2) for Φ):
 // δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2).
-func TestX21ExactDeltaMatchesReference(t *testing.T) {
+func TestPGDExactDeltaMatchesReference(t *testing.T) {
 	for _, c := range []struct{ mu, eps, want float64 }{
 		// Alg 2's printed σ gives μ = ε/√(1.25 ln(1/δ)) whatever T and n.
 		{0.5 / math.Sqrt(1.25*math.Log(256)), 0.5, 0.0003202380381950214},
@@ -502,7 +502,7 @@ func TestX21ExactDeltaMatchesReference(t *testing.T) {
 		}
 	}
 	// the zCDP conversion of [H20] Alg 1 is valid: μ = √(2ρ) meets δ.
-	rho := h20Rho(0.5, 1.0/256)
+	rho := zcdpRho(0.5, 1.0/256)
 	if d := dp.GaussianDPDelta(math.Sqrt(2*rho), 0.5); d > 1.0/256 {
 		t.Fatalf("zCDP calibration: δ' = %v > δ", d)
 	}
@@ -512,11 +512,11 @@ func TestX21ExactDeltaMatchesReference(t *testing.T) {
 // the noise source, when the printed σ is not certified (the classical
 // calibration at ε = 1e6); the default exact calibration runs there and
 // certifies the request.
-func TestX21PaperCalibrationRefusedWhenNotCertified(t *testing.T) {
-	sc := x21Objective(t, toyAUC(32, 3, 3, 4), pairwise.AUCLogistic{}, 0.5, 1)
+func TestPGDPaperCalibrationRefusedWhenNotCertified(t *testing.T) {
+	sc := lossObjective(t, toyAUC(32, 3, 3, 4), pairwise.AUCLogistic{}, 0.5, 1)
 	for _, secure := range []bool{true, false} {
-		rec := &x21RecNoise{secure: secure}
-		_, err := x21RunCal(t, "dpgdsc", sc, pairwise.RunConfig{Steps: 2}, 1e6, 0.01, 1, rec, pairwise.CalibrationPaper)
+		rec := &recNoise{secure: secure}
+		_, err := runPrivateCal(t, "dpgdsc", sc, pairwise.RunConfig{Steps: 2}, 1e6, 0.01, 1, rec, pairwise.CalibrationPaper)
 		if err == nil || !strings.Contains(err.Error(), "certifies only ε") {
 			t.Fatalf("secure=%v: err = %v, want the paper-calibration refusal naming the certified ε", secure, err)
 		}
@@ -524,7 +524,7 @@ func TestX21PaperCalibrationRefusedWhenNotCertified(t *testing.T) {
 			t.Fatal("noise drawn before the refusal")
 		}
 	}
-	res, err := x21RunCal(t, "dpgdsc", sc, pairwise.RunConfig{Steps: 2}, 1e6, 0.01, 1, &x21RecNoise{secure: true}, pairwise.CalibrationExact)
+	res, err := runPrivateCal(t, "dpgdsc", sc, pairwise.RunConfig{Steps: 2}, 1e6, 0.01, 1, &recNoise{secure: true}, pairwise.CalibrationExact)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -533,9 +533,9 @@ func TestX21PaperCalibrationRefusedWhenNotCertified(t *testing.T) {
 	}
 }
 
-// x21Setups are, per private algorithm, a non-inert AUC setting at
+// pgdSetups are, per private algorithm, a non-inert AUC setting at
 // R = 0.1 (so that [H20]'s T₁ < n) for the report and utility tests.
-var x21Setups = []struct {
+var pgdSetups = []struct {
 	name   string
 	lambda float64
 	steps  int
@@ -544,13 +544,13 @@ var x21Setups = []struct {
 	{"on-pair-strc", 0.1, 0}, {"on-pair-c", 0, 0}, {"off-pair-strc", 0.1, 0}, {"off-pair-c", 0, 0},
 }
 
-func TestX21PrivacyReportFilledAndPrivateMirrorsSecure(t *testing.T) {
-	ds := x21Scaled(128, 4, 0.1, 6)
-	for _, s := range x21Setups {
+func TestPGDPrivacyReportFilledAndPrivateMirrorsSecure(t *testing.T) {
+	ds := scaledToyAUC(128, 4, 0.1, 6)
+	for _, s := range pgdSetups {
 		for _, secure := range []bool{false, true} {
-			obj := x21Objective(t, ds, pairwise.AUCLogistic{}, s.lambda, 1)
-			rec := &x21RecNoise{secure: secure}
-			res, err := x21Run(t, s.name, obj, pairwise.RunConfig{Steps: s.steps}, 0.5, 1.0/128, 0.1, rec)
+			obj := lossObjective(t, ds, pairwise.AUCLogistic{}, s.lambda, 1)
+			rec := &recNoise{secure: secure}
+			res, err := runPrivate(t, s.name, obj, pairwise.RunConfig{Steps: s.steps}, 0.5, 1.0/128, 0.1, rec)
 			if err != nil {
 				t.Fatalf("%s: %v", s.name, err)
 			}
@@ -586,19 +586,19 @@ func TestX21PrivacyReportFilledAndPrivateMirrorsSecure(t *testing.T) {
 // With tiny noise (ε = 1e6, seeded, not secure) every private algorithm
 // ranks the nearly separable toy set well; [H20]'s need R = 0.1 so that
 // T₁ = max{⌈16L²/α²⌉, 7} < n (the inert case is tested in private_h20_test.go).
-func TestX21PrivateAlgorithmsLearnToyAUCWithTinyNoise(t *testing.T) {
-	train := x21Scaled(200, 5, 0.1, 21)
-	test := x21Scaled(400, 5, 0.1, 22)
-	for _, s := range x21Setups {
+func TestPrivatePGDLearnsToyAUCWithTinyNoise(t *testing.T) {
+	train := scaledToyAUC(200, 5, 0.1, 21)
+	test := scaledToyAUC(400, 5, 0.1, 22)
+	for _, s := range pgdSetups {
 		for _, delta := range []float64{1.0 / float64(train.N), 0} {
 			a, _ := pairwise.Lookup(s.name)
 			if delta == 0 && !a.PureDP {
 				continue
 			}
 			t.Run(s.name+map[bool]string{true: "/pure", false: "/approx"}[delta == 0], func(t *testing.T) {
-				obj := x21Objective(t, train, pairwise.AUCLogistic{}, s.lambda, 1)
-				noise := &x21RecNoise{rng: rand.New(rand.NewPCG(9, 9))}
-				res, err := x21Run(t, s.name, obj, pairwise.RunConfig{Steps: s.steps}, 1e6, delta, 0.1, noise)
+				obj := lossObjective(t, train, pairwise.AUCLogistic{}, s.lambda, 1)
+				noise := &recNoise{rng: rand.New(rand.NewPCG(9, 9))}
+				res, err := runPrivate(t, s.name, obj, pairwise.RunConfig{Steps: s.steps}, 1e6, delta, 0.1, noise)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -611,9 +611,9 @@ func TestX21PrivateAlgorithmsLearnToyAUCWithTinyNoise(t *testing.T) {
 }
 
 // Example 1 (metric learning) is supported: the output is a metric in C.
-func TestX21PrivateAlgorithmsSupportMetricLearning(t *testing.T) {
-	ds := x21Scaled(80, 3, 0.3, 31)
-	for _, s := range x21Setups {
+func TestPrivatePGDSupportsMetricLearning(t *testing.T) {
+	ds := scaledToyAUC(80, 3, 0.3, 31)
+	for _, s := range pgdSetups {
 		lambda := s.lambda
 		if lambda > 0 {
 			lambda = 0.05 // L = 4R⁴ + λ = 0.0824: T₁ = ⌈16·(0.0824/0.05)²⌉ = 44 < 80
@@ -622,8 +622,8 @@ func TestX21PrivateAlgorithmsSupportMetricLearning(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		noise := &x21RecNoise{rng: rand.New(rand.NewPCG(3, 3))}
-		res, err := x21Run(t, s.name, obj, pairwise.RunConfig{Steps: s.steps}, 1e6, 1.0/80, 0.3, noise)
+		noise := &recNoise{rng: rand.New(rand.NewPCG(3, 3))}
+		res, err := runPrivate(t, s.name, obj, pairwise.RunConfig{Steps: s.steps}, 1e6, 1.0/80, 0.3, noise)
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
@@ -651,20 +651,20 @@ func TestX21PrivateAlgorithmsSupportMetricLearning(t *testing.T) {
 		if !(after < before) {
 			t.Fatalf("%s: metric objective %v → %v", s.name, before, after)
 		}
-		if strings.HasPrefix(s.name, "dp") && !x21HasNote(res.Privacy, "projected onto C") {
+		if strings.HasPrefix(s.name, "dp") && !hasNote(res.Privacy, "projected onto C") {
 			t.Fatalf("%s: notes %q lack the projection", s.name, res.Privacy.Notes)
 		}
 	}
 }
 
-// TestX21PGDFixedPointBitIdentical: noisyPGDSteps, which stops computing
+// TestPGDFixedPointBitIdentical: noisyPGDSteps, which stops computing
 // gradients once the iterates repeat bit for bit (a fixed point, or a cycle
 // of up to pgdMaxPeriod values), returns the same iterate and the same sum
 // of iterates, bit for bit, as the loop that computes every step, on
 // strongly convex AUC and metric objectives that get there well before T
 // (checked, so that the comparison is not vacuous; one case is a cycle of
 // period 2), and counts the pair gradients of all T steps.
-func TestX21PGDFixedPointBitIdentical(t *testing.T) {
+func TestPGDFixedPointBitIdentical(t *testing.T) {
 	ds := toyAUC(40, 3, 2, 5)
 	for _, c := range []struct {
 		loss        pairwise.Loss
@@ -676,7 +676,7 @@ func TestX21PGDFixedPointBitIdentical(t *testing.T) {
 		{pairwise.AUCSquare{}, 0.5, 0.2, 0},
 		{pairwise.MetricLogistic{}, 1, 0.2, 0},
 	} {
-		obj := x21Objective(t, ds, c.loss, c.lambda, 1)
+		obj := lossObjective(t, ds, c.loss, c.lambda, 1)
 		for _, T := range []int{3000, 3001} { // both parities of the remaining steps
 			p := obj.NumParams()
 			ref, refSum, g := make([]float64, p), make([]float64, p), make([]float64, p)

@@ -39,7 +39,7 @@ import (
 // holds for any data-independent partition.)
 
 var (
-	y21aAlg3 = &pairwise.Algorithm{
+	localSGDAlg = &pairwise.Algorithm{
 		Name:    "dp-local-sgd",
 		Title:   "differentially private localized SGD: sgd-prev phases on disjoint halving subsets, Gaussian output noise per phase",
 		Paper:   "[Y21a] Yang, Lei, Wang, Yang, Ying. Simple Stochastic and Online Gradient Descent Algorithms for Pairwise Learning. NeurIPS 2021",
@@ -55,7 +55,7 @@ var (
 			"(ε, δ)-DP with respect to its own records, so by parallel composition the whole run is (ε, δ)-DP ([Y21a] Thm 10). " +
 			"The sampled indices must be secret randomness (the sensitivity bound holds on a high-probability event over them).",
 	}
-	y21bAlg2 = &pairwise.Algorithm{
+	sgdOutputAlg = &pairwise.Algorithm{
 		Name:        "dp-sgd-output",
 		Title:       "private SGD with output perturbation: the current draw paired with all previous draws, Gaussian noise on the average",
 		Paper:       "[Y21b] Yang, Lei, Lyu, Ying. Stability and Differential Privacy of SGD for Pairwise Learning with Non-Smooth Loss. AISTATS 2021",
@@ -73,80 +73,81 @@ var (
 )
 
 func init() {
-	y21aAlg3.Run = runDPLocalSGD
-	y21bAlg2.Run = runDPSGDOutput
-	y21aAlg3.PaperCalibration, y21bAlg2.PaperCalibration = true, true
-	pairwise.Register(y21aAlg3)
-	pairwise.Register(y21bAlg2)
+	localSGDAlg.Run = runDPLocalSGD
+	sgdOutputAlg.Run = runDPSGDOutput
+	localSGDAlg.PaperCalibration, sgdOutputAlg.PaperCalibration = true, true
+	pairwise.Register(localSGDAlg)
+	pairwise.Register(sgdOutputAlg)
 }
 
-// Y21aSigma is σ_k of [Y21a] Alg 3 line 6:
+// LocalSGDPaperSigma is σ_k of [Y21a] Alg 3 line 6:
 //
 //	σ_k = 12·G·η_k·log(4/δ)·√(2·log(2.5/δ))/ε
 //
 // (natural logarithms), the noise of phase k with step size η_k.
-func Y21aSigma(G, etaK, eps, delta float64) float64 {
+func LocalSGDPaperSigma(G, etaK, eps, delta float64) float64 {
 	return 12 * G * etaK * math.Log(4/delta) * math.Sqrt(2*math.Log(2.5/delta)) / eps
 }
 
-// Y21aCodeSigma is σ_k = 4·η_k·(ln(4/δ))^{3/2}/ε, the constant of the
+// LocalSGDAuthorsCodeSigma is σ_k = 4·η_k·(ln(4/δ))^{3/2}/ε, the constant of the
 // authors' code (simple-pairwise alg/auc_dp_fifo_logistic.py,
-// sigma_calibrator): it replaces 12·G·√(2·ln(2.5/δ)) of Y21aSigma by
+// sigma_calibrator): it replaces 12·G·√(2·ln(2.5/δ)) of LocalSGDPaperSigma by
 // 4·√(ln(4/δ)), e.g. 2.39 instead of 39.37 at η_1 = 0.025, δ = 1e-3, G = 4.
 // It is NOT used by dp-local-sgd: it exists for the audit comparison only.
-func Y21aCodeSigma(etaK, eps, delta float64) float64 {
+func LocalSGDAuthorsCodeSigma(etaK, eps, delta float64) float64 {
 	return 4 * etaK * math.Pow(math.Log(4/delta), 1.5) / eps
 }
 
-// Y21aEta is the base step size of [Y21a] Thm 10:
+// LocalSGDBaseEta is the base step size of [Y21a] Thm 10:
 //
 //	η = (D/G)·min{ log(4/δ)/√n,  ε/(12·log(4/δ)·√(2·d·log(2.5/δ))) },
 //
 // with D the diameter of W and d the number of parameters (the dimension
 // of the Gaussian noise: d² entries for a metric model).
-func Y21aEta(n, d int, D, G, eps, delta float64) float64 {
+func LocalSGDBaseEta(n, d int, D, G, eps, delta float64) float64 {
 	l4 := math.Log(4 / delta)
 	a := l4 / math.Sqrt(float64(n))
 	b := eps / (12 * l4 * math.Sqrt(2*float64(d)*math.Log(2.5/delta)))
 	return D / G * math.Min(a, b)
 }
 
-// Y21bSigma is σ of [Y21b] eq. (5), exactly as printed:
+// OutputPerturbationPrintedSigma is σ of [Y21b] eq. (5), exactly as printed:
 //
 //	σ² = 8·η²·G²·ln(2.5/δ)/ε² · (T + 3·T²·ln²(e·T)·ln²(2/δ)/n²).
-func Y21bSigma(T, n int, eta, G, eps, delta float64) float64 {
-	return math.Sqrt(8 * eta * eta * G * G * math.Log(2.5/delta) / (eps * eps) * y21bStabilityTerm(T, n, delta))
+func OutputPerturbationPrintedSigma(T, n int, eta, G, eps, delta float64) float64 {
+	return math.Sqrt(8 * eta * eta * G * G * math.Log(2.5/delta) / (eps * eps) * outputPerturbationStabilityTerm(T, n, delta))
 }
 
-// Y21bProofSigma is σ = √(2 ln(2.5/δ))·Δ_T/ε with Δ_T the sensitivity
+// OutputPerturbationProofSigma is σ = √(2 ln(2.5/δ))·Δ_T/ε with Δ_T the sensitivity
 // bound of [Y21b] eq. (9) at γ = δ/2, i.e. the value the proof of Thm 4
 // derives: σ² = 8e·η²G²ln(2.5/δ)/ε²·(…), larger than the printed eq. (5) by
 // the factor e (√e ≈ 1.65 in σ). dp-sgd-output uses this value (an unearned smaller σ would be a
 // false privacy claim) and reports the printed one in its notes.
-func Y21bProofSigma(T, n int, eta, G, eps, delta float64) float64 {
-	return math.Sqrt(2*math.Log(2.5/delta)) * y21bSensitivity(T, n, eta, G, delta) / eps
+func OutputPerturbationProofSigma(T, n int, eta, G, eps, delta float64) float64 {
+	return math.Sqrt(2*math.Log(2.5/delta)) * outputPerturbationSensitivity(T, n, eta, G, delta) / eps
 }
 
-// y21bStabilityTerm is T + 3T²ln²(eT)ln²(2/δ)/n², the bracket of eq. (5)
+// outputPerturbationStabilityTerm is T + 3T²ln²(eT)ln²(2/δ)/n², the bracket of eq. (5)
 // and (9) with γ = δ/2.
-func y21bStabilityTerm(T, n int, delta float64) float64 {
+func outputPerturbationStabilityTerm(T, n int, delta float64) float64 {
 	t, m := float64(T), float64(n)
 	le := 1 + math.Log(t) // ln(eT)
 	l2 := math.Log(2 / delta)
 	return t + 3*t*t*le*le*l2*l2/(m*m)
 }
 
-// y21bSensitivity is Δ_T of [Y21b] eq. (9) with γ = δ/2:
+// outputPerturbationSensitivity is Δ_T of [Y21b] eq. (9) with γ = δ/2:
 // Δ_T² = 4e·η²G²·(T + 3T²ln²(eT)ln²(2/δ)/n²).
-func y21bSensitivity(T, n int, eta, G, delta float64) float64 {
-	return math.Sqrt(4 * math.E * eta * eta * G * G * y21bStabilityTerm(T, n, delta))
+func outputPerturbationSensitivity(T, n int, eta, G, delta float64) float64 {
+	return math.Sqrt(4 * math.E * eta * eta * G * G * outputPerturbationStabilityTerm(T, n, delta))
 }
 
-// y21Diameter is D = sup_{w,w' ∈ W} ‖w − w'‖ of the parameter set: 2r for
+// exactSetDiameter is D = sup_{w,w' ∈ W} ‖w − w'‖ of the parameter set (the D
+// of [Y21a] Thm 10's default η): 2r for
 // the ℓ2 ball; √2·r for the PSD sets of radius r (‖X − Y‖_F² = ‖X‖² + ‖Y‖²
 // − 2⟨X, Y⟩ ≤ 2r² because ⟨X, Y⟩ ≥ 0 for PSD X, Y, attained by
 // r·e₁e₁ᵀ and r·e₂e₂ᵀ; r when d = 1); 2·Radius (an upper bound) otherwise.
-func y21Diameter(obj pairwise.Objective) float64 {
+func exactSetDiameter(obj pairwise.Objective) float64 {
 	c := obj.Constraint()
 	r := c.Radius()
 	switch c.Name() {
@@ -159,39 +160,41 @@ func y21Diameter(obj pairwise.Objective) float64 {
 	return 2 * r
 }
 
-// y21CheckCommon validates the run parameters shared by both algorithms.
-func y21CheckCommon(name string, obj pairwise.Objective, cfg *pairwise.RunConfig) error {
+// checkFinalOutputConfig validates the run parameters shared by both
+// algorithms of this file ([Y21a] Alg 3, [Y21b] Alg 2): a constant step, the
+// paper's output, no intermediate checkpoints.
+func checkFinalOutputConfig(name string, obj pairwise.Objective, cfg *pairwise.RunConfig) error {
 	if obj.Data().N < 2 {
-		return fmt.Errorf("pairwise: %s needs at least 2 records", name)
+		return fmt.Errorf("%s needs at least 2 records", name)
 	}
 	if cfg.Eta < 0 || math.IsNaN(cfg.Eta) || math.IsInf(cfg.Eta, 0) {
-		return fmt.Errorf("pairwise: %s: step size η = %v must be finite and ≥ 0 (0 means the paper's default)", name, cfg.Eta)
+		return fmt.Errorf("%s: step size η = %v must be finite and ≥ 0 (0 means the paper's default)", name, cfg.Eta)
 	}
 	if cfg.Steps < 0 || cfg.Passes < 0 || math.IsNaN(cfg.Passes) || math.IsInf(cfg.Passes, 0) {
-		return fmt.Errorf("pairwise: %s: steps (%d) and passes (%v) must be finite and ≥ 0", name, cfg.Steps, cfg.Passes)
+		return fmt.Errorf("%s: steps (%d) and passes (%v) must be finite and ≥ 0", name, cfg.Steps, cfg.Passes)
 	}
 	if cfg.Schedule != "" && cfg.Schedule != pairwise.Constant {
-		return fmt.Errorf("pairwise: %s uses a constant step size (its σ is derived for it); schedule %q does not apply", name, cfg.Schedule)
+		return fmt.Errorf("%s uses a constant step size (its σ is derived for it); schedule %q does not apply", name, cfg.Schedule)
 	}
 	if cfg.Averaging != "" && cfg.Averaging != pairwise.AvgPaper {
-		return fmt.Errorf("pairwise: %s releases the output its paper defines; averaging %q does not apply", name, cfg.Averaging)
+		return fmt.Errorf("%s releases the output its paper defines; averaging %q does not apply", name, cfg.Averaging)
 	}
 	if len(cfg.Checkpoints) > 0 {
-		return fmt.Errorf("pairwise: %s: only the final output is private; intermediate checkpoints would release non-private iterates", name)
+		return fmt.Errorf("%s: only the final output is private; intermediate checkpoints would release non-private iterates", name)
 	}
 	if cfg.Init != nil && len(cfg.Init) != obj.NumParams() {
-		return fmt.Errorf("pairwise: %s: initial model has %d parameters, want %d", name, len(cfg.Init), obj.NumParams())
+		return fmt.Errorf("%s: initial model has %d parameters, want %d", name, len(cfg.Init), obj.NumParams())
 	}
 	return nil
 }
 
-// y21SecretRngNote is the caveat on the sampling randomness.
-const y21SecretRngNote = "the privacy proof bounds the sensitivity on a high-probability event over the sampled indices: the rng given to Run must be secret (unpredictable to the adversary); a known seed voids that event"
+// secretSamplingNote is the caveat on the sampling randomness.
+const secretSamplingNote = "the privacy proof bounds the sensitivity on a high-probability event over the sampled indices: the rng given to Run must be secret (unpredictable to the adversary); a known seed voids that event"
 
-// y21GaussianNote is the caveat of the classical Gaussian mechanism the
+// classicalGaussianNote ([Y21a], [Y21b]) is the caveat of the classical Gaussian mechanism the
 // printed σ's rely on (relevant under --calibration paper only; the exact
 // certificate decides either way).
-func y21GaussianNote(priv *pairwise.Privacy) []string {
+func classicalGaussianNote(priv *pairwise.Privacy) []string {
 	eps := priv.Epsilon
 	if eps < 1 || priv.Calibration.OrDefault() != pairwise.CalibrationPaper {
 		return nil
@@ -199,10 +202,10 @@ func y21GaussianNote(priv *pairwise.Privacy) []string {
 	return []string{fmt.Sprintf("ε = %g ≥ 1: the classical Gaussian mechanism σ ≥ √(2 ln(1.25/δ'))Δ/ε the paper relies on is proved for ε < 1 only (Dwork & Roth 2014, Thm A.1)", eps)}
 }
 
-// y21aPhaseSizes returns n_1..n_K of [Y21a] Alg 3 line 2 for n ≥ 2:
+// halvingPhaseSizes returns n_1..n_K of [Y21a] Alg 3 line 2 for n ≥ 2:
 // K = ⌈log₂ n⌉ and n_k = ⌊2^{−k}·n⌋, except that n_K = 1 when n is not a
 // power of two (then ⌊n/2^K⌋ = 0). The sum is at most n − 1.
-func y21aPhaseSizes(n int) []int {
+func halvingPhaseSizes(n int) []int {
 	K := bits.Len(uint(n - 1)) // ⌈log₂ n⌉
 	sizes := make([]int, K)
 	for k := 1; k <= K; k++ {
@@ -215,16 +218,16 @@ func y21aPhaseSizes(n int) []int {
 	return sizes
 }
 
-// y21SubsetPrev is [Y21a] Alg 1's pairing restricted to the subset Idx:
+// subsetPrevSampler is [Y21a] Alg 1's pairing restricted to the subset Idx:
 // i_0 and every i_t are drawn uniformly from Idx, and step t pairs z_{i_t}
 // with z_{i_{t−1}}.
-type y21SubsetPrev struct {
+type subsetPrevSampler struct {
 	Idx  []int
 	prev int
 	init bool
 }
 
-func (p *y21SubsetPrev) Next(rng *rand.Rand) (int, int, bool) {
+func (p *subsetPrevSampler) Next(rng *rand.Rand) (int, int, bool) {
 	if !p.init {
 		p.prev = p.Idx[rng.IntN(len(p.Idx))]
 		p.init = true
@@ -259,7 +262,7 @@ func (p *y21SubsetPrev) Next(rng *rand.Rand) (int, int, bool) {
 //   - The output is Π_W(w_K) (symmetrized for metric models): the paper
 //     outputs w_K, which the noise takes out of W; projecting is
 //     post-processing, so the guarantee is unchanged.
-//   - η defaults to Thm 10's value (Y21aEta with D = diameter of W and d =
+//   - η defaults to Thm 10's value (LocalSGDBaseEta with D = diameter of W and d =
 //     the number of parameters); cfg.Eta overrides the base η. Either way
 //     η ≤ 2/L is checked (Thm 10's condition; it also gives every phase
 //     η_k ≤ 2/L, which the stability result behind σ_k, Thm 5, needs).
@@ -271,39 +274,39 @@ func (p *y21SubsetPrev) Next(rng *rand.Rand) (int, int, bool) {
 // the high-probability ℓ2-sensitivity σ_k corresponds to under the Gaussian
 // mechanism at (ε, δ/2).
 func runDPLocalSGD(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
-	props, rep, err := pairwise.PrivateSetup(y21aAlg3, obj, &cfg)
+	props, rep, err := pairwise.PrivateSetup(localSGDAlg, obj, &cfg)
 	if err != nil {
 		return nil, err
 	}
-	name := y21aAlg3.Name
-	if err := y21CheckCommon(name, obj, &cfg); err != nil {
+	name := localSGDAlg.Name
+	if err := checkFinalOutputConfig(name, obj, &cfg); err != nil {
 		return nil, err
 	}
 	if cfg.Steps != 0 || cfg.Passes != 0 {
-		return nil, fmt.Errorf("pairwise: %s: the phase lengths ⌈n_k·log(4/δ)⌉ are fixed by [Y21a] Alg 3 and enter σ_k; --steps/--passes do not apply", name)
+		return nil, fmt.Errorf("%s: the phase lengths ⌈n_k·log(4/δ)⌉ are fixed by [Y21a] Alg 3 and enter σ_k; --steps/--passes do not apply", name)
 	}
 	eps, delta := cfg.Privacy.Epsilon, cfg.Privacy.Delta
 	n, p := obj.Data().N, obj.NumParams()
 	G, L := props.Lipschitz, props.Smooth
-	D := y21Diameter(obj)
+	D := exactSetDiameter(obj)
 
 	eta := cfg.Eta
 	var notes []string
 	if eta == 0 {
-		eta = Y21aEta(n, p, D, G, eps, delta)
+		eta = LocalSGDBaseEta(n, p, D, G, eps, delta)
 		notes = append(notes, fmt.Sprintf("η = %.6g from [Y21a] Thm 10: (D/G)·min{log(4/δ)/√n, ε/(12·log(4/δ)·√(2d·log(2.5/δ)))} with D = %g, G = %g, n = %d, d = %d", eta, D, G, n, p))
 	} else {
-		notes = append(notes, fmt.Sprintf("η = %g given (overrides the Thm 10 default %.6g)", eta, Y21aEta(n, p, D, G, eps, delta)))
+		notes = append(notes, fmt.Sprintf("η = %g given (overrides the Thm 10 default %.6g)", eta, LocalSGDBaseEta(n, p, D, G, eps, delta)))
 	}
 	if !(eta > 0) || math.IsInf(eta, 0) {
-		return nil, fmt.Errorf("pairwise: %s: step size η = %v is not finite and > 0", name, eta)
+		return nil, fmt.Errorf("%s: step size η = %v is not finite and > 0", name, eta)
 	}
 	if eta > 2/L {
-		return nil, fmt.Errorf("pairwise: %s needs η ≤ 2/L ([Y21a] Thm 10; the stability bound behind σ_k needs it), but η = %g > 2/L = %g for L = %g: give a smaller --eta", name, eta, 2/L, L)
+		return nil, fmt.Errorf("%s needs η ≤ 2/L ([Y21a] Thm 10; the stability bound behind σ_k needs it), but η = %g > 2/L = %g for L = %g: give a smaller --eta", name, eta, 2/L, L)
 	}
 	notes = append(notes, fmt.Sprintf("Thm 10 condition η ≤ 2/L holds: %g ≤ %g", eta, 2/L))
 
-	sizes := y21aPhaseSizes(n)
+	sizes := halvingPhaseSizes(n)
 	K := len(sizes)
 	used := 0
 	for _, nk := range sizes {
@@ -318,7 +321,7 @@ func runDPLocalSGD(ctx context.Context, obj pairwise.Objective, cfg pairwise.Run
 	for k := range phases {
 		phases[k] = k + 1
 	}
-	sigmas, err := y21aCalibrate(obj, cfg.Privacy, rep, G, eta, phases, sizes)
+	sigmas, err := calibrateLocalSGDPhases(obj, cfg.Privacy, rep, G, eta, phases, sizes)
 	if err != nil {
 		return nil, err
 	}
@@ -341,7 +344,7 @@ func runDPLocalSGD(ctx context.Context, obj pairwise.Objective, cfg pairwise.Run
 		etaK := math.Ldexp(eta, -2*k) // 4^{−k}·η
 		Tk := int(math.Ceil(float64(nk) * l4))
 		phase := pairwise.RunConfig{Eta: etaK, Schedule: pairwise.Constant, Averaging: pairwise.AvgPaper, Init: w}
-		res, err := pairwise.RunPairSGD(ctx, obj, phase, rng, &y21SubsetPrev{Idx: idx}, Tk, pairwise.Constant)
+		res, err := pairwise.RunPairSGD(ctx, obj, phase, rng, &subsetPrevSampler{Idx: idx}, Tk, pairwise.Constant)
 		if err != nil {
 			return nil, err
 		}
@@ -357,10 +360,10 @@ func runDPLocalSGD(ctx context.Context, obj pairwise.Objective, cfg pairwise.Run
 		fmt.Sprintf("phase k runs ⌈n_k·log(4/δ)⌉ steps of [Y21a] Alg 1 (sgd-prev) with constant η_k and its weighted-average output; %d steps in all", steps),
 		"paper_sensitivity[k] = 12·G·η_k·log(4/δ) = σ_k·ε/√(2·log(2.5/δ)): the ℓ2-sensitivity the printed σ_k covers under the Gaussian mechanism at (ε, δ/2) (the proof, [Y21a] Appendix D, is not in our copy of the paper)",
 		"each phase starts from Π_W(w_{k−1}) and the output is Π_W(w_K): projections of released values (post-processing)",
-		fmt.Sprintf("the authors' code uses σ_k = 4·η_k·(ln(4/δ))^{3/2}/ε (σ_1 would be %.6g instead of %.6g); not used", Y21aCodeSigma(math.Ldexp(eta, -2), eps, delta), Y21aSigma(G, math.Ldexp(eta, -2), eps, delta)),
+		fmt.Sprintf("the authors' code uses σ_k = 4·η_k·(ln(4/δ))^{3/2}/ε (σ_1 would be %.6g instead of %.6g); not used", LocalSGDAuthorsCodeSigma(math.Ldexp(eta, -2), eps, delta), LocalSGDPaperSigma(G, math.Ldexp(eta, -2), eps, delta)),
 	)
-	notes = append(notes, y21SecretRngNote)
-	rep.Notes = append(append(notes, y21GaussianNote(cfg.Privacy)...), rep.Notes...)
+	notes = append(notes, secretSamplingNote)
+	rep.Notes = append(append(notes, classicalGaussianNote(cfg.Privacy)...), rep.Notes...)
 	return &pairwise.Result{W: w, Steps: steps, PairGrads: grads, Privacy: rep}, nil
 }
 
@@ -395,17 +398,17 @@ func runDPLocalSGD(ctx context.Context, obj pairwise.Objective, cfg pairwise.Run
 // Erratum: the proof of Thm 4 sets σ = √(2 ln(2.5/δ))·Δ_T/ε with
 // Δ_T² ≤ 4e·η²G²(…) (eq. (9), γ = δ/2), which gives 8e, not 8, in eq. (5);
 // the printed σ is smaller than the proof's by √e ≈ 1.65. pairfed uses the
-// proof's σ (Y21bProofSigma): the printed one is not shown private by the
+// proof's σ (OutputPerturbationProofSigma): the printed one is not shown private by the
 // paper. The report's notes carry both. The bound (9) also
 // needs (a + b + √(ab))² ≤ 3a²b² for a = T/n, b = ln(2/δ), which holds for
 // T ≥ n only when b is not small (at T = n: δ ≤ 0.03).
 func runDPSGDOutput(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
-	props, rep, err := pairwise.PrivateSetup(y21bAlg2, obj, &cfg)
+	props, rep, err := pairwise.PrivateSetup(sgdOutputAlg, obj, &cfg)
 	if err != nil {
 		return nil, err
 	}
-	name := y21bAlg2.Name
-	if err := y21CheckCommon(name, obj, &cfg); err != nil {
+	name := sgdOutputAlg.Name
+	if err := checkFinalOutputConfig(name, obj, &cfg); err != nil {
 		return nil, err
 	}
 	eps, delta := cfg.Privacy.Epsilon, cfg.Privacy.Delta
@@ -425,7 +428,7 @@ func runDPSGDOutput(ctx context.Context, obj pairwise.Objective, cfg pairwise.Ru
 		notes = append(notes, fmt.Sprintf("T = n² = %d ([Y21b] Thm 5, Cor. 2/4)", T))
 	}
 	if T < n {
-		return nil, fmt.Errorf("pairwise: %s needs T ≥ n (the proof of [Y21b] Thm 4 uses it in eq. (9)), got T = %d < n = %d", name, T, n)
+		return nil, fmt.Errorf("%s needs T ≥ n (the proof of [Y21b] Thm 4 uses it in eq. (9)), got T = %d < n = %d", name, T, n)
 	}
 	eta := cfg.Eta
 	if eta == 0 {
@@ -453,8 +456,8 @@ func runDPSGDOutput(ctx context.Context, obj pairwise.Objective, cfg pairwise.Ru
 	// Calibration tries the diameter alone (no failure event) and
 	// min{D, Δ_T(γ)} at γ ∈ {δ/2, δ/4, δ/16, δ/64} and keeps the least noise.
 	diam := paramDiameter(obj)
-	paper := Y21bSigma(T, n, eta, G, eps, delta)
-	paperSens := y21bSensitivity(T, n, eta, G, delta)
+	paper := OutputPerturbationPrintedSigma(T, n, eta, G, eps, delta)
+	paperSens := outputPerturbationSensitivity(T, n, eta, G, delta)
 	var opts []pairwise.GaussOption
 	if !math.IsInf(diam, 0) {
 		opts = append(opts, pairwise.GaussOption{Plan: dp.GaussianPlan{Sensitivities: []float64{diam}},
@@ -525,15 +528,15 @@ func runDPSGDOutput(ctx context.Context, obj pairwise.Objective, cfg pairwise.Ru
 	rep.Releases = 1
 	notes = append(notes,
 		"paper_sensitivity = Δ_T of [Y21b] eq. (9) at γ = δ/2: Δ_T² = 4e·η²G²·(T + 3T²ln²(eT)ln²(2/δ)/n²)",
-		fmt.Sprintf("erratum: the printed eq. (5) (factor 8) gives σ = %.6g, smaller by √e than what the proof of Thm 4 supports (σ = √(2 ln(2.5/δ))·Δ_T/ε = %.6g, factor 8e); --calibration paper uses the printed σ only when the exact accountant certifies it for the proven sensitivity", paper, Y21bProofSigma(T, n, eta, G, eps, delta)),
+		fmt.Sprintf("erratum: the printed eq. (5) (factor 8) gives σ = %.6g, smaller by √e than what the proof of Thm 4 supports (σ = √(2 ln(2.5/δ))·Δ_T/ε = %.6g, factor 8e); --calibration paper uses the printed σ only when the exact accountant certifies it for the proven sensitivity", paper, OutputPerturbationProofSigma(T, n, eta, G, eps, delta)),
 		"update: the current draw paired with every previous draw (Alg 2 and the proof of Thm 1); output Π_W(w̄_T + u) as Alg 2 prints it",
 	)
-	notes = append(notes, y21SecretRngNote)
-	rep.Notes = append(append(notes, y21GaussianNote(cfg.Privacy)...), rep.Notes...)
+	notes = append(notes, secretSamplingNote)
+	rep.Notes = append(append(notes, classicalGaussianNote(cfg.Privacy)...), rep.Notes...)
 	return &pairwise.Result{W: out, Steps: T, PairGrads: grads, Privacy: rep}, nil
 }
 
-// y21aCalibrate chooses σ_k for phases ks (1-based, each on its own
+// calibrateLocalSGDPhases chooses σ_k for phases ks (1-based, each on its own
 // disjoint subset of sizes[i] records, base step η) of [Y21a] Alg 3 and
 // fills rep. Used by runDPLocalSGD (all K phases) and LocalSGDPhase (one).
 //
@@ -564,7 +567,7 @@ func runDPSGDOutput(ctx context.Context, obj pairwise.Objective, cfg pairwise.Ru
 // are post-processing), so σ_k = Δ_k/μ* each, and the failure probability
 // is that of the one phase holding the record. γ ∈ {δ/2, δ/4, δ/16, δ/64}
 // is chosen by phase 1's σ (a rule of n alone, see below).
-func y21aCalibrate(obj pairwise.Objective, priv *pairwise.Privacy, rep *pairwise.PrivacyReport, G, eta float64, ks, sizes []int) ([]float64, error) {
+func calibrateLocalSGDPhases(obj pairwise.Objective, priv *pairwise.Privacy, rep *pairwise.PrivacyReport, G, eta float64, ks, sizes []int) ([]float64, error) {
 	eps, delta := priv.Epsilon, priv.Delta
 	gamma, gHow := pairGradGap(obj, priv.FeatureRadius)
 	diam := paramDiameter(obj)
@@ -575,7 +578,7 @@ func y21aCalibrate(obj pairwise.Objective, priv *pairwise.Privacy, rep *pairwise
 	for i, k := range ks {
 		etas[i] = math.Ldexp(eta, -2*k)
 		steps[i] = int(math.Ceil(float64(sizes[i]) * l4))
-		paper[i] = Y21aSigma(G, etas[i], eps, delta)
+		paper[i] = LocalSGDPaperSigma(G, etas[i], eps, delta)
 		paperSens[i] = 12 * G * etas[i] * l4
 	}
 	// One failure probability γ for every phase, chosen by a rule that
@@ -598,7 +601,7 @@ func y21aCalibrate(obj pairwise.Objective, priv *pairwise.Privacy, rep *pairwise
 		}
 	}
 	if bestF == 0 {
-		return nil, fmt.Errorf("pairwise: %s: no failure probability leaves room for the noise at δ = %g", y21aAlg3.Name, delta)
+		return nil, fmt.Errorf("%s: no failure probability leaves room for the noise at δ = %g", localSGDAlg.Name, delta)
 	}
 	fail := delta / bestF
 	d := make([]float64, m)
@@ -610,5 +613,5 @@ func y21aCalibrate(obj pairwise.Objective, priv *pairwise.Privacy, rep *pairwise
 		How: fmt.Sprintf("Δ_k = min{D = %g, 2c_k·η_k·Γ} with c_k = %v the exact Binomial(T_k+1, 1/n_k) quantile at failure probability γ = δ/%g (γ ∈ {δ/2, δ/4, δ/16, δ/64} giving the least σ_1), %s, Γ = %g", diam, cs, bestF, gHow, gamma)}}
 	rep.Formula = formulaLine(priv, "σ_k = 12·G·η_k·log(4/δ)·√(2·log(2.5/δ))/ε, η_k = 4^{−k}·η  ([Y21a] Alg 3 line 6, Thm 10)")
 	rep.Accountant = "parallel composition over disjoint phases ([Y21a] Thm 10), each phase certified by exact Gaussian DP"
-	return pairwise.CalibrateGaussian(y21aAlg3.Name, priv, rep, paper, paperSens, opts...)
+	return pairwise.CalibrateGaussian(localSGDAlg.Name, priv, rep, paper, paperSens, opts...)
 }

@@ -69,9 +69,9 @@ func (f *ykNoise) Name() string { return "recording fake (seeded math/rand/v2)" 
 
 var _ pairwise.Noise = (*ykNoise)(nil)
 
-// y21ToyData returns n seeded records in d dimensions that are nearly
+// separableToyData returns n seeded records in d dimensions that are nearly
 // separable along feature 0: x = 0.5·y·e₀ + N(0, 0.2² I), clipped to ‖x‖ ≤ 1.
-func y21ToyData(n, d int, seed uint64) *pairwise.Dataset {
+func separableToyData(n, d int, seed uint64) *pairwise.Dataset {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	x := make([]float64, n*d)
 	y := make([]float64, n)
@@ -92,8 +92,8 @@ func y21ToyData(n, d int, seed uint64) *pairwise.Dataset {
 	return pairwise.NewDense(x, y, d)
 }
 
-// y21Obj builds an objective or fails the test.
-func y21Obj(t *testing.T, data *pairwise.Dataset, task pairwise.Task, loss, constraint string, radius float64) pairwise.Objective {
+// objectiveOf builds an objective or fails the test.
+func objectiveOf(t *testing.T, data *pairwise.Dataset, task pairwise.Task, loss, constraint string, radius float64) pairwise.Objective {
 	t.Helper()
 	l, err := pairwise.LossByName(task, loss)
 	if err != nil {
@@ -106,7 +106,7 @@ func y21Obj(t *testing.T, data *pairwise.Dataset, task pairwise.Task, loss, cons
 	return obj
 }
 
-func y21Run(t *testing.T, name string, obj pairwise.Objective, cfg pairwise.RunConfig) (*pairwise.Result, error) {
+func runSeeded(t *testing.T, name string, obj pairwise.Objective, cfg pairwise.RunConfig) (*pairwise.Result, error) {
 	t.Helper()
 	a, err := pairwise.Lookup(name)
 	if err != nil {
@@ -115,14 +115,14 @@ func y21Run(t *testing.T, name string, obj pairwise.Objective, cfg pairwise.RunC
 	return a.Run(context.Background(), obj, cfg, rand.New(rand.NewPCG(11, 12)))
 }
 
-func y21Close(t *testing.T, what string, got, want float64) {
+func wantRelClose(t *testing.T, what string, got, want float64) {
 	t.Helper()
 	if math.Abs(got-want) > 1e-11*math.Abs(want) {
 		t.Errorf("%s = %.15g, want %.15g (hand computation)", what, got, want)
 	}
 }
 
-func TestY21PhaseSizes(t *testing.T) {
+func TestHalvingPhaseSizes(t *testing.T) {
 	for _, c := range []struct {
 		n    int
 		want []int
@@ -133,7 +133,7 @@ func TestY21PhaseSizes(t *testing.T) {
 		{3, []int{1, 1}},
 		{5, []int{2, 1, 1}},
 	} {
-		got := y21aPhaseSizes(c.n)
+		got := halvingPhaseSizes(c.n)
 		if len(got) != len(c.want) {
 			t.Fatalf("n = %d: sizes %v, want %v", c.n, got, c.want)
 		}
@@ -160,11 +160,11 @@ func TestY21PhaseSizes(t *testing.T) {
 //	Δ_k = 12·4·(0.1/4^k)·8.294049640102028 = 39.81143827248973/4^k
 //	K = ⌈log₂ 1024⌉ = 10, n_k = 512, 256, …, 1, T_k = ⌈n_k·8.29405⌉ =
 //	4247, 2124, 1062, 531, 266, 133, 67, 34, 17, 9 (Σ = 8490).
-func TestY21aLocalSGDSigmaMatchesAlg3(t *testing.T) {
-	data := y21ToyData(1024, 5, 1)
-	obj := y21Obj(t, data, pairwise.TaskAUC, "logistic", "l2", 1)
+func TestLocalSGDSigmaMatchesAlg3(t *testing.T) {
+	data := separableToyData(1024, 5, 1)
+	obj := objectiveOf(t, data, pairwise.TaskAUC, "logistic", "l2", 1)
 	noise := newYKNoise(3, true)
-	res, err := y21Run(t, "dp-local-sgd", obj, pairwise.RunConfig{Eta: 0.1,
+	res, err := runSeeded(t, "dp-local-sgd", obj, pairwise.RunConfig{Eta: 0.1,
 		Privacy: &pairwise.Privacy{Epsilon: 1, Delta: 1e-3, FeatureRadius: 1, Noise: noise, Calibration: pairwise.CalibrationPaper}})
 	if err != nil {
 		t.Fatal(err)
@@ -177,9 +177,9 @@ func TestY21aLocalSGDSigmaMatchesAlg3(t *testing.T) {
 	}
 	rep := res.Privacy
 	for k, w := range want {
-		y21Close(t, "drawn σ_k", noise.scales[k], w)
-		y21Close(t, "reported σ_k", rep.Sigmas[k], w)
-		y21Close(t, "Δ_k", rep.PaperSensitivity[k], 39.81143827248973/math.Pow(4, float64(k+1)))
+		wantRelClose(t, "drawn σ_k", noise.scales[k], w)
+		wantRelClose(t, "reported σ_k", rep.Sigmas[k], w)
+		wantRelClose(t, "Δ_k", rep.PaperSensitivity[k], 39.81143827248973/math.Pow(4, float64(k+1)))
 		if noise.kinds[k] != "gaussian" || noise.lens[k] != 5 {
 			t.Fatalf("draw %d: %s over %d entries, want gaussian over 5", k, noise.kinds[k], noise.lens[k])
 		}
@@ -211,17 +211,17 @@ func TestY21aLocalSGDSigmaMatchesAlg3(t *testing.T) {
 //	η = (2/4)·1.135890391e-3 = 5.67945195645888e-4 ≤ 2/L = 0.5,
 //
 // so σ_1 = 12·4·(η/4)·ln 4000·√(2 ln 2500) = D/(4√d) = 2/(4√5) = 0.22360679774997894.
-func TestY21aLocalSGDDefaultEtaThm10(t *testing.T) {
-	y21Close(t, "Y21aEta", Y21aEta(1024, 5, 2, 4, 1, 1e-3), 5.67945195645888e-4)
-	data := y21ToyData(1024, 5, 1)
-	obj := y21Obj(t, data, pairwise.TaskAUC, "logistic", "l2", 1)
+func TestLocalSGDDefaultEtaThm10(t *testing.T) {
+	wantRelClose(t, "LocalSGDBaseEta", LocalSGDBaseEta(1024, 5, 2, 4, 1, 1e-3), 5.67945195645888e-4)
+	data := separableToyData(1024, 5, 1)
+	obj := objectiveOf(t, data, pairwise.TaskAUC, "logistic", "l2", 1)
 	noise := newYKNoise(3, false)
-	res, err := y21Run(t, "dp-local-sgd", obj, pairwise.RunConfig{
+	res, err := runSeeded(t, "dp-local-sgd", obj, pairwise.RunConfig{
 		Privacy: &pairwise.Privacy{Epsilon: 1, Delta: 1e-3, FeatureRadius: 1, Noise: noise}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	y21Close(t, "paper σ_1 at the Thm 10 η", res.Privacy.PaperSigmas[0], 0.22360679774997894)
+	wantRelClose(t, "paper σ_1 at the Thm 10 η", res.Privacy.PaperSigmas[0], 0.22360679774997894)
 	if !(noise.scales[0] <= 0.22360679774997894) {
 		t.Errorf("exact σ_1 = %v above the paper's", noise.scales[0])
 	}
@@ -230,7 +230,7 @@ func TestY21aLocalSGDDefaultEtaThm10(t *testing.T) {
 	}
 	// The authors' code constant, for the audit comparison only:
 	// 4·0.025·(ln 4000)^{3/2} = 0.1·23.886358 = 2.3886358461224213.
-	y21Close(t, "Y21aCodeSigma", Y21aCodeSigma(0.025, 1, 1e-3), 2.3886358461224213)
+	wantRelClose(t, "LocalSGDAuthorsCodeSigma", LocalSGDAuthorsCodeSigma(0.025, 1, 1e-3), 2.3886358461224213)
 }
 
 // [Y21b] eq. (5) by hand for n = 1024, T = 2048, η = 0.1, ε = 1, δ = 1e-3,
@@ -242,12 +242,12 @@ func TestY21aLocalSGDDefaultEtaThm10(t *testing.T) {
 //	σ = 366.3896833569399
 //	Δ_T (eq. (9), γ = δ/2) = √(4e·0.01·4·53617.31956) = 152.70729410316446
 //	proof's σ = √(2 ln 2500)·Δ_T = 604.0744643156714 = σ·√e.
-func TestY21bOutputSigmaMatchesEq5(t *testing.T) {
-	y21Close(t, "proof σ / printed σ", Y21bProofSigma(2048, 1024, 0.1, 2, 1, 1e-3)/Y21bSigma(2048, 1024, 0.1, 2, 1, 1e-3), math.Sqrt(math.E))
-	data := y21ToyData(1024, 5, 2)
-	obj := y21Obj(t, data, pairwise.TaskAUC, "hinge", "l2", 1)
+func TestSGDOutputSigmaMatchesEq5(t *testing.T) {
+	wantRelClose(t, "proof σ / printed σ", OutputPerturbationProofSigma(2048, 1024, 0.1, 2, 1, 1e-3)/OutputPerturbationPrintedSigma(2048, 1024, 0.1, 2, 1, 1e-3), math.Sqrt(math.E))
+	data := separableToyData(1024, 5, 2)
+	obj := objectiveOf(t, data, pairwise.TaskAUC, "hinge", "l2", 1)
 	noise := newYKNoise(4, true)
-	res, err := y21Run(t, "dp-sgd-output", obj, pairwise.RunConfig{Eta: 0.1, Steps: 2048,
+	res, err := runSeeded(t, "dp-sgd-output", obj, pairwise.RunConfig{Eta: 0.1, Steps: 2048,
 		Privacy: &pairwise.Privacy{Epsilon: 1, Delta: 1e-3, FeatureRadius: 1, Noise: noise, Calibration: pairwise.CalibrationPaper}})
 	if err != nil {
 		t.Fatal(err)
@@ -260,11 +260,11 @@ func TestY21bOutputSigmaMatchesEq5(t *testing.T) {
 	// the proof of Thm 4 does not support — only because the exact
 	// accountant certifies it for the proven sensitivity (here the
 	// diameter D = 2 of W, far below Δ_T).
-	y21Close(t, "drawn σ", noise.scales[0], 366.3896833569399)
-	y21Close(t, "reported σ", rep.Sigmas[0], 366.3896833569399)
-	y21Close(t, "paper Δ_T", rep.PaperSensitivity[0], 152.70729410316446)
-	y21Close(t, "proven Δ", rep.Sensitivity[0], 2)
-	y21Close(t, "proof σ", Y21bProofSigma(2048, 1024, 0.1, 2, 1, 1e-3), 604.0744643156714)
+	wantRelClose(t, "drawn σ", noise.scales[0], 366.3896833569399)
+	wantRelClose(t, "reported σ", rep.Sigmas[0], 366.3896833569399)
+	wantRelClose(t, "paper Δ_T", rep.PaperSensitivity[0], 152.70729410316446)
+	wantRelClose(t, "proven Δ", rep.Sensitivity[0], 2)
+	wantRelClose(t, "proof σ", OutputPerturbationProofSigma(2048, 1024, 0.1, 2, 1, 1e-3), 604.0744643156714)
 	if rep.Releases != 1 || !strings.Contains(rep.Formula, "[Y21b] eq. (5)") || !strings.Contains(rep.Accountant, "δ/2") ||
 		rep.G != 2 || rep.L != 0 || rep.Private != noise.Secure() || res.Steps != 2048 {
 		t.Errorf("report fields: %+v", rep)
@@ -275,8 +275,8 @@ func TestY21bOutputSigmaMatchesEq5(t *testing.T) {
 }
 
 // The refusals happen before any noise is drawn.
-func TestY21RefusesUnmetAssumptions(t *testing.T) {
-	data := y21ToyData(64, 3, 5)
+func TestLocalSGDAndSGDOutputRefuseUnmetAssumptions(t *testing.T) {
+	data := separableToyData(64, 3, 5)
 	priv := func(n pairwise.Noise) *pairwise.Privacy {
 		return &pairwise.Privacy{Epsilon: 1, Delta: 1e-3, FeatureRadius: 1, Noise: n}
 	}
@@ -298,11 +298,11 @@ func TestY21RefusesUnmetAssumptions(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.algo+"/"+c.name, func(t *testing.T) {
-			obj := y21Obj(t, data, pairwise.TaskAUC, c.loss, c.constraint, c.radius)
+			obj := objectiveOf(t, data, pairwise.TaskAUC, c.loss, c.constraint, c.radius)
 			noise := newYKNoise(1, true)
 			cfg := c.cfg
 			cfg.Privacy = priv(noise)
-			_, err := y21Run(t, c.algo, obj, cfg)
+			_, err := runSeeded(t, c.algo, obj, cfg)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want one mentioning %q", err, c.want)
 			}
@@ -316,8 +316,8 @@ func TestY21RefusesUnmetAssumptions(t *testing.T) {
 // Privacy requests every private algorithm of this file and [K22] refuses:
 // no Privacy, δ = 0 (none of the three papers has a pure ε-DP variant) and a
 // record outside the feature radius — with no noise drawn.
-func TestY21K22RefuseBadPrivacyRequests(t *testing.T) {
-	data := y21ToyData(64, 3, 6)
+func TestGaussianOnlyAlgorithmsRefuseBadPrivacyRequests(t *testing.T) {
+	data := separableToyData(64, 3, 6)
 	for _, algo := range []string{"dp-local-sgd", "dp-sgd-output", "dp-gd-grad"} {
 		a, err := pairwise.Lookup(algo)
 		if err != nil {
@@ -326,22 +326,22 @@ func TestY21K22RefuseBadPrivacyRequests(t *testing.T) {
 		if !a.Private || a.PureDP || a.PrivacyModel == "" || a.Requires == (pairwise.Requirements{}) {
 			t.Fatalf("%s registered as Private=%v PureDP=%v", algo, a.Private, a.PureDP)
 		}
-		obj := y21Obj(t, data, pairwise.TaskAUC, "logistic", "l2", 1)
+		obj := objectiveOf(t, data, pairwise.TaskAUC, "logistic", "l2", 1)
 		cfg := pairwise.RunConfig{Eta: 0.1, Steps: 64}
 		if algo == "dp-local-sgd" {
 			cfg.Steps = 0
 		}
-		if _, err := y21Run(t, algo, obj, cfg); err == nil || !strings.Contains(err.Error(), "epsilon") {
+		if _, err := runSeeded(t, algo, obj, cfg); err == nil || !strings.Contains(err.Error(), "epsilon") {
 			t.Errorf("%s without Privacy: %v", algo, err)
 		}
 		noise := newYKNoise(1, true)
 		cfg.Privacy = &pairwise.Privacy{Epsilon: 1, Delta: 0, FeatureRadius: 1, Noise: noise}
-		if _, err := y21Run(t, algo, obj, cfg); err == nil || !strings.Contains(err.Error(), "pure") {
+		if _, err := runSeeded(t, algo, obj, cfg); err == nil || !strings.Contains(err.Error(), "pure") {
 			t.Errorf("%s with δ = 0: %v", algo, err)
 		}
 		// Records have ‖x‖ up to 1: R = 0.5 must be refused.
 		cfg.Privacy = &pairwise.Privacy{Epsilon: 1, Delta: 1e-3, FeatureRadius: 0.5, Noise: noise}
-		if _, err := y21Run(t, algo, obj, cfg); err == nil || !strings.Contains(err.Error(), "clip") {
+		if _, err := runSeeded(t, algo, obj, cfg); err == nil || !strings.Contains(err.Error(), "clip") {
 			t.Errorf("%s with records outside R: %v", algo, err)
 		}
 		if len(noise.scales) != 0 {
@@ -352,8 +352,8 @@ func TestY21K22RefuseBadPrivacyRequests(t *testing.T) {
 
 // At ε = 10⁶ the noise is negligible and the algorithms must learn: test AUC
 // ≥ 0.85 on the nearly separable toy set, with the papers' default η and T.
-func TestY21UtilityAtHugeEpsilon(t *testing.T) {
-	test := y21ToyData(1000, 5, 99)
+func TestLocalSGDAndSGDOutputUtilityAtHugeEpsilon(t *testing.T) {
+	test := separableToyData(1000, 5, 99)
 	for _, c := range []struct {
 		algo, loss string
 		n          int
@@ -362,8 +362,8 @@ func TestY21UtilityAtHugeEpsilon(t *testing.T) {
 		{"dp-sgd-output", "hinge", 200}, // default T = n² = 40 000
 	} {
 		t.Run(c.algo, func(t *testing.T) {
-			obj := y21Obj(t, y21ToyData(c.n, 5, 8), pairwise.TaskAUC, c.loss, "l2", 1)
-			res, err := y21Run(t, c.algo, obj, pairwise.RunConfig{
+			obj := objectiveOf(t, separableToyData(c.n, 5, 8), pairwise.TaskAUC, c.loss, "l2", 1)
+			res, err := runSeeded(t, c.algo, obj, pairwise.RunConfig{
 				Privacy: &pairwise.Privacy{Epsilon: 1e6, Delta: 1e-3, FeatureRadius: 1, Noise: newYKNoise(2, true)}})
 			if err != nil {
 				t.Fatal(err)
@@ -379,15 +379,15 @@ func TestY21UtilityAtHugeEpsilon(t *testing.T) {
 // variance the report claims. With p = 200, ‖u‖²/σ² ~ χ²_p has mean p and
 // sd √(2p) = 20; we allow 6 sd (plus the bounded signal), a false-failure
 // rate below 1e-6 per check.
-func TestY21NoiseNormMatchesSigma(t *testing.T) {
+func TestLocalSGDAndSGDOutputNoiseNormMatchesSigma(t *testing.T) {
 	const p = 200
-	data := y21ToyData(64, p, 9)
+	data := separableToyData(64, p, 9)
 	tol := 6 * math.Sqrt(2.0/p)
 
 	// dp-sgd-output over W = R^p (hinge is 2R-Lipschitz everywhere): the
 	// output is w̄_T + u with ‖w̄_T‖ ≤ ηGT = 12.8.
-	obj := y21Obj(t, data, pairwise.TaskAUC, "hinge", "none", 0)
-	res, err := y21Run(t, "dp-sgd-output", obj, pairwise.RunConfig{Eta: 0.1, Steps: 64,
+	obj := objectiveOf(t, data, pairwise.TaskAUC, "hinge", "none", 0)
+	res, err := runSeeded(t, "dp-sgd-output", obj, pairwise.RunConfig{Eta: 0.1, Steps: 64,
 		Privacy: &pairwise.Privacy{Epsilon: 1e-3, Delta: 1e-3, FeatureRadius: 1, Noise: newYKNoise(5, true)}})
 	if err != nil {
 		t.Fatal(err)
@@ -399,8 +399,8 @@ func TestY21NoiseNormMatchesSigma(t *testing.T) {
 
 	// dp-local-sgd in a ball too large to bind: w_K = Σ_k u_k + a drift of
 	// at most Σ_k η_k·G·T_k, so ‖w_K‖² ≈ p·Σσ_k² with sd ≤ √(2p)·Σσ_k².
-	obj = y21Obj(t, data, pairwise.TaskAUC, "logistic", "l2", 1e12)
-	res, err = y21Run(t, "dp-local-sgd", obj, pairwise.RunConfig{Eta: 0.1,
+	obj = objectiveOf(t, data, pairwise.TaskAUC, "logistic", "l2", 1e12)
+	res, err = runSeeded(t, "dp-local-sgd", obj, pairwise.RunConfig{Eta: 0.1,
 		Privacy: &pairwise.Privacy{Epsilon: 1e-3, Delta: 1e-3, FeatureRadius: 1, Noise: newYKNoise(6, true)}})
 	if err != nil {
 		t.Fatal(err)
@@ -416,14 +416,14 @@ func TestY21NoiseNormMatchesSigma(t *testing.T) {
 
 // Both algorithms run on metric learning: noise covers all d² entries and
 // the output is a valid model (symmetric, PSD, in the Frobenius ball).
-func TestY21MetricOutputsAreValid(t *testing.T) {
-	data := y21ToyData(32, 3, 10)
+func TestLocalSGDAndSGDOutputMetricOutputsAreValid(t *testing.T) {
+	data := separableToyData(32, 3, 10)
 	for _, c := range []struct{ algo, loss string }{{"dp-local-sgd", "logistic"}, {"dp-sgd-output", "hinge"}} {
 		t.Run(c.algo, func(t *testing.T) {
-			obj := y21Obj(t, data, pairwise.TaskMetric, c.loss, "frobenius-psd", 1)
+			obj := objectiveOf(t, data, pairwise.TaskMetric, c.loss, "frobenius-psd", 1)
 			noise := newYKNoise(7, true)
 			cfg := pairwise.RunConfig{Eta: 0.01, Privacy: &pairwise.Privacy{Epsilon: 1, Delta: 1e-3, FeatureRadius: 1, Noise: noise}}
-			res, err := y21Run(t, c.algo, obj, cfg)
+			res, err := runSeeded(t, c.algo, obj, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -432,13 +432,13 @@ func TestY21MetricOutputsAreValid(t *testing.T) {
 					t.Fatalf("noise over %d entries, want d² = 9", l)
 				}
 			}
-			y21CheckPSD(t, res.W, 3, 1)
+			checkPSDBall(t, res.W, 3, 1)
 		})
 	}
 }
 
-// y21CheckPSD checks that w is a symmetric PSD d×d matrix with ‖W‖_F ≤ r.
-func y21CheckPSD(t *testing.T, w []float64, d int, r float64) {
+// checkPSDBall checks that w is a symmetric PSD d×d matrix with ‖W‖_F ≤ r.
+func checkPSDBall(t *testing.T, w []float64, d int, r float64) {
 	t.Helper()
 	for a := 0; a < d; a++ {
 		for b := 0; b < d; b++ {

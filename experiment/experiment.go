@@ -63,10 +63,11 @@ type Spec struct {
 	Bounds *data.Schema `json:"-"`
 	// BoundsNorm is how records scaled by public or private bounds (Scale
 	// "bounds" or "private") are brought within ‖x‖ ≤ R: "clip" (the ℓ2
-	// clipping to R that every record gets; default for private
-	// algorithms) or "divide" (multiply by R/M, data.Scaler.Divide, so
-	// the norm bound holds by construction and the map stays linear;
-	// default for non-private ones when R > 0).
+	// clipping to R that every record gets) or "divide" (multiply by R/M,
+	// data.Scaler.Divide, so the norm bound holds by construction and the
+	// map stays linear). Default: the rule of a federated site
+	// (experiment.BoundsNorm) — divide for an algorithm that centres
+	// privately when R > 0, clip for every other, private or not.
 	BoundsNorm string
 	// RangeShare is the share of ε and δ that Scale "private" spends on
 	// the feature ranges (0: dp.DefaultRangeShare).
@@ -240,18 +241,20 @@ func (s *Spec) Validate() error {
 	}
 	switch s.BoundsNorm {
 	case "":
-		// Private algorithms clip: the noise is calibrated to R, so records
-		// that fill the ball carry more signal per unit of noise (ijcnn1,
-		// n = 5000, dp-gd-grad: 0.745 clip vs 0.641 divide at ε = 5; level
-		// on diabetes). Non-private ones divide: the map stays linear and
-		// the model's scale absorbs R/M (diabetes sgd-prev: 0.820 divide
-		// vs 0.795 clip at R = 1). docs/privacy.md, "Preprocessing that
-		// keeps the guarantee".
-		// Algorithms that centre privately (dp-lda) clip around the
-		// data's released centre themselves: they get the linear map.
-		s.BoundsNorm = "clip"
-		if (!a.Private || a.CentresPrivately) && (s.Scale == "bounds" || s.Scale == "private") && s.FeatureRadius > 0 {
-			s.BoundsNorm = "divide"
+		// One rule with a federated site's records (BoundsNorm, SiteMap):
+		// clip, private or not; divide only for an algorithm that centres
+		// privately (dp-lda clips around the data's released centre itself
+		// and needs the linear map). Private algorithms clip because the
+		// noise is calibrated to R, so records that fill the ball carry
+		// more signal per unit of noise (ijcnn1, n = 5000, dp-gd-grad:
+		// 0.745 clip vs 0.641 divide at ε = 5; level on diabetes;
+		// docs/privacy.md, "Preprocessing that keeps the guarantee").
+		// Non-private ones clip too since a measurement of both maps
+		// (docs/results/site-prep.md, "Single-site pairfed train");
+		// --bounds-norm divide stays an explicit choice.
+		s.BoundsNorm = NormClip
+		if s.Scale == "bounds" || s.Scale == "private" {
+			s.BoundsNorm = BoundsNorm(a.CentresPrivately, s.FeatureRadius)
 		}
 	case "clip":
 	case "divide":

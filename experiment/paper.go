@@ -114,7 +114,7 @@ func (p *PaperSpec) defaults() {
 // sgd-prev loop indexes training rows by position, and each test fold is
 // scored at every checkpoint: read through an index, its scattered rows
 // cost cache misses — 2–6× the time of scoring contiguous rows on the
-// ijcnn1 and w8a shapes, pairwise.BenchmarkViewScores).
+// ijcnn1 and w8a shapes, BenchmarkViewScores in pairwise/view_test.go).
 type paperFold struct{ train, test *pairwise.Dataset }
 
 // paperSplits returns RepeatedKFold splits: each split's test record

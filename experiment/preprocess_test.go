@@ -330,3 +330,51 @@ func TestColumnMinMax(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundsNormDefaultIsSiteRule: single-site train's default map of
+// box-scaled records is the rule of a federated site (BoundsNorm, the one
+// SiteMap applies): clip for a non-private and a private algorithm alike,
+// divide only for one that centres privately, nothing to divide at R = 0;
+// an explicit --bounds-norm divide stays. (Before, a non-private run
+// divided by default: sgd-prev's row fails on that.)
+func TestBoundsNormDefaultIsSiteRule(t *testing.T) {
+	s := loadSchemaQuiet()
+	for _, c := range []struct {
+		algo    string
+		eps, R  float64
+		norm    string
+		want    string
+		centres bool
+	}{
+		{"sgd-prev", 0, 1, "", NormClip, false},
+		{"sgd-prev", 0, 0, "", NormClip, false},
+		{"sgd-prev", 0, 1, NormDivide, NormDivide, false},
+		{"dp-gd-grad", 1, 1, "", NormClip, false},
+		{"dp-lda", 1, 1, "", NormDivide, true},
+	} {
+		spec := Spec{Algo: c.algo, Loss: "logistic", Epsilon: c.eps, FeatureRadius: c.R, Bounds: s, BoundsNorm: c.norm}
+		if err := spec.Validate(); err != nil {
+			t.Fatalf("%s: %v", c.algo, err)
+		}
+		if spec.BoundsNorm != c.want {
+			t.Errorf("%s at R = %g, --bounds-norm %q: %s, want %s", c.algo, c.R, c.norm, spec.BoundsNorm, c.want)
+		}
+		a, err := pairwise.Lookup(c.algo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.CentresPrivately != c.centres {
+			t.Fatalf("%s: CentresPrivately = %v, the table says %v", c.algo, a.CentresPrivately, c.centres)
+		}
+		if c.norm != "" {
+			continue
+		}
+		m, err := SiteMap(SiteFacts{CentresPrivately: a.CentresPrivately, Schema: s, Radius: c.R}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Norm != spec.BoundsNorm {
+			t.Errorf("%s at R = %g: a federated site maps by %s, train by %s", c.algo, c.R, m.Norm, spec.BoundsNorm)
+		}
+	}
+}

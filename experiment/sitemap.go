@@ -35,6 +35,20 @@ const (
 	NormDivide = "divide"
 )
 
+// BoundsNorm is the one rule for how box-scaled records (a schema's box
+// map, or feature ranges estimated under DP) meet ‖x‖ ≤ R, in a federated
+// job (SiteMap) and in single-site `pairfed train` (Spec.BoundsNorm's
+// default) alike: NormDivide when R > 0 and the algorithm centres
+// privately (it needs the records by a linear map), NormClip for every
+// other, private or not (see SiteMap for why a non-private job clips too;
+// single-site: docs/results/site-prep.md, "Single-site pairfed train").
+func BoundsNorm(centresPrivately bool, R float64) string {
+	if R > 0 && centresPrivately {
+		return NormDivide
+	}
+	return NormClip
+}
+
 // SiteMap is the one rule for preparing a site's records in a federated
 // job: it returns the per-record map (the model artefact's
 // model.Preprocessing, without the loader) that PrepareModelRecords
@@ -55,8 +69,8 @@ const (
 //     fact only (centring or not): the simulation, the workers, the
 //     evaluator and the artefacts agree by construction.
 //
-// (Single-site `pairfed train` keeps its own default, experiment.Spec.
-// BoundsNorm: divide for non-private algorithms, measured there.)
+// Single-site `pairfed train` applies the same rule (BoundsNorm) to its
+// box-scaled records (Spec.BoundsNorm's default).
 //
 // Without a schema: f.Scale (minmax and standard fitted on fit), then the
 // clip to R. With R = 0 nothing is clipped nor divided.
@@ -69,9 +83,7 @@ func SiteMap(f SiteFacts, fit *pairwise.Dataset) (*model.Preprocessing, error) {
 	m := &model.Preprocessing{Scale: f.Scale, Norm: NormClip, Radius: R}
 	if f.Schema != nil {
 		m.Scale, m.Schema = "bounds", f.Schema
-		if R > 0 && f.CentresPrivately {
-			m.Norm = NormDivide
-		}
+		m.Norm = BoundsNorm(f.CentresPrivately, R)
 		return m, nil
 	}
 	switch f.Scale {

@@ -14,11 +14,11 @@ import (
 // site.
 //
 // Every site splits its records into k = ⌊log₂ n_min⌋ disjoint subsets
-// (pairwise.DPEGDPartition: n_i = ⌊n/2^i⌋, the last one takes the rest).
+// (dpalgo.DPEGDPartition: n_i = ⌊n/2^i⌋, the last one takes the rest).
 // Phase i broadcasts a model; every site runs epoch i of Alg 3 on its
 // i-th subset from it (n_i PGD steps of size η_i = 4^{−i}η) and releases
 // the epoch average plus Gaussian noise σ_i = 4√(2 ln(1.25/δ))Gη_i/ε
-// (Laplace for δ = 0; pairwise.DPEGDEpoch). The coordinator combines the
+// (Laplace for δ = 0; dpalgo.DPEGDEpoch). The coordinator combines the
 // releases weighted by subset size: the next phase's start and, after
 // phase k, the output.
 //

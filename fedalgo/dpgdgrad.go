@@ -18,10 +18,10 @@ import (
 //
 // Phase t (of T) broadcasts θ_{t−1}; each site releases its full pairwise
 // gradient on all its records plus N(0, σ_s² I), σ_s =
-// 8G√(T log(1/δ))/(n_s ε) (pairwise.DPGDGradRound; SiteUpdate.Model
+// 8G√(T log(1/δ))/(n_s ε) (dpalgo.DPGDGradRound; SiteUpdate.Model
 // carries that noisy gradient, not a model). The coordinator combines the
 // gradients weighted by n_s into ḡ and steps θ_t = Π_C(θ_{t−1} − ηḡ) with
-// η = 1/L (pairwise.FedGradStep); the output is θ_T, projected.
+// η = 1/L (dpalgo.FedGradStep); the output is θ_T, projected.
 //
 // Privacy: a site's T releases are adaptive Gaussian releases of ℓ2
 // sensitivity 4G/n_s on the same records and compose sequentially, which
@@ -59,7 +59,7 @@ func (fedDPGDGrad) Configure(s *Spec) error {
 	if err := checkPrivacy(FedDPGDGrad, s); err != nil {
 		return err
 	}
-	props, err := k22Props(s)
+	props, err := fedGradProps(s)
 	if err != nil {
 		return err
 	}
@@ -69,20 +69,20 @@ func (fedDPGDGrad) Configure(s *Spec) error {
 	return nil
 }
 
-// k22Props are the constants of the job's linear AUC objective, which the
+// fedGradProps ([K22] Alg 1) are the constants of the job's linear AUC objective, which the
 // coordinator computes without data.
-func k22Props(s *Spec) (pairwise.Props, error) {
+func fedGradProps(s *Spec) (pairwise.Props, error) {
 	loss, err := pairwise.LossByName(pairwise.TaskAUC, s.Loss)
 	if err != nil {
 		return pairwise.Props{}, err
 	}
-	return dpalgo.K22FedProps(loss, s.FeatureRadius, s.ParamRadius, s.Lambda), nil
+	return dpalgo.FedGradProps(loss, s.FeatureRadius, s.ParamRadius, s.Lambda), nil
 }
 
 // Plan: T full-gradient rounds on every site's whole data; T =
 // ⌈ln(n ε/√p)⌉ at the smallest site ([K22] Remark 2) unless given; η =
 // 1/L unless given; every site's releases have the proven sensitivity
-// 2Γ/n_s (pairwise.K22FedSensitivity; [K22] argues 4G/n_s).
+// 2Γ/n_s (dpalgo.DPGDGradSiteSensitivity; [K22] argues 4G/n_s).
 func (fedDPGDGrad) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 	nMin, _ := sizes(sites)
 	if nMin < 2 {
@@ -91,9 +91,9 @@ func (fedDPGDGrad) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 	p := &Plan{Phases: s.Rounds, Eta: s.Eta, Sensitivity: map[string]float64{}}
 	p.Epsilon, p.Delta = planPrivacy(s, sites)
 	if p.Phases == 0 {
-		p.Phases = dpalgo.K22Steps(nMin, params, p.Epsilon)
+		p.Phases = dpalgo.DPGDGradDefaultSteps(nMin, params, p.Epsilon)
 	}
-	props, err := k22Props(s)
+	props, err := fedGradProps(s)
 	if err != nil {
 		return nil, err
 	}
@@ -107,28 +107,28 @@ func (fedDPGDGrad) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 	p.Certified = map[string]Guarantee{}
 	for _, site := range sites {
 		// The proven 2Γ/n_s the sites calibrate to (DPGDGradRound).
-		sens := dpalgo.K22FedSensitivity(loss, s.FeatureRadius, s.ParamRadius, site.Records)
+		sens := dpalgo.DPGDGradSiteSensitivity(loss, s.FeatureRadius, s.ParamRadius, site.Records)
 		p.Sensitivity[site.Name] = sens
 		if s.Calibration == protocol.CalibrationPaper {
 			// [K22] Thm 1's σ for this site, certified here so that an
 			// uncertified job is refused before it is announced.
-			c, err := k22PaperCertificate(sens, dpalgo.K22Sigma(p.Phases, site.Records, props.Lipschitz, p.Epsilon, p.Delta), p.Phases, params, p.Epsilon, p.Delta)
+			c, err := gradPaperCertificate(sens, dpalgo.DPGDGradPaperSigma(p.Phases, site.Records, props.Lipschitz, p.Epsilon, p.Delta), p.Phases, params, p.Epsilon, p.Delta)
 			if err != nil {
 				return nil, fmt.Errorf("site %s: %w", site.Name, err)
 			}
 			p.Certified[site.Name] = c
-		} else if c, ok := k22PlanCertificate(sens, p.Phases, params, p.Epsilon, p.Delta); ok {
+		} else if c, ok := gradPlanCertificate(sens, p.Phases, params, p.Epsilon, p.Delta); ok {
 			p.Certified[site.Name] = c
 		}
 	}
 	return p, nil
 }
 
-// k22PlanCertificate is the certificate of a site's T rounds under the
+// gradPlanCertificate is the certificate of a site's T rounds under the
 // exact calibration, computed as the site does (dp.CalibrateGaussian of
 // T releases of sensitivity sens, p noised coordinates each: the plan of
-// pairwise.DPGDGradRound); ok is false when it cannot be stated.
-func k22PlanCertificate(sens float64, T, p int, eps, delta float64) (Guarantee, bool) {
+// dpalgo.DPGDGradRound); ok is false when it cannot be stated.
+func gradPlanCertificate(sens float64, T, p int, eps, delta float64) (Guarantee, bool) {
 	ss := make([]float64, T)
 	for i := range ss {
 		ss[i] = sens
@@ -140,10 +140,10 @@ func k22PlanCertificate(sens float64, T, p int, eps, delta float64) (Guarantee, 
 	return Guarantee{c.Epsilon, c.Delta}, true
 }
 
-// k22PaperCertificate certifies a site's T rounds with [K22]'s printed σ
-// and the proven sensitivity (the plan of pairwise.DPGDGradRound under
+// gradPaperCertificate certifies a site's T rounds with [K22]'s printed σ
+// and the proven sensitivity (the plan of dpalgo.DPGDGradRound under
 // --calibration paper), or refuses, naming the certified ε.
-func k22PaperCertificate(sens, sigma float64, T, p int, eps, delta float64) (Guarantee, error) {
+func gradPaperCertificate(sens, sigma float64, T, p int, eps, delta float64) (Guarantee, error) {
 	ss, sg := make([]float64, T), make([]float64, T)
 	for i := range ss {
 		ss[i], sg[i] = sens, sigma

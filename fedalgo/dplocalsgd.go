@@ -14,12 +14,12 @@ import (
 // 2021, Alg 3 (Thm 10), run per site.
 //
 // Every site splits its records into K = ⌈log₂ n_min⌉ disjoint halving
-// subsets (pairwise.Y21aPartition: independent of the data). Phase k
+// subsets (dpalgo.LocalSGDPartition: independent of the data). Phase k
 // broadcasts a model; every site runs phase k of Alg 3 on its k-th subset
 // from it (T_k = ⌈n_k log(4/δ)⌉ sgd-prev steps of size η_k = 4^{−k}η) and
 // releases the phase average plus Gaussian noise
 // σ_k = 12Gη_k log(4/δ)√(2 log(2.5/δ))/ε (Alg 3 line 6,
-// pairwise.LocalSGDPhase). The coordinator combines the releases weighted
+// dpalgo.LocalSGDPhase). The coordinator combines the releases weighted
 // by subset size; that is the next phase's start and, after phase K, the
 // output.
 //
@@ -48,9 +48,9 @@ var localSGDPhases = &disjointPhases{
 	name:        FedDPLocalSGD,
 	fixedLength: "has K = ⌈log₂ n_min⌉ phases of fixed length ([Y21a] Alg 3)",
 	requireEta:  false,
-	phases:      dpalgo.Y21aPhases,
-	partition:   dpalgo.Y21aPartition,
-	defaultEta:  dpalgo.Y21aDefaultEta,
+	phases:      dpalgo.LocalSGDPhases,
+	partition:   dpalgo.LocalSGDPartition,
+	defaultEta:  dpalgo.LocalSGDDefaultEta,
 	planCheck:   dpalgo.LocalSGDPlanCheck,
 	// release runs phase k of [Y21a] Alg 3 on the site's k-th subset and
 	// releases it with the site's σ_k.

@@ -20,16 +20,16 @@ import (
 //     N = Σ n_s (public), clamped into the R-ball, and broadcasts ĉ as the
 //     phase-2 model.
 //  2. Every site releases the pooled statistics (class sums, the
-//     label-free second moment, the positive count; pairwise.SSPVector)
+//     label-free second moment, the positive count; dpalgo.SSPVector)
 //     of its records' signs R(x − ĉ)/‖x − ĉ‖ plus N(0, σ_B² I) (Δ = 2).
 //     The coordinator sums them (the statistics are sums over records:
 //     the sum of the sites' exact statistics is the pooled one, whatever
 //     each site's label mix — a site may hold a single class) and solves
 //     the ridge Fisher direction at the summed noise level √(Σ σ_s²)
-//     (pairwise.SSPLambda), rescaled into the B-ball.
+//     (dpalgo.SSPLambda), rescaled into the B-ball.
 //
 // Privacy: each site makes the two releases of single-site dp-lda on its
-// own records, calibrated by the same plan (pairwise.LDAPlan: Δ = 2 each,
+// own records, calibrated by the same plan (dpalgo.LDAPlan: Δ = 2 each,
 // μ_A² = μ²/4, exact Gaussian-DP composition, dp.CalibrateGaussian), so
 // its guarantee is per-site record-level (ε, δ)-DP for the job; ĉ is a
 // function of the phase-1 releases (adaptive composition covers it), and
@@ -299,7 +299,7 @@ func (fedLDA) PrivacyNote(*Spec) string {
 // of two sequential rounds. A site's vector in each round is the exact
 // (noise-free) vector of the plain path — Σ x/R in phase 1, zero-padded
 // to the length of phase 2's pooled statistics vector
-// (pairwise.SSPVector of the signs) — which the worker encodes with its
+// (dpalgo.SSPVector of the signs) — which the worker encodes with its
 // share of the distributed discrete Gaussian. Both have replace-one ℓ2
 // sensitivity Δ = 2 (dpalgo/private_lda.go; the padding changes
 // nothing), so the DDG's Δ is 2 and the two rounds compose sequentially

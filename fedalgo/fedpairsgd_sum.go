@@ -70,7 +70,7 @@ import (
 // phase), calibrated by dp.CalibrateDDG for all of them.
 //
 // Defaults: a rule from public numbers only (pairSumDefaults,
-// pairwise.PairSumDefaults) — n records in all, d, the calibrated noise
+// dpalgo.PairSumDefaults) — n records in all, d, the calibrated noise
 // of the job's (ε, δ), K and the secure threshold t — derived as follows,
 // and validated on synthetic shapes no default was chosen on
 // (scripts/fedpairrule, docs/results/fedpair-rule.md).
@@ -120,7 +120,7 @@ import (
 const pairSumMaxRounds = 256
 
 // pairSumDefaults returns (T, η): the spec's where given, else the rule
-// (pairwise.PairSumDefaults, derived in the file comment) from public
+// (dpalgo.PairSumDefaults, derived in the file comment) from public
 // numbers: n records in all, d, the job's (ε, δ) through the calibrated
 // noise of a round at T = 1, and the noise factor ς of the sites'
 // summed release (√K plain; √(K/t) under secure aggregation, t its
@@ -219,7 +219,7 @@ func pairSumShape(phases int, secure bool) (m, T int, ok bool) {
 // T rounds μ²/(2T) each, i.e. σ₁/σ_round = 1/√T. (Under secure
 // aggregation the DDG gives every round the same μ: the statistics are
 // released in T rounds and averaged, the same split.) It is
-// pairwise.PairSumPlan, which the single-site dp-pair-gd shares.
+// dpalgo.PairSumPlan, which the single-site dp-pair-gd shares.
 func pairSumPlan(k, phases, d int) dp.GaussianPlan {
 	return dpalgo.PairSumPlan(k, phases, d)
 }

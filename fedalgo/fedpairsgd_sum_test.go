@@ -19,7 +19,7 @@ import (
 // phase that grows to the whole job's certificate. Refusals name the
 // problem.
 func TestFedPairSumPlan(t *testing.T) {
-	// (T, η) of the rule (pairwise.PairSumDefaults; d = 8, δ = 1/(10 n_max)),
+	// (T, η) of the rule (dpalgo.PairSumDefaults; d = 8, δ = 1/(10 n_max)),
 	// plain and secure: fixed numbers, so that a change of the rule or of
 	// the calibration it reads shows here. One site has no secure form.
 	for _, c := range []struct {

@@ -21,19 +21,19 @@ import (
 // coordinator's solver.
 //
 //  1. Phase 1: every site releases its class sums (x/R) and positive
-//     count once — fed-dp-ssp-mean's site release (pairwise.SSPVector,
+//     count once — fed-dp-ssp-mean's site release (dpalgo.SSPVector,
 //     Δ = 2) — plus Gaussian noise. The coordinator sums them: n̂₊, m̂₊,
 //     m̂₋ (post-processing), and broadcasts b̂ = m̂₊ − m̂₋.
 //  2. Phases 2 … T+1: for the broadcast query p, every site releases the
 //     class blocks of Σ clip_C((uᵀx)x)/C over its records (u = p/‖p‖,
-//     C = κR²; pairwise.SPAUCProductVector) plus Gaussian noise: the
+//     C = κR²; dpalgo.SPAUCProductVector) plus Gaussian noise: the
 //     per-record gradient terms of the square AUC loss, clipped. Replace-
 //     one sensitivity Δ = 2 in the vector's units (2C in gradient units),
 //     whatever the site's label mix. The coordinator sums the sites'
 //     vectors — the pooled records' terms, whatever the partition: a site
 //     holding one class contributes its class's block — forms Âp with the
 //     phase-1 means and makes one conjugate-gradient step on
-//     (Â + λI)w = b̂ (pairwise.SPAUCSolver); the next query is CG's
+//     (Â + λI)w = b̂ (dpalgo.SPAUCSolver); the next query is CG's
 //     direction. The output is the last iterate, rescaled into the
 //     B-ball.
 //

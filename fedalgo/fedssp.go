@@ -19,13 +19,13 @@ import (
 //
 // One phase. Every site computes the statistics of the square AUC loss on
 // its own records — class sums, class second moments (fed-dp-ssp only)
-// and the positive count (pairwise.SSPStatsOf) — and releases them ONCE
-// with its own Gaussian noise (pairwise.NoisySSP), calibrated to the
+// and the positive count (dpalgo.SSPStatsOf) — and releases them ONCE
+// with its own Gaussian noise (dpalgo.NoisySSP), calibrated to the
 // job's (ε, δ) for its own records: the weighted release vector has ℓ2
 // sensitivity Δ = 2 under replacement of one record (any label, any
 // position on the R-sphere), plus the secure mechanism's rounding
 // allowance, and σ is the analytic-Gaussian σ(ε, δ, Δ') (Balle & Wang
-// 2018, exact; pairwise.SSPCalibrate). The update carries the noisy
+// 2018, exact; dpalgo.SSPCalibrate). The update carries the noisy
 // statistics (not a model: 1 + 2d [+ d(d+1)] values) and the site's
 // record count n_s, which is public metadata of its Join.
 //
@@ -58,7 +58,7 @@ func init() {
 
 type fedSSP struct {
 	name string
-	kind dpalgo.SSPKind // the statistics released (pairwise.SSPKind)
+	kind dpalgo.SSPKind // the statistics released (dpalgo.SSPKind)
 }
 
 func (a fedSSP) Name() string { return a.name }
@@ -341,10 +341,10 @@ func gaussianAccount(sigmas []float64, sens, delta float64, unit string, notes [
 // Secure aggregation (secure.go): the statistics are a sum over sites, so
 // fed-dp-ssp and fed-dp-ssp-mean are SumReleasers. With the job option
 // secagg = 1 a site does not add Gaussian noise: its exact weighted
-// statistics vector v(D_s) = Σ φ(z_i) (pairwise.SSPVector) is encoded with
+// statistics vector v(D_s) = Σ φ(z_i) (dpalgo.SSPVector) is encoded with
 // the job's distributed discrete Gaussian share by the worker and masked;
 // the coordinator decodes the sum of at least t sites' encodings and
-// solves as above at the sum's noise level. Δ = pairwise.SSPSensitivity
+// solves as above at the sum's noise level. Δ = dpalgo.SSPSensitivity
 // (tight, replace-one, proof in private_ssp.go) is the DDG's sensitivity;
 // the clip c = n_max·‖φ‖max, with ‖φ(z)‖² ≤ a²R² + 2b²R⁴ + c² bounding
 // one record's term (the moment block counted twice, an upper bound), so

@@ -74,11 +74,11 @@ func SumReleases(a Algorithm, phases, phase int) int {
 
 // ---- fed-dp-gd-grad ([K22] Alg 1 across sites) ----
 //
-// Round t: site s's vector is n_s·∇L(θ_{t−1}; D_s) (pairwise.DPGDGradSum:
+// Round t: site s's vector is n_s·∇L(θ_{t−1}; D_s) (dpalgo.DPGDGradSum:
 // the gradient it would release, before noise, times its public record
 // count), of sensitivity 2Γ at every site (n_s times the proven 2Γ/n_s),
 // norm ≤ n_s·G' with G' the objective's Lipschitz constant (the gradient
-// of a G'-Lipschitz function; +λB with regularization, K22FedProps), so
+// of a G'-Lipschitz function; +λB with regularization, FedGradProps), so
 // clip = n_max·G' never binds. The coordinator decodes Σ_s n_s·g_s + Z
 // and steps with ḡ = that sum / Σ_s n_s over the included sites — the
 // record-weighted mean the plain path computes — then Π_C(θ − ηḡ). The T
@@ -86,7 +86,7 @@ func SumReleases(a Algorithm, phases, phase int) int {
 
 // SumShape: the gradient's length, clip n_max·G', sensitivity 2Γ.
 func (fedDPGDGrad) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64, float64, error) {
-	props, err := k22Props(s)
+	props, err := fedGradProps(s)
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -95,7 +95,7 @@ func (fedDPGDGrad) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64
 		return 0, 0, 0, err
 	}
 	_, nMax := sizes(sites)
-	sens := dpalgo.K22FedSensitivity(loss, s.FeatureRadius, s.ParamRadius, 1)
+	sens := dpalgo.DPGDGradSiteSensitivity(loss, s.FeatureRadius, s.ParamRadius, 1)
 	clip := float64(nMax) * props.Lipschitz
 	if !(clip > 0) || math.IsInf(clip, 0) || !(sens > 0) {
 		return 0, 0, 0, fmt.Errorf("%s: no finite gradient bound (G = %g, Δ = %g) for secure aggregation", FedDPGDGrad, props.Lipschitz, sens)
@@ -103,7 +103,7 @@ func (fedDPGDGrad) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64
 	return params, clip, min(sens, 2*clip), nil
 }
 
-// SiteSumShape: the gradient's length and 2Γ (pairwise.K22FedSensitivity
+// SiteSumShape: the gradient's length and 2Γ (dpalgo.DPGDGradSiteSensitivity
 // with n = 1: n_s times the proven 2Γ/n_s) at the announced loss, R and
 // B — the numbers the site's own objective is built with.
 func (fedDPGDGrad) SiteSumShape(job *protocol.JobAnnounce, _ int) (int, float64, error) {
@@ -111,7 +111,7 @@ func (fedDPGDGrad) SiteSumShape(job *protocol.JobAnnounce, _ int) (int, float64,
 	if err != nil {
 		return 0, 0, err
 	}
-	sens := dpalgo.K22FedSensitivity(loss, job.FeatureRadius, job.ParamRadius, 1)
+	sens := dpalgo.DPGDGradSiteSensitivity(loss, job.FeatureRadius, job.ParamRadius, 1)
 	if !(sens > 0) || math.IsInf(sens, 0) {
 		return 0, 0, fmt.Errorf("%s: no finite gradient sensitivity (2Γ = %g) at R = %v, B = %v", FedDPGDGrad, sens, job.FeatureRadius, job.ParamRadius)
 	}
@@ -145,13 +145,13 @@ func (c dpGDGradCombiner) CombineSum(model, sum []float64, included []SiteInfo, 
 // ---- parallel phases: fed-dp-local-sgd ([Y21a] Alg 3) and fed-dpegd ([X21] Alg 3) ----
 //
 // Phase k: site s runs phase k of the algorithm on its k-th subset as
-// without secure aggregation (pairwise.LocalSGDPhaseAverage,
-// pairwise.DPEGDEpochAverage: the same steps) from the broadcast model w,
+// without secure aggregation (dpalgo.LocalSGDPhaseAverage,
+// dpalgo.DPEGDEpochAverage: the same steps) from the broadcast model w,
 // and its vector is (w̄_{s,k} − w)/Δ_{s,k}: the phase average's move from
 // the start, scaled by its own proven sensitivity Δ_{s,k} — [Y21a]'s
 // stability bound min{2B, 2c_k·η_k·Γ} at failure probability δ_f
-// (pairwise.Y21aPhaseSensitivity), or [X21]'s min{η_kΓ(n_k+1)/n_k, 2B}
-// (pairwise.DPEGDEpochSensitivity, probability 1) — so that every site's
+// (dpalgo.LocalSGDPhaseSensitivity), or [X21]'s min{η_kΓ(n_k+1)/n_k, 2B}
+// (dpalgo.DPEGDEpochSensitivity, probability 1) — so that every site's
 // vector has sensitivity 1 (the DDG's Δ) and the common noise is what
 // each site needs, whatever its size. Δ_{s,k} depends only on public
 // numbers (n_s, k, the job's η, δ, R, B, λ and loss), so the coordinator
@@ -164,7 +164,7 @@ func (c dpGDGradCombiner) CombineSum(model, sum []float64, included []SiteInfo, 
 // projects it onto W as the plain path's releases are (fed-dp-local-sgd
 // always, fed-dpegd for a metric): post-processing. Clip: ‖w̄ − w‖ ≤
 // M_{s,k} = min{2B, T_k·η_k·G'} (T_k steps of length ≤ η_k·G';
-// pairwise.Y21aPhaseMove, DPEGDEpochMove), so c = max_{s,k}
+// dpalgo.LocalSGDPhaseMove, DPEGDEpochMove), so c = max_{s,k}
 // M_{s,k}/Δ_{s,k} never binds (were it to, by rounding, clipping is a
 // projection: the sensitivity still holds). Centering matters: the
 // uncentered B/Δ_{s,k} grows as 4^k and would inflate the DDG's
@@ -185,19 +185,21 @@ type phaseJob struct {
 // phaseBounds returns Δ_{s,k} and M_{s,k} for a site of n records.
 type phaseBounds func(j phaseJob, n, k int) (sens, move float64, err error)
 
-func y21aBounds(j phaseJob, n, k int) (float64, float64, error) {
+// localSGDPhaseBounds are the phase bounds of fed-dp-local-sgd ([Y21a] Alg 3).
+func localSGDPhaseBounds(j phaseJob, n, k int) (float64, float64, error) {
 	loss, err := pairwise.LossByName(pairwise.Task(j.task), j.loss)
 	if err != nil {
 		return 0, 0, err
 	}
-	d, err := dpalgo.Y21aPhaseSensitivity(loss, j.R, j.B, j.eta, j.delta, j.fail, n, k)
+	d, err := dpalgo.LocalSGDPhaseSensitivity(loss, j.R, j.B, j.eta, j.delta, j.fail, n, k)
 	if err != nil {
 		return 0, 0, err
 	}
-	return d, dpalgo.Y21aPhaseMove(loss, j.R, j.B, j.lambda, j.eta, j.delta, n, k), nil
+	return d, dpalgo.LocalSGDPhaseMove(loss, j.R, j.B, j.lambda, j.eta, j.delta, n, k), nil
 }
 
-func x21Bounds(j phaseJob, n, k int) (float64, float64, error) {
+// dpegdEpochBounds are the epoch bounds of fed-dpegd ([X21] Alg 3).
+func dpegdEpochBounds(j phaseJob, n, k int) (float64, float64, error) {
 	loss, err := pairwise.LossByName(pairwise.Task(j.task), j.loss)
 	if err != nil {
 		return 0, 0, err
@@ -281,7 +283,7 @@ func phaseMove(name string, bounds phaseBounds, job *protocol.JobAnnounce, n, k 
 
 // fed-dp-local-sgd.
 
-// SumParallel: the K phases read disjoint subsets (Y21aPartition).
+// SumParallel: the K phases read disjoint subsets (LocalSGDPartition).
 func (fedDPLocalSGD) SumParallel() bool { return true }
 
 // SumFailure is δ_f = δ/4.
@@ -292,7 +294,7 @@ func (a fedDPLocalSGD) SumShape(s *Spec, sites []SiteInfo, params int) (int, flo
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	return phaseSumShape(FedDPLocalSGD, y21aBounds, phaseJobOfPlan(s, p, a.SumFailure(p.Delta)), sites, params)
+	return phaseSumShape(FedDPLocalSGD, localSGDPhaseBounds, phaseJobOfPlan(s, p, a.SumFailure(p.Delta)), sites, params)
 }
 
 func (fedDPLocalSGD) SiteSumShape(job *protocol.JobAnnounce, _ int) (int, float64, error) {
@@ -310,7 +312,7 @@ func (s *dpLocalSGDSite) SumVector(ctx context.Context, k int, model []float64) 
 	if err != nil {
 		return nil, 0, err
 	}
-	v, err := phaseMove(FedDPLocalSGD, y21aBounds, s.job, s.env.Data.N, k, w, model)
+	v, err := phaseMove(FedDPLocalSGD, localSGDPhaseBounds, s.job, s.env.Data.N, k, w, model)
 	return v, len(idx), err
 }
 
@@ -324,7 +326,7 @@ func (a fedDPEGD) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64,
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	return phaseSumShape(FedDPEGD, x21Bounds, phaseJobOfPlan(s, p, 0), sites, params)
+	return phaseSumShape(FedDPEGD, dpegdEpochBounds, phaseJobOfPlan(s, p, 0), sites, params)
 }
 
 func (fedDPEGD) SiteSumShape(job *protocol.JobAnnounce, _ int) (int, float64, error) {
@@ -342,7 +344,7 @@ func (s *dpegdSite) SumVector(ctx context.Context, i int, model []float64) ([]fl
 	if err != nil {
 		return nil, 0, err
 	}
-	v, err := phaseMove(FedDPEGD, x21Bounds, s.job, s.env.Data.N, i, w, model)
+	v, err := phaseMove(FedDPEGD, dpegdEpochBounds, s.job, s.env.Data.N, i, w, model)
 	return v, len(idx), err
 }
 
@@ -373,11 +375,11 @@ func newPhaseCombiner(name string, job *protocol.JobAnnounce, state []float64, b
 }
 
 func newLocalSGDCombiner(job *protocol.JobAnnounce, state []float64) (Combiner, error) {
-	return newPhaseCombiner(FedDPLocalSGD, job, state, y21aBounds, true) // Π_W of Alg 3 line 6
+	return newPhaseCombiner(FedDPLocalSGD, job, state, localSGDPhaseBounds, true) // Π_W of Alg 3 line 6
 }
 
 func newDPEGDCombiner(job *protocol.JobAnnounce, state []float64) (Combiner, error) {
-	return newPhaseCombiner(FedDPEGD, job, state, x21Bounds, job.Task == protocol.TaskMetric) // x21Finish
+	return newPhaseCombiner(FedDPEGD, job, state, dpegdEpochBounds, job.Task == protocol.TaskMetric) // x21Finish
 }
 
 func (c *phaseCombiner) Combine(model []float64, ups []*protocol.SiteUpdate, rule protocol.Aggregation) []float64 {

@@ -154,10 +154,10 @@ func TestLockstepFedOneShot(t *testing.T) {
 				n := s.Data.N
 				switch local {
 				case "dp-gd-grad":
-					T := dpalgo.K22Steps(n, ann.Params, 1)
+					T := dpalgo.DPGDGradDefaultSteps(n, ann.Params, 1)
 					// exact calibration: below the paper's [K22] σ, which the
 					// report keeps beside it.
-					if w := dpalgo.K22Sigma(T, n, G, 1, ann.Delta); len(p.Sigmas) != T || !(p.Sigmas[0] < w) || single.Privacy.PaperSigmas[0] != w {
+					if w := dpalgo.DPGDGradPaperSigma(T, n, G, 1, ann.Delta); len(p.Sigmas) != T || !(p.Sigmas[0] < w) || single.Privacy.PaperSigmas[0] != w {
 						t.Errorf("%s: σ %v (paper %v), want %d σ's below [K22] σ = %g at n = %d", s.Name, p.Sigmas, single.Privacy.PaperSigmas, T, w, n)
 					}
 				case "dpegd":

@@ -207,7 +207,7 @@ func TestLockstepDPLocalSGD(t *testing.T) {
 	if r == nil {
 		t.Fatalf("not done: %v", l.coord.Err())
 	}
-	K := dpalgo.Y21aPhases(153) // the smallest site of 614 records over 4 sites
+	K := dpalgo.LocalSGDPhases(153) // the smallest site of 614 records over 4 sites
 	if r.Phases != K {
 		t.Errorf("phases %d, want ⌈log₂ 153⌉ = %d", r.Phases, K)
 	}

@@ -141,8 +141,8 @@ type PhaseNoise struct {
 }
 
 // ProbePhase runs phase k of fed-dp-local-sgd at every site from start,
-// as the workers do (each site's K halving subsets of pairwise.Y21aPartition,
-// pairwise.LocalSGDPhase), once with seeded noise and once without noise
+// as the workers do (each site's K halving subsets of dpalgo.LocalSGDPartition,
+// dpalgo.LocalSGDPhase), once with seeded noise and once without noise
 // from identical sampling draws, and measures the noise left in the
 // coordinator's weighted average. job must be validated and have Eta and
 // Delta set; K is the job's number of phases (⌈log₂ n_min⌉).
@@ -155,7 +155,7 @@ func ProbePhase(ctx context.Context, job coordinator.JobConfig, sites []simulate
 	for _, s := range sites {
 		nMin = min(nMin, s.Data.N)
 	}
-	K := dpalgo.Y21aPhases(nMin)
+	K := dpalgo.LocalSGDPhases(nMin)
 	if k < 1 || k > K {
 		return nil, fmt.Errorf("fedprobe: phase %d outside [1, %d]", k, K)
 	}
@@ -169,7 +169,7 @@ func ProbePhase(ctx context.Context, job coordinator.JobConfig, sites []simulate
 			return nil, err
 		}
 		prng := rand.New(rand.NewPCG(seed, uint64(i)+1))
-		part, err := dpalgo.Y21aPartition(s.Data.N, K, prng)
+		part, err := dpalgo.LocalSGDPartition(s.Data.N, K, prng)
 		if err != nil {
 			return nil, err
 		}

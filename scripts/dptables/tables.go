@@ -52,11 +52,11 @@ const (
 	gcPure  = "general convex, δ = 0"
 )
 
-// x21Rows are the [X21] rows pairfed can run, with the paper's numbers
+// paperTableRows are the [X21] rows pairfed can run, with the paper's numbers
 // per column (empty: none printed). [H20]'s OffPairStrC/OffPairC have no
 // ε-DP (δ = 0) variant, so those rows of the tables are not run; dpgdc is
 // [X21]'s Alg 4 (appendix C.3), not in its tables.
-func x21Rows(ds string, p map[string][]string) []trow {
+func paperTableRows(ds string, p map[string][]string) []trow {
 	return []trow{
 		{ds, scDelta, "off-pair-strc", false, true, 0, p["sc/off-pair-strc"]},
 		{ds, scDelta, "dpgdsc", false, true, 0, p["sc/dpgdsc"]},
@@ -81,7 +81,7 @@ func tables() []*table {
 	t4 := &table{key: "4", title: "[X21] Table 4 — AUC maximization, AUC (%), n = 256",
 		task: pairwise.TaskAUC, cols: eps4, delta: "1/n", seed: 7, printedName: "[X21]"}
 	for _, ds := range []string{diabetes, messidor} {
-		rows := x21Rows(ds, x21Table4[ds])
+		rows := paperTableRows(ds, x21Table4[ds])
 		for i := range rows {
 			rows[i].n = 256
 		}
@@ -92,7 +92,7 @@ func tables() []*table {
 	t3 := &table{key: "3", title: "[X21] Table 3 — metric learning, KNN-3 accuracy (%), n = 128",
 		task: pairwise.TaskMetric, cols: eps6, delta: "1/n", seed: 7, printedName: "[X21]"}
 	for _, ds := range []string{diabetes, messidor} {
-		rows := x21Rows(ds, x21Table3[ds])
+		rows := paperTableRows(ds, x21Table3[ds])
 		for i := range rows {
 			rows[i].n = 128
 		}
@@ -103,7 +103,7 @@ func tables() []*table {
 	t2 := &table{key: "2", title: "[X21] Table 2 — metric learning, KNN-3 accuracy (%), ε = 1",
 		task: pairwise.TaskMetric, cols: sizes, delta: "1/n", seed: 7, printedName: "[X21]"}
 	for _, ds := range []string{diabetes, messidor} {
-		t2.rows = append(t2.rows, x21Rows(ds, x21Table2[ds])...)
+		t2.rows = append(t2.rows, paperTableRows(ds, x21Table2[ds])...)
 	}
 
 	// [Y21a] appendix G as the authors' code runs it: n_tr = 256,

@@ -274,7 +274,7 @@ func dpTable(ctx context.Context, sets []dataset) {
 		fmt.Printf("| %s | fed-dp-local-sgd, %d sites | %.3g | %.3g | %d | %s | %s |\n", ds.name, N, delta, eta, phases, pm(fed), diff(fed, pooled))
 		fmt.Printf("| %s | fed-dp-local-sgd, 1 site | %.3g | | | %s | %s |\n", ds.name, delta, pm(fed1), diff(fed1, pooled))
 		loss, _ := pairwise.LossByName(pairwise.TaskAUC, "logistic")
-		etaPooled := dpalgo.Y21aDefaultEta(loss, nTrain, ds.train.D, 1, 1, 1, delta)
+		etaPooled := dpalgo.LocalSGDDefaultEta(loss, nTrain, ds.train.D, 1, 1, 1, delta)
 		fmt.Printf("| %s | dp-local-sgd (pooled) | %.3g | %.3g | %s | %s | |\n", ds.name, delta, etaPooled, pk, pm(pooled))
 	}
 	fmt.Printf("\nlogistic loss, R = 1 (clipping only, --scale none), B = 1, η of [Y21a] Thm 10 (federation: at the smallest site).\n\n")
@@ -294,7 +294,7 @@ func noiseTable(ctx context.Context, ds dataset) {
 	}
 	delta := dp.DefaultDelta(trd.N)
 	loss, _ := pairwise.LossByName(pairwise.TaskAUC, "logistic")
-	eta := dpalgo.Y21aDefaultEta(loss, trd.N, trd.D, 1, 1, 1, delta)
+	eta := dpalgo.LocalSGDDefaultEta(loss, trd.N, trd.D, 1, 1, 1, delta)
 	job := validatedJob(coordinator.JobConfig{Algo: fedalgo.FedDPLocalSGD, Epsilon: 1, Delta: delta, Eta: eta, ParamRadius: 1, FeatureRadius: 1}, 1)
 	clean := job
 	clean.Epsilon = 1e9

@@ -157,10 +157,10 @@ type row struct {
 }
 
 // thetas are the rule's angle tolerances θ₀ measured (-thetas); the
-// report's "rule" is pairwise.PairSumTheta's.
+// report's "rule" is dpalgo.PairSumTheta's.
 var thetas []float64
 
-// ruleConfig is the rule (pairwise.PairSumDefaults) at tolerance theta,
+// ruleConfig is the rule (dpalgo.PairSumDefaults) at tolerance theta,
 // from the public numbers: n, d, the round noise at T = 1 that the
 // calibration gives, and the setting's noise factor ς.
 func ruleConfig(n, d int, eps, delta float64, st setting, theta float64) config {

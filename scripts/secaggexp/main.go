@@ -147,7 +147,7 @@ func runDataset(name, algo string, runs int, train, test *data.Table, schema *da
 	nTrain := experiment.TrainRecords(experiment.Spec{TestFraction: 0.2}, train.N, test != nil)
 	job := coordinator.JobConfig{Algo: algo, Epsilon: *flagEps, Delta: 1 / (10 * float64(nTrain)), FeatureRadius: 1}
 	if algo == fedalgo.FedDPGDGrad {
-		job.Rounds = dpalgo.K22Steps(nTrain/K, train.D, *flagEps)
+		job.Rounds = dpalgo.DPGDGradDefaultSteps(nTrain/K, train.D, *flagEps)
 	}
 	spec := func(sites, t int) simulate.Spec {
 		s := simulate.Spec{Sites: sites, Bounds: schema, Seed: *flagSeed, NoiseSeed: *flagSeed, Seeded: true, Transport: "mem", Tick: 2 * time.Millisecond, Job: job}
