@@ -59,31 +59,31 @@ type PairSGDCalibration struct {
 func PairSGDCalibrate(task pairwise.Task, p int, q float64, steps int, C, eps, delta float64) (PairSGDCalibration, error) {
 	switch {
 	case !(q > 0 && q <= 1):
-		return PairSGDCalibration{}, fmt.Errorf("pairwise: dp-pair-sgd sampling rate q = %v must be in (0, 1]", q)
+		return PairSGDCalibration{}, fmt.Errorf("dp-pair-sgd sampling rate q = %v must be in (0, 1]", q)
 	case steps < 1:
-		return PairSGDCalibration{}, fmt.Errorf("pairwise: dp-pair-sgd needs at least one step, got %d", steps)
+		return PairSGDCalibration{}, fmt.Errorf("dp-pair-sgd needs at least one step, got %d", steps)
 	case !(C > 0) || math.IsInf(C, 0):
-		return PairSGDCalibration{}, fmt.Errorf("pairwise: dp-pair-sgd clip norm C = %v must be finite and > 0", C)
+		return PairSGDCalibration{}, fmt.Errorf("dp-pair-sgd clip norm C = %v must be finite and > 0", C)
 	case p < 1:
-		return PairSGDCalibration{}, fmt.Errorf("pairwise: dp-pair-sgd needs at least one parameter, got %d", p)
+		return PairSGDCalibration{}, fmt.Errorf("dp-pair-sgd needs at least one parameter, got %d", p)
 	}
 	const rel = dp.ReplaceOne
 	coords := int64(steps) * int64(p) // secure noise coordinates of all the steps
 	z, err := pairSGDMultiplier(q, steps, eps, delta, rel, coords)
 	if err != nil {
-		return PairSGDCalibration{}, fmt.Errorf("pairwise: dp-pair-sgd: %w", err)
+		return PairSGDCalibration{}, fmt.Errorf("dp-pair-sgd: %w", err)
 	}
 	sens := 2 * C // AUC: ≤ 2 active pairs change (private_pairsgd.go)
 	if task == pairwise.TaskMetric {
 		sens = 3 * C
 	}
 	if z*sens > dp.MaxScale/4 {
-		return PairSGDCalibration{}, fmt.Errorf("pairwise: dp-pair-sgd: noise multiplier %g is too large for the mechanism", z)
+		return PairSGDCalibration{}, fmt.Errorf("dp-pair-sgd: noise multiplier %g is too large for the mechanism", z)
 	}
 	snap := dp.SnappedL2Sensitivity(sens, dp.GaussianGranularity(2*z*sens), p)
 	got, order, err := dp.SecureSubsampledGaussianEpsilon(q, z, steps, delta, rel, coords)
 	if err != nil {
-		return PairSGDCalibration{}, fmt.Errorf("pairwise: dp-pair-sgd: %w", err)
+		return PairSGDCalibration{}, fmt.Errorf("dp-pair-sgd: %w", err)
 	}
 	return PairSGDCalibration{Q: q, Steps: steps, Clip: C, Sensitivity: snap, Multiplier: z, Sigma: z * snap,
 		Epsilon: got, Delta: delta, Order: order}, nil
@@ -104,13 +104,13 @@ func PairSGDLocal(ctx context.Context, obj pairwise.Objective, w []float64, step
 	n, p := obj.Data().N, obj.NumParams()
 	switch {
 	case len(w) != p:
-		return nil, nil, 0, fmt.Errorf("pairwise: dp-pair-sgd: start model has %d parameters, want %d", len(w), p)
+		return nil, nil, 0, fmt.Errorf("dp-pair-sgd: start model has %d parameters, want %d", len(w), p)
 	case n < 2:
-		return nil, nil, 0, fmt.Errorf("pairwise: dp-pair-sgd needs at least 2 records, got %d", n)
+		return nil, nil, 0, fmt.Errorf("dp-pair-sgd needs at least 2 records, got %d", n)
 	case steps < 1 || !(eta > 0) || math.IsInf(eta, 0):
-		return nil, nil, 0, fmt.Errorf("pairwise: dp-pair-sgd: %d steps of size η = %v (want ≥ 1 and finite η > 0)", steps, eta)
+		return nil, nil, 0, fmt.Errorf("dp-pair-sgd: %d steps of size η = %v (want ≥ 1 and finite η > 0)", steps, eta)
 	case noise == nil || rng == nil:
-		return nil, nil, 0, fmt.Errorf("pairwise: dp-pair-sgd needs a noise source and a random source")
+		return nil, nil, 0, fmt.Errorf("dp-pair-sgd needs a noise source and a random source")
 	}
 	mbar := PairSGDMeanPairs(cal.Q, n)
 	cur := append([]float64(nil), w...)

@@ -107,7 +107,7 @@ const PairSumSensitivity = 2.0
 // on d features: Δ = PairSumSensitivity each, 2d + 2 noise coordinates
 // each, and the budget split of the rule: the statistics (the start every
 // step builds on) get μ₁² = μ²/2, each of the T rounds μ²/(2T), i.e.
-// σ₁/σ_round = 1/√T. fed-dp-pair-sgd's sites (fedalgo/kit_pairsum.go)
+// σ₁/σ_round = 1/√T. fed-dp-pair-sgd's sites (dpalgo/kit_pairsum.go)
 // and dp-pair-gd (private_pairgd.go) calibrate and certify with it.
 func PairSumPlan(k, phases, d int) dp.GaussianPlan {
 	sens, split := make([]float64, k), make([]float64, k)
@@ -162,9 +162,9 @@ func PairSumRoundVector(ds *pairwise.Dataset, v []float64, S, R float64) ([]floa
 	d := ds.D
 	switch {
 	case len(v) != d:
-		return nil, fmt.Errorf("pairwise: fed-dp-pair-sgd broadcast has %d values, the data %d features", len(v), d)
+		return nil, fmt.Errorf("fed-dp-pair-sgd broadcast has %d values, the data %d features", len(v), d)
 	case !(S > 0) || math.IsInf(S, 0) || !(R > 0) || math.IsInf(R, 0):
-		return nil, fmt.Errorf("pairwise: fed-dp-pair-sgd needs a finite scale S > 0 and radius R > 0 (S = %v, R = %v)", S, R)
+		return nil, fmt.Errorf("fed-dp-pair-sgd needs a finite scale S > 0 and radius R > 0 (S = %v, R = %v)", S, R)
 	}
 	w, b := PairDecodeBroadcast(v, S)
 	for k := range w {
@@ -209,7 +209,7 @@ type PairSumSolver struct {
 // PairSumStatsVector layout of n records; noisy) at scale S and step η.
 func NewPairSumSolver(sum []float64, d int, n, R, S, eta float64, rounds int) (*PairSumSolver, error) {
 	if len(sum) != PairSumDim(d) || !(n >= 2) || !(R > 0) || !(S > 0) || !(eta > 0) || rounds < 1 {
-		return nil, fmt.Errorf("pairwise: fed-dp-pair-sgd solver: bad arguments (%d values for d = %d, n = %v, R = %v, S = %v, η = %v, %d rounds)", len(sum), d, n, R, S, eta, rounds)
+		return nil, fmt.Errorf("fed-dp-pair-sgd solver: bad arguments (%d values for d = %d, n = %v, R = %v, S = %v, η = %v, %d rounds)", len(sum), d, n, R, S, eta, rounds)
 	}
 	st := &SSPStats{D: d, N: n, SumPos: make([]float64, d), SumNeg: make([]float64, d)}
 	SSPFromVector(st, sum[:len(sum)-1], R)
@@ -245,7 +245,7 @@ func (s *PairSumSolver) Query() []float64 { return PairEncodeBroadcast(s.W, s.Bi
 func (s *PairSumSolver) Step(sum []float64) error {
 	d := s.D
 	if len(sum) != PairSumDim(d) {
-		return fmt.Errorf("pairwise: fed-dp-pair-sgd round vector has %d values, want %d", len(sum), PairSumDim(d))
+		return fmt.Errorf("fed-dp-pair-sgd round vector has %d values, want %d", len(sum), PairSumDim(d))
 	}
 	np, nn := s.NPos, s.N-s.NPos
 	for k := 0; k <= d; k++ {
@@ -300,17 +300,17 @@ func (s *PairSumSolver) State() []float64 {
 // PairSumSolverFromState inverts State for a job of d features.
 func PairSumSolverFromState(v []float64, d int) (*PairSumSolver, error) {
 	if len(v) != 2*d+8 || v[0] != float64(d) {
-		return nil, fmt.Errorf("pairwise: fed-dp-pair-sgd solver state of %d values for d = %d (want %d)", len(v), d, 2*d+8)
+		return nil, fmt.Errorf("fed-dp-pair-sgd solver state of %d values for d = %d (want %d)", len(v), d, 2*d+8)
 	}
 	for _, x := range v {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, fmt.Errorf("pairwise: fed-dp-pair-sgd solver state has a non-finite value")
+			return nil, fmt.Errorf("fed-dp-pair-sgd solver state has a non-finite value")
 		}
 	}
 	s := &PairSumSolver{D: d, N: v[1], NPos: v[2], S: v[3], Eta: v[4], Bias: v[5], Rounds: int(v[6]), Done: int(v[7])}
 	if !(s.N >= 2) || !(s.NPos >= 1 && s.NPos <= s.N-1) || !(s.S > 0) || !(s.Eta > 0) || s.Rounds < 1 || s.Done < 0 || s.Done > s.Rounds ||
 		v[6] != math.Trunc(v[6]) || v[7] != math.Trunc(v[7]) {
-		return nil, fmt.Errorf("pairwise: fed-dp-pair-sgd solver state is inconsistent")
+		return nil, fmt.Errorf("fed-dp-pair-sgd solver state is inconsistent")
 	}
 	s.W = append([]float64(nil), v[8:8+d]...)
 	s.Avg = append([]float64(nil), v[8+d:]...)
@@ -322,7 +322,7 @@ func PairSumSolverFromState(v []float64, d int) (*PairSumSolver, error) {
 const PairSumTheta = 0.1
 
 // PairSumDefaults is the default rule for the rounds T and the step η of
-// fed-dp-pair-sgd's AUC form (fedalgo/kit_pairsum.go derives it), from
+// fed-dp-pair-sgd's AUC form (dpalgo/kit_pairsum.go derives it), from
 // public numbers only: n records in all, d features, sigmaRound1 the
 // noise σ of one gradient round's release when T = 1 (the calibration of
 // the job's (ε, δ) on 2d + 2 coordinates), factor ς the summed release's

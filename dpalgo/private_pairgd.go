@@ -62,7 +62,7 @@ import (
 // T and η: PairSumDefaults, the federated rule with one site (noise
 // factor ς = 1): E₁ = κ·σ₁·√(8(d + 1))/n with σ₁ the round σ of a T = 1
 // job, τ = θ₀/E₁, T = ⌈τ⌉ within [2, 16], η = S·min(1, τ/T)
-// (fedalgo/kit_pairsum.go derives it). S = the parameter radius B,
+// (dpalgo/kit_pairsum.go derives it). S = the parameter radius B,
 // by default 8 (PairGDScale: the federated default; the sensitivity does
 // not depend on it). --steps T and --eta η override them; privacy does
 // not depend on η, and on T only through the calibration above.
@@ -109,7 +109,7 @@ func init() {
 func pairGDRounds(n, d int, eps, delta, S float64, steps int) (int, float64, error) {
 	s1, _, err := dp.CalibrateGaussian(PairSumPlan(2, 2, d), eps, delta)
 	if err != nil {
-		return 0, 0, fmt.Errorf("pairwise: %s: %w", pairGDAlg.Name, err)
+		return 0, 0, fmt.Errorf("%s: %w", pairGDAlg.Name, err)
 	}
 	T, eta := PairSumDefaults(n, d, s1[1], 1, S, PairSumTheta, steps)
 	return T, eta, nil
@@ -125,17 +125,17 @@ func runPairGD(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConf
 	n, d := ds.N, ds.D
 	switch {
 	case n < 2:
-		return nil, fmt.Errorf("pairwise: %s needs at least 2 records, got %d", a.Name, n)
+		return nil, fmt.Errorf("%s needs at least 2 records, got %d", a.Name, n)
 	case cfg.Steps < 0 || cfg.Steps > pairGDMaxRounds:
-		return nil, fmt.Errorf("pairwise: %s: %d gradient rounds is outside [1, %d] (0: the default rule)", a.Name, cfg.Steps, pairGDMaxRounds)
+		return nil, fmt.Errorf("%s: %d gradient rounds is outside [1, %d] (0: the default rule)", a.Name, cfg.Steps, pairGDMaxRounds)
 	case cfg.Eta < 0 || math.IsNaN(cfg.Eta) || math.IsInf(cfg.Eta, 0):
-		return nil, fmt.Errorf("pairwise: %s: step size η = %v must be finite and ≥ 0 (0: the default rule)", a.Name, cfg.Eta)
+		return nil, fmt.Errorf("%s: step size η = %v must be finite and ≥ 0 (0: the default rule)", a.Name, cfg.Eta)
 	case cfg.Passes != 0:
-		return nil, fmt.Errorf("pairwise: %s is full-batch: give the number of gradient rounds T (--steps), not passes", a.Name)
+		return nil, fmt.Errorf("%s is full-batch: give the number of gradient rounds T (--steps), not passes", a.Name)
 	case cfg.Averaging != "" && cfg.Averaging != pairwise.AvgPaper && cfg.Averaging != pairwise.AvgUniform:
-		return nil, fmt.Errorf("pairwise: %s outputs the mean of its iterates' directions; averaging %q does not apply", a.Name, cfg.Averaging)
+		return nil, fmt.Errorf("%s outputs the mean of its iterates' directions; averaging %q does not apply", a.Name, cfg.Averaging)
 	case len(cfg.Checkpoints) > 0 && cfg.OnCheckpoint == nil:
-		return nil, fmt.Errorf("pairwise: %s: checkpoints %v given without OnCheckpoint", a.Name, cfg.Checkpoints)
+		return nil, fmt.Errorf("%s: checkpoints %v given without OnCheckpoint", a.Name, cfg.Checkpoints)
 	}
 	p := cfg.Privacy
 	R := p.FeatureRadius

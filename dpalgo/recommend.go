@@ -189,11 +189,11 @@ const RecommendCentre = 6.196773353931867
 func RecommendPrivate(task pairwise.Task, n, d int, eps, delta float64, loss string) (Recommendation, error) {
 	switch {
 	case n < 2 || d < 1:
-		return Recommendation{}, fmt.Errorf("pairwise: the default private algorithm needs n ≥ 2 records and d ≥ 1 features, got n = %d, d = %d", n, d)
+		return Recommendation{}, fmt.Errorf("dpalgo: the default private algorithm needs n ≥ 2 records and d ≥ 1 features, got n = %d, d = %d", n, d)
 	case !(eps > 0) || math.IsInf(eps, 0):
-		return Recommendation{}, fmt.Errorf("pairwise: ε = %v must be finite and > 0", eps)
+		return Recommendation{}, fmt.Errorf("dpalgo: ε = %v must be finite and > 0", eps)
 	case !(delta > 0 && delta < 1):
-		return Recommendation{}, fmt.Errorf("pairwise: the default private algorithm needs δ in (0, 1), got %v (δ = 0: name an algorithm with a Laplace variant, e.g. --algo dpegd)", delta)
+		return Recommendation{}, fmt.Errorf("dpalgo: the default private algorithm needs δ in (0, 1), got %v (δ = 0: name an algorithm with a Laplace variant, e.g. --algo dpegd)", delta)
 	}
 	mu, err := gaussianMu(eps, delta)
 	if err != nil {
@@ -381,5 +381,5 @@ func RecommendFederated(task pairwise.Task, names []string, sites, nSite, d int,
 			return FedRecommendation{Algo: n, Loss: loss, Reason: n + ": the first registered private federated algorithm of the fallback list"}, nil
 		}
 	}
-	return FedRecommendation{}, fmt.Errorf("pairwise: no private federated algorithm registered for task %s (registered: %v)", task, names)
+	return FedRecommendation{}, fmt.Errorf("dpalgo: no private federated algorithm registered for task %s (registered: %v)", task, names)
 }
