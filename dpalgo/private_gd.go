@@ -79,12 +79,14 @@ import (
 // override T and η; privacy does not depend on η.
 
 var gdAlg = &pairwise.Algorithm{
-	Name:    "dp-gd",
-	Title:   "full-batch pairwise gradient descent, Gaussian noise per step at the tight Δ = 2G/n (AUC) / 4G/n (metric), GDP composition, averaged iterates",
-	Paper:   "pairfed (noisy GD, cf. Bassily, Smith & Thakurta 2014; pairwise sensitivity of [K22] tightened)",
-	Ref:     "private_gd.go",
-	Setting: "full-batch",
-	Tasks:   bothTasks,
+	Name:       "dp-gd",
+	GaussianDP: true,
+	TuneLoss:   "hinge",
+	Title:      "full-batch pairwise gradient descent, Gaussian noise per step at the tight Δ = 2G/n (AUC) / 4G/n (metric), GDP composition, averaged iterates",
+	Paper:      "pairfed (noisy GD, cf. Bassily, Smith & Thakurta 2014; pairwise sensitivity of [K22] tightened)",
+	Ref:        "private_gd.go",
+	Setting:    "full-batch",
+	Tasks:      bothTasks,
 	Assumptions: "convex G-Lipschitz pairwise loss over a bounded parameter set (utility: projected GD with averaging, " +
 		"Bubeck 2015 Thm 3.2); privacy needs only the gradient bound",
 	Private:  true,

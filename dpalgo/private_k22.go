@@ -15,12 +15,13 @@ import (
 // entry (replacement, [K22] §3.1), δ > 0 only (no Laplace variant).
 
 var gradPertAlg = &pairwise.Algorithm{
-	Name:    "dp-gd-grad",
-	Title:   "full-batch gradient descent with Gaussian gradient perturbation (moments accountant)",
-	Paper:   "[K22] Kang, Liu, Li, Wang. Towards Sharper Utility Bounds for Differentially Private Pairwise Learning (arXiv:2105.03033)",
-	Ref:     "Alg 1, Thm 1",
-	Setting: "full-batch",
-	Tasks:   bothTasks,
+	Name:       "dp-gd-grad",
+	GaussianDP: true,
+	Title:      "full-batch gradient descent with Gaussian gradient perturbation (moments accountant)",
+	Paper:      "[K22] Kang, Liu, Li, Wang. Towards Sharper Utility Bounds for Differentially Private Pairwise Learning (arXiv:2105.03033)",
+	Ref:        "Alg 1, Thm 1",
+	Setting:    "full-batch",
+	Tasks:      bothTasks,
 	Assumptions: "G-Lipschitz (Thm 1, privacy); L-smooth and the PL condition on the empirical risk (Thms 2–3, utility; " +
 		"PL holds with μ = λ when λ > 0, §7); convexity not needed",
 	Private:  true,

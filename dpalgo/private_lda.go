@@ -92,12 +92,14 @@ import (
 // no spread estimate, so the federated form (fedalgo/fedlda.go) broadcasts
 // the centre alone.
 var ldaAlg = &pairwise.Algorithm{
-	Name:    "dp-lda",
-	Title:   "ridge Fisher discriminant from one noisy release of class sums, positive count and the label-free second moment",
-	Paper:   "pairfed (sufficient-statistics perturbation with a pooled second moment; cf. dp-ssp and Fisher's linear discriminant)",
-	Ref:     "private_lda.go",
-	Setting: "full-batch",
-	Tasks:   []pairwise.Task{pairwise.TaskAUC},
+	Name:       "dp-lda",
+	GaussianDP: true,
+	TuneLoss:   "square",
+	Title:      "ridge Fisher discriminant from one noisy release of class sums, positive count and the label-free second moment",
+	Paper:      "pairfed (sufficient-statistics perturbation with a pooled second moment; cf. dp-ssp and Fisher's linear discriminant)",
+	Ref:        "private_lda.go",
+	Setting:    "full-batch",
+	Tasks:      []pairwise.Task{pairwise.TaskAUC},
 	Assumptions: "records clipped to ‖x‖ ≤ R; linear scorer; solves the ridge Fisher discriminant (whatever --loss), " +
 		"the square-AUC optimum's direction when the class covariances are equal",
 	Private:          true,

@@ -81,12 +81,14 @@ const PairGDScale = 8.0
 const pairGDMaxRounds = 256
 
 var pairGDAlg = &pairwise.Algorithm{
-	Name:    "dp-pair-gd",
-	Title:   "noisy class statistics, then T noisy sums of per-record clipped logistic pair gradients against a public opposite-class partner (pooled fed-dp-pair-sgd, AUC)",
-	Paper:   "pairfed (the single-site form of fed-dp-pair-sgd's AUC mechanism; noisy GD as in Bassily, Smith & Thakurta 2014, per-record clipping as in Abadi et al. 2016)",
-	Ref:     "private_pairgd.go",
-	Setting: "full-batch",
-	Tasks:   []pairwise.Task{pairwise.TaskAUC},
+	Name:       "dp-pair-gd",
+	GaussianDP: true,
+	TuneLoss:   "logistic",
+	Title:      "noisy class statistics, then T noisy sums of per-record clipped logistic pair gradients against a public opposite-class partner (pooled fed-dp-pair-sgd, AUC)",
+	Paper:      "pairfed (the single-site form of fed-dp-pair-sgd's AUC mechanism; noisy GD as in Bassily, Smith & Thakurta 2014, per-record clipping as in Abadi et al. 2016)",
+	Ref:        "private_pairgd.go",
+	Setting:    "full-batch",
+	Tasks:      []pairwise.Task{pairwise.TaskAUC},
 	Assumptions: "records clipped to ‖x‖ ≤ R; linear scorer on the sphere ‖w‖ = B; minimizes the class-balanced logistic " +
 		"pair loss of each record against a public partner at the threshold −b, whatever --loss (λ and the initial model are not used)",
 	Private: true,

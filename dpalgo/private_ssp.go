@@ -11,12 +11,14 @@ import (
 
 var (
 	sspAlg = &pairwise.Algorithm{
-		Name:    "dp-ssp",
-		Title:   "one-shot sufficient-statistics perturbation: noisy class sums, second moments and count, solved for the ridge square-AUC optimum",
-		Paper:   "pairfed (sufficient-statistics perturbation, cf. Vu & Slavković 2009, Wang 2018 'Revisiting differentially private linear regression'; square AUC loss of Gao et al. 2013)",
-		Ref:     "private_ssp.go",
-		Setting: "full-batch",
-		Tasks:   []pairwise.Task{pairwise.TaskAUC},
+		Name:       "dp-ssp",
+		GaussianDP: true,
+		TuneLoss:   "square",
+		Title:      "one-shot sufficient-statistics perturbation: noisy class sums, second moments and count, solved for the ridge square-AUC optimum",
+		Paper:      "pairfed (sufficient-statistics perturbation, cf. Vu & Slavković 2009, Wang 2018 'Revisiting differentially private linear regression'; square AUC loss of Gao et al. 2013)",
+		Ref:        "private_ssp.go",
+		Setting:    "full-batch",
+		Tasks:      []pairwise.Task{pairwise.TaskAUC},
 		Assumptions: "records clipped to ‖x‖ ≤ R; linear scorer; solves the square AUC loss (whatever --loss) " +
 			"with a ridge λ from the noise level",
 		Private: true,
@@ -26,6 +28,8 @@ var (
 	}
 	sspMeanAlg = &pairwise.Algorithm{
 		Name:        "dp-ssp-mean",
+		GaussianDP:  true,
+		TuneLoss:    "square",
 		Title:       "class-mean-difference ranker from one noisy release of the class sums and count (dp-ssp with λ = ∞)",
 		Paper:       "pairfed (the strongest-regularized case of dp-ssp)",
 		Ref:         "private_ssp.go",

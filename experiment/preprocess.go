@@ -51,19 +51,15 @@ type Preprocessing struct {
 	unknownNames []string             // a schema's unknown features (1-based numbers)
 }
 
-// gdpAlgos are the private algorithms whose releases are a sequential
-// composition of Gaussian releases calibrated by dp.CalibrateGaussian:
-// private ranges compose with them exactly (dp.SplitGDP). The others (and
-// --tune, whose selection is not a plain Gaussian composition) use basic
-// composition. A run that turns out not to fit is refused (finish).
-var gdpAlgos = map[string]bool{"dp-ssp-mean": true, "dp-ssp": true, "dp-lda": true, "dp-gd": true, "dp-gd-grad": true, "dp-pair-gd": true}
-
 // privateRanges estimates the feature ranges of train under DP from
 // spec.RangeShare of the request, records the release and the remaining
 // budget in pre, and returns the released ranges (the caller builds the
 // per-record map from them).
 //
-// With a Gaussian-DP training mechanism (gdpAlgos, δ > 0, no --tune) the
+// With a Gaussian-DP training mechanism (Algorithm.GaussianDP, δ > 0, no
+// --tune: the others, and --tune, whose selection is not a plain Gaussian
+// composition, use basic composition; a run that turns out not to fit is
+// refused by finish) the
 // share is of μ² and the run composes exactly (dp.SplitGDP: the ranges
 // are released μ_range-GDP and the algorithm runs at (ε, δ_train));
 // otherwise the share is of ε and δ, composed by basic composition
@@ -97,7 +93,7 @@ func privateRanges(spec Spec, train *pairwise.Dataset, cols []int, rng *rand.Ran
 	cfg := dp.RangeConfig{}
 	var te, td float64
 	ok := false
-	if gdpAlgos[spec.Algo] && !spec.Tune && delta > 0 {
+	if a, err := pairwise.Lookup(spec.Algo); err == nil && a.GaussianDP && !spec.Tune && delta > 0 {
 		mu, trainDelta, fits, err := dp.SplitGDP(spec.Epsilon, delta, share, dp.RangeCoordinates(d, cfg))
 		if err != nil {
 			return nil, fmt.Errorf("experiment: %w", err)

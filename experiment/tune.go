@@ -111,9 +111,28 @@ const TuneFraction = 0.2
 // DefaultTuneCandidates are the candidates of --tune without a list.
 var DefaultTuneCandidates = []string{"dp-lda", "dp-ssp-mean", "dp-gd"}
 
-// tunable lists the algorithms whose private runs are exactly μ-GDP when
-// calibrated to (μ, δ_μ(μ)), with the loss tuning uses for them.
-var tunable = map[string]string{"dp-lda": "square", "dp-ssp-mean": "square", "dp-ssp": "square", "dp-gd": "hinge", "dp-pair-gd": "logistic"}
+// tuneLoss returns the loss --tune runs name with, and whether name is a
+// candidate at all (Algorithm.TuneLoss: set by the exactly μ-GDP
+// mechanisms the selection theorem accounts).
+func tuneLoss(name string) (string, bool) {
+	a, err := pairwise.Lookup(name)
+	if err != nil || !a.GaussianDP || a.TuneLoss == "" {
+		return "", false
+	}
+	return a.TuneLoss, true
+}
+
+// tuneNames lists the registered --tune candidates, sorted.
+func tuneNames() []string {
+	var names []string
+	for _, a := range pairwise.Algorithms() {
+		if _, ok := tuneLoss(a.Name); ok {
+			names = append(names, a.Name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
 
 // TuneReport is what the selection did and what it guarantees.
 type TuneReport struct {
@@ -153,13 +172,8 @@ func tuneCandidates(list []string, d int) ([]string, error) {
 	}
 	seen := map[string]bool{}
 	for _, c := range list {
-		if _, ok := tunable[c]; !ok {
-			names := make([]string, 0, len(tunable))
-			for n := range tunable {
-				names = append(names, n)
-			}
-			slices.Sort(names)
-			return nil, fmt.Errorf("experiment: --tune candidate %q is not an exactly Gaussian-DP mechanism the selection theorem can account (use %v)", c, names)
+		if _, ok := tuneLoss(c); !ok {
+			return nil, fmt.Errorf("experiment: --tune candidate %q is not an exactly Gaussian-DP mechanism the selection theorem can account (use %v)", c, tuneNames())
 		}
 		if seen[c] {
 			return nil, fmt.Errorf("experiment: --tune candidate %q listed twice", c)
@@ -237,7 +251,8 @@ func tune(ctx context.Context, spec Spec, tr *pairwise.Dataset, rng *rand.Rand) 
 			return nil, nil, err
 		}
 		sc := spec
-		sc.Algo, sc.Loss, sc.Epsilon, sc.Delta, sc.DeltaSet = name, tunable[name], epsC, deltaC, true
+		loss, _ := tuneLoss(name)
+		sc.Algo, sc.Loss, sc.Epsilon, sc.Delta, sc.DeltaSet = name, loss, epsC, deltaC, true
 		sc.Eta, sc.Steps, sc.Passes = 0, 0, 0
 		B := privateRadius(sc, algo, fitPart)
 		res, _, err := fit(ctx, sc, algo, fitPart, 0, B, rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())))

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -249,5 +250,42 @@ func TestTunePairGDCandidate(t *testing.T) {
 	}
 	if !rep.Private || p.CertifiedEpsilon > 1 {
 		t.Errorf("private %v, certified ε %v: want a private run certified at ≤ 1", rep.Private, p.CertifiedEpsilon)
+	}
+}
+
+// The registry's properties replaced two side tables of algorithm names
+// (issue 26): the Gaussian-DP mechanisms (private ranges compose with them
+// exactly) and the --tune candidates with their losses must be exactly the
+// tables' entries — a registration that drops or adds one changes what
+// --scale private and --tune do, and fails here.
+func TestGaussianDPAndTuneProperties(t *testing.T) {
+	gdp := map[string]bool{}
+	tune := map[string]string{}
+	for _, a := range pairwise.Algorithms() {
+		if a.GaussianDP {
+			gdp[a.Name] = true
+		}
+		if a.TuneLoss != "" {
+			if !a.GaussianDP {
+				t.Errorf("%s has a --tune loss but is not GaussianDP", a.Name)
+			}
+			tune[a.Name] = a.TuneLoss
+		}
+	}
+	wantGDP := map[string]bool{"dp-ssp-mean": true, "dp-ssp": true, "dp-lda": true, "dp-gd": true, "dp-gd-grad": true, "dp-pair-gd": true}
+	wantTune := map[string]string{"dp-lda": "square", "dp-ssp-mean": "square", "dp-ssp": "square", "dp-gd": "hinge", "dp-pair-gd": "logistic"}
+	if !maps.Equal(gdp, wantGDP) {
+		t.Errorf("GaussianDP algorithms %v, want %v", gdp, wantGDP)
+	}
+	if !maps.Equal(tune, wantTune) {
+		t.Errorf("--tune candidates %v, want %v", tune, wantTune)
+	}
+	for _, c := range DefaultTuneCandidates {
+		if _, ok := tuneLoss(c); !ok {
+			t.Errorf("default --tune candidate %s is not a candidate", c)
+		}
+	}
+	if _, ok := tuneLoss("dp-pair-sgd"); ok {
+		t.Error("dp-pair-sgd (subsampled RDP, not GDP) accepted as a --tune candidate")
 	}
 }

@@ -49,6 +49,16 @@ type Algorithm struct {
 	// noise formula, available as --calibration paper (calibrate.go); for
 	// the others (pairfed's own mechanisms) that calibration is refused.
 	PaperCalibration bool
+	// GaussianDP marks private algorithms whose run is a sequential
+	// composition of Gaussian releases calibrated together by
+	// dp.CalibrateGaussian, so that it is exactly μ-GDP at its calibration:
+	// privately estimated feature ranges compose with it exactly
+	// (dp.SplitGDP, --scale private), and it may be a --tune candidate.
+	GaussianDP bool
+	// TuneLoss is the loss --tune runs the algorithm with when it is a
+	// candidate ("" = not a candidate; only GaussianDP algorithms can be:
+	// the selection theorem accounts μ-GDP runs).
+	TuneLoss string
 	// CentresPrivately marks algorithms that locate the records' centre
 	// and spread themselves (under DP) and clip around them: they want
 	// bounds-scaled records by the linear map (--bounds-norm divide), not
