@@ -303,13 +303,14 @@ func TestCholLowerMatchesDot(t *testing.T) {
 				}
 			}
 		}
-		// The solve: cholSolve against one dot per forward entry.
+		// The solve: cholSolve (on cholLower's buffer: it reads the mirror
+		// in the upper triangle) against one dot per forward entry.
 		x := make([]float64, d)
 		for a := range x {
 			x[a] = rng.NormFloat64()
 		}
 		y := slices.Clone(x)
-		cholSolve(want, d, x)
+		cholSolve(got, d, x)
 		for i := 0; i < d; i++ {
 			y[i] = (y[i] - dot(want[i*d:i*d+i], y[:i])) / want[i*d+i]
 		}

@@ -1,0 +1,50 @@
+//go:build !purego
+
+package kernel
+
+import "math"
+
+//go:noescape
+func cholRowAVX(l *float64, d int, ri *float64, n int, col int)
+
+//go:noescape
+func cholBackAVX(l *float64, d int, x *float64)
+
+// CholLower computes CholLowerGo's factor (and its mirror in the upper
+// triangle), bit for bit: with AVX2 each row's entries come from
+// cholRowAVX (chol_amd64.s), which sums the four dot products of a block
+// over their common prefix in the lanes of two YMM registers (even and odd
+// terms), reading the factor's columns from the mirror, then finishes the
+// block in scalar code in cholRow4's order; the diagonal is dot's.
+func CholLower(l []float64, d int) bool {
+	if !UseAVX2 || d < 1 {
+		return CholLowerGo(l, d)
+	}
+	l = l[:d*d]
+	for i := 0; i < d; i++ {
+		ri := l[i*d : i*d+i+1]
+		if i > 0 {
+			cholRowAVX(&l[0], d, &ri[0], i, i)
+		}
+		s := ri[i] - dot(ri[:i], ri[:i])
+		if !(s > 0) || math.IsInf(s, 0) {
+			return false
+		}
+		ri[i] = math.Sqrt(s)
+	}
+	return true
+}
+
+// CholSolve computes CholSolveGo's solution bit for bit: with AVX2 the
+// forward substitution is cholRowAVX on x (n = d, no mirror) and the
+// backward one cholBackAVX (the axpy four lanes at a time, x_k − x_i·L_ik
+// per lane, which equals the reference's x_k + (−x_i)·L_ik exactly).
+func CholSolve(l []float64, d int, x []float64) {
+	if !UseAVX2 || d < 1 {
+		CholSolveGo(l, d, x)
+		return
+	}
+	l, x = l[:d*d], x[:d]
+	cholRowAVX(&l[0], d, &x[0], d, -1)
+	cholBackAVX(&l[0], d, &x[0])
+}

@@ -1,0 +1,200 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// cholRowAVX: entries 0…n−1 of one row ri of the forward recurrence of
+// CholLowerGo / CholSolveGo (chol.go), bit for bit. The factor L is read
+// from the upper triangle of l (u[k][j] = l[k·d + j] = L_jk, the mirror
+// CholLower writes). For each block j, j+4, … (the last one partial):
+//
+//   - the prefix sums over k < j of the four entries j…j+3 run in the lanes
+//     of Y0 (even k) and Y1 (odd k): lane c gets u[k][j+c]·ri[k], added in
+//     k order (VMULPD then VADDPD, no FMA), which is cholRow4's a_c and b_c
+//     (lanes past the row read finite memory inside l and are not used);
+//   - the block's entries are then finished in scalar code in cholRow4's
+//     order, each (ri[j+c] − (a_c + b_c))/L_{j+c,j+c}, the partial block's
+//     entries being dot's (the same sums, see CholLowerGo).
+//
+// With col ≥ 0 each entry is also written to u[j+c][col] (the mirror of row
+// col of L). The prefix loads read l up to index (j−1)·d + j + 3 ≤ d² − d + 2
+// for the block at j ≥ 4 < d, inside l for d ≥ 3.
+
+// func cholRowAVX(l *float64, d int, ri *float64, n int, col int)
+TEXT ·cholRowAVX(SB), NOSPLIT, $64-40
+	MOVQ l+0(FP), SI
+	MOVQ d+8(FP), R8
+	SHLQ $3, R8
+	MOVQ ri+16(FP), DI
+	MOVQ n+24(FP), CX
+	MOVQ col+32(FP), BX
+	XORQ R10, R10
+
+block:
+	CMPQ R10, CX
+	JGE  done
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	LEAQ (SI)(R10*8), R11
+	MOVQ DI, R12
+	MOVQ R10, R13
+	SHRQ $1, R13
+	TESTQ R13, R13
+	JEQ  tail
+
+prefix:
+	VBROADCASTSD (R12), Y2
+	VMULPD (R11), Y2, Y2
+	VADDPD Y2, Y0, Y0
+	VBROADCASTSD 8(R12), Y3
+	VMULPD (R11)(R8*1), Y3, Y3
+	VADDPD Y3, Y1, Y1
+	ADDQ $16, R12
+	LEAQ (R11)(R8*2), R11
+	DECQ R13
+	JNE  prefix
+
+tail:
+	VMOVUPD Y0, 0(SP)
+	VMOVUPD Y1, 32(SP)
+	MOVQ CX, DX
+	SUBQ R10, DX
+	MOVQ R10, AX
+	IMULQ R8, AX
+	ADDQ SI, AX
+	LEAQ (AX)(R10*8), R11
+	LEAQ (AX)(BX*8), AX
+	LEAQ (DI)(R10*8), R12
+
+	// v0 = (ri[j] − (a0 + b0)) / L_jj
+	VMOVSD 0(SP), X4
+	VADDSD 32(SP), X4, X4
+	VMOVSD (R12), X5
+	VSUBSD X4, X5, X5
+	VDIVSD (R11), X5, X8
+	VMOVSD X8, (R12)
+	TESTQ BX, BX
+	JS   nov0
+	VMOVSD X8, (AX)
+
+nov0:
+	CMPQ DX, $1
+	JEQ  next
+
+	// v1 = (ri[j+1] − ((a1 + L_{j+1,j}·v0) + b1)) / L_{j+1,j+1}
+	VMULSD 8(R11), X8, X4
+	VADDSD 8(SP), X4, X4
+	VADDSD 40(SP), X4, X4
+	VMOVSD 8(R12), X5
+	VSUBSD X4, X5, X5
+	MOVQ R11, R9
+	ADDQ R8, R9
+	VDIVSD 8(R9), X5, X9
+	VMOVSD X9, 8(R12)
+	TESTQ BX, BX
+	JS   nov1
+	VMOVSD X9, (AX)(R8*1)
+
+nov1:
+	CMPQ DX, $2
+	JEQ  next
+
+	// v2 = (ri[j+2] − ((a2 + L_{j+2,j}·v0) + (b2 + L_{j+2,j+1}·v1))) / L_{j+2,j+2}
+	VMULSD 16(R11), X8, X4
+	VADDSD 16(SP), X4, X4
+	VMULSD 16(R9), X9, X6
+	VADDSD 48(SP), X6, X6
+	VADDSD X6, X4, X4
+	VMOVSD 16(R12), X5
+	VSUBSD X4, X5, X5
+	ADDQ R8, R9
+	VDIVSD 16(R9), X5, X10
+	VMOVSD X10, 16(R12)
+	TESTQ BX, BX
+	JS   nov2
+	LEAQ (AX)(R8*2), R13
+	VMOVSD X10, (R13)
+
+nov2:
+	CMPQ DX, $3
+	JEQ  next
+
+	// v3 = (ri[j+3] − (((a3 + L_{j+3,j}·v0) + L_{j+3,j+2}·v2) + (b3 + L_{j+3,j+1}·v1))) / L_{j+3,j+3}
+	VMULSD 24(R11), X8, X4
+	VADDSD 24(SP), X4, X4
+	MOVQ R11, R13
+	ADDQ R8, R13
+	VMULSD 24(R13), X9, X6
+	VADDSD 56(SP), X6, X6
+	VMULSD 24(R9), X10, X7
+	VADDSD X7, X4, X4
+	VADDSD X6, X4, X4
+	VMOVSD 24(R12), X5
+	VSUBSD X4, X5, X5
+	ADDQ R8, R9
+	VDIVSD 24(R9), X5, X11
+	VMOVSD X11, 24(R12)
+	TESTQ BX, BX
+	JS   next
+	LEAQ (AX)(R8*2), R13
+	ADDQ R8, R13
+	VMOVSD X11, (R13)
+
+next:
+	ADDQ $4, R10
+	JMP  block
+
+done:
+	VZEROUPPER
+	RET
+
+// cholBackAVX: CholSolveGo's backward substitution, bit for bit. For
+// i = d−1 … 0: x_i ← x_i / L_ii, then x_k ← x_k − x_i·L_ik for k < i, four
+// lanes at a time then one by one (VMULPD then VSUBPD: per entry the
+// reference's x_k + (−x_i)·L_ik, which rounds to the same value). L is
+// read from the lower triangle of l.
+
+// func cholBackAVX(l *float64, d int, x *float64)
+TEXT ·cholBackAVX(SB), NOSPLIT, $0-24
+	MOVQ l+0(FP), SI
+	MOVQ d+8(FP), R10
+	MOVQ R10, R8
+	SHLQ $3, R8
+	MOVQ x+16(FP), DI
+
+back:
+	DECQ R10
+	JS   bdone
+	MOVQ R10, R11
+	IMULQ R8, R11
+	ADDQ SI, R11
+	VMOVSD (DI)(R10*8), X0
+	VDIVSD (R11)(R10*8), X0, X0
+	VMOVSD X0, (DI)(R10*8)
+	VBROADCASTSD X0, Y0
+	XORQ R12, R12
+	MOVQ R10, R13
+	SUBQ $4, R13
+
+bvec:
+	CMPQ R12, R13
+	JG   bscalar
+	VMULPD (R11)(R12*8), Y0, Y1
+	VMOVUPD (DI)(R12*8), Y2
+	VSUBPD Y1, Y2, Y2
+	VMOVUPD Y2, (DI)(R12*8)
+	ADDQ $4, R12
+	JMP  bvec
+
+bscalar:
+	CMPQ R12, R10
+	JGE  back
+	VMULSD (R11)(R12*8), X0, X1
+	VMOVSD (DI)(R12*8), X2
+	VSUBSD X1, X2, X2
+	VMOVSD X2, (DI)(R12*8)
+	INCQ R12
+	JMP  bscalar
+
+bdone:
+	VZEROUPPER
+	RET

@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package kernel
+
+// CholLower is CholLowerGo off amd64 and under purego.
+func CholLower(l []float64, d int) bool { return CholLowerGo(l, d) }
+
+// CholSolve is CholSolveGo off amd64 and under purego.
+func CholSolve(l []float64, d int, x []float64) { CholSolveGo(l, d, x) }
