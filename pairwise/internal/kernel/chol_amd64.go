@@ -5,14 +5,18 @@ package kernel
 import "math"
 
 //go:noescape
-func cholRowAVX(l *float64, d int, ri *float64, n int, col int)
+func cholRowAVX(l *float64, d int, ri *float64, j0, n int, col int)
+
+//go:noescape
+func cholRow4AVX(l *float64, d int, ri *float64, n int, col int)
 
 //go:noescape
 func cholBackAVX(l *float64, d int, x *float64)
 
 // CholLower computes CholLowerGo's factor (and its mirror in the upper
 // triangle), bit for bit: with AVX2 each row's entries come from
-// cholRowAVX (chol_amd64.s), which sums the four dot products of a block
+// cholRowAVX (chol_amd64.s), rows 4m…4m+3 sharing their full blocks in
+// cholRow4AVX, which sums the four dot products of a block
 // over their common prefix in the lanes of two YMM registers (even and odd
 // terms), reading the factor's columns from the mirror, then finishes the
 // block in scalar code in cholRow4's order; the diagonal is dot's.
@@ -22,9 +26,19 @@ func CholLower(l []float64, d int) bool {
 	}
 	l = l[:d*d]
 	for i := 0; i < d; i++ {
+		// Rows 4m…4m+3 share their full blocks (j + 4 ≤ 4m): cholRow4AVX
+		// runs the four rows' chains side by side; the rows after the
+		// last such quad go alone.
+		j0 := 0
+		if q := i &^ 3; q+3 < d {
+			j0 = q
+			if i == q && q > 0 {
+				cholRow4AVX(&l[0], d, &l[i*d], q, i)
+			}
+		}
 		ri := l[i*d : i*d+i+1]
-		if i > 0 {
-			cholRowAVX(&l[0], d, &ri[0], i, i)
+		if i > j0 {
+			cholRowAVX(&l[0], d, &ri[0], j0, i, i)
 		}
 		s := ri[i] - dot(ri[:i], ri[:i])
 		if !(s > 0) || math.IsInf(s, 0) {
@@ -45,6 +59,6 @@ func CholSolve(l []float64, d int, x []float64) {
 		return
 	}
 	l, x = l[:d*d], x[:d]
-	cholRowAVX(&l[0], d, &x[0], d, -1)
+	cholRowAVX(&l[0], d, &x[0], 0, d, -1)
 	cholBackAVX(&l[0], d, &x[0])
 }

@@ -15,19 +15,20 @@
 //     order, each (ri[j+c] − (a_c + b_c))/L_{j+c,j+c}, the partial block's
 //     entries being dot's (the same sums, see CholLowerGo).
 //
-// With col ≥ 0 each entry is also written to u[j+c][col] (the mirror of row
+// The blocks start at j0 (a multiple of 4; the entries before it are
+// done). With col ≥ 0 each entry is also written to u[j+c][col] (the mirror of row
 // col of L). The prefix loads read l up to index (j−1)·d + j + 3 ≤ d² − d + 2
 // for the block at j ≥ 4 < d, inside l for d ≥ 3.
 
-// func cholRowAVX(l *float64, d int, ri *float64, n int, col int)
-TEXT ·cholRowAVX(SB), NOSPLIT, $64-40
+// func cholRowAVX(l *float64, d int, ri *float64, j0, n int, col int)
+TEXT ·cholRowAVX(SB), NOSPLIT, $64-48
 	MOVQ l+0(FP), SI
 	MOVQ d+8(FP), R8
 	SHLQ $3, R8
 	MOVQ ri+16(FP), DI
-	MOVQ n+24(FP), CX
-	MOVQ col+32(FP), BX
-	XORQ R10, R10
+	MOVQ j0+24(FP), R10
+	MOVQ n+32(FP), CX
+	MOVQ col+40(FP), BX
 
 block:
 	CMPQ R10, CX
@@ -144,6 +145,157 @@ next:
 	JMP  block
 
 done:
+	VZEROUPPER
+	RET
+
+// FULL finishes a full block j of one row in cholRow4AVX: rp = &ri[j],
+// acc = the row's prefix sums (a_0…a_3 at 0, b_0…b_3 at 32), mo = the
+// byte offset of the row's mirror column from AX = &u[j][col]; R11 =
+// &u[j][j], R9 = &u[j+2][j], CX = &u[j+1][col], R8 = the row stride. The
+// operations are cholRowAVX's full-block tail, in the same order.
+#define FULL(rp, acc, mo) \
+	VMOVSD 0(acc), X4; \
+	VADDSD 32(acc), X4, X4; \
+	VMOVSD 0(rp), X5; \
+	VSUBSD X4, X5, X5; \
+	VDIVSD (R11), X5, X8; \
+	VMOVSD X8, 0(rp); \
+	VMOVSD X8, mo(AX); \
+	VMULSD 8(R11), X8, X4; \
+	VADDSD 8(acc), X4, X4; \
+	VADDSD 40(acc), X4, X4; \
+	VMOVSD 8(rp), X5; \
+	VSUBSD X4, X5, X5; \
+	VDIVSD 8(R11)(R8*1), X5, X9; \
+	VMOVSD X9, 8(rp); \
+	VMOVSD X9, mo(CX); \
+	VMULSD 16(R11), X8, X4; \
+	VADDSD 16(acc), X4, X4; \
+	VMULSD 16(R11)(R8*1), X9, X6; \
+	VADDSD 48(acc), X6, X6; \
+	VADDSD X6, X4, X4; \
+	VMOVSD 16(rp), X5; \
+	VSUBSD X4, X5, X5; \
+	VDIVSD 16(R9), X5, X10; \
+	VMOVSD X10, 16(rp); \
+	VMOVSD X10, mo(AX)(R8*2); \
+	VMULSD 24(R11), X8, X4; \
+	VADDSD 24(acc), X4, X4; \
+	VMULSD 24(R11)(R8*1), X9, X6; \
+	VADDSD 56(acc), X6, X6; \
+	VMULSD 24(R9), X10, X7; \
+	VADDSD X7, X4, X4; \
+	VADDSD X6, X4, X4; \
+	VMOVSD 24(rp), X5; \
+	VSUBSD X4, X5, X5; \
+	VDIVSD 24(R9)(R8*1), X5, X11; \
+	VMOVSD X11, 24(rp); \
+	VMOVSD X11, mo(CX)(R8*2)
+
+// cholRow4AVX: cholRowAVX's full blocks j = 0, 4, … (j + 4 ≤ n) for four
+// consecutive rows at once, ri + r·d (row col+r, mirror column col+r,
+// r = 0…3), each entry with the same operations in the same order as
+// cholRowAVX (so bit for bit CholLowerGo's). The prefix loads of the
+// factor's columns are shared, and the four rows' block tails, each a chain
+// of four dependent divisions, are independent and overlap in the
+// out-of-order window. The rows need n ≤ col (entries j < col only read
+// rows above col).
+
+// func cholRow4AVX(l *float64, d int, ri *float64, n int, col int)
+TEXT ·cholRow4AVX(SB), NOSPLIT, $256-40
+	MOVQ l+0(FP), SI
+	MOVQ d+8(FP), R8
+	SHLQ $3, R8
+	MOVQ ri+16(FP), DI
+	MOVQ col+32(FP), BX
+	XORQ R10, R10
+
+block4:
+	MOVQ R10, AX
+	ADDQ $4, AX
+	CMPQ AX, n+24(FP)
+	JG   done4
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	LEAQ (SI)(R10*8), R11
+	MOVQ DI, R12
+	LEAQ (DI)(R8*2), R13
+	MOVQ R10, DX
+	SHRQ $1, DX
+	TESTQ DX, DX
+	JEQ  tail4
+
+prefix4:
+	VMOVUPD (R11), Y8
+	VMOVUPD (R11)(R8*1), Y9
+	VBROADCASTSD (R12), Y10
+	VMULPD Y8, Y10, Y10
+	VADDPD Y10, Y0, Y0
+	VBROADCASTSD 8(R12), Y11
+	VMULPD Y9, Y11, Y11
+	VADDPD Y11, Y1, Y1
+	VBROADCASTSD (R12)(R8*1), Y12
+	VMULPD Y8, Y12, Y12
+	VADDPD Y12, Y2, Y2
+	VBROADCASTSD 8(R12)(R8*1), Y13
+	VMULPD Y9, Y13, Y13
+	VADDPD Y13, Y3, Y3
+	VBROADCASTSD (R13), Y10
+	VMULPD Y8, Y10, Y10
+	VADDPD Y10, Y4, Y4
+	VBROADCASTSD 8(R13), Y11
+	VMULPD Y9, Y11, Y11
+	VADDPD Y11, Y5, Y5
+	VBROADCASTSD (R13)(R8*1), Y12
+	VMULPD Y8, Y12, Y12
+	VADDPD Y12, Y6, Y6
+	VBROADCASTSD 8(R13)(R8*1), Y13
+	VMULPD Y9, Y13, Y13
+	VADDPD Y13, Y7, Y7
+	ADDQ $16, R12
+	ADDQ $16, R13
+	LEAQ (R11)(R8*2), R11
+	DECQ DX
+	JNE  prefix4
+
+tail4:
+	VMOVUPD Y0, 0(SP)
+	VMOVUPD Y1, 32(SP)
+	VMOVUPD Y2, 64(SP)
+	VMOVUPD Y3, 96(SP)
+	VMOVUPD Y4, 128(SP)
+	VMOVUPD Y5, 160(SP)
+	VMOVUPD Y6, 192(SP)
+	VMOVUPD Y7, 224(SP)
+	MOVQ R10, AX
+	IMULQ R8, AX
+	ADDQ SI, AX
+	LEAQ (AX)(R10*8), R11
+	LEAQ (R11)(R8*2), R9
+	LEAQ (AX)(BX*8), AX
+	LEAQ (AX)(R8*1), CX
+	LEAQ (DI)(R10*8), R12
+	LEAQ 0(SP), DX
+	FULL(R12, DX, 0)
+	ADDQ R8, R12
+	LEAQ 64(SP), DX
+	FULL(R12, DX, 8)
+	ADDQ R8, R12
+	LEAQ 128(SP), DX
+	FULL(R12, DX, 16)
+	ADDQ R8, R12
+	LEAQ 192(SP), DX
+	FULL(R12, DX, 24)
+	ADDQ $4, R10
+	JMP  block4
+
+done4:
 	VZEROUPPER
 	RET
 

@@ -87,3 +87,23 @@ func BenchmarkCholLower20(b *testing.B) {
 		CholSolve(l, d, x)
 	}
 }
+
+func benchChol(b *testing.B, factor func([]float64, int) bool) {
+	const d = 20
+	rng := rand.New(rand.NewPCG(1, 2))
+	m := make([]float64, d*d)
+	for a := 0; a < d; a++ {
+		for c := 0; c <= a; c++ {
+			m[a*d+c] = 0.01 * rng.NormFloat64()
+		}
+		m[a*d+a] = 1
+	}
+	l := make([]float64, d*d)
+	for b.Loop() {
+		copy(l, m)
+		factor(l, d)
+	}
+}
+
+func BenchmarkCholFactor20(b *testing.B)   { benchChol(b, CholLower) }
+func BenchmarkCholFactor20Go(b *testing.B) { benchChol(b, CholLowerGo) }
