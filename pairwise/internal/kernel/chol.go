@@ -120,3 +120,17 @@ func dot(a, b []float64) float64 {
 	}
 	return s0 + s1
 }
+
+// CopyNoNaNGo is CopyNoNaN's reference: dst[i] = src[i] for every i
+// (len(dst) ≥ len(src)), and whether no src[i] is NaN.
+func CopyNoNaNGo(dst, src []float64) bool {
+	dst = dst[:len(src)]
+	ok := true
+	for i, v := range src {
+		dst[i] = v
+		if v != v {
+			ok = false
+		}
+	}
+	return ok
+}

@@ -350,3 +350,49 @@ bscalar:
 bdone:
 	VZEROUPPER
 	RET
+
+// copyNoNaNAVX: dst[i] = src[i] for i < len(src), and whether no src[i] is
+// NaN (VCMPPD UNORD_Q of each lane with itself, ORed into Y2; the tail one
+// by one, UCOMISD setting the parity flag on NaN).
+
+// func copyNoNaNAVX(dst, src []float64) bool
+TEXT ·copyNoNaNAVX(SB), NOSPLIT, $0-49
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ src_len+32(FP), CX
+	VXORPD Y2, Y2, Y2
+	XORQ AX, AX
+
+cvec:
+	CMPQ CX, $4
+	JL   ctail
+	VMOVUPD (SI), Y0
+	VMOVUPD Y0, (DI)
+	VCMPPD $3, Y0, Y0, Y1
+	VORPD Y1, Y2, Y2
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $4, CX
+	JMP  cvec
+
+ctail:
+	TESTQ CX, CX
+	JEQ  cdone
+	VMOVSD (SI), X0
+	VMOVSD X0, (DI)
+	VUCOMISD X0, X0
+	JNP  cnext
+	MOVQ $1, AX
+
+cnext:
+	ADDQ $8, SI
+	ADDQ $8, DI
+	DECQ CX
+	JMP  ctail
+
+cdone:
+	VMOVMSKPD Y2, DX
+	ORQ  DX, AX
+	SETEQ ret+48(FP)
+	VZEROUPPER
+	RET

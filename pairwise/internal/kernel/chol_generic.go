@@ -7,3 +7,6 @@ func CholLower(l []float64, d int) bool { return CholLowerGo(l, d) }
 
 // CholSolve is CholSolveGo off amd64 and under purego.
 func CholSolve(l []float64, d int, x []float64) { CholSolveGo(l, d, x) }
+
+// CopyNoNaN is CopyNoNaNGo off amd64 and under purego.
+func CopyNoNaN(dst, src []float64) bool { return CopyNoNaNGo(dst, src) }
