@@ -107,13 +107,18 @@ func (p *psdProjector) ProjectStep(w []float64, k, c float64, v []float64) {
 // update of p.last by (k, c, v), and symmetric.
 func (p *psdProjector) isStep(w []float64, k, c float64, v []float64) bool {
 	d := p.d
+	w, v = w[:d*d], v[:d]
 	for a := 0; a < d; a++ {
 		ca := c * v[a]
-		row := p.last[a*d : (a+1)*d]
-		wr := w[a*d : (a+1)*d]
-		for b := a; b < d; b++ {
-			x := row[b]*k + ca*v[b]
-			if wr[b] != x || w[b*d+a] != x {
+		// Entries b = a…d−1 of row a, and of column a (col[t·d] = w[b][a]).
+		row := p.last[a*d+a : (a+1)*d]
+		wr := w[a*d+a : (a+1)*d]
+		vb := v[a:]
+		col := w[a*d+a:]
+		vb, wr = vb[:len(row)], wr[:len(row)]
+		for t, pv := range row {
+			x := pv*k + ca*vb[t]
+			if wr[t] != x || col[t*d] != x {
 				return false
 			}
 		}
