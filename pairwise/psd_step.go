@@ -352,13 +352,15 @@ func (p *psdProjector) smallestEigen(w []float64, k, cc float64, v []float64, up
 var _ stepProjector = (*psdProjector)(nil)
 
 // matVec does y_a = dot(W_a, x) for the rows of the d×d row-major w, four
-// rows at a time (dot4: each the same even/odd sums as dot, bit for bit,
-// with eight independent chains instead of two).
+// rows at a time (kernel.MatVec4: each the same even/odd sums as dot, bit
+// for bit, with AVX2 the two sums of two rows in one register's lanes).
 func matVec(w []float64, d int, x, y []float64) {
 	x, y = x[:d], y[:d]
+	var s [4]float64
 	a := 0
 	for ; a+4 <= d; a += 4 {
-		y[a], y[a+1], y[a+2], y[a+3] = dot4(x, w[a*d:(a+1)*d], w[(a+1)*d:(a+2)*d], w[(a+2)*d:(a+3)*d], w[(a+3)*d:(a+4)*d])
+		kernel.MatVec4(w[a*d:(a+4)*d], d, x, &s)
+		y[a], y[a+1], y[a+2], y[a+3] = s[0], s[1], s[2], s[3]
 	}
 	for ; a < d; a++ {
 		y[a] = dot(w[a*d:(a+1)*d], x)

@@ -134,3 +134,13 @@ func CopyNoNaNGo(dst, src []float64) bool {
 	}
 	return ok
 }
+
+// MatVec4Go is MatVec4's reference: y_r = dot(W_r, x) for the four rows
+// W_r = w[r·d : r·d+d], r = 0…3 (len(w) ≥ 4d, len(x) ≥ d), each with dot's
+// summation (even-indexed terms in one sum, odd ones in another, each in
+// order, the last term of an odd d into the even sum, added at the end).
+func MatVec4Go(w []float64, d int, x []float64, y *[4]float64) {
+	for r := 0; r < 4; r++ {
+		y[r] = dot(w[r*d:r*d+d], x[:d])
+	}
+}

@@ -78,3 +78,21 @@ func CopyNoNaN(dst, src []float64) bool {
 	}
 	return copyNoNaNAVX(dst, src)
 }
+
+//go:noescape
+func matVec4AVX(w *float64, d int, x *float64, y *[4]float64)
+
+// MatVec4 computes MatVec4Go's four sums bit for bit: with AVX2 the even
+// and odd sums of two rows sit in the four lanes of one YMM register
+// ([s0, s1] of row r, then of row r+1), so each lane is one of dot's two
+// chains in its order (matVec4AVX).
+func MatVec4(w []float64, d int, x []float64, y *[4]float64) {
+	if !UseAVX2 || d < 1 {
+		MatVec4Go(w, d, x, y)
+		return
+	}
+	if len(w) < 4*d || len(x) < d {
+		panic("kernel: MatVec4: w shorter than 4·d or x shorter than d")
+	}
+	matVec4AVX(&w[0], d, &x[0], y)
+}

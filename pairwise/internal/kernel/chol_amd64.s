@@ -396,3 +396,80 @@ cdone:
 	SETEQ ret+48(FP)
 	VZEROUPPER
 	RET
+
+// matVec4AVX: MatVec4Go. Rows 0, 1 in Y0 and rows 2, 3 in Y1, lanes
+// [s0, s1] per row: for each pair (k, k+1) the rows' pairs are loaded
+// (VMOVUPD + VINSERTF128), multiplied by [x_k, x_{k+1}, x_k, x_{k+1}]
+// (VBROADCASTF128) and added (no FMA): lane 0 of a row is dot's even sum,
+// lane 1 its odd sum, in order. An odd d's last term goes into the even
+// sums (scalar), then y_r = s0 + s1.
+
+// func matVec4AVX(w *float64, d int, x *float64, y *[4]float64)
+TEXT ·matVec4AVX(SB), NOSPLIT, $64-32
+	MOVQ w+0(FP), SI
+	MOVQ d+8(FP), R8
+	MOVQ x+16(FP), DI
+	MOVQ y+24(FP), DX
+	MOVQ R8, R9
+	SHLQ $3, R9
+	MOVQ SI, R10
+	LEAQ (SI)(R9*1), R12
+	LEAQ (SI)(R9*2), R11
+	LEAQ (R11)(R9*1), R13
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	MOVQ R8, CX
+	SHRQ $1, CX
+	XORQ AX, AX
+	TESTQ CX, CX
+	JEQ  mvtail
+
+mvloop:
+	VBROADCASTF128 (DI)(AX*8), Y2
+	VMOVUPD (R10)(AX*8), X3
+	VINSERTF128 $1, (R12)(AX*8), Y3, Y3
+	VMOVUPD (R11)(AX*8), X4
+	VINSERTF128 $1, (R13)(AX*8), Y4, Y4
+	VMULPD Y2, Y3, Y3
+	VMULPD Y2, Y4, Y4
+	VADDPD Y3, Y0, Y0
+	VADDPD Y4, Y1, Y1
+	ADDQ $2, AX
+	DECQ CX
+	JNE  mvloop
+
+mvtail:
+	VMOVUPD Y0, 0(SP)
+	VMOVUPD Y1, 32(SP)
+	TESTQ $1, R8
+	JEQ  mvsum
+	LEAQ -1(R8), AX
+	VMOVSD (DI)(AX*8), X5
+	VMULSD (R10)(AX*8), X5, X6
+	VADDSD 0(SP), X6, X6
+	VMOVSD X6, 0(SP)
+	VMULSD (R12)(AX*8), X5, X6
+	VADDSD 16(SP), X6, X6
+	VMOVSD X6, 16(SP)
+	VMULSD (R11)(AX*8), X5, X6
+	VADDSD 32(SP), X6, X6
+	VMOVSD X6, 32(SP)
+	VMULSD (R13)(AX*8), X5, X6
+	VADDSD 48(SP), X6, X6
+	VMOVSD X6, 48(SP)
+
+mvsum:
+	VMOVSD 0(SP), X6
+	VADDSD 8(SP), X6, X6
+	VMOVSD X6, 0(DX)
+	VMOVSD 16(SP), X6
+	VADDSD 24(SP), X6, X6
+	VMOVSD X6, 8(DX)
+	VMOVSD 32(SP), X6
+	VADDSD 40(SP), X6, X6
+	VMOVSD X6, 16(DX)
+	VMOVSD 48(SP), X6
+	VADDSD 56(SP), X6, X6
+	VMOVSD X6, 24(DX)
+	VZEROUPPER
+	RET

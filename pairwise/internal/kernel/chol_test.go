@@ -136,3 +136,29 @@ func TestCopyNoNaNMatchesRef(t *testing.T) {
 		}
 	}
 }
+
+// TestMatVec4MatchesRef: MatVec4's four sums are the reference's (dot's)
+// bit for bit for d = 1…25 (even and odd), values of wide range.
+func TestMatVec4MatchesRef(t *testing.T) {
+	rng := rand.New(rand.NewPCG(201, 202))
+	for d := 1; d <= 25; d++ {
+		for trial := 0; trial < 40; trial++ {
+			w := make([]float64, 4*d)
+			x := make([]float64, d)
+			for i := range w {
+				w[i] = rng.NormFloat64() * math.Exp2(float64(rng.IntN(60)-30))
+			}
+			for i := range x {
+				x[i] = rng.NormFloat64() * math.Exp2(float64(rng.IntN(60)-30))
+			}
+			var got, want [4]float64
+			MatVec4(w, d, x, &got)
+			MatVec4Go(w, d, x, &want)
+			for r := range got {
+				if math.Float64bits(got[r]) != math.Float64bits(want[r]) {
+					t.Fatalf("d=%d row %d: %v, reference %v", d, r, got[r], want[r])
+				}
+			}
+		}
+	}
+}
