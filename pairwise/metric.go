@@ -38,6 +38,8 @@ type metricObjective struct {
 	v    []float64
 	vIdx []int32
 	nv   int
+	// wv is W·v for the dense score (matVec's scratch).
+	wv []float64
 
 	// The last Step, for the projector's fast path (stepProjector): w's
 	// first element's address, the factor k and coefficient c of
@@ -58,7 +60,7 @@ func newMetricObjective(data *Dataset, loss Loss, lambda float64, proj Projector
 	if loss.Task() != TaskMetric {
 		panic(fmt.Sprintf("pairwise: loss %s is for task %s, not metric", loss.Name(), loss.Task()))
 	}
-	o := &metricObjective{loss: loss, data: data, lambda: lambda, proj: proj, d: data.D, v: make([]float64, data.D)}
+	o := &metricObjective{loss: loss, data: data, lambda: lambda, proj: proj, d: data.D, v: make([]float64, data.D), wv: make([]float64, data.D)}
 	if data.X == nil {
 		o.vIdx = make([]int32, data.D)
 	}
@@ -154,11 +156,15 @@ func (o *metricObjective) score(w []float64) float64 {
 		panic(fmt.Sprintf("pairwise: metric model has %d values, want %d×%d", len(w), d, d))
 	}
 	if o.vIdx == nil {
-		v := o.v[:d]
+		// h = Σ_a v_a·dot(W_a, v) in a's order, skipping v_a = 0; the row
+		// products come from matVec (dot's sums, bit for bit, four rows at
+		// a time).
+		v, wv := o.v[:d], o.wv[:d]
+		matVec(w, d, v, wv)
 		var h float64
 		for a, va := range v {
 			if va != 0 {
-				h += va * dot(w[a*d:(a+1)*d], v)
+				h += va * wv[a]
 			}
 		}
 		return h

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/pairfed/pairfed/pairwise/internal/kernel"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack"
@@ -173,17 +174,12 @@ func (p *psdProjector) Project(w []float64) {
 	p.remember(w)
 }
 
-// remember stores w as the last output (not when it holds NaN: a failed
-// projection is no point of C).
+// remember stores w as the last output, valid only when it holds no NaN (a
+// failed projection is no point of C): kernel.CopyNoNaN copies and checks
+// in one pass (four values per instruction with AVX2); after a NaN, last is
+// overwritten but lastOK is false, and nothing reads last then.
 func (p *psdProjector) remember(w []float64) {
-	for _, v := range w {
-		if math.IsNaN(v) {
-			p.lastOK = false
-			return
-		}
-	}
-	copy(p.last, w)
-	p.lastOK = true
+	p.lastOK = kernel.CopyNoNaN(p.last, w)
 }
 
 // project is Project without the bookkeeping: the reference projection.

@@ -3,6 +3,8 @@ package pairwise
 import (
 	"fmt"
 	"math"
+
+	"github.com/pairfed/pairfed/pairwise/internal/kernel"
 )
 
 // stepProjector is implemented by projectors with a fast path for the
@@ -105,13 +107,18 @@ func (p *psdProjector) ProjectStep(w []float64, k, c float64, v []float64) {
 // update of p.last by (k, c, v), and symmetric.
 func (p *psdProjector) isStep(w []float64, k, c float64, v []float64) bool {
 	d := p.d
+	w, v = w[:d*d], v[:d]
 	for a := 0; a < d; a++ {
 		ca := c * v[a]
-		row := p.last[a*d : (a+1)*d]
-		wr := w[a*d : (a+1)*d]
-		for b := a; b < d; b++ {
-			x := row[b]*k + ca*v[b]
-			if wr[b] != x || w[b*d+a] != x {
+		// Entries b = a…d−1 of row a, and of column a (col[t·d] = w[b][a]).
+		row := p.last[a*d+a : (a+1)*d]
+		wr := w[a*d+a : (a+1)*d]
+		vb := v[a:]
+		col := w[a*d+a:]
+		vb, wr = vb[:len(row)], wr[:len(row)]
+		for t, pv := range row {
+			x := pv*k + ca*vb[t]
+			if wr[t] != x || col[t*d] != x {
 				return false
 			}
 		}
@@ -184,9 +191,11 @@ func (p *psdProjector) rayleighBound(w, v []float64) (up float64, ok bool) {
 	if !(nv2 > 0) {
 		return 0, false
 	}
+	wv := p.z
+	matVec(w, d, v, wv)
 	var vav float64
 	for a := 0; a < d; a++ {
-		vav += v[a] * dot(w[a*d:(a+1)*d], v)
+		vav += v[a] * wv[a]
 	}
 	up = vav / nv2
 	if p.qOK {
@@ -197,9 +206,11 @@ func (p *psdProjector) rayleighBound(w, v []float64) (up float64, ok bool) {
 		}
 		if ne := math.Sqrt(dot(e, e)); ne > 1e-6 {
 			scale(1/ne, e)
+			we := p.z
+			matVec(w, d, e, we)
 			var eae, vae float64
 			for a := 0; a < d; a++ {
-				ae := dot(w[a*d:(a+1)*d], e)
+				ae := we[a]
 				eae += e[a] * ae
 				vae += v[a] * ae
 			}
@@ -256,9 +267,10 @@ func (p *psdProjector) smallestEigen(w []float64, k, cc float64, v []float64, up
 		}
 		// x is σ-shifted inverse iteration's vector: its Rayleigh quotient
 		// on A is an upper bound on μ, close to it once x is.
+		matVec(w, d, x, y)
 		var xax float64
 		for a := 0; a < d; a++ {
-			xax += x[a] * dot(w[a*d:(a+1)*d], x)
+			xax += x[a] * y[a]
 		}
 		if rq := xax / dpsi; rq < hi && rq > lo {
 			hi = rq
@@ -316,10 +328,10 @@ func (p *psdProjector) smallestEigen(w []float64, k, cc float64, v []float64, up
 	}
 	// u = x/‖x‖, μ̂ = uᵀAu, residual r = Au − μ̂u (y holds Au).
 	scale(1/math.Sqrt(dot(x, x)), x)
+	matVec(w, d, x, y)
 	var n2 float64
 	for a := 0; a < d; a++ {
 		row := w[a*d : (a+1)*d]
-		y[a] = dot(row, x)
 		n2 += dot(row, row)
 	}
 	mu = dot(x, y)
@@ -339,90 +351,36 @@ func (p *psdProjector) smallestEigen(w []float64, k, cc float64, v []float64, up
 
 var _ stepProjector = (*psdProjector)(nil)
 
+// matVec does y_a = dot(W_a, x) for the rows of the d×d row-major w, four
+// rows at a time (kernel.MatVec4: each the same even/odd sums as dot, bit
+// for bit, with AVX2 the two sums of two rows in one register's lanes).
+func matVec(w []float64, d int, x, y []float64) {
+	x, y = x[:d], y[:d]
+	var s [4]float64
+	a := 0
+	for ; a+4 <= d; a += 4 {
+		kernel.MatVec4(w[a*d:(a+4)*d], d, x, &s)
+		y[a], y[a+1], y[a+2], y[a+3] = s[0], s[1], s[2], s[3]
+	}
+	for ; a < d; a++ {
+		y[a] = dot(w[a*d:(a+1)*d], x)
+	}
+}
+
 // cholLower replaces the lower triangle of the d×d row-major matrix in l
 // (a symmetric M, upper triangle ignored) by its Cholesky factor L
-// (M = LLᵀ) and reports whether M is numerically positive definite (every
-// pivot > 0). The rows of L are contiguous, so each entry is one dot
-// product; at the small d of metric learning this is several times faster
-// than dpotrf's column calls. Entries of a row are computed four at a time
-// (cholRow4): the same values, bit for bit, as one dot per entry
-// (cholLowerDot, TestCholLowerMatchesDot).
-func cholLower(l []float64, d int) bool {
-	for i := 0; i < d; i++ {
-		ri := l[i*d : i*d+i+1]
-		j := 0
-		for ; j+4 <= i; j += 4 {
-			cholRow4(l, d, ri, j)
-		}
-		for ; j < i; j++ {
-			ri[j] = (ri[j] - dot(l[j*d:j*d+j], ri[:j])) / l[j*d+j]
-		}
-		s := ri[i] - dot(ri[:i], ri[:i])
-		if !(s > 0) || math.IsInf(s, 0) {
-			return false
-		}
-		ri[i] = math.Sqrt(s)
-	}
-	return true
-}
+// (M = LLᵀ), writes Lᵀ into the upper triangle, and reports whether M is
+// numerically positive definite (every pivot > 0). The rows of L are
+// contiguous, so each entry is one dot product; at the small d of metric
+// learning this is several times faster than dpotrf's column calls. It is
+// kernel.CholLower: entries of a row four at a time, with AVX2 the four
+// dot products' common prefix in the lanes of two registers (the factor's
+// columns read from the mirrored upper triangle), bit for bit the values
+// of one dot per entry (cholLowerDot, TestCholLowerMatchesDot; the kernel's
+// TestCholMatchesRef against its Go reference).
+func cholLower(l []float64, d int) bool { return kernel.CholLower(l, d) }
 
-// cholRow4 computes L_{i,j…j+3} (j even, j+3 < i) into ri, row i of l (or
-// a vector being solved for, in cholSolve), from
-// the rows j…j+3 of L above it: entry c is (M_ic − dot(L_c[:c], L_i[:c]))/L_cc
-// with dot's own summation (even terms in one sum, odd terms in another,
-// each in order, added at the end), the four sums over the common prefix
-// [:j] sharing their loads and overlapping their additions, and the short
-// tails added in dot's order.
-func cholRow4(l []float64, d int, ri []float64, j int) {
-	r0 := l[j*d : j*d+j+1]
-	r1 := l[(j+1)*d : (j+1)*d+j+2]
-	r2 := l[(j+2)*d : (j+2)*d+j+3]
-	r3 := l[(j+3)*d : (j+3)*d+j+4]
-	x := ri[:j]
-	r0, r1, r2, r3 = r0[:len(r0):len(r0)], r1[:len(r1):len(r1)], r2[:len(r2):len(r2)], r3[:len(r3):len(r3)]
-	var a0, b0, a1, b1, a2, b2, a3, b3 float64
-	for c := 0; c+1 < len(x); c += 2 {
-		xe, xo := x[c], x[c+1]
-		a0 += r0[c] * xe
-		b0 += r0[c+1] * xo
-		a1 += r1[c] * xe
-		b1 += r1[c+1] * xo
-		a2 += r2[c] * xe
-		b2 += r2[c+1] * xo
-		a3 += r3[c] * xe
-		b3 += r3[c+1] * xo
-	}
-	// j is even: the tail's index j is an even term, j+1 odd, j+2 even.
-	v0 := (ri[j] - (a0 + b0)) / r0[j]
-	ri[j] = v0
-	a1 += r1[j] * v0
-	v1 := (ri[j+1] - (a1 + b1)) / r1[j+1]
-	ri[j+1] = v1
-	a2 += r2[j] * v0
-	b2 += r2[j+1] * v1
-	v2 := (ri[j+2] - (a2 + b2)) / r2[j+2]
-	ri[j+2] = v2
-	a3 += r3[j] * v0
-	b3 += r3[j+1] * v1
-	a3 += r3[j+2] * v2
-	ri[j+3] = (ri[j+3] - (a3 + b3)) / r3[j+3]
-}
-
-// cholSolve does x ← (LLᵀ)⁻¹x for the factor cholLower left in l.
-// The forward substitution y_i = (x_i − dot(L_i[:i], y[:i]))/L_ii is
-// cholRow4's recurrence with x in the place of a row of L, four entries
-// at a time (the same values as one dot per entry, TestCholLowerMatchesDot).
-func cholSolve(l []float64, d int, x []float64) {
-	x = x[:d]
-	i := 0
-	for ; i+4 <= d; i += 4 {
-		cholRow4(l, d, x, i)
-	}
-	for ; i < d; i++ {
-		x[i] = (x[i] - dot(l[i*d:i*d+i], x[:i])) / l[i*d+i]
-	}
-	for i := d - 1; i >= 0; i-- {
-		x[i] /= l[i*d+i]
-		axpy(-x[i], l[i*d:i*d+i], x[:i])
-	}
-}
+// cholSolve does x ← (LLᵀ)⁻¹x for the factor cholLower left in l:
+// kernel.CholSolve, bit for bit the one-dot-per-entry substitution
+// (TestCholLowerMatchesDot).
+func cholSolve(l []float64, d int, x []float64) { kernel.CholSolve(l, d, x) }

@@ -303,13 +303,14 @@ func TestCholLowerMatchesDot(t *testing.T) {
 				}
 			}
 		}
-		// The solve: cholSolve against one dot per forward entry.
+		// The solve: cholSolve (on cholLower's buffer: it reads the mirror
+		// in the upper triangle) against one dot per forward entry.
 		x := make([]float64, d)
 		for a := range x {
 			x[a] = rng.NormFloat64()
 		}
 		y := slices.Clone(x)
-		cholSolve(want, d, x)
+		cholSolve(got, d, x)
 		for i := 0; i < d; i++ {
 			y[i] = (y[i] - dot(want[i*d:i*d+i], y[:i])) / want[i*d+i]
 		}
@@ -320,6 +321,31 @@ func TestCholLowerMatchesDot(t *testing.T) {
 		for a := range x {
 			if math.Float64bits(x[a]) != math.Float64bits(y[a]) {
 				t.Fatalf("trial %d d=%d: solve[%d] = %v, reference %v", trial, d, a, x[a], y[a])
+			}
+		}
+	}
+}
+
+// TestMatVecMatchesDot: matVec's entries are dot's, bit for bit, for
+// d = 1…24 (full groups of four rows and the rest), values of wide range.
+func TestMatVecMatchesDot(t *testing.T) {
+	rng := rand.New(rand.NewPCG(73, 74))
+	for d := 1; d <= 24; d++ {
+		for trial := 0; trial < 20; trial++ {
+			w := make([]float64, d*d)
+			x := make([]float64, d)
+			for i := range w {
+				w[i] = rng.NormFloat64() * math.Exp2(float64(rng.IntN(60)-30))
+			}
+			for i := range x {
+				x[i] = rng.NormFloat64() * math.Exp2(float64(rng.IntN(60)-30))
+			}
+			y := make([]float64, d)
+			matVec(w, d, x, y)
+			for a := 0; a < d; a++ {
+				if want := dot(w[a*d:(a+1)*d], x); math.Float64bits(y[a]) != math.Float64bits(want) {
+					t.Fatalf("d=%d row %d: %v, dot %v", d, a, y[a], want)
+				}
 			}
 		}
 	}
