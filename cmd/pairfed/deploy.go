@@ -88,6 +88,9 @@ func runDeployInit(c *cli.Context) error {
 		return usageError{err}
 	}
 	out := c.String("out")
+	if err := checkOutputDir("--out", out); err != nil {
+		return err
+	}
 	m, err := deploy.Generate(cfg, out)
 	if err != nil {
 		return err

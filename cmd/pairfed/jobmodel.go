@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -123,9 +122,9 @@ func runJobModel(c *cli.Context) error {
 			suffix = coordinator.BestModelFileSuffix
 		}
 		p := filepath.Join(c.String("state"), "jobs", id+suffix)
-		f, err := os.Open(p)
+		f, err := openInput("job model", p)
 		if err != nil {
-			return fmt.Errorf("job model: %w (is %s a coordinator's state directory, and did job %s complete?)", err, c.String("state"), id)
+			return fmt.Errorf("%w (is %s a coordinator's state directory, and did job %s complete?)", err, c.String("state"), id)
 		}
 		m, err = model.Decode(f, p)
 		f.Close()
@@ -183,6 +182,9 @@ func runJobModel(c *cli.Context) error {
 	}
 	var buf bytes.Buffer
 	if err := model.Encode(&buf, m); err != nil {
+		return err
+	}
+	if err := checkOutput("--out", c.String("out"), namedPath{"--feature-bounds", c.String("feature-bounds")}); err != nil {
 		return err
 	}
 	if err := writeFileAtomic(c.String("out"), buf.Bytes()); err != nil {

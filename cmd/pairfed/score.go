@@ -67,6 +67,9 @@ func maxMemoryFlag(c *cli.Context) (int64, error) {
 }
 
 func runScore(c *cli.Context) error {
+	if err := checkOutput("--out", c.String("out"), namedPath{"--model", c.String("model")}, namedPath{"--data", c.String("data")}, namedPath{"--reference", c.String("reference")}); err != nil {
+		return err
+	}
 	m, err := readModelFile(c.String("model"))
 	if err != nil {
 		return err

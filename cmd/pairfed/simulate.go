@@ -72,6 +72,9 @@ func runSimulate(c *cli.Context) error {
 	if err := checkFedDelta(c, "simulate"); err != nil {
 		return err
 	}
+	if err := checkModelOutput(c); err != nil {
+		return err
+	}
 	spec := simulate.Spec{
 		Sites: c.Int("sites"), Partition: c.String("partition"), Scale: c.String("scale"),
 		TestFraction: c.Float64("test-fraction"), Runs: c.Int("runs"), Seed: c.Uint64("seed"),
