@@ -370,6 +370,54 @@ func TestBadInputFederation(t *testing.T) {
 			err: []string{"--nkey applies to --nats"}},
 	)
 
+	// Probe 4 (issue 28): the model artefact's files. A FIFO named as an
+	// input once blocked the open past SIGTERM; an output path naming an
+	// input or a file of a state directory was overwritten.
+	files := filepath.Join(root, "files")
+	modelFile, dataCopy, fifo := filepath.Join(files, "m.json"), filepath.Join(files, "data.libsvm"), filepath.Join(root, "fifo") // not in files: hashTree would block on it
+	if b, err := os.ReadFile(siteA); err != nil {
+		t.Fatal(err)
+	} else {
+		writeFile(t, dataCopy, string(b))
+	}
+	if p := startChild(t, "train", "--data", dataCopy, "--out-model", modelFile); true {
+		p.wait(t, 30*time.Second)
+		if p.code != 0 {
+			t.Fatalf("train --out-model: %s", p.stderr.String())
+		}
+	}
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	filesBefore := hashTree(t, files)
+	unchangedFiles := func(t *testing.T, _ *child) {
+		if after := hashTree(t, files); !fedMapsEqual(filesBefore, after) {
+			t.Errorf("the model's and the data's files changed:\nbefore %v\nafter  %v", filesBefore, after)
+		}
+	}
+	add(
+		fedCase{name: "score --model FIFO", args: []string{"score", "--model", fifo, "--data", dataCopy}, code: 1,
+			err: []string{"--model " + fifo + " is a named pipe (FIFO), not a regular file"}, after: unchangedFiles},
+		fedCase{name: "card --eval FIFO", args: []string{"card", "--model", modelFile, "--eval", fifo, "--out", filepath.Join(root, "card")}, code: 1,
+			err: []string{"--eval " + fifo + " is a named pipe (FIFO)"}, after: unchangedFiles},
+		fedCase{name: "score --out = --data", args: []string{"score", "--model", modelFile, "--data", dataCopy, "--out", dataCopy}, code: 2,
+			err: []string{"--out " + dataCopy + " is the --data file", "give another path"}, after: unchangedFiles},
+		fedCase{name: "score --out = --model", args: []string{"score", "--model", modelFile, "--data", dataCopy, "--out", modelFile}, code: 2,
+			err: []string{"is the --model file"}, after: unchangedFiles},
+		fedCase{name: "export --out = --model", args: []string{"export", "--model", modelFile, "--out", modelFile}, code: 2,
+			err: []string{"is the --model file"}, after: unchangedFiles},
+		fedCase{name: "train --out-model = --data", args: []string{"train", "--data", dataCopy, "--out-model", dataCopy}, code: 2,
+			err: []string{"--out-model " + dataCopy + " is the --data file"}, after: unchangedFiles},
+		fedCase{name: "train --out-model into a coordinator's jobs/", args: []string{"train", "--data", dataCopy, "--out-model", filepath.Join(coordDir, "jobs", "old.model.json")}, code: 2,
+			err: []string{"inside the state directory " + coordDir, "write it elsewhere"}},
+		fedCase{name: "export --out a directory", args: []string{"export", "--model", modelFile, "--out", files}, code: 2,
+			err: []string{"--out " + files + " is a directory"}, after: unchangedFiles},
+		fedCase{name: "report --out a site's state", args: []string{"report", "--job", "old", "--state", coordDir, "--out", dirA}, code: 2,
+			err: []string{"inside the state directory " + dirA}},
+		fedCase{name: "worker ledger replaced without a newline", before: func(t *testing.T) { resetScratch(t, siteFiles("bm90IGEgbGVkZ2Vy"+goodRelease)) },
+			args: scratchWorker(), code: 1, err: []string{"ledger.jsonl ends with", "not the beginning of one entry", "restore it from a backup"}},
+	)
+
 	n := 0
 	for _, c := range cases {
 		n++
