@@ -414,6 +414,18 @@ func TestBadInputFederation(t *testing.T) {
 			err: []string{"--out " + files + " is a directory"}, after: unchangedFiles},
 		fedCase{name: "report --out a site's state", args: []string{"report", "--job", "old", "--state", coordDir, "--out", dirA}, code: 2,
 			err: []string{"inside the state directory " + dirA}},
+		fedCase{name: "simulate --scale bounds with --feature-bounds (was refused as lacking the schema)", before: func(t *testing.T) {
+			writeFile(t, filepath.Join(root, "schema3.json"), `{"version":1,"name":"three","source":"test","features":[`+
+				`{"name":"a","lo":-1,"hi":1,"source":"test"},{"name":"b","lo":-1,"hi":1,"source":"test"},{"name":"c","lo":-1,"hi":1,"source":"test"}]}`)
+		}, args: []string{"simulate", "--data", siteA, "--sites", "2", "--transport", "mem", "--algo", "fed-dpegd", "--epsilon", "1", "--noise-seed", "1",
+			"--feature-bounds", filepath.Join(root, "schema3.json"), "--scale", "bounds"}, code: 0,
+			after: func(t *testing.T, c *child) {
+				if !strings.Contains(c.stdout.String(), "fed-dpegd") {
+					t.Errorf("no result table:\n%s", c.stdout.String())
+				}
+			}},
+		fedCase{name: "ledger budget set for another site in a site's directory", args: []string{"ledger", "budget", "set", "--state", dirA, "--site", "b", "--epsilon", "5", "--delta", "0.01"}, code: 2,
+			err: []string{"--site b, but " + dirA + " is the state directory of site a", "enforced nowhere", "give --site a"}},
 		fedCase{name: "worker ledger replaced without a newline", before: func(t *testing.T) { resetScratch(t, siteFiles("bm90IGEgbGVkZ2Vy"+goodRelease)) },
 			args: scratchWorker(), code: 1, err: []string{"ledger.jsonl ends with", "not the beginning of one entry", "restore it from a backup"}},
 	)

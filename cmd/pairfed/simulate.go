@@ -109,6 +109,9 @@ func runSimulate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// The schema is known before the first Validate: an explicit
+	// --scale bounds with --feature-bounds was refused as lacking it.
+	spec.Bounds = schema
 	var train, test *data.Table
 	var recNote string
 	if !c.IsSet("algo") {
