@@ -240,6 +240,9 @@ func queryJob(c *cli.Context, id string) (*protocol.JobStatus, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkTimeout(c); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
 	cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)

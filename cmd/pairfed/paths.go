@@ -8,7 +8,18 @@ import (
 	"syscall"
 
 	"github.com/pairfed/pairfed/store"
+	"github.com/urfave/cli/v2"
 )
+
+// checkTimeout refuses a --timeout of a job client that leaves no time to
+// hear the coordinator (it was reported as "no answer from a coordinator
+// within 0s").
+func checkTimeout(c *cli.Context) error {
+	if d := c.Duration("timeout"); d <= 0 {
+		return usageError{fmt.Errorf("job %s: --timeout %v leaves no time for the coordinator's answer: give a positive duration (e.g. 30s, 10m)", c.Command.Name, d)}
+	}
+	return nil
+}
 
 // openInput opens a file the user named (--model, --eval, a key or a
 // roster) for reading, refusing a directory and every special file with
