@@ -448,6 +448,8 @@ func TestBadInputCorpus(t *testing.T) {
 		{name: "submit --timeout 0s", args: []string{"job", "submit", "--nats", url, "--federation", "bad", "--algo", "fed-avg", "--timeout", "0s"}, code: 2,
 			err: []string{"job submit: --timeout 0s leaves no time", "positive duration"}},
 		{name: "job status --timeout -1s", args: []string{"job", "status", "--nats", url, "--federation", "bad", "--timeout", "-1s", "x"}, code: 2, err: []string{"--timeout -1s"}},
+		{name: "ledger show --state a typo", args: []string{"ledger", "show", "--state", filepath.Join(root, "TYPO")}, code: 1, err: []string{"no such state directory", "TYPO"}},
+		{name: "ledger show --state a file", args: []string{"ledger", "show", "--state", siteA}, code: 1, err: []string{"is a file, not a state directory"}},
 		{name: "deploy --cert-days 1e9", args: []string{"deploy", "init", "--federation", "f", "--sites", "a,b", "--out", filepath.Join(root, "never-deploy"), "--cert-days", "1000000000"}, code: 2,
 			err: []string{"--cert-days 1000000000 outside [1, 36500] days"}},
 	}

@@ -111,6 +111,11 @@ func exists(path string) bool { _, err := os.Stat(path); return err == nil }
 
 // loadLedger reads the ledger of a state directory without modifying it.
 func loadLedger(dir string) (*ledgerReport, error) {
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("ledger: no such state directory %q: give the --state of a coordinator or a site (%v)", dir, err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("ledger: %s is a file, not a state directory: give the directory a coordinator's or a site's --state names", dir)
+	}
 	coord := exists(filepath.Join(dir, store.ChargesFile)) || exists(filepath.Join(dir, "jobs"))
 	site := exists(filepath.Join(dir, store.LedgerFile))
 	if !coord && !site {

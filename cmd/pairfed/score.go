@@ -88,6 +88,9 @@ func runScore(c *cli.Context) error {
 	if idCol != "" && m.Preprocessing.Loader.Format != data.FormatCSV {
 		return usageError{fmt.Errorf("score: --id-column reads CSV files; the model was trained on a %s file", m.Preprocessing.Loader.Format)}
 	}
+	if idCol != "" && containsFold(m.Features, idCol) {
+		return usageError{fmt.Errorf("score: --id-column %s is one of the model's features (%s): the ID column must be a column the model does not use", idCol, strings.Join(m.Features, ", "))}
+	}
 	t, ds, unlabeled, err := loadForModel(m, c.String("data"), idCol, mem, labelsOptional)
 	if err != nil {
 		return err
