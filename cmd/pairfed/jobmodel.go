@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -124,6 +125,13 @@ func runJobModel(c *cli.Context) error {
 		p := filepath.Join(c.String("state"), "jobs", id+suffix)
 		f, err := openInput("job model", p)
 		if err != nil {
+			// A job that ended otherwise has a status file saying how.
+			if b, serr := readInput("job model", filepath.Join(c.String("state"), "jobs", id+".json"), 16<<20); serr == nil {
+				var st protocol.JobStatus
+				if json.Unmarshal(b, &st) == nil && st.Status != "" && st.Status != protocol.StatusCompleted {
+					return fmt.Errorf("job model: job %s is %s (%s): only a completed job has a model", id, st.Status, st.Reason)
+				}
+			}
 			return fmt.Errorf("%w (is %s a coordinator's state directory, and did job %s complete?)", err, c.String("state"), id)
 		}
 		m, err = model.Decode(f, p)
