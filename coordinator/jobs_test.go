@@ -77,25 +77,28 @@ func TestServiceJobList(t *testing.T) {
 	}
 }
 
-// job cancel of a queued job: it leaves the queue (the next job starts
-// instead), nothing is announced, no site is charged, and its status
-// (to the canceller and the submitter) says who cancelled it.
+// job cancel of a queued job: it leaves the queue, nothing is announced,
+// no site is charged, and its status (to the canceller and the
+// submitter) says who cancelled it. A job queued behind it that needs
+// fewer sites did not wait for the cancel (probe 4 of issue 28: a job
+// asking for more sites than are live once held every later job until
+// it was cancelled).
 func TestServiceCancelQueued(t *testing.T) {
 	s := newService(t, ServiceConfig{})
 	s.Step(&protocol.Join{Site: "a", Records: 5, Dim: 1})
-	s.Step(submit("j1", 2))                                                                            // waits for a second site
-	s.Step(&protocol.JobSubmit{Job: "j2", Client: "c2", Algo: fedalgo.FedAvg, Rounds: 1, MinSites: 1}) // behind j1
-	if s.Running() != "" {
-		t.Fatalf("running %q", s.Running())
+	s.Step(submit("j1", 2)) // waits for a second site
+	outs := s.Step(&protocol.JobSubmit{Job: "j2", Client: "c2", Algo: fedalgo.FedAvg, Rounds: 1, MinSites: 1})
+	if s.Running() != "j2" || !slices.Contains(kinds(outs), protocol.KindJobAnnounce) {
+		t.Fatalf("running %q (want j2, queued behind j1 but needing one site, to start at once): %v", s.Running(), kinds(outs))
 	}
-	outs := s.Step(&protocol.JobCancel{Job: "j1", Client: "x"})
+	outs = s.Step(&protocol.JobCancel{Job: "j1", Client: "x"})
 	for _, who := range []string{"x", "c"} {
 		if st := lastStatus(t, outs, who); st.Status != protocol.StatusFailed || !strings.HasPrefix(st.Reason, "cancelled by x while queued") {
 			t.Errorf("to %s: %+v", who, st)
 		}
 	}
-	if s.Running() != "j2" || !slices.Contains(kinds(outs), protocol.KindJobAnnounce) {
-		t.Errorf("running %q after the cancel (want j2 to start): %v", s.Running(), kinds(outs))
+	if s.Running() != "j2" || slices.Contains(kinds(outs), protocol.KindJobAnnounce) {
+		t.Errorf("running %q after the cancel (want j2 still running, nothing announced): %v", s.Running(), kinds(outs))
 	}
 	if fin := s.TakeFinished(); len(fin) != 1 || fin[0].Job != "j1" {
 		t.Errorf("finished %v", fin)
@@ -111,6 +114,31 @@ func TestServiceCancelQueued(t *testing.T) {
 	}
 	if st := lastStatus(t, s.Step(&protocol.JobCancel{Job: "nope", Client: "y"}), "y"); st.Status != protocol.StatusUnknown {
 		t.Errorf("unknown job: %+v", st)
+	}
+}
+
+// A job that needs more sites than are live keeps its place and its
+// reason, and a later job its sites meet runs meanwhile; once the sites
+// are there and nothing runs, the head starts first (probe 4 of issue
+// 28: `--min-sites 1024` from one client wedged every later job).
+func TestServiceQueueSkipsJobNeedingMoreSites(t *testing.T) {
+	s := newService(t, ServiceConfig{})
+	s.Step(&protocol.Join{Site: "a", Records: 5, Dim: 1})
+	s.Step(submit("big", 2))
+	s.Step(&protocol.JobSubmit{Job: "small", Client: "c2", Algo: fedalgo.FedAvg, Rounds: 1, MinSites: 1})
+	if s.Running() != "small" {
+		t.Fatalf("running %q, want small (big waits for 2 sites)", s.Running())
+	}
+	s.Step(&protocol.JobSubmit{Job: "next", Client: "c3", Algo: fedalgo.FedAvg, Rounds: 1, MinSites: 1})
+	if st := lastStatus(t, s.Step(&protocol.JobQuery{Job: "big", Client: "q"}), "q"); st.Status != protocol.StatusQueued || st.Reason != "waiting for 2 live sites" {
+		t.Errorf("big: %+v", st)
+	}
+	// b joins while small runs; when small ends, big (the head) starts
+	// before next.
+	s.Step(&protocol.Join{Site: "b", Records: 5, Dim: 1})
+	s.Step(&protocol.JobCancel{Job: "small", Client: "x"})
+	if s.Running() != "big" {
+		t.Errorf("running %q after small ended, want big (the head, now that 2 sites are live)", s.Running())
 	}
 }
 

@@ -620,10 +620,15 @@ func (s *Service) settle() []Output {
 	}
 }
 
-// start starts the head of the queue with every live site of the most
-// common dimension, if there are at least its minimum.
+// start starts the first queued job whose minimum the live sites of the
+// most common dimension meet, with all of them. Jobs ahead of it that
+// need more sites keep their place and are told why they wait: a job
+// that asks for more sites than the federation has (a typo, or a client
+// that wants to wedge the others) no longer holds every later job
+// behind it until it is cancelled. The head still goes first whenever
+// its sites are live: a job is started only when none runs, and the
+// queue is scanned from its head each time.
 func (s *Service) start() (bool, []Output) {
-	q := s.queue[0]
 	byDim := map[int][]string{}
 	for name, mem := range s.members {
 		byDim[mem.dim] = append(byDim[mem.dim], name)
@@ -635,7 +640,12 @@ func (s *Service) start() (bool, []Output) {
 			live = names
 		}
 	}
-	if len(live) < q.min {
+	i := slices.IndexFunc(s.queue, func(q *queued) bool { return len(live) >= q.min })
+	waiting := s.queue
+	if i >= 0 {
+		waiting = s.queue[:i]
+	}
+	for _, q := range waiting {
 		// Say why the job waits, naming the dimensions when the live
 		// sites would be enough but disagree on d.
 		reason := fmt.Sprintf("waiting for %d live sites", q.min)
@@ -650,9 +660,12 @@ func (s *Service) start() (bool, []Output) {
 			st.Reason = truncate(reason, protocol.MaxReasonLen)
 			s.logf("job %s queued: %s", q.submit.Job, st.Reason)
 		}
+	}
+	if i < 0 {
 		return false, nil
 	}
-	s.queue = s.queue[1:]
+	q := s.queue[i]
+	s.queue = slices.Delete(s.queue, i, i+1)
 	if d := s.members[live[0]].dim; s.cfg.TestDim > 0 && d != s.cfg.TestDim {
 		st := &protocol.JobStatus{Job: q.submit.Job, Status: protocol.StatusFailed, Algo: q.job.Algo,
 			Reason: truncate(fmt.Sprintf("the coordinator's --test file has d = %d features, the live sites d = %d: the job's model could not be scored; restart the coordinator with a test file of the sites' %d features (or without --test)", s.cfg.TestDim, d, d), protocol.MaxReasonLen)}

@@ -158,7 +158,7 @@ func TestServiceView(t *testing.T) {
 	}
 
 	s.Step(priv("j1", 1, 3))
-	s.Step(priv("j2", 0.5, 2))
+	s.Step(priv("j2", 0.5, 3)) // behind j1 and, like it, waiting for 3 sites
 	s.Step(&protocol.Join{Site: "a", Records: 4, Dim: 1})
 	s.Step(&protocol.Join{Site: "b", Records: 4, Dim: 1})
 	v := s.View()

@@ -109,7 +109,7 @@ func NewCard(m *Model, name string, ev *CardEvaluation) *Card {
 		{"Algorithm", algoLine(&m.Algorithm)},
 		{"Release", m.Algorithm.Release},
 		{"Created", m.Provenance.Created + " by pairfed " + m.Provenance.Pairfed},
-		{"Model file checksum", m.Checksum},
+		{"Model file checksum", m.Checksum + " (detects a damaged file, not a deliberate edit: it is no signature; compare the certificate with the training run's output or the ledger)"},
 	}
 	card.Sections = append(card.Sections, what)
 

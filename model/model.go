@@ -289,15 +289,17 @@ func Decode(r io.Reader, name string) (*Model, error) {
 	if m.Preprocessing.Schema != nil {
 		m.Preprocessing.Schema.File = name + " (stored schema)"
 	}
-	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("model: %s: %w", name, err)
-	}
+	// The checksum first: a damaged file is named as such, whatever
+	// field the damage hit.
 	sum, err := m.sum()
 	if err != nil {
 		return nil, err
 	}
 	if sum != m.Checksum {
 		return nil, fmt.Errorf("model: %s: checksum mismatch (stored %q, content %q): the file was changed or damaged after it was written; use the file pairfed wrote", name, m.Checksum, sum)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("model: %s: %w", name, err)
 	}
 	return &m, nil
 }
@@ -491,12 +493,39 @@ func (c *Certificate) validate() error {
 				return fmt.Errorf("certificate: private but site %s drew insecure noise", s.Site)
 			}
 		}
+		if err := c.consistent(); err != nil {
+			return err
+		}
 	} else if len(c.Reasons) == 0 {
 		return fmt.Errorf("certificate: not private but no reason given")
 	}
 	for _, s := range c.Sites {
 		if math.IsNaN(s.Epsilon) || s.Epsilon < 0 || math.IsInf(s.Epsilon, 0) || !(s.Delta >= 0 && s.Delta < 1) {
 			return fmt.Errorf("certificate: site %s: (ε, δ) = (%v, %v) invalid", s.Site, s.Epsilon, s.Delta)
+		}
+	}
+	return nil
+}
+
+// consistent checks that a private certificate's (ε, δ) is the one its
+// other fields state: the sentence Why (every writer prints the certified
+// pair in it as "(%.6g, %.3g)") and, for a federated model, the largest of
+// the sites' guarantees. A file whose ε or δ alone was edited — to claim
+// a stronger guarantee than was certified — is refused even when its
+// checksum was recomputed. (The checksum is no signature: an edit of
+// every field stays undetected; the card says so.)
+func (c *Certificate) consistent() error {
+	pair := fmt.Sprintf("(%.6g, %.3g)", c.Epsilon, c.Delta)
+	if !strings.Contains(c.Why, pair) {
+		return fmt.Errorf("certificate: (ε, δ) = %s is not the pair its statement \"why\" certifies (%s): the certificate was edited; use the file pairfed wrote", pair, c.Why)
+	}
+	if len(c.Sites) > 0 {
+		var e, d float64
+		for _, s := range c.Sites {
+			e, d = max(e, s.Epsilon), max(d, s.Delta)
+		}
+		if e != c.Epsilon || d != c.Delta {
+			return fmt.Errorf("certificate: (ε, δ) = %s is not the largest of its sites' guarantees (%.6g, %.3g): the certificate was edited; use the file pairfed wrote", pair, e, d)
 		}
 	}
 	return nil

@@ -22,7 +22,7 @@ func sample(t testing.TB) *Model {
 		Preprocessing: Preprocessing{Loader: Loader{Format: "csv", PositiveClasses: "1", Impute: "error"},
 			Scale: "bounds", Schema: s, Norm: "clip", Radius: 1},
 		Algorithm: Algorithm{Name: "dp-gd-grad", Release: "the model of run 1 of 1"},
-		Certificate: Certificate{Private: true, Why: "one release", Epsilon: 1, Delta: 1e-5, Neighbouring: Neighbouring, N: 100,
+		Certificate: Certificate{Private: true, Why: "one release, certified (ε, δ) = (1, 1e-05)", Epsilon: 1, Delta: 1e-5, Neighbouring: Neighbouring, N: 100,
 			Statement: []byte(`{"epsilon": 1}`)},
 		Provenance: Provenance{Pairfed: "test", Created: "2026-01-01T00:00:00Z"}}
 }
@@ -93,6 +93,15 @@ func TestDecodeRefuses(t *testing.T) {
 		"private reason": {bad(func(m *Model) { m.Certificate.Reasons = []string{"seeded"} }), "private but with reasons"},
 		"private eps":    {bad(func(m *Model) { m.Certificate.Epsilon = 0 }), "private needs a finite ε > 0"},
 		"not private":    {bad(func(m *Model) { m.Certificate.Private = false }), "not private but no reason"},
+		// Probe 4 (issue 28): a private certificate edited to claim a
+		// smaller ε (or δ), its checksum recomputed, was shown by card,
+		// score and evaluate as the model's guarantee.
+		"smaller ε claimed": {bad(func(m *Model) { m.Certificate.Epsilon = 0.1 }), `(0.1, 1e-05) is not the pair its statement "why" certifies`},
+		"smaller δ claimed": {bad(func(m *Model) { m.Certificate.Delta = 1e-9 }), "is not the pair"},
+		"sites' ε edited": {bad(func(m *Model) {
+			m.Certificate.Sites = []SiteGuarantee{{Site: "a", Epsilon: 1, Delta: 1e-5, Secure: true}, {Site: "b", Epsilon: 0.5, Delta: 1e-5, Secure: true}}
+			m.Certificate.Epsilon, m.Certificate.Why = 0.5, "at most (0.5, 1e-05) per site"
+		}), "not the largest of its sites' guarantees (1, 1e-05)"},
 		"ranges": {bad(func(m *Model) {
 			m.Preprocessing.Ranges = &Ranges{Source: "dp", Lo: []float64{0, 0}, Hi: []float64{1, 1}}
 		}), "ranges stored for a schema without unknown features"},

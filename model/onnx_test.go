@@ -47,7 +47,7 @@ func onnxCases(t *testing.T) []onnxCase {
 	base := func(task string, d int) *model.Model {
 		m := &model.Model{Task: task, Loss: "logistic", D: d, ScoreMeaning: model.ScoreMeaning,
 			Algorithm:   model.Algorithm{Name: "dp-gd-grad", Release: "test"},
-			Certificate: model.Certificate{Private: true, Why: "test", Epsilon: 1, Delta: 1e-6, Mechanism: "gaussian", Neighbouring: model.Neighbouring, N: 500},
+			Certificate: model.Certificate{Private: true, Why: "test, certified (ε, δ) = (1, 1e-06)", Epsilon: 1, Delta: 1e-6, Mechanism: "gaussian", Neighbouring: model.Neighbouring, N: 500},
 			Provenance:  model.Provenance{Pairfed: "test", Created: "2026-01-01T00:00:00Z"}}
 		rng := rand.New(rand.NewPCG(uint64(d), 7))
 		if task == "auc" {

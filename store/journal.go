@@ -66,6 +66,9 @@ func openJournal(dir, name string, decode func(line []byte) error) (j *journal, 
 		return nil, nil, fmt.Errorf("store: read %s: %w", path, err)
 	}
 	good := bytes.LastIndexByte(b, '\n') + 1 // bytes up to the last complete line
+	if err := checkTorn(path, b[good:]); err != nil {
+		return nil, nil, err
+	}
 	if good < len(b) {
 		notes = append(notes, fmt.Sprintf("%s: dropped a torn last line of %d bytes (an entry interrupted before what it guarded was released)", path, len(b)-good))
 		if err := f.Truncate(int64(good)); err != nil {
@@ -94,7 +97,36 @@ func readJournal(path string, decode func(line []byte) error) error {
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
-	return scanLines(path, b[:bytes.LastIndexByte(b, '\n')+1], decode)
+	good := bytes.LastIndexByte(b, '\n') + 1
+	if err := checkTorn(path, b[good:]); err != nil {
+		return err
+	}
+	return scanLines(path, b[:good], decode)
+}
+
+// maxEntry bounds one journal line (scanLines reads no longer one).
+const maxEntry = 1 << 20
+
+// checkTorn accepts what follows a journal's last newline only when it
+// can be what a crash leaves of an append: nothing, or the beginning of
+// one JSON entry (a '{', no longer than an entry, valid JSON so far and
+// cut short), possibly followed or replaced by zero bytes (the blocks a
+// file system allocated for the append but never wrote). Anything else — a file replaced by other content, binary
+// junk, lines whose newlines were lost — is not an interrupted append:
+// dropping it (the journal's repair) would silently forget what the
+// lines recorded, so it is an error naming the file and the fix.
+func checkTorn(path string, tail []byte) error {
+	n := len(tail)
+	tail = bytes.TrimRight(tail, "\x00")
+	if len(tail) == 0 {
+		return nil
+	}
+	var v json.RawMessage
+	err := json.Unmarshal(tail, &v)
+	if tail[0] == '{' && len(tail) < maxEntry && err != nil && err.Error() == "unexpected end of JSON input" {
+		return nil
+	}
+	return fmt.Errorf("store: %s ends with %d bytes after its last complete line that are not the beginning of one entry (an append interrupted by a crash leaves at most that): the file was replaced, edited or damaged, and reading it would forget what it recorded; restore it from a backup", path, n)
 }
 
 func scanLines(path string, b []byte, decode func(line []byte) error) error {

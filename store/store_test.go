@@ -116,6 +116,55 @@ func TestLedgerTornAndCorrupt(t *testing.T) {
 	}
 }
 
+// What follows the last newline is dropped only when it can be a torn
+// append (the beginning of one entry, or zero bytes a crash left): a
+// ledger replaced by other content without a newline was once truncated
+// to nothing, and the site started with ε = 0 spent (issue 28, probe 4).
+// Both the site (OpenLedger) and `ledger show` (ReadLedger) refuse it,
+// and the file is left as it was.
+func TestLedgerTailNotTorn(t *testing.T) {
+	good := `{"job":"j","phase":1,"records":3,"sigma":1,"epsilon":1,"delta":0.001,"secure":true}` + "\n"
+	for _, c := range []struct {
+		name, tail string
+		ok         bool
+	}{
+		{"prefix of an entry", `{"job":"j","pha`, true},
+		{"zero bytes", "\x00\x00\x00\x00", true},
+		{"prefix then zero bytes", `{"job":` + "\x00\x00", true},
+		{"base64 junk", "bm90IGEgbGVkZ2VyIGF0IGFsbA==", false},
+		{"binary junk", "\x01\x02garbage", false},
+		{"a whole entry without its newline", good[:len(good)-1], false},
+		{"two entries, newline lost", good[:len(good)-1] + good[:len(good)-1], false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, LedgerFile)
+			content := good + c.tail
+			os.WriteFile(path, []byte(content), 0o644)
+			_, rerr := ReadLedger(dir)
+			l, rel, _, err := OpenLedger(dir)
+			if c.ok {
+				if err != nil || rerr != nil || len(rel) != 1 {
+					t.Fatalf("torn tail refused: %v / %v (%d releases)", err, rerr, len(rel))
+				}
+				l.Close()
+				return
+			}
+			for _, e := range []error{err, rerr} {
+				if e == nil || !strings.Contains(e.Error(), "not the beginning of one entry") || !strings.Contains(e.Error(), "restore it from a backup") {
+					t.Errorf("error %v, want a refusal naming the file and the fix", e)
+				}
+			}
+			if err == nil {
+				l.Close()
+			}
+			if b, _ := os.ReadFile(path); string(b) != content {
+				t.Errorf("the ledger was changed to %q", b)
+			}
+		})
+	}
+}
+
 // Job results are written atomically (no temporary file remains) and
 // reloaded sorted.
 func TestJobsSaveLoad(t *testing.T) {

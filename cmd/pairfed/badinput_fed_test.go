@@ -370,6 +370,66 @@ func TestBadInputFederation(t *testing.T) {
 			err: []string{"--nkey applies to --nats"}},
 	)
 
+	// Probe 4 (issue 28): the model artefact's files. A FIFO named as an
+	// input once blocked the open past SIGTERM; an output path naming an
+	// input or a file of a state directory was overwritten.
+	files := filepath.Join(root, "files")
+	modelFile, dataCopy, fifo := filepath.Join(files, "m.json"), filepath.Join(files, "data.libsvm"), filepath.Join(root, "fifo") // not in files: hashTree would block on it
+	if b, err := os.ReadFile(siteA); err != nil {
+		t.Fatal(err)
+	} else {
+		writeFile(t, dataCopy, string(b))
+	}
+	if p := startChild(t, "train", "--data", dataCopy, "--out-model", modelFile); true {
+		p.wait(t, 30*time.Second)
+		if p.code != 0 {
+			t.Fatalf("train --out-model: %s", p.stderr.String())
+		}
+	}
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	filesBefore := hashTree(t, files)
+	unchangedFiles := func(t *testing.T, _ *child) {
+		if after := hashTree(t, files); !fedMapsEqual(filesBefore, after) {
+			t.Errorf("the model's and the data's files changed:\nbefore %v\nafter  %v", filesBefore, after)
+		}
+	}
+	add(
+		fedCase{name: "score --model FIFO", args: []string{"score", "--model", fifo, "--data", dataCopy}, code: 1,
+			err: []string{"--model " + fifo + " is a named pipe (FIFO), not a regular file"}, after: unchangedFiles},
+		fedCase{name: "card --eval FIFO", args: []string{"card", "--model", modelFile, "--eval", fifo, "--out", filepath.Join(root, "card")}, code: 1,
+			err: []string{"--eval " + fifo + " is a named pipe (FIFO)"}, after: unchangedFiles},
+		fedCase{name: "score --out = --data", args: []string{"score", "--model", modelFile, "--data", dataCopy, "--out", dataCopy}, code: 2,
+			err: []string{"--out " + dataCopy + " is the --data file", "give another path"}, after: unchangedFiles},
+		fedCase{name: "score --out = --model", args: []string{"score", "--model", modelFile, "--data", dataCopy, "--out", modelFile}, code: 2,
+			err: []string{"is the --model file"}, after: unchangedFiles},
+		fedCase{name: "export --out = --model", args: []string{"export", "--model", modelFile, "--out", modelFile}, code: 2,
+			err: []string{"is the --model file"}, after: unchangedFiles},
+		fedCase{name: "train --out-model = --data", args: []string{"train", "--data", dataCopy, "--out-model", dataCopy}, code: 2,
+			err: []string{"--out-model " + dataCopy + " is the --data file"}, after: unchangedFiles},
+		fedCase{name: "train --out-model into a coordinator's jobs/", args: []string{"train", "--data", dataCopy, "--out-model", filepath.Join(coordDir, "jobs", "old.model.json")}, code: 2,
+			err: []string{"inside the state directory " + coordDir, "write it elsewhere"}},
+		fedCase{name: "export --out a directory", args: []string{"export", "--model", modelFile, "--out", files}, code: 2,
+			err: []string{"--out " + files + " is a directory"}, after: unchangedFiles},
+		fedCase{name: "report --out a site's state", args: []string{"report", "--job", "old", "--state", coordDir, "--out", dirA}, code: 2,
+			err: []string{"inside the state directory " + dirA}},
+		fedCase{name: "simulate --scale bounds with --feature-bounds (was refused as lacking the schema)", before: func(t *testing.T) {
+			writeFile(t, filepath.Join(root, "schema3.json"), `{"version":1,"name":"three","source":"test","features":[`+
+				`{"name":"a","lo":-1,"hi":1,"source":"test"},{"name":"b","lo":-1,"hi":1,"source":"test"},{"name":"c","lo":-1,"hi":1,"source":"test"}]}`)
+		}, args: []string{"simulate", "--data", siteA, "--sites", "2", "--transport", "mem", "--algo", "fed-dpegd", "--epsilon", "1", "--noise-seed", "1",
+			"--feature-bounds", filepath.Join(root, "schema3.json"), "--scale", "bounds"}, code: 0,
+			after: func(t *testing.T, c *child) {
+				if !strings.Contains(c.stdout.String(), "fed-dpegd") {
+					t.Errorf("no result table:\n%s", c.stdout.String())
+				}
+			}},
+		fedCase{name: "ledger budget set for another site in a site's directory", args: []string{"ledger", "budget", "set", "--state", dirA, "--site", "b", "--epsilon", "5", "--delta", "0.01"}, code: 2,
+			err: []string{"--site b, but " + dirA + " is the state directory of site a", "enforced nowhere", "give --site a"}},
+		fedCase{name: "worker ledger replaced without a newline", before: func(t *testing.T) { resetScratch(t, siteFiles("bm90IGEgbGVkZ2Vy"+goodRelease)) },
+			args: scratchWorker(), code: 1, err: []string{"ledger.jsonl ends with", "not the beginning of one entry", "restore it from a backup"}},
+	)
+
 	n := 0
 	for _, c := range cases {
 		n++

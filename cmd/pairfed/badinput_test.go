@@ -443,6 +443,15 @@ func TestBadInputCorpus(t *testing.T) {
 			err: []string{"dpgdsc", "not hinge"}},
 		{name: "submit fed-dp-gd-grad hinge", args: submit("--algo", "fed-dp-gd-grad", "--loss", "hinge", "--epsilon", "0.1"), code: 2, err: []string{"L-smooth", "hinge"}},
 		{name: "submit unknown aggregation", args: submit("--algo", "fed-avg", "--aggregation", "krum"), code: 2, err: []string{"unknown aggregation"}},
+		// Probe 4: a timeout of 0 was "no answer from a coordinator within
+		// 0s"; 1e9 certificate days overflowed into "negative validity".
+		{name: "submit --timeout 0s", args: []string{"job", "submit", "--nats", url, "--federation", "bad", "--algo", "fed-avg", "--timeout", "0s"}, code: 2,
+			err: []string{"job submit: --timeout 0s leaves no time", "positive duration"}},
+		{name: "job status --timeout -1s", args: []string{"job", "status", "--nats", url, "--federation", "bad", "--timeout", "-1s", "x"}, code: 2, err: []string{"--timeout -1s"}},
+		{name: "ledger show --state a typo", args: []string{"ledger", "show", "--state", filepath.Join(root, "TYPO")}, code: 1, err: []string{"no such state directory", "TYPO"}},
+		{name: "ledger show --state a file", args: []string{"ledger", "show", "--state", siteA}, code: 1, err: []string{"is a file, not a state directory"}},
+		{name: "deploy --cert-days 1e9", args: []string{"deploy", "init", "--federation", "f", "--sites", "a,b", "--out", filepath.Join(root, "never-deploy"), "--cert-days", "1000000000"}, code: 2,
+			err: []string{"--cert-days 1000000000 outside [1, 36500] days"}},
 	}
 	// Jobs the sites refuse before any computation (status refused, exit 3).
 	refused := []badCase{

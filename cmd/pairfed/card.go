@@ -40,6 +40,9 @@ Examples:
 }
 
 func runCard(c *cli.Context) error {
+	if err := checkOutputDir("--out", c.String("out")); err != nil {
+		return err
+	}
 	m, err := readModelFile(c.String("model"))
 	if err != nil {
 		return err
@@ -72,9 +75,9 @@ func runCard(c *cli.Context) error {
 // readCardEval reads `pairfed evaluate --json` output strictly and checks
 // that it is an evaluation of a model of m's task.
 func readCardEval(path string, m *model.Model) (*model.CardEvaluation, error) {
-	f, err := os.Open(path)
+	f, err := openInput("--eval", path)
 	if err != nil {
-		return nil, fmt.Errorf("--eval: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	raw, err := io.ReadAll(io.LimitReader(f, 64<<20))

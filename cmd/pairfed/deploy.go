@@ -53,6 +53,9 @@ deploy/README.md of the repository walks through it. Secrets are written 0600.`,
 	}
 }
 
+// maxValidityDays bounds --cert-days and --ca-days (100 years).
+const maxValidityDays = 36500
+
 func runDeployInit(c *cli.Context) error {
 	var sites []string
 	for _, s := range strings.Split(c.String("sites"), ",") {
@@ -74,8 +77,12 @@ func runDeployInit(c *cli.Context) error {
 			hubNodes = append(hubNodes, strings.TrimSpace(h))
 		}
 	}
-	if c.Int("cert-days") <= 0 || c.Int("ca-days") <= 0 {
-		return usageError{fmt.Errorf("deploy init: --cert-days and --ca-days must be > 0")}
+	// At most 100 years: the validity is a time.Duration (≈ 292 years at
+	// most), and 1e9 days overflowed into "negative validity".
+	for _, f := range []string{"cert-days", "ca-days"} {
+		if d := c.Int(f); d <= 0 || d > maxValidityDays {
+			return usageError{fmt.Errorf("deploy init: --%s %d outside [1, %d] days (e.g. 825 for certificates, 3650 for the CA)", f, d, maxValidityDays)}
+		}
 	}
 	cfg := deploy.Config{
 		Federation: c.String("federation"), Sites: sites, HubHosts: c.StringSlice("hub-host"), HubBind: c.String("hub-bind"),
@@ -88,6 +95,9 @@ func runDeployInit(c *cli.Context) error {
 		return usageError{err}
 	}
 	out := c.String("out")
+	if err := checkOutputDir("--out", out); err != nil {
+		return err
+	}
 	m, err := deploy.Generate(cfg, out)
 	if err != nil {
 		return err

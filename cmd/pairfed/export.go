@@ -64,6 +64,9 @@ func runExport(c *cli.Context) error {
 		return err
 	}
 	out := c.String("out")
+	if err := checkOutput("--out", out, namedPath{"--model", c.String("model")}); err != nil {
+		return err
+	}
 	if err := writeFileAtomic(out, b); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}

@@ -378,6 +378,9 @@ func runJobSubmit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkTimeout(c); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
 	cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)

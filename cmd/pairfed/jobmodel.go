@@ -3,8 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -123,9 +123,16 @@ func runJobModel(c *cli.Context) error {
 			suffix = coordinator.BestModelFileSuffix
 		}
 		p := filepath.Join(c.String("state"), "jobs", id+suffix)
-		f, err := os.Open(p)
+		f, err := openInput("job model", p)
 		if err != nil {
-			return fmt.Errorf("job model: %w (is %s a coordinator's state directory, and did job %s complete?)", err, c.String("state"), id)
+			// A job that ended otherwise has a status file saying how.
+			if b, serr := readInput("job model", filepath.Join(c.String("state"), "jobs", id+".json"), 16<<20); serr == nil {
+				var st protocol.JobStatus
+				if json.Unmarshal(b, &st) == nil && st.Status != "" && st.Status != protocol.StatusCompleted {
+					return fmt.Errorf("job model: job %s is %s (%s): only a completed job has a model", id, st.Status, st.Reason)
+				}
+			}
+			return fmt.Errorf("%w (is %s a coordinator's state directory, and did job %s complete?)", err, c.String("state"), id)
 		}
 		m, err = model.Decode(f, p)
 		f.Close()
@@ -185,6 +192,9 @@ func runJobModel(c *cli.Context) error {
 	if err := model.Encode(&buf, m); err != nil {
 		return err
 	}
+	if err := checkOutput("--out", c.String("out"), namedPath{"--feature-bounds", c.String("feature-bounds")}); err != nil {
+		return err
+	}
 	if err := writeFileAtomic(c.String("out"), buf.Bytes()); err != nil {
 		return fmt.Errorf("job model: %w", err)
 	}
@@ -236,6 +246,9 @@ func queryJob(c *cli.Context, id string) (*protocol.JobStatus, error) {
 	}
 	natsOpts, err := connOptions(c, c.String("nats"))
 	if err != nil {
+		return nil, err
+	}
+	if err := checkTimeout(c); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pairfed/pairfed/model"
+	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/store"
 )
 
@@ -90,5 +91,26 @@ func TestJobModelFromCoordinator(t *testing.T) {
 	}
 	if o, err := runCLI(t, "score", "--model", bare, "--data", test); err == nil || !strings.Contains(err.Error(), "--feature-bounds") {
 		t.Fatalf("score of a coordinator's artefact without a map: %v\n%s", err, o)
+	}
+}
+
+// job model --state of a job that did not complete says how it ended
+// (its status file) instead of only "no such file … did it complete?"
+// (probe 4 of issue 28).
+func TestJobModelOfRefusedJob(t *testing.T) {
+	state := t.TempDir()
+	b, err := json.Marshal(&protocol.JobStatus{Job: "r1", Status: protocol.StatusRefused, Algo: "fed-avg", Reason: "a refused: over budget"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(state, "jobs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "jobs", "r1.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = runCLI(t, "job", "model", "--state", state, "--out", filepath.Join(t.TempDir(), "m.json"), "r1")
+	if err == nil || !strings.Contains(err.Error(), "job r1 is refused (a refused: over budget): only a completed job has a model") {
+		t.Errorf("error %v", err)
 	}
 }

@@ -187,6 +187,9 @@ func askCoordinator(c *cli.Context, what string, build func(client string) proto
 	if err != nil {
 		return nil, client, err
 	}
+	if err := checkTimeout(c); err != nil {
+		return nil, client, err
+	}
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
 	cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -110,6 +111,11 @@ func exists(path string) bool { _, err := os.Stat(path); return err == nil }
 
 // loadLedger reads the ledger of a state directory without modifying it.
 func loadLedger(dir string) (*ledgerReport, error) {
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("ledger: no such state directory %q: give the --state of a coordinator or a site (%v)", dir, err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("ledger: %s is a file, not a state directory: give the directory a coordinator's or a site's --state names", dir)
+	}
 	coord := exists(filepath.Join(dir, store.ChargesFile)) || exists(filepath.Join(dir, "jobs"))
 	site := exists(filepath.Join(dir, store.LedgerFile))
 	if !coord && !site {
@@ -289,8 +295,18 @@ func budgetTarget(c *cli.Context, who string) (dir, site string, err error) {
 	if err := protocol.ValidName("site", site); err != nil {
 		return "", "", usageError{fmt.Errorf("%s: %w", who, err)}
 	}
+	// A site's directory caps that site only (the worker reads its own
+	// entry): a budget for another site there would be printed as set
+	// and enforced nowhere.
+	if own := node.DirSite(dir); own != "" && own != site {
+		return "", "", usageError{fmt.Errorf("%s: --site %s, but %s is the state directory of site %s, whose worker reads only its own budget: a budget of %s set here would be enforced nowhere; give --site %s (or leave it out), or the coordinator's --state to cap %s there", who, site, dir, own, site, own, site)}
+	}
 	return dir, site, nil
 }
+
+// errNoChange ends a budgets update that would change nothing, before
+// the file is written.
+var errNoChange = errors.New("no change")
 
 // runLedgerBudgetUnset removes site's entry from budgets.json under its
 // lock; a running coordinator or site reads the change at its next job
@@ -302,10 +318,12 @@ func runLedgerBudgetUnset(c *cli.Context) error {
 	}
 	had := false
 	if err := store.UpdateBudgets(dir, func(budgets map[string]coordinator.Budget) error {
-		_, had = budgets[site]
+		if _, had = budgets[site]; !had {
+			return errNoChange // nothing to remove: budgets.json is not rewritten
+		}
 		delete(budgets, site)
 		return nil
-	}); err != nil {
+	}); err != nil && !errors.Is(err, errNoChange) {
 		return err
 	}
 	if !had {

@@ -275,14 +275,33 @@ func writeFileAtomic(path string, b []byte) error {
 		os.Remove(tmp.Name())
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name()) // no temporary file left behind
+		return err
+	}
+	return nil
+}
+
+// checkModelOutput refuses --out-model of train and simulate (and its
+// diagnostics file) when it would overwrite the command's input files, a
+// directory or a file of a state directory (checkOutput) — before the run.
+func checkModelOutput(c *cli.Context) error {
+	p := c.String("out-model")
+	if p == "" {
+		return nil
+	}
+	inputs := []namedPath{{"--data", c.String("data")}, {"--test", c.String("test")}, {"--feature-bounds", c.String("feature-bounds")}}
+	if err := checkOutput("--out-model", p, inputs...); err != nil {
+		return err
+	}
+	return checkOutput("--out-model (its diagnostics file)", diagnosticsPath(p), inputs...)
 }
 
 // readModelFile reads and validates a model file.
 func readModelFile(path string) (*model.Model, error) {
-	f, err := os.Open(path)
+	f, err := openInput("--model", path)
 	if err != nil {
-		return nil, fmt.Errorf("--model: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	return model.Decode(f, path)

@@ -65,6 +65,9 @@ func runReport(c *cli.Context) error {
 	if err := outsideState(state, out); err != nil {
 		return usageError{err}
 	}
+	if err := checkOutputDir("--out", out); err != nil {
+		return err
+	}
 	in, err := loadReportInput(state, id)
 	if err != nil {
 		return err

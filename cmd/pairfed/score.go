@@ -67,6 +67,9 @@ func maxMemoryFlag(c *cli.Context) (int64, error) {
 }
 
 func runScore(c *cli.Context) error {
+	if err := checkOutput("--out", c.String("out"), namedPath{"--model", c.String("model")}, namedPath{"--data", c.String("data")}, namedPath{"--reference", c.String("reference")}); err != nil {
+		return err
+	}
 	m, err := readModelFile(c.String("model"))
 	if err != nil {
 		return err
@@ -84,6 +87,9 @@ func runScore(c *cli.Context) error {
 	idCol := c.String("id-column")
 	if idCol != "" && m.Preprocessing.Loader.Format != data.FormatCSV {
 		return usageError{fmt.Errorf("score: --id-column reads CSV files; the model was trained on a %s file", m.Preprocessing.Loader.Format)}
+	}
+	if idCol != "" && containsFold(m.Features, idCol) {
+		return usageError{fmt.Errorf("score: --id-column %s is one of the model's features (%s): the ID column must be a column the model does not use", idCol, strings.Join(m.Features, ", "))}
 	}
 	t, ds, unlabeled, err := loadForModel(m, c.String("data"), idCol, mem, labelsOptional)
 	if err != nil {

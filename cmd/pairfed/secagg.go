@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/ed25519"
 	"fmt"
-	"os"
 
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/protocol"
@@ -56,9 +55,9 @@ func loadSecAggRoster(c *cli.Context) (map[string]ed25519.PublicKey, error) {
 	if path == "" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := readInput("--secagg-roster", path, 16<<20)
 	if err != nil {
-		return nil, fmt.Errorf("--secagg-roster: %w", err)
+		return nil, err
 	}
 	r, err := round.ParseRoster(b)
 	if err != nil {
@@ -77,9 +76,9 @@ func loadSecAggKeys(c *cli.Context, site string) (ed25519.PrivateKey, map[string
 	if path == "" {
 		return nil, nil, nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := readInput("--secagg-key", path, 1<<20)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--secagg-key: %w", err)
+		return nil, nil, err
 	}
 	k, err := round.ParseSigningKey(b)
 	if err != nil {

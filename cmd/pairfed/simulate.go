@@ -72,6 +72,9 @@ func runSimulate(c *cli.Context) error {
 	if err := checkFedDelta(c, "simulate"); err != nil {
 		return err
 	}
+	if err := checkModelOutput(c); err != nil {
+		return err
+	}
 	spec := simulate.Spec{
 		Sites: c.Int("sites"), Partition: c.String("partition"), Scale: c.String("scale"),
 		TestFraction: c.Float64("test-fraction"), Runs: c.Int("runs"), Seed: c.Uint64("seed"),
@@ -106,6 +109,9 @@ func runSimulate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// The schema is known before the first Validate: an explicit
+	// --scale bounds with --feature-bounds was refused as lacking it.
+	spec.Bounds = schema
 	var train, test *data.Table
 	var recNote string
 	if !c.IsSet("algo") {

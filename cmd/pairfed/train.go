@@ -73,6 +73,9 @@ func runTrain(c *cli.Context) error {
 	if p := c.String("protocol"); p != "validation" {
 		return usageError{fmt.Errorf("unknown --protocol %q (validation or paper)", p)}
 	}
+	if err := checkModelOutput(c); err != nil {
+		return err
+	}
 	algo := c.String("algo")
 	if algo == "" && !c.IsSet("epsilon") && !c.Bool("tune") {
 		algo = "sgd-prev" // the non-private default
