@@ -33,6 +33,9 @@ func TestMemoryEstimateAboveLowerBound(t *testing.T) {
 		{Command: "train"},                         // η and B given, private, --tune, --task metric
 		{Command: "train", Repeat: true, Folds: 5}, // --folds 5
 		{Command: "train", Select: true, Repeat: true},
+		{Command: "train", Tune: true},
+		{Command: "train", Metric: true},
+		{Command: "train", Select: true, Workers: 16},
 		{Command: "paper"},
 		{Command: "simulate"},
 		{Command: "experiment", Folds: 3},
@@ -58,16 +61,20 @@ func TestMemoryEstimateAboveLowerBound(t *testing.T) {
 		for _, m := range modes {
 			var run int64
 			switch m.Command {
-			case "train", "paper":
+			case "train":
 				// The table and, while data.Partition moves the test
 				// fifth, the outer split's two index lists (8 bytes a
 				// record) and the fifth's copy (its values and labels).
 				run = table + 8*sh.n + (values+labels)/5
-				if m.Repeat {
+				if m.Repeat || m.Folds > 1 {
 					// An earlier evaluation's gathered training split
 					// (4/5 of the records) beside the table.
 					run = table + (values+labels)*4/5
 				}
+			case "paper":
+				// The table, RepeatedKFold's 5 × n test indices and
+				// data.Holdout's copy of a fifth.
+				run = table + 5*8*sh.n + (values+labels)/5
 			case "simulate":
 				// The table, the gathered split (all records), the
 				// prepared shards (4/5) and test split (1/5).

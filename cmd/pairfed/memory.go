@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/experiment"
 )
 
 // The memory budget of a command that reads data (--max-memory B, by
@@ -146,21 +148,25 @@ func (t memTerm) bytes(s memShape) int64 {
 type memMode struct {
 	Command string // train, paper (train --protocol paper), simulate, experiment, sweep, worker, coordinator, …
 	Select  bool   // train: η or B chosen on folds of the training split (non-private, no --tune)
-	Repeat  bool   // train: --runs k > 1, --folds k, --train-size or a --test file (see memRun)
+	Tune    bool   // train --tune
+	Metric  bool   // --task metric
+	Repeat  bool   // train: --runs k > 1, --train-size or a --test file
 	Folds   int    // --folds
+	Workers int    // GOMAXPROCS: selection fits that many models at once
 }
 
 // modeOf reads the mode of c's command.
 func modeOf(c *cli.Context) memMode {
-	m := memMode{Command: c.Command.Name, Folds: c.Int("folds")}
+	m := memMode{Command: c.Command.Name, Folds: c.Int("folds"), Workers: runtime.GOMAXPROCS(0), Metric: c.String("task") == "metric"}
 	if m.Command == "train" {
 		if c.String("protocol") == "paper" {
 			m.Command = "paper"
 			return m
 		}
-		private := c.IsSet("epsilon") || c.Bool("tune")
+		m.Tune = c.Bool("tune")
+		private := c.IsSet("epsilon") || m.Tune
 		m.Select = !private && (c.Float64("eta") == 0 || c.Float64("param-radius") == 0)
-		m.Repeat = c.Int("runs") > 1 || c.Int("folds") > 1 || c.Int("train-size") > 0 || c.String("test") != ""
+		m.Repeat = c.Int("runs") > 1 || c.Int("train-size") > 0 || c.String("test") != ""
 	}
 	return m
 }
@@ -194,55 +200,85 @@ func memLoad(s memShape) memTerm {
 }
 
 // memRun is the peak of the run once the records are read, the table
-// itself included (its labels and row pointers in PerRecord).
+// itself included (its labels and row pointers in PerRecord). The
+// measurements it is set from are in bytes a record past the baseline,
+// at 10⁶ records (d = 1 and 22) and 10⁵ (d = 300), GOMAXPROCS 2; V is 8,
+// 176 and 2400 bytes a record.
 func memRun(m memMode, s memShape) memTerm {
 	switch m.Command {
-	case "train", "paper":
-		// The table (labels 8 a record, CSR row pointers 8, V); the
-		// outer split's index lists (data.StratifiedSplit or
-		// PublicSizeSplit: the per-class lists and the two sides, 8 + 8
-		// a record) and the test records' copy while data.Partition
-		// moves them (0.2 V and their labels); then the fit's state
-		// (the class index lists of the pair samplers, 8 a record) and
-		// the evaluation's scores and ranks (pairwise.AUCScratch, the
-		// exact objective's sorted scores: 8–16 a record); the
-		// collector's allowance past the live heap, a tenth of the
-		// records (tightenGC). Measured at 10⁶ past the baseline: dense
-		// d = 1 80 bytes a record, d = 22 278–302 (default, η/B given,
-		// private, --tune, the paper protocol, --task metric, --folds
-		// 5): 80 + 1.45 V is above each.
-		t := memTerm{PerRecord: 80, Values: 1.45}
-		if m.Select && s.Sparse {
-			// Selection on CSR records also holds data.Holdout's fold
-			// buffer (a third of the training split's nonzeros, 0.27
-			// V) and its copy of the row pointers (8 a record), the
-			// fold lists (8 a record) and the parallel fits' state:
-			// sparse 10⁶ default 289 bytes a record, 218 with η and B
-			// given.
-			t = memTerm{PerRecord: 104, Values: 1.8}
-		}
-		if m.Repeat {
-			// Every evaluation but the last gathers its split beside
-			// the table (experiment.Run: sp.train.Dataset(), 1.0 V and
-			// its labels) and --train-size a subsample of it.
-			t.PerRecord += 16
-			t.Values++
-		}
-		return t
+	case "train":
+	case "paper":
+		// [Y21a]'s protocol: RepeatedKFold's test index lists (5
+		// repeats × n indices, 40 bytes a record, kept for every
+		// split), data.Holdout's copy of a fold, and on 2 workers
+		// (PaperSpec.Workers) each fit's objective and its checkpoint
+		// scores. Measured: d = 1 175, d = 22 ≥ 852 (stopped after 9
+		// minutes at 10⁶; 10⁵ in the table).
+		return memTerm{PerRecord: 200, Values: 5}
 	case "simulate":
 		// The table; the outer split gathered (train.Subset: 1.0 V and
 		// its labels); every site's shard gathered and prepared
 		// (simulate.Prepare: tr.Subset, then PrepareModelRecords'
 		// scaled copy: 0.8 V each) and the prepared test split (0.2 V);
 		// the workers' and the coordinator's state, at Go's default
-		// GOGC. Measured (4 sites, 10⁶ past the baseline): d = 2 133
-		// bytes a record, d = 22 755.
-		return memTerm{PerRecord: 96, Values: 4.5}
+		// GOGC. Measured (4 sites): d = 1 91, d = 22 751, d = 300 ≈ 9360.
+		return memTerm{PerRecord: 80, Values: 4.5}
+	default:
+		// Commands not measured since issue 27 (experiment, sweep,
+		// worker, coordinator): the older allowance of 5 + folds/2
+		// copies, with a per-record term for records of few features.
+		return memTerm{PerRecord: 112, Values: 5 + float64(m.Folds)/2}
 	}
-	// Commands not measured since issue 27 (experiment, sweep, worker,
-	// coordinator): the older allowance of 5 + folds/2 copies, with the single
-	// evaluation's per-record term (records of few features).
-	return memTerm{PerRecord: 80, Values: 5 + float64(m.Folds)/2}
+	// train. A single evaluation (η and B given, or private): the table
+	// (labels 8 a record, CSR row pointers 8, V); the outer split's
+	// index lists (data.StratifiedSplit or PublicSizeSplit: the
+	// per-class lists and the two sides, 8 + 8 a record) and the test
+	// records' copy while data.Partition moves them (0.2 V and their
+	// labels); the fit's state and the evaluation's scores and ranks
+	// (pairwise.AUCScratch, the exact objective's sorted scores: 8–16 a
+	// record); the collector's allowance past the live heap, a tenth of
+	// the records (tightenGC). Measured: 62, 263, 3020.
+	t := memTerm{PerRecord: 72, Values: 1.45}
+	switch {
+	case m.Folds > 1:
+		// Every fold but the last is gathered and scaled beside the
+		// table (experiment.Run: sp.train.Dataset(), prepare's copy),
+		// and the fold lists (8 a record). --folds 5: 157, 605, 6931.
+		t = memTerm{PerRecord: 160, Values: 3.2}
+	case m.Repeat:
+		// Every run but the last gathers and scales its split beside
+		// the table (as folds), --train-size a subsample of it and a
+		// --test table its own. --runs 3: 112, 570, 6931.
+		t = memTerm{PerRecord: 112, Values: 3.2}
+	case m.Metric:
+		// Metric learning's pairs and KNN scoring. Measured at 10⁶
+		// records of d = 1: 147 (10⁵ in the table).
+		t = memTerm{PerRecord: 176, Values: 1.6}
+	case m.Tune:
+		// --tune: data.Holdout's copy of the scoring fifth and each
+		// candidate's state. 62, 294, 3156.
+		t = memTerm{PerRecord: 72, Values: 1.5}
+	}
+	if m.Select {
+		// Selection (experiment.selectParams) holds data.Holdout's fold
+		// buffer (a third of the training split: 0.27 V and its
+		// labels), the fold lists (8 a record) and, on each of
+		// GOMAXPROCS workers, a fit's state and its AUCScratch over
+		// the validation fold (scores and merge buffer: ≈ 20 bytes a
+		// record a worker, measured from GOMAXPROCS 1 to 4). Default
+		// at GOMAXPROCS 2: 81, 294, 3177.
+		t.PerRecord += 24 + 20*float64(min(max(m.Workers, 2), len(experiment.DefaultGrid)*len(experiment.DefaultGrid))-2)
+		t.Values += 0.05
+		if s.Sparse {
+			// On CSR records also Holdout's copy of the row pointers
+			// (8 a record) and the parallel fits' sparse state: sparse
+			// 10⁶ default 289 bytes a record (V = 144), 218 with η and
+			// B given.
+			t.PerRecord += 8
+			t.Values += 0.3
+		}
+	}
+	return t
 }
 
 // estimateMemory is the estimate of the peak of mode m on records of

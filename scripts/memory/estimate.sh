@@ -114,7 +114,7 @@ row() {
 	awk -v s="$shape" -v n="$n" -v m="$mode" -v kb="$kb" -v est="$est" 'BEGIN {
 		split(est, e, " ")
 		peak = kb * 1024
-		base = 24 * 1048576 # the process baseline (runtime, binary): a tiny file's peak
+		base = 24 * 1048576 # the process baseline (runtime, binary): the peak on a tiny file
 		printf "| %s | %d | %s | %.0f MiB | %.0f MiB | %.0f MiB | %.2f | %.2f |\n", s, n, m, e[2] / 1048576, peak / 1048576, e[1] / 1048576, e[1] / (peak - base), (e[1] + 64 * 1048576) / peak
 	}'
 }
