@@ -208,13 +208,15 @@ func memRun(m memMode, s memShape) memTerm {
 	switch m.Command {
 	case "train":
 	case "paper":
-		// [Y21a]'s protocol: RepeatedKFold's test index lists (5
-		// repeats × n indices, 40 bytes a record, kept for every
-		// split), data.Holdout's copy of a fold, and on 2 workers
-		// (PaperSpec.Workers) each fit's objective and its checkpoint
-		// scores. Measured: d = 1 175, d = 22 ≥ 852 (stopped after 9
-		// minutes at 10⁶; 10⁵ in the table).
-		return memTerm{PerRecord: 200, Values: 5}
+		// [Y21a]'s protocol (experiment.Paper): a scaled copy of the
+		// whole table beside it (sc.Apply: 1 V), RepeatedKFold's test
+		// index lists (5 repeats × n indices: 40 bytes a record, kept
+		// for every split), data.Holdout's copy of a fold, and on 2
+		// workers (PaperSpec.Workers) each fit's objective and its
+		// checkpoint scores; the test phase's splits. Measured: d = 1
+		// 157 (10⁶), d = 22 860 (10⁵, less a fixed 17 MiB; 10⁶ ran
+		// past 9 minutes at ≥ 852).
+		return memTerm{PerRecord: 176, Values: 5}
 	case "simulate":
 		// The table; the outer split gathered (train.Subset: 1.0 V and
 		// its labels); every site's shard gathered and prepared
@@ -251,9 +253,11 @@ func memRun(m memMode, s memShape) memTerm {
 		// --test table its own. --runs 3: 112, 570, 6931.
 		t = memTerm{PerRecord: 112, Values: 3.2}
 	case m.Metric:
-		// Metric learning's pairs and KNN scoring. Measured at 10⁶
-		// records of d = 1: 147 (10⁵ in the table).
-		t = memTerm{PerRecord: 176, Values: 1.6}
+		// Metric learning's selection (pairs, KNN scoring, d×d models).
+		// Measured: d = 1 147 (10⁶); d = 22 ≥ 933 at 10⁵ (less the
+		// collector's floor; stopped in its selection after 2.5
+		// minutes: a lower bound).
+		t = memTerm{PerRecord: 176, Values: 6}
 	case m.Tune:
 		// --tune: data.Holdout's copy of the scoring fifth and each
 		// candidate's state. 62, 294, 3156.
@@ -287,7 +291,15 @@ func memRun(m memMode, s memShape) memTerm {
 // allowance as a floor: 5 + folds/2 copies of the records (4 for
 // simulate).
 func estimateMemory(m memMode, s memShape) int64 {
-	need := max(memLoad(s).bytes(s), memRun(m, s).bytes(s))
+	run := memRun(m, s).bytes(s)
+	if m.Command == "train" || m.Command == "paper" {
+		// The collector's allowance has a floor of 16 MiB (tightenGC):
+		// at 10⁵ records it is most of what the run holds past its
+		// records (measured: 17 MiB of the paper protocol's peak at
+		// 10⁵ records beyond its per-record terms).
+		run += 16 << 20
+	}
+	need := max(memLoad(s).bytes(s), run)
 	if s.Text {
 		records := s.Values + 8*s.N // and the labels
 		if s.Sparse {
