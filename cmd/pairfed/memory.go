@@ -186,7 +186,11 @@ func modeOf(c *cli.Context) memMode {
 // collections: the per-record terms are about twice the 20 live bytes.
 // Measured at 10⁶ records (past the baseline): dense d = 1, 2, 22: 43,
 // 72, 255 bytes a record plain, 53, 77, 264 compressed; CSR 12 nonzeros
-// (V = 144 bytes a record): 170 plain, 357 compressed.
+// (V = 144 bytes a record): 170 plain, 357 compressed; at 5·10⁶ dense
+// d = 1, 2: 38, 46 and CSR 169; at 45.7·10⁶ records of d = 2 read
+// through gzip (TestGzipBombDefaultBudget): 58. Where the collector's
+// timing puts a peak above the model (d = 2 at 10⁶: 72 against 61), the
+// difference is within memoryConstant.
 func memLoad(s memShape) memTerm {
 	switch {
 	case s.Sparse && s.Compressed:
@@ -194,16 +198,18 @@ func memLoad(s memShape) memTerm {
 	case s.Sparse:
 		return memTerm{PerRecord: 32, Values: 1.15}
 	case s.Compressed:
-		return memTerm{PerRecord: 72, Values: 1.25}
+		return memTerm{PerRecord: 48, Values: 1.3}
 	}
-	return memTerm{PerRecord: 64, Values: 1.25}
+	return memTerm{PerRecord: 40, Values: 1.3}
 }
 
 // memRun is the peak of the run once the records are read, the table
-// itself included (its labels and row pointers in PerRecord). The
-// measurements it is set from are in bytes a record past the baseline,
-// at 10⁶ records (d = 1 and 22) and 10⁵ (d = 300), GOMAXPROCS 2; V is 8,
-// 176 and 2400 bytes a record.
+// itself included (its labels and row pointers in PerRecord); train adds
+// the collector's 16 MiB floor (estimateMemory). The measurements it is
+// set from are in bytes a record past the baseline, at 10⁶ records (d =
+// 1 and 22), 10⁵ (d = 300) and 5·10⁶ (d = 1, 2, 22), GOMAXPROCS 2; V is
+// 8, 16, 176 and 2400 bytes a record. At 10⁶ records and fewer the
+// collector's floor is a good part of them.
 func memRun(m memMode, s memShape) memTerm {
 	switch m.Command {
 	case "train":
@@ -239,29 +245,31 @@ func memRun(m memMode, s memShape) memTerm {
 	// labels); the fit's state and the evaluation's scores and ranks
 	// (pairwise.AUCScratch, the exact objective's sorted scores: 8–16 a
 	// record); the collector's allowance past the live heap, a tenth of
-	// the records (tightenGC). Measured: 62, 263, 3020.
-	t := memTerm{PerRecord: 72, Values: 1.45}
+	// the records (tightenGC). Measured: d = 1 62 (10⁶), 40 (5·10⁶);
+	// d = 2 50 (5·10⁶); d = 22 263 (10⁶), 252 (5·10⁶); d = 300 3020.
+	t := memTerm{PerRecord: 44, Values: 1.45}
 	switch {
 	case m.Folds > 1:
 		// Every fold but the last is gathered and scaled beside the
 		// table (experiment.Run: sp.train.Dataset(), prepare's copy),
-		// and the fold lists (8 a record). --folds 5: 157, 605, 6931.
+		// and the fold lists (8 a record). --folds 5: 157, 167 (d = 2),
+		// 605, 6931.
 		t = memTerm{PerRecord: 160, Values: 3.2}
 	case m.Repeat:
 		// Every run but the last gathers and scales its split beside
 		// the table (as folds), --train-size a subsample of it and a
-		// --test table its own. --runs 3: 112, 570, 6931.
-		t = memTerm{PerRecord: 112, Values: 3.2}
+		// --test table its own. --runs 3: 112, 114 (d = 2), 570, 6931.
+		t = memTerm{PerRecord: 96, Values: 3.2}
 	case m.Metric:
 		// Metric learning's selection (pairs, KNN scoring, d×d models).
 		// Measured: d = 1 147 (10⁶); d = 22 ≥ 933 at 10⁵ (less the
 		// collector's floor; stopped in its selection after 2.5
 		// minutes: a lower bound).
-		t = memTerm{PerRecord: 176, Values: 6}
+		t = memTerm{PerRecord: 144, Values: 6}
 	case m.Tune:
 		// --tune: data.Holdout's copy of the scoring fifth and each
 		// candidate's state. 62, 294, 3156.
-		t = memTerm{PerRecord: 72, Values: 1.5}
+		t = memTerm{PerRecord: 44, Values: 1.5}
 	}
 	if m.Select {
 		// Selection (experiment.selectParams) holds data.Holdout's fold
@@ -270,8 +278,9 @@ func memRun(m memMode, s memShape) memTerm {
 		// GOMAXPROCS workers, a fit's state and its AUCScratch over
 		// the validation fold (scores and merge buffer: ≈ 20 bytes a
 		// record a worker, measured from GOMAXPROCS 1 to 4). Default
-		// at GOMAXPROCS 2: 81, 294, 3177.
-		t.PerRecord += 24 + 20*float64(min(max(m.Workers, 2), len(experiment.DefaultGrid)*len(experiment.DefaultGrid))-2)
+		// at GOMAXPROCS 2: d = 1 81 (10⁶), d = 2 87 (5·10⁶), d = 22
+		// 294 (10⁶) and 299 (5·10⁶), d = 300 3177.
+		t.PerRecord += 28 + 20*float64(min(max(m.Workers, 2), len(experiment.DefaultGrid)*len(experiment.DefaultGrid))-2)
 		t.Values += 0.05
 		if s.Sparse {
 			// On CSR records also Holdout's copy of the row pointers
