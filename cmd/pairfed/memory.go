@@ -229,7 +229,11 @@ func memRun(m memMode, s memShape) memTerm {
 		// (simulate.Prepare: tr.Subset, then PrepareModelRecords'
 		// scaled copy: 0.8 V each) and the prepared test split (0.2 V);
 		// the workers' and the coordinator's state, at Go's default
-		// GOGC. Measured (4 sites): d = 1 91, d = 22 751, d = 300 ≈ 9360.
+		// GOGC. Measured (4 sites): d = 1 91, d = 22 751, d = 300 ≈
+		// 9360, CSR 12 nonzeros of 10⁴ 635 (10⁶). estimateMemory adds
+		// 48 MiB for the sites' and the coordinator's fixed state and
+		// the collector's slack on it (CSR at 10⁵ records: 51 MiB
+		// beyond the per-record terms).
 		return memTerm{PerRecord: 80, Values: 4.5}
 	default:
 		// Commands not measured since issue 27 (experiment, sweep,
@@ -265,7 +269,7 @@ func memRun(m memMode, s memShape) memTerm {
 		// Measured: d = 1 147 (10⁶); d = 22 ≥ 933 at 10⁵ (less the
 		// collector's floor; stopped in its selection after 2.5
 		// minutes: a lower bound).
-		t = memTerm{PerRecord: 144, Values: 6}
+		t = memTerm{PerRecord: 128, Values: 6}
 	case m.Tune:
 		// --tune: data.Holdout's copy of the scoring fifth and each
 		// candidate's state. 62, 294, 3156.
@@ -307,6 +311,9 @@ func estimateMemory(m memMode, s memShape) int64 {
 		// records (measured: 17 MiB of the paper protocol's peak at
 		// 10⁵ records beyond its per-record terms).
 		run += 16 << 20
+	}
+	if m.Command == "simulate" {
+		run += 48 << 20 // see memRun
 	}
 	need := max(memLoad(s).bytes(s), run)
 	if s.Text {

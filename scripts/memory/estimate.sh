@@ -141,7 +141,7 @@ for m in eta default private runs3 folds5 tune paper metric simulate; do all="$a
 for m in eta default private runs3 folds5 tune simulate; do all="$all dense2:1000000:$m dense22:1000000:$m dense300:100000:$m sparse:100000:$m"; done
 all="$all dense1:100000:paper dense1:100000:metric dense22:100000:paper dense300:30000:paper"
 all="$all dense1:5000000:eta dense2:5000000:eta dense2:5000000:default"
-all="$all sparse:1000000:eta sparse:1000000:default sparse:1000000:private sparse:5000000:eta sparse:5000000:default sparse:5000000:private"
+all="$all sparse:1000000:eta sparse:1000000:default sparse:1000000:private sparse:1000000:simulate sparse:5000000:eta sparse:5000000:default sparse:5000000:private"
 for r in ${ROWS:-$all}; do
 	row $(echo "$r" | tr ':' ' ')
 done
