@@ -23,9 +23,9 @@ import (
 //
 //   - while a file is read, the loader holds at most 1.25 B besides the
 //     process's baseline (data.transientShare);
-//   - a run whose training would hold more than B — the records read
-//     times the copies the command makes of them (runCopies) — is refused
-//     after reading, before any training, naming --max-memory.
+//   - a run whose training would hold more than B — the peak that
+//     estimateMemory models for its mode and the shape of its records —
+//     is refused after reading, before any training, naming --max-memory.
 //
 // Between the two, the Go collector runs under a soft memory limit of
 // 1.25 B + memoryConstant (setMemoryLimit), so that garbage does not
