@@ -82,7 +82,8 @@ func tableBytes(t *data.Table) int64 {
 //
 //	need = max(load, run),   load, run = PerRecord·n + Values·V
 //
-// where n is the number of records and V the bytes of their stored values
+// (+ 16 MiB for train's run, the collector's floor; + 48 MiB for
+// simulate's, its sites' fixed state), where n is the number of records and V the bytes of their stored values
 // (dense: 8 a feature, n·d·8; CSR: 12 a nonzero, its float64 value and
 // int32 index). The labels (8 bytes a record), the CSR row pointers (8),
 // the index lists of splits and folds (8 a record each), the scores and
@@ -91,7 +92,7 @@ func tableBytes(t *data.Table) int64 {
 // of 2 features is 24 bytes of table but ≈ 80 bytes at the peak), which
 // an estimate in copies of the records alone under-counts (the earlier 5
 // copies: 80 bytes a record of one feature, where 10⁶ such records
-// peaked at 76 MiB past the baseline).
+// peaked at 59–167 MiB past the baseline, η given to the paper protocol).
 //
 // Each term names the allocations it counts (memLoad, memRun); its
 // coefficients are set above the peaks measured on the shapes of
