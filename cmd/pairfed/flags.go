@@ -23,6 +23,7 @@ func dataFlags() []cli.Flag {
 		&cli.StringFlag{Name: "impute", Value: "error", Action: check, Usage: "missing values (? or empty): error, constant:V (public), schema (the --feature-bounds constants, public), mean or drop (both data-dependent: a private run is then reported private: false)"},
 		&cli.IntFlag{Name: "dim", Action: func(c *cli.Context, _ int) error { return checkDataOptions(c) }, Usage: "declare the number of features (LIBSVM files whose last columns never occur)"},
 		&cli.StringFlag{Name: "representation", Value: "auto", Action: check, Usage: "in-memory representation: auto, dense or sparse"},
+		&cli.StringFlag{Name: "memory-estimate", Hidden: true, Usage: "print the run's memory estimate (print) or print it and stop (exit): scripts/memory/estimate.sh"},
 		&cli.StringFlag{Name: "max-memory", Action: check, Usage: "memory budget of a data file and its run (e.g. 512MiB, 8GiB): records, parsing and 16 vectors per feature, and its text after decompression; a file is read within 1.25 times it, and a run whose training would hold more (its records times the copies it makes) is refused before training (default: a quarter of the memory the process may use — physical, cgroup or ulimit -v —, at most 4 GiB)"},
 	}
 }
