@@ -86,10 +86,18 @@
 //	GOMAXPROCS=1 nice -n 19 go run ./scripts/regret -n 1000 -d 2,10,500 -max-work 1.1e9 -runs 20 -runs-cheap 20 -raw docs/results/regret-n1000-rest-r20.json
 //	GOMAXPROCS=1 nice -n 19 go run ./scripts/regret -n 256 -d 1000 -pos 0.01,0.1,0.5 -eps 0.1,0.5,1,10 -runs 20 -runs-cheap 20 -max-gd-n 200 -max-work 1.1e10 -raw docs/results/regret-small-d1000-r20.json
 //
+// and then the remaining blocks too (2026-11-28), so that no block's run
+// count was chosen after seeing its misses — every cell of the five grids
+// at ≥ 20 runs:
+//
+//	GOMAXPROCS=1 nice -n 19 go run ./scripts/regret -n 10000,100000 -d 2,10,100,500 -max-work 1.1e9 -runs 20 -runs-cheap 20 -raw docs/results/regret-large-r20.json
+//	GOMAXPROCS=1 nice -n 19 go run ./scripts/regret -n 10000 -d 500 -runs 20 -runs-cheap 20 -max-work 3e9 -algos dp-lda,dp-ssp-mean,dp-pair-sgd,dp-gd -raw docs/results/regret-d500-r20.json
+//	GOMAXPROCS=1 nice -n 19 go run ./scripts/regret -n 1000,10000 -d 1000 -pos 0.1,0.5 -eps 0.1,1,10 -runs 20 -runs-cheap 20 -max-work 1.1e10 -max-gd-n 500 -raw docs/results/regret-d1000-r20.json
+//
 // (each d block starts the cycle of separations afresh, so these
 // sub-grids draw the same shapes as the main grid's cells), then
 //
-//	go run ./scripts/regret -from <the five grids> -replace <the five files> -out docs/results/regret-rerun.md
+//	go run ./scripts/regret -from <the five grids> -replace <the eight files> -out docs/results/regret-rerun.md
 //
 // -failing (with -from) writes the failing-cells analysis instead of the
 // report: the cells whose held-out regret exceeds 0.01, the per-t-band
