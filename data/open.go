@@ -30,16 +30,28 @@ func openRegular(path, what string) (*os.File, error) {
 		return nil, fmt.Errorf("data: %s is a named pipe (FIFO), not a regular file: a %s must be a file (write the stream to a file first)", path, what)
 	case !m.IsRegular():
 		f.Close()
-		kind := "special file"
-		switch {
-		case m&os.ModeCharDevice != 0:
-			kind = "character device"
-		case m&os.ModeDevice != 0:
-			kind = "block device"
-		case m&os.ModeSocket != 0:
-			kind = "socket"
-		}
-		return nil, fmt.Errorf("data: %s is a %s, not a regular file: give the path of a %s", path, kind, what)
+		return nil, fmt.Errorf("data: %s is a %s, not a regular file: give the path of a %s", path, FileKind(m), what)
 	}
 	return f, nil
+}
+
+// FileKind names what a file that is not regular is ("directory", "named
+// pipe (FIFO)", "character device", "block device", "socket" or "special
+// file"), for errors that refuse it; "" for a regular file.
+func FileKind(m os.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return ""
+	case m.IsDir():
+		return "directory"
+	case m&os.ModeNamedPipe != 0:
+		return "named pipe (FIFO)"
+	case m&os.ModeCharDevice != 0:
+		return "character device"
+	case m&os.ModeDevice != 0:
+		return "block device"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
 }

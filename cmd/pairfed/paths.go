@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/store"
 	"github.com/urfave/cli/v2"
 )
@@ -38,21 +39,8 @@ func openInput(flag, path string) (*os.File, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
-	if m := st.Mode(); !m.IsRegular() {
+	if kind := data.FileKind(st.Mode()); kind != "" {
 		f.Close()
-		kind := "special file"
-		switch {
-		case m.IsDir():
-			kind = "directory"
-		case m&os.ModeNamedPipe != 0:
-			kind = "named pipe (FIFO)"
-		case m&os.ModeCharDevice != 0:
-			kind = "character device"
-		case m&os.ModeDevice != 0:
-			kind = "block device"
-		case m&os.ModeSocket != 0:
-			kind = "socket"
-		}
 		return nil, fmt.Errorf("%s %s is a %s, not a regular file: give the path of the file itself", flag, path, kind)
 	}
 	return f, nil
