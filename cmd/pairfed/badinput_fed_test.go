@@ -426,6 +426,15 @@ func TestBadInputFederation(t *testing.T) {
 			}},
 		fedCase{name: "ledger budget set for another site in a site's directory", args: []string{"ledger", "budget", "set", "--state", dirA, "--site", "b", "--epsilon", "5", "--delta", "0.01"}, code: 2,
 			err: []string{"--site b, but " + dirA + " is the state directory of site a", "enforced nowhere", "give --site a"}},
+		fedCase{name: "simulate --partition single-class with fed-avg warns", args: []string{"simulate", "--data", siteA, "--sites", "2", "--transport", "mem", "--partition", "single-class", "--noise-seed", "5"}, code: 0,
+			err: []string{"warning: --partition single-class with fed-avg", "cannot learn from sites that hold one class", "fed-dp-ssp"},
+			after: func(t *testing.T, c *child) {
+				for _, w := range []string{"note: --partition single-class with fed-avg", "note: --noise-seed 5: fed-avg is not private and adds no privacy noise"} {
+					if !strings.Contains(c.stdout.String(), w) {
+						t.Errorf("stdout does not say %q:\n%s", w, c.stdout.String())
+					}
+				}
+			}},
 		fedCase{name: "worker ledger replaced without a newline", before: func(t *testing.T) { resetScratch(t, siteFiles("bm90IGEgbGVkZ2Vy"+goodRelease)) },
 			args: scratchWorker(), code: 1, err: []string{"ledger.jsonl ends with", "not the beginning of one entry", "restore it from a backup"}},
 	)
