@@ -304,6 +304,9 @@ func TestBadInputFederation(t *testing.T) {
 		}, args: scratchWorker(), code: 1, err: []string{"ledger lacks releases", "job lost phases [1]", "restore it from a backup"}},
 		fedCase{name: "ledger show of a bad ledger", before: func(t *testing.T) { resetScratch(t, siteFiles(goodRelease+"{}\n")) },
 			args: []string{"ledger", "show", "--state", scratch}, code: 1, err: []string{"ledger.jsonl:1", "trailing data"}},
+		// Probe 4 (issue 28): a torn last line was skipped without a word.
+		fedCase{name: "ledger show of a ledger with a torn last line", before: func(t *testing.T) { resetScratch(t, siteFiles(goodRelease+"\n"+goodRelease[:30])) },
+			args: []string{"ledger", "show", "--state", scratch}, code: 0, err: []string{"note:", "ledger.jsonl ends with a torn last line of 30 bytes", "not counted"}},
 		fedCase{name: "charges deleted, finished private job remains", before: func(t *testing.T) {
 			st := &protocol.JobStatus{Job: "done", Status: protocol.StatusCompleted, Algo: "fed-dpegd", Phases: 2, Sites: []string{"a"}, Model: []float64{1, 2, 3},
 				Privacy: []protocol.SiteReport{{Site: "a", Records: 40, Epsilon: 0.5, Delta: 1e-3, Sigmas: []float64{2, 3}, Secure: true}}}
