@@ -403,6 +403,13 @@ func TestBadInputFederation(t *testing.T) {
 			err: []string{"--model " + fifo + " is a named pipe (FIFO), not a regular file"}, after: unchangedFiles},
 		fedCase{name: "card --eval FIFO", args: []string{"card", "--model", modelFile, "--eval", fifo, "--out", filepath.Join(root, "card")}, code: 1,
 			err: []string{"--eval " + fifo + " is a named pipe (FIFO)"}, after: unchangedFiles},
+		// Probe 4: a file of another layout failed in the loader without
+		// saying what the model reads.
+		fedCase{name: "score a LIBSVM model on a CSV file", args: []string{"score", "--model", modelFile, "--data", filepath.Join("testdata", "bad", "dim3.csv")}, code: 1,
+			err: []string{`bad label "a,b,c,label"`, "the model reads its data as libsvm records of the model's d = 3 features"}, after: unchangedFiles},
+		fedCase{name: "score a LIBSVM index beyond the model's d", before: func(t *testing.T) { writeFile(t, filepath.Join(root, "d10.libsvm"), "1 1:0.5 10:1\n-1 1:0.2\n") },
+			args: []string{"score", "--model", modelFile, "--data", filepath.Join(root, "d10.libsvm")}, code: 1,
+			err: []string{"feature index 10 exceeds", "the model's d = 3 features (feature indices 1 to 3)"}, after: unchangedFiles},
 		fedCase{name: "score --out = --data", args: []string{"score", "--model", modelFile, "--data", dataCopy, "--out", dataCopy}, code: 2,
 			err: []string{"--out " + dataCopy + " is the --data file", "give another path"}, after: unchangedFiles},
 		fedCase{name: "score --out = --model", args: []string{"score", "--model", modelFile, "--data", dataCopy, "--out", modelFile}, code: 2,
