@@ -410,6 +410,10 @@ func TestBadInputFederation(t *testing.T) {
 		fedCase{name: "score a LIBSVM index beyond the model's d", before: func(t *testing.T) { writeFile(t, filepath.Join(root, "d10.libsvm"), "1 1:0.5 10:1\n-1 1:0.2\n") },
 			args: []string{"score", "--model", modelFile, "--data", filepath.Join(root, "d10.libsvm")}, code: 1,
 			err: []string{"feature index 10 exceeds", "the model's d = 3 features (feature indices 1 to 3)"}, after: unchangedFiles},
+		fedCase{name: "evaluate a file with a label the model does not know warns", before: func(t *testing.T) {
+			writeFile(t, filepath.Join(root, "c3.libsvm"), "1 1:0.5 2:0.1\n-1 1:0.2 3:0.4\n1 2:0.9\n-1 3:0.1\n7 1:0.3\n")
+		}, args: []string{"evaluate", "--model", modelFile, "--data", filepath.Join(root, "c3.libsvm")}, code: 0,
+			err: []string{"warning:", "c3.libsvm has 3 distinct labels", `every other label counts as negative`, `"7" (1 records)`}, after: unchangedFiles},
 		fedCase{name: "score --out = --data", args: []string{"score", "--model", modelFile, "--data", dataCopy, "--out", dataCopy}, code: 2,
 			err: []string{"--out " + dataCopy + " is the --data file", "give another path"}, after: unchangedFiles},
 		fedCase{name: "score --out = --model", args: []string{"score", "--model", modelFile, "--data", dataCopy, "--out", modelFile}, code: 2,
