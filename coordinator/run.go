@@ -136,11 +136,22 @@ func (w *linkWatch) up() (bool, error) {
 // site s's subject only messages that site s sends about itself
 // (protocol.CheckSender) — a site cannot speak for another.
 func receive(fed, subject string, data []byte) (protocol.Message, error) {
+	jobs := subject == protocol.JobsSubject(fed)
+	if jobs && len(data) > 0 {
+		// The kind first: a Result on the jobs subject was dropped as
+		// "phase 0 outside [1, 65536]", its body's check, not as a message
+		// of the wrong kind (probe 4 of issue 28).
+		switch k := protocol.Kind(data[0]); k {
+		case protocol.KindJobSubmit, protocol.KindJobQuery, protocol.KindJobList, protocol.KindJobCancel:
+		default:
+			return nil, fmt.Errorf("a %v message on the jobs subject %s, which takes only job-submit, job-query, job-list and job-cancel (a client or site publishing on the wrong subject?)", k, subject)
+		}
+	}
 	m, err := protocol.Decode(data)
 	if err != nil {
 		return nil, err
 	}
-	if subject == protocol.JobsSubject(fed) {
+	if jobs {
 		switch m.(type) {
 		case *protocol.JobSubmit, *protocol.JobQuery, *protocol.JobList, *protocol.JobCancel:
 			return m, nil

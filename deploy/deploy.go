@@ -255,15 +255,20 @@ func (c *Config) Validate() error {
 	if len(c.Sites) > protocol.MaxSites {
 		return fmt.Errorf("deploy: %d sites exceed %d", len(c.Sites), protocol.MaxSites)
 	}
-	seen := map[string]bool{}
+	seen := map[string]string{} // lower-case name → the name given
 	for _, s := range c.Sites {
 		if err := protocol.ValidName("site", s); err != nil {
 			return err
 		}
-		if seen[s] {
-			return fmt.Errorf("deploy: site %q given twice", s)
+		if prev, ok := seen[strings.ToLower(s)]; ok {
+			if prev == s {
+				return fmt.Errorf("deploy: site %q given twice", s)
+			}
+			// Each site gets files and directories named after it, which
+			// collide on a case-insensitive file system (macOS, Windows).
+			return fmt.Errorf("deploy: sites %q and %q differ only in case: their files would collide on a case-insensitive file system; rename one of them", prev, s)
 		}
-		seen[s] = true
+		seen[strings.ToLower(s)] = s
 	}
 	if len(c.HubHosts) == 0 {
 		c.HubHosts = []string{"localhost"}

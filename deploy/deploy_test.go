@@ -325,6 +325,8 @@ func TestGenerateRefuses(t *testing.T) {
 		{Config{Federation: "f.g", Sites: []string{"a"}}, "", "federation"},
 		{Config{Federation: "f"}, "", "no sites"},
 		{Config{Federation: "f", Sites: []string{"a", "a"}}, "", "twice"},
+		// Probe 4 (issue 28): names equal up to case were accepted.
+		{Config{Federation: "f", Sites: []string{"A", "a"}}, "", `sites "A" and "a" differ only in case`},
 		{Config{Federation: "f", Sites: []string{"a*"}}, "", "site"},
 		{Config{Federation: "f", Sites: []string{"a", "b"}, SitePorts: []int{1, 1}}, "", "not distinct"},
 		{Config{Federation: "f", Sites: []string{"a"}, SitePorts: []int{70000}}, "", "outside"},

@@ -304,6 +304,9 @@ func TestBadInputFederation(t *testing.T) {
 		}, args: scratchWorker(), code: 1, err: []string{"ledger lacks releases", "job lost phases [1]", "restore it from a backup"}},
 		fedCase{name: "ledger show of a bad ledger", before: func(t *testing.T) { resetScratch(t, siteFiles(goodRelease+"{}\n")) },
 			args: []string{"ledger", "show", "--state", scratch}, code: 1, err: []string{"ledger.jsonl:1", "trailing data"}},
+		// Probe 4 (issue 28): a torn last line was skipped without a word.
+		fedCase{name: "ledger show of a ledger with a torn last line", before: func(t *testing.T) { resetScratch(t, siteFiles(goodRelease+"\n"+goodRelease[:30])) },
+			args: []string{"ledger", "show", "--state", scratch}, code: 0, err: []string{"note:", "ledger.jsonl ends with a torn last line of 30 bytes", "not counted"}},
 		fedCase{name: "charges deleted, finished private job remains", before: func(t *testing.T) {
 			st := &protocol.JobStatus{Job: "done", Status: protocol.StatusCompleted, Algo: "fed-dpegd", Phases: 2, Sites: []string{"a"}, Model: []float64{1, 2, 3},
 				Privacy: []protocol.SiteReport{{Site: "a", Records: 40, Epsilon: 0.5, Delta: 1e-3, Sigmas: []float64{2, 3}, Secure: true}}}
@@ -400,6 +403,17 @@ func TestBadInputFederation(t *testing.T) {
 			err: []string{"--model " + fifo + " is a named pipe (FIFO), not a regular file"}, after: unchangedFiles},
 		fedCase{name: "card --eval FIFO", args: []string{"card", "--model", modelFile, "--eval", fifo, "--out", filepath.Join(root, "card")}, code: 1,
 			err: []string{"--eval " + fifo + " is a named pipe (FIFO)"}, after: unchangedFiles},
+		// Probe 4: a file of another layout failed in the loader without
+		// saying what the model reads.
+		fedCase{name: "score a LIBSVM model on a CSV file", args: []string{"score", "--model", modelFile, "--data", filepath.Join("testdata", "bad", "dim3.csv")}, code: 1,
+			err: []string{`bad label "a,b,c,label"`, "the model reads its data as libsvm records of the model's d = 3 features"}, after: unchangedFiles},
+		fedCase{name: "score a LIBSVM index beyond the model's d", before: func(t *testing.T) { writeFile(t, filepath.Join(root, "d10.libsvm"), "1 1:0.5 10:1\n-1 1:0.2\n") },
+			args: []string{"score", "--model", modelFile, "--data", filepath.Join(root, "d10.libsvm")}, code: 1,
+			err: []string{"feature index 10 exceeds", "the model's d = 3 features (feature indices 1 to 3)"}, after: unchangedFiles},
+		fedCase{name: "evaluate a file with a label the model does not know warns", before: func(t *testing.T) {
+			writeFile(t, filepath.Join(root, "c3.libsvm"), "1 1:0.5 2:0.1\n-1 1:0.2 3:0.4\n1 2:0.9\n-1 3:0.1\n7 1:0.3\n")
+		}, args: []string{"evaluate", "--model", modelFile, "--data", filepath.Join(root, "c3.libsvm")}, code: 0,
+			err: []string{"warning:", "c3.libsvm has 3 distinct labels", `every other label counts as negative`, `"7" (1 records)`}, after: unchangedFiles},
 		fedCase{name: "score --out = --data", args: []string{"score", "--model", modelFile, "--data", dataCopy, "--out", dataCopy}, code: 2,
 			err: []string{"--out " + dataCopy + " is the --data file", "give another path"}, after: unchangedFiles},
 		fedCase{name: "score --out = --model", args: []string{"score", "--model", modelFile, "--data", dataCopy, "--out", modelFile}, code: 2,
@@ -426,6 +440,15 @@ func TestBadInputFederation(t *testing.T) {
 			}},
 		fedCase{name: "ledger budget set for another site in a site's directory", args: []string{"ledger", "budget", "set", "--state", dirA, "--site", "b", "--epsilon", "5", "--delta", "0.01"}, code: 2,
 			err: []string{"--site b, but " + dirA + " is the state directory of site a", "enforced nowhere", "give --site a"}},
+		fedCase{name: "simulate --partition single-class with fed-avg warns", args: []string{"simulate", "--data", siteA, "--sites", "2", "--transport", "mem", "--partition", "single-class", "--noise-seed", "5"}, code: 0,
+			err: []string{"warning: --partition single-class with fed-avg", "cannot learn from sites that hold one class", "fed-dp-ssp"},
+			after: func(t *testing.T, c *child) {
+				for _, w := range []string{"note: --partition single-class with fed-avg", "note: --noise-seed 5: fed-avg is not private and adds no privacy noise"} {
+					if !strings.Contains(c.stdout.String(), w) {
+						t.Errorf("stdout does not say %q:\n%s", w, c.stdout.String())
+					}
+				}
+			}},
 		fedCase{name: "worker ledger replaced without a newline", before: func(t *testing.T) { resetScratch(t, siteFiles("bm90IGEgbGVkZ2Vy"+goodRelease)) },
 			args: scratchWorker(), code: 1, err: []string{"ledger.jsonl ends with", "not the beginning of one entry", "restore it from a backup"}},
 	)

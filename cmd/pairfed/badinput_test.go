@@ -452,6 +452,10 @@ func TestBadInputCorpus(t *testing.T) {
 		{name: "ledger show --state a file", args: []string{"ledger", "show", "--state", siteA}, code: 1, err: []string{"is a file, not a state directory"}},
 		{name: "deploy --cert-days 1e9", args: []string{"deploy", "init", "--federation", "f", "--sites", "a,b", "--out", filepath.Join(root, "never-deploy"), "--cert-days", "1000000000"}, code: 2,
 			err: []string{"--cert-days 1000000000 outside [1, 36500] days"}},
+		{name: "deploy --sites with an empty name", args: []string{"deploy", "init", "--federation", "f", "--sites", "a,,c", "--out", filepath.Join(root, "never-deploy")}, code: 2,
+			err: []string{`--sites "a,,c": name 2 is empty`, "--sites a,b,c"}},
+		{name: "deploy --sites A,a", args: []string{"deploy", "init", "--federation", "f", "--sites", "A,a", "--out", filepath.Join(root, "never-deploy")}, code: 2,
+			err: []string{`sites "A" and "a" differ only in case`, "rename one"}},
 	}
 	// Jobs the sites refuse before any computation (status refused, exit 3).
 	refused := []badCase{

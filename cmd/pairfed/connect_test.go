@@ -206,7 +206,7 @@ func TestDeployInitCommand(t *testing.T) {
 	}{
 		{[]string{"--sites", "a,b.c"}, "not in [A-Za-z0-9_-]"},
 		{[]string{"--sites", "a,a"}, "given twice"},
-		{[]string{"--sites", " , "}, "no sites"},
+		{[]string{"--sites", " , "}, "name 1 is empty"}, // probe 4: an empty name is refused, not dropped
 		{[]string{"--sites", "a,b", "--site-ports", "1,2,3"}, "3 site ports for 2 sites"},
 		{[]string{"--sites", "a,b", "--site-ports", "5000,x"}, "is not a port"},
 		{[]string{"--sites", "a", "--prefix", "relative/dir"}, "absolute path"},

@@ -58,10 +58,12 @@ const maxValidityDays = 36500
 
 func runDeployInit(c *cli.Context) error {
 	var sites []string
-	for _, s := range strings.Split(c.String("sites"), ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			sites = append(sites, s)
+	for i, s := range strings.Split(c.String("sites"), ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			// Probe 4: "a,,c" silently became two sites.
+			return usageError{fmt.Errorf("deploy init: --sites %q: name %d is empty (a doubled or trailing comma?): give each site once, e.g. --sites a,b,c", c.String("sites"), i+1)}
 		}
+		sites = append(sites, s)
 	}
 	var ports []int
 	for _, p := range strings.Split(c.String("site-ports"), ",") {

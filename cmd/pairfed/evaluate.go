@@ -3,7 +3,12 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strings"
+
+	"github.com/pairfed/pairfed/data"
+	"github.com/pairfed/pairfed/model"
 
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/urfave/cli/v2"
@@ -68,9 +73,12 @@ func runEvaluate(c *cli.Context) error {
 	if m.Task == "metric" && c.String("reference") == "" {
 		return usageError{fmt.Errorf("evaluate: %s is a metric model: give --reference FILE (the labelled neighbours of the KNN-3 vote, e.g. the training file)", c.String("model"))}
 	}
-	_, ds, _, err := loadForModel(m, c.String("data"), "", mem, needLabels)
+	t, ds, _, err := loadForModel(m, c.String("data"), "", mem, needLabels)
 	if err != nil {
 		return err
+	}
+	if w := extraClassesWarning(m, t); w != "" {
+		fmt.Fprintf(c.App.ErrWriter, "pairfed: warning: %s\n", w)
 	}
 	ev := &Evaluation{Model: c.String("model"), Data: c.String("data"), Task: m.Task, N: ds.N,
 		Note: "computed from the records of --data without privacy: not covered by the model's guarantee"}
@@ -193,4 +201,23 @@ func rocPoints(s, y []float64, k int) []ROCPoint {
 		out = append(out, all[i*(len(all)-1)/(k-1)])
 	}
 	return out
+}
+
+// extraClassesWarning: with more than two labels in the evaluated file,
+// every label outside the model's positive classes counts as negative,
+// also one the training file never had (probe 4 of issue 28: a "maybe"
+// was counted as negative without a word). The model does not record the
+// training file's negative labels, so this warns instead of refusing.
+func extraClassesWarning(m *model.Model, t *data.Table) string {
+	if t == nil || len(t.Classes) <= 2 {
+		return ""
+	}
+	var neg []string
+	for i, c := range t.Classes {
+		if !slices.Contains(t.Positive, c) {
+			neg = append(neg, fmt.Sprintf("%q (%d records)", c, t.Counts[i]))
+		}
+	}
+	return fmt.Sprintf("%s has %d distinct labels; the model's positive classes are %q and every other label counts as negative: %s — if one of them is not a label of the training file (a typo, an unknown outcome), fix or drop those records",
+		t.Source, len(t.Classes), m.Preprocessing.Loader.PositiveClasses, strings.Join(neg, ", "))
 }

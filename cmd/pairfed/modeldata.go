@@ -73,7 +73,11 @@ func loadForModel(m *model.Model, path, idColumn string, maxMemory int64, lab la
 		t, err = data.Load(path, opt)
 	}
 	if err != nil {
-		return nil, nil, false, err
+		// Probe 4 (issue 28): a CSV file for a LIBSVM model failed as
+		// `bad label "a,b,c,label"`, a LIBSVM file for a CSV model as "no
+		// feature columns", an index beyond d as "exceeds Dim 8": the
+		// loader's error did not say these come from the model.
+		return nil, nil, false, fmt.Errorf("%w\n(%s reads its data as %s: give --data a file in that layout)", err, "the model", modelLayout(m, opt))
 	}
 	if ph.extra && t.N > 1 {
 		t.Dataset = t.Subset([]int{0}) // the placeholder's second record
@@ -539,4 +543,24 @@ func fileColumns(m *model.Model) []string {
 		out = append(out, m.Features[i])
 	}
 	return out
+}
+
+// modelLayout describes the file layout the model reads: its training
+// file's format and its number of features.
+func modelLayout(m *model.Model, opt data.Options) string {
+	format := opt.Format
+	if format == "" {
+		format = "its training file's format"
+	}
+	switch {
+	case format == data.FormatCSV && len(m.Features) > 0:
+		names := m.Features
+		if len(names) > 10 {
+			names = append(names[:10:10], "…")
+		}
+		return fmt.Sprintf("%s records with the model's d = %d feature columns (%s) and its label column", format, m.D, strings.Join(names, ", "))
+	case format == data.FormatCSV:
+		return fmt.Sprintf("%s records with the model's d = %d feature columns and its label column", format, m.D)
+	}
+	return fmt.Sprintf("%s records of the model's d = %d features (feature indices 1 to %d)", format, m.D, m.D)
 }

@@ -163,6 +163,19 @@ func runSimulate(c *cli.Context) error {
 	if err := checkMetricSize(c.String("task"), opt, train.D); err != nil {
 		return err
 	}
+	// Probe 4 (issue 28): fed-avg on single-class sites reported AUC
+	// 0.5000 without a word, and --noise-seed on a non-private algorithm
+	// looked ignored.
+	var flagNotes []string
+	if spec.Partition == "single-class" && !fedalgo.LearnsFromSingleClassSites(spec.Job.Algo) {
+		w := fmt.Sprintf("--partition single-class with %s: it pairs or fits within each site and cannot learn from sites that hold one class (expect an AUC near 0.5); algorithms for sites of one class: %s",
+			spec.Job.Algo, strings.Join(fedalgo.SingleClassNames(), ", "))
+		fmt.Fprintf(c.App.ErrWriter, "pairfed: warning: %s\n", w)
+		flagNotes = append(flagNotes, w)
+	}
+	if c.IsSet("noise-seed") && !fedalgo.Private(spec.Job.Algo) {
+		flagNotes = append(flagNotes, fmt.Sprintf("--noise-seed %d: %s is not private and adds no privacy noise; the seed only changes its sampling (as --seed does)", c.Uint64("noise-seed"), spec.Job.Algo))
+	}
 	bar := startProgress(c, "simulate", spec.Runs)
 	defer bar.Finish()
 	spec.OnRun = bar.OnRun()
@@ -185,6 +198,7 @@ func runSimulate(c *cli.Context) error {
 	if recNote != "" {
 		rep.Notes = append([]string{recNote}, rep.Notes...)
 	}
+	rep.Notes = append(flagNotes, rep.Notes...)
 	for _, p := range rep.Privacy {
 		if w := pairwise.DeltaWarning(p.Delta, p.Records); w != "" {
 			fmt.Fprintf(c.App.ErrWriter, "pairfed: warning: %s: %s\n", p.Site, w)
