@@ -90,7 +90,8 @@ import (
 // such cells to miss whatever is picked (the held-out regret's standard
 // error there is ≈ 0.02 at 10 runs), and with the n = 100 and n = 256
 // blocks re-run at 40 runs and n = 1000 and n = 256, d = 1000 at 20 the
-// same rule scores 91.3 % (97.2 % where a model learns;
+// same rule scores 91.3 % (97.2 % where a model learns; with every
+// cell at ≥ 20 runs, 92.2 % and 99.1 %;
 // docs/results/regret-failing.md, with its caveats and what was tried to
 // improve on dp-lda and why it did not).
 // scripts/regret's TestRulePicksTheDecisiveWinner re-reads the recorded

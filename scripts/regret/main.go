@@ -340,19 +340,30 @@ func mergeCells(all, more []result) []result {
 // differ where their code changed since the recording (they are reported
 // as re-measured). Cells of more with no counterpart are appended.
 func replaceCells(all, more []result) []result {
+	extends := func(a, r result) bool {
+		for _, name := range []string{"dp-lda", "dp-ssp-mean"} {
+			old, nv := a.AUC[name], r.AUC[name]
+			if len(old) > len(nv) || !slices.Equal(old, nv[:len(old)]) {
+				return false
+			}
+		}
+		return true
+	}
 	for _, r := range more {
-		i := slices.IndexFunc(all, func(a result) bool {
+		same := func(a result) bool {
 			return a.N == r.N && a.D == r.D && a.Pos == r.Pos && a.Eps == r.Eps && a.Target == r.Target
-		})
-		if i < 0 {
+		}
+		if !slices.ContainsFunc(all, same) {
 			all = append(all, r)
 			continue
 		}
-		for _, name := range []string{"dp-lda", "dp-ssp-mean"} {
-			old, nv := all[i].AUC[name], r.AUC[name]
-			if len(old) > len(nv) || !slices.Equal(old, nv[:len(old)]) {
-				log.Fatalf("regret: -replace: cell n=%d d=%d π₊=%g ε=%g: %s's runs do not extend the recorded ones (not the same draws)", r.N, r.D, r.Pos, r.Eps, name)
-			}
+		// Two blocks may hold a cell of the same n, d, π₊, ε and target
+		// (the d = 500 supplement and the main grid's d = 500 column, with
+		// their own candidates' noise): the one whose rule candidates the
+		// re-run extends is the one it re-measured.
+		i := slices.IndexFunc(all, func(a result) bool { return same(a) && extends(a, r) })
+		if i < 0 {
+			log.Fatalf("regret: -replace: cell n=%d d=%d π₊=%g ε=%g: the rule's candidates' runs do not extend any recorded cell's (not the same draws)", r.N, r.D, r.Pos, r.Eps)
 		}
 		all[i] = r
 	}
