@@ -56,13 +56,13 @@ type Preprocessing struct {
 // budget in pre, and returns the released ranges (the caller builds the
 // per-record map from them).
 //
-// With a Gaussian-DP training mechanism (Algorithm.GaussianDP, δ > 0, no
-// --tune: the others, and --tune, whose selection is not a plain Gaussian
-// composition, use basic composition; a run that turns out not to fit is
-// refused by finish) the
-// share is of μ² and the run composes exactly (dp.SplitGDP: the ranges
-// are released μ_range-GDP and the algorithm runs at (ε, δ_train));
-// otherwise the share is of ε and δ, composed by basic composition
+// With a Gaussian-DP training mechanism (Algorithm.GaussianDP), δ > 0
+// and no --tune, the share is of μ² and the run composes exactly
+// (dp.SplitGDP: the ranges are released μ_range-GDP and the algorithm runs
+// at (ε, δ_train)); otherwise — the other mechanisms, and --tune, whose
+// selection is not a plain Gaussian composition — the share is of ε and
+// δ, composed by basic composition (a run that turns out not to fit is
+// refused by finish)
 // (dp.SplitBudget).
 //
 // cols, when not nil, restricts the estimate to those features (a schema's
