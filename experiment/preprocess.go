@@ -61,9 +61,8 @@ type Preprocessing struct {
 // (dp.SplitGDP: the ranges are released μ_range-GDP and the algorithm runs
 // at (ε, δ_train)); otherwise — the other mechanisms, and --tune, whose
 // selection is not a plain Gaussian composition — the share is of ε and
-// δ, composed by basic composition (a run that turns out not to fit is
-// refused by finish)
-// (dp.SplitBudget).
+// δ, composed by basic composition (dp.SplitBudget; a run that turns out
+// not to fit is refused by finish).
 //
 // cols, when not nil, restricts the estimate to those features (a schema's
 // unknown features); the returned ranges are in that order.
