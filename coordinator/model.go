@@ -56,7 +56,7 @@ func FederatedModel(a *protocol.JobAnnounce, w []float64, sites []model.SiteGuar
 		}
 	}
 	if private && len(reasons) == 0 {
-		c.Why = fmt.Sprintf("every site's releases in %s are record-level (ε, δ)-DP for its own records with secure noise, at most (%.6g, %.3g) per site as the sites and the coordinator's ledger certified; the global model is post-processing of those releases", a.Algo, c.Epsilon, c.Delta)
+		c.Why = fmt.Sprintf("every site's releases in %s are record-level (ε, δ)-DP for its own records with secure noise, at most %s per site as the sites and the coordinator's ledger certified; the global model is post-processing of those releases", a.Algo, model.CertifiedPair(c.Epsilon, c.Delta))
 	} else {
 		c.Private = false
 		if len(c.Reasons) == 0 {

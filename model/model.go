@@ -507,15 +507,22 @@ func (c *Certificate) validate() error {
 	return nil
 }
 
+// CertifiedPair is how a private certificate's statement Why writes its
+// certified (ε, δ): every writer builds Why with it, and consistent looks
+// for it there.
+func CertifiedPair(eps, delta float64) string {
+	return fmt.Sprintf("(%.6g, %.3g)", eps, delta)
+}
+
 // consistent checks that a private certificate's (ε, δ) is the one its
 // other fields state: the sentence Why (every writer prints the certified
-// pair in it as "(%.6g, %.3g)") and, for a federated model, the largest of
+// pair in it with CertifiedPair) and, for a federated model, the largest of
 // the sites' guarantees. A file whose ε or δ alone was edited — to claim
 // a stronger guarantee than was certified — is refused even when its
 // checksum was recomputed. (The checksum is no signature: an edit of
 // every field stays undetected; the card says so.)
 func (c *Certificate) consistent() error {
-	pair := fmt.Sprintf("(%.6g, %.3g)", c.Epsilon, c.Delta)
+	pair := CertifiedPair(c.Epsilon, c.Delta)
 	if !strings.Contains(c.Why, pair) {
 		return fmt.Errorf("certificate: (ε, δ) = %s is not the pair its statement \"why\" certifies (%s): the certificate was edited; use the file pairfed wrote", pair, c.Why)
 	}

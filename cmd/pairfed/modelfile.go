@@ -160,7 +160,7 @@ func trainCertificate(fm *experiment.FittedModel, spec experiment.Spec) (model.C
 		if pre != nil && pre.Ranges != nil {
 			what = "the feature ranges of the preprocessing map and the parameters"
 		}
-		c.Why = fmt.Sprintf("%s are one %s release of %s (%s noise, calibration %s, secure noise source) on n = %d records, certified (ε, δ) = (%.6g, %.3g) by the exact accountant; every preprocessing step is per record with public or DP-released parameters", what, c.Model, fm.Algorithm, c.Mechanism, c.Calibration, c.N, c.Epsilon, c.Delta)
+		c.Why = fmt.Sprintf("%s are one %s release of %s (%s noise, calibration %s, secure noise source) on n = %d records, certified (ε, δ) = %s by the exact accountant; every preprocessing step is per record with public or DP-released parameters", what, c.Model, fm.Algorithm, c.Mechanism, c.Calibration, c.N, model.CertifiedPair(c.Epsilon, c.Delta))
 	} else {
 		if len(c.Reasons) == 0 {
 			c.Reasons = []string{"the run was not private end to end"}
