@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/pairfed/pairfed/data"
@@ -115,5 +117,22 @@ func TestMemoryEstimateBombRefused(t *testing.T) {
 		if measured := c.measured; got < measured {
 			t.Errorf("%+v: dense 5·10⁶ × 22: estimate %s below the measured peak %s", m, data.FormatSize(got), data.FormatSize(measured))
 		}
+	}
+}
+
+// The hidden --memory-estimate takes print or exit only: any other value
+// is refused naming both, before any training.
+func TestMemoryEstimateFlagValues(t *testing.T) {
+	var stdout, stderr lockedBuffer
+	err := runApp(t, context.Background(), &stdout, &stderr, "train", "--data", "../../datasets/diabetes", "--memory-estimate", "bogus")
+	if err == nil || !strings.Contains(err.Error(), `--memory-estimate "bogus"`) || !strings.Contains(err.Error(), "want print") {
+		t.Fatalf("err %v", err)
+	}
+	if strings.Contains(stdout.String(), "AUC") {
+		t.Errorf("trained anyway: %s", stdout.String())
+	}
+	err = runApp(t, context.Background(), &stdout, &stderr, "train", "--data", "../../datasets/diabetes", "--memory-estimate", "exit")
+	if err == nil || !strings.Contains(err.Error(), "stopped after the estimate") || !strings.Contains(stderr.String(), "memory estimate:") {
+		t.Fatalf("exit: err %v\n%s", err, stderr.String())
 	}
 }

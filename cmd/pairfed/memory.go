@@ -350,6 +350,9 @@ func checkRunMemory(c *cli.Context, opt data.Options, tables ...*data.Table) err
 	need := estimateMemory(m, shapeOf(tables...))
 	budget := budgetOf(opt)
 	if v := c.String("memory-estimate"); v != "" {
+		if v != "print" && v != "exit" {
+			return fmt.Errorf("--memory-estimate %q: want print (print the estimate and go on) or exit (print it and stop)", v)
+		}
 		// scripts/memory/estimate.sh: the estimate beside the measured peak.
 		fmt.Fprintf(c.App.ErrWriter, "pairfed: memory estimate: %d bytes, records %d bytes, n %d, mode %+v\n", need, bytes, n, m)
 		if v == "exit" && (c.String("test") == "" || len(tables) > 1) {
