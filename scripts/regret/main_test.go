@@ -256,3 +256,20 @@ func TestNullMiss(t *testing.T) {
 		t.Fatalf("candidates equal up to noise: null miss %v, want ≈ 0.3", p)
 	}
 }
+
+// replaceCells: where two recorded blocks hold a cell of the same key
+// (the d = 500 supplement and the main grid's d = 500 column), a re-run
+// replaces the one whose rule candidates it extends, not the first.
+func TestReplaceCellsPicksTheExtendedCell(t *testing.T) {
+	cell := func(lda, mean []float64) result {
+		return result{N: 10000, D: 500, Pos: 0.01, Eps: 0.1, Target: 0.75,
+			AUC: map[string][]float64{"dp-lda": lda, "dp-ssp-mean": mean}}
+	}
+	main := cell(nil, []float64{0.51, 0.52})
+	supp := cell([]float64{0.61}, []float64{0.55})
+	rerun := cell([]float64{0.61, 0.62}, []float64{0.55, 0.56})
+	got := replaceCells([]result{main, supp}, []result{rerun})
+	if len(got) != 2 || len(got[0].AUC["dp-ssp-mean"]) != 2 || got[0].AUC["dp-ssp-mean"][0] != 0.51 || len(got[1].AUC["dp-lda"]) != 2 {
+		t.Fatalf("replaced the wrong cell: %+v", got)
+	}
+}
