@@ -66,14 +66,18 @@ func TestNATSHubOutage(t *testing.T) {
 // never took its job back (0 of 20): the takeover window (1 s) had
 // passed. It is readmitted now: the job completes with all three sites,
 // none dropped, and the restarted site resumed the job from its saved
-// state. The job is long (60 phases) so that it outlives the drop.
+// state. The job is long (150 phases, ≈ 13 s at the workers' 60 ms
+// update delay) so that it outlives the drop by a wide margin: with 60
+// phases (≈ 5 s) a CI run under load once finished the job with two
+// sites before the restarted worker was readmitted (kill at 1 s, drop
+// at ≈ 3 s, job done at 6.1 s).
 func TestWorkerRestartAfterDrop(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	f := newCrashFed(t, ctx)
 	done := make(chan *report, 1)
 	go func() {
-		r, err := submit(t, ctx, &f.federation, "--algo", "fed-dp-pair-sgd", "--epsilon", "0.5", "--delta", "1e-3", "--rounds", "60", "--min-sites", "2", "--job", "back")
+		r, err := submit(t, ctx, &f.federation, "--algo", "fed-dp-pair-sgd", "--epsilon", "0.5", "--delta", "1e-3", "--rounds", "150", "--min-sites", "2", "--job", "back")
 		if err != nil {
 			t.Errorf("back: %v", err)
 		}
