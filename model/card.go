@@ -110,6 +110,7 @@ func NewCard(m *Model, name string, ev *CardEvaluation) *Card {
 		{"Release", m.Algorithm.Release},
 		{"Created", m.Provenance.Created + " by pairfed " + m.Provenance.Pairfed},
 		{"Model file checksum", m.Checksum + " (detects a damaged file, not a deliberate edit: it is no signature; compare the certificate with the training run's output or the ledger)"},
+		{"Signature", signatureLine(m.Signature)},
 	}
 	card.Sections = append(card.Sections, what)
 
@@ -414,4 +415,16 @@ func (c *Card) HTML() (string, error) {
 		return "", err
 	}
 	return b.String(), nil
+}
+
+// signatureLine is the card's row on the file's signature (s verified by
+// Decode; trusted by CheckTrust).
+func signatureLine(s *Signature) string {
+	switch {
+	case s == nil:
+		return "none: the file is unsigned, so nothing shows who wrote it; a consistent edit of every field would go unnoticed (pairfed train --sign-key signs a model)"
+	case s.trusted:
+		return fmt.Sprintf("signed by %s (fingerprint %s), signature valid, by a key the reader trusts (--trust-key). The signature shows who wrote the file and that it was not changed since; it does not prove the privacy certificate true (that rests on the training run and the sites' ledgers)", s.Signer, s.KeyFingerprint)
+	}
+	return fmt.Sprintf("signed by %s (fingerprint %s), signature valid — trust depends on whether you know this key (check it with pairfed verify --trust-key KEY.pub). The signature shows the file was not changed since that key signed it; it does not prove the privacy certificate true", s.Signer, s.KeyFingerprint)
 }
