@@ -28,6 +28,7 @@ func evaluateCommand() *cli.Command {
    Metric models: KNN-3 accuracy with --reference (labelled, training layout) as the neighbours.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "model", Required: true, Usage: "model file"},
+			trustKeyFlag(),
 			&cli.StringFlag{Name: "data", Required: true, Usage: "labelled records, in the training file's layout"},
 			&cli.StringFlag{Name: "reference", Usage: "task metric: the labelled neighbours of the KNN-3 vote"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object (with ROC points)"},
@@ -62,7 +63,7 @@ type ROCPoint struct {
 }
 
 func runEvaluate(c *cli.Context) error {
-	m, err := readModelFile(c.String("model"))
+	m, err := readTrustedModel(c)
 	if err != nil {
 		return err
 	}

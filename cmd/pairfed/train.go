@@ -49,6 +49,7 @@ func trainCommand() *cli.Command {
 		calibrationFlag(),
 		noProgressFlag(),
 		outModelFlag(trainModelNote),
+		signKeyFlag("the model file of --out-model"),
 	}
 	return withUsageErrors(&cli.Command{
 		Name:  "train",
