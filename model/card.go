@@ -83,6 +83,10 @@ func NewCard(m *Model, name string, ev *CardEvaluation) *Card {
 	if pos == "" {
 		pos = "(not recorded)"
 	}
+	others := "every other label is negative"
+	if neg := p.Loader.NegativeClasses; neg != nil {
+		others = fmt.Sprintf("negative: label value(s) %s (declared at training; pairfed evaluate and score refuse any other label)", strings.Join(neg, ","))
+	}
 	label := p.Loader.LabelColumn
 	if label == "" && p.Schema != nil {
 		label = p.Schema.LabelColumn
@@ -94,13 +98,13 @@ func NewCard(m *Model, name string, ev *CardEvaluation) *Card {
 	if m.Task == "auc" {
 		card.Summary = fmt.Sprintf("A linear ranking model over %d features: it ranks records by how likely they belong to the positive class (%s).", m.D, pos)
 		what.Paras = []string{
-			fmt.Sprintf("Task: ranking (AUC maximisation, loss %s). For each record the model gives a score wᵀx' of the prepared record x'; a higher score ranks the record as more likely positive. Positive class: label value(s) %s of %s; every other label is negative.", m.Loss, pos, label),
+			fmt.Sprintf("Task: ranking (AUC maximisation, loss %s). For each record the model gives a score wᵀx' of the prepared record x'; a higher score ranks the record as more likely positive. Positive class: label value(s) %s of %s; %s.", m.Loss, pos, label, others),
 			"Score meaning: " + m.ScoreMeaning + ".",
 		}
 	} else {
 		card.Summary = fmt.Sprintf("A learned similarity (Mahalanobis metric) over %d features: records of the same class (positive: %s) are meant to be close.", m.D, pos)
 		what.Paras = []string{
-			fmt.Sprintf("Task: metric learning (loss %s). The model is a %d×%d matrix W; the distance of two prepared records is (x'−y')ᵀW(x'−y'). Classes: label value(s) %s of %s are positive, every other label negative.", m.Loss, m.D, m.D, pos, label),
+			fmt.Sprintf("Task: metric learning (loss %s). The model is a %d×%d matrix W; the distance of two prepared records is (x'−y')ᵀW(x'−y'). Classes: label value(s) %s of %s are positive; %s.", m.Loss, m.D, m.D, pos, label, others),
 			"Score meaning: " + m.ScoreMeaning + ".",
 		}
 	}

@@ -28,6 +28,9 @@ const (
 // JSON text is ≈ 100 MB).
 const MaxBytes = 256 << 20
 
+// MaxClasses bounds the declared negative classes of a model.
+const MaxClasses = 1024
+
 // maxParams bounds the number of parameters (d for auc, d² for metric).
 const maxParams = 1 << 24
 
@@ -115,6 +118,14 @@ type Loader struct {
 	LabelColumn     string   `json:"label_column,omitempty"`
 	IgnoreColumns   []string `json:"ignore_columns,omitempty"`
 	PositiveClasses string   `json:"positive_classes"`
+	// NegativeClasses are the negative labels the training run declared
+	// (train --negative-classes): public, like PositiveClasses, never
+	// read from the records. With them the model records its whole label
+	// set, and readers refuse a label outside it; without them (every
+	// file before them, and runs that did not declare them) a reader can
+	// only warn, since the set of labels present in the training records
+	// is itself a statistic of private data.
+	NegativeClasses []string `json:"negative_classes,omitempty"`
 	// Impute is the missing-value rule (data.Options.Impute); with
 	// "constant" the per-feature ImputeValues (null: none, an error).
 	Impute       string     `json:"impute"`
@@ -411,6 +422,14 @@ func (p *Preprocessing) validate(d int) error {
 	}
 	if p.Loader.ImputeValues != nil && len(p.Loader.ImputeValues) != d {
 		return fmt.Errorf("loader: %d impute values for %d features", len(p.Loader.ImputeValues), d)
+	}
+	if len(p.Loader.NegativeClasses) > MaxClasses {
+		return fmt.Errorf("loader: %d negative classes, more than %d", len(p.Loader.NegativeClasses), MaxClasses)
+	}
+	for _, c := range p.Loader.NegativeClasses {
+		if c == "" || len(c) > 256 || strings.ContainsFunc(c, func(r rune) bool { return r < ' ' || r == ',' }) {
+			return fmt.Errorf("loader: negative class %q is empty, longer than 256 bytes, or holds a comma or control character", c)
+		}
 	}
 	for j, v := range p.Loader.ImputeValues {
 		if v != nil && (math.IsNaN(*v) || math.IsInf(*v, 0)) {

@@ -78,6 +78,9 @@ func runEvaluate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkModelClasses(m, c.String("model"), t); err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
 	if w := extraClassesWarning(m, t); w != "" {
 		fmt.Fprintf(c.App.ErrWriter, "pairfed: warning: %s\n", w)
 	}
@@ -207,10 +210,13 @@ func rocPoints(s, y []float64, k int) []ROCPoint {
 // extraClassesWarning: with more than two labels in the evaluated file,
 // every label outside the model's positive classes counts as negative,
 // also one the training file never had (probe 4 of issue 28: a "maybe"
-// was counted as negative without a word). The model does not record the
-// training file's negative labels, so this warns instead of refusing.
+// was counted as negative without a word). A model that records its
+// negative labels (train --negative-classes) refuses such a label instead
+// (checkModelClasses); one that does not — its negative labels were not
+// declared, and the labels present in private training records are not
+// public — can only warn.
 func extraClassesWarning(m *model.Model, t *data.Table) string {
-	if t == nil || len(t.Classes) <= 2 {
+	if t == nil || len(t.Classes) <= 2 || m.Preprocessing.Loader.NegativeClasses != nil {
 		return ""
 	}
 	var neg []string

@@ -183,6 +183,12 @@ func writeTrainModel(c *cli.Context, path string, opt data.Options, train *data.
 	}
 	pre := *fm.Preprocessing
 	pre.Loader = modelLoader(opt, train)
+	// Declared, never read from the records (labels.go); checked against
+	// them before the run.
+	var err error
+	if pre.Loader.NegativeClasses, err = parseNegativeClasses(c.String("negative-classes")); err != nil {
+		return err
+	}
 	m := &model.Model{Task: string(spec.Task), Loss: spec.Loss, D: train.D, Features: train.FeatureNames, Preprocessing: pre,
 		ScoreMeaning: model.ScoreMeaning}
 	if spec.Task == pairwise.TaskMetric {

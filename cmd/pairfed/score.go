@@ -96,6 +96,11 @@ func runScore(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if !unlabeled {
+		if err := checkModelClasses(m, c.String("model"), t); err != nil {
+			return fmt.Errorf("score: %w", err)
+		}
+	}
 	var ids []string
 	if idCol != "" {
 		if ids, err = readIDs(c.String("data"), m.Preprocessing.Loader.Sep, idCol, t.FeatureNames != nil, t.N); err != nil {
