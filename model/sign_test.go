@@ -268,3 +268,24 @@ func TestCardSignatureRow(t *testing.T) {
 		t.Fatalf("trusted card:\n%s", md)
 	}
 }
+
+// An export of a signed model names its signer (the ONNX file itself is
+// not signed); an unsigned model's metadata is as before.
+func TestONNXMetadataNamesSigner(t *testing.T) {
+	m, err := Decode(bytes.NewReader(signed(t, sample(t), testKey(1))), "m.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := ONNXMetadata(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := meta[len(meta)-1]
+	if last[0] != "pairfed.model_signer" || !strings.Contains(last[1], Fingerprint(pubOf(testKey(1)))) {
+		t.Fatalf("metadata %v", last)
+	}
+	m.Signature = nil
+	if plain, _ := ONNXMetadata(m); len(plain) != len(meta)-1 {
+		t.Fatalf("unsigned metadata has %d entries, signed %d", len(plain), len(meta))
+	}
+}
