@@ -83,6 +83,10 @@ func NewCard(m *Model, name string, ev *CardEvaluation) *Card {
 	if pos == "" {
 		pos = "(not recorded)"
 	}
+	others := "every other label is negative"
+	if neg := p.Loader.NegativeClasses; neg != nil {
+		others = fmt.Sprintf("negative: label value(s) %s (declared at training; pairfed evaluate and score refuse any other label)", strings.Join(neg, ","))
+	}
 	label := p.Loader.LabelColumn
 	if label == "" && p.Schema != nil {
 		label = p.Schema.LabelColumn
@@ -94,13 +98,13 @@ func NewCard(m *Model, name string, ev *CardEvaluation) *Card {
 	if m.Task == "auc" {
 		card.Summary = fmt.Sprintf("A linear ranking model over %d features: it ranks records by how likely they belong to the positive class (%s).", m.D, pos)
 		what.Paras = []string{
-			fmt.Sprintf("Task: ranking (AUC maximisation, loss %s). For each record the model gives a score wᵀx' of the prepared record x'; a higher score ranks the record as more likely positive. Positive class: label value(s) %s of %s; every other label is negative.", m.Loss, pos, label),
+			fmt.Sprintf("Task: ranking (AUC maximisation, loss %s). For each record the model gives a score wᵀx' of the prepared record x'; a higher score ranks the record as more likely positive. Positive class: label value(s) %s of %s; %s.", m.Loss, pos, label, others),
 			"Score meaning: " + m.ScoreMeaning + ".",
 		}
 	} else {
 		card.Summary = fmt.Sprintf("A learned similarity (Mahalanobis metric) over %d features: records of the same class (positive: %s) are meant to be close.", m.D, pos)
 		what.Paras = []string{
-			fmt.Sprintf("Task: metric learning (loss %s). The model is a %d×%d matrix W; the distance of two prepared records is (x'−y')ᵀW(x'−y'). Classes: label value(s) %s of %s are positive, every other label negative.", m.Loss, m.D, m.D, pos, label),
+			fmt.Sprintf("Task: metric learning (loss %s). The model is a %d×%d matrix W; the distance of two prepared records is (x'−y')ᵀW(x'−y'). Classes: label value(s) %s of %s are positive; %s.", m.Loss, m.D, m.D, pos, label, others),
 			"Score meaning: " + m.ScoreMeaning + ".",
 		}
 	}
@@ -110,6 +114,7 @@ func NewCard(m *Model, name string, ev *CardEvaluation) *Card {
 		{"Release", m.Algorithm.Release},
 		{"Created", m.Provenance.Created + " by pairfed " + m.Provenance.Pairfed},
 		{"Model file checksum", m.Checksum + " (detects a damaged file, not a deliberate edit: it is no signature; compare the certificate with the training run's output or the ledger)"},
+		{"Signature", signatureLine(m.Signature)},
 	}
 	card.Sections = append(card.Sections, what)
 
@@ -414,4 +419,16 @@ func (c *Card) HTML() (string, error) {
 		return "", err
 	}
 	return b.String(), nil
+}
+
+// signatureLine is the card's row on the file's signature (s verified by
+// Decode; trusted by CheckTrust).
+func signatureLine(s *Signature) string {
+	switch {
+	case s == nil:
+		return "none: the file is unsigned, so nothing shows who wrote it; a consistent edit of every field would go unnoticed (pairfed train --sign-key signs a model)"
+	case s.trusted:
+		return fmt.Sprintf("signed by %s (fingerprint %s), signature valid, by a key the reader trusts (--trust-key). The signature shows who wrote the file and that it was not changed since; it does not prove the privacy certificate true (that rests on the training run and the sites' ledgers)", s.Signer, s.KeyFingerprint)
+	}
+	return fmt.Sprintf("signed by %s (fingerprint %s), signature valid — trust depends on whether you know this key (check it with pairfed verify --trust-key KEY.pub). The signature shows the file was not changed since that key signed it; it does not prove the privacy certificate true", s.Signer, s.KeyFingerprint)
 }

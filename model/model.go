@@ -28,6 +28,9 @@ const (
 // JSON text is ≈ 100 MB).
 const MaxBytes = 256 << 20
 
+// MaxClasses bounds the declared negative classes of a model.
+const MaxClasses = 1024
+
 // maxParams bounds the number of parameters (d for auc, d² for metric).
 const maxParams = 1 << 24
 
@@ -65,6 +68,11 @@ type Model struct {
 	Algorithm     Algorithm     `json:"algorithm"`
 	Certificate   Certificate   `json:"certificate"`
 	Provenance    Provenance    `json:"provenance"`
+	// Signature is the signer's Ed25519 signature of everything above
+	// and of its own fields (sign.go says what exactly is signed); nil:
+	// unsigned (every file before signatures, and files written without
+	// a key). Not covered by Checksum, which stays what it always was.
+	Signature *Signature `json:"signature,omitempty"`
 }
 
 // Preprocessing is the whole per-record map from a raw record to the
@@ -110,6 +118,14 @@ type Loader struct {
 	LabelColumn     string   `json:"label_column,omitempty"`
 	IgnoreColumns   []string `json:"ignore_columns,omitempty"`
 	PositiveClasses string   `json:"positive_classes"`
+	// NegativeClasses are the negative labels the training run declared
+	// (train --negative-classes): public, like PositiveClasses, never
+	// read from the records. With them the model records its whole label
+	// set, and readers refuse a label outside it; without them (every
+	// file before them, and runs that did not declare them) a reader can
+	// only warn, since the set of labels present in the training records
+	// is itself a statistic of private data.
+	NegativeClasses []string `json:"negative_classes,omitempty"`
 	// Impute is the missing-value rule (data.Options.Impute); with
 	// "constant" the per-feature ImputeValues (null: none, an error).
 	Impute       string     `json:"impute"`
@@ -216,8 +232,25 @@ type Diagnostics struct {
 const DiagnosticsWarning = "computed from the records outside the certified release: NOT covered by the model's privacy guarantee; do not publish with the model"
 
 // Encode validates m, fills Format, Version and Checksum, and writes it as
-// indented JSON.
+// indented JSON. A signed m (one decoded from a signed file) keeps its
+// signature only when it still verifies; a model changed after it was
+// signed is refused: drop its Signature or sign it again (EncodeSigned).
 func Encode(w io.Writer, m *Model) error {
+	sig := m.Signature
+	m.Signature = nil
+	err := prepare(m)
+	m.Signature = sig
+	if err != nil {
+		return err
+	}
+	if err := m.verifySignature(); err != nil {
+		return fmt.Errorf("model: the model was changed after it was signed (%v): drop the signature or sign it again", err)
+	}
+	return encodeRaw(w, m)
+}
+
+// prepare validates m and fills Format, Version and Checksum.
+func prepare(m *Model) error {
 	m.Format, m.Version, m.Checksum = Format, Version, ""
 	if err := m.Validate(); err != nil {
 		return err
@@ -227,7 +260,7 @@ func Encode(w io.Writer, m *Model) error {
 		return err
 	}
 	m.Checksum = sum
-	return encodeRaw(w, m)
+	return nil
 }
 
 // encodeRaw writes m as indented JSON, unchecked.
@@ -240,10 +273,11 @@ func encodeRaw(w io.Writer, m *Model) error {
 	return err
 }
 
-// sum is the Checksum of m (ignoring m.Checksum).
+// sum is the Checksum of m (ignoring m.Checksum and m.Signature: the
+// checksum of a signed file is that of the same file unsigned).
 func (m *Model) sum() (string, error) {
 	c := *m
-	c.Checksum = ""
+	c.Checksum, c.Signature = "", nil
 	b, err := json.Marshal(&c)
 	if err != nil {
 		return "", fmt.Errorf("model: %w", err)
@@ -254,7 +288,9 @@ func (m *Model) sum() (string, error) {
 
 // Decode reads one model strictly: at most MaxBytes, one JSON value, no
 // unknown field, the right format and version, a matching checksum, and
-// every field valid (Validate). name is used in messages.
+// every field valid (Validate), and a signature, if any, valid for the
+// public key it embeds (whether that key is trusted is CheckTrust's
+// question). name is used in messages.
 func Decode(r io.Reader, name string) (*Model, error) {
 	raw, err := io.ReadAll(io.LimitReader(r, MaxBytes+1))
 	if err != nil {
@@ -297,6 +333,11 @@ func Decode(r io.Reader, name string) (*Model, error) {
 	}
 	if sum != m.Checksum {
 		return nil, fmt.Errorf("model: %s: checksum mismatch (stored %q, content %q): the file was changed or damaged after it was written; use the file pairfed wrote", name, m.Checksum, sum)
+	}
+	// Then the signature: a signed file edited consistently (checksum
+	// recomputed, certificate coherent) is named as tampered.
+	if err := m.verifySignature(); err != nil {
+		return nil, fmt.Errorf("model: %s: %w", name, err)
 	}
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("model: %s: %w", name, err)
@@ -381,6 +422,14 @@ func (p *Preprocessing) validate(d int) error {
 	}
 	if p.Loader.ImputeValues != nil && len(p.Loader.ImputeValues) != d {
 		return fmt.Errorf("loader: %d impute values for %d features", len(p.Loader.ImputeValues), d)
+	}
+	if len(p.Loader.NegativeClasses) > MaxClasses {
+		return fmt.Errorf("loader: %d negative classes, more than %d", len(p.Loader.NegativeClasses), MaxClasses)
+	}
+	for _, c := range p.Loader.NegativeClasses {
+		if c == "" || len(c) > 256 || strings.ContainsFunc(c, func(r rune) bool { return r < ' ' || r == ',' }) {
+			return fmt.Errorf("loader: negative class %q is empty, longer than 256 bytes, or holds a comma or control character", c)
+		}
 	}
 	for j, v := range p.Loader.ImputeValues {
 		if v != nil && (math.IsNaN(*v) || math.IsInf(*v, 0)) {
@@ -520,7 +569,8 @@ func CertifiedPair(eps, delta float64) string {
 // the sites' guarantees. A file whose ε or δ alone was edited — to claim
 // a stronger guarantee than was certified — is refused even when its
 // checksum was recomputed. (The checksum is no signature: an edit of
-// every field stays undetected; the card says so.)
+// every field stays undetected in an unsigned file — the card says so; a
+// signed file's signature catches it, sign.go.)
 func (c *Certificate) consistent() error {
 	pair := CertifiedPair(c.Epsilon, c.Delta)
 	if !strings.Contains(c.Why, pair) {

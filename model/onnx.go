@@ -424,6 +424,9 @@ func ONNXMetadata(m *Model) ([][2]string, error) {
 	if g := oneHotLayout(p.Schema, feats); g != "" {
 		meta = append(meta, [2]string{"preprocessing.onehot", g})
 	}
+	if s := m.Signature; s != nil {
+		meta = append(meta, [2]string{"pairfed.model_signer", fmt.Sprintf("%s (key fingerprint %s) signed the model file with checksum pairfed.model_checksum; this ONNX file itself carries no signature", s.Signer, s.KeyFingerprint)})
+	}
 	return meta, nil
 }
 

@@ -51,6 +51,9 @@ type Coordinator struct {
 	HTTP string
 	// Version is the pairfed version recorded in the model artefacts.
 	Version string
+	// Signer, when set, signs the model artefacts written to State/jobs
+	// (model.EncodeSigned).
+	Signer *model.Signer
 	// Stdout receives the line scripts read ("listening on URL") with
 	// Listen; nil discards it.
 	Stdout io.Writer
@@ -194,7 +197,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	}
 	defer stopHTTP()
 	err = coordinator.Serve(ctx, svc, t, c.Tick, coordinator.ServeOptions{
-		Persist: persistJob(jobs, c.Version, logf), Ledger: charges.Append, Observe: observe,
+		Persist: persistJob(jobs, c.Version, c.Signer, logf), Ledger: charges.Append, Observe: observe,
 		Checkpoint: func(cp *coordinator.Checkpoint) error { return store.SaveCheckpoint(state, cp) },
 	})
 	if errors.Is(err, context.Canceled) {
@@ -207,7 +210,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 // model artefact next to it (coordinator.StatusModel). A model that cannot
 // be built is logged and skipped (the status is what the coordinator
 // needs); a file that cannot be written is an error, as for the status.
-func persistJob(jobs *store.Jobs, version string, logf func(string, ...any)) func(*protocol.JobStatus) error {
+func persistJob(jobs *store.Jobs, version string, signer *model.Signer, logf func(string, ...any)) func(*protocol.JobStatus) error {
 	return func(st *protocol.JobStatus) error {
 		if err := jobs.Save(st); err != nil {
 			return err
@@ -215,19 +218,19 @@ func persistJob(jobs *store.Jobs, version string, logf func(string, ...any)) fun
 		if st.Status != protocol.StatusCompleted {
 			return nil
 		}
-		if err := writeJobArtefact(jobs, st, coordinator.StatusModel, coordinator.ModelFileSuffix, version, logf); err != nil {
+		if err := writeJobArtefact(jobs, st, coordinator.StatusModel, coordinator.ModelFileSuffix, version, signer, logf); err != nil {
 			return err
 		}
 		if st.BestPhase == 0 {
 			return nil
 		}
-		return writeJobArtefact(jobs, st, coordinator.BestModel, coordinator.BestModelFileSuffix, version, logf)
+		return writeJobArtefact(jobs, st, coordinator.BestModel, coordinator.BestModelFileSuffix, version, signer, logf)
 	}
 }
 
 // writeJobArtefact writes build(st) to STATE/jobs/<job><suffix>; a model
 // that cannot be built is logged and skipped.
-func writeJobArtefact(jobs *store.Jobs, st *protocol.JobStatus, build func(*protocol.JobStatus) (*model.Model, error), suffix, version string, logf func(string, ...any)) error {
+func writeJobArtefact(jobs *store.Jobs, st *protocol.JobStatus, build func(*protocol.JobStatus) (*model.Model, error), suffix, version string, signer *model.Signer, logf func(string, ...any)) error {
 	m, err := build(st)
 	if err != nil {
 		logf("coordinator: job %s: no %s artefact: %v", st.Job, suffix, err)
@@ -235,7 +238,7 @@ func writeJobArtefact(jobs *store.Jobs, st *protocol.JobStatus, build func(*prot
 	}
 	m.Provenance.Pairfed, m.Provenance.Created = version, time.Now().UTC().Format(time.RFC3339)
 	var buf bytes.Buffer
-	if err := model.Encode(&buf, m); err != nil {
+	if err := model.EncodeSigned(&buf, m, signer); err != nil {
 		logf("coordinator: job %s: no %s artefact: %v", st.Job, suffix, err)
 		return nil
 	}

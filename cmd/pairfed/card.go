@@ -32,6 +32,7 @@ Examples:
    pairfed card --model m.json --eval eval.json --out card/`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "model", Required: true, Usage: "model file"},
+			trustKeyFlag(),
 			&cli.StringFlag{Name: "out", Required: true, Usage: "directory to write card.md and card.html to (created if absent)"},
 			&cli.StringFlag{Name: "eval", Usage: "evaluation results: `FILE` holds the output of pairfed evaluate --json for this model"},
 		},
@@ -43,7 +44,7 @@ func runCard(c *cli.Context) error {
 	if err := checkOutputDir("--out", c.String("out")); err != nil {
 		return err
 	}
-	m, err := readModelFile(c.String("model"))
+	m, err := readTrustedModel(c)
 	if err != nil {
 		return err
 	}

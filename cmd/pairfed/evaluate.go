@@ -28,6 +28,7 @@ func evaluateCommand() *cli.Command {
    Metric models: KNN-3 accuracy with --reference (labelled, training layout) as the neighbours.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "model", Required: true, Usage: "model file"},
+			trustKeyFlag(),
 			&cli.StringFlag{Name: "data", Required: true, Usage: "labelled records, in the training file's layout"},
 			&cli.StringFlag{Name: "reference", Usage: "task metric: the labelled neighbours of the KNN-3 vote"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object (with ROC points)"},
@@ -62,7 +63,7 @@ type ROCPoint struct {
 }
 
 func runEvaluate(c *cli.Context) error {
-	m, err := readModelFile(c.String("model"))
+	m, err := readTrustedModel(c)
 	if err != nil {
 		return err
 	}
@@ -76,6 +77,9 @@ func runEvaluate(c *cli.Context) error {
 	t, ds, _, err := loadForModel(m, c.String("data"), "", mem, needLabels)
 	if err != nil {
 		return err
+	}
+	if err := checkModelClasses(m, c.String("model"), t); err != nil {
+		return fmt.Errorf("evaluate: %w", err)
 	}
 	if w := extraClassesWarning(m, t); w != "" {
 		fmt.Fprintf(c.App.ErrWriter, "pairfed: warning: %s\n", w)
@@ -206,10 +210,13 @@ func rocPoints(s, y []float64, k int) []ROCPoint {
 // extraClassesWarning: with more than two labels in the evaluated file,
 // every label outside the model's positive classes counts as negative,
 // also one the training file never had (probe 4 of issue 28: a "maybe"
-// was counted as negative without a word). The model does not record the
-// training file's negative labels, so this warns instead of refusing.
+// was counted as negative without a word). A model that records its
+// negative labels (train --negative-classes) refuses such a label instead
+// (checkModelClasses); one that does not — its negative labels were not
+// declared, and the labels present in private training records are not
+// public — can only warn.
 func extraClassesWarning(m *model.Model, t *data.Table) string {
-	if t == nil || len(t.Classes) <= 2 {
+	if t == nil || len(t.Classes) <= 2 || m.Preprocessing.Loader.NegativeClasses != nil {
 		return ""
 	}
 	var neg []string

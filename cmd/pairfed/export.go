@@ -33,6 +33,7 @@ Examples:
    python3 -c 'import onnxruntime as ort, numpy as np; s = ort.InferenceSession("m.onnx"); print(s.run(["score"], {"features": np.array([[6, 148, 72, 35, 0, 33.6, 0.627, 50.0]])}))'`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "model", Required: true, Usage: "model file (pairfed train/simulate --out-model, pairfed job model)"},
+			trustKeyFlag(),
 			&cli.StringFlag{Name: "format", Value: "onnx", Usage: "interchange format: onnx"},
 			&cli.StringFlag{Name: "out", Required: true, Usage: "output file (e.g. model.onnx)"},
 		},
@@ -48,7 +49,7 @@ func runExport(c *cli.Context) error {
 	default:
 		return usageError{fmt.Errorf("export: --format %q is not a known format (want onnx)", c.String("format"))}
 	}
-	m, err := readModelFile(c.String("model"))
+	m, err := readTrustedModel(c)
 	if err != nil {
 		return err
 	}

@@ -58,6 +58,7 @@ func coordinatorCommand() *cli.Command {
 		federationFlag(),
 		&cli.StringFlag{Name: "state", Required: true, Usage: "state directory: finished jobs (DIR/jobs/<job>.json), the privacy ledger (DIR/charges.jsonl), budgets (DIR/budgets.json) and the checkpoint a restart resumes from (DIR/checkpoint.json)"},
 		&cli.StringFlag{Name: "test", Usage: "test file on which the coordinator scores every finished job (AUC)"},
+		signKeyFlag("the model artefacts it writes to STATE/jobs"),
 		&cli.StringFlag{Name: "scale", Value: "minmax", Usage: "scaling of the --test file: minmax, standard (fitted on the test file itself) or none; with --feature-bounds, the sites' public map"},
 		featureBoundsFlag(),
 		&cli.IntFlag{Name: "min-sites", Value: 1, Usage: "least number of live sites a job starts with, and its quorum (a job may ask more)"},
@@ -111,6 +112,10 @@ func runCoordinator(c *cli.Context) error {
 	if cfg.SecAggRoster, err = loadSecAggRoster(c); err != nil {
 		return err
 	}
+	signer, err := signKeyOf(c)
+	if err != nil {
+		return err
+	}
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
 	}
@@ -134,7 +139,7 @@ func runCoordinator(c *cli.Context) error {
 		cfg.TestDim = test.D
 	}
 	co := &node.Coordinator{Listen: listen, NATS: url, Token: c.String("token"), NATSOptions: natsOpts, State: c.String("state"), Service: cfg,
-		Tick: tick, HTTP: c.String("http"), Version: pairfedVersion(), Stdout: c.App.Writer, Logf: logf}
+		Tick: tick, HTTP: c.String("http"), Version: pairfedVersion(), Signer: signer, Stdout: c.App.Writer, Logf: logf}
 	return cliError(co.Run(c.Context))
 }
 

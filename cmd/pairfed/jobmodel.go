@@ -47,6 +47,7 @@ Examples:
 			&cli.StringFlag{Name: "state", Usage: "read STATE/jobs/JOB.model.json of a local coordinator instead of asking over NATS"},
 			&cli.BoolFlag{Name: "best", Usage: "the model of the job's best phase on the coordinator's test file (JOB.best.model.json; jobs of several phases scored by a coordinator --test): a NON-private selection on the evaluator's records, with an optimistic score"},
 			&cli.StringFlag{Name: "out", Required: true, Usage: "model file to write"},
+			signKeyFlag("the written model (a file the coordinator signed keeps its signature unless --feature-bounds changes it)"),
 			featureBoundsFlag(),
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "give up waiting for the coordinator after this long"},
 		}, dataFlags()...), connFlags()...),
@@ -110,6 +111,10 @@ func jobArg(c *cli.Context) (string, error) {
 
 func runJobModel(c *cli.Context) error {
 	id, err := jobArg(c)
+	if err != nil {
+		return err
+	}
+	signer, err := signKeyOf(c)
 	if err != nil {
 		return err
 	}
@@ -187,9 +192,17 @@ func runJobModel(c *cli.Context) error {
 		m.Preprocessing.Loader = modelLoaderOptions(opt, opt.PositiveClasses)
 		m.Preprocessing.Loader.Dim = m.D
 		m.Algorithm.Settings["preprocessing"] = "attached by `pairfed job model --feature-bounds` (the sites' public map, as the workers apply it)"
+		if s := m.Signature; s != nil {
+			// The coordinator's signature covers the file it wrote, not the
+			// map attached here: the new file is unsigned unless signed now.
+			m.Signature = nil
+			if signer == nil {
+				fmt.Fprintf(c.App.ErrWriter, "pairfed: warning: the coordinator's signature (%s, key fingerprint %s) does not cover the map --feature-bounds attaches: %s is written unsigned (sign it with --sign-key)\n", s.Signer, s.KeyFingerprint, c.String("out"))
+			}
+		}
 	}
 	var buf bytes.Buffer
-	if err := model.Encode(&buf, m); err != nil {
+	if err := model.EncodeSigned(&buf, m, signer); err != nil {
 		return err
 	}
 	if err := checkOutput("--out", c.String("out"), namedPath{"--feature-bounds", c.String("feature-bounds")}); err != nil {
@@ -206,7 +219,7 @@ func runJobModel(c *cli.Context) error {
 	if c.Bool("best") {
 		which = fmt.Sprintf("best-phase model (phase %g, selected on the coordinator's test file: a non-private selection)", m.Algorithm.Params["best_phase"])
 	}
-	fmt.Fprintf(c.App.ErrWriter, "pairfed: wrote %s: job %s's %s (private: %v); %s\n", c.String("out"), id, which, m.Certificate.Private, scorable)
+	fmt.Fprintf(c.App.ErrWriter, "pairfed: wrote %s: job %s's %s (private: %v%s); %s\n", c.String("out"), id, which, m.Certificate.Private, signedBy(m), scorable)
 	return nil
 }
 

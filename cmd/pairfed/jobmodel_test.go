@@ -23,8 +23,10 @@ func TestJobModelFromCoordinator(t *testing.T) {
 	fed := newLinearFed(t, 80, 60)
 	root, schema, test, site, logs := fed.root, fed.schema, fed.test, fed.site, fed.logs
 	state := filepath.Join(root, "coord")
+	key := filepath.Join(root, "coord-sign.pem")
+	fp := keygen(t, key, "the coordinator")
 	coord := fed.start("coordinator", "--listen", "127.0.0.1:0", "--federation", "jm", "--state", state,
-		"--test", test, "--feature-bounds", schema, "--min-sites", "2", "--tick", "10ms")
+		"--test", test, "--feature-bounds", schema, "--min-sites", "2", "--tick", "10ms", "--sign-key", key)
 	url := coordURL(t, coord)
 	for _, s := range []string{"a", "b"} {
 		fed.start("worker", "--nats", url, "--federation", "jm", "--site", s, "--data", site[s],
@@ -64,6 +66,9 @@ func TestJobModelFromCoordinator(t *testing.T) {
 	if m.Algorithm.Name != "fed-dp-gd-grad" || !m.Algorithm.Federated || !m.Certificate.Private || len(m.Certificate.Sites) != 2 || m.Certificate.N != 120 || m.Scorable() == nil {
 		t.Fatalf("saved model: %+v %+v", m.Algorithm, m.Certificate)
 	}
+	if m.Signature == nil || m.Signature.KeyFingerprint != fp || m.Signature.Signer != "the coordinator" {
+		t.Fatalf("the coordinator's artefact is not signed by its --sign-key (%s): %+v", fp, m.Signature)
+	}
 	if jobs, err := store.ReadJobs(state); err != nil || len(jobs) != 1 || jobs[0].Job != "j1" {
 		t.Fatalf("job store beside the model: %v %v", jobs, err)
 	}
@@ -91,6 +96,25 @@ func TestJobModelFromCoordinator(t *testing.T) {
 	}
 	if o, err := runCLI(t, "score", "--model", bare, "--data", test); err == nil || !strings.Contains(err.Error(), "--feature-bounds") {
 		t.Fatalf("score of a coordinator's artefact without a map: %v\n%s", err, o)
+	}
+	// Copied unchanged from the state directory, it keeps the
+	// coordinator's signature; with a map attached it is unsigned (and
+	// says so) unless signed again.
+	if o, err := runCLI(t, "verify", "--model", bare, "--trust-key", key+".pub"); err != nil || !strings.Contains(o, "by a trusted key") {
+		t.Fatalf("verify of the state's artefact: %v\n%s", err, o)
+	}
+	attached := filepath.Join(root, "attached.json")
+	if o, err := runCLI(t, "job", "model", "--state", state, "--feature-bounds", schema, "--out", attached, "--job", "j1"); err != nil || !strings.Contains(o, "written unsigned") {
+		t.Fatalf("job model --state --feature-bounds: %v\n%s", err, o)
+	}
+	if o, err := runCLI(t, "evaluate", "--model", attached, "--data", test, "--trust-key", key+".pub"); err == nil || !strings.Contains(err.Error(), "is not signed") {
+		t.Fatalf("evaluate --trust-key of the unsigned download: %v\n%s", err, o)
+	}
+	if o, err := runCLI(t, "job", "model", "--state", state, "--feature-bounds", schema, "--out", attached, "--job", "j1", "--sign-key", key); err != nil {
+		t.Fatalf("job model --sign-key: %v\n%s", err, o)
+	}
+	if o, err := runCLI(t, "evaluate", "--model", attached, "--data", test, "--trust-key", key+".pub"); err != nil {
+		t.Fatalf("evaluate --trust-key of the re-signed download: %v\n%s", err, o)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -126,6 +127,34 @@ func tornTailNote(path string) string {
 // (node.ClaimSiteDir).
 func claimSiteDir(dir, site string) error { return node.ClaimSiteDir(dir, site) }
 
+// siteNameFile is node's file naming the site of its state directory
+// (node.ClaimSiteDir writes it; TestLedgerShowInvalidSiteName edits it).
+const siteNameFile = "site"
+
+// stateDirSite is the site named by dir's site name file ("" when there
+// is none). A name that is not a valid site name is refused: pairfed
+// writes only valid names there, so the file was edited or damaged, and
+// showing the ledger under it would split one site into two rows — the
+// spending under the bad name, the budget (kept under the real one) under
+// the other (probe 4 of issue 28). Refusing beats either single row: the
+// ledger's entries carry no site name, so nothing in the directory says
+// which of the two names is the site's, and a guess could show a budget
+// with nothing spent against it.
+func stateDirSite(dir string, budgets map[string]coordinator.Budget) (string, error) {
+	name := node.DirSite(dir)
+	if name == "" {
+		return "", nil
+	}
+	if err := protocol.ValidName("site", name); err != nil {
+		hint := ""
+		if len(budgets) > 0 {
+			hint = fmt.Sprintf("; %s of this directory has budgets for %s", store.BudgetsFile, strings.Join(slices.Sorted(maps.Keys(budgets)), ", "))
+		}
+		return "", fmt.Errorf("%s names site %q, which is not a site name (%v): pairfed writes only valid names there, so the file was edited or damaged — write the site's name (the --site its worker runs with) back into it, one line%s", filepath.Join(dir, siteNameFile), name, err, hint)
+	}
+	return name, nil
+}
+
 func exists(path string) bool { _, err := os.Stat(path); return err == nil }
 
 // loadLedger reads the ledger of a state directory without modifying it.
@@ -181,7 +210,10 @@ func loadLedger(dir string) (*ledgerReport, error) {
 		if n := tornTailNote(filepath.Join(dir, store.LedgerFile)); n != "" {
 			rep.Notes = append(rep.Notes, n)
 		}
-		name := node.DirSite(dir)
+		name, err := stateDirSite(dir, budgets)
+		if err != nil {
+			return nil, fmt.Errorf("ledger: %w", err)
+		}
 		if name == "" {
 			name = "(this site)"
 		}
@@ -313,9 +345,13 @@ func budgetTarget(c *cli.Context, who string) (dir, site string, err error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return "", "", usageError{fmt.Errorf("%s: no such state directory %q: give the --state of an existing coordinator or site (start it once, or create the directory first)", who, dir)}
 	}
+	own, err := stateDirSite(dir, nil)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: %w", who, err)
+	}
 	site = c.String("site")
 	if site == "" {
-		site = node.DirSite(dir)
+		site = own
 		if site == "" {
 			return "", "", usageError{fmt.Errorf("%s: give --site (%s is not a site's state directory that names its site)", who, dir)}
 		}
@@ -326,7 +362,7 @@ func budgetTarget(c *cli.Context, who string) (dir, site string, err error) {
 	// A site's directory caps that site only (the worker reads its own
 	// entry): a budget for another site there would be printed as set
 	// and enforced nowhere.
-	if own := node.DirSite(dir); own != "" && own != site {
+	if own != "" && own != site {
 		return "", "", usageError{fmt.Errorf("%s: --site %s, but %s is the state directory of site %s, whose worker reads only its own budget: a budget of %s set here would be enforced nowhere; give --site %s (or leave it out), or the coordinator's --state to cap %s there", who, site, dir, own, site, own, site)}
 	}
 	return dir, site, nil

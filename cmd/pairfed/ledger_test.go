@@ -183,3 +183,70 @@ func TestBadFlagsLeaveNoState(t *testing.T) {
 		}
 	}
 }
+
+// A site name file edited to an invalid name ("a/b") is refused by
+// `ledger show` and `ledger budget set`, naming the file, the name and
+// the fix — not shown as two sites (the spending under "a/b", the budget
+// under "a"), which probe 4 of issue 28 found. Nothing is changed.
+func TestLedgerShowInvalidSiteName(t *testing.T) {
+	dir := t.TempDir()
+	if err := claimSiteDir(dir, "a"); err != nil {
+		t.Fatal(err)
+	}
+	l, _, _, err := store.OpenLedger(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Append(worker.Release{Job: "j", Phase: 1, Records: 5, Sigma: 2, Epsilon: 0.5, Delta: 1e-3, Secure: true})
+	l.Close()
+	if _, err := runCLI(t, "ledger", "budget", "set", "--state", dir, "--epsilon", "1", "--delta", "0.1"); err != nil {
+		t.Fatal(err)
+	}
+	rows := func() []string {
+		t.Helper()
+		out, err := runCLI(t, "ledger", "show", "--state", dir, "--json")
+		var rep struct{ Sites []struct{ Site string } }
+		if err != nil || json.Unmarshal([]byte(out), &rep) != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		var names []string
+		for _, s := range rep.Sites {
+			names = append(names, s.Site)
+		}
+		return names
+	}
+	if r := rows(); len(r) != 1 || r[0] != "a" {
+		t.Fatalf("before the edit: rows %v", r)
+	}
+	nameFile := filepath.Join(dir, siteNameFile)
+	if err := os.WriteFile(nameFile, []byte("a/b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	budgets, _ := os.ReadFile(filepath.Join(dir, store.BudgetsFile))
+	for _, args := range [][]string{
+		{"ledger", "show", "--state", dir},
+		{"ledger", "show", "--state", dir, "--json"},
+		{"ledger", "budget", "set", "--state", dir, "--epsilon", "2", "--delta", "0.1"},
+	} {
+		out, err := runCLI(t, args...)
+		if err == nil {
+			t.Fatalf("%v: accepted\n%s", args, out)
+		}
+		for _, want := range []string{nameFile, `"a/b"`, "write the site's name", "--site"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%v: error %q does not say %q", args, err, want)
+			}
+		}
+	}
+	if _, err := runCLI(t, "ledger", "show", "--state", dir); err == nil || !strings.Contains(err.Error(), "budgets for a") {
+		t.Errorf("show does not name the budget's site: %v", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, store.BudgetsFile)); string(after) != string(budgets) {
+		t.Error("a refused command changed budgets.json")
+	}
+	// Restored, it shows one row again.
+	os.WriteFile(nameFile, []byte("a\n"), 0o644)
+	if r := rows(); len(r) != 1 || r[0] != "a" {
+		t.Fatalf("after the fix: rows %v", r)
+	}
+}

@@ -122,6 +122,8 @@ func newApp() *cli.App {
 			evaluateCommand(),
 			exportCommand(),
 			cardCommand(),
+			verifyCommand(),
+			keygenCommand(),
 			algosCommand(),
 			benchCommand(),
 			auditCommand(),

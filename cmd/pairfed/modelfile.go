@@ -183,6 +183,12 @@ func writeTrainModel(c *cli.Context, path string, opt data.Options, train *data.
 	}
 	pre := *fm.Preprocessing
 	pre.Loader = modelLoader(opt, train)
+	// Declared, never read from the records (labels.go); checked against
+	// them before the run.
+	var err error
+	if pre.Loader.NegativeClasses, err = parseNegativeClasses(c.String("negative-classes")); err != nil {
+		return err
+	}
 	m := &model.Model{Task: string(spec.Task), Loss: spec.Loss, D: train.D, Features: train.FeatureNames, Preprocessing: pre,
 		ScoreMeaning: model.ScoreMeaning}
 	if spec.Task == pairwise.TaskMetric {
@@ -228,17 +234,22 @@ func writeTrainModel(c *cli.Context, path string, opt data.Options, train *data.
 	if m.Provenance.DataSHA256, err = fileSHA256(c.String("data")); err != nil {
 		return fmt.Errorf("train: --out-model: hashing --data: %w", err)
 	}
-	if err := writeModelFiles(path, m, rep); err != nil {
+	if err := writeModelFiles(c, path, m, rep); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.ErrWriter, "pairfed: wrote %s: %s (private: %v); statistics not covered by its guarantee: %s\n", path, release, cert.Private, diagnosticsPath(path))
+	fmt.Fprintf(c.App.ErrWriter, "pairfed: wrote %s: %s (private: %v%s); statistics not covered by its guarantee: %s\n", path, release, cert.Private, signedBy(m), diagnosticsPath(path))
 	return nil
 }
 
-// writeModelFiles writes m to path and the report to the diagnostics file.
-func writeModelFiles(path string, m *model.Model, report any) error {
+// writeModelFiles writes m to path, signed with --sign-key if given, and
+// the report to the diagnostics file.
+func writeModelFiles(c *cli.Context, path string, m *model.Model, report any) error {
+	signer, err := signKeyOf(c)
+	if err != nil {
+		return err
+	}
 	var buf bytes.Buffer
-	if err := model.Encode(&buf, m); err != nil {
+	if err := model.EncodeSigned(&buf, m, signer); err != nil {
 		return fmt.Errorf("--out-model %s: %w", path, err)
 	}
 	rep, err := json.Marshal(report)
@@ -254,6 +265,14 @@ func writeModelFiles(path string, m *model.Model, report any) error {
 		return err
 	}
 	return writeFileAtomic(diagnosticsPath(path), append(db, '\n'))
+}
+
+// signedBy is ", signed by NAME (fingerprint F)" for a signed m, else "".
+func signedBy(m *model.Model) string {
+	if m.Signature == nil {
+		return ""
+	}
+	return fmt.Sprintf("; signed by %s, key fingerprint %s", m.Signature.Signer, m.Signature.KeyFingerprint)
 }
 
 // writeFileAtomic writes b to path through a temporary file and a rename.
@@ -288,7 +307,13 @@ func writeFileAtomic(path string, b []byte) error {
 func checkModelOutput(c *cli.Context) error {
 	p := c.String("out-model")
 	if p == "" {
+		if c.String("sign-key") != "" {
+			return usageError{fmt.Errorf("--sign-key signs the model file: give --out-model FILE too")}
+		}
 		return nil
+	}
+	if _, err := signKeyOf(c); err != nil { // a bad key is named before the run, not after it
+		return err
 	}
 	inputs := []namedPath{{"--data", c.String("data")}, {"--test", c.String("test")}, {"--feature-bounds", c.String("feature-bounds")}}
 	if err := checkOutput("--out-model", p, inputs...); err != nil {
@@ -353,9 +378,9 @@ func writeSimulateModel(c *cli.Context, path string, opt data.Options, train *da
 	if m.Provenance.DataSHA256, err = fileSHA256(c.String("data")); err != nil {
 		return fmt.Errorf("simulate: --out-model: hashing --data: %w", err)
 	}
-	if err := writeModelFiles(path, m, rep); err != nil {
+	if err := writeModelFiles(c, path, m, rep); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.ErrWriter, "pairfed: wrote %s: run %d's global model (private: %v); statistics not covered by its guarantee: %s\n", path, fm.Run+1, m.Certificate.Private, diagnosticsPath(path))
+	fmt.Fprintf(c.App.ErrWriter, "pairfed: wrote %s: run %d's global model (private: %v%s); statistics not covered by its guarantee: %s\n", path, fm.Run+1, m.Certificate.Private, signedBy(m), diagnosticsPath(path))
 	return nil
 }

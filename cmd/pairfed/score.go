@@ -41,6 +41,7 @@ Examples:
    pairfed score --model metric.json --data new.csv --reference train.csv --out near.jsonl`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "model", Required: true, Usage: "model file (pairfed train/simulate --out-model, pairfed job model)"},
+			trustKeyFlag(),
 			&cli.StringFlag{Name: "data", Required: true, Usage: "records to score, in the training file's layout"},
 			&cli.StringFlag{Name: "out", Usage: "output file: .jsonl for JSON lines, else CSV (default: CSV on stdout)"},
 			&cli.StringFlag{Name: "id-column", Usage: "CSV column (name or 1-based index) passed through as the record ID (not a feature)"},
@@ -70,7 +71,7 @@ func runScore(c *cli.Context) error {
 	if err := checkOutput("--out", c.String("out"), namedPath{"--model", c.String("model")}, namedPath{"--data", c.String("data")}, namedPath{"--reference", c.String("reference")}); err != nil {
 		return err
 	}
-	m, err := readModelFile(c.String("model"))
+	m, err := readTrustedModel(c)
 	if err != nil {
 		return err
 	}
@@ -94,6 +95,11 @@ func runScore(c *cli.Context) error {
 	t, ds, unlabeled, err := loadForModel(m, c.String("data"), idCol, mem, labelsOptional)
 	if err != nil {
 		return err
+	}
+	if !unlabeled {
+		if err := checkModelClasses(m, c.String("model"), t); err != nil {
+			return fmt.Errorf("score: %w", err)
+		}
 	}
 	var ids []string
 	if idCol != "" {

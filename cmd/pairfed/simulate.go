@@ -61,7 +61,7 @@ func simulateCommand() *cli.Command {
    pairfed simulate --data datasets/diabetes --feature-bounds schemas/diabetes.json --sites 4 --algo fed-oneshot --local-algo dpegd --epsilon 1
    pairfed simulate --data datasets/diabetes --feature-bounds schemas/diabetes.json --sites 4 --partition single-class --algo fed-dp-ssp --epsilon 1
    pairfed simulate --data datasets/diabetes --feature-bounds schemas/diabetes.json --sites 4 --algo fed-dp-pair-sgd --epsilon 1`,
-		Flags: append(append(append(flags, calibrationFlag(), outModelFlag(simulateModelNote),
+		Flags: append(append(append(flags, calibrationFlag(), outModelFlag(simulateModelNote), signKeyFlag("the model file of --out-model"),
 			&cli.Float64Flag{Name: "secagg-dropout", Usage: "secure aggregation: the fraction of the sites (the last ⌊f·N⌋) that drop out of every round after sharing their keys (a crash mid-round: the unmasking removes their masks); in [0, 1)"}),
 			secAggFlags()...), dataFlags()...),
 		Action: runSimulate,

@@ -49,6 +49,8 @@ func trainCommand() *cli.Command {
 		calibrationFlag(),
 		noProgressFlag(),
 		outModelFlag(trainModelNote),
+		negativeClassesFlag(),
+		signKeyFlag("the model file of --out-model"),
 	}
 	return withUsageErrors(&cli.Command{
 		Name:  "train",
@@ -75,6 +77,10 @@ func runTrain(c *cli.Context) error {
 	}
 	if err := checkModelOutput(c); err != nil {
 		return err
+	}
+	neg, err := parseNegativeClasses(c.String("negative-classes"))
+	if err != nil {
+		return usageError{fmt.Errorf("train: %w", err)}
 	}
 	algo := c.String("algo")
 	if algo == "" && !c.IsSet("epsilon") && !c.Bool("tune") {
@@ -149,6 +155,12 @@ func runTrain(c *cli.Context) error {
 		if train, test, err = loadTrainTestSchema(c, opt, schema); err != nil {
 			return err
 		}
+	}
+	if err := checkTrainClasses(train, "--data", neg); err != nil {
+		return err
+	}
+	if err := checkTrainClasses(test, "--test", neg); err != nil {
+		return err
 	}
 	train.Notes = append(schemaNotes, train.Notes...)
 	tightenGC(tableBytes(train) + tableBytes(test)) // the records are read: garbage from here on is the run's
