@@ -41,7 +41,7 @@ type Mem struct {
 	cond     *sync.Cond
 	queue    []*pending
 	subs     map[string][]*memSub
-	wild     []string // subjects with a wildcard ever subscribed, sorted
+	wild     []string // subjects with a wildcard and a subscription, sorted
 	nextSub  int
 	filter   Filter
 	isolated map[string]bool
@@ -308,7 +308,13 @@ func (m *Mem) removeLocked(subject string, id int) {
 	for i, s := range list {
 		if s.id == id {
 			if len(list) == 1 {
+				// No subscriber left: forget the subject, and a
+				// wildcard's pattern (every message is matched against
+				// each; a simulation's runs subscribe one per run).
 				delete(m.subs, subject)
+				if i, found := slices.BinarySearch(m.wild, subject); found {
+					m.wild = slices.Delete(m.wild, i, i+1)
+				}
 			} else {
 				m.subs[subject] = append(list[:i:i], list[i+1:]...)
 			}

@@ -226,6 +226,11 @@ func TestMemCloseRemovesOwnSubscriptions(t *testing.T) {
 	if len(got) != 0 {
 		t.Fatalf("after every subscriber closed: delivered %v", got)
 	}
+	// Nothing is left to match a message against (a simulation's runs
+	// each subscribe a wildcard of their own).
+	if len(hub.subs) != 0 || len(hub.wild) != 0 {
+		t.Fatalf("after every subscriber closed: %d subjects, wildcards %v", len(hub.subs), hub.wild)
+	}
 }
 
 // The in-memory transport delivers to wildcard subscriptions as NATS
