@@ -25,7 +25,8 @@
 // parsing and the report, the same at every K. One repetition runs every
 // K of a case once, in order, then the next repetition (alternating); the
 // ratio's spread is that of the per-repetition ratios (K's run ÷ the
-// 1-site run of the same repetition).
+// 1-site run of the same repetition). With -base the two binaries run
+// each K back to back, in turn first.
 //
 // The per-site column is (CPU(K) − CPU(1)) ÷ (K − 1): the CPU one more
 // site adds, the site's fixed cost plus its share of the coordinator's
@@ -148,7 +149,15 @@ func main() {
 		var siteRecords [][]int
 		for rep := 0; rep < *flagReps; rep++ {
 			for ki, k := range c.sites {
-				for b, bin := range bins {
+				for j := range bins {
+					// With -base, odd repetitions run this tree first: a
+					// fixed order would favour the second binary (warm
+					// caches).
+					b := j
+					if rep%2 == 1 {
+						b = len(bins) - 1 - j
+					}
+					bin := bins[b]
 					r, recs, err := simulate(bin.path, c, file, test, schema, k)
 					if err != nil {
 						log.Fatalf("kcost: %s %s %s K=%d (%s): %v", c.algo, c.dataset, c.transport, k, bin.name, err)
