@@ -230,7 +230,7 @@ func main() {
 	if *flagProcs != 1 {
 		cmd += " -gomaxprocs " + strconv.Itoa(*flagProcs)
 	}
-	text := "`" + cmd + "`\n\n" + strings.Join(rows, "\n") + "\n\n"
+	text := "# CPU vs the number of sites K, on the same records (issue 27)\n\n`" + cmd + "`\n\n" + strings.Join(rows, "\n") + "\n\n"
 	if len(skipped) > 0 {
 		text += "Skipped (data file absent; pass -data): " + strings.Join(skipped, ", ") + ".\n\n"
 	}
