@@ -567,9 +567,16 @@ func Federate(ctx context.Context, fc FederationConfig) (*Outcome, error) {
 	if fc.Logf == nil {
 		fc.Logf = func(string, ...any) {}
 	}
-	roster, signers, err := SecAggRoster(fc.Sites, fc.Secure, fc.Seed)
-	if err != nil {
-		return nil, err
+	// The signing keys serve secure aggregation only: a job that names
+	// none of its options runs without them (a key pair is a scalar
+	// multiplication per site, and every site checks the whole roster).
+	var roster map[string]ed25519.PublicKey
+	var signers map[string]ed25519.PrivateKey
+	var err error
+	if asksSecAgg(fc.Job.Options) {
+		if roster, signers, err = SecAggRoster(fc.Sites, fc.Secure, fc.Seed); err != nil {
+			return nil, err
+		}
 	}
 	coord, err := coordinator.New(coordinator.Config{Federation: fc.Name, Job: fc.Job, MinSites: len(fc.Sites),
 		PhaseTimeout: fc.PhaseTimeout, Logf: fc.Logf, SecAggRoster: roster})
@@ -675,6 +682,18 @@ func Federate(ctx context.Context, fc FederationConfig) (*Outcome, error) {
 		out.Ledgers[fc.Sites[i].Name] = w.Ledger()
 	}
 	return out, nil
+}
+
+// asksSecAgg reports whether options name any secure aggregation option
+// (a valid request or not: the coordinator and the sites judge it, with
+// the keys at hand).
+func asksSecAgg(options protocol.Options) bool {
+	for _, o := range options {
+		if fedalgo.IsSecAggOption(o.Name) {
+			return true
+		}
+	}
+	return false
 }
 
 // SecAggRoster issues every site its long-term secure aggregation

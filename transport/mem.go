@@ -41,7 +41,7 @@ type Mem struct {
 	cond     *sync.Cond
 	queue    []*pending
 	subs     map[string][]*memSub
-	wild     []string // subjects with a wildcard ever subscribed, sorted
+	wild     []string // subjects with a wildcard and a subscription, sorted
 	nextSub  int
 	filter   Filter
 	isolated map[string]bool
@@ -141,18 +141,29 @@ func (m *Mem) matching(subject string) []*memSub {
 
 // SubjectMatches reports whether subject matches pattern under NATS rules:
 // tokens are separated by ".", "*" matches one token and a final ">"
-// matches one or more.
+// matches one or more. It walks both strings token by token without
+// splitting them (the hub matches every message against every wildcard
+// subscription).
 func SubjectMatches(pattern, subject string) bool {
-	pt, st := strings.Split(pattern, "."), strings.Split(subject, ".")
-	for i, p := range pt {
-		if p == ">" && i == len(pt)-1 {
-			return len(st) > i
+	// pHas and sHas: the pattern and the subject still have a token (a
+	// string of n dots has n+1 tokens, the empty string one).
+	pHas, sHas := true, true
+	for pHas {
+		p, prest, pMore := strings.Cut(pattern, ".")
+		if p == ">" && !pMore {
+			return sHas
 		}
-		if i >= len(st) || (p != "*" && p != st[i]) {
+		if !sHas {
 			return false
 		}
+		tok, srest, sMore := strings.Cut(subject, ".")
+		if p != "*" && p != tok {
+			return false
+		}
+		pattern, subject = prest, srest
+		pHas, sHas = pMore, sMore
 	}
-	return len(pt) == len(st)
+	return !sHas
 }
 
 func (m *Mem) popLocked() (Envelope, []*memSub, bool) {
@@ -223,7 +234,13 @@ type memEndpoint struct {
 	name   string
 	mu     sync.Mutex
 	closed bool
-	mine   []int
+	mine   []memSubRef // this endpoint's subscriptions, for Close
+}
+
+// memSubRef names one subscription: its subject and id.
+type memSubRef struct {
+	subject string
+	id      int
 }
 
 var _ Transport = (*memEndpoint)(nil)
@@ -273,7 +290,7 @@ func (e *memEndpoint) Subscribe(subject string, h func(string, []byte)) (func(),
 		}
 	}
 	m.mu.Unlock()
-	e.mine = append(e.mine, s.id)
+	e.mine = append(e.mine, memSubRef{subject, s.id})
 	var once sync.Once
 	return func() { once.Do(func() { m.unsubscribe(subject, s.id) }) }, nil
 }
@@ -281,15 +298,34 @@ func (e *memEndpoint) Subscribe(subject string, h func(string, []byte)) (func(),
 func (m *Mem) unsubscribe(subject string, id int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.removeLocked(subject, id)
+}
+
+// removeLocked removes subscription id from subject's list (the others
+// keep their order; an emptied list is deleted).
+func (m *Mem) removeLocked(subject string, id int) {
 	list := m.subs[subject]
 	for i, s := range list {
 		if s.id == id {
-			m.subs[subject] = append(list[:i:i], list[i+1:]...)
+			if len(list) == 1 {
+				// No subscriber left: forget the subject, and a
+				// wildcard's pattern (every message is matched against
+				// each; a simulation's runs subscribe one per run).
+				delete(m.subs, subject)
+				if i, found := slices.BinarySearch(m.wild, subject); found {
+					m.wild = slices.Delete(m.wild, i, i+1)
+				}
+			} else {
+				m.subs[subject] = append(list[:i:i], list[i+1:]...)
+			}
 			return
 		}
 	}
 }
 
+// Close removes the endpoint's own subscriptions: O(its subscriptions),
+// not a scan of the hub's every subject (which made closing K sites
+// O(K²)).
 func (e *memEndpoint) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -300,23 +336,9 @@ func (e *memEndpoint) Close() error {
 	m := e.hub
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for subj, list := range m.subs {
-		kept := list[:0:0]
-		for _, s := range list {
-			if s.endpoint != e.name || !contains(e.mine, s.id) {
-				kept = append(kept, s)
-			}
-		}
-		m.subs[subj] = kept
+	for _, r := range e.mine {
+		m.removeLocked(r.subject, r.id)
 	}
+	e.mine = nil
 	return nil
-}
-
-func contains(v []int, x int) bool {
-	for _, y := range v {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

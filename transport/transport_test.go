@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -133,6 +134,102 @@ func TestSubjectMatches(t *testing.T) {
 		if got := SubjectMatches(c.pattern, c.subject); got != c.want {
 			t.Errorf("SubjectMatches(%q, %q) = %v", c.pattern, c.subject, got)
 		}
+	}
+}
+
+// SubjectMatches walks the tokens without splitting; it answers as the
+// token lists of strings.Split do, for every pattern and subject of up to
+// four tokens over a, b, the empty token and the wildcards.
+func TestSubjectMatchesSplitReference(t *testing.T) {
+	ref := func(pattern, subject string) bool {
+		pt, st := strings.Split(pattern, "."), strings.Split(subject, ".")
+		for i, p := range pt {
+			if p == ">" && i == len(pt)-1 {
+				return len(st) > i
+			}
+			if i >= len(st) || (p != "*" && p != st[i]) {
+				return false
+			}
+		}
+		return len(pt) == len(st)
+	}
+	var strs []string
+	var gen func(prefix []string)
+	gen = func(prefix []string) {
+		if len(prefix) > 0 {
+			strs = append(strs, strings.Join(prefix, "."))
+		}
+		if len(prefix) == 4 {
+			return
+		}
+		for _, tok := range []string{"a", "b", "", "*", ">"} {
+			gen(append(prefix, tok))
+		}
+	}
+	gen(nil)
+	n, matches := 0, 0
+	for _, p := range strs {
+		for _, s := range strs {
+			want := ref(p, s)
+			if got := SubjectMatches(p, s); got != want {
+				t.Fatalf("SubjectMatches(%q, %q) = %v, the split reference says %v", p, s, got, want)
+			}
+			n++
+			if want {
+				matches++
+			}
+		}
+	}
+	if matches == 0 || matches == n {
+		t.Fatalf("degenerate cases: %d matches of %d", matches, n)
+	}
+}
+
+// Closing an endpoint removes its own subscriptions only: the others'
+// stay, in subscription order, exact and wildcard alike.
+func TestMemCloseRemovesOwnSubscriptions(t *testing.T) {
+	hub := NewMem()
+	a, b, c := hub.Connect("a"), hub.Connect("b"), hub.Connect("c")
+	var got []string
+	sub := func(e Transport, name, subject string) {
+		if _, err := e.Subscribe(subject, func(s string, _ []byte) { got = append(got, name+":"+s) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sub(a, "a", "s")
+	sub(b, "b", "s")
+	sub(a, "a2", "s")
+	sub(c, "c", "s")
+	sub(b, "bw", "p.*")
+	sub(a, "aw", "p.*")
+	sub(a, "ap", "p.x")
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Publish("s", nil)
+	_ = c.Publish("p.x", nil)
+	hub.Flush(100)
+	if want := []string{"b:s", "c:s", "bw:p.x"}; !slices.Equal(got, want) {
+		t.Fatalf("after a closed: delivered %v, want %v", got, want)
+	}
+	got = nil
+	_ = b.Close()
+	_ = c.Close()
+	_ = c.Close() // closing twice is a no-op
+	if _, err := c.Subscribe("s", func(string, []byte) {}); !errors.Is(err, ErrClosed) {
+		t.Errorf("subscribe after close: %v", err)
+	}
+	d := hub.Connect("d")
+	_ = d.Publish("s", nil)
+	_ = d.Publish("p.x", nil)
+	hub.Flush(100)
+	if len(got) != 0 {
+		t.Fatalf("after every subscriber closed: delivered %v", got)
+	}
+	// Nothing is left to match a message against (a simulation's runs
+	// each subscribe a wildcard of their own).
+	if len(hub.subs) != 0 || len(hub.wild) != 0 {
+		t.Fatalf("after every subscriber closed: %d subjects, wildcards %v", len(hub.subs), hub.wild)
 	}
 }
 

@@ -2,7 +2,9 @@ package worker
 
 import (
 	"bytes"
+	"context"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/pairfed/pairfed/protocol"
@@ -59,5 +61,20 @@ func TestAnnounceMemo(t *testing.T) {
 	pb, _ := protocol.Encode(p)
 	if m, err := d.decode(pb); err != nil || !reflect.DeepEqual(m, p) {
 		t.Fatalf("phase start: %+v, %v", m, err)
+	}
+}
+
+// Run hands Step announcements that protocol.Decode validated, and setup
+// does not validate those a second time; an announcement given to Step
+// directly (not decoded by Run) is still validated in full: a site
+// listed twice, which only Validate catches, is refused.
+func TestStepValidatesAnnouncementsNotDecodedByRun(t *testing.T) {
+	ctx := context.Background()
+	w := newWorker(t)
+	w.Start()
+	w.decoded = dpAnnounce("s1", "s2") // another message than the one stepped
+	outs := w.Step(ctx, dpAnnounce("s1", "s1"))
+	if len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindAbort || w.Err() == nil || !strings.Contains(w.Err().Error(), "invalid announcement") {
+		t.Fatalf("an announcement listing s1 twice: outputs %v, error %v", outs, w.Err())
 	}
 }

@@ -55,7 +55,12 @@ func Run(ctx context.Context, w *Worker, t transport.Transport, tick time.Durati
 			_ = publish(t, leave)
 			return nil, ctx.Err()
 		case m := <-inbox:
+			// Every message of the inbox came through dec.decode:
+			// protocol.Decode validated it (or the announcement it is
+			// a copy of) in full.
+			w.decoded, _ = m.(*protocol.JobAnnounce)
 			outs = w.Step(ctx, m)
+			w.decoded = nil
 		case <-ticker.C:
 			up, back, err := link.poll()
 			if err != nil {

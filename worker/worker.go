@@ -201,6 +201,10 @@ type Worker struct {
 	round      *round.Site
 	result     *protocol.Result
 	err        error
+	// decoded is the announcement Run is handing to Step, which came
+	// through protocol.Decode (validated in full there): setup does not
+	// validate it a second time. Nil outside Run's call of Step.
+	decoded *protocol.JobAnnounce
 }
 
 // New returns a worker that has not joined yet (call Start).
@@ -382,10 +386,13 @@ func (w *Worker) accept() Output {
 // announcement is validated here too (it may not have come through a
 // validating decoder), and a private job must state ε > 0, R > 0 (this
 // site's records checked against it: every sensitivity bound assumes
-// ‖x‖ ≤ R) and B > 0.
+// ‖x‖ ≤ R) and B > 0. (The one announcement Run decoded with
+// protocol.Decode, which validates, is not validated twice.)
 func (w *Worker) setup(m *protocol.JobAnnounce) error {
-	if err := m.Validate(); err != nil {
-		return fmt.Errorf("invalid announcement: %w", err)
+	if m != w.decoded || m == nil {
+		if err := m.Validate(); err != nil {
+			return fmt.Errorf("invalid announcement: %w", err)
+		}
 	}
 	if fedalgo.Private(m.Algo) {
 		if err := checkPrivateJob(m); err != nil {
