@@ -343,11 +343,13 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		r, err := submit(t, ctx, f, "--algo", "fed-avg", "--rounds", "30", "--min-sites", "2", "--job", "kill-1")
+		r, err := submit(t, ctx, f, "--algo", "fed-avg", "--rounds", "50", "--min-sites", "2", "--job", "kill-1")
 		done <- result{r, err}
 	}()
 	waitFor(t, ctx, f.coord.stderr, "starts with 3 sites", 1)
-	time.Sleep(800 * time.Millisecond) // a few of the ≥ 3 s of rounds
+	// A few of the ≥ 5 s of rounds (50 × the 100 ms update delay): the
+	// drop (1 s of silence) then comes ≥ 3 s before the job could end.
+	time.Sleep(800 * time.Millisecond)
 	f.workers[2].kill()
 	var res result
 	select {
