@@ -15,8 +15,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/pairfed/pairfed/coordinator"
+	"github.com/pairfed/pairfed/deploy"
 	"github.com/pairfed/pairfed/model"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/store"
@@ -36,6 +38,11 @@ type Coordinator struct {
 	// present; "" beyond loopback: one is generated once into
 	// State/listen-token.
 	Token string
+	// SiteLogins, with Listen, replaces the token by one login per site
+	// (and one for job clients): each may publish and subscribe only to
+	// its own subjects (deploy.SitePermissions, deploy.ClientPermissions).
+	// The passwords are generated once into State/logins/NAME (0600).
+	SiteLogins []string
 	// NATSOptions are the connection's options (credentials, TLS, logging).
 	NATSOptions []nats.Option
 	// State is the state directory (package store): finished jobs, the
@@ -142,6 +149,12 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		return err
 	}
 	token := c.Token
+	switch {
+	case len(c.SiteLogins) > 0 && c.Listen == "":
+		return usage(errors.New("coordinator: --site-logins configures the embedded server of --listen; with --nats the hub's own accounts decide who may connect (pairfed deploy init)"))
+	case len(c.SiteLogins) > 0 && c.Token != "":
+		return usage(errors.New("coordinator: give --token or --site-logins, not both (the logins replace the shared token)"))
+	}
 	if c.Listen != "" {
 		host, portStr, err := net.SplitHostPort(c.Listen)
 		if err != nil {
@@ -152,17 +165,30 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		// or one generated once and kept in the state directory (so that
 		// the sites' URLs survive restarts).
 		tokenFile := ""
-		if token == "" && !bindsLoopbackOnly(host) {
+		if token == "" && !bindsLoopbackOnly(host) && len(c.SiteLogins) == 0 {
 			if token, tokenFile, err = listenToken(state); err != nil {
 				return fmt.Errorf("coordinator: %w", err)
 			}
 		}
-		srv, err := transport.StartListening(host, port, token)
-		if err != nil {
+		var srv *server.Server
+		if len(c.SiteLogins) > 0 {
+			users, own, err := listenLogins(state, cfg.Federation, c.SiteLogins)
+			if err != nil {
+				return fmt.Errorf("coordinator: %w", err)
+			}
+			if srv, err = transport.StartListeningUsers(host, port, users); err != nil {
+				return err
+			}
+			natsOpts = append(append([]nats.Option(nil), natsOpts...), nats.UserInfo(coordinatorLogin, own))
+		} else if srv, err = transport.StartListening(host, port, token); err != nil {
 			return err
 		}
 		defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
 		url = srv.ClientURL()
+		if len(c.SiteLogins) > 0 {
+			logf("coordinator: the embedded server requires a login per site: site S connects with --nats nats://S:PASSWORD@%s, PASSWORD in %s; job clients log in as %s (%s)",
+				strings.TrimPrefix(url, "nats://"), filepath.Join(state, loginsDir, "S"), clientLogin, filepath.Join(state, loginsDir, clientLogin))
+		}
 		if token != "" {
 			natsOpts = append(append([]nats.Option(nil), natsOpts...), nats.Token(token))
 			where := "the --token value"
@@ -183,6 +209,9 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	if c.Listen != "" && c.Stdout != nil {
 		// One line on stdout, for scripts and tests: where the sites connect.
 		fmt.Fprintf(c.Stdout, "listening on %s\n", url)
+		if len(c.SiteLogins) > 0 {
+			fmt.Fprintf(c.Stdout, "clients must log in (one login per site, %s for job clients; passwords in %s): --nats nats://NAME:PASSWORD@HOST:PORT\n", clientLogin, filepath.Join(state, loginsDir))
+		}
 		if token != "" {
 			where := "given by --token"
 			if f := filepath.Join(state, listenTokenFile); c.Token == "" {
@@ -268,6 +297,111 @@ func listenToken(state string) (token, path string, err error) {
 		return "", "", err
 	}
 	return token, path, nil
+}
+
+// loginsDir holds, in a coordinator's state directory, the passwords of
+// the embedded server's logins (Coordinator.SiteLogins): one file per
+// site and one for job clients, each 0600.
+const loginsDir = "logins"
+
+// The logins that are not sites: job clients, and the coordinator's own
+// connection (its password is drawn at every start and kept nowhere).
+const (
+	clientLogin      = "client"
+	coordinatorLogin = "coordinator"
+)
+
+// MaxSiteLogins bounds Coordinator.SiteLogins.
+const MaxSiteLogins = 4096
+
+// CheckSiteLogins checks a --site-logins list: valid site names (the
+// protocol's), none twice, none of the reserved names client and
+// coordinator, at most MaxSiteLogins.
+func CheckSiteLogins(sites []string) error {
+	if len(sites) > MaxSiteLogins {
+		return fmt.Errorf("--site-logins names %d sites, more than %d", len(sites), MaxSiteLogins)
+	}
+	seen := map[string]bool{}
+	for _, s := range sites {
+		if err := protocol.ValidName("site", s); err != nil {
+			return fmt.Errorf("--site-logins: %w", err)
+		}
+		if s == clientLogin || s == coordinatorLogin {
+			return fmt.Errorf("--site-logins: %q is reserved for the %s's own login: rename the site", s, s)
+		}
+		if seen[s] {
+			return fmt.Errorf("--site-logins: site %q is named twice", s)
+		}
+		seen[s] = true
+	}
+	return nil
+}
+
+// listenLogins returns the embedded server's users for the sites: each
+// site's login with deploy.SitePermissions, the job clients' with
+// deploy.ClientPermissions, and the coordinator's own (every subject of
+// the federation) with a fresh password, returned as own. The sites' and
+// the clients' passwords are read from State/logins or generated there
+// once (32 random bytes, hex, 0600), so that the sites' URLs survive
+// restarts.
+func listenLogins(state, fed string, sites []string) (users []transport.ListenUser, own string, err error) {
+	if err := CheckSiteLogins(sites); err != nil {
+		return nil, "", err
+	}
+	dir := filepath.Join(state, loginsDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, "", err
+	}
+	add := func(name string, p deploy.Permissions) error {
+		pw, err := loginPassword(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		users = append(users, transport.ListenUser{Name: name, Password: pw, Publish: p.Publish, Subscribe: p.Subscribe})
+		return nil
+	}
+	for _, s := range sites {
+		if err := add(s, deploy.SitePermissions(fed, s)); err != nil {
+			return nil, "", err
+		}
+	}
+	if err := add(clientLogin, deploy.ClientPermissions(fed)); err != nil {
+		return nil, "", err
+	}
+	var b [32]byte
+	if _, err := crand.Read(b[:]); err != nil {
+		return nil, "", err
+	}
+	own = hex.EncodeToString(b[:])
+	cp := deploy.CoordinatorPermissions(fed)
+	users = append(users, transport.ListenUser{Name: coordinatorLogin, Password: own, Publish: cp.Publish, Subscribe: cp.Subscribe})
+	return users, own, nil
+}
+
+// loginPassword reads the password kept in path, or generates one there.
+func loginPassword(path string) (string, error) {
+	if b, err := os.ReadFile(path); err == nil {
+		if t := strings.TrimSpace(string(b)); len(t) >= 32 && !strings.ContainsAny(t, ":@/ ") {
+			return t, nil
+		}
+		return "", fmt.Errorf("%s holds no usable password (want ≥ 32 characters, none of : @ / or space): delete it to generate a new one (the site must then use the new one)", path)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	var b [32]byte
+	if _, err := crand.Read(b[:]); err != nil {
+		return "", err
+	}
+	pw := hex.EncodeToString(b[:])
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.WriteString(pw + "\n"); err != nil {
+		f.Close()
+		return "", err
+	}
+	return pw, f.Close()
 }
 
 // bindsLoopbackOnly reports whether a server bound to host is reachable

@@ -196,18 +196,52 @@ func ConnectInProcess(s *server.Server, name string, opts ...nats.Option) (*NATS
 // authorization token; clients put it in their URL, nats://TOKEN@host:port,
 // or pass nats.Token).
 func StartListening(host string, port int, token string) (*server.Server, error) {
+	return startListening(host, port, func(o *server.Options) { o.Authorization = token })
+}
+
+// ListenUser is one login of an embedded server (StartListeningUsers):
+// a name, its password, and the subjects it may publish and subscribe to
+// (NATS wildcards; nothing else is allowed).
+type ListenUser struct {
+	Name, Password     string
+	Publish, Subscribe []string
+}
+
+// StartListeningUsers is StartListening with one login per user instead
+// of a shared token: a client presents its name and password
+// (nats://NAME:PASSWORD@host:port or nats.UserInfo) and may publish and
+// subscribe only to its user's subjects; the server refuses every other
+// publication and subscription (the client sees a permissions violation).
+func StartListeningUsers(host string, port int, users []ListenUser) (*server.Server, error) {
+	if len(users) == 0 {
+		return nil, fmt.Errorf("transport: StartListeningUsers needs at least one user")
+	}
+	us := make([]*server.User, len(users))
+	for i, u := range users {
+		if u.Name == "" || u.Password == "" {
+			return nil, fmt.Errorf("transport: user %d has an empty name or password", i)
+		}
+		us[i] = &server.User{Username: u.Name, Password: u.Password, Permissions: &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: u.Publish},
+			Subscribe: &server.SubjectPermission{Allow: u.Subscribe},
+		}}
+	}
+	return startListening(host, port, func(o *server.Options) { o.Users = us })
+}
+
+func startListening(host string, port int, auth func(*server.Options)) (*server.Server, error) {
 	if port == 0 {
 		port = server.RANDOM_PORT
 	}
 	opts := &server.Options{
-		ServerName:    "pairfed-coordinator",
-		Host:          host,
-		Port:          port,
-		NoLog:         true,
-		NoSigs:        true,
-		MaxPayload:    MaxPayload,
-		Authorization: token,
+		ServerName: "pairfed-coordinator",
+		Host:       host,
+		Port:       port,
+		NoLog:      true,
+		NoSigs:     true,
+		MaxPayload: MaxPayload,
 	}
+	auth(opts)
 	s, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("transport: nats-server on %s:%d: %w", host, port, err)

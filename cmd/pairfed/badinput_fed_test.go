@@ -646,6 +646,69 @@ func TestBadInputFederation(t *testing.T) {
 		p.wait(t, 10*time.Second)
 	})
 
+	// Issue 28 (probe 4, row 151): a loopback --listen admitted any local
+	// process as any site. With --site-logins each site has its own
+	// login (STATE/logins/NAME, 0600) and may use only its own subjects:
+	// no login is refused, site a's login cannot speak for site b nor read
+	// b's messages, and a worker with its login joins.
+	n++
+	t.Run("listen with a login per site", func(t *testing.T) {
+		resetScratch(t, map[string]string{})
+		p := startChild(t, scratchCoord("--site-logins", "s,t")...)
+		waitFor(t, 15*time.Second, "the URL", func() bool { return urlRE.MatchString(p.stdout.String()) })
+		if !strings.Contains(p.stdout.String(), "clients must log in") {
+			t.Errorf("stdout does not say how to log in:\n%s", p.stdout.String())
+		}
+		pw := map[string]string{}
+		for _, name := range []string{"s", "t", "client"} {
+			f := filepath.Join(scratch, "logins", name)
+			fi, err := os.Stat(f)
+			if err != nil || fi.Mode().Perm() != 0o600 {
+				t.Fatalf("login file %s: %v %v", f, fi, err)
+			}
+			b, _ := os.ReadFile(f)
+			pw[name] = strings.TrimSpace(string(b))
+		}
+		port := strings.TrimPrefix(urlRE.FindStringSubmatch(p.stdout.String())[1], "nats://127.0.0.1:")
+		addr := "nats://127.0.0.1:" + port
+		if _, err := nats.Connect(addr, nats.Timeout(2*time.Second)); err == nil || !strings.Contains(strings.ToLower(err.Error()), "authorization") {
+			t.Errorf("a client without a login connected: %v", err)
+		}
+		if _, err := nats.Connect(addr, nats.UserInfo("s", pw["t"]), nats.Timeout(2*time.Second)); err == nil {
+			t.Errorf("site s connected with t's password")
+		}
+		denied := make(chan string, 4)
+		nc, err := nats.Connect(addr, nats.UserInfo("s", pw["s"]), nats.Timeout(2*time.Second),
+			nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { denied <- err.Error() }))
+		if err != nil {
+			t.Fatalf("site s with its login: %v", err)
+		}
+		defer nc.Close()
+		nc.Publish(protocol.SiteToCoordSubject("scratch", "t"), []byte("x"))   // speak for t
+		nc.Subscribe(protocol.SiteSubject("scratch", "t"), func(*nats.Msg) {}) // read t's messages
+		nc.Flush()
+		for k := 0; k < 2; k++ {
+			select {
+			case e := <-denied:
+				if !strings.Contains(strings.ToLower(e), "permissions violation") {
+					t.Errorf("site s: %s, want a permissions violation", e)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("site s published or subscribed on site t's subjects without a permissions violation (%d of 2 seen)", k)
+			}
+		}
+		w := startChild(t, "worker", "--nats", "nats://s:"+pw["s"]+"@127.0.0.1:"+port, "--federation", "scratch", "--site", "s",
+			"--data", siteA, "--state", filepath.Join(root, "login-site-s"), "--scale", "none", "--tick", "10ms", "--heartbeat", "100ms")
+		p.logLine(t, 15*time.Second, "site s joined the federation")
+		if strings.Contains(w.stderr.String(), pw["s"]) || strings.Contains(p.stderr.String(), pw["s"]) {
+			t.Errorf("a log printed site s's password")
+		}
+		w.cmd.Process.Signal(syscall.SIGTERM)
+		w.wait(t, 10*time.Second)
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		p.wait(t, 10*time.Second)
+	})
+
 	// Every process still serves the next valid job.
 	n++
 	t.Run("the federation still serves a valid job", func(t *testing.T) {

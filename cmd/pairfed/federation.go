@@ -55,6 +55,7 @@ func coordinatorCommand() *cli.Command {
 		&cli.StringFlag{Name: "listen", Usage: "host:port on which to run an embedded nats-server for the sites (port 0: any free port)"},
 		&cli.StringFlag{Name: "nats", Usage: "URL of an existing NATS server (instead of --listen)"},
 		&cli.StringFlag{Name: "token", Usage: "--listen: the token every client must present (nats://TOKEN@host:port); beyond loopback one is generated into STATE/listen-token when not given"},
+		&cli.StringFlag{Name: "site-logins", Usage: "--listen: one login per site instead of a token (`LIST` of site names, comma-separated): site S connects with --nats nats://S:PASSWORD@host:port and may use only its own subjects; job clients log in as client; the passwords are generated once into STATE/logins/"},
 		federationFlag(),
 		&cli.StringFlag{Name: "state", Required: true, Usage: "state directory: finished jobs (DIR/jobs/<job>.json), the privacy ledger (DIR/charges.jsonl), budgets (DIR/budgets.json) and the checkpoint a restart resumes from (DIR/checkpoint.json)"},
 		&cli.StringFlag{Name: "test", Usage: "test file on which the coordinator scores every finished job (AUC)"},
@@ -138,7 +139,22 @@ func runCoordinator(c *cli.Context) error {
 		}
 		cfg.TestDim = test.D
 	}
-	co := &node.Coordinator{Listen: listen, NATS: url, Token: c.String("token"), NATSOptions: natsOpts, State: c.String("state"), Service: cfg,
+	var logins []string
+	if v := c.String("site-logins"); v != "" {
+		for _, f := range strings.Split(v, ",") {
+			logins = append(logins, strings.TrimSpace(f))
+		}
+		if err := node.CheckSiteLogins(logins); err != nil {
+			return usageError{fmt.Errorf("coordinator: %w", err)}
+		}
+		if listen == "" {
+			return usageError{errors.New("coordinator: --site-logins configures the embedded server of --listen; with --nats the hub's own accounts decide who may connect (pairfed deploy init)")}
+		}
+		if c.String("token") != "" {
+			return usageError{errors.New("coordinator: give --token or --site-logins, not both (the logins replace the shared token)")}
+		}
+	}
+	co := &node.Coordinator{Listen: listen, NATS: url, Token: c.String("token"), SiteLogins: logins, NATSOptions: natsOpts, State: c.String("state"), Service: cfg,
 		Tick: tick, HTTP: c.String("http"), Version: pairfedVersion(), Signer: signer, Stdout: c.App.Writer, Logf: logf}
 	return cliError(co.Run(c.Context))
 }
