@@ -63,9 +63,9 @@ func NATSURLs(servers string) ([]*url.URL, error) {
 	return out, nil
 }
 
-// redactedServers is servers with any user, password or token of its
+// RedactedServers is servers with any user, password or token of its
 // URLs replaced by "redacted", for messages and logs.
-func redactedServers(servers string) string {
+func RedactedServers(servers string) string {
 	urls, err := NATSURLs(servers)
 	if err != nil {
 		return "the NATS server"
@@ -86,7 +86,7 @@ func redactedServers(servers string) string {
 // flags that carry them (nats.go gives up on it: retrying would never
 // succeed); the URLs are shown without their secrets.
 func connectError(servers string, err error) error {
-	where := redactedServers(servers)
+	where := RedactedServers(servers)
 	if transport.CredentialError(err) {
 		return fmt.Errorf("the NATS server %s refuses this process's credentials (%v): check --creds or --nkey, or the user or token in the --nats URL, against the server's configuration (pairfed deploy init writes matching files)", where, err)
 	}

@@ -205,7 +205,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		return fmt.Errorf("coordinator: %w", err)
 	}
 	defer t.Close()
-	logf("coordinator: federation %s on %s (state %s, %d finished jobs and %d ledger charges reloaded)", cfg.Federation, url, state, len(finished), len(ledger))
+	logf("coordinator: federation %s on %s (state %s, %d finished jobs and %d ledger charges reloaded)", cfg.Federation, RedactedServers(url), state, len(finished), len(ledger))
 	if c.Listen != "" && c.Stdout != nil {
 		// One line on stdout, for scripts and tests: where the sites connect.
 		fmt.Fprintf(c.Stdout, "listening on %s\n", url)

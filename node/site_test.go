@@ -212,3 +212,20 @@ func TestSimulationAndWorkersAgree(t *testing.T) {
 		sameRecords(t, algo+": simulate and the worker", mustData(t, local.def, algo).Data, want)
 	}
 }
+
+// A URL's user, password or token never reaches a message: the job
+// clients' "no answer" errors and the coordinator's log print
+// RedactedServers (a --site-logins password in the URL was printed
+// whole).
+func TestRedactedServers(t *testing.T) {
+	for in, want := range map[string]string{
+		"nats://s:0123456789abcdef@127.0.0.1:4222": "nats://redacted@127.0.0.1:4222",
+		"nats://TOKEN@127.0.0.1:4222":              "nats://redacted@127.0.0.1:4222",
+		"127.0.0.1:4222,tls://u:p@h:1":             "nats://127.0.0.1:4222,tls://redacted@h:1",
+		"nats://127.0.0.1:4222":                    "nats://127.0.0.1:4222",
+	} {
+		if got := RedactedServers(in); got != want {
+			t.Errorf("RedactedServers(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

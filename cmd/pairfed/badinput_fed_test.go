@@ -700,8 +700,25 @@ func TestBadInputFederation(t *testing.T) {
 		w := startChild(t, "worker", "--nats", "nats://s:"+pw["s"]+"@127.0.0.1:"+port, "--federation", "scratch", "--site", "s",
 			"--data", siteA, "--state", filepath.Join(root, "login-site-s"), "--scale", "none", "--tick", "10ms", "--heartbeat", "100ms")
 		p.logLine(t, 15*time.Second, "site s joined the federation")
-		if strings.Contains(w.stderr.String(), pw["s"]) || strings.Contains(p.stderr.String(), pw["s"]) {
-			t.Errorf("a log printed site s's password")
+		// Job clients: the client login submits; a site's login cannot
+		// (its publication on the jobs subject is refused), and the error
+		// does not print the password in the URL.
+		j := startChild(t, "job", "submit", "--nats", "nats://client:"+pw["client"]+"@127.0.0.1:"+port, "--federation", "scratch",
+			"--algo", "fed-avg", "--min-sites", "1", "--rounds", "2", "--wait", "--json", "--timeout", "30s")
+		j.wait(t, 40*time.Second)
+		if j.code != 0 || !strings.Contains(j.stdout.String(), `"status": "completed"`) {
+			t.Errorf("a job from the client login: exit %d\n%s\n%s", j.code, j.stdout.String(), j.stderr.String())
+		}
+		js := startChild(t, "job", "submit", "--nats", "nats://s:"+pw["s"]+"@127.0.0.1:"+port, "--federation", "scratch",
+			"--algo", "fed-avg", "--min-sites", "1", "--wait", "--timeout", "2s")
+		js.wait(t, 20*time.Second)
+		if js.code == 0 || !strings.Contains(js.stderr.String(), "Permissions Violation for Publish") {
+			t.Errorf("a job submitted with site s's login: exit %d\n%s", js.code, js.stderr.String())
+		}
+		for name, c := range map[string]*child{"worker": w, "coordinator": p, "job client": j, "refused job client": js} {
+			if strings.Contains(c.stderr.String(), pw["s"]) || strings.Contains(c.stdout.String(), pw["s"]) || strings.Contains(c.stderr.String(), pw["client"]) {
+				t.Errorf("the %s printed a password:\n%s", name, c.stderr.String())
+			}
 		}
 		w.cmd.Process.Signal(syscall.SIGTERM)
 		w.wait(t, 10*time.Second)

@@ -445,7 +445,7 @@ func runJobSubmit(c *cli.Context) error {
 			case <-ctx.Done():
 				timer.Stop()
 				if st == nil {
-					return fmt.Errorf("job submit: no answer from a coordinator of federation %s at %s within %v", fed, c.String("nats"), c.Duration("timeout"))
+					return fmt.Errorf("job submit: no answer from a coordinator of federation %s at %s within %v", fed, node.RedactedServers(c.String("nats")), c.Duration("timeout"))
 				}
 				return fmt.Errorf("job submit: job %s still %s after %v", id, st.Status, c.Duration("timeout"))
 			case s := <-statuses:

@@ -13,6 +13,7 @@ import (
 	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/model"
+	"github.com/pairfed/pairfed/node"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/urfave/cli/v2"
 )
@@ -301,7 +302,7 @@ func queryJob(c *cli.Context, id string) (*protocol.JobStatus, error) {
 			return st, nil
 		case <-ctx.Done():
 			timer.Stop()
-			return nil, fmt.Errorf("job %s: no answer from a coordinator of federation %s at %s within %v", c.Command.Name, fed, c.String("nats"), c.Duration("timeout"))
+			return nil, fmt.Errorf("job %s: no answer from a coordinator of federation %s at %s within %v", c.Command.Name, fed, node.RedactedServers(c.String("nats")), c.Duration("timeout"))
 		case <-timer.C:
 		}
 	}

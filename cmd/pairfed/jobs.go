@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pairfed/pairfed/coordinator"
+	"github.com/pairfed/pairfed/node"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/urfave/cli/v2"
 )
@@ -225,7 +226,7 @@ func askCoordinator(c *cli.Context, what string, build func(client string) proto
 			return m, client, nil
 		case <-ctx.Done():
 			timer.Stop()
-			return nil, client, fmt.Errorf("%s: no answer from a coordinator of federation %s at %s within %v", what, fed, c.String("nats"), c.Duration("timeout"))
+			return nil, client, fmt.Errorf("%s: no answer from a coordinator of federation %s at %s within %v", what, fed, node.RedactedServers(c.String("nats")), c.Duration("timeout"))
 		case <-timer.C:
 		}
 	}
