@@ -260,10 +260,7 @@ func runOLP(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig,
 	data := obj.Data()
 	n, y := data.N, data.Y
 	p := obj.NumParams()
-	w := make([]float64, p)
-	if cfg.Init != nil {
-		copy(w, cfg.Init)
-	}
+	w := cfg.InitialModel(p)
 	g := make([]float64, p)
 	buf := make([]int, s) // record indices; slot k holds z_{buf[k]}
 	out := newBaselineOutput(cfg.Averaging, paperUniformPrev, w)
@@ -358,10 +355,7 @@ func runOAMGra(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConf
 	n, y := data.N, data.Y
 	loss := obj.Loss()
 	p := obj.NumParams()
-	w := make([]float64, p)
-	if cfg.Init != nil {
-		copy(w, cfg.Init)
-	}
+	w := cfg.InitialModel(p)
 	g := make([]float64, p)
 	pos := &pairwise.Reservoir{Cap: sp, Items: make([]int, 0, sp)}
 	neg := &pairwise.Reservoir{Cap: sn, Items: make([]int, 0, sn)}
@@ -464,10 +458,7 @@ func runSPAUC(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfi
 	}
 	p := float64(nPos) / float64(n)
 	pq := p * (1 - p)
-	w := make([]float64, d)
-	if cfg.Init != nil {
-		copy(w, cfg.Init)
-	}
+	w := cfg.InitialModel(d)
 	out := newBaselineOutput(cfg.Averaging, paperEtaWeightedPrev, w)
 	cp := pairwise.NewCheckpointer(&cfg)
 	lambda := obj.Lambda()
