@@ -144,10 +144,7 @@ func runSGDAllPrev(ctx context.Context, obj pairwise.Objective, cfg pairwise.Run
 		sched = cfg.Schedule
 	}
 	p := obj.NumParams()
-	w := make([]float64, p)
-	if cfg.Init != nil {
-		copy(w, cfg.Init)
-	}
+	w := cfg.InitialModel(p)
 	g := make([]float64, p)
 	ids := make([]int, 1, T+1)
 	ids[0] = rng.IntN(n)
@@ -208,10 +205,7 @@ func runGIGA(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig
 		return nil, fmt.Errorf("giga needs at least 3 records")
 	}
 	p := obj.NumParams()
-	w := make([]float64, p)
-	if cfg.Init != nil {
-		copy(w, cfg.Init)
-	}
+	w := cfg.InitialModel(p)
 	g := make([]float64, p)
 	sum := make([]float64, p)
 	out := make([]float64, p)
@@ -256,10 +250,7 @@ func runPGD(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig,
 		T = 100
 	}
 	p := obj.NumParams()
-	w := make([]float64, p)
-	if cfg.Init != nil {
-		copy(w, cfg.Init)
-	}
+	w := cfg.InitialModel(p)
 	g := make([]float64, p)
 	cp := pairwise.NewCheckpointer(&cfg)
 	var grads int64

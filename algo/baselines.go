@@ -199,6 +199,32 @@ func (o *baselineOutput) Reset() {
 	}
 }
 
+// streamSteps runs the T steps of a streaming baseline on w, in place.
+// Step t: ctx is checked every 1024 steps, η_t comes from sched, out sees
+// w_{t−1}, step draws z_t and updates w (returning the pair gradients it
+// evaluated), w is projected onto W, out sees w_t, and a due checkpoint
+// receives the output the run would return at t.
+func streamSteps(ctx context.Context, obj pairwise.Objective, cfg *pairwise.RunConfig, T int, sched pairwise.Schedule, w []float64, out *baselineOutput, step func(t int, eta float64) int64) (*pairwise.Result, error) {
+	cp := pairwise.NewCheckpointer(cfg)
+	var grads int64
+	for t := 1; t <= T; t++ {
+		if t&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		eta := sched.Eta(cfg.Eta, t, T)
+		out.before(t, w, eta)
+		grads += step(t, eta)
+		obj.Project(w)
+		out.after(w)
+		if cp.Due(t) {
+			cp.Window(t, T, w, out)
+		}
+	}
+	return &pairwise.Result{W: append([]float64(nil), out.Output(w)...), Steps: T, PairGrads: grads}, nil
+}
+
 // binomialDraw returns a Binomial(n, p) variate by inversion of the CDF. Its
 // expected cost is O(1 + np); OLP calls it with np ≤ 1.
 func binomialDraw(rng *rand.Rand, n int, p float64) int {
@@ -260,24 +286,12 @@ func runOLP(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig,
 	data := obj.Data()
 	n, y := data.N, data.Y
 	p := obj.NumParams()
-	w := make([]float64, p)
-	if cfg.Init != nil {
-		copy(w, cfg.Init)
-	}
+	w := cfg.InitialModel(p)
 	g := make([]float64, p)
 	buf := make([]int, s) // record indices; slot k holds z_{buf[k]}
 	out := newBaselineOutput(cfg.Averaging, paperUniformPrev, w)
-	cp := pairwise.NewCheckpointer(&cfg)
 	lambda := obj.Lambda()
-	var grads int64
-	for t := 1; t <= T; t++ {
-		if t&1023 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		eta := sched.Eta(cfg.Eta, t, T)
-		out.before(t, w, eta)
+	return streamSteps(ctx, obj, &cfg, T, sched, w, out, func(t int, eta float64) int64 {
 		i := rng.IntN(n)
 		switch {
 		case t <= s:
@@ -305,18 +319,12 @@ func runOLP(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig,
 				obj.AddGrad(g, w, i, j, 1)
 			}
 		}
-		grads += int64(m)
 		if lambda != 0 {
 			pairwise.Scale(1-eta*lambda, w)
 		}
 		pairwise.Axpy(-eta/float64(m), g, w)
-		obj.Project(w)
-		out.after(w)
-		if cp.Due(t) {
-			cp.Window(t, T, w, out)
-		}
-	}
-	return &pairwise.Result{W: append([]float64(nil), out.Output(w)...), Steps: T, PairGrads: grads}, nil
+		return int64(m)
+	})
 }
 
 // runOAMGra is OAM_gra (Zhao et al. 2011): a positive buffer B⁺ and a
@@ -358,25 +366,13 @@ func runOAMGra(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConf
 	n, y := data.N, data.Y
 	loss := obj.Loss()
 	p := obj.NumParams()
-	w := make([]float64, p)
-	if cfg.Init != nil {
-		copy(w, cfg.Init)
-	}
+	w := cfg.InitialModel(p)
 	g := make([]float64, p)
 	pos := &pairwise.Reservoir{Cap: sp, Items: make([]int, 0, sp)}
 	neg := &pairwise.Reservoir{Cap: sn, Items: make([]int, 0, sn)}
 	out := newBaselineOutput(cfg.Averaging, paperLast, w)
-	cp := pairwise.NewCheckpointer(&cfg)
 	lambda := obj.Lambda()
-	var grads int64
-	for t := 1; t <= T; t++ {
-		if t&1023 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		eta := sched.Eta(cfg.Eta, t, T)
-		out.before(t, w, eta)
+	return streamSteps(ctx, obj, &cfg, T, sched, w, out, func(t int, eta float64) int64 {
 		i := rng.IntN(n)
 		own, other := pos, neg
 		if y[i] < 0 {
@@ -397,18 +393,12 @@ func runOAMGra(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConf
 				data.AddScaled(g, i, float64(empty)*d)
 			}
 		}
-		grads += int64(other.Cap)
 		if lambda != 0 {
 			pairwise.Scale(1-eta*lambda, w)
 		}
 		pairwise.Axpy(-c, g, w)
-		obj.Project(w)
-		out.after(w)
-		if cp.Due(t) {
-			cp.Window(t, T, w, out)
-		}
-	}
-	return &pairwise.Result{W: append([]float64(nil), out.Output(w)...), Steps: T, PairGrads: grads}, nil
+		return int64(other.Cap)
+	})
 }
 
 // runSPAUC is SPAUC (Lei & Ying 2021) for the least-squares AUC loss. With
@@ -464,21 +454,10 @@ func runSPAUC(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfi
 	}
 	p := float64(nPos) / float64(n)
 	pq := p * (1 - p)
-	w := make([]float64, d)
-	if cfg.Init != nil {
-		copy(w, cfg.Init)
-	}
+	w := cfg.InitialModel(d)
 	out := newBaselineOutput(cfg.Averaging, paperEtaWeightedPrev, w)
-	cp := pairwise.NewCheckpointer(&cfg)
 	lambda := obj.Lambda()
-	for t := 1; t <= T; t++ {
-		if t&1023 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		eta := sched.Eta(cfg.Eta, t, T)
-		out.before(t, w, eta)
+	return streamSteps(ctx, obj, &cfg, T, sched, w, out, func(t int, eta float64) int64 {
 		i := rng.IntN(n)
 		wx := data.Dot(i, w)
 		wp, wn := pairwise.Dot(w, mPos), pairwise.Dot(w, mNeg)
@@ -494,11 +473,6 @@ func runSPAUC(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfi
 		if lambda != 0 {
 			pairwise.Scale(1/(1+eta*lambda), w)
 		}
-		obj.Project(w)
-		out.after(w)
-		if cp.Due(t) {
-			cp.Window(t, T, w, out)
-		}
-	}
-	return &pairwise.Result{W: append([]float64(nil), out.Output(w)...), Steps: T, PairGrads: int64(T)}, nil
+		return 1
+	})
 }

@@ -188,10 +188,7 @@ func runDPGD(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig
 	} else {
 		notes = append(notes, fmt.Sprintf("η = %g given", eta))
 	}
-	w := make([]float64, p)
-	if cfg.Init != nil {
-		copy(w, cfg.Init)
-	}
+	w := cfg.InitialModel(p)
 	obj.Project(w)
 	iters := newNoisyIterates(obj, &cfg)
 	g := make([]float64, p)

@@ -10,7 +10,7 @@ import (
 	"github.com/pairfed/pairfed/pairwise"
 )
 
-// pairLoopGradient (fullgrad_test.go) is the O(n²·p) reference; all
+// pairwise.PairLoopGradient is the O(n²·p) reference; all
 // objectives here have λ = 0.
 
 // The O(n·d + n log n) gradients of the square and hinge AUC losses equal
@@ -32,7 +32,7 @@ func TestAUCFastGradientMatchesPairLoop(t *testing.T) {
 			if !pairwise.AUCFastGradient(obj, w, g) {
 				t.Fatalf("%s: fast path not taken", loss.Name())
 			}
-			ref := pairLoopGradient(obj, w)
+			ref := pairwise.PairLoopGradient(obj, w)
 			for k := range g {
 				if math.Abs(g[k]-ref[k]) > 1e-12*(1+math.Abs(ref[k])) {
 					t.Fatalf("%s trial %d: coordinate %d: fast %v, pair loop %v", loss.Name(), trial, k, g[k], ref[k])
@@ -85,14 +85,14 @@ func TestGDSensitivityBruteForce(t *testing.T) {
 					w = randOnSphere(rng, p, c.B)
 				}
 				obj.Project(w)
-				g0 := pairLoopGradient(obj, w)
+				g0 := pairwise.PairLoopGradient(obj, w)
 				for _, x := range sspNeighbours(rng, ds, R, 3) {
 					for _, y := range []float64{1, -1} {
 						nb := &pairwise.Dataset{N: ds.N, D: d, Y: append([]float64(nil), ds.Y...), X: append([]float64(nil), ds.X...)}
 						copy(nb.Row(0), x)
 						nb.Y[0] = y
 						ob2, _ := pairwise.NewObjective(nb, pairwise.ObjectiveConfig{Task: c.task, Loss: c.loss, Radius: c.B})
-						g1 := pairLoopGradient(ob2, w)
+						g1 := pairwise.PairLoopGradient(ob2, w)
 						pairwise.Axpy(-1, g0, g1)
 						ch := pairwise.Norm2(g1)
 						if !(ch <= sens*(1+1e-9)) {
@@ -120,11 +120,11 @@ func TestGDSensitivityBruteForce(t *testing.T) {
 	obj, _ := pairwise.NewObjective(ds, pairwise.ObjectiveConfig{Loss: pairwise.AUCHinge{}, Radius: 1})
 	sens, _, _ := GDSensitivity(obj, 1)
 	w := []float64{0, 0}
-	g0 := pairLoopGradient(obj, w)
+	g0 := pairwise.PairLoopGradient(obj, w)
 	nb := pairwise.NewDense(append([]float64(nil), x...), append([]float64(nil), y...), d)
 	nb.X[0] = -1
 	ob2, _ := pairwise.NewObjective(nb, pairwise.ObjectiveConfig{Loss: pairwise.AUCHinge{}, Radius: 1})
-	g1 := pairLoopGradient(ob2, w)
+	g1 := pairwise.PairLoopGradient(ob2, w)
 	pairwise.Axpy(-1, g0, g1)
 	if ch := pairwise.Norm2(g1); math.Abs(ch-sens) > 1e-12 {
 		t.Errorf("hinge worst case: change %v, Δ = %v (the bound should be attained)", ch, sens)

@@ -161,10 +161,7 @@ func runDPGDGrad(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunCo
 		return nil, err
 	}
 
-	w := make([]float64, p)
-	if cfg.Init != nil {
-		copy(w, cfg.Init)
-	}
+	w := cfg.InitialModel(p)
 	obj.Project(w)
 	g := make([]float64, p)
 	cp := pairwise.NewCheckpointer(&cfg)

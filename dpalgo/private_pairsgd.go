@@ -179,10 +179,7 @@ func runPairSGDPrivate(ctx context.Context, obj pairwise.Objective, cfg pairwise
 	} else {
 		notes = append(notes, fmt.Sprintf("η = %g given", eta))
 	}
-	w := make([]float64, p)
-	if cfg.Init != nil {
-		copy(w, cfg.Init)
-	}
+	w := cfg.InitialModel(p)
 	obj.Project(w)
 	iters := newNoisyIterates(obj, &cfg)
 	g, tmp := make([]float64, p), make([]float64, p)

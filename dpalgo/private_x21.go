@@ -156,19 +156,13 @@ func registerPGD(a *pairwise.Algorithm, run func(context.Context, *pairwise.Algo
 // overrides T (privacy does not depend on T). Each step costs one full
 // gradient, n(n−1) pair gradients.
 func runDPGDSC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
-	props, rep, err := pairwise.PrivateSetup(a, obj, &cfg)
+	props, rep, err := pgdSetup(a, obj, &cfg, true)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkFixedKnobs(a.Name, &cfg, true, true); err != nil {
 		return nil, err
 	}
 	priv := cfg.Privacy
 	G, L, alpha := props.Lipschitz, props.Smooth, props.StrongConvexity
 	n, p := obj.Data().N, obj.NumParams()
-	if n < 2 {
-		return nil, fmt.Errorf("%s needs at least 2 records", a.Name)
-	}
 	nf, pf := float64(n), float64(p)
 
 	etaMax := 2 / (L + alpha) // Alg 1 input, Lemma 1
@@ -272,19 +266,13 @@ func runDPGDSC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 // default above it is lowered to 2/L (noted), a cfg.Eta above it is refused.
 // cfg.Steps overrides T, and σ follows the T actually run.
 func runDPGDC2(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
-	props, rep, err := pairwise.PrivateSetup(a, obj, &cfg)
+	props, rep, err := pgdSetup(a, obj, &cfg, true)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkFixedKnobs(a.Name, &cfg, true, true); err != nil {
 		return nil, err
 	}
 	priv := cfg.Privacy
 	G, L := props.Lipschitz, props.Smooth
 	n, p := obj.Data().N, obj.NumParams()
-	if n < 2 {
-		return nil, fmt.Errorf("%s needs at least 2 records", a.Name)
-	}
 	nf, pf := float64(n), float64(p)
 	logInvDelta := math.Log(1 / priv.Delta)
 
@@ -372,20 +360,14 @@ func runDPGDC2(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objectiv
 // iteration count of each epoch is n_i by the box (the sensitivity uses
 // T_i = n_i), so cfg.Steps is refused.
 func runDPEGD(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
-	props, rep, err := pairwise.PrivateSetup(a, obj, &cfg)
+	props, rep, err := pgdSetup(a, obj, &cfg, false)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkFixedKnobs(a.Name, &cfg, true, false); err != nil {
 		return nil, err
 	}
 	priv := cfg.Privacy
 	G, L := props.Lipschitz, props.Smooth
 	data := obj.Data()
 	n, p := data.N, obj.NumParams()
-	if n < 2 {
-		return nil, fmt.Errorf("%s needs at least 2 records", a.Name)
-	}
 	nf, pf := float64(n), float64(p)
 
 	// Step 1: k = ⌊log₂ n⌋ epochs.
@@ -533,19 +515,13 @@ func runDPEGD(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 // η = G/(‖C‖₂√T), lowered to 2/L if above it (noted). cfg.Eta above 2/L is
 // refused (Lemma 7); cfg.Steps overrides T and σ follows the T run.
 func runDPGDC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
-	props, rep, err := pairwise.PrivateSetup(a, obj, &cfg)
+	props, rep, err := pgdSetup(a, obj, &cfg, true)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkFixedKnobs(a.Name, &cfg, true, true); err != nil {
 		return nil, err
 	}
 	priv := cfg.Privacy
 	G, L := props.Lipschitz, props.Smooth
 	n, p := obj.Data().N, obj.NumParams()
-	if n < 2 {
-		return nil, fmt.Errorf("%s needs at least 2 records", a.Name)
-	}
 	nf, pf := float64(n), float64(p)
 
 	bound, how := pf*math.Log(1/priv.Delta), "d log(1/δ)"
@@ -619,6 +595,22 @@ func runDPGDC(ctx context.Context, a *pairwise.Algorithm, obj pairwise.Objective
 	addOutputNoise(priv, avg, ns)
 	finishMetricOutput(obj, avg, rep)
 	return &pairwise.Result{W: avg, Steps: T, PairGrads: grads, Privacy: rep}, nil
+}
+
+// pgdSetup is the prologue of an [X21] algorithm: PrivateSetup, the
+// knobs its proof fixes (η may be given; T where stepsOK) and n ≥ 2.
+func pgdSetup(a *pairwise.Algorithm, obj pairwise.Objective, cfg *pairwise.RunConfig, stepsOK bool) (pairwise.Props, *pairwise.PrivacyReport, error) {
+	props, rep, err := pairwise.PrivateSetup(a, obj, cfg)
+	if err != nil {
+		return pairwise.Props{}, nil, err
+	}
+	if err := checkFixedKnobs(a.Name, cfg, true, stepsOK); err != nil {
+		return pairwise.Props{}, nil, err
+	}
+	if obj.Data().N < 2 {
+		return pairwise.Props{}, nil, fmt.Errorf("%s needs at least 2 records", a.Name)
+	}
+	return props, rep, nil
 }
 
 // pgdCycleNote ([X21] algorithms) is the report's note on steps that repeated earlier iterates.

@@ -326,10 +326,7 @@ func runDPLocalSGD(ctx context.Context, obj pairwise.Objective, cfg pairwise.Run
 		return nil, err
 	}
 
-	w := make([]float64, p)
-	if cfg.Init != nil {
-		copy(w, cfg.Init)
-	}
+	w := cfg.InitialModel(p)
 	obj.Project(w) // Alg 1: w_0 ∈ W
 	var steps int
 	var grads int64
@@ -479,10 +476,7 @@ func runDPSGDOutput(ctx context.Context, obj pairwise.Objective, cfg pairwise.Ru
 	}
 	sigma := sig[0]
 
-	w := make([]float64, p)
-	if cfg.Init != nil {
-		copy(w, cfg.Init)
-	}
+	w := cfg.InitialModel(p)
 	obj.Project(w)
 	g := make([]float64, p)
 	sum := make([]float64, p)

@@ -1,8 +1,8 @@
 package dpalgo
 
 // Test fixtures shared by the tests of this package: the seeded toy
-// datasets of internal/toydata in pairwise's types, and the reference
-// gradient of the engine's tests (which this package cannot see).
+// datasets of internal/toydata in pairwise's types. The reference
+// gradient is the engine's (pairwise.PairLoopGradient).
 
 import (
 	"math"
@@ -22,43 +22,6 @@ func toyAUC(n, d int, mu float64, seed uint64) *pairwise.Dataset {
 func toSparse(s *pairwise.Dataset) *pairwise.Dataset {
 	m := toydata.Sparse(s.X, s.N, s.D)
 	return &pairwise.Dataset{N: s.N, D: s.D, Y: append([]float64(nil), s.Y...), Ptr: m.Ptr, Idx: m.Idx, Val: m.Val}
-}
-
-// pairLoopGradient is the definition: the O(n²) loop over ordered pairs,
-// each pair's gradient (AddGrad into a zeroed buffer) added to a
-// compensated (Neumaier) sum, so that the reference itself carries no
-// accumulated rounding: its error is ~2⁻⁵³ relative to the sum of the
-// pair gradients' magnitudes.
-func pairLoopGradient(obj pairwise.Objective, w []float64) []float64 {
-	n := obj.Data().N
-	p := obj.NumParams()
-	sum, comp, tmp := make([]float64, p), make([]float64, p), make([]float64, p)
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			if i == j {
-				continue
-			}
-			clear(tmp)
-			if !obj.AddGrad(tmp, w, i, j, 1) {
-				continue
-			}
-			for k, v := range tmp {
-				t := sum[k] + v
-				if math.Abs(sum[k]) >= math.Abs(v) {
-					comp[k] += (sum[k] - t) + v
-				} else {
-					comp[k] += (v - t) + sum[k]
-				}
-				sum[k] = t
-			}
-		}
-	}
-	inv := 1 / float64(n*(n-1))
-	for k := range sum {
-		sum[k] = (sum[k] + comp[k]) * inv
-	}
-	pairwise.Axpy(obj.Lambda(), w, sum)
-	return sum
 }
 
 // sparseAUC is toydata.SparseAUC's CSR dataset.

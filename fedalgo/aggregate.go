@@ -1,6 +1,7 @@
 package fedalgo
 
 import (
+	"math"
 	"slices"
 
 	"github.com/pairfed/pairfed/protocol"
@@ -67,4 +68,31 @@ func Aggregate(rule protocol.Aggregation, vecs [][]float64, weights []float64, n
 		}
 	}
 	return out
+}
+
+// sumUpdates returns the coordinate-wise sum of the updates' vectors (nil
+// without an update), the sum of their weights (record counts) and the
+// noise of the sum, updatesSigma: what the combiners of summed noisy
+// statistics (fed-dp-lda, fed-dp-spauc, fed-dp-pair-sgd) start from.
+func sumUpdates(ups []*protocol.SiteUpdate) (sum []float64, n, sigma float64) {
+	for _, u := range ups {
+		if sum == nil {
+			sum = make([]float64, len(u.Model))
+		}
+		for i, x := range u.Model {
+			sum[i] += x
+		}
+		n += u.Weight
+	}
+	return sum, n, updatesSigma(ups)
+}
+
+// updatesSigma is √Σ σ_s², the noise per coordinate of the sum of the
+// updates' independent Gaussian releases.
+func updatesSigma(ups []*protocol.SiteUpdate) float64 {
+	var v float64
+	for _, u := range ups {
+		v += u.Sigma * u.Sigma
+	}
+	return math.Sqrt(v)
 }

@@ -3,7 +3,6 @@ package fedalgo
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/pairfed/pairfed/dp"
@@ -237,18 +236,7 @@ func (c *ldaCombiner) UpdateLen() int {
 // the solved model. The rule is the mean (Configure refuses the others);
 // the sum is what sums of sufficient statistics need.
 func (c *ldaCombiner) Combine(model []float64, ups []*protocol.SiteUpdate, _ protocol.Aggregation) []float64 {
-	var n, v float64
-	var sum []float64
-	for _, u := range ups {
-		if sum == nil {
-			sum = make([]float64, len(u.Model))
-		}
-		for i, x := range u.Model {
-			sum[i] += x
-		}
-		n += u.Weight
-		v += u.Sigma * u.Sigma
-	}
+	sum, n, sigma := sumUpdates(ups)
 	switch c.phase {
 	case 1:
 		c.phase = 2
@@ -258,7 +246,7 @@ func (c *ldaCombiner) Combine(model []float64, ups []*protocol.SiteUpdate, _ pro
 		return dpalgo.LDACentre(sum, n, c.R)
 	case 2:
 		c.phase = 3
-		return c.solve(sum, n, math.Sqrt(v))
+		return c.solve(sum, n, sigma)
 	}
 	return model
 }

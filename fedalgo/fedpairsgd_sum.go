@@ -424,17 +424,7 @@ func (c *pairSumCombiner) UpdateLen() int { return dpalgo.PairSumDim(c.d) }
 
 // Combine sums the updates (N from their weights) and advances.
 func (c *pairSumCombiner) Combine(model []float64, ups []*protocol.SiteUpdate, _ protocol.Aggregation) []float64 {
-	var n float64
-	var sum []float64
-	for _, u := range ups {
-		if sum == nil {
-			sum = make([]float64, len(u.Model))
-		}
-		for i, x := range u.Model {
-			sum[i] += x
-		}
-		n += u.Weight
-	}
+	sum, n, _ := sumUpdates(ups)
 	return c.advance(model, sum, n)
 }
 

@@ -364,19 +364,8 @@ func (c *spaucCombiner) UpdateLen() int { return dpalgo.SPAUCDim(c.d) }
 // Combine sums the updates (N from their weights, the noise level
 // √Σσ_s²) and advances the solver.
 func (c *spaucCombiner) Combine(model []float64, ups []*protocol.SiteUpdate, _ protocol.Aggregation) []float64 {
-	var n, v float64
-	var sum []float64
-	for _, u := range ups {
-		if sum == nil {
-			sum = make([]float64, len(u.Model))
-		}
-		for i, x := range u.Model {
-			sum[i] += x
-		}
-		n += u.Weight
-		v += u.Sigma * u.Sigma
-	}
-	return c.advance(model, sum, n, math.Sqrt(v))
+	sum, n, sigma := sumUpdates(ups)
+	return c.advance(model, sum, n, sigma)
 }
 
 // advance combines one phase's summed vector of n records with noise

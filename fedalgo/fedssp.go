@@ -254,11 +254,7 @@ func (c *sspCombiner) Combine(_ []float64, ups []*protocol.SiteUpdate, _ protoco
 	if sum == nil { // no update: nothing to solve
 		return make([]float64, c.d)
 	}
-	var v float64
-	for _, u := range ups {
-		v += u.Sigma * u.Sigma
-	}
-	w, info, lambda := solveSSP(sum, c.R, math.Sqrt(v), c.B)
+	w, info, lambda := solveSSP(sum, c.R, updatesSigma(ups), c.B)
 	c.info, c.lambda = info, lambda
 	return w
 }

@@ -42,6 +42,45 @@ func FullGradient(obj Objective, w, g []float64) {
 	}
 }
 
+// PairLoopGradient is ∇F_S(w) by its definition, the reference the
+// tests check FullGradient and the private algorithms' gradients against:
+// the O(n²·p) loop over ordered pairs, each pair's gradient (AddGrad into
+// a zeroed buffer) added to a compensated (Neumaier) sum, so that the
+// reference itself carries no accumulated rounding: its error is ~2⁻⁵³
+// relative to the sum of the pair gradients' magnitudes. It allocates its
+// result.
+func PairLoopGradient(obj Objective, w []float64) []float64 {
+	n := obj.Data().N
+	p := obj.NumParams()
+	sum, comp, tmp := make([]float64, p), make([]float64, p), make([]float64, p)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if i == j {
+				continue
+			}
+			clear(tmp)
+			if !obj.AddGrad(tmp, w, i, j, 1) {
+				continue
+			}
+			for k, v := range tmp {
+				t := sum[k] + v
+				if math.Abs(sum[k]) >= math.Abs(v) {
+					comp[k] += (sum[k] - t) + v
+				} else {
+					comp[k] += (v - t) + sum[k]
+				}
+				sum[k] = t
+			}
+		}
+	}
+	inv := 1 / float64(n*(n-1))
+	for k := range sum {
+		sum[k] = (sum[k] + comp[k]) * inv
+	}
+	axpy(obj.Lambda(), w, sum)
+	return sum
+}
+
 // lossGradient for the linear scorer: with s = Xw, h_ij = s_i − s_j and
 // Σ_{i≠j} c_ij (x_i − x_j) = Xᵀa with a_i = Σ_j c_ij − Σ_j c_ji:
 // O(n² + n·d) instead of O(n²·d). Every AUC loss has zero gradient on

@@ -7,43 +7,6 @@ import (
 	"testing"
 )
 
-// pairLoopGradient is the definition: the O(n²) loop over ordered pairs,
-// each pair's gradient (AddGrad into a zeroed buffer) added to a
-// compensated (Neumaier) sum, so that the reference itself carries no
-// accumulated rounding: its error is ~2⁻⁵³ relative to the sum of the
-// pair gradients' magnitudes.
-func pairLoopGradient(obj Objective, w []float64) []float64 {
-	n := obj.Data().N
-	p := obj.NumParams()
-	sum, comp, tmp := make([]float64, p), make([]float64, p), make([]float64, p)
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			if i == j {
-				continue
-			}
-			clear(tmp)
-			if !obj.AddGrad(tmp, w, i, j, 1) {
-				continue
-			}
-			for k, v := range tmp {
-				t := sum[k] + v
-				if math.Abs(sum[k]) >= math.Abs(v) {
-					comp[k] += (sum[k] - t) + v
-				} else {
-					comp[k] += (v - t) + sum[k]
-				}
-				sum[k] = t
-			}
-		}
-	}
-	inv := 1 / float64(n*(n-1))
-	for k := range sum {
-		sum[k] = (sum[k] + comp[k]) * inv
-	}
-	axpy(obj.Lambda(), w, sum)
-	return sum
-}
-
 // maxRelDiff is max_k |got_k − want_k| / max_k |want_k|.
 func maxRelDiff(got, want []float64) float64 {
 	var num, den float64
@@ -150,7 +113,7 @@ func fullGradientFastPathsMatchPairLoop(t *testing.T, full bool) {
 						w := randomW(obj, c.data.D, sc, asym, rng)
 						got := make([]float64, len(w))
 						FullGradient(obj, w, got)
-						want := pairLoopGradient(obj, w)
+						want := PairLoopGradient(obj, w)
 						if e := maxRelDiff(got, want); !(e <= 1e-12) {
 							t.Errorf("%s %s/%s λ=%g |w|~%g asymmetric %v: relative difference %.3g > 1e-12\nfast %v\nloop %v", c.name, c.task, name, lambda, sc, asym, e, got, want)
 						}

@@ -98,6 +98,14 @@ type RunConfig struct {
 	Privacy *Privacy
 }
 
+// InitialModel returns w_0 in a new vector of p parameters: a copy of
+// Init, zeros when Init is nil. Its length is the algorithm's to check.
+func (c *RunConfig) InitialModel(p int) []float64 {
+	w := make([]float64, p)
+	copy(w, c.Init)
+	return w
+}
+
 // steps returns T for a dataset of n records.
 func (c *RunConfig) TotalSteps(n int, defPasses float64) int {
 	if c.Steps > 0 {
@@ -307,10 +315,7 @@ func RunPairSGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Ran
 	if mode == "" {
 		mode = AvgPaper
 	}
-	w := make([]float64, obj.NumParams())
-	if cfg.Init != nil {
-		copy(w, cfg.Init)
-	}
+	w := cfg.InitialModel(obj.NumParams())
 	avg := NewAverager(mode, w)
 	cp := NewCheckpointer(&cfg)
 	var grads int64

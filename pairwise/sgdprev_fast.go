@@ -202,10 +202,7 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 			f.ptab[m] = f.ptab[m-1] + f.eta
 		}
 	}
-	f.w = make([]float64, f.d)
-	if cfg.Init != nil {
-		copy(f.w, cfg.Init)
-	}
+	f.w = cfg.InitialModel(f.d)
 	mode := cfg.Averaging
 	if mode == "" {
 		mode = AvgPaper

@@ -435,10 +435,7 @@ func (f *prevFast) runLazy(ctx context.Context, cfg RunConfig, rng *rand.Rand, T
 		sched = cfg.Schedule
 	}
 	f.eta = sched.Eta(cfg.Eta, 1, T)
-	f.w = make([]float64, f.d)
-	if cfg.Init != nil {
-		copy(f.w, cfg.Init)
-	}
+	f.w = cfg.InitialModel(f.d)
 	mode := cfg.Averaging
 	if mode == "" {
 		mode = AvgPaper

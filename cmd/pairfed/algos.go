@@ -83,7 +83,7 @@ var fedAlgoText = map[string]struct{ title, paper, ref, assumptions string }{
 		"convex, G-Lipschitz, L-smooth loss over a bounded C; parallel composition over the disjoint subsets: per-site (ε, δ) once"},
 	fedalgo.FedOneShot: {
 		"one-shot averaging: every site runs a private single-site algorithm (--local-algo) once, the models are averaged",
-		"the local algorithm's (pairfed algos LOCAL)",
+		"(local): the paper of the local algorithm, --local-algo (pairfed algos LOCAL)",
 		"fedalgo/oneshot.go",
 		"the local algorithm's; one release per site: its (ε, δ)"},
 }
@@ -212,12 +212,17 @@ func algosCommand() *cli.Command {
 	}
 }
 
-// shortPaper is the paper's citation key ([Y21a]) or first author.
+// shortPaper is the PAPER column: the paper's citation key ([Y21a]), its
+// first author ("Kar et al."), "pairfed" for pairfed's own algorithms, or
+// "(local)" for fed-oneshot, whose paper is its local algorithm's.
+// It is the text's first word, so a paper text starts with one of these
+// (TestShortPaperOfEveryAlgorithm).
 func shortPaper(paper string) string {
 	if i := strings.Index(paper, "]"); i > 0 && strings.HasPrefix(paper, "[") {
 		return paper[:i+1]
 	}
 	first, _, _ := strings.Cut(paper, " ")
+	first = strings.TrimSuffix(first, ":")
 	if strings.HasSuffix(first, ",") || strings.HasSuffix(first, ".") {
 		return strings.TrimRight(first, ",.") + " et al."
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -93,5 +94,29 @@ func TestAlgosListsFederated(t *testing.T) {
 		if !strings.Contains(table, "\n"+name+" ") {
 			t.Errorf("algos table lacks %s", name)
 		}
+	}
+}
+
+// TestShortPaperOfEveryAlgorithm: the PAPER column of every algorithm,
+// single-site and federated, is a citation key, a first author with
+// "et al.", "pairfed" or "(local)" — never a stray first word of
+// a description (fed-oneshot's showed "the").
+func TestShortPaperOfEveryAlgorithm(t *testing.T) {
+	out, err := runCLI(t, "algos", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []algoRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err)
+	}
+	ok := regexp.MustCompile(`^(\[[A-Z][0-9]{2}[a-z]?\]|[A-Z][a-z]+ et al\.|pairfed|\(local\))$`)
+	for _, r := range rows {
+		if got := shortPaper(r.Paper); !ok.MatchString(got) {
+			t.Errorf("%s: PAPER column %q (from %q) is not a citation key, a first author, pairfed or (local)", r.Name, got, r.Paper)
+		}
+	}
+	if got := shortPaper(fedAlgoText[fedalgo.FedOneShot].paper); got != "(local)" {
+		t.Errorf("fed-oneshot: PAPER %q, want (local)", got)
 	}
 }
