@@ -46,14 +46,7 @@ func TestAlgosTableFits(t *testing.T) {
 // their privacy and secure aggregation support from the registry, and
 // describes each one.
 func TestAlgosListsFederated(t *testing.T) {
-	out, err := runCLI(t, "algos", "--json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []algoRow
-	if err := json.Unmarshal([]byte(out), &rows); err != nil {
-		t.Fatal(err)
-	}
+	rows := algosJSON(t)
 	byName := map[string]algoRow{}
 	for _, r := range rows {
 		byName[r.Name] = r
@@ -102,14 +95,7 @@ func TestAlgosListsFederated(t *testing.T) {
 // "et al.", "pairfed" or "(local)" — never a stray first word of
 // a description (fed-oneshot's showed "the").
 func TestShortPaperOfEveryAlgorithm(t *testing.T) {
-	out, err := runCLI(t, "algos", "--json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []algoRow
-	if err := json.Unmarshal([]byte(out), &rows); err != nil {
-		t.Fatal(err)
-	}
+	rows := algosJSON(t)
 	ok := regexp.MustCompile(`^(\[[A-Z][0-9]{2}[a-z]?\]|[A-Z][a-z]+ et al\.|pairfed|\(local\))$`)
 	for _, r := range rows {
 		if got := shortPaper(r.Paper); !ok.MatchString(got) {
@@ -119,4 +105,18 @@ func TestShortPaperOfEveryAlgorithm(t *testing.T) {
 	if got := shortPaper(fedAlgoText[fedalgo.FedOneShot].paper); got != "(local)" {
 		t.Errorf("fed-oneshot: PAPER %q, want (local)", got)
 	}
+}
+
+// algosJSON returns the rows of `pairfed algos --json`.
+func algosJSON(t *testing.T) []algoRow {
+	t.Helper()
+	out, err := runCLI(t, "algos", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []algoRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
