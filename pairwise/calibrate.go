@@ -1,46 +1,11 @@
 package pairwise
 
 import (
-	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"github.com/pairfed/pairfed/dp"
 )
-
-// Calibration selects how a private algorithm chooses its noise.
-type Calibration string
-
-const (
-	// CalibrationExact (the default): σ is the smallest for which the
-	// exact Gaussian-DP accountant (dp.CalibrateGaussian) certifies the
-	// requested (ε, δ) for the tightest sensitivity pairfed proves
-	// (each proof is a comment beside the algorithm); Laplace scales are
-	// b = Δ₁/ε for the same tight sensitivity.
-	CalibrationExact Calibration = "exact"
-	// CalibrationPaper: the σ (or b) printed in the algorithm's paper,
-	// certified by the exact accountant for the proven sensitivity, and
-	// refused when it does not reach the requested (ε, δ).
-	CalibrationPaper Calibration = "paper"
-)
-
-// Validate checks the name ("" means exact).
-func (c Calibration) Validate() error {
-	switch c {
-	case "", CalibrationExact, CalibrationPaper:
-		return nil
-	}
-	return fmt.Errorf("pairwise: unknown calibration %q (want exact or paper)", string(c))
-}
-
-// orDefault returns c, or exact for "".
-func (c Calibration) OrDefault() Calibration {
-	if c == "" {
-		return CalibrationExact
-	}
-	return c
-}
 
 // GaussOption is one proven description of a run's Gaussian releases (its
 // sensitivities, split, parallel composition and failure probability);
@@ -181,31 +146,6 @@ func CalibrateLaplace(name string, priv *Privacy, rep *PrivacyReport, paper, pap
 		return nil, fmt.Errorf("pairwise: %s: internal error: calibrated Laplace noise certifies only ε = %g > %g", name, cert, eps)
 	}
 	return b, nil
-}
-
-// certifiedRun wraps a private algorithm's Run (Register does it for every
-// private algorithm): --calibration paper is refused up front for an
-// algorithm without a printed formula, and every report is certified
-// after the run. Algorithms that calibrate through CalibrateGaussian /
-// CalibrateLaplace have filled the certificate already; for the others a
-// Gaussian report (sensitivities, σ's, disjointness, failure δ) is
-// certified here by dp.CertifyGaussian and a subsampled-Gaussian one by
-// dp.SubsampledGaussianEpsilon. A private (secure) run whose certificate
-// exceeds its request is an error: its output is not returned.
-func certifiedRun(a *Algorithm, run func(context.Context, Objective, RunConfig, *rand.Rand) (*Result, error)) func(context.Context, Objective, RunConfig, *rand.Rand) (*Result, error) {
-	return func(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
-		if p := cfg.Privacy; p != nil && p.Calibration == CalibrationPaper && !a.PaperCalibration {
-			return nil, fmt.Errorf("pairwise: %s is pairfed's own mechanism with no printed σ: --calibration paper does not apply (use exact)", a.Name)
-		}
-		res, err := run(ctx, obj, cfg, rng)
-		if err != nil || res == nil || res.Privacy == nil || cfg.Privacy == nil {
-			return res, err
-		}
-		if err := certifyReport(a.Name, res.Privacy); err != nil {
-			return nil, err
-		}
-		return res, nil
-	}
 }
 
 // certifyReport fills the certificate of a report whose algorithm did not

@@ -142,10 +142,6 @@ func (s *Dataset) Slice(lo, hi int) *Dataset {
 	return p
 }
 
-// Subset returns a new dataset holding the rows idx in that order (copied):
-// s.View(idx).Gather().
-func (s *Dataset) Subset(idx []int) *Dataset { return s.View(idx).Gather() }
-
 // ToDense returns a dense copy (or s itself if already dense).
 func (s *Dataset) ToDense() *Dataset {
 	if s.X != nil {

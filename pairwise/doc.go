@@ -28,19 +28,20 @@
 //     training algorithm with its paper, reference, setting, tasks,
 //     losses, assumptions and, when private, its privacy model and the
 //     requirements its proof checks before touching data; Register,
-//     Lookup and Algorithms. `pairfed algos` and docs/algorithms.md list
+//     Lookup and Algorithms; PrivateSetup (the checks every private run
+//     makes of its request against its Algorithm before reading a
+//     record); and certifiedRun, the wrapper Register puts around every
+//     private algorithm so that a report whose certificate exceeds the
+//     request is refused. `pairfed algos` and docs/algorithms.md list
 //     it. The algorithms live in package algo (non-private) and package
 //     dpalgo (private), which register themselves; package algo/all
 //     imports both.
 //   - The privacy request and report (private.go): Privacy (ε, δ, R, the
-//     noise source, the calibration), Requirements, PrivateSetup (the
-//     checks every private run makes before reading a record) and
-//     PrivacyReport; and the certifier (calibrate.go): CalibrateGaussian
-//     and CalibrateLaplace choose a run's noise under --calibration exact
-//     or paper and certify it with the exact accountant of package dp,
-//     and Register wraps every private algorithm so that a report whose
-//     certificate exceeds the request is refused. DeltaWarning (delta.go)
-//     warns about a large δ.
+//     noise source, the Calibration), Requirements and PrivacyReport; and
+//     the certifier (calibrate.go): CalibrateGaussian and
+//     CalibrateLaplace choose a run's noise under --calibration exact or
+//     paper and certify it with the exact accountant of package dp.
+//     DeltaWarning (delta.go) warns about a large δ.
 //
 // Randomness is passed in: an algorithm's Run takes a *rand.Rand for
 // sampling, and a private one draws its releases from RunConfig.Privacy's

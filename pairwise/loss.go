@@ -40,6 +40,23 @@ type Props struct {
 // Smooth reports whether the loss has a finite smoothness constant.
 func (p Props) IsSmooth() bool { return !math.IsInf(p.Smooth, 1) }
 
+// RegularizedProps returns the constants of a loss with constants p plus
+// the regularizer (λ/2)‖w‖² over a ball of radius B (regProps).
+func RegularizedProps(p Props, lambda, B float64) Props { return regProps(p, lambda, B) }
+
+// regProps adds the regularizer (λ/2)‖w‖² over a ball of radius B to p:
+// G += λB, L += λ, α = λ.
+func regProps(p Props, lambda, B float64) Props {
+	if lambda == 0 {
+		return p
+	}
+	p.Lipschitz += lambda * B
+	p.Smooth += lambda
+	p.StrongConvexity = lambda
+	p.Bound += lambda / 2 * B * B
+	return p
+}
+
 // Loss is a pairwise loss f(w; z, z') of a scalar "margin" u, the loss-specific
 // function of h and the labels below. Both tasks share this form:
 //

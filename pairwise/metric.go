@@ -53,7 +53,7 @@ type metricObjective struct {
 	vdN   int
 }
 
-func newMetricObjective(data *Dataset, loss Loss, lambda float64, proj Projector) Objective {
+func newMetricObjective(data *Dataset, loss Loss, lambda float64, proj Projector) *metricObjective {
 	if data == nil || data.D < 1 {
 		panic("pairwise: metric objective needs a dataset with d ≥ 1")
 	}
@@ -300,5 +300,3 @@ func (o *metricObjective) Props(R float64) Props {
 	B := o.proj.Radius()
 	return regProps(o.loss.Props(R, B), o.lambda, B)
 }
-
-var _ Objective = (*metricObjective)(nil)

@@ -99,18 +99,11 @@ func NewObjective(data *Dataset, cfg ObjectiveConfig) (Objective, error) {
 	return nil, fmt.Errorf("pairwise: unknown task %q", cfg.Task)
 }
 
-// regProps adds the regularizer (λ/2)‖w‖² over a ball of radius B to p:
-// G += λB, L += λ, α = λ.
-func regProps(p Props, lambda, B float64) Props {
-	if lambda == 0 {
-		return p
-	}
-	p.Lipschitz += lambda * B
-	p.Smooth += lambda
-	p.StrongConvexity = lambda
-	p.Bound += lambda / 2 * B * B
-	return p
-}
+// The two models NewObjective builds (metric.go is the metric one).
+var (
+	_ Objective = (*linearObjective)(nil)
+	_ Objective = (*metricObjective)(nil)
+)
 
 // linearObjective is TaskAUC: h(w; x, x') = wᵀ(x − x').
 type linearObjective struct {
@@ -240,7 +233,3 @@ func IsLinear(obj Objective) bool {
 	_, ok := obj.(*linearObjective)
 	return ok
 }
-
-// RegularizedProps returns the constants of a loss with constants p plus
-// the regularizer (λ/2)‖w‖² over a ball of radius B (regProps).
-func RegularizedProps(p Props, lambda, B float64) Props { return regProps(p, lambda, B) }

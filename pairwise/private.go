@@ -2,9 +2,10 @@ package pairwise
 
 import (
 	"fmt"
-	"github.com/pairfed/pairfed/dp"
 	"math"
 	"strings"
+
+	"github.com/pairfed/pairfed/dp"
 )
 
 // Noise draws the random perturbations of private algorithms: dp.Noise
@@ -25,7 +26,7 @@ type Privacy struct {
 	Noise Noise
 	// Calibration is how σ (or b) is chosen: exact (default, "") or paper
 	// (the printed formula, refused unless the exact accountant certifies
-	// it); see calibrate.go.
+	// it); the certifier is calibrate.go.
 	Calibration Calibration
 }
 
@@ -44,6 +45,39 @@ func (p *Privacy) Validate() error {
 		return fmt.Errorf("pairwise: private run without a noise source")
 	}
 	return p.Calibration.Validate()
+}
+
+// Calibration selects how a private algorithm chooses its noise.
+type Calibration string
+
+const (
+	// CalibrationExact (the default): σ is the smallest for which the
+	// exact Gaussian-DP accountant (dp.CalibrateGaussian) certifies the
+	// requested (ε, δ) for the tightest sensitivity pairfed proves
+	// (each proof is a comment beside the algorithm); Laplace scales are
+	// b = Δ₁/ε for the same tight sensitivity.
+	CalibrationExact Calibration = "exact"
+	// CalibrationPaper: the σ (or b) printed in the algorithm's paper,
+	// certified by the exact accountant for the proven sensitivity, and
+	// refused when it does not reach the requested (ε, δ).
+	CalibrationPaper Calibration = "paper"
+)
+
+// Validate checks the name ("" means exact).
+func (c Calibration) Validate() error {
+	switch c {
+	case "", CalibrationExact, CalibrationPaper:
+		return nil
+	}
+	return fmt.Errorf("pairwise: unknown calibration %q (want exact or paper)", string(c))
+}
+
+// orDefault returns c, or exact for "".
+func (c Calibration) OrDefault() Calibration {
+	if c == "" {
+		return CalibrationExact
+	}
+	return c
 }
 
 // Requirements are the assumptions a private algorithm's proof makes of the
@@ -179,43 +213,6 @@ type PrivacyReport struct {
 	// algorithm's own calibration (CalibrateGaussian, CalibrateLaplace);
 	// certifyReport certifies the other reports.
 	certified bool
-}
-
-// PrivateSetup is the common prologue of every private algorithm: it
-// validates the request, checks that every record lies in the ball of radius
-// R, checks the algorithm's assumptions against the loss and returns the
-// derived G, L, α together with a report skeleton. Nothing is computed on
-// the data (beyond the norm check) before it succeeds.
-func PrivateSetup(a *Algorithm, obj Objective, cfg *RunConfig) (Props, *PrivacyReport, error) {
-	p := cfg.Privacy
-	if err := p.Validate(); err != nil {
-		return Props{}, nil, err
-	}
-	if p.Delta == 0 && !a.PureDP {
-		return Props{}, nil, fmt.Errorf("pairwise: %s has no pure ε-DP (δ = 0) variant in its paper; give δ > 0 (default 1/n)", a.Name)
-	}
-	if err := CheckRadius(obj.Data(), p.FeatureRadius); err != nil {
-		return Props{}, nil, err
-	}
-	props, err := a.Requires.Check(a.Name, obj, p.FeatureRadius)
-	if err != nil {
-		return Props{}, nil, err
-	}
-	model := "record-level (ε, δ)-DP"
-	mech := "gaussian"
-	if p.Delta == 0 {
-		model, mech = "record-level ε-DP", "laplace"
-	}
-	rep := &PrivacyReport{
-		Model: model, Epsilon: p.Epsilon, Delta: p.Delta, Mechanism: mech,
-		G: props.Lipschitz, L: props.Smooth, Alpha: props.StrongConvexity, R: p.FeatureRadius,
-		Noise: p.Noise.Name(), Private: p.Noise.Secure(), Assumptions: a.Requires.String(),
-		Calibration: string(p.Calibration.OrDefault()), dim: obj.NumParams(),
-	}
-	if math.IsInf(rep.L, 1) {
-		rep.L = 0 // JSON has no +Inf; 0 means "not smooth / not used"
-	}
-	return props, rep, nil
 }
 
 // SetNoiseDim sets the number of noise coordinates each release draws

@@ -37,6 +37,13 @@ func NewProjector(kind string, r float64, task Task, d int) (Projector, error) {
 	return nil, fmt.Errorf("pairwise: unknown constraint %q (none, l2, frobenius-psd, nuclear-psd, psd)", kind)
 }
 
+// The sets NewProjector builds (psd.go holds the spectral ones).
+var (
+	_ Projector = NoConstraint{}
+	_ Projector = L2Ball{}
+	_ Projector = (*psdProjector)(nil)
+)
+
 // NoConstraint is W = R^p.
 type NoConstraint struct{}
 

@@ -119,7 +119,7 @@ type psdProjector struct {
 // "frobenius-psd" or "nuclear-psd") of radius r (ignored for "psd") for
 // d×d matrices. It panics on an unknown kind, d < 1 or, for the bounded sets,
 // a radius that is not finite and positive.
-func newPSDProjector(kind string, r float64, d int) Projector {
+func newPSDProjector(kind string, r float64, d int) *psdProjector {
 	switch kind {
 	case "psd":
 		r = math.Inf(1)
@@ -372,5 +372,3 @@ func fillNaN(w []float64) {
 		w[i] = math.NaN()
 	}
 }
-
-var _ Projector = (*psdProjector)(nil)

@@ -43,8 +43,8 @@ func TestPSDStepMatchesProject(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/d=%d", kind, d), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(41, uint64(d)))
 				const r = 3
-				p := newPSDProjector(kind, r, d).(*psdProjector)
-				ref := newPSDProjector(kind, r, d).(*psdProjector)
+				p := newPSDProjector(kind, r, d)
+				ref := newPSDProjector(kind, r, d)
 				w := randSym(rng, d, 1)
 				p.Project(w)
 				a, want := make([]float64, d*d), make([]float64, d*d)
@@ -104,7 +104,7 @@ func TestPSDStepChecksUpdate(t *testing.T) {
 	const d = 6
 	rng := rand.New(rand.NewPCG(43, 44))
 	for trial := 0; trial < 50; trial++ {
-		p := newPSDProjector("frobenius-psd", 2, d).(*psdProjector)
+		p := newPSDProjector("frobenius-psd", 2, d)
 		P := randSym(rng, d, 1)
 		p.Project(P)
 		v := make([]float64, d)

@@ -241,7 +241,7 @@ func TestPSDDiagonalShortcutMatchesEigen(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 28))
 	const d = 9
 	for _, c := range projCases {
-		p := newPSDProjector(c.kind, c.r, d).(*psdProjector)
+		p := newPSDProjector(c.kind, c.r, d)
 		w := make([]float64, d*d)
 		for a := 0; a < d; a++ {
 			w[a*d+a] = 2 * rng.NormFloat64()
@@ -399,7 +399,7 @@ func TestPSDFeasibleShortcut(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	const d = 6
 	for _, c := range projCases {
-		p := newPSDProjector(c.kind, c.r, d).(*psdProjector)
+		p := newPSDProjector(c.kind, c.r, d)
 		for trial := 0; trial < 200; trial++ {
 			w := randMat(rng, d, 1)
 			switch trial % 4 {

@@ -3,6 +3,7 @@ package pairwise
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -141,4 +142,66 @@ func Algorithms() []*Algorithm {
 		out = append(out, registry[n])
 	}
 	return out
+}
+
+// certifiedRun wraps a private algorithm's Run (Register does it for every
+// private algorithm): --calibration paper is refused up front for an
+// algorithm without a printed formula, and every report is certified
+// after the run. Algorithms that calibrate through CalibrateGaussian /
+// CalibrateLaplace have filled the certificate already; for the others a
+// Gaussian report (sensitivities, σ's, disjointness, failure δ) is
+// certified here by dp.CertifyGaussian and a subsampled-Gaussian one by
+// dp.SubsampledGaussianEpsilon. A private (secure) run whose certificate
+// exceeds its request is an error: its output is not returned.
+func certifiedRun(a *Algorithm, run func(context.Context, Objective, RunConfig, *rand.Rand) (*Result, error)) func(context.Context, Objective, RunConfig, *rand.Rand) (*Result, error) {
+	return func(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error) {
+		if p := cfg.Privacy; p != nil && p.Calibration == CalibrationPaper && !a.PaperCalibration {
+			return nil, fmt.Errorf("pairwise: %s is pairfed's own mechanism with no printed σ: --calibration paper does not apply (use exact)", a.Name)
+		}
+		res, err := run(ctx, obj, cfg, rng)
+		if err != nil || res == nil || res.Privacy == nil || cfg.Privacy == nil {
+			return res, err
+		}
+		if err := certifyReport(a.Name, res.Privacy); err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
+}
+
+// PrivateSetup is the common prologue of every private algorithm: it
+// validates the request, checks that every record lies in the ball of radius
+// R, checks the algorithm's assumptions against the loss and returns the
+// derived G, L, α together with a report skeleton. Nothing is computed on
+// the data (beyond the norm check) before it succeeds.
+func PrivateSetup(a *Algorithm, obj Objective, cfg *RunConfig) (Props, *PrivacyReport, error) {
+	p := cfg.Privacy
+	if err := p.Validate(); err != nil {
+		return Props{}, nil, err
+	}
+	if p.Delta == 0 && !a.PureDP {
+		return Props{}, nil, fmt.Errorf("pairwise: %s has no pure ε-DP (δ = 0) variant in its paper; give δ > 0 (default 1/n)", a.Name)
+	}
+	if err := CheckRadius(obj.Data(), p.FeatureRadius); err != nil {
+		return Props{}, nil, err
+	}
+	props, err := a.Requires.Check(a.Name, obj, p.FeatureRadius)
+	if err != nil {
+		return Props{}, nil, err
+	}
+	model := "record-level (ε, δ)-DP"
+	mech := "gaussian"
+	if p.Delta == 0 {
+		model, mech = "record-level ε-DP", "laplace"
+	}
+	rep := &PrivacyReport{
+		Model: model, Epsilon: p.Epsilon, Delta: p.Delta, Mechanism: mech,
+		G: props.Lipschitz, L: props.Smooth, Alpha: props.StrongConvexity, R: p.FeatureRadius,
+		Noise: p.Noise.Name(), Private: p.Noise.Secure(), Assumptions: a.Requires.String(),
+		Calibration: string(p.Calibration.OrDefault()), dim: obj.NumParams(),
+	}
+	if math.IsInf(rep.L, 1) {
+		rep.L = 0 // JSON has no +Inf; 0 means "not smooth / not used"
+	}
+	return props, rep, nil
 }

@@ -103,6 +103,10 @@ func (v View) Dataset() *Dataset {
 // order, in v.Data's representation (the copy training reads).
 func (v View) Gather() *Dataset { return v.GatherTo(nil) }
 
+// Subset returns a new dataset holding the rows idx in that order (copied):
+// s.View(idx).Gather().
+func (s *Dataset) Subset(idx []int) *Dataset { return s.View(idx).Gather() }
+
 // GatherTo writes the view's records into dst, reusing its storage where
 // large enough, and returns it (a new dataset when dst is nil). dst must not
 // share storage with v.Data. The result is the dataset Gather returns, with
