@@ -586,10 +586,21 @@ func TestPGDPrivacyReportFilledAndPrivateMirrorsSecure(t *testing.T) {
 // With tiny noise (ε = 1e6, seeded, not secure) every private algorithm
 // ranks the nearly separable toy set well; [H20]'s need R = 0.1 so that
 // T₁ = max{⌈16L²/α²⌉, 7} < n (the inert case is tested in private_h20_test.go).
+//
+// The default run leaves out dpegd (its ⌊log₂ n⌋ epochs at ε = 1e6 took
+// 4 s, far more under the race detector); the build tag long runs every
+// setup (TestLongPrivatePGDLearnsToyAUCWithTinyNoise).
 func TestPrivatePGDLearnsToyAUCWithTinyNoise(t *testing.T) {
+	privatePGDLearnsToyAUCWithTinyNoise(t, false)
+}
+
+func privatePGDLearnsToyAUCWithTinyNoise(t *testing.T, full bool) {
 	train := scaledToyAUC(200, 5, 0.1, 21)
 	test := scaledToyAUC(400, 5, 0.1, 22)
 	for _, s := range pgdSetups {
+		if !full && s.name == "dpegd" {
+			continue
+		}
 		for _, delta := range []float64{1.0 / float64(train.N), 0} {
 			a, _ := pairwise.Lookup(s.name)
 			if delta == 0 && !a.PureDP {
@@ -611,9 +622,16 @@ func TestPrivatePGDLearnsToyAUCWithTinyNoise(t *testing.T) {
 }
 
 // Example 1 (metric learning) is supported: the output is a metric in C.
-func TestPrivatePGDSupportsMetricLearning(t *testing.T) {
+// The default run leaves out dpegd; the build tag long runs every setup
+// (TestLongPrivatePGDSupportsMetricLearning).
+func TestPrivatePGDSupportsMetricLearning(t *testing.T) { privatePGDSupportsMetricLearning(t, false) }
+
+func privatePGDSupportsMetricLearning(t *testing.T, full bool) {
 	ds := scaledToyAUC(80, 3, 0.3, 31)
 	for _, s := range pgdSetups {
+		if !full && s.name == "dpegd" {
+			continue
+		}
 		lambda := s.lambda
 		if lambda > 0 {
 			lambda = 0.05 // L = 4R⁴ + λ = 0.0824: T₁ = ⌈16·(0.0824/0.05)²⌉ = 44 < 80
