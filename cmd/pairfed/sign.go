@@ -47,9 +47,15 @@ func readSignKey(flag, path string) (*model.Signer, error) {
 	if blk, _ := pem.Decode(b); blk != nil && strings.Contains(blk.Headers["Purpose"], "secure aggregation") {
 		return nil, fmt.Errorf("%s %s is a secure aggregation signing key: a model needs a key of its own (pairfed keygen --out FILE --name NAME)", flag, path)
 	}
+	switch blk, _ := pem.Decode(b); {
+	case blk != nil && blk.Type == "PUBLIC KEY":
+		return nil, fmt.Errorf("%s %s holds a public key: signing needs the private key, the FILE that pairfed keygen --out FILE wrote (FILE.pub is for the readers' --trust-key)", flag, path)
+	case blk == nil || blk.Type != "PRIVATE KEY":
+		return nil, fmt.Errorf("%s %s holds no PEM \"PRIVATE KEY\" block: give the FILE that pairfed keygen --out FILE wrote", flag, path)
+	}
 	k, err := round.ParseSigningKey(b)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w (pairfed keygen --out FILE writes a model signing key)", flag, path, err)
+		return nil, fmt.Errorf("%s %s: %s (pairfed keygen --out FILE writes a model signing key)", flag, path, strings.TrimPrefix(err.Error(), "round: "))
 	}
 	name := "unnamed key"
 	if blk, _ := pem.Decode(b); blk != nil && blk.Headers["Signer"] != "" {

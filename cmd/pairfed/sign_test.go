@@ -202,7 +202,7 @@ func TestSignKeyRefusals(t *testing.T) {
 		want string
 	}{
 		"secagg key":       {[]string{"train", "--data", "../../datasets/diabetes", "--out-model", out, "--sign-key", sa}, "secure aggregation signing key"},
-		"public as sign":   {[]string{"train", "--data", "../../datasets/diabetes", "--out-model", out, "--sign-key", key + ".pub"}, "PRIVATE KEY"},
+		"public as sign":   {[]string{"train", "--data", "../../datasets/diabetes", "--out-model", out, "--sign-key", key + ".pub"}, "holds a public key: signing needs the private key"},
 		"no out-model":     {[]string{"train", "--data", "../../datasets/diabetes", "--sign-key", key}, "--out-model"},
 		"private as trust": {[]string{"verify", "--model", "../../model/testdata/v1-train.json", "--trust-key", key}, `a PEM "PRIVATE KEY" block`},
 		"keygen bad name":  {[]string{"keygen", "--out", filepath.Join(dir, "x.pem"), "--name", " padded"}, "white space"},
