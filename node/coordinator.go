@@ -322,9 +322,12 @@ func CheckSiteLogins(sites []string) error {
 		return fmt.Errorf("--site-logins names %d sites, more than %d", len(sites), MaxSiteLogins)
 	}
 	seen := map[string]bool{}
-	for _, s := range sites {
+	for i, s := range sites {
+		if s == "" {
+			return fmt.Errorf("--site-logins: name %d of %d is empty (two commas in a row, or one at an end): give the site names separated by single commas, e.g. --site-logins site-a,site-b", i+1, len(sites))
+		}
 		if err := protocol.ValidName("site", s); err != nil {
-			return fmt.Errorf("--site-logins: %w", err)
+			return fmt.Errorf("--site-logins: %s: the names are the sites' --site names", strings.TrimPrefix(err.Error(), "protocol: "))
 		}
 		if s == clientLogin || s == coordinatorLogin {
 			return fmt.Errorf("--site-logins: %q is reserved for the %s's own login: rename the site", s, s)

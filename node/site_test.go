@@ -1,6 +1,7 @@
 package node
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -226,6 +227,33 @@ func TestRedactedServers(t *testing.T) {
 	} {
 		if got := RedactedServers(in); got != want {
 			t.Errorf("RedactedServers(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// CheckSiteLogins refuses each malformed list with a message naming the
+// problem and the fix, and accepts a well-formed one.
+func TestCheckSiteLogins(t *testing.T) {
+	if err := CheckSiteLogins([]string{"site-a", "site_b", "C3"}); err != nil {
+		t.Fatalf("a valid list refused: %v", err)
+	}
+	many := make([]string, MaxSiteLogins+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("s%d", i)
+	}
+	for _, c := range []struct {
+		sites []string
+		want  string
+	}{
+		{[]string{"a", "", "b"}, "name 2 of 3 is empty (two commas in a row"},
+		{[]string{"a b"}, `site "a b"`},
+		{[]string{"a", "a"}, `site "a" is named twice`},
+		{[]string{clientLogin}, "is reserved"},
+		{many, "more than"},
+	} {
+		err := CheckSiteLogins(c.sites)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "protocol:") {
+			t.Errorf("%q: %v, want an error with %q", c.sites, err, c.want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/pairfed/pairfed/model"
 	"github.com/urfave/cli/v2"
@@ -43,6 +44,13 @@ Examples:
 func runCard(c *cli.Context) error {
 	if err := checkOutputDir("--out", c.String("out")); err != nil {
 		return err
+	}
+	// --out names a directory; a file name there would become one.
+	if out := c.String("out"); !existingDir(out) {
+		switch ext := strings.ToLower(filepath.Ext(out)); ext {
+		case ".html", ".htm", ".md", ".json", ".txt":
+			return fmt.Errorf("card: --out %s: --out is the directory card.md and card.html are written to, and %s is a file name; give a directory, e.g. --out %s", out, ext, strings.TrimSuffix(out, filepath.Ext(out))+"/")
+		}
 	}
 	m, err := readTrustedModel(c)
 	if err != nil {
@@ -102,4 +110,10 @@ func readCardEval(path string, m *model.Model) (*model.CardEvaluation, error) {
 	}
 	return &model.CardEvaluation{Data: e.Data, N: e.N, Positive: e.Positive, Negative: e.Negative, AUC: e.AUC,
 		CI95: e.CI95, CIMethod: e.CIMethod, KNN3: e.KNN3, Note: e.Note}, nil
+}
+
+// existingDir reports whether path names a directory that exists.
+func existingDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }

@@ -198,6 +198,14 @@ func TestCardCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(evOut), &ev); err != nil {
 		t.Fatal(err)
 	}
+	// --out is a directory: a file name there is refused, nothing written.
+	asFile := filepath.Join(dir, "card.html")
+	if out, err := runCLI(t, "card", "--model", m, "--out", asFile); err == nil || !strings.Contains(out+err.Error(), "give a directory, e.g. --out "+filepath.Join(dir, "card")+"/") {
+		t.Errorf("card --out card.html: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(asFile); !os.IsNotExist(err) {
+		t.Errorf("card --out card.html created %s (%v)", asFile, err)
+	}
 	cardDir := filepath.Join(dir, "card")
 	if out, err := runCLI(t, "card", "--model", m, "--eval", evFile, "--out", cardDir); err != nil {
 		t.Fatalf("%v\n%s", err, out)
