@@ -3,8 +3,10 @@ package worker
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/pairfed/pairfed/protocol"
@@ -20,7 +22,7 @@ func TestAnnounceMemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d announceMemo
+	var d AnnounceMemo
 	m1, err := d.decode(b)
 	if err != nil {
 		t.Fatal(err)
@@ -76,5 +78,44 @@ func TestStepValidatesAnnouncementsNotDecodedByRun(t *testing.T) {
 	outs := w.Step(ctx, dpAnnounce("s1", "s1"))
 	if len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindAbort || w.Err() == nil || !strings.Contains(w.Err().Error(), "invalid announcement") {
 		t.Fatalf("an announcement listing s1 twice: outputs %v, error %v", outs, w.Err())
+	}
+}
+
+// One memo shared by the sites of a process (Config.Announcements): sites
+// decoding two announcements at once, on their own goroutines, each get
+// an equal message of their own, whichever the memo remembered last.
+func TestAnnounceMemoShared(t *testing.T) {
+	var anns [2]*protocol.JobAnnounce
+	var raws [2][]byte
+	for i := range anns {
+		anns[i] = &protocol.JobAnnounce{Job: "j", Algo: "fed-avg", Task: "auc", Loss: "hinge", Params: 3, Phases: 2,
+			LocalPasses: 1, Eta: 0.1, ParamRadius: 1, Sites: []string{"s1", "s2", "s3"}}
+		anns[i].Eta += float64(i)
+		b, err := protocol.Encode(anns[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		raws[i] = b
+	}
+	var d AnnounceMemo
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for k := range 50 {
+				i := (g + k) % 2
+				m, err := d.decode(bytes.Clone(raws[i]))
+				if err != nil || !reflect.DeepEqual(m, anns[i]) {
+					errs <- fmt.Errorf("goroutine %d, announcement %d: %+v, %v", g, i, m, err)
+					return
+				}
+				m.(*protocol.JobAnnounce).Job = "changed" // its own copy
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
 	}
 }

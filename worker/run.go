@@ -22,7 +22,10 @@ func Run(ctx context.Context, w *Worker, t transport.Transport, tick time.Durati
 		return nil, fmt.Errorf("worker: tick %v must be > 0", tick)
 	}
 	inbox := make(chan protocol.Message, 64)
-	var dec announceMemo
+	dec := w.cfg.Announcements
+	if dec == nil {
+		dec = new(AnnounceMemo)
+	}
 	handler := func(subject string, data []byte) {
 		m, err := dec.decode(data)
 		if err != nil {
@@ -34,8 +37,11 @@ func Run(ctx context.Context, w *Worker, t transport.Transport, tick time.Durati
 		case <-ctx.Done():
 		}
 	}
+	// The handler only reads the bytes (the memo and protocol.Decode copy
+	// what they keep): a hub may share one copy of a broadcast among the
+	// sites that receive it.
 	for _, subj := range []string{protocol.SitesSubject(w.cfg.Federation), protocol.SiteSubject(w.cfg.Federation, w.cfg.Site)} {
-		unsub, err := t.Subscribe(subj, handler)
+		unsub, err := transport.SubscribeRead(t, subj, handler)
 		if err != nil {
 			return nil, fmt.Errorf("worker %s: %w", w.cfg.Site, err)
 		}
@@ -84,7 +90,7 @@ func Run(ctx context.Context, w *Worker, t transport.Transport, tick time.Durati
 	return w.Result(), nil
 }
 
-// announceMemo decodes the messages a site receives, remembering the
+// AnnounceMemo decodes the messages a site receives, remembering the
 // last job announcement it decoded. The coordinator repeats its
 // announcement with every phase start and in every catch-up and accept
 // retry, and the announcement lists every participant: with K sites each
@@ -96,14 +102,23 @@ func Run(ctx context.Context, w *Worker, t transport.Transport, tick time.Durati
 // the remembered message: a site only reads an announcement, never writes
 // into its lists (copying 1024 names per repeat cost as much as the
 // comparison saved). It is safe for concurrent use: a transport may call
-// the handlers of the site's two subscriptions on two goroutines.
-type announceMemo struct {
+// the handlers of the site's two subscriptions on two goroutines, and the
+// sites of one process may share one (Config.Announcements).
+//
+// Sharing one between sites shares no trust: the memo's key is the whole
+// encoding (compared byte for byte, not hashed), decoding and validating
+// are functions of those bytes alone, and a site handed a remembered
+// announcement gets exactly what decoding its own copy of the same bytes
+// would give it. Everything a site checks against its own state (its
+// name among the sites, its plan and σ, its records) is still checked by
+// that site in Step.
+type AnnounceMemo struct {
 	mu   sync.Mutex
 	raw  []byte                // the encoding of last
 	last *protocol.JobAnnounce // the last announcement decoded
 }
 
-func (d *announceMemo) decode(data []byte) (protocol.Message, error) {
+func (d *AnnounceMemo) decode(data []byte) (protocol.Message, error) {
 	if len(data) == 0 || protocol.Kind(data[0]) != protocol.KindJobAnnounce {
 		return protocol.Decode(data)
 	}
@@ -159,7 +174,7 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 	var phaseMu sync.Mutex
 	var phaseJob string
 	var phaseCancel context.CancelFunc
-	var dec announceMemo
+	var dec AnnounceMemo
 	handler := func(subject string, data []byte) {
 		m, err := dec.decode(data)
 		if err != nil {
