@@ -631,12 +631,35 @@ func Federate(ctx context.Context, fc FederationConfig) (*Outcome, error) {
 		err error
 	}
 	cdone := make(chan coordDone, 1)
+	// The sites start once the coordinator listens: a Join that arrives
+	// before RunWith subscribes is lost, and its site (the goroutine
+	// started last, which the scheduler runs first) retried it only at
+	// its next tick, with every other site then joining again too, and
+	// the coordinator answering each such Join with the announcement.
+	// RunWith calls Observe once after subscribing, before its loop.
+	listening := make(chan struct{})
+	observe, first := opt.Observe, true
+	opt.Observe = func(c *coordinator.Coordinator) {
+		if first {
+			first = false
+			close(listening)
+		}
+		if observe != nil {
+			observe(c)
+		}
+	}
 	go func() {
-		// A Join that arrives before Run subscribes is lost; workers
-		// retry joins every tick until an announcement lists them.
 		res, err := coordinator.RunWith(ctx, coord, ct, fc.Tick, opt)
 		cdone <- coordDone{res, err}
 	}()
+	select {
+	case <-listening:
+	case cd := <-cdone: // RunWith failed before its loop
+		if cd.err == nil {
+			cd.err = fmt.Errorf("simulate: the coordinator stopped before it listened")
+		}
+		return nil, cd.err
+	}
 
 	var wg sync.WaitGroup
 	werrs := make(chan error, len(workers))
