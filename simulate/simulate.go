@@ -629,15 +629,15 @@ func Federate(ctx context.Context, fc FederationConfig) (*Outcome, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	// The sites share one announcement memo: the K copies of an
-	// announcement they receive are the same bytes, decoded and validated
-	// once (worker.AnnounceMemo: the key is the whole encoding, so no site
-	// takes another's word for anything).
-	announcements := new(worker.AnnounceMemo)
+	// The sites share one broadcast memo: the K copies of an
+	// announcement or the result they receive are the same bytes, decoded
+	// and validated once (worker.BroadcastMemo: the key is the whole
+	// encoding, so no site takes another's word for anything).
+	broadcasts := new(worker.BroadcastMemo)
 	workers := make([]*worker.Worker, len(fc.Sites))
 	for i, s := range fc.Sites {
 		cfg := worker.Config{Federation: fc.Name, Site: s.Name, Data: s.Data, Logf: fc.Logf, SecAggKey: signers[s.Name], SecAggRoster: roster,
-			Announcements: announcements}
+			Broadcasts: broadcasts}
 		if cfg.Rand, cfg.Noise, err = SiteSources(fc.Secure, fc.Seed, i); err != nil {
 			return nil, err
 		}

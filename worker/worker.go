@@ -68,13 +68,13 @@ type Config struct {
 	// issues them (--secagg-key, --secagg-roster).
 	SecAggKey    ed25519.PrivateKey
 	SecAggRoster map[string]ed25519.PublicKey
-	// Announcements, when set, is the announcement memo Run decodes with
-	// (nil: one of its own). The sites of one process may share one (a
-	// simulation's K sites receive the same announcement bytes): the
-	// announcement is then decoded and validated once for all of them
-	// instead of once per site (AnnounceMemo says why that trusts no
+	// Broadcasts, when set, is the memo Run decodes announcements and
+	// results with (nil: one of its own). The sites of one process may
+	// share one (a simulation's K sites receive the same bytes): each
+	// broadcast is then decoded and validated once for all of them
+	// instead of once per site (BroadcastMemo says why that trusts no
 	// peer).
-	Announcements *AnnounceMemo
+	Broadcasts *BroadcastMemo
 }
 
 // LedgerStore persists ledger entries. Append must return only once the
