@@ -238,12 +238,15 @@ const drawBatch = 256
 // a PCG source the draws come from a copy of its state, written back before
 // steps returns: between calls the rng is where rng.IntN would have left it.
 func (f *prevFast) steps(rng *rand.Rand, k int) {
-	if f.draws == nil {
-		f.draws = make([]int, drawBatch)
-		f.act = make([]int32, drawBatch)
-		f.raw = make([]uint64, drawBatch)
-		f.draws2 = make([]int, drawBatch)
-		f.act2 = make([]int32, drawBatch)
+	if b := min(k, drawBatch); len(f.draws) < b {
+		// Batches as long as this call's steps, at most drawBatch: a
+		// federated site's phase over a few records takes a few steps,
+		// and was given five buffers of drawBatch each phase.
+		f.draws = make([]int, b)
+		f.act = make([]int32, b)
+		f.raw = make([]uint64, b)
+		f.draws2 = make([]int, b)
+		f.act2 = make([]int32, b)
 	}
 	var g pcg
 	src := f.src
