@@ -197,7 +197,11 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 	}
 	f.eta = sched.Eta(cfg.Eta, 1, T)
 	if f.paper && f.data.X != nil {
-		f.ptab = make([]float64, 2*drawBatch+2)
+		// Indexed up to a batch's length (at most T, drawBatch); past the
+		// table pendingAfter adds the same η's in the same order, so the
+		// table's length changes no value (a federated site's phase of
+		// ~10 steps built 514 entries).
+		f.ptab = make([]float64, 2*min(T, drawBatch)+2)
 		for m := 1; m < len(f.ptab); m++ {
 			f.ptab[m] = f.ptab[m-1] + f.eta
 		}
