@@ -61,7 +61,8 @@ type Spec struct {
 	NoiseSeed uint64
 	Seeded    bool
 	// Transport is "nats" (embedded server, default; the coordinator
-	// connects to it, and the sites over one shared connection) or "mem".
+	// connects to it, and the sites over one shared connection and
+	// subscription per subject) or "mem".
 	Transport string
 	// Tick is the run loops' tick (default 20ms); PhaseTimeout is in
 	// ticks (default 500: 10 s at the default tick, then re-broadcast).
@@ -256,26 +257,28 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 		}
 		defer s.Shutdown()
 		// The coordinator has a client connection of its own; the sites,
-		// all in this process, share one (each with its own
-		// subscriptions and chunk reassembly on it): the server still
-		// routes every message to every subscription, at most once, in
-		// frames of its max_payload, but a site no longer costs a
-		// connection — a handshake, the server's two goroutines and the
-		// client's read loop, and the server writing each broadcast into
-		// K in-process pipes (at 64 sites on diabetes that was two thirds
-		// of a site's CPU: docs/results/kcost.md). A deployment's sites
-		// each have their own connection; tests of that connect per site
+		// all in this process, share one, and one subscription per
+		// subject (transport.Fanout: each site keeps its own handlers,
+		// and its own subject). The server still carries every message,
+		// at most once, in frames of its max_payload, but a site no
+		// longer costs a connection (a handshake, the server's two
+		// goroutines, the client's read loop) and a broadcast crosses the
+		// server once, not once per site (at 64 sites on diabetes the
+		// per-site connections and deliveries were two thirds of a
+		// site's CPU: docs/results/kcost.md). A deployment's sites each
+		// have their own connection; tests of that connect per site
 		// (FederationConfig.Connect).
 		shared, err := transport.ConnectInProcess(s, "sites")
 		if err != nil {
 			return nil, err
 		}
 		defer shared.Close()
+		sites := transport.NewFanout(shared)
 		connect = func(name string) (transport.Transport, error) {
 			if name == "coordinator" {
 				return transport.ConnectInProcess(s, name)
 			}
-			return transport.NewNATS(shared.Conn(), false), nil
+			return sites.Connect(), nil
 		}
 	case "mem":
 		hub := transport.NewMem()
