@@ -20,9 +20,16 @@ type Source interface {
 	Uint64() uint64
 }
 
-// secureBufferSize is how many bytes of crypto/rand output one refill takes.
-// 4 KiB is 512 words: one getrandom call per 512 draws instead of one per draw.
-const secureBufferSize = 4096
+// secureBufferSize is how many bytes of crypto/rand output one refill takes
+// at most. 4 KiB is 512 words: one getrandom call per 512 draws instead of
+// one per draw. The first refill takes secureFirstRefill bytes and each
+// next one twice the last, up to secureBufferSize: a source that draws
+// little (a site of a few records: a few dozen noise values, under 1 KiB)
+// neither allocates nor generates 4 KiB it never reads.
+const (
+	secureBufferSize  = 4096
+	secureFirstRefill = 256
+)
 
 // secureSource reads crypto/rand through a buffer.
 //
@@ -32,24 +39,29 @@ const secureBufferSize = 4096
 // byte buffer owned by one Mechanism (whose mutex serializes it), refilled
 // whole from crypto/rand.Read.
 type secureSource struct {
-	buf [secureBufferSize]byte
-	pos int // next unread byte; len(buf) means empty
+	buf []byte // the last refill; buf[pos:] is unread
+	pos int
 }
 
 // NewSecureSource returns a Source backed by the operating system's
 // cryptographically secure generator (crypto/rand). It is what private runs
 // use. Consumed words are not reproducible, by design.
 func NewSecureSource() Source {
-	return &secureSource{pos: secureBufferSize}
+	return &secureSource{}
 }
 
 // Uint64 returns the next 8 bytes of crypto/rand output.
 func (s *secureSource) Uint64() uint64 {
 	if s.pos+8 > len(s.buf) {
+		n := min(max(2*len(s.buf), secureFirstRefill), secureBufferSize)
+		if cap(s.buf) < n {
+			s.buf = make([]byte, n)
+		}
+		s.buf = s.buf[:n]
 		// Since Go 1.24 crypto/rand.Read never returns an error (it aborts
 		// the program if the OS generator fails); the check documents that a
 		// short read must never be turned into predictable noise.
-		if _, err := cryptorand.Read(s.buf[:]); err != nil {
+		if _, err := cryptorand.Read(s.buf); err != nil {
 			panic(fmt.Sprintf("dp: crypto/rand failed: %v", err))
 		}
 		s.pos = 0

@@ -44,8 +44,9 @@ func TestSeededSourceDeterministic(t *testing.T) {
 }
 
 // TestSecureSourceDiffers: two secure sources must not produce the same 1000
-// words (for crypto/rand this has probability 2^-64000), and crossing the
-// 4 KiB buffer boundary must keep producing fresh words.
+// words (for crypto/rand this has probability 2^-64000), and crossing every
+// refill's boundary (256 B, doubling up to 4 KiB, then 4 KiB each) must keep
+// producing fresh words.
 func TestSecureSourceDiffers(t *testing.T) {
 	a, b := NewSecureSource(), NewSecureSource()
 	equal, repeats := 0, 0

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/dpalgo"
@@ -227,9 +228,46 @@ func pairSumPlan(k, phases, d int) dp.GaussianPlan {
 // pairSumCalibrate returns the σ's of a site's phases releases on d
 // features, the snapped sensitivity its ledger records and the
 // certificate of all of them.
+//
+// It is a function of (ε, δ, phases, d) alone, which every site of a job
+// checks: pairSumCalibrations memoizes it by those four exactly (the
+// plan it builds and dp's memo key cost more than the look-up, K times).
+// Callers get their own σ's.
 func pairSumCalibrate(eps, delta float64, phases, d int) ([]float64, float64, dp.Certificate, error) {
-	return calibrateSnapped(FedDPPairSGD, pairSumPlan(phases, phases, d), dpalgo.PairSumSensitivity, eps, delta)
+	k := pairSumKey{eps, delta, phases, d}
+	pairSumCalibrations.mu.Lock()
+	c, hit := pairSumCalibrations.m[k]
+	pairSumCalibrations.mu.Unlock()
+	if !hit {
+		c.sig, c.sens, c.cert, c.err = calibrateSnapped(FedDPPairSGD, pairSumPlan(phases, phases, d), dpalgo.PairSumSensitivity, eps, delta)
+		pairSumCalibrations.mu.Lock()
+		if len(pairSumCalibrations.m) >= 256 {
+			clear(pairSumCalibrations.m)
+		}
+		pairSumCalibrations.m[k] = c
+		pairSumCalibrations.mu.Unlock()
+	}
+	return slices.Clone(c.sig), c.sens, c.cert, c.err
 }
+
+type pairSumKey struct {
+	eps, delta float64
+	phases, d  int
+}
+
+type pairSumCal struct {
+	sig  []float64
+	sens float64
+	cert dp.Certificate
+	err  error
+}
+
+// pairSumCalibrations memoizes pairSumCalibrate (at most 256 entries:
+// the inputs come from announcements).
+var pairSumCalibrations = struct {
+	mu sync.Mutex
+	m  map[pairSumKey]pairSumCal
+}{m: map[pairSumKey]pairSumCal{}}
 
 // pairSumCharge is the certified (ε, δ) of a site's releases 1 … phase:
 // the exact Gaussian-DP certificate of that prefix of the plan.

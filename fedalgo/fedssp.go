@@ -2,9 +2,11 @@ package fedalgo
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/dpalgo"
@@ -315,23 +317,63 @@ func (a fedSSP) Account(sigmas []float64, sens, epsilon, delta float64) (float64
 // gaussianAccount composes Gaussian releases of sensitivity sens with the
 // given σs by exact Gaussian DP (dp.Compose) and returns ε at delta (0 if
 // it does not apply) with notes; each release is labelled "<unit> i".
+//
+// The composition is a function of (σs, sens, delta, unit) alone, and the
+// coordinator accounts every site of a job (K sites of the same σs, each
+// composed again by dp.Compose's every method): accounts is its memo,
+// keyed by those inputs exactly (their float64 bits).
 func gaussianAccount(sigmas []float64, sens, delta float64, unit string, notes []string) (float64, []string) {
 	if !(sens > 0) || !(delta > 0) || len(sigmas) == 0 {
 		return 0, notes
 	}
+	k := make([]byte, 0, 8*(len(sigmas)+2)+len(unit))
+	for _, x := range append([]float64{sens, delta}, sigmas...) {
+		k = binary.LittleEndian.AppendUint64(k, math.Float64bits(x))
+	}
+	key := string(append(k, unit...))
+	accounts.mu.Lock()
+	a, hit := accounts.m[key]
+	accounts.mu.Unlock()
+	if !hit {
+		a = composeGaussian(sigmas, sens, delta, unit)
+		accounts.mu.Lock()
+		if len(accounts.m) >= maxAccounts {
+			clear(accounts.m)
+		}
+		accounts.m[key] = a
+		accounts.mu.Unlock()
+	}
+	return a.epsilon, append(notes, a.note)
+}
+
+// accounts memoizes gaussianAccount (at most maxAccounts entries: the
+// σs come from the sites' reports).
+var accounts = struct {
+	mu sync.Mutex
+	m  map[string]gaussianAcct
+}{m: map[string]gaussianAcct{}}
+
+const maxAccounts = 256
+
+type gaussianAcct struct {
+	epsilon float64
+	note    string
+}
+
+func composeGaussian(sigmas []float64, sens, delta float64, unit string) gaussianAcct {
 	rels := make([]dp.Release, len(sigmas))
 	for i, s := range sigmas {
 		rels[i] = dp.Release{Mechanism: dp.MechanismGaussian, Sensitivity: sens, Sigma: s, Label: fmt.Sprintf("%s %d", unit, i+1)}
 	}
 	rep, err := dp.Compose(rels, delta)
 	if err != nil {
-		return 0, append(notes, fmt.Sprintf("dp.Compose: %v", err))
+		return gaussianAcct{note: fmt.Sprintf("dp.Compose: %v", err)}
 	}
 	e := rep.Method(dp.MethodGDP)
 	if !e.OK || math.IsInf(e.Epsilon, 0) || math.IsNaN(e.Epsilon) {
-		return 0, append(notes, "exact Gaussian-DP composition does not apply: "+e.Description)
+		return gaussianAcct{note: "exact Gaussian-DP composition does not apply: " + e.Description}
 	}
-	return e.Epsilon, append(notes, fmt.Sprintf("exact Gaussian-DP composition of the same releases (dp.Compose): ε = %.6g at δ = %.3g", e.Epsilon, delta))
+	return gaussianAcct{epsilon: e.Epsilon, note: fmt.Sprintf("exact Gaussian-DP composition of the same releases (dp.Compose): ε = %.6g at δ = %.3g", e.Epsilon, delta)}
 }
 
 // Secure aggregation (secure.go): the statistics are a sum over sites, so

@@ -197,7 +197,11 @@ func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int
 	}
 	f.eta = sched.Eta(cfg.Eta, 1, T)
 	if f.paper && f.data.X != nil {
-		f.ptab = make([]float64, 2*drawBatch+2)
+		// Indexed up to a batch's length (at most T, drawBatch); past the
+		// table pendingAfter adds the same η's in the same order, so the
+		// table's length changes no value (a federated site's phase of
+		// ~10 steps built 514 entries).
+		f.ptab = make([]float64, 2*min(T, drawBatch)+2)
 		for m := 1; m < len(f.ptab); m++ {
 			f.ptab[m] = f.ptab[m-1] + f.eta
 		}
@@ -238,12 +242,15 @@ const drawBatch = 256
 // a PCG source the draws come from a copy of its state, written back before
 // steps returns: between calls the rng is where rng.IntN would have left it.
 func (f *prevFast) steps(rng *rand.Rand, k int) {
-	if f.draws == nil {
-		f.draws = make([]int, drawBatch)
-		f.act = make([]int32, drawBatch)
-		f.raw = make([]uint64, drawBatch)
-		f.draws2 = make([]int, drawBatch)
-		f.act2 = make([]int32, drawBatch)
+	if b := min(k, drawBatch); len(f.draws) < b {
+		// Batches as long as this call's steps, at most drawBatch: a
+		// federated site's phase over a few records takes a few steps,
+		// and was given five buffers of drawBatch each phase.
+		f.draws = make([]int, b)
+		f.act = make([]int32, b)
+		f.raw = make([]uint64, b)
+		f.draws2 = make([]int, b)
+		f.act2 = make([]int32, b)
 	}
 	var g pcg
 	src := f.src

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
+	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/transport"
 )
 
@@ -192,4 +194,45 @@ func BenchmarkPhaseBytes(b *testing.B) {
 			})
 		}
 	}
+}
+
+// Every site's first Join reaches the coordinator: Federate starts the
+// sites once the coordinator listens, so no site joins twice. The tick
+// is a minute: a lost Join would be retried only after it (the test's
+// context ends first), and no tick comes to retry anything.
+func TestFederateJoinsOnce(t *testing.T) {
+	sites, _, _ := prepared(t, 16, 4)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	joins := map[string]int{}
+	out, err := Federate(ctx, FederationConfig{Name: "once", Job: coordinator.JobConfig{Algo: fedalgo.FedAvg, Rounds: 2},
+		Sites: sites, Connect: MemConnect(ctx), Seed: 1, Tick: time.Minute,
+		Observe: func(site string, tr transport.Transport) transport.Transport {
+			return joinCounter{tr, func() { mu.Lock(); joins[site]++; mu.Unlock() }}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Result == nil || len(joins) != len(sites) {
+		t.Fatalf("result %v, joins from %d of %d sites", out.Result, len(joins), len(sites))
+	}
+	for s, n := range joins {
+		if n != 1 {
+			t.Errorf("site %s joined %d times", s, n)
+		}
+	}
+}
+
+// joinCounter calls joined for every Join its site publishes.
+type joinCounter struct {
+	transport.Transport
+	joined func()
+}
+
+func (j joinCounter) Publish(subject string, data []byte) error {
+	if len(data) > 0 && protocol.Kind(data[0]) == protocol.KindJoin {
+		j.joined()
+	}
+	return j.Transport.Publish(subject, data)
 }

@@ -60,7 +60,9 @@ type Spec struct {
 	// noise and sampling, reported not private.
 	NoiseSeed uint64
 	Seeded    bool
-	// Transport is "nats" (embedded server, default) or "mem".
+	// Transport is "nats" (embedded server, default; the coordinator
+	// connects to it, and the sites over one shared connection and
+	// subscription per subject) or "mem".
 	Transport string
 	// Tick is the run loops' tick (default 20ms); PhaseTimeout is in
 	// ticks (default 500: 10 s at the default tick, then re-broadcast).
@@ -254,7 +256,30 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 			return nil, err
 		}
 		defer s.Shutdown()
-		connect = func(name string) (transport.Transport, error) { return transport.ConnectInProcess(s, name) }
+		// The coordinator has a client connection of its own; the sites,
+		// all in this process, share one, and one subscription per
+		// subject (transport.Fanout: each site keeps its own handlers,
+		// and its own subject). The server still carries every message,
+		// at most once, in frames of its max_payload, but a site no
+		// longer costs a connection (a handshake, the server's two
+		// goroutines, the client's read loop) and a broadcast crosses the
+		// server once, not once per site (at 64 sites on diabetes the
+		// per-site connections and deliveries were two thirds of a
+		// site's CPU: docs/results/kcost.md). A deployment's sites each
+		// have their own connection; tests of that connect per site
+		// (FederationConfig.Connect).
+		shared, err := transport.ConnectInProcess(s, "sites")
+		if err != nil {
+			return nil, err
+		}
+		defer shared.Close()
+		sites := transport.NewFanout(shared)
+		connect = func(name string) (transport.Transport, error) {
+			if name == "coordinator" {
+				return transport.ConnectInProcess(s, name)
+			}
+			return sites.Connect(), nil
+		}
 	case "mem":
 		hub := transport.NewMem()
 		hctx, cancel := context.WithCancel(ctx)
@@ -607,9 +632,15 @@ func Federate(ctx context.Context, fc FederationConfig) (*Outcome, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
+	// The sites share one broadcast memo: the K copies of an
+	// announcement or the result they receive are the same bytes, decoded
+	// and validated once (worker.BroadcastMemo: the key is the whole
+	// encoding, so no site takes another's word for anything).
+	broadcasts := new(worker.BroadcastMemo)
 	workers := make([]*worker.Worker, len(fc.Sites))
 	for i, s := range fc.Sites {
-		cfg := worker.Config{Federation: fc.Name, Site: s.Name, Data: s.Data, Logf: fc.Logf, SecAggKey: signers[s.Name], SecAggRoster: roster}
+		cfg := worker.Config{Federation: fc.Name, Site: s.Name, Data: s.Data, Logf: fc.Logf, SecAggKey: signers[s.Name], SecAggRoster: roster,
+			Broadcasts: broadcasts}
 		if cfg.Rand, cfg.Noise, err = SiteSources(fc.Secure, fc.Seed, i); err != nil {
 			return nil, err
 		}
@@ -625,12 +656,35 @@ func Federate(ctx context.Context, fc FederationConfig) (*Outcome, error) {
 		err error
 	}
 	cdone := make(chan coordDone, 1)
+	// The sites start once the coordinator listens: a Join that arrives
+	// before RunWith subscribes is lost, and its site (the goroutine
+	// started last, which the scheduler runs first) retried it only at
+	// its next tick, with every other site then joining again too, and
+	// the coordinator answering each such Join with the announcement.
+	// RunWith calls Observe once after subscribing, before its loop.
+	listening := make(chan struct{})
+	observe, first := opt.Observe, true
+	opt.Observe = func(c *coordinator.Coordinator) {
+		if first {
+			first = false
+			close(listening)
+		}
+		if observe != nil {
+			observe(c)
+		}
+	}
 	go func() {
-		// A Join that arrives before Run subscribes is lost; workers
-		// retry joins every tick until an announcement lists them.
 		res, err := coordinator.RunWith(ctx, coord, ct, fc.Tick, opt)
 		cdone <- coordDone{res, err}
 	}()
+	select {
+	case <-listening:
+	case cd := <-cdone: // RunWith failed before its loop
+		if cd.err == nil {
+			cd.err = fmt.Errorf("simulate: the coordinator stopped before it listened")
+		}
+		return nil, cd.err
+	}
 
 	var wg sync.WaitGroup
 	werrs := make(chan error, len(workers))

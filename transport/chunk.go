@@ -152,6 +152,12 @@ func (c *ChunkedTransport) Stats() ChunkStats {
 	}
 }
 
+// wholeFrames holds the buffers of whole frames for reuse; one that grew
+// beyond maxPooledFrame is left to the collector.
+var wholeFrames = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledFrame = 64 << 10
+
 // Publish sends data as one frame if it fits, else as chunks. It fails
 // with ErrTooLarge over MaxMessage. If publishing a chunk fails, the
 // chunks already sent are evicted by receivers in time.
@@ -161,10 +167,16 @@ func (c *ChunkedTransport) Publish(subject string, data []byte) error {
 	}
 	limit := max(c.frameLimit(), MinChunk)
 	if 1+len(data) <= limit {
-		f := make([]byte, 1+len(data))
-		f[0] = frameWhole
-		copy(f[1:], data)
-		if err := c.inner.Publish(subject, f); err != nil {
+		// The inner Publish does not retain its data: the frame's buffer
+		// is reused (a K-site simulation framed every message anew).
+		bp := wholeFrames.Get().(*[]byte)
+		f := append(append((*bp)[:0], frameWhole), data...)
+		err := c.inner.Publish(subject, f)
+		if cap(f) <= maxPooledFrame {
+			*bp = f
+			wholeFrames.Put(bp)
+		}
+		if err != nil {
 			return err
 		}
 		c.c.sent.Add(1)

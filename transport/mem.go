@@ -59,6 +59,7 @@ type memSub struct {
 	id       int
 	endpoint string
 	h        func(string, []byte)
+	readOnly bool // SubscribeRead: h only reads the bytes while it runs
 }
 
 // NewMem returns an empty hub.
@@ -120,7 +121,11 @@ func (m *Mem) Step() bool {
 		return false
 	}
 	for _, s := range subs {
-		s.h(env.Subject, append([]byte(nil), env.Data...))
+		data := env.Data // the hub's own copy (Publish): read-only handlers share it
+		if !s.readOnly {
+			data = append([]byte(nil), data...)
+		}
+		s.h(env.Subject, data)
 	}
 	return true
 }
@@ -243,7 +248,10 @@ type memSubRef struct {
 	id      int
 }
 
-var _ Transport = (*memEndpoint)(nil)
+var (
+	_ Transport      = (*memEndpoint)(nil)
+	_ ReadSubscriber = (*memEndpoint)(nil)
+)
 
 func (e *memEndpoint) Publish(subject string, data []byte) error {
 	e.mu.Lock()
@@ -274,6 +282,18 @@ func (e *memEndpoint) Publish(subject string, data []byte) error {
 }
 
 func (e *memEndpoint) Subscribe(subject string, h func(string, []byte)) (func(), error) {
+	return e.subscribe(subject, h, false)
+}
+
+// SubscribeRead is Subscribe for a handler that only reads the bytes
+// while it runs (ReadSubscriber): it is handed the hub's copy of each
+// message, shared with every other such handler, instead of one of its
+// own.
+func (e *memEndpoint) SubscribeRead(subject string, h func(string, []byte)) (func(), error) {
+	return e.subscribe(subject, h, true)
+}
+
+func (e *memEndpoint) subscribe(subject string, h func(string, []byte), readOnly bool) (func(), error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -282,7 +302,7 @@ func (e *memEndpoint) Subscribe(subject string, h func(string, []byte)) (func(),
 	m := e.hub
 	m.mu.Lock()
 	m.nextSub++
-	s := &memSub{id: m.nextSub, endpoint: e.name, h: h}
+	s := &memSub{id: m.nextSub, endpoint: e.name, h: h, readOnly: readOnly}
 	m.subs[subject] = append(m.subs[subject], s)
 	if strings.ContainsAny(subject, "*>") {
 		if i, found := slices.BinarySearch(m.wild, subject); !found {

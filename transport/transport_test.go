@@ -317,3 +317,50 @@ func TestNATSBurstBeyondDefaultPending(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// SubscribeRead: the hub's read-only subscribers of a message share one
+// copy of its bytes (not the publisher's), an owning subscriber gets its
+// own, and a transport without SubscribeRead falls back to Subscribe.
+func TestMemSubscribeRead(t *testing.T) {
+	hub := NewMem()
+	pub, r1, r2, own := hub.Connect("pub"), hub.Connect("r1"), hub.Connect("r2"), hub.Connect("own")
+	var got [3][]byte
+	for i, e := range []Transport{r1, r2} {
+		if _, err := SubscribeRead(e, "s", func(_ string, d []byte) { got[i] = d }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := own.Subscribe("s", func(_ string, d []byte) { got[2] = d; d[0] = 'X' }); err != nil {
+		t.Fatal(err)
+	}
+	msg := []byte("hello")
+	if err := pub.Publish("s", msg); err != nil {
+		t.Fatal(err)
+	}
+	msg[0] = 'J' // the publisher reuses its buffer: the hub holds a copy
+	if n := hub.Flush(0); n != 1 {
+		t.Fatalf("delivered %d messages, want 1", n)
+	}
+	if string(got[0]) != "hello" || &got[0][0] != &got[1][0] {
+		t.Fatalf("read-only subscribers got %q and %q, want one shared copy of hello", got[0], got[1])
+	}
+	if string(got[2]) != "Xello" || &got[2][0] == &got[0][0] {
+		t.Fatalf("the owning subscriber got %q, want its own copy (which it changed to Xello)", got[2])
+	}
+
+	// A transport without SubscribeRead: Subscribe.
+	var plain []byte
+	if _, err := SubscribeRead(plainTransport{r1}, "p", func(_ string, d []byte) { plain = d }); err != nil {
+		t.Fatal(err)
+	}
+	if err := pub.Publish("p", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	hub.Flush(0)
+	if string(plain) != "x" {
+		t.Fatalf("fallback subscriber got %q", plain)
+	}
+}
+
+// plainTransport hides everything but Transport's methods.
+type plainTransport struct{ Transport }

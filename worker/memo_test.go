@@ -3,8 +3,10 @@ package worker
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/pairfed/pairfed/protocol"
@@ -13,14 +15,14 @@ import (
 // The announcement memo hands a repeated announcement out as an equal
 // message of its own, decodes any other bytes in full (a changed
 // byte is checked as strictly as ever) and leaves other kinds alone.
-func TestAnnounceMemo(t *testing.T) {
+func TestBroadcastMemo(t *testing.T) {
 	a := &protocol.JobAnnounce{Job: "j", Algo: "fed-avg", Task: "auc", Loss: "hinge", Params: 3, Phases: 2,
 		LocalPasses: 1, Eta: 0.1, ParamRadius: 1, Sites: []string{"s1", "s2", "s3"}, Instances: []string{"i1", "", "i3"}}
 	b, err := protocol.Encode(a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d announceMemo
+	var d BroadcastMemo
 	m1, err := d.decode(b)
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +59,25 @@ func TestAnnounceMemo(t *testing.T) {
 	if _, err := d.decode(b2[:len(b2)-1]); err == nil {
 		t.Fatal("a truncated announcement decoded")
 	}
+
+	// A repeated result is an equal message with its own Model and Sites.
+	r := &protocol.Result{Job: "j", Phases: 2, Model: []float64{1, 2, 3}, Sites: []string{"s1", "s2"}}
+	rb, _ := protocol.Encode(r)
+	r1, err := d.decode(rb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := d.decode(bytes.Clone(rb))
+	if err != nil || !reflect.DeepEqual(r1, r) || !reflect.DeepEqual(r2, r) {
+		t.Fatalf("results %+v and %+v (%v), want %+v", r1, r2, err, r)
+	}
+	r2.(*protocol.Result).Model[0], r2.(*protocol.Result).Sites[0] = 9, "x"
+	if !reflect.DeepEqual(r1, r) {
+		t.Fatal("a change to one handed-out result reached another")
+	}
+	if m, err := d.decode(rb[:len(rb)-1]); err == nil {
+		t.Fatalf("a truncated result decoded: %+v", m)
+	}
 	p := &protocol.PhaseStart{Job: "j", Phase: 1, Model: []float64{1, 2, 3}}
 	pb, _ := protocol.Encode(p)
 	if m, err := d.decode(pb); err != nil || !reflect.DeepEqual(m, p) {
@@ -76,5 +97,44 @@ func TestStepValidatesAnnouncementsNotDecodedByRun(t *testing.T) {
 	outs := w.Step(ctx, dpAnnounce("s1", "s1"))
 	if len(outs) != 1 || outs[0].Msg.Kind() != protocol.KindAbort || w.Err() == nil || !strings.Contains(w.Err().Error(), "invalid announcement") {
 		t.Fatalf("an announcement listing s1 twice: outputs %v, error %v", outs, w.Err())
+	}
+}
+
+// One memo shared by the sites of a process (Config.Broadcasts): sites
+// decoding two announcements at once, on their own goroutines, each get
+// an equal message of their own, whichever the memo remembered last.
+func TestBroadcastMemoShared(t *testing.T) {
+	var anns [2]*protocol.JobAnnounce
+	var raws [2][]byte
+	for i := range anns {
+		anns[i] = &protocol.JobAnnounce{Job: "j", Algo: "fed-avg", Task: "auc", Loss: "hinge", Params: 3, Phases: 2,
+			LocalPasses: 1, Eta: 0.1, ParamRadius: 1, Sites: []string{"s1", "s2", "s3"}}
+		anns[i].Eta += float64(i)
+		b, err := protocol.Encode(anns[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		raws[i] = b
+	}
+	var d BroadcastMemo
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for k := range 50 {
+				i := (g + k) % 2
+				m, err := d.decode(bytes.Clone(raws[i]))
+				if err != nil || !reflect.DeepEqual(m, anns[i]) {
+					errs <- fmt.Errorf("goroutine %d, announcement %d: %+v, %v", g, i, m, err)
+					return
+				}
+				m.(*protocol.JobAnnounce).Job = "changed" // its own copy
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
 	}
 }

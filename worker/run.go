@@ -22,7 +22,10 @@ func Run(ctx context.Context, w *Worker, t transport.Transport, tick time.Durati
 		return nil, fmt.Errorf("worker: tick %v must be > 0", tick)
 	}
 	inbox := make(chan protocol.Message, 64)
-	var dec announceMemo
+	dec := w.cfg.Broadcasts
+	if dec == nil {
+		dec = new(BroadcastMemo)
+	}
 	handler := func(subject string, data []byte) {
 		m, err := dec.decode(data)
 		if err != nil {
@@ -34,8 +37,11 @@ func Run(ctx context.Context, w *Worker, t transport.Transport, tick time.Durati
 		case <-ctx.Done():
 		}
 	}
+	// The handler only reads the bytes (the memo and protocol.Decode copy
+	// what they keep): a hub may share one copy of a broadcast among the
+	// sites that receive it.
 	for _, subj := range []string{protocol.SitesSubject(w.cfg.Federation), protocol.SiteSubject(w.cfg.Federation, w.cfg.Site)} {
-		unsub, err := t.Subscribe(subj, handler)
+		unsub, err := transport.SubscribeRead(t, subj, handler)
 		if err != nil {
 			return nil, fmt.Errorf("worker %s: %w", w.cfg.Site, err)
 		}
@@ -84,41 +90,74 @@ func Run(ctx context.Context, w *Worker, t transport.Transport, tick time.Durati
 	return w.Result(), nil
 }
 
-// announceMemo decodes the messages a site receives, remembering the
-// last job announcement it decoded. The coordinator repeats its
+// BroadcastMemo decodes the messages a site receives, remembering the
+// last job announcement and the last result it decoded: the two
+// broadcasts that list every participant. The coordinator repeats its
 // announcement with every phase start and in every catch-up and accept
-// retry, and the announcement lists every participant: with K sites each
-// of them would decode K names again for every repeat (O(K²) per phase).
-// Bytes equal to the remembered ones were decoded and validated in full
-// by protocol.Decode already, so they get a copy of that message after one
-// comparison of the bytes; any other input is decoded in full, as strictly
-// as ever. The copies share their lists (Sites, Instances, Options) with
-// the remembered message: a site only reads an announcement, never writes
-// into its lists (copying 1024 names per repeat cost as much as the
-// comparison saved). It is safe for concurrent use: a transport may call
-// the handlers of the site's two subscriptions on two goroutines.
-type announceMemo struct {
-	mu   sync.Mutex
-	raw  []byte                // the encoding of last
-	last *protocol.JobAnnounce // the last announcement decoded
+// retry: with K sites each of them would decode K names again for every
+// repeat (O(K²) per phase). Bytes equal to the remembered ones were
+// decoded and validated in full by protocol.Decode already, so they get a
+// copy of that message after one comparison of the bytes; any other input
+// is decoded in full, as strictly as ever. An announcement's copies share
+// their lists (Sites, Instances, Options) with the remembered message: a
+// site only reads an announcement, never writes into its lists (copying
+// 1024 names per repeat cost as much as the comparison saved). A result's
+// copies have their own Model and Sites (a site hands its result on to
+// its caller). It is safe for concurrent use: a transport may call the
+// handlers of the site's two subscriptions on two goroutines, and the
+// sites of one process may share one (Config.Broadcasts): a simulation's
+// K sites then decode each announcement and the result once, not K times.
+//
+// Sharing one between sites shares no trust: the memo's key is the whole
+// encoding (compared byte for byte, not hashed), decoding and validating
+// are functions of those bytes alone, and a site handed a remembered
+// message gets exactly what decoding its own copy of the same bytes
+// would give it. Everything a site checks against its own state (its
+// name among the sites, its plan and σ, its records) is still checked by
+// that site in Step.
+type BroadcastMemo struct {
+	mu     sync.Mutex
+	ann    memoEntry // the last announcement decoded
+	result memoEntry // the last result decoded
 }
 
-func (d *announceMemo) decode(data []byte) (protocol.Message, error) {
-	if len(data) == 0 || protocol.Kind(data[0]) != protocol.KindJobAnnounce {
+// memoEntry is a remembered message and its encoding.
+type memoEntry struct {
+	raw []byte
+	msg protocol.Message
+}
+
+func (d *BroadcastMemo) decode(data []byte) (protocol.Message, error) {
+	var e *memoEntry
+	switch {
+	case len(data) == 0:
+	case protocol.Kind(data[0]) == protocol.KindJobAnnounce:
+		e = &d.ann
+	case protocol.Kind(data[0]) == protocol.KindResult:
+		e = &d.result
+	}
+	if e == nil {
 		return protocol.Decode(data)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.last == nil || !bytes.Equal(data, d.raw) {
+	if e.msg == nil || !bytes.Equal(data, e.raw) {
 		m, err := protocol.Decode(data)
 		if err != nil {
 			return nil, err
 		}
-		d.raw = append(d.raw[:0], data...)
-		d.last = m.(*protocol.JobAnnounce)
+		e.raw, e.msg = append(e.raw[:0], data...), m
 	}
-	c := *d.last
-	return &c, nil
+	switch m := e.msg.(type) {
+	case *protocol.JobAnnounce:
+		c := *m
+		return &c, nil
+	case *protocol.Result:
+		c := *m
+		c.Model, c.Sites = slices.Clone(m.Model), slices.Clone(m.Sites)
+		return &c, nil
+	}
+	return nil, fmt.Errorf("worker: memo holds a %v", e.msg.Kind()) // unreachable
 }
 
 func publish(t transport.Transport, outs []Output) error {
@@ -159,7 +198,7 @@ func Serve(ctx context.Context, s *Service, t transport.Transport, tick time.Dur
 	var phaseMu sync.Mutex
 	var phaseJob string
 	var phaseCancel context.CancelFunc
-	var dec announceMemo
+	var dec BroadcastMemo
 	handler := func(subject string, data []byte) {
 		m, err := dec.decode(data)
 		if err != nil {

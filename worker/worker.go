@@ -68,6 +68,13 @@ type Config struct {
 	// issues them (--secagg-key, --secagg-roster).
 	SecAggKey    ed25519.PrivateKey
 	SecAggRoster map[string]ed25519.PublicKey
+	// Broadcasts, when set, is the memo Run decodes announcements and
+	// results with (nil: one of its own). The sites of one process may
+	// share one (a simulation's K sites receive the same bytes): each
+	// broadcast is then decoded and validated once for all of them
+	// instead of once per site (BroadcastMemo says why that trusts no
+	// peer).
+	Broadcasts *BroadcastMemo
 }
 
 // LedgerStore persists ledger entries. Append must return only once the
