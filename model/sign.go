@@ -283,6 +283,10 @@ func ParsePublicKey(b []byte) (ed25519.PublicKey, error) {
 		return nil, fmt.Errorf("the file holds %s, want a PEM \"PUBLIC KEY\" block (pairfed keygen writes FILE.pub; never pass the private key)", what)
 	}
 	if len(bytes.TrimSpace(rest)) != 0 {
+		if next, _ := pem.Decode(rest); next != nil && next.Type == "PUBLIC KEY" {
+			// Probe 5 (issue 28): two keys concatenated in one file.
+			return nil, fmt.Errorf("the file holds more than one public key: give one file per key (--trust-key a.pub,b.pub trusts either)")
+		}
 		return nil, fmt.Errorf("the public key file has data after its key")
 	}
 	k, err := x509.ParsePKIXPublicKey(blk.Bytes)
