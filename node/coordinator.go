@@ -179,7 +179,10 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		}
 		var srv *server.Server
 		if len(c.SiteLogins) > 0 {
-			users, own, err := listenLogins(state, cfg.Federation, c.SiteLogins, logf)
+			// A state directory with a checkpoint, jobs or charges had
+			// a run before: a login generated now replaces one.
+			earlier := checkpoint != nil || len(finished) > 0 || len(ledger) > 0
+			users, own, err := listenLogins(state, cfg.Federation, c.SiteLogins, earlier, logf)
 			if err != nil {
 				return fmt.Errorf("coordinator: %w", err)
 			}
@@ -362,13 +365,13 @@ func CheckSiteLogins(sites []string) error {
 // the clients' passwords are read from State/logins or generated there
 // once (32 random bytes, hex, 0600), so that the sites' URLs survive
 // restarts.
-func listenLogins(state, fed string, sites []string, logf func(string, ...any)) (users []transport.ListenUser, own string, err error) {
+func listenLogins(state, fed string, sites []string, earlier bool, logf func(string, ...any)) (users []transport.ListenUser, own string, err error) {
 	if err := CheckSiteLogins(sites); err != nil {
 		return nil, "", err
 	}
 	dir := filepath.Join(state, loginsDir)
 	_, statErr := os.Stat(dir)
-	restart := statErr == nil
+	restart := earlier || statErr == nil
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, "", err
 	}
@@ -414,7 +417,11 @@ func loginPassword(path string) (pw string, made bool, err error) {
 	if fi, err := os.Stat(path); err == nil {
 		switch {
 		case !fi.Mode().IsRegular():
-			return "", false, fmt.Errorf("%s is not a regular file (%s): delete it to generate a new password (the login's holder must then use the new one)", path, fi.Mode().Type())
+			what := "a directory"
+			if !fi.IsDir() {
+				what = "of mode " + fi.Mode().String()
+			}
+			return "", false, fmt.Errorf("%s is not a regular file (%s): delete it to generate a new password (the login's holder must then use the new one)", path, what)
 		case fi.Mode().Perm()&0o077 != 0:
 			return "", false, fmt.Errorf("%s has mode %#o: other users of this host can read the password: chmod 600 %s", path, fi.Mode().Perm(), path)
 		}
