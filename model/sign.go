@@ -40,7 +40,8 @@ import (
 //     is verified is exactly what score, evaluate, card and export use.
 //     White space, another spelling of the same number or a duplicate key
 //     that decodes to the same model do not change the canonical bytes;
-//     any change of what the model means does.
+//     any change of what the model means does. (Decode refuses a
+//     top-level key given twice, a second "signature" block included.)
 //   - A signature proves that the holder of the private key produced (or
 //     approved) this content and that it was not changed after. It does
 //     not prove the certificate true: that rests on the training run, the

@@ -404,6 +404,13 @@ func checkHeader(m *model.Model, path string, header []string, opt data.Options)
 	if m.Features == nil || header == nil || !looksNamed(header, fileColumns(m)) {
 		return nil
 	}
+	// Probe 5 (issue 28): a column named twice (an ID column exported
+	// twice) was reported as `unexpected "patient_id"`.
+	for j, h := range header {
+		if k := findColumn(header[:j], strings.TrimSpace(h)); k >= 0 && !isIndex(strings.TrimSpace(h)) {
+			return fmt.Errorf("%s has two columns named %q (columns %d and %d): remove or rename one", path, strings.TrimSpace(h), k+1, j+1)
+		}
+	}
 	for _, ref := range opt.IgnoreColumns {
 		if findColumn(header, ref) < 0 {
 			return fmt.Errorf("%s has no column %q, which the model ignores (or --id-column names) (columns: %s)", path, ref, strings.Join(header, ", "))

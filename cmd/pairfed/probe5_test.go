@@ -66,6 +66,16 @@ func TestProbe5Refusals(t *testing.T) {
 	both := filepath.Join(dir, "both.pub")
 	os.WriteFile(both, append(pa, pb...), 0o644)
 	newModel := filepath.Join(dir, "new.json")
+	// The ID column exported twice.
+	raw, _ := os.ReadFile(patientsCSV)
+	var twice bytes.Buffer
+	for _, l := range strings.SplitAfter(string(raw), "\n") {
+		if l != "" {
+			twice.WriteString(l[:strings.IndexByte(l, ',')+1] + l)
+		}
+	}
+	dupID := filepath.Join(dir, "dup-id.csv")
+	os.WriteFile(dupID, twice.Bytes(), 0o644)
 
 	for name, tc := range map[string]struct {
 		args []string
@@ -86,6 +96,8 @@ func TestProbe5Refusals(t *testing.T) {
 		"score over trust key": {[]string{"score", "--model", signed, "--data", patientsCSV, "--trust-key", key + ".pub", "--out", key + ".pub"}, "holds a PEM key"},
 		"score over sign key":  {[]string{"score", "--model", signed, "--data", patientsCSV, "--out", key}, "holds a PEM key"},
 		"export over sign key": {[]string{"export", "--model", signed, "--out", key}, "holds a PEM key"},
+		// UNCLEAR: `unexpected "patient_id"`.
+		"ID column twice": {[]string{"score", "--model", signed, "--data", dupID, "--id-column", "patient_id"}, `two columns named "patient_id" (columns 1 and 2)`},
 	} {
 		before := hashTree(t, dir)
 		o, err := runCLI(t, tc.args...)
