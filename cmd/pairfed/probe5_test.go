@@ -8,6 +8,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -18,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/urfave/cli/v2"
 )
@@ -193,5 +195,25 @@ func TestProbe5ScoreLabelColumn(t *testing.T) {
 	if _, err := os.Stat("-"); err == nil {
 		os.Remove("-")
 		t.Error(`score --out - wrote a file named "-"`)
+	}
+}
+
+// A coordinator restarted without --site-logins on a state directory
+// that holds the logins of an earlier run says that it ignores them (it
+// served without authentication, silently).
+func TestProbe5RestartWithoutLogins(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "logins"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "logins", "a"), []byte(strings.Repeat("ab", 32)+"\n"), 0o600)
+	var logs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	p := startPairfed(ctx, &logs, "coordinator", "--listen", "127.0.0.1:0", "--federation", "r", "--state", dir, "--tick", "10ms")
+	waitFor(t, 15*time.Second, "the coordinator to listen", func() bool { return strings.Contains(p.stdout.String(), "listening on") })
+	cancel()
+	<-p.done
+	if !strings.Contains(logs.String(), "holds the logins of an earlier run with --site-logins, which this run ignores") {
+		t.Errorf("no warning that the logins are ignored:\n%s", logs.String())
 	}
 }
