@@ -286,6 +286,35 @@ func (m *Model) sum() (string, error) {
 	return "sha256:" + hex.EncodeToString(h[:]), nil
 }
 
+// uniqueTopKeys refuses a top-level key given twice. Probe 5 (issue 28):
+// a signed file with a second "signature" block before pairfed's verified
+// (encoding/json keeps the last) while a reader that keeps the first, or a
+// person, saw another signer; pairfed never writes a key twice. raw is
+// valid JSON of one object (Decode checked it).
+func uniqueTopKeys(raw []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil // Decode names what is wrong
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		k, _ := t.(string)
+		if seen[k] {
+			return fmt.Errorf("the key %q appears twice at the top of the file (pairfed never writes a key twice; a reader that keeps the first would see another model than one that keeps the last): use the file as pairfed wrote it", k)
+		}
+		seen[k] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
 // Decode reads one model strictly: at most MaxBytes, one JSON value, no
 // unknown field, the right format and version, a matching checksum, and
 // every field valid (Validate), and a signature, if any, valid for the
@@ -312,6 +341,9 @@ func Decode(r io.Reader, name string) (*Model, error) {
 	}
 	if head.Version != Version {
 		return nil, fmt.Errorf("model: %s: version %d is not supported by this pairfed (it reads version %d)", name, head.Version, Version)
+	}
+	if err := uniqueTopKeys(raw); err != nil {
+		return nil, fmt.Errorf("model: %s: %w", name, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()

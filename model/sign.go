@@ -40,7 +40,8 @@ import (
 //     is verified is exactly what score, evaluate, card and export use.
 //     White space, another spelling of the same number or a duplicate key
 //     that decodes to the same model do not change the canonical bytes;
-//     any change of what the model means does.
+//     any change of what the model means does. (Decode refuses a
+//     top-level key given twice, a second "signature" block included.)
 //   - A signature proves that the holder of the private key produced (or
 //     approved) this content and that it was not changed after. It does
 //     not prove the certificate true: that rests on the training run, the
@@ -283,6 +284,10 @@ func ParsePublicKey(b []byte) (ed25519.PublicKey, error) {
 		return nil, fmt.Errorf("the file holds %s, want a PEM \"PUBLIC KEY\" block (pairfed keygen writes FILE.pub; never pass the private key)", what)
 	}
 	if len(bytes.TrimSpace(rest)) != 0 {
+		if next, _ := pem.Decode(rest); next != nil && next.Type == "PUBLIC KEY" {
+			// Probe 5 (issue 28): two keys concatenated in one file.
+			return nil, fmt.Errorf("the file holds more than one public key: give one file per key (--trust-key a.pub,b.pub trusts either)")
+		}
 		return nil, fmt.Errorf("the public key file has data after its key")
 	}
 	k, err := x509.ParsePKIXPublicKey(blk.Bytes)

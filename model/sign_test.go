@@ -289,3 +289,28 @@ func TestONNXMetadataNamesSigner(t *testing.T) {
 		t.Fatalf("unsigned metadata has %d entries, signed %d", len(plain), len(meta))
 	}
 }
+
+// Probe 5 (issue 28): a second "signature" block — before the valid one
+// (which encoding/json keeps) or after it — is refused: pairfed never
+// writes a key twice, and a reader keeping the first block would name
+// another signer. The same file without the extra block decodes.
+func TestDuplicateSignatureBlockRefused(t *testing.T) {
+	raw := signed(t, sample(t), testKey(1))
+	other := signed(t, sample(t), testKey(2))
+	var o map[string]json.RawMessage
+	if err := json.Unmarshal(other, &o); err != nil {
+		t.Fatal(err)
+	}
+	block := append(append([]byte(`"signature": `), o["signature"]...), ',')
+	first := append(append([]byte("{"), block...), raw[1:]...)
+	i := bytes.LastIndexByte(raw, '}')
+	last := append(append(append([]byte(nil), raw[:i]...), append([]byte(`, "signature": `), o["signature"]...)...), raw[i:]...)
+	for name, in := range map[string][]byte{"first": first, "last": last} {
+		if _, err := Decode(bytes.NewReader(in), "m"); err == nil || !strings.Contains(err.Error(), `the key "signature" appears twice`) {
+			t.Errorf("a second signature block %s: %v", name, err)
+		}
+	}
+	if _, err := Decode(bytes.NewReader(raw), "m"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -18,7 +19,13 @@ import (
 func Connect(ctx context.Context, servers, name string, retry bool, opts ...nats.Option) (*transport.NATS, error) {
 	t, err := transport.Connect(servers, name, append([]nats.Option{nats.RetryOnFailedConnect(retry)}, opts...)...)
 	if err != nil {
-		return nil, err
+		// Probe 5 (issue 28): without retry a refused login was
+		// "transport: connect to URL: nats: Authorization Violation",
+		// the URL with its password and no fix.
+		if u := errors.Unwrap(err); u != nil {
+			err = u
+		}
+		return nil, connectError(servers, err)
 	}
 	for !t.Conn().IsConnected() {
 		if t.Conn().IsClosed() { // nats.go gives up after repeated authorization errors

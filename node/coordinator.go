@@ -170,9 +170,19 @@ func (c *Coordinator) Run(ctx context.Context) error {
 				return fmt.Errorf("coordinator: %w", err)
 			}
 		}
+		if len(c.SiteLogins) == 0 {
+			// Probe 5: a restart without --site-logins silently dropped
+			// the logins an earlier run had set up.
+			if ents, err := os.ReadDir(filepath.Join(state, loginsDir)); err == nil && len(ents) > 0 {
+				logf("coordinator: warning: %s holds the logins of an earlier run with --site-logins, which this run ignores: without --site-logins the embedded server does not ask the sites to log in; give --site-logins again to keep them", filepath.Join(state, loginsDir))
+			}
+		}
 		var srv *server.Server
 		if len(c.SiteLogins) > 0 {
-			users, own, err := listenLogins(state, cfg.Federation, c.SiteLogins)
+			// A state directory with a checkpoint, jobs or charges had
+			// a run before: a login generated now replaces one.
+			earlier := checkpoint != nil || len(finished) > 0 || len(ledger) > 0
+			users, own, err := listenLogins(state, cfg.Federation, c.SiteLogins, earlier, logf)
 			if err != nil {
 				return fmt.Errorf("coordinator: %w", err)
 			}
@@ -335,6 +345,14 @@ func CheckSiteLogins(sites []string) error {
 		if seen[s] {
 			return fmt.Errorf("--site-logins: site %q is named twice", s)
 		}
+		// Probe 5 (issue 28): "A,a" gave two logins whose password files
+		// are one file on a case-insensitive file system (as deploy init
+		// refuses).
+		for p := range seen {
+			if strings.EqualFold(p, s) {
+				return fmt.Errorf("--site-logins: sites %q and %q differ only in case: their password files in STATE/%s would collide on a case-insensitive file system; rename one of them", p, s, loginsDir)
+			}
+		}
 		seen[s] = true
 	}
 	return nil
@@ -347,18 +365,29 @@ func CheckSiteLogins(sites []string) error {
 // the clients' passwords are read from State/logins or generated there
 // once (32 random bytes, hex, 0600), so that the sites' URLs survive
 // restarts.
-func listenLogins(state, fed string, sites []string) (users []transport.ListenUser, own string, err error) {
+func listenLogins(state, fed string, sites []string, earlier bool, logf func(string, ...any)) (users []transport.ListenUser, own string, err error) {
 	if err := CheckSiteLogins(sites); err != nil {
 		return nil, "", err
 	}
 	dir := filepath.Join(state, loginsDir)
+	_, statErr := os.Stat(dir)
+	restart := earlier || statErr == nil
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, "", err
 	}
 	add := func(name string, p deploy.Permissions) error {
-		pw, err := loginPassword(filepath.Join(dir, name))
+		pw, made, err := loginPassword(filepath.Join(dir, name))
 		if err != nil {
 			return err
+		}
+		if made && restart {
+			// Probe 5: a deleted password file was replaced without a
+			// word, and the login's holder was then refused.
+			who := "site " + name
+			if name == clientLogin {
+				who = "the job clients"
+			}
+			logf("coordinator: generated the password of login %s in %s: give it to %s (a password this login had before no longer works)", name, filepath.Join(dir, name), who)
 		}
 		users = append(users, transport.ListenUser{Name: name, Password: pw, Publish: p.Publish, Subscribe: p.Subscribe})
 		return nil
@@ -381,30 +410,44 @@ func listenLogins(state, fed string, sites []string) (users []transport.ListenUs
 	return users, own, nil
 }
 
-// loginPassword reads the password kept in path, or generates one there.
-func loginPassword(path string) (string, error) {
+// loginPassword reads the password kept in path, or generates one there
+// (made). The file must be a regular file that only its owner can read:
+// a password others on the host can read lets them log in as the site.
+func loginPassword(path string) (pw string, made bool, err error) {
+	if fi, err := os.Stat(path); err == nil {
+		switch {
+		case !fi.Mode().IsRegular():
+			what := "a directory"
+			if !fi.IsDir() {
+				what = "of mode " + fi.Mode().String()
+			}
+			return "", false, fmt.Errorf("%s is not a regular file (%s): delete it to generate a new password (the login's holder must then use the new one)", path, what)
+		case fi.Mode().Perm()&0o077 != 0:
+			return "", false, fmt.Errorf("%s has mode %#o: other users of this host can read the password: chmod 600 %s", path, fi.Mode().Perm(), path)
+		}
+	}
 	if b, err := os.ReadFile(path); err == nil {
 		if t := strings.TrimSpace(string(b)); len(t) >= 32 && !strings.ContainsAny(t, ":@/ ") {
-			return t, nil
+			return t, false, nil
 		}
-		return "", fmt.Errorf("%s holds no usable password (want ≥ 32 characters, none of : @ / or space): delete it to generate a new one (the site must then use the new one)", path)
+		return "", false, fmt.Errorf("%s holds no usable password (want ≥ 32 characters, none of : @ / or space): delete it to generate a new one (the site must then use the new one)", path)
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", err
+		return "", false, err
 	}
 	var b [32]byte
 	if _, err := crand.Read(b[:]); err != nil {
-		return "", err
+		return "", false, err
 	}
-	pw := hex.EncodeToString(b[:])
+	pw = hex.EncodeToString(b[:])
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if _, err := f.WriteString(pw + "\n"); err != nil {
 		f.Close()
-		return "", err
+		return "", false, err
 	}
-	return pw, f.Close()
+	return pw, true, f.Close()
 }
 
 // bindsLoopbackOnly reports whether a server bound to host is reachable

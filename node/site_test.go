@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -250,10 +251,50 @@ func TestCheckSiteLogins(t *testing.T) {
 		{[]string{"a", "a"}, `site "a" is named twice`},
 		{[]string{clientLogin}, "is reserved"},
 		{many, "more than"},
+		{[]string{"A", "b", "a"}, `sites "A" and "a" differ only in case`}, // probe 5
 	} {
 		err := CheckSiteLogins(c.sites)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "protocol:") {
 			t.Errorf("%q: %v, want an error with %q", c.sites, err, c.want)
 		}
+	}
+}
+
+// Probe 5 (issue 28): a login's password file that others on the host can
+// read, or that is not a regular file, is refused naming the fix; one
+// deleted on a restart is generated again and logged; a restart without
+// --site-logins says that the logins are ignored.
+func TestLoginPasswordFiles(t *testing.T) {
+	dir := t.TempDir()
+	var logged []string
+	logf := func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }
+	if _, _, err := listenLogins(dir, "f", []string{"a", "b"}, false, logf); err != nil {
+		t.Fatal(err)
+	}
+	if len(logged) != 0 {
+		t.Errorf("a first start logged %q", logged)
+	}
+	pa := filepath.Join(dir, loginsDir, "a")
+	before, _ := os.ReadFile(pa)
+	if err := os.Chmod(pa, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := listenLogins(dir, "f", []string{"a", "b"}, true, logf); err == nil || !strings.Contains(err.Error(), "chmod 600 "+pa) {
+		t.Errorf("a password file of mode 0644: %v", err)
+	}
+	if after, _ := os.ReadFile(pa); !bytes.Equal(before, after) {
+		t.Error("the refused password file changed")
+	}
+	os.Remove(pa)
+	os.Mkdir(pa, 0o700)
+	if _, _, err := listenLogins(dir, "f", []string{"a", "b"}, true, logf); err == nil || !strings.Contains(err.Error(), "is not a regular file (a directory): delete it") {
+		t.Errorf("a password file that is a directory: %v", err)
+	}
+	os.Remove(pa)
+	if _, _, err := listenLogins(dir, "f", []string{"a", "b"}, true, logf); err != nil {
+		t.Fatal(err)
+	}
+	if len(logged) != 1 || !strings.Contains(logged[0], "generated the password of login a") || !strings.Contains(logged[0], "give it to site a") {
+		t.Errorf("a regenerated password was logged as %q", logged)
 	}
 }

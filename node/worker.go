@@ -228,16 +228,44 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	e, d := worker.Spent(releases)
 	logf("worker %s: n = %d, d = %d, ledger: %d releases, spent (ε, δ) = (%g, %g)", site, start.Data.N, start.Data.D, len(releases), e, d)
-	t, err := Connect(ctx, w.NATS, "pairfed-worker-"+site, true, w.NATSOptions...)
+	// Probe 5 (issue 28): a worker connected with another login (another
+	// site's, or the job clients') was refused its own subjects, logged
+	// the permission violations and ran on, never taking part. The
+	// server refuses nothing a site's own login needs: any violation
+	// ends the run, saying which login to use.
+	sctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	opts := append(append([]nats.Option(nil), w.NATSOptions...), func(o *nats.Options) error {
+		prev := o.AsyncErrorCB
+		o.AsyncErrorCB = func(nc *nats.Conn, sub *nats.Subscription, err error) {
+			if prev != nil {
+				prev(nc, sub, err)
+			}
+			if errors.Is(err, nats.ErrPermissionViolation) {
+				stop(permissionError(site, err))
+			}
+		}
+		return nil
+	})
+	t, err := Connect(ctx, w.NATS, "pairfed-worker-"+site, true, opts...)
 	if err != nil {
 		return fmt.Errorf("worker %s: %w", site, err)
 	}
 	defer t.Close()
-	err = worker.Serve(ctx, svc, t, w.Tick, worker.ServeOptions{UpdateDelay: w.UpdateDelay})
+	err = worker.Serve(sctx, svc, t, w.Tick, worker.ServeOptions{UpdateDelay: w.UpdateDelay})
+	if cause := context.Cause(sctx); ctx.Err() == nil && cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
+}
+
+// permissionError explains a permission violation of a site's own
+// subjects: the process logged in as someone else.
+func permissionError(site string, err error) error {
+	return fmt.Errorf("worker %s: the NATS server does not let this login use site %s's subjects (%v): the --nats login (or --creds/--nkey) is not site %s's — with coordinator --site-logins, site %s connects as nats://%s:PASSWORD@HOST:PORT with the password in the coordinator's STATE/logins/%s (the client login is for job commands); with pairfed deploy init, use the files of site %s", site, site, err, site, site, site, site, site)
 }
 
 // siteBudgetSource re-reads the site's budgets.json when it changed (a

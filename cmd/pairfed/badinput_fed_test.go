@@ -715,6 +715,21 @@ func TestBadInputFederation(t *testing.T) {
 		if js.code == 0 || !strings.Contains(js.stderr.String(), "Permissions Violation for Publish") {
 			t.Errorf("a job submitted with site s's login: exit %d\n%s", js.code, js.stderr.String())
 		}
+		// Probe 5: the refusal names the client login (it was "no answer
+		// from a coordinator" after the whole --timeout), and a worker
+		// given another site's login or the client login stops, naming
+		// its own (it ran on, never taking part).
+		if !strings.Contains(js.stderr.String(), "job commands log in as client") || strings.Contains(js.stderr.String(), "no answer") {
+			t.Errorf("a job submitted with site s's login does not name the client login:\n%s", js.stderr.String())
+		}
+		for login, site := range map[string]string{"s": "t", "client": "t"} {
+			wl := startChild(t, "worker", "--nats", "nats://"+login+":"+pw[login]+"@127.0.0.1:"+port, "--federation", "scratch", "--site", site,
+				"--data", siteA, "--state", filepath.Join(root, "login-"+login+"-as-"+site), "--scale", "none", "--tick", "10ms", "--heartbeat", "100ms")
+			wl.wait(t, 20*time.Second)
+			if wl.code == 0 || !strings.Contains(wl.stderr.String(), "is not site "+site+"'s") || strings.Contains(wl.stderr.String(), pw[login]) {
+				t.Errorf("worker %s with the %s login: exit %d\n%s", site, login, wl.code, fedTail(wl.stderr.String(), 2000))
+			}
+		}
 		for name, c := range map[string]*child{"worker": w, "coordinator": p, "job client": j, "refused job client": js} {
 			if strings.Contains(c.stderr.String(), pw["s"]) || strings.Contains(c.stdout.String(), pw["s"]) || strings.Contains(c.stderr.String(), pw["client"]) {
 				t.Errorf("the %s printed a password:\n%s", name, c.stderr.String())

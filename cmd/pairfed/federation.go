@@ -438,6 +438,9 @@ func runJobSubmit(c *cli.Context) error {
 		if err := t.Publish(protocol.JobsSubject(fed), msg); err != nil {
 			return err
 		}
+		if err := loginRefused("job submit", t); err != nil {
+			return err
+		}
 		timer := time.NewTimer(poll)
 	listen:
 		for {

@@ -295,6 +295,9 @@ func queryJob(c *cli.Context, id string) (*protocol.JobStatus, error) {
 		if err := t.Publish(protocol.JobsSubject(fed), msg); err != nil {
 			return nil, err
 		}
+		if err := loginRefused("job "+c.Command.Name, t); err != nil {
+			return nil, err
+		}
 		timer := time.NewTimer(2 * time.Second)
 		select {
 		case st := <-statuses:

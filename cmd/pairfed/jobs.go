@@ -2,15 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/pairfed/pairfed/coordinator"
 	"github.com/pairfed/pairfed/node"
 	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/transport"
 	"github.com/urfave/cli/v2"
 )
 
@@ -219,6 +222,9 @@ func askCoordinator(c *cli.Context, what string, build func(client string) proto
 		if err := t.Publish(protocol.JobsSubject(fed), msg); err != nil {
 			return nil, client, err
 		}
+		if err := loginRefused(what, t); err != nil {
+			return nil, client, err
+		}
 		timer := time.NewTimer(2 * time.Second)
 		select {
 		case m := <-replies:
@@ -230,4 +236,18 @@ func askCoordinator(c *cli.Context, what string, build func(client string) proto
 		case <-timer.C:
 		}
 	}
+}
+
+// loginRefused reports a permission violation of a job command's login
+// (the server's answer to its subscription or publication, read after a
+// round trip). Probe 5 (issue 28): a job command given a site's login on
+// a coordinator --site-logins server logged the violations and waited its
+// whole --timeout for "no answer from a coordinator".
+func loginRefused(what string, t *transport.NATS) error {
+	nc := t.Conn()
+	_ = nc.FlushTimeout(2 * time.Second)
+	if err := nc.LastError(); errors.Is(err, nats.ErrPermissionViolation) {
+		return fmt.Errorf("%s: the NATS server does not let this login use the federation's job subjects (%v): job commands log in as client — with coordinator --site-logins, nats://client:PASSWORD@HOST:PORT with the password in the coordinator's STATE/logins/client (a site's login serves only that site's worker); with pairfed deploy init, the client's files", what, err)
+	}
+	return nil
 }

@@ -33,9 +33,9 @@ const (
 // labelsOptional a CSV file without the label column is read with
 // placeholder labels (placeholderLabels): the table's labels are then
 // meaningless and unlabeled is true.
-func loadForModel(m *model.Model, path, idColumn string, maxMemory int64, lab labels) (t *data.Table, ds *pairwise.Dataset, unlabeled bool, err error) {
+func loadForModel(m *model.Model, path, idColumn string, maxMemory int64, lab labels) (t *data.Table, ds *pairwise.Dataset, placeholderWhy string, err error) {
 	if err := m.Scorable(); err != nil {
-		return nil, nil, false, err
+		return nil, nil, "", err
 	}
 	opt := loaderOptions(m.Preprocessing.Loader)
 	if sc := m.Preprocessing.Schema; sc != nil {
@@ -44,28 +44,28 @@ func loadForModel(m *model.Model, path, idColumn string, maxMemory int64, lab la
 		// whatever it learns to set) is set by the schema itself, as
 		// training did: data.Schema.Apply.
 		if _, err := sc.Apply(&opt); err != nil {
-			return nil, nil, false, fmt.Errorf("the model's schema and its loader options disagree: %w", err)
+			return nil, nil, "", fmt.Errorf("the model's schema and its loader options disagree: %w", err)
 		}
 	}
 	if idColumn != "" && !containsFold(opt.IgnoreColumns, idColumn) {
 		opt.IgnoreColumns = append(append([]string(nil), opt.IgnoreColumns...), idColumn)
 	}
 	opt.MaxMemory = maxMemory
-	ph, err := placeholderLabels(m, path, opt, idColumn)
+	ph, err := placeholderLabels(m, path, opt, idColumn, lab)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, "", err
 	}
 	header := ph.header
 	if ph.text != nil {
 		if lab == needLabels {
-			return nil, nil, false, fmt.Errorf("%s has no label column (%s): %s needs labelled records in the training file's layout", path, ph.what, "evaluation")
+			return nil, nil, "", fmt.Errorf("%s has no label column (%s): %s needs labelled records in the training file's layout", path, ph.what, "evaluation")
 		}
 		opt = ph.opt
 	} else if opt.Format == data.FormatCSV && opt.Header != "no" && m.Features != nil {
 		header = csvHead(path, opt.Sep)
 	}
 	if err := checkHeader(m, path, header, opt); err != nil {
-		return nil, nil, false, err
+		return nil, nil, "", err
 	}
 	if ph.text != nil {
 		t, err = data.Read(bytes.NewReader(ph.text), path, opt)
@@ -77,18 +77,18 @@ func loadForModel(m *model.Model, path, idColumn string, maxMemory int64, lab la
 		// `bad label "a,b,c,label"`, a LIBSVM file for a CSV model as "no
 		// feature columns", an index beyond d as "exceeds Dim 8": the
 		// loader's error did not say these come from the model.
-		return nil, nil, false, fmt.Errorf("%w\n(%s reads its data as %s: give --data a file in that layout)", err, "the model", modelLayout(m, opt))
+		return nil, nil, "", fmt.Errorf("%w\n(%s reads its data as %s: give --data a file in that layout)", err, "the model", modelLayout(m, opt))
 	}
 	if ph.extra && t.N > 1 {
 		t.Dataset = t.Subset([]int{0}) // the placeholder's second record
 	}
 	if err := checkFeatures(m, t); err != nil {
-		return nil, nil, false, err
+		return nil, nil, "", err
 	}
 	if ds, err = experiment.PrepareModelRecords(&m.Preprocessing, t.Dataset); err != nil {
-		return nil, nil, false, err
+		return nil, nil, "", err
 	}
-	return t, ds, ph.text != nil, nil
+	return t, ds, ph.what, nil
 }
 
 // placeholder is placeholderLabels' result: text is nil when the file
@@ -98,7 +98,7 @@ type placeholder struct {
 	opt    data.Options
 	header []string // the header with the placeholder column, if any
 	extra  bool     // a second record was added (a one-record file)
-	what   string   // how the label column was found missing
+	what   string   // how the label column was found missing (or unusable)
 }
 
 // placeholderLabels handles a CSV file of records to score that lacks the
@@ -112,7 +112,13 @@ type placeholder struct {
 // label named by the header is missing from it; a label given by index
 // (or the default last column) is missing when the records have one field
 // fewer than d + 1 + the ignored columns.
-func placeholderLabels(m *model.Model, path string, opt data.Options, idColumn string) (placeholder, error) {
+//
+// With labelsOptional, a label column that is present but holds no
+// label, or one label only, is replaced by placeholders the same way
+// (probe 5, issue 28: score refused new patients whose outcome column was
+// empty, "missing label … --impute drop", or all "no", "only one class
+// present": score does not use labels).
+func placeholderLabels(m *model.Model, path string, opt data.Options, idColumn string, lab labels) (placeholder, error) {
 	var ph placeholder
 	if opt.Format != data.FormatCSV {
 		return ph, nil
@@ -149,7 +155,16 @@ func placeholderLabels(m *model.Model, path string, opt data.Options, idColumn s
 	if label != "" && !isIndex(label) {
 		name = label
 	}
+	replace := false
 	switch {
+	case header && lab == labelsOptional && labelColumn(m, first, label, opt) >= 0:
+		k := labelColumn(m, first, label, opt)
+		why := unusableLabels(recs[1:], k)
+		if why == "" {
+			return ph, nil
+		}
+		replace, pos, name = true, k, first[k]
+		ph.what = fmt.Sprintf("its label column %q holds %s", first[k], why)
 	case header:
 		// The header names the columns: the file lacks the label when its
 		// columns other than the ignored ones are exactly the model's
@@ -171,7 +186,7 @@ func placeholderLabels(m *model.Model, path string, opt data.Options, idColumn s
 	default:
 		return ph, nil
 	}
-	if isIndex(label) {
+	if isIndex(label) && !replace {
 		k, _ := strconv.Atoi(label)
 		if k < 1 || k > len(first)+1 {
 			return ph, nil
@@ -181,7 +196,7 @@ func placeholderLabels(m *model.Model, path string, opt data.Options, idColumn s
 	// An ID column given by index counts in the file as it is: shift it
 	// past an inserted column (the model's own ignored columns count in
 	// the training layout, which has the label).
-	if isIndex(idColumn) && !containsFold(m.Preprocessing.Loader.IgnoreColumns, idColumn) {
+	if isIndex(idColumn) && !replace && !containsFold(m.Preprocessing.Loader.IgnoreColumns, idColumn) {
 		if k, _ := strconv.Atoi(idColumn); k-1 >= pos {
 			ig := append([]string(nil), opt.IgnoreColumns...)
 			for i, c := range ig {
@@ -193,6 +208,13 @@ func placeholderLabels(m *model.Model, path string, opt data.Options, idColumn s
 		}
 	}
 	insert := func(rec []string, v string) []string {
+		if replace {
+			out := append([]string(nil), rec...)
+			if pos < len(out) && v != name {
+				out[pos] = v
+			}
+			return out
+		}
 		out := make([]string, 0, len(rec)+1)
 		out = append(append(append(out, rec[:pos]...), v), rec[pos:]...)
 		return out
@@ -228,6 +250,57 @@ func placeholderLabels(m *model.Model, path string, opt data.Options, idColumn s
 	}
 	ph.text, ph.opt = buf.Bytes(), opt
 	return ph, nil
+}
+
+// labelColumn is the 0-based index of the label column in a header row
+// (first) of a file read with opt, or -1: the column the label names, the
+// 1-based index it gives, or — no label column given — the last column
+// when the others (without the ignored ones) are the model's features.
+func labelColumn(m *model.Model, first []string, label string, opt data.Options) int {
+	switch {
+	case label != "" && !isIndex(label):
+		return findColumn(first, label)
+	case isIndex(label):
+		if k, _ := strconv.Atoi(label); k >= 1 && k <= len(first) {
+			return k - 1
+		}
+		return -1
+	case len(first) > 1 && diffNames(fileColumns(m), dropColumns(first[:len(first)-1], opt.IgnoreColumns, -1)) == "":
+		return len(first) - 1
+	}
+	return -1
+}
+
+// unusableLabels says why the column k of rows holds no labels a loader
+// can read as two classes: every cell empty, or one label only ("" when
+// it holds two labels or more, or a row is too short: the loader then
+// names the problem).
+func unusableLabels(rows [][]string, k int) string {
+	vals := map[string]int{}
+	empty := 0
+	for _, r := range rows {
+		if k >= len(r) {
+			return ""
+		}
+		if v := strings.TrimSpace(r[k]); v == "" {
+			empty++
+		} else if vals[v]++; len(vals) > 1 {
+			return ""
+		}
+	}
+	switch {
+	case len(rows) == 0:
+		return ""
+	case len(vals) == 0:
+		return "no label (every cell is empty)"
+	}
+	for v, n := range vals {
+		if empty > 0 {
+			return fmt.Sprintf("one label only (%q, %d records; %d empty)", v, n, empty)
+		}
+		return fmt.Sprintf("one label only (%q, %d records)", v, n)
+	}
+	return ""
 }
 
 func isIndex(s string) bool {
@@ -330,6 +403,13 @@ func containsFold(v []string, s string) bool {
 func checkHeader(m *model.Model, path string, header []string, opt data.Options) error {
 	if m.Features == nil || header == nil || !looksNamed(header, fileColumns(m)) {
 		return nil
+	}
+	// Probe 5 (issue 28): a column named twice (an ID column exported
+	// twice) was reported as `unexpected "patient_id"`.
+	for j, h := range header {
+		if k := findColumn(header[:j], strings.TrimSpace(h)); k >= 0 && !isIndex(strings.TrimSpace(h)) {
+			return fmt.Errorf("%s has two columns named %q (columns %d and %d): remove or rename one", path, strings.TrimSpace(h), k+1, j+1)
+		}
 	}
 	for _, ref := range opt.IgnoreColumns {
 		if findColumn(header, ref) < 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -113,5 +114,33 @@ func notAnInput(flag, out string, inputs []namedPath) error {
 			return usageError{fmt.Errorf("%s %s is the %s file: writing it would destroy the input; give another path", flag, out, in.flag)}
 		}
 	}
+	// Probe 5 (issue 28): score --out KEY.pub (the --trust-key file) or
+	// --out KEY.pem (a signing key) replaced the key by scores. A key is
+	// never an output of these commands: refuse any file that holds one.
+	if fo.Mode().IsRegular() && holdsPEMKey(out) {
+		return usageError{fmt.Errorf("%s %s holds a PEM key (a signing, trust or TLS key?): writing it would destroy the key; give another path", flag, out)}
+	}
 	return nil
+}
+
+// holdsPEMKey reports whether the file at path begins, within its first
+// 4 KiB, a PEM block of a key ("-----BEGIN … KEY-----").
+func holdsPEMKey(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, 4096)
+	n, _ := io.ReadFull(f, b)
+	b = b[:n]
+	i := bytes.Index(b, []byte("-----BEGIN "))
+	if i < 0 {
+		return false
+	}
+	line := b[i:]
+	if j := bytes.IndexByte(line, '\n'); j >= 0 {
+		line = line[:j]
+	}
+	return bytes.Contains(line, []byte("KEY-----"))
 }

@@ -92,11 +92,11 @@ func runScore(c *cli.Context) error {
 	if idCol != "" && containsFold(m.Features, idCol) {
 		return usageError{fmt.Errorf("score: --id-column %s is one of the model's features (%s): the ID column must be a column the model does not use", idCol, strings.Join(m.Features, ", "))}
 	}
-	t, ds, unlabeled, err := loadForModel(m, c.String("data"), idCol, mem, labelsOptional)
+	t, ds, placeholders, err := loadForModel(m, c.String("data"), idCol, mem, labelsOptional)
 	if err != nil {
 		return err
 	}
-	if !unlabeled {
+	if placeholders == "" {
 		if err := checkModelClasses(m, c.String("model"), t); err != nil {
 			return fmt.Errorf("score: %w", err)
 		}
@@ -125,6 +125,11 @@ func runScore(c *cli.Context) error {
 	}
 	var w io.Writer = c.App.Writer
 	out := c.String("out")
+	if out == "-" {
+		// Probe 5 (issue 28): --out - wrote a file named "-"; it means
+		// standard output, as without --out.
+		out = ""
+	}
 	if out != "" {
 		f, err := os.Create(out)
 		if err != nil {
@@ -140,8 +145,8 @@ func runScore(c *cli.Context) error {
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("score: %w", err)
 	}
-	if unlabeled {
-		fmt.Fprintf(c.App.ErrWriter, "pairfed: %s has no label column: read with placeholder labels, which score does not use\n", c.String("data"))
+	if placeholders != "" {
+		fmt.Fprintf(c.App.ErrWriter, "pairfed: %s: %s: read with placeholder labels, which score does not use\n", c.String("data"), placeholders)
 	}
 	if out != "" {
 		fmt.Fprintf(c.App.ErrWriter, "pairfed: wrote %d scores to %s (%s)\n", len(rows), out, m.ScoreMeaning)

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/pairfed/pairfed/model"
@@ -53,6 +56,9 @@ func readSignKey(flag, path string) (*model.Signer, error) {
 	case blk == nil || blk.Type != "PRIVATE KEY":
 		return nil, fmt.Errorf("%s %s holds no PEM \"PRIVATE KEY\" block: give the FILE that pairfed keygen --out FILE wrote", flag, path)
 	}
+	if kind := otherKeyKind(blk0(b)); kind != "" {
+		return nil, fmt.Errorf("%s %s holds %s private key (a TLS key, e.g. from pairfed deploy init?), not an Ed25519 model signing key: pairfed keygen --out FILE --name NAME writes one", flag, path, kind)
+	}
 	k, err := round.ParseSigningKey(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %s (pairfed keygen --out FILE writes a model signing key)", flag, path, strings.TrimPrefix(err.Error(), "round: "))
@@ -67,6 +73,33 @@ func readSignKey(flag, path string) (*model.Signer, error) {
 	return &model.Signer{Name: name, Key: k}, nil
 }
 
+// blk0 is the DER of b's first PEM block (nil: none).
+func blk0(b []byte) []byte {
+	if blk, _ := pem.Decode(b); blk != nil {
+		return blk.Bytes
+	}
+	return nil
+}
+
+// otherKeyKind names a PKCS #8 private key that is not Ed25519 ("an
+// ECDSA", "an RSA"; "" for Ed25519 or what does not parse, which
+// round.ParseSigningKey then names).
+func otherKeyKind(der []byte) string {
+	k, err := x509.ParsePKCS8PrivateKey(der)
+	if err != nil {
+		return ""
+	}
+	switch k.(type) {
+	case *ecdsa.PrivateKey:
+		return "an ECDSA"
+	case *rsa.PrivateKey:
+		return "an RSA"
+	case ed25519.PrivateKey:
+		return ""
+	}
+	return fmt.Sprintf("a %T", k)
+}
+
 // signKeyOf is the --sign-key of c (nil without one).
 func signKeyOf(c *cli.Context) (*model.Signer, error) {
 	p := c.String("sign-key")
@@ -79,7 +112,8 @@ func signKeyOf(c *cli.Context) (*model.Signer, error) {
 // trustKeys reads --trust-key (repeated or comma lists of files).
 func trustKeys(c *cli.Context) ([]ed25519.PublicKey, error) {
 	var keys []ed25519.PublicKey
-	for _, v := range c.StringSlice("trust-key") {
+	vals := c.StringSlice("trust-key")
+	for _, v := range vals {
 		for _, p := range strings.Split(v, ",") {
 			if p = strings.TrimSpace(p); p == "" {
 				continue
@@ -94,6 +128,12 @@ func trustKeys(c *cli.Context) ([]ed25519.PublicKey, error) {
 			}
 			keys = append(keys, k)
 		}
+	}
+	// Probe 5 (issue 28): --trust-key "" (an unset shell variable) or ","
+	// named no key and the check was skipped: any file, unsigned
+	// included, was accepted although a signature was asked for.
+	if c.IsSet("trust-key") && len(keys) == 0 {
+		return nil, usageError{fmt.Errorf("--trust-key %q names no key file (an empty value: an unset variable?): give the signer's public key, --trust-key FILE.pub, or drop --trust-key to accept an unsigned file on its checksum", strings.Join(vals, ","))}
 	}
 	return keys, nil
 }
@@ -140,6 +180,14 @@ Examples:
 
 func runKeygen(c *cli.Context) error {
 	out := c.String("out")
+	if strings.TrimSpace(out) == "" {
+		return usageError{fmt.Errorf("keygen: --out %q is empty: give the private key's file name, e.g. --out keys/ml-team.pem", out)}
+	}
+	if dir := filepath.Dir(out); dir != "" {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return usageError{fmt.Errorf("keygen: --out %s: the directory %s does not exist: create it first (mkdir -p %s), keeping it private", out, dir, dir)}
+		}
+	}
 	name := c.String("name")
 	if name == "" {
 		h, err := os.Hostname()
@@ -151,18 +199,18 @@ func runKeygen(c *cli.Context) error {
 	if err := model.CheckSignerName(name); err != nil {
 		return usageError{fmt.Errorf("keygen: --name: %w", err)}
 	}
-	if err := checkOutput("--out", out); err != nil {
-		return err
-	}
-	if err := checkOutput("--out (its public key)", out+".pub"); err != nil {
-		return err
-	}
 	for _, p := range []string{out, out + ".pub"} {
 		if _, err := os.Lstat(p); err == nil {
 			return fmt.Errorf("keygen: %s exists: pairfed keygen never overwrites a key (remove it, or choose another --out)", p)
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("keygen: %w", err)
 		}
+	}
+	if err := checkOutput("--out", out); err != nil {
+		return err
+	}
+	if err := checkOutput("--out (its public key)", out+".pub"); err != nil {
+		return err
 	}
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -236,7 +284,7 @@ Examples:
 
 func runVerify(c *cli.Context) error {
 	keys, err := trustKeys(c)
-	if err != nil {
+	if err != nil && !c.Bool("json") {
 		return err
 	}
 	name := c.String("model")
@@ -244,9 +292,13 @@ func runVerify(c *cli.Context) error {
 	for _, k := range keys {
 		v.TrustKeys = append(v.TrustKeys, model.Fingerprint(k))
 	}
-	m, err := readModelFile(name)
+	// Probe 5: with --json a bad --trust-key printed plain text; the
+	// verdict is JSON whatever refused the file.
 	if err == nil {
-		v, err = m.CheckTrust(name, keys)
+		var m *model.Model
+		if m, err = readModelFile(name); err == nil {
+			v, err = m.CheckTrust(name, keys)
+		}
 	}
 	if c.Bool("json") {
 		out := struct {

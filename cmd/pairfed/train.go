@@ -82,6 +82,11 @@ func runTrain(c *cli.Context) error {
 	if err != nil {
 		return usageError{fmt.Errorf("train: %w", err)}
 	}
+	if c.IsSet("negative-classes") && neg == nil {
+		// Probe 5 (issue 28): --negative-classes "" (an unset variable)
+		// declared nothing, and the model was written without a label set.
+		return usageError{fmt.Errorf("train: --negative-classes %q lists no label (an empty value: an unset variable?): give the negative labels, e.g. --negative-classes no, or drop the flag", c.String("negative-classes"))}
+	}
 	algo := c.String("algo")
 	if algo == "" && !c.IsSet("epsilon") && !c.Bool("tune") {
 		algo = "sgd-prev" // the non-private default
