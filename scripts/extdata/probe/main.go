@@ -40,6 +40,7 @@ func main() {
 	n := flag.Int("n", 256, "training records")
 	eps := flag.Float64("eps", 0.5, "ε")
 	runs := flag.Int("runs", 200, "runs")
+	mode := flag.String("mode", "mean", "mean: dp-ssp-mean's decomposition; lda: dp-lda's (below)")
 	flag.Parse()
 	sch, err := data.LoadSchema(*schemaPath)
 	if err != nil {
@@ -55,6 +56,10 @@ func main() {
 	}
 	lo, hi := *sch.Features[0].Lo, *sch.Features[0].Hi
 	d := t.D
+	if *mode == "lda" {
+		probeLDA(t, lo, hi, *n, *eps, *runs)
+		return
+	}
 	X := make([][]float64, t.N)
 	for i := range X {
 		row := make([]float64, d)
@@ -174,4 +179,119 @@ func meanSE(v []float64) (float64, float64) {
 		s += (x - m) * (x - m)
 	}
 	return m, math.Sqrt(s/float64(len(v)-1)) / math.Sqrt(float64(len(v)))
+}
+
+// probeLDA decomposes dp-lda's error (-mode lda): records mapped as dp-lda
+// reads them (the box onto [−1, 1]^d, divided by M = √d), then on the same
+// split and the same draws
+//
+//	full    noisy centre, noisy sums, count and second moment, dp-lda's λ
+//	centre  the exact centre, the statistics noisy as in full
+//	mom     noisy centre; only the second moment noisy
+//	sums    noisy centre; only the sums and count noisy
+//	ridge   noisy centre, no noise on the statistics, dp-lda's λ
+//	fisher  noisy centre, no noise, λ = 10⁻⁶ (the signs' Fisher direction)
+//	        and no noise at λ/4 and 4λ; noisy at λ/4 and λ/2
+//
+// σ_A = 2/(μ/2), σ_B = 2/(√(3/4)·μ) (dp-lda's split, without the secure
+// sampler's snapping allowance); noise per coordinate σ_B/a on the sums
+// (a = 1/R), σ_B/b on a diagonal moment entry (b = 1/(√2R²)) and σ_B/(√2b)
+// off it (sspVector's weights), σ_B on the count (c = 1).
+func probeLDA(t *data.Table, lo, hi float64, n int, eps float64, runs int) {
+	d := t.D
+	M := math.Sqrt(float64(d))
+	X := make([]float64, 0, t.N*d)
+	row := make([]float64, d)
+	for i := 0; i < t.N; i++ {
+		t.DenseRowTo(row, i)
+		for j := range row {
+			row[j] = (2*(row[j]-lo)/(hi-lo) - 1) / M
+		}
+		X = append(X, row...)
+	}
+	if n <= 0 {
+		n = t.N - t.N/5 // the full training side
+	}
+	rec, err := dpalgo.RecommendPrivate(pairwise.TaskAUC, n, d, eps, 1/(10*float64(n)), "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	mu := rec.Mu
+	sA, sB := 2/(mu/2), 2/(math.Sqrt(0.75)*mu)
+	fmt.Printf("dp-lda decomposition n=%d d=%d ε=%g: μ=%.4f t=%.2f s=μn/d^1.5=%.3f rule=%s σ_A=%.2f σ_B=%.2f\n", n, d, eps, mu, rec.Score, mu*float64(n)/math.Pow(float64(d), 1.5), rec.Algo, sA, sB)
+	names := []string{"full (≈ dp-lda)", "centre exact", "only the moment noisy", "only the sums and count noisy", "no noise, dp-lda's λ", "no noise, λ = 1e-6 (Fisher on signs)", "no noise, λ/4", "no noise, 4λ", "noisy, λ/4", "noisy, λ/2"}
+	aucs := make([][]float64, len(names))
+	rng := rand.New(rand.NewPCG(3, 4))
+	var lam float64
+	for r := 0; r < runs; r++ {
+		perm := rng.Perm(t.N)
+		nte := t.N / 5
+		te, tr := perm[:nte], perm[nte:]
+		tr = tr[:min(n, len(tr))]
+		xs := make([]float64, 0, len(tr)*d)
+		ys := make([]float64, 0, len(tr))
+		for _, i := range tr {
+			xs = append(xs, X[i*d:(i+1)*d]...)
+			ys = append(ys, t.Y[i])
+		}
+		ds := pairwise.NewDense(xs, ys, d)
+		nt := float64(ds.N)
+		exactC := make([]float64, d)
+		vA := dpalgo.LDACentreVector(ds, 1)
+		for j := range vA {
+			exactC[j] = vA[j] / nt
+			vA[j] += sA * rng.NormFloat64()
+		}
+		noisyC := dpalgo.LDACentre(vA, nt, 1)
+		stN := dpalgo.LDASignStats(ds, noisyC, 1)
+		stE := dpalgo.LDASignStats(ds, exactC, 1)
+		noise := func(st *dpalgo.SSPStats, sums, mom bool) *dpalgo.SSPStats {
+			o := st.Clone()
+			if sums {
+				for j := 0; j < d; j++ {
+					o.SumPos[j] += sB * rng.NormFloat64()
+					o.SumNeg[j] += sB * rng.NormFloat64()
+				}
+				o.NPos += sB * rng.NormFloat64()
+			}
+			if mom {
+				p := 0
+				for k := 0; k < d; k++ {
+					for l := k; l < d; l++ {
+						s := sB // off-diagonal: weight √2·b = 1/R²
+						if l == k {
+							s *= math.Sqrt2 // diagonal: weight b = 1/(√2R²)
+						}
+						o.Mom[p] += s * rng.NormFloat64()
+						p++
+					}
+				}
+			}
+			return o
+		}
+		lam = 2*sB*math.Sqrt(float64(d))/nt + 1e-6
+		cases := []struct {
+			st  *dpalgo.SSPStats
+			lam float64
+		}{
+			{noise(stN, true, true), lam}, {noise(stE, true, true), lam}, {noise(stN, false, true), lam},
+			{noise(stN, true, false), lam}, {stN, lam}, {stN, 1e-6}, {stN, lam / 4}, {stN, 4 * lam}, {noise(stN, true, true), lam / 4}, {noise(stN, true, true), lam / 2},
+		}
+		for k, c := range cases {
+			w, _, err := dpalgo.SolveSSP(c.st, c.lam)
+			if err != nil {
+				log.Fatal(err)
+			}
+			Xte := make([][]float64, t.N)
+			for _, i := range te {
+				Xte[i] = X[i*d : (i+1)*d]
+			}
+			aucs[k] = append(aucs[k], auc(w, Xte, t.Y, te))
+		}
+	}
+	fmt.Printf("  λ = %.4g\n", lam)
+	for k, name := range names {
+		m, se := meanSE(aucs[k])
+		fmt.Printf("  %-40s AUC %.3f ± %.3f\n", name, m, se)
+	}
 }
