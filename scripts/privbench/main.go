@@ -33,6 +33,9 @@
 // targets ask δ ≤ 1/(10n)); secure noise. Each cell is the mean test AUC
 // over -runs runs with its standard error (std/√runs).
 //
+// -files names more datasets (name=train[:test], files under -data, the
+// schema <schemas>/<name>.json): scripts/extdata's digit tasks.
+//
 // Hyperparameters: the new algorithms take everything from their written
 // rules (no --eta, B from PrivateParamRadius); the papers' algorithms use
 // the logistic loss of [X21]/[H20] Example 2, parameter radius 1 and
@@ -197,7 +200,11 @@ func main() {
 	seed := flag.Uint64("seed", 12, "split seed")
 	calib := flag.String("calibration", "exact", "exact (tight sensitivities, exact Gaussian-DP calibration: the default of pairfed) or paper (the papers' printed σ, certified or refused)")
 	out := flag.String("out", "privbench-out", "output folder (results.csv, results.md)")
+	extra := flag.String("files", "", "more datasets, name=train[:test] separated by commas (files under -data; -scale bounds reads <schemas>/<name>.json), e.g. mnist-0=mnist.libsvm (scripts/extdata)")
 	flag.Parse()
+	if err := addFiles(*extra); err != nil {
+		log.Fatal(err)
+	}
 
 	epss, err := parseFloats(*epsList)
 	if err != nil {
@@ -219,7 +226,7 @@ func main() {
 	for _, ds := range strings.Split(*dsList, ",") {
 		fl, ok := files[ds]
 		if !ok {
-			log.Fatalf("privbench: unknown dataset %q (known: diabetes, german.numer, messidor, a9a, ijcnn1, ijcnn1-trn)", ds)
+			log.Fatalf("privbench: unknown dataset %q (known: diabetes, german.numer, messidor, a9a, ijcnn1, ijcnn1-trn, or a name given by -files)", ds)
 		}
 		var opt data.Options
 		var schema *data.Schema
@@ -373,6 +380,26 @@ func runCell(c cell, a algo, train, test *data.Table, n, runs int, scale string,
 	c.n = rep.NTrain
 	c.seconds = time.Since(start).Seconds() / float64(c.runs)
 	return c
+}
+
+// addFiles adds the -files datasets to files: name=train[:test], comma
+// separated; the names must be new.
+func addFiles(spec string) error {
+	if spec == "" {
+		return nil
+	}
+	for _, item := range strings.Split(spec, ",") {
+		name, paths, ok := strings.Cut(item, "=")
+		train, test, _ := strings.Cut(paths, ":")
+		if !ok || name == "" || train == "" {
+			return fmt.Errorf("privbench: -files item %q: want name=train[:test], e.g. mnist-0=mnist.libsvm", item)
+		}
+		if _, dup := files[name]; dup {
+			return fmt.Errorf("privbench: -files item %q: %s is already a dataset name; pick another", item, name)
+		}
+		files[name] = [2]string{train, test}
+	}
+	return nil
 }
 
 func sampleStd(v []float64) float64 {

