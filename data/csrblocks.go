@@ -14,8 +14,9 @@ import (
 
 // blockNNZ is the number of nonzeros after which readLIBSVM closes a block
 // (at the end of a record: records never straddle blocks), 12 MiB of
-// indices and values.
-const blockNNZ = 1 << 20
+// indices and values. A variable only so that a test can make blocks small
+// (TestBlockedLIBSVMMatchesContiguous); nothing else writes it.
+var blockNNZ = 1 << 20
 
 // releaseBlockBytes: the dense conversion hands the dropped blocks back to
 // the system each time this many bytes of them are freed.

@@ -15,7 +15,15 @@ import (
 // then copied and dropped), one whose last records are wider than the
 // dense blocks, and a file that looks dense for its first block and
 // sparse overall (blocks joined back into CSR by concatBlocks).
-func TestBlockedLIBSVMMatchesContiguous(t *testing.T) {
+//
+// The default run uses blocks of 2¹⁴ nonzeros (the files scale with it);
+// the build tag long runs the production size, 2²⁰
+// (TestLongBlockedLIBSVMMatchesContiguous: 29 s under the race detector).
+func TestBlockedLIBSVMMatchesContiguous(t *testing.T) { blockedLIBSVMMatchesContiguous(t, 1<<14) }
+
+func blockedLIBSVMMatchesContiguous(t *testing.T, nnz int) {
+	defer func(n int) { blockNNZ = n }(blockNNZ)
+	blockNNZ = nnz
 	// The files are built with strconv appends, not fmt: under the race
 	// detector fmt's 6 M calls took most of this test's 29 s.
 	genDense := func(b []byte, rows int) []byte {
@@ -38,7 +46,7 @@ func TestBlockedLIBSVMMatchesContiguous(t *testing.T) {
 	dense := genDense(nil, 2*blockNNZ/20+100)
 	flip := func() []byte {
 		buf := genDense(nil, blockNNZ/20+100)
-		for i := 0; i < 800000; i++ {
+		for i := 0; i < blockNNZ*3/4; i++ {
 			buf = strconv.AppendInt(buf, int64(2*(i%2)-1), 10)
 			buf = append(buf, ' ')
 			buf = strconv.AppendInt(buf, int64(1000+i%997), 10)
