@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -394,7 +395,7 @@ func TestBadInputFederation(t *testing.T) {
 	}
 	filesBefore := hashTree(t, files)
 	unchangedFiles := func(t *testing.T, _ *child) {
-		if after := hashTree(t, files); !fedMapsEqual(filesBefore, after) {
+		if after := hashTree(t, files); !maps.Equal(filesBefore, after) {
 			t.Errorf("the model's and the data's files changed:\nbefore %v\nafter  %v", filesBefore, after)
 		}
 	}
@@ -473,7 +474,7 @@ func TestBadInputFederation(t *testing.T) {
 			}
 			after := snapshot()
 			for name := range states {
-				if !fedMapsEqual(before[name], after[name]) && !fedContains(c.changes, name) {
+				if !maps.Equal(before[name], after[name]) && !fedContains(c.changes, name) {
 					t.Errorf("state of %s changed:\nbefore %v\nafter  %v", name, before[name], after[name])
 				}
 			}
@@ -541,7 +542,7 @@ func TestBadInputFederation(t *testing.T) {
 		}
 		after := snapshot()
 		for _, name := range []string{"site a", "site b"} {
-			if !fedMapsEqual(before[name], after[name]) {
+			if !maps.Equal(before[name], after[name]) {
 				t.Errorf("%s's state changed", name)
 			}
 		}
@@ -774,24 +775,12 @@ func TestBadInputFederation(t *testing.T) {
 	t.Logf("%d hostile-input cases", n)
 }
 
-func fedMapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
 func fedMapsEqualAll(a, b map[string]map[string]string) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for k := range a {
-		if !fedMapsEqual(a[k], b[k]) {
+		if !maps.Equal(a[k], b[k]) {
 			return false
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,7 +107,7 @@ func TestProbe5Refusals(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q\n%s", name, err, tc.want, o)
 		}
-		if after := hashTree(t, dir); !equalTrees(before, after) {
+		if after := hashTree(t, dir); !maps.Equal(before, after) {
 			t.Errorf("%s changed the directory", name)
 		}
 	}
@@ -129,18 +130,6 @@ func TestProbe5Refusals(t *testing.T) {
 	if o, err := runCLI(t, "verify", "--model", signed, "--trust-key", other+".pub,"+key+".pub"); err != nil {
 		t.Errorf("a comma list holding the signer's key: %v\n%s", err, o)
 	}
-}
-
-func equalTrees(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // Score ignores labels: a file of new patients whose outcome column is
