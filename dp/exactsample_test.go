@@ -294,24 +294,45 @@ func TestPoissonBlockLawExact(t *testing.T) {
 		if len(l.cdf) != L {
 			t.Fatalf("q = %v: %d entries for blocks of %d", q, len(l.cdf), L)
 		}
+		// q is dyadic, a/2^e, so P(K ≤ k) = Σ_{j≤k} C(L, j) a^j b^(L−j) / 2^(eL)
+		// with b = 2^e − a: the sum is kept as an integer (no rational
+		// normalization, whose GCDs made this test take seconds), and
+		// compared exactly with the stored words, num/2^(64W), by
+		// cross-multiplying with the two powers of two.
 		Q := ratOf(q)
-		P := new(big.Rat).Sub(big.NewRat(1, 1), Q)
-		cdf := new(big.Rat)
+		a, den := Q.Num(), Q.Denom()
+		e := den.BitLen() - 1
+		if new(big.Int).Lsh(big.NewInt(1), uint(e)).Cmp(den) != 0 {
+			t.Fatalf("q = %v is not dyadic", q)
+		}
+		b := new(big.Int).Sub(den, a)
+		bpow := make([]*big.Int, L+1)
+		bpow[0] = big.NewInt(1)
+		for j := 1; j <= L; j++ {
+			bpow[j] = new(big.Int).Mul(bpow[j-1], b)
+		}
+		cdf := new(big.Int)
+		binom, apow := big.NewInt(1), big.NewInt(1)
 		for k := range L {
-			term := new(big.Rat).SetInt(new(big.Int).Binomial(int64(L), int64(k)))
-			term.Mul(term, new(big.Rat).SetFrac(new(big.Int).Exp(Q.Num(), big.NewInt(int64(k)), nil), new(big.Int).Exp(Q.Denom(), big.NewInt(int64(k)), nil)))
-			term.Mul(term, new(big.Rat).SetFrac(new(big.Int).Exp(P.Num(), big.NewInt(int64(L-k)), nil), new(big.Int).Exp(P.Denom(), big.NewInt(int64(L-k)), nil)))
-			cdf.Add(cdf, term)
+			term := new(big.Int).Mul(binom, apow)
+			cdf.Add(cdf, term.Mul(term, bpow[L-k]))
 			w := l.cdf[k]
 			num := new(big.Int)
 			for _, x := range w {
 				num.Lsh(num, 64)
 				num.Or(num, new(big.Int).SetUint64(x))
 			}
-			got := new(big.Rat).SetFrac(num, new(big.Int).Lsh(big.NewInt(1), uint(64*len(w))))
-			if got.Cmp(cdf) != 0 {
-				t.Fatalf("q = %v: stored P(K ≤ %d) = %v, want exactly %v", q, k, got.FloatString(30), cdf.FloatString(30))
+			lhs := new(big.Int).Lsh(num, uint(e*L))
+			rhs := new(big.Int).Lsh(cdf, uint(64*len(w)))
+			if lhs.Cmp(rhs) != 0 {
+				got := new(big.Rat).SetFrac(num, new(big.Int).Lsh(big.NewInt(1), uint(64*len(w))))
+				want := new(big.Rat).SetFrac(cdf, new(big.Int).Lsh(big.NewInt(1), uint(e*L)))
+				diff, _ := new(big.Rat).Sub(got, want).Float64()
+				t.Fatalf("q = %v: stored P(K ≤ %d) = %v, want exactly %v (off by %.3g)", q, k, got.FloatString(30), want.FloatString(30), diff)
 			}
+			binom.Mul(binom, big.NewInt(int64(L-k)))
+			binom.Quo(binom, big.NewInt(int64(k+1)))
+			apow.Mul(apow, a)
 		}
 	}
 }
