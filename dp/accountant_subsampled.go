@@ -2,6 +2,7 @@ package dp
 
 import (
 	"fmt"
+	"github.com/pairfed/pairfed/internal/memo"
 	"math"
 	"sync"
 )
@@ -158,7 +159,7 @@ func fmax(x, y float64) float64 {
 // steps or on δ, so a job's round charges and the secure accountant's
 // fixed-point iterations (same q and z, other steps and δ) reuse it.
 func subsampledRates(q, z float64) *lazyRates {
-	return subsampledRatesMemo.get(subsampledRatesKey{q, z}, func() *lazyRates {
+	return subsampledRatesMemo.Get(subsampledRatesKey{q, z}, func() *lazyRates {
 		return &lazyRates{q: q, z: z, tau: make([]float64, 2*SubsampledMaxOrder+1), done: make([]bool, 2*SubsampledMaxOrder+1)}
 	})
 }
@@ -185,7 +186,7 @@ func (r *lazyRates) at(a int) float64 {
 }
 
 // At most 256 curves of 2·SubsampledMaxOrder + 1 floats (≈ 1 MiB).
-var subsampledRatesMemo = newMemo[subsampledRatesKey, *lazyRates](256)
+var subsampledRatesMemo = memo.New[subsampledRatesKey, *lazyRates](256)
 
 // SubsampledGaussianEpsilon returns the ε at δ, and the RDP order that
 // attains it, of steps adaptive Poisson-subsampled Gaussian steps with

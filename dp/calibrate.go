@@ -3,6 +3,7 @@ package dp
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/pairfed/pairfed/internal/memo"
 	"math"
 	"sync"
 )
@@ -204,7 +205,7 @@ func CertifyGaussian(p GaussianPlan, sigmas []float64, eps, delta float64) (Cert
 	for _, x := range sigmas {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
 	}
-	r := certifyMemo.get(string(b), func() certifyResult {
+	r := certifyMemo.Get(string(b), func() certifyResult {
 		c, err := certifyGaussian(p, sigmas, eps, delta)
 		return certifyResult{c, err}
 	})
@@ -216,7 +217,7 @@ type certifyResult struct {
 	err  error
 }
 
-var certifyMemo = newMemo[string, certifyResult](1 << 12)
+var certifyMemo = memo.New[string, certifyResult](1 << 12)
 
 func certifyGaussian(p GaussianPlan, sigmas []float64, eps, delta float64) (Certificate, error) {
 	if err := p.check(sigmas); err != nil {

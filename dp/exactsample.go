@@ -2,6 +2,7 @@ package dp
 
 import (
 	"encoding/binary"
+	"github.com/pairfed/pairfed/internal/memo"
 	"math"
 	"math/big"
 	"math/bits"
@@ -296,10 +297,10 @@ func blockWords(z int) int {
 // blockLawOf returns the memoized blockLaw of q ∈ (0, 1) (at most 16 laws
 // are kept: ≤ 256 entries of ≤ 4·117 words each).
 func blockLawOf(q float64) *blockLaw {
-	return blockLawMemo.get(q, func() *blockLaw { return newBlockLaw(q) })
+	return blockLawMemo.Get(q, func() *blockLaw { return newBlockLaw(q) })
 }
 
-var blockLawMemo = newMemo[float64, *blockLaw](16)
+var blockLawMemo = memo.New[float64, *blockLaw](16)
 
 // newBlockLaw computes the exact CDF of Binomial(L, q) for q ∈ (0, 1),
 // L = 64·blockWords(z): P(K = k) = C(L, k)·F^k·(D − F)^(L−k)/D^L with

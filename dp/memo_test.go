@@ -2,16 +2,16 @@ package dp
 
 import (
 	"fmt"
+	"github.com/pairfed/pairfed/internal/memo"
 	"math"
 	"sync"
-	"sync/atomic"
 	"testing"
 )
 
 // uncached runs f with every memo bypassed: the reference computation.
 func uncached(f func()) {
-	memoBypass.Store(true)
-	defer memoBypass.Store(false)
+	memo.Bypass.Store(true)
+	defer memo.Bypass.Store(false)
 	f()
 }
 
@@ -63,8 +63,8 @@ func TestCacheSubsampledEpsilonBitExact(t *testing.T) {
 			want[i] = res{e, o, errText(err)}
 		}
 	})
-	subsampledMemo.reset()
-	subsampledRatesMemo.reset()
+	subsampledMemo.Reset()
+	subsampledRatesMemo.Reset()
 	for pass := range 2 { // a miss, then a hit
 		for i, a := range grid {
 			e, o, err := SecureSubsampledGaussianEpsilon(a.q, a.z, a.steps, a.delta, a.rel, a.coords)
@@ -73,8 +73,8 @@ func TestCacheSubsampledEpsilonBitExact(t *testing.T) {
 			}
 		}
 	}
-	if subsampledMemo.len() == 0 || subsampledRatesMemo.len() == 0 {
-		t.Errorf("nothing memoized (%d results, %d curves)", subsampledMemo.len(), subsampledRatesMemo.len())
+	if subsampledMemo.Len() == 0 || subsampledRatesMemo.Len() == 0 {
+		t.Errorf("nothing memoized (%d results, %d curves)", subsampledMemo.Len(), subsampledRatesMemo.Len())
 	}
 }
 
@@ -102,7 +102,7 @@ func TestCacheSubsampledMultiplierBitExact(t *testing.T) {
 			want[i] = res{z, errText(err)}
 		}
 	})
-	multiplierMemo.reset()
+	multiplierMemo.Reset()
 	for pass := range 2 {
 		for i, a := range grid {
 			z, err := SecureSubsampledGaussianMultiplier(a.q, a.steps, a.eps, a.delta, a.rel, a.coords)
@@ -110,55 +110,6 @@ func TestCacheSubsampledMultiplierBitExact(t *testing.T) {
 				t.Errorf("pass %d, %+v: cached %+v, uncached %+v", pass, a, got, want[i])
 			}
 		}
-	}
-}
-
-// Concurrent callers of one key share one computation and all get its
-// value; distinct keys compute separately; the map stays within its bound;
-// a panicking computation is not remembered and its waiters compute
-// themselves. Run under -race.
-func TestCacheMemoConcurrent(t *testing.T) {
-	c := newMemo[int, string](8)
-	var calls atomic.Int64
-	release := make(chan struct{})
-	var wg sync.WaitGroup
-	got := make([]string, 32)
-	for i := range got {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			got[i] = c.get(i%2, func() string {
-				calls.Add(1)
-				<-release // hold the computation until every caller has arrived
-				return fmt.Sprint("v", i%2)
-			})
-		}()
-	}
-	close(release)
-	wg.Wait()
-	// Each key is computed at least once; callers that found the entry in
-	// flight waited for it. All see the value of their key.
-	for i, g := range got {
-		if g != fmt.Sprint("v", i%2) {
-			t.Fatalf("caller %d got %q", i, g)
-		}
-	}
-	if n := calls.Load(); n != 2 {
-		t.Errorf("%d computations for 2 keys and 32 callers, want 2", n)
-	}
-	for k := range 100 {
-		c.get(k, func() string { return "" })
-		if c.len() > 8 {
-			t.Fatalf("%d entries, bound 8", c.len())
-		}
-	}
-	var boom atomic.Int64
-	func() {
-		defer func() { recover() }()
-		c.get(-1, func() string { boom.Add(1); panic("boom") })
-	}()
-	if v := c.get(-1, func() string { boom.Add(1); return "ok" }); v != "ok" || boom.Load() != 2 {
-		t.Errorf("after a panic: %q, %d computations", v, boom.Load())
 	}
 }
 
@@ -172,8 +123,8 @@ func TestCacheSubsampledConcurrent(t *testing.T) {
 			want[i], _, _ = SecureSubsampledGaussianEpsilon(q, 1.1, 50, 1e-5, ReplaceOne, 450)
 		}
 	})
-	subsampledMemo.reset()
-	subsampledRatesMemo.reset()
+	subsampledMemo.Reset()
+	subsampledRatesMemo.Reset()
 	var wg sync.WaitGroup
 	for g := range 16 {
 		wg.Add(1)
@@ -389,7 +340,7 @@ func TestCacheCertifyGaussianBitExact(t *testing.T) {
 	if len(distinct) < 7 {
 		t.Fatalf("the grid's first 8 requests give %d distinct certificates: it does not test the key", len(distinct))
 	}
-	certifyMemo.reset()
+	certifyMemo.Reset()
 	for pass := range 2 {
 		for i, a := range grid {
 			c, err := CertifyGaussian(a.p, a.sig, a.eps, a.delta)
@@ -398,7 +349,7 @@ func TestCacheCertifyGaussianBitExact(t *testing.T) {
 			}
 		}
 	}
-	if n := certifyMemo.len(); n == 0 || n > len(grid) {
+	if n := certifyMemo.Len(); n == 0 || n > len(grid) {
 		t.Errorf("memo holds %d entries after %d distinct requests", n, len(grid))
 	}
 }

@@ -1,6 +1,10 @@
 package dp
 
-import "math"
+import (
+	"math"
+
+	"github.com/pairfed/pairfed/internal/memo"
+)
 
 // The subsampled Gaussian with the secure sampler's noise.
 //
@@ -37,7 +41,7 @@ func SecureSubsampledGaussianEpsilon(q, z float64, steps int, delta float64, rel
 	// Pure and costly (an RDP curve per variant): every run of an algorithm
 	// and every site of a job certifies the same arguments, so the results
 	// are remembered (memo.go).
-	r := subsampledMemo.get(subsampledKey{q, z, steps, delta, rel, coords}, func() subsampledResult {
+	r := subsampledMemo.Get(subsampledKey{q, z, steps, delta, rel, coords}, func() subsampledResult {
 		eps, order, err := secureSubsampledGaussianEpsilon(q, z, steps, delta, rel, coords)
 		return subsampledResult{eps, order, err}
 	})
@@ -60,7 +64,7 @@ type subsampledResult struct {
 	err   error
 }
 
-var subsampledMemo = newMemo[subsampledKey, subsampledResult](1 << 12)
+var subsampledMemo = memo.New[subsampledKey, subsampledResult](1 << 12)
 
 func secureSubsampledGaussianEpsilon(q, z float64, steps int, delta float64, rel Neighbouring, coords int64) (eps float64, order int, err error) {
 	if coords < 0 {
@@ -111,7 +115,7 @@ func SecureSubsampledGaussianMultiplier(q float64, steps int, eps, delta float64
 	// The search (a bisection of a few dozen curves per target) is pure in
 	// its arguments: every site of a job and every run with the same
 	// numbers asks it once (memo.go).
-	r := multiplierMemo.get(multiplierKey{q, steps, eps, delta, rel, coords}, func() multiplierResult {
+	r := multiplierMemo.Get(multiplierKey{q, steps, eps, delta, rel, coords}, func() multiplierResult {
 		z, err := secureSubsampledGaussianMultiplier(q, steps, eps, delta, rel, coords)
 		return multiplierResult{z, err}
 	})
@@ -132,7 +136,7 @@ type multiplierResult struct {
 	err error
 }
 
-var multiplierMemo = newMemo[multiplierKey, multiplierResult](1 << 10)
+var multiplierMemo = memo.New[multiplierKey, multiplierResult](1 << 10)
 
 func secureSubsampledGaussianMultiplier(q float64, steps int, eps, delta float64, rel Neighbouring, coords int64) (float64, error) {
 	if coords == 0 {

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/dpalgo"
+	"github.com/pairfed/pairfed/internal/memo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/secagg"
@@ -234,19 +234,10 @@ func pairSumPlan(k, phases, d int) dp.GaussianPlan {
 // plan it builds and dp's memo key cost more than the look-up, K times).
 // Callers get their own σ's.
 func pairSumCalibrate(eps, delta float64, phases, d int) ([]float64, float64, dp.Certificate, error) {
-	k := pairSumKey{eps, delta, phases, d}
-	pairSumCalibrations.mu.Lock()
-	c, hit := pairSumCalibrations.m[k]
-	pairSumCalibrations.mu.Unlock()
-	if !hit {
+	c := pairSumCalibrations.Get(pairSumKey{eps, delta, phases, d}, func() (c pairSumCal) {
 		c.sig, c.sens, c.cert, c.err = calibrateSnapped(FedDPPairSGD, pairSumPlan(phases, phases, d), dpalgo.PairSumSensitivity, eps, delta)
-		pairSumCalibrations.mu.Lock()
-		if len(pairSumCalibrations.m) >= 256 {
-			clear(pairSumCalibrations.m)
-		}
-		pairSumCalibrations.m[k] = c
-		pairSumCalibrations.mu.Unlock()
-	}
+		return c
+	})
 	return slices.Clone(c.sig), c.sens, c.cert, c.err
 }
 
@@ -264,10 +255,7 @@ type pairSumCal struct {
 
 // pairSumCalibrations memoizes pairSumCalibrate (at most 256 entries:
 // the inputs come from announcements).
-var pairSumCalibrations = struct {
-	mu sync.Mutex
-	m  map[pairSumKey]pairSumCal
-}{m: map[pairSumKey]pairSumCal{}}
+var pairSumCalibrations = memo.New[pairSumKey, pairSumCal](256)
 
 // pairSumCharge is the certified (ε, δ) of a site's releases 1 … phase:
 // the exact Gaussian-DP certificate of that prefix of the plan.

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/pairfed/pairfed/dp"
 	"github.com/pairfed/pairfed/dpalgo"
+	"github.com/pairfed/pairfed/internal/memo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
 )
@@ -330,30 +330,13 @@ func gaussianAccount(sigmas []float64, sens, delta float64, unit string, notes [
 	for _, x := range append([]float64{sens, delta}, sigmas...) {
 		k = binary.LittleEndian.AppendUint64(k, math.Float64bits(x))
 	}
-	key := string(append(k, unit...))
-	accounts.mu.Lock()
-	a, hit := accounts.m[key]
-	accounts.mu.Unlock()
-	if !hit {
-		a = composeGaussian(sigmas, sens, delta, unit)
-		accounts.mu.Lock()
-		if len(accounts.m) >= maxAccounts {
-			clear(accounts.m)
-		}
-		accounts.m[key] = a
-		accounts.mu.Unlock()
-	}
+	a := accounts.Get(string(append(k, unit...)), func() gaussianAcct { return composeGaussian(sigmas, sens, delta, unit) })
 	return a.epsilon, append(notes, a.note)
 }
 
-// accounts memoizes gaussianAccount (at most maxAccounts entries: the
-// σs come from the sites' reports).
-var accounts = struct {
-	mu sync.Mutex
-	m  map[string]gaussianAcct
-}{m: map[string]gaussianAcct{}}
-
-const maxAccounts = 256
+// accounts memoizes gaussianAccount (at most 256 entries: the σs come
+// from the sites' reports).
+var accounts = memo.New[string, gaussianAcct](256)
 
 type gaussianAcct struct {
 	epsilon float64
