@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/experiment"
@@ -128,7 +129,15 @@ func placeholderLabels(m *model.Model, path string, opt data.Options, idColumn s
 		return ph, nil // the loader reports what is wrong
 	}
 	comma := r.Comma
+	// The records are held as strings while the label column is looked
+	// at (and rewritten with placeholders): they are charged against half
+	// the memory budget, the loader's table taking the rest.
+	budget := opt.MaxMemory
+	if budget <= 0 {
+		budget = data.DefaultMaxMemory()
+	}
 	var recs [][]string
+	var held int64
 	for {
 		rec, err := r.Read()
 		if err == io.EOF {
@@ -140,6 +149,14 @@ func placeholderLabels(m *model.Model, path string, opt data.Options, idColumn s
 		}
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
+		}
+		held += int64(len(rec))*int64(unsafe.Sizeof("")) + int64(unsafe.Sizeof(rec))
+		for _, c := range rec {
+			held += int64(len(c))
+		}
+		if held > budget/2 {
+			cl.Close()
+			return ph, fmt.Errorf("%s: its records held as text to check the label column (%d read so far) pass half the memory limit of %s: give --max-memory a larger budget, or score the file in parts", path, len(recs)+1, data.FormatSize(budget))
 		}
 		recs = append(recs, rec)
 	}
@@ -156,9 +173,12 @@ func placeholderLabels(m *model.Model, path string, opt data.Options, idColumn s
 		name = label
 	}
 	replace := false
+	k := -1 // the label column of a header that names it
+	if header && lab == labelsOptional {
+		k = labelColumn(m, first, label, opt)
+	}
 	switch {
-	case header && lab == labelsOptional && labelColumn(m, first, label, opt) >= 0:
-		k := labelColumn(m, first, label, opt)
+	case k >= 0:
 		why := unusableLabels(recs[1:], k)
 		if why == "" {
 			return ph, nil
@@ -406,10 +426,19 @@ func checkHeader(m *model.Model, path string, header []string, opt data.Options)
 	}
 	// Probe 5 (issue 28): a column named twice (an ID column exported
 	// twice) was reported as `unexpected "patient_id"`.
+	// One pass with the names folded as findColumn compares them (a
+	// header of many columns must not cost their square).
+	seen := make(map[string]int, len(header))
 	for j, h := range header {
-		if k := findColumn(header[:j], strings.TrimSpace(h)); k >= 0 && !isIndex(strings.TrimSpace(h)) {
-			return fmt.Errorf("%s has two columns named %q (columns %d and %d): remove or rename one", path, strings.TrimSpace(h), k+1, j+1)
+		h = strings.TrimSpace(h)
+		if isIndex(h) {
+			continue
 		}
+		key := strings.ToLower(h)
+		if k, dup := seen[key]; dup {
+			return fmt.Errorf("%s has two columns named %q (columns %d and %d): remove or rename one", path, h, k+1, j+1)
+		}
+		seen[key] = j
 	}
 	for _, ref := range opt.IgnoreColumns {
 		if findColumn(header, ref) < 0 {

@@ -206,3 +206,45 @@ func TestProbe5RestartWithoutLogins(t *testing.T) {
 		t.Errorf("no warning that the logins are ignored:\n%s", logs.String())
 	}
 }
+
+// score holds a CSV's records as text while it looks at the label column:
+// that copy is charged against half of --max-memory, and a file past it
+// is refused naming the flag (it was read whole, outside the budget).
+func TestScoreLabelCheckWithinBudget(t *testing.T) {
+	dir := t.TempDir()
+	m := probe5Model(t, dir, "m.json", "")
+	raw, err := os.ReadFile(patientsCSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
+	var b bytes.Buffer
+	b.WriteString(lines[0] + "\n")
+	for b.Len() < 12<<20 { // past half of 16 MiB as text alone
+		for _, l := range lines[1:] {
+			b.WriteString(l + "\n")
+		}
+	}
+	big := filepath.Join(dir, "big.csv")
+	if err := os.WriteFile(big, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o, err := runCLI(t, "score", "--model", m, "--data", big, "--id-column", "patient_id", "--max-memory", "16MiB", "--out", filepath.Join(dir, "s.csv"))
+	if err == nil || !strings.Contains(o+err.Error(), "pass half the memory limit of 16 MiB: give --max-memory a larger budget") {
+		t.Errorf("a 12 MiB file under --max-memory 16MiB: %v\n%.500s", err, o)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "s.csv")); err == nil {
+		t.Error("the refused run wrote its output")
+	}
+	// Within the budget the same file is scored.
+	if o, err := runCLI(t, "score", "--model", m, "--data", big, "--id-column", "patient_id", "--max-memory", "256MiB", "--out", filepath.Join(dir, "s.csv")); err != nil {
+		t.Errorf("under --max-memory 256MiB: %v\n%.500s", err, o)
+	}
+	// A header naming a column twice is refused by name (one pass over
+	// the header).
+	dup := filepath.Join(dir, "dup.csv")
+	os.WriteFile(dup, []byte("patient_id,"+lines[0]+"\nX,"+lines[1]+"\n"), 0o644)
+	if o, err := runCLI(t, "score", "--model", m, "--data", dup, "--out", filepath.Join(dir, "d.csv")); err == nil || !strings.Contains(o+err.Error(), `two columns named "patient_id" (columns 1 and 2)`) {
+		t.Errorf("a duplicated column: %v\n%.500s", err, o)
+	}
+}
