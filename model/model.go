@@ -286,33 +286,63 @@ func (m *Model) sum() (string, error) {
 	return "sha256:" + hex.EncodeToString(h[:]), nil
 }
 
-// uniqueTopKeys refuses a top-level key given twice. Probe 5 (issue 28):
-// a signed file with a second "signature" block before pairfed's verified
-// (encoding/json keeps the last) while a reader that keeps the first, or a
-// person, saw another signer; pairfed never writes a key twice. raw is
-// valid JSON of one object (Decode checked it).
-func uniqueTopKeys(raw []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil // Decode names what is wrong
+// uniqueKeys refuses a key given twice in any object of the file. Probe 5
+// (issue 28): a signed file with a second "signature" block before
+// pairfed's verified (encoding/json keeps the last) while a reader that
+// keeps the first, or a person, saw another signer; the same holds for a
+// key inside an object (a certificate's "epsilon" given twice). pairfed
+// never writes a key twice. raw is valid JSON (Decode checked it): one
+// pass over its tokens with a stack of the open containers.
+func uniqueKeys(raw []byte) error {
+	type container struct {
+		keys map[string]bool // nil: an array
+		path string          // where it is, for the message
+		last string          // an object's latest key
 	}
-	seen := map[string]bool{}
-	for dec.More() {
+	var stack []*container
+	inObject := func() bool { return len(stack) > 0 && stack[len(stack)-1].keys != nil }
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	wantKey := false // the next token is a key of the innermost object, or its '}'
+	for {
 		t, err := dec.Token()
 		if err != nil {
-			return nil
+			return nil // io.EOF, or Decode names what is wrong
 		}
-		k, _ := t.(string)
-		if seen[k] {
-			return fmt.Errorf("the key %q appears twice at the top of the file (pairfed never writes a key twice; a reader that keeps the first would see another model than one that keeps the last): use the file as pairfed wrote it", k)
+		if wantKey {
+			o := stack[len(stack)-1]
+			if t == json.Delim('}') {
+				stack = stack[:len(stack)-1]
+				wantKey = inObject()
+				continue
+			}
+			k, _ := t.(string)
+			if o.keys[k] {
+				return fmt.Errorf("the key %q appears twice in %s (pairfed never writes a key twice; a reader that keeps the first would see another model than one that keeps the last): use the file as pairfed wrote it", k, o.path)
+			}
+			o.keys[k], o.last, wantKey = true, k, false
+			continue
 		}
-		seen[k] = true
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return nil
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			path := "the top of the file"
+			if n := len(stack); n > 0 && stack[n-1].keys != nil {
+				path = fmt.Sprintf("%q", stack[n-1].last)
+			} else if n > 0 {
+				path = "an element of " + stack[n-1].path
+			}
+			c := &container{path: path}
+			if t == json.Delim('{') {
+				c.keys = map[string]bool{}
+			}
+			stack = append(stack, c)
+			wantKey = c.keys != nil
+		case json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			wantKey = inObject()
+		default: // a scalar value
+			wantKey = inObject()
 		}
 	}
-	return nil
 }
 
 // Decode reads one model strictly: at most MaxBytes, one JSON value, no
@@ -342,7 +372,7 @@ func Decode(r io.Reader, name string) (*Model, error) {
 	if head.Version != Version {
 		return nil, fmt.Errorf("model: %s: version %d is not supported by this pairfed (it reads version %d)", name, head.Version, Version)
 	}
-	if err := uniqueTopKeys(raw); err != nil {
+	if err := uniqueKeys(raw); err != nil {
 		return nil, fmt.Errorf("model: %s: %w", name, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))

@@ -306,11 +306,41 @@ func TestDuplicateSignatureBlockRefused(t *testing.T) {
 	i := bytes.LastIndexByte(raw, '}')
 	last := append(append(append([]byte(nil), raw[:i]...), append([]byte(`, "signature": `), o["signature"]...)...), raw[i:]...)
 	for name, in := range map[string][]byte{"first": first, "last": last} {
-		if _, err := Decode(bytes.NewReader(in), "m"); err == nil || !strings.Contains(err.Error(), `the key "signature" appears twice`) {
+		if _, err := Decode(bytes.NewReader(in), "m"); err == nil || !strings.Contains(err.Error(), `the key "signature" appears twice in the top of the file`) {
 			t.Errorf("a second signature block %s: %v", name, err)
 		}
 	}
 	if _, err := Decode(bytes.NewReader(raw), "m"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A key given twice inside an object is refused like a top-level one,
+// naming where.
+func TestDuplicateNestedKeyRefused(t *testing.T) {
+	raw := signed(t, sample(t), testKey(1))
+	key := []byte(`"preprocessing": {`)
+	i := bytes.Index(raw, key)
+	if i < 0 {
+		t.Fatalf("no %s in the sample", key)
+	}
+	j := i + len(key)
+	in := append(append(append([]byte(nil), raw[:j]...), `"dim": 1, "dim": 2, `...), raw[j:]...)
+	if _, err := Decode(bytes.NewReader(in), "m"); err == nil || !strings.Contains(err.Error(), `the key "dim" appears twice in "preprocessing"`) {
+		t.Errorf("a duplicated key in preprocessing: %v", err)
+	}
+	// Unit cases of the scanner: an element of an array, a deep object,
+	// and files without duplicates.
+	for in, want := range map[string]string{
+		`{"a": [{"x": 1, "x": 2}]}`:               `the key "x" appears twice in an element of "a"`,
+		`{"a": {"b": {"c": 1, "c": [1]}}}`:        `the key "c" appears twice in "b"`,
+		`{"a": 1, "a": 2}`:                        `the key "a" appears twice in the top of the file`,
+		`{"a": {"x": 1}, "b": {"x": 1}, "c": []}`: "",
+		`{"a": [[{"x": 1}], {"x": 2}], "x": 3}`:   "",
+	} {
+		err := uniqueKeys([]byte(in))
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("%s: %v, want %q", in, err, want)
+		}
 	}
 }
