@@ -131,42 +131,14 @@ func main() {
 	}
 }
 
+// auc is the test AUC of the linear scorer w over the records idx
+// (pairwise.AUC: ties count one half).
 func auc(w []float64, X [][]float64, y []float64, idx []int) float64 {
-	type sc struct {
-		s   float64
-		pos bool
+	scores, labels := make([]float64, len(idx)), make([]float64, len(idx))
+	for k, i := range idx {
+		scores[k], labels[k] = pairwise.Dot(w, X[i]), y[i]
 	}
-	var v []sc
-	for _, i := range idx {
-		v = append(v, sc{pairwise.Dot(w, X[i]), y[i] > 0})
-	}
-	slices.SortFunc(v, func(a, b sc) int {
-		switch {
-		case a.s < b.s:
-			return -1
-		case a.s > b.s:
-			return 1
-		}
-		return 0
-	})
-	var rank, pos, neg float64
-	for i := 0; i < len(v); {
-		j := i
-		for j < len(v) && v[j].s == v[i].s {
-			j++
-		}
-		avg := float64(i+j+1) / 2
-		for k := i; k < j; k++ {
-			if v[k].pos {
-				rank += avg
-				pos++
-			} else {
-				neg++
-			}
-		}
-		i = j
-	}
-	return (rank - pos*(pos+1)/2) / (pos * neg)
+	return pairwise.AUC(scores, labels)
 }
 
 func meanSE(v []float64) (float64, float64) {
