@@ -30,7 +30,7 @@ import (
 // runs of unchanged w (kernel.AddRepeat).
 //
 // On CSR data with d ≥ 512 and d ≥ 16 × (mean nonzeros per row) run takes
-// the lazy O(nnz) loop instead (sgdprev_sparse.go): the same draws and
+// RunPrevSGD takes the lazy O(nnz) loop instead (sgdprev_sparse.go): the same draws and
 // decisions; without a constraint the same iterates bit for bit, and
 // otherwise equal up to the rounding bound stated there. Everything below
 // is about the other loops.
@@ -98,8 +98,11 @@ type prevFast struct {
 	// are then taken from a pcg copy of its state (pcg.go).
 	src *rand.PCG
 
-	// lz is the lazy O(nnz) loop's state when it runs (sgdprev_sparse.go).
-	lz *lazySparse
+	// lazySteps runs a batch of draws on the lazy O(nnz) loop's state
+	// when that loop runs (set by runLazy, sgdprev_sparse.go); nil
+	// otherwise. A function, so that this file does not name the lazy
+	// loop's type: sgdprev_sparse.go builds on this one, not the reverse.
+	lazySteps func(idx []int)
 }
 
 // labelBits returns the bitmap of positive labels, or nil when a label is
@@ -117,18 +120,6 @@ func labelBits(y []float64) []uint64 {
 		b[i>>6] |= p << (i & 63)
 	}
 	return b
-}
-
-// RunPrevSGD runs T steps of SGD pairing each draw with the previous
-// instance ([Y21a] Alg 1's pairing) under schedule sched: the specialized
-// loop of this file (dense, or the sparse one of sgdprev_sparse.go) when it
-// applies to obj and cfg — the same bits — and otherwise the general loop,
-// RunPairSGD with a PrevInstance source.
-func RunPrevSGD(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand, T int, sched Schedule) (*Result, error) {
-	if f := newPrevFast(obj, &cfg, sched); f != nil {
-		return f.run(ctx, cfg, rng, T, sched)
-	}
-	return RunPairSGD(ctx, obj, cfg, rng, &PrevInstance{N: obj.Data().N}, T, sched)
 }
 
 // newPrevFast returns the specialized loop for obj and cfg, or nil when the
@@ -184,11 +175,9 @@ func newPrevFast(obj Objective, cfg *RunConfig, sched Schedule) *prevFast {
 }
 
 // run is RunPairSGD(ctx, obj, cfg, rng, &PrevInstance{N: n}, T, sched) for a
-// configuration newPrevFast accepted.
+// configuration newPrevFast accepted, on dense data or CSR data the lazy
+// loop does not take (RunPrevSGD, sgdprev.go, chooses).
 func (f *prevFast) run(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int, sched Schedule) (*Result, error) {
-	if useLazySparse(f.data) {
-		return f.runLazy(ctx, cfg, rng, T, sched)
-	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -269,8 +258,8 @@ func (f *prevFast) steps(rng *rand.Rand, k int) {
 			m := min(k, drawBatch)
 			idx := f.draws[:m]
 			draw(idx)
-			if f.lz != nil {
-				f.lz.steps(idx)
+			if f.lazySteps != nil {
+				f.lazySteps(idx)
 			} else {
 				f.stepsSparse(idx)
 			}

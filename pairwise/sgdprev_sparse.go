@@ -426,7 +426,7 @@ func (z *lazySparse) Reset() {
 	z.clock, z.weight = 0, 0
 }
 
-// runLazy is run (sgdprev_fast.go) with the lazy sparse loop.
+// runLazy is prevFast.run (sgdprev_fast.go) with the lazy sparse loop.
 func (f *prevFast) runLazy(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int, sched Schedule) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -441,8 +441,8 @@ func (f *prevFast) runLazy(ctx context.Context, cfg RunConfig, rng *rand.Rand, T
 		mode = AvgPaper
 	}
 	z := newLazySparse(f, mode, f.w)
-	f.lz = z
-	defer func() { f.lz = nil }()
+	f.lazySteps = z.steps
+	defer func() { f.lazySteps = nil }()
 	cp := NewCheckpointer(&cfg)
 	if T >= 1 {
 		f.prev = rng.IntN(f.n) // PrevInstance draws i_0 before the first step
