@@ -9,6 +9,7 @@ import (
 
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/model"
+	"github.com/pairfed/pairfed/model/modeldata"
 
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/urfave/cli/v2"
@@ -74,7 +75,7 @@ func runEvaluate(c *cli.Context) error {
 	if m.Task == "metric" && c.String("reference") == "" {
 		return usageError{fmt.Errorf("evaluate: %s is a metric model: give --reference FILE (the labelled neighbours of the KNN-3 vote, e.g. the training file)", c.String("model"))}
 	}
-	t, ds, _, err := loadForModel(m, c.String("data"), "", mem, needLabels)
+	t, ds, _, err := modeldata.Load(m, c.String("data"), "", mem, modeldata.NeedLabels)
 	if err != nil {
 		return err
 	}
@@ -87,7 +88,7 @@ func runEvaluate(c *cli.Context) error {
 	ev := &Evaluation{Model: c.String("model"), Data: c.String("data"), Task: m.Task, N: ds.N,
 		Note: "computed from the records of --data without privacy: not covered by the model's guarantee"}
 	if m.Task == "metric" {
-		_, ref, _, err := loadForModel(m, c.String("reference"), "", mem, needLabels)
+		_, ref, _, err := modeldata.Load(m, c.String("reference"), "", mem, modeldata.NeedLabels)
 		if err != nil {
 			return fmt.Errorf("--reference: %w", err)
 		}

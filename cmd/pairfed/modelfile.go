@@ -100,24 +100,6 @@ func modelLoader(opt data.Options, t *data.Table) model.Loader {
 	return l
 }
 
-// loaderOptions are the data.Options that read a file as the model's
-// training file was read, with extra columns ignored (an ID column).
-func loaderOptions(l model.Loader, extraIgnore ...string) data.Options {
-	opt := data.Options{Format: l.Format, Sep: l.Sep, Header: l.Header, LabelColumn: l.LabelColumn,
-		IgnoreColumns:   append(append([]string(nil), l.IgnoreColumns...), extraIgnore...),
-		PositiveClasses: l.PositiveClasses, Impute: l.Impute, Dim: l.Dim}
-	if l.ImputeValues != nil {
-		for _, v := range l.ImputeValues {
-			if v == nil {
-				opt.ImputeValues = append(opt.ImputeValues, math.NaN())
-			} else {
-				opt.ImputeValues = append(opt.ImputeValues, *v)
-			}
-		}
-	}
-	return opt
-}
-
 // recordCounts matches the counts of records that the loader's
 // data-dependent reasons quote (data.Table.DataDependent): statistics of
 // the records, kept out of the model file (the diagnostics have them).

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/model"
+	"github.com/pairfed/pairfed/model/modeldata"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/urfave/cli/v2"
 )
@@ -89,10 +90,10 @@ func runScore(c *cli.Context) error {
 	if idCol != "" && m.Preprocessing.Loader.Format != data.FormatCSV {
 		return usageError{fmt.Errorf("score: --id-column reads CSV files; the model was trained on a %s file", m.Preprocessing.Loader.Format)}
 	}
-	if idCol != "" && containsFold(m.Features, idCol) {
+	if idCol != "" && modeldata.ContainsFold(m.Features, idCol) {
 		return usageError{fmt.Errorf("score: --id-column %s is one of the model's features (%s): the ID column must be a column the model does not use", idCol, strings.Join(m.Features, ", "))}
 	}
-	t, ds, placeholders, err := loadForModel(m, c.String("data"), idCol, mem, labelsOptional)
+	t, ds, placeholders, err := modeldata.Load(m, c.String("data"), idCol, mem, modeldata.LabelsOptional)
 	if err != nil {
 		return err
 	}
@@ -103,14 +104,14 @@ func runScore(c *cli.Context) error {
 	}
 	var ids []string
 	if idCol != "" {
-		if ids, err = readIDs(c.String("data"), m.Preprocessing.Loader.Sep, idCol, t.FeatureNames != nil, t.N); err != nil {
+		if ids, err = modeldata.ReadIDs(c.String("data"), m.Preprocessing.Loader.Sep, idCol, t.FeatureNames != nil, t.N); err != nil {
 			return err
 		}
 	}
 	cols := []string{"score"}
 	var rows [][]float64
 	if m.Task == "metric" {
-		_, ref, _, err := loadForModel(m, c.String("reference"), "", mem, needLabels)
+		_, ref, _, err := modeldata.Load(m, c.String("reference"), "", mem, modeldata.NeedLabels)
 		if err != nil {
 			return fmt.Errorf("--reference: %w", err)
 		}

@@ -1,4 +1,11 @@
-package main
+// Package modeldata reads the records a model artefact scores or is
+// evaluated on (`pairfed score`, `pairfed evaluate`): the file is read as
+// the model's training file was (its loader options), its columns are
+// checked against the model's features — a missing, renamed or reordered
+// column is named — and its records are prepared by the model's own map
+// (experiment.PrepareModelRecords, the code training used). It is the
+// library behind those two commands; cmd/pairfed only maps flags onto it.
+package modeldata
 
 import (
 	"bufio"
@@ -6,6 +13,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -17,28 +25,31 @@ import (
 	"github.com/pairfed/pairfed/pairwise"
 )
 
-// labels says whether loadForModel may read a file without the label
-// column (score) or needs it (evaluate, and --reference files).
-type labels int
+// Labels says whether Load may read a file without the label column
+// (score) or needs it (evaluate, and --reference files).
+type Labels int
 
 const (
-	needLabels labels = iota
-	labelsOptional
+	// NeedLabels refuses a file without the model's label column.
+	NeedLabels Labels = iota
+	// LabelsOptional reads a CSV file without the label column (or with
+	// an empty or single-valued one) with placeholder labels.
+	LabelsOptional
 )
 
-// loadForModel reads path as the model's training file was read (its
+// Load reads path as the model's training file was read (its
 // loader options, with idColumn ignored as a feature), refuses a file whose
 // features differ from the model's, naming the difference, and returns the
 // table and its records prepared by the model's map
 // (experiment.PrepareModelRecords, the code training used). With
-// labelsOptional a CSV file without the label column is read with
+// LabelsOptional a CSV file without the label column is read with
 // placeholder labels (placeholderLabels): the table's labels are then
 // meaningless and unlabeled is true.
-func loadForModel(m *model.Model, path, idColumn string, maxMemory int64, lab labels) (t *data.Table, ds *pairwise.Dataset, placeholderWhy string, err error) {
+func Load(m *model.Model, path, idColumn string, maxMemory int64, lab Labels) (t *data.Table, ds *pairwise.Dataset, placeholderWhy string, err error) {
 	if err := m.Scorable(); err != nil {
 		return nil, nil, "", err
 	}
-	opt := loaderOptions(m.Preprocessing.Loader)
+	opt := LoaderOptions(m.Preprocessing.Loader)
 	if sc := m.Preprocessing.Schema; sc != nil {
 		// What the schema sets in the loader options (label, classes,
 		// columns, the number of features, imputation constants, and
@@ -48,7 +59,7 @@ func loadForModel(m *model.Model, path, idColumn string, maxMemory int64, lab la
 			return nil, nil, "", fmt.Errorf("the model's schema and its loader options disagree: %w", err)
 		}
 	}
-	if idColumn != "" && !containsFold(opt.IgnoreColumns, idColumn) {
+	if idColumn != "" && !ContainsFold(opt.IgnoreColumns, idColumn) {
 		opt.IgnoreColumns = append(append([]string(nil), opt.IgnoreColumns...), idColumn)
 	}
 	opt.MaxMemory = maxMemory
@@ -58,7 +69,7 @@ func loadForModel(m *model.Model, path, idColumn string, maxMemory int64, lab la
 	}
 	header := ph.header
 	if ph.text != nil {
-		if lab == needLabels {
+		if lab == NeedLabels {
 			return nil, nil, "", fmt.Errorf("%s has no label column (%s): %s needs labelled records in the training file's layout", path, ph.what, "evaluation")
 		}
 		opt = ph.opt
@@ -114,12 +125,12 @@ type placeholder struct {
 // (or the default last column) is missing when the records have one field
 // fewer than d + 1 + the ignored columns.
 //
-// With labelsOptional, a label column that is present but holds no
+// With LabelsOptional, a label column that is present but holds no
 // label, or one label only, is replaced by placeholders the same way
 // (probe 5, issue 28: score refused new patients whose outcome column was
 // empty, "missing label … --impute drop", or all "no", "only one class
 // present": score does not use labels).
-func placeholderLabels(m *model.Model, path string, opt data.Options, idColumn string, lab labels) (placeholder, error) {
+func placeholderLabels(m *model.Model, path string, opt data.Options, idColumn string, lab Labels) (placeholder, error) {
 	var ph placeholder
 	if opt.Format != data.FormatCSV {
 		return ph, nil
@@ -174,7 +185,7 @@ func placeholderLabels(m *model.Model, path string, opt data.Options, idColumn s
 	}
 	replace := false
 	k := -1 // the label column of a header that names it
-	if header && lab == labelsOptional {
+	if header && lab == LabelsOptional {
 		k = labelColumn(m, first, label, opt)
 	}
 	switch {
@@ -216,7 +227,7 @@ func placeholderLabels(m *model.Model, path string, opt data.Options, idColumn s
 	// An ID column given by index counts in the file as it is: shift it
 	// past an inserted column (the model's own ignored columns count in
 	// the training layout, which has the label).
-	if isIndex(idColumn) && !replace && !containsFold(m.Preprocessing.Loader.IgnoreColumns, idColumn) {
+	if isIndex(idColumn) && !replace && !ContainsFold(m.Preprocessing.Loader.IgnoreColumns, idColumn) {
 		if k, _ := strconv.Atoi(idColumn); k-1 >= pos {
 			ig := append([]string(nil), opt.IgnoreColumns...)
 			for i, c := range ig {
@@ -407,7 +418,8 @@ func diffNames(want, got []string) string {
 	return strings.Join(parts, "; ") + fmt.Sprintf(" (the model's features, in order: %s)", strings.Join(want, ", "))
 }
 
-func containsFold(v []string, s string) bool {
+// ContainsFold reports whether v holds s up to Unicode case folding.
+func ContainsFold(v []string, s string) bool {
 	for _, x := range v {
 		if strings.EqualFold(x, s) {
 			return true
@@ -499,7 +511,7 @@ func dropColumns(header, refs []string, label int) []string {
 // looksNamed reports whether header shares a name with the model's features.
 func looksNamed(header, features []string) bool {
 	for _, h := range header {
-		if containsFold(features, strings.TrimSpace(h)) {
+		if ContainsFold(features, strings.TrimSpace(h)) {
 			return true
 		}
 	}
@@ -570,10 +582,10 @@ func csvHead(path, sep string) []string {
 	return rec
 }
 
-// readIDs returns column col (a name, or a 1-based index) of every data
+// ReadIDs returns column col (a name, or a 1-based index) of every data
 // record of a CSV file: the IDs that `pairfed score` passes through. The
 // count must match the records the loader read (n).
-func readIDs(path, sep, col string, header bool, n int) ([]string, error) {
+func ReadIDs(path, sep, col string, header bool, n int) ([]string, error) {
 	r, cl, err := csvReader(path, sep)
 	if err != nil {
 		return nil, err
@@ -672,4 +684,22 @@ func modelLayout(m *model.Model, opt data.Options) string {
 		return fmt.Sprintf("%s records with the model's d = %d feature columns and its label column", format, m.D)
 	}
 	return fmt.Sprintf("%s records of the model's d = %d features (feature indices 1 to %d)", format, m.D, m.D)
+}
+
+// LoaderOptions are the data.Options that read a file as the model's
+// training file was read, with extra columns ignored (an ID column).
+func LoaderOptions(l model.Loader, extraIgnore ...string) data.Options {
+	opt := data.Options{Format: l.Format, Sep: l.Sep, Header: l.Header, LabelColumn: l.LabelColumn,
+		IgnoreColumns:   append(append([]string(nil), l.IgnoreColumns...), extraIgnore...),
+		PositiveClasses: l.PositiveClasses, Impute: l.Impute, Dim: l.Dim}
+	if l.ImputeValues != nil {
+		for _, v := range l.ImputeValues {
+			if v == nil {
+				opt.ImputeValues = append(opt.ImputeValues, math.NaN())
+			} else {
+				opt.ImputeValues = append(opt.ImputeValues, *v)
+			}
+		}
+	}
+	return opt
 }
