@@ -34,7 +34,18 @@ func init() { Register(fedDPEGD{}) }
 
 type fedDPEGD struct{}
 
-func (fedDPEGD) Name() string  { return FedDPEGD }
+func (fedDPEGD) Name() string { return FedDPEGD }
+
+// Doc is what `pairfed algos` and docs/algorithms.md say of FedDPEGD.
+func (fedDPEGD) Doc() Doc {
+	return Doc{
+		Title:       "DPEGD per site: epochs on disjoint halving subsets, noisy epoch averages combined",
+		Paper:       "[X21] Xue, Yang, Huai, Wang. Differentially Private Pairwise Learning Revisited. IJCAI 2021",
+		Ref:         "Alg 3 (DPEGD, Thm 3) per site (fedalgo/dpegd.go)",
+		Assumptions: "convex, G-Lipschitz, L-smooth loss over a bounded C; parallel composition over the disjoint subsets: per-site (ε, δ) once",
+	}
+}
+
 func (fedDPEGD) Private() bool { return true }
 
 // paperCalibration: [X21] Alg 3 prints σ_i (checked by every site for all its epochs before the first release).

@@ -37,7 +37,18 @@ func init() { Register(fedDPGDGrad{}) }
 
 type fedDPGDGrad struct{}
 
-func (fedDPGDGrad) Name() string  { return FedDPGDGrad }
+func (fedDPGDGrad) Name() string { return FedDPGDGrad }
+
+// Doc is what `pairfed algos` and docs/algorithms.md say of FedDPGDGrad.
+func (fedDPGDGrad) Doc() Doc {
+	return Doc{
+		Title:       "noisy full pairwise gradients from every site; the coordinator averages them and steps",
+		Paper:       "[K22] Kang, Liu, Li, Wang. Towards Sharper Utility Bounds for Differentially Private Pairwise Learning (arXiv:2105.03033)",
+		Ref:         "Alg 1, Thm 1, across sites (fedalgo/dpgdgrad.go)",
+		Assumptions: "G-Lipschitz, L-smooth loss (the coordinator steps with η = 1/L); per-site (ε, δ) over T adaptive Gaussian releases of sensitivity 4G/n_s",
+	}
+}
+
 func (fedDPGDGrad) Private() bool { return true }
 
 // paperCalibration: [K22] Thm 1 prints σ (certified by the plan for every site).

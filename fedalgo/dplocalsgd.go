@@ -36,7 +36,18 @@ func init() { Register(fedDPLocalSGD{}) }
 
 type fedDPLocalSGD struct{}
 
-func (fedDPLocalSGD) Name() string  { return FedDPLocalSGD }
+func (fedDPLocalSGD) Name() string { return FedDPLocalSGD }
+
+// Doc is what `pairfed algos` and docs/algorithms.md say of FedDPLocalSGD.
+func (fedDPLocalSGD) Doc() Doc {
+	return Doc{
+		Title:       "differentially private localized SGD per site: phases on disjoint halving subsets, noisy phase averages combined",
+		Paper:       "[Y21a] Yang, Lei, Wang, Yang, Ying. Simple Stochastic and Online Gradient Descent Algorithms for Pairwise Learning. NeurIPS 2021",
+		Ref:         "Alg 3, Thm 10, per site (fedalgo/dplocalsgd.go)",
+		Assumptions: "(A1) G-Lipschitz, (A2) L-smooth, convex loss; bounded W; parallel composition over the disjoint subsets: per-site (ε, δ) once",
+	}
+}
+
 func (fedDPLocalSGD) Private() bool { return true }
 
 // paperCalibration: [Y21a] Alg 3 prints σ_k (checked by every site for all its phases before the first release).

@@ -267,6 +267,41 @@ type PrivacyNoter interface {
 	PrivacyNote(spec *Spec) string
 }
 
+// Doc is what a federated algorithm says of itself, beside its code:
+// `pairfed algos` and docs/algorithms.md print it. Its fields are those of
+// a single-site pairwise.Algorithm of the same names; the name, privacy,
+// tasks, losses and secure aggregation come from the algorithm's methods
+// and its validator.
+type Doc struct {
+	// Title is one line: what the algorithm does.
+	Title string
+	// Paper cites the paper it reproduces ("[Y21a] Authors. Title.
+	// Venue"), or "pairfed (…)" for the project's own mechanisms.
+	Paper string
+	// Ref names the paper's algorithm and theorem, and the files.
+	Ref string
+	// Assumptions are the conditions of its guarantee and its privacy
+	// composition.
+	Assumptions string
+}
+
+// Documented is implemented by an algorithm that carries its Doc. Every
+// algorithm of this package does (TestEveryAlgorithmDocumented); one
+// registered from elsewhere without it is listed as "(undocumented)".
+type Documented interface {
+	Doc() Doc
+}
+
+// DocOf returns the named algorithm's Doc; ok is false when the name is
+// not registered or the algorithm carries none.
+func DocOf(name string) (d Doc, ok bool) {
+	a, ok := registry[name].(Documented)
+	if !ok {
+		return Doc{}, false
+	}
+	return a.Doc(), true
+}
+
 var registry = map[string]Algorithm{}
 
 // Register adds an algorithm under its name and makes protocol validate

@@ -131,3 +131,22 @@ func TestPlans(t *testing.T) {
 		t.Error("fed-dpegd planned a site of one record")
 	}
 }
+
+// TestEveryAlgorithmDocumented: every algorithm registered by this package
+// carries its Doc (what `pairfed algos` prints), with a title, a paper, a
+// reference naming a file of this package and its assumptions.
+func TestEveryAlgorithmDocumented(t *testing.T) {
+	for _, name := range Names() {
+		d, ok := DocOf(name)
+		if !ok {
+			t.Errorf("%s has no Doc (implement Documented beside its code)", name)
+			continue
+		}
+		if d.Title == "" || d.Paper == "" || d.Assumptions == "" || !strings.Contains(d.Ref, "fedalgo/") {
+			t.Errorf("%s: Doc %+v lacks a title, paper or assumptions, or a reference to its fedalgo/ file", name, d)
+		}
+	}
+	if _, ok := DocOf("no-such-algorithm"); ok {
+		t.Error("DocOf of an unregistered name reported a Doc")
+	}
+}

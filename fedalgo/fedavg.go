@@ -30,7 +30,18 @@ func init() { Register(fedAvg{}) }
 
 type fedAvg struct{}
 
-func (fedAvg) Name() string  { return FedAvg }
+func (fedAvg) Name() string { return FedAvg }
+
+// Doc is what `pairfed algos` and docs/algorithms.md say of FedAvg.
+func (fedAvg) Doc() Doc {
+	return Doc{
+		Title:       "federated averaging of sgd-prev: rounds of local passes at every site, last iterates averaged (non-private baseline)",
+		Paper:       "[Y21a] Yang, Lei, Wang, Yang, Ying. Simple Stochastic and Online Gradient Descent Algorithms for Pairwise Learning. NeurIPS 2021",
+		Ref:         "Alg 1 at every site (fedalgo/fedavg.go)",
+		Assumptions: "sgd-prev's; not private (the sites' updates are released as they are)",
+	}
+}
+
 func (fedAvg) Private() bool { return false }
 
 // Configure: hinge loss, 10 rounds of 1 local pass, η = 10 (the value

@@ -44,7 +44,18 @@ func init() { Register(fedLDA{}) }
 
 type fedLDA struct{}
 
-func (fedLDA) Name() string  { return FedDPLDA }
+func (fedLDA) Name() string { return FedDPLDA }
+
+// Doc is what `pairfed algos` and docs/algorithms.md say of FedDPLDA.
+func (fedLDA) Doc() Doc {
+	return Doc{
+		Title:       "dp-lda across sites: a noisy centre, then noisy pooled statistics of the centred signs, summed and solved (ridge Fisher direction)",
+		Paper:       "pairfed (dp-lda, sufficient-statistics perturbation with a pooled second moment)",
+		Ref:         "fedalgo/fedlda.go, dpalgo/private_lda.go",
+		Assumptions: "records clipped to ‖x‖ ≤ R; linear scorer (whatever --loss); a site may hold a single class; per-site (ε, δ), two releases composed exactly",
+	}
+}
+
 func (fedLDA) Private() bool { return true }
 
 // CentresPrivately: the sites' records should reach fed-dp-lda by the

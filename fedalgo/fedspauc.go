@@ -84,7 +84,18 @@ func init() { Register(fedSPAUC{}) }
 
 type fedSPAUC struct{}
 
-func (fedSPAUC) Name() string  { return FedDPSPAUC }
+func (fedSPAUC) Name() string { return FedDPSPAUC }
+
+// Doc is what `pairfed algos` and docs/algorithms.md say of FedDPSPAUC.
+func (fedSPAUC) Doc() Doc {
+	return Doc{
+		Title:       "square-AUC gradient made pointwise by the class statistics: noisy class sums once, then rounds of noisy clipped per-record gradient terms summed over sites and solved by conjugate gradients",
+		Paper:       "pairfed (SPAUC: Ying, Wen & Lyu 2016; Lei & Ying 2019 — the square-loss AUC gradient given p, m⁺, m⁻ — as noisy site sums)",
+		Ref:         "fedalgo/fedspauc.go, dpalgo/fedspauc.go",
+		Assumptions: "records clipped to ‖x‖ ≤ R; linear scorer, square loss whatever --loss; any label mix per site, a single class included; 1 + T Gaussian releases per site composed exactly (Gaussian DP)",
+	}
+}
+
 func (fedSPAUC) Private() bool { return true }
 
 // spaucMaxRounds bounds T (every round costs budget; CG is exact after d).

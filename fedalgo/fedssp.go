@@ -64,7 +64,27 @@ type fedSSP struct {
 }
 
 func (a fedSSP) Name() string { return a.name }
-func (fedSSP) Private() bool  { return true }
+
+// Doc is what `pairfed algos` and docs/algorithms.md say of FedDPSSP and
+// FedDPSSPMean.
+func (a fedSSP) Doc() Doc {
+	if a.name == FedDPSSPMean {
+		return Doc{
+			Title:       "noisy class sums and count released once per site, summed: the class-mean difference",
+			Paper:       "pairfed (sufficient-statistics perturbation without second moments)",
+			Ref:         "fedalgo/fedssp.go, dpalgo/private_ssp.go, dpalgo/kit_ssp.go",
+			Assumptions: "records clipped to ‖x‖ ≤ R; linear scorer whatever --loss; any label mix per site; one release per site",
+		}
+	}
+	return Doc{
+		Title:       "noisy sufficient statistics released once per site, summed and solved for the ridge square-AUC optimum",
+		Paper:       "pairfed (sufficient-statistics perturbation, cf. Vu & Slavković 2009, Wang 2018)",
+		Ref:         "fedalgo/fedssp.go, dpalgo/private_ssp.go, dpalgo/kit_ssp.go",
+		Assumptions: "records clipped to ‖x‖ ≤ R; linear scorer, square loss whatever --loss; any label mix per site; one release per site",
+	}
+}
+
+func (fedSSP) Private() bool { return true }
 
 // Configure: AUC only (a linear scorer); one phase with no step size;
 // the square loss (the loss the statistics solve, whatever the objective

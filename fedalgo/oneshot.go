@@ -32,7 +32,18 @@ func init() { Register(fedOneShot{}) }
 
 type fedOneShot struct{}
 
-func (fedOneShot) Name() string  { return FedOneShot }
+func (fedOneShot) Name() string { return FedOneShot }
+
+// Doc is what `pairfed algos` and docs/algorithms.md say of FedOneShot.
+func (fedOneShot) Doc() Doc {
+	return Doc{
+		Title:       "one-shot averaging: every site runs a private single-site algorithm (--local-algo) once, the models are averaged",
+		Paper:       "(local): the paper of the local algorithm, --local-algo (pairfed algos LOCAL)",
+		Ref:         "fedalgo/oneshot.go",
+		Assumptions: "the local algorithm's; one release per site: its (ε, δ)",
+	}
+}
+
 func (fedOneShot) Private() bool { return true }
 
 // paperCalibration: the local algorithm's printed σ, if it has one (its

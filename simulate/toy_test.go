@@ -36,6 +36,16 @@ type toyAlgo struct{}
 func (toyAlgo) Name() string  { return toyName }
 func (toyAlgo) Private() bool { return false }
 
+// Doc is what `pairfed algos` would print of it (fedalgo.Documented).
+func (toyAlgo) Doc() fedalgo.Doc {
+	return fedalgo.Doc{
+		Title:       "class-centroid differences of the sites, averaged each round (a test's toy)",
+		Paper:       "pairfed (test)",
+		Ref:         "simulate/toy_test.go",
+		Assumptions: "none; not private",
+	}
+}
+
 func (toyAlgo) Configure(s *fedalgo.Spec) error {
 	if s.Loss == "" {
 		s.Loss = "hinge" // the objective the worker builds; unused by the toy
@@ -195,6 +205,14 @@ func TestToyFederatedAlgorithmEndToEnd(t *testing.T) {
 
 // The toy's options reach its own validator wherever a job is checked:
 // at the coordinator and in the wire protocol.
+// TestToyDocumented: the toy's Doc reaches the registry from the test
+// file, as a new algorithm's would from its own file.
+func TestToyDocumented(t *testing.T) {
+	if d, ok := fedalgo.DocOf(toyName); !ok || d.Ref != "simulate/toy_test.go" {
+		t.Fatalf("DocOf(%s) = %+v, %v", toyName, d, ok)
+	}
+}
+
 func TestToyOptionsValidated(t *testing.T) {
 	for _, opts := range []protocol.Options{{{Name: "scale", Value: -1}}, {{Name: "speed", Value: 2}}} {
 		cfg := coordinator.Config{Federation: "toy", MinSites: 1, Job: coordinator.JobConfig{Algo: toyName, Options: opts}}

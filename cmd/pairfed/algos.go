@@ -31,67 +31,10 @@ type algoRow struct {
 	SecureAggregation bool `json:"secure_aggregation"`
 }
 
-// fedAlgoText is what the fedalgo registry does not say of a federated
-// algorithm: its title, paper, reference and assumptions (the doc comment
-// of its file, shortened). Name, privacy, tasks, losses and secure
-// aggregation come from the registry itself (fedAlgoRows);
-// TestAlgosListsFederated fails when an algorithm is registered without
-// an entry here.
-var fedAlgoText = map[string]struct{ title, paper, ref, assumptions string }{
-	fedalgo.FedAvg: {
-		"federated averaging of sgd-prev: rounds of local passes at every site, last iterates averaged (non-private baseline)",
-		paperY21a, "Alg 1 at every site (fedalgo/fedavg.go)",
-		"sgd-prev's; not private (the sites' updates are released as they are)"},
-	fedalgo.FedDPGDGrad: {
-		"noisy full pairwise gradients from every site; the coordinator averages them and steps",
-		"[K22] Kang, Liu, Li, Wang. Towards Sharper Utility Bounds for Differentially Private Pairwise Learning (arXiv:2105.03033)",
-		"Alg 1, Thm 1, across sites (fedalgo/dpgdgrad.go)",
-		"G-Lipschitz, L-smooth loss (the coordinator steps with η = 1/L); per-site (ε, δ) over T adaptive Gaussian releases of sensitivity 4G/n_s"},
-	fedalgo.FedDPLDA: {
-		"dp-lda across sites: a noisy centre, then noisy pooled statistics of the centred signs, summed and solved (ridge Fisher direction)",
-		"pairfed (dp-lda, sufficient-statistics perturbation with a pooled second moment)",
-		"fedalgo/fedlda.go, dpalgo/private_lda.go",
-		"records clipped to ‖x‖ ≤ R; linear scorer (whatever --loss); a site may hold a single class; per-site (ε, δ), two releases composed exactly"},
-	fedalgo.FedDPLocalSGD: {
-		"differentially private localized SGD per site: phases on disjoint halving subsets, noisy phase averages combined",
-		paperY21a, "Alg 3, Thm 10, per site (fedalgo/dplocalsgd.go)",
-		"(A1) G-Lipschitz, (A2) L-smooth, convex loss; bounded W; parallel composition over the disjoint subsets: per-site (ε, δ) once"},
-	fedalgo.FedDPPairSGD: {
-		"auc: noisy class sums once, then rounds of noisy per-record clipped logistic pair gradients (each record against the public opposite-class partner of the broadcast model) summed over sites, a projected gradient step each round; metric: noisy Poisson-subsampled previous-instance pairwise SGD at every site, averaged each round",
-		"pairfed (DP-SGD of Abadi et al. 2016 adapted to pairs; auc: per-record clipped sums, exact Gaussian DP; metric: accountant of Mironov, Talwar & Zhang 2019)",
-		"fedalgo/fedpairsgd.go, fedalgo/fedpairsgd_sum.go, dpalgo/kit_pairsum.go, dpalgo/private_pairsgd.go",
-		"auc: records clipped to ‖x‖ ≤ R; linear scorer, logistic pair loss; any label mix per site, a single class included; 1 + T Gaussian releases per site composed exactly (secure aggregation: 2T DDG rounds); metric: both kinds of pairs at every site, all rounds composed by the subsampled-Gaussian RDP accountant"},
-	fedalgo.FedDPSPAUC: {
-		"square-AUC gradient made pointwise by the class statistics: noisy class sums once, then rounds of noisy clipped per-record gradient terms summed over sites and solved by conjugate gradients",
-		"pairfed (SPAUC: Ying, Wen & Lyu 2016; Lei & Ying 2019 — the square-loss AUC gradient given p, m⁺, m⁻ — as noisy site sums)",
-		"fedalgo/fedspauc.go, dpalgo/fedspauc.go",
-		"records clipped to ‖x‖ ≤ R; linear scorer, square loss whatever --loss; any label mix per site, a single class included; 1 + T Gaussian releases per site composed exactly (Gaussian DP)"},
-	fedalgo.FedDPSSP: {
-		"noisy sufficient statistics released once per site, summed and solved for the ridge square-AUC optimum",
-		"pairfed (sufficient-statistics perturbation, cf. Vu & Slavković 2009, Wang 2018)",
-		"fedalgo/fedssp.go, dpalgo/private_ssp.go, dpalgo/kit_ssp.go",
-		"records clipped to ‖x‖ ≤ R; linear scorer, square loss whatever --loss; any label mix per site; one release per site"},
-	fedalgo.FedDPSSPMean: {
-		"noisy class sums and count released once per site, summed: the class-mean difference",
-		"pairfed (sufficient-statistics perturbation without second moments)",
-		"fedalgo/fedssp.go, dpalgo/private_ssp.go, dpalgo/kit_ssp.go",
-		"records clipped to ‖x‖ ≤ R; linear scorer whatever --loss; any label mix per site; one release per site"},
-	fedalgo.FedDPEGD: {
-		"DPEGD per site: epochs on disjoint halving subsets, noisy epoch averages combined",
-		"[X21] Xue, Yang, Huai, Wang. Differentially Private Pairwise Learning Revisited. IJCAI 2021",
-		"Alg 3 (DPEGD, Thm 3) per site (fedalgo/dpegd.go)",
-		"convex, G-Lipschitz, L-smooth loss over a bounded C; parallel composition over the disjoint subsets: per-site (ε, δ) once"},
-	fedalgo.FedOneShot: {
-		"one-shot averaging: every site runs a private single-site algorithm (--local-algo) once, the models are averaged",
-		"(local): the paper of the local algorithm, --local-algo (pairfed algos LOCAL)",
-		"fedalgo/oneshot.go",
-		"the local algorithm's; one release per site: its (ε, δ)"},
-}
-
-const paperY21a = "[Y21a] Yang, Lei, Wang, Yang, Ying. Simple Stochastic and Online Gradient Descent Algorithms for Pairwise Learning. NeurIPS 2021"
-
-// fedAlgoRows lists the registered federated algorithms. The tasks and
-// losses are those the algorithm's own validator (Configure) accepts.
+// fedAlgoRows lists the registered federated algorithms: title, paper,
+// reference and assumptions from the algorithm's own Doc (fedalgo.DocOf),
+// privacy and secure aggregation from its methods, and the tasks and
+// losses its own validator (Configure) accepts.
 func fedAlgoRows() []algoRow {
 	var rows []algoRow
 	for _, name := range fedalgo.Names() {
@@ -100,9 +43,9 @@ func fedAlgoRows() []algoRow {
 			continue
 		}
 		_, sum := a.(fedalgo.SumReleaser)
-		txt := fedAlgoText[name]
-		r := algoRow{Name: name, Title: txt.title, Paper: txt.paper, Ref: txt.ref, Setting: "federated",
-			Assumptions: txt.assumptions, Private: a.Private(), Federated: true, SecureAggregation: sum}
+		doc, _ := fedalgo.DocOf(name)
+		r := algoRow{Name: name, Title: doc.Title, Paper: doc.Paper, Ref: doc.Ref, Setting: "federated",
+			Assumptions: doc.Assumptions, Private: a.Private(), Federated: true, SecureAggregation: sum}
 		if r.Title == "" {
 			r.Title, r.Paper = "(undocumented)", "?"
 		}

@@ -58,8 +58,8 @@ func TestAlgosListsFederated(t *testing.T) {
 		switch {
 		case !ok:
 			t.Errorf("algos --json lacks %s", name)
-		case fedAlgoText[name].title == "":
-			t.Errorf("%s is registered without a title, paper and assumptions in fedAlgoText", name)
+		case r.Title == "(undocumented)":
+			t.Errorf("%s is registered without a Doc (title, paper, reference, assumptions: fedalgo.Documented)", name)
 		case !r.Federated || r.Setting != "federated" || r.Private != a.Private() || r.SecureAggregation != sum || len(r.Tasks) == 0 || len(r.Losses) == 0:
 			t.Errorf("%s: row %+v disagrees with the registry (private %v, secure aggregation %v)", name, r, a.Private(), sum)
 		}
@@ -102,7 +102,8 @@ func TestShortPaperOfEveryAlgorithm(t *testing.T) {
 			t.Errorf("%s: PAPER column %q (from %q) is not a citation key, a first author, pairfed or (local)", r.Name, got, r.Paper)
 		}
 	}
-	if got := shortPaper(fedAlgoText[fedalgo.FedOneShot].paper); got != "(local)" {
+	if d, _ := fedalgo.DocOf(fedalgo.FedOneShot); shortPaper(d.Paper) != "(local)" {
+		got := shortPaper(d.Paper)
 		t.Errorf("fed-oneshot: PAPER %q, want (local)", got)
 	}
 }
