@@ -58,6 +58,7 @@ func init() {
 	})
 	pairwise.Register(&pairwise.Algorithm{
 		Name:           "sgd-all-prev",
+		PairCost:       pairwise.PairsAllPrevious,
 		Title:          "SGD pairing the current draw with all previous consecutive draws",
 		Paper:          "[Y21b] Yang, Lei, Lyu, Ying. Stability and Differential Privacy of SGD for Pairwise Learning with Non-Smooth Loss. AISTATS 2021",
 		Ref:            "Alg 1",
@@ -70,6 +71,7 @@ func init() {
 	})
 	pairwise.Register(&pairwise.Algorithm{
 		Name:                 "giga",
+		PairCost:             pairwise.PairsAllPrevious,
 		Title:                "Pairwise GIGA: online projected GD on the average loss against all previous records",
 		Paper:                "[H20] Huai, Wang, Miao, Xu, Zhang. Pairwise Learning with Differential Privacy Guarantees. AAAI 2020 (Kar et al. 2013)",
 		Ref:                  "Alg 1 without steps 12–13 (\"Pairwise GIGA\")",
@@ -82,6 +84,7 @@ func init() {
 	})
 	pairwise.Register(&pairwise.Algorithm{
 		Name:           "pgd",
+		PairCost:       pairwise.PairsFullBatch,
 		Title:          "full-batch projected gradient descent on the pairwise empirical risk",
 		Paper:          "[X21] Xue, Yang, Huai, Wang. Differentially Private Pairwise Learning Revisited. IJCAI 2021 (non-private baseline)",
 		Ref:            "§4 (PGD, Alg 1 without noise)",

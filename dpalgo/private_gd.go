@@ -80,6 +80,7 @@ import (
 
 var gdAlg = &pairwise.Algorithm{
 	Name:       "dp-gd",
+	PairCost:   pairwise.PairsFullBatch,
 	GaussianDP: true,
 	TuneLoss:   "hinge",
 	Title:      "full-batch pairwise gradient descent, Gaussian noise per step at the tight Δ = 2G/n (AUC) / 4G/n (metric), GDP composition, averaged iterates",

@@ -85,13 +85,14 @@ func init() {
 	strong := smooth
 	strong.StronglyConvex = true
 	registerPrivateGIGA(&pairwise.Algorithm{
-		Name:    "on-pair-strc",
-		Title:   "OnPairStrC: online pairwise private GIGA, strongly convex losses (a Gaussian release per step, zCDP)",
-		Paper:   h20Paper,
-		Ref:     "Alg 1 (Lemma 4, Thm 1)",
-		Setting: "online",
-		Tasks:   bothTasks,
-		Losses:  []string{"logistic", "square"},
+		Name:     "on-pair-strc",
+		PairCost: pairwise.PairsAllPrevious,
+		Title:    "OnPairStrC: online pairwise private GIGA, strongly convex losses (a Gaussian release per step, zCDP)",
+		Paper:    h20Paper,
+		Ref:      "Alg 1 (Lemma 4, Thm 1)",
+		Setting:  "online",
+		Tasks:    bothTasks,
+		Losses:   []string{"logistic", "square"},
 		Assumptions: "ℓ G-Lipschitz, L-smooth, α-strongly convex (α = λ > 0) over a bounded C (Alg 1 step 2, Assumption 1); " +
 			"[H20] §Experiments use λ = 1e-3; NEVER TRAINS at practical settings: T₁ = max{⌈16L²/α²⌉, 7} ≥ n (R = 1, logistic, λ = 1e-3: T₁ ≈ 2.6·10⁸) and then it outputs the data-independent initial point (plus noise); it needs α > 4L/√n, and a run with T₁ ≥ n says so in a WARNING",
 		NeedsStrongConvexity: true,
@@ -101,13 +102,14 @@ func init() {
 			"each of the n − T₁ outputs is Π_C(w_t + n_t), σ_t² = 32G²(n − T₁)/(α²t²ρ), sensitivity 8G/(αt) (Lemma 4; the default exact calibration: the tight GIGA recursion ≈ 2Γ/(αt))",
 	}, gigaVariant{})
 	registerPrivateGIGA(&pairwise.Algorithm{
-		Name:    "on-pair-c",
-		Title:   "OnPairC: OnPairStrC on the loss regularized with (α/2)‖w − w₀‖², convex losses",
-		Paper:   h20Paper,
-		Ref:     "Alg 2 (Thm 3)",
-		Setting: "online",
-		Tasks:   bothTasks,
-		Losses:  []string{"logistic", "square"},
+		Name:     "on-pair-c",
+		PairCost: pairwise.PairsAllPrevious,
+		Title:    "OnPairC: OnPairStrC on the loss regularized with (α/2)‖w − w₀‖², convex losses",
+		Paper:    h20Paper,
+		Ref:      "Alg 2 (Thm 3)",
+		Setting:  "online",
+		Tasks:    bothTasks,
+		Losses:   []string{"logistic", "square"},
 		Assumptions: "ℓ convex, G-Lipschitz, L-smooth over a bounded C (Alg 2 step 2); α = --lambda or 1/√n (Thm 3: α = O(1/√n)); " +
 			"NEVER TRAINS at practical settings: T₁ = max{⌈16L²/α²⌉, 7} ≥ n (R = 1, logistic, λ = 1e-3: T₁ ≈ 2.6·10⁸) and then it outputs the data-independent initial point (plus noise); it needs α > 4L/√n, and a run with T₁ ≥ n says so in a WARNING",
 		Private:  true,
@@ -116,13 +118,14 @@ func init() {
 			"record-level (ε, δ)-DP of the output sequence via ρ-zCDP",
 	}, gigaVariant{convex: true})
 	registerPrivateGIGA(&pairwise.Algorithm{
-		Name:    "off-pair-strc",
-		Title:   "OffPairStrC: Pairwise GIGA with one Gaussian perturbation of the averaged iterates, strongly convex losses",
-		Paper:   h20Paper,
-		Ref:     "Alg 3 (Lemma 4, Thm 5)",
-		Setting: "offline",
-		Tasks:   bothTasks,
-		Losses:  []string{"logistic", "square"},
+		Name:     "off-pair-strc",
+		PairCost: pairwise.PairsAllPrevious,
+		Title:    "OffPairStrC: Pairwise GIGA with one Gaussian perturbation of the averaged iterates, strongly convex losses",
+		Paper:    h20Paper,
+		Ref:      "Alg 3 (Lemma 4, Thm 5)",
+		Setting:  "offline",
+		Tasks:    bothTasks,
+		Losses:   []string{"logistic", "square"},
 		Assumptions: "ℓ G-Lipschitz, L-smooth, α-strongly convex (α = λ > 0) over a bounded C (Alg 3 step 2); " +
 			"NEVER TRAINS at practical settings: T₁ = max{⌈16L²/α²⌉, 7} ≥ n (R = 1, logistic, λ = 1e-3: T₁ ≈ 2.6·10⁸) and then it outputs the data-independent initial point (plus noise); it needs α > 4L/√n, and a run with T₁ ≥ n says so in a WARNING",
 		NeedsStrongConvexity: true,
@@ -132,13 +135,14 @@ func init() {
 			"σ² = 128G² log²n log(1.25/δ)/(α²n²ε²) (Alg 3 step 9), sensitivity 8G log n/(αn) (Lemma 4; the default exact calibration: the average of the tight GIGA recursion's bounds)",
 	}, gigaVariant{offline: true})
 	registerPrivateGIGA(&pairwise.Algorithm{
-		Name:    "off-pair-c",
-		Title:   "OffPairC: OffPairStrC on the loss regularized with (α/2)‖w − w₀‖², convex losses",
-		Paper:   h20Paper,
-		Ref:     "Alg 4 (Thm 5)",
-		Setting: "offline",
-		Tasks:   bothTasks,
-		Losses:  []string{"logistic", "square"},
+		Name:     "off-pair-c",
+		PairCost: pairwise.PairsAllPrevious,
+		Title:    "OffPairC: OffPairStrC on the loss regularized with (α/2)‖w − w₀‖², convex losses",
+		Paper:    h20Paper,
+		Ref:      "Alg 4 (Thm 5)",
+		Setting:  "offline",
+		Tasks:    bothTasks,
+		Losses:   []string{"logistic", "square"},
 		Assumptions: "ℓ convex, G-Lipschitz, L-smooth over a bounded C (Alg 4 step 2); α = --lambda or 1/√n (Thm 5: α = O(1/√n)); " +
 			"NEVER TRAINS at practical settings: T₁ = max{⌈16L²/α²⌉, 7} ≥ n (R = 1, logistic, λ = 1e-3: T₁ ≈ 2.6·10⁸) and then it outputs the data-independent initial point (plus noise); it needs α > 4L/√n, and a run with T₁ ≥ n says so in a WARNING",
 		Private:  true,

@@ -16,6 +16,7 @@ import (
 
 var gradPertAlg = &pairwise.Algorithm{
 	Name:       "dp-gd-grad",
+	PairCost:   pairwise.PairsFullBatch,
 	GaussianDP: true,
 	Title:      "full-batch gradient descent with Gaussian gradient perturbation (moments accountant)",
 	Paper:      "[K22] Kang, Liu, Li, Wang. Towards Sharper Utility Bounds for Differentially Private Pairwise Learning (arXiv:2105.03033)",

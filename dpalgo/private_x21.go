@@ -70,13 +70,14 @@ var x21Losses = []string{"logistic", "square"}
 
 func init() {
 	registerPGD(&pairwise.Algorithm{
-		Name:    "dpgdsc",
-		Title:   "DPGDSC: output perturbation of full-batch PGD, strongly convex losses",
-		Paper:   x21Paper,
-		Ref:     "Alg 1 (Lemma 1, Thm 1)",
-		Setting: "full-batch",
-		Tasks:   bothTasks,
-		Losses:  x21Losses,
+		Name:     "dpgdsc",
+		PairCost: pairwise.PairsFullBatch,
+		Title:    "DPGDSC: output perturbation of full-batch PGD, strongly convex losses",
+		Paper:    x21Paper,
+		Ref:      "Alg 1 (Lemma 1, Thm 1)",
+		Setting:  "full-batch",
+		Tasks:    bothTasks,
+		Losses:   x21Losses,
 		Assumptions: "ℓ G-Lipschitz, L-smooth, α-strongly convex (α = λ > 0; Assumption 1) over a bounded C; " +
 			"η ≤ 2/(L+α); [X21] §5 uses λ = 1e-3 (AUC), 1e-2 (metric)",
 		NeedsStrongConvexity: true,
@@ -88,6 +89,7 @@ func init() {
 	}, runDPGDSC)
 	registerPGD(&pairwise.Algorithm{
 		Name:        "dpgdc2",
+		PairCost:    pairwise.PairsFullBatch,
 		Title:       "DPGDC2: gradient-perturbed full-batch PGD, averaged iterates, convex losses",
 		Paper:       x21Paper,
 		Ref:         "Alg 2 (Thm 2)",
@@ -102,6 +104,7 @@ func init() {
 	}, runDPGDC2)
 	registerPGD(&pairwise.Algorithm{
 		Name:        "dpegd",
+		PairCost:    pairwise.PairsFullBatch,
 		Title:       "DPEGD: epoch PGD on disjoint halving subsets, noisy average per epoch, convex losses",
 		Paper:       x21Paper,
 		Ref:         "Alg 3 (Lemma 7, Thm 3)",
@@ -117,6 +120,7 @@ func init() {
 	}, runDPEGD)
 	registerPGD(&pairwise.Algorithm{
 		Name:        "dpgdc",
+		PairCost:    pairwise.PairsFullBatch,
 		Title:       "DPGDC: output perturbation of averaged full-batch PGD, convex losses (the sub-optimal baseline)",
 		Paper:       x21Paper,
 		Ref:         "Alg 4, appendix C.3 (Lemma 7, Thm 4)",

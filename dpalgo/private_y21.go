@@ -57,6 +57,7 @@ var (
 	}
 	sgdOutputAlg = &pairwise.Algorithm{
 		Name:        "dp-sgd-output",
+		PairCost:    pairwise.PairsAllPrevious,
 		Title:       "private SGD with output perturbation: the current draw paired with all previous draws, Gaussian noise on the average",
 		Paper:       "[Y21b] Yang, Lei, Lyu, Ying. Stability and Differential Privacy of SGD for Pairwise Learning with Non-Smooth Loss. AISTATS 2021",
 		Ref:         "Alg 2, Thm 4, eq. (5)",

@@ -65,6 +65,11 @@ type Algorithm struct {
 	// bounds-scaled records by the linear map (--bounds-norm divide), not
 	// clipped around the box's centre first.
 	CentresPrivately bool
+	// PairCost is how the algorithm's pair gradients grow with the
+	// number of records n: O(1) a step (the zero value), every earlier
+	// draw (≈ n²/2 a pass) or the full pairwise gradient every step
+	// (n₊·n₋ pairs). `train` warns before a run whose count is large.
+	PairCost PairCost
 	// ParamRadius, when set, is a private algorithm's rule for the radius
 	// B of the parameter set when none is given, from public quantities
 	// only (n records, p parameters, ε, δ, feature radius R, task, loss),
@@ -75,6 +80,23 @@ type Algorithm struct {
 	// model as the paper defines it.
 	Run func(ctx context.Context, obj Objective, cfg RunConfig, rng *rand.Rand) (*Result, error)
 }
+
+// PairCost is how many pair gradients a run evaluates, as a function of
+// the number of records n (Algorithm.PairCost).
+type PairCost int
+
+const (
+	// PairsPerStep: O(1) pairs a step (a pair of draws, or each record
+	// against a public partner): linear in n.
+	PairsPerStep PairCost = iota
+	// PairsAllPrevious: draw t is paired with every earlier draw, Σ t ≈
+	// n²/2 pair gradients a pass.
+	PairsAllPrevious
+	// PairsFullBatch: the exact pairwise gradient every step, n₊·n₋ pairs
+	// (for the AUC task with the hinge or square loss a sorted-score form
+	// needs none: pairwise/fullgrad.go).
+	PairsFullBatch
+)
 
 // Supports reports whether the algorithm accepts the task and loss, and if
 // not, says why.

@@ -3,15 +3,14 @@ package main
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/pairwise"
 )
 
-// Quadratic-cost algorithms and the unit their pair-gradient count is
-// given in. The rule (from each algorithm's update):
+// Quadratic-cost algorithms are those whose registry entry says so
+// (pairwise.Algorithm.PairCost). The rule (from each algorithm's update):
 //   - "all previous" algorithms pair draw t with every earlier draw:
 //     Σ t ≈ n²/2 pair gradients per pass;
 //   - full-batch algorithms evaluate the exact pairwise gradient each step:
@@ -22,10 +21,6 @@ import (
 //     metric learning every pair (n₊ = n/2 in the caller) costs O(d²).
 //
 // The other algorithms draw O(1) pairs per step: linear in n.
-var (
-	allPreviousAlgos = []string{"sgd-all-prev", "giga", "off-pair-c", "off-pair-strc", "on-pair-c", "on-pair-strc", "dp-sgd-output"}
-	fullBatchAlgos   = []string{"pgd", "dp-gd", "dp-gd-grad", "dpgdc", "dpgdc2", "dpgdsc", "dpegd"}
-)
 
 // pairGradsPerSecond is the order of magnitude of pair gradients a core
 // evaluates per second at d ≈ 10–100 (BenchmarkAlgorithms' range), and
@@ -51,13 +46,17 @@ func costEstimate(algo string, task pairwise.Task, loss string, n, npos, d, step
 	var per float64
 	var unit string
 	rate := float64(pairGradsPerSecond)
-	switch {
-	case slices.Contains(allPreviousAlgos, algo):
+	var cost pairwise.PairCost
+	if a, err := pairwise.Lookup(algo); err == nil {
+		cost = a.PairCost
+	}
+	switch cost {
+	case pairwise.PairsAllPrevious:
 		per, unit = float64(n)*float64(n)/2, "pass"
 		if passes > 0 {
 			per, unit = per*passes, fmt.Sprintf("%g passes", passes)
 		}
-	case slices.Contains(fullBatchAlgos, algo):
+	case pairwise.PairsFullBatch:
 		if task != pairwise.TaskMetric {
 			if loss == "hinge" || loss == "square" {
 				return "" // sorted-score form: no pairs

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,5 +43,31 @@ func TestCostEstimate(t *testing.T) {
 		if w := costEstimate(c.algo, pairwise.TaskAUC, c.loss, c.n, c.n/2, 16, 0, 0, c.algo == "pgd"); w != "" {
 			t.Errorf("%s %s n=%d: unexpected warning %q", c.algo, c.loss, c.n, w)
 		}
+	}
+}
+
+// TestPairCostProperties pins which registered algorithms declare a
+// quadratic pair count (pairwise.Algorithm.PairCost; the cost warning
+// reads it from the registry): the "all previous" pairings and the
+// full-batch pairwise gradients, as their updates are written.
+func TestPairCostProperties(t *testing.T) {
+	got := map[pairwise.PairCost][]string{}
+	for _, a := range pairwise.Algorithms() {
+		if a.PairCost != pairwise.PairsPerStep {
+			got[a.PairCost] = append(got[a.PairCost], a.Name)
+		}
+	}
+	want := map[pairwise.PairCost][]string{
+		pairwise.PairsAllPrevious: {"dp-sgd-output", "giga", "off-pair-c", "off-pair-strc", "on-pair-c", "on-pair-strc", "sgd-all-prev"},
+		pairwise.PairsFullBatch:   {"dp-gd", "dp-gd-grad", "dpegd", "dpgdc", "dpgdc2", "dpgdsc", "pgd"},
+	}
+	for c, names := range want {
+		g := slices.Sorted(slices.Values(got[c]))
+		if !slices.Equal(g, names) {
+			t.Errorf("PairCost %d: %v, want %v", c, g, names)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("PairCost classes %v, want only %v", got, want)
 	}
 }
