@@ -93,6 +93,7 @@ import (
 // the centre alone.
 var ldaAlg = &pairwise.Algorithm{
 	Name:       "dp-lda",
+	MaxDim:     sspMaxDim,
 	GaussianDP: true,
 	TuneLoss:   "square",
 	Title:      "ridge Fisher discriminant from one noisy release of class sums, positive count and the label-free second moment",

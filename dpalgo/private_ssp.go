@@ -12,6 +12,7 @@ import (
 var (
 	sspAlg = &pairwise.Algorithm{
 		Name:       "dp-ssp",
+		MaxDim:     sspMaxDim,
 		GaussianDP: true,
 		TuneLoss:   "square",
 		Title:      "one-shot sufficient-statistics perturbation: noisy class sums, second moments and count, solved for the ridge square-AUC optimum",

@@ -159,12 +159,13 @@ type TuneReport struct {
 }
 
 // tuneCandidates validates the candidate list (default DefaultTuneCandidates,
-// the second-moment mechanisms dp-lda and dp-ssp left out for d > 2000:
-// they cannot run there).
+// those whose registry entry limits d — the second-moment mechanisms dp-lda
+// and dp-ssp, pairwise.Algorithm.MaxDim — left out above it: they cannot
+// run there).
 func tuneCandidates(list []string, d int) ([]string, error) {
 	if len(list) == 0 {
 		for _, c := range DefaultTuneCandidates {
-			if (c == "dp-ssp" || c == "dp-lda") && d > 2000 {
+			if a, err := pairwise.Lookup(c); err == nil && a.MaxDim > 0 && d > a.MaxDim {
 				continue
 			}
 			list = append(list, c)

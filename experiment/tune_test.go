@@ -272,6 +272,15 @@ func TestGaussianDPAndTuneProperties(t *testing.T) {
 			tune[a.Name] = a.TuneLoss
 		}
 	}
+	maxDim := map[string]int{}
+	for _, a := range pairwise.Algorithms() {
+		if a.MaxDim != 0 {
+			maxDim[a.Name] = a.MaxDim
+		}
+	}
+	if want := map[string]int{"dp-lda": 2000, "dp-ssp": 2000}; !maps.Equal(maxDim, want) {
+		t.Errorf("MaxDim %v, want %v (the second-moment releases)", maxDim, want)
+	}
 	wantGDP := map[string]bool{"dp-ssp-mean": true, "dp-ssp": true, "dp-lda": true, "dp-gd": true, "dp-gd-grad": true, "dp-pair-gd": true}
 	wantTune := map[string]string{"dp-lda": "square", "dp-ssp-mean": "square", "dp-ssp": "square", "dp-gd": "hinge", "dp-pair-gd": "logistic"}
 	if !maps.Equal(gdp, wantGDP) {

@@ -70,6 +70,11 @@ type Algorithm struct {
 	// draw (≈ n²/2 a pass) or the full pairwise gradient every step
 	// (n₊·n₋ pairs). `train` warns before a run whose count is large.
 	PairCost PairCost
+	// MaxDim, when set, is the largest number of features the algorithm
+	// runs on (a release whose size grows as d², e.g. a second moment):
+	// its run refuses more, and callers that choose among algorithms
+	// (--tune's default candidates) leave it out above. 0: no limit.
+	MaxDim int
 	// ParamRadius, when set, is a private algorithm's rule for the radius
 	// B of the parameter set when none is given, from public quantities
 	// only (n records, p parameters, ε, δ, feature radius R, task, loss),
