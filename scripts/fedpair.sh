@@ -17,7 +17,7 @@
 # cells dominate: 32 secure rounds of 16 sites per run).
 set -eu
 cd "$(dirname "$0")/.."
-D=${DATA:-../shared/datasets}
+D=${DATA:-${PAIRFED_DATASETS:?set PAIRFED_DATASETS (or DATA) to the folder of the public benchmark files (README, Public benchmark data)}}
 RUNS=${RUNS:-40}
 RUNS_LARGE=${RUNS_LARGE:-20}
 EPS=${EPS:-1}

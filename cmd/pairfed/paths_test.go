@@ -232,3 +232,49 @@ func TestReportPathsCatchPlanted(t *testing.T) {
 		t.Fatalf("missing = %q, want %q", got, want)
 	}
 }
+
+// TestNoDeveloperMachinePaths: no source, script or document names the
+// development machine's shared folder (a user's clone has none beside it);
+// public files are found through PAIRFED_DATASETS. Only .ci/run (which
+// uses the CI machine's copy when the variable is unset) and the CI timing
+// notes that describe that setting may name it.
+func TestNoDeveloperMachinePaths(t *testing.T) {
+	bad := []string{"../" + "shared", "/work/" + "shared"}
+	allowed := map[string]bool{".ci/run": true, "docs/results/test-times.md": true}
+	root := filepath.Join("..", "..")
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if d.Name() == ".git" || d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(p) {
+		case ".go", ".md", ".sh", ".json", ".txt", ".yaml", ".yml", ".env", ".service", ".html", "":
+		default:
+			return nil
+		}
+		if allowed[rel] || !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, s := range bad {
+			if i := strings.Index(string(b), s); i >= 0 {
+				line := 1 + strings.Count(string(b[:i]), "\n")
+				t.Errorf("%s:%d names %q: a user's clone has no such folder (use PAIRFED_DATASETS, or <shared datasets> in a document)", rel, line, s)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

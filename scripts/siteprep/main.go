@@ -16,7 +16,7 @@
 // table: mean test AUC of each map, the paired difference divide − clip
 // with its standard error, and how often each map wins.
 //
-//	GOMAXPROCS=1 nice -n 19 go run ./scripts/siteprep -shared ../shared/datasets -out docs/results/site-prep.md
+//	GOMAXPROCS=1 nice -n 19 go run ./scripts/siteprep -shared "$PAIRFED_DATASETS" -out docs/results/site-prep.md
 //
 // Without -shared only the bundled datasets (datasets/diabetes,
 // datasets/messidor_features.arff) are measured; with it also a9a and
@@ -117,7 +117,7 @@ func main() {
 	}
 	cmd := "GOMAXPROCS=1 nice -n 19 go run ./scripts/siteprep"
 	if *shared != "" {
-		cmd += " -shared ../shared/datasets"
+		cmd += ` -shared "$PAIRFED_DATASETS"`
 	}
 	if *seeds != 10 || *sites != 4 || *maxTrain != 8000 || *losses != "hinge,logistic" || *roundsList != "10,40" {
 		cmd += fmt.Sprintf(" -seeds %d -sites %d -max-train %d -losses %s -rounds %s", *seeds, *sites, *maxTrain, *losses, *roundsList)
@@ -223,7 +223,7 @@ func writeOut(path, body string, train bool) {
 func trainTable(w io.Writer, sets []dataset, shared, losses string, runs int, seed uint64, maxTrain int) {
 	cmd := "GOMAXPROCS=1 nice -n 19 go run ./scripts/siteprep -train"
 	if shared != "" {
-		cmd += " -shared ../shared/datasets"
+		cmd += ` -shared "$PAIRFED_DATASETS"`
 	}
 	if runs != 20 || seed != 1 || losses != "hinge,logistic" || maxTrain != 8000 {
 		cmd += fmt.Sprintf(" -runs %d -seed %d -losses %s -max-train %d", runs, seed, losses, maxTrain)
