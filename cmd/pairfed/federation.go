@@ -59,7 +59,7 @@ func coordinatorCommand() *cli.Command {
 		&cli.StringFlag{Name: "token", Usage: "--listen: the token every client must present (nats://TOKEN@host:port); beyond loopback one is generated into STATE/listen-token when not given"},
 		&cli.StringFlag{Name: "site-logins", Usage: "--listen: one login per site instead of a token (`LIST` of site names, comma-separated): site S connects with --nats nats://S:PASSWORD@host:port and may use only its own subjects; job clients log in as client; the passwords are generated once into STATE/logins/"},
 		federationFlag(),
-		&cli.StringFlag{Name: "state", Required: true, Usage: "state directory: finished jobs (DIR/jobs/<job>.json), the privacy ledger (DIR/charges.jsonl), budgets (DIR/budgets.json) and the checkpoint a restart resumes from (DIR/checkpoint.json)"},
+		&cli.StringFlag{Name: "state", Required: true, Usage: "state directory: finished jobs (DIR/jobs/<job>.json), the privacy ledger (DIR/charges.jsonl), budgets (DIR/budgets.json), the checkpoint a restart resumes from (DIR/checkpoint.json) and the operator's admin key, which cancels any job (DIR/admin.key, made at the first start; job cancel --cancel-key @DIR/admin.key)"},
 		&cli.StringFlag{Name: "test", Usage: "test file on which the coordinator scores every finished job (AUC)"},
 		signKeyFlag("the model artefacts it writes to STATE/jobs"),
 		&cli.StringFlag{Name: "scale", Value: "minmax", Usage: "scaling of the --test file: minmax, standard (fitted on the test file itself) or none; with --feature-bounds, the sites' public map"},
