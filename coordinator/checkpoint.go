@@ -59,7 +59,11 @@ type MemberState struct {
 	Instance string `json:"instance,omitempty"`
 }
 
-// QueuedJob is a submitted job.
+// QueuedJob is a submitted job. Submit keeps the job's cancel hash
+// (protocol.JobSubmit.CancelHash, JSON "cancel_hash", base64; absent in
+// checkpoints of earlier versions and for jobs without one), so a job's
+// cancel rule survives a restart; RestoreService refuses a hash of
+// another length than a SHA-256's.
 type QueuedJob struct {
 	Submit *protocol.JobSubmit `json:"submit"`
 	Job    JobConfig           `json:"job"`
@@ -185,6 +189,9 @@ func RestoreService(cfg ServiceConfig, cp *Checkpoint) (*Service, error) {
 		if q.Submit == nil || finished(q.Submit.Job) {
 			continue
 		}
+		if err := protocol.CheckCancelHash(q.Submit.Job, q.Submit.CancelHash); err != nil {
+			return nil, fmt.Errorf("coordinator: checkpoint: queued job %s: %w (the file was altered or damaged: restore it from a backup)", q.Submit.Job, err)
+		}
 		check := Config{Federation: cfg.Federation, Job: q.Job, MinSites: q.Min}
 		if err := check.Validate(); err != nil {
 			return nil, fmt.Errorf("coordinator: checkpoint: queued job %s: %w", q.Submit.Job, err)
@@ -192,6 +199,9 @@ func RestoreService(cfg ServiceConfig, cp *Checkpoint) (*Service, error) {
 		s.queue = append(s.queue, &queued{submit: q.Submit, job: check.Job, min: q.Min})
 	}
 	if r := cp.Running; r != nil && r.Submit != nil && !finished(r.Submit.Job) {
+		if err := protocol.CheckCancelHash(r.Submit.Job, r.Submit.CancelHash); err != nil {
+			return nil, fmt.Errorf("coordinator: checkpoint: running job %s: %w (the file was altered or damaged: restore it from a backup)", r.Submit.Job, err)
+		}
 		if err := s.restoreRunning(r); err != nil {
 			return nil, fmt.Errorf("coordinator: checkpoint: running job %s: %w", r.Submit.Job, err)
 		}

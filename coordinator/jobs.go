@@ -1,6 +1,8 @@
 package coordinator
 
 import (
+	"crypto/sha256"
+	"crypto/subtle"
 	"fmt"
 	"slices"
 	"strings"
@@ -34,7 +36,18 @@ func (s *Service) onList(m *protocol.JobList) []Output {
 		page.Next = ids[limit-1]
 	}
 	for _, id := range ids {
-		page.Jobs = append(page.Jobs, Summary(s.status[id]))
+		j := Summary(s.status[id])
+		if j.Status == protocol.StatusQueued || j.Status == protocol.StatusRunning {
+			// Which cancel rule applies (protocol.JobCancel, "Who may
+			// cancel"), in the reason: a field of its own would be an
+			// unknown field to the strict decoder of an older client.
+			note := CancelByAnyNote
+			if len(s.cancelHash(id)) > 0 {
+				note = CancelByKeyNote
+			}
+			j.Reason = truncate(joinReason(j.Reason, note), protocol.MaxReasonLen)
+		}
+		page.Jobs = append(page.Jobs, j)
 	}
 	return []Output{{Subject: protocol.ClientSubject(s.cfg.Federation, m.Client), Msg: page}}
 }
@@ -63,6 +76,76 @@ func Summary(st *protocol.JobStatus) protocol.JobSummary {
 // CancelPrefix starts the reason of a cancelled job's status.
 const CancelPrefix = "cancelled by "
 
+// The notes of a queued or running job's summary (`pairfed job list`)
+// that say who may cancel it.
+const (
+	CancelByKeyNote = "cancel: only with its cancel key or the coordinator's admin key"
+	CancelByAnyNote = "cancel: by any client of the account (submitted without a cancel key)"
+)
+
+// CancelRefusedPrefix starts the Reason of the reply to a JobCancel whose
+// key does not authorize it (the job's status otherwise unchanged).
+const CancelRefusedPrefix = "cancel refused: "
+
+// CancelKeyNotTaken is added (with the job id) to the reason of the reply
+// to a submission of an id the coordinator already runs or queues under
+// another cancel key (or none): the new submission's key cancels nothing.
+const CancelKeyNotTaken = "job %s already existed at this coordinator, submitted earlier under another cancel key or none: this submission's cancel key does not apply to it"
+
+// CancelHash is the hash a job's cancel key is stored under
+// (protocol.JobSubmit.CancelHash, ServiceConfig.AdminCancelHash): its
+// SHA-256. A key is CancelKeyLen random bytes, so the hash reveals
+// nothing usable and a guess succeeds with probability 2⁻²⁵⁶.
+func CancelHash(key []byte) []byte {
+	h := sha256.Sum256(key)
+	return h[:]
+}
+
+// hashesEqual compares two hashes in constant time (for equal lengths).
+func hashesEqual(a, b []byte) bool {
+	return len(a) == len(b) && subtle.ConstantTimeCompare(a, b) == 1
+}
+
+// cancelHash is the cancel hash of a queued or running job (nil: none,
+// or the job is neither).
+func (s *Service) cancelHash(job string) []byte {
+	if s.cur != nil && s.inner != nil && !s.inner.Done() && s.cur.submit.Job == job {
+		return s.cur.submit.CancelHash
+	}
+	if i := slices.IndexFunc(s.queue, func(q *queued) bool { return q.submit.Job == job }); i >= 0 {
+		return s.queue[i].submit.CancelHash
+	}
+	return nil
+}
+
+// mayCancel decides whether m may cancel a queued or running job whose
+// cancel hash is h. It returns the words naming the authority in the
+// job's status ("" under the rule of a job without a hash) or, when
+// refused, the reason. A key is compared with the job's hash and the
+// admin hash only through their SHA-256, in constant time; it is never
+// logged or kept.
+func (s *Service) mayCancel(m *protocol.JobCancel, h []byte) (by string, ok bool, refusal string) {
+	var kh []byte
+	if len(m.Key) > 0 {
+		kh = CancelHash(m.Key)
+	}
+	jobKey := kh != nil && hashesEqual(kh, h)
+	admin := kh != nil && len(s.cfg.AdminCancelHash) > 0 && hashesEqual(kh, s.cfg.AdminCancelHash)
+	switch {
+	case len(h) == 0 && admin:
+		return " with the coordinator's admin key", true, ""
+	case len(h) == 0:
+		return "", true, "" // a job without a cancel key: any client of the account
+	case jobKey:
+		return " with the job's cancel key", true, ""
+	case admin:
+		return " with the coordinator's admin key", true, ""
+	case kh == nil:
+		return "", false, fmt.Sprintf("job %s was submitted with a cancel key and this request carries none: give the key `pairfed job submit` printed (job cancel --cancel-key KEY or @FILE), or the coordinator operator's admin key (admin.key in the coordinator's state directory)", m.Job)
+	}
+	return "", false, fmt.Sprintf("job %s was submitted with a cancel key; this request's key does not match: use the key printed by `pairfed job submit` for this job (job cancel --cancel-key KEY or @FILE), or the coordinator operator's admin key (admin.key in the coordinator's state directory)", m.Job)
+}
+
 // onCancel cancels job m.Job for client m.Client and replies with its
 // status on the client's subject (and, when the job ended now, to its
 // submitter as usual):
@@ -77,13 +160,43 @@ const CancelPrefix = "cancelled by "
 //     <client>: …";
 //   - ended or unknown: nothing changes; the reply is its status.
 //
-// Any client of the deployment's client account may cancel (see
-// protocol.JobCancel for why); the canceller is logged and named in the
-// status.
+// Who may cancel a queued or running job (protocol.JobCancel, "Who may
+// cancel"): a job submitted with a cancel hash only with its key
+// (m.Key, whose SHA-256 is the hash) or the operator's admin key
+// (ServiceConfig.AdminCancelHash); a job without one, any client of the
+// account. A refused cancel changes nothing and is logged (the job, the
+// client, no key); its reply is the job's status with the refusal,
+// prefixed CancelRefusedPrefix, as its reason. The canceller is logged
+// and named in the status, with the key it used ("cancelled by <client>
+// with the job's cancel key while …").
 func (s *Service) onCancel(m *protocol.JobCancel) []Output {
 	to := protocol.ClientSubject(s.cfg.Federation, m.Client)
-	why := CancelPrefix + m.Client
-	if i := slices.IndexFunc(s.queue, func(q *queued) bool { return q.submit.Job == m.Job }); i >= 0 {
+	i := slices.IndexFunc(s.queue, func(q *queued) bool { return q.submit.Job == m.Job })
+	running := i < 0 && s.Running() == m.Job && s.inner != nil && !s.inner.Done()
+	if i < 0 && !running {
+		st := s.status[m.Job]
+		if st == nil {
+			st = &protocol.JobStatus{Job: m.Job, Status: protocol.StatusUnknown, Reason: "no job " + m.Job + " at this coordinator (job ids are case-sensitive)"}
+		}
+		return []Output{{Subject: to, Msg: st}}
+	}
+	by, ok, refusal := s.mayCancel(m, s.cancelHash(m.Job))
+	if !ok {
+		s.logf("job %s: cancel by client %s refused: %s", m.Job, m.Client, refusal)
+		st := &protocol.JobStatus{Job: m.Job, Status: protocol.StatusQueued}
+		if old := s.status[m.Job]; old != nil {
+			c := *old
+			st = &c
+		}
+		why := CancelRefusedPrefix + refusal
+		if st.Reason != "" {
+			why += " (the job's own status: " + st.Reason + ")"
+		}
+		st.Reason = truncate(why, protocol.MaxReasonLen)
+		return []Output{{Subject: to, Msg: st}}
+	}
+	why := CancelPrefix + m.Client + by
+	if !running {
 		q := s.queue[i]
 		s.queue = slices.Delete(s.queue, i, i+1)
 		st := &protocol.JobStatus{Job: m.Job, Status: protocol.StatusFailed, Algo: q.job.Algo,
@@ -102,21 +215,22 @@ func (s *Service) onCancel(m *protocol.JobCancel) []Output {
 		}
 		return append(outs, s.settle()...)
 	}
-	if s.Running() == m.Job && s.inner != nil && !s.inner.Done() {
-		s.logf("job %s %s while running: aborting it", m.Job, why)
-		s.cancelled = why
-		outs := s.inner.abort(why)
-		outs = append(outs, s.settle()...) // finish: the status, its reply
-		if s.clients[m.Job] != to {
-			outs = append(outs, Output{Subject: to, Msg: s.status[m.Job]})
-		}
-		return outs
+	s.logf("job %s %s while running: aborting it", m.Job, why)
+	s.cancelled = why
+	outs := s.inner.abort(why)
+	outs = append(outs, s.settle()...) // finish: the status, its reply
+	if s.clients[m.Job] != to {
+		outs = append(outs, Output{Subject: to, Msg: s.status[m.Job]})
 	}
-	st := s.status[m.Job]
-	if st == nil {
-		st = &protocol.JobStatus{Job: m.Job, Status: protocol.StatusUnknown, Reason: "no job " + m.Job + " at this coordinator (job ids are case-sensitive)"}
+	return outs
+}
+
+// joinReason is a status reason followed by a note.
+func joinReason(reason, note string) string {
+	if reason == "" {
+		return note
 	}
-	return []Output{{Subject: to, Msg: st}}
+	return reason + "; " + note
 }
 
 // clock is ServiceConfig.Now's time, 0 when it has none.

@@ -67,6 +67,12 @@ type ServiceConfig struct {
 	// Submitted, Finished; `pairfed job list`). Nil: times unknown (0);
 	// the state machine itself never reads a clock.
 	Now func() int64
+	// AdminCancelHash is the SHA-256 (CancelHash) of the operator's admin
+	// key: a JobCancel carrying that key cancels any job, whatever its
+	// cancel key (the override for a job whose submitter lost its key;
+	// see protocol.JobCancel). Nil: no override. Its key is generated
+	// into the coordinator's state directory (node.AdminKeyFile).
+	AdminCancelHash []byte
 }
 
 // Validate fills defaults and checks the configuration.
@@ -86,6 +92,9 @@ func (c *ServiceConfig) Validate() error {
 	}
 	if c.MaxQueue == 0 {
 		c.MaxQueue = 16
+	}
+	if len(c.AdminCancelHash) != 0 && len(c.AdminCancelHash) != protocol.CancelKeyLen {
+		return fmt.Errorf("coordinator: admin cancel hash of %d bytes, want %d (a SHA-256)", len(c.AdminCancelHash), protocol.CancelKeyLen)
 	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
@@ -497,6 +506,15 @@ func (s *Service) onSubmit(m *protocol.JobSubmit) []Output {
 	if st := s.status[m.Job]; st != nil {
 		// A known id: the client polls (or retries a lost submission).
 		s.clients[m.Job] = client
+		active := st.Status == protocol.StatusQueued || st.Status == protocol.StatusRunning
+		if h := s.cancelHash(m.Job); active && len(m.CancelHash) > 0 && !hashesEqual(h, m.CancelHash) {
+			// Another submission of a known id (two `job submit --job
+			// ID`): its cancel key is not the job's, and its user must
+			// hear so (the reply is a copy; the status is unchanged).
+			c := *st
+			c.Reason = truncate(joinReason(c.Reason, fmt.Sprintf(CancelKeyNotTaken, m.Job)), protocol.MaxReasonLen)
+			return []Output{{Subject: client, Msg: &c}}
+		}
 		return s.reply(m.Job)
 	}
 	s.clients[m.Job] = client

@@ -150,7 +150,10 @@ func TestHospitalAcrossProcesses(t *testing.T) {
 	t.Logf("ward-1: AUC %v (job) = %v (evaluate); %d new records scored bit for bit", rep.AUC.Mean, *ev.AUC, len(want))
 
 	// Jobs as objects.
-	run(t, ctx, "job", "submit", "--nats", url, "--job", "ward-9", "--algo", "fed-avg", "--min-sites", "4")
+	// ward-9's cancel key (job submit --cancel-key-out): only it, or the
+	// coordinator's admin key, cancels the job.
+	key9 := filepath.Join(dir, "ward-9.key")
+	run(t, ctx, "job", "submit", "--nats", url, "--job", "ward-9", "--algo", "fed-avg", "--min-sites", "4", "--cancel-key-out", key9)
 	list := func() []map[string]any {
 		var l struct{ Jobs []map[string]any }
 		if err := json.Unmarshal([]byte(run(t, ctx, "job", "list", "--nats", url, "--json")), &l); err != nil {
@@ -162,7 +165,7 @@ func TestHospitalAcrossProcesses(t *testing.T) {
 	if len(l) != 2 || l[0]["job"] != "ward-1" || l[0]["private"] != true || l[1]["status"] != "queued" {
 		t.Fatalf("job list: %v", l)
 	}
-	if out := run(t, ctx, "job", "cancel", "--nats", url, "ward-9"); !strings.Contains(out, "cancelled by c-") {
+	if out := run(t, ctx, "job", "cancel", "--nats", url, "--cancel-key", "@"+key9, "ward-9"); !strings.Contains(out, "cancelled by c-") {
 		t.Errorf("job cancel: %s", out)
 	}
 	if l := list(); l[1]["status"] != "failed" || !strings.HasPrefix(fmt.Sprint(l[1]["reason"]), "cancelled by c-") {

@@ -128,6 +128,16 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	if _, err := coordinator.RestoreService(cfg, checkpoint); err != nil {
 		return err
 	}
+	adminHash, adminPath, made, err := adminKey(state)
+	if err != nil {
+		return fmt.Errorf("coordinator: %w", err)
+	}
+	cfg.AdminCancelHash = adminHash
+	how := "kept from an earlier start"
+	if made {
+		how = "generated now"
+	}
+	logf("coordinator: the operator's admin key is %s (mode 0600, %s): `pairfed job cancel --cancel-key @%s JOB` cancels any job, whatever its cancel key; keep it on this host", adminPath, how, adminPath)
 	jobs, err := store.OpenJobs(state)
 	if err != nil {
 		return err
@@ -455,4 +465,63 @@ func loginPassword(path string) (pw string, made bool, err error) {
 func bindsLoopbackOnly(host string) bool {
 	ip := net.ParseIP(host)
 	return strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()
+}
+
+// AdminKeyFile holds, in a coordinator's state directory, the operator's
+// admin key: CancelKeyLen random bytes (hex, one line, mode 0600)
+// generated on the coordinator's first start. A JobCancel carrying it
+// cancels any job (coordinator.ServiceConfig.AdminCancelHash), so that a
+// job whose submitter lost its cancel key is not uncancellable.
+//
+// Why a file in the state directory: whoever can read it already owns
+// the coordinator (its ledger, checkpoint and models are there), so it
+// adds no new party to trust; it travels in the JobCancel message that
+// `pairfed job cancel` already sends (no new transport, no new port),
+// and only its SHA-256 is held in memory. Rotating it: stop the
+// coordinator, delete the file, start it again (a new key is drawn).
+const AdminKeyFile = "admin.key"
+
+// adminKey returns the SHA-256 of the state directory's admin key and
+// the file's path, generating the key on first use (made). The file must
+// be a regular file that only its owner can read and hold the hex of
+// CancelKeyLen bytes.
+func adminKey(state string) (hash []byte, path string, made bool, err error) {
+	path = filepath.Join(state, AdminKeyFile)
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		key := make([]byte, protocol.CancelKeyLen)
+		if _, err := crand.Read(key); err != nil {
+			return nil, path, false, err
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return nil, path, false, err
+		}
+		if _, err := f.WriteString(hex.EncodeToString(key) + "\n"); err != nil {
+			f.Close()
+			os.Remove(path)
+			return nil, path, false, err
+		}
+		if err := f.Close(); err != nil {
+			os.Remove(path)
+			return nil, path, false, err
+		}
+		return coordinator.CancelHash(key), path, true, nil
+	case err != nil:
+		return nil, path, false, err
+	case !fi.Mode().IsRegular():
+		return nil, path, false, fmt.Errorf("%s is not a regular file (%s): delete it to generate a new admin key", path, fi.Mode().Type())
+	case fi.Mode().Perm()&0o077 != 0:
+		return nil, path, false, fmt.Errorf("%s has mode %#o: other users of this host can read the admin key, which cancels any job: chmod 600 %s", path, fi.Mode().Perm(), path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, path, false, err
+	}
+	key, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(key) != protocol.CancelKeyLen {
+		return nil, path, false, fmt.Errorf("%s holds no admin key (want the hex of %d bytes on one line): delete it to generate a new one", path, protocol.CancelKeyLen)
+	}
+	return coordinator.CancelHash(key), path, false, nil
 }

@@ -8,13 +8,42 @@ import "fmt"
 // deployment's client account may send them (deploy: only it may publish
 // there), and the reply goes to ClientSubject(fed, Client).
 //
-// Who may cancel: any client of that account, not only the submitting
-// process. The submitter's Client is a random token of one `job submit`
-// run, lost when it exits, so "only the submitter" would make a job whose
-// submitter went away uncancellable; the trust boundary is the client
-// account, which may submit (and so spend the sites' budgets) anyway. The
-// cancelling client's token is recorded in the job's status ("cancelled
-// by <client>") and the coordinator's log.
+// Who may cancel (issue 28: one party of a shared client account must not
+// waste another's budget by cancelling its job). The deployment's client
+// account is shared by every party that submits jobs (ten hospitals may
+// submit through one login), so the account is not the trust boundary
+// for cancelling; the job's cancel key is:
+//
+//   - a job submitted with a CancelHash (every `pairfed job submit` of
+//     this version) is cancelled only by a JobCancel whose Key hashes
+//     (SHA-256) to it — the key the submitter was given — or to the
+//     hash of the coordinator operator's admin key (a secret in the
+//     coordinator's state directory, so that a job whose key was lost
+//     is not uncancellable); the coordinator compares in constant time
+//     and never logs a key;
+//   - a job submitted without one (older clients) keeps the earlier
+//     rule: any client of the account may cancel it (the submitter's
+//     Client is a random token of one `job submit` run, lost when it
+//     exits, so "only the submitter's token" would make it uncancellable).
+//
+// A refused cancel changes nothing: the reply is the job's status with
+// its Status unchanged and a Reason starting "cancel refused: " that says
+// why. The cancelling client's token, and which key it used, are recorded
+// in the status of a job it cancelled ("cancelled by <client> …") and in
+// the coordinator's log.
+
+// CancelKeyLen is the length in bytes of a cancel key (JobCancel.Key)
+// and of its SHA-256 hash (JobSubmit.CancelHash).
+const CancelKeyLen = 32
+
+// CheckCancelHash checks a job's cancel hash: empty (the job has none) or
+// exactly CancelKeyLen bytes.
+func CheckCancelHash(job string, h []byte) error {
+	if len(h) != 0 && len(h) != CancelKeyLen {
+		return fmt.Errorf("protocol: job %s: cancel hash of %d bytes, want %d (a SHA-256) or none", job, len(h), CancelKeyLen)
+	}
+	return nil
+}
 
 // Kinds of the job-object messages (values after KindJobQuery, before the
 // secure aggregation block at 32).
@@ -73,10 +102,15 @@ type JobSummary struct {
 // nothing further). The reply is the job's status on
 // ClientSubject(fed, Client): "failed" with the reason "cancelled by
 // <Client>", or its status unchanged when it had already ended (or
-// "unknown").
+// "unknown"), or when Key does not authorize the cancel (see "Who may
+// cancel"; the reply's Reason then starts "cancel refused: ").
 type JobCancel struct {
 	Job    string `msgpack:"job"`
 	Client string `msgpack:"client"`
+	// Key is the job's cancel key (the secret whose SHA-256 is the job's
+	// JobSubmit.CancelHash) or the coordinator operator's admin key;
+	// empty or CancelKeyLen bytes. Omitted when empty.
+	Key []byte `msgpack:"key,omitempty" json:"-"`
 }
 
 func (*JobList) Kind() Kind   { return KindJobList }
@@ -153,6 +187,9 @@ func (m *JobPage) Validate() error {
 func (m *JobCancel) Validate() error {
 	if err := ValidName("job", m.Job); err != nil {
 		return err
+	}
+	if len(m.Key) != 0 && len(m.Key) != CancelKeyLen {
+		return fmt.Errorf("protocol: job cancel of %s: key of %d bytes, want %d or none", m.Job, len(m.Key), CancelKeyLen)
 	}
 	return ValidName("client", m.Client)
 }

@@ -84,3 +84,60 @@ func bestStatus(f func(*JobStatus)) *JobStatus {
 	f(m)
 	return m
 }
+
+// The cancel fields (JobSubmit.CancelHash, JobCancel.Key): empty or
+// exactly CancelKeyLen bytes round-trip; any other length, tampered on
+// the wire, is refused by Decode (and Encode) naming the field and the
+// length.
+func TestCancelKeyFieldsValidate(t *testing.T) {
+	sub := func(h []byte) *JobSubmit {
+		return &JobSubmit{Job: "j", Client: "c", Algo: "fed-avg", MinSites: 1, CancelHash: h}
+	}
+	for _, m := range []Message{sub(nil), sub(make([]byte, CancelKeyLen)), &JobCancel{Job: "j", Client: "c"}, &JobCancel{Job: "j", Client: "c", Key: make([]byte, CancelKeyLen)}} {
+		b, err := Encode(m)
+		if err != nil {
+			t.Fatalf("%v: %v", m.Kind(), err)
+		}
+		got, err := Decode(b)
+		if err != nil {
+			t.Fatalf("%v: decode: %v", m.Kind(), err)
+		}
+		switch g := got.(type) {
+		case *JobSubmit:
+			if len(g.CancelHash) != len(m.(*JobSubmit).CancelHash) {
+				t.Errorf("submit: hash of %d bytes after the round trip", len(g.CancelHash))
+			}
+		case *JobCancel:
+			if len(g.Key) != len(m.(*JobCancel).Key) {
+				t.Errorf("cancel: key of %d bytes after the round trip", len(g.Key))
+			}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		m    Message
+		want string
+	}{
+		{"submit hash of 1 byte", sub([]byte{1}), "cancel hash of 1 bytes, want 32"},
+		{"submit hash of 31 bytes", sub(make([]byte, 31)), "cancel hash of 31 bytes, want 32"},
+		{"submit hash of 33 bytes", sub(make([]byte, 33)), "cancel hash of 33 bytes, want 32"},
+		{"submit hash of 1 MiB", sub(make([]byte, 1<<20)), "cancel hash of 1048576 bytes"},
+		{"cancel key of 1 byte", &JobCancel{Job: "j", Client: "c", Key: []byte{1}}, "key of 1 bytes, want 32"},
+		{"cancel key of 31 bytes", &JobCancel{Job: "j", Client: "c", Key: make([]byte, 31)}, "key of 31 bytes, want 32"},
+		{"cancel key of 64 bytes (the hex text)", &JobCancel{Job: "j", Client: "c", Key: make([]byte, 64)}, "key of 64 bytes, want 32"},
+	} {
+		if _, err := Encode(c.m); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: encode err = %v, want it to mention %q", c.name, err, c.want)
+		}
+		b, err := encodeUnchecked(c.m, Version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Decode(b); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: decode err = %v, want it to mention %q", c.name, err, c.want)
+		}
+	}
+	if err := CheckCancelHash("j", make([]byte, 16)); err == nil || !strings.Contains(err.Error(), "job j: cancel hash of 16 bytes") {
+		t.Errorf("CheckCancelHash of 16 bytes: %v", err)
+	}
+}

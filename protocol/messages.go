@@ -292,6 +292,14 @@ type JobSubmit struct {
 	// Schema is the job's public feature-bounds schema, announced to
 	// every site (see JobAnnounce.Schema); omitted when empty.
 	Schema string `msgpack:"schema,omitempty" json:"schema,omitempty"`
+	// CancelHash is the SHA-256 of the job's cancel key, a secret of
+	// CancelKeyLen random bytes that `pairfed job submit` draws and gives
+	// only to its user: a job submitted with one is cancelled only by a
+	// JobCancel carrying that key (or the coordinator operator's admin
+	// key); see JobCancel, "Who may cancel". Empty (older clients): any
+	// client of the account may cancel it. Exactly CancelKeyLen bytes
+	// when set (CheckCancelHash).
+	CancelHash []byte `msgpack:"cancel_hash,omitempty" json:"cancel_hash,omitempty"`
 }
 
 // Job states (JobStatus.Status).

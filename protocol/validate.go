@@ -321,6 +321,9 @@ func (m *JobSubmit) Validate() error {
 	if err := CheckSchemaText(m.Job, m.Schema); err != nil {
 		return err
 	}
+	if err := CheckCancelHash(m.Job, m.CancelHash); err != nil {
+		return err
+	}
 	return CheckJobNumbers(m.LocalPasses, m.Eta, m.ParamRadius, m.FeatureRadius, m.Lambda, m.Epsilon, m.Delta)
 }
 

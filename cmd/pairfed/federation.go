@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -57,7 +59,7 @@ func coordinatorCommand() *cli.Command {
 		&cli.StringFlag{Name: "token", Usage: "--listen: the token every client must present (nats://TOKEN@host:port); beyond loopback one is generated into STATE/listen-token when not given"},
 		&cli.StringFlag{Name: "site-logins", Usage: "--listen: one login per site instead of a token (`LIST` of site names, comma-separated): site S connects with --nats nats://S:PASSWORD@host:port and may use only its own subjects; job clients log in as client; the passwords are generated once into STATE/logins/"},
 		federationFlag(),
-		&cli.StringFlag{Name: "state", Required: true, Usage: "state directory: finished jobs (DIR/jobs/<job>.json), the privacy ledger (DIR/charges.jsonl), budgets (DIR/budgets.json) and the checkpoint a restart resumes from (DIR/checkpoint.json)"},
+		&cli.StringFlag{Name: "state", Required: true, Usage: "state directory: finished jobs (DIR/jobs/<job>.json), the privacy ledger (DIR/charges.jsonl), budgets (DIR/budgets.json), the checkpoint a restart resumes from (DIR/checkpoint.json) and the operator's admin key, which cancels any job (DIR/admin.key, made at the first start; job cancel --cancel-key @DIR/admin.key)"},
 		&cli.StringFlag{Name: "test", Usage: "test file on which the coordinator scores every finished job (AUC)"},
 		signKeyFlag("the model artefacts it writes to STATE/jobs"),
 		&cli.StringFlag{Name: "scale", Value: "minmax", Usage: "scaling of the --test file: minmax, standard (fitted on the test file itself) or none; with --feature-bounds, the sites' public map"},
@@ -287,11 +289,19 @@ func jobSubmitCommand() *cli.Command {
    pairfed job submit --nats URL --algo fed-dp-gd-grad --epsilon 1 --feature-bounds schema.json --min-sites 2 --wait
    pairfed job submit --nats URL --algo fed-oneshot --local-algo dpegd --epsilon 1 --feature-bounds schema.json --min-sites 2 --wait
 
+Cancel key: every submission draws a fresh secret of 32 random bytes and sends only its SHA-256 to
+   the coordinator. The key (64 hex digits) is printed once the coordinator has queued the job
+   ("cancel key: …", and "cancel_key" in --json), and written to FILE with --cancel-key-out FILE
+   (mode 0600, before the job is sent). Only this key, or the coordinator operator's admin key,
+   cancels the job (pairfed job cancel --cancel-key @FILE JOB): another party using the same client
+   login cannot. Keep it secret; whoever holds it can cancel the job.
+
 Exit status: 0 completed (or accepted, without --wait), 1 failed, 3 refused.`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "nats", Required: true, Usage: "URL of the federation's NATS server"},
 			federationFlag(),
 			&cli.StringFlag{Name: "job", Usage: "job id (default: a random one); resubmitting a known id reports its status"},
+			&cli.StringFlag{Name: "cancel-key-out", Usage: "write the job's cancel key to `FILE` (hex, mode 0600) before submitting; never overwrites a file; job cancel --cancel-key @FILE"},
 			&cli.StringFlag{Name: "algo", Usage: "federated algorithm: " + fedAlgoList() + " (pairfed algos NAME describes one); required unless --epsilon is given, which picks the recommended private federated algorithm (dpalgo.RecommendFederated; site sizes are unknown at submission)"},
 			&cli.StringFlag{Name: "local-algo", Usage: "fed-oneshot: the private single-site algorithm every site runs (e.g. dpegd)"},
 			&cli.StringFlag{Name: "loss", Usage: "hinge, square or logistic (default: hinge for fed-avg, logistic for the private algorithms)"},
@@ -340,6 +350,12 @@ type submitReport struct {
 	Privacy       []protocol.SiteReport `json:"privacy,omitempty"`
 	Model         []float64             `json:"model,omitempty"`
 	Seconds       float64               `json:"seconds"`
+	// CancelKey is the job's cancel key (hex; job cancel --cancel-key),
+	// CancelKeyFile where --cancel-key-out wrote it; both omitted when
+	// the key cancels nothing (the id was known under another key, or
+	// the job had ended at its first reply).
+	CancelKey     string `json:"cancel_key,omitempty"`
+	CancelKeyFile string `json:"cancel_key_file,omitempty"`
 }
 
 func randomToken(prefix string) string {
@@ -362,11 +378,27 @@ func runJobSubmit(c *cli.Context) error {
 	if id == "" {
 		id = randomToken("job-")
 	}
+	keyOut := c.String("cancel-key-out")
+	if keyOut != "" {
+		if _, err := os.Lstat(keyOut); err == nil {
+			return usageError{fmt.Errorf("job submit: --cancel-key-out %s exists: job submit never overwrites a file (it may hold another job's key); give a new path", keyOut)}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("job submit: --cancel-key-out: %w", err)
+		}
+		if err := checkOutput("--cancel-key-out", keyOut); err != nil {
+			return err
+		}
+	}
+	cancelKey := make([]byte, protocol.CancelKeyLen)
+	if _, err := crand.Read(cancelKey); err != nil {
+		return fmt.Errorf("job submit: cancel key: %w", err)
+	}
 	client := randomToken("c-")
 	sub := &protocol.JobSubmit{Job: id, Client: client, Algo: c.String("algo"), LocalAlgo: c.String("local-algo"), Loss: c.String("loss"), MinSites: c.Int("min-sites"),
 		Rounds: c.Int("rounds"), LocalPasses: c.Float64("local-passes"), Eta: c.Float64("eta"), ParamRadius: c.Float64("param-radius"),
 		FeatureRadius: c.Float64("radius"), Lambda: c.Float64("lambda"), Epsilon: c.Float64("epsilon"), Delta: c.Float64("delta"), Seed: c.Uint64("seed"),
-		Aggregation: c.String("aggregation"), Task: c.String("task"), Options: secAggOptions(c), Calibration: jobCalibration(c)}
+		Aggregation: c.String("aggregation"), Task: c.String("task"), Options: secAggOptions(c), Calibration: jobCalibration(c),
+		CancelHash: coordinator.CancelHash(cancelKey)}
 	if !c.IsSet("algo") {
 		if !c.IsSet("epsilon") {
 			return usageError{fmt.Errorf("job submit: --algo is required (or give --epsilon for the recommended private algorithm)")}
@@ -402,6 +434,25 @@ func runJobSubmit(c *cli.Context) error {
 	if err := checkTimeout(c); err != nil {
 		return err
 	}
+	keyHex := hex.EncodeToString(cancelKey)
+	// keyKept: the coordinator queued (or started) the job under this key;
+	// keyDrop: it did not (the id was known under another key, or the
+	// job had ended at its first reply): the key cancels nothing.
+	keyKept, keyDrop := false, false
+	if keyOut != "" {
+		// Written before the job is sent, so that a job the coordinator
+		// queues always has its key on disk (also when its reply is
+		// lost); removed again only when the key is known to cancel
+		// nothing.
+		if err := writeNew(keyOut, []byte(keyHex+"\n"), 0o600); err != nil {
+			return fmt.Errorf("job submit: --cancel-key-out: %w", err)
+		}
+		defer func() {
+			if keyDrop {
+				os.Remove(keyOut)
+			}
+		}()
+	}
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
 	cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
@@ -411,6 +462,32 @@ func runJobSubmit(c *cli.Context) error {
 		return err
 	}
 	defer t.Close()
+	// first handles the coordinator's first reply: the key is printed at
+	// once, so that the user can cancel while --wait waits.
+	first := func(st *protocol.JobStatus) {
+		notTaken := strings.Contains(st.Reason, fmt.Sprintf(coordinator.CancelKeyNotTaken, id))
+		keyKept = !notTaken && !terminal(st.Status)
+		keyDrop = !keyKept
+		switch {
+		case notTaken:
+			removed := ""
+			if keyOut != "" {
+				removed = "; " + keyOut + " is removed"
+			}
+			fmt.Fprintf(c.App.ErrWriter, "pairfed: note: job %s was already queued or running at the coordinator under another cancel key (an earlier submission of this id): this run's cancel key does not cancel it%s\n", id, removed)
+		case !keyKept:
+		case c.Bool("json") && c.Bool("wait"):
+			fmt.Fprintf(c.App.ErrWriter, "pairfed: job %s is %s; its cancel key is %s (also in the JSON printed at the end): pairfed job cancel --cancel-key KEY %s\n", id, st.Status, keyHex, id)
+		case !c.Bool("json"):
+			fmt.Fprintf(c.App.Writer, "cancel key: %s\n", keyHex)
+			use := "--cancel-key " + keyHex
+			if keyOut != "" {
+				use = "--cancel-key @" + keyOut
+				fmt.Fprintf(c.App.Writer, "cancel key written to %s (mode 0600)\n", keyOut)
+			}
+			fmt.Fprintf(c.App.Writer, "only this key (or the coordinator operator's admin key) cancels job %s: pairfed job cancel %s %s; keep it secret\n", id, use, id)
+		}
+	}
 	statuses := make(chan *protocol.JobStatus, 16)
 	unsub, err := t.Subscribe(protocol.ClientSubject(fed, client), func(_ string, b []byte) {
 		m, err := protocol.Decode(b)
@@ -448,10 +525,20 @@ func runJobSubmit(c *cli.Context) error {
 			case <-ctx.Done():
 				timer.Stop()
 				if st == nil {
+					// The submission may have reached the coordinator and
+					// only its reply been lost: the key is not thrown away.
+					kept := "its cancel key is " + keyHex
+					if keyOut != "" {
+						kept = "its cancel key is kept in " + keyOut
+					}
+					fmt.Fprintf(c.App.ErrWriter, "pairfed: note: if the coordinator queued job %s all the same, %s\n", id, kept)
 					return fmt.Errorf("job submit: no answer from a coordinator of federation %s at %s within %v", fed, node.RedactedServers(c.String("nats")), c.Duration("timeout"))
 				}
 				return fmt.Errorf("job submit: job %s still %s after %v", id, st.Status, c.Duration("timeout"))
 			case s := <-statuses:
+				if st == nil {
+					first(s)
+				}
 				st = s
 				if !c.Bool("wait") || terminal(st.Status) {
 					break listen
@@ -465,6 +552,12 @@ func runJobSubmit(c *cli.Context) error {
 	}
 	rep := &submitReport{Job: st.Job, Status: st.Status, Reason: st.Reason, Algorithm: st.Algo, Phases: st.Phases, Sites: st.Sites,
 		Dropped: st.Dropped, Refused: st.Refused, NTest: st.TestRecords, Privacy: st.Privacy, Model: st.Model, Seconds: time.Since(start).Seconds()}
+	if keyKept {
+		rep.CancelKey = keyHex
+		if keyOut != "" {
+			rep.CancelKeyFile = keyOut
+		}
+	}
 	if st.TestRecords > 0 {
 		if st.Metric == protocol.MetricKNN3 {
 			rep.KNN3 = experiment.Summarize([]float64{st.AUC})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -27,7 +28,9 @@ func jobListCommand() *cli.Command {
 		Description: `Asks the coordinator for its jobs (a job list: it never starts a job), page by page (at most 100
    jobs a reply), and prints one line per job: id, algorithm, status, whether its result is private
    (yes, or NOT with the reason), its sites, and when it was submitted and finished (UTC; "-" when
-   the coordinator does not know, e.g. a job refused on arrival).
+   the coordinator does not know, e.g. a job refused on arrival). A queued or running job's status
+   says who may cancel it: "(cancel: its key only)" (its cancel key or the coordinator's admin key;
+   see job cancel) or "(cancel: any client)" (submitted without a cancel key).
 
 Examples:
    pairfed job list --nats nats://coord:4222
@@ -50,21 +53,29 @@ func jobCancelCommand() *cli.Command {
 		Description: `A queued job leaves the queue (nothing was announced, no site is charged). A running job is
    aborted through the coordinator's abort path: every participant is sent an Abort and releases
    nothing further; the phases already aggregated stay charged in the ledgers (those releases
-   happened). The job's status becomes failed, "cancelled by <client>". A job that already ended
+   happened). The job's status becomes failed, "cancelled by <client> …". A job that already ended
    is left as it is.
 
-   Any client of the deployment's client account may cancel any job (the account that may submit
-   jobs; the submitting process's token is not needed — it is lost when job submit exits); the
-   canceller's client token is in the status and the coordinator's log.
+   Who may cancel: a job submitted by this version of job submit carries the hash of a cancel key,
+   and only that key (--cancel-key, printed by job submit or in its --cancel-key-out file) or the
+   coordinator operator's admin key (the file admin.key in the coordinator's state directory, made
+   at its first start) cancels it; other holders of the client login are refused and the job runs
+   on. A job submitted without a key (older clients) may be cancelled by any client of the
+   deployment's client account. job list says which rule applies to each queued or running job.
+   The canceller's client token and the key it used are in the status and the coordinator's log
+   (never the key itself). Prefer --cancel-key @FILE: a key on the command line is visible to
+   other users of the host.
 
-Exit status: 0 cancelled, 1 the job had already ended or is unknown.
+Exit status: 0 cancelled, 1 the job had already ended, is unknown, or the key was refused.
 
 Examples:
-   pairfed job cancel --nats nats://coord:4222 job-7`,
+   pairfed job cancel --nats nats://coord:4222 --cancel-key @job-7.key job-7
+   pairfed job cancel --nats nats://coord:4222 --cancel-key @/var/lib/pairfed/coord/admin.key job-7   # the operator`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "nats", Required: true, Usage: "URL of the federation's NATS server"},
 			federationFlag(),
 			jobIDFlag(),
+			&cli.StringFlag{Name: "cancel-key", Usage: "the job's cancel key (64 hex digits, printed by job submit), or @FILE to read it from FILE (job submit --cancel-key-out, or the operator's STATE/admin.key)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the job's status as JSON"},
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "give up waiting for the coordinator after this long"},
 		}, connFlags()...),
@@ -122,8 +133,13 @@ func printJobList(w io.Writer, jobs []protocol.JobSummary) {
 			}
 		}
 		status := j.Status
-		if strings.HasPrefix(j.Reason, coordinator.CancelPrefix) {
+		switch {
+		case strings.HasPrefix(j.Reason, coordinator.CancelPrefix):
 			status += " (" + strings.SplitN(j.Reason, " while ", 2)[0] + ")"
+		case strings.Contains(j.Reason, coordinator.CancelByKeyNote):
+			status += " (cancel: its key only)"
+		case strings.Contains(j.Reason, coordinator.CancelByAnyNote):
+			status += " (cancel: any client)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.Job, orDash(j.Algo), status, private, orDash(strings.Join(j.Sites, ",")), unixText(j.Submitted), unixText(j.Finished))
 	}
@@ -149,8 +165,12 @@ func runJobCancel(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	key, err := cancelKeyArg(c.String("cancel-key"))
+	if err != nil {
+		return err
+	}
 	m, client, err := askCoordinator(c, "job cancel", func(client string) protocol.Message {
-		return &protocol.JobCancel{Job: id, Client: client}
+		return &protocol.JobCancel{Job: id, Client: client, Key: key}
 	}, func(m protocol.Message) bool { st, ok := m.(*protocol.JobStatus); return ok && st.Job == id })
 	if err != nil {
 		return err
@@ -168,11 +188,36 @@ func runJobCancel(c *cli.Context) error {
 		}
 		return nil
 	}
+	if r, ok := strings.CutPrefix(st.Reason, coordinator.CancelRefusedPrefix); ok {
+		return cli.Exit(fmt.Sprintf("job cancel: refused: %s; nothing was cancelled, job %s is still %s", r, id, st.Status), 1)
+	}
 	why := ""
 	if st.Reason != "" {
 		why = ": " + st.Reason
 	}
 	return cli.Exit(fmt.Sprintf("job cancel: job %s is %s%s; nothing was cancelled", id, st.Status, why), 1)
+}
+
+// cancelKeyArg parses --cancel-key: empty (no key), the key's hex, or
+// @FILE holding it (job submit --cancel-key-out, or a coordinator's
+// admin.key).
+func cancelKeyArg(v string) ([]byte, error) {
+	if v == "" {
+		return nil, nil
+	}
+	text, from := v, "the value"
+	if path, ok := strings.CutPrefix(v, "@"); ok {
+		b, err := readInput("--cancel-key", path, 4096)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("job cancel: %w", err)}
+		}
+		text, from = string(b), path
+	}
+	key, err := hex.DecodeString(strings.TrimSpace(text))
+	if err != nil || len(key) != protocol.CancelKeyLen {
+		return nil, usageError{fmt.Errorf("job cancel: --cancel-key: %s is not a cancel key (want %d hex digits, as job submit printed it or wrote it with --cancel-key-out; @FILE reads it from FILE)", from, 2*protocol.CancelKeyLen)}
+	}
+	return key, nil
 }
 
 // askCoordinator publishes the message build(client) on the federation's
