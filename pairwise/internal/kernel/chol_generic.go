@@ -19,3 +19,6 @@ func CholLowerRecip(l []float64, d int) bool { return CholLowerRecipGo(l, d) }
 
 // CholSolveRecip is CholSolveRecipGo off amd64 and under purego.
 func CholSolveRecip(l []float64, d int, x []float64) { CholSolveRecipGo(l, d, x) }
+
+// Axpy is AxpyGo off amd64 and under purego.
+func Axpy(a float64, x, y []float64) { AxpyGo(a, x, y) }
