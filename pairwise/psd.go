@@ -116,6 +116,9 @@ type psdProjector struct {
 	// failed its residual test and went to the division-pivot iteration.
 	fastSteps      int
 	recipFallbacks int
+	// verifiedSteps counts the fast steps of metricObjective.stepProject
+	// (the update made by the caller, isStep skipped).
+	verifiedSteps int
 }
 
 // newPSDProjector returns the projector onto the set named kind ("psd",

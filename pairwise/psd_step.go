@@ -1,8 +1,10 @@
 package pairwise
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/pairfed/pairfed/pairwise/internal/kernel"
 )
@@ -101,6 +103,31 @@ func (p *psdProjector) ProjectStep(w []float64, k, c float64, v []float64) {
 		return
 	}
 	p.Project(w)
+}
+
+// projectStep is ProjectStep for a w the caller has made as the update of
+// p.last by (k, c, v) itself (metricObjective.stepProject): the same
+// guards and fast paths without isStep's entry-by-entry verification.
+func (p *psdProjector) projectStep(w []float64, k, c float64, v []float64) {
+	if p.lastOK && len(v) == p.d && len(w) == p.d*p.d && k > 0 && k <= 1 && !math.IsNaN(c) && !math.IsInf(c, 0) && p.stepFast(w, k, c, v) {
+		p.remember(w)
+		p.fastSteps++
+		p.verifiedSteps++
+		return
+	}
+	p.Project(w)
+}
+
+// equalBits reports whether a and b hold the same float64 bits (runtime's
+// vectorized memory compare).
+func equalBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 {
+		return true
+	}
+	return bytes.Equal(unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), 8*len(a)), unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), 8*len(b)))
 }
 
 // isStep reports whether w is exactly (in ==) metricObjective.Step's

@@ -1,6 +1,7 @@
 package pairwise
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -509,6 +510,69 @@ func TestPSDStepAdversarial(t *testing.T) {
 				}
 				if recip {
 					t.Logf("%s d=%d: fast %d/%d (fall-backs %d, clipped %d), worst ‖fast − dsyev‖/max(1, ‖A‖) = %.2g", kind, d, fast, trials, fallbacks, clipped, worst)
+				}
+			}
+		}
+	}
+}
+
+// hideFused is an Objective without metricObjective's stepProject, so that
+// RunPairSGD runs Step and then Project.
+type hideFused struct{ Objective }
+
+// TestMetricStepProjectMatchesStepThenProject: RunPairSGD's fused call
+// (metricObjective.stepProject, which skips ProjectStep's entry-by-entry
+// check of the update it made itself) gives the model, the last iterate
+// and the step counts of Step followed by Project bit for bit, for each PSD
+// set, dense and CSR records, λ = 0 and λ > 0, hinge and logistic losses;
+// and on dense records it answers most steps through that path (else the
+// comparison would be vacuous).
+func TestMetricStepProjectMatchesStepThenProject(t *testing.T) {
+	rng := rand.New(rand.NewPCG(53, 54))
+	n, d := 200, 7
+	x := make([]float64, n*d)
+	y := make([]float64, n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < d; j++ {
+			x[i*d+j] = rng.NormFloat64() / 3
+		}
+		y[i] = 1
+		if x[i*d]-0.6*x[i*d+2]+0.2*rng.NormFloat64() < 0 {
+			y[i] = -1
+		}
+	}
+	dense, sparse := sparsify(rng, &Dataset{N: n, D: d, X: x, Y: y}, 0.5)
+	for _, kind := range []string{"psd", "frobenius-psd", "nuclear-psd"} {
+		for _, loss := range []Loss{MetricHinge{}, MetricLogistic{}} {
+			for _, lambda := range []float64{0, 0.01} {
+				for dsi, ds := range []*Dataset{dense, sparse} {
+					var res [2]*Result
+					var verified int
+					for f := 0; f < 2; f++ {
+						obj, err := NewObjective(ds, ObjectiveConfig{Task: TaskMetric, Loss: loss, Constraint: kind, Radius: 1.5, Lambda: lambda})
+						if err != nil {
+							t.Fatal(err)
+						}
+						run := obj
+						if f == 1 {
+							run = hideFused{obj}
+						}
+						r, err := RunPairSGD(context.Background(), run, RunConfig{Eta: 0.2}, rand.New(rand.NewPCG(55, 56)), &PrevInstance{N: n}, 2000, Constant)
+						if err != nil {
+							t.Fatal(err)
+						}
+						res[f] = r
+						if f == 0 {
+							verified = obj.(*metricObjective).proj.(*psdProjector).verifiedSteps
+						}
+					}
+					name := fmt.Sprintf("%s/%s/λ=%g/%s", kind, loss.Name(), lambda, []string{"dense", "csr"}[dsi])
+					if !equalBits(res[0].W, res[1].W) || !equalBits(res[0].Last, res[1].Last) || res[0].PairGrads != res[1].PairGrads {
+						t.Errorf("%s: fused and Step+Project runs differ", name)
+					}
+					if dsi == 0 && verified < 300 {
+						t.Errorf("%s: the fused path answered %d steps", name, verified)
+					}
 				}
 			}
 		}
