@@ -89,6 +89,40 @@ func (o *metricObjective) Project(w []float64) {
 	o.proj.Project(w)
 }
 
+// stepProject is Step followed by Project, as RunPairSGD calls them, with
+// the same result bit for bit. When w is, bit for bit, the PSD projector's
+// last output P (as it is between the steps of a run: Project remembered
+// it and nothing else wrote w), v is dense and every c·v_a is finite, the
+// update Step writes is by construction the one ProjectStep's isStep would
+// verify entry by entry — each A_ab is computed by the same two
+// operations on the same operands, fl(fl(P_ab·k) + fl(c·v_a)·v_b), and
+// mirrored — and it cannot be NaN (P has none, k ≤ 1, c·v_a is finite),
+// so the verification is skipped (psdProjector.projectStep). Otherwise,
+// and for other projectors, this is Step and Project.
+func (o *metricObjective) stepProject(w []float64, i, j int, eta float64) bool {
+	p, ok := o.proj.(*psdProjector)
+	if !ok || !psdStepFast || o.vIdx != nil || !p.lastOK || len(w) != o.d*o.d || !equalBits(w, p.last) {
+		if o.Step(w, i, j, eta) {
+			o.Project(w)
+			return true
+		}
+		return false
+	}
+	if !o.Step(w, i, j, eta) {
+		return false
+	}
+	o.stepW = nil
+	v, c := o.v[:o.d], o.stepC
+	for _, va := range v {
+		if ca := c * va; ca-ca != 0 { // ±Inf or NaN: ProjectStep decides
+			p.ProjectStep(w, o.stepK, c, v)
+			return true
+		}
+	}
+	p.projectStep(w, o.stepK, c, v)
+	return true
+}
+
 // psdStepFast switches the projector's step fast path on (tests turn it off
 // to compare with the general projection).
 var psdStepFast = true

@@ -111,8 +111,14 @@ type psdProjector struct {
 	z      []float64 // d: its second solve (the model step's ψ″)
 	q      []float64 // d: the last eigenvector ProjectStep clipped, while qOK
 	qOK    bool
-	// fastSteps counts the ProjectStep calls its fast paths answered.
-	fastSteps int
+	// fastSteps counts the ProjectStep calls its fast paths answered;
+	// recipFallbacks the clipped steps whose reciprocal-pivot eigenpair
+	// failed its residual test and went to the division-pivot iteration.
+	fastSteps      int
+	recipFallbacks int
+	// verifiedSteps counts the fast steps of metricObjective.stepProject
+	// (the update made by the caller, isStep skipped).
+	verifiedSteps int
 }
 
 // newPSDProjector returns the projector onto the set named kind ("psd",

@@ -1,6 +1,7 @@
 package pairwise
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -345,6 +346,233 @@ func TestMatVecMatchesDot(t *testing.T) {
 			for a := 0; a < d; a++ {
 				if want := dot(w[a*d:(a+1)*d], x); math.Float64bits(y[a]) != math.Float64bits(want) {
 					t.Fatalf("d=%d row %d: %v, dot %v", d, a, y[a], want)
+				}
+			}
+		}
+	}
+}
+
+// adversarialPSD returns a d×d positive semidefinite P = Q diag(λ) Qᵀ (Q a
+// random orthogonal matrix) with the spectrum named by kind, a step
+// direction v for it, and ψ₀ = vᵀP⁺v (+Inf when v has weight on P's null
+// space): A = kP − |c|vvᵀ has a negative eigenvalue iff |c|·ψ₀/k > 1.
+func adversarialPSD(rng *rand.Rand, d int, kind string) (P, v []float64, psi0 float64) {
+	q := make([]float64, d*d) // rows: orthonormal vectors (Gram–Schmidt)
+	for a := 0; a < d; a++ {
+		row := q[a*d : (a+1)*d]
+		for {
+			for i := range row {
+				row[i] = rng.NormFloat64()
+			}
+			for b := 0; b < a; b++ {
+				axpy(-dot(row, q[b*d:(b+1)*d]), q[b*d:(b+1)*d], row)
+			}
+			if n := math.Sqrt(dot(row, row)); n > 1e-3 {
+				scale(1/n, row)
+				break
+			}
+		}
+	}
+	lam := make([]float64, d)
+	for i := range lam {
+		lam[i] = 0.5 + rng.Float64()
+	}
+	v = make([]float64, d)
+	for i := range v {
+		v[i] = rng.NormFloat64()
+	}
+	switch kind {
+	case "repeated": // one eigenvalue of multiplicity d−2
+		for i := 2; i < d; i++ {
+			lam[i] = 0.7
+		}
+	case "near-degenerate": // a cluster within 1e-10 of each other
+		for i := range lam {
+			lam[i] = 1 + 1e-10*float64(i)
+		}
+	case "rank-deficient": // rank d/2: v has weight on the null space
+		for i := 0; i < d-d/2; i++ {
+			lam[i] = 0
+		}
+	case "rank-one":
+		for i := 1; i < d; i++ {
+			lam[i] = 0
+		}
+	case "null-v": // v entirely in the null space: μ = −|c|‖v‖²
+		for i := 0; i < d/2; i++ {
+			lam[i] = 0
+		}
+		for i := range v {
+			v[i] = 0
+		}
+		for i := 0; i < d/2; i++ {
+			axpy(rng.NormFloat64(), q[i*d:(i+1)*d], v)
+		}
+	case "eigen-v": // v an eigenvector of P, its eigenvalue repeated
+		for i := 1; i < d; i++ {
+			lam[i] = lam[0]
+		}
+		copy(v, q[:d])
+	case "wide": // eigenvalues from 1e-12 to 1e2, one zero
+		for i := range lam {
+			lam[i] = math.Pow(10, -12+14*float64(i)/float64(d-1))
+		}
+		lam[0] = 0
+	}
+	P = make([]float64, d*d)
+	for a := 0; a < d; a++ {
+		for b := 0; b < d; b++ {
+			var s float64
+			for i := 0; i < d; i++ {
+				s += q[i*d+a] * lam[i] * q[i*d+b]
+			}
+			P[a*d+b] = s
+		}
+	}
+	for a := 0; a < d; a++ { // exactly symmetric
+		for b := 0; b < a; b++ {
+			P[a*d+b] = P[b*d+a]
+		}
+	}
+	for i := 0; i < d; i++ {
+		w := dot(q[i*d:(i+1)*d], v)
+		switch {
+		case lam[i] > 0:
+			psi0 += w * w / lam[i]
+		case math.Abs(w) > 1e-12:
+			psi0 = math.Inf(1)
+		}
+	}
+	return P, v, psi0
+}
+
+// TestPSDStepAdversarial: ProjectStep after a negative step (c < 0, the
+// clipped case) from adversarial starting points P — a repeated
+// eigenvalue, a cluster of eigenvalues 1e-10 apart, rank-deficient and
+// rank-one P, v in P's null space or an eigenvector of a multiple
+// eigenvalue, eigenvalues spread over 14 decades — with |c| such that
+// |c|·ψ₀/k − 1 runs from 1e-9 (μ near rounding) to 10 on every other trial
+// (a negative eigenvalue to clip by construction) and |c| from 1e-9 to 10
+// on the others, equals the dsyev projection within
+// 1e-10·max(1, ‖A‖_F) (the fast path's stated bound is ≈ 3e-11·‖A‖_F),
+// with the reciprocal-pivot iteration (the default) and with the
+// division-pivot reference. The reciprocal path must answer most of these
+// steps itself (not through its fall-back), or the test would compare
+// little of it: at least 80 % of the steps here.
+func TestPSDStepAdversarial(t *testing.T) {
+	kinds := []string{"random", "repeated", "near-degenerate", "rank-deficient", "rank-one", "null-v", "eigen-v", "wide"}
+	for _, recip := range []bool{true, false} {
+		for _, kind := range kinds {
+			for _, d := range []int{3, 8, 20} {
+				rng := rand.New(rand.NewPCG(51, uint64(d)))
+				old := psdStepRecip
+				psdStepRecip = recip
+				fast, fallbacks, clipped, worst := 0, 0, 0, 0.0
+				const trials = 40
+				for trial := 0; trial < trials; trial++ {
+					P, v, psi0 := adversarialPSD(rng, d, kind)
+					k := 1.0
+					if trial%3 == 0 {
+						k = 0.99
+					}
+					c := -math.Pow(10, -9+10*rng.Float64())
+					if trial%2 == 0 && !math.IsInf(psi0, 0) {
+						c = -(1 - c) * k / psi0
+					}
+					p := newPSDProjector("frobenius-psd", 1e6, d)
+					ref := newPSDProjector("frobenius-psd", 1e6, d)
+					w := slices.Clone(P)
+					p.Project(w)
+					a := make([]float64, d*d)
+					stepUpdate(a, w, d, k, c, v)
+					want := slices.Clone(a)
+					ref.Project(want)
+					copy(w, a)
+					before, fb := p.fastSteps, p.recipFallbacks
+					p.ProjectStep(w, k, c, v)
+					if p.fastSteps > before {
+						fast++
+					}
+					fallbacks += p.recipFallbacks - fb
+					if !slices.Equal(w, a) {
+						clipped++
+					}
+					diff, _ := frobDiff(w, want)
+					na := math.Sqrt(dot(a, a))
+					if !(diff <= 1e-10*max(1, na)) {
+						t.Fatalf("recip=%v %s d=%d trial %d (c = %g): ‖fast − dsyev‖ = %g, ‖A‖ = %g", recip, kind, d, trial, c, diff, na)
+					}
+					worst = max(worst, diff/max(1, na))
+				}
+				psdStepRecip = old
+				if fast-fallbacks < trials*8/10 {
+					t.Errorf("recip=%v %s d=%d: the fast path answered %d of %d steps (%d through the fall-back)", recip, kind, d, fast, trials, fallbacks)
+				}
+				if recip {
+					t.Logf("%s d=%d: fast %d/%d (fall-backs %d, clipped %d), worst ‖fast − dsyev‖/max(1, ‖A‖) = %.2g", kind, d, fast, trials, fallbacks, clipped, worst)
+				}
+			}
+		}
+	}
+}
+
+// hideFused is an Objective without metricObjective's stepProject, so that
+// RunPairSGD runs Step and then Project.
+type hideFused struct{ Objective }
+
+// TestMetricStepProjectMatchesStepThenProject: RunPairSGD's fused call
+// (metricObjective.stepProject, which skips ProjectStep's entry-by-entry
+// check of the update it made itself) gives the model, the last iterate
+// and the step counts of Step followed by Project bit for bit, for each PSD
+// set, dense and CSR records, λ = 0 and λ > 0, hinge and logistic losses;
+// and on dense records it answers most steps through that path (else the
+// comparison would be vacuous).
+func TestMetricStepProjectMatchesStepThenProject(t *testing.T) {
+	rng := rand.New(rand.NewPCG(53, 54))
+	n, d := 200, 7
+	x := make([]float64, n*d)
+	y := make([]float64, n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < d; j++ {
+			x[i*d+j] = rng.NormFloat64() / 3
+		}
+		y[i] = 1
+		if x[i*d]-0.6*x[i*d+2]+0.2*rng.NormFloat64() < 0 {
+			y[i] = -1
+		}
+	}
+	dense, sparse := sparsify(rng, &Dataset{N: n, D: d, X: x, Y: y}, 0.5)
+	for _, kind := range []string{"psd", "frobenius-psd", "nuclear-psd"} {
+		for _, loss := range []Loss{MetricHinge{}, MetricLogistic{}} {
+			for _, lambda := range []float64{0, 0.01} {
+				for dsi, ds := range []*Dataset{dense, sparse} {
+					var res [2]*Result
+					var verified int
+					for f := 0; f < 2; f++ {
+						obj, err := NewObjective(ds, ObjectiveConfig{Task: TaskMetric, Loss: loss, Constraint: kind, Radius: 1.5, Lambda: lambda})
+						if err != nil {
+							t.Fatal(err)
+						}
+						run := obj
+						if f == 1 {
+							run = hideFused{obj}
+						}
+						r, err := RunPairSGD(context.Background(), run, RunConfig{Eta: 0.2}, rand.New(rand.NewPCG(55, 56)), &PrevInstance{N: n}, 2000, Constant)
+						if err != nil {
+							t.Fatal(err)
+						}
+						res[f] = r
+						if f == 0 {
+							verified = obj.(*metricObjective).proj.(*psdProjector).verifiedSteps
+						}
+					}
+					name := fmt.Sprintf("%s/%s/λ=%g/%s", kind, loss.Name(), lambda, []string{"dense", "csr"}[dsi])
+					if !equalBits(res[0].W, res[1].W) || !equalBits(res[0].Last, res[1].Last) || res[0].PairGrads != res[1].PairGrads {
+						t.Errorf("%s: fused and Step+Project runs differ", name)
+					}
+					if dsi == 0 && verified < 300 {
+						t.Errorf("%s: the fused path answered %d steps", name, verified)
+					}
 				}
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/pairfed/pairfed/pairwise/internal/kernel"
 )
 
 // Schedule names how the step size η_t follows from the base step size η.
@@ -184,7 +186,9 @@ func (a *Averager) before(cur []float64, eta float64) {
 	a.pending += eta
 	a.weight += eta
 	if a.stale {
-		axpy(a.pending, a.prev, a.sum)
+		// axpy's sums bit for bit, eight entries per instruction pair with
+		// AVX2 (w is d² long for the metric task).
+		kernel.Axpy(a.pending, a.prev, a.sum)
 		a.pending = 0
 		copy(a.prev, cur)
 		a.stale = false

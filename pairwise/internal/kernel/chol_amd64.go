@@ -96,3 +96,54 @@ func MatVec4(w []float64, d int, x []float64, y *[4]float64) {
 	}
 	matVec4AVX(&w[0], d, &x[0], y)
 }
+
+//go:noescape
+func cholRowRecipAVX(l *float64, d int, ri *float64, j0, n int, col int)
+
+//go:noescape
+func cholRow4RecipAVX(l *float64, d int, ri *float64, n int, col int)
+
+//go:noescape
+func cholBackRecipAVX(l *float64, d int, x *float64)
+
+// CholLowerRecip computes CholLowerRecipGo's factor bit for bit: CholLower's
+// code with the reciprocal-pivot kernels (chol_recip_amd64.s, the same
+// instructions with each division by a pivot a multiplication by the
+// stored 1/L_jj) and 1/√s on the diagonal.
+func CholLowerRecip(l []float64, d int) bool {
+	if !UseAVX2 || d < 1 {
+		return CholLowerRecipGo(l, d)
+	}
+	l = l[:d*d]
+	for i := 0; i < d; i++ {
+		j0 := 0
+		if q := i &^ 3; q+3 < d {
+			j0 = q
+			if i == q && q > 0 {
+				cholRow4RecipAVX(&l[0], d, &l[i*d], q, i)
+			}
+		}
+		ri := l[i*d : i*d+i+1]
+		if i > j0 {
+			cholRowRecipAVX(&l[0], d, &ri[0], j0, i, i)
+		}
+		s := ri[i] - dot(ri[:i], ri[:i])
+		if !(s > 0) || math.IsInf(s, 0) {
+			return false
+		}
+		ri[i] = 1 / math.Sqrt(s)
+	}
+	return true
+}
+
+// CholSolveRecip computes CholSolveRecipGo's solution bit for bit (the
+// reciprocal-pivot forward row and backward axpy kernels).
+func CholSolveRecip(l []float64, d int, x []float64) {
+	if !UseAVX2 || d < 1 {
+		CholSolveRecipGo(l, d, x)
+		return
+	}
+	l, x = l[:d*d], x[:d]
+	cholRowRecipAVX(&l[0], d, &x[0], 0, d, -1)
+	cholBackRecipAVX(&l[0], d, &x[0])
+}
