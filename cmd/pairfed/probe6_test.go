@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pairfed/pairfed/store"
+	"github.com/pairfed/pairfed/worker"
 )
 
 // probe6Refused runs args, wants an error containing every want, and
@@ -74,4 +77,73 @@ func TestProbe6StrayArguments(t *testing.T) {
 	if out, err := runCLI(t, "algos", "dpegd"); err != nil || !strings.Contains(out, "dpegd") {
 		t.Errorf("algos dpegd: %v\n%s", err, out)
 	}
+}
+
+// TestProbe6AuditZeros: an explicit 0 was read as "the default": --noise-scale
+// 0 audited noise ×1, --confidence 0 ran at 0.95.
+func TestProbe6AuditZeros(t *testing.T) {
+	for _, f := range []string{"trials", "confidence", "noise-scale"} {
+		probe6Refused(t, "", []string{"audit", "--algo", "dpegd", "--epsilon", "1", "--" + f, "0"}, "--"+f+" 0 is not a valid value", "leave it out for the default")
+	}
+}
+
+// TestProbe6SweepSingleClass: the sweep ran fed-avg on single-class sites
+// (AUC 0.5) without the warning simulate gives.
+func TestProbe6SweepSingleClass(t *testing.T) {
+	dir := t.TempDir()
+	out, err := runCLI(t, "experiment", "sweep", "--data", "../../datasets/diabetes", "--algos", "fed-avg", "--sites", "3",
+		"--partition", "single-class", "--runs", "1", "--out", dir, "--no-progress")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "warning: --partition single-class with fed-avg") || !strings.Contains(out, "fed-dp-lda") {
+		t.Errorf("no warning naming fed-avg and the algorithms for single-class sites:\n%s", out)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "results.md"))
+	if !strings.Contains(string(md), "cannot learn from sites that hold one class") {
+		t.Errorf("results.md does not note it:\n%s", md)
+	}
+}
+
+// TestProbe6LedgerExportDash: --out - wrote a file named "-".
+func TestProbe6LedgerExportDash(t *testing.T) {
+	dir := t.TempDir()
+	state := probe6SiteLedger(t, dir)
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	out, err := runCLI(t, "ledger", "export", "--state", state, "--out", "-")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.HasPrefix(out, "site,job,phase") {
+		t.Errorf("the export is not on standard output:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "-")); err == nil {
+		t.Error(`a file named "-" was written`)
+	}
+}
+
+// probe6SiteLedger writes a site's state directory under dir with one
+// charge and returns it.
+func probe6SiteLedger(t *testing.T, dir string) string {
+	t.Helper()
+	state := filepath.Join(dir, "site")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := claimSiteDir(state, "h1"); err != nil {
+		t.Fatal(err)
+	}
+	l, _, _, err := store.OpenLedger(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append(worker.Release{Job: "j", Phase: 1, Records: 5, Sigma: 2, Epsilon: 0.6, Delta: 1e-3, Secure: true}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	return state
 }
