@@ -24,7 +24,7 @@ func experimentCommand() *cli.Command {
 		&cli.StringFlag{Name: "sizes", Usage: "comma-separated training-set sizes n: adds the AUC-vs-n grid (each run's training split subsampled to n)"},
 		&cli.Float64Flag{Name: "size-epsilon", Usage: "ε of the private algorithms in the size grid", DefaultText: "the largest of --epsilons"},
 		&cli.IntFlag{Name: "sites", Usage: "number of sites of the federated algorithms (fed-*), simulated in this process"},
-		&cli.StringFlag{Name: "partition", Value: "iid", Usage: "federated partition: iid, label-skew:β or single-class (each site holds one class: only fed-dp-lda, fed-dp-pair-sgd, fed-dp-spauc, fed-dp-ssp and fed-dp-ssp-mean learn from such sites)"},
+		&cli.StringFlag{Name: "partition", Value: "iid", Usage: "federated partition: iid, label-skew:β or single-class (each site holds one class; the algorithms that learn from such sites: " + strings.Join(fedalgo.SingleClassNames(), ", ") + ")"},
 		&cli.StringFlag{Name: "local-algo", Usage: "fed-oneshot: the private single-site algorithm every site runs"},
 		&cli.StringFlag{Name: "transport", Value: "nats", Usage: "federated transport: nats (embedded server) or mem"},
 		&cli.IntFlag{Name: "runs", Value: 3, Usage: "repeats per cell (algorithm × ε × n)"},
