@@ -8,6 +8,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -146,4 +147,50 @@ func probe6SiteLedger(t *testing.T, dir string) string {
 	}
 	l.Close()
 	return state
+}
+
+// TestProbe6ScoreFiles: score of a file with a UTF-8 byte order mark
+// (Excel's "CSV UTF-8") was refused, `has no column "patient_id"` listing
+// a column that looked the same; a cell of 5 MB was quoted whole in the
+// error and a header of 100 000 unknown columns was listed whole.
+func TestProbe6ScoreFiles(t *testing.T) {
+	dir := t.TempDir()
+	m := probe5Model(t, dir, "m.json", "")
+	plain, err := os.ReadFile(patientsCSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bom := filepath.Join(dir, "bom.csv")
+	os.WriteFile(bom, append([]byte("\xef\xbb\xbf"), strings.ReplaceAll(string(plain), "\n", "\r\n")...), 0o644)
+	want, err := runCLI(t, "score", "--model", m, "--data", patientsCSV, "--id-column", "patient_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := runCLI(t, "score", "--model", m, "--data", bom, "--id-column", "patient_id")
+	if err != nil || got != want {
+		t.Errorf("score of the file with a BOM and CRLF: %v\n%s\nwant\n%s", err, got, want)
+	}
+	if out, err := runCLI(t, "evaluate", "--model", m, "--data", bom); err != nil || !strings.Contains(out, "n = 60") {
+		t.Errorf("evaluate of the file with a BOM: %v\n%s", err, out)
+	}
+
+	lines := strings.SplitAfter(string(plain), "\n")
+	long := filepath.Join(dir, "long.csv")
+	row := strings.SplitN(lines[1], ",", 3)
+	os.WriteFile(long, []byte(lines[0]+row[0]+","+strings.Repeat("7", 5<<20)+","+row[2]+strings.Join(lines[2:], "")), 0o644)
+	_, err = runCLI(t, "score", "--model", m, "--data", long, "--id-column", "patient_id")
+	if err == nil || len(err.Error()) > 2000 || !strings.Contains(err.Error(), "(5242880 bytes)") {
+		t.Errorf("a 5 MB cell: error of %d bytes, want a short one giving the cell's length: %.300v", len(err.Error()), err)
+	}
+
+	var cols []string
+	for i := range 100000 {
+		cols = append(cols, "c"+strconv.Itoa(i))
+	}
+	wide := filepath.Join(dir, "wide.csv")
+	os.WriteFile(wide, []byte(strings.TrimSuffix(lines[0], "\n")+","+strings.Join(cols, ",")+"\n"+strings.Join(lines[1:], "")), 0o644)
+	_, err = runCLI(t, "score", "--model", m, "--data", wide, "--id-column", "patient_id")
+	if err == nil || len(err.Error()) > 2000 || !strings.Contains(err.Error(), "(99980 more)") {
+		t.Errorf("a header of 100 000 unknown columns: error of %d bytes, want the first 20 and the count: %.300v", len(err.Error()), err)
+	}
 }
