@@ -194,3 +194,30 @@ func TestProbe6ScoreFiles(t *testing.T) {
 		t.Errorf("a header of 100 000 unknown columns: error of %d bytes, want the first 20 and the count: %.300v", len(err.Error()), err)
 	}
 }
+
+// TestProbe6ReportDamagedJob: a cut job record was "unexpected end of JSON
+// input"; a missing --state and an empty --job named no fix.
+func TestProbe6ReportDamagedJob(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "coord")
+	os.MkdirAll(filepath.Join(state, "jobs"), 0o700)
+	os.WriteFile(filepath.Join(state, "jobs", "j1.json"), []byte(`{"job": "j1", "sta`), 0o600)
+	out := filepath.Join(dir, "r")
+	before := probe6Files(t, dir)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--job", "j1", "--state", state}, "(18 bytes) is not a job record (unexpected end of JSON input): the coordinator writes it whole, so it was cut, edited or damaged; restore it from a backup"},
+		{[]string{"--job", "j1", "--state", filepath.Join(dir, "nosuch")}, "nosuch: no such file or directory: give the coordinator's state directory"},
+		{[]string{"--job", "", "--state", state}, `--job "": protocol: empty job: give the id of a job of --state`},
+	} {
+		_, err := runCLI(t, append(append([]string{"report"}, c.args...), "--out", out)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+	if after := probe6Files(t, dir); after != before {
+		t.Errorf("files changed:\n%s", after)
+	}
+}
