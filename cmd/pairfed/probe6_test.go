@@ -221,3 +221,23 @@ func TestProbe6ReportDamagedJob(t *testing.T) {
 		t.Errorf("files changed:\n%s", after)
 	}
 }
+
+// TestProbe6OutModelDirectory: --out-model in a directory pairfed cannot
+// write into failed after the run, naming its temporary file ("open
+// ./.m.json.4008861012: permission denied"); it is refused before the
+// run, naming the file, the directory and the fix.
+func TestProbe6OutModelDirectory(t *testing.T) {
+	dir := t.TempDir()
+	for _, cmd := range []string{"train", "simulate"} {
+		probe6Refused(t, dir, []string{cmd, "--data", "../../datasets/diabetes", "--out-model", filepath.Join(dir, "nodir", "m.json")},
+			"nodir does not exist: create it first (mkdir -p ")
+	}
+	if os.Geteuid() == 0 {
+		t.Log("running as root: the read-only directory case is skipped (root writes anywhere)")
+		return
+	}
+	ro := filepath.Join(dir, "ro")
+	os.Mkdir(ro, 0o555)
+	probe6Refused(t, dir, []string{"simulate", "--data", "../../datasets/diabetes", "--out-model", filepath.Join(ro, "m.json")},
+		"cannot write "+filepath.Join(ro, "m.json")+": permission denied in its directory", "choose a directory you can write to")
+}
