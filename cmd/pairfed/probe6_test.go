@@ -241,3 +241,15 @@ func TestProbe6OutModelDirectory(t *testing.T) {
 	probe6Refused(t, dir, []string{"simulate", "--data", "../../datasets/diabetes", "--out-model", filepath.Join(ro, "m.json")},
 		"cannot write "+filepath.Join(ro, "m.json")+": permission denied in its directory", "choose a directory you can write to")
 }
+
+// TestProbe6SecAggDropoutBelowThreshold: a dropout leaving fewer sites
+// than the threshold aborted every round after the run started ("secagg:
+// too few surviving sites … threshold 4"), with no fix; it is refused
+// before the run, giving the largest dropout and threshold that work.
+func TestProbe6SecAggDropoutBelowThreshold(t *testing.T) {
+	base := []string{"simulate", "--data", "../../datasets/diabetes", "--feature-bounds", "../../schemas/diabetes.json",
+		"--algo", "fed-dp-local-sgd", "--epsilon", "1", "--secure-aggregation", "--sites", "4", "--no-progress"}
+	probe6Refused(t, "", append(base, "--secagg-threshold", "4", "--secagg-dropout", "0.5"),
+		"drops ⌊0.5·4⌋ = 2 of the 4 sites from every round, leaving 2, fewer than the threshold t = 4 (--secagg-threshold)", "(--secagg-dropout < 0.25) or lower --secagg-threshold to at most 2")
+	probe6Refused(t, "", append(base, "--secagg-dropout", "0.5"), "t = 3 (the default ⌊2N/3⌋+1 of N = 4 sites)", "--secagg-dropout < 0.5")
+}
