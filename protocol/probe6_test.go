@@ -30,3 +30,16 @@ func TestCheckJobNumbersNamesTheFix(t *testing.T) {
 		}
 	}
 }
+
+// TestValidNameShowsTheCharacter: a name with a non-ASCII letter showed its
+// first byte as a Latin-1 character ("hôpital": byte 1 ('Ã')).
+func TestValidNameShowsTheCharacter(t *testing.T) {
+	err := ValidName("site", "hôpital")
+	if err == nil || !strings.Contains(err.Error(), `byte 1 ('ô') is not in [A-Za-z0-9_-]`) {
+		t.Errorf("%v", err)
+	}
+	err = ValidName("site", "a\xffb")
+	if err == nil || !strings.Contains(err.Error(), `byte 1 ('�')`) {
+		t.Errorf("invalid UTF-8: %v", err)
+	}
+}

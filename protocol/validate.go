@@ -49,7 +49,10 @@ func ValidName(what, s string) error {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return fmt.Errorf("protocol: %s %q: byte %d (%q) is not in [A-Za-z0-9_-]", what, s, i, c)
+			// The character, not its first byte read as Latin-1 (probe 6:
+			// "hôpital" was "byte 1 ('Ã')").
+			r, _ := utf8.DecodeRuneInString(s[i:])
+			return fmt.Errorf("protocol: %s %q: byte %d (%q) is not in [A-Za-z0-9_-]", what, s, i, r)
 		}
 	}
 	return nil
