@@ -84,6 +84,9 @@ func runSweep(c *cli.Context) error {
 	if cfg.Runs < 1 {
 		return usageError{fmt.Errorf("--runs %d must be ≥ 1", cfg.Runs)}
 	}
+	if err := checkOutputDir("--out", c.String("out")); err != nil {
+		return err
+	}
 	opt := dataOptions(c)
 	schema, schemaNotes, err := loadSchema(c, &opt)
 	if err != nil {

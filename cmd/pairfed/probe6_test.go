@@ -253,3 +253,25 @@ func TestProbe6SecAggDropoutBelowThreshold(t *testing.T) {
 		"drops ⌊0.5·4⌋ = 2 of the 4 sites from every round, leaving 2, fewer than the threshold t = 4 (--secagg-threshold)", "(--secagg-dropout < 0.25) or lower --secagg-threshold to at most 2")
 	probe6Refused(t, "", append(base, "--secagg-dropout", "0.5"), "t = 3 (the default ⌊2N/3⌋+1 of N = 4 sites)", "--secagg-dropout < 0.5")
 }
+
+// TestProbe6OutputDirectories: --out "" (an unset variable) of card,
+// report, deploy init and experiment sweep was "mkdir : no such file or
+// directory" — the sweep's after its whole run —, and the sweep wrote its
+// tables into a site's or a coordinator's state directory, which every
+// other output refuses.
+func TestProbe6OutputDirectories(t *testing.T) {
+	dir := t.TempDir()
+	m := probe5Model(t, dir, "m.json", "")
+	state := probe6SiteLedger(t, dir)
+	sweep := []string{"experiment", "sweep", "--data", "../../datasets/diabetes", "--algos", "sgd-prev", "--runs", "1", "--no-progress"}
+	for _, args := range [][]string{
+		{"card", "--model", m},
+		{"report", "--job", "j1", "--state", dir},
+		{"deploy", "init", "--federation", "f", "--sites", "a"},
+		sweep,
+	} {
+		probe6Refused(t, dir, append(args, "--out", ""), `--out "" names no directory (an empty value: an unset variable?)`)
+	}
+	probe6Refused(t, dir, append(sweep, "--out", state), "is inside the state directory", "never write into one")
+	probe6Refused(t, dir, append(sweep, "--out", filepath.Join(state, "sweep")), "is inside the state directory")
+}
