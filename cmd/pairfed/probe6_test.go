@@ -275,3 +275,12 @@ func TestProbe6OutputDirectories(t *testing.T) {
 	probe6Refused(t, dir, append(sweep, "--out", state), "is inside the state directory", "never write into one")
 	probe6Refused(t, dir, append(sweep, "--out", filepath.Join(state, "sweep")), "is inside the state directory")
 }
+
+// TestProbe6SimulateSecAggZeros: --secagg-threshold 0 and --secagg-timeout
+// 0 ran with the defaults without a word.
+func TestProbe6SimulateSecAggZeros(t *testing.T) {
+	for _, f := range []string{"--secagg-threshold", "--secagg-timeout"} {
+		probe6Refused(t, "", []string{"simulate", "--data", "../../datasets/diabetes", "--feature-bounds", "../../schemas/diabetes.json",
+			"--algo", "fed-dp-local-sgd", "--epsilon", "1", "--secure-aggregation", f, "0", "--no-progress"}, f+" 0 is not a valid value", "leave it out for the default")
+	}
+}

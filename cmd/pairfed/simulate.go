@@ -91,6 +91,13 @@ func runSimulate(c *cli.Context) error {
 	if c.IsSet("secagg-dropout") && !c.Bool("secure-aggregation") {
 		return fmt.Errorf("--secagg-dropout %v without --secure-aggregation: the dropout is of secure aggregation rounds; add --secure-aggregation or drop the flag", c.Float64("secagg-dropout"))
 	}
+	// Probe 6 (issue 28): an explicit 0 was read as "the default" (a
+	// threshold of ⌊2N/3⌋+1, a timeout of 50 ticks) without a word.
+	for _, f := range []struct{ name, want string }{{"secagg-threshold", "t in [2, N] (the survivors a round needs)"}, {"secagg-timeout", "a number of ticks ≥ 1"}} {
+		if c.IsSet(f.name) && c.Int(f.name) == 0 {
+			return usageError{fmt.Errorf("simulate: --%s 0 is not a valid value: give %s, or leave it out for the default", f.name, f.want)}
+		}
+	}
 	// Probe 6 (issue 28): a dropout leaving fewer sites than the threshold
 	// aborted every round, reported as "secagg: too few surviving sites: 2
 	// masked inputs, … threshold 4", with no fix.
