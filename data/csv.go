@@ -406,7 +406,7 @@ func (b *builder) categorical(l *layout, cc *catColumn, x []float64, f []byte, l
 	i, ok := cc.index[string(f)]
 	if !ok {
 		if cc.Other < 0 {
-			return false, posErr(b.file, line, j+1, "value %q in categorical column %s is not one of its categories (%s) in %s: add it to the column's \"categories\" if it is a genuine category (the list is public: the same for every file read with this schema), or set \"other\": true to map values outside the list to a catch-all category", f, l.colName(j), catList(cc.Categories), b.schemaName())
+			return false, posErr(b.file, line, j+1, "value %s in categorical column %s is not one of its categories (%s) in %s: add it to the column's \"categories\" if it is a genuine category (the list is public: the same for every file read with this schema), or set \"other\": true to map values outside the list to a catch-all category", quoteShort(f), l.colName(j), catList(cc.Categories), b.schemaName())
 		}
 		i = cc.Other
 	}

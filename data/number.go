@@ -2,8 +2,10 @@ package data
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Outcomes of parseNumber.
@@ -56,11 +58,25 @@ func parseNumberSlow(b []byte) (float64, int) {
 func numProblem(what string, s []byte, outcome int) string {
 	switch outcome {
 	case numNonFinite:
-		return "non-finite " + what + " " + strconv.Quote(string(s))
+		return "non-finite " + what + " " + quoteShort(s)
 	case numOverflow:
-		return what + " " + strconv.Quote(string(s)) + " out of range"
+		return what + " " + quoteShort(s) + " out of range"
 	}
-	return "bad " + what + " " + strconv.Quote(string(s))
+	return "bad " + what + " " + quoteShort(s)
+}
+
+// quoteShort quotes a cell for an error message: whole up to 64 bytes,
+// else its first 40 bytes (whole UTF-8 characters), "…" and its length.
+// Probe 6 (issue 28): a cell of 50 MB was quoted whole, a 50 MB message.
+func quoteShort(s []byte) string {
+	if len(s) <= 64 {
+		return strconv.Quote(string(s))
+	}
+	n := 40
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return strconv.Quote(string(s[:n])+"…") + fmt.Sprintf(" (%d bytes)", len(s))
 }
 
 // exactPow10 holds the powers of ten that float64 represents exactly.

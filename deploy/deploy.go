@@ -323,9 +323,15 @@ func (c *Config) Validate() error {
 				return fmt.Errorf("deploy: two of the client, leaf-node and cluster ports are %d", p[0])
 			}
 		}
-		for _, p := range []int{c.ClientPort, c.LeafPort, c.ClusterPort} {
-			if err := validPort("port", p+n); err != nil {
-				return err
+		// Probe 6 (issue 28): "port 65536 outside 1..65535" named a port
+		// no flag gave, and was said of nodes on distinct hosts too, which
+		// listen on the base ports themselves.
+		for _, p := range []struct {
+			flag string
+			port int
+		}{{"--client-port", c.ClientPort}, {"--leaf-port", c.LeafPort}, {"--cluster-port", c.ClusterPort}} {
+			if c.sharedNodeHost() && p.port+n > 65535 {
+				return fmt.Errorf("deploy: nodes on one host listen on the base ports plus their index: node %d would listen on %s %d + %d = %d, outside 1..65535; give %s ≤ %d", n+1, p.flag, p.port, n, p.port+n, p.flag, 65535-n)
 			}
 		}
 	}

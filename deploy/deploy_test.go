@@ -686,3 +686,19 @@ func TestGenerateHubCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestHubNodePortsNearTheTop (probe 6, issue 28): nodes on one host listen
+// on the base ports plus their index; a base port whose last node's port
+// passes 65535 names the flag, the sum and the largest base that works, and
+// nodes on distinct hosts (which listen on the base ports) may use 65535.
+func TestHubNodePortsNearTheTop(t *testing.T) {
+	c := Config{Federation: "f", Sites: []string{"a", "b"}, HubNodes: []string{"h", "h", "h"}, ClientPort: 65534}
+	err := c.Validate()
+	if err == nil || !strings.Contains(err.Error(), "node 3 would listen on --client-port 65534 + 2 = 65536, outside 1..65535; give --client-port ≤ 65533") {
+		t.Errorf("nodes on one host: %v", err)
+	}
+	c = Config{Federation: "f", Sites: []string{"a", "b"}, HubNodes: []string{"h1", "h2", "h3"}, ClientPort: 65535}
+	if err := c.Validate(); err != nil {
+		t.Errorf("nodes on distinct hosts, client port 65535: %v", err)
+	}
+}

@@ -49,7 +49,10 @@ func ValidName(what, s string) error {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return fmt.Errorf("protocol: %s %q: byte %d (%q) is not in [A-Za-z0-9_-]", what, s, i, c)
+			// The character, not its first byte read as Latin-1 (probe 6:
+			// "hôpital" was "byte 1 ('Ã')").
+			r, _ := utf8.DecodeRuneInString(s[i:])
+			return fmt.Errorf("protocol: %s %q: byte %d (%q) is not in [A-Za-z0-9_-]", what, s, i, r)
 		}
 	}
 	return nil
@@ -568,12 +571,14 @@ func CheckJobNumbers(localPasses, eta, paramRadius, featureRadius, lambda, epsil
 		what string
 		x    float64
 	}{{"local_passes", localPasses}, {"eta", eta}, {"param_radius", paramRadius}, {"feature_radius", featureRadius}, {"lambda", lambda}} {
-		if err := nonNegative(v.what, v.x); err != nil {
-			return err
-		}
 		hi := float64(MaxScale)
 		if v.what == "local_passes" {
 			hi = MaxLocalPasses
+		}
+		// NaN, infinite and negative values get the range and the flag
+		// too (probe 6: "eta = -1 is negative" named no fix).
+		if err := nonNegative(v.what, v.x); err != nil {
+			return fmt.Errorf("%w: give --%s in [%g, %g] (or 0 for the default)", err, flagOf[v.what], float64(MinScale), hi)
 		}
 		if v.x != 0 && (v.x < MinScale || v.x > hi) {
 			return fmt.Errorf("protocol: %s = %v outside [%g, %g] (or 0 for the default): give --%s in that range", v.what, v.x, float64(MinScale), hi, flagOf[v.what])

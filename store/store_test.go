@@ -193,3 +193,28 @@ func TestJobsSaveLoad(t *testing.T) {
 		t.Error("path-like job id accepted")
 	}
 }
+
+// TestLedgerHugeLine: a complete line longer than any entry (probe 6, issue
+// 28) was "bufio.Scanner: token too long"; it is refused naming the file,
+// the line, its length and the fix, by the reader and by a worker opening
+// the ledger, and the file is left as it was.
+func TestLedgerHugeLine(t *testing.T) {
+	good := `{"job":"j","phase":1,"records":3,"sigma":1,"epsilon":1,"delta":0.001,"secure":true}` + "\n"
+	dir := t.TempDir()
+	path := filepath.Join(dir, LedgerFile)
+	content := good + `{"x":"` + strings.Repeat("A", 2<<20) + `"}` + "\n" + good
+	os.WriteFile(path, []byte(content), 0o644)
+	_, rerr := ReadLedger(dir)
+	l, _, _, err := OpenLedger(dir)
+	if err == nil {
+		l.Close()
+	}
+	for _, e := range []error{rerr, err} {
+		if e == nil || !strings.Contains(e.Error(), LedgerFile+":2: a line of 2097160 bytes") || !strings.Contains(e.Error(), "restore it from a backup") {
+			t.Errorf("error %v, want the file, line 2, its length and the fix", e)
+		}
+	}
+	if b, _ := os.ReadFile(path); string(b) != content {
+		t.Error("the ledger was changed")
+	}
+}

@@ -84,6 +84,14 @@ Example:
 			calibrationFlag(),
 		}, dataFlags()...),
 		Action: func(c *cli.Context) error {
+			// Probe 6 (issue 28): the audit reads 0 as "the default", so an
+			// explicit --noise-scale 0 ran with noise ×1 and --confidence 0
+			// at 0.95 (while -1 and 1 were refused).
+			for _, f := range []struct{ name, want string }{{"trials", "≥ 10"}, {"confidence", "in (0, 1), e.g. 0.95"}, {"noise-scale", "> 0 (1: the algorithm's own σ)"}} {
+				if c.IsSet(f.name) && c.Float64(f.name) == 0 && c.Int(f.name) == 0 {
+					return usageError{fmt.Errorf("audit: --%s 0 is not a valid value: give --%s %s, or leave it out for the default", f.name, f.name, f.want)}
+				}
+			}
 			if c.Bool("federated-table") {
 				return fedAuditTable(c)
 			}

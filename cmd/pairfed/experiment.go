@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/pairfed/pairfed/dp"
+	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/sweep"
 	"github.com/urfave/cli/v2"
@@ -22,7 +24,7 @@ func experimentCommand() *cli.Command {
 		&cli.StringFlag{Name: "sizes", Usage: "comma-separated training-set sizes n: adds the AUC-vs-n grid (each run's training split subsampled to n)"},
 		&cli.Float64Flag{Name: "size-epsilon", Usage: "ε of the private algorithms in the size grid", DefaultText: "the largest of --epsilons"},
 		&cli.IntFlag{Name: "sites", Usage: "number of sites of the federated algorithms (fed-*), simulated in this process"},
-		&cli.StringFlag{Name: "partition", Value: "iid", Usage: "federated partition: iid or label-skew:β"},
+		&cli.StringFlag{Name: "partition", Value: "iid", Usage: "federated partition: iid, label-skew:β or single-class (each site holds one class; the algorithms that learn from such sites: " + strings.Join(fedalgo.SingleClassNames(), ", ") + ")"},
 		&cli.StringFlag{Name: "local-algo", Usage: "fed-oneshot: the private single-site algorithm every site runs"},
 		&cli.StringFlag{Name: "transport", Value: "nats", Usage: "federated transport: nats (embedded server) or mem"},
 		&cli.IntFlag{Name: "runs", Value: 3, Usage: "repeats per cell (algorithm × ε × n)"},
@@ -82,6 +84,9 @@ func runSweep(c *cli.Context) error {
 	if cfg.Runs < 1 {
 		return usageError{fmt.Errorf("--runs %d must be ≥ 1", cfg.Runs)}
 	}
+	if err := checkOutputDir("--out", c.String("out")); err != nil {
+		return err
+	}
 	opt := dataOptions(c)
 	schema, schemaNotes, err := loadSchema(c, &opt)
 	if err != nil {
@@ -93,9 +98,23 @@ func runSweep(c *cli.Context) error {
 	}
 	train.Notes = append(schemaNotes, train.Notes...)
 	cfg.Train, cfg.Test, cfg.Bounds = train, test, schema
+	var res0Notes []string
 	total, err := sweep.Validate(cfg)
 	if err != nil {
 		return usageError{err}
+	}
+	// Probe 6 (issue 28): simulate warns of an algorithm that cannot learn
+	// from single-class sites (probe 4); the sweep reported their AUC of
+	// 0.5 without a word.
+	if cfg.Partition == "single-class" {
+		for _, a := range cfg.Algos {
+			if slices.Contains(fedalgo.Names(), a) && !fedalgo.LearnsFromSingleClassSites(a) {
+				w := fmt.Sprintf("--partition single-class with %s: it pairs or fits within each site and cannot learn from sites that hold one class (expect an AUC near 0.5); algorithms for sites of one class: %s",
+					a, strings.Join(fedalgo.SingleClassNames(), ", "))
+				fmt.Fprintf(c.App.ErrWriter, "pairfed: warning: %s\n", w)
+				res0Notes = append(res0Notes, w)
+			}
+		}
 	}
 	bar := startProgress(c, "sweep", total)
 	defer bar.Finish()
@@ -104,7 +123,7 @@ func runSweep(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res.Notes = append(res.Notes, train.Notes...)
+	res.Notes = append(append(res.Notes, res0Notes...), train.Notes...)
 	files, err := res.WriteDir(c.String("out"))
 	if err != nil {
 		return err

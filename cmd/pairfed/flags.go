@@ -69,6 +69,9 @@ func checkDataOptions(c *cli.Context) error {
 // an error of its own type, exit status 1); their usage says "(required)".
 func withUsageErrors(cmd *cli.Command) *cli.Command {
 	cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+		if hinted := globalFlagHint(err); hinted != err {
+			return usageError{hinted}
+		}
 		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: "); ok {
 			var names []string
 			for _, f := range cmd.Flags {

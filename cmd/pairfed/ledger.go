@@ -41,7 +41,7 @@ func ledgerCommand() *cli.Command {
 				Usage: "write every ledger entry as CSV (or JSON lines)",
 				Flags: []cli.Flag{state,
 					&cli.StringFlag{Name: "format", Value: "csv", Usage: "csv or jsonl"},
-					&cli.StringFlag{Name: "out", Usage: "output file (default: standard output)"}},
+					&cli.StringFlag{Name: "out", Usage: "output file (default, or -: standard output)"}},
 				Action: runLedgerExport,
 			},
 			{
@@ -302,7 +302,9 @@ func runLedgerExport(c *cli.Context) error {
 		return usageError{fmt.Errorf("ledger export: --format %q: want csv or jsonl", format)}
 	}
 	var w io.Writer = c.App.Writer
-	if p := c.String("out"); p != "" {
+	// "-" is standard output, as for score --out (probe 6: it wrote a
+	// file named "-").
+	if p := c.String("out"); p != "" && p != "-" {
 		if dir, ok := store.InStateDir(p); ok {
 			return usageError{fmt.Errorf("ledger export: --out %s is inside the state directory %s: an export never writes into a coordinator's or a site's state (it could replace the ledger itself); write it elsewhere", p, dir)}
 		}

@@ -205,11 +205,22 @@ func unknownCommand(group string, cmds func(*cli.Context) []*cli.Command) cli.Ac
 // suggestCommands gives every command that only groups subcommands the
 // unknownCommand action, and every algorithm flag (--algo, --local-algo,
 // --algos) a check that turns a typo into a suggestion.
-func suggestCommands(cmds []*cli.Command) {
+func suggestCommands(cmds []*cli.Command) { suggestCommandsIn(cmds, true) }
+
+// suggestCommandsIn is suggestCommands; noArgs gives the leaf commands
+// that take no arguments the noArguments check (not under `job`, whose
+// commands are being changed elsewhere: probe 6 left them alone).
+func suggestCommandsIn(cmds []*cli.Command, noArgs bool) {
 	for _, cmd := range cmds {
 		if cmd.Action == nil && len(cmd.Subcommands) > 0 {
 			sub := cmd.Subcommands
 			cmd.Action = unknownCommand(cmd.Name, func(*cli.Context) []*cli.Command { return sub })
+		}
+		if noArgs && cmd.Action != nil && len(cmd.Subcommands) == 0 && cmd.ArgsUsage == "" && cmd.Name != "help" {
+			cmd.Action = noArguments(cmd.Action)
+		}
+		if cmd.OnUsageError == nil {
+			cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError{globalFlagHint(err)} }
 		}
 		for _, f := range cmd.Flags {
 			if sf, ok := f.(*cli.StringFlag); ok && sf.Action == nil {
@@ -218,8 +229,56 @@ func suggestCommands(cmds []*cli.Command) {
 				}
 			}
 		}
-		suggestCommands(cmd.Subcommands)
+		suggestCommandsIn(cmd.Subcommands, noArgs && cmd.Name != "job")
 	}
+}
+
+// noArguments refuses the arguments of a command that takes none (its
+// ArgsUsage is empty). urfave/cli stops reading flags at the first
+// argument, so `simulate --verbose true --epsilon 1` read --epsilon 1 as
+// two more arguments and ran fed-avg, not private, without a word (probe 6,
+// issue 28): the command's flags after the argument were never applied.
+func noArguments(action cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if c.NArg() == 0 {
+			return action(c)
+		}
+		args := c.Args().Slice()
+		more := ""
+		if len(args) > 1 {
+			more = fmt.Sprintf(", and the %d after it (%s) were not read as flags", len(args)-1, strings.Join(args[1:min(len(args), 6)], " "))
+			if len(args) > 6 {
+				more = strings.Replace(more, ") were", " …) were", 1)
+			}
+		}
+		return usageError{fmt.Errorf("%s takes no arguments, got %q%s: flags are read up to the first argument — a switch (e.g. --json, --verbose) takes no value (write --json, or --json=false), and a value with spaces needs quotes", commandPath(c), args[0], more)}
+	}
+}
+
+// commandPath is the command's name with its parents' ("ledger show").
+func commandPath(c *cli.Context) string {
+	var names []string
+	for _, l := range c.Lineage() {
+		if l.Command != nil && l.Command.Name != "" && (len(names) == 0 || names[0] != l.Command.Name) {
+			names = append([]string{l.Command.Name}, names...)
+		}
+	}
+	return strings.Join(names, " ")
+}
+
+// globalFlags are the flags of pairfed itself (given before the command).
+var globalFlags = []string{"log-format", "log-level", "cpuprofile", "memprofile"}
+
+// globalFlagHint adds to "flag provided but not defined: -F", when F is a
+// flag of pairfed itself, where it goes: before the command.
+func globalFlagHint(err error) error {
+	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: "); ok {
+		name = strings.TrimLeft(name, "-")
+		if slices.Contains(globalFlags, name) {
+			return fmt.Errorf("%w: --%s is an option of pairfed itself: give it before the command (pairfed --%s VALUE COMMAND …)", err, name, name)
+		}
+	}
+	return err
 }
 
 // algoNames are the algorithm names flag of command accepts (nil: not an

@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -261,7 +263,7 @@ func signedBy(m *model.Model) string {
 func writeFileAtomic(path string, b []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return err
+		return writeDirError(path, err)
 	}
 	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
@@ -301,7 +303,31 @@ func checkModelOutput(c *cli.Context) error {
 	if err := checkOutput("--out-model", p, inputs...); err != nil {
 		return err
 	}
-	return checkOutput("--out-model (its diagnostics file)", diagnosticsPath(p), inputs...)
+	if err := checkOutput("--out-model (its diagnostics file)", diagnosticsPath(p), inputs...); err != nil {
+		return err
+	}
+	// Probe 6 (issue 28): a directory pairfed cannot write into was found
+	// after the run, as "open ./.m.json.4008861012: permission denied".
+	tmp, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".*")
+	if err != nil {
+		return usageError{writeDirError(p, err)}
+	}
+	tmp.Close()
+	os.Remove(tmp.Name())
+	return nil
+}
+
+// writeDirError is the error of a file that cannot be created in the
+// directory of path: it names path and the directory, not the temporary
+// file through which path is written.
+func writeDirError(path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("cannot write %s: the directory %s does not exist: create it first (mkdir -p %s)", path, filepath.Dir(path), filepath.Dir(path))
+	}
+	if pe, ok := err.(*os.PathError); ok {
+		err = pe.Err
+	}
+	return fmt.Errorf("cannot write %s: %v in its directory %s (pairfed writes the file there through a temporary file, then renames it): choose a directory you can write to", path, err, filepath.Dir(path))
 }
 
 // readModelFile reads and validates a model file.

@@ -90,7 +90,9 @@ func checkOutput(flag, out string, inputs ...namedPath) error {
 // deploy): it must not be a state directory or inside one.
 func checkOutputDir(flag, dir string, inputs ...namedPath) error {
 	if dir == "" {
-		return nil
+		// Probe 6 (issue 28): "mkdir : no such file or directory", after
+		// the whole sweep had run.
+		return usageError{fmt.Errorf("%s \"\" names no directory (an empty value: an unset variable?): give the output directory", flag)}
 	}
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return usageError{fmt.Errorf("%s %s is a file, not a directory: give a directory (created if absent)", flag, dir)}

@@ -55,7 +55,7 @@ Example:
 func runReport(c *cli.Context) error {
 	id, state, out := c.String("job"), c.String("state"), c.String("out")
 	if err := protocol.ValidName("job", id); err != nil {
-		return usageError{fmt.Errorf("report: --job: %w", err)}
+		return usageError{fmt.Errorf("report: --job %q: %w: give the id of a job of --state (pairfed job list, or the file names of STATE/jobs)", id, err)}
 	}
 	switch c.String("scale") {
 	case "none", "minmax", "standard", "":
@@ -185,6 +185,9 @@ func outsideState(state, out string) error {
 // coordinator state directory state, without writing to it.
 func loadReportInput(state, id string) (*report.Input, error) {
 	fi, err := os.Stat(state)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("report: --state %s: no such file or directory: give the coordinator's state directory (its --state)", state)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("report: state directory: %w", err)
 	}
@@ -202,7 +205,9 @@ func loadReportInput(state, id string) (*report.Input, error) {
 	case err == nil:
 		var st protocol.JobStatus
 		if err := json.Unmarshal(b, &st); err != nil {
-			return nil, fmt.Errorf("report: %s: %w", path, err)
+			// Probe 6 (issue 28): a cut file was "unexpected end of JSON
+			// input", without saying the file is damaged or what to do.
+			return nil, fmt.Errorf("report: %s (%d bytes) is not a job record (%v): the coordinator writes it whole, so it was cut, edited or damaged; restore it from a backup (the ledger, charges.jsonl, still holds the job's privacy charges)", path, len(b), err)
 		}
 		if err := st.Validate(); err != nil {
 			return nil, fmt.Errorf("report: %s: %w", path, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
+	"github.com/pairfed/pairfed/secagg"
 	"github.com/pairfed/pairfed/simulate"
 	"github.com/urfave/cli/v2"
 )
@@ -89,6 +90,27 @@ func runSimulate(c *cli.Context) error {
 	}
 	if c.IsSet("secagg-dropout") && !c.Bool("secure-aggregation") {
 		return fmt.Errorf("--secagg-dropout %v without --secure-aggregation: the dropout is of secure aggregation rounds; add --secure-aggregation or drop the flag", c.Float64("secagg-dropout"))
+	}
+	// Probe 6 (issue 28): an explicit 0 was read as "the default" (a
+	// threshold of ⌊2N/3⌋+1, a timeout of 50 ticks) without a word.
+	for _, f := range []struct{ name, want string }{{"secagg-threshold", "t in [2, N] (the survivors a round needs)"}, {"secagg-timeout", "a number of ticks ≥ 1"}} {
+		if c.IsSet(f.name) && c.Int(f.name) == 0 {
+			return usageError{fmt.Errorf("simulate: --%s 0 is not a valid value: give %s, or leave it out for the default", f.name, f.want)}
+		}
+	}
+	// Probe 6 (issue 28): a dropout leaving fewer sites than the threshold
+	// aborted every round, reported as "secagg: too few surviving sites: 2
+	// masked inputs, … threshold 4", with no fix.
+	if f := c.Float64("secagg-dropout"); c.Bool("secure-aggregation") && f > 0 && f < 1 && c.Int("sites") >= 2 {
+		k := c.Int("sites")
+		drop := int(f * float64(k))
+		t, from := secagg.DefaultThreshold(k), fmt.Sprintf("the default ⌊2N/3⌋+1 of N = %d sites", k)
+		if c.IsSet("secagg-threshold") && c.Int("secagg-threshold") > 0 {
+			t, from = c.Int("secagg-threshold"), "--secagg-threshold"
+		}
+		if k-drop < t {
+			return usageError{fmt.Errorf("simulate: --secagg-dropout %v drops ⌊%v·%d⌋ = %d of the %d sites from every round, leaving %d, fewer than the threshold t = %d (%s): every round would abort with nothing released; keep at least t sites (--secagg-dropout < %.3g) or lower --secagg-threshold to at most %d", f, f, k, drop, k, k-drop, t, from, float64(k-t+1)/float64(k), k-drop)}
+		}
 	}
 	if c.Bool("verbose") {
 		spec.Logf = stderrLogf("")

@@ -399,10 +399,10 @@ func diffNames(want, got []string) string {
 	}
 	var parts []string
 	if len(missing) > 0 {
-		parts = append(parts, "missing "+strings.Join(missing, ", "))
+		parts = append(parts, "missing "+someNames(missing))
 	}
 	if len(unexpected) > 0 {
-		parts = append(parts, "unexpected "+strings.Join(unexpected, ", "))
+		parts = append(parts, "unexpected "+someNames(unexpected))
 	}
 	if len(missing) == 1 && len(unexpected) == 1 {
 		parts = append(parts, fmt.Sprintf("(renamed? %s is %s in the model)", unexpected[0], missing[0]))
@@ -416,6 +416,16 @@ func diffNames(want, got []string) string {
 		}
 	}
 	return strings.Join(parts, "; ") + fmt.Sprintf(" (the model's features, in order: %s)", strings.Join(want, ", "))
+}
+
+// someNames joins names for a message: all of up to 20, else the first
+// 20 and how many more (probe 6: a header of a million columns made a
+// message of 10 MB).
+func someNames(v []string) string {
+	if len(v) <= 20 {
+		return strings.Join(v, ", ")
+	}
+	return strings.Join(v[:20], ", ") + fmt.Sprintf(", … (%d more)", len(v)-20)
 }
 
 // ContainsFold reports whether v holds s up to Unicode case folding.
@@ -454,7 +464,7 @@ func checkHeader(m *model.Model, path string, header []string, opt data.Options)
 	}
 	for _, ref := range opt.IgnoreColumns {
 		if findColumn(header, ref) < 0 {
-			return fmt.Errorf("%s has no column %q, which the model ignores (or --id-column names) (columns: %s)", path, ref, strings.Join(header, ", "))
+			return fmt.Errorf("%s has no column %q, which the model ignores (or --id-column names) (columns: %s)", path, ref, someNames(header))
 		}
 	}
 	label := len(header) - 1
@@ -463,7 +473,7 @@ func checkHeader(m *model.Model, path string, header []string, opt data.Options)
 			if d := diffNames(fileColumns(m), dropColumns(header, opt.IgnoreColumns, -1)); d != "" {
 				return fmt.Errorf("%s does not have the model's features: %s", path, d)
 			}
-			return fmt.Errorf("%s has no label column %q (columns: %s): evaluation needs labelled records in the training file's layout", path, l, strings.Join(header, ", "))
+			return fmt.Errorf("%s has no label column %q (columns: %s): evaluation needs labelled records in the training file's layout", path, l, someNames(header))
 		}
 	}
 	got := dropColumns(header, opt.IgnoreColumns, label)
@@ -527,6 +537,14 @@ func csvReader(path, sep string) (*csv.Reader, io.Closer, error) {
 	}
 	br := bufio.NewReaderSize(f, 1<<16)
 	peek, _ := br.Peek(1 << 16)
+	// A UTF-8 byte order mark (Excel's "CSV UTF-8") is no part of the
+	// first column's name: the loader drops it, and so must the header
+	// check (probe 6: "has no column "patient_id"" of a file whose
+	// first column was "\ufeffpatient_id").
+	if bytes.HasPrefix(peek, []byte("\xef\xbb\xbf")) {
+		br.Discard(3)
+		peek = peek[3:]
+	}
 	if len(peek) >= 2 && (peek[0] == 0x1f && peek[1] == 0x8b || bytes.HasPrefix(peek, []byte("BZh")) || bytes.HasPrefix(peek, []byte{0xfd, '7', 'z', 'X', 'Z'})) {
 		f.Close()
 		return nil, nil, nil
@@ -620,7 +638,7 @@ func ReadIDs(path, sep, col string, header bool, n int) ([]string, error) {
 					}
 				}
 				if k < 0 || !header {
-					return nil, fmt.Errorf("--id-column %q is not a column of %s (header: %s); give a column name of the header or a 1-based index", col, path, strings.Join(rec, ", "))
+					return nil, fmt.Errorf("--id-column %q is not a column of %s (header: %s); give a column name of the header or a 1-based index", col, path, someNames(rec))
 				}
 			}
 			if header {

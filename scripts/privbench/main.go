@@ -210,6 +210,11 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// Probe 6 (issue 28): an unset PAIRFED_DATASETS, or one naming nothing,
+	// skipped every dataset and exited 0 with empty tables.
+	if err := checkDataDir(*dir); err != nil {
+		log.Fatal(err)
+	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		log.Fatal(err)
 	}
@@ -309,6 +314,25 @@ func main() {
 	if err := os.WriteFile(filepath.Join(*out, "results.md"), []byte(md), 0o644); err != nil {
 		log.Fatal(err)
 	}
+	if len(cells) == 0 && len(skipped) > 0 {
+		log.Fatalf("privbench: nothing ran: every dataset (%s) was skipped, its file not found under -data %s", strings.Join(skipped, ", "), *dir)
+	}
+}
+
+// checkDataDir refuses a -data (or PAIRFED_DATASETS) that is empty or not
+// a directory, naming the value and the fix.
+func checkDataDir(dir string) error {
+	if dir == "" {
+		return errors.New("privbench: -data is empty: give -data DIR, or set PAIRFED_DATASETS to the folder of the dataset files (see its README)")
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("privbench: -data %s: %v: PAIRFED_DATASETS or -data must name the folder of the dataset files (see its README)", dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("privbench: -data %s is a file, not a directory: PAIRFED_DATASETS or -data must name the folder of the dataset files (see its README)", dir)
+	}
+	return nil
 }
 
 func runCell(c cell, a algo, train, test *data.Table, n, runs int, scale string, schema *data.Schema, seed uint64, calib pairwise.Calibration) cell {
