@@ -208,8 +208,8 @@ func unknownCommand(group string, cmds func(*cli.Context) []*cli.Command) cli.Ac
 func suggestCommands(cmds []*cli.Command) { suggestCommandsIn(cmds, true) }
 
 // suggestCommandsIn is suggestCommands; noArgs gives the leaf commands
-// that take no arguments the noArguments check (not under `job`, whose
-// commands are being changed elsewhere: probe 6 left them alone).
+// that take no arguments the noArguments check (the job commands that
+// take a job id refuse a second argument themselves: jobArg).
 func suggestCommandsIn(cmds []*cli.Command, noArgs bool) {
 	for _, cmd := range cmds {
 		if cmd.Action == nil && len(cmd.Subcommands) > 0 {
@@ -229,7 +229,7 @@ func suggestCommandsIn(cmds []*cli.Command, noArgs bool) {
 				}
 			}
 		}
-		suggestCommandsIn(cmd.Subcommands, noArgs && cmd.Name != "job")
+		suggestCommandsIn(cmd.Subcommands, noArgs)
 	}
 }
 
