@@ -11,6 +11,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -380,6 +381,12 @@ func runJobSubmit(c *cli.Context) error {
 	}
 	keyOut := c.String("cancel-key-out")
 	if keyOut != "" {
+		if fi, err := os.Stat(keyOut); err == nil && fi.IsDir() {
+			return usageError{fmt.Errorf("job submit: --cancel-key-out %s is a directory: give a new file name (e.g. %s)", keyOut, filepath.Join(keyOut, id+".key"))}
+		}
+		if fi, err := os.Stat(filepath.Dir(keyOut)); err != nil || !fi.IsDir() {
+			return usageError{fmt.Errorf("job submit: --cancel-key-out %s: the directory %s does not exist: create it, or give a file in an existing directory", keyOut, filepath.Dir(keyOut))}
+		}
 		if _, err := os.Lstat(keyOut); err == nil {
 			return usageError{fmt.Errorf("job submit: --cancel-key-out %s exists: job submit never overwrites a file (it may hold another job's key); give a new path", keyOut)}
 		} else if !errors.Is(err, fs.ErrNotExist) {
@@ -445,7 +452,11 @@ func runJobSubmit(c *cli.Context) error {
 		// lost); removed again only when the key is known to cancel
 		// nothing.
 		if err := writeNew(keyOut, []byte(keyHex+"\n"), 0o600); err != nil {
-			return fmt.Errorf("job submit: --cancel-key-out: %w", err)
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return fmt.Errorf("job submit: --cancel-key-out %s cannot be written (%w): nothing was submitted; give a file in a directory this user can write", keyOut, err)
 		}
 		defer func() {
 			if keyDrop {

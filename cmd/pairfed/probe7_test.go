@@ -61,3 +61,23 @@ func TestProbe7CancelKeyArg(t *testing.T) {
 		}
 	}
 }
+
+// TestProbe7CancelKeyOut: --cancel-key-out naming a directory or a file in
+// a missing directory is refused before anything is drawn or sent, naming
+// the fix; nothing is written.
+func TestProbe7CancelKeyOut(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"job", "submit", "--nats", "nats://127.0.0.1:1", "--federation", "f", "--job", "j", "--algo", "fed-avg", "--timeout", "1s"}
+	probe6Refused(t, dir, append(base, "--cancel-key-out", dir), "is a directory: give a new file name", filepath.Join(dir, "j.key"))
+	probe6Refused(t, dir, append(base, "--cancel-key-out", filepath.Join(dir, "nodir", "k")), "the directory "+filepath.Join(dir, "nodir")+" does not exist", "create it")
+	if os.Geteuid() != 0 {
+		ro := filepath.Join(dir, "ro")
+		if err := os.Mkdir(ro, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		_, err := runCLI(t, append(base, "--cancel-key-out", filepath.Join(ro, "k"))...)
+		if err == nil || !strings.Contains(err.Error(), "cannot be written (permission denied): nothing was submitted") {
+			t.Errorf("an unwritable directory: %v", err)
+		}
+	}
+}
