@@ -548,7 +548,16 @@ func runJobSubmit(c *cli.Context) error {
 				return fmt.Errorf("job submit: job %s still %s after %v", id, st.Status, c.Duration("timeout"))
 			case s := <-statuses:
 				if st == nil {
+					if s.Algo != "" && s.Algo != sub.Algo {
+						// The id names another job (an earlier submission):
+						// its status is not this command's job.
+						keyDrop = true
+						return cli.Exit(fmt.Sprintf("job submit: job %s already exists at the coordinator as a %s job (%s), not the %s job this command describes: nothing new was queued; give a new --job id (or leave --job out for a fresh one)", id, s.Algo, s.Status, sub.Algo), 1)
+					}
 					first(s)
+					if terminal(s.Status) && s.Submitted > 0 {
+						fmt.Fprintf(c.App.ErrWriter, "pairfed: note: job %s had already ended (%s) when this submission got its first answer: if it was submitted earlier (a job id is never run twice), this is that earlier job and nothing new was run; give a new --job id (or leave --job out) to run it again\n", id, s.Status)
+					}
 				}
 				st = s
 				if !c.Bool("wait") || terminal(st.Status) {

@@ -6,10 +6,13 @@ package main
 // value and the fix with nothing changed.
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestProbe7CancelKeyArg: a --cancel-key that is not a key says what is
@@ -79,5 +82,50 @@ func TestProbe7CancelKeyOut(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "cannot be written (permission denied): nothing was submitted") {
 			t.Errorf("an unwritable directory: %v", err)
 		}
+	}
+}
+
+// TestProbe7ResubmitKnownID: `job submit --job ID` of an id the
+// coordinator already knows under another algorithm exits 1 saying so
+// (it printed the other job's status, exit 0, and with --wait its
+// result); the same algorithm on an ended id notes that nothing new ran.
+func TestProbe7ResubmitKnownID(t *testing.T) {
+	root := t.TempDir()
+	var logs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	coord := startPairfed(ctx, &logs, "coordinator", "--listen", "127.0.0.1:0", "--federation", "p7", "--state", filepath.Join(root, "coord"), "--tick", "10ms")
+	defer func() {
+		cancel()
+		select {
+		case <-coord.done:
+		case <-time.After(20 * time.Second):
+			t.Error("the coordinator did not stop")
+		}
+		if t.Failed() {
+			t.Logf("log:\n%s", logs.String())
+		}
+	}()
+	urlRE := regexp.MustCompile(`listening on (nats://\S+)`)
+	waitFor(t, 15*time.Second, "the coordinator's URL", func() bool { return urlRE.MatchString(coord.stdout.String()) })
+	fed := []string{"job", "submit", "--nats", urlRE.FindStringSubmatch(coord.stdout.String())[1], "--federation", "p7", "--timeout", "20s", "--min-sites", "3", "--job", "j"}
+	key := filepath.Join(root, "j.key")
+	if p, code := runPairfed(t, &logs, 30*time.Second, append(fed, "--algo", "fed-avg", "--cancel-key-out", key)...); code != 0 {
+		t.Fatalf("submit: exit %d\n%s", code, p.stdout.String())
+	}
+	other := filepath.Join(root, "other.key")
+	p, code := runPairfed(t, &logs, 30*time.Second, append(fed, "--algo", "fed-dp-local-sgd", "--epsilon", "1", "--cancel-key-out", other)...)
+	if code != 1 || p.err == nil || !strings.Contains(p.err.Error(), "job j already exists at the coordinator as a fed-avg job (queued), not the fed-dp-local-sgd job this command describes: nothing new was queued") {
+		t.Errorf("another algorithm under a queued id: exit %d\n%s", code, p.stdout.String())
+	}
+	if _, err := os.Stat(other); err == nil {
+		t.Errorf("%s kept: its key cancels nothing", other)
+	}
+	cancelArgs := []string{"job", "cancel", fed[2], fed[3], fed[4], fed[5], "--cancel-key", "@" + key, "j"}
+	if p, code := runPairfed(t, &logs, 30*time.Second, cancelArgs...); code != 0 {
+		t.Fatalf("cancel: exit %d\n%s", code, p.stdout.String())
+	}
+	p, code = runPairfed(t, &logs, 30*time.Second, append(fed, "--algo", "fed-avg")...)
+	if !strings.Contains(logs.String(), "job j had already ended (failed) when this submission got its first answer") {
+		t.Errorf("the same algorithm under an ended id: exit %d\n%s", code, p.stdout.String())
 	}
 }
