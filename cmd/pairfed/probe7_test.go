@@ -129,3 +129,23 @@ func TestProbe7ResubmitKnownID(t *testing.T) {
 		t.Errorf("the same algorithm under an ended id: exit %d\n%s", code, p.stdout.String())
 	}
 }
+
+// TestProbe7FlagsAfterJobID: a flag after the job id (job status J
+// --json) is named as not read, with the order that works.
+func TestProbe7FlagsAfterJobID(t *testing.T) {
+	for _, sub := range []string{"status", "cancel", "model"} {
+		args := []string{"job", sub, "--nats", "nats://127.0.0.1:1", "--timeout", "1s"}
+		if sub == "model" {
+			args = append(args, "--out", filepath.Join(t.TempDir(), "m.json"))
+		}
+		probe6Refused(t, "", append(args, "j4", "--json"), "job "+sub+": flags after the job id are not read (got [--json] after j4)", "pairfed job "+sub+" --json j4")
+	}
+	key := strings.Repeat("ab", 32)
+	for _, k := range [][]string{{"--cancel-key", key}, {"--cancel-key=" + key}} {
+		args := append([]string{"job", "cancel", "--nats", "nats://127.0.0.1:1", "j4"}, k...)
+		probe6Refused(t, "", args, "flags after the job id are not read", "KEY j4")
+		if _, err := runCLI(t, args...); err == nil || strings.Contains(err.Error(), key) {
+			t.Errorf("%v: the error repeats the key: %v", args, err)
+		}
+	}
+}
