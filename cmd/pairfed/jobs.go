@@ -218,6 +218,9 @@ func cancelKeyArg(v string) ([]byte, error) {
 			return nil, usageError{fmt.Errorf("job cancel: --cancel-key @%s: no such file: give the file job submit --cancel-key-out wrote (or the coordinator's STATE/admin.key, on its host), or the key job submit printed", path)}
 		}
 		b, err := readInput("--cancel-key", path, 4096)
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, usageError{fmt.Errorf("job cancel: --cancel-key @%s: this user may not read it (permission denied): run job cancel as the file's owner (a coordinator's admin.key is readable by the coordinator's user only), or give the key itself", path)}
+		}
 		if err != nil {
 			return nil, usageError{fmt.Errorf("job cancel: %w", err)}
 		}

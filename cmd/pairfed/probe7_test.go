@@ -55,6 +55,15 @@ func TestProbe7CancelKeyArg(t *testing.T) {
 			t.Errorf("%q: the error repeats the key: %q", c.arg, err)
 		}
 	}
+	if os.Geteuid() != 0 { // root reads any file
+		p := write("private", key+"\n")
+		if err := os.Chmod(p[1:], 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cancelKeyArg(p); err == nil || !strings.Contains(err.Error(), "this user may not read it (permission denied): run job cancel as the file's owner") {
+			t.Errorf("an unreadable file: %v", err)
+		}
+	}
 	// A file as `echo KEY > f` writes it, blanks and CRLF around it, and
 	// capitals, are the key.
 	for _, text := range []string{key + "\n", "  " + key + "  \n\n", key + "\r\n", strings.ToUpper(key)} {
