@@ -279,3 +279,29 @@ func TestServiceCancelHashSurvivesRestart(t *testing.T) {
 		}
 	}
 }
+
+// TestServiceCancelRefusalsLogThinned (probe 7): a flood of wrong keys for
+// one job does not add a log line per request: the first four refusals
+// are logged, then one per doubling of their count; every request is
+// still answered and nothing changes.
+func TestServiceCancelRefusalsLogThinned(t *testing.T) {
+	var logs strings.Builder
+	s := newService(t, ServiceConfig{Logf: func(f string, a ...any) { fmt.Fprintf(&logs, f+"\n", a...) }})
+	s.Step(keyedSubmit("p", 3, testKey(1)))
+	for i := range 1000 {
+		st := lastStatus(t, s.Step(&protocol.JobCancel{Job: "p", Client: "x", Key: testKey(byte(2 + i%200))}), "x")
+		if st.Status != protocol.StatusQueued || !strings.HasPrefix(st.Reason, CancelRefusedPrefix) {
+			t.Fatalf("request %d: %+v", i, st)
+		}
+	}
+	// 1, 2, 3, 4, 8, 16, 32, 64, 128, 256, 512.
+	if n := strings.Count(logs.String(), "cancel by client x refused"); n != 11 {
+		t.Errorf("%d refusals logged for 1000 requests, want 11:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "(512 cancels of this job refused so far") {
+		t.Errorf("the count is not logged:\n%s", logs.String())
+	}
+	if len(s.queue) != 1 || s.status["p"].Status != protocol.StatusQueued {
+		t.Errorf("the refusals changed the job: %+v", s.status["p"])
+	}
+}

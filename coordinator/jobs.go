@@ -182,7 +182,21 @@ func (s *Service) onCancel(m *protocol.JobCancel) []Output {
 	}
 	by, ok, refusal := s.mayCancel(m, s.cancelHash(m.Job))
 	if !ok {
-		s.logf("job %s: cancel by client %s refused: %s", m.Job, m.Client, refusal)
+		// Anyone on the jobs subject can send wrong keys as fast as the
+		// network allows: the log keeps the first few refusals of a job
+		// and then one per doubling of their count, so that it does not
+		// grow by a line per request (probe 7).
+		if s.refusals == nil {
+			s.refusals = map[string]int{}
+		}
+		s.refusals[m.Job]++
+		if n := s.refusals[m.Job]; n <= 4 || n&(n-1) == 0 {
+			more := ""
+			if n > 4 {
+				more = fmt.Sprintf(" (%d cancels of this job refused so far; logged at 1 to 4, then at 8, 16, 32, …)", n)
+			}
+			s.logf("job %s: cancel by client %s refused%s: %s", m.Job, m.Client, more, refusal)
+		}
 		st := &protocol.JobStatus{Job: m.Job, Status: protocol.StatusQueued}
 		if old := s.status[m.Job]; old != nil {
 			c := *old

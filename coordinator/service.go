@@ -158,6 +158,7 @@ type Service struct {
 	phaseAUC   []float64         // the running job's test AUC after each phase
 	storeErr   error             // the state directory cannot be written (SetStorageError)
 	cancelled  string            // "cancelled by <client>" when the running job was cancelled (onCancel)
+	refusals   map[string]int    // job → cancels refused (onCancel; logs thinned out)
 	best       *bestPhase        // the running job's best evaluated phase (best.go)
 }
 

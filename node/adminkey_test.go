@@ -56,7 +56,16 @@ func TestAdminKey(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, AdminKeyFile), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := adminKey(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, _, _, err := adminKey(dir); err == nil || !strings.Contains(err.Error(), "admin.key is a directory, not a regular file") {
 		t.Errorf("a directory: %v", err)
+	}
+	// Probe 7: a symbolic link (even to a good key) is refused and named
+	// as one, not by Go's mode string "L---------".
+	link := t.TempDir()
+	if err := os.Symlink(path, filepath.Join(link, AdminKeyFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := adminKey(link); err == nil || !strings.Contains(err.Error(), "is a symbolic link") || strings.Contains(err.Error(), "L---") {
+		t.Errorf("a symbolic link: %v", err)
 	}
 }

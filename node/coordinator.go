@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/pairfed/pairfed/coordinator"
+	"github.com/pairfed/pairfed/data"
 	"github.com/pairfed/pairfed/deploy"
 	"github.com/pairfed/pairfed/model"
 	"github.com/pairfed/pairfed/protocol"
@@ -511,7 +512,11 @@ func adminKey(state string) (hash []byte, path string, made bool, err error) {
 	case err != nil:
 		return nil, path, false, err
 	case !fi.Mode().IsRegular():
-		return nil, path, false, fmt.Errorf("%s is not a regular file (%s): delete it to generate a new admin key", path, fi.Mode().Type())
+		kind := data.FileKind(fi.Mode())
+		if fi.Mode()&os.ModeSymlink != 0 {
+			kind = "symbolic link (the key must be the file itself: a link may point anywhere)"
+		}
+		return nil, path, false, fmt.Errorf("%s is a %s, not a regular file: delete it to generate a new admin key (or put the key's file itself there, mode 0600)", path, kind)
 	case fi.Mode().Perm()&0o077 != 0:
 		return nil, path, false, fmt.Errorf("%s has mode %#o: other users of this host can read the admin key, which cancels any job: chmod 600 %s", path, fi.Mode().Perm(), path)
 	}

@@ -11,6 +11,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -380,6 +381,12 @@ func runJobSubmit(c *cli.Context) error {
 	}
 	keyOut := c.String("cancel-key-out")
 	if keyOut != "" {
+		if fi, err := os.Stat(keyOut); err == nil && fi.IsDir() {
+			return usageError{fmt.Errorf("job submit: --cancel-key-out %s is a directory: give a new file name (e.g. %s)", keyOut, filepath.Join(keyOut, id+".key"))}
+		}
+		if fi, err := os.Stat(filepath.Dir(keyOut)); err != nil || !fi.IsDir() {
+			return usageError{fmt.Errorf("job submit: --cancel-key-out %s: the directory %s does not exist: create it, or give a file in an existing directory", keyOut, filepath.Dir(keyOut))}
+		}
 		if _, err := os.Lstat(keyOut); err == nil {
 			return usageError{fmt.Errorf("job submit: --cancel-key-out %s exists: job submit never overwrites a file (it may hold another job's key); give a new path", keyOut)}
 		} else if !errors.Is(err, fs.ErrNotExist) {
@@ -445,7 +452,11 @@ func runJobSubmit(c *cli.Context) error {
 		// lost); removed again only when the key is known to cancel
 		// nothing.
 		if err := writeNew(keyOut, []byte(keyHex+"\n"), 0o600); err != nil {
-			return fmt.Errorf("job submit: --cancel-key-out: %w", err)
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return fmt.Errorf("job submit: --cancel-key-out %s cannot be written (%w): nothing was submitted; give a file in a directory this user can write", keyOut, err)
 		}
 		defer func() {
 			if keyDrop {
@@ -537,7 +548,16 @@ func runJobSubmit(c *cli.Context) error {
 				return fmt.Errorf("job submit: job %s still %s after %v", id, st.Status, c.Duration("timeout"))
 			case s := <-statuses:
 				if st == nil {
+					if s.Algo != "" && s.Algo != sub.Algo {
+						// The id names another job (an earlier submission):
+						// its status is not this command's job.
+						keyDrop = true
+						return cli.Exit(fmt.Sprintf("job submit: job %s already exists at the coordinator as a %s job (%s), not the %s job this command describes: nothing new was queued; give a new --job id (or leave --job out for a fresh one)", id, s.Algo, s.Status, sub.Algo), 1)
+					}
 					first(s)
+					if terminal(s.Status) && s.Submitted > 0 {
+						fmt.Fprintf(c.App.ErrWriter, "pairfed: note: job %s had already ended (%s) when this submission got its first answer: if it was submitted earlier (a job id is never run twice), this is that earlier job and nothing new was run; give a new --job id (or leave --job out) to run it again\n", id, s.Status)
+					}
 				}
 				st = s
 				if !c.Bool("wait") || terminal(st.Status) {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/pairfed/pairfed/coordinator"
@@ -99,6 +101,16 @@ func jobArg(c *cli.Context) (string, error) {
 	switch {
 	case id != "" && c.NArg() > 0:
 		return "", usageError{fmt.Errorf("job %s: give the job id once (--job %s, and arguments %v)", c.Command.Name, id, c.Args().Slice())}
+	case id == "" && c.NArg() > 1 && slices.ContainsFunc(c.Args().Tail(), func(a string) bool { return strings.HasPrefix(a, "-") }):
+		tail := slices.Clone(c.Args().Tail())
+		for i, a := range tail { // a cancel key is not repeated
+			if k, v, ok := strings.Cut(a, "="); ok && strings.TrimLeft(k, "-") == "cancel-key" && !strings.HasPrefix(v, "@") {
+				tail[i] = k + "=KEY"
+			} else if i > 0 && strings.TrimLeft(tail[i-1], "-") == "cancel-key" && !strings.HasPrefix(a, "@") {
+				tail[i] = "KEY"
+			}
+		}
+		return "", usageError{fmt.Errorf("job %s: flags after the job id are not read (got %v after %s): give every flag before the id, e.g. pairfed job %s %s %s", c.Command.Name, tail, c.Args().First(), c.Command.Name, strings.Join(tail, " "), c.Args().First())}
 	case id == "" && c.NArg() != 1:
 		return "", usageError{fmt.Errorf("job %s: give one job id: --job ID, or ID after the flags (got %d arguments: %v)", c.Command.Name, c.NArg(), c.Args().Slice())}
 	case id == "":

@@ -6,9 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/pairfed/pairfed/coordinator"
@@ -207,7 +211,16 @@ func cancelKeyArg(v string) ([]byte, error) {
 	}
 	text, from := v, "the value"
 	if path, ok := strings.CutPrefix(v, "@"); ok {
+		if path == "" {
+			return nil, usageError{fmt.Errorf("job cancel: --cancel-key @ names no file: give @FILE (the file job submit --cancel-key-out wrote, or the coordinator's STATE/admin.key) or the key's 64 hex digits")}
+		}
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, usageError{fmt.Errorf("job cancel: --cancel-key @%s: no such file: give the file job submit --cancel-key-out wrote (or the coordinator's STATE/admin.key, on its host), or the key job submit printed", path)}
+		}
 		b, err := readInput("--cancel-key", path, 4096)
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, usageError{fmt.Errorf("job cancel: --cancel-key @%s: this user may not read it (permission denied): run job cancel as the file's owner (a coordinator's admin.key is readable by the coordinator's user only), or give the key itself", path)}
+		}
 		if err != nil {
 			return nil, usageError{fmt.Errorf("job cancel: %w", err)}
 		}
@@ -215,9 +228,32 @@ func cancelKeyArg(v string) ([]byte, error) {
 	}
 	key, err := hex.DecodeString(strings.TrimSpace(text))
 	if err != nil || len(key) != protocol.CancelKeyLen {
-		return nil, usageError{fmt.Errorf("job cancel: --cancel-key: %s is not a cancel key (want %d hex digits, as job submit printed it or wrote it with --cancel-key-out; @FILE reads it from FILE)", from, 2*protocol.CancelKeyLen)}
+		return nil, usageError{fmt.Errorf("job cancel: --cancel-key: %s is not a cancel key: %s (want %d hex digits, as job submit printed it or wrote it with --cancel-key-out; @FILE reads it from FILE)", from, cancelKeyFault(strings.TrimSpace(text)), 2*protocol.CancelKeyLen)}
 	}
 	return key, nil
+}
+
+// cancelKeyFault says what is wrong with a --cancel-key text that is not
+// the hex of a key, without repeating the text (it may be a key with a
+// typo): a byte order mark, the first character that is not a hex digit
+// (by position), or the number of digits.
+func cancelKeyFault(text string) string {
+	if strings.HasPrefix(text, "\ufeff") {
+		return "it starts with a byte order mark (an editor saved it as UTF-8 with BOM): save it as plain text"
+	}
+	for i, r := range text {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+			what := fmt.Sprintf("%q", r)
+			if unicode.IsSpace(r) {
+				what = "a blank"
+			}
+			return fmt.Sprintf("character %d is %s, not a hex digit (give the key alone, not the line it was printed on)", utf8.RuneCountInString(text[:i])+1, what)
+		}
+	}
+	if text == "" {
+		return "it is empty"
+	}
+	return fmt.Sprintf("%d hex digits", len(text))
 }
 
 // askCoordinator publishes the message build(client) on the federation's

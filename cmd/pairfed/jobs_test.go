@@ -197,7 +197,7 @@ func TestCancelKeyFlags(t *testing.T) {
 	submit = append(submit, "--algo", "fed-avg", "--cancel-key-out")
 	for _, c := range []struct{ path, want string }{
 		{existing, "--cancel-key-out " + existing + " exists: job submit never overwrites a file"},
-		{root, "--cancel-key-out " + root + " exists"},
+		{root, "--cancel-key-out " + root + " is a directory: give a new file name"},
 		{filepath.Join(state, "job.key"), "inside the state directory " + state},
 	} {
 		var logs syncBuffer
@@ -214,8 +214,8 @@ func TestCancelKeyFlags(t *testing.T) {
 	}
 	cancel := append([]string{"job", "cancel"}, fed...)
 	for _, c := range []struct{ key, want string }{
-		{"secret-typo", "the value is not a cancel key (want 64 hex digits"},
-		{strings.Repeat("ab", 31), "the value is not a cancel key"},
+		{"secret-typo", "the value is not a cancel key: character 1 is 's', not a hex digit"},
+		{strings.Repeat("ab", 31), "the value is not a cancel key: 62 hex digits (want 64 hex digits"},
 		{"@" + existing, existing + " is not a cancel key"},
 		{"@" + filepath.Join(root, "missing.key"), "missing.key: no such file"},
 		{"@" + root, "is a directory"},

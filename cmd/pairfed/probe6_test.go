@@ -72,7 +72,7 @@ func TestProbe6StrayArguments(t *testing.T) {
 	probe6Refused(t, dir, []string{"bench", "--json", "extra"}, `pairfed bench takes no arguments`)
 	probe6Refused(t, dir, []string{"job", "submit", "--nats", "nats://127.0.0.1:1", "--wait", "true", "--epsilon", "1"},
 		`pairfed job submit takes no arguments, got "true"`, "(--epsilon 1) were not read as flags")
-	probe6Refused(t, dir, []string{"job", "cancel", "--nats", "nats://127.0.0.1:1", "j1", "--cancel-key", "@k"}, "give one job id")
+	probe6Refused(t, dir, []string{"job", "cancel", "--nats", "nats://127.0.0.1:1", "j1", "--cancel-key", "@k"}, "flags after the job id are not read")
 	// A global option after the command says where it goes.
 	probe6Refused(t, dir, []string{"simulate", "--data", "../../datasets/diabetes", "--cpuprofile", filepath.Join(dir, "cpu.prof")},
 		"--cpuprofile is an option of pairfed itself: give it before the command")
