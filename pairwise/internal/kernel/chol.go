@@ -16,16 +16,21 @@ import "math"
 // in another, each in index order, added at the end. Entries of a row are
 // computed four at a time (cholRow4): the same values, bit for bit, as one
 // dot per entry.
-func CholLowerGo(l []float64, d int) bool {
+func CholLowerGo(l []float64, d int) bool { return cholLower(l, d, false) }
+
+// cholLower is CholLowerGo (recip false) and CholLowerRecipGo (recip true):
+// one recurrence, whose only difference is the pivot step (pivot) and the
+// diagonal it stores (L_ii or 1/L_ii).
+func cholLower(l []float64, d int, recip bool) bool {
 	l = l[:d*d]
 	for i := 0; i < d; i++ {
 		ri := l[i*d : i*d+i+1]
 		j := 0
 		for ; j+4 <= i; j += 4 {
-			cholRow4(l, d, ri, j)
+			cholRow4(l, d, ri, j, recip)
 		}
 		for ; j < i; j++ {
-			ri[j] = (ri[j] - dot(l[j*d:j*d+j], ri[:j])) / l[j*d+j]
+			ri[j] = pivot(ri[j]-dot(l[j*d:j*d+j], ri[:j]), l[j*d+j], recip)
 		}
 		for j := 0; j < i; j++ {
 			l[j*d+i] = ri[j]
@@ -34,19 +39,33 @@ func CholLowerGo(l []float64, d int) bool {
 		if !(s > 0) || math.IsInf(s, 0) {
 			return false
 		}
-		ri[i] = math.Sqrt(s)
+		if recip {
+			ri[i] = 1 / math.Sqrt(s)
+		} else {
+			ri[i] = math.Sqrt(s)
+		}
 	}
 	return true
 }
 
+// pivot is v/p, or v·p when the factor stores reciprocal pivots (p is
+// then 1/L_jj): the one step where the two factorizations differ.
+func pivot(v, p float64, recip bool) float64 {
+	if recip {
+		return v * p
+	}
+	return v / p
+}
+
 // cholRow4 computes L_{i,j…j+3} (j even, j+3 < i) into ri, row i of l (or
-// a vector being solved for, in CholSolveGo), from the rows j…j+3 of L
-// above it: entry c is (M_ic − dot(L_c[:c], L_i[:c]))/L_cc with dot's own
+// a vector being solved for, in cholSolve), from the rows j…j+3 of L
+// above it: entry c is (M_ic − dot(L_c[:c], L_i[:c]))/L_cc (with recip,
+// times the stored 1/L_cc) with dot's own
 // summation (even terms in one sum, odd terms in another, each in order,
 // added at the end), the four sums over the common prefix [:j] sharing
 // their loads and overlapping their additions, and the short tails added
 // in dot's order.
-func cholRow4(l []float64, d int, ri []float64, j int) {
+func cholRow4(l []float64, d int, ri []float64, j int, recip bool) {
 	r0 := l[j*d : j*d+j+1]
 	r1 := l[(j+1)*d : (j+1)*d+j+2]
 	r2 := l[(j+2)*d : (j+2)*d+j+3]
@@ -66,19 +85,19 @@ func cholRow4(l []float64, d int, ri []float64, j int) {
 		b3 += r3[c+1] * xo
 	}
 	// j is even: the tail's index j is an even term, j+1 odd, j+2 even.
-	v0 := (ri[j] - (a0 + b0)) / r0[j]
+	v0 := pivot(ri[j]-(a0+b0), r0[j], recip)
 	ri[j] = v0
 	a1 += r1[j] * v0
-	v1 := (ri[j+1] - (a1 + b1)) / r1[j+1]
+	v1 := pivot(ri[j+1]-(a1+b1), r1[j+1], recip)
 	ri[j+1] = v1
 	a2 += r2[j] * v0
 	b2 += r2[j+1] * v1
-	v2 := (ri[j+2] - (a2 + b2)) / r2[j+2]
+	v2 := pivot(ri[j+2]-(a2+b2), r2[j+2], recip)
 	ri[j+2] = v2
 	a3 += r3[j] * v0
 	b3 += r3[j+1] * v1
 	a3 += r3[j+2] * v2
-	ri[j+3] = (ri[j+3] - (a3 + b3)) / r3[j+3]
+	ri[j+3] = pivot(ri[j+3]-(a3+b3), r3[j+3], recip)
 }
 
 // CholSolveGo is CholSolve's reference: x ← (LLᵀ)⁻¹x for the factor
@@ -86,17 +105,20 @@ func cholRow4(l []float64, d int, ri []float64, j int) {
 // y_i = (x_i − dot(L_i[:i], y[:i]))/L_ii is cholRow4's recurrence with x in
 // the place of a row of L, four entries at a time; the backward one is
 // x_i ← x_i/L_ii, then x[:i] −= x_i·L_i[:i] entry by entry (an axpy).
-func CholSolveGo(l []float64, d int, x []float64) {
+func CholSolveGo(l []float64, d int, x []float64) { cholSolve(l, d, x, false) }
+
+// cholSolve is CholSolveGo (recip false) and CholSolveRecipGo (recip true).
+func cholSolve(l []float64, d int, x []float64, recip bool) {
 	x = x[:d]
 	i := 0
 	for ; i+4 <= d; i += 4 {
-		cholRow4(l, d, x, i)
+		cholRow4(l, d, x, i, recip)
 	}
 	for ; i < d; i++ {
-		x[i] = (x[i] - dot(l[i*d:i*d+i], x[:i])) / l[i*d+i]
+		x[i] = pivot(x[i]-dot(l[i*d:i*d+i], x[:i]), l[i*d+i], recip)
 	}
 	for i := d - 1; i >= 0; i-- {
-		x[i] /= l[i*d+i]
+		x[i] = pivot(x[i], l[i*d+i], recip)
 		a, row := -x[i], l[i*d:i*d+i]
 		y := x[:i]
 		for k, v := range row {
@@ -153,90 +175,16 @@ func MatVec4Go(w []float64, d int, x []float64, y *[4]float64) {
 //	L_ij = (M_ij − dot(L_j[:j], L_i[:j])) · (1/L_jj)
 //
 // (a multiplication where CholLowerGo divides; the sums are the same, four
-// entries at a time as in cholRow4). The mirror Lᵀ goes to the upper
+// entries at a time: cholLower with recip). The mirror Lᵀ goes to the upper
 // triangle as in CholLowerGo. The result differs from CholLowerGo's in the
 // last bits (one more rounding per entry, for the reciprocal), and takes
 // the divisions off the dependent chains of the recurrence. It reports
 // whether every pivot is > 0 and finite. Only CholSolveRecipGo (and
 // CholSolveRecip) may use this factor.
-func CholLowerRecipGo(l []float64, d int) bool {
-	l = l[:d*d]
-	for i := 0; i < d; i++ {
-		ri := l[i*d : i*d+i+1]
-		j := 0
-		for ; j+4 <= i; j += 4 {
-			cholRow4Recip(l, d, ri, j)
-		}
-		for ; j < i; j++ {
-			ri[j] = (ri[j] - dot(l[j*d:j*d+j], ri[:j])) * l[j*d+j]
-		}
-		for j := 0; j < i; j++ {
-			l[j*d+i] = ri[j]
-		}
-		s := ri[i] - dot(ri[:i], ri[:i])
-		if !(s > 0) || math.IsInf(s, 0) {
-			return false
-		}
-		ri[i] = 1 / math.Sqrt(s)
-	}
-	return true
-}
-
-// cholRow4Recip is cholRow4 with the divisions by L_cc replaced by
-// multiplications by the stored reciprocal.
-func cholRow4Recip(l []float64, d int, ri []float64, j int) {
-	r0 := l[j*d : j*d+j+1]
-	r1 := l[(j+1)*d : (j+1)*d+j+2]
-	r2 := l[(j+2)*d : (j+2)*d+j+3]
-	r3 := l[(j+3)*d : (j+3)*d+j+4]
-	x := ri[:j]
-	r0, r1, r2, r3 = r0[:len(r0):len(r0)], r1[:len(r1):len(r1)], r2[:len(r2):len(r2)], r3[:len(r3):len(r3)]
-	var a0, b0, a1, b1, a2, b2, a3, b3 float64
-	for c := 0; c+1 < len(x); c += 2 {
-		xe, xo := x[c], x[c+1]
-		a0 += r0[c] * xe
-		b0 += r0[c+1] * xo
-		a1 += r1[c] * xe
-		b1 += r1[c+1] * xo
-		a2 += r2[c] * xe
-		b2 += r2[c+1] * xo
-		a3 += r3[c] * xe
-		b3 += r3[c+1] * xo
-	}
-	v0 := (ri[j] - (a0 + b0)) * r0[j]
-	ri[j] = v0
-	a1 += r1[j] * v0
-	v1 := (ri[j+1] - (a1 + b1)) * r1[j+1]
-	ri[j+1] = v1
-	a2 += r2[j] * v0
-	b2 += r2[j+1] * v1
-	v2 := (ri[j+2] - (a2 + b2)) * r2[j+2]
-	ri[j+2] = v2
-	a3 += r3[j] * v0
-	b3 += r3[j+1] * v1
-	a3 += r3[j+2] * v2
-	ri[j+3] = (ri[j+3] - (a3 + b3)) * r3[j+3]
-}
+func CholLowerRecipGo(l []float64, d int) bool { return cholLower(l, d, true) }
 
 // CholSolveRecipGo is CholSolveRecip's reference: x ← (LLᵀ)⁻¹x for the
 // factor CholLowerRecipGo left in l (diagonal 1/L_ii): CholSolveGo's
 // substitutions with each division by L_ii a multiplication by the stored
 // 1/L_ii.
-func CholSolveRecipGo(l []float64, d int, x []float64) {
-	x = x[:d]
-	i := 0
-	for ; i+4 <= d; i += 4 {
-		cholRow4Recip(l, d, x, i)
-	}
-	for ; i < d; i++ {
-		x[i] = (x[i] - dot(l[i*d:i*d+i], x[:i])) * l[i*d+i]
-	}
-	for i := d - 1; i >= 0; i-- {
-		x[i] *= l[i*d+i]
-		a, row := -x[i], l[i*d:i*d+i]
-		y := x[:i]
-		for k, v := range row {
-			y[k] += a * v
-		}
-	}
-}
+func CholSolveRecipGo(l []float64, d int, x []float64) { cholSolve(l, d, x, true) }
