@@ -24,27 +24,42 @@ func CholLower(l []float64, d int) bool {
 	if !UseAVX2 || d < 1 {
 		return CholLowerGo(l, d)
 	}
+	return cholLowerAVX(l, d, false)
+}
+
+// cholLowerAVX is CholLower (recip false) and CholLowerRecip (recip true)
+// with AVX2: the same loop over rows, with the division or the
+// reciprocal-pivot row kernels and L_ii or 1/L_ii on the diagonal.
+func cholLowerAVX(l []float64, d int, recip bool) bool {
+	row, row4 := cholRowAVX, cholRow4AVX
+	if recip {
+		row, row4 = cholRowRecipAVX, cholRow4RecipAVX
+	}
 	l = l[:d*d]
 	for i := 0; i < d; i++ {
-		// Rows 4m…4m+3 share their full blocks (j + 4 ≤ 4m): cholRow4AVX
-		// runs the four rows' chains side by side; the rows after the
-		// last such quad go alone.
+		// Rows 4m…4m+3 share their full blocks (j + 4 ≤ 4m): row4 runs
+		// the four rows' chains side by side; the rows after the last
+		// such quad go alone.
 		j0 := 0
 		if q := i &^ 3; q+3 < d {
 			j0 = q
 			if i == q && q > 0 {
-				cholRow4AVX(&l[0], d, &l[i*d], q, i)
+				row4(&l[0], d, &l[i*d], q, i)
 			}
 		}
 		ri := l[i*d : i*d+i+1]
 		if i > j0 {
-			cholRowAVX(&l[0], d, &ri[0], j0, i, i)
+			row(&l[0], d, &ri[0], j0, i, i)
 		}
 		s := ri[i] - dot(ri[:i], ri[:i])
 		if !(s > 0) || math.IsInf(s, 0) {
 			return false
 		}
-		ri[i] = math.Sqrt(s)
+		if recip {
+			ri[i] = 1 / math.Sqrt(s)
+		} else {
+			ri[i] = math.Sqrt(s)
+		}
 	}
 	return true
 }
@@ -107,33 +122,14 @@ func cholRow4RecipAVX(l *float64, d int, ri *float64, n int, col int)
 func cholBackRecipAVX(l *float64, d int, x *float64)
 
 // CholLowerRecip computes CholLowerRecipGo's factor bit for bit: CholLower's
-// code with the reciprocal-pivot kernels (chol_recip_amd64.s, the same
+// loop (cholLowerAVX) with the reciprocal-pivot kernels (chol_recip_amd64.s, the same
 // instructions with each division by a pivot a multiplication by the
 // stored 1/L_jj) and 1/√s on the diagonal.
 func CholLowerRecip(l []float64, d int) bool {
 	if !UseAVX2 || d < 1 {
 		return CholLowerRecipGo(l, d)
 	}
-	l = l[:d*d]
-	for i := 0; i < d; i++ {
-		j0 := 0
-		if q := i &^ 3; q+3 < d {
-			j0 = q
-			if i == q && q > 0 {
-				cholRow4RecipAVX(&l[0], d, &l[i*d], q, i)
-			}
-		}
-		ri := l[i*d : i*d+i+1]
-		if i > j0 {
-			cholRowRecipAVX(&l[0], d, &ri[0], j0, i, i)
-		}
-		s := ri[i] - dot(ri[:i], ri[:i])
-		if !(s > 0) || math.IsInf(s, 0) {
-			return false
-		}
-		ri[i] = 1 / math.Sqrt(s)
-	}
-	return true
+	return cholLowerAVX(l, d, true)
 }
 
 // CholSolveRecip computes CholSolveRecipGo's solution bit for bit (the
