@@ -309,15 +309,44 @@ func listenToken(state string) (token, path string, err error) {
 		}
 		return "", "", fmt.Errorf("%s holds no usable token (want ≥ 32 characters): delete it to generate a new one", path)
 	}
-	var b [32]byte
-	if _, err := crand.Read(b[:]); err != nil {
-		return "", "", err
-	}
-	token = hex.EncodeToString(b[:])
-	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+	if token, err = newSecretFile(path); err != nil {
 		return "", "", err
 	}
 	return token, path, nil
+}
+
+// secretBytes is the size of a state directory's secret; an admin key is
+// one, so it is a cancel key's size (the constant below fails to compile
+// if the two ever differ).
+const secretBytes = 32
+
+const _ = uint(secretBytes-protocol.CancelKeyLen) + uint(protocol.CancelKeyLen-secretBytes)
+
+// newSecretFile draws secretBytes random bytes (crypto/rand) and writes their hex,
+// one line, to a new file at path, mode 0600, never over an existing file
+// (O_EXCL); a file it could not finish is removed. It returns the hex.
+// The state directory's secrets (listen-token, the logins' passwords,
+// admin.key) are all made by it.
+func newSecretFile(path string) (string, error) {
+	var b [secretBytes]byte
+	if _, err := crand.Read(b[:]); err != nil {
+		return "", err
+	}
+	secret := hex.EncodeToString(b[:])
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.WriteString(secret + "\n"); err != nil {
+		f.Close()
+		os.Remove(path)
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(path)
+		return "", err
+	}
+	return secret, nil
 }
 
 // loginsDir holds, in a coordinator's state directory, the passwords of
@@ -445,20 +474,10 @@ func loginPassword(path string) (pw string, made bool, err error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return "", false, err
 	}
-	var b [32]byte
-	if _, err := crand.Read(b[:]); err != nil {
+	if pw, err = newSecretFile(path); err != nil {
 		return "", false, err
 	}
-	pw = hex.EncodeToString(b[:])
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", false, err
-	}
-	if _, err := f.WriteString(pw + "\n"); err != nil {
-		f.Close()
-		return "", false, err
-	}
-	return pw, true, f.Close()
+	return pw, true, nil
 }
 
 // bindsLoopbackOnly reports whether a server bound to host is reachable
@@ -491,23 +510,11 @@ func adminKey(state string) (hash []byte, path string, made bool, err error) {
 	fi, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		key := make([]byte, protocol.CancelKeyLen)
-		if _, err := crand.Read(key); err != nil {
-			return nil, path, false, err
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		text, err := newSecretFile(path) // secretBytes = CancelKeyLen random bytes
 		if err != nil {
 			return nil, path, false, err
 		}
-		if _, err := f.WriteString(hex.EncodeToString(key) + "\n"); err != nil {
-			f.Close()
-			os.Remove(path)
-			return nil, path, false, err
-		}
-		if err := f.Close(); err != nil {
-			os.Remove(path)
-			return nil, path, false, err
-		}
+		key, _ := hex.DecodeString(text)
 		return coordinator.CancelHash(key), path, true, nil
 	case err != nil:
 		return nil, path, false, err
