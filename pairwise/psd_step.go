@@ -323,13 +323,23 @@ func (p *psdProjector) smallestEigen(w []float64, k, cc float64, v []float64, up
 	converged := false
 	for it := 0; it < 40; it++ {
 		// chol ← lower triangle of kP − σI, then its Cholesky factor L.
-		for a := 0; a < d; a++ {
-			row := p.last[a*d : a*d+a+1]
-			cr := p.chol[a*d : a*d+a+1]
-			for b, pv := range row {
-				cr[b] = pv * k
+		// With k = 1 (no regularizer) kP is P bit for bit (pv·1 = pv):
+		// one copy of the whole matrix (the factorization ignores the
+		// upper triangle and overwrites it with Lᵀ).
+		if k == 1 {
+			copy(p.chol[:d*d], p.last[:d*d])
+			for a := 0; a < d; a++ {
+				p.chol[a*d+a] -= sigma
 			}
-			cr[a] -= sigma
+		} else {
+			for a := 0; a < d; a++ {
+				row := p.last[a*d : a*d+a+1]
+				cr := p.chol[a*d : a*d+a+1]
+				for b, pv := range row {
+					cr[b] = pv * k
+				}
+				cr[a] -= sigma
+			}
 		}
 		if !p.factor(recip) {
 			if !(sigma > lo) {
