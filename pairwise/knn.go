@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/pairfed/pairfed/pairwise/internal/kernel"
@@ -287,11 +288,15 @@ func knnSorted(dst, y, zTrain, zTest []float64, nTrain, m, k int, loo bool) {
 	h := topK{dist: make([]float64, k), who: make([]int, k)}
 	var s [w]float64
 	visit := func(t, b int, zt []float64) {
-		kernel.SqDist16Bound(zt, zb[b*m*w:(b+1)*m*w], h.dist[k-1], &s)
+		// The mask's lanes are those with s_l ≤ the k-th distance at the
+		// call; the others offer would reject (the k-th only decreases).
+		mask := kernel.SqDist16Bound(zt, zb[b*m*w:(b+1)*m*w], h.dist[k-1], &s)
 		kth := h.dist[k-1]
-		for l, sl := range s {
+		for ; mask != 0; mask &= mask - 1 {
+			l := bits.TrailingZeros32(mask)
+			sl := s[l&(w-1)]
 			if sl > kth {
-				continue // offer would reject it (the k-th only decreases)
+				continue
 			}
 			r := w*b + l
 			if r >= nTrain {

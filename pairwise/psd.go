@@ -119,6 +119,13 @@ type psdProjector struct {
 	// verifiedSteps counts the fast steps of metricObjective.stepProject
 	// (the update made by the caller, isStep skipped).
 	verifiedSteps int
+	// normUp is an upper bound on ‖last‖_F (exact arithmetic on the stored
+	// values), NaN when unknown; nextNormUp the one stepFast makes for its
+	// output, kept when ProjectStep remembers it. normSkips counts the
+	// frobenius-psd steps whose norm sum the bound made unnecessary.
+	normUp, nextNormUp float64
+	normSkips          int
+	clipN2             float64 // ‖A‖_F² as smallestEigen summed it for its residual test
 }
 
 // newPSDProjector returns the projector onto the set named kind ("psd",
@@ -153,6 +160,8 @@ func newPSDProjector(kind string, r float64, d int) *psdProjector {
 		y:    make([]float64, d),
 		z:    make([]float64, d),
 		q:    make([]float64, d),
+
+		normUp: math.NaN(),
 	}
 	// Workspace query (lwork = −1) for the eigenvector job.
 	q := []float64{0}
@@ -178,6 +187,7 @@ func (p *psdProjector) Project(w []float64) {
 	}
 	p.project(w)
 	p.remember(w)
+	p.normUp = math.NaN()
 }
 
 // remember stores w as the last output, valid only when it holds no NaN (a

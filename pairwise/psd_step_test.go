@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -576,5 +577,90 @@ func TestMetricStepProjectMatchesStepThenProject(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// exactNormBelow reports whether ‖w‖_F ≤ b in exact arithmetic on the
+// stored values (the squares and their sum in 2 200-bit floats: exact).
+func exactNormBelow(w []float64, b float64) bool {
+	sum := new(big.Float).SetPrec(2200)
+	for _, x := range w {
+		t := new(big.Float).SetPrec(2200).SetFloat64(x)
+		sum.Add(sum, t.Mul(t, t))
+	}
+	bb := new(big.Float).SetPrec(2200).SetFloat64(b)
+	return sum.Cmp(bb.Mul(bb, bb)) <= 0
+}
+
+// TestPSDNormBoundSkipsExactly: along step chains that cross the
+// frobenius-psd radius back and forth (positive steps that rescale and
+// ones that do not, clips in between), the projector that skips the norm
+// sum when its carried bound allows (psdNormSkip) gives the bits of the
+// one that always sums, its bound is ≥ the exact ‖last‖_F after every
+// step (exact arithmetic, big.Float), and it does skip, also within 1 %
+// of the radius. A bound without its rounding margin (the clip's 10⁻¹⁰ or
+// the sum's 1 + 10⁻¹²) falls below the exact norm here and fails.
+func TestPSDNormBoundSkipsExactly(t *testing.T) {
+	defer func(old bool) { psdNormSkip = old }(psdNormSkip)
+	for _, d := range []int{3, 8, 20} {
+		t.Run(fmt.Sprintf("d=%d", d), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(47, uint64(d)))
+			const r = 2
+			p := newPSDProjector("frobenius-psd", r, d)
+			ref := newPSDProjector("frobenius-psd", r, d)
+			w := randSym(rng, d, 0.3)
+			wr := append([]float64(nil), w...)
+			p.Project(w)
+			ref.Project(wr)
+			v := make([]float64, d)
+			var skips, nearSkips, rescales, checked int
+			for s := 0; s < 3000; s++ {
+				for i := range v {
+					v[i] = rng.NormFloat64()
+				}
+				c := math.Exp(2*rng.NormFloat64()-4) / float64(d)
+				if rng.IntN(2) == 0 {
+					c = -c
+				}
+				k := 1.0
+				if rng.IntN(4) == 0 {
+					k = 1 - math.Exp(rng.NormFloat64()-5)
+				}
+				if s%500 == 499 { // shrink back inside the ball now and then
+					k = 0.3
+				}
+				stepUpdate(w, p.last, d, k, c, v)
+				stepUpdate(wr, ref.last, d, k, c, v)
+				before := p.normSkips
+				psdNormSkip = true
+				p.ProjectStep(w, k, c, v)
+				psdNormSkip = false
+				ref.ProjectStep(wr, k, c, v)
+				for i := range w {
+					if math.Float64bits(w[i]) != math.Float64bits(wr[i]) {
+						t.Fatalf("step %d (c = %g, k = %g): entry %d = %v, always summing gives %v", s, c, k, i, w[i], wr[i])
+					}
+				}
+				if p.normSkips > before {
+					skips++
+					if n := math.Sqrt(dot(w, w)); n > 0.99*r {
+						nearSkips++
+					}
+				}
+				if c > 0 && !exactNormBelow(ref.last, r*(1-1e-9)) {
+					rescales++
+				}
+				if !math.IsNaN(p.normUp) {
+					checked++
+					if !exactNormBelow(p.last, p.normUp) {
+						t.Fatalf("step %d (c = %g, k = %g): bound %v below the exact ‖last‖_F", s, c, k, p.normUp)
+					}
+				}
+			}
+			if skips < 300 || nearSkips < 10 || rescales < 50 || checked < 1800 {
+				t.Fatalf("skips %d (near the radius %d), rescaling steps %d, bounds checked %d: the chain does not exercise the bound", skips, nearSkips, rescales, checked)
+			}
+			t.Logf("skips %d (near the radius %d), rescaling steps %d, bounds checked %d", skips, nearSkips, rescales, checked)
+		})
 	}
 }

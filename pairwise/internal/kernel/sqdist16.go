@@ -7,8 +7,10 @@ package kernel
 // the scalar loop's sum — into out. After every fourth coordinate (when
 // coordinates remain) it stops if all sixteen partial sums exceed bound,
 // leaving those partial sums in out: the sums only grow (each term is
-// ≥ 0), so a caller that keeps distances ≤ bound loses nothing.
-func SqDist16BoundGo(q, blk []float64, bound float64, out *[16]float64) {
+// ≥ 0), so a caller that keeps distances ≤ bound loses nothing. It returns
+// the mask of the lanes l with !(out[l] > bound) (bit l): the ones such a
+// caller has to look at.
+func SqDist16BoundGo(q, blk []float64, bound float64, out *[16]float64) uint32 {
 	blk = blk[:16*len(q)]
 	var s [16]float64
 	for a, qa := range q {
@@ -28,4 +30,11 @@ func SqDist16BoundGo(q, blk []float64, bound float64, out *[16]float64) {
 		}
 	}
 	*out = s
+	var mask uint32
+	for l, v := range s {
+		if !(v > bound) {
+			mask |= 1 << l
+		}
+	}
+	return mask
 }

@@ -8,10 +8,12 @@
 // order, lane by lane, no FMA — so the sums are bit-identical
 // (TestSqDist16BoundMatchesRef). The early stop is the reference's: after
 // every fourth coordinate with coordinates left, all sixteen s > bound
-// (VCMPPD GT_OQ).
+// (VCMPPD GT_OQ). The mask returned has bit l set when !(s_l > bound)
+// (VCMPPD NGT_UQ, four VMOVMSKPD): the lanes a caller keeping distances
+// ≤ bound has to look at.
 
-// func sqDist16BoundAVX(q, blk []float64, bound float64, out *[16]float64)
-TEXT ·sqDist16BoundAVX(SB), NOSPLIT, $0-64
+// func sqDist16BoundAVX(q, blk []float64, bound float64, out *[16]float64) uint32
+TEXT ·sqDist16BoundAVX(SB), NOSPLIT, $0-68
 	MOVQ q_base+0(FP), SI
 	MOVQ q_len+8(FP), CX
 	MOVQ blk_base+24(FP), DI
@@ -62,5 +64,20 @@ done:
 	VMOVUPD Y1, 32(DX)
 	VMOVUPD Y2, 64(DX)
 	VMOVUPD Y3, 96(DX)
+	VCMPPD $0x1a, Y15, Y0, Y9
+	VCMPPD $0x1a, Y15, Y1, Y10
+	VCMPPD $0x1a, Y15, Y2, Y11
+	VCMPPD $0x1a, Y15, Y3, Y12
+	VMOVMSKPD Y9, AX
+	VMOVMSKPD Y10, BX
+	VMOVMSKPD Y11, R9
+	VMOVMSKPD Y12, R10
+	SHLQ $4, BX
+	SHLQ $8, R9
+	SHLQ $12, R10
+	ORQ  BX, AX
+	ORQ  R10, R9
+	ORQ  R9, AX
+	MOVL AX, ret+64(FP)
 	VZEROUPPER
 	RET

@@ -3,6 +3,6 @@
 package kernel
 
 // SqDist16Bound is SqDist16BoundGo off amd64 and under purego.
-func SqDist16Bound(q, blk []float64, bound float64, out *[16]float64) {
-	SqDist16BoundGo(q, blk, bound, out)
+func SqDist16Bound(q, blk []float64, bound float64, out *[16]float64) uint32 {
+	return SqDist16BoundGo(q, blk, bound, out)
 }

@@ -44,9 +44,15 @@ func TestSqDist16BoundMatchesRef(t *testing.T) {
 		}
 		for _, bound := range bounds {
 			var want, got [16]float64
-			SqDist16BoundGo(q, blk, bound, &want)
-			SqDist16Bound(q, blk, bound, &got)
+			wantMask := SqDist16BoundGo(q, blk, bound, &want)
+			gotMask := SqDist16Bound(q, blk, bound, &got)
+			if gotMask != wantMask {
+				t.Fatalf("m=%d bound=%g: mask %016b, want %016b (AVX2 %v)", m, bound, gotMask, wantMask, UseAVX2)
+			}
 			for l := range want {
+				if keep := wantMask>>l&1 == 1; keep != !(want[l] > bound) {
+					t.Fatalf("m=%d bound=%g lane %d: reference mask bit %v for sum %v", m, bound, l, keep, want[l])
+				}
 				if math.Float64bits(got[l]) != math.Float64bits(want[l]) {
 					t.Fatalf("m=%d bound=%g lane %d: got %v, want %v (AVX2 %v)", m, bound, l, got[l], want[l], UseAVX2)
 				}
