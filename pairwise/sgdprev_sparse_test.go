@@ -117,7 +117,9 @@ func compareLazyGeneral(t *testing.T, name string, obj Objective, cfg RunConfig,
 	rngL := rand.New(rand.NewPCG(seed, 99))
 	cfgL := cfg
 	cfgL.OnCheckpoint = record(&cpLazy, rngL)
-	lazy, err := f.run(context.Background(), cfgL, rngL, T, ScaledConstant)
+	// runLazy, not run: since RunPrevSGD chooses the loop (sgdprev.go),
+	// run is the O(d) fast loop on any data.
+	lazy, err := f.runLazy(context.Background(), cfgL, rngL, T, ScaledConstant)
 	if err != nil {
 		t.Fatal(err)
 	}
