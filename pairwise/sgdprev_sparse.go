@@ -88,9 +88,26 @@ type lazySparse struct {
 	eb    float64 // a bound on |n2 + n2c − ‖v‖²| (+ 2u·n2 for n2c's own rounding)
 
 	s      []float64 // S_k, true units
-	stamp  []float64 // the clock when S_k was last brought up to date
-	clock  float64   // Σ α over the iterates counted
+	stamp  []float64 // the clock (of v_k's epoch) when S_k was last brought up to date
+	clock  float64   // Σ α over the iterates counted in the current epoch
 	counts int       // the iterates w_s, s ≤ counts, are in the clock
+
+	// Epochs (ball, the file comment): v_k is stored in the units of
+	// epoch ep[k]; its value in the current epoch's units is v_k·2^(em[cur]
+	// − em[ep[k]]). ek[e] (e < cur) is epoch e's clock in its own units;
+	// the liveEpochs − 1 epochs before cur keep receiving the later
+	// iterates, scaled by esc[j] = 2^(em[cur] − em[cur−j]).
+	epochs   bool // epochs are used (ball with R² ≥ 2⁻⁶⁰⁰); else fold
+	ep       []int32
+	em       []int64
+	ek       []float64
+	esc      [liveEpochs]float64
+	cur      int32
+	epochCap int       // a sweep resets the epochs when cur reaches it
+	tab      []float64 // sweep's scratch (per-epoch scale and clock)
+
+	passes  int // O(d) passes (exactNorm, sweep, fold): the tests count them
+	nepochs int // epochs begun (newEpoch calls)
 
 	t      int     // steps taken
 	weight float64 // the general loop's averaging weight
@@ -121,6 +138,12 @@ func newLazySparse(f *prevFast, mode Averaging, w []float64) *lazySparse {
 		z.s = make([]float64, len(w))
 		z.stamp = make([]float64, len(w))
 	}
+	if z.ball && f.r2 >= 0x1p-600 {
+		z.epochs = true
+		z.ep = make([]int32, len(w))
+		z.em = []int64{0}
+		z.epochCap = max(64, len(w)/8)
+	}
 	if z.paper {
 		copy(z.s, w) // w_{−1} = w_0
 		z.clock = 1  // w_0 counted
@@ -131,23 +154,189 @@ func newLazySparse(f *prevFast, mode Averaging, w []float64) *lazySparse {
 	return z
 }
 
-// exactNorm recomputes n2 = ‖v‖² left to right and its error bound γ_d·n2.
+// exactNorm recomputes n2 = ‖v‖² (after a sweep when coordinates are in
+// older epochs) and its error bound: blocks of b coordinates summed in four
+// lanes, the blocks' sums added left to right, so that each square takes
+// part in at most h = 1 + (⌈b/4⌉ + 3) + 2 + ⌈d/b⌉ roundings and the error
+// is at most γ_h·n2 (Higham §4.2, nonnegative terms). b ≈ 2√d makes h ≈ √d
+// + 6: 2⁻⁴³·n2 at d = 1.4·10⁶, below the 2⁻³⁶·n2 that triggers a
+// recomputation up to d = 2³¹. (The left-to-right sum's γ_d·n2 exceeded
+// that threshold from d = 2¹⁷ on: every update after the first
+// recomputation recomputed again.)
 func (z *lazySparse) exactNorm() {
-	var n2 float64
-	for _, x := range z.v {
-		n2 += x * x
+	if z.cur != 0 {
+		z.sweep()
 	}
+	z.passes++
+	v := z.v
+	b := normBlock(len(v))
+	var n2 float64
+	for lo := 0; lo < len(v); lo += b {
+		blk := v[lo:min(lo+b, len(v))]
+		var s0, s1, s2, s3 float64
+		k := 0
+		for ; k+3 < len(blk); k += 4 {
+			s0 += blk[k] * blk[k]
+			s1 += blk[k+1] * blk[k+1]
+			s2 += blk[k+2] * blk[k+2]
+			s3 += blk[k+3] * blk[k+3]
+		}
+		for ; k < len(blk); k++ {
+			s0 += blk[k] * blk[k]
+		}
+		n2 += (s0 + s1) + (s2 + s3)
+	}
+	h := 1 + (b+3)/4 + 3 + 2 + (len(v)+b-1)/b
 	z.n2, z.n2c = n2, 0
-	z.eb = float64(len(z.v)+1) * 0x1p-53 * n2 * (1 + 0x1p-40)
+	z.eb = float64(h) * 0x1p-53 * n2 * (1 + 0x1p-40)
+}
+
+// normBlock is exactNorm's block length for d coordinates: ≈ 2√d, a
+// multiple of 4, at least 64.
+func normBlock(d int) int {
+	return max(64, 4*int(math.Sqrt(float64(d))/2+1))
 }
 
 // advance counts the iterates up to w_t in the clock (α is constant since
-// the last count: it changes only at updates, which advance first).
+// the last count: it changes only at updates, which advance first), and in
+// the live older epochs' clocks in their units.
 func (z *lazySparse) advance(t int) {
 	if t > z.counts {
-		z.clock += z.alpha * float64(t-z.counts)
+		inc := z.alpha * float64(t-z.counts)
+		z.clock += inc
 		z.counts = t
+		if c := int(z.cur); c != 0 {
+			for j := 1; j < liveEpochs && j <= c; j++ {
+				z.ek[c-j] += inc * z.esc[j]
+			}
+		}
 	}
+}
+
+// lazyEpochs: the tests set it false to run the fold path (the one taken
+// when R² < 2⁻⁶⁰⁰) at ordinary radii.
+var lazyEpochs = true
+
+// liveEpochs: the clocks of the current epoch and the liveEpochs − 1 before
+// it receive the iterates counted; older epochs' clocks are final (an
+// epoch shrinks the units by 2¹⁰ at least, so what an epoch's clock no
+// longer receives is below 2⁻⁷⁰ of its values per iterate).
+const liveEpochs = 8
+
+// pow2 is 2^e for e ≤ 0 (0 below the subnormals).
+func pow2(e int64) float64 {
+	if e >= -1022 {
+		return math.Float64frombits(uint64(e+1023) << 52)
+	}
+	return math.Ldexp(1, int(max(e, -1100)))
+}
+
+// sync brings coordinate c, in an older epoch, to the current one: S_c
+// gets v_c times its epoch's clock since stamp_c, v_c is rescaled by a
+// power of two (exact unless the result is subnormal), stamp_c is the
+// current clock.
+func (z *lazySparse) sync(c int32) {
+	e := z.ep[c]
+	x := z.v[c]
+	if z.sums {
+		z.s[c] += x * (z.ek[e] - z.stamp[c])
+		z.stamp[c] = z.clock
+	}
+	z.v[c] = x * pow2(z.em[z.cur]-z.em[e])
+	z.ep[c] = z.cur
+}
+
+// dotSync is sparseDot(data, i, v) after syncing row i's coordinates.
+func (z *lazySparse) dotSync(i int) float64 {
+	s := z.f.data
+	lo, hi := s.Ptr[i], s.Ptr[i+1]
+	idx, val := s.Idx[lo:hi], s.Val[lo:hi]
+	val = val[:len(idx)]
+	v, ep, cur := z.v, z.ep, z.cur
+	var r float64
+	for k, c := range idx {
+		if ep[c] != cur {
+			z.sync(c)
+		}
+		r += val[k] * v[c]
+	}
+	return r
+}
+
+// newEpoch moves the power-of-two part of α into the units of v, lazily:
+// α = m·2^x with m ∈ [½, 1) (x ≤ −10, α < 2⁻¹⁰) becomes m, and the
+// current epoch's v is 2^x times the last epoch's — applied to a
+// coordinate when it is next touched (sync). n2, its compensation and its
+// bound are scaled by 2^(2x) (exact: n2 ≥ R²/α² stays normal for R² ≥
+// 2⁻⁶⁰⁰; coordinates that become subnormal when synced change ‖v‖² by less
+// than 2⁻²⁰⁹⁰ each, far below u·n2). O(liveEpochs); a sweep every
+// epochCap epochs (O(d)) bounds the epochs' memory.
+func (z *lazySparse) newEpoch() {
+	z.nepochs++
+	m, x := math.Frexp(z.alpha)
+	z.alpha = m
+	z.n2 = math.Ldexp(z.n2, 2*x)
+	z.n2c = math.Ldexp(z.n2c, 2*x)
+	z.eb = math.Ldexp(z.eb, 2*x)
+	z.ek = append(z.ek, z.clock)
+	z.em = append(z.em, z.em[z.cur]+int64(x))
+	z.cur++
+	z.clock = 0
+	c := int(z.cur)
+	for j := 1; j < liveEpochs; j++ {
+		z.esc[j] = 0
+		if j <= c {
+			z.esc[j] = pow2(z.em[c] - z.em[c-j])
+		}
+	}
+	if c >= z.epochCap {
+		z.sweep()
+	}
+}
+
+// sweep brings every coordinate to the current epoch (S_k up to date, v_k
+// rescaled) and restarts the epochs and the clock: one O(d) pass.
+func (z *lazySparse) sweep() {
+	if z.cur == 0 {
+		return
+	}
+	z.passes++
+	c := int(z.cur)
+	// tab[2e] = 2^(em[cur] − em[e]), tab[2e+1] = epoch e's clock
+	if cap(z.tab) < 2*(c+1) {
+		z.tab = make([]float64, 2*(c+1))
+	}
+	tab := z.tab[:2*(c+1)]
+	for e := 0; e <= c; e++ {
+		tab[2*e] = pow2(z.em[c] - z.em[e])
+		if e < c {
+			tab[2*e+1] = z.ek[e]
+		} else {
+			tab[2*e+1] = z.clock
+		}
+	}
+	v, ep := z.v, z.ep[:len(z.v)]
+	if z.sums {
+		S, st := z.s[:len(v)], z.stamp[:len(v)]
+		for k, x := range v {
+			e := ep[k]
+			S[k] += x * (tab[2*e+1] - st[k])
+			st[k] = 0
+			v[k] = x * tab[2*e]
+			ep[k] = 0
+		}
+		z.clock = 0
+	} else {
+		for k, x := range v {
+			v[k] = x * tab[2*int(ep[k])]
+			ep[k] = 0
+		}
+	}
+	z.cur = 0
+	z.em = z.em[:1]
+	z.em[0] = 0
+	z.ek = z.ek[:0]
+	z.esc = [liveEpochs]float64{}
 }
 
 // addRow does v += b·x_i on row i's coordinates, first folding each one's
@@ -263,9 +452,11 @@ func (z *lazySparse) update(t, i, j int, a float64) {
 	}
 	r2, a2 := z.f.r2, z.alpha*z.alpha
 	n2 := z.n2 + z.n2c
-	if eb := z.eb + 0x1p-52*math.Abs(n2); eb > 0x1p-36*n2 || math.Abs(a2*n2-r2) <= a2*eb*(1+0x1p-40) {
-		// the decision is not certain, or the bound has grown past
-		// 2⁻³⁶‖v‖² (the projection's relative error): recompute
+	if eb := z.eb + 0x1p-52*math.Abs(n2); a2*(n2+eb)*(1+0x1p-40) > r2 && (eb > 0x1p-36*n2 || math.Abs(a2*n2-r2) <= a2*eb*(1+0x1p-40)) {
+		// a projection is possible and the decision is not certain,
+		// or the bound has grown past 2⁻³⁶‖v‖² (the projection's
+		// relative error): recompute. Inside the ball (α²(n2 + eb) ≤
+		// R²) the decision is certain whatever eb is.
 		z.exactNorm()
 		n2 = z.n2
 	}
@@ -274,7 +465,11 @@ func (z *lazySparse) update(t, i, j int, a float64) {
 		z.alpha *= c
 		z.rho = 1 / c
 		if z.alpha < foldBelow {
-			z.fold()
+			if z.epochs && lazyEpochs {
+				z.newEpoch()
+			} else {
+				z.fold()
+			}
 		}
 	}
 }
@@ -288,10 +483,12 @@ func (z *lazySparse) update(t, i, j int, a float64) {
 const foldBelow = 0x1p-10
 
 // fold moves α into v, v ← α·v and α = 1, after bringing every S_k up to
-// date and restarting the clock at 0, and recomputes ‖v‖²: one O(d) pass.
+// date and restarting the clock at 0, and recomputes ‖v‖²: two O(d)
+// passes. Only without epochs (R² < 2⁻⁶⁰⁰, where n2 could leave the
+// normal range under newEpoch's rescaling).
 func (z *lazySparse) fold() {
+	z.passes++
 	a, v := z.alpha, z.v
-	var n2 float64
 	if z.sums {
 		clock, S, st := z.clock, z.s, z.stamp
 		st = st[:len(v)]
@@ -299,21 +496,16 @@ func (z *lazySparse) fold() {
 		for k, x := range v {
 			S[k] += x * (clock - st[k])
 			st[k] = 0
-			x *= a
-			v[k] = x
-			n2 += x * x
+			v[k] = x * a
 		}
 		z.clock = 0
 	} else {
 		for k, x := range v {
-			x *= a
-			v[k] = x
-			n2 += x * x
+			v[k] = x * a
 		}
 	}
 	z.alpha = 1
-	z.n2, z.n2c = n2, 0
-	z.eb = float64(len(v)+1) * 0x1p-53 * n2 * (1 + 0x1p-40)
+	z.exactNorm()
 }
 
 // steps walks the draws idx (stepsSparse's walk).
@@ -342,7 +534,12 @@ func (z *lazySparse) steps(idx []int) {
 		if tA > 0 {
 			j = idx[tA-1]
 		}
-		h := sparseDot(s, i, v) - sparseDot(s, j, v)
+		var h float64
+		if z.cur == 0 {
+			h = sparseDot(s, i, v) - sparseDot(s, j, v)
+		} else {
+			h = z.dotSync(i) - z.dotSync(j)
+		}
 		if z.alpha != 1 {
 			h *= z.alpha
 		}
@@ -370,6 +567,7 @@ func (z *lazySparse) steps(idx []int) {
 // output returns the run's output at the current step (a view valid until
 // the next call); w is ignored (windowed's signature).
 func (z *lazySparse) Output([]float64) []float64 {
+	z.sweep()
 	out, v, a := z.out, z.v, z.alpha
 	if !z.sums || z.weight == 0 {
 		for k, x := range v {
@@ -421,6 +619,7 @@ func (z *lazySparse) Reset() {
 		return
 	}
 	z.advance(z.t)
+	z.sweep()
 	clear(z.s)
 	clear(z.stamp)
 	z.clock, z.weight = 0, 0
@@ -428,8 +627,15 @@ func (z *lazySparse) Reset() {
 
 // runLazy is prevFast.run (sgdprev_fast.go) with the lazy sparse loop.
 func (f *prevFast) runLazy(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int, sched Schedule) (*Result, error) {
+	r, _, err := f.runLazyState(ctx, cfg, rng, T, sched)
+	return r, err
+}
+
+// runLazyState is runLazy returning the loop's final state too (the tests
+// read its counts).
+func (f *prevFast) runLazyState(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int, sched Schedule) (*Result, *lazySparse, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if cfg.Schedule != "" {
 		sched = cfg.Schedule
@@ -449,7 +655,7 @@ func (f *prevFast) runLazy(ctx context.Context, cfg RunConfig, rng *rand.Rand, T
 	}
 	f.src = pcgSource(rng)
 	if err := cp.segments(ctx, T, func(k int) { f.steps(rng, k) }, func(t int) { cp.Window(t, T, nil, z) }); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var grads int64
 	if T > 0 {
@@ -459,5 +665,5 @@ func (f *prevFast) runLazy(ctx context.Context, cfg RunConfig, rng *rand.Rand, T
 	if z.alpha != 1 {
 		scale(z.alpha, f.w)
 	}
-	return &Result{W: out, Last: f.w, Steps: T, PairGrads: grads}, nil
+	return &Result{W: out, Last: f.w, Steps: T, PairGrads: grads}, z, nil
 }
