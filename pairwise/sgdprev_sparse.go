@@ -18,16 +18,35 @@ import (
 //   - w = α·v: the projection w ← w·R/‖w‖ multiplies the scalar α, and an
 //     update w += a(x_i − x_j) is v += (a/α)(x_i − x_j). ‖v‖² is kept
 //     running (n2, updated per touched coordinate) with a bound eb on its
-//     rounding error; when α²·n2 is within α²·eb of R² (the decision is
-//     then not certain) or eb grows past 2⁻³⁶·n2, n2 is recomputed exactly
-//     (O(d), rare). α is folded back into v (O(d)) when it falls below
-//     2⁻¹⁰ (fold), which keeps v within 2¹⁰|w| and the clock's rounding
-//     bounded.
+//     rounding error. Where α²(n2 + eb) ≤ R² the decision (no projection)
+//     is certain whatever eb is; otherwise, when α²·n2 is within α²·eb of
+//     R² (not certain) or eb has grown past 2⁻³⁶·n2 (the projection's
+//     relative error), n2 is recomputed exactly (exactNorm, O(d)), summed
+//     in blocks so that its own bound is ≈ √d·u·n2 (a left-to-right sum's
+//     γ_d·n2 exceeded 2⁻³⁶·n2 from d = 2¹⁷ on, and every later update
+//     recomputed: O(d) per step on news20-sized data).
+//   - Epochs: when α falls below 2⁻¹⁰, α = m·2^x (m ∈ [½, 1), x ≤ −10)
+//     becomes m and v's units change by the exact factor 2^x: a new epoch
+//     begins (newEpoch, O(1)). A coordinate keeps the epoch it was last
+//     touched in (ep_k) and is rescaled by 2^(M_cur − M_ep) when the loop
+//     next reads it (sync, in the dot products of its rows), so α stays in
+//     [2⁻¹⁰, 1] at every iterate, v_k within 2¹⁰|w_k|, and nothing is
+//     folded over all d coordinates (the earlier fold did that, O(d), at
+//     every update where a small radius and a large step shrink w by 2¹⁰
+//     or more: the corners of the selection grid). A sweep (O(d)) brings
+//     every coordinate to the current epoch every epochCap = max(64, d/8)
+//     epochs, which bounds the epochs' memory: an epoch begins only at an
+//     update, so the sweeps number at most 8·updates/d.
 //   - Running averages by per-coordinate timestamps: a clock sums α over
 //     the iterates counted so far, and the true running sum of coordinate k
 //     is S_k + v_k·(clock − stamp_k); when v_k is about to change, that
 //     is folded into S_k and stamp_k = clock. Without a projection α = 1
-//     and the clock counts iterates exactly (integers below 2⁵³).
+//     and the clock counts iterates exactly (integers below 2⁵³). With
+//     epochs each epoch has its clock in its own units (K_e, restarted at
+//     0), and a coordinate of epoch e adds v_k·(K_e − stamp_k): the
+//     iterates of later epochs reach K_e scaled by 2^(M_later − M_e), which
+//     the 7 epochs before the current one receive (liveEpochs); an older
+//     clock is final, what it misses being below 2⁻⁷⁰|v_k| per iterate.
 //   - AvgPaper's output Σ_{t≤T} η·w_{t−2} / Σ η (w_{−1} = w_0) is, with a
 //     constant η, η·(w_{−1} + Σ_{s=0}^{T} w_s − w_T − w_{T−1}) / weight:
 //     the loop counts every iterate and keeps what w_{T−1} was on the
@@ -45,17 +64,40 @@ import (
 // change of v_k; both are within γ_T·Σ_s |w_s,k| of the exact sum (Higham
 // §4.2, γ_m = mu/(1 − mu), u = 2⁻⁵³), so the outputs differ by at most
 // 2γ_{T+3}·max_s |w_s,k| per coordinate (+ the division's u). With the ℓ2
-// ball the averages' bound is 2¹⁰ times that (v_k ≤ 2¹⁰|w_k| between
-// folds: the clock's rounding is relative to v), and the iterates
+// ball the averages' bound is 2¹⁰ times that (v_k ≤ 2¹⁰|w_k| within an
+// epoch, α ∈ [2⁻¹⁰, 1]: an epoch's clock rounds relative to v, as the
+// fold's restarted clock did), plus the final clocks' misses, at most
+// T·2⁻⁷⁰·2¹⁰·max_s |w_s,k| (far below the first term); the epochs'
+// rescalings are exact powers of two except where a coordinate becomes
+// subnormal (≤ 2⁻¹⁰⁷⁵ each; the epochs run for R² ≥ 2⁻⁶⁰⁰, so n2 ≈
+// R²/α² stays normal, and the fold below otherwise). The iterates
 // themselves differ by rounding (the rescaling is applied
 // to α, not to each coordinate): per step by at most a few u·(‖w‖ + ‖a(x_i
-// − x_j)‖); the map w ↦ Π(w − η∇f(w)) is nonexpansive for the hinge loss at
+// − x_j)‖) and the projection's 2⁻³⁷‖w‖ (eb ≤ 2⁻³⁶·n2 whenever it
+// projects; an uncertain decision is recomputed); the map w ↦ Π(w − η∇f(w)) is nonexpansive for the hinge loss at
 // any η and for the square and logistic losses when η·ℓ''_max·‖x_i − x_j‖²
 // ≤ 2, so these differences add up, at most linearly in T, as long as no
 // hinge margin falls within them (a measure-zero event the tests would
 // report). TestPrevSparseLazyMatchesGeneral checks both statements over
-// random sparse data, the three losses, both constraints, every output
-// rule, checkpoints and an initial point, against the general loop.
+// random sparse data, the three losses, both constraints (a ball binding
+// strongly enough for an epoch at most updates and sweeps, and the fold
+// path too), every output rule, checkpoints and an initial point, against
+// the general loop, within the bounds it states (unchanged by the epochs).
+//
+// # O(d) passes
+//
+// Per run: the initial norm, one sweep at the output and at each window's
+// reset and checkpoint (which are O(d) anyway), a sweep per epochCap
+// epochs (≤ 8·updates/d), and the recomputations of n2. Those happen only
+// when a projection is possible and the decision uncertain (|α²n2 − R²|
+// within ≈ √d·u·n2 after a recomputation: measure zero in practice) or eb
+// has grown from ≈ √d·u·n2 to 2⁻³⁶·n2 by the rows' rounding bounds, each
+// update adding ≤ (m + 4)·u·(old² + new²) over its m touched coordinates;
+// that is not bounded by a theorem in the number of updates (it depends
+// on how much of ‖v‖² the updates touch), but counted: none mid-run on
+// news20-shaped data (d = 1.36·10⁶, 450 nonzeros per row) at any radius
+// and step of the selection grid, none in TestLazySparseODPasses
+// (d = 2¹⁸, from an epoch at most updates to an inactive ball).
 
 // lazyMinRatio: the lazy loop runs when d ≥ lazyMinRatio × (mean nonzeros
 // per row) and d ≥ lazyMinD; below, the bit-identical O(d) loop costs less
@@ -474,12 +516,11 @@ func (z *lazySparse) update(t, i, j int, a float64) {
 	}
 }
 
-// foldBelow: α is folded into v once it falls below 2⁻¹⁰. v_k = w_k/α
-// then never exceeds 2¹⁰|w_k|, so the clock's rounding is ≤ u·clock·|v_k|
-// ≤ 2¹⁰u·clock·|w_k| per sync, and the clock restarts at every fold. A
-// higher threshold costs an O(d) fold more often where the ball shrinks w
-// by a large factor at every update (a small radius with a large η,
-// corners of the selection grid).
+// foldBelow: a new epoch begins (or, without epochs, α is folded into v)
+// once α falls below 2⁻¹⁰. v_k = w_k/α then never exceeds 2¹⁰|w_k|, so
+// the clock's rounding is ≤ u·clock·|v_k| ≤ 2¹⁰u·clock·|w_k| per sync, and
+// each epoch (or fold) restarts the clock. A higher threshold begins
+// epochs more often, each one making the coordinates touched next re-sync.
 const foldBelow = 0x1p-10
 
 // fold moves α into v, v ← α·v and α = 1, after bringing every S_k up to
