@@ -29,7 +29,7 @@ import (
 //     becomes m and v's units change by the exact factor 2^x: a new epoch
 //     begins (newEpoch, O(1)). A coordinate keeps the epoch it was last
 //     touched in (ep_k) and is rescaled by 2^(M_cur − M_ep) when the loop
-//     next reads it (sync, in the dot products of its rows), so α stays in
+//     next reads it (dotSync, in the dot products of its rows), so α stays in
 //     [2⁻¹⁰, 1] at every iterate, v_k within 2¹⁰|w_k|, and nothing is
 //     folded over all d coordinates (the earlier fold did that, O(d), at
 //     every update where a small radius and a large step shrink w by 2¹⁰
@@ -273,34 +273,45 @@ func pow2(e int64) float64 {
 	return math.Ldexp(1, int(max(e, -1100)))
 }
 
-// sync brings coordinate c, in an older epoch, to the current one: S_c
-// gets v_c times its epoch's clock since stamp_c, v_c is rescaled by a
-// power of two (exact unless the result is subnormal), stamp_c is the
-// current clock.
-func (z *lazySparse) sync(c int32) {
-	e := z.ep[c]
-	x := z.v[c]
-	if z.sums {
-		z.s[c] += x * (z.ek[e] - z.stamp[c])
-		z.stamp[c] = z.clock
-	}
-	z.v[c] = x * pow2(z.em[z.cur]-z.em[e])
-	z.ep[c] = z.cur
-}
-
-// dotSync is sparseDot(data, i, v) after syncing row i's coordinates.
+// dotSync is sparseDot(data, i, v) after syncing row i's coordinates: a
+// coordinate c in an older epoch e has S_c += v_c·(K_e − stamp_c), v_c
+// rescaled by 2^(M_cur − M_e) (exact unless the result is subnormal),
+// stamp_c = the current clock.
 func (z *lazySparse) dotSync(i int) float64 {
 	s := z.f.data
 	lo, hi := s.Ptr[i], s.Ptr[i+1]
 	idx, val := s.Idx[lo:hi], s.Val[lo:hi]
 	val = val[:len(idx)]
 	v, ep, cur := z.v, z.ep, z.cur
+	em, mcur := z.em, z.em[z.cur]
 	var r float64
-	for k, c := range idx {
-		if ep[c] != cur {
-			z.sync(c)
+	if z.sums {
+		S, st, ek, clock := z.s, z.stamp, z.ek, z.clock
+		for k, c := range idx {
+			x := v[c]
+			if e := ep[c]; e != cur {
+				S[c] += x * (ek[e] - st[c])
+				st[c] = clock
+				if dm := mcur - em[e]; dm >= -1022 {
+					x *= math.Float64frombits(uint64(dm+1023) << 52)
+				} else {
+					x *= pow2(dm)
+				}
+				v[c] = x
+				ep[c] = cur
+			}
+			r += val[k] * x
 		}
-		r += val[k] * v[c]
+		return r
+	}
+	for k, c := range idx {
+		x := v[c]
+		if e := ep[c]; e != cur {
+			x *= pow2(mcur - em[e])
+			v[c] = x
+			ep[c] = cur
+		}
+		r += val[k] * x
 	}
 	return r
 }
@@ -308,7 +319,7 @@ func (z *lazySparse) dotSync(i int) float64 {
 // newEpoch moves the power-of-two part of α into the units of v, lazily:
 // α = m·2^x with m ∈ [½, 1) (x ≤ −10, α < 2⁻¹⁰) becomes m, and the
 // current epoch's v is 2^x times the last epoch's — applied to a
-// coordinate when it is next touched (sync). n2, its compensation and its
+// coordinate when it is next touched (dotSync). n2, its compensation and its
 // bound are scaled by 2^(2x) (exact: n2 ≥ R²/α² stays normal for R² ≥
 // 2⁻⁶⁰⁰; coordinates that become subnormal when synced change ‖v‖² by less
 // than 2⁻²⁰⁹⁰ each, far below u·n2). O(liveEpochs); a sweep every
