@@ -115,6 +115,10 @@ func useLazySparse(s *Dataset) bool {
 	return int64(s.D)*int64(s.N) >= lazyMinRatio*int64(len(s.Idx))
 }
 
+// sumStamp is coordinate k's running sum S_k (true units) and stamp_k, the
+// clock (of v_k's epoch) when S_k was last brought up to date.
+type sumStamp struct{ s, st float64 }
+
 // lazySparse is the state of the lazy loop (the file comment).
 type lazySparse struct {
 	f     *prevFast
@@ -129,10 +133,9 @@ type lazySparse struct {
 	n2c   float64 // the compensation of n2's additions
 	eb    float64 // a bound on |n2 + n2c − ‖v‖²| (+ 2u·n2 for n2c's own rounding)
 
-	s      []float64 // S_k, true units
-	stamp  []float64 // the clock (of v_k's epoch) when S_k was last brought up to date
-	clock  float64   // Σ α over the iterates counted in the current epoch
-	counts int       // the iterates w_s, s ≤ counts, are in the clock
+	ss     []sumStamp // S_k and stamp_k side by side (one cache line per touch)
+	clock  float64    // Σ α over the iterates counted in the current epoch
+	counts int        // the iterates w_s, s ≤ counts, are in the clock
 
 	// Epochs (ball, the file comment): v_k is stored in the units of
 	// epoch ep[k]; its value in the current epoch's units is v_k·2^(em[cur]
@@ -177,8 +180,7 @@ func newLazySparse(f *prevFast, mode Averaging, w []float64) *lazySparse {
 		paper: mode == AvgPaper, sums: mode != AvgLast, out: make([]float64, len(w)),
 		prefetch: 12*len(f.data.Idx) > prefetchMinBytes}
 	if z.sums {
-		z.s = make([]float64, len(w))
-		z.stamp = make([]float64, len(w))
+		z.ss = make([]sumStamp, len(w))
 	}
 	if z.ball && f.r2 >= 0x1p-600 {
 		z.epochs = true
@@ -187,8 +189,10 @@ func newLazySparse(f *prevFast, mode Averaging, w []float64) *lazySparse {
 		z.epochCap = max(64, len(w)/8)
 	}
 	if z.paper {
-		copy(z.s, w) // w_{−1} = w_0
-		z.clock = 1  // w_0 counted
+		for k, x := range w {
+			z.ss[k].s = x // w_{−1} = w_0
+		}
+		z.clock = 1 // w_0 counted
 	}
 	if z.ball {
 		z.exactNorm()
@@ -286,12 +290,12 @@ func (z *lazySparse) dotSync(i int) float64 {
 	em, mcur := z.em, z.em[z.cur]
 	var r float64
 	if z.sums {
-		S, st, ek, clock := z.s, z.stamp, z.ek, z.clock
+		ss, ek, clock := z.ss, z.ek, z.clock
 		for k, c := range idx {
 			x := v[c]
 			if e := ep[c]; e != cur {
-				S[c] += x * (ek[e] - st[c])
-				st[c] = clock
+				ss[c].s += x * (ek[e] - ss[c].st)
+				ss[c].st = clock
 				if dm := mcur - em[e]; dm >= -1022 {
 					x *= math.Float64frombits(uint64(dm+1023) << 52)
 				} else {
@@ -370,11 +374,11 @@ func (z *lazySparse) sweep() {
 	}
 	v, ep := z.v, z.ep[:len(z.v)]
 	if z.sums {
-		S, st := z.s[:len(v)], z.stamp[:len(v)]
+		ss := z.ss[:len(v)]
 		for k, x := range v {
 			e := ep[k]
-			S[k] += x * (tab[2*e+1] - st[k])
-			st[k] = 0
+			ss[k].s += x * (tab[2*e+1] - ss[k].st)
+			ss[k].st = 0
 			v[k] = x * tab[2*e]
 			ep[k] = 0
 		}
@@ -406,10 +410,10 @@ func (z *lazySparse) addRow(i int, b float64) {
 	v := z.v
 	if !z.ball {
 		if z.sums {
-			clock, S, st := z.clock, z.s, z.stamp
+			clock, ss := z.clock, z.ss
 			for k, c := range idx {
-				S[c] += v[c] * (clock - st[c])
-				st[c] = clock
+				ss[c].s += v[c] * (clock - ss[c].st)
+				ss[c].st = clock
 				v[c] += b * val[k]
 			}
 			return
@@ -421,18 +425,18 @@ func (z *lazySparse) addRow(i int, b float64) {
 	}
 	var d0, d1, e0, e1 float64
 	if z.sums {
-		clock, S, st := z.clock, z.s, z.stamp
+		clock, ss := z.clock, z.ss
 		k := 0
 		for ; k+1 < len(idx); k += 2 {
 			c0, c1 := idx[k], idx[k+1]
 			o0 := v[c0]
-			S[c0] += o0 * (clock - st[c0])
-			st[c0] = clock
+			ss[c0].s += o0 * (clock - ss[c0].st)
+			ss[c0].st = clock
 			n0 := o0 + b*val[k]
 			v[c0] = n0
 			o1 := v[c1]
-			S[c1] += o1 * (clock - st[c1])
-			st[c1] = clock
+			ss[c1].s += o1 * (clock - ss[c1].st)
+			ss[c1].st = clock
 			n1 := o1 + b*val[k+1]
 			v[c1] = n1
 			p0, q0, p1, q1 := o0*o0, n0*n0, o1*o1, n1*n1
@@ -444,8 +448,8 @@ func (z *lazySparse) addRow(i int, b float64) {
 		if k < len(idx) {
 			c := idx[k]
 			old := v[c]
-			S[c] += old * (clock - st[c])
-			st[c] = clock
+			ss[c].s += old * (clock - ss[c].st)
+			ss[c].st = clock
 			nv := old + b*val[k]
 			v[c] = nv
 			o2, w2 := old*old, nv*nv
@@ -542,12 +546,10 @@ func (z *lazySparse) fold() {
 	z.passes++
 	a, v := z.alpha, z.v
 	if z.sums {
-		clock, S, st := z.clock, z.s, z.stamp
-		st = st[:len(v)]
-		S = S[:len(v)]
+		clock, ss := z.clock, z.ss[:len(v)]
 		for k, x := range v {
-			S[k] += x * (clock - st[k])
-			st[k] = 0
+			ss[k].s += x * (clock - ss[k].st)
+			ss[k].st = 0
 			v[k] = x * a
 		}
 		z.clock = 0
@@ -629,10 +631,10 @@ func (z *lazySparse) Output([]float64) []float64 {
 	}
 	t := z.t
 	z.advance(t)
-	S, st, clock := z.s, z.stamp, z.clock
+	ss, clock := z.ss, z.clock
 	if !z.paper {
 		for k, x := range v {
-			out[k] = (S[k] + x*(clock-st[k])) / z.weight
+			out[k] = (ss[k].s + x*(clock-ss[k].st)) / z.weight
 		}
 		return out
 	}
@@ -647,7 +649,7 @@ func (z *lazySparse) Output([]float64) []float64 {
 	}
 	for k, x := range v {
 		cur := a * x
-		out[k] = (S[k] + x*(clock-st[k]) - cur - cur*rho) / wt
+		out[k] = (ss[k].s + x*(clock-ss[k].st) - cur - cur*rho) / wt
 	}
 	if last {
 		// w_{t−1} = rho·w_t − a(x_i − x_j) on the pair's coordinates
@@ -672,8 +674,7 @@ func (z *lazySparse) Reset() {
 	}
 	z.advance(z.t)
 	z.sweep()
-	clear(z.s)
-	clear(z.stamp)
+	clear(z.ss)
 	z.clock, z.weight = 0, 0
 }
 
