@@ -18,16 +18,35 @@ import (
 //   - w = α·v: the projection w ← w·R/‖w‖ multiplies the scalar α, and an
 //     update w += a(x_i − x_j) is v += (a/α)(x_i − x_j). ‖v‖² is kept
 //     running (n2, updated per touched coordinate) with a bound eb on its
-//     rounding error; when α²·n2 is within α²·eb of R² (the decision is
-//     then not certain) or eb grows past 2⁻³⁶·n2, n2 is recomputed exactly
-//     (O(d), rare). α is folded back into v (O(d)) when it falls below
-//     2⁻¹⁰ (fold), which keeps v within 2¹⁰|w| and the clock's rounding
-//     bounded.
+//     rounding error. Where α²(n2 + eb) ≤ R² the decision (no projection)
+//     is certain whatever eb is; otherwise, when α²·n2 is within α²·eb of
+//     R² (not certain) or eb has grown past 2⁻³⁶·n2 (the projection's
+//     relative error), n2 is recomputed exactly (exactNorm, O(d)), summed
+//     in blocks so that its own bound is ≈ √d·u·n2 (a left-to-right sum's
+//     γ_d·n2 exceeded 2⁻³⁶·n2 from d = 2¹⁷ on, and every later update
+//     recomputed: O(d) per step on news20-sized data).
+//   - Epochs: when α falls below 2⁻¹⁰, α = m·2^x (m ∈ [½, 1), x ≤ −10)
+//     becomes m and v's units change by the exact factor 2^x: a new epoch
+//     begins (newEpoch, O(1)). A coordinate keeps the epoch it was last
+//     touched in (ep_k) and is rescaled by 2^(M_cur − M_ep) when the loop
+//     next reads it (dotSync, in the dot products of its rows), so α stays in
+//     [2⁻¹⁰, 1] at every iterate, v_k within 2¹⁰|w_k|, and nothing is
+//     folded over all d coordinates (the earlier fold did that, O(d), at
+//     every update where a small radius and a large step shrink w by 2¹⁰
+//     or more: the corners of the selection grid). A sweep (O(d)) brings
+//     every coordinate to the current epoch every epochCap = max(64, d/8)
+//     epochs, which bounds the epochs' memory: an epoch begins only at an
+//     update, so the sweeps number at most 8·updates/d.
 //   - Running averages by per-coordinate timestamps: a clock sums α over
 //     the iterates counted so far, and the true running sum of coordinate k
 //     is S_k + v_k·(clock − stamp_k); when v_k is about to change, that
 //     is folded into S_k and stamp_k = clock. Without a projection α = 1
-//     and the clock counts iterates exactly (integers below 2⁵³).
+//     and the clock counts iterates exactly (integers below 2⁵³). With
+//     epochs each epoch has its clock in its own units (K_e, restarted at
+//     0), and a coordinate of epoch e adds v_k·(K_e − stamp_k): the
+//     iterates of later epochs reach K_e scaled by 2^(M_later − M_e), which
+//     the 7 epochs before the current one receive (liveEpochs); an older
+//     clock is final, what it misses being below 2⁻⁷⁰|v_k| per iterate.
 //   - AvgPaper's output Σ_{t≤T} η·w_{t−2} / Σ η (w_{−1} = w_0) is, with a
 //     constant η, η·(w_{−1} + Σ_{s=0}^{T} w_s − w_T − w_{T−1}) / weight:
 //     the loop counts every iterate and keeps what w_{T−1} was on the
@@ -45,17 +64,40 @@ import (
 // change of v_k; both are within γ_T·Σ_s |w_s,k| of the exact sum (Higham
 // §4.2, γ_m = mu/(1 − mu), u = 2⁻⁵³), so the outputs differ by at most
 // 2γ_{T+3}·max_s |w_s,k| per coordinate (+ the division's u). With the ℓ2
-// ball the averages' bound is 2¹⁰ times that (v_k ≤ 2¹⁰|w_k| between
-// folds: the clock's rounding is relative to v), and the iterates
+// ball the averages' bound is 2¹⁰ times that (v_k ≤ 2¹⁰|w_k| within an
+// epoch, α ∈ [2⁻¹⁰, 1]: an epoch's clock rounds relative to v, as the
+// fold's restarted clock did), plus the final clocks' misses, at most
+// T·2⁻⁷⁰·2¹⁰·max_s |w_s,k| (far below the first term); the epochs'
+// rescalings are exact powers of two except where a coordinate becomes
+// subnormal (≤ 2⁻¹⁰⁷⁵ each; the epochs run for R² ≥ 2⁻⁶⁰⁰, so n2 ≈
+// R²/α² stays normal, and the fold below otherwise). The iterates
 // themselves differ by rounding (the rescaling is applied
 // to α, not to each coordinate): per step by at most a few u·(‖w‖ + ‖a(x_i
-// − x_j)‖); the map w ↦ Π(w − η∇f(w)) is nonexpansive for the hinge loss at
+// − x_j)‖) and the projection's 2⁻³⁷‖w‖ (eb ≤ 2⁻³⁶·n2 whenever it
+// projects; an uncertain decision is recomputed); the map w ↦ Π(w − η∇f(w)) is nonexpansive for the hinge loss at
 // any η and for the square and logistic losses when η·ℓ''_max·‖x_i − x_j‖²
 // ≤ 2, so these differences add up, at most linearly in T, as long as no
 // hinge margin falls within them (a measure-zero event the tests would
 // report). TestPrevSparseLazyMatchesGeneral checks both statements over
-// random sparse data, the three losses, both constraints, every output
-// rule, checkpoints and an initial point, against the general loop.
+// random sparse data, the three losses, both constraints (a ball binding
+// strongly enough for an epoch at most updates and sweeps, and the fold
+// path too), every output rule, checkpoints and an initial point, against
+// the general loop, within the bounds it states (unchanged by the epochs).
+//
+// # O(d) passes
+//
+// Per run: the initial norm, one sweep at the output and at each window's
+// reset and checkpoint (which are O(d) anyway), a sweep per epochCap
+// epochs (≤ 8·updates/d), and the recomputations of n2. Those happen only
+// when a projection is possible and the decision uncertain (|α²n2 − R²|
+// within ≈ √d·u·n2 after a recomputation: measure zero in practice) or eb
+// has grown from ≈ √d·u·n2 to 2⁻³⁶·n2 by the rows' rounding bounds, each
+// update adding ≤ (m + 4)·u·(old² + new²) over its m touched coordinates;
+// that is not bounded by a theorem in the number of updates (it depends
+// on how much of ‖v‖² the updates touch), but counted: none mid-run on
+// news20-shaped data (d = 1.36·10⁶, 450 nonzeros per row) at any radius
+// and step of the selection grid, none in TestLazySparseODPasses
+// (d = 2¹⁸, from an epoch at most updates to an inactive ball).
 
 // lazyMinRatio: the lazy loop runs when d ≥ lazyMinRatio × (mean nonzeros
 // per row) and d ≥ lazyMinD; below, the bit-identical O(d) loop costs less
@@ -73,6 +115,10 @@ func useLazySparse(s *Dataset) bool {
 	return int64(s.D)*int64(s.N) >= lazyMinRatio*int64(len(s.Idx))
 }
 
+// sumStamp is coordinate k's running sum S_k (true units) and stamp_k, the
+// clock (of v_k's epoch) when S_k was last brought up to date.
+type sumStamp struct{ s, st float64 }
+
 // lazySparse is the state of the lazy loop (the file comment).
 type lazySparse struct {
 	f     *prevFast
@@ -87,10 +133,26 @@ type lazySparse struct {
 	n2c   float64 // the compensation of n2's additions
 	eb    float64 // a bound on |n2 + n2c − ‖v‖²| (+ 2u·n2 for n2c's own rounding)
 
-	s      []float64 // S_k, true units
-	stamp  []float64 // the clock when S_k was last brought up to date
-	clock  float64   // Σ α over the iterates counted
-	counts int       // the iterates w_s, s ≤ counts, are in the clock
+	ss     []sumStamp // S_k and stamp_k side by side (one cache line per touch)
+	clock  float64    // Σ α over the iterates counted in the current epoch
+	counts int        // the iterates w_s, s ≤ counts, are in the clock
+
+	// Epochs (ball, the file comment): v_k is stored in the units of
+	// epoch ep[k]; its value in the current epoch's units is v_k·2^(em[cur]
+	// − em[ep[k]]). ek[e] (e < cur) is epoch e's clock in its own units;
+	// the liveEpochs − 1 epochs before cur keep receiving the later
+	// iterates, scaled by esc[j] = 2^(em[cur] − em[cur−j]).
+	epochs   bool // epochs are used (ball with R² ≥ 2⁻⁶⁰⁰); else fold
+	ep       []int32
+	em       []int64
+	ek       []float64
+	esc      [liveEpochs]float64
+	cur      int32
+	epochCap int       // a sweep resets the epochs when cur reaches it
+	tab      []float64 // sweep's scratch (per-epoch scale and clock)
+
+	passes  int // O(d) passes (exactNorm, sweep, fold): the tests count them
+	nepochs int // epochs begun (newEpoch calls)
 
 	t      int     // steps taken
 	weight float64 // the general loop's averaging weight
@@ -118,12 +180,19 @@ func newLazySparse(f *prevFast, mode Averaging, w []float64) *lazySparse {
 		paper: mode == AvgPaper, sums: mode != AvgLast, out: make([]float64, len(w)),
 		prefetch: 12*len(f.data.Idx) > prefetchMinBytes}
 	if z.sums {
-		z.s = make([]float64, len(w))
-		z.stamp = make([]float64, len(w))
+		z.ss = make([]sumStamp, len(w))
+	}
+	if z.ball && f.r2 >= 0x1p-600 {
+		z.epochs = true
+		z.ep = make([]int32, len(w))
+		z.em = []int64{0}
+		z.epochCap = max(64, len(w)/8)
 	}
 	if z.paper {
-		copy(z.s, w) // w_{−1} = w_0
-		z.clock = 1  // w_0 counted
+		for k, x := range w {
+			z.ss[k].s = x // w_{−1} = w_0
+		}
+		z.clock = 1 // w_0 counted
 	}
 	if z.ball {
 		z.exactNorm()
@@ -131,23 +200,200 @@ func newLazySparse(f *prevFast, mode Averaging, w []float64) *lazySparse {
 	return z
 }
 
-// exactNorm recomputes n2 = ‖v‖² left to right and its error bound γ_d·n2.
+// exactNorm recomputes n2 = ‖v‖² (after a sweep when coordinates are in
+// older epochs) and its error bound: blocks of b coordinates summed in four
+// lanes, the blocks' sums added left to right, so that each square takes
+// part in at most h = 1 + (⌈b/4⌉ + 3) + 2 + ⌈d/b⌉ roundings and the error
+// is at most γ_h·n2 (Higham §4.2, nonnegative terms). b ≈ 2√d makes h ≈ √d
+// + 6: 2⁻⁴³·n2 at d = 1.4·10⁶, below the 2⁻³⁶·n2 that triggers a
+// recomputation up to d = 2³¹. (The left-to-right sum's γ_d·n2 exceeded
+// that threshold from d = 2¹⁷ on: every update after the first
+// recomputation recomputed again.)
 func (z *lazySparse) exactNorm() {
-	var n2 float64
-	for _, x := range z.v {
-		n2 += x * x
+	if z.cur != 0 {
+		z.sweep()
 	}
+	z.passes++
+	v := z.v
+	b := normBlock(len(v))
+	var n2 float64
+	for lo := 0; lo < len(v); lo += b {
+		blk := v[lo:min(lo+b, len(v))]
+		var s0, s1, s2, s3 float64
+		k := 0
+		for ; k+3 < len(blk); k += 4 {
+			s0 += blk[k] * blk[k]
+			s1 += blk[k+1] * blk[k+1]
+			s2 += blk[k+2] * blk[k+2]
+			s3 += blk[k+3] * blk[k+3]
+		}
+		for ; k < len(blk); k++ {
+			s0 += blk[k] * blk[k]
+		}
+		n2 += (s0 + s1) + (s2 + s3)
+	}
+	h := 1 + (b+3)/4 + 3 + 2 + (len(v)+b-1)/b
 	z.n2, z.n2c = n2, 0
-	z.eb = float64(len(z.v)+1) * 0x1p-53 * n2 * (1 + 0x1p-40)
+	z.eb = float64(h) * 0x1p-53 * n2 * (1 + 0x1p-40)
+}
+
+// normBlock is exactNorm's block length for d coordinates: ≈ 2√d, a
+// multiple of 4, at least 64.
+func normBlock(d int) int {
+	return max(64, 4*int(math.Sqrt(float64(d))/2+1))
 }
 
 // advance counts the iterates up to w_t in the clock (α is constant since
-// the last count: it changes only at updates, which advance first).
+// the last count: it changes only at updates, which advance first), and in
+// the live older epochs' clocks in their units.
 func (z *lazySparse) advance(t int) {
 	if t > z.counts {
-		z.clock += z.alpha * float64(t-z.counts)
+		inc := z.alpha * float64(t-z.counts)
+		z.clock += inc
 		z.counts = t
+		if c := int(z.cur); c != 0 {
+			for j := 1; j < liveEpochs && j <= c; j++ {
+				z.ek[c-j] += inc * z.esc[j]
+			}
+		}
 	}
+}
+
+// lazyEpochs: the tests set it false to run the fold path (the one taken
+// when R² < 2⁻⁶⁰⁰) at ordinary radii.
+var lazyEpochs = true
+
+// liveEpochs: the clocks of the current epoch and the liveEpochs − 1 before
+// it receive the iterates counted; older epochs' clocks are final (an
+// epoch shrinks the units by 2¹⁰ at least, so what an epoch's clock no
+// longer receives is below 2⁻⁷⁰ of its values per iterate).
+const liveEpochs = 8
+
+// pow2 is 2^e for e ≤ 0 (0 below the subnormals).
+func pow2(e int64) float64 {
+	if e >= -1022 {
+		return math.Float64frombits(uint64(e+1023) << 52)
+	}
+	return math.Ldexp(1, int(max(e, -1100)))
+}
+
+// dotSync is sparseDot(data, i, v) after syncing row i's coordinates: a
+// coordinate c in an older epoch e has S_c += v_c·(K_e − stamp_c), v_c
+// rescaled by 2^(M_cur − M_e) (exact unless the result is subnormal),
+// stamp_c = the current clock.
+func (z *lazySparse) dotSync(i int) float64 {
+	s := z.f.data
+	lo, hi := s.Ptr[i], s.Ptr[i+1]
+	idx, val := s.Idx[lo:hi], s.Val[lo:hi]
+	val = val[:len(idx)]
+	v, ep, cur := z.v, z.ep, z.cur
+	em, mcur := z.em, z.em[z.cur]
+	var r float64
+	if z.sums {
+		ss, ek, clock := z.ss, z.ek, z.clock
+		for k, c := range idx {
+			x := v[c]
+			if e := ep[c]; e != cur {
+				ss[c].s += x * (ek[e] - ss[c].st)
+				ss[c].st = clock
+				if dm := mcur - em[e]; dm >= -1022 {
+					x *= math.Float64frombits(uint64(dm+1023) << 52)
+				} else {
+					x *= pow2(dm)
+				}
+				v[c] = x
+				ep[c] = cur
+			}
+			r += val[k] * x
+		}
+		return r
+	}
+	for k, c := range idx {
+		x := v[c]
+		if e := ep[c]; e != cur {
+			x *= pow2(mcur - em[e])
+			v[c] = x
+			ep[c] = cur
+		}
+		r += val[k] * x
+	}
+	return r
+}
+
+// newEpoch moves the power-of-two part of α into the units of v, lazily:
+// α = m·2^x with m ∈ [½, 1) (x ≤ −10, α < 2⁻¹⁰) becomes m, and the
+// current epoch's v is 2^x times the last epoch's — applied to a
+// coordinate when it is next touched (dotSync). n2, its compensation and its
+// bound are scaled by 2^(2x) (exact: n2 ≥ R²/α² stays normal for R² ≥
+// 2⁻⁶⁰⁰; coordinates that become subnormal when synced change ‖v‖² by less
+// than 2⁻²⁰⁹⁰ each, far below u·n2). O(liveEpochs); a sweep every
+// epochCap epochs (O(d)) bounds the epochs' memory.
+func (z *lazySparse) newEpoch() {
+	z.nepochs++
+	m, x := math.Frexp(z.alpha)
+	z.alpha = m
+	z.n2 = math.Ldexp(z.n2, 2*x)
+	z.n2c = math.Ldexp(z.n2c, 2*x)
+	z.eb = math.Ldexp(z.eb, 2*x)
+	z.ek = append(z.ek, z.clock)
+	z.em = append(z.em, z.em[z.cur]+int64(x))
+	z.cur++
+	z.clock = 0
+	c := int(z.cur)
+	for j := 1; j < liveEpochs; j++ {
+		z.esc[j] = 0
+		if j <= c {
+			z.esc[j] = pow2(z.em[c] - z.em[c-j])
+		}
+	}
+	if c >= z.epochCap {
+		z.sweep()
+	}
+}
+
+// sweep brings every coordinate to the current epoch (S_k up to date, v_k
+// rescaled) and restarts the epochs and the clock: one O(d) pass.
+func (z *lazySparse) sweep() {
+	if z.cur == 0 {
+		return
+	}
+	z.passes++
+	c := int(z.cur)
+	// tab[2e] = 2^(em[cur] − em[e]), tab[2e+1] = epoch e's clock
+	if cap(z.tab) < 2*(c+1) {
+		z.tab = make([]float64, 2*(c+1))
+	}
+	tab := z.tab[:2*(c+1)]
+	for e := 0; e <= c; e++ {
+		tab[2*e] = pow2(z.em[c] - z.em[e])
+		if e < c {
+			tab[2*e+1] = z.ek[e]
+		} else {
+			tab[2*e+1] = z.clock
+		}
+	}
+	v, ep := z.v, z.ep[:len(z.v)]
+	if z.sums {
+		ss := z.ss[:len(v)]
+		for k, x := range v {
+			e := ep[k]
+			ss[k].s += x * (tab[2*e+1] - ss[k].st)
+			ss[k].st = 0
+			v[k] = x * tab[2*e]
+			ep[k] = 0
+		}
+		z.clock = 0
+	} else {
+		for k, x := range v {
+			v[k] = x * tab[2*int(ep[k])]
+			ep[k] = 0
+		}
+	}
+	z.cur = 0
+	z.em = z.em[:1]
+	z.em[0] = 0
+	z.ek = z.ek[:0]
+	z.esc = [liveEpochs]float64{}
 }
 
 // addRow does v += b·x_i on row i's coordinates, first folding each one's
@@ -164,10 +410,10 @@ func (z *lazySparse) addRow(i int, b float64) {
 	v := z.v
 	if !z.ball {
 		if z.sums {
-			clock, S, st := z.clock, z.s, z.stamp
+			clock, ss := z.clock, z.ss
 			for k, c := range idx {
-				S[c] += v[c] * (clock - st[c])
-				st[c] = clock
+				ss[c].s += v[c] * (clock - ss[c].st)
+				ss[c].st = clock
 				v[c] += b * val[k]
 			}
 			return
@@ -179,18 +425,18 @@ func (z *lazySparse) addRow(i int, b float64) {
 	}
 	var d0, d1, e0, e1 float64
 	if z.sums {
-		clock, S, st := z.clock, z.s, z.stamp
+		clock, ss := z.clock, z.ss
 		k := 0
 		for ; k+1 < len(idx); k += 2 {
 			c0, c1 := idx[k], idx[k+1]
 			o0 := v[c0]
-			S[c0] += o0 * (clock - st[c0])
-			st[c0] = clock
+			ss[c0].s += o0 * (clock - ss[c0].st)
+			ss[c0].st = clock
 			n0 := o0 + b*val[k]
 			v[c0] = n0
 			o1 := v[c1]
-			S[c1] += o1 * (clock - st[c1])
-			st[c1] = clock
+			ss[c1].s += o1 * (clock - ss[c1].st)
+			ss[c1].st = clock
 			n1 := o1 + b*val[k+1]
 			v[c1] = n1
 			p0, q0, p1, q1 := o0*o0, n0*n0, o1*o1, n1*n1
@@ -202,8 +448,8 @@ func (z *lazySparse) addRow(i int, b float64) {
 		if k < len(idx) {
 			c := idx[k]
 			old := v[c]
-			S[c] += old * (clock - st[c])
-			st[c] = clock
+			ss[c].s += old * (clock - ss[c].st)
+			ss[c].st = clock
 			nv := old + b*val[k]
 			v[c] = nv
 			o2, w2 := old*old, nv*nv
@@ -263,9 +509,11 @@ func (z *lazySparse) update(t, i, j int, a float64) {
 	}
 	r2, a2 := z.f.r2, z.alpha*z.alpha
 	n2 := z.n2 + z.n2c
-	if eb := z.eb + 0x1p-52*math.Abs(n2); eb > 0x1p-36*n2 || math.Abs(a2*n2-r2) <= a2*eb*(1+0x1p-40) {
-		// the decision is not certain, or the bound has grown past
-		// 2⁻³⁶‖v‖² (the projection's relative error): recompute
+	if eb := z.eb + 0x1p-52*math.Abs(n2); a2*(n2+eb)*(1+0x1p-40) > r2 && (eb > 0x1p-36*n2 || math.Abs(a2*n2-r2) <= a2*eb*(1+0x1p-40)) {
+		// a projection is possible and the decision is not certain,
+		// or the bound has grown past 2⁻³⁶‖v‖² (the projection's
+		// relative error): recompute. Inside the ball (α²(n2 + eb) ≤
+		// R²) the decision is certain whatever eb is.
 		z.exactNorm()
 		n2 = z.n2
 	}
@@ -274,46 +522,44 @@ func (z *lazySparse) update(t, i, j int, a float64) {
 		z.alpha *= c
 		z.rho = 1 / c
 		if z.alpha < foldBelow {
-			z.fold()
+			if z.epochs && lazyEpochs {
+				z.newEpoch()
+			} else {
+				z.fold()
+			}
 		}
 	}
 }
 
-// foldBelow: α is folded into v once it falls below 2⁻¹⁰. v_k = w_k/α
-// then never exceeds 2¹⁰|w_k|, so the clock's rounding is ≤ u·clock·|v_k|
-// ≤ 2¹⁰u·clock·|w_k| per sync, and the clock restarts at every fold. A
-// higher threshold costs an O(d) fold more often where the ball shrinks w
-// by a large factor at every update (a small radius with a large η,
-// corners of the selection grid).
+// foldBelow: a new epoch begins (or, without epochs, α is folded into v)
+// once α falls below 2⁻¹⁰. v_k = w_k/α then never exceeds 2¹⁰|w_k|, so
+// the clock's rounding is ≤ u·clock·|v_k| ≤ 2¹⁰u·clock·|w_k| per sync, and
+// each epoch (or fold) restarts the clock. A higher threshold begins
+// epochs more often, each one making the coordinates touched next re-sync.
 const foldBelow = 0x1p-10
 
 // fold moves α into v, v ← α·v and α = 1, after bringing every S_k up to
-// date and restarting the clock at 0, and recomputes ‖v‖²: one O(d) pass.
+// date and restarting the clock at 0, and recomputes ‖v‖²: two O(d)
+// passes. Only without epochs (R² < 2⁻⁶⁰⁰, where n2 could leave the
+// normal range under newEpoch's rescaling).
 func (z *lazySparse) fold() {
+	z.passes++
 	a, v := z.alpha, z.v
-	var n2 float64
 	if z.sums {
-		clock, S, st := z.clock, z.s, z.stamp
-		st = st[:len(v)]
-		S = S[:len(v)]
+		clock, ss := z.clock, z.ss[:len(v)]
 		for k, x := range v {
-			S[k] += x * (clock - st[k])
-			st[k] = 0
-			x *= a
-			v[k] = x
-			n2 += x * x
+			ss[k].s += x * (clock - ss[k].st)
+			ss[k].st = 0
+			v[k] = x * a
 		}
 		z.clock = 0
 	} else {
 		for k, x := range v {
-			x *= a
-			v[k] = x
-			n2 += x * x
+			v[k] = x * a
 		}
 	}
 	z.alpha = 1
-	z.n2, z.n2c = n2, 0
-	z.eb = float64(len(v)+1) * 0x1p-53 * n2 * (1 + 0x1p-40)
+	z.exactNorm()
 }
 
 // steps walks the draws idx (stepsSparse's walk).
@@ -342,7 +588,12 @@ func (z *lazySparse) steps(idx []int) {
 		if tA > 0 {
 			j = idx[tA-1]
 		}
-		h := sparseDot(s, i, v) - sparseDot(s, j, v)
+		var h float64
+		if z.cur == 0 {
+			h = sparseDot(s, i, v) - sparseDot(s, j, v)
+		} else {
+			h = z.dotSync(i) - z.dotSync(j)
+		}
 		if z.alpha != 1 {
 			h *= z.alpha
 		}
@@ -370,6 +621,7 @@ func (z *lazySparse) steps(idx []int) {
 // output returns the run's output at the current step (a view valid until
 // the next call); w is ignored (windowed's signature).
 func (z *lazySparse) Output([]float64) []float64 {
+	z.sweep()
 	out, v, a := z.out, z.v, z.alpha
 	if !z.sums || z.weight == 0 {
 		for k, x := range v {
@@ -379,10 +631,10 @@ func (z *lazySparse) Output([]float64) []float64 {
 	}
 	t := z.t
 	z.advance(t)
-	S, st, clock := z.s, z.stamp, z.clock
+	ss, clock := z.ss, z.clock
 	if !z.paper {
 		for k, x := range v {
-			out[k] = (S[k] + x*(clock-st[k])) / z.weight
+			out[k] = (ss[k].s + x*(clock-ss[k].st)) / z.weight
 		}
 		return out
 	}
@@ -397,7 +649,7 @@ func (z *lazySparse) Output([]float64) []float64 {
 	}
 	for k, x := range v {
 		cur := a * x
-		out[k] = (S[k] + x*(clock-st[k]) - cur - cur*rho) / wt
+		out[k] = (ss[k].s + x*(clock-ss[k].st) - cur - cur*rho) / wt
 	}
 	if last {
 		// w_{t−1} = rho·w_t − a(x_i − x_j) on the pair's coordinates
@@ -421,15 +673,22 @@ func (z *lazySparse) Reset() {
 		return
 	}
 	z.advance(z.t)
-	clear(z.s)
-	clear(z.stamp)
+	z.sweep()
+	clear(z.ss)
 	z.clock, z.weight = 0, 0
 }
 
 // runLazy is prevFast.run (sgdprev_fast.go) with the lazy sparse loop.
 func (f *prevFast) runLazy(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int, sched Schedule) (*Result, error) {
+	r, _, err := f.runLazyState(ctx, cfg, rng, T, sched)
+	return r, err
+}
+
+// runLazyState is runLazy returning the loop's final state too (the tests
+// read its counts).
+func (f *prevFast) runLazyState(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int, sched Schedule) (*Result, *lazySparse, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if cfg.Schedule != "" {
 		sched = cfg.Schedule
@@ -449,7 +708,7 @@ func (f *prevFast) runLazy(ctx context.Context, cfg RunConfig, rng *rand.Rand, T
 	}
 	f.src = pcgSource(rng)
 	if err := cp.segments(ctx, T, func(k int) { f.steps(rng, k) }, func(t int) { cp.Window(t, T, nil, z) }); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var grads int64
 	if T > 0 {
@@ -459,5 +718,5 @@ func (f *prevFast) runLazy(ctx context.Context, cfg RunConfig, rng *rand.Rand, T
 	if z.alpha != 1 {
 		scale(z.alpha, f.w)
 	}
-	return &Result{W: out, Last: f.w, Steps: T, PairGrads: grads}, nil
+	return &Result{W: out, Last: f.w, Steps: T, PairGrads: grads}, z, nil
 }

@@ -89,7 +89,7 @@ func BenchmarkPrevSparseStep(b *testing.B) {
 						var err error
 						c0 := cpuNanos()
 						if path == "fast" {
-							_, err = newPrevFast(obj, &cfg, ScaledConstant).run(context.Background(), cfg, rng, b.N, ScaledConstant)
+							_, err = RunPrevSGD(context.Background(), obj, cfg, rng, b.N, ScaledConstant)
 						} else {
 							_, err = RunPairSGD(context.Background(), obj, cfg, rng, &PrevInstance{N: ds.N}, b.N, ScaledConstant)
 						}

@@ -47,8 +47,9 @@ func prevSparseLazyMatchesGeneral(t *testing.T, full bool) {
 	cons := []struct {
 		name string
 		r    float64
-	}{{"l2", 0.3}, {"l2", 50}, {"none", 0}}
+	}{{"l2", 0.3}, {"l2", 50}, {"none", 0}, {"l2", 0.003}}
 	cases, exactCases, combo := 0, 0, 0
+	var maxEpochs, capSweeps, foldCases int
 	for dn, ds := range datasets {
 		if !useLazySparse(ds) {
 			t.Fatalf("%s: the lazy loop is not taken", dn)
@@ -79,27 +80,45 @@ func prevSparseLazyMatchesGeneral(t *testing.T, full bool) {
 							cfg.Steps = 4500 // crosses the context check at 4096
 						}
 						name := fmt.Sprintf("%s/%s/%s-%v/%s/%d", dn, loss.Name(), c.name, c.r, avg, seed)
-						if compareLazyGeneral(t, name, obj, cfg, seed, loss) {
+						exact, z := compareLazyGeneral(t, name, obj, cfg, seed, loss)
+						if exact {
 							exactCases++
 						}
+						maxEpochs = max(maxEpochs, z.nepochs)
+						if z.epochs && z.nepochs >= z.epochCap {
+							capSweeps++
+						}
 						cases++
+						if c.r == 0.003 {
+							// the fold path (R² < 2⁻⁶⁰⁰) at the
+							// same radius
+							lazyEpochs = false
+							_, z := compareLazyGeneral(t, name+"/fold", obj, cfg, seed, loss)
+							lazyEpochs = true
+							if z.nepochs != 0 || z.passes < 3 {
+								t.Fatalf("%s/fold: %d epochs, %d passes: the fold path did not run", name, z.nepochs, z.passes)
+							}
+							foldCases++
+						}
 					}
 				}
 			}
 		}
 	}
-	want := 2 * 3 * 3 * 5 * 3
+	want := 2 * 3 * 4 * 5 * 3
 	if !full {
-		want = 3 * 3
+		want = 3 * 4
 	}
-	if cases != want || exactCases == 0 {
-		t.Fatalf("ran %d cases, %d exact", cases, exactCases)
+	// the strongly binding ball (R = 0.003) begins an epoch at most
+	// updates, past epochCap (the sweep) in some case
+	if cases != want || exactCases == 0 || foldCases == 0 || maxEpochs < 100 || capSweeps == 0 {
+		t.Fatalf("ran %d cases, %d exact, %d on the fold path; at most %d epochs, %d cases past epochCap", cases, exactCases, foldCases, maxEpochs, capSweeps)
 	}
 }
 
 // compareLazyGeneral runs both loops and checks the bounds; it reports
 // whether the case was one of the bit-identical ones.
-func compareLazyGeneral(t *testing.T, name string, obj Objective, cfg RunConfig, seed uint64, loss Loss) bool {
+func compareLazyGeneral(t *testing.T, name string, obj Objective, cfg RunConfig, seed uint64, loss Loss) (bool, *lazySparse) {
 	t.Helper()
 	n := obj.Data().N
 	T := cfg.TotalSteps(n, 10)
@@ -117,7 +136,9 @@ func compareLazyGeneral(t *testing.T, name string, obj Objective, cfg RunConfig,
 	rngL := rand.New(rand.NewPCG(seed, 99))
 	cfgL := cfg
 	cfgL.OnCheckpoint = record(&cpLazy, rngL)
-	lazy, err := f.run(context.Background(), cfgL, rngL, T, ScaledConstant)
+	// runLazy, not run: since RunPrevSGD chooses the loop (sgdprev.go),
+	// run is the O(d) fast loop on any data.
+	lazy, z, err := f.runLazyState(context.Background(), cfgL, rngL, T, ScaledConstant)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +213,7 @@ func compareLazyGeneral(t *testing.T, name string, obj Objective, cfg RunConfig,
 		within(fmt.Sprintf("checkpoint %d", k), cpLazy[k], cpGen[k])
 	}
 	if ball {
-		return false
+		return false, z
 	}
 	if !sameBits(lazy.Last, gen.Last) {
 		t.Fatalf("%s: no constraint: the last iterate differs", name)
@@ -200,7 +221,7 @@ func compareLazyGeneral(t *testing.T, name string, obj Objective, cfg RunConfig,
 	if cfg.Averaging == AvgLast && !sameBits(lazy.W, gen.W) {
 		t.Fatalf("%s: no constraint, AvgLast: the output differs", name)
 	}
-	return true
+	return true, z
 }
 
 // TestLazySparseThreshold checks which data take the lazy loop.
@@ -221,3 +242,45 @@ func TestLazySparseThreshold(t *testing.T) {
 }
 
 var debugLazy = false
+
+// TestLazySparseODPasses counts the lazy loop's O(d) passes (exactNorm,
+// sweep, fold) at d = 2¹⁸, where the left-to-right norm's bound γ_d·‖v‖²
+// alone exceeded the 2⁻³⁶‖v‖² that triggers a recomputation (the loop then
+// recomputed at every update), over radii from strongly binding (an epoch
+// at most updates: α fell below 2⁻¹⁰ at every one, a fold each) to
+// inactive: the initial norm, the output's sweep and one sweep per
+// epochCap epochs, nothing per update. Deterministic (fixed seeds).
+func TestLazySparseODPasses(t *testing.T) {
+	ds := sparseAUC(400, 1<<18, 12, 0.4, 3)
+	if !useLazySparse(ds) {
+		t.Fatal("the lazy loop is not taken")
+	}
+	var most int
+	for _, r := range []float64{0.003, 0.3, 50} {
+		for _, eta := range []float64{0.05, 5} {
+			obj, err := NewObjective(ds, ObjectiveConfig{Loss: AUCHinge{}, Constraint: "l2", Radius: r})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// an initial point outside the ball: the first norm and
+			// its bound are not 0, and the first update projects
+			cfg := RunConfig{Eta: eta, Steps: 6000, Init: make([]float64, ds.D)}
+			cfg.Init[1], cfg.Init[7] = r, -r
+			f := newPrevFast(obj, &cfg, ScaledConstant)
+			res, z, err := f.runLazyState(context.Background(), cfg, rand.New(rand.NewPCG(5, 6)), cfg.Steps, ScaledConstant)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dot(res.Last, res.Last) == 0 {
+				t.Fatalf("R=%v η=%v: w never moved", r, eta)
+			}
+			if want := 2 + z.nepochs/z.epochCap; z.passes > want {
+				t.Errorf("R=%v η=%v: %d O(d) passes over %d steps (%d epochs), want ≤ %d", r, eta, z.passes, cfg.Steps, z.nepochs, want)
+			}
+			most = max(most, z.nepochs)
+		}
+	}
+	if most < 1000 {
+		t.Fatalf("at most %d epochs: no case binds the ball strongly", most)
+	}
+}
