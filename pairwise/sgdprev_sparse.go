@@ -269,13 +269,17 @@ var lazyEpochs = true
 // longer receives is below 2⁻⁷⁰ of its values per iterate).
 const liveEpochs = 8
 
-// pow2 is 2^e for e ≤ 0 (0 below the subnormals).
+// pow2 is 2^e for e ≤ 0 (0 below the subnormals): the normal range by
+// its bits, inlined into dotSync's loop; the rest out of line.
 func pow2(e int64) float64 {
 	if e >= -1022 {
 		return math.Float64frombits(uint64(e+1023) << 52)
 	}
-	return math.Ldexp(1, int(max(e, -1100)))
+	return pow2Subnormal(e)
 }
+
+//go:noinline
+func pow2Subnormal(e int64) float64 { return math.Ldexp(1, int(max(e, -1100))) }
 
 // dotSync is sparseDot(data, i, v) after syncing row i's coordinates: a
 // coordinate c in an older epoch e has S_c += v_c·(K_e − stamp_c), v_c
@@ -296,11 +300,7 @@ func (z *lazySparse) dotSync(i int) float64 {
 			if e := ep[c]; e != cur {
 				ss[c].s += x * (ek[e] - ss[c].st)
 				ss[c].st = clock
-				if dm := mcur - em[e]; dm >= -1022 {
-					x *= math.Float64frombits(uint64(dm+1023) << 52)
-				} else {
-					x *= pow2(dm)
-				}
+				x *= pow2(mcur - em[e])
 				v[c] = x
 				ep[c] = cur
 			}
