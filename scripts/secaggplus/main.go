@@ -136,15 +136,15 @@ func size(K, t, kappa int, k, beta, rho, live float64) (result, bool) {
 	p := k / float64(K-1)
 	best := result{}
 	found := false
+	// k_lo: the largest degree floor whose failure bound P[¬D] is at most
+	// beta/2, searched downwards from k (it does not depend on τ).
+	klo := int(math.Floor(k))
+	for klo > 1 && float64(K)*math.Exp(logBinLower(K-1, p, klo)) > beta/2 {
+		klo--
+	}
+	pD := float64(K) * math.Exp(logBinLower(K-1, p, klo))
 	for ti := 0; ti <= 9; ti++ {
 		tau := 0.5 + 0.05*float64(ti)
-		// k_lo: the smallest degree floor whose failure bound P[¬D] is at
-		// most beta/2, searched downwards from k.
-		klo := int(math.Floor(k))
-		for klo > 1 && float64(K)*math.Exp(logBinLower(K-1, p, klo)) > beta/2 {
-			klo--
-		}
-		pD := float64(K) * math.Exp(logBinLower(K-1, p, klo))
 		// Liveness: a survivor of degree dg ≥ klo needs ≥ ⌈τ·dg⌉ answers;
 		// given its degree its neighbours are a uniform subset, so the
 		// colluders among them are hypergeometric and the honest ones
