@@ -122,7 +122,9 @@ if [ "${FULL:-0}" = 1 ]; then
 	c=$(cpu "$PYTHON" scripts/pyside/driver.py "$PY" "$TMP" full "$SEED")
 	pyfull=$(get cpu_seconds) pywall=$(get wall_seconds) pyeta=$(get eta) pybeta=$(get beta) pyauc=$(get auc)
 	c=$(cpu "$PF" train --data "$TMP/data/ijcnn1" --protocol paper --seed "$SEED" --json --no-progress)
-	pfeta=$(json "j['eta']") pfbeta=$(json "j['beta']") pfauc=$(json "j['auc']")
+	pfeta=$(json "j['eta'][0]")
+	pfbeta=$(json "j['param_radius'][0]")
+	pfauc=$(json "j['auc']['mean']")
 	echo
 	echo "Table-1 protocol (6 × 6 grid, 5 folds × 2 repeats, then 5 × 5 at the chosen cell; PYPROCS=${PYPROCS:-2} Python workers, pairfed's default 2):"
 	echo
