@@ -11,13 +11,13 @@
 # Prints CPU (user + system of the process) and peak RSS (/usr/bin/time
 # %M), medians of REPS runs, the commands alternating.
 #
-#   sh scripts/sparsetrain/run.sh          # N=100000 REPS=1 DIMS="10000 100000"
+#   sh scripts/sparsetrain/run.sh          # N=100000 REPS=3 DIMS="10000 100000"
 # PAIRFED=path measures that binary instead of building this tree's;
 # GOMAXPROCS is left as it is (set it to 1 to count one thread's work).
 set -eu
 cd "$(dirname "$0")/../.."
 N=${N:-100000}
-REPS=${REPS:-1}
+REPS=${REPS:-3}
 DIMS=${DIMS:-10000 100000}
 [ -x /usr/bin/time ] || { echo "sparsetrain: needs /usr/bin/time (Debian: apt-get install -y time)" >&2; exit 1; }
 TMP=$(mktemp -d)
