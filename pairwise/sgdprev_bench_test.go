@@ -49,6 +49,8 @@ func shapedAUC(n, d, nnz int, pos float64, seed uint64) *Dataset {
 // specialized loop sgd-prev now runs. cpu-ns/op is CPU time per draw (run
 // with GOMAXPROCS=1 on a loaded machine). ijcnn1-shape is n = 49 990, d = 22,
 // 9.7 % positives; a9a-shape is n = 32 561, d = 123, 14 nonzeros, 24 %.
+// The "-none" paths are the fast loop without a constraint (the C floor of
+// scripts/densefloor times both).
 func BenchmarkPrevStep(b *testing.B) {
 	shapes := []struct {
 		name string
@@ -66,13 +68,21 @@ func BenchmarkPrevStep(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		free, err := NewObjective(ds, ObjectiveConfig{Loss: AUCHinge{}, Constraint: "none", Radius: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
 		// "window" is the paper protocol's output (AvgWindow), the others
 		// the default's (AvgPaper).
-		for _, path := range []string{"general", "fast", "general-window", "fast-window"} {
+		for _, path := range []string{"general", "fast", "general-window", "fast-window", "fast-none", "fast-window-none"} {
+			obj := obj
+			if strings.HasSuffix(path, "-none") {
+				obj = free
+			}
 			b.Run(path+"/"+sh.name, func(b *testing.B) {
 				rng := rand.New(rand.NewPCG(1, 2))
 				cfg := RunConfig{Eta: 0.5, Steps: b.N}
-				if strings.HasSuffix(path, "-window") {
+				if strings.Contains(path, "-window") {
 					cfg.Averaging = AvgWindow
 				}
 				b.ReportAllocs()

@@ -13,6 +13,7 @@
 # this tree's (before/after tables); ONLY="eta private" runs only those of
 # the three rows (default, eta, private). Runs one command at a time, niced.
 set -eu
+cd "$(dirname "$0")/../.."
 n=${1:-1000000}
 shape=${2:-dense}
 dir=${TMPDIR:-/tmp}/pairfed-memory
@@ -26,20 +27,8 @@ case $shape in
 dense)
 	data=$dir/big-$n.svm
 	if [ ! -s "$data" ]; then
-		# 22 features: 10 one-hot indicators and 12 values in [-1, 1],
-		# every value written (the ijcnn1 shape, fully dense); labels ±1,
-		# 30 % +1.
-		awk -v n="$n" 'BEGIN {
-			srand(1)
-			for (i = 0; i < n; i++) {
-				lab = (rand() < 0.3) ? "+1" : "-1"
-				h = int(rand() * 10) + 1
-				line = lab
-				for (j = 1; j <= 10; j++) line = line " " j ":" (j == h ? 1 : 0.5)
-				for (j = 11; j <= 22; j++) line = line sprintf(" %d:%.6f", j, 2 * rand() - 1)
-				print line
-			}
-		}' >"$data"
+		# 22 features, every value written (the ijcnn1 shape): gen.sh
+		sh scripts/memory/gen.sh dense "$n" >"$data"
 	fi
 	schema=$dir/schema22.json
 	cat >"$schema" <<'JSON'
@@ -57,16 +46,8 @@ JSON
 sparse)
 	data=$dir/sparse-$n.svm
 	if [ ! -s "$data" ]; then
-		# d = 10⁴: one nonzero in [-1, 1] in each of 12 disjoint ranges
-		# of 833 features (sorted, distinct); labels ±1, 30 % +1.
-		awk -v n="$n" 'BEGIN {
-			srand(2)
-			for (i = 0; i < n; i++) {
-				line = (rand() < 0.3) ? "+1" : "-1"
-				for (k = 0; k < 12; k++) line = line sprintf(" %d:%.6f", k * 833 + int(rand() * 833) + 1, 2 * rand() - 1)
-				print line
-			}
-		}' >"$data"
+		# d = 10⁴, 12 nonzeros per record: gen.sh
+		sh scripts/memory/gen.sh sparse "$n" 10000 >"$data"
 	fi
 	schema=$dir/schema10k.json
 	# Midpoint-0 bounds: the map sends 0 to 0, the data stay sparse.
