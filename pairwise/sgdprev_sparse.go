@@ -148,6 +148,8 @@ type lazySparse struct {
 	ek       []float64
 	esc      [liveEpochs]float64
 	cur      int32
+	stale    int       // columns of the data not yet synced to cur (ep[k] != cur)
+	live     int       // columns with a nonzero in some row (−1: not counted yet)
 	epochCap int       // a sweep resets the epochs when cur reaches it
 	tab      []float64 // sweep's scratch (per-epoch scale and clock)
 
@@ -187,6 +189,7 @@ func newLazySparse(f *prevFast, mode Averaging, w []float64) *lazySparse {
 		z.ep = make([]int32, len(w))
 		z.em = []int64{0}
 		z.epochCap = max(64, len(w)/8)
+		z.live = -1
 	}
 	if z.paper {
 		for k, x := range w {
@@ -251,7 +254,11 @@ func (z *lazySparse) advance(t int) {
 		inc := z.alpha * float64(t-z.counts)
 		z.clock += inc
 		z.counts = t
-		if c := int(z.cur); c != 0 {
+		if c := int(z.cur); c != 0 && (z.stale != 0 || z.live != len(z.v) || !lazyPlainDot) {
+			// (when every column is live and synced no coordinate is
+			// in an older epoch, and none will be again: their clocks
+			// are read by nothing; a column no row has stays in its
+			// epoch until a sweep, which reads that epoch's clock)
 			for j := 1; j < liveEpochs && j <= c; j++ {
 				z.ek[c-j] += inc * z.esc[j]
 			}
@@ -262,6 +269,11 @@ func (z *lazySparse) advance(t int) {
 // lazyEpochs: the tests set it false to run the fold path (the one taken
 // when R² < 2⁻⁶⁰⁰) at ordinary radii.
 var lazyEpochs = true
+
+// lazyPlainDot: the tests set it false to run dotSync at every step and
+// advance the older epochs' clocks at every count (the loop before the
+// stale count), which must give the same bits.
+var lazyPlainDot = true
 
 // liveEpochs: the clocks of the current epoch and the liveEpochs − 1 before
 // it receive the iterates counted; older epochs' clocks are final (an
@@ -303,6 +315,7 @@ func (z *lazySparse) dotSync(i int) float64 {
 				x *= pow2(mcur - em[e])
 				v[c] = x
 				ep[c] = cur
+				z.stale--
 			}
 			r += val[k] * x
 		}
@@ -314,6 +327,7 @@ func (z *lazySparse) dotSync(i int) float64 {
 			x *= pow2(mcur - em[e])
 			v[c] = x
 			ep[c] = cur
+			z.stale--
 		}
 		r += val[k] * x
 	}
@@ -338,6 +352,10 @@ func (z *lazySparse) newEpoch() {
 	z.ek = append(z.ek, z.clock)
 	z.em = append(z.em, z.em[z.cur]+int64(x))
 	z.cur++
+	if z.live < 0 {
+		z.live = liveColumns(z.f.data)
+	}
+	z.stale = z.live // every column the rows read is in an older epoch now
 	z.clock = 0
 	c := int(z.cur)
 	for j := 1; j < liveEpochs; j++ {
@@ -349,6 +367,21 @@ func (z *lazySparse) newEpoch() {
 	if c >= z.epochCap {
 		z.sweep()
 	}
+}
+
+// liveColumns counts the columns that hold a nonzero in some row: the
+// coordinates dotSync can reach (a column no row has is never read or
+// written by a step, so it need not be synced for the plain dot).
+func liveColumns(s *Dataset) int {
+	seen := make([]bool, s.D)
+	n := 0
+	for _, c := range s.Idx {
+		if !seen[c] {
+			seen[c] = true
+			n++
+		}
+	}
+	return n
 }
 
 // sweep brings every coordinate to the current epoch (S_k up to date, v_k
@@ -390,6 +423,7 @@ func (z *lazySparse) sweep() {
 		}
 	}
 	z.cur = 0
+	z.stale = 0
 	z.em = z.em[:1]
 	z.em[0] = 0
 	z.ek = z.ek[:0]
@@ -589,7 +623,9 @@ func (z *lazySparse) steps(idx []int) {
 			j = idx[tA-1]
 		}
 		var h float64
-		if z.cur == 0 {
+		if z.stale == 0 && lazyPlainDot {
+			// every coordinate is in the current epoch (cur = 0, or
+			// all synced since it began): the plain dot, the same sum
 			h = sparseDot(s, i, v) - sparseDot(s, j, v)
 		} else {
 			h = z.dotSync(i) - z.dotSync(j)

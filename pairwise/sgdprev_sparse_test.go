@@ -284,3 +284,118 @@ func TestLazySparseODPasses(t *testing.T) {
 		t.Fatalf("at most %d epochs: no case binds the ball strongly", most)
 	}
 }
+
+// TestLazySparseStaleCount checks the count of coordinates not yet synced
+// to the current epoch (which decides whether a step may use the plain dot
+// product) against the epochs themselves, between chunks of steps of a run
+// that binds the ball hard enough to begin epochs and sweeps: a miscount
+// either way is caught (too low: a stale coordinate read unsynced; too
+// high: the plain dot never comes back).
+func TestLazySparseStaleCount(t *testing.T) {
+	ds := sparseAUC(300, 5000, 12, 0.4, 9) // 300·12 draws over 5000 columns: many never appear
+	live := make([]bool, ds.D)
+	for _, c := range ds.Idx {
+		live[c] = true
+	}
+	// radius 0.01: an epoch every few steps (the count's bookkeeping);
+	// radius 0.3, η = 0.5: epochs rare enough for every live column to sync
+	// between them (the plain dot's return)
+	var epochsSeen, plain int
+	for _, c := range []struct{ r, eta float64 }{{0.01, 5}, {0.3, 0.5}} {
+		r := c.r
+		for _, avg := range []Averaging{AvgPaper, AvgWindow, AvgLast} {
+			obj, err := NewObjective(ds, ObjectiveConfig{Loss: AUCHinge{}, Constraint: "l2", Radius: r})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := RunConfig{Eta: c.eta, Steps: 40000, Averaging: avg}
+			f := newPrevFast(obj, &cfg, ScaledConstant)
+			f.eta = ScaledConstant.Eta(cfg.Eta, 1, cfg.Steps)
+			f.w = cfg.InitialModel(f.d)
+			z := newLazySparse(f, avg, f.w)
+			f.lazySteps = z.steps
+			rng := rand.New(rand.NewPCG(3, 4))
+			f.prev = rng.IntN(f.n)
+			f.src = pcgSource(rng)
+			e0 := z.nepochs
+			for done := 0; done < cfg.Steps; done += 97 {
+				f.steps(rng, 97)
+				if !z.epochs {
+					t.Fatal("no epochs at this radius")
+				}
+				n := 0
+				for k, e := range z.ep {
+					if live[k] && e != z.cur {
+						n++
+					}
+				}
+				if n != z.stale {
+					t.Fatalf("%v after %d steps: %d coordinates unsynced, stale = %d", avg, done+97, n, z.stale)
+				}
+				if z.cur != 0 && z.stale == 0 {
+					plain++
+				}
+			}
+			epochsSeen += z.nepochs - e0
+			t.Logf("R = %v %v: %d epochs", r, avg, z.nepochs-e0)
+		}
+	}
+	// a warm start on a column no row has: it stays in its epoch while
+	// the live ones sync, and its average must still count every iterate
+	// (the older epochs' clocks keep advancing)
+	dead := -1
+	for k, l := range live {
+		if !l {
+			dead = k
+			break
+		}
+	}
+	obj, err := NewObjective(ds, ObjectiveConfig{Loss: AUCHinge{}, Constraint: "l2", Radius: 0.3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := RunConfig{Eta: 0.5, Steps: 40000, Averaging: AvgPaper, Init: make([]float64, ds.D)}
+	cfg.Init[dead] = 0.2
+	if _, z := compareLazyGeneral(t, "dead-column", obj, cfg, 1, AUCHinge{}); z.nepochs == 0 {
+		t.Fatal("dead-column: no epochs")
+	}
+	// the plain dot and the skipped clocks give the bits of the loop
+	// without them (dotSync at every step, every live clock advanced),
+	// for the dead column above and the cases of the first loop
+	for _, c := range []struct {
+		r, eta float64
+		init   bool
+	}{{0.3, 0.5, true}, {0.3, 0.5, false}, {0.01, 5, false}} {
+		for _, avg := range []Averaging{AvgPaper, AvgWindow, AvgLast} {
+			obj, err := NewObjective(ds, ObjectiveConfig{Loss: AUCHinge{}, Constraint: "l2", Radius: c.r})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := RunConfig{Eta: c.eta, Steps: 40000, Averaging: avg}
+			if c.init {
+				cfg.Init = make([]float64, ds.D)
+				cfg.Init[dead] = 0.2
+			}
+			run := func() *Result {
+				f := newPrevFast(obj, &cfg, ScaledConstant)
+				res, _, err := f.runLazyState(context.Background(), cfg, rand.New(rand.NewPCG(1, 1)), cfg.Steps, ScaledConstant)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			a := run()
+			lazyPlainDot = false
+			b := run()
+			lazyPlainDot = true
+			for k := range a.W {
+				if math.Float64bits(a.W[k]) != math.Float64bits(b.W[k]) || math.Float64bits(a.Last[k]) != math.Float64bits(b.Last[k]) {
+					t.Fatalf("R = %v %v init %v: coordinate %d: %v / %v with the plain dot, %v / %v without", c.r, avg, c.init, k, a.W[k], a.Last[k], b.W[k], b.Last[k])
+				}
+			}
+		}
+	}
+	if epochsSeen < 1000 || plain == 0 {
+		t.Fatalf("%d epochs, %d chunks with every live column synced mid-epoch: the cases do not exercise both paths", epochsSeen, plain)
+	}
+}
