@@ -47,8 +47,10 @@ const (
 var LDARidgeRule = LDARidgeEdge
 
 // ldaRidgeRef is κ*, the edge 2σ√d/n in units of R² of a single-site
-// dp-lda run at t = RecommendCentre.
-var ldaRidgeRef = 4 / (math.Sqrt(1-ldaCentreShare) * RecommendCentre)
+// dp-lda run at t = RecommendCentre = 4/√(5/12) (recommend.go) with the
+// ¾ of μ² on the statistics (private_lda.go): 4/(√(3/4)·4/√(5/12)) =
+// √(5/9) ≈ 0.745 (TestLDARidgeMultiplier checks it against both).
+var ldaRidgeRef = math.Sqrt(5.0 / 9)
 
 // LDARidgeMultiplier is c of LDARidgeScaled for n records, d features and
 // noise sigma per coordinate of the weighted release vector (σ√K summed

@@ -10,9 +10,9 @@ import (
 // The multiplier for given n, d and σ: κ = 2σ√d/n against
 // κ* = 4/(√(3/4)·RecommendCentre), clamped to [1/4, 1].
 func TestLDARidgeMultiplier(t *testing.T) {
-	ref := 4 / (math.Sqrt(0.75) * RecommendCentre) // ≈ 0.745
-	if math.Abs(ref-0.7449) > 1e-3 {
-		t.Fatalf("κ* = %v, want ≈ 0.745", ref)
+	ref := 4 / (math.Sqrt(1-ldaCentreShare) * RecommendCentre) // ≈ 0.745
+	if math.Abs(ref-ldaRidgeRef) > 1e-12 {
+		t.Fatalf("κ* = %v, want 4/(√(3/4)·RecommendCentre) = %v", ldaRidgeRef, ref)
 	}
 	// n = 1000, d = 16: κ = 8σ/1000.
 	for _, c := range []struct{ frac, want float64 }{
