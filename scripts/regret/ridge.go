@@ -114,6 +114,33 @@ func swapLDA(all []result, files []string, pairedOut string) []result {
 		m, se := meanSE(ds)
 		fmt.Fprintf(w, "| [%.3g, %.3g) | %d | %.2f–%.2f | %+.4f ± %.4f | %d | %d | %+.4f | %+.4f |\n", edges[b], edges[b+1], len(ds), cmin, cmax, m, se, worse, better, lo, hi)
 	}
+	// The same by d and by π₊ (public and private shape, for the reading).
+	by := func(title string, key func(x row) float64, keys []float64) {
+		fmt.Fprintf(w, "\n### By %s\n\n| %s | cells | mean difference ± se | cells worse by > 0.01 | cells better by > 0.01 |\n|---|---|---|---|---|\n", title, title)
+		for _, k := range keys {
+			var ds []float64
+			worse, better := 0, 0
+			for _, x := range rows {
+				if key(x) != k {
+					continue
+				}
+				ds = append(ds, x.diff)
+				if x.diff < -0.01 {
+					worse++
+				}
+				if x.diff > 0.01 {
+					better++
+				}
+			}
+			if len(ds) == 0 {
+				continue
+			}
+			m, se := meanSE(ds)
+			fmt.Fprintf(w, "| %g | %d | %+.4f ± %.4f | %d | %d |\n", k, len(ds), m, se, worse, better)
+		}
+	}
+	by("d", func(x row) float64 { return float64(x.d) }, []float64{2, 10, 16, 100, 256, 500, 1000})
+	by("π₊", func(x row) float64 { return x.pos }, []float64{0.01, 0.1, 0.5})
 	fmt.Fprintf(w, "\n### Per cell\n\n| n | d | π₊ | ε | t | c | runs | dp-lda | dp-lda-c | difference ± se |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, x := range rows {
 		mark := ""
