@@ -22,13 +22,16 @@ import (
 // ridge (dpalgo.LDARidgeScaled). Cells where dp-lda-c was skipped because
 // its multiplier is 1 (ldaSame) keep dp-lda's runs: they are the same
 // computation. A dp-lda-c cell must match a recorded cell with dp-lda at
-// the same run count.
+// the same or a larger run count; with fewer runs (a cell too costly to
+// re-run in full) it is paired on the first runs and tabulated, and the
+// report keeps the recorded dp-lda runs there.
 func swapLDA(all []result, files []string, pairedOut string) []result {
 	type row struct {
 		n, d     int
 		pos, eps float64
 		t, c     float64
 		runs     int
+		partial  bool // fewer runs than recorded: not swapped into the report
 		old, new float64
 		diff, se float64
 	}
@@ -49,16 +52,20 @@ func swapLDA(all []result, files []string, pairedOut string) []result {
 			}
 			i := -1
 			for k, a := range all {
-				if a.N == r.N && a.D == r.D && a.Pos == r.Pos && a.Eps == r.Eps && a.Target == r.Target && len(a.AUC["dp-lda"]) == len(nv) {
+				if a.N == r.N && a.D == r.D && a.Pos == r.Pos && a.Eps == r.Eps && a.Target == r.Target && len(a.AUC["dp-lda"]) >= len(nv) {
 					i = k
 					break
 				}
 			}
 			if i < 0 {
-				log.Fatalf("regret: -lda-c: cell n=%d d=%d π₊=%g ε=%g: no recorded dp-lda with %d runs", r.N, r.D, r.Pos, r.Eps, len(nv))
+				log.Fatalf("regret: -lda-c: cell n=%d d=%d π₊=%g ε=%g: no recorded dp-lda with ≥ %d runs", r.N, r.D, r.Pos, r.Eps, len(nv))
 			}
 			a := &all[i]
-			old := a.AUC["dp-lda"]
+			// Fewer runs than recorded (a cell too costly to re-run in
+			// full): paired on the first runs (the same draws), reported
+			// in the table, but dp-lda's recorded runs stay in the report.
+			old := a.AUC["dp-lda"][:len(nv)]
+			partial := len(nv) < len(a.AUC["dp-lda"])
 			d := make([]float64, len(nv))
 			for k := range d {
 				d[k] = nv[k] - old[k]
@@ -72,8 +79,10 @@ func swapLDA(all []result, files []string, pairedOut string) []result {
 			t := rec.Mu * float64(r.N) / math.Sqrt(float64(r.D))
 			om, _ := meanSE(old)
 			nm, nse := meanSE(nv)
-			rows = append(rows, row{n: r.N, d: r.D, pos: r.Pos, eps: r.Eps, t: t, c: math.Min(1, math.Max(0.25, dpalgo.RecommendCentre/t)), runs: len(nv), old: om, new: nm, diff: dm, se: dse})
-			a.AUC["dp-lda"], a.Mean["dp-lda"], a.SE["dp-lda"] = nv, nm, nse
+			rows = append(rows, row{n: r.N, d: r.D, pos: r.Pos, eps: r.Eps, t: t, c: math.Min(1, math.Max(0.25, dpalgo.RecommendCentre/t)), runs: len(nv), old: om, new: nm, diff: dm, se: dse, partial: partial})
+			if !partial {
+				a.AUC["dp-lda"], a.Mean["dp-lda"], a.SE["dp-lda"] = nv, nm, nse
+			}
 		}
 	}
 	w := io.Writer(os.Stderr)
@@ -146,6 +155,9 @@ func swapLDA(all []result, files []string, pairedOut string) []result {
 		mark := ""
 		if x.diff < -0.01 {
 			mark = " **worse**"
+		}
+		if x.partial {
+			mark += " (first runs only; not in the report)"
 		}
 		fmt.Fprintf(w, "| %d | %d | %g | %g | %.3g | %.2f | %d | %.4f | %.4f | %+.4f ± %.4f%s |\n", x.n, x.d, x.pos, x.eps, x.t, x.c, x.runs, x.old, x.new, x.diff, x.se, mark)
 	}
