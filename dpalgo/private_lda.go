@@ -184,7 +184,7 @@ func runLDA(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig)
 	p.Noise.AddGaussian(v, sig[1])
 	noisy := st.Clone()
 	sspFromVector(noisy, v, wa, wb, wc)
-	lambda := LDALambda(noisy, R0, sig[1], LDARidgeRule)
+	lambda := SSPLambda(noisy, R0, sig[1])
 	w, info, err := SolveSSP(noisy, lambda)
 	if err != nil {
 		return nil, err
@@ -197,8 +197,8 @@ func runLDA(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig)
 	rep.Notes = append(rep.Notes,
 		fmt.Sprintf("release A (the centre, R₀ = %g): ‖ĉ‖ = %.4g; release B: the records' signs R₀(x − ĉ)/‖x − ĉ‖", R0, pairwise.Norm2(c)),
 		fmt.Sprintf("release B noise per coordinate: class sums %.4g, counts %.4g; noisy counts n̂₊ = %.1f, n̂₋ = %.1f (clamped to [1, n−1]; n = %d public)", sig[1]/wa, sig[1]/wc, info.NPos, info.NNeg, ds.N),
-		fmt.Sprintf("solved the ridge Fisher discriminant w = (Σ̂₊ + λI)⁻¹(μ̂₊ − μ̂₋), Σ̂ = M̂/n − m̂m̂ᵀ of the signs, whatever --loss (%s); λ = %.4g = %s; %d of %d eigenvalues clipped to 0 (smallest %.3g)",
-			obj.Loss().Name(), lambda, ldaLambdaText(n, d, sig[1]), info.Clipped, d, info.MinEig))
+		fmt.Sprintf("solved the ridge Fisher discriminant w = (Σ̂₊ + λI)⁻¹(μ̂₊ − μ̂₋), Σ̂ = M̂/n − m̂m̂ᵀ of the signs, whatever --loss (%s); λ = %.4g = 2R₀²σ_B√d/n + 10⁻⁶R₀²; %d of %d eigenvalues clipped to 0 (smallest %.3g)",
+			obj.Loss().Name(), lambda, info.Clipped, d, info.MinEig))
 	if cfg.Init != nil {
 		rep.Notes = append(rep.Notes, "the initial model is ignored: the model is computed in closed form")
 	}

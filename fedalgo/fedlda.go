@@ -271,7 +271,7 @@ func (c *ldaCombiner) solve(sum []float64, n, sigma float64) []float64 {
 	}
 	st := &dpalgo.SSPStats{D: c.d, N: n, SumPos: make([]float64, c.d), SumNeg: make([]float64, c.d), Mom: make([]float64, c.d*(c.d+1)/2)}
 	dpalgo.SSPFromVector(st, sum, c.R)
-	w, info, lambda := solveSSPAt(st, dpalgo.LDALambda(st, c.R, sigma, dpalgo.LDARidgeRule), c.B)
+	w, info, lambda := solveSSP(st, c.R, sigma, c.B)
 	c.info, c.lambda = info, lambda
 	return w
 }

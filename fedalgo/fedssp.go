@@ -307,11 +307,6 @@ func solveSSP(sum *dpalgo.SSPStats, R, sigma, B float64) ([]float64, dpalgo.SSPS
 	if sum.Kind().Moments() {
 		lambda = dpalgo.SSPLambda(sum, R, sigma)
 	}
-	return solveSSPAt(sum, lambda, B)
-}
-
-// solveSSPAt is solveSSP at a given ridge λ (fed-dp-lda: dpalgo.LDALambda).
-func solveSSPAt(sum *dpalgo.SSPStats, lambda, B float64) ([]float64, dpalgo.SSPSolveInfo, float64) {
 	w, info, err := dpalgo.SolveSSP(sum, lambda)
 	if err != nil {
 		lambda = math.Inf(1)

@@ -72,7 +72,6 @@ import (
 	"time"
 
 	"github.com/pairfed/pairfed/data"
-	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/scripts/internal/dpsgd"
@@ -133,7 +132,6 @@ type algo struct {
 	ceiling   bool    // the non-private ceiling
 	baseline  bool    // the benchmark's DP-SGD logistic baseline (scripts/internal/dpsgd)
 	byDefault bool    // the default private algorithm (experiment.Recommend)
-	ridge     bool    // dp-lda under dpalgo.LDARidgeScaled (row dp-lda-c; docs/results/ridge-rule.md)
 }
 
 var algos = []algo{
@@ -143,7 +141,6 @@ var algos = []algo{
 	{name: baselineName, loss: "hinge", baseline: true},
 	{name: baselineName1, loss: "hinge", baseline: true},
 	{name: "dp-lda", loss: "square"},
-	{name: "dp-lda-c", loss: "square", ridge: true, optIn: true},
 	{name: "dp-ssp", loss: "square"},
 	{name: "dp-ssp-mean", loss: "square"},
 	{name: "dp-gd", loss: "hinge"},
@@ -188,7 +185,6 @@ type cell struct {
 	seconds             float64
 	note                string
 	picked              string // the default row: the algorithm the rule picked
-	values              []float64
 }
 
 func main() {
@@ -205,7 +201,7 @@ func main() {
 	maxQuad := flag.Int("max-quadratic-n", 2000, "skip the O(n²)-per-pass algorithms above this many training records")
 	maxCubic := flag.Int("max-cubic-n", 300, "skip the O(n³)-per-run algorithms (dp-sgd-output: T = n² steps pairing with all previous draws) above this many training records")
 	seed := flag.Uint64("seed", 12, "split seed")
-	flag.Uint64Var(&noiseSeed, "noise-seed", 0, "nonzero: seeded privacy noise from this seed (not private: a utility measurement) in place of the secure source, so that rows of the same algorithm see the same noise (dp-lda vs dp-lda-c paired)")
+	flag.Uint64Var(&noiseSeed, "noise-seed", 0, "nonzero: seeded privacy noise from this seed (not private: a utility measurement) in place of the secure source, so that two binaries' runs of one algorithm see the same splits and noise (paired)")
 	calib := flag.String("calibration", "exact", "exact (tight sensitivities, exact Gaussian-DP calibration: the default of pairfed) or paper (the papers' printed σ, certified or refused)")
 	out := flag.String("out", "privbench-out", "output folder (results.csv, results.md)")
 	extra := flag.String("files", "", "more datasets, name=train[:test] separated by commas (files under -data; -scale bounds reads <schemas>/<name>.json), e.g. mnist-0=mnist.libsvm (scripts/extdata)")
@@ -315,7 +311,7 @@ func main() {
 			}
 		}
 	}
-	md := markdown(cells, epss, *scale) + pairedLDA(cells)
+	md := markdown(cells, epss, *scale)
 	if len(skipped) > 0 {
 		md += fmt.Sprintf("\nSkipped (file not found under -data): %s.\n", strings.Join(skipped, ", "))
 	}
@@ -325,43 +321,6 @@ func main() {
 	if len(cells) == 0 && len(skipped) > 0 {
 		log.Fatalf("privbench: nothing ran: every dataset (%s) was skipped, its file not found under -data %s", strings.Join(skipped, ", "), *dir)
 	}
-}
-
-// pairedLDA is the table of dp-lda-c − dp-lda per cell where both ran:
-// the mean of the per-run differences ± its standard error. The runs share
-// their splits (the -seed); with -noise-seed they share the noise too and
-// the difference is paired, else it is the difference of two independent
-// noise draws on the same splits. "" when no cell has both.
-func pairedLDA(cells []cell) string {
-	var b strings.Builder
-	for _, c := range cells {
-		if c.algo != "dp-lda-c" {
-			continue
-		}
-		i := slices.IndexFunc(cells, func(o cell) bool {
-			return o.algo == "dp-lda" && o.dataset == c.dataset && o.size == c.size && o.eps == c.eps
-		})
-		if i < 0 || len(cells[i].values) != len(c.values) || len(c.values) < 2 {
-			continue
-		}
-		if b.Len() == 0 {
-			how := "secure noise: the splits are shared, the noise is not"
-			if noiseSeed != 0 {
-				how = fmt.Sprintf("-noise-seed %d: the same splits and noise draws, paired", noiseSeed)
-			}
-			fmt.Fprintf(&b, "\n**dp-lda-c − dp-lda** (%s)\n\n| dataset | size | n | ε | runs | dp-lda | dp-lda-c | difference ± s.e. |\n|---|---|---|---|---|---|---|---|\n", how)
-		}
-		d := make([]float64, len(c.values))
-		var m float64
-		for k := range d {
-			d[k] = c.values[k] - cells[i].values[k]
-			m += d[k]
-		}
-		m /= float64(len(d))
-		se := sampleStd(d) / math.Sqrt(float64(len(d)))
-		fmt.Fprintf(&b, "| %s | %s | %d | %s | %d | %.4f | %.4f | %+.4f ± %.4f |\n", c.dataset, c.size, c.n, fmtEps(c.eps), len(d), cells[i].mean, c.mean, m, se)
-	}
-	return b.String()
 }
 
 // checkDataDir refuses a -data (or PAIRFED_DATASETS) that is empty or not
@@ -385,13 +344,6 @@ func runCell(c cell, a algo, train, test *data.Table, n, runs int, scale string,
 		FeatureRadius: 1, Seed: seed, Lambda: a.lambda, Bounds: schema}
 	if noiseSeed != 0 {
 		spec.Seeded, spec.NoiseSeed = true, noiseSeed
-	}
-	if a.ridge {
-		// dp-lda with the scaled ridge rule: the same algorithm, splits
-		// and (with -noise-seed) noise as the dp-lda row.
-		spec.Algo = "dp-lda"
-		dpalgo.LDARidgeRule = dpalgo.LDARidgeScaled
-		defer func() { dpalgo.LDARidgeRule = dpalgo.LDARidgeEdge }()
 	}
 	if a.byDefault {
 		// What `pairfed train --epsilon E` runs without --algo: the rule
@@ -453,7 +405,6 @@ func runCell(c cell, a algo, train, test *data.Table, n, runs int, scale string,
 	}
 	s := rep.AUC
 	c.runs = len(s.Values)
-	c.values = s.Values
 	c.mean, c.std = s.Mean, sampleStd(s.Values)
 	c.se = c.std / math.Sqrt(float64(c.runs))
 	c.private = rep.Private

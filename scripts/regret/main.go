@@ -147,11 +147,6 @@ var allCandidates = []candidate{
 	{"dp-pair-sgd", "hinge", 0},
 	{"dp-gd", "hinge", 0},
 	{"dp-pair-gd", "logistic", 5},
-	// dp-lda under dpalgo.LDARidgeScaled (docs/results/ridge-rule.md): run
-	// alone over a recorded grid (-algos dp-lda-c) it takes noise index 0,
-	// dp-lda's, so each run sees the same data and noise as the recorded
-	// dp-lda and the difference is paired (-paired).
-	{"dp-lda-c", "square", 0},
 }
 
 type result struct {
@@ -192,8 +187,6 @@ func main() {
 	from := flag.String("from", "", "report from a -raw file instead of running (the rule as compiled now)")
 	replace := flag.String("replace", "", "with -from: -raw files whose cells replace the cells of the same n, d, π₊, ε and target (the same draws with more runs: replaceCells)")
 	failing := flag.Bool("failing", false, "with -from: the failing-cells report (failing.go) instead of the regret report")
-	ldaC := flag.String("lda-c", "", "with -from: -raw files of -algos dp-lda-c over the same grids; their runs replace dp-lda's in the report (the rule's pick with the scaled ridge) and the paired dp-lda-c − dp-lda table goes to -paired-out (ridge.go)")
-	pairedOut := flag.String("paired-out", "", "with -lda-c: the paired table's markdown file (default stderr)")
 	perms := flag.Int("failing-perms", 1000, "with -failing: label shuffles per cell for the null miss probability")
 	flag.Parse()
 	if *from != "" {
@@ -243,9 +236,6 @@ func main() {
 				args = append(args, saved.Args)
 			}
 		}
-		if *ldaC != "" {
-			all = swapLDA(all, strings.Split(*ldaC, ","), *pairedOut)
-		}
 		if *failing {
 			w := io.Writer(os.Stdout)
 			if *out != "" {
@@ -268,7 +258,7 @@ func main() {
 	for _, name := range strings.Split(*algos, ",") {
 		i := slices.IndexFunc(allCandidates, func(c candidate) bool { return c.name == name })
 		if i < 0 {
-			log.Fatalf("regret: unknown candidate %q (known: dp-lda, dp-ssp, dp-ssp-mean, dp-pair-sgd, dp-gd, dp-pair-gd, dp-lda-c)", name)
+			log.Fatalf("regret: unknown candidate %q (known: dp-lda, dp-ssp, dp-ssp-mean, dp-pair-sgd, dp-gd, dp-pair-gd)", name)
 		}
 		cands = append(cands, allCandidates[i])
 	}
@@ -511,7 +501,7 @@ func runShape(n, d int, pos, target float64, epss []float64, cands []candidate, 
 	}
 	skip := func(c candidate) string {
 		switch {
-		case (c.name == "dp-lda" || c.name == "dp-lda-c" || c.name == "dp-ssp") && float64(n)*float64(d)*float64(d) > maxWork:
+		case (c.name == "dp-lda" || c.name == "dp-ssp") && float64(n)*float64(d)*float64(d) > maxWork:
 			return fmt.Sprintf("n·d² = %.2g > %.2g", float64(n)*float64(d)*float64(d), maxWork)
 		case c.name == "dp-gd" && n > maxGDN:
 			return fmt.Sprintf("n > %d", maxGDN)
@@ -533,10 +523,6 @@ func runShape(n, d int, pos, target float64, epss []float64, cands []candidate, 
 			for ai, c := range cands {
 				if why := skip(c); why != "" {
 					out[e].Skipped[c.name] = why
-					continue
-				}
-				if c.name == "dp-lda-c" && !ldaRidgeChanges(n, d, eps, delta) {
-					out[e].Skipped[c.name] = ldaSame
 					continue
 				}
 				ni := uint64(ai)
@@ -574,23 +560,7 @@ func runShape(n, d int, pos, target float64, epss []float64, cands []candidate, 
 	return out
 }
 
-// ldaSame is dp-lda-c's skip reason where its multiplier is 1.
-const ldaSame = "t < 6.1: multiplier 1, dp-lda's λ"
-
-// ldaRidgeChanges reports whether dp-lda-c's multiplier can differ from 1
-// in a cell: c = RecommendCentre/t up to the calibration's rounding, so 1
-// wherever t < 6.1 (skipped: the run would be dp-lda's, bit for bit).
-func ldaRidgeChanges(n, d int, eps, delta float64) bool {
-	rec, err := dpalgo.RecommendPrivate(pairwise.TaskAUC, n, d, eps, delta, "")
-	return err != nil || rec.Score >= 6.1
-}
-
 func runOne(c candidate, train, test *pairwise.Dataset, eps, delta float64, seed uint64) (float64, error) {
-	if c.name == "dp-lda-c" {
-		dpalgo.LDARidgeRule = dpalgo.LDARidgeScaled
-		defer func() { dpalgo.LDARidgeRule = dpalgo.LDARidgeEdge }()
-		c.name = "dp-lda"
-	}
 	a, err := pairwise.Lookup(c.name)
 	if err != nil {
 		return 0, err
