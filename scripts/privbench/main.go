@@ -173,6 +173,9 @@ var files = map[string][2]string{
 	"ijcnn1-trn": {"ijcnn1.trn.bz2", ""},
 }
 
+// noiseSeed is -noise-seed (0: secure noise).
+var noiseSeed uint64
+
 type cell struct {
 	dataset, size, algo string
 	eps                 float64
@@ -198,6 +201,7 @@ func main() {
 	maxQuad := flag.Int("max-quadratic-n", 2000, "skip the O(n²)-per-pass algorithms above this many training records")
 	maxCubic := flag.Int("max-cubic-n", 300, "skip the O(n³)-per-run algorithms (dp-sgd-output: T = n² steps pairing with all previous draws) above this many training records")
 	seed := flag.Uint64("seed", 12, "split seed")
+	flag.Uint64Var(&noiseSeed, "noise-seed", 0, "nonzero: seeded privacy noise from this seed (not private: a utility measurement) in place of the secure source, so that two binaries' runs of one algorithm see the same splits and noise (paired)")
 	calib := flag.String("calibration", "exact", "exact (tight sensitivities, exact Gaussian-DP calibration: the default of pairfed) or paper (the papers' printed σ, certified or refused)")
 	out := flag.String("out", "privbench-out", "output folder (results.csv, results.md)")
 	extra := flag.String("files", "", "more datasets, name=train[:test] separated by commas (files under -data; -scale bounds reads <schemas>/<name>.json), e.g. mnist-0=mnist.libsvm (scripts/extdata)")
@@ -338,6 +342,9 @@ func checkDataDir(dir string) error {
 func runCell(c cell, a algo, train, test *data.Table, n, runs int, scale string, schema *data.Schema, seed uint64, calib pairwise.Calibration) cell {
 	spec := experiment.Spec{Task: pairwise.TaskAUC, Algo: a.name, Loss: a.loss, Runs: runs, TrainSize: n, Scale: scale,
 		FeatureRadius: 1, Seed: seed, Lambda: a.lambda, Bounds: schema}
+	if noiseSeed != 0 {
+		spec.Seeded, spec.NoiseSeed = true, noiseSeed
+	}
 	if a.byDefault {
 		// What `pairfed train --epsilon E` runs without --algo: the rule
 		// from the public shape (n_train, d, ε, δ = 1/(10 n_train)).

@@ -180,6 +180,7 @@ func main() {
 	maxGDN := flag.Int("max-gd-n", 10000, "largest n for dp-gd")
 	maxSGDWork := flag.Float64("max-sgd-work", 2e9, "largest 10·n·d (the pair gradients of dp-pair-sgd's 10 epochs) to run dp-pair-sgd")
 	seed := flag.Uint64("seed", 1, "seed of the data and noise")
+	cycle := flag.Int("cycle-start", 0, "index of the first (n, d, π₊) cell in the cycle of separations: a sub-grid of a recorded command (e.g. its second n alone) draws the same shapes when started where that command reached it")
 	refs := flag.Bool("refs", false, "also run the reference columns (not candidates): the non-private class-mean difference and the DP-SGD logistic baseline of scripts/internal/dpsgd")
 	out := flag.String("out", "", "markdown output file (default stdout)")
 	raw := flag.String("raw", "", "also write the per-cell means as JSON to this file")
@@ -264,7 +265,7 @@ func main() {
 	targets := []float64{0.75, 0.85, 0.95}
 	var res []result
 	start := time.Now()
-	ci := 0
+	ci := *cycle
 	for _, n := range ns {
 		for _, d := range ds {
 			for _, pos := range poss {
