@@ -720,12 +720,10 @@ func (f *prevFast) runLazy(ctx context.Context, cfg RunConfig, rng *rand.Rand, T
 	return r, err
 }
 
-// runLazyState is runLazy returning the loop's final state too (the tests
-// read its counts).
-func (f *prevFast) runLazyState(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int, sched Schedule) (*Result, *lazySparse, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, nil, err
-	}
+// startLazy sets f up for T steps of the lazy loop (η, the initial model,
+// the loop's state as f.lazySteps, i_0 and the draws' source) and returns
+// that state; f.steps then takes them.
+func (f *prevFast) startLazy(cfg RunConfig, rng *rand.Rand, T int, sched Schedule) *lazySparse {
 	if cfg.Schedule != "" {
 		sched = cfg.Schedule
 	}
@@ -737,12 +735,22 @@ func (f *prevFast) runLazyState(ctx context.Context, cfg RunConfig, rng *rand.Ra
 	}
 	z := newLazySparse(f, mode, f.w)
 	f.lazySteps = z.steps
-	defer func() { f.lazySteps = nil }()
-	cp := NewCheckpointer(&cfg)
 	if T >= 1 {
 		f.prev = rng.IntN(f.n) // PrevInstance draws i_0 before the first step
 	}
 	f.src = pcgSource(rng)
+	return z
+}
+
+// runLazyState is runLazy returning the loop's final state too (the tests
+// read its counts).
+func (f *prevFast) runLazyState(ctx context.Context, cfg RunConfig, rng *rand.Rand, T int, sched Schedule) (*Result, *lazySparse, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, err
+	}
+	z := f.startLazy(cfg, rng, T, sched)
+	defer func() { f.lazySteps = nil }()
+	cp := NewCheckpointer(&cfg)
 	if err := cp.segments(ctx, T, func(k int) { f.steps(rng, k) }, func(t int) { cp.Window(t, T, nil, z) }); err != nil {
 		return nil, nil, err
 	}
