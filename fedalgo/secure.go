@@ -44,6 +44,12 @@ import (
 //	                  the coordinator (default 0): s is calibrated for t − κ
 //	                  honest shares, so the guarantee against the coordinator
 //	                  with κ colluders is the job's (ε, δ)
+//	secagg-degree     k > 0 runs the sparse variant (SecAgg+, secagg/graph.go):
+//	                  each site masks with and shares among ≈ k random
+//	                  neighbours; its local threshold ℓ follows from (K, κ, k)
+//	                  by secagg.SparseLocal, and s is calibrated for the
+//	                  sparse floor of honest shares (secagg.SparseFloor)
+//	                  instead of t − κ. 0, the default: the complete graph
 //	secagg-clip, secagg-sens, secagg-scale, secagg-gamma, secagg-rotation
 //	                  the DDG's c, Δ, s, γ and public rotation seed, set by
 //	                  the coordinator's plan (PlanSecAgg), never by a client
@@ -60,6 +66,7 @@ const (
 	OptSecAggThreshold = "secagg-threshold"
 	OptSecAggTimeout   = "secagg-timeout"
 	OptSecAggColluders = "secagg-colluders"
+	OptSecAggDegree    = "secagg-degree"
 	optSecAggClip      = "secagg-clip"
 	optSecAggSens      = "secagg-sens"
 	optSecAggScale     = "secagg-scale"
@@ -112,8 +119,10 @@ type SumCombiner interface {
 // SecAgg are a job's secure aggregation parameters (from its options).
 type SecAgg struct {
 	Threshold, Timeout, Colluders int
-	Clip, Sens, Scale, Gamma      float64
-	Rotation                      uint64
+	// Degree is the sparse variant's expected degree (0: complete graph).
+	Degree                   int
+	Clip, Sens, Scale, Gamma float64
+	Rotation                 uint64
 	// Fail is the part of the job's δ spent outside the DDG: the
 	// probability of the event outside which the sensitivity Sens holds
 	// (SumFailure; 0 for a bound that always holds). The DDG certifies
@@ -197,6 +206,10 @@ func parseSecAgg(options []protocol.Option) (*SecAgg, error) {
 			if s.Colluders, err = whole(o.Name, v, 0, protocol.MaxSites); err != nil {
 				return nil, err
 			}
+		case OptSecAggDegree:
+			if s.Degree, err = whole(o.Name, v, 0, protocol.MaxSites); err != nil {
+				return nil, err
+			}
 		case optSecAggClip, optSecAggSens, optSecAggScale, optSecAggGamma:
 			if !(v > 0) || math.IsInf(v, 0) {
 				return nil, fmt.Errorf("option %s = %v must be finite and > 0", o.Name, v)
@@ -224,7 +237,7 @@ func parseSecAgg(options []protocol.Option) (*SecAgg, error) {
 			}
 			s.Rotation = uint64(r)
 		default:
-			return nil, fmt.Errorf("unknown secure aggregation option %q (secagg, secagg-threshold, secagg-timeout, secagg-colluders)", o.Name)
+			return nil, fmt.Errorf("unknown secure aggregation option %q (secagg, secagg-threshold, secagg-timeout, secagg-colluders, secagg-degree)", o.Name)
 		}
 	}
 	if n > 0 && !on {
@@ -264,7 +277,31 @@ func SecAggOf(job *protocol.JobAnnounce) (*SecAgg, error) {
 	case s.Fail > 0 && !(s.Fail < job.Delta):
 		return nil, fmt.Errorf("job %s: secure aggregation's failure probability %g must be below the job's δ = %g", job.Job, s.Fail, job.Delta)
 	}
+	if _, _, _, err := s.Floors(k); err != nil {
+		return nil, fmt.Errorf("job %s: %w", job.Job, err)
+	}
 	return s, nil
+}
+
+// Floors returns, for a round of k sites, the sparse variant's local
+// threshold ℓ (0 for the complete graph) and the numbers of honest noise
+// shares every unmasked sum holds: against the coordinator alone, and
+// against it with κ colluders — t and t − κ for the complete graph,
+// secagg.SparseFloor's for the sparse one (ℓ by secagg.SparseLocal). A
+// pure function of the job's public parameters: the plan and every site
+// compute it alike, and each site charges with its own.
+func (s *SecAgg) Floors(k int) (local, floor, collusion int, err error) {
+	if s.Degree == 0 {
+		return 0, s.Threshold, s.Threshold - s.Colluders, nil
+	}
+	if s.Degree > k-2 {
+		return 0, 0, 0, fmt.Errorf("secure aggregation degree %s = %d for %d sites must be at most %d (K − 2; give 0 for the complete graph)", OptSecAggDegree, s.Degree, k, k-2)
+	}
+	local, collusion, err = secagg.SparseLocal(k, s.Colluders, s.Degree, s.Threshold)
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("secure aggregation %s = %d: %w", OptSecAggDegree, s.Degree, err)
+	}
+	return local, secagg.SparseFloor(k, 0, s.Degree, local, s.Threshold), collusion, nil
 }
 
 // sumFailure is a's δ_f at δ (SumFailure; 0 for a bound that always
@@ -304,6 +341,11 @@ func RotationSeed(seed uint64) uint64 {
 //     site must use the same.
 //   - t, κ (secagg-threshold, secagg-colluders): the submitter's; t must
 //     exceed K/2 and κ < t (SecAggOf).
+//   - the degree (secagg-degree): the submitter's; the site runs its
+//     round with it, derives ℓ and the floors of honest shares from (K,
+//     t, κ, degree) itself (Floors) and charges at them, so an announced
+//     degree cannot make its noise count for more shares than its own
+//     graph gives.
 //   - s, γ, c (secagg-scale, secagg-gamma, secagg-clip): the coordinator's
 //     calibration, used as received (all sites must encode alike) but
 //     never trusted: the site computes its guarantee from them with its
@@ -368,7 +410,7 @@ func CheckSecAggSpec(options protocol.Options) error {
 		return err
 	}
 	if s.planned || s.Rotation != 0 || s.Fail != 0 {
-		return fmt.Errorf("secure aggregation's DDG parameters are set by the coordinator's plan, not by the job (give only %s, %s, %s, %s)", OptSecAgg, OptSecAggThreshold, OptSecAggTimeout, OptSecAggColluders)
+		return fmt.Errorf("secure aggregation's DDG parameters are set by the coordinator's plan, not by the job (give only %s, %s, %s, %s, %s)", OptSecAgg, OptSecAggThreshold, OptSecAggTimeout, OptSecAggColluders, OptSecAggDegree)
 	}
 	return nil
 }
@@ -376,7 +418,8 @@ func CheckSecAggSpec(options protocol.Options) error {
 // PlanSecAgg calibrates a job's secure aggregation once its participants
 // and plan are known: it returns the job's options with the DDG's
 // parameters added (the per-site scale s is the smallest that certifies
-// the plan's (ε, δ) over plan.Phases rounds with t − κ honest shares).
+// the plan's (ε, δ) over plan.Phases rounds with t − κ honest shares, or
+// the sparse variant's floor: Floors).
 func PlanSecAgg(a Algorithm, spec *Spec, sites []SiteInfo, params int, plan *Plan) (protocol.Options, error) {
 	s, err := parseSecAgg(spec.Options)
 	if err != nil || s == nil {
@@ -430,7 +473,12 @@ func PlanSecAgg(a Algorithm, spec *Spec, sites []SiteInfo, params int, plan *Pla
 		return nil, fmt.Errorf("secure aggregation: failure probability %g outside [0, δ = %g)", fail, plan.Delta)
 	}
 	rot := RotationSeed(spec.Seed)
-	g, err := dp.CalibrateDDG(dp.DDGParams{Dim: dim, Clip: clip, Sensitivity: sens, Sites: k, RotationSeed: rot}, releases, t-s.Colluders, plan.Epsilon, plan.Delta-fail)
+	s.Threshold = t
+	_, _, floor, err := s.Floors(k)
+	if err != nil {
+		return nil, err
+	}
+	g, err := dp.CalibrateDDG(dp.DDGParams{Dim: dim, Clip: clip, Sensitivity: sens, Sites: k, RotationSeed: rot}, releases, floor, plan.Epsilon, plan.Delta-fail)
 	if err != nil {
 		return nil, err
 	}
@@ -440,10 +488,32 @@ func PlanSecAgg(a Algorithm, spec *Spec, sites []SiteInfo, params int, plan *Pla
 		m[o.Name] = o.Value
 	}
 	m[OptSecAggThreshold], m[OptSecAggTimeout], m[OptSecAggColluders] = float64(t), float64(s.Timeout), float64(s.Colluders)
+	if s.Degree > 0 {
+		m[OptSecAggDegree] = float64(s.Degree)
+	}
 	m[optSecAggClip], m[optSecAggSens], m[optSecAggScale], m[optSecAggGamma] = p.Clip, p.Sensitivity, p.Scale, p.Gamma
 	m[optSecAggRotation] = float64(rot)
 	if fail > 0 {
 		m[optSecAggFail] = fail
 	}
 	return protocol.OptionsOf(m), nil
+}
+
+// SparseNote describes, for a job's options and k sites, the sparse
+// variant's graph and floors (secagg/graph.go), or returns "" when the job
+// runs the complete graph or no secure aggregation.
+func SparseNote(options protocol.Options, k int) string {
+	s, err := parseSecAgg(options)
+	if err != nil || s == nil || s.Degree == 0 {
+		return ""
+	}
+	if s.Threshold == 0 {
+		s.Threshold = secagg.DefaultThreshold(k)
+	}
+	local, floor, coll, err := s.Floors(k)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("SecAgg+ (%s = %d): each site masks with and shares its secrets among ≈ %d random neighbours of the %d (a graph drawn from the sites' signed fresh keys, which the coordinator cannot steer), ℓ = %d of them rebuild them; every sum the coordinator can unmask holds at least %d honest sites' noise shares (%d with κ = %d colluders), except with probability 2⁻¹²⁸ over the graph (secagg.SparseFloor), against t − κ = %d with the complete graph: the per-site noise variance is %.2f× the complete graph's",
+		OptSecAggDegree, s.Degree, s.Degree, k, local, floor, coll, s.Colluders, s.Threshold-s.Colluders, float64(s.Threshold-s.Colluders)/float64(coll))
 }

@@ -43,11 +43,14 @@ type Client struct {
 	sKey *ecdh.PrivateKey // pairwise masks (X25519)
 	seed []byte           // b_u
 
-	u1   map[uint32]AdvertiseKeys // advertised keys (from the server's list)
-	xs   []uint32                 // U1, sorted (the order of every dealer's commitment list)
-	u2   []uint32                 // senders of the shares we received, with us
-	held map[uint32]heldShare     // shares other sites gave us
-	enc  map[uint32][]byte        // share-encryption keys, by peer
+	u1 map[uint32]AdvertiseKeys // advertised keys (from the server's list)
+	xs []uint32                 // the holders of this site's shares, sorted: U1, or in the sparse variant its neighbours in U1 and itself
+	// evid[d] is this site's position in dealer d's commitment list and
+	// the list's length (d's holders: all of U1 in the complete graph).
+	evid map[uint32][2]int
+	u2   []uint32             // senders of the shares we received, with us
+	held map[uint32]heldShare // shares other sites gave us
+	enc  map[uint32][]byte    // share-encryption keys, by peer
 
 	// Test hooks (nil in every deployment; set only by this package's
 	// tests to play a rogue dealer): dealHook alters the shares just
@@ -142,6 +145,10 @@ func (c *Client) ShareKeys(list KeyList) (ShareKeys, error) {
 	if len(list.Keys) < c.cfg.Threshold {
 		return ShareKeys{}, fmt.Errorf("%w: %d keys advertised, threshold %d", ErrTooFewSurvivors, len(list.Keys), c.cfg.Threshold)
 	}
+	g, err := c.cfg.newGraph() // public: from the round id alone (graph.go)
+	if err != nil {
+		return ShareKeys{}, err
+	}
 	c.u1 = make(map[uint32]AdvertiseKeys, len(list.Keys))
 	seenKey := map[string]bool{}
 	xs := make([]uint32, 0, len(list.Keys))
@@ -152,7 +159,9 @@ func (c *Client) ShareKeys(list KeyList) (ShareKeys, error) {
 		if _, dup := c.u1[k.From]; dup {
 			return ShareKeys{}, fmt.Errorf("secagg: site %d: key list names site %d twice", c.id, k.From)
 		}
-		if c.cfg.Active() && !verifySig(c.cfg.Roster[k.From], advertSigned(c.cfg.RoundID, k.From, k.C, k.S), k.Sig) {
+		// A non-neighbour's keys enter none of this site's computations
+		// in the sparse variant: only its neighbours' are checked.
+		if c.cfg.Active() && g.adjacent(c.id, k.From) && !verifySig(c.cfg.Roster[k.From], advertSigned(c.cfg.RoundID, k.From, k.C, k.S), k.Sig) {
 			return ShareKeys{}, fmt.Errorf("%w: site %d: the key list's entry for site %d is not signed by site %d for this round (unsigned, forged or replayed from another round)", ErrInconsistent, c.id, k.From, k.From)
 		}
 		if seenKey[string(k.C)] || seenKey[string(k.S)] || bytes.Equal(k.C, k.S) {
@@ -162,21 +171,34 @@ func (c *Client) ShareKeys(list KeyList) (ShareKeys, error) {
 		c.u1[k.From] = k
 		xs = append(xs, k.From)
 	}
-	slices.Sort(xs) // the order of every dealer's commitment list
-	c.xs = xs
+	slices.Sort(xs)
 	mine, ok := c.u1[c.id]
 	if !ok || !bytes.Equal(mine.C, c.cKey.Bytes()) || !bytes.Equal(mine.S, c.sKey.PublicKey().Bytes()) {
 		return ShareKeys{}, fmt.Errorf("secagg: site %d: key list omits or alters this site's keys", c.id)
+	}
+	// The holders of this site's shares (the order of its commitment
+	// list), and its place in each neighbour's list (graph.go).
+	u1 := xs
+	xs = g.holders(c.id, u1)
+	if len(xs) < c.cfg.shareThreshold() {
+		return ShareKeys{}, fmt.Errorf("%w: site %d has %d neighbours in U1, and its secrets need ℓ = %d holders (itself included): it leaves the round", ErrTooFewSurvivors, c.id, len(xs)-1, c.cfg.shareThreshold())
+	}
+	c.xs = xs
+	c.evid = make(map[uint32][2]int, len(xs))
+	for _, d := range xs {
+		hs := g.holders(d, u1)
+		i, _ := slices.BinarySearch(hs, c.id)
+		c.evid[d] = [2]int{i, len(hs)}
 	}
 	c.seed = make([]byte, secretLen)
 	if _, err := io.ReadFull(c.rnd, c.seed); err != nil {
 		return ShareKeys{}, fmt.Errorf("secagg: randomness: %w", err)
 	}
-	keyShares, err := shamirSplit(c.sKey.Bytes(), xs, c.cfg.Threshold, c.rnd)
+	keyShares, err := shamirSplit(c.sKey.Bytes(), xs, c.cfg.shareThreshold(), c.rnd)
 	if err != nil {
 		return ShareKeys{}, err
 	}
-	seedShares, err := shamirSplit(c.seed, xs, c.cfg.Threshold, c.rnd)
+	seedShares, err := shamirSplit(c.seed, xs, c.cfg.shareThreshold(), c.rnd)
 	if err != nil {
 		return ShareKeys{}, err
 	}
@@ -273,8 +295,8 @@ func (c *Client) MaskedInput(in SharesFor, x []uint64) (MaskedInput, error) {
 			// (commit.go): an honest server forwards only what it checked,
 			// so evidence that does not verify is its lie — and this site
 			// must not accuse (and reveal the pair's key) on it.
-			i, _ := slices.BinarySearch(c.xs, c.id)
-			if err := c.cfg.checkEvidence(e, c.id, i, len(c.xs)); err != nil {
+			ev := c.evid[e.From]
+			if err := c.cfg.checkEvidence(e, c.id, ev[0], ev[1]); err != nil {
 				return MaskedInput{}, fmt.Errorf("%w: site %d: %w", ErrInconsistent, c.id, err)
 			}
 		}
@@ -308,8 +330,8 @@ func (c *Client) MaskedInput(in SharesFor, x []uint64) (MaskedInput, error) {
 		c.held[e.From] = h
 		u2 = append(u2, e.From)
 	}
-	if len(u2) < c.cfg.Threshold {
-		return MaskedInput{}, fmt.Errorf("%w: %d sites shared valid keys with site %d (%d rejected), threshold %d", ErrTooFewSurvivors, len(u2), c.id, len(rejected), c.cfg.Threshold)
+	if len(u2) < c.cfg.shareThreshold() {
+		return MaskedInput{}, fmt.Errorf("%w: %d sites shared valid keys with site %d (%d rejected), threshold %d", ErrTooFewSurvivors, len(u2), c.id, len(rejected), c.cfg.shareThreshold())
 	}
 	slices.Sort(u2)
 	c.u2 = u2
@@ -388,8 +410,17 @@ func (c *Client) survivors(req UnmaskRequest) ([]uint32, error) {
 		if u3[v] {
 			return nil, bad("survivor %d listed twice", v)
 		}
-		if !slices.Contains(c.u2, v) {
-			return nil, bad("survivor %d never shared its keys with this site (U3 ⊄ U2)", v)
+		// Every survivor this site holds shares of (all of U3 in the
+		// complete graph; its neighbours in the sparse one) must be one
+		// it masked with: a survivor left out of this site's masks would
+		// leave this site's component of survivors smaller than the
+		// graph says (graph.go, SparseFloor).
+		if _, in := slices.BinarySearch(c.xs, v); in {
+			if _, ok := slices.BinarySearch(c.u2, v); !ok {
+				return nil, bad("survivor %d never shared its keys with this site (U3 ⊄ U2)", v)
+			}
+		} else if _, ok := c.u1[v]; !ok {
+			return nil, bad("survivor %d never advertised keys (U3 ⊄ U1)", v)
 		}
 		u3[v] = true
 	}
@@ -515,16 +546,21 @@ func (c *Client) Expel(req ExpelRequest) (UnmaskShares, error) {
 		return UnmaskShares{}, fmt.Errorf("%w: site %d: an expel request without proofs", ErrInconsistent, c.id)
 	}
 	out := UnmaskShares{From: c.id, KeyOf: map[uint32]Share{}, SeedOf: map[uint32]Share{}, PairOf: map[uint32][]byte{}}
+	seen := map[uint32]bool{}
 	for _, p := range req.Proofs {
 		j := p.Dealer
 		if j == c.id || !slices.Contains(c.u3, j) {
 			return UnmaskShares{}, fmt.Errorf("%w: site %d: a proof against site %d, not another member of the survivors %v", ErrInconsistent, c.id, j, c.u3)
 		}
-		if _, dup := out.KeyOf[j]; dup {
+		if seen[j] {
 			return UnmaskShares{}, fmt.Errorf("%w: site %d: two proofs against site %d", ErrInconsistent, c.id, j)
 		}
+		seen[j] = true
 		if err := c.cfg.verifyProof(p); err != nil {
 			return UnmaskShares{}, fmt.Errorf("%w: site %d: the proof that site %d cheated does not hold (%v): no pairwise key revealed", ErrInconsistent, c.id, j, err)
+		}
+		if _, held := c.held[j]; !held {
+			continue // sparse: not a neighbour — no share of j, no pairwise key with it
 		}
 		k, err := agree(c.sKey, c.u1[j].S, c.cfg.RoundID, labelMask)
 		if err != nil {

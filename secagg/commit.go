@@ -388,8 +388,8 @@ func (cfg Config) verifyProof(p CheatProof) error {
 	if !verifySig(cfg.Roster[p.Dealer], commitsSigned(cfg.RoundID, p.Dealer, c), c.Sig) {
 		return fmt.Errorf("the commitment list is not signed by site %d for this round", p.Dealer)
 	}
-	if len(p.Shares) != cfg.Threshold {
-		return fmt.Errorf("%d shares of site %d's seed, want exactly t = %d", len(p.Shares), p.Dealer, cfg.Threshold)
+	if len(p.Shares) != cfg.shareThreshold() {
+		return fmt.Errorf("%d shares of site %d's seed, want exactly %d (the share threshold)", len(p.Shares), p.Dealer, cfg.shareThreshold())
 	}
 	xs := make([]uint32, len(p.Shares))
 	for i, sh := range p.Shares {

@@ -56,6 +56,15 @@ type Config struct {
 	// no deployment path sets it; it is kept for comparison and the
 	// benchmarks. Roster must be nil with it.
 	HonestButCurious bool
+	// Degree selects the sparse variant (SecAgg+, graph.go) when > 0: the
+	// expected number of neighbours of a site in the round's random graph,
+	// at most K − 2. 0, the default, is the complete graph of [BIK+17].
+	Degree int
+	// Local is the sparse variant's share threshold ℓ: a site's secrets
+	// are shared among its neighbours in U1 and itself, and ℓ of those
+	// shares rebuild them (2 ≤ ℓ ≤ Degree). 0 with the complete graph,
+	// whose share threshold is Threshold.
+	Local int
 }
 
 // Active reports whether the round runs the active (malicious-server)
@@ -88,6 +97,9 @@ func (c Config) Validate() error {
 	}
 	if c.Dim < 1 {
 		return fmt.Errorf("secagg: dimension %d must be ≥ 1", c.Dim)
+	}
+	if err := c.validateSparse(); err != nil {
+		return err
 	}
 	if c.HonestButCurious {
 		if c.Roster != nil {

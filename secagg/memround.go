@@ -2,6 +2,7 @@ package secagg
 
 import (
 	"crypto/ed25519"
+	"errors"
 	"io"
 )
 
@@ -91,6 +92,9 @@ func RunInMemorySigned(cfg Config, signers map[uint32]ed25519.PrivateKey, inputs
 		}
 		m, err := clients[k.From].ShareKeys(list)
 		if err != nil {
+			if cfg.Sparse() && errors.Is(err, ErrTooFewSurvivors) {
+				continue // too few neighbours in U1 to share its secrets: it leaves
+			}
 			return Result{}, tr, err
 		}
 		tr.Shares = append(tr.Shares, m)
@@ -108,6 +112,9 @@ func RunInMemorySigned(cfg Config, signers map[uint32]ed25519.PrivateKey, inputs
 		}
 		m, err := clients[id].MaskedInput(fwd[id], inputs[id])
 		if err != nil {
+			if cfg.Sparse() && errors.Is(err, ErrTooFewSurvivors) {
+				continue // fewer than ℓ neighbours shared with it: it leaves
+			}
 			return Result{}, tr, err
 		}
 		tr.Masked = append(tr.Masked, m)

@@ -29,6 +29,8 @@ type Server struct {
 	step int // stepAdvertise … stepDone as Client (stepCheck: signatures in the active variant, unmask shares otherwise)
 
 	keys   map[uint32]AdvertiseKeys
+	g      *graph   // (graph.go) who holds whose shares and masks with whom
+	u1     []uint32 // sorted
 	shares map[uint32]ShareKeys
 	u2     []uint32
 	masked map[uint32][]uint64
@@ -61,7 +63,11 @@ func NewServer(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Server{cfg: cfg, keys: map[uint32]AdvertiseKeys{}}, nil
+	g, err := cfg.newGraph()
+	if err != nil {
+		return nil, err
+	}
+	return &Server{cfg: cfg, g: g, keys: map[uint32]AdvertiseKeys{}}, nil
 }
 
 func (s *Server) expect(step int, what string) error {
@@ -109,13 +115,15 @@ func (s *Server) EndAdvertise() (KeyList, error) {
 	for _, id := range sortedKeys(s.keys) {
 		l.Keys = append(l.Keys, s.keys[id])
 	}
+	s.u1 = sortedKeys(s.keys)
 	s.shares = map[uint32]ShareKeys{}
 	s.step = stepShare
 	return l, nil
 }
 
-// HandleShares records a site's encrypted shares: one per other member of
-// U1, addressed correctly.
+// HandleShares records a site's encrypted shares: one per other holder of
+// its secrets (every other member of U1; its neighbours in U1 in the
+// sparse variant), addressed correctly.
 func (s *Server) HandleShares(m ShareKeys) error {
 	if err := s.expect(stepShare, "shares"); err != nil {
 		return err
@@ -126,8 +134,9 @@ func (s *Server) HandleShares(m ShareKeys) error {
 	if _, dup := s.shares[m.From]; dup {
 		return fmt.Errorf("secagg: server: second shares message from site %d", m.From)
 	}
-	if len(m.Shares) != len(s.keys)-1 {
-		return fmt.Errorf("secagg: server: site %d sent %d shares, want %d", m.From, len(m.Shares), len(s.keys)-1)
+	hs := s.g.holders(m.From, s.u1)
+	if len(m.Shares) != len(hs)-1 {
+		return fmt.Errorf("secagg: server: site %d sent %d shares, want %d", m.From, len(m.Shares), len(hs)-1)
 	}
 	to := map[uint32]bool{}
 	for _, e := range m.Shares {
@@ -137,13 +146,16 @@ func (s *Server) HandleShares(m ShareKeys) error {
 		if _, ok := s.keys[e.To]; !ok {
 			return fmt.Errorf("secagg: server: site %d sent a share to site %d outside U1", m.From, e.To)
 		}
+		if !s.g.adjacent(m.From, e.To) {
+			return fmt.Errorf("secagg: server: site %d sent a share to site %d, not its neighbour in the round's graph", m.From, e.To)
+		}
 		to[e.To] = true
 	}
 	if s.cfg.Active() {
 		// The dealer's signed commitments to what it dealt (commit.go):
 		// without a valid list its shares could not be checked by their
 		// recipients nor at unmasking, so the dealer is left out of U2.
-		if err := s.cfg.checkCommits(m.From, m.Commits, sortedKeys(s.keys)); err != nil {
+		if err := s.cfg.checkCommits(m.From, m.Commits, hs); err != nil {
 			return fmt.Errorf("%w: secagg: server: %w", ErrExcluded, err)
 		}
 		// Each entry commits to the ciphertext sent (dleq.go: the
@@ -231,7 +243,7 @@ func (s *Server) HandleMasked(m MaskedInput) error {
 	}
 	seen := map[uint32]bool{}
 	for _, v := range m.Rejected {
-		if v == m.From || seen[v] || !slices.Contains(s.u2, v) {
+		if v == m.From || seen[v] || !slices.Contains(s.u2, v) || !s.g.adjacent(m.From, v) {
 			return fmt.Errorf("secagg: server: site %d rejects the shares of site %d, which did not send it any (not in U2, itself or repeated)", m.From, v)
 		}
 		seen[v] = true
@@ -387,8 +399,14 @@ func (s *Server) HandleUnmask(m UnmaskShares) error {
 		return fmt.Errorf("secagg: server: second unmask message from site %d", m.From)
 	}
 	rej := s.rejectedBy[m.From]
-	if len(m.KeyOf)+len(m.SeedOf) != len(s.u2)-len(rej) {
-		return fmt.Errorf("secagg: server: site %d sent %d shares, want %d", m.From, len(m.KeyOf)+len(m.SeedOf), len(s.u2)-len(rej))
+	want := 0 // the members of U2 whose shares it holds: its neighbours (all, in the complete graph) less those it refused
+	for _, v := range s.u2 {
+		if s.g.adjacent(m.From, v) && !slices.Contains(rej, v) {
+			want++
+		}
+	}
+	if len(m.KeyOf)+len(m.SeedOf) != want {
+		return fmt.Errorf("secagg: server: site %d sent %d shares, want %d", m.From, len(m.KeyOf)+len(m.SeedOf), want)
 	}
 	for v, k := range m.PairOf {
 		if _, ok := m.KeyOf[v]; !ok || len(k) != 32 {
@@ -396,7 +414,7 @@ func (s *Server) HandleUnmask(m UnmaskShares) error {
 		}
 	}
 	for _, v := range s.u2 {
-		if slices.Contains(rej, v) {
+		if slices.Contains(rej, v) || !s.g.adjacent(m.From, v) {
 			continue // it holds no share of v's secrets
 		}
 		_, k := m.KeyOf[v]
@@ -581,10 +599,16 @@ func (s *Server) HandleExpel(m UnmaskShares) error {
 	if _, dup := s.ignored[m.From]; dup {
 		return fmt.Errorf("secagg: server: second expel answer from site %d", m.From)
 	}
-	if len(m.SeedOf) != 0 || len(m.KeyOf) != len(s.cheats) || len(m.PairOf) != len(s.cheats) {
-		return fmt.Errorf("secagg: server: site %d's expel answer holds %d seed shares, %d key shares and %d pairwise keys, want 0, %d and %d", m.From, len(m.SeedOf), len(m.KeyOf), len(m.PairOf), len(s.cheats), len(s.cheats))
-	}
+	var near []uint32 // the cheaters it holds shares of: all of them, or its neighbours among them
 	for _, j := range s.cheats {
+		if s.g.adjacent(m.From, j) {
+			near = append(near, j)
+		}
+	}
+	if len(m.SeedOf) != 0 || len(m.KeyOf) != len(near) || len(m.PairOf) != len(near) {
+		return fmt.Errorf("secagg: server: site %d's expel answer holds %d seed shares, %d key shares and %d pairwise keys, want 0, %d and %d", m.From, len(m.SeedOf), len(m.KeyOf), len(m.PairOf), len(near), len(near))
+	}
+	for _, j := range near {
 		sh, ok := m.KeyOf[j]
 		if k := m.PairOf[j]; !ok || len(k) != 32 || sh.X != m.From {
 			return fmt.Errorf("secagg: server: site %d's expel answer lacks its share of site %d's key or their pairwise key", m.From, j)
@@ -610,20 +634,22 @@ func (s *Server) EndExpel() (Result, error) {
 	return s.finish(s.cheats)
 }
 
-// holders returns t sites of answers that hold a share of v's secrets
-// (they did not refuse its shares) and their interpolation weights.
+// holders returns t (ℓ in the sparse variant) sites of answers that hold
+// a share of v's secrets (they are its neighbours, or v itself, and did
+// not refuse its shares) and their interpolation weights.
 func (s *Server) holders(answers map[uint32]UnmaskShares, v uint32) ([]uint32, []uint64, error) {
 	var hs []uint32
+	th := s.cfg.shareThreshold()
 	for _, r := range sortedKeys(answers) {
-		if !slices.Contains(s.rejectedBy[r], v) {
+		if s.g.adjacent(r, v) && !slices.Contains(s.rejectedBy[r], v) {
 			hs = append(hs, r)
 		}
-		if len(hs) == s.cfg.Threshold {
+		if len(hs) == th {
 			break
 		}
 	}
-	if len(hs) < s.cfg.Threshold {
-		return nil, nil, fmt.Errorf("%w: %d answers hold a share of site %d's secrets, threshold %d (the others refused its shares, did not answer or were ignored)%s", ErrTooFewSurvivors, len(hs), v, s.cfg.Threshold, s.ignoredNote())
+	if len(hs) < th {
+		return nil, nil, fmt.Errorf("%w: %d answers hold a share of site %d's secrets, threshold %d (the others refused its shares, did not answer, were ignored or are not its neighbours)%s", ErrTooFewSurvivors, len(hs), v, th, s.ignoredNote())
 	}
 	key := fmt.Sprint(hs)
 	if lam, ok := s.lams[key]; ok {
@@ -668,8 +694,8 @@ func (s *Server) finish(cheats []uint32) (Result, error) {
 		// key reconstructed from t verified holders' shares.
 		var missing []uint32
 		for _, u := range incl {
-			if slices.Contains(s.rejectedBy[u], v) {
-				continue // u refused v's shares and did not mask with it
+			if !s.g.adjacent(u, v) || slices.Contains(s.rejectedBy[u], v) {
+				continue // u is not v's neighbour, or refused v's shares: it did not mask with it
 			}
 			k, ok := answers[u].PairOf[v]
 			if !ok {

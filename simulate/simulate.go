@@ -437,6 +437,9 @@ func Run(ctx context.Context, spec Spec, train, test *data.Table) (*Report, erro
 	}
 	if private {
 		rep.Notes = append(rep.Notes, fedalgo.PrivacyNote(&spec.Job))
+		if n := fedalgo.SparseNote(spec.Job.Options, spec.Sites); n != "" {
+			rep.Notes = append(rep.Notes, n)
+		}
 		for _, r := range spec.NotPrivateReasons() {
 			rep.Notes = append(rep.Notes, "NOT private end to end: "+r)
 		}

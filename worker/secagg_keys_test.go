@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"errors"
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -19,7 +20,8 @@ import (
 // testSecRoster is a fixed roster of sites s1..s4 (seeded keys).
 func testSecRoster() (map[string]ed25519.PublicKey, map[string]ed25519.PrivateKey) {
 	pub, priv := map[string]ed25519.PublicKey{}, map[string]ed25519.PrivateKey{}
-	for i, s := range []string{"s1", "s2", "s3", "s4"} {
+	for i := range 64 { // s1 … s64: the tamper table's four and the sparse tests' forty
+		s := fmt.Sprintf("s%d", i+1)
 		k := ed25519.NewKeyFromSeed(append(make([]byte, 31), byte(i+1)))
 		priv[s], pub[s] = k, k.Public().(ed25519.PublicKey)
 	}

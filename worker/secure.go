@@ -20,7 +20,8 @@ import (
 // algorithm's vector (fedalgo.SumSite), encoded with the job's
 // distributed discrete Gaussian and this site's noise (dp.DDG.Encode: a
 // private run's noise is dp.NewSecureNoise), the guarantee checked and
-// charged (round.Charge at the threshold floor, BEFORE anything leaves),
+// charged (round.ChargeFloors at the floor of honest shares: t − κ, or
+// the sparse variant's, BEFORE anything leaves),
 // then the round (round.NewSite) answered message by message
 // (Site.Deliver). A round this site leaves or that aborts releases
 // nothing more: its masked vector alone reveals nothing, and the
@@ -64,18 +65,25 @@ func secGuarantee(j *protocol.JobAnnounce, a fedalgo.Algorithm, sec *fedalgo.Sec
 	if err != nil {
 		return nil, round.Guarantee{}, fmt.Errorf("job %s: the announced DDG (%s = %v, %s = %v, %s = %v) with this site's Δ = %v and dimension %d: %w", j.Job, "secagg-scale", sec.Scale, "secagg-gamma", sec.Gamma, "secagg-clip", sec.Clip, sec.Sens, dim, err)
 	}
-	total, err := round.Charge(g, fedalgo.SumReleases(a, j.Phases, j.Phases), sec.Threshold, sec.Colluders, j.Delta-sec.Fail)
+	// The floors of honest shares: t and t − κ, or the sparse variant's
+	// (fedalgo.SecAgg.Floors: computed here from the job's public K, t,
+	// κ and degree, not received).
+	_, floor, coll, err := sec.Floors(len(j.Sites))
+	if err != nil {
+		return nil, round.Guarantee{}, err
+	}
+	total, err := round.ChargeFloors(g, fedalgo.SumReleases(a, j.Phases, j.Phases), sec.Threshold, sec.Colluders, floor, coll, j.Delta-sec.Fail)
 	if err != nil {
 		return nil, round.Guarantee{}, err
 	}
 	if !(total.Collusion <= j.Epsilon*(1+1e-9)) {
-		return nil, round.Guarantee{}, fmt.Errorf("job %s: the announced DDG (%s = %v, %s = %v, %s = %v, threshold %d, %d colluders) gives ε = %g with this site's own Δ = %v, δ_f = %v and dimension %d, more than the job's ε = %g: refusing to release (the per-site scale s must be larger, or γ)",
-			j.Job, "secagg-scale", sec.Scale, "secagg-gamma", sec.Gamma, "secagg-clip", sec.Clip, total.Threshold, total.Colluders, total.Collusion, sec.Sens, sec.Fail, dim, j.Epsilon)
+		return nil, round.Guarantee{}, fmt.Errorf("job %s: the announced DDG (%s = %v, %s = %v, %s = %v, threshold %d, %d colluders, %s = %d: a floor of %d honest shares) gives ε = %g with this site's own Δ = %v, δ_f = %v and dimension %d, more than the job's ε = %g: refusing to release (the per-site scale s must be larger, or γ)",
+			j.Job, "secagg-scale", sec.Scale, "secagg-gamma", sec.Gamma, "secagg-clip", sec.Clip, total.Threshold, total.Colluders, fedalgo.OptSecAggDegree, sec.Degree, coll, total.Collusion, sec.Sens, sec.Fail, dim, j.Epsilon)
 	}
 	if phase == j.Phases {
 		return g, total, nil
 	}
-	gu, err := round.Charge(g, fedalgo.SumReleases(a, j.Phases, phase), sec.Threshold, sec.Colluders, j.Delta-sec.Fail)
+	gu, err := round.ChargeFloors(g, fedalgo.SumReleases(a, j.Phases, phase), sec.Threshold, sec.Colluders, floor, coll, j.Delta-sec.Fail)
 	return g, gu, err
 }
 
@@ -138,9 +146,16 @@ func (w *Worker) secPhase(ctx context.Context, m *protocol.PhaseStart) []Output 
 	rel := Release{Job: j.Job, Phase: m.Phase, Records: records, Mechanism: fedalgo.MechanismDDG, Sigma: w.sec.SiteSigma(),
 		Sensitivity: w.sec.Sens, Epsilon: gu.Collusion, Delta: j.Delta, Secure: w.cfg.Noise.Secure(),
 		SecAgg: &SecAggCharge{Threshold: gu.Threshold, Colluders: gu.Colluders, Coordinator: gu.Coordinator, Collusion: gu.Collusion, Local: finiteEpsilon(gu.Local)}}
+	local, _, _, err := w.sec.Floors(len(j.Sites))
+	if err != nil {
+		return fail(err)
+	}
+	if w.sec.Degree > 0 {
+		rel.SecAgg.Degree, rel.SecAgg.Floor, rel.SecAgg.CollusionFloor = w.sec.Degree, gu.Floor, gu.CollusionFloor
+	}
 	w.secPending = &rel
 	w.secStarted[m.Phase] = true
-	p := round.Params{Federation: w.cfg.Federation, Job: j.Job, Phase: m.Phase, Sites: j.Sites, Threshold: w.sec.Threshold, Bits: g.Bits, Dim: g.D, Roster: w.cfg.SecAggRoster}
+	p := round.Params{Federation: w.cfg.Federation, Job: j.Job, Phase: m.Phase, Sites: j.Sites, Threshold: w.sec.Threshold, Degree: w.sec.Degree, Local: local, Bits: g.Bits, Dim: g.D, Roster: w.cfg.SecAggRoster}
 	site, keys, err := round.NewSite(p, w.cfg.Site, w.cfg.SecAggKey, enc, crand.Reader)
 	if err != nil {
 		return fail(err)

@@ -173,6 +173,13 @@ type SecAggCharge struct {
 	// threshold (round.Guarantee.Local; math.MaxFloat64 when above 100).
 	// Optional: ledgers written before it was recorded have none (0).
 	Local float64 `json:"epsilon_local,omitempty"`
+	// Degree, Floor and CollusionFloor, with the sparse variant (SecAgg+:
+	// fedalgo's secagg-degree), are its expected degree and the numbers of
+	// honest noise shares the two guarantees count (secagg.SparseFloor;
+	// t and t − κ otherwise, and then omitted).
+	Degree         int `json:"degree,omitempty"`
+	Floor          int `json:"floor,omitempty"`
+	CollusionFloor int `json:"collusion_floor,omitempty"`
 	// Note, on an entry that repeats a charged release (same job, phase
 	// and guarantee: the charge stays), records how its round ended
 	// without an unmasked sum — e.g. the site detected a lying

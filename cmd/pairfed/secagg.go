@@ -12,13 +12,15 @@ import (
 
 // secAggFlags are the job options of secure aggregation (simulate, job
 // submit): carried as the job's options secagg, secagg-threshold,
-// secagg-timeout and secagg-colluders (fedalgo/secure.go), checked there.
+// secagg-timeout, secagg-colluders and secagg-degree (fedalgo/secure.go),
+// checked there.
 func secAggFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "secure-aggregation", Usage: "sum the sites' releases by secure aggregation with the distributed discrete Gaussian (algorithms that release sums: " + secAggAlgoList() + "): the coordinator sees only the sum of at least --secagg-threshold sites"},
 		&cli.IntFlag{Name: "secagg-threshold", Usage: "secure aggregation: the survivors t a round needs (fewer: the round aborts, nothing released); the noise is calibrated for t − colluders shares", DefaultText: "⌊2K/3⌋+1 of K sites"},
 		&cli.IntFlag{Name: "secagg-timeout", Usage: "secure aggregation: ticks a round step waits after its last answer, per 16 sites", DefaultText: "50"},
 		&cli.IntFlag{Name: "secagg-colluders", Usage: "secure aggregation: sites that may collude with the coordinator (their noise is not counted)"},
+		&cli.IntFlag{Name: "secagg-degree", Usage: "secure aggregation: run SecAgg+ — each site masks with and shares among about this many random neighbours instead of all others (per-site cost O(degree) instead of O(K)); the noise is calibrated for the sparse graph's floor of honest shares, printed with the plan. 0: the complete graph", DefaultText: "0 (complete graph)"},
 	}
 }
 
@@ -29,7 +31,7 @@ func secAggOptions(c *cli.Context) protocol.Options {
 	if c.Bool("secure-aggregation") {
 		m[fedalgo.OptSecAgg] = 1
 	}
-	for flag, opt := range map[string]string{"secagg-threshold": fedalgo.OptSecAggThreshold, "secagg-timeout": fedalgo.OptSecAggTimeout, "secagg-colluders": fedalgo.OptSecAggColluders} {
+	for flag, opt := range map[string]string{"secagg-threshold": fedalgo.OptSecAggThreshold, "secagg-timeout": fedalgo.OptSecAggTimeout, "secagg-colluders": fedalgo.OptSecAggColluders, "secagg-degree": fedalgo.OptSecAggDegree} {
 		if c.IsSet(flag) {
 			m[opt] = float64(c.Int(flag))
 		}

@@ -34,6 +34,10 @@ var (
 	flagD     = flag.Int("d", 100, "vector length d")
 	flagDrop  = flag.Float64("drop", 0.05, "fraction of the sites that drop out before sending their masked input")
 	flagLabel = flag.String("label", "current", "label of this tree in the output")
+	// configure, when set (sparse.go: not in trees before SecAgg+, to
+	// which bench-secagg.sh copies only this file), adjusts the round's
+	// configuration and returns the row's label.
+	configure func(*secagg.Config) (string, error)
 )
 
 func cpu() time.Duration {
@@ -71,6 +75,12 @@ func run(k int) {
 	rand.Read(rid)
 	t := secagg.DefaultThreshold(k)
 	cfg := secagg.Config{RoundID: rid, Sites: ids, Threshold: t, Bits: 32, Dim: *flagD, Roster: roster}
+	label := *flagLabel
+	if configure != nil {
+		if label, err = configure(&cfg); err != nil {
+			log.Fatalf("K=%d: %v", k, err)
+		}
+	}
 	site := map[uint32]time.Duration{}
 	var server time.Duration
 	timeSite := func(id uint32, f func()) { c := cpu(); f(); site[id] += cpu() - c }
@@ -152,6 +162,6 @@ func run(k int) {
 		all = append(all, d)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	fmt.Printf("%-8s %6d %6d %12.4f %12.4f %12.4f %10d\n", *flagLabel, k, t, (total / time.Duration(len(site))).Seconds(), mx.Seconds(), server.Seconds(), len(res.Dropped))
+	fmt.Printf("%-8s %6d %6d %12.4f %12.4f %12.4f %10d\n", label, k, t, (total / time.Duration(len(site))).Seconds(), mx.Seconds(), server.Seconds(), len(res.Dropped))
 	os.Stdout.Sync()
 }

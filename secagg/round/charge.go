@@ -25,7 +25,11 @@ type Guarantee struct {
 	Local     float64
 	Threshold int
 	Colluders int
-	Delta     float64
+	// Floor and CollusionFloor are the numbers of honest noise shares
+	// the two guarantees count: t and t − κ with the complete graph, the
+	// sparse variant's floors (secagg.SparseFloor) with SecAgg+.
+	Floor, CollusionFloor int
+	Delta                 float64
 }
 
 // Charge returns the guarantee a site must be charged BEFORE it sends its
@@ -44,10 +48,21 @@ type Guarantee struct {
 // round — 1 024 sites simulated in one process made it 1 024 RDP searches
 // of ≈ 65 ms each, and their accept round timed out.
 func Charge(g *dp.DDG, rounds, threshold, colluders int, delta float64) (Guarantee, error) {
+	return ChargeFloors(g, rounds, threshold, colluders, threshold, threshold-colluders, delta)
+}
+
+// ChargeFloors is Charge with the floors of honest shares given: floor
+// against the coordinator alone, collusion against it with κ colluders
+// (the sparse variant's, secagg.SparseFloor; Charge passes t and t − κ).
+// Each floor must be in [1, t − κ … t].
+func ChargeFloors(g *dp.DDG, rounds, threshold, colluders, floor, collusion int, delta float64) (Guarantee, error) {
 	if threshold < 1 || colluders < 0 || colluders >= threshold {
 		return Guarantee{}, fmt.Errorf("round: colluders %d must be in [0, t−1] for threshold t = %d", colluders, threshold)
 	}
-	key := chargeKey{g.Params(), rounds, threshold, colluders, delta}
+	if floor < 1 || floor > threshold || collusion < 1 || collusion > threshold-colluders || collusion > floor {
+		return Guarantee{}, fmt.Errorf("round: floors of %d and %d honest shares (without and with %d colluders) must be in [1, t = %d] and [1, t − κ = %d], the second at most the first", floor, collusion, colluders, threshold, threshold-colluders)
+	}
+	key := chargeKey{g.Params(), rounds, threshold, colluders, floor, collusion, delta}
 	chargeMu.Lock()
 	e, ok := chargeMemo[key]
 	if !ok {
@@ -62,7 +77,7 @@ func Charge(g *dp.DDG, rounds, threshold, colluders int, delta float64) (Guarant
 		<-e.done
 		return e.g, e.err
 	}
-	e.g, e.err = charge(g, rounds, threshold, colluders, delta)
+	e.g, e.err = charge(g, rounds, threshold, colluders, floor, collusion, delta)
 	close(e.done)
 	return e.g, e.err
 }
@@ -70,6 +85,7 @@ func Charge(g *dp.DDG, rounds, threshold, colluders int, delta float64) (Guarant
 type chargeKey struct {
 	p                            dp.DDGParams
 	rounds, threshold, colluders int
+	floor, collusion             int
 	delta                        float64
 }
 
@@ -86,20 +102,20 @@ var (
 	chargeMemo = map[chargeKey]*chargeEntry{}
 )
 
-func charge(g *dp.DDG, rounds, threshold, colluders int, delta float64) (Guarantee, error) {
-	ec, err := g.Epsilon(rounds, threshold, delta)
+func charge(g *dp.DDG, rounds, threshold, colluders, floor, collusion int, delta float64) (Guarantee, error) {
+	ec, err := g.Epsilon(rounds, floor, delta)
 	if err != nil {
 		return Guarantee{}, err
 	}
-	el, err := g.Epsilon(rounds, threshold-colluders, delta)
+	el, err := g.Epsilon(rounds, collusion, delta)
 	if err != nil {
 		return Guarantee{}, err
 	}
 	lo := el
-	if threshold-colluders > 1 {
+	if collusion > 1 {
 		if lo, err = g.Epsilon(rounds, 1, delta); err != nil {
 			return Guarantee{}, err
 		}
 	}
-	return Guarantee{Coordinator: ec, Collusion: el, Local: lo, Threshold: threshold, Colluders: colluders, Delta: delta}, nil
+	return Guarantee{Coordinator: ec, Collusion: el, Local: lo, Threshold: threshold, Colluders: colluders, Floor: floor, CollusionFloor: collusion, Delta: delta}, nil
 }

@@ -79,11 +79,11 @@ func TestChargeMemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := charge(g, 2, 6, 1, 1e-5)
+	want, err := charge(g, 2, 6, 1, 6, 5, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := charge(g, 2, 5, 1, 1e-5)
+	other, err := charge(g, 2, 5, 1, 5, 4, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,5 +104,37 @@ func TestChargeMemo(t *testing.T) {
 	}
 	if gu, _ := Charge(g, 2, 5, 1, 1e-5); gu != other || gu == want {
 		t.Fatalf("t = 5: %+v, want %+v", gu, other)
+	}
+}
+
+// ChargeFloors counts the floors it is given: a sparse variant's floor
+// below t gives a larger ε than the complete graph's at t (fewer honest
+// shares in the sum), Charge is ChargeFloors at t and t − κ, and floors
+// outside [1, t] / [1, t − κ], or a collusion floor above the other, are
+// refused.
+func TestChargeFloors(t *testing.T) {
+	g, err := dp.NewDDG(dp.DDGParams{Dim: 12, Clip: 1, Sensitivity: 2, Scale: 3e5, Sites: 40, RotationSeed: 77})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := Charge(g, 2, 27, 3, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, err := ChargeFloors(g, 2, 27, 3, 27, 24, 1e-5)
+	if err != nil || same != full {
+		t.Fatalf("ChargeFloors at t, t − κ = %+v (%v), Charge = %+v", same, err, full)
+	}
+	sparse, err := ChargeFloors(g, 2, 27, 3, 12, 9, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(sparse.Coordinator > full.Coordinator && sparse.Collusion > full.Collusion) || sparse.Floor != 12 || sparse.CollusionFloor != 9 {
+		t.Fatalf("floors 12 / 9: %+v; at t: %+v", sparse, full)
+	}
+	for _, f := range [][2]int{{0, 0}, {28, 24}, {27, 25}, {10, 11}, {-1, 1}} {
+		if _, err := ChargeFloors(g, 2, 27, 3, f[0], f[1], 1e-5); err == nil {
+			t.Fatalf("floors %v accepted", f)
+		}
 	}
 }

@@ -1,0 +1,308 @@
+package secagg
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// sparseConfig is testConfig with the sparse variant's degree and local
+// threshold.
+func sparseConfig(k, degree, local, bits, dim int, seed uint64) Config {
+	cfg := testConfig(k, DefaultThreshold(k), bits, dim, seed)
+	cfg.Degree, cfg.Local = degree, local
+	return cfg
+}
+
+// The sparse variant (SecAgg+) either returns exactly the sum of the
+// inputs of the sites it names as included — which are the sites whose
+// masked inputs the server received, less none — or aborts cleanly with
+// ErrTooFewSurvivors, under random dropouts at every step, in both
+// variants. Every trial is a fresh graph.
+func TestSparseRoundSumWithRandomDropouts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	rnd := testRand(17)
+	completed, aborted := 0, 0
+	const trials = 40
+	for trial := range trials {
+		hbc := trial%2 == 1
+		k := 12 + rng.IntN(40)
+		degree := k/4 + rng.IntN(k/4)
+		local := max(2, degree/2+rng.IntN(degree/4+1)-degree/8)
+		bits := []int{8, 32, 64}[rng.IntN(3)]
+		cfg := sparseConfig(k, degree, local, bits, 1+rng.IntN(20), uint64(100+trial))
+		cfg.HonestButCurious = hbc
+		inputs := randomInputs(cfg, rng)
+		steps := NumDropSteps
+		if hbc {
+			steps = DropAfterCheck
+		}
+		dropAt := map[uint32]int{}
+		pDrop := rng.Float64() * 0.15
+		for _, id := range cfg.Sites {
+			if rng.Float64() < pDrop {
+				dropAt[id] = rng.IntN(steps)
+			}
+		}
+		res, tr, err := RunInMemory(cfg, inputs, dropAt, rnd)
+		if err != nil {
+			if !errors.Is(err, ErrTooFewSurvivors) {
+				t.Fatalf("trial %d (K=%d k=%d ℓ=%d): %v", trial, k, degree, local, err)
+			}
+			aborted++
+			continue
+		}
+		var sent []uint32
+		for _, m := range tr.Masked {
+			sent = append(sent, m.From)
+		}
+		slices.Sort(sent)
+		if !slices.Equal(res.Included, sent) {
+			t.Fatalf("trial %d: included %v, masked inputs from %v", trial, res.Included, sent)
+		}
+		want := make([]uint64, cfg.Dim)
+		for _, id := range res.Included {
+			for i, w := range inputs[id] {
+				want[i] += w
+			}
+		}
+		for i := range want {
+			want[i] &= cfg.mask()
+		}
+		if !slices.Equal(res.Sum, want) {
+			t.Fatalf("trial %d (K=%d k=%d ℓ=%d drops %v): sum %v, want %v", trial, k, degree, local, dropAt, res.Sum, want)
+		}
+		completed++
+	}
+	if completed < trials/2 {
+		t.Fatalf("only %d of %d sparse rounds completed (%d aborted)", completed, trials, aborted)
+	}
+	t.Logf("%d sparse rounds completed exactly, %d aborted cleanly", completed, aborted)
+}
+
+// In the sparse variant a site deals shares to its neighbours only, and
+// the graph has about the degree asked for.
+func TestSparseGraphDegree(t *testing.T) {
+	cfg := sparseConfig(200, 60, 30, 32, 1, 5)
+	cfg, priv := withSigners(t, cfg, 5)
+	srv, _ := NewServer(cfg)
+	rnd := testRand(5)
+	cs := map[uint32]*Client{}
+	for _, id := range cfg.Sites {
+		cs[id], _ = NewClient(cfg, id, priv[id], rnd)
+		m, _ := cs[id].Advertise()
+		if err := srv.HandleAdvertise(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := srv.EndAdvertise()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, id := range cfg.Sites {
+		m, err := cs[id].ShareKeys(list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range m.Shares {
+			if !srv.g.adjacent(id, e.To) || !srv.g.adjacent(e.To, id) {
+				t.Fatalf("site %d dealt to non-neighbour %d", id, e.To)
+			}
+		}
+		total += len(m.Shares)
+	}
+	// Mean degree 60 over 200 sites: Σ deg ~ 2·Bin(19900, 60/199), mean
+	// 12 000, sd ≈ 2·64.7; ±900 is ≈ 7 sd (false-failure rate < 1e-11).
+	if total < 12000-900 || total > 12000+900 {
+		t.Fatalf("Σ degrees %d, want ≈ 12 000", total)
+	}
+}
+
+// sparseRound drives a sparse round of k sites up to the forwarded shares:
+// the clients, the server and what it forwards.
+func sparseRound(t *testing.T, k, degree, local int, hbc bool, seed uint64) (Config, *Server, map[uint32]*Client, map[uint32]SharesFor) {
+	t.Helper()
+	cfg := sparseConfig(k, degree, local, 32, 3, seed)
+	cfg.HonestButCurious = hbc
+	var priv map[uint32]ed25519.PrivateKey
+	if !hbc {
+		cfg, priv = withSigners(t, cfg, seed)
+	}
+	srv, err := NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rnd := testRand(seed)
+	cs := map[uint32]*Client{}
+	for _, id := range cfg.Sites {
+		if cs[id], err = NewClient(cfg, id, priv[id], rnd); err != nil {
+			t.Fatal(err)
+		}
+		m, _ := cs[id].Advertise()
+		if err := srv.HandleAdvertise(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := srv.EndAdvertise()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range cfg.Sites {
+		m, err := cs[id].ShareKeys(list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.HandleShares(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fwd, err := srv.EndShares()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, srv, cs, fwd
+}
+
+// A lying server that withholds from site i the shares of one of its
+// neighbours j — so that i does not mask with j — and keeps both in U3
+// (to cut i's component of survivors below what the graph gives) is
+// caught by i: it refuses to sign or answer (ErrInconsistent in the active
+// variant) and sends no unmask share. Without the check the server would
+// hold y_i with one mask fewer than the floor's argument counts.
+func TestSparseWithheldNeighbourRefused(t *testing.T) {
+	for _, hbc := range []bool{false, true} {
+		cfg, srv, cs, fwd := sparseRound(t, 30, 12, 6, hbc, 41)
+		i := cfg.Sites[0]
+		f := fwd[i]
+		j := f.Shares[0].From
+		if !srv.g.adjacent(i, j) {
+			t.Fatalf("site %d got shares from non-neighbour %d", i, j)
+		}
+		f.Shares = f.Shares[1:]
+		fwd[i] = f
+		x := make([]uint64, cfg.Dim)
+		for _, id := range cfg.Sites {
+			m, err := cs[id].MaskedInput(fwd[id], x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := srv.HandleMasked(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		req, err := srv.EndMasked()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hbc {
+			if _, err := cs[i].Unmask(req); err == nil || !strings.Contains(err.Error(), "U3 ⊄ U2") {
+				t.Fatalf("honest-but-curious: site %d answered an unmask request naming neighbour %d it did not mask with: %v", i, j, err)
+			}
+			continue
+		}
+		if _, err := cs[i].ConsistencyCheck(req); !errors.Is(err, ErrInconsistent) {
+			t.Fatalf("site %d signed a U3 naming neighbour %d it did not mask with: %v", i, j, err)
+		}
+		if _, err := cs[i].UnmaskSigned(ConsistencySigs{}); err == nil {
+			t.Fatal("site answered the unmasking after refusing the check")
+		}
+	}
+}
+
+// Shares go to neighbours only: the server refuses a dealer's share to a
+// non-neighbour, and a site refuses a forwarded share from one.
+func TestSparseNonNeighbourShareRefused(t *testing.T) {
+	cfg, srv, cs, fwd := sparseRound(t, 30, 12, 6, true, 43)
+	i := cfg.Sites[0]
+	var stranger uint32
+	for _, v := range cfg.Sites[1:] {
+		if !srv.g.adjacent(i, v) {
+			stranger = v
+			break
+		}
+	}
+	if stranger == 0 {
+		t.Fatal("no non-neighbour of site 0 in a graph of degree 12 on 30 sites")
+	}
+	f := fwd[i]
+	e := f.Shares[0]
+	e.From = stranger
+	f.Shares = append(f.Shares, e)
+	if _, err := cs[i].MaskedInput(f, make([]uint64, cfg.Dim)); err == nil || !strings.Contains(err.Error(), "unexpected share") {
+		t.Fatalf("site accepted a share from non-neighbour %d: %v", stranger, err)
+	}
+	// The honest server's own check: a dealer's share readdressed to a
+	// non-neighbour.
+	cfg2 := sparseConfig(30, 12, 6, 32, 3, 44)
+	cfg2.HonestButCurious = true
+	srv2, _ := NewServer(cfg2)
+	rnd := testRand(44)
+	cs2 := map[uint32]*Client{}
+	for _, id := range cfg2.Sites {
+		cs2[id], _ = NewClient(cfg2, id, nil, rnd)
+		m, _ := cs2[id].Advertise()
+		if err := srv2.HandleAdvertise(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, _ := srv2.EndAdvertise()
+	d := cfg2.Sites[0]
+	m, err := cs2[d].ShareKeys(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range cfg2.Sites[1:] {
+		if !srv2.g.adjacent(d, v) {
+			m.Shares[0].To = v
+			break
+		}
+	}
+	if err := srv2.HandleShares(m); err == nil || !strings.Contains(err.Error(), "not its neighbour") {
+		t.Fatalf("server took a share to a non-neighbour: %v", err)
+	}
+}
+
+// In the sparse variant a site checks the signed advertisements of its
+// neighbours (whose keys it uses) and of no one else: a forged
+// neighbour's advertisement is ErrInconsistent, a forged stranger's is
+// never read.
+func TestSparseAdvertChecks(t *testing.T) {
+	cfg := sparseConfig(30, 12, 6, 32, 3, 45)
+	cfg, priv := withSigners(t, cfg, 45)
+	srv, _ := NewServer(cfg)
+	rnd := testRand(45)
+	cs := map[uint32]*Client{}
+	for _, id := range cfg.Sites {
+		cs[id], _ = NewClient(cfg, id, priv[id], rnd)
+		m, _ := cs[id].Advertise()
+		if err := srv.HandleAdvertise(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, _ := srv.EndAdvertise()
+	i := cfg.Sites[0]
+	for _, want := range []bool{true, false} { // neighbour, stranger
+		l := KeyList{Keys: slices.Clone(list.Keys)}
+		for n := range l.Keys {
+			if v := l.Keys[n].From; v != i && srv.g.adjacent(i, v) == want {
+				l.Keys[n].Sig = slices.Clone(l.Keys[n].Sig)
+				l.Keys[n].Sig[0] ^= 1
+				break
+			}
+		}
+		c, _ := NewClient(cfg, i, priv[i], rnd)
+		c.Advertise()
+		c.cKey, c.sKey = cs[i].cKey, cs[i].sKey // the keys the list carries for i
+		_, err := c.ShareKeys(l)
+		if want && !errors.Is(err, ErrInconsistent) {
+			t.Fatalf("a forged neighbour's advertisement: %v, want ErrInconsistent", err)
+		}
+		if !want && err != nil {
+			t.Fatalf("a forged stranger's advertisement (unused): %v", err)
+		}
+	}
+}
