@@ -21,14 +21,16 @@ import (
 // cheat describes one round of k sites, threshold th, with site rogue
 // misbehaving as the hooks say.
 type cheat struct {
-	k, th  int
-	seed   uint64
-	rogue  uint32
-	deal   func(key, seed []Share) // the rogue dealer's shares, before committing
-	commit func(*Commitments)      // its commitment list, before signing
-	shares func(*ShareKeys)        // its ShareKeys, as sent
-	unmask func(*UnmaskShares)     // its unmask answer, as sent
-	expel  func(*UnmaskShares)     // every site's expel answer, as sent
+	k, th int
+	// degree, local: the sparse variant's (0: the complete graph).
+	degree, local int
+	seed          uint64
+	rogue         uint32
+	deal          func(key, seed []Share) // the rogue dealer's shares, before committing
+	commit        func(*Commitments)      // its commitment list, before signing
+	shares        func(*ShareKeys)        // its ShareKeys, as sent
+	unmask        func(*UnmaskShares)     // its unmask answer, as sent
+	expel         func(*UnmaskShares)     // every site's expel answer, as sent
 	// falseAccuse: the rogue refuses these dealers' good shares (with a
 	// genuine proof); masked alters its masked input as sent.
 	falseAccuse []uint32
@@ -63,7 +65,9 @@ func bump(y []byte) []byte {
 
 func runCheat(t *testing.T, o cheat) *cheatRun {
 	t.Helper()
-	cfg, signers := withSigners(t, testConfig(o.k, o.th, 24, 9, o.seed+o.roundOff), o.seed)
+	base := testConfig(o.k, o.th, 24, 9, o.seed+o.roundOff)
+	base.Degree, base.Local = o.degree, o.local
+	cfg, signers := withSigners(t, base, o.seed)
 	rnd := testRand(o.seed + 1)
 	r := &cheatRun{cfg: cfg, signers: signers, cs: map[uint32]*Client{}, in: randomInputs(cfg, rand.New(rand.NewPCG(o.seed, 3)))}
 	alive := func(id uint32, step int) bool {

@@ -16,11 +16,12 @@
 // GF(2^61 − 1) (shamir.go; ≈ 1 ms per site at K = 256, where math/big over
 // 2^521 − 1 took tens); a process verifies each signature once
 // (crypto.go), so K sites simulated in one process do not pay K² checks.
-// SecAgg+ (Bell et al., CCS 2020) would replace the complete graph by a
-// random O(log K)-regular one; it is not implemented (deploy/README.md,
-// threat model, says why a direct port would weaken the guarantee the
-// DDG's noise floor relies on against a malicious coordinator). The
-// honest-but-curious
+// SecAgg+ (Bell et al., CCS 2020) replaces the complete graph by a random
+// one of expected degree Config.Degree when it is set (graph.go): each
+// site masks with, shares among and checks the advertisements of its
+// neighbours only, with a local threshold ℓ; sparsefloor.go proves the
+// noise floor it keeps against a malicious coordinator (a direct port
+// would not: deploy/README.md, threat model). The honest-but-curious
 // variant (Fig. 4 without signatures and round 3) remains behind the
 // explicit Config.HonestButCurious, which no deployment path sets.
 //

@@ -306,3 +306,50 @@ func TestSparseAdvertChecks(t *testing.T) {
 		}
 	}
 }
+
+// The active variant's defences against a rogue dealer hold in the sparse
+// variant: a survivor whose seed shares are off its committed seed is
+// expelled on a proof its neighbours check, each revealing its pairwise
+// key with it and nothing else (a non-neighbour reveals nothing), and the
+// sum of the others is exact; a responder that returns a wrong share is
+// ignored and the sum still exact.
+func TestSparseCheatExpelled(t *testing.T) {
+	allOff := func(key, seed []Share) {
+		for i := range seed {
+			seed[i].Y = bump(seed[i].Y)
+		}
+	}
+	r := runCheat(t, cheat{k: 24, th: 17, degree: 12, local: 6, seed: 60, rogue: rogueID, deal: allOff})
+	r.exact(t, r.without(rogueID))
+	if !slices.Equal(r.res.Cheated, []uint32{rogueID}) {
+		t.Fatalf("cheated %v, want the rogue", r.res.Cheated)
+	}
+	neighbours := 0
+	for _, m := range r.tr.Expel {
+		adj := r.srv.g.adjacent(m.From, rogueID)
+		if adj {
+			neighbours++
+		}
+		if len(m.SeedOf) != 0 || (adj && (len(m.PairOf) != 1 || m.PairOf[rogueID] == nil)) || (!adj && len(m.PairOf)+len(m.KeyOf) != 0) {
+			t.Fatalf("site %d (neighbour of the rogue: %v) revealed %d pairwise keys, %d key and %d seed shares", m.From, adj, len(m.PairOf), len(m.KeyOf), len(m.SeedOf))
+		}
+	}
+	if neighbours == 0 || neighbours == len(r.tr.Expel) {
+		t.Fatalf("%d of %d expel answers from the rogue's neighbours: the graph should separate them", neighbours, len(r.tr.Expel))
+	}
+	// A responder (the rogue) returning a wrong share of a neighbour's
+	// seed: ignored; every self mask is rebuilt from the others.
+	r = runCheat(t, cheat{k: 24, th: 17, degree: 12, local: 6, seed: 61, rogue: rogueID, unmask: func(m *UnmaskShares) {
+		for v, sh := range m.SeedOf {
+			if v != rogueID {
+				sh.Y = bump(sh.Y)
+				m.SeedOf[v] = sh
+				return
+			}
+		}
+	}})
+	r.exact(t, r.cfg.Sites)
+	if _, ok := r.res.Ignored[rogueID]; !ok {
+		t.Fatalf("ignored %v, want the rogue responder", r.res.Ignored)
+	}
+}
