@@ -16,6 +16,7 @@ import (
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
+	"github.com/pairfed/pairfed/secagg"
 	"github.com/pairfed/pairfed/transport"
 )
 
@@ -271,6 +272,66 @@ func TestSecAggMultiPhaseDropout(t *testing.T) {
 			if l[2].Epsilon < 0.99*out.Job.Epsilon {
 				t.Errorf("site %s: charged ε = %v after the last round, the job certifies %v", name, l[2].Epsilon, out.Job.Epsilon)
 			}
+		}
+	}
+}
+
+// SecAgg+ end to end (fedalgo's secagg-degree): 40 sites on diabetes,
+// degree 24, two sites losing their masked vectors. The round completes
+// over the survivors, every site's ledger records the degree and the
+// sparse floor it was charged at (below t, ε within the job's), and the
+// coordinator's model has the data's dimension.
+func TestSecAggSparseDropout(t *testing.T) {
+	train, err := data.Load("../datasets/diabetes", data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const k, degree, drop = 40, 24, 2
+	spec := secAggSpec(1, 0)
+	spec.Sites = k
+	spec.Job.Options = protocol.OptionsOf(map[string]float64{fedalgo.OptSecAgg: 1, fedalgo.OptSecAggDegree: degree, fedalgo.OptSecAggTimeout: 200})
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	tr, te, rng, err := TrialSplit(spec, train, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sites, _, err := Prepare(spec, tr, te, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub := transport.NewMem()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	go hub.Serve(ctx)
+	var mu sync.Mutex
+	dropped := 0
+	fc := FederationConfig{Name: "sp", Job: spec.Job, Sites: sites, Tick: 2 * time.Millisecond, Seed: 7,
+		Connect: func(name string) (transport.Transport, error) { return hub.Connect(name), nil },
+		Observe: func(site string, t transport.Transport) transport.Transport {
+			for i := 0; i < drop; i++ {
+				if site == sites[i].Name {
+					return dropMasked{Transport: t, mu: &mu, dropped: &dropped}
+				}
+			}
+			return t
+		}}
+	out, err := Federate(ctx, fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dropped != drop || len(out.Result.Model) != train.D {
+		t.Fatalf("dropped %d masked vectors (want %d), model of %d parameters", dropped, drop, len(out.Result.Model))
+	}
+	th := secagg.DefaultThreshold(k)
+	_, floor, err := secagg.SparseLocal(k, 0, degree, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, l := range out.Ledgers {
+		if len(l) != 1 || l[0].SecAgg == nil || l[0].SecAgg.Degree != degree || l[0].SecAgg.Floor != floor || floor >= th || !(l[0].Epsilon <= 1+1e-9) || l[0].Epsilon < l[0].SecAgg.Collusion {
+			t.Fatalf("site %s ledger %+v (want degree %d, floor %d < t = %d)", name, l, degree, floor, th)
 		}
 	}
 }
