@@ -185,10 +185,10 @@ func (c *Client) ShareKeys(list KeyList) (ShareKeys, error) {
 	}
 	c.xs = xs
 	c.evid = make(map[uint32][2]int, len(xs))
+	m := g.mask(u1)
 	for _, d := range xs {
-		hs := g.holders(d, u1)
-		i, _ := slices.BinarySearch(hs, c.id)
-		c.evid[d] = [2]int{i, len(hs)}
+		i, n := g.place(d, c.id, u1, m)
+		c.evid[d] = [2]int{i, n}
 	}
 	c.seed = make([]byte, secretLen)
 	if _, err := io.ReadFull(c.rnd, c.seed); err != nil {

@@ -65,8 +65,9 @@ const labelGraph = "pairfed/secagg+/v1 graph"
 // graph is the round's neighbour relation on the invited sites (ids
 // sorted). adj nil is the complete graph.
 type graph struct {
-	ids []uint32
-	adj [][]uint64 // adj[a] is a bitset over positions in ids
+	ids   []uint32
+	dense bool       // ids are 1 … K
+	adj   [][]uint64 // adj[a] is a bitset over positions in ids
 }
 
 // Sparse reports whether the round runs the sparse variant (SecAgg+).
@@ -91,7 +92,7 @@ func (c Config) edgeCut() uint64 {
 // newGraph returns the round's graph on its invited sites.
 func (c Config) newGraph() (*graph, error) {
 	ids := slices.Sorted(slices.Values(c.Sites))
-	g := &graph{ids: ids}
+	g := &graph{ids: ids, dense: ids[0] == 1 && int(ids[len(ids)-1]) == len(ids)}
 	if !c.Sparse() {
 		return g, nil
 	}
@@ -127,7 +128,12 @@ func (c Config) newGraph() (*graph, error) {
 	return g, nil
 }
 
-func (g *graph) pos(id uint32) (int, bool) { return slices.BinarySearch(g.ids, id) }
+func (g *graph) pos(id uint32) (int, bool) {
+	if g.dense { // ids 1 … K, as secagg/round numbers the participants
+		return int(id) - 1, id >= 1 && int(id) <= len(g.ids)
+	}
+	return slices.BinarySearch(g.ids, id)
+}
 
 // adjacent reports whether u and v (members of U1) are neighbours; a site
 // is its own neighbour here (it holds a share of its own secrets).
@@ -158,6 +164,45 @@ func (g *graph) holders(id uint32, u1 []uint32) []uint32 {
 		}
 	}
 	return hs
+}
+
+// mask is the bitset, over the graph's positions, of the ids of u1.
+func (g *graph) mask(u1 []uint32) []uint64 {
+	m := make([]uint64, (len(g.ids)+63)/64)
+	for _, v := range u1 {
+		if b, ok := g.pos(v); ok {
+			m[b/64] |= 1 << (b % 64)
+		}
+	}
+	return m
+}
+
+// place returns site me's position in dealer d's holder list within the
+// members of u1 (their bitset m, from mask; both in u1) and the list's
+// length: popcounts of d's row, in O(K/64) — what holders would give by
+// searching. u1 is the sorted list behind m (used by the complete graph).
+func (g *graph) place(d, me uint32, u1 []uint32, m []uint64) (int, int) {
+	if g.adj == nil {
+		i, _ := slices.BinarySearch(u1, me)
+		return i, len(u1)
+	}
+	a, _ := g.pos(d)
+	b, _ := g.pos(me)
+	idx, n := 0, 0
+	for w, row := range g.adj[a] {
+		h := row & m[w]
+		if w == a/64 {
+			h |= 1 << (a % 64) // the dealer holds a share of its own
+		}
+		n += bits.OnesCount64(h)
+		switch {
+		case w < b/64:
+			idx += bits.OnesCount64(h)
+		case w == b/64:
+			idx += bits.OnesCount64(h & (1<<(b%64) - 1))
+		}
+	}
+	return idx, n
 }
 
 // validateSparse checks the sparse variant's parameters (Validate).

@@ -353,3 +353,36 @@ func TestSparseCheatExpelled(t *testing.T) {
 		t.Fatalf("ignored %v, want the rogue responder", r.res.Ignored)
 	}
 }
+
+// graph.place (popcounts over a row) gives what searching graph.holders
+// gives, for every pair of a sparse graph restricted to a random U1, and
+// for the complete graph.
+func TestGraphPlaceMatchesHolders(t *testing.T) {
+	for _, degree := range []int{0, 9, 40} {
+		cfg := sparseConfig(150, degree, max(2, degree/2), 32, 1, 9)
+		if degree == 0 {
+			cfg.Local = 0
+		}
+		g, err := cfg.newGraph()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(9, uint64(degree)))
+		var u1 []uint32
+		for _, id := range g.ids {
+			if rng.Float64() < 0.8 {
+				u1 = append(u1, id)
+			}
+		}
+		m := g.mask(u1)
+		for _, d := range u1 {
+			hs := g.holders(d, u1)
+			for _, me := range hs {
+				i, n := g.place(d, me, u1, m)
+				if j, _ := slices.BinarySearch(hs, me); i != j || n != len(hs) {
+					t.Fatalf("degree %d: place(%d, %d) = %d of %d, holders say %d of %d", degree, d, me, i, n, j, len(hs))
+				}
+			}
+		}
+	}
+}
