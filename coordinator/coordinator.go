@@ -587,12 +587,12 @@ func (c *Coordinator) startPhase(k int) []Output {
 		if active := c.numParticipants(true); active < t {
 			return c.abort(fmt.Sprintf("phase %d: %d active sites, below the secure aggregation threshold %d: no sum can be unmasked", k, active, t))
 		}
-		local, _, _, err := c.sec.Floors(len(c.job.Sites))
+		fl, err := c.sec.Floors(len(c.job.Sites))
 		if err != nil {
 			return c.abort(fmt.Sprintf("phase %d: %v", k, err))
 		}
 		p := round.Params{Federation: c.cfg.Federation, Job: c.job.Job, Phase: k, Sites: c.job.Sites,
-			Threshold: c.sec.Threshold, Degree: c.sec.Degree, Local: local, Bits: c.ddg.Bits, Dim: c.ddg.D, Roster: c.cfg.SecAggRoster}
+			Threshold: c.sec.Threshold, Degree: c.sec.Degree, Local: fl.Local, Withheld: fl.Withheld, Bits: c.ddg.Bits, Dim: c.ddg.D, Roster: c.cfg.SecAggRoster}
 		srv, err := round.NewServer(p, round.StepTimeout(c.sec.Timeout, len(c.job.Sites)))
 		if err != nil {
 			return c.abort(fmt.Sprintf("phase %d: %v", k, err))

@@ -46,8 +46,8 @@ import (
 //	                  with κ colluders is the job's (ε, δ)
 //	secagg-degree     k > 0 runs the sparse variant (SecAgg+, secagg/graph.go):
 //	                  each site masks with and shares among ≈ k random
-//	                  neighbours; its local threshold ℓ follows from (K, κ, k)
-//	                  by secagg.SparseLocal, and s is calibrated for the
+//	                  neighbours; its local threshold ℓ and withheld bound w
+//	                  follow from (K, κ, k) by secagg.SparseRule, and s is calibrated for the
 //	                  sparse floor of honest shares (secagg.SparseFloor)
 //	                  instead of t − κ. 0, the default: the complete graph
 //	secagg-clip, secagg-sens, secagg-scale, secagg-gamma, secagg-rotation
@@ -277,31 +277,37 @@ func SecAggOf(job *protocol.JobAnnounce) (*SecAgg, error) {
 	case s.Fail > 0 && !(s.Fail < job.Delta):
 		return nil, fmt.Errorf("job %s: secure aggregation's failure probability %g must be below the job's δ = %g", job.Job, s.Fail, job.Delta)
 	}
-	if _, _, _, err := s.Floors(k); err != nil {
+	if _, err := s.Floors(k); err != nil {
 		return nil, fmt.Errorf("job %s: %w", job.Job, err)
 	}
 	return s, nil
 }
 
-// Floors returns, for a round of k sites, the sparse variant's local
-// threshold ℓ (0 for the complete graph) and the numbers of honest noise
-// shares every unmasked sum holds: against the coordinator alone, and
-// against it with κ colluders — t and t − κ for the complete graph,
-// secagg.SparseFloor's for the sparse one (ℓ by secagg.SparseLocal). A
-// pure function of the job's public parameters: the plan and every site
-// compute it alike, and each site charges with its own.
-func (s *SecAgg) Floors(k int) (local, floor, collusion int, err error) {
+// Floors are a round's sparse-variant parameters (zero for the complete
+// graph) and the numbers of honest noise shares every unmasked sum holds:
+// against the coordinator alone, and against it with κ colluders.
+type Floors struct {
+	Local, Withheld  int // ℓ and w (secagg.SparseRule)
+	Floor, Collusion int
+}
+
+// Floors returns them for a round of k sites: t and t − κ for the
+// complete graph; for the sparse one ℓ and w by secagg.SparseRule (which
+// counts the κ colluders) and secagg.SparseFloor's floors. A pure function
+// of the job's public parameters: the plan and every site compute it
+// alike, and each site charges with its own.
+func (s *SecAgg) Floors(k int) (Floors, error) {
 	if s.Degree == 0 {
-		return 0, s.Threshold, s.Threshold - s.Colluders, nil
+		return Floors{Floor: s.Threshold, Collusion: s.Threshold - s.Colluders}, nil
 	}
 	if s.Degree > k-2 {
-		return 0, 0, 0, fmt.Errorf("secure aggregation degree %s = %d for %d sites must be at most %d (K − 2; give 0 for the complete graph)", OptSecAggDegree, s.Degree, k, k-2)
+		return Floors{}, fmt.Errorf("secure aggregation degree %s = %d for %d sites must be at most %d (K − 2; give 0 for the complete graph)", OptSecAggDegree, s.Degree, k, k-2)
 	}
-	local, collusion, err = secagg.SparseLocal(k, s.Colluders, s.Degree, s.Threshold)
+	r, err := secagg.SparseRule(k, s.Colluders, s.Degree, s.Threshold)
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("secure aggregation %s = %d: %w", OptSecAggDegree, s.Degree, err)
+		return Floors{}, fmt.Errorf("secure aggregation %s = %d: %w", OptSecAggDegree, s.Degree, err)
 	}
-	return local, secagg.SparseFloor(k, 0, s.Degree, local, s.Threshold), collusion, nil
+	return Floors{Local: r.Local, Withheld: r.Withheld, Floor: secagg.SparseFloor(k, 0, s.Degree, r.Local, r.Withheld, s.Threshold), Collusion: r.Floor}, nil
 }
 
 // sumFailure is a's δ_f at δ (SumFailure; 0 for a bound that always
@@ -474,11 +480,11 @@ func PlanSecAgg(a Algorithm, spec *Spec, sites []SiteInfo, params int, plan *Pla
 	}
 	rot := RotationSeed(spec.Seed)
 	s.Threshold = t
-	_, _, floor, err := s.Floors(k)
+	fl, err := s.Floors(k)
 	if err != nil {
 		return nil, err
 	}
-	g, err := dp.CalibrateDDG(dp.DDGParams{Dim: dim, Clip: clip, Sensitivity: sens, Sites: k, RotationSeed: rot}, releases, floor, plan.Epsilon, plan.Delta-fail)
+	g, err := dp.CalibrateDDG(dp.DDGParams{Dim: dim, Clip: clip, Sensitivity: sens, Sites: k, RotationSeed: rot}, releases, fl.Collusion, plan.Epsilon, plan.Delta-fail)
 	if err != nil {
 		return nil, err
 	}
@@ -510,10 +516,10 @@ func SparseNote(options protocol.Options, k int) string {
 	if s.Threshold == 0 {
 		s.Threshold = secagg.DefaultThreshold(k)
 	}
-	local, floor, coll, err := s.Floors(k)
+	fl, err := s.Floors(k)
 	if err != nil {
 		return ""
 	}
-	return fmt.Sprintf("SecAgg+ (%s = %d): each site masks with and shares its secrets among ≈ %d random neighbours of the %d (a graph drawn from the sites' signed fresh keys, which the coordinator cannot steer), ℓ = %d of them rebuild them; every sum the coordinator can unmask holds at least %d honest sites' noise shares (%d with κ = %d colluders), except with probability 2⁻¹²⁸ over the graph (secagg.SparseFloor), against t − κ = %d with the complete graph: the per-site noise variance is %.2f× the complete graph's",
-		OptSecAggDegree, s.Degree, s.Degree, k, local, floor, coll, s.Colluders, s.Threshold-s.Colluders, float64(s.Threshold-s.Colluders)/float64(coll))
+	return fmt.Sprintf("SecAgg+ (%s = %d): each site masks with and shares its secrets among ≈ %d random neighbours of the %d (a public graph drawn from the round id, which no message moves), ℓ = %d of them rebuild them, and a site missing more than w = %d neighbours' shares sends nothing; every sum the coordinator can unmask holds at least %d honest sites' noise shares (%d with κ = %d colluders), except with probability 2⁻¹²⁸ over the graph (secagg.SparseFloor), against t − κ = %d with the complete graph: the per-site noise variance is %.2f× the complete graph's",
+		OptSecAggDegree, s.Degree, s.Degree, k, fl.Local, fl.Withheld, fl.Floor, fl.Collusion, s.Colluders, s.Threshold-s.Colluders, float64(s.Threshold-s.Colluders)/float64(fl.Collusion))
 }

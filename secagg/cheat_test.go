@@ -67,6 +67,9 @@ func runCheat(t *testing.T, o cheat) *cheatRun {
 	t.Helper()
 	base := testConfig(o.k, o.th, 24, 9, o.seed+o.roundOff)
 	base.Degree, base.Local = o.degree, o.local
+	if o.degree > 0 {
+		base.Withheld = o.local / 2
+	}
 	cfg, signers := withSigners(t, base, o.seed)
 	rnd := testRand(o.seed + 1)
 	r := &cheatRun{cfg: cfg, signers: signers, cs: map[uint32]*Client{}, in: randomInputs(cfg, rand.New(rand.NewPCG(o.seed, 3)))}

@@ -333,6 +333,14 @@ func (c *Client) MaskedInput(in SharesFor, x []uint64) (MaskedInput, error) {
 	if len(u2) < c.cfg.shareThreshold() {
 		return MaskedInput{}, fmt.Errorf("%w: %d sites shared valid keys with site %d (%d rejected), threshold %d", ErrTooFewSurvivors, len(u2), c.id, len(rejected), c.cfg.shareThreshold())
 	}
+	if missing := len(c.xs) - len(u2); c.cfg.Sparse() && missing > c.cfg.Withheld {
+		// More neighbours than w sent no shares (dropped, refused, or
+		// withheld by the server): masking with the rest would let their
+		// answers rebuild this site's self mask outside its masking
+		// partners (sparsefloor.go). It leaves the round, unmasked input
+		// unsent.
+		return MaskedInput{}, fmt.Errorf("%w: %d of the %d neighbours site %d dealt to sent it no shares, more than w = %d", ErrTooFewSurvivors, missing, len(c.xs)-1, c.id, c.cfg.Withheld)
+	}
 	slices.Sort(u2)
 	c.u2 = u2
 	y := make([]uint64, len(x))

@@ -65,6 +65,11 @@ type Config struct {
 	// shares rebuild them (2 ≤ ℓ ≤ Degree). 0 with the complete graph,
 	// whose share threshold is Threshold.
 	Local int
+	// Withheld is the sparse variant's w: a site sends its masked input
+	// only if at most w of the neighbours it dealt shares to sent it none
+	// (0 ≤ w < Local; 0 with the complete graph, whose sites need t
+	// shares). sparsefloor.go says why the floor needs it.
+	Withheld int
 }
 
 // Active reports whether the round runs the active (malicious-server)

@@ -212,13 +212,16 @@ func (c Config) validateSparse() error {
 		return fmt.Errorf("secagg: degree %d for %d sites must be 0 (the complete graph) or in [1, %d]: at %d or more the graph is complete", c.Degree, k, k-2, k-1)
 	}
 	if c.Degree == 0 {
-		if c.Local != 0 {
-			return fmt.Errorf("secagg: a local threshold %d without a degree: the complete graph's threshold is t = %d", c.Local, c.Threshold)
+		if c.Local != 0 || c.Withheld != 0 {
+			return fmt.Errorf("secagg: a local threshold %d or withheld bound %d without a degree: the complete graph's threshold is t = %d", c.Local, c.Withheld, c.Threshold)
 		}
 		return nil
 	}
 	if c.Local < 2 || c.Local > c.Degree {
 		return fmt.Errorf("secagg: local threshold %d must be in [2, degree %d] (a site's secrets are shared among its ≈ %d neighbours and itself)", c.Local, c.Degree, c.Degree)
+	}
+	if c.Withheld < 0 || c.Withheld >= c.Local {
+		return fmt.Errorf("secagg: withheld bound %d must be in [0, ℓ − 1 = %d]", c.Withheld, c.Local-1)
 	}
 	return nil
 }

@@ -14,6 +14,9 @@ import (
 func sparseConfig(k, degree, local, bits, dim int, seed uint64) Config {
 	cfg := testConfig(k, DefaultThreshold(k), bits, dim, seed)
 	cfg.Degree, cfg.Local = degree, local
+	if degree > 0 {
+		cfg.Withheld = local / 2 // lenient: these tests drop sites at every step
+	}
 	return cfg
 }
 
@@ -361,7 +364,7 @@ func TestGraphPlaceMatchesHolders(t *testing.T) {
 	for _, degree := range []int{0, 9, 40} {
 		cfg := sparseConfig(150, degree, max(2, degree/2), 32, 1, 9)
 		if degree == 0 {
-			cfg.Local = 0
+			cfg.Local, cfg.Withheld = 0, 0
 		}
 		g, err := cfg.newGraph()
 		if err != nil {
@@ -383,6 +386,37 @@ func TestGraphPlaceMatchesHolders(t *testing.T) {
 					t.Fatalf("degree %d: place(%d, %d) = %d of %d, holders say %d of %d", degree, d, me, i, n, j, len(hs))
 				}
 			}
+		}
+	}
+}
+
+// The attack the withheld bound stops (sparsefloor.go): a server that
+// forwards to site i the shares of only a few neighbours — so that i masks
+// with them alone — could declare those dropped, ignore i's signature and
+// rebuild i's self mask from its other neighbours' answers: x_i alone. A
+// site missing more than w neighbours' shares sends no masked input; at w
+// or fewer (what honest dropouts cause) it does.
+func TestSparseWithholdingRefused(t *testing.T) {
+	for _, cut := range []int{3, 4} { // w = 3
+		cfg, _, cs, fwd := sparseRound(t, 30, 12, 6, false, 47)
+		if cfg.Withheld != 3 {
+			t.Fatalf("w = %d, want 3", cfg.Withheld)
+		}
+		i := cfg.Sites[0]
+		f := fwd[i]
+		if len(f.Shares) < cfg.Local+cut {
+			t.Fatalf("site %d has %d neighbours: too few for the test", i, len(f.Shares))
+		}
+		f.Shares = f.Shares[cut:]
+		m, err := cs[i].MaskedInput(f, make([]uint64, cfg.Dim))
+		if cut > cfg.Withheld {
+			if !errors.Is(err, ErrTooFewSurvivors) || m.Y != nil {
+				t.Fatalf("%d neighbours' shares withheld (w = %d): masked input %v, err %v", cut, cfg.Withheld, m.Y != nil, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%d withheld (w = %d): %v", cut, cfg.Withheld, err)
 		}
 	}
 }

@@ -119,33 +119,50 @@ func TestSparseFloorBoundMonteCarlo(t *testing.T) {
 	}
 }
 
-// The floor is at most t − κ, grows with ℓ and the degree, and a local
-// threshold no larger than κ + 1 leaves one site's own sum exposed.
+// The floor is at most t − κ, grows with ℓ and falls with w and κ, and a
+// local threshold no larger than κ + w leaves one site's own sum exposed.
+// The rule picks the largest ℓ and the smallest w within its liveness
+// bounds.
 func TestSparseFloorShape(t *testing.T) {
 	k := 1024
 	th := DefaultThreshold(k)
 	prev := 0
 	for _, l := range []int{40, 80, 120, 160, 200} {
-		n := SparseFloor(k, 0, 256, l, th)
+		n := SparseFloor(k, 0, 256, l, 1, th)
 		if n > th || n < prev {
 			t.Fatalf("ℓ = %d: floor %d (previous %d, t = %d)", l, n, prev, th)
 		}
 		prev = n
 	}
-	if n := SparseFloor(k, 0, 512, 400, th); n != th {
+	if n := SparseFloor(k, 0, 512, 400, 1, th); n != th {
 		t.Fatalf("degree 512, ℓ = 400: floor %d, want t = %d (no set below t can be self-sufficient at 2⁻¹²⁸)", n, th)
 	}
-	if n := SparseFloor(k, 30, 256, 31, th); n != 1 {
+	if a, b := SparseFloor(k, 0, 256, 160, 0, th), SparseFloor(k, 0, 256, 160, 1, th); a != b {
+		t.Fatalf("w = 0 and w = 1 differ (%d, %d): a signing site answers for itself", a, b)
+	}
+	if a, b := SparseFloor(k, 0, 256, 160, 40, th), SparseFloor(k, 0, 256, 160, 1, th); a >= b {
+		t.Fatalf("w = 40: floor %d, w = 1: %d: withheld neighbours must lower it", a, b)
+	}
+	if n := SparseFloor(k, 30, 256, 31, 1, th); n != 1 {
 		t.Fatalf("ℓ − 1 ≤ κ: floor %d, want 1", n)
 	}
-	if n30, n0 := SparseFloor(k, 30, 256, 160, th), SparseFloor(k, 0, 256, 160, th); n30 >= n0 || n30 > th-30 {
+	if n30, n0 := SparseFloor(k, 30, 256, 160, 1, th), SparseFloor(k, 0, 256, 160, 1, th); n30 >= n0 || n30 > th-30 {
 		t.Fatalf("30 colluders: floor %d, none %d: colluders must lower it", n30, n0)
 	}
-	l, n, err := SparseLocal(k, 0, 256, th)
-	if err != nil || SparseLiveness(k, 0, 256, l, SparseDrop) > SparseLive || SparseLiveness(k, 0, 256, l+1, SparseDrop) <= SparseLive {
-		t.Fatalf("SparseLocal(1024, 0, 256) = ℓ %d (floor %d, %v): not the largest ℓ within the liveness bound", l, n, err)
+	r, err := SparseRule(k, 0, 256, th)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, _, err := SparseLocal(k, 51, 32, th); err == nil {
+	if SparseLiveness(k, 0, 256, r.Local, SparseDrop) > SparseLive/2 || SparseLiveness(k, 0, 256, r.Local+1, SparseDrop) <= SparseLive/2 {
+		t.Fatalf("SparseRule(1024, 0, 256) = %+v: ℓ is not the largest within the liveness bound", r)
+	}
+	if SparseWithheld(k, 256, r.Withheld, SparseDrop) > SparseLive/2 || SparseWithheld(k, 256, r.Withheld-1, SparseDrop) <= SparseLive/2 {
+		t.Fatalf("SparseRule(1024, 0, 256) = %+v: w is not the smallest within the liveness bound", r)
+	}
+	if r.Floor != SparseFloor(k, 0, 256, r.Local, r.Withheld, th) {
+		t.Fatalf("SparseRule's floor %d is not SparseFloor's", r.Floor)
+	}
+	if _, err := SparseRule(k, 51, 32, th); err == nil {
 		t.Fatal("degree 32 with 51 colluders: want a refusal (no ℓ keeps the floor above 1)")
 	}
 }

@@ -277,7 +277,7 @@ func TestSecAggMultiPhaseDropout(t *testing.T) {
 }
 
 // SecAgg+ end to end (fedalgo's secagg-degree): 40 sites on diabetes,
-// degree 24, two sites losing their masked vectors. The round completes
+// degree 34, two sites losing their masked vectors. The round completes
 // over the survivors, every site's ledger records the degree and the
 // sparse floor it was charged at (below t, ε within the job's), and the
 // coordinator's model has the data's dimension.
@@ -286,7 +286,7 @@ func TestSecAggSparseDropout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const k, degree, drop = 40, 24, 2
+	const k, degree, drop = 40, 34, 2
 	spec := secAggSpec(1, 0)
 	spec.Sites = k
 	spec.Job.Options = protocol.OptionsOf(map[string]float64{fedalgo.OptSecAgg: 1, fedalgo.OptSecAggDegree: degree, fedalgo.OptSecAggTimeout: 200})
@@ -325,10 +325,11 @@ func TestSecAggSparseDropout(t *testing.T) {
 		t.Fatalf("dropped %d masked vectors (want %d), model of %d parameters", dropped, drop, len(out.Result.Model))
 	}
 	th := secagg.DefaultThreshold(k)
-	_, floor, err := secagg.SparseLocal(k, 0, degree, th)
+	r, err := secagg.SparseRule(k, 0, degree, th)
 	if err != nil {
 		t.Fatal(err)
 	}
+	floor := r.Floor
 	for name, l := range out.Ledgers {
 		if len(l) != 1 || l[0].SecAgg == nil || l[0].SecAgg.Degree != degree || l[0].SecAgg.Floor != floor || floor >= th || !(l[0].Epsilon <= 1+1e-9) || l[0].Epsilon < l[0].SecAgg.Collusion {
 			t.Fatalf("site %s ledger %+v (want degree %d, floor %d < t = %d)", name, l, degree, floor, th)

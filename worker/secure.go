@@ -68,10 +68,11 @@ func secGuarantee(j *protocol.JobAnnounce, a fedalgo.Algorithm, sec *fedalgo.Sec
 	// The floors of honest shares: t and t − κ, or the sparse variant's
 	// (fedalgo.SecAgg.Floors: computed here from the job's public K, t,
 	// κ and degree, not received).
-	_, floor, coll, err := sec.Floors(len(j.Sites))
+	fl, err := sec.Floors(len(j.Sites))
 	if err != nil {
 		return nil, round.Guarantee{}, err
 	}
+	floor, coll := fl.Floor, fl.Collusion
 	total, err := round.ChargeFloors(g, fedalgo.SumReleases(a, j.Phases, j.Phases), sec.Threshold, sec.Colluders, floor, coll, j.Delta-sec.Fail)
 	if err != nil {
 		return nil, round.Guarantee{}, err
@@ -146,7 +147,7 @@ func (w *Worker) secPhase(ctx context.Context, m *protocol.PhaseStart) []Output 
 	rel := Release{Job: j.Job, Phase: m.Phase, Records: records, Mechanism: fedalgo.MechanismDDG, Sigma: w.sec.SiteSigma(),
 		Sensitivity: w.sec.Sens, Epsilon: gu.Collusion, Delta: j.Delta, Secure: w.cfg.Noise.Secure(),
 		SecAgg: &SecAggCharge{Threshold: gu.Threshold, Colluders: gu.Colluders, Coordinator: gu.Coordinator, Collusion: gu.Collusion, Local: finiteEpsilon(gu.Local)}}
-	local, _, _, err := w.sec.Floors(len(j.Sites))
+	fl, err := w.sec.Floors(len(j.Sites))
 	if err != nil {
 		return fail(err)
 	}
@@ -155,7 +156,7 @@ func (w *Worker) secPhase(ctx context.Context, m *protocol.PhaseStart) []Output 
 	}
 	w.secPending = &rel
 	w.secStarted[m.Phase] = true
-	p := round.Params{Federation: w.cfg.Federation, Job: j.Job, Phase: m.Phase, Sites: j.Sites, Threshold: w.sec.Threshold, Degree: w.sec.Degree, Local: local, Bits: g.Bits, Dim: g.D, Roster: w.cfg.SecAggRoster}
+	p := round.Params{Federation: w.cfg.Federation, Job: j.Job, Phase: m.Phase, Sites: j.Sites, Threshold: w.sec.Threshold, Degree: w.sec.Degree, Local: fl.Local, Withheld: fl.Withheld, Bits: g.Bits, Dim: g.D, Roster: w.cfg.SecAggRoster}
 	site, keys, err := round.NewSite(p, w.cfg.Site, w.cfg.SecAggKey, enc, crand.Reader)
 	if err != nil {
 		return fail(err)

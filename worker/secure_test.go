@@ -170,11 +170,11 @@ func driveToMasked(t *testing.T, w *Worker, phase int, keys protocol.Message) []
 		t.Fatal(err)
 	}
 	pub, priv := testSecRoster()
-	local, _, _, err := w.sec.Floors(len(w.job.Sites))
+	fl, err := w.sec.Floors(len(w.job.Sites))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := round.Params{Federation: "f", Job: w.job.Job, Phase: phase, Sites: w.job.Sites, Threshold: w.sec.Threshold, Degree: w.sec.Degree, Local: local, Bits: g.Bits, Dim: g.D, Roster: pub}
+	p := round.Params{Federation: "f", Job: w.job.Job, Phase: phase, Sites: w.job.Sites, Threshold: w.sec.Threshold, Degree: w.sec.Degree, Local: fl.Local, Withheld: fl.Withheld, Bits: g.Bits, Dim: g.D, Roster: pub}
 	srv, err := round.NewServer(p, 3)
 	if err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@ func sparseAnnounce(t *testing.T, opts map[string]float64) *protocol.JobAnnounce
 // anything leaves, and so are absurd degrees: nothing charged, nothing
 // sent.
 func TestSparseSecAggSite(t *testing.T) {
-	const degree = 24
+	const degree = 34
 	honest := sparseAnnounce(t, map[string]float64{fedalgo.OptSecAggDegree: degree})
 	o := runJob(t, honest)
 	if o.aborted || len(o.leaked) != 1 {
@@ -73,10 +73,11 @@ func TestSparseSecAggSite(t *testing.T) {
 		t.Fatalf("ledger %v", led)
 	}
 	k, th := 40, secagg.DefaultThreshold(40)
-	local, floor, err := secagg.SparseLocal(k, 0, degree, th)
+	r, err := secagg.SparseRule(k, 0, degree, th)
 	if err != nil {
 		t.Fatal(err)
 	}
+	local, floor := r.Local, r.Floor
 	c := led[0].SecAgg
 	if c.Degree != degree || c.Floor != floor || c.CollusionFloor != floor || floor >= th {
 		t.Fatalf("charge %+v: want degree %d, floors %d (ℓ = %d) below t = %d", c, degree, floor, local, th)

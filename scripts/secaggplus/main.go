@@ -1,8 +1,8 @@
 // Command secaggplus prints the parameters of secagg's sparse variant
 // (SecAgg+, secagg/graph.go) as pairfed runs it, against a malicious
 // coordinator with κ colluders: for each number of sites K, colluders κ
-// and expected degree k, the local threshold ℓ of the rule
-// secagg.SparseLocal, the noise floor n of secagg.SparseFloor (every
+// and expected degree k, the local threshold ℓ and withheld bound w of the
+// rule secagg.SparseRule, the noise floor n of secagg.SparseFloor (every
 // unmasked sum holds at least n honest noise shares, except with
 // probability 2⁻¹²⁸ over the graph), the complete graph's floor t − κ, the
 // per-site noise variance the sparse graph costs, (t − κ)/n, its liveness
@@ -52,8 +52,8 @@ func main() {
 		fracs = append(fracs, v)
 	}
 	w := os.Stdout
-	fmt.Fprintln(w, "| K | t | κ | k | ℓ | floor n (sparse) | floor t − κ (complete) | noise variance × | P[no unmask] ≤ (5 % dropout) | per-pair work × |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| K | t | κ | k | ℓ | w | floor n (sparse) | floor t − κ (complete) | noise variance × | P[round fails] ≤ (5 % dropout) | per-pair work × |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, K := range ks {
 		t := secagg.DefaultThreshold(K)
 		for _, f := range fracs {
@@ -62,13 +62,14 @@ func main() {
 				if k > K-2 {
 					continue
 				}
-				l, n, err := secagg.SparseLocal(K, kappa, k, t)
+				r, err := secagg.SparseRule(K, kappa, k, t)
 				if err != nil {
-					fmt.Fprintf(w, "| %d | %d | %d | %d | — | none (no ℓ keeps the round live and the floor above 1) | %d | — | — | %.3f |\n", K, t, kappa, k, t-kappa, float64(k)/float64(K-1))
+					fmt.Fprintf(w, "| %d | %d | %d | %d | — | — | none (no ℓ keeps the round live and the floor above 1) | %d | — | — | %.3f |\n", K, t, kappa, k, t-kappa, float64(k)/float64(K-1))
 					continue
 				}
-				fmt.Fprintf(w, "| %d | %d | %d | %d | %d | %d | %d | %.2f | %.1e | %.3f |\n", K, t, kappa, k, l, n, t-kappa,
-					float64(t-kappa)/float64(n), secagg.SparseLiveness(K, kappa, k, l, secagg.SparseDrop), float64(k)/float64(K-1))
+				live := secagg.SparseLiveness(K, kappa, k, r.Local, secagg.SparseDrop) + secagg.SparseWithheld(K, k, r.Withheld, secagg.SparseDrop)
+				fmt.Fprintf(w, "| %d | %d | %d | %d | %d | %d | %d | %d | %.2f | %.1e | %.3f |\n", K, t, kappa, k, r.Local, r.Withheld, r.Floor, t-kappa,
+					float64(t-kappa)/float64(r.Floor), live, float64(k)/float64(K-1))
 			}
 		}
 	}

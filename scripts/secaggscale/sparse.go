@@ -8,8 +8,8 @@ import (
 )
 
 // -degree k runs secagg's sparse variant (SecAgg+) with expected degree k
-// and the local threshold ℓ of secagg.SparseLocal (κ = 0); its rows are
-// labelled "k=…,ℓ=…,floor=…".
+// and the local threshold ℓ and withheld bound w of secagg.SparseRule
+// (κ = 0); its rows are labelled "k=…,ℓ=…,w=…,floor=…".
 var flagDegree = flag.Int("degree", 0, "run the sparse variant (SecAgg+) with this expected degree (0: the complete graph)")
 
 func init() {
@@ -18,11 +18,11 @@ func init() {
 			return *flagLabel, nil
 		}
 		k := len(cfg.Sites)
-		local, floor, err := secagg.SparseLocal(k, 0, *flagDegree, cfg.Threshold)
+		r, err := secagg.SparseRule(k, 0, *flagDegree, cfg.Threshold)
 		if err != nil {
 			return "", err
 		}
-		cfg.Degree, cfg.Local = *flagDegree, local
-		return fmt.Sprintf("k=%d,ℓ=%d,floor=%d", *flagDegree, local, floor), nil
+		cfg.Degree, cfg.Local, cfg.Withheld = r.Degree, r.Local, r.Withheld
+		return fmt.Sprintf("k=%d,ℓ=%d,w=%d,floor=%d", r.Degree, r.Local, r.Withheld, r.Floor), nil
 	}
 }

@@ -36,10 +36,10 @@ type Params struct {
 	Phase           int
 	Sites           []string // the job's participants, in announcement order
 	Threshold       int      // t (secagg.DefaultThreshold(len(Sites)) when 0)
-	// Degree and Local select secagg's sparse variant (SecAgg+:
-	// secagg.Config.Degree, Local); both 0 for the complete graph.
-	Degree, Local int
-	Bits, Dim     int // the modulus 2^Bits and the encoded length
+	// Degree, Local and Withheld select secagg's sparse variant
+	// (SecAgg+: secagg.Config's fields); all 0 for the complete graph.
+	Degree, Local, Withheld int
+	Bits, Dim               int // the modulus 2^Bits and the encoded length
 	// Roster is every participant's long-term Ed25519 public key, by site
 	// name (entries for other sites are ignored): the active variant of
 	// secagg (the default) verifies every key advertisement and every
@@ -70,7 +70,7 @@ func (p Params) config() (secagg.Config, error) {
 	if t == 0 {
 		t = secagg.DefaultThreshold(len(p.Sites))
 	}
-	cfg := secagg.Config{RoundID: p.RoundID(), Sites: ids, Threshold: t, Bits: p.Bits, Dim: p.Dim, HonestButCurious: p.HonestButCurious, Degree: p.Degree, Local: p.Local}
+	cfg := secagg.Config{RoundID: p.RoundID(), Sites: ids, Threshold: t, Bits: p.Bits, Dim: p.Dim, HonestButCurious: p.HonestButCurious, Degree: p.Degree, Local: p.Local, Withheld: p.Withheld}
 	if !p.HonestButCurious {
 		var missing []string
 		cfg.Roster = map[uint32]ed25519.PublicKey{}
