@@ -91,20 +91,7 @@ func TestSparseRoundSumWithRandomDropouts(t *testing.T) {
 func TestSparseGraphDegree(t *testing.T) {
 	cfg := sparseConfig(200, 60, 30, 32, 1, 5)
 	cfg, priv := withSigners(t, cfg, 5)
-	srv, _ := NewServer(cfg)
-	rnd := testRand(5)
-	cs := map[uint32]*Client{}
-	for _, id := range cfg.Sites {
-		cs[id], _ = NewClient(cfg, id, priv[id], rnd)
-		m, _ := cs[id].Advertise()
-		if err := srv.HandleAdvertise(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	list, err := srv.EndAdvertise()
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, cs, list := advertised(t, cfg, priv, 5)
 	total := 0
 	for _, id := range cfg.Sites {
 		m, err := cs[id].ShareKeys(list)
@@ -125,16 +112,10 @@ func TestSparseGraphDegree(t *testing.T) {
 	}
 }
 
-// sparseRound drives a sparse round of k sites up to the forwarded shares:
-// the clients, the server and what it forwards.
-func sparseRound(t *testing.T, k, degree, local int, hbc bool, seed uint64) (Config, *Server, map[uint32]*Client, map[uint32]SharesFor) {
+// advertised runs round 0 of cfg (signers' keys priv, nil in the
+// honest-but-curious variant): the server, the clients and the key list.
+func advertised(t *testing.T, cfg Config, priv map[uint32]ed25519.PrivateKey, seed uint64) (*Server, map[uint32]*Client, KeyList) {
 	t.Helper()
-	cfg := sparseConfig(k, degree, local, 32, 3, seed)
-	cfg.HonestButCurious = hbc
-	var priv map[uint32]ed25519.PrivateKey
-	if !hbc {
-		cfg, priv = withSigners(t, cfg, seed)
-	}
 	srv, err := NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -154,6 +135,20 @@ func sparseRound(t *testing.T, k, degree, local int, hbc bool, seed uint64) (Con
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv, cs, list
+}
+
+// sparseRound drives a sparse round of k sites up to the forwarded shares:
+// the clients, the server and what it forwards.
+func sparseRound(t *testing.T, k, degree, local int, hbc bool, seed uint64) (Config, *Server, map[uint32]*Client, map[uint32]SharesFor) {
+	t.Helper()
+	cfg := sparseConfig(k, degree, local, 32, 3, seed)
+	cfg.HonestButCurious = hbc
+	var priv map[uint32]ed25519.PrivateKey
+	if !hbc {
+		cfg, priv = withSigners(t, cfg, seed)
+	}
+	srv, cs, list := advertised(t, cfg, priv, seed)
 	for _, id := range cfg.Sites {
 		m, err := cs[id].ShareKeys(list)
 		if err != nil {
@@ -242,17 +237,7 @@ func TestSparseNonNeighbourShareRefused(t *testing.T) {
 	// non-neighbour.
 	cfg2 := sparseConfig(30, 12, 6, 32, 3, 44)
 	cfg2.HonestButCurious = true
-	srv2, _ := NewServer(cfg2)
-	rnd := testRand(44)
-	cs2 := map[uint32]*Client{}
-	for _, id := range cfg2.Sites {
-		cs2[id], _ = NewClient(cfg2, id, nil, rnd)
-		m, _ := cs2[id].Advertise()
-		if err := srv2.HandleAdvertise(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	list, _ := srv2.EndAdvertise()
+	srv2, cs2, list := advertised(t, cfg2, nil, 44)
 	d := cfg2.Sites[0]
 	m, err := cs2[d].ShareKeys(list)
 	if err != nil {
@@ -276,17 +261,8 @@ func TestSparseNonNeighbourShareRefused(t *testing.T) {
 func TestSparseAdvertChecks(t *testing.T) {
 	cfg := sparseConfig(30, 12, 6, 32, 3, 45)
 	cfg, priv := withSigners(t, cfg, 45)
-	srv, _ := NewServer(cfg)
-	rnd := testRand(45)
-	cs := map[uint32]*Client{}
-	for _, id := range cfg.Sites {
-		cs[id], _ = NewClient(cfg, id, priv[id], rnd)
-		m, _ := cs[id].Advertise()
-		if err := srv.HandleAdvertise(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	list, _ := srv.EndAdvertise()
+	srv, cs, list := advertised(t, cfg, priv, 45)
+	rnd := testRand(46)
 	i := cfg.Sites[0]
 	for _, want := range []bool{true, false} { // neighbour, stranger
 		l := KeyList{Keys: slices.Clone(list.Keys)}

@@ -135,17 +135,7 @@ func TestMaliciousCoordinatorEquivocatesOverNATS(t *testing.T) {
 	spec := secAggSpec(2, 3)
 	spec.Sites = 4
 	spec.Job.Options = protocol.OptionsOf(map[string]float64{fedalgo.OptSecAgg: 1, fedalgo.OptSecAggThreshold: 3, fedalgo.OptSecAggTimeout: 200})
-	if err := spec.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	tr, te, rng, err := TrialSplit(spec, train, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sites, _, err := Prepare(spec, tr, te, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sites := preparedSites(t, spec, train)
 	connect := natsConnect(t)
 	for _, malicious := range []bool{false, true} {
 		name := map[bool]string{false: "honest", true: "equivocating"}[malicious]

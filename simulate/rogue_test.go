@@ -329,17 +329,7 @@ func TestRogueSiteOverNATS(t *testing.T) {
 	}
 	spec := secAggSpec(2, 3)
 	spec.Sites = 5
-	if err := spec.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	tr, te, rng, err := TrialSplit(spec, train, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sites, _, err := Prepare(spec, tr, te, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sites := preparedSites(t, spec, train)
 	connect := natsConnect(t)
 	roster, signers, err := SecAggRoster(sites, false, 5)
 	if err != nil {

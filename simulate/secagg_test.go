@@ -140,17 +140,7 @@ func TestSecAggDropout(t *testing.T) {
 	}{{2, 6, true}, {3, 6, false}} {
 		spec := secAggSpec(2, c.threshold)
 		spec.Job.Options = protocol.OptionsOf(map[string]float64{fedalgo.OptSecAgg: 1, fedalgo.OptSecAggThreshold: float64(c.threshold), fedalgo.OptSecAggTimeout: 20})
-		if err := spec.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		tr, te, rng, err := TrialSplit(spec, train, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sites, _, err := Prepare(spec, tr, te, rng)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sites := preparedSites(t, spec, train)
 		hub := transport.NewMem()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		go hub.Serve(ctx)
@@ -220,17 +210,7 @@ func TestSecAggMultiPhaseDropout(t *testing.T) {
 		spec := secAggSpec(1, 7)
 		spec.Job.Algo, spec.Job.Rounds = fedalgo.FedDPGDGrad, 3
 		spec.Job.Options = protocol.OptionsOf(map[string]float64{fedalgo.OptSecAgg: 1, fedalgo.OptSecAggThreshold: 7, fedalgo.OptSecAggTimeout: 50})
-		if err := spec.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		tr, te, rng, err := TrialSplit(spec, train, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sites, _, err := Prepare(spec, tr, te, rng)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sites := preparedSites(t, spec, train)
 		hub := transport.NewMem()
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		go hub.Serve(ctx)
@@ -276,6 +256,24 @@ func TestSecAggMultiPhaseDropout(t *testing.T) {
 	}
 }
 
+// preparedSites validates spec and deals train's first trial split to its
+// sites, as pairfed simulate does.
+func preparedSites(t *testing.T, spec Spec, train *data.Table) []Site {
+	t.Helper()
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	tr, te, rng, err := TrialSplit(spec, train, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sites, _, err := Prepare(spec, tr, te, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sites
+}
+
 // SecAgg+ end to end (fedalgo's secagg-degree): 40 sites on diabetes,
 // degree 34, two sites losing their masked vectors. The round completes
 // over the survivors, every site's ledger records the degree and the
@@ -290,17 +288,7 @@ func TestSecAggSparseDropout(t *testing.T) {
 	spec := secAggSpec(1, 0)
 	spec.Sites = k
 	spec.Job.Options = protocol.OptionsOf(map[string]float64{fedalgo.OptSecAgg: 1, fedalgo.OptSecAggDegree: degree, fedalgo.OptSecAggTimeout: 200})
-	if err := spec.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	tr, te, rng, err := TrialSplit(spec, train, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sites, _, err := Prepare(spec, tr, te, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sites := preparedSites(t, spec, train)
 	hub := transport.NewMem()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

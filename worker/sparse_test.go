@@ -3,7 +3,6 @@ package worker
 import (
 	"fmt"
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/pairfed/pairfed/fedalgo"
@@ -108,20 +107,7 @@ func TestSparseSecAggSite(t *testing.T) {
 	}
 	for name, m := range cases {
 		t.Run(name, func(t *testing.T) {
-			o := runJob(t, m)
-			err := o.w.Err()
-			switch {
-			case len(o.leaked) > 0:
-				t.Errorf("sent %v", o.leaked)
-			case len(o.w.Ledger()) > 0 || len(o.store.got) > 0:
-				t.Errorf("charged %v", o.w.Ledger())
-			case !o.aborted || err == nil:
-				t.Errorf("not refused: %v", kinds(o.outs))
-			case !strings.Contains(err.Error(), "secagg-degree") && !strings.Contains(err.Error(), "ε ="):
-				t.Errorf("refused without naming the degree or ε: %v", err)
-			default:
-				t.Logf("refused: %v", err)
-			}
+			refusedNaming(t, runJob(t, m), "secagg-degree", "ε =")
 		})
 	}
 }
