@@ -81,7 +81,7 @@ func lazyGoldenCases(t *testing.T) []lazyGoldenCase {
 		name string
 		ds   *Dataset
 	}{
-		{"auc300x1024", sparseAUC(300, 1024, 12, 0.4, 1)},
+		{"rag300x1024", sparseRagged(300, 1024, 12, 0.4, 1)}, // (not sparseAUC: its row norms sum a map in random order)
 		{"uni2000x10000", sparseUniform(2000, 10000, 12, 0.3, 7)},
 		{"uni500x100000", sparseUniform(500, 100000, 12, 0.3, 8)},
 		{"ragged700x4096", sparseRagged(700, 4096, 9, 0.25, 3)},
@@ -121,7 +121,7 @@ func lazyGoldenCases(t *testing.T) []lazyGoldenCase {
 }
 
 // lazyGoldenDigest runs one case on the lazy loop and digests its bits.
-func lazyGoldenDigest(t *testing.T, c lazyGoldenCase) string {
+func lazyGoldenDigest(t *testing.T, c lazyGoldenCase) (string, *lazySparse) {
 	cfg := c.cfg
 	n := c.obj.Data().N
 	T := cfg.TotalSteps(n, 10)
@@ -162,7 +162,7 @@ func lazyGoldenDigest(t *testing.T, c lazyGoldenCase) string {
 	if dot(res.Last, res.Last) == 0 {
 		t.Fatalf("%s: the run never moved w", c.name)
 	}
-	return fmt.Sprintf("%016x", h.Sum64())
+	return fmt.Sprintf("%016x", h.Sum64()), z
 }
 
 // TestLazySparseGolden holds the lazy loop to the bits recorded in
@@ -171,9 +171,25 @@ func lazyGoldenDigest(t *testing.T, c lazyGoldenCase) string {
 func TestLazySparseGolden(t *testing.T) {
 	cases := lazyGoldenCases(t)
 	got := make(map[string]string, len(cases))
+	var epochs, sweeps, folds int
 	for _, c := range cases {
-		got[c.name] = lazyGoldenDigest(t, c)
+		var z *lazySparse
+		got[c.name], z = lazyGoldenDigest(t, c)
+		if z.nepochs > 0 {
+			epochs++
+		}
+		if z.epochs && z.nepochs >= z.epochCap {
+			sweeps++
+		}
+		if c.fold && z.passes >= 3 && z.nepochs == 0 {
+			folds++
+		}
 	}
+	// the cases reach the epochs, the sweeps at epochCap and the fold path
+	if epochs == 0 || sweeps == 0 || folds == 0 {
+		t.Fatalf("%d cases with epochs, %d past epochCap, %d on the fold path", epochs, sweeps, folds)
+	}
+	t.Logf("%d cases: %d with epochs, %d past epochCap, %d on the fold path", len(cases), epochs, sweeps, folds)
 	if os.Getenv("PAIRFED_LAZY_GOLDEN") == "update" {
 		var b strings.Builder
 		for _, c := range cases {
