@@ -169,7 +169,8 @@ type lazySparse struct {
 
 	out []float64
 
-	touch float64 // sparseDotTouch's loads land here (never read)
+	touch    float64 // sparseDotTouch's loads land here (never read)
+	touchDot bool    // sums, and v and S exceed touchMinBytes: sparseDotTouch
 
 	// prefetch: the rows are prefetched ahead (stepsSparse) only when
 	// the CSR arrays exceed prefetchMinBytes; below they stay in a core's
@@ -181,12 +182,18 @@ type lazySparse struct {
 
 const prefetchMinBytes = 256 << 10
 
+// touchMinBytes: the plain dot loads the coordinates' sumStamps too
+// (sparseDotTouch) when v and S (24 bytes a coordinate) exceed it; below,
+// they stay in a core's L2 and the loads only cost.
+const touchMinBytes = 512 << 10
+
 func newLazySparse(f *prevFast, mode Averaging, w []float64) *lazySparse {
 	z := &lazySparse{f: f, mode: mode, v: w, alpha: 1, ball: !math.IsInf(f.r2, 1),
 		paper: mode == AvgPaper, sums: mode != AvgLast, out: make([]float64, len(w)),
 		prefetch: 12*len(f.data.Idx) > prefetchMinBytes}
 	if z.sums {
 		z.ss = make([]sumStamp, len(w))
+		z.touchDot = 24*len(w) > touchMinBytes
 	}
 	if z.ball && f.r2 >= 0x1p-600 {
 		z.epochs = true
@@ -531,7 +538,7 @@ func (z *lazySparse) addRow(i int, b float64) {
 	z.eb += float64(len(idx)+4) * 0x1p-53 * (e0 + e1) * (1 + 0x1p-40)
 }
 
-// sparseDotTouch is sparseDot(s, i, v), loading each coordinate's
+// sparseDotTouch (touchDot) is sparseDot(s, i, v), loading each coordinate's
 // sumStamp as well (q, never used): the update that follows at most active
 // steps reads and writes them, and their cache misses (d = 10⁵: ss is
 // 1.6 MB) then overlap the dot product's instead of stalling the update.
@@ -645,7 +652,7 @@ func (z *lazySparse) steps(idx []int) {
 		if z.stale == 0 && lazyPlainDot {
 			// every coordinate is in the current epoch (cur = 0, or
 			// all synced since it began): the plain dot, the same sum
-			if z.sums {
+			if z.touchDot {
 				hi, qi := sparseDotTouch(s, i, v, z.ss)
 				hj, qj := sparseDotTouch(s, j, v, z.ss)
 				h = hi - hj
