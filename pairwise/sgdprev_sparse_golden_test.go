@@ -167,7 +167,9 @@ func lazyGoldenDigest(t *testing.T, c lazyGoldenCase) (string, *lazySparse) {
 
 // TestLazySparseGolden holds the lazy loop to the bits recorded in
 // lazyGoldenFile: any change of one ulp in any output, checkpoint or
-// iterate of any case changes its digest.
+// iterate of any case changes its digest. (Checked by mutation: one ulp
+// up on one coordinate of AvgPaper's output fails the 240 paper cases;
+// the update's b = a/α moved one ulp toward 0 fails all 600.)
 func TestLazySparseGolden(t *testing.T) {
 	cases := lazyGoldenCases(t)
 	got := make(map[string]string, len(cases))
