@@ -16,3 +16,7 @@ func TestLongFullGradientFastPathsMatchPairLoop(t *testing.T) {
 }
 
 func TestLongPrevFastBitIdentical(t *testing.T) { prevFastBitIdentical(t, true) }
+
+// TestLongLazySparseGolden: every one of the 600 recorded cases
+// (TestLazySparseGolden checks every 11th).
+func TestLongLazySparseGolden(t *testing.T) { lazySparseGolden(t, 1) }

@@ -170,8 +170,26 @@ func lazyGoldenDigest(t *testing.T, c lazyGoldenCase) (string, *lazySparse) {
 // iterate of any case changes its digest. (Checked by mutation: one ulp
 // up on one coordinate of AvgPaper's output fails the 240 paper cases;
 // the update's b = a/α moved one ulp toward 0 fails all 600.)
-func TestLazySparseGolden(t *testing.T) {
-	cases := lazyGoldenCases(t)
+//
+// The default run digests every lazyGoldenStride-th case (55 of the 600,
+// every kind among them: the coverage check below); the build tag long
+// runs all 600 (TestLongLazySparseGolden), as does recording them.
+func TestLazySparseGolden(t *testing.T) { lazySparseGolden(t, lazyGoldenStride) }
+
+// lazyGoldenStride: 11 is prime to the case grid's dimensions, so the
+// default subset walks across shapes, losses, constraints and outputs.
+const lazyGoldenStride = 11
+
+func lazySparseGolden(t *testing.T, stride int) {
+	all := lazyGoldenCases(t)
+	update := os.Getenv("PAIRFED_LAZY_GOLDEN") == "update"
+	if update && stride != 1 {
+		t.Fatal("record the golden with every case: PAIRFED_LAZY_GOLDEN=update go test -tags long -run TestLongLazySparseGolden ./pairwise")
+	}
+	var cases []lazyGoldenCase
+	for i := 0; i < len(all); i += stride {
+		cases = append(cases, all[i])
+	}
 	got := make(map[string]string, len(cases))
 	var epochs, sweeps, folds int
 	for _, c := range cases {
@@ -192,7 +210,7 @@ func TestLazySparseGolden(t *testing.T) {
 		t.Fatalf("%d cases with epochs, %d past epochCap, %d on the fold path", epochs, sweeps, folds)
 	}
 	t.Logf("%d cases: %d with epochs, %d past epochCap, %d on the fold path", len(cases), epochs, sweeps, folds)
-	if os.Getenv("PAIRFED_LAZY_GOLDEN") == "update" {
+	if update {
 		var b strings.Builder
 		for _, c := range cases {
 			fmt.Fprintf(&b, "%s %s\n", c.name, got[c.name])
@@ -217,8 +235,8 @@ func TestLazySparseGolden(t *testing.T) {
 		}
 		want[f[0]] = f[1]
 	}
-	if len(want) != len(cases) {
-		t.Fatalf("%s has %d cases, the test %d", lazyGoldenFile, len(want), len(cases))
+	if len(want) != len(all) {
+		t.Fatalf("%s has %d cases, the test %d", lazyGoldenFile, len(want), len(all))
 	}
 	bad := 0
 	for _, c := range cases {

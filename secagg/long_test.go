@@ -10,3 +10,5 @@ import "testing"
 // (`go test -tags long -run '^TestLong' ./secagg/`).
 
 func TestLongRoundSumWithRandomDropouts(t *testing.T) { roundSumWithRandomDropoutsBoth(t, 120) }
+
+func TestLongSparseRoundSums(t *testing.T) { sparseRoundSums(t, 40) }
