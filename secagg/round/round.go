@@ -55,9 +55,19 @@ type Params struct {
 // RoundID derives the round's public identifier from (federation, job,
 // phase): unique because a job id is never reused (ledgers) and a phase is
 // released at most once; every key and AEAD tag of the round binds to it.
+//
+// With the sparse variant the id also binds its degree, ℓ, w and t (t as
+// given; 0 for the default): the graph, and each site's floor of honest
+// shares, follow from them, so a coordinator that announced different
+// values to different sites gets rounds whose keys, signatures and masks
+// do not match — no mixed graph whose floor no site computed. (The
+// complete graph's id is unchanged.)
 func (p Params) RoundID() []byte {
 	h := sha256.New()
 	fmt.Fprintf(h, "pairfed/secagg/v1\x00%s\x00%s\x00%d", p.Federation, p.Job, p.Phase)
+	if p.Degree > 0 {
+		fmt.Fprintf(h, "\x00sparse\x00%d\x00%d\x00%d\x00%d", p.Degree, p.Local, p.Withheld, p.Threshold)
+	}
 	return h.Sum(nil)
 }
 

@@ -202,3 +202,32 @@ func TestServerRejectsStrangers(t *testing.T) {
 		t.Fatal("one-site round accepted")
 	}
 }
+
+// The sparse variant's parameters are bound into the round id: a site told
+// another degree, ℓ, w or t than its peers is in another round (its keys,
+// signatures and masks match none of theirs); the complete graph's id does
+// not depend on them.
+func TestRoundIDBindsSparseParameters(t *testing.T) {
+	base := Params{Federation: "f", Job: "j", Phase: 1, Sites: []string{"a", "b", "c"}}
+	complete := string(base.RoundID())
+	withT := base
+	withT.Threshold = 3
+	if string(withT.RoundID()) != complete {
+		t.Fatal("the complete graph's round id changed with t")
+	}
+	sparse := base
+	sparse.Degree, sparse.Local, sparse.Withheld, sparse.Threshold = 24, 9, 3, 27
+	seen := map[string]string{complete: "complete", string(sparse.RoundID()): "sparse"}
+	for name, mut := range map[string]func(*Params){
+		"degree": func(p *Params) { p.Degree++ }, "ℓ": func(p *Params) { p.Local++ },
+		"w": func(p *Params) { p.Withheld++ }, "t": func(p *Params) { p.Threshold++ },
+	} {
+		q := sparse
+		mut(&q)
+		id := string(q.RoundID())
+		if prev, dup := seen[id]; dup {
+			t.Fatalf("changing %s gives the round id of %s", name, prev)
+		}
+		seen[id] = name
+	}
+}
