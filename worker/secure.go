@@ -50,27 +50,27 @@ func (w *Worker) secSetup(m *protocol.JobAnnounce, site fedalgo.Site, records in
 	if err != nil {
 		return err
 	}
-	if _, _, err := secGuarantee(m, a, sec, dim, m.Phases); err != nil {
+	// The floors of honest shares: t and t − κ, or the sparse variant's
+	// (fedalgo.SecAgg.Floors: computed here from the job's public K, t,
+	// κ and degree, not received), once per job.
+	fl, err := sec.Floors(len(m.Sites))
+	if err != nil {
 		return err
 	}
-	w.sec, w.secDim = sec, dim
+	if _, _, err := secGuarantee(m, a, sec, fl, dim, m.Phases); err != nil {
+		return err
+	}
+	w.sec, w.secDim, w.secFloors = sec, dim, fl
 	return nil
 }
 
 // secGuarantee is the guarantee of the releases of job's first phase
 // phases (fedalgo.SumReleases) under the site-checked parameters sec for
 // vectors of length dim, refused when the whole job's exceeds the job's ε.
-func secGuarantee(j *protocol.JobAnnounce, a fedalgo.Algorithm, sec *fedalgo.SecAgg, dim, phase int) (*dp.DDG, round.Guarantee, error) {
+func secGuarantee(j *protocol.JobAnnounce, a fedalgo.Algorithm, sec *fedalgo.SecAgg, fl fedalgo.Floors, dim, phase int) (*dp.DDG, round.Guarantee, error) {
 	g, err := sec.DDG(dim, len(j.Sites))
 	if err != nil {
 		return nil, round.Guarantee{}, fmt.Errorf("job %s: the announced DDG (%s = %v, %s = %v, %s = %v) with this site's Δ = %v and dimension %d: %w", j.Job, "secagg-scale", sec.Scale, "secagg-gamma", sec.Gamma, "secagg-clip", sec.Clip, sec.Sens, dim, err)
-	}
-	// The floors of honest shares: t and t − κ, or the sparse variant's
-	// (fedalgo.SecAgg.Floors: computed here from the job's public K, t,
-	// κ and degree, not received).
-	fl, err := sec.Floors(len(j.Sites))
-	if err != nil {
-		return nil, round.Guarantee{}, err
 	}
 	floor, coll := fl.Floor, fl.Collusion
 	total, err := round.ChargeFloors(g, fedalgo.SumReleases(a, j.Phases, j.Phases), sec.Threshold, sec.Colluders, floor, coll, j.Delta-sec.Fail)
@@ -127,7 +127,7 @@ func (w *Worker) secPhase(ctx context.Context, m *protocol.PhaseStart) []Output 
 	if err != nil {
 		return fail(err)
 	}
-	g, gu, err := secGuarantee(j, a, w.sec, len(vec), m.Phase)
+	g, gu, err := secGuarantee(j, a, w.sec, w.secFloors, len(vec), m.Phase)
 	if err != nil {
 		return fail(err)
 	}
@@ -147,10 +147,7 @@ func (w *Worker) secPhase(ctx context.Context, m *protocol.PhaseStart) []Output 
 	rel := Release{Job: j.Job, Phase: m.Phase, Records: records, Mechanism: fedalgo.MechanismDDG, Sigma: w.sec.SiteSigma(),
 		Sensitivity: w.sec.Sens, Epsilon: gu.Collusion, Delta: j.Delta, Secure: w.cfg.Noise.Secure(),
 		SecAgg: &SecAggCharge{Threshold: gu.Threshold, Colluders: gu.Colluders, Coordinator: gu.Coordinator, Collusion: gu.Collusion, Local: finiteEpsilon(gu.Local)}}
-	fl, err := w.sec.Floors(len(j.Sites))
-	if err != nil {
-		return fail(err)
-	}
+	fl := w.secFloors
 	if w.sec.Degree > 0 {
 		rel.SecAgg.Degree, rel.SecAgg.Floor, rel.SecAgg.CollusionFloor = w.sec.Degree, gu.Floor, gu.CollusionFloor
 	}

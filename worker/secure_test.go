@@ -170,10 +170,7 @@ func driveToMasked(t *testing.T, w *Worker, phase int, keys protocol.Message) []
 		t.Fatal(err)
 	}
 	pub, priv := testSecRoster()
-	fl, err := w.sec.Floors(len(w.job.Sites))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fl := w.secFloors
 	p := round.Params{Federation: "f", Job: w.job.Job, Phase: phase, Sites: w.job.Sites, Threshold: w.sec.Threshold, Degree: w.sec.Degree, Local: fl.Local, Withheld: fl.Withheld, Bits: g.Bits, Dim: g.D, Roster: pub}
 	srv, err := round.NewServer(p, 3)
 	if err != nil {

@@ -208,6 +208,7 @@ type Worker struct {
 	// whose round started (charged) and the running round.
 	sec        *fedalgo.SecAgg // as fedalgo.SiteSecAgg checked it: Δ and δ_f the site's own
 	secDim     int             // the site's vector length (fedalgo.SumReleaser.SiteSumShape)
+	secFloors  fedalgo.Floors  // ℓ, w and the floors of honest shares, from the job's public K, t, κ and degree (secSetup)
 	secStarted map[int]bool
 	// secPending is the charge of the running secure round, written just
 	// before its masked vector leaves (worker/secure.go).
