@@ -98,6 +98,10 @@ type FedSpec struct {
 	// Threshold t (0: secagg's default ⌊2K/3⌋ + 1) and Colluders κ of
 	// secure aggregation.
 	Sites, Records, Threshold, Colluders int
+	// Degree runs secure aggregation's sparse variant (SecAgg+, the job
+	// option secagg-degree; 0: the complete graph): the audited sum then
+	// holds the sparse floor of honest shares, as the sites' charge counts.
+	Degree int
 	// Rounds is the job's rounds for the algorithms that take them (0:
 	// the algorithm's default, or fedAuditRounds').
 	Rounds int
@@ -333,7 +337,10 @@ func (s *FedSpec) defaults() error {
 	if s.Threshold < 0 || s.Colluders < 0 || s.Rounds < 0 || s.Lambda < 0 {
 		return fmt.Errorf("audit: threshold %d, colluders %d, rounds %d and λ = %g must not be negative", s.Threshold, s.Colluders, s.Rounds, s.Lambda)
 	}
-	if !s.SecureAggregation && (s.Threshold != 0 || s.Colluders != 0) {
+	if s.Degree < 0 {
+		return fmt.Errorf("audit: degree %d must not be negative (0: the complete graph)", s.Degree)
+	}
+	if !s.SecureAggregation && (s.Threshold != 0 || s.Colluders != 0 || s.Degree != 0) {
 		return fmt.Errorf("audit: --threshold and --colluders apply to --secure-aggregation only")
 	}
 	if s.Rounds == 0 {
@@ -387,6 +394,9 @@ func planJob(a fedalgo.Algorithm, s FedSpec, B float64, loss string) (*fedJob, e
 		}
 		if s.Colluders > 0 {
 			m[fedalgo.OptSecAggColluders] = float64(s.Colluders)
+		}
+		if s.Degree > 0 {
+			m[fedalgo.OptSecAggDegree] = float64(s.Degree)
 		}
 		spec.Options = protocol.OptionsOf(m)
 	}

@@ -58,6 +58,7 @@ type sumCase struct {
 	stated   float64 // the announced Δ
 	included []fedalgo.SiteInfo
 	rounds   int // secure releases a record takes part in (SumReleases)
+	floors   fedalgo.Floors
 	// tamperCert and honestCert: what the old site check certifies from
 	// the tampered and the honest announcement (TamperSensitivity only).
 	tamperCert, honestCert float64
@@ -81,7 +82,14 @@ func buildSum(a fedalgo.Algorithm, s FedSpec, cfg fedConfig) (*sumCase, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
 	}
-	c := &sumCase{a: a, honest: honest, rounds: fedalgo.SumReleases(a, j.job.Phases, j.job.Phases), sec: honestSec, stated: honestSec.Sens}
+	// The honest shares the sites' charge counts: t − κ, or the sparse
+	// variant's floor (fedalgo.SecAgg.Floors): the audited sum holds
+	// exactly that many.
+	fl, err := honestSec.Floors(len(j.sites))
+	if err != nil {
+		return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
+	}
+	c := &sumCase{a: a, honest: honest, rounds: fedalgo.SumReleases(a, j.job.Phases, j.job.Phases), sec: honestSec, floors: fl, stated: honestSec.Sens}
 	// The site's DDG: built from the announced values, as the worker does
 	// (fedalgo.SecAgg.DDG: dp.NewDDG).
 	site := honest
@@ -98,11 +106,11 @@ func buildSum(a fedalgo.Algorithm, s FedSpec, cfg fedConfig) (*sumCase, error) {
 			return nil, fmt.Errorf("audit: %s: the tampered announcement's DDG: %w", a.Name(), err)
 		}
 		c.stated = p.Sensitivity
-		ch, err := round.Charge(site, c.rounds, honestSec.Threshold, honestSec.Colluders, j.job.Delta-honestSec.Fail)
+		ch, err := round.ChargeFloors(site, c.rounds, honestSec.Threshold, honestSec.Colluders, fl.Floor, fl.Collusion, j.job.Delta-honestSec.Fail)
 		if err != nil {
 			return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
 		}
-		honestCh, err := round.Charge(honest, c.rounds, honestSec.Threshold, honestSec.Colluders, j.job.Delta-honestSec.Fail)
+		honestCh, err := round.ChargeFloors(honest, c.rounds, honestSec.Threshold, honestSec.Colluders, fl.Floor, fl.Collusion, j.job.Delta-honestSec.Fail)
 		if err != nil {
 			return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
 		}
@@ -247,7 +255,7 @@ func auditSum(ctx context.Context, a fedalgo.Algorithm, s FedSpec) (*FedAuditRes
 	}
 	var shares int
 	pilot := func(c *sumCase) (fedTrial, error) {
-		shares = c.sec.Threshold - c.sec.Colluders
+		shares = c.floors.Collusion
 		return c.trial(ctx, 0, seedOf(s.Seed, 1, 0), shares)
 	}
 	c, cfg, err := fedSearch(ctx, fedSearchSpace(s), build, pilot)
@@ -264,9 +272,13 @@ func auditSum(ctx context.Context, a fedalgo.Algorithm, s FedSpec) (*FedAuditRes
 	if err != nil {
 		return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
 	}
-	cert, err := round.Charge(c.honest, c.rounds, sec.Threshold, sec.Colluders, delta)
+	cert, err := round.ChargeFloors(c.honest, c.rounds, sec.Threshold, sec.Colluders, c.floors.Floor, c.floors.Collusion, delta)
 	if err != nil {
 		return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
+	}
+	sumWhat := fmt.Sprintf("the decoded sum of t − κ = %d − %d = %d honest shares per round (%d round(s), %%s)", sec.Threshold, sec.Colluders, shares, c.sides.j.job.Phases)
+	if sec.Degree > 0 {
+		sumWhat = fmt.Sprintf("the decoded sum of SecAgg+'s floor of %d honest shares (degree %d, ℓ = %d, w = %d, t = %d, κ = %d) per round (%d round(s), %%s)", shares, sec.Degree, c.floors.Local, c.floors.Withheld, sec.Threshold, sec.Colluders, c.sides.j.job.Phases)
 	}
 	composition := "sequential: every round reads all the site's records"
 	if c.rounds == 1 && c.sides.j.job.Phases > 1 {
@@ -278,7 +290,7 @@ func auditSum(ctx context.Context, a fedalgo.Algorithm, s FedSpec) (*FedAuditRes
 		shares            int
 		eps               float64
 	}{
-		{ViewSecAggSum, fmt.Sprintf("the decoded sum of t − κ = %d − %d = %d honest shares per round (%d round(s), %s)", sec.Threshold, sec.Colluders, shares, c.sides.j.job.Phases, composition),
+		{ViewSecAggSum, fmt.Sprintf(sumWhat, composition),
 			fmt.Sprintf("the job's ε; the honest plan's DDG certifies %.6g with %d honest shares (round.Charge)", cert.Collusion, shares), shares, s.Epsilon},
 		{ViewOneShare, fmt.Sprintf("the audited site's encoding alone, decoded (%d round(s))", c.sides.j.job.Phases),
 			"the local-only guarantee of the honest plan's DDG: dp.DDG.Epsilon with n = 1 share", 1, local},

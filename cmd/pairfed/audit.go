@@ -77,6 +77,7 @@ Example:
 			&cli.IntFlag{Name: "records", Usage: "federated: records per site", DefaultText: "8"},
 			&cli.IntFlag{Name: "threshold", Usage: "federated, secure aggregation: threshold t", DefaultText: "⌊2K/3⌋ + 1"},
 			&cli.IntFlag{Name: "colluders", Usage: "federated, secure aggregation: κ sites colluding with the coordinator"},
+			&cli.IntFlag{Name: "degree", Usage: "federated, secure aggregation: SecAgg+'s expected degree (the audited sum holds its floor of honest shares); 0: the complete graph"},
 			&cli.IntFlag{Name: "rounds", Usage: "federated: the job's rounds where the algorithm takes them", DefaultText: "the algorithm's own"},
 			&cli.StringFlag{Name: "local-algo", Usage: "federated: fed-oneshot's local algorithm (default dpegd)"},
 			&cli.StringFlag{Name: "tamper", Usage: "federated, secure aggregation: \"sensitivity\" replays a coordinator that divides the announced DDG sensitivity and γ by 1000"},
@@ -104,7 +105,7 @@ Example:
 			if !c.IsSet("epsilon") {
 				return fmt.Errorf("audit: give --epsilon, the claimed ε")
 			}
-			for _, f := range []string{"secure-aggregation", "sites", "records", "threshold", "colluders", "rounds", "local-algo", "tamper"} {
+			for _, f := range []string{"secure-aggregation", "sites", "records", "threshold", "colluders", "degree", "rounds", "local-algo", "tamper"} {
 				if c.IsSet(f) {
 					return fmt.Errorf("audit: --%s applies to federated algorithms (fed-…); %s is a single-site algorithm", f, c.String("algo"))
 				}
@@ -164,7 +165,7 @@ Example:
 // fedSpec is the federated audit the flags ask for.
 func fedSpec(c *cli.Context) audit.FedSpec {
 	return audit.FedSpec{Algo: c.String("algo"), LocalAlgo: c.String("local-algo"), SecureAggregation: c.Bool("secure-aggregation"),
-		Sites: c.Int("sites"), Records: c.Int("records"), Threshold: c.Int("threshold"), Colluders: c.Int("colluders"), Rounds: c.Int("rounds"),
+		Sites: c.Int("sites"), Records: c.Int("records"), Threshold: c.Int("threshold"), Colluders: c.Int("colluders"), Degree: c.Int("degree"), Rounds: c.Int("rounds"),
 		Lambda: c.Float64("lambda"), Epsilon: fedEpsilon(c), Delta: c.Float64("delta"), DeltaSet: c.IsSet("delta"), R: c.Float64("radius"),
 		Trials: c.Int("trials"), Seed: c.Uint64("seed"), NoiseScale: c.Float64("noise-scale"), Confidence: c.Float64("confidence"), Tamper: c.String("tamper")}
 }
