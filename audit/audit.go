@@ -182,6 +182,17 @@ func Audit(ctx context.Context, spec AuditSpec) (*AuditResult, error) {
 	if !slices.Contains(a.Tasks, spec.task()) {
 		return nil, fmt.Errorf("audit: %s does not support task %s (it supports %v)", a.Name, spec.task(), a.Tasks)
 	}
+	if a.NoiseInObjective {
+		// Its noise is a secret input of the objective it minimizes, not a
+		// release: the white-box audit, which reads every noise draw,
+		// would read the secret itself. Only the final model is audited.
+		switch spec.Mode {
+		case "":
+			spec.Mode = BlackBox
+		case WhiteBox:
+			return nil, fmt.Errorf("audit: %s adds its noise inside the objective it minimizes (nothing is released before the model), so the white-box audit does not apply; use --mode blackbox", a.Name)
+		}
+	}
 	switch spec.Mode {
 	case "", WhiteBox:
 		if spec.Data != nil {

@@ -47,7 +47,9 @@ func whiteBoxRespects(t *testing.T, pick func(task, name string) bool) {
 		trials int
 	}{{"auc", 1000}, {"metric", 300}} {
 		for _, a := range pairwise.Algorithms() {
-			if !a.Private || !slices.Contains(a.Tasks, pairwise.Task(task.name)) || !pick(task.name, a.Name) {
+			// NoiseInObjective algorithms are audited black-box
+			// (TestBlackBoxObjectivePerturbation).
+			if !a.Private || a.NoiseInObjective || !slices.Contains(a.Tasks, pairwise.Task(task.name)) || !pick(task.name, a.Name) {
 				continue
 			}
 			t.Run(task.name+"/"+a.Name, func(t *testing.T) {
@@ -513,6 +515,34 @@ func TestBlackBoxCatchesTenfoldTooLittleNoise(t *testing.T) {
 	}
 	if res.EpsilonLowerBound <= 1 {
 		t.Fatalf("black-box with σ/10: ε_lb = %.3f, want > 1", res.EpsilonLowerBound)
+	}
+}
+
+// dp-objpert's noise is an input of the objective it minimizes, so it is
+// audited black-box (the default for it; whitebox is refused): consistent
+// at its own noise, caught at a tenth of it. At ×1 the bound is the
+// audit's own (ε_lb ≤ ε except with probability ≤ 1 − Confidence = 10⁻³);
+// at ×0.1 the canary moves the model along e₁ by ≈ 2/(Λ + curvature),
+// ten times the noise, and 1000 trials per side resolve ε_lb > 1.
+func TestBlackBoxObjectivePerturbation(t *testing.T) {
+	if _, err := Audit(context.Background(), AuditSpec{Algo: "dp-objpert", Mode: WhiteBox, Epsilon: 1, Trials: 100}); err == nil || !strings.Contains(err.Error(), "--mode blackbox") {
+		t.Fatalf("white-box audit of dp-objpert: err = %v, want a refusal naming --mode blackbox", err)
+	}
+	for _, c := range []struct {
+		scale  float64
+		caught bool
+	}{{1, false}, {0.1, true}} {
+		res, err := Audit(context.Background(), AuditSpec{Algo: "dp-objpert", Epsilon: 1, Trials: 1000, Seed: 3, NoiseScale: c.scale, Confidence: 0.999})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("noise ×%g: ε_lb = %.3f (FPR %.3f, FNR %.3f)", c.scale, res.EpsilonLowerBound, res.FPR, res.FNR)
+		if res.Mode != BlackBox {
+			t.Errorf("mode %q, want the default for dp-objpert, blackbox", res.Mode)
+		}
+		if caught := res.EpsilonLowerBound > 1; caught != c.caught {
+			t.Errorf("noise ×%g: ε_lb = %.3f, want caught = %v", c.scale, res.EpsilonLowerBound, c.caught)
+		}
 	}
 }
 

@@ -278,8 +278,8 @@ func TestGaussianDPAndTuneProperties(t *testing.T) {
 			maxDim[a.Name] = a.MaxDim
 		}
 	}
-	if want := map[string]int{"dp-lda": 2000, "dp-ssp": 2000}; !maps.Equal(maxDim, want) {
-		t.Errorf("MaxDim %v, want %v (the second-moment releases)", maxDim, want)
+	if want := map[string]int{"dp-lda": 2000, "dp-ssp": 2000, "dp-objpert": 2000}; !maps.Equal(maxDim, want) {
+		t.Errorf("MaxDim %v, want %v (the second-moment releases, and dp-objpert's Newton system)", maxDim, want)
 	}
 	wantGDP := map[string]bool{"dp-ssp-mean": true, "dp-ssp": true, "dp-lda": true, "dp-gd": true, "dp-gd-grad": true, "dp-pair-gd": true}
 	wantTune := map[string]string{"dp-lda": "square", "dp-ssp-mean": "square", "dp-ssp": "square", "dp-gd": "hinge", "dp-pair-gd": "logistic"}

@@ -60,6 +60,12 @@ type Algorithm struct {
 	// candidate ("" = not a candidate; only GaussianDP algorithms can be:
 	// the selection theorem accounts μ-GDP runs).
 	TuneLoss string
+	// NoiseInObjective marks private algorithms whose noise is a secret
+	// input of the computation rather than a release (objective
+	// perturbation: the noise enters the objective that is then
+	// minimized). The white-box audit, which sees every noise draw, does
+	// not model them; package audit audits them black-box.
+	NoiseInObjective bool
 	// CentresPrivately marks algorithms that locate the records' centre
 	// and spread themselves (under DP) and clip around them: they want
 	// bounds-scaled records by the linear map (--bounds-norm divide), not
