@@ -127,28 +127,6 @@ func LDAPlan(d int) dp.GaussianPlan {
 		Dim: max(d, k), Coordinates: int64(d + k)}
 }
 
-// LDACentreVector returns Σ x_i/R₀ over ds, release A's exact vector.
-func LDACentreVector(ds *pairwise.Dataset, R0 float64) []float64 {
-	v := make([]float64, ds.D)
-	for i := 0; i < ds.N; i++ {
-		ds.AddScaled(v, i, 1/R0)
-	}
-	return v
-}
-
-// LDACentre returns ĉ = R₀·v/n clamped into the R₀-ball, from a (noisy,
-// possibly summed over sites) release A vector of n records.
-func LDACentre(v []float64, n, R0 float64) []float64 {
-	c := make([]float64, len(v))
-	for j := range c {
-		c[j] = v[j] * R0 / n
-	}
-	if nc := pairwise.Norm2(c); nc > R0 {
-		pairwise.Scale(R0/nc, c)
-	}
-	return c
-}
-
 func init() {
 	ldaAlg.Run = func(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConfig, rng *rand.Rand) (*pairwise.Result, error) {
 		return runLDA(ctx, obj, cfg)

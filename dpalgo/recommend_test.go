@@ -35,7 +35,13 @@ func TestRecommendPrivateRule(t *testing.T) {
 		{"many features, large n, square asked", pairwise.TaskAUC, 20000, 3000, "square", "dp-ssp-mean", "square"},
 		// issue 25's letter and web pages: dp-lda, not the previous rule's
 		// dp-pair-sgd, from n = 10 000 when no loss is asked for.
-		{"large n", pairwise.TaskAUC, RecommendLargeN, 22, "", "dp-lda", "square"},
+		{"large n", pairwise.TaskAUC, 3000, 22, "", "dp-lda", "square"},
+		// Large enough that the minority count per parameter could reach
+		// SelectThreshold (μ(n/2)/(d + 1) = 68 here): dp-select, whose
+		// noisy count picks dp-objpert or dp-lda.
+		{"large n, classes could be enough for the logistic model", pairwise.TaskAUC, RecommendLargeN, 22, "", "dp-select", "logistic"},
+		// ... unless dp-objpert's Newton steps would cost too much.
+		{"large n, too costly for dp-objpert", pairwise.TaskAUC, 100000, 200, "", "dp-lda", "square"},
 		{"large n, hinge asked", pairwise.TaskAUC, 50000, 22, "hinge", "dp-pair-sgd", "hinge"},
 		{"large n, logistic asked", pairwise.TaskAUC, 50000, 22, "logistic", "dp-pair-sgd", "logistic"},
 		{"large n, square asked", pairwise.TaskAUC, 50000, 22, "square", "dp-lda", "square"},
@@ -71,22 +77,27 @@ func TestRecommendCentreIsDerived(t *testing.T) {
 	}
 }
 
-// The score grows with ε (μ grows), so a larger budget can only move the
-// choice from dp-ssp-mean to dp-lda, never back.
+// The scores grow with ε (μ grows), so a larger budget can only move the
+// choice from dp-ssp-mean to dp-lda to dp-select, never back.
 func TestRecommendPrivateMonotoneInEpsilon(t *testing.T) {
-	prev := ""
-	for _, eps := range []float64{0.1, 0.25, 0.5, 1, 2, 5, 10} {
-		r, err := RecommendPrivate(pairwise.TaskAUC, 400, 8, eps, 1e-4, "")
-		if err != nil {
-			t.Fatal(err)
+	rank := map[string]int{"dp-ssp-mean": 0, "dp-lda": 1, "dp-select": 2}
+	for _, n := range []int{400, 4000} {
+		prev, seen := -1, map[string]bool{}
+		for _, eps := range []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10} {
+			r, err := RecommendPrivate(pairwise.TaskAUC, n, 8, eps, 1e-4, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, ok := rank[r.Algo]
+			if !ok || k < prev {
+				t.Fatalf("n = %d, ε = %g: %s after rank %d", n, eps, r.Algo, prev)
+			}
+			prev = k
+			seen[r.Algo] = true
 		}
-		if prev == "dp-lda" && r.Algo != "dp-lda" {
-			t.Fatalf("ε = %g: back to %s after dp-lda", eps, r.Algo)
+		if len(seen) < 2 {
+			t.Errorf("n = %d: the rule never changed its pick over ε (%v): the test does not exercise the thresholds", n, seen)
 		}
-		prev = r.Algo
-	}
-	if prev != "dp-lda" {
-		t.Fatalf("at ε = 10, n = 400, d = 8 the rule still picks %s", prev)
 	}
 }
 
@@ -128,7 +139,7 @@ func TestRecommendFederated(t *testing.T) {
 		{"ssp registered, hinge asked, large sites", with, pairwise.TaskAUC, 20000, "hinge", "fed-oneshot", "dp-pair-sgd"},
 		{"not registered, small sites", base, pairwise.TaskAUC, 150, "", "fed-oneshot", "dp-lda"},
 		{"not registered, unknown sites", base, pairwise.TaskAUC, 0, "", "fed-oneshot", "dp-ssp-mean"},
-		{"not registered, large sites", base, pairwise.TaskAUC, 20000, "", "fed-oneshot", "dp-lda"},
+		{"not registered, large sites", base, pairwise.TaskAUC, 20000, "", "fed-oneshot", "dp-select"},
 		{"not registered, large sites, hinge asked", base, pairwise.TaskAUC, 20000, "hinge", "fed-oneshot", "dp-pair-sgd"},
 		{"metric", with, pairwise.TaskMetric, 150, "", "fed-oneshot", "dp-gd"},
 		{"lda registered", plus("fed-dp-lda", "fed-dp-ssp-mean"), pairwise.TaskAUC, 150, "", "fed-dp-lda", ""},

@@ -278,7 +278,7 @@ func TestGaussianDPAndTuneProperties(t *testing.T) {
 			maxDim[a.Name] = a.MaxDim
 		}
 	}
-	if want := map[string]int{"dp-lda": 2000, "dp-ssp": 2000, "dp-objpert": 2000}; !maps.Equal(maxDim, want) {
+	if want := map[string]int{"dp-lda": 2000, "dp-ssp": 2000, "dp-objpert": 2000, "dp-select": 2000}; !maps.Equal(maxDim, want) {
 		t.Errorf("MaxDim %v, want %v (the second-moment releases, and dp-objpert's Newton system)", maxDim, want)
 	}
 	wantGDP := map[string]bool{"dp-ssp-mean": true, "dp-ssp": true, "dp-lda": true, "dp-gd": true, "dp-gd-grad": true, "dp-pair-gd": true}

@@ -1,6 +1,6 @@
 // Command privbench measures private AUC against ε (issue 12, scope 5):
 // every private AUC algorithm of pairfed — the papers' ones as they are
-// implemented on this branch and the new ones (dp-ssp, dp-ssp-mean, dp-gd,
+// implemented on this branch and the new ones (dp-ssp, dp-ssp-mean, dp-gd, dp-objpert,
 // dp-pair-sgd, dp-lda, dp-pair-gd) — at ε ∈ {0.1, 0.25, 0.5, 1, 2, 5}, beside the non-private
 // ceiling (sgd-prev, η and B by 3-fold CV on the training split) and the
 // class-mean-difference floor (the non-private ranker w = μ₊ − μ₋, run as
@@ -141,6 +141,7 @@ var algos = []algo{
 	{name: baselineName, loss: "hinge", baseline: true},
 	{name: baselineName1, loss: "hinge", baseline: true},
 	{name: "dp-lda", loss: "square"},
+	{name: "dp-objpert", loss: "logistic"},
 	{name: "dp-ssp", loss: "square"},
 	{name: "dp-ssp-mean", loss: "square"},
 	{name: "dp-gd", loss: "hinge"},

@@ -106,6 +106,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -147,6 +148,8 @@ var allCandidates = []candidate{
 	{"dp-pair-sgd", "hinge", 0},
 	{"dp-gd", "hinge", 0},
 	{"dp-pair-gd", "logistic", 5},
+	{"dp-objpert", "logistic", 6},
+	{"dp-select", "logistic", 7},
 }
 
 type result struct {
@@ -185,6 +188,8 @@ func main() {
 	out := flag.String("out", "", "markdown output file (default stdout)")
 	raw := flag.String("raw", "", "also write the per-cell means as JSON to this file")
 	from := flag.String("from", "", "report from a -raw file instead of running (the rule as compiled now)")
+	spos := flag.Bool("objpert", false, "with -from: the table of dp-objpert − dp-lda against s₊ = μ·min(n₊, n₋)/(d + 1) over the cells that have both (dpalgo/private_select.go's threshold)")
+	add := flag.String("add", "", "with -from: -raw files of more candidates (e.g. dp-select over the re-run blocks) merged after -replace (mergeCells)")
 	replace := flag.String("replace", "", "with -from: -raw files whose cells replace the cells of the same n, d, π₊, ε and target (the same draws with more runs: replaceCells)")
 	failing := flag.Bool("failing", false, "with -from: the failing-cells report (failing.go) instead of the regret report")
 	perms := flag.Int("failing-perms", 1000, "with -failing: label shuffles per cell for the null miss probability")
@@ -235,6 +240,33 @@ func main() {
 				all = replaceCells(all, saved.Results)
 				args = append(args, saved.Args)
 			}
+		}
+		if *add != "" {
+			for _, file := range strings.Split(*add, ",") {
+				b, err := os.ReadFile(file)
+				if err != nil {
+					log.Fatal(err)
+				}
+				var saved struct {
+					Args    string
+					Algos   []string
+					Results []result
+				}
+				if err := json.Unmarshal(b, &saved); err != nil {
+					log.Fatal(err)
+				}
+				for _, a := range saved.Algos {
+					if !slices.ContainsFunc(cands, func(c candidate) bool { return c.name == a }) {
+						cands = append(cands, candidate{name: a})
+					}
+				}
+				all = mergeCells(all, saved.Results)
+				args = append(args, saved.Args)
+			}
+		}
+		if *spos {
+			objpertTable(os.Stdout, all, "go run ./scripts/regret "+strings.Join(os.Args[1:], " "))
+			return
 		}
 		if *failing {
 			w := io.Writer(os.Stdout)
@@ -524,6 +556,14 @@ func runShape(n, d int, pos, target float64, epss []float64, cands []candidate, 
 				if why := skip(c); why != "" {
 					out[e].Skipped[c.name] = why
 					continue
+				}
+				if c.name == "dp-select" {
+					// Run where the rule picks it only (its other
+					// cells are dp-lda's: the rule never reaches it).
+					if rec, err := dpalgo.RecommendPrivate(pairwise.TaskAUC, n, d, eps, delta, ""); err != nil || rec.Algo != "dp-select" {
+						out[e].Skipped[c.name] = "not the rule's pick here"
+						continue
+					}
 				}
 				ni := uint64(ai)
 				if c.noise != 0 {
@@ -945,4 +985,34 @@ func floats(s string) []float64 {
 		out = append(out, v)
 	}
 	return out
+}
+
+// objpertTable prints, for every cell with dp-objpert and dp-lda columns
+// of the same runs, s₊ = μ·min(n₊, n₋)/(d + 1) (μ of the cell's (ε, δ),
+// n₊ the training positives) and the paired difference dp-objpert −
+// dp-lda, sorted by s₊: the evidence for dp-select's threshold.
+func objpertTable(w io.Writer, all []result, cmd string) {
+	type row struct {
+		s    float64
+		r    result
+		m, e float64
+	}
+	var rows []row
+	for _, r := range all {
+		o, l := r.AUC["dp-objpert"], r.AUC["dp-lda"]
+		if len(o) < 2 || len(o) != len(l) {
+			continue
+		}
+		rec, err := dpalgo.RecommendPrivate(pairwise.TaskAUC, r.N, r.D, r.Eps, dp.DefaultDelta(r.N), "")
+		if err != nil {
+			log.Fatal(err)
+		}
+		nPos := max(2, int(math.Round(r.Pos*float64(r.N))))
+		rows = append(rows, row{dpalgo.SelectScore(rec.Mu, float64(nPos), r.N, r.D), r, mean(o) - mean(l), pairedSE(l, o)})
+	}
+	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(a.s, b.s) })
+	fmt.Fprintf(w, "```\n%s\n```\n\n| s₊ = μ·min(n₊, n₋)/(d + 1) | n | d | π₊ | ε | runs | dp-lda | dp-objpert | dp-objpert − dp-lda (paired) |\n|---|---|---|---|---|---|---|---|---|\n", cmd)
+	for _, x := range rows {
+		fmt.Fprintf(w, "| %.1f | %d | %d | %g | %g | %d | %.4f | %.4f | %+.4f ± %.4f |\n", x.s, x.r.N, x.r.D, x.r.Pos, x.r.Eps, len(x.r.AUC["dp-lda"]), mean(x.r.AUC["dp-lda"]), mean(x.r.AUC["dp-objpert"]), x.m, x.e)
+	}
 }
