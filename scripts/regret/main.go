@@ -71,6 +71,18 @@
 // -from FILE[,FILE…] re-makes a report from -raw files with the rule as
 // compiled now (the rule is not part of the measurement).
 //
+// dp-select (the rule's large-data branch since 2026-11-29) runs only
+// where the rule picks it ("not the rule's pick here" elsewhere); it was
+// run over each re-run block with that block's flags and `-algos
+// dp-select` (the commands head docs/results/regret-select.md), and -add
+// merges those columns after -replace:
+//
+//	go run ./scripts/regret -from <the five grids> -replace <the eight re-run files> -add <the eight regret-select-*.json> -out docs/results/regret-select.md
+//
+// -objpert prints dp-objpert − dp-lda against s₊ = μ·min(n₊, n₋)/(d + 1)
+// for the cells that have both (dp-select's threshold; the commands head
+// docs/results/regret-objpert.md).
+//
 // -replace FILE[,FILE…] (with -from) swaps in cells re-measured with more
 // runs (replaceCells: the same draws, extended). Every cell of the four
 // cheap blocks — n = 100 and n = 256 (d ≤ 256) at 40 runs, n = 1000 and
@@ -201,20 +213,8 @@ func main() {
 		var cands []candidate
 		var args []string
 		runs := 0
-		for _, file := range strings.Split(*from, ",") {
-			b, err := os.ReadFile(file)
-			if err != nil {
-				log.Fatal(err)
-			}
-			var saved struct {
-				Args    string
-				Runs    int
-				Algos   []string
-				Results []result
-			}
-			if err := json.Unmarshal(b, &saved); err != nil {
-				log.Fatal(err)
-			}
+		merge := func(file string) {
+			saved := loadRaw(file)
 			for _, a := range saved.Algos {
 				if !slices.ContainsFunc(cands, func(c candidate) bool { return c.name == a }) {
 					cands = append(cands, candidate{name: a})
@@ -224,44 +224,19 @@ func main() {
 			args = append(args, saved.Args)
 			runs = max(runs, saved.Runs)
 		}
+		for _, file := range strings.Split(*from, ",") {
+			merge(file)
+		}
 		if *replace != "" {
 			for _, file := range strings.Split(*replace, ",") {
-				b, err := os.ReadFile(file)
-				if err != nil {
-					log.Fatal(err)
-				}
-				var saved struct {
-					Args    string
-					Results []result
-				}
-				if err := json.Unmarshal(b, &saved); err != nil {
-					log.Fatal(err)
-				}
+				saved := loadRaw(file)
 				all = replaceCells(all, saved.Results)
 				args = append(args, saved.Args)
 			}
 		}
 		if *add != "" {
 			for _, file := range strings.Split(*add, ",") {
-				b, err := os.ReadFile(file)
-				if err != nil {
-					log.Fatal(err)
-				}
-				var saved struct {
-					Args    string
-					Algos   []string
-					Results []result
-				}
-				if err := json.Unmarshal(b, &saved); err != nil {
-					log.Fatal(err)
-				}
-				for _, a := range saved.Algos {
-					if !slices.ContainsFunc(cands, func(c candidate) bool { return c.name == a }) {
-						cands = append(cands, candidate{name: a})
-					}
-				}
-				all = mergeCells(all, saved.Results)
-				args = append(args, saved.Args)
+				merge(file)
 			}
 		}
 		if *spos {
@@ -1015,4 +990,26 @@ func objpertTable(w io.Writer, all []result, cmd string) {
 	for _, x := range rows {
 		fmt.Fprintf(w, "| %.1f | %d | %d | %g | %g | %d | %.4f | %.4f | %+.4f ± %.4f |\n", x.s, x.r.N, x.r.D, x.r.Pos, x.r.Eps, len(x.r.AUC["dp-lda"]), mean(x.r.AUC["dp-lda"]), mean(x.r.AUC["dp-objpert"]), x.m, x.e)
 	}
+}
+
+// rawFile is a -raw file: the command's flags, its runs per cell, its
+// candidates and its cells.
+type rawFile struct {
+	Args    string
+	Runs    int
+	Algos   []string
+	Results []result
+}
+
+// loadRaw reads a -raw file or stops the command with the reason.
+func loadRaw(file string) rawFile {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var saved rawFile
+	if err := json.Unmarshal(b, &saved); err != nil {
+		log.Fatal(err)
+	}
+	return saved
 }
