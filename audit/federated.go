@@ -274,6 +274,14 @@ func AuditFederated(ctx context.Context, s FedSpec) (*FedAuditResult, error) {
 	if err := s.defaults(); err != nil {
 		return nil, err
 	}
+	if s.LocalAlgo != "" {
+		// The federated audit reads every noise draw of a site's run; a
+		// local algorithm whose noise is a secret input of its objective
+		// (dp-objpert, dp-select) is audited on its final model alone.
+		if la, err := pairwise.Lookup(s.LocalAlgo); err == nil && la.NoiseInObjective {
+			return nil, fmt.Errorf("audit: %s adds its noise inside the objective it minimizes, which the federated audit (it reads every noise draw of a site) does not model; audit it single-site: pairfed audit --algo %s --mode blackbox", s.LocalAlgo, s.LocalAlgo)
+		}
+	}
 	if s.Tamper != "" {
 		if s.Tamper != TamperSensitivity {
 			return nil, fmt.Errorf("audit: unknown tampering %q (%s: the announced DDG sensitivity and γ divided by %d)", s.Tamper, TamperSensitivity, TamperFactor)

@@ -467,3 +467,14 @@ func TestFederatedAuditSparseSecAgg(t *testing.T) {
 		t.Fatal("degree −1 accepted")
 	}
 }
+
+// A fed-oneshot audit with a local algorithm whose noise sits inside its
+// objective is refused with the single-site black-box audit named.
+func TestFedAuditRefusesNoiseInObjective(t *testing.T) {
+	for _, local := range []string{"dp-objpert", "dp-select"} {
+		_, err := AuditFederated(context.Background(), FedSpec{Algo: "fed-oneshot", LocalAlgo: local, Epsilon: 1, Trials: 20})
+		if err == nil || !strings.Contains(err.Error(), "--mode blackbox") {
+			t.Errorf("%s: err = %v, want a refusal naming the black-box audit", local, err)
+		}
+	}
+}
