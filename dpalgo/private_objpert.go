@@ -27,7 +27,7 @@ import (
 // Gaussian release. On data where the logistic model fits better than the
 // Fisher discriminant and n is large (ijcnn1, a9a) it is the most accurate
 // private linear model pairfed has (docs/results/regret-failing.md,
-// "Objective perturbation").
+// "dp-objpert and dp-select").
 //
 // # Mechanism
 //
@@ -71,9 +71,10 @@ import (
 // p_D(θ) = f(−∇F_D(θ))·det ∇²F_D(θ). For D' replacing record k (z, y) by
 // (z', y'): ∇F_{D'} = ∇F_D + ∇ℓ'(θ) − ∇ℓ(θ), where ∇ℓ = c·z with
 // c = −yσ(−yθᵀz) ∈ (−1, 1) — so the shift s = b_{D'} − b_D = c'z' − cz —
-// and ∇²F_D = H₀ + ℓ”·zzᵀ with H₀ ⪰ ΛI the Hessian without record k and
-// 0 ≤ ℓ” ≤ β = 1/4: the determinant ratio
-// (1 + ℓ”zᵀH₀⁻¹z)/(1 + ℓ”'z'ᵀH₀⁻¹z') lies in [1/(1 + β/Λ), 1 + β/Λ].
+// and ∇²F_D = H₀ + a·zzᵀ with H₀ ⪰ ΛI the Hessian without record k and
+// a ∈ [0, β] its loss's second derivative (β = 1/4): with a' that of
+// (z', y'), the determinant ratio (1 + a·zᵀH₀⁻¹z)/(1 + a'·z'ᵀH₀⁻¹z') lies
+// in [1/(1 + β/Λ), 1 + β/Λ] (‖z‖, ‖z'‖ ≤ 1).
 //
 // 2. The privacy loss at θ, with b = b_D(θ) ~ the noise law under D:
 // L = [‖b + s‖² − ‖b‖²]/(2σ²) ± ln det-ratio (for a continuous N(0, σ²I)
@@ -87,7 +88,7 @@ import (
 // 3. δ. δ(ε) = E[(1 − e^{ε−L})₊] = ∫_ε^∞ e^{ε−v} P(L > v) dv, so a bound on
 // the tail P(L > v) for v ≥ ε gives δ. With w = 2σ²(v − ε_J),
 // P(L > v) ≤ h_w(a²) + h_w(b²), h_w(t) = 2Q((w − t)/(2σ√t)) (h_w(0) = 0).
-// h_w” = 2φ(k)(k k'² − k”) with k(t) = (w − t)/(2σ√t), which is ≥ 0 iff
+// h_w” = 2φ(k)(k·k'² − k”) with k(t) = (w − t)/(2σ√t), which is ≥ 0 iff
 // (w − t)(w + t)² ≥ 4σ²t(3w + t); for t ≤ 4 it suffices that
 // (w − 4)w² ≥ 16σ²(3w + 4) (dp.ObjPertConvex checks it for every
 // w ≥ w₀ = 2σ²(ε − ε_J)). A convex h_w with h_w(0) = 0 has
@@ -112,8 +113,9 @@ import (
 // ‖h(D, θ*) − h(D', θ*)‖ ≤ 2r. θ_out = θ* + (h + Z) is post-processing of
 // (θ*, h + Z), the adaptive composition of the ideal mechanism and a
 // Gaussian mechanism of sensitivity 2r (its (ε₂, δ₂) by calibrateSnapped):
-// with release A, (ε_A + ε₁ + ε₂, δ_A + δ₁ + δ₂) = (ε, δ). (Iyengar et al. 2019's approximate minima
-// perturbation, with the grid's U absorbed in the same slack.)
+// with release A, (ε_A + ε₁ + ε₂, δ_A + δ₁ + δ₂) = (ε, δ). (Iyengar et
+// al. 2019's approximate minima perturbation, with the grid's U absorbed
+// in the same slack.)
 //
 // If the solver cannot certify γ, the run stops with an error before any
 // release — an event that would depend on the data, so the margin matters.
@@ -131,8 +133,8 @@ import (
 // ε ≈ 2.4 on, where ε_J = ln(5/4) is then less than a tenth): the Jacobian
 // term costs at most a tenth of the budget, and Λ is a ridge that is
 // negligible against n·Var(z) for the n where this mechanism is useful
-// and keeps ‖θ‖ moderate (below). The output noise's
-// share (1 %) and γ make σ₂ ≈ 10⁻³–10⁻² of the perturbation's own noise in θ.
+// and keeps ‖θ‖ moderate (above). The output noise's share (1 %) and γ
+// make σ₂ ≈ 10⁻³–10⁻² of the perturbation's own noise in θ.
 //
 // # When it is the default
 //
