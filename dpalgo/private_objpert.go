@@ -88,7 +88,7 @@ import (
 // 3. δ. δ(ε) = E[(1 − e^{ε−L})₊] = ∫_ε^∞ e^{ε−v} P(L > v) dv, so a bound on
 // the tail P(L > v) for v ≥ ε gives δ. With w = 2σ²(v − ε_J),
 // P(L > v) ≤ h_w(a²) + h_w(b²), h_w(t) = 2Q((w − t)/(2σ√t)) (h_w(0) = 0).
-// h_w” = 2φ(k)(k·k'² − k”) with k(t) = (w − t)/(2σ√t), which is ≥ 0 iff
+// h_w″ = 2φ(k)(k·k′² − k″) with k(t) = (w − t)/(2σ√t), which is ≥ 0 iff
 // (w − t)(w + t)² ≥ 4σ²t(3w + t); for t ≤ 4 it suffices that
 // (w − 4)w² ≥ 16σ²(3w + 4) (dp.ObjPertConvex checks it for every
 // w ≥ w₀ = 2σ²(ε − ε_J)). A convex h_w with h_w(0) = 0 has
