@@ -163,10 +163,11 @@ type lazySparse struct {
 	weight float64 // the general loop's averaging weight
 
 	// AvgPaper: the last update was at step lastUpd, w_t = c·(w_{t−1} +
-	// a(x_i − x_j)) with (i, j, a) = (ui, uj, ua) and c = 1/rho (the
-	// projection's factor, 1 without), so w_{t−1} = rho·w_t − a(x_i − x_j).
+	// a(x_i − x_j)) with (i, j, a) = (ui, uj, ua) and c = pc (the
+	// projection's factor, 1 without), so w_{t−1} = rho·w_t − a(x_i − x_j)
+	// with rho = 1/pc (the division done by Output, not at every update).
 	lastUpd int
-	rho     float64
+	pc      float64
 	ui, uj  int
 	ua      float64
 
@@ -453,12 +454,13 @@ func (z *lazySparse) sweep() {
 }
 
 // addRow does v += b·x_i on row i's coordinates, first folding each one's
-// running sum into S_k (sums), and keeps n2 (+ n2c) and eb (ball): the
-// row's change of ‖v‖² is summed in two lanes, then added to n2 by TwoSum
-// with the rounding error carried in n2c (Neumaier), so that the error
-// bound grows with the squares touched, not with n2 at every touch. One
-// pass per row; the four variants keep the flags out of the loop.
-func (z *lazySparse) addRow(i int, b float64) {
+// running sum into S_k (sums), and returns (ball) the row's change d of
+// ‖v‖², summed in two lanes, and the bound g on its rounding error: update
+// adds d to n2 by TwoSum with the rounding error carried in n2c
+// (Neumaier), so that the error bound grows with the squares touched, not
+// with n2 at every touch. One pass per row; the four variants keep the
+// flags out of the loop.
+func (z *lazySparse) addRow(i int, b float64) (d, g float64) {
 	s := z.f.data
 	lo, hi := s.Ptr[i], s.Ptr[i+1]
 	idx, val := s.Idx[lo:hi], s.Val[lo:hi]
@@ -473,12 +475,12 @@ func (z *lazySparse) addRow(i int, b float64) {
 				p.st = clock
 				p.v += b * val[k]
 			}
-			return
+			return 0, 0
 		}
 		for k, c := range idx {
 			v[c] += b * val[k]
 		}
-		return
+		return 0, 0
 	}
 	var d0, d1, e0, e1 float64
 	if z.sums {
@@ -540,15 +542,9 @@ func (z *lazySparse) addRow(i int, b float64) {
 			e0 += o2 + w2
 		}
 	}
-	d := d0 + d1
-	// TwoSum(n2, d): t + err = n2 + d exactly
-	t := z.n2 + d
-	bb := t - z.n2
-	z.n2c += (z.n2 - (t - bb)) + (d - bb)
-	z.n2 = t
 	// each square and difference rounded once, the row's sum of m terms
 	// with ≤ m roundings (Higham §4.2): γ_{m+3}·Σ(old² + new²)
-	z.eb += float64(len(idx)+4) * 0x1p-53 * (e0 + e1) * (1 + 0x1p-40)
+	return d0 + d1, float64(len(idx)+4) * 0x1p-53 * (e0 + e1) * (1 + 0x1p-40)
 }
 
 // sparseDotVS is sparseDot(s, i, v) with v_k read from vs: the same sum.
@@ -569,16 +565,31 @@ func (z *lazySparse) update(t, i, j int, a float64) {
 		z.advance(t - 1)
 	}
 	if z.paper {
-		z.lastUpd, z.rho, z.ui, z.uj, z.ua = t, 1, i, j, a
+		z.lastUpd, z.pc, z.ui, z.uj, z.ua = t, 1, i, j, a
 	}
 	b := a / z.alpha // α = 1: b = a exactly
-	z.addRow(i, b)
-	z.addRow(j, -b)
+	di, gi := z.addRow(i, b)
+	dj, gj := z.addRow(j, -b)
 	if !z.ball {
 		return
 	}
+	// each row's change d of ‖v‖² added to n2 by TwoSum(n2, d) (t +
+	// err = n2 + d exactly), the error carried in n2c (Neumaier), in
+	// registers; eb grows by the rows' bounds g
+	n2, n2c := z.n2, z.n2c
+	t1 := n2 + di
+	bb := t1 - n2
+	n2c += (n2 - (t1 - bb)) + (di - bb)
+	n2 = t1
+	t1 = n2 + dj
+	bb = t1 - n2
+	n2c += (n2 - (t1 - bb)) + (dj - bb)
+	n2 = t1
+	z.n2, z.n2c = n2, n2c
+	z.eb += gi
+	z.eb += gj
 	r2, a2 := z.f.r2, z.alpha*z.alpha
-	n2 := z.n2 + z.n2c
+	n2 += n2c
 	if eb := z.eb + 0x1p-52*math.Abs(n2); a2*(n2+eb)*(1+0x1p-40) > r2 && (eb > 0x1p-36*n2 || math.Abs(a2*n2-r2) <= a2*eb*(1+0x1p-40)) {
 		// a projection is possible and the decision is not certain,
 		// or the bound has grown past 2⁻³⁶‖v‖² (the projection's
@@ -590,7 +601,7 @@ func (z *lazySparse) update(t, i, j int, a float64) {
 	if n2 *= a2; n2 > r2 {
 		c := z.f.r / math.Sqrt(n2)
 		z.alpha *= c
-		z.rho = 1 / c
+		z.pc = c
 		if z.alpha < foldBelow {
 			if z.epochs && lazyEpochs {
 				z.newEpoch()
@@ -731,7 +742,7 @@ func (z *lazySparse) Output([]float64) []float64 {
 	rho := 1.0
 	last := z.lastUpd == t && t > 0
 	if last {
-		rho = z.rho
+		rho = 1 / z.pc
 	}
 	for k := range vs {
 		p := &vs[k]
