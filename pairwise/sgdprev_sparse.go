@@ -547,6 +547,22 @@ func (z *lazySparse) addRow(i int, b float64) (d, g float64) {
 	return d0 + d1, float64(len(idx)+4) * 0x1p-53 * (e0 + e1) * (1 + 0x1p-40)
 }
 
+// diffDotVS is sparseDotVS(s, i, vs) − sparseDotVS(s, j, vs), and diffDotCSR
+// the same with sparseDot on v: the same sums. Out of line on purpose:
+// inlined into steps, whose many live values leave no register for the
+// dot's loop counter, the loop kept it on the stack (a store and a load
+// per nonzero, on its dependency chain).
+//
+//go:noinline
+func diffDotVS(s *Dataset, i, j int, vs []vss) float64 {
+	return sparseDotVS(s, i, vs) - sparseDotVS(s, j, vs)
+}
+
+//go:noinline
+func diffDotCSR(s *Dataset, i, j int, v []float64) float64 {
+	return sparseDot(s, i, v) - sparseDot(s, j, v)
+}
+
 // sparseDotVS is sparseDot(s, i, v) with v_k read from vs: the same sum.
 func sparseDotVS(s *Dataset, i int, vs []vss) float64 {
 	lo, hi := s.Ptr[i], s.Ptr[i+1]
@@ -676,9 +692,9 @@ func (z *lazySparse) steps(idx []int) {
 			// every coordinate is in the current epoch (cur = 0, or
 			// all synced since it began): the plain dot, the same sum
 			if z.sums {
-				h = sparseDotVS(s, i, vs) - sparseDotVS(s, j, vs)
+				h = diffDotVS(s, i, j, vs)
 			} else {
-				h = sparseDot(s, i, v) - sparseDot(s, j, v)
+				h = diffDotCSR(s, i, j, v)
 			}
 		} else {
 			h = z.dotSync(i) - z.dotSync(j)

@@ -16,7 +16,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 cc -O2 -o "$TMP/floor" scripts/sparsefloor/floor.c -lm
 go test -c -o "$TMP/pw.test" ./pairwise
-SHAPES="100000:10000 100000:100000 10000:10000 10000:100000"
+SHAPES=${SHAPES:-"100000:10000 100000:100000 10000:10000 10000:100000"}
 for r in $(seq "$RUNS"); do
 	for sh in $SHAPES; do
 		n=${sh%:*} d=${sh#*:}
