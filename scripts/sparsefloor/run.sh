@@ -8,6 +8,7 @@
 # time, not wall time, and alternation keep the ratio honest under load.
 #
 #   sh scripts/sparsefloor/run.sh          # RUNS=3 STEPS=5000000
+#   SHAPES="10000:10000" sh scripts/sparsefloor/run.sh   # n:d shapes, a subset
 set -eu
 cd "$(dirname "$0")/../.."
 RUNS=${RUNS:-3}
