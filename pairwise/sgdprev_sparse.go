@@ -115,9 +115,12 @@ func useLazySparse(s *Dataset) bool {
 	return int64(s.D)*int64(s.N) >= lazyMinRatio*int64(len(s.Idx))
 }
 
-// sumStamp is coordinate k's running sum S_k (true units) and stamp_k, the
-// clock (of v_k's epoch) when S_k was last brought up to date.
-type sumStamp struct{ s, st float64 }
+// vss is coordinate k's v_k, its running sum S_k (true units) and stamp_k,
+// the clock (of v_k's epoch) when S_k was last brought up to date, side by
+// side: the dot product's load of v_k brings the S_k and stamp_k the
+// update then reads and writes into the core's L1 with it (one cache line
+// per touched coordinate, mostly, instead of one for v and one for S).
+type vss struct{ v, s, st float64 }
 
 // lazySparse is the state of the lazy loop (the file comment).
 type lazySparse struct {
@@ -127,15 +130,15 @@ type lazySparse struct {
 	paper bool
 	ball  bool
 
-	v     []float64 // f.w: w = alpha·v
+	v     []float64 // f.w: w = alpha·v (sums: vs[k].v is v_k, v a copy made by syncW)
 	alpha float64
 	n2    float64 // ‖v‖² ≈ n2 + n2c, running
 	n2c   float64 // the compensation of n2's additions
 	eb    float64 // a bound on |n2 + n2c − ‖v‖²| (+ 2u·n2 for n2c's own rounding)
 
-	ss     []sumStamp // S_k and stamp_k side by side (one cache line per touch)
-	clock  float64    // Σ α over the iterates counted in the current epoch
-	counts int        // the iterates w_s, s ≤ counts, are in the clock
+	vs     []vss   // sums: v_k, S_k and stamp_k side by side
+	clock  float64 // Σ α over the iterates counted in the current epoch
+	counts int     // the iterates w_s, s ≤ counts, are in the clock
 
 	// Epochs (ball, the file comment): v_k is stored in the units of
 	// epoch ep[k]; its value in the current epoch's units is v_k·2^(em[cur]
@@ -160,17 +163,15 @@ type lazySparse struct {
 	weight float64 // the general loop's averaging weight
 
 	// AvgPaper: the last update was at step lastUpd, w_t = c·(w_{t−1} +
-	// a(x_i − x_j)) with (i, j, a) = (ui, uj, ua) and c = 1/rho (the
-	// projection's factor, 1 without), so w_{t−1} = rho·w_t − a(x_i − x_j).
+	// a(x_i − x_j)) with (i, j, a) = (ui, uj, ua) and c = pc (the
+	// projection's factor, 1 without), so w_{t−1} = rho·w_t − a(x_i − x_j)
+	// with rho = 1/pc (the division done by Output, not at every update).
 	lastUpd int
-	rho     float64
+	pc      float64
 	ui, uj  int
 	ua      float64
 
 	out []float64
-
-	touch    float64 // sparseDotTouch's loads land here (never read)
-	touchDot bool    // sums, and v and S exceed touchMinBytes: sparseDotTouch
 
 	// prefetch: the rows are prefetched ahead (stepsSparse) only when
 	// the CSR arrays exceed prefetchMinBytes; below they stay in a core's
@@ -182,18 +183,15 @@ type lazySparse struct {
 
 const prefetchMinBytes = 256 << 10
 
-// touchMinBytes: the plain dot loads the coordinates' sumStamps too
-// (sparseDotTouch) when v and S (24 bytes a coordinate) exceed it; below,
-// they stay in a core's L2 and the loads only cost.
-const touchMinBytes = 512 << 10
-
 func newLazySparse(f *prevFast, mode Averaging, w []float64) *lazySparse {
 	z := &lazySparse{f: f, mode: mode, v: w, alpha: 1, ball: !math.IsInf(f.r2, 1),
 		paper: mode == AvgPaper, sums: mode != AvgLast, out: make([]float64, len(w)),
 		prefetch: 12*len(f.data.Idx) > prefetchMinBytes}
 	if z.sums {
-		z.ss = make([]sumStamp, len(w))
-		z.touchDot = 24*len(w) > touchMinBytes
+		z.vs = make([]vss, len(w))
+		for k, x := range w {
+			z.vs[k].v = x
+		}
 	}
 	if z.ball && f.r2 >= 0x1p-600 {
 		z.epochs = true
@@ -204,7 +202,7 @@ func newLazySparse(f *prevFast, mode Averaging, w []float64) *lazySparse {
 	}
 	if z.paper {
 		for k, x := range w {
-			z.ss[k].s = x // w_{−1} = w_0
+			z.vs[k].s = x // w_{−1} = w_0
 		}
 		z.clock = 1 // w_0 counted
 	}
@@ -228,6 +226,9 @@ func (z *lazySparse) exactNorm() {
 		z.sweep()
 	}
 	z.passes++
+	if z.sums {
+		z.syncW()
+	}
 	v := z.v
 	b := normBlock(len(v))
 	var n2 float64
@@ -249,6 +250,15 @@ func (z *lazySparse) exactNorm() {
 	h := 1 + (b+3)/4 + 3 + 2 + (len(v)+b-1)/b
 	z.n2, z.n2c = n2, 0
 	z.eb = float64(h) * 0x1p-53 * n2 * (1 + 0x1p-40)
+}
+
+// syncW copies v_k out of vs into v (f.w): exactNorm's input and the run's
+// last iterate.
+func (z *lazySparse) syncW() {
+	v := z.v[:len(z.vs)]
+	for k := range z.vs {
+		v[k] = z.vs[k].v
+	}
 }
 
 // normBlock is exactNorm's block length for d coordinates: ≈ 2√d, a
@@ -317,14 +327,15 @@ func (z *lazySparse) dotSync(i int) float64 {
 	em, mcur := z.em, z.em[z.cur]
 	var r float64
 	if z.sums {
-		ss, ek, clock := z.ss, z.ek, z.clock
+		vs, ek, clock := z.vs, z.ek, z.clock
 		for k, c := range idx {
-			x := v[c]
+			p := &vs[c]
+			x := p.v
 			if e := ep[c]; e != cur {
-				ss[c].s += x * (ek[e] - ss[c].st)
-				ss[c].st = clock
+				p.s += x * (ek[e] - p.st)
+				p.st = clock
 				x *= pow2(mcur - em[e])
-				v[c] = x
+				p.v = x
 				ep[c] = cur
 				z.stale--
 			}
@@ -418,12 +429,13 @@ func (z *lazySparse) sweep() {
 	}
 	v, ep := z.v, z.ep[:len(z.v)]
 	if z.sums {
-		ss := z.ss[:len(v)]
-		for k, x := range v {
-			e := ep[k]
-			ss[k].s += x * (tab[2*e+1] - ss[k].st)
-			ss[k].st = 0
-			v[k] = x * tab[2*e]
+		vs := z.vs[:len(ep)]
+		for k := range vs {
+			p := &vs[k]
+			x, e := p.v, ep[k]
+			p.s += x * (tab[2*e+1] - p.st)
+			p.st = 0
+			p.v = x * tab[2*e]
 			ep[k] = 0
 		}
 		z.clock = 0
@@ -442,12 +454,13 @@ func (z *lazySparse) sweep() {
 }
 
 // addRow does v += b·x_i on row i's coordinates, first folding each one's
-// running sum into S_k (sums), and keeps n2 (+ n2c) and eb (ball): the
-// row's change of ‖v‖² is summed in two lanes, then added to n2 by TwoSum
-// with the rounding error carried in n2c (Neumaier), so that the error
-// bound grows with the squares touched, not with n2 at every touch. One
-// pass per row; the four variants keep the flags out of the loop.
-func (z *lazySparse) addRow(i int, b float64) {
+// running sum into S_k (sums), and returns (ball) the row's change d of
+// ‖v‖², summed in two lanes, and the bound g on its rounding error: update
+// adds d to n2 by TwoSum with the rounding error carried in n2c
+// (Neumaier), so that the error bound grows with the squares touched, not
+// with n2 at every touch. One pass per row; the four variants keep the
+// flags out of the loop.
+func (z *lazySparse) addRow(i int, b float64) (d, g float64) {
 	s := z.f.data
 	lo, hi := s.Ptr[i], s.Ptr[i+1]
 	idx, val := s.Idx[lo:hi], s.Val[lo:hi]
@@ -455,35 +468,37 @@ func (z *lazySparse) addRow(i int, b float64) {
 	v := z.v
 	if !z.ball {
 		if z.sums {
-			clock, ss := z.clock, z.ss
+			clock, vs := z.clock, z.vs
 			for k, c := range idx {
-				ss[c].s += v[c] * (clock - ss[c].st)
-				ss[c].st = clock
-				v[c] += b * val[k]
+				p := &vs[c]
+				p.s += p.v * (clock - p.st)
+				p.st = clock
+				p.v += b * val[k]
 			}
-			return
+			return 0, 0
 		}
 		for k, c := range idx {
 			v[c] += b * val[k]
 		}
-		return
+		return 0, 0
 	}
 	var d0, d1, e0, e1 float64
 	if z.sums {
-		clock, ss := z.clock, z.ss
+		clock, vs := z.clock, z.vs
 		k := 0
 		for ; k+1 < len(idx); k += 2 {
-			c0, c1 := idx[k], idx[k+1]
-			o0 := v[c0]
-			ss[c0].s += o0 * (clock - ss[c0].st)
-			ss[c0].st = clock
+			p := &vs[idx[k]]
+			o0 := p.v
+			p.s += o0 * (clock - p.st)
+			p.st = clock
 			n0 := o0 + b*val[k]
-			v[c0] = n0
-			o1 := v[c1]
-			ss[c1].s += o1 * (clock - ss[c1].st)
-			ss[c1].st = clock
+			p.v = n0
+			p = &vs[idx[k+1]]
+			o1 := p.v
+			p.s += o1 * (clock - p.st)
+			p.st = clock
 			n1 := o1 + b*val[k+1]
-			v[c1] = n1
+			p.v = n1
 			p0, q0, p1, q1 := o0*o0, n0*n0, o1*o1, n1*n1
 			d0 += q0 - p0
 			e0 += p0 + q0
@@ -491,12 +506,12 @@ func (z *lazySparse) addRow(i int, b float64) {
 			e1 += p1 + q1
 		}
 		if k < len(idx) {
-			c := idx[k]
-			old := v[c]
-			ss[c].s += old * (clock - ss[c].st)
-			ss[c].st = clock
+			p := &vs[idx[k]]
+			old := p.v
+			p.s += old * (clock - p.st)
+			p.st = clock
 			nv := old + b*val[k]
-			v[c] = nv
+			p.v = nv
 			o2, w2 := old*old, nv*nv
 			d0 += w2 - o2
 			e0 += o2 + w2
@@ -527,30 +542,37 @@ func (z *lazySparse) addRow(i int, b float64) {
 			e0 += o2 + w2
 		}
 	}
-	d := d0 + d1
-	// TwoSum(n2, d): t + err = n2 + d exactly
-	t := z.n2 + d
-	bb := t - z.n2
-	z.n2c += (z.n2 - (t - bb)) + (d - bb)
-	z.n2 = t
 	// each square and difference rounded once, the row's sum of m terms
 	// with ≤ m roundings (Higham §4.2): γ_{m+3}·Σ(old² + new²)
-	z.eb += float64(len(idx)+4) * 0x1p-53 * (e0 + e1) * (1 + 0x1p-40)
+	return d0 + d1, float64(len(idx)+4) * 0x1p-53 * (e0 + e1) * (1 + 0x1p-40)
 }
 
-// sparseDotTouch (touchDot) is sparseDot(s, i, v), loading each coordinate's
-// sumStamp as well (q, never used): the update that follows at most active
-// steps reads and writes them, and their cache misses (d = 10⁵: ss is
-// 1.6 MB) then overlap the dot product's instead of stalling the update.
-func sparseDotTouch(s *Dataset, i int, v []float64, ss []sumStamp) (r, q float64) {
+// diffDotVS is sparseDotVS(s, i, vs) − sparseDotVS(s, j, vs), and diffDotCSR
+// the same with sparseDot on v: the same sums. Out of line on purpose:
+// inlined into steps, whose many live values leave no register for the
+// dot's loop counter, the loop kept it on the stack (a store and a load
+// per nonzero, on its dependency chain).
+//
+//go:noinline
+func diffDotVS(s *Dataset, i, j int, vs []vss) float64 {
+	return sparseDotVS(s, i, vs) - sparseDotVS(s, j, vs)
+}
+
+//go:noinline
+func diffDotCSR(s *Dataset, i, j int, v []float64) float64 {
+	return sparseDot(s, i, v) - sparseDot(s, j, v)
+}
+
+// sparseDotVS is sparseDot(s, i, v) with v_k read from vs: the same sum.
+func sparseDotVS(s *Dataset, i int, vs []vss) float64 {
 	lo, hi := s.Ptr[i], s.Ptr[i+1]
 	idx, val := s.Idx[lo:hi], s.Val[lo:hi]
 	val = val[:len(idx)]
+	var r float64
 	for k, c := range idx {
-		r += val[k] * v[c]
-		q += ss[c].st
+		r += val[k] * vs[c].v
 	}
-	return r, q
+	return r
 }
 
 // update applies step t's update w ← Π(w + a(x_i − x_j)).
@@ -559,16 +581,31 @@ func (z *lazySparse) update(t, i, j int, a float64) {
 		z.advance(t - 1)
 	}
 	if z.paper {
-		z.lastUpd, z.rho, z.ui, z.uj, z.ua = t, 1, i, j, a
+		z.lastUpd, z.pc, z.ui, z.uj, z.ua = t, 1, i, j, a
 	}
 	b := a / z.alpha // α = 1: b = a exactly
-	z.addRow(i, b)
-	z.addRow(j, -b)
+	di, gi := z.addRow(i, b)
+	dj, gj := z.addRow(j, -b)
 	if !z.ball {
 		return
 	}
+	// each row's change d of ‖v‖² added to n2 by TwoSum(n2, d) (t +
+	// err = n2 + d exactly), the error carried in n2c (Neumaier), in
+	// registers; eb grows by the rows' bounds g
+	n2, n2c := z.n2, z.n2c
+	t1 := n2 + di
+	bb := t1 - n2
+	n2c += (n2 - (t1 - bb)) + (di - bb)
+	n2 = t1
+	t1 = n2 + dj
+	bb = t1 - n2
+	n2c += (n2 - (t1 - bb)) + (dj - bb)
+	n2 = t1
+	z.n2, z.n2c = n2, n2c
+	z.eb += gi
+	z.eb += gj
 	r2, a2 := z.f.r2, z.alpha*z.alpha
-	n2 := z.n2 + z.n2c
+	n2 += n2c
 	if eb := z.eb + 0x1p-52*math.Abs(n2); a2*(n2+eb)*(1+0x1p-40) > r2 && (eb > 0x1p-36*n2 || math.Abs(a2*n2-r2) <= a2*eb*(1+0x1p-40)) {
 		// a projection is possible and the decision is not certain,
 		// or the bound has grown past 2⁻³⁶‖v‖² (the projection's
@@ -580,7 +617,7 @@ func (z *lazySparse) update(t, i, j int, a float64) {
 	if n2 *= a2; n2 > r2 {
 		c := z.f.r / math.Sqrt(n2)
 		z.alpha *= c
-		z.rho = 1 / c
+		z.pc = c
 		if z.alpha < foldBelow {
 			if z.epochs && lazyEpochs {
 				z.newEpoch()
@@ -606,11 +643,13 @@ func (z *lazySparse) fold() {
 	z.passes++
 	a, v := z.alpha, z.v
 	if z.sums {
-		clock, ss := z.clock, z.ss[:len(v)]
-		for k, x := range v {
-			ss[k].s += x * (clock - ss[k].st)
-			ss[k].st = 0
-			v[k] = x * a
+		clock, vs := z.clock, z.vs
+		for k := range vs {
+			p := &vs[k]
+			x := p.v
+			p.s += x * (clock - p.st)
+			p.st = 0
+			p.v = x * a
 		}
 		z.clock = 0
 	} else {
@@ -631,7 +670,7 @@ func (z *lazySparse) steps(idx []int) {
 	if z.sums {
 		z.weight += float64(len(idx)) // steps; AvgPaper's weight is η·steps
 	}
-	v := z.v
+	v, vs := z.v, z.vs
 	pf := z.prefetch
 	for ai, ta := range act {
 		tA := int(ta)
@@ -652,13 +691,10 @@ func (z *lazySparse) steps(idx []int) {
 		if z.stale == 0 && lazyPlainDot {
 			// every coordinate is in the current epoch (cur = 0, or
 			// all synced since it began): the plain dot, the same sum
-			if z.touchDot {
-				hi, qi := sparseDotTouch(s, i, v, z.ss)
-				hj, qj := sparseDotTouch(s, j, v, z.ss)
-				h = hi - hj
-				z.touch = qi + qj
+			if z.sums {
+				h = diffDotVS(s, i, j, vs)
 			} else {
-				h = sparseDot(s, i, v) - sparseDot(s, j, v)
+				h = diffDotCSR(s, i, j, v)
 			}
 		} else {
 			h = z.dotSync(i) - z.dotSync(j)
@@ -692,18 +728,26 @@ func (z *lazySparse) steps(idx []int) {
 func (z *lazySparse) Output([]float64) []float64 {
 	z.sweep()
 	out, v, a := z.out, z.v, z.alpha
-	if !z.sums || z.weight == 0 {
+	if !z.sums {
 		for k, x := range v {
 			out[k] = a * x
 		}
 		return out
 	}
+	vs := z.vs[:len(out)]
+	if z.weight == 0 {
+		for k := range vs {
+			out[k] = a * vs[k].v
+		}
+		return out
+	}
 	t := z.t
 	z.advance(t)
-	ss, clock := z.ss, z.clock
+	clock := z.clock
 	if !z.paper {
-		for k, x := range v {
-			out[k] = (ss[k].s + x*(clock-ss[k].st)) / z.weight
+		for k := range vs {
+			p := &vs[k]
+			out[k] = (p.s + p.v*(clock-p.st)) / z.weight
 		}
 		return out
 	}
@@ -714,11 +758,13 @@ func (z *lazySparse) Output([]float64) []float64 {
 	rho := 1.0
 	last := z.lastUpd == t && t > 0
 	if last {
-		rho = z.rho
+		rho = 1 / z.pc
 	}
-	for k, x := range v {
+	for k := range vs {
+		p := &vs[k]
+		x := p.v
 		cur := a * x
-		out[k] = (ss[k].s + x*(clock-ss[k].st) - cur - cur*rho) / wt
+		out[k] = (p.s + x*(clock-p.st) - cur - cur*rho) / wt
 	}
 	if last {
 		// w_{t−1} = rho·w_t − a(x_i − x_j) on the pair's coordinates
@@ -743,7 +789,9 @@ func (z *lazySparse) Reset() {
 	}
 	z.advance(z.t)
 	z.sweep()
-	clear(z.ss)
+	for k := range z.vs {
+		z.vs[k].s, z.vs[k].st = 0, 0
+	}
 	z.clock, z.weight = 0, 0
 }
 
@@ -792,6 +840,9 @@ func (f *prevFast) runLazyState(ctx context.Context, cfg RunConfig, rng *rand.Ra
 		grads = int64(T)
 	}
 	out := append([]float64(nil), z.Output(nil)...)
+	if z.sums {
+		z.syncW() // Output swept: every v_k is in the current epoch
+	}
 	if z.alpha != 1 {
 		scale(z.alpha, f.w)
 	}

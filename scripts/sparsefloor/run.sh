@@ -8,6 +8,7 @@
 # time, not wall time, and alternation keep the ratio honest under load.
 #
 #   sh scripts/sparsefloor/run.sh          # RUNS=3 STEPS=5000000
+#   SHAPES="10000:10000" sh scripts/sparsefloor/run.sh   # n:d shapes, a subset
 set -eu
 cd "$(dirname "$0")/../.."
 RUNS=${RUNS:-3}
@@ -16,7 +17,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 cc -O2 -o "$TMP/floor" scripts/sparsefloor/floor.c -lm
 go test -c -o "$TMP/pw.test" ./pairwise
-SHAPES="100000:10000 100000:100000 10000:10000 10000:100000"
+SHAPES=${SHAPES:-"100000:10000 100000:100000 10000:10000 10000:100000"}
 for r in $(seq "$RUNS"); do
 	for sh in $SHAPES; do
 		n=${sh%:*} d=${sh#*:}
