@@ -657,9 +657,9 @@ func TestBadInputFederation(t *testing.T) {
 		resetScratch(t, map[string]string{})
 		p := startChild(t, scratchCoord("--site-logins", "s,t")...)
 		waitFor(t, 15*time.Second, "the URL", func() bool { return urlRE.MatchString(p.stdout.String()) })
-		if !strings.Contains(p.stdout.String(), "clients must log in") {
-			t.Errorf("stdout does not say how to log in:\n%s", p.stdout.String())
-		}
+		// The login line follows the URL in a write of its own: wait for
+		// it too (checking at once raced with it on a loaded CI run).
+		waitFor(t, 15*time.Second, "how to log in on stdout", func() bool { return strings.Contains(p.stdout.String(), "clients must log in") })
 		pw := map[string]string{}
 		for _, name := range []string{"s", "t", "client"} {
 			f := filepath.Join(scratch, "logins", name)
