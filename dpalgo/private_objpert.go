@@ -40,8 +40,8 @@ import (
 //     is a per-record map. (Measured against the records themselves,
 //     clipped to R and not centred, the textbook form: ijcnn1 0.915 vs
 //     0.919 at ε = 1, but diabetes 0.71 vs 0.69 and, on the synthetic grid,
-//     the s₊ below which it trails dp-lda by more than 0.01 falls from ≈ 54
-//     to ≈ 15: docs/results/regret-failing.md.)
+//     the largest s₊ where it trails dp-lda by more than 0.01 falls from
+//     ≈ 38 (−0.017 on a held-out cell) to ≈ 15: docs/results/regret-failing.md.)
 //
 //  3. With labels y_i ∈ {±1}, p = d + 1,
 //
