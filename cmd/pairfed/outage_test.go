@@ -88,14 +88,19 @@ func TestProcessControl(t *testing.T) {
 			t.Fatal(err)
 		}
 		port := s.Addr().(*net.TCPAddr).Port
+		base := s.NumSubscriptions() // the server's own
 		p := startChild(t, "worker", "--nats", fmt.Sprintf("nats://old-token@127.0.0.1:%d", port), "--federation", "f", "--site", "s", "--data", site,
 			"--state", t.TempDir(), "--scale", "minmax", "--tick", "10ms")
+		// Connected and subscribed to its two subjects (worker/run.go): a
+		// shutdown in between made the worker stop on "subscribe:
+		// connection closed" instead of reaching the restarted server
+		// (seen under a loaded go test).
 		deadline := time.Now().Add(20 * time.Second)
-		for s.NumClients() == 0 && time.Now().Before(deadline) {
+		for (s.NumClients() == 0 || s.NumSubscriptions() < base+2) && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
-		if s.NumClients() == 0 {
-			t.Fatal("the worker never connected")
+		if s.NumClients() == 0 || s.NumSubscriptions() < base+2 {
+			t.Fatalf("the worker never connected and subscribed (%d clients, %d subscriptions beyond the server's %d)", s.NumClients(), s.NumSubscriptions()-base, base)
 		}
 		s.Shutdown()
 		s.WaitForShutdown()
