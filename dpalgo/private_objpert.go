@@ -268,22 +268,11 @@ func (o *opRows) row(dst []float64, i int) []float64 {
 	return dst
 }
 
-// opSigmoid returns 1/(1 + e^m) = σ(−m).
-func opSigmoid(m float64) float64 { return 1 / (1 + math.Exp(m)) }
-
-// opSoftplus returns ln(1 + e^x) without overflow.
-func opSoftplus(x float64) float64 {
-	if x > 35 {
-		return x + math.Exp(-x)
-	}
-	return math.Log1p(math.Exp(x))
-}
-
 // opValue returns J_b(θ) (float; the line search's merit function).
 func opValue(o *opRows, lam float64, b, th, z []float64) float64 {
 	var f float64
 	for i := 0; i < o.ds.N; i++ {
-		f += opSoftplus(-o.ds.Y[i] * pairwise.Dot(o.row(z, i), th))
+		f += pairwise.SoftplusNeg(o.ds.Y[i] * pairwise.Dot(o.row(z, i), th))
 	}
 	for j, t := range th {
 		f += lam/2*t*t + b[j]*t
@@ -313,7 +302,7 @@ func opGradHess(o *opRows, lam float64, b, th, g []float64, H *mat.SymDense, z, 
 	for i := 0; i < o.ds.N; i++ {
 		zi := o.row(z, i)
 		y := o.ds.Y[i]
-		s := opSigmoid(y * pairwise.Dot(zi, th))
+		s := pairwise.SigmoidNeg(y * pairwise.Dot(zi, th))
 		pairwise.Axpy(-y*s, zi, g)
 		r := math.Sqrt(s * (1 - s))
 		dst := blk[k*p : (k+1)*p]
@@ -370,7 +359,7 @@ func opCertify(o *opRows, lam float64, b, th []float64) float64 {
 		}
 		m := sm + cc
 		em := (u*math.Abs(m) + gp*gp*am*(1+2*u)) * (1 + 2*u)
-		c := -y * opSigmoid(y*m)
+		c := -y * pairwise.SigmoidNeg(y*m)
 		ec := math.Min(0.25, math.Exp(-(math.Abs(m)-em)))*em*(1+4*u) + 5*u
 		for j, v := range zi {
 			t := c * v

@@ -273,3 +273,7 @@ func LossByName(task Task, name string) (Loss, error) {
 // SigmoidNeg returns σ(−t) = 1/(1 + eᵗ), computed without overflow (the
 // function the logistic losses use).
 func SigmoidNeg(t float64) float64 { return sigmoidNeg(t) }
+
+// SoftplusNeg returns log(1 + e^{−t}), computed stably (the logistic
+// losses' φ).
+func SoftplusNeg(t float64) float64 { return softplusNeg(t) }
