@@ -328,7 +328,7 @@ func opGradHess(o *opRows, lam float64, b, th, g []float64, H *mat.SymDense, z, 
 //     error): e_m = |m̂ − m| ≤ (u|m̂| + γ_p²Σ_k|θ_k z_ik|)(1 + 2u),
 //     γ_p = pu/(1 − pu); σ'(ξ) = σ(ξ)σ(−ξ) ≤ min(¼, e^{−|ξ|}), so
 //     ĉ_i = −yσ̂(−y m̂) is within min(¼, e^{−(|m̂| − e_m)})·e_m + 5u of c_i
-//     (σ̂ = 1/(1 + exp) has relative, hence absolute, error ≤ 4u) — at most
+//     (σ̂ = pairwise.SigmoidNeg, 1/(1 + eᵗ) or e^{−t}/(1 + e^{−t}), has relative, hence absolute, error ≤ 4u) — at most
 //     ≈ 0.4u + 5u whatever ‖θ‖, since |m|e^{−|m|} ≤ 1/e;
 //   - each term t_ij = ĉ_i z_ij is rounded once (u|t|), and the compensated
 //     sum is within (2u + 4nu²)Σ|t| of the sum of the rounded terms;
@@ -472,10 +472,7 @@ func runObjPert(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunCon
 	if ds.D > sspMaxDim {
 		return nil, fmt.Errorf("%s solves a (d+1)×(d+1) Newton system per step: d = %d is above the limit %d", a.Name, ds.D, sspMaxDim)
 	}
-	pr := cfg.Privacy
-	if pr.Calibration.OrDefault() == pairwise.CalibrationPaper {
-		return nil, fmt.Errorf("%s is calibrated by pairfed's own bound (no paper formula applies to replace-one neighbours); --calibration paper does not apply", a.Name)
-	}
+	pr := cfg.Privacy // --calibration paper: refused by the registry (no PaperCalibration)
 	pl, err := NewObjPertPlan(ds.N, ds.D, pr.Epsilon, pr.Delta)
 	if err != nil {
 		return nil, err

@@ -146,10 +146,7 @@ func TestObjPertCertificate(t *testing.T) {
 func objPertCertificate(t *testing.T, mu, lam float64) {
 	const prec = 300
 	ds := toyAUC(1500, 6, mu, 5)
-	R := 0.0
-	for i := 0; i < ds.N; i++ {
-		R = math.Max(R, math.Sqrt(ds.SqNorm(i)))
-	}
+	R := ds.MaxNorm()
 	p := ds.D + 1
 	o := &opRows{ds: ds, scale: opIntercept / R, p: p}
 	r := rand.New(rand.NewPCG(9, 1))
@@ -217,13 +214,7 @@ func objPertCertificate(t *testing.T, mu, lam float64) {
 // request; sparse and dense records give the same bits.
 func TestObjPertLearns(t *testing.T) {
 	train, test := toyAUC(20000, 8, 0.6, 21), toyAUC(4000, 8, 0.6, 22)
-	R := 0.0
-	for i := 0; i < train.N; i++ {
-		R = math.Max(R, math.Sqrt(train.SqNorm(i)))
-	}
-	for i := 0; i < test.N; i++ {
-		R = math.Max(R, math.Sqrt(test.SqNorm(i)))
-	}
+	R := math.Max(train.MaxNorm(), test.MaxNorm())
 	obj, err := pairwise.NewObjective(train, pairwise.ObjectiveConfig{Loss: pairwise.AUCLogistic{}, Radius: 1e6})
 	if err != nil {
 		t.Fatal(err)
@@ -273,10 +264,7 @@ func TestObjPertRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	R := 0.0
-	for i := 0; i < ds.N; i++ {
-		R = math.Max(R, math.Sqrt(ds.SqNorm(i)))
-	}
+	R := ds.MaxNorm()
 	for name, c := range map[string]struct {
 		cfg  pairwise.RunConfig
 		want string

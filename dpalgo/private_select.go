@@ -98,10 +98,7 @@ func runSelect(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConf
 	if ds.D > sspMaxDim {
 		return nil, fmt.Errorf("%s: d = %d is above its branches' limit %d", a.Name, ds.D, sspMaxDim)
 	}
-	pr := cfg.Privacy
-	if pr.Calibration.OrDefault() == pairwise.CalibrationPaper {
-		return nil, fmt.Errorf("%s is calibrated by pairfed's own bounds; --calibration paper does not apply", a.Name)
-	}
+	pr := cfg.Privacy // --calibration paper: refused by the registry (no PaperCalibration)
 	epsC, deltaC := pr.Epsilon*selectCountEps, pr.Delta*selectCountDelta
 	epsB, deltaB := pr.Epsilon-epsC, pr.Delta-deltaC
 	sigC, err := calibrateSnapped(epsC, deltaC*0.999, 1, 1)

@@ -82,3 +82,26 @@ func TestSelectScore(t *testing.T) {
 		}
 	}
 }
+
+// --calibration paper is refused (by the registry: dp-select has no
+// printed formula), as a d above its branches' limit is.
+func TestSelectRefuses(t *testing.T) {
+	ds := selectData(40, 3, 20, 1)
+	obj, err := pairwise.NewObjective(ds, pairwise.ObjectiveConfig{Loss: pairwise.AUCLogistic{}, Radius: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv := &pairwise.Privacy{Epsilon: 1, Delta: 1e-5, FeatureRadius: 1, Noise: dp.NewSeededNoise(1), Calibration: pairwise.CalibrationPaper}
+	if _, err := selectAlg.Run(context.Background(), obj, pairwise.RunConfig{Privacy: priv}, nil); err == nil || !strings.Contains(err.Error(), "--calibration paper") {
+		t.Errorf("paper calibration: err = %v", err)
+	}
+	wide := &pairwise.Dataset{N: 2, D: sspMaxDim + 1, X: make([]float64, 2*(sspMaxDim+1)), Y: []float64{1, -1}}
+	obj, err = pairwise.NewObjective(wide, pairwise.ObjectiveConfig{Loss: pairwise.AUCLogistic{}, Radius: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv.Calibration = ""
+	if _, err := selectAlg.Run(context.Background(), obj, pairwise.RunConfig{Privacy: priv}, nil); err == nil || !strings.Contains(err.Error(), "limit") {
+		t.Errorf("d = %d: err = %v", wide.D, err)
+	}
+}
