@@ -28,7 +28,7 @@ func TestObjPertPrivacyLossBound(t *testing.T) {
 	d, n := 2, 6
 	p := d + 1
 	grad := func(ds *pairwise.Dataset, th []float64) ([]float64, float64) {
-		o := &opRows{ds: ds, scale: opIntercept, p: p}
+		o := &opRows{ds: ds, scale: opFeat, p: p}
 		g := make([]float64, p)
 		H := mat.NewSymDense(p, nil)
 		opGradHess(o, lam, make([]float64, p), th, g, H, make([]float64, p), make([]float64, opBlock*p))
@@ -42,7 +42,7 @@ func TestObjPertPrivacyLossBound(t *testing.T) {
 		return g, ch.LogDet()
 	}
 	z := func(ds *pairwise.Dataset, i int) []float64 {
-		return (&opRows{ds: ds, scale: opIntercept, p: p}).row(make([]float64, p), i)
+		return (&opRows{ds: ds, scale: opFeat, p: p}).row(make([]float64, p), i)
 	}
 	worst := 0.0
 	for trial := 0; trial < 3000; trial++ {
@@ -148,7 +148,7 @@ func objPertCertificate(t *testing.T, mu, lam float64) {
 	ds := toyAUC(1500, 6, mu, 5)
 	R := ds.MaxNorm()
 	p := ds.D + 1
-	o := &opRows{ds: ds, scale: opIntercept / R, p: p}
+	o := &opRows{ds: ds, scale: opFeat / R, p: p}
 	r := rand.New(rand.NewPCG(9, 1))
 	b := make([]float64, p)
 	for j := range b {
@@ -219,7 +219,7 @@ func TestObjPertLearns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &opRows{ds: train, scale: opIntercept / R, p: train.D + 1}
+	o := &opRows{ds: train, scale: opFeat / R, p: train.D + 1}
 	th, _, _, err := opSolve(context.Background(), o, 1e-6, make([]float64, o.p), 1e-11*float64(train.N)+1e-9)
 	if err != nil {
 		t.Fatal(err)

@@ -37,13 +37,25 @@ func selectData(n, d, nPos int, seed uint64) *pairwise.Dataset {
 // ε = 1) go to dp-objpert, 1 % positives (s₊ ≈ 2) to dp-lda, each run on
 // (ε, δ) less the count's share; the certificate adds the count's δ to the
 // branch's and stays within the request, and the count is the report's
-// first release (Δ = 1).
+// first release (Δ = 1). Near the threshold T (≈ 24 here, SD ≈ 4.5): a
+// true s₊ four standard deviations of the count's noise above T goes to
+// dp-objpert, four below to dp-lda (each wrong with probability
+// Q(4) ≈ 3·10⁻⁵ over the noise; the seed is fixed).
 func TestSelectPicksByCount(t *testing.T) {
+	const n, d = 20000, 10
+	pl, err := NewSelectPlan(d, 1, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Threshold != SelectCrossover+2*pl.SD || !(pl.SD > 1 && pl.SD < 10) {
+		t.Fatalf("plan %+v", pl)
+	}
+	at := func(s float64) int { return int(math.Round(s * (d + 1) / pl.MuB)) } // n₊ with s₊ = s
 	for _, c := range []struct {
 		nPos int
 		want string
-	}{{10000, "dp-objpert"}, {200, "dp-lda"}} {
-		ds := selectData(20000, 10, c.nPos, 4)
+	}{{10000, "dp-objpert"}, {200, "dp-lda"}, {at(pl.Threshold + 4*pl.SD), "dp-objpert"}, {at(pl.Threshold - 4*pl.SD), "dp-lda"}} {
+		ds := selectData(n, d, c.nPos, 4)
 		obj, err := pairwise.NewObjective(ds, pairwise.ObjectiveConfig{Loss: pairwise.AUCLogistic{}, Radius: 1e6})
 		if err != nil {
 			t.Fatal(err)
@@ -70,7 +82,9 @@ func TestSelectPicksByCount(t *testing.T) {
 }
 
 // SelectScore is μ·min(n₊, n − n₊)/(d + 1) with the noisy count clamped
-// into [0, n].
+// into [0, n]; the threshold's margin μ_b·σ_c/(d + 1) is one count's noise
+// in it: μ_b·σ_c does not depend on d, hardly on ε (μ_b is nearly linear
+// in ε at these δ, σ_c ∝ 1/ε), and T = 15 + 2·SD.
 func TestSelectScore(t *testing.T) {
 	for _, c := range []struct {
 		mu, nPos float64
@@ -79,6 +93,33 @@ func TestSelectScore(t *testing.T) {
 	}{{0.5, 100, 1000, 9, 5}, {0.5, 900, 1000, 9, 5}, {1, -40, 100, 1, 0}, {1, 140, 100, 1, 0}, {2, 50, 100, 1, 50}} {
 		if got := SelectScore(c.mu, c.nPos, c.n, c.d); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("SelectScore(%v, %v, %d, %d) = %v, want %v", c.mu, c.nPos, c.n, c.d, got, c.want)
+		}
+	}
+	ref, err := NewSelectPlan(1, 1, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []int{1, 22, 123, 1000} {
+		for _, eps := range []float64{0.5, 1, 2} {
+			pl, err := NewSelectPlan(d, eps, 1e-5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := pl.SD * float64(d+1)
+			if math.Abs(k-pl.MuB*pl.SigmaC) > 1e-9*k || math.Abs(k/(2*ref.SD)-1) > 0.05 || pl.Threshold != SelectCrossover+2*pl.SD {
+				t.Errorf("d = %d, ε = %g: SD·(d + 1) = %.4g (at d = 1, ε = 1: %.4g), T = %.4g", d, eps, k, 2*ref.SD, pl.Threshold)
+			}
+			if pl.EpsC+pl.EpsB != eps || pl.DeltaC+pl.DeltaB != 1e-5 || pl.EpsC != eps/50 {
+				t.Errorf("d = %d, ε = %g: shares %+v", d, eps, pl)
+			}
+		}
+	}
+	for _, c := range []struct {
+		d          int
+		eps, delta float64
+	}{{0, 1, 1e-5}, {3, 0, 1e-5}, {3, math.Inf(1), 1e-5}, {3, 1, 0}, {3, 1, 1}, {3, math.NaN(), 1e-5}} {
+		if _, err := NewSelectPlan(c.d, c.eps, c.delta); err == nil {
+			t.Errorf("NewSelectPlan(%d, %v, %v) accepted", c.d, c.eps, c.delta)
 		}
 	}
 }

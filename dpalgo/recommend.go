@@ -28,9 +28,9 @@ import (
 //     one-shot mechanisms solve the square loss only).
 //  1. d ≤ 2000 (the second-moment release's limit) and t ≥ RecommendCentre
 //     (= 4/√(3/4 − 1/3) ≈ 6.2) → dp-lda, or dp-select when the records
-//     could be enough for the logistic model: μ·(n/2)/(d + 1) ≥
-//     SelectThreshold (the largest s₊ any class split allows) and
-//     n(d + 1)² ≤ SelectMaxWork (see "dp-select" below).
+//     could be enough for the logistic model: μ_b·(n/2)/(d + 1) (the
+//     largest s₊ any class split allows) reaches dp-select's threshold T
+//     and n(d + 1)² ≤ SelectMaxWork (see "dp-select" below).
 //  2. d ≤ 2000 and t < RecommendCentre → dp-ssp-mean.
 //  3. d > 2000 → dp-pair-sgd (hinge) when n ≥ RecommendLargeN and no square
 //     loss is asked for, else dp-ssp-mean.
@@ -147,14 +147,14 @@ import (
 // small for the dimension. On the synthetic grid and a held-out block
 // (n = 3000 and 30 000; d = 5, 20, 50; π₊ = 3, 20, 50 %; ε = 0.5, 2) the
 // quantity that separates the two is s₊ = μ·min(n₊, n₋)/(d + 1): every
-// cell with s₊ ≥ 24 has dp-objpert within 0.005 AUC of dp-lda or ahead
-// (≥ 37: within 0.002), while below 16 it trails by up to 0.27
-// (docs/results/regret-objpert.md).
-// SelectThreshold = 30 sits in that gap with a margin for the noisy count.
-// The counts are private, so the rule cannot compute s₊; it picks
-// dp-select, which releases a noisy positive count (2 % of ε, 1 % of δ)
-// and runs dp-objpert or dp-lda on the rest, whenever the best case
-// s₊ = μ·(n/2)/(d + 1) reaches the threshold — elsewhere the count could
+// cell with s₊ ≥ 15 (SelectCrossover) has dp-objpert within 0.01 AUC of
+// dp-lda or ahead (≥ 24: within 0.003), while below 15 it trails by up to
+// 0.24 (docs/results/regret-objpert.md). The counts are private, so the
+// rule cannot compute s₊; it picks dp-select, which releases a noisy
+// positive count (2 % of ε, 1 % of δ) and runs dp-objpert when ŝ₊ ≥
+// T = 15 + 2·μ_b·σ_c/(d + 1) (the crossover plus two standard deviations
+// of the count's noise in ŝ₊), else dp-lda, on the rest — whenever the
+// best case s₊ = μ_b·(n/2)/(d + 1) reaches T; elsewhere the count could
 // never pick dp-objpert and dp-lda keeps the whole budget. dp-objpert's
 // Newton steps cost ≈ 6 of dp-lda's passes; above n(d + 1)² = 2·10⁹
 // (SelectMaxWork, about a minute on one core) the rule keeps dp-lda.
@@ -267,10 +267,16 @@ func RecommendPrivate(task pairwise.Task, n, d int, eps, delta float64, loss str
 		return rec, nil
 	}
 	rec.Loss = "square"
-	if best := SelectScore(mu, float64(n)/2, n, d); loss == "" && rec.Score >= RecommendCentre && best >= SelectThreshold && float64(n)*float64(d+1)*float64(d+1) <= SelectMaxWork {
-		rec.Algo, rec.Loss = "dp-select", "logistic"
-		rec.Reason = fmt.Sprintf("t = μn/√d = %.3g ≥ %.3g and the minority count per parameter could reach s₊ = μ·min(n₊, n₋)/(d + 1) ≥ %g (%.3g with balanced classes; %s): dp-select — a noisy positive count (2 %% of ε) picks dp-objpert, the logistic model by objective perturbation, when ŝ₊ ≥ %g, else dp-lda; the pick runs on the rest of the budget", rec.Score, RecommendCentre, SelectThreshold, best, shape, SelectThreshold)
-		return rec, nil
+	if loss == "" && rec.Score >= RecommendCentre && float64(n)*float64(d+1)*float64(d+1) <= SelectMaxWork {
+		sp, err := NewSelectPlan(d, eps, delta)
+		if err != nil {
+			return Recommendation{}, err
+		}
+		if best := SelectScore(sp.MuB, float64(n)/2, n, d); best >= sp.Threshold {
+			rec.Algo, rec.Loss = "dp-select", "logistic"
+			rec.Reason = fmt.Sprintf("t = μn/√d = %.3g ≥ %.3g and the minority count per parameter could reach s₊ = μ_b·min(n₊, n₋)/(d + 1) ≥ T = %g + 2·%.3g = %.4g (%.3g with balanced classes; %s): dp-select — a noisy positive count (2 %% of ε) picks dp-objpert, the logistic model by objective perturbation, when ŝ₊ ≥ T, else dp-lda; the pick runs on the rest of the budget", rec.Score, RecommendCentre, SelectCrossover, sp.SD, sp.Threshold, best, shape)
+			return rec, nil
+		}
 	}
 	if rec.Score >= RecommendCentre {
 		rec.Algo = "dp-lda"

@@ -35,11 +35,16 @@ func TestRecommendPrivateRule(t *testing.T) {
 		{"many features, large n, square asked", pairwise.TaskAUC, 20000, 3000, "square", "dp-ssp-mean", "square"},
 		// issue 25's letter and web pages: dp-lda, not the previous rule's
 		// dp-pair-sgd, from n = 10 000 when no loss is asked for.
-		{"large n", pairwise.TaskAUC, 3000, 22, "", "dp-lda", "square"},
+		{"large n", pairwise.TaskAUC, 2000, 22, "", "dp-lda", "square"},
 		// Large enough that the minority count per parameter could reach
-		// SelectThreshold (μ(n/2)/(d + 1) = 68 here): dp-select, whose
-		// noisy count picks dp-objpert or dp-lda.
+		// dp-select's threshold T (μ_b(n/2)/(d + 1) ≈ 68 here, T ≈ 19):
+		// dp-select, whose noisy count picks dp-objpert or dp-lda.
 		{"large n, classes could be enough for the logistic model", pairwise.TaskAUC, RecommendLargeN, 22, "", "dp-select", "logistic"},
+		// At d = 2 one count's noise is a large part of s₊ (T ≈ 48) but
+		// 10 000 records reach it.
+		{"large n, d = 2", pairwise.TaskAUC, RecommendLargeN, 2, "", "dp-select", "logistic"},
+		// d = 123 at 8 000 records: μ_b(n/2)/(d + 1) ≈ 9 < T ≈ 16.
+		{"large n, classes too few for d", pairwise.TaskAUC, 8000, 123, "", "dp-lda", "square"},
 		// ... unless dp-objpert's Newton steps would cost too much.
 		{"large n, too costly for dp-objpert", pairwise.TaskAUC, 100000, 200, "", "dp-lda", "square"},
 		{"large n, hinge asked", pairwise.TaskAUC, 50000, 22, "hinge", "dp-pair-sgd", "hinge"},

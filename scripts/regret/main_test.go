@@ -300,8 +300,9 @@ var (
 // cover the rule as compiled), and there it is never decisively behind
 // dp-lda — the rule's alternative — by more than 0.01 AUC and 3 paired
 // standard errors (its count picks dp-lda or dp-objpert, the latter only
-// from s₊ ≥ 30, where the grid has dp-objpert within 0.005 of dp-lda). A
-// threshold or count share that made dp-select lose there fails here.
+// from ŝ₊ ≥ T = 15 + 2·μ_b·σ_c/(d + 1), where the grid has dp-objpert
+// within 0.01 of dp-lda). A threshold or count share that made dp-select
+// lose there fails here.
 func TestSelectOnTheReRuns(t *testing.T) {
 	picked, ahead := 0, 0
 	for i, g := range reRuns {
