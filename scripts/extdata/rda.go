@@ -305,7 +305,7 @@ func (r *rReader) item(depth int) (*rObj, error) {
 			}
 		}
 	default:
-		return nil, fmt.Errorf("R object type %d at byte %d is not supported", typ, r.off-4)
+		return nil, fmt.Errorf("object of R type %d at byte %d is not supported", typ, r.off-4)
 	}
 	if hasAttr {
 		if o.attr, err = r.attrs(depth); err != nil {
