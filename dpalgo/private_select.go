@@ -51,12 +51,12 @@ import (
 //	T = s* + 2·μ_b·σ_c/(d + 1),   s* = SelectCrossover = 15,
 //
 // so a job whose true s₊ is at the crossover is sent to dp-objpert with
-// probability ≤ Q(2) ≈ 2.3 % (the clamp and min(·) are 1-Lipschitz, so ŝ₊
-// moves by at most μ_b·|n̂₊ − n₊|/(d + 1)), and one well above it is not kept on
-// dp-lda by the count's noise. μ_b·σ_c hardly depends on ε (μ_b nearly ∝ ε,
-// σ_c ∝ 1/ε) and is ≈ 50 at δ = 1/(10n) for n from 10³ to 10⁵: T ≈ 19 at
-// d = 22, 16 at d = 123, 48 at d = 2 (where one count's noise is a large
-// part of s₊).
+// probability ≤ Q(2) ≈ 2.3 % (the clamp and min(·) are 1-Lipschitz, so
+// ŝ₊ moves by at most μ_b·|n̂₊ − n₊|/(d + 1)), and one well above it is
+// not kept on dp-lda by the count's noise. μ_b·σ_c hardly depends on ε
+// (μ_b nearly ∝ ε, σ_c ∝ 1/ε) and is ≈ 50 at δ = 1/(10n) for n from 10³
+// to 10⁵: T ≈ 19 at d = 22, 16 at d = 123, 48 at d = 2 (where one count's
+// noise is a large part of s₊).
 var selectAlg = &pairwise.Algorithm{
 	Name:    "dp-select",
 	MaxDim:  sspMaxDim,
