@@ -123,3 +123,27 @@ func TestRDABadInput(t *testing.T) {
 		t.Errorf("version 7: %v", err)
 	}
 }
+
+// Whatever the bytes, parseRDA returns (an error or objects) without
+// panicking; frameColumns, numeric and factorLabels likewise on what it
+// returns. The seeds run with go test; `go test -fuzz FuzzRDA` explores.
+func FuzzRDA(f *testing.F) {
+	f.Add(frame())
+	f.Add([]byte("RDX3\nX\n\x00\x00\x00\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x05UTF-8\x00\x00\x00\xfe"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		objs, err := parseRDA(b)
+		if err != nil {
+			return
+		}
+		for _, o := range objs {
+			names, cols, err := frameColumns(o)
+			if err != nil {
+				continue
+			}
+			for i, c := range cols {
+				numeric(names[i], c)
+				factorLabels(names[i], c)
+			}
+		}
+	})
+}
