@@ -328,10 +328,9 @@ func (r *rReader) attrs(depth int) (map[string]*rObj, error) {
 	return m, nil
 }
 
-// frameColumns returns a data frame's columns by name, each as numbers: a
-// numeric column as is, a factor as its levels parsed as numbers when
-// they all are (mlbench's 0/1 indicators), else as the level's name by
-// the caller's code table (labels; see column's second result).
+// frameColumns returns a data frame's column names and columns, in order;
+// numeric reads a column as numbers (a factor through its levels, as
+// mlbench's 0/1 indicators are stored) and factorLabels as level names.
 func frameColumns(df *rObj) (names []string, cols []*rObj, err error) {
 	if df == nil || df.typ != rVec || df.attr["names"] == nil {
 		return nil, nil, fmt.Errorf("not a data frame (a list with names)")
