@@ -37,8 +37,9 @@ import (
 //  2. Records u_i = R(x_i − ĉ)/‖x_i − ĉ‖ (0 at ĉ), the directions of dp-lda,
 //     and z_i = (a·u_i/R, b) with b = κ/2, a = κ√3/2, κ = 1 − 2⁻⁴⁰, so
 //     ‖z_i‖ ≤ 1 in floating point (the trailing b carries the intercept).
-//     Given ĉ this is a per-record map. (Measured against the records
-//     themselves, clipped to R and not centred, the textbook form: ijcnn1
+//     Given ĉ this is a per-record map. (Measured, with the first form's
+//     equal split below, against the records themselves, clipped to R and
+//     not centred, the textbook form: ijcnn1
 //     0.915 vs 0.919 at ε = 1, but diabetes 0.71 vs 0.69 and, on the
 //     synthetic grid, the largest s₊ where it trails dp-lda by more than
 //     0.01 falls from ≈ 38 (−0.017 on a held-out cell) to ≈ 15:
