@@ -145,10 +145,9 @@ func runSelect(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConf
 	if err != nil {
 		return nil, err
 	}
-	epsC, deltaC, epsB, deltaB, sigC, muB := pl.EpsC, pl.DeltaC, pl.EpsB, pl.DeltaB, pl.SigmaC, pl.MuB
 	count := []float64{float64(ds.NumPositive())}
-	pr.Noise.AddGaussian(count, sigC)
-	score := SelectScore(muB, count[0], ds.N, ds.D)
+	pr.Noise.AddGaussian(count, pl.SigmaC)
+	score := SelectScore(pl.MuB, count[0], ds.N, ds.D)
 	name := "dp-lda"
 	if score >= pl.Threshold {
 		name = "dp-objpert"
@@ -160,30 +159,30 @@ func runSelect(ctx context.Context, obj pairwise.Objective, cfg pairwise.RunConf
 	}
 	sub := cfg
 	bp := *pr
-	bp.Epsilon, bp.Delta = epsB, deltaB
+	bp.Epsilon, bp.Delta = pl.EpsB, pl.DeltaB
 	sub.Privacy = &bp
 	res, err := branch.Run(ctx, obj, sub, rng)
 	if err != nil {
 		return nil, err
 	}
 	br := res.Privacy
-	if br == nil || !(br.CertifiedEpsilon <= epsB) || !(br.CertifiedDelta <= deltaB) {
-		return nil, fmt.Errorf("%s: the branch %s did not certify its share (%v, %v)", a.Name, branch.Name, epsB, deltaB)
+	if br == nil || !(br.CertifiedEpsilon <= pl.EpsB) || !(br.CertifiedDelta <= pl.DeltaB) {
+		return nil, fmt.Errorf("%s: the branch %s did not certify its share (%v, %v)", a.Name, branch.Name, pl.EpsB, pl.DeltaB)
 	}
-	gC := dp.GaussianGranularity(sigC)
-	certC := dp.GaussianDPDelta(dp.SnappedL2Sensitivity(1, gC, 1)/sigC, epsC) + dp.DiscreteGaussianDelta(epsC, 1)
+	gC := dp.GaussianGranularity(pl.SigmaC)
+	certC := dp.GaussianDPDelta(dp.SnappedL2Sensitivity(1, gC, 1)/pl.SigmaC, pl.EpsC) + dp.DiscreteGaussianDelta(pl.EpsC, 1)
 	out := *br
 	out.Model, out.Epsilon, out.Delta = rep.Model, pr.Epsilon, pr.Delta
 	out.Noise, out.Private, out.Assumptions = rep.Noise, rep.Private, rep.Assumptions
-	out.Sigmas = append([]float64{sigC}, br.Sigmas...)
+	out.Sigmas = append([]float64{pl.SigmaC}, br.Sigmas...)
 	out.Sensitivity = append([]float64{1}, br.Sensitivity...)
 	out.Releases = br.Releases + 1
 	out.SetNoiseDim(br.NoiseDim())
 	out.SetCertificate(pr.Epsilon, certC+br.CertifiedDelta)
-	out.Formula = fmt.Sprintf("σ_c = %.4g for the positive count (Δ = 1) at (ε_c, δ_c) = (%.3g, %.3g); then %s at (%.4g, %.3g): %s", sigC, epsC, deltaC, branch.Name, epsB, deltaB, br.Formula)
+	out.Formula = fmt.Sprintf("σ_c = %.4g for the positive count (Δ = 1) at (ε_c, δ_c) = (%.3g, %.3g); then %s at (%.4g, %.3g): %s", pl.SigmaC, pl.EpsC, pl.DeltaC, branch.Name, pl.EpsB, pl.DeltaB, br.Formula)
 	out.Accountant = "basic composition of the count and the branch (" + br.Accountant + ")"
 	out.Notes = append([]string{fmt.Sprintf("noisy positive count n̂₊ = %.1f of n = %d; ŝ₊ = μ_b·min(n̂₊, n − n̂₊)/(d + 1) = %.4g (μ_b = %.4g) %s T = %g + 2·%.3g = %.4g (the crossover plus two standard deviations of the count's noise in ŝ₊) → %s",
-		count[0], ds.N, score, muB, map[bool]string{true: "≥", false: "<"}[score >= pl.Threshold], SelectCrossover, pl.SD, pl.Threshold, branch.Name)}, br.Notes...)
+		count[0], ds.N, score, pl.MuB, map[bool]string{true: "≥", false: "<"}[score >= pl.Threshold], SelectCrossover, pl.SD, pl.Threshold, branch.Name)}, br.Notes...)
 	res.Privacy = &out
 	return res, nil
 }
