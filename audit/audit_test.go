@@ -524,8 +524,9 @@ func TestBlackBoxCatchesTenfoldTooLittleNoise(t *testing.T) {
 // twentieth (dp-objpert) or a tenth (dp-select) of it. At ×1 the bound is
 // the audit's own (ε_lb ≤ ε except with probability ≤ 1 − Confidence =
 // 10⁻³). The statistic w₁ of the final model has less power on
-// dp-objpert, whose records are directions from a noisy centre (ε_lb 0.18,
-// 0.91, 2.07, 3.15 at ×0.3, 0.1, 0.05, 0.03: seed 3, 1000 trials); on the
+// dp-objpert, whose records are directions from a noisy centre (ε_lb 0.19,
+// 0.81, 1.98, 3.15 at ×0.3, 0.1, 0.05, 0.03 with its records' intercept
+// share b = 1/2: seed 3, 1000 trials; `pairfed audit --mode blackbox`); on the
 // audit's 16 records dp-select's count picks dp-lda (4.0 at ×0.1).
 func TestBlackBoxObjectivePerturbation(t *testing.T) {
 	for algo, low := range map[string]float64{"dp-objpert": 0.05, "dp-select": 0.1} {
