@@ -204,7 +204,7 @@ func (r *rReader) item(depth int) (*rObj, error) {
 		return o, nil
 	case rList, rLang, rClosure, rPromise, rDot, rAttrList, rAttrLang:
 		o := &rObj{typ: rList}
-		if hasAttr {
+		if hasAttr || typ == rAttrList || typ == rAttrLang { // R reads these two's attributes whatever the flag
 			if o.attr, err = r.attrs(depth); err != nil {
 				return nil, err
 			}
