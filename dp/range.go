@@ -204,17 +204,8 @@ func EstimateRanges(n, d int, rowTo func(dst []float64, i int) []float64, cfg Ra
 	case !(cfg.Trim < 0.5):
 		return nil, fmt.Errorf("dp: range estimate: trim q = %v must be below 0.5 (e.g. 0.02 for the 2nd to 98th percentile)", cfg.Trim)
 	}
-	if cfg.MinExp == 0 && cfg.MaxExp == 0 {
-		cfg.MinExp, cfg.MaxExp = -12, 30
-	}
-	if cfg.MinExp >= cfg.MaxExp || cfg.MinExp < -1000 || cfg.MaxExp > 1000 {
-		return nil, fmt.Errorf("dp: range estimate: octave grid [%d, %d] must have MinExp < MaxExp within ±1000", cfg.MinExp, cfg.MaxExp)
-	}
-	if cfg.Beta == 0 {
-		cfg.Beta = 0.01
-	}
-	if !(cfg.Beta > 0 && cfg.Beta < 1) {
-		return nil, fmt.Errorf("dp: range estimate: β = %v must be in (0, 1)", cfg.Beta)
+	if err := cfg.gridDefaults(); err != nil {
+		return nil, err
 	}
 	K := cfg.MaxExp - cfg.MinExp
 	B := 2*K + 1
@@ -229,51 +220,104 @@ func EstimateRanges(n, d int, rowTo func(dst []float64, i int) []float64, cfg Ra
 	r := &Ranges{Bins: B, Epsilon: cfg.Epsilon, Delta: cfg.Delta, Mu: cfg.Mu, Secure: noise.Secure(),
 		Coordinates: coords, Trim: cfg.Trim,
 		Lo: make([]float64, d), Hi: make([]float64, d), Found: make([]bool, d)}
-	q := cfg.Beta / float64(coords) // per-bin false-positive probability
-	if cfg.Delta > 0 || cfg.Mu > 0 {
-		l2 := math.Sqrt(2 * float64(d))
-		var sigma float64
-		if cfg.Mu > 0 {
-			sigma, err = muGaussianSigma(cfg.Mu, l2, coords)
-		} else {
-			sigma, err = snappedGaussianSigma(cfg.Epsilon, cfg.Delta, l2, coords)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("dp: range estimate: %w", err)
-		}
-		r.Mechanism, r.Sigma = "gaussian", sigma
-		// P(N(0, σ²) > τ) = q  ⇔  τ = σ·√2·erfcinv(2q).
-		r.Threshold = sigma * math.Sqrt2 * math.Erfcinv(2*q)
-		r.Release = Release{Mechanism: MechanismGaussian, Sigma: sigma,
-			Sensitivity: SnappedL2Sensitivity(l2, GaussianGranularity(sigma), coords), Label: "feature ranges"}
-		noise.AddGaussian(counts, sigma)
+	nz, err := rangeNoise(d, cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.Mechanism, r.Sigma, r.Threshold, r.Release = nz.mechanism, nz.scale, nz.threshold, nz.release
+	if nz.mechanism == "gaussian" {
+		noise.AddGaussian(counts, nz.scale)
 	} else {
-		l1 := 2 * float64(d)
-		// b = Δ₁′/ε with Δ₁′ snapped to b's own grid: iterate to the fixed
-		// point, then round up until the float64 quotient certifies ε.
-		b := l1 / cfg.Epsilon
-		for i := 0; i < 8; i++ {
-			need := SnappedL1Sensitivity(l1, LaplaceGranularity(b), coords) / cfg.Epsilon
-			if need <= b {
-				break
-			}
-			b = need
-		}
-		for SnappedL1Sensitivity(l1, LaplaceGranularity(b), coords)/b > cfg.Epsilon {
-			b = math.Nextafter(b, math.Inf(1))
-		}
-		r.Mechanism, r.Sigma = "laplace", b
-		// P(Laplace(b) > τ) = e^(−τ/b)/2 = q  ⇔  τ = b·ln(1/(2q)).
-		r.Threshold = b * math.Log(1/(2*q))
-		r.Release = Release{Mechanism: MechanismLaplace, Scale: b,
-			Sensitivity: SnappedL1Sensitivity(l1, LaplaceGranularity(b), coords), Label: "feature ranges"}
-		noise.AddLaplace(counts, b)
+		noise.AddLaplace(counts, nz.scale)
 	}
 	// Post-processing of the noisy counts only.
 	for j := 0; j < d; j++ {
 		r.Lo[j], r.Hi[j], r.Found[j] = trimmedRange(counts[j*B:(j+1)*B], r.Threshold, cfg.Trim, cfg.MinExp, cfg.MaxExp)
 	}
 	return r, nil
+}
+
+// gridDefaults fills and checks the octave grid and β.
+func (cfg *RangeConfig) gridDefaults() error {
+	if cfg.MinExp == 0 && cfg.MaxExp == 0 {
+		cfg.MinExp, cfg.MaxExp = -12, 30
+	}
+	if cfg.MinExp >= cfg.MaxExp || cfg.MinExp < -1000 || cfg.MaxExp > 1000 {
+		return fmt.Errorf("dp: range estimate: octave grid [%d, %d] must have MinExp < MaxExp within ±1000", cfg.MinExp, cfg.MaxExp)
+	}
+	if cfg.Beta == 0 {
+		cfg.Beta = 0.01
+	}
+	if !(cfg.Beta > 0 && cfg.Beta < 1) {
+		return fmt.Errorf("dp: range estimate: β = %v must be in (0, 1)", cfg.Beta)
+	}
+	return nil
+}
+
+// RangeNoise returns the noise scale (σ, or b for Laplace) and the
+// detection threshold τ that EstimateRanges would use for d features
+// under cfg — public numbers, computed before any record is read (the
+// rule of --refine-bounds reads them).
+func RangeNoise(d int, cfg RangeConfig) (scale, threshold float64, err error) {
+	if d < 1 {
+		return 0, 0, fmt.Errorf("dp: range estimate: d = %d (need d ≥ 1)", d)
+	}
+	if err := cfg.gridDefaults(); err != nil {
+		return 0, 0, err
+	}
+	nz, err := rangeNoise(d, cfg)
+	return nz.scale, nz.threshold, err
+}
+
+// rangeNoiseSpec is the noise of EstimateRanges' release for d features
+// (its calibration, from public numbers only).
+type rangeNoiseSpec struct {
+	mechanism        string // "gaussian" or "laplace"
+	scale, threshold float64
+	release          Release
+}
+
+// rangeNoise calibrates the release of d·B noisy counts (file comment):
+// σ (or b) and the detection threshold τ. cfg must be checked and its
+// defaults filled (EstimateRanges).
+func rangeNoise(d int, cfg RangeConfig) (rangeNoiseSpec, error) {
+	coords := d * (2*(cfg.MaxExp-cfg.MinExp) + 1)
+	q := cfg.Beta / float64(coords) // per-bin false-positive probability
+	if cfg.Delta > 0 || cfg.Mu > 0 {
+		l2 := math.Sqrt(2 * float64(d))
+		var sigma float64
+		var err error
+		if cfg.Mu > 0 {
+			sigma, err = muGaussianSigma(cfg.Mu, l2, coords)
+		} else {
+			sigma, err = snappedGaussianSigma(cfg.Epsilon, cfg.Delta, l2, coords)
+		}
+		if err != nil {
+			return rangeNoiseSpec{}, fmt.Errorf("dp: range estimate: %w", err)
+		}
+		// P(N(0, σ²) > τ) = q  ⇔  τ = σ·√2·erfcinv(2q).
+		return rangeNoiseSpec{mechanism: "gaussian", scale: sigma, threshold: sigma * math.Sqrt2 * math.Erfcinv(2*q),
+			release: Release{Mechanism: MechanismGaussian, Sigma: sigma,
+				Sensitivity: SnappedL2Sensitivity(l2, GaussianGranularity(sigma), coords), Label: "feature ranges"}}, nil
+	}
+	l1 := 2 * float64(d)
+	// b = Δ₁′/ε with Δ₁′ snapped to b's own grid: iterate to the fixed
+	// point, then round up until the float64 quotient certifies ε.
+	b := l1 / cfg.Epsilon
+	for i := 0; i < 8; i++ {
+		need := SnappedL1Sensitivity(l1, LaplaceGranularity(b), coords) / cfg.Epsilon
+		if need <= b {
+			break
+		}
+		b = need
+	}
+	for SnappedL1Sensitivity(l1, LaplaceGranularity(b), coords)/b > cfg.Epsilon {
+		b = math.Nextafter(b, math.Inf(1))
+	}
+	// P(Laplace(b) > τ) = e^(−τ/b)/2 = q  ⇔  τ = b·ln(1/(2q)).
+	return rangeNoiseSpec{mechanism: "laplace", scale: b, threshold: b * math.Log(1/(2*q)),
+		release: Release{Mechanism: MechanismLaplace, Scale: b,
+			Sensitivity: SnappedL1Sensitivity(l1, LaplaceGranularity(b), coords), Label: "feature ranges"}}, nil
 }
 
 // trimmedRange reads one feature's range off its noisy histogram h (file
