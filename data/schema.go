@@ -576,3 +576,58 @@ func (s *Schema) Describe() string {
 	}
 	return fmt.Sprintf("feature bounds %s (%s, %d features): each feature's public range [lo, hi] maps to [−1, 1] and is clipped to it, per record (no privacy spent)%s", s.File, name, s.D(), u)
 }
+
+// Refined returns a copy of the schema in which every numeric feature
+// with public bounds (not a one-hot indicator, not a categorical column's
+// indicator, not already unknown) is marked unknown, so that a private
+// run estimates its range under DP (--refine-bounds), and the public
+// bounds of those features, indexed like Unknown() of the copy: lo[k],
+// hi[k] for feature copy.Unknown()[k] (NaN for a feature that was unknown
+// already). The copy keeps every feature's impute constant (the public
+// midpoint when the schema gave none), its names and its order; a
+// count-k entry becomes k single entries named name#1 … name#k, as the
+// schema names them. The caller clamps the estimates into the public
+// bounds and falls back to them (a refinement never widens a range).
+func (s *Schema) Refined() (*Schema, []float64, []float64, error) {
+	c := *s
+	c.Features = nil
+	c.Source = strings.TrimSpace(s.Source + " Numeric features' public ranges refined under DP (--refine-bounds): each estimated range is clamped into its public one.")
+	for _, f := range s.Features {
+		if f.Categories != nil || f.Other || f.OneHot != "" || f.Unknown {
+			c.Features = append(c.Features, f)
+			continue
+		}
+		k := f.Count
+		if k == 0 {
+			k = 1
+		}
+		imp := *f.Lo/2 + *f.Hi/2
+		if f.Impute != nil {
+			imp = *f.Impute
+		}
+		for i := 1; i <= k; i++ {
+			g := SchemaFeature{Name: f.Name, Unknown: true, Impute: &imp,
+				Source: strings.TrimSpace(fmt.Sprintf("public range [%v, %v], refined under DP. %s", *f.Lo, *f.Hi, f.Source))}
+			if k > 1 && f.Name != "" {
+				g.Name = fmt.Sprintf("%s#%d", f.Name, i)
+			}
+			c.Features = append(c.Features, g)
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return nil, nil, nil, err
+	}
+	u := c.Unknown()
+	lo, hi := make([]float64, len(u)), make([]float64, len(u))
+	pos := make(map[int]bool, len(s.unknown))
+	for _, j := range s.unknown {
+		pos[j] = true
+	}
+	for k, j := range u {
+		lo[k], hi[k] = s.lo[j], s.hi[j]
+		if pos[j] {
+			lo[k], hi[k] = math.NaN(), math.NaN()
+		}
+	}
+	return &c, lo, hi, nil
+}

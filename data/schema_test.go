@@ -1,6 +1,7 @@
 package data
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -456,5 +457,48 @@ func TestSchemaReadMessages(t *testing.T) {
 	s, err := ReadSchema(strings.NewReader("\xef\xbb\xbf"+`{"features": [{"name": "a", "lo": 0, "hi": 1}]}`), "bom.json")
 	if err != nil || s.D() != 1 {
 		t.Fatalf("a schema with a byte-order mark: %v", err)
+	}
+}
+
+// Refined marks every numeric bounded feature unknown — a count-k entry
+// as k single ones with the schema's names — keeps one-hot indicators,
+// categorical columns and features already unknown as they are, keeps
+// each feature's impute constant (the public midpoint by default), and
+// returns the public bounds indexed like the copy's Unknown (NaN for a
+// feature that was unknown already).
+func TestSchemaRefined(t *testing.T) {
+	s, err := ReadSchema(strings.NewReader(`{"features": [
+		{"name": "age", "lo": 0, "hi": 120, "impute": 40},
+		{"name": "lab", "count": 2, "lo": -1, "hi": 3},
+		{"name": "sex", "categories": ["F", "M"]},
+		{"name": "w", "count": 2, "lo": 0, "hi": 1, "onehot": "w"},
+		{"name": "u", "unknown": true, "impute": 5}]}`), "r.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, lo, hi, err := s.Refined()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.D() != s.D() || strings.Join(r.FeatureNames(), ",") != strings.Join(s.FeatureNames(), ",") {
+		t.Fatalf("refined features %v, want the schema's %v", r.FeatureNames(), s.FeatureNames())
+	}
+	// features: age, lab#1, lab#2, sex=F, sex=M, w#1, w#2, u
+	if got, want := fmt.Sprint(r.Unknown()), "[0 1 2 7]"; got != want {
+		t.Fatalf("refined unknown %s, want %s", got, want)
+	}
+	wantLo, wantHi := []float64{0, -1, -1, math.NaN()}, []float64{120, 3, 3, math.NaN()}
+	for k := range wantLo {
+		same := func(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
+		if !same(lo[k], wantLo[k]) || !same(hi[k], wantHi[k]) {
+			t.Errorf("public range %d: [%v, %v], want [%v, %v]", k, lo[k], hi[k], wantLo[k], wantHi[k])
+		}
+	}
+	imp := r.ImputeValues()
+	if imp[0] != 40 || imp[1] != 1 || imp[2] != 1 || imp[7] != 5 {
+		t.Errorf("impute %v: want 40, the midpoint 1 twice, and 5 kept", imp)
+	}
+	if len(r.Categoricals()) != 1 || len(s.Unknown()) != 1 {
+		t.Errorf("the categorical column or the original schema changed")
 	}
 }

@@ -72,8 +72,16 @@ type Spec struct {
 	// RangeShare is the share of ε and δ that Scale "private" spends on
 	// the feature ranges (0: dp.DefaultRangeShare).
 	RangeShare float64
-	Passes     float64
-	Steps      int
+	// RefineBounds (--refine-bounds, Scale "bounds", a private algorithm):
+	// "on" — the numeric features the schema bounds get their ranges
+	// estimated under DP too (data.Schema.Refined), each estimate clamped
+	// into its public range, the public range where none is found;
+	// charged like an unknown feature's (RangeShare); "auto" — the same
+	// when RefineDetects says the estimate can work at n, d and the
+	// budget; "" or "off" — the public ranges as they are.
+	RefineBounds string
+	Passes       float64
+	Steps        int
 	// Runs is the number of repetitions (outer splits); Folds > 1 uses
 	// k-fold evaluation (Runs repeats of it); otherwise a stratified
 	// TestFraction split, or the given test table.
@@ -268,12 +276,21 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("experiment: unknown --bounds-norm %q (want clip or divide)", s.BoundsNorm)
 	}
 	if s.RangeShare != 0 {
-		if s.Scale != "private" && !(s.Scale == "bounds" && s.Bounds != nil && len(s.Bounds.Unknown()) > 0) {
+		if s.Scale != "private" && !(s.Scale == "bounds" && s.Bounds != nil && (len(s.Bounds.Unknown()) > 0 || s.RefineBounds == "on" || s.RefineBounds == "auto")) {
 			return fmt.Errorf("experiment: --range-share applies to DP feature ranges only (--scale private, or a schema with unknown features), not --scale %s", s.Scale)
 		}
 		if !(s.RangeShare > 0 && s.RangeShare < 1) {
 			return fmt.Errorf("experiment: --range-share %v must be in (0, 1), e.g. 0.1 for 10 %% of ε and δ", s.RangeShare)
 		}
+	}
+	switch s.RefineBounds {
+	case "", "off":
+	case "on", "auto":
+		if s.Scale != "bounds" || s.Bounds == nil {
+			return fmt.Errorf("experiment: --refine-bounds %s refines a --feature-bounds schema's ranges under DP: it needs --feature-bounds (and --scale bounds), not --scale %s", s.RefineBounds, s.Scale)
+		}
+	default:
+		return fmt.Errorf("experiment: --refine-bounds %q: want auto (refine when the estimate can work), on or off", s.RefineBounds)
 	}
 	if s.TestFraction == 0 {
 		s.TestFraction = 0.2
@@ -834,6 +851,24 @@ func prepareOwned(spec Spec, train, test *pairwise.Dataset, ownTrain, ownTest, p
 	var err error
 	switch spec.Scale {
 	case "bounds":
+		var pubLo, pubHi []float64 // --refine-bounds: the refined features' public ranges
+		if (spec.RefineBounds == "on" || spec.RefineBounds == "auto") && private {
+			eff, lo, hi, err := spec.Bounds.Refined()
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("experiment: --refine-bounds: %w", err)
+			}
+			use := len(eff.Unknown()) > len(spec.Bounds.Unknown()) // something to refine
+			if use && spec.RefineBounds == "auto" {
+				if use, pre.RefineWhy, err = RefineDetects(spec, train.N, len(eff.Unknown())); err != nil {
+					return nil, nil, nil, err
+				}
+			}
+			if use {
+				eff.File = spec.Bounds.File
+				spec.Bounds, pubLo, pubHi = eff, lo, hi
+				pre.Refined = true
+			}
+		}
 		mp.Schema = spec.Bounds
 		if u := spec.Bounds.Unknown(); len(u) > 0 {
 			// Features no public document bounds: estimated under DP
@@ -850,6 +885,9 @@ func prepareOwned(spec Spec, train, test *pairwise.Dataset, ownTrain, ownTest, p
 					return nil, nil, nil, err
 				}
 				lo, hi, source = r.Lo, r.Hi, "dp"
+				if pubLo != nil {
+					lo, hi = refineRanges(r, pubLo, pubHi, pre)
+				}
 			} else {
 				lo, hi = columnMinMax(train, u)
 			}

@@ -2,7 +2,9 @@ package experiment
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/pairfed/pairfed/dp"
@@ -45,6 +47,13 @@ type Preprocessing struct {
 	// Unshifted is true when sparse data was scaled without its shift and
 	// stayed sparse (data.Scaler.ApplyUnshifted).
 	Unshifted bool `json:"unshifted,omitempty"`
+	// Refined is true when the schema's public ranges were refined under
+	// DP (Spec.RefineBounds); RefinedKept counts the features that kept
+	// their public range (no estimate found, or none narrower).
+	Refined     bool `json:"refined,omitempty"`
+	RefinedKept int  `json:"refined_kept,omitempty"`
+	// RefineWhy is --refine-bounds auto's reason (RefineDetects).
+	RefineWhy string `json:"refine_why,omitempty"`
 
 	requestDelta float64              // the whole run's δ (DP ranges)
 	model        *model.Preprocessing // the map, as a model artefact stores it
@@ -89,27 +98,11 @@ func privateRanges(spec Spec, train *pairwise.Dataset, cols []int, rng *rand.Ran
 		}
 	}
 	delta := requestDelta(spec, train.N)
-	cfg := dp.RangeConfig{}
-	var te, td float64
-	ok := false
-	if a, err := pairwise.Lookup(spec.Algo); err == nil && a.GaussianDP && !spec.Tune && delta > 0 {
-		mu, trainDelta, fits, err := dp.SplitGDP(spec.Epsilon, delta, share, dp.RangeCoordinates(d, cfg))
-		if err != nil {
-			return nil, fmt.Errorf("experiment: %w", err)
-		}
-		if ok = fits; ok {
-			cfg.Mu, te, td = mu, spec.Epsilon, trainDelta
-			pre.Composition = "gdp"
-		}
+	cfg, te, td, comp, err := rangeBudget(spec, d, delta, share)
+	if err != nil {
+		return nil, err
 	}
-	if !ok {
-		re, rd, e, dt, err := dp.SplitBudget(spec.Epsilon, delta, share)
-		if err != nil {
-			return nil, fmt.Errorf("experiment: %w", err)
-		}
-		cfg.Epsilon, cfg.Delta, te, td = re, rd, e, dt
-		pre.Composition = "basic"
-	}
+	pre.Composition = comp
 	var noise dp.Noise
 	if spec.Seeded {
 		noise = dp.NewSeededNoise(spec.NoiseSeed ^ rng.Uint64() ^ 0x72616e676573) // "ranges"
@@ -142,6 +135,9 @@ func (pre *Preprocessing) finish(spec Spec, p *pairwise.PrivacyReport, dataDepen
 	switch {
 	case spec.Scale == "bounds" && pre.Ranges == nil:
 		pre.Note = spec.Bounds.Describe() + normNote(spec)
+		if pre.RefineWhy != "" {
+			pre.Note += "; --refine-bounds auto did not refine them: " + pre.RefineWhy
+		}
 	case spec.Scale == "none":
 		pre.Note = "--scale none: raw features, only clipped per record to ‖x‖ ≤ R (no privacy spent; usually poor utility unless the features are already on a common scale — give --feature-bounds)"
 	case pre.Ranges != nil: // --scale private, or a schema's unknown features
@@ -182,7 +178,20 @@ func (pre *Preprocessing) finish(spec Spec, p *pairwise.PrivacyReport, dataDepen
 			what = fmt.Sprintf("%s; the ranges of its %d unknown features (%s)", spec.Bounds.Describe(), len(r.Lo), abbreviate(pre.unknownNames, 12))
 		}
 		pre.Note = fmt.Sprintf("%s estimated under DP and mapped to [−1, 1] per record%s: %s", what, normNote(spec), how)
-		if len(fallback) > 0 {
+		if pre.Refined {
+			name := spec.Bounds.Name
+			if name == "" {
+				name = spec.Bounds.File
+			}
+			pre.Note = fmt.Sprintf("feature bounds %s (%s, %d features), --refine-bounds: the ranges of %d features (%s: the numeric ones, and those the schema leaves unknown) estimated under DP, each clamped into its public range, then every feature mapped to [−1, 1] and clipped per record%s: %s",
+				spec.Bounds.File, name, spec.Bounds.D(), len(r.Lo), abbreviate(pre.unknownNames, 12), normNote(spec), how)
+		}
+		if pre.Refined {
+			pre.Note += fmt.Sprintf("; %d of %d features kept their public range (no estimate found, or none narrower)", pre.RefinedKept, len(r.Found))
+			if pre.RefineWhy != "" {
+				pre.Note += " (--refine-bounds auto: " + pre.RefineWhy + ")"
+			}
+		} else if len(fallback) > 0 {
 			pre.Note += fmt.Sprintf("; %d of %d features had too few records for the budget and kept the fallback range [−1, 1] (features %s): a public --feature-bounds schema would do better", len(fallback), len(r.Found), abbreviate(fallback, 12))
 		}
 		if !r.Secure {
@@ -213,4 +222,77 @@ func abbreviate(items []string, k int) string {
 		return strings.Join(items, ",")
 	}
 	return strings.Join(items[:k], ",") + fmt.Sprintf(",… (%d more)", len(items)-k)
+}
+
+// rangeBudget splits the request (spec.Epsilon, delta) between the range
+// release of d features (share) and training: by exact Gaussian-DP
+// composition for a Gaussian-DP algorithm (a share of μ²), else by basic
+// composition (a share of ε and δ). It returns the range release's
+// config, what training is given and the composition's name.
+func rangeBudget(spec Spec, d int, delta, share float64) (cfg dp.RangeConfig, te, td float64, comp string, err error) {
+	if a, err := pairwise.Lookup(spec.Algo); err == nil && a.GaussianDP && !spec.Tune && delta > 0 {
+		mu, trainDelta, fits, err := dp.SplitGDP(spec.Epsilon, delta, share, dp.RangeCoordinates(d, cfg))
+		if err != nil {
+			return cfg, 0, 0, "", fmt.Errorf("experiment: %w", err)
+		}
+		if fits {
+			cfg.Mu = mu
+			return cfg, spec.Epsilon, trainDelta, "gdp", nil
+		}
+	}
+	re, rd, e, dt, err := dp.SplitBudget(spec.Epsilon, delta, share)
+	if err != nil {
+		return cfg, 0, 0, "", fmt.Errorf("experiment: %w", err)
+	}
+	cfg.Epsilon, cfg.Delta = re, rd
+	return cfg, e, dt, "basic", nil
+}
+
+// RefineDetects is --refine-bounds auto's rule, from public numbers only
+// (n training records, the d features to estimate, the request and the
+// algorithm): refine when the range release would detect a bin that holds
+// a quarter of the records with probability ≥ 97.7 %, n/4 ≥ τ + 2σ (σ and
+// the detection threshold τ of dp.RangeNoise). Below that the estimates
+// are mostly not found, each feature keeps its public range, and the
+// share would be spent for nothing. It returns the decision and why.
+func RefineDetects(spec Spec, n, d int) (bool, string, error) {
+	share := spec.RangeShare
+	if share == 0 {
+		share = dp.DefaultRangeShare
+	}
+	cfg, _, _, _, err := rangeBudget(spec, d, requestDelta(spec, n), share)
+	if err != nil {
+		return false, "", err
+	}
+	sigma, tau, err := dp.RangeNoise(d, cfg)
+	if err != nil {
+		return false, "", fmt.Errorf("experiment: %w", err)
+	}
+	need := tau + 2*sigma
+	if float64(n)/4 >= need {
+		return true, fmt.Sprintf("n/4 = %.0f ≥ τ + 2σ = %.0f: a bin holding a quarter of the records is detected", float64(n)/4, need), nil
+	}
+	return false, fmt.Sprintf("n/4 = %.0f < τ + 2σ = %.0f (σ = %.3g over %d features): too few records to estimate ranges at this budget; the public ranges are kept and nothing is spent", float64(n)/4, need, sigma, d), nil
+}
+
+// refineRanges clamps the DP estimates r of a refined schema's unknown
+// features into their public ranges pubLo[k], pubHi[k] (NaN: a feature
+// the schema left unknown, kept as estimated) — post-processing of the
+// release: a refinement only narrows a public range, and a feature whose
+// estimate was not found, or is empty after the clamp, keeps its public
+// range.
+func refineRanges(r *dp.Ranges, pubLo, pubHi []float64, pre *Preprocessing) (lo, hi []float64) {
+	lo, hi = slices.Clone(r.Lo), slices.Clone(r.Hi)
+	for k := range lo {
+		if math.IsNaN(pubLo[k]) {
+			continue
+		}
+		l, h := math.Max(pubLo[k], lo[k]), math.Min(pubHi[k], hi[k])
+		if !r.Found[k] || !(h > l) || (l == pubLo[k] && h == pubHi[k]) {
+			l, h = pubLo[k], pubHi[k]
+			pre.RefinedKept++
+		}
+		lo[k], hi[k] = l, h
+	}
+	return lo, hi
 }

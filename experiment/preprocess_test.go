@@ -2,7 +2,9 @@ package experiment
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -375,6 +377,161 @@ func TestBoundsNormDefaultIsSiteRule(t *testing.T) {
 		}
 		if m.Norm != spec.BoundsNorm {
 			t.Errorf("%s at R = %g: a federated site maps by %s, train by %s", c.algo, c.R, m.Norm, spec.BoundsNorm)
+		}
+	}
+}
+
+// looseTable is n records of three features and a ±1 label: the first
+// feature carries the class (values 1 ± 0.5 around a class shift of
+// ±0.25, so in [0, 2]) but its public range is declared [0, 100], as a
+// percentage that rarely passes a few per cent would be; the other two
+// are noise and a weaker class signal on [0, 2], declared [0, 2].
+func looseTable(t *testing.T, n int) (*data.Table, *data.Schema) {
+	t.Helper()
+	var b strings.Builder
+	rng := rand.New(rand.NewPCG(7, 11))
+	for i := 0; i < n; i++ {
+		y := 2*(i%2) - 1
+		f1 := 1 + 0.25*float64(y) + 0.5*(rng.Float64()-0.5)
+		f2 := 2 * rng.Float64()
+		f3 := 1 + 0.1*float64(y) + 0.8*(rng.Float64()-0.5)
+		fmt.Fprintf(&b, "%g,%g,%g,%d\n", f1, f2, f3, y)
+	}
+	tab, err := data.Read(strings.NewReader(b.String()), "loose.csv", data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := data.ReadSchema(strings.NewReader(`{"positive_class": "1", "features": [
+		{"name": "share", "lo": 0, "hi": 100}, {"name": "noise", "lo": 0, "hi": 2}, {"name": "weak", "lo": 0, "hi": 2}]}`), "loose.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab, schema
+}
+
+// --refine-bounds on a schema whose first range is 50× too wide: the
+// refined run recovers the feature the public map squashed (dp-lda,
+// seeded noise: the same splits and noise seed both ways), its ranges
+// lie inside the public ones, its release is charged within the request,
+// and the model's preprocessing map is the refined schema with the DP
+// ranges, which rebuilds to a scaler.
+func TestRefineBoundsLooseSchema(t *testing.T) {
+	tab, schema := looseTable(t, 4000)
+	run := func(mode string) (*Report, *FittedModel) {
+		spec := Spec{Algo: "dp-lda", Epsilon: 1, FeatureRadius: 1, Seed: 3, Runs: 1, Seeded: true, NoiseSeed: 9,
+			Bounds: schema, RefineBounds: mode}
+		var fm *FittedModel
+		spec.OnModel = func(m *FittedModel) { fm = m }
+		rep, err := Run(context.Background(), spec, tab, nil)
+		if err != nil {
+			t.Fatal(mode, err)
+		}
+		return rep, fm
+	}
+	off, _ := run("off")
+	on, fm := run("on")
+	auto, _ := run("auto")
+	t.Logf("AUC off %.4f, on %.4f, auto %.4f", off.AUC.Mean, on.AUC.Mean, auto.AUC.Mean)
+	if !(on.AUC.Mean > off.AUC.Mean+0.05) {
+		t.Errorf("refined AUC %.4f is not above the loose public map's %.4f + 0.05", on.AUC.Mean, off.AUC.Mean)
+	}
+	if auto.AUC.Mean != on.AUC.Mean {
+		t.Errorf("auto at n = 3200 should refine (AUC %.4f, on %.4f)", auto.AUC.Mean, on.AUC.Mean)
+	}
+	pre := on.Privacy.Preprocessing
+	if pre == nil || !pre.Refined || pre.Ranges == nil || len(pre.Ranges.Lo) != 3 || pre.Composition != "gdp" {
+		t.Fatalf("preprocessing %+v: want the 3 features refined, composed by GDP", pre)
+	}
+	if pre.TotalEpsilon > 1 {
+		t.Errorf("total ε %v above the request 1", pre.TotalEpsilon)
+	}
+	p := fm.Preprocessing
+	if p == nil || p.Ranges == nil || len(p.Ranges.Lo) != 3 || len(p.Schema.Unknown()) != 3 {
+		t.Fatalf("model preprocessing %+v: want the refined schema and 3 ranges", p)
+	}
+	pubLo, pubHi := schema.Bounds()
+	for k := range p.Ranges.Lo {
+		if !(p.Ranges.Lo[k] >= pubLo[k] && p.Ranges.Hi[k] <= pubHi[k] && p.Ranges.Lo[k] < p.Ranges.Hi[k]) {
+			t.Errorf("feature %d: refined range [%v, %v] not inside the public [%v, %v]", k+1, p.Ranges.Lo[k], p.Ranges.Hi[k], pubLo[k], pubHi[k])
+		}
+	}
+	if !(p.Ranges.Hi[0] < 10) {
+		t.Errorf("feature 1's refined upper end %v: the estimate (values ≤ 1.5) should narrow [0, 100]", p.Ranges.Hi[0])
+	}
+	if _, err := ModelScaler(p, 3); err != nil {
+		t.Errorf("the model's map does not rebuild: %v", err)
+	}
+	if note := strings.Join(on.Notes, "\n"); !strings.Contains(note, "--refine-bounds") {
+		t.Errorf("notes do not say the ranges were refined: %s", note)
+	}
+}
+
+// auto declines where the release cannot detect the bulk (n small for the
+// budget): nothing is spent, the run is the off run bit for bit, and the
+// note says why.
+func TestRefineBoundsAutoDeclines(t *testing.T) {
+	tab, schema := looseTable(t, 200)
+	spec := Spec{Algo: "dp-lda", Epsilon: 1, FeatureRadius: 1, Seed: 3, Runs: 1, Seeded: true, NoiseSeed: 9, Bounds: schema}
+	ok, why, err := RefineDetects(spec, 160, 3)
+	if err != nil || ok || !strings.Contains(why, "n/4 = 40 <") {
+		t.Fatalf("RefineDetects(n = 160) = %v, %q, %v: want false with its numbers", ok, why, err)
+	}
+	if ok, _, err := RefineDetects(spec, 100000, 3); err != nil || !ok {
+		t.Fatalf("RefineDetects(n = 10⁵) = %v, %v: want true", ok, err)
+	}
+	spec.RefineBounds = "off"
+	off, err := Run(context.Background(), spec, tab, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.RefineBounds = "auto"
+	auto, err := Run(context.Background(), spec, tab, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auto.AUC.Mean != off.AUC.Mean || auto.Privacy.Preprocessing.Ranges != nil || auto.Privacy.Preprocessing.Refined {
+		t.Errorf("auto at n = 160: AUC %v (off %v), ranges %v: want the off run", auto.AUC.Mean, off.AUC.Mean, auto.Privacy.Preprocessing.Ranges)
+	}
+	if note := strings.Join(auto.Notes, "\n"); !strings.Contains(note, "--refine-bounds auto did not refine them") {
+		t.Errorf("note does not say why nothing was refined: %s", note)
+	}
+}
+
+// refineRanges: an estimate is clamped into its public range; not found,
+// empty after the clamp, or no narrower, it keeps the public range; a
+// feature the schema left unknown (NaN) keeps its estimate.
+func TestRefineRanges(t *testing.T) {
+	r := &dp.Ranges{Lo: []float64{-5, 2, 0, 200, -3}, Hi: []float64{50, 3, 1, 300, 7}, Found: []bool{true, true, false, true, true}}
+	nan := math.NaN()
+	pre := &Preprocessing{}
+	lo, hi := refineRanges(r, []float64{0, 0, 0, 0, nan}, []float64{100, 10, 10, 100, nan}, pre)
+	want := [][2]float64{{0, 50}, {2, 3}, {0, 10}, {0, 100}, {-3, 7}}
+	for k, w := range want {
+		if lo[k] != w[0] || hi[k] != w[1] {
+			t.Errorf("feature %d: [%v, %v], want %v", k, lo[k], hi[k], w)
+		}
+	}
+	if pre.RefinedKept != 2 {
+		t.Errorf("kept %d public ranges, want 2 (not found, empty after the clamp)", pre.RefinedKept)
+	}
+	if r.Lo[0] != -5 {
+		t.Errorf("refineRanges changed the release")
+	}
+}
+
+// The flag's values and the schema it needs are checked before anything runs.
+func TestRefineBoundsSpecErrors(t *testing.T) {
+	_, schema := looseTable(t, 10)
+	for _, c := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Algo: "dp-lda", Epsilon: 1, FeatureRadius: 1, Bounds: schema, RefineBounds: "maybe"}, `--refine-bounds "maybe"`},
+		{Spec{Algo: "dp-lda", Epsilon: 1, FeatureRadius: 1, Scale: "private", RefineBounds: "on"}, "needs --feature-bounds"},
+	} {
+		err := c.spec.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want one containing %q", c.spec.RefineBounds, err, c.want)
 		}
 	}
 }

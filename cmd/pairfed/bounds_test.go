@@ -103,6 +103,9 @@ func TestFeatureBoundsErrors(t *testing.T) {
 		{[]string{"--feature-bounds", write("p.json", `{"positive_class": "1", "features": [{"lo": 0, "hi": 1}, {"lo": 0, "hi": 1}, {"lo": 0, "hi": 1}]}`), "--positive-classes", "-1"}, true, "disagrees with positive_class"},
 		{[]string{"--impute", "schema"}, true, "--feature-bounds"},
 		{[]string{"--range-share", "0.1"}, true, "--scale private"},
+		{[]string{"--feature-bounds", write("r.json", `{"features": [{"lo": 0, "hi": 1}, {"lo": 0, "hi": 1}, {"lo": 0, "hi": 1}]}`), "--epsilon", "1", "--refine-bounds", "maybe"}, true, `--refine-bounds "maybe": want auto`},
+		{[]string{"--refine-bounds", "on", "--epsilon", "1", "--scale", "private"}, true, "--refine-bounds on refines a --feature-bounds schema's ranges"},
+		{[]string{"--feature-bounds", write("r2.json", `{"features": [{"lo": 0, "hi": 1}, {"lo": 0, "hi": 1}, {"lo": 0, "hi": 1}]}`), "--refine-bounds", "on", "--algo", "sgd-prev"}, true, "--algo sgd-prev is not one"},
 	}
 	for _, c := range cases {
 		args := append([]string{"train", "--data", siteA, "--no-progress"}, c.args...)

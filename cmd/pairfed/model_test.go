@@ -101,7 +101,8 @@ func trainModel(t *testing.T, out string, args ...string) float64 {
 // `train --epsilon 1 --out-model M` on a --test file, then `evaluate` and
 // `score` on that file: the AUC is the reported one bit for bit (the same
 // loader options, preprocessing map and scoring code), with a public
-// schema and with privately released ranges.
+// schema, with privately released ranges and with the schema's ranges
+// refined under DP (the model stores the refined schema and its ranges).
 func TestModelScoreEvaluateReproduceTrainAUC(t *testing.T) {
 	dir := t.TempDir()
 	train, test := diabetesCSV(t, dir, nil, "")
@@ -120,6 +121,7 @@ func TestModelScoreEvaluateReproduceTrainAUC(t *testing.T) {
 		"schema":         {"--feature-bounds", "../../schemas/diabetes.json"},
 		"unknown-ranges": {"--feature-bounds", unknown, "--algo", "dp-gd-grad", "--loss", "logistic", "--steps", "3"},
 		"private-ranges": {"--scale", "private", "--algo", "dp-gd-grad", "--loss", "logistic", "--steps", "3"},
+		"refined-ranges": {"--feature-bounds", "../../schemas/diabetes.json", "--refine-bounds", "on", "--algo", "dp-gd-grad", "--loss", "logistic", "--steps", "3"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			m := filepath.Join(dir, name+".json")
