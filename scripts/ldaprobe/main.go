@@ -11,6 +11,7 @@
 // Not a private computation: a diagnostic on public benchmark files.
 //
 //	go run ./scripts/ldaprobe -data <shared datasets> -ds ijcnn1
+//	go run ./scripts/ldaprobe -data DIR -file spam.libsvm -schema DIR/spam.json
 //
 // Scaling: the public schema (schemas/<ds>.json), divided so that ‖x‖ ≤ 1
 // (dp-lda's --bounds-norm divide), then clipped to the unit ball, as
@@ -40,12 +41,21 @@ var files = map[string][2]string{
 func main() {
 	dir := flag.String("data", "", "folder with the dataset files (see its README)")
 	name := flag.String("ds", "ijcnn1", "data set: ijcnn1, a9a (their own test files) or diabetes, messidor (a stratified 80/20 split, seed 1)")
+	file := flag.String("file", "", "a file under -data instead of -ds (a stratified 80/20 split, seed 1), with -schema")
+	schemaPath := flag.String("schema", "", "with -file: its feature-bounds schema")
 	flag.Parse()
 	fl, ok := files[*name]
+	sp := filepath.Join("schemas", *name+".json")
+	if *file != "" {
+		if *schemaPath == "" {
+			log.Fatal("ldaprobe: -file needs -schema")
+		}
+		fl, ok, sp, *name = [2]string{*file, ""}, true, *schemaPath, *file
+	}
 	if !ok {
 		log.Fatalf("ldaprobe: unknown data set %q (known: ijcnn1, a9a, diabetes, messidor)", *name)
 	}
-	schema, err := data.LoadSchema(filepath.Join("schemas", *name+".json"))
+	schema, err := data.LoadSchema(sp)
 	if err != nil {
 		log.Fatal(err)
 	}
