@@ -399,6 +399,7 @@ func runCell(c cell, a algo, train, test *data.Table, n, runs int, scale string,
 		// The class-mean difference without noise: dp-ssp-mean with every
 		// σ scaled by 10⁻⁶ (the smallest --noise-scale accepted) (reported not private).
 		spec.Algo, spec.Epsilon, spec.NoiseScale = "dp-ssp-mean", 1, 1e-6
+		spec.RefineBounds = "off" // the floor on the public map, as the ceiling's
 	default:
 		spec.Epsilon = c.eps
 		spec.Delta, spec.DeltaSet = 1/(10*float64(c.n)), true
