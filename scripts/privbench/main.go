@@ -206,7 +206,7 @@ func main() {
 	maxQuad := flag.Int("max-quadratic-n", 2000, "skip the O(n²)-per-pass algorithms above this many training records")
 	maxCubic := flag.Int("max-cubic-n", 300, "skip the O(n³)-per-run algorithms (dp-sgd-output: T = n² steps pairing with all previous draws) above this many training records")
 	seed := flag.Uint64("seed", 12, "split seed")
-	flag.StringVar(&refine, "refine", "auto", "-scale bounds: auto, on or off: the private algorithms refine the schema's numeric ranges under DP, as pairfed train --refine-bounds (default auto, train's; results before 2026-11-29 had none: -refine off)")
+	flag.StringVar(&refine, "refine", "off", "-scale bounds: auto, on or off: the private algorithms refine the schema's numeric ranges under DP, as pairfed train --refine-bounds (off by default, as train's)")
 	flag.Uint64Var(&noiseSeed, "noise-seed", 0, "nonzero: seeded privacy noise from this seed (not private: a utility measurement) in place of the secure source, so that two binaries' runs of one algorithm see the same splits and noise (paired)")
 	calib := flag.String("calibration", "exact", "exact (tight sensitivities, exact Gaussian-DP calibration: the default of pairfed) or paper (the papers' printed σ, certified or refused)")
 	out := flag.String("out", "privbench-out", "output folder (results.csv, results.md)")
