@@ -39,20 +39,20 @@ func frameRDA(obj string, cols []rcol) []byte {
 		for _, v := range c.codes {
 			w.i(v)
 		}
-		w.i(rList|1<<10).sym("levels").strs(c.levels...)
+		w.i(rList | 1<<10).sym("levels").strs(c.levels...)
 		class := []string{"factor"}
 		if c.ordered {
 			class = []string{"ordered", "factor"}
 		}
-		w.i(rList|1<<10).sym("class").strs(class...)
+		w.i(rList | 1<<10).sym("class").strs(class...)
 		w.i(rNil)
 	}
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = c.name
 	}
-	w.i(rList|1<<10).sym("names").strs(names...)
-	w.i(rList|1<<10).sym("class").strs("data.frame")
+	w.i(rList | 1<<10).sym("names").strs(names...)
+	w.i(rList | 1<<10).sym("class").strs("data.frame")
 	w.i(rNil)
 	w.i(rNil)
 	return w.b
