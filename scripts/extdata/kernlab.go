@@ -58,6 +58,24 @@ func kernlabFrame(dir, file, name string) ([]string, []*rObj, error) {
 	return names, cols, nil
 }
 
+// kernlabLabelled reads data frame obj from dir/obj.rdx, which must hold
+// d feature columns and then the two-level factor label, and returns the
+// labels (1 for level pos).
+func kernlabLabelled(dir, obj string, d int, label, pos string) ([]string, []*rObj, []int, error) {
+	names, cols, err := kernlabFrame(dir, obj+".rdx", obj)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(names) != d+1 || names[d] != label {
+		return nil, nil, nil, fmt.Errorf("extdata: %s: %d columns, want %d features and the label %s last", obj, len(names), d, label)
+	}
+	y, err := binaryLabels(label, cols[d], pos)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("extdata: %s: %w", obj, err)
+	}
+	return names, cols, y, nil
+}
+
 // binaryLabels maps a two-level factor to 1 (level pos) and 0 (the other).
 func binaryLabels(name string, c *rObj, pos string) ([]int, error) {
 	lv, err := factorLabels(name, c)
@@ -78,16 +96,9 @@ func binaryLabels(name string, c *rObj, pos string) ([]int, error) {
 }
 
 func convertSpam(dir, out string) error {
-	names, cols, err := kernlabFrame(dir, "spam.rdx", "spam")
+	names, cols, y, err := kernlabLabelled(dir, "spam", 57, "type", "spam")
 	if err != nil {
 		return err
-	}
-	if len(names) != 58 || names[57] != "type" {
-		return fmt.Errorf("extdata: spam: %d columns (last %q), want 57 features and the label type", len(names), names[len(names)-1])
-	}
-	y, err := binaryLabels("type", cols[57], "spam")
-	if err != nil {
-		return fmt.Errorf("extdata: spam: %w", err)
 	}
 	x := make([][]float64, len(y))
 	for i := range x {
@@ -116,16 +127,9 @@ func convertSpam(dir, out string) error {
 var ticOneHot = map[string]bool{"STYPE": true, "MOSHOOFD": true}
 
 func convertTicdata(dir, out string) error {
-	names, cols, err := kernlabFrame(dir, "ticdata.rdx", "ticdata")
+	names, cols, y, err := kernlabLabelled(dir, "ticdata", 85, "CARAVAN", "insurance")
 	if err != nil {
 		return err
-	}
-	if len(names) != 86 || names[85] != "CARAVAN" {
-		return fmt.Errorf("extdata: ticdata: %d columns (last %q), want 85 features and the label CARAVAN", len(names), names[len(names)-1])
-	}
-	y, err := binaryLabels("CARAVAN", cols[85], "insurance")
-	if err != nil {
-		return fmt.Errorf("extdata: ticdata: %w", err)
 	}
 	x := make([][]float64, len(y))
 	for j := 0; j < 85; j++ {

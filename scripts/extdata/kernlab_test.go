@@ -140,6 +140,12 @@ func TestConvertSpam(t *testing.T) {
 	if err := convertSpam(dir, dir); err == nil || !strings.Contains(err.Error(), "row 2 column f3: -1 is not a finite non-negative number") {
 		t.Errorf("error %v, want the negative value named", err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "spam.rdx"), frameRDA("spam", nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := convertSpam(dir, dir); err == nil || !strings.Contains(err.Error(), "0 columns, want 57 features and the label type last") {
+		t.Errorf("an empty frame: error %v", err)
+	}
 	cols[3].reals[1] = 3
 	cols[57].levels = []string{"ham", "junk"}
 	write()
