@@ -277,7 +277,7 @@ func (s *Spec) Validate() error {
 	}
 	if s.RangeShare != 0 {
 		if s.Scale != "private" && !(s.Scale == "bounds" && s.Bounds != nil && (len(s.Bounds.Unknown()) > 0 || s.RefineBounds == "on" || s.RefineBounds == "auto")) {
-			return fmt.Errorf("experiment: --range-share applies to DP feature ranges only (--scale private, or a schema with unknown features), not --scale %s", s.Scale)
+			return fmt.Errorf("experiment: --range-share applies to DP feature ranges only (--scale private, a schema with unknown features, or --refine-bounds on|auto), not --scale %s", s.Scale)
 		}
 		if !(s.RangeShare > 0 && s.RangeShare < 1) {
 			return fmt.Errorf("experiment: --range-share %v must be in (0, 1), e.g. 0.1 for 10 %% of ε and δ", s.RangeShare)

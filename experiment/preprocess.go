@@ -185,8 +185,6 @@ func (pre *Preprocessing) finish(spec Spec, p *pairwise.PrivacyReport, dataDepen
 			}
 			pre.Note = fmt.Sprintf("feature bounds %s (%s, %d features), --refine-bounds: the ranges of %d features (%s: the numeric ones, and those the schema leaves unknown) estimated under DP, each clamped into its public range, then every feature mapped to [−1, 1] and clipped per record%s: %s",
 				spec.Bounds.File, name, spec.Bounds.D(), len(r.Lo), abbreviate(pre.unknownNames, 12), normNote(spec), how)
-		}
-		if pre.Refined {
 			pre.Note += fmt.Sprintf("; %d of %d features kept their public range (no estimate found, or none narrower)", pre.RefinedKept, len(r.Found))
 			if pre.RefineWhy != "" {
 				pre.Note += " (--refine-bounds auto: " + pre.RefineWhy + ")"
