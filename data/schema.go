@@ -99,6 +99,7 @@ type Schema struct {
 	lo, hi, impute []float64
 	names, groups  []string
 	unknown        []int
+	within         [][2]float64 // per unknown feature; NaN when none
 	cats           []*Categorical
 	// cols has one entry per feature column of the file (a count-k entry
 	// is k columns, a categorical one 1): nil for a numeric column. It is
@@ -119,8 +120,12 @@ type SchemaFeature struct {
 	OneHot string `json:"onehot,omitempty"`
 	// Unknown marks a feature no public document bounds: lo and hi are
 	// absent and the range is estimated privately (see Schema).
-	Unknown bool   `json:"unknown,omitempty"`
-	Source  string `json:"source,omitempty"`
+	Unknown bool `json:"unknown,omitempty"`
+	// Within [lo, hi] (only with Unknown): a public range that is known
+	// but loose — the private estimate is clamped into it, and it is kept
+	// where no estimate is found (--refine-bounds writes it).
+	Within []float64 `json:"within,omitempty"`
+	Source string    `json:"source,omitempty"`
 	// Categories makes the feature a categorical column: its public
 	// categories, one-hot encoded by the loader (see Schema).
 	Categories []string `json:"categories,omitempty"`
@@ -239,7 +244,7 @@ func (s *Schema) Validate() error {
 			return fmt.Errorf("data: %s: %w", where, err)
 		}
 	}
-	s.lo, s.hi, s.impute, s.names, s.groups, s.unknown = nil, nil, nil, nil, nil, nil
+	s.lo, s.hi, s.impute, s.names, s.groups, s.unknown, s.within = nil, nil, nil, nil, nil, nil, nil
 	s.cats, s.cols = nil, nil
 	seen := make(map[string]int)
 	explicitGroups := make(map[string]bool)
@@ -266,6 +271,14 @@ func (s *Schema) Validate() error {
 		}
 		if k < 0 || len(s.lo)+k > maxSchemaFeatures {
 			return fmt.Errorf("data: %s: %s: count %d must be ≥ 1 (and the total ≤ %d)", where, entry, f.Count, maxSchemaFeatures)
+		}
+		if f.Within != nil {
+			if !f.Unknown {
+				return fmt.Errorf("data: %s: %s: \"within\" is the public range of an \"unknown\": true feature (its estimate is clamped into it); give \"lo\" and \"hi\" instead, or add \"unknown\": true", where, entry)
+			}
+			if len(f.Within) != 2 || math.IsNaN(f.Within[0]) || math.IsInf(f.Within[0], 0) || math.IsNaN(f.Within[1]) || math.IsInf(f.Within[1], 0) || !(f.Within[0] < f.Within[1]) {
+				return fmt.Errorf("data: %s: %s: \"within\": %v must be two finite numbers [lo, hi] with lo < hi", where, entry, f.Within)
+			}
 		}
 		if f.Unknown {
 			if f.Lo != nil || f.Hi != nil {
@@ -326,6 +339,11 @@ func (s *Schema) Validate() error {
 			s.groups = append(s.groups, f.OneHot)
 			if f.Unknown {
 				s.unknown = append(s.unknown, len(s.lo)-1)
+				w := [2]float64{math.NaN(), math.NaN()}
+				if f.Within != nil {
+					w = [2]float64{f.Within[0], f.Within[1]}
+				}
+				s.within = append(s.within, w)
 			}
 			cols = append(cols, nil)
 		}
@@ -425,6 +443,17 @@ func (s *Schema) Categoricals() []Categorical {
 
 // Unknown returns the (0-based) indices of the features marked unknown.
 func (s *Schema) Unknown() []int { return append([]int(nil), s.unknown...) }
+
+// Within returns the public ranges the unknown features' estimates are
+// clamped into, indexed like Unknown (NaN, NaN where the schema gives
+// none).
+func (s *Schema) Within() (lo, hi []float64) {
+	lo, hi = make([]float64, len(s.within)), make([]float64, len(s.within))
+	for k, w := range s.within {
+		lo[k], hi[k] = w[0], w[1]
+	}
+	return lo, hi
+}
 
 // Bounds returns copies of the per-feature lower and upper bounds (the
 // placeholder [−1, 1] for unknown features).
@@ -579,19 +608,16 @@ func (s *Schema) Describe() string {
 
 // Refined returns a copy of the schema in which every numeric feature
 // with public bounds (not a one-hot indicator, not a categorical column's
-// indicator, not already unknown) is marked unknown, so that a private
-// run estimates its range under DP (--refine-bounds), and the public
-// bounds of those features, indexed like Unknown() of the copy: lo[k],
-// hi[k] for feature copy.Unknown()[k] (NaN for a feature that was unknown
-// already). The copy keeps every feature's impute constant (the public
-// midpoint when the schema gave none), its names and its order; a
+// indicator, not already unknown) is marked unknown within its public
+// range ("within": [lo, hi]), so that a private run estimates its range
+// under DP and clamps the estimate into the public one
+// (--refine-bounds). The copy keeps every feature's impute constant (the
+// public midpoint when the schema gave none), its names and its order; a
 // count-k entry becomes k single entries named name#1 … name#k, as the
-// schema names them. The caller clamps the estimates into the public
-// bounds and falls back to them (a refinement never widens a range).
-func (s *Schema) Refined() (*Schema, []float64, []float64, error) {
+// schema names them.
+func (s *Schema) Refined() (*Schema, error) {
 	c := *s
 	c.Features = nil
-	c.Source = strings.TrimSpace(s.Source + " Numeric features' public ranges refined under DP (--refine-bounds): each estimated range is clamped into its public one.")
 	for _, f := range s.Features {
 		if f.Categories != nil || f.Other || f.OneHot != "" || f.Unknown {
 			c.Features = append(c.Features, f)
@@ -606,8 +632,7 @@ func (s *Schema) Refined() (*Schema, []float64, []float64, error) {
 			imp = *f.Impute
 		}
 		for i := 1; i <= k; i++ {
-			g := SchemaFeature{Name: f.Name, Unknown: true, Impute: &imp,
-				Source: strings.TrimSpace(fmt.Sprintf("public range [%v, %v], refined under DP. %s", *f.Lo, *f.Hi, f.Source))}
+			g := SchemaFeature{Name: f.Name, Unknown: true, Within: []float64{*f.Lo, *f.Hi}, Impute: &imp, Source: f.Source}
 			if k > 1 && f.Name != "" {
 				g.Name = fmt.Sprintf("%s#%d", f.Name, i)
 			}
@@ -615,19 +640,7 @@ func (s *Schema) Refined() (*Schema, []float64, []float64, error) {
 		}
 	}
 	if err := c.Validate(); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	u := c.Unknown()
-	lo, hi := make([]float64, len(u)), make([]float64, len(u))
-	pos := make(map[int]bool, len(s.unknown))
-	for _, j := range s.unknown {
-		pos[j] = true
-	}
-	for k, j := range u {
-		lo[k], hi[k] = s.lo[j], s.hi[j]
-		if pos[j] {
-			lo[k], hi[k] = math.NaN(), math.NaN()
-		}
-	}
-	return &c, lo, hi, nil
+	return &c, nil
 }

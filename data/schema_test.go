@@ -460,12 +460,12 @@ func TestSchemaReadMessages(t *testing.T) {
 	}
 }
 
-// Refined marks every numeric bounded feature unknown — a count-k entry
-// as k single ones with the schema's names — keeps one-hot indicators,
-// categorical columns and features already unknown as they are, keeps
-// each feature's impute constant (the public midpoint by default), and
-// returns the public bounds indexed like the copy's Unknown (NaN for a
-// feature that was unknown already).
+// Refined marks every numeric bounded feature unknown within its public
+// range — a count-k entry as k single ones with the schema's names —,
+// keeps one-hot indicators, categorical columns and features already
+// unknown as they are, and keeps each feature's impute constant (the
+// public midpoint by default); Within gives the public ranges indexed like
+// the copy's Unknown (NaN for a feature that was unknown already).
 func TestSchemaRefined(t *testing.T) {
 	s, err := ReadSchema(strings.NewReader(`{"features": [
 		{"name": "age", "lo": 0, "hi": 120, "impute": 40},
@@ -476,10 +476,11 @@ func TestSchemaRefined(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, lo, hi, err := s.Refined()
+	r, err := s.Refined()
 	if err != nil {
 		t.Fatal(err)
 	}
+	lo, hi := r.Within()
 	if r.D() != s.D() || strings.Join(r.FeatureNames(), ",") != strings.Join(s.FeatureNames(), ",") {
 		t.Fatalf("refined features %v, want the schema's %v", r.FeatureNames(), s.FeatureNames())
 	}
@@ -500,5 +501,28 @@ func TestSchemaRefined(t *testing.T) {
 	}
 	if len(r.Categoricals()) != 1 || len(s.Unknown()) != 1 {
 		t.Errorf("the categorical column or the original schema changed")
+	}
+}
+
+// "within" belongs to an unknown feature and is two finite numbers lo < hi.
+func TestSchemaWithin(t *testing.T) {
+	s, err := ReadSchema(strings.NewReader(`{"features": [{"unknown": true, "within": [0, 100]}, {"unknown": true}]}`), "w.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := s.Within()
+	if lo[0] != 0 || hi[0] != 100 || !math.IsNaN(lo[1]) || !math.IsNaN(hi[1]) {
+		t.Errorf("within %v %v", lo, hi)
+	}
+	for text, want := range map[string]string{
+		`{"features": [{"lo": 0, "hi": 1, "within": [0, 1]}]}`:    `"within" is the public range of an "unknown": true feature`,
+		`{"features": [{"unknown": true, "within": [1, 0]}]}`:     `"within": [1 0] must be two finite numbers [lo, hi] with lo < hi`,
+		`{"features": [{"unknown": true, "within": [0]}]}`:        `"within": [0] must be two finite numbers`,
+		`{"features": [{"unknown": true, "within": [0, 1, 2]}]}`:  `must be two finite numbers`,
+		`{"features": [{"unknown": true, "within": [0, 1e999]}]}`: `within`,
+	} {
+		if _, err := ReadSchema(strings.NewReader(text), "w.json"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", text, err, want)
+		}
 	}
 }

@@ -851,9 +851,8 @@ func prepareOwned(spec Spec, train, test *pairwise.Dataset, ownTrain, ownTest, p
 	var err error
 	switch spec.Scale {
 	case "bounds":
-		var pubLo, pubHi []float64 // --refine-bounds: the refined features' public ranges
 		if (spec.RefineBounds == "on" || spec.RefineBounds == "auto") && private {
-			eff, lo, hi, err := spec.Bounds.Refined()
+			eff, err := spec.Bounds.Refined()
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("experiment: --refine-bounds: %w", err)
 			}
@@ -865,7 +864,7 @@ func prepareOwned(spec Spec, train, test *pairwise.Dataset, ownTrain, ownTest, p
 			}
 			if use {
 				eff.File = spec.Bounds.File
-				spec.Bounds, pubLo, pubHi = eff, lo, hi
+				spec.Bounds = eff
 				pre.Refined = true
 			}
 		}
@@ -884,12 +883,20 @@ func prepareOwned(spec Spec, train, test *pairwise.Dataset, ownTrain, ownTest, p
 				if err != nil {
 					return nil, nil, nil, err
 				}
-				lo, hi, source = r.Lo, r.Hi, "dp"
-				if pubLo != nil {
-					lo, hi = refineRanges(r, pubLo, pubHi, pre)
-				}
+				wlo, whi := spec.Bounds.Within()
+				lo, hi = refineRanges(r, wlo, whi, pre)
+				source = "dp"
 			} else {
 				lo, hi = columnMinMax(train, u)
+				wlo, whi := spec.Bounds.Within()
+				for k := range lo {
+					if !math.IsNaN(wlo[k]) {
+						lo[k], hi[k] = math.Max(lo[k], wlo[k]), math.Min(hi[k], whi[k])
+						if !(hi[k] > lo[k]) {
+							lo[k], hi[k] = wlo[k], whi[k]
+						}
+					}
+				}
 			}
 			mp.Ranges = &model.Ranges{Source: source, Features: u, Lo: lo, Hi: hi}
 		}

@@ -273,21 +273,20 @@ func RefineDetects(spec Spec, n, d int) (bool, string, error) {
 	return false, fmt.Sprintf("n/4 = %.0f < τ + 2σ = %.0f (σ = %.3g over %d features): too few records to estimate ranges at this budget; the public ranges are kept and nothing is spent", float64(n)/4, need, sigma, d), nil
 }
 
-// refineRanges clamps the DP estimates r of a refined schema's unknown
-// features into their public ranges pubLo[k], pubHi[k] (NaN: a feature
-// the schema left unknown, kept as estimated) — post-processing of the
-// release: a refinement only narrows a public range, and a feature whose
-// estimate was not found, or is empty after the clamp, keeps its public
-// range.
-func refineRanges(r *dp.Ranges, pubLo, pubHi []float64, pre *Preprocessing) (lo, hi []float64) {
+// refineRanges returns the DP estimates r of a schema's unknown features,
+// each clamped into its public range within[k] (wlo[k], whi[k]; NaN: none,
+// kept as estimated) — post-processing of the release: a refinement only
+// narrows a public range, and a feature whose estimate was not found, or
+// is empty after the clamp, keeps its public range.
+func refineRanges(r *dp.Ranges, wlo, whi []float64, pre *Preprocessing) (lo, hi []float64) {
 	lo, hi = slices.Clone(r.Lo), slices.Clone(r.Hi)
 	for k := range lo {
-		if math.IsNaN(pubLo[k]) {
+		if math.IsNaN(wlo[k]) {
 			continue
 		}
-		l, h := math.Max(pubLo[k], lo[k]), math.Min(pubHi[k], hi[k])
-		if !r.Found[k] || !(h > l) || (l == pubLo[k] && h == pubHi[k]) {
-			l, h = pubLo[k], pubHi[k]
+		l, h := math.Max(wlo[k], lo[k]), math.Min(whi[k], hi[k])
+		if !r.Found[k] || !(h > l) || (l == wlo[k] && h == whi[k]) {
+			l, h = wlo[k], whi[k]
 			pre.RefinedKept++
 		}
 		lo[k], hi[k] = l, h

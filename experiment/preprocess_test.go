@@ -535,3 +535,26 @@ func TestRefineBoundsSpecErrors(t *testing.T) {
 		}
 	}
 }
+
+// A schema may declare a feature unknown "within" a public range: a
+// private run (no --refine-bounds) estimates its range under DP and clamps
+// the estimate into it (feature 1's values reach 1.375; "within" [0, 1]
+// caps them at 1), and the model's ranges stay inside.
+func TestSchemaWithinClampsEstimate(t *testing.T) {
+	tab, _ := looseTable(t, 4000)
+	schema, err := data.ReadSchema(strings.NewReader(`{"positive_class": "1", "features": [
+		{"name": "share", "unknown": true, "within": [0, 1]}, {"name": "noise", "lo": 0, "hi": 2}, {"name": "weak", "lo": 0, "hi": 2}]}`), "within.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Algo: "dp-lda", Epsilon: 1, FeatureRadius: 1, Seed: 3, Runs: 1, Seeded: true, NoiseSeed: 9, Bounds: schema}
+	var fm *FittedModel
+	spec.OnModel = func(m *FittedModel) { fm = m }
+	if _, err := Run(context.Background(), spec, tab, nil); err != nil {
+		t.Fatal(err)
+	}
+	r := fm.Preprocessing.Ranges
+	if r == nil || len(r.Lo) != 1 || !(r.Lo[0] >= 0 && r.Hi[0] <= 1 && r.Lo[0] < r.Hi[0]) || r.Hi[0] != 1 {
+		t.Fatalf("model ranges %+v: want feature 1's estimate clamped into [0, 1] (its upper end at 1)", r)
+	}
+}

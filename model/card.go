@@ -267,8 +267,12 @@ func featureRange(p *Preprocessing, j int) (rng, how string) {
 	case "bounds":
 		lo, hi := p.Schema.Bounds()
 		group, k := schemaFeature(p, j)
+		wlo, whi := p.Schema.Within()
 		for i, u := range p.Schema.Unknown() {
 			if u == j {
+				if !math.IsNaN(wlo[i]) {
+					return dpRange(i) + fmt.Sprintf(" within the public [%s, %s]", num(wlo[i]), num(whi[i])), "mapped onto [−1, 1], clipped"
+				}
 				return dpRange(i), "mapped onto [−1, 1], clipped"
 			}
 		}

@@ -554,6 +554,14 @@ func (p *Preprocessing) validate(d int) error {
 		if p.Ranges != nil && !equalInts(p.Ranges.Features, u) {
 			return fmt.Errorf("ranges: features %v are not the schema's unknown features %v", p.Ranges.Features, u)
 		}
+		if p.Ranges != nil && len(p.Ranges.Hi) == len(u) {
+			wlo, whi := p.Schema.Within()
+			for k := range u {
+				if !math.IsNaN(wlo[k]) && !(p.Ranges.Lo[k] >= wlo[k] && p.Ranges.Hi[k] <= whi[k]) {
+					return fmt.Errorf("ranges: feature %d's range [%v, %v] is outside the schema's public range [%v, %v] (\"within\")", u[k]+1, p.Ranges.Lo[k], p.Ranges.Hi[k], wlo[k], whi[k])
+				}
+			}
+		}
 	case "private":
 		if p.Ranges == nil || p.Ranges.Source != "dp" || p.Ranges.Features != nil || p.Schema != nil || p.Fitted != nil {
 			return fmt.Errorf("scale private needs DP ranges over every feature (and no schema or fitted scaler)")

@@ -128,3 +128,26 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// A model's DP ranges for features the schema bounds "within" a public
+// range must lie inside it: a file whose range left it is refused, naming
+// the feature; one inside is accepted, and its card says both ranges.
+func TestModelRangesWithinSchema(t *testing.T) {
+	m := sample(t)
+	s := &data.Schema{Features: []data.SchemaFeature{{Name: "a", Unknown: true, Within: []float64{0, 100}, Impute: lo(50)}, {Name: "b", Lo: lo(-1), Hi: lo(1)}}}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	m.Preprocessing.Schema = s
+	m.Preprocessing.Ranges = &Ranges{Source: "dp", Features: []int{0}, Lo: []float64{0}, Hi: []float64{3.5}}
+	if err := m.Validate(); err != nil {
+		t.Fatalf("a range inside its public one: %v", err)
+	}
+	if rng, _ := featureRange(&m.Preprocessing, 0); !strings.Contains(rng, "[0, 3.5], released under differential privacy within the public [0, 100]") {
+		t.Errorf("card range %q", rng)
+	}
+	m.Preprocessing.Ranges.Hi[0] = 120
+	if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "feature 1's range [0, 120] is outside the schema's public range [0, 100]") {
+		t.Errorf("a range outside its public one: error %v", err)
+	}
+}
