@@ -117,6 +117,7 @@ func TestDecodeRefuses(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	f.Add(encode(&testing.T{}, sample(f)))
 	f.Add([]byte(`{"format": "pairfed-model", "version": 1}`))
+	f.Add(encode(&testing.T{}, withinSample(f)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := Decode(bytes.NewReader(b), "fuzz")
 		if err == nil {
@@ -133,13 +134,7 @@ func FuzzDecode(f *testing.F) {
 // range must lie inside it: a file whose range left it is refused, naming
 // the feature; one inside is accepted, and its card says both ranges.
 func TestModelRangesWithinSchema(t *testing.T) {
-	m := sample(t)
-	s := &data.Schema{Features: []data.SchemaFeature{{Name: "a", Unknown: true, Within: []float64{0, 100}, Impute: lo(50)}, {Name: "b", Lo: lo(-1), Hi: lo(1)}}}
-	if err := s.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	m.Preprocessing.Schema = s
-	m.Preprocessing.Ranges = &Ranges{Source: "dp", Features: []int{0}, Lo: []float64{0}, Hi: []float64{3.5}}
+	m := withinSample(t)
 	if err := m.Validate(); err != nil {
 		t.Fatalf("a range inside its public one: %v", err)
 	}
@@ -150,4 +145,17 @@ func TestModelRangesWithinSchema(t *testing.T) {
 	if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "feature 1's range [0, 120] is outside the schema's public range [0, 100]") {
 		t.Errorf("a range outside its public one: error %v", err)
 	}
+}
+
+// withinSample is sample with feature a unknown "within" [0, 100] and its
+// DP range [0, 3.5].
+func withinSample(t testing.TB) *Model {
+	m := sample(t)
+	s := &data.Schema{Features: []data.SchemaFeature{{Name: "a", Unknown: true, Within: []float64{0, 100}, Impute: lo(50)}, {Name: "b", Lo: lo(-1), Hi: lo(1)}}}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	m.Preprocessing.Schema = s
+	m.Preprocessing.Ranges = &Ranges{Source: "dp", Features: []int{0}, Lo: []float64{0}, Hi: []float64{3.5}}
+	return m
 }
