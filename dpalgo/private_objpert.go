@@ -228,7 +228,9 @@ func NewObjPertPlan(n, d int, eps, delta float64) (ObjPertPlan, error) {
 	pl.P = d + 1
 	pl.EpsA, pl.DeltaA = eps*opCentreShare, delta*opCentreShare
 	pl.Eps2, pl.Delta2 = eps*opOutputShare, delta*opOutputShare
-	pl.Eps1, pl.Delta1 = eps-pl.EpsA-pl.Eps2, delta-pl.DeltaA-pl.Delta2
+	// the rest, so that the three shares add up to at most (ε, δ) in
+	// exact arithmetic (basic composition, and the certificate printed at ε)
+	pl.Eps1, pl.Delta1 = dp.BudgetRest(eps, pl.EpsA, pl.Eps2), dp.BudgetRest(delta, pl.DeltaA, pl.Delta2)
 	sA, err := calibrateSnapped(pl.EpsA, pl.DeltaA*0.999, 2, d)
 	if err != nil {
 		return ObjPertPlan{}, fmt.Errorf("dp-objpert: the centre: %w", err)

@@ -97,7 +97,9 @@ func NewSelectPlan(d int, eps, delta float64) (SelectPlan, error) {
 	}
 	var pl SelectPlan
 	pl.EpsC, pl.DeltaC = eps*selectCountEps, delta*selectCountDelta
-	pl.EpsB, pl.DeltaB = eps-pl.EpsC, delta-pl.DeltaC
+	// the rest, so that the count's share plus the branch's is (ε, δ) in
+	// exact arithmetic (basic composition, and the certificate printed at ε)
+	pl.EpsB, pl.DeltaB = dp.BudgetRest(eps, pl.EpsC), dp.BudgetRest(delta, pl.DeltaC)
 	var err error
 	if pl.SigmaC, err = calibrateSnapped(pl.EpsC, pl.DeltaC*0.999, 1, 1); err != nil {
 		return SelectPlan{}, fmt.Errorf("dp-select: the count: %w", err)
