@@ -249,8 +249,9 @@ func rangeBudget(spec Spec, d int, delta, share float64) (cfg dp.RangeConfig, te
 // RefineDetects is --refine-bounds auto's rule, from public numbers only
 // (n training records, the d features to estimate, the request and the
 // algorithm): refine when the range release would detect a bin that holds
-// a quarter of the records with probability ≥ 97.7 %, n/4 ≥ τ + 2σ (σ and
-// the detection threshold τ of dp.RangeNoise). Below that the estimates
+// a quarter of the records with probability ≥ 97.7 % (≥ 93 % for δ = 0,
+// whose noise is Laplace of scale b), n/4 ≥ τ + 2σ (σ, or b, and the
+// detection threshold τ of dp.RangeNoise). Below that the estimates
 // are mostly not found, each feature keeps its public range, and the
 // share would be spent for nothing. It returns the decision and why.
 func RefineDetects(spec Spec, n, d int) (bool, string, error) {

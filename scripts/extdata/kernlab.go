@@ -33,8 +33,10 @@ func convertKernlab(dir, out string) error {
 	return convertTicdata(dir, out)
 }
 
-// kernlabFrame reads object name of file (a data frame) from dir.
-func kernlabFrame(dir, file, name string) ([]string, []*rObj, error) {
+// readFrame reads the data frame called name from dir/file (a
+// decompressed .rda): its column names and columns, every column of the
+// same length.
+func readFrame(dir, file, name string) ([]string, []*rObj, error) {
 	b, err := os.ReadFile(filepath.Join(dir, file))
 	if err != nil {
 		return nil, nil, err
@@ -62,7 +64,7 @@ func kernlabFrame(dir, file, name string) ([]string, []*rObj, error) {
 // d feature columns and then the two-level factor label, and returns the
 // labels (1 for level pos).
 func kernlabLabelled(dir, obj string, d int, label, pos string) ([]string, []*rObj, []int, error) {
-	names, cols, err := kernlabFrame(dir, obj+".rdx", obj)
+	names, cols, err := readFrame(dir, obj+".rdx", obj)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -234,17 +234,9 @@ func convertMLBench(dir, out string) error {
 		{"Satellite.rdx", "Satellite", "classes", "satellite.libsvm", 36, 0, 255, byName(satellite)},
 		{"DNA.rdx", "DNA", "Class", "dna.libsvm", 180, 0, 1, byName(dna)},
 	} {
-		b, err := os.ReadFile(filepath.Join(dir, c.file))
+		names, cols, err := readFrame(dir, c.file, c.object)
 		if err != nil {
 			return err
-		}
-		objs, err := parseRDA(b)
-		if err != nil {
-			return fmt.Errorf("extdata: %s: %w", c.file, err)
-		}
-		names, cols, err := frameColumns(objs[c.object])
-		if err != nil {
-			return fmt.Errorf("extdata: %s: %s: %w", c.file, c.object, err)
 		}
 		var labels []string
 		var feats [][]float64
