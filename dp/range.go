@@ -149,9 +149,9 @@ const DefaultRangeShare = 0.1
 
 // SplitBudget splits a request (ε, δ) into the range estimate's share and
 // the rest, for adaptive basic composition: (εr, δr) = share·(ε, δ) and
-// (εt, δt) = (ε − εr, δ − δr), with εr + εt ≤ ε and δr + δt ≤ δ exactly
-// in floating point (εt is rounded down if needed). share must be in
-// (0, 1).
+// (εt, δt) = (ε − εr, δ − δr), with εr + εt ≤ ε and δr + δt ≤ δ in exact
+// arithmetic (BudgetRest: the float sum alone could round an excess of
+// less than an ulp away). share must be in (0, 1).
 func SplitBudget(eps, delta, share float64) (rangeEps, rangeDelta, restEps, restDelta float64, err error) {
 	if !(eps > 0) || math.IsInf(eps, 0) {
 		return 0, 0, 0, 0, fmt.Errorf("dp: range budget: ε = %v must be finite and > 0", eps)
@@ -163,13 +163,7 @@ func SplitBudget(eps, delta, share float64) (rangeEps, rangeDelta, restEps, rest
 		return 0, 0, 0, 0, fmt.Errorf("dp: range budget: share %v must be in (0, 1) (e.g. 0.1 for 10 %% of ε and δ)", share)
 	}
 	rangeEps, rangeDelta = eps*share, delta*share
-	restEps, restDelta = eps-rangeEps, delta-rangeDelta
-	for restEps+rangeEps > eps {
-		restEps = math.Nextafter(restEps, 0)
-	}
-	for restDelta+rangeDelta > delta {
-		restDelta = math.Nextafter(restDelta, 0)
-	}
+	restEps, restDelta = BudgetRest(eps, rangeEps), BudgetRest(delta, rangeDelta)
 	return rangeEps, rangeDelta, restEps, restDelta, nil
 }
 
