@@ -67,7 +67,10 @@ import (
 //     coordinator colluding with t_c sites: those sites know their own
 //     noise and subtract it, so n = |U3| − t_c. A site's own guarantee is
 //     computed with the honest survivors only, and the job charges the
-//     smaller of the two n's it promises (DDG.RDP takes n).
+//     smaller of the two n's it promises (DDG.RDP takes n). With Copies
+//     m > 1 each site's noise is m iid draws of N_ℤ(0, s²), so n counts
+//     draws: m per honest survivor, or fewer once a site's removable
+//     copies are subtracted (ddg_removable.go states the floors).
 //   - Modular wrap-around. The sampler's support is |m| < 24·⌈1.5s⌉
 //     (noise_sample.go) and every rounded coordinate is at most c/γ·(1 +
 //     2⁻³⁰) + 1 in absolute value, so every coordinate of the sum of K
@@ -160,6 +163,13 @@ type DDGParams struct {
 	// Sites K is the largest number of sites whose vectors are summed
 	// (for the modulus).
 	Sites int
+	// Copies m ≥ 1 (0 means 1) is the number of independent N_ℤ(0, s²)
+	// draws each site adds to every coordinate: its noise is their sum
+	// (variance m·s²). Some of them may be removable (EncodeRemovable):
+	// drawn from a seed the site reveals only when every site's input is
+	// in the sum (see "Removable copies" above). RDP and Epsilon count
+	// copies, not sites.
+	Copies int
 	// RotationSeed is the public seed of the random signs ξ, the same at
 	// every site and at the decoder (drawn per round by the coordinator).
 	RotationSeed uint64
@@ -215,9 +225,15 @@ func NewDDG(p DDGParams) (*DDG, error) {
 	if p.Sites < 1 {
 		return nil, fmt.Errorf("dp: DDG needs ≥ 1 site, got %d", p.Sites)
 	}
+	if p.Copies == 0 {
+		p.Copies = 1
+	}
+	if p.Copies < 1 || p.Copies > DDGMaxCopies {
+		return nil, fmt.Errorf("dp: DDG noise copies per site %d must be in [1, %d]", p.Copies, DDGMaxCopies)
+	}
 	g := &DDG{p: p, D: padDim(p.Dim)}
 	cg := p.Clip / p.Gamma
-	bound := float64(p.Sites) * (cg*(1+0x1p-30) + 1 + 24*float64(gaussBlockLen(p.Scale)))
+	bound := float64(p.Sites) * (cg*(1+0x1p-30) + 1 + float64(p.Copies)*24*float64(gaussBlockLen(p.Scale)))
 	// 2^(b−1) > bound, so the centered lift is exact.
 	b := int(math.Floor(math.Log2(bound))) + 2
 	if !(bound < 0x1p62) || b > 64 {
@@ -248,10 +264,24 @@ func (g *DDG) mask() uint64 {
 	return 1<<g.Bits - 1
 }
 
+// DDGMaxCopies bounds DDGParams.Copies.
+const DDGMaxCopies = 64
+
 // Encode writes the site's encoded vector (length D, entries in
-// [0, 2^Bits)) into dst: clip, rotate, scale, round, add noise, reduce.
-// x is not modified.
+// [0, 2^Bits)) into dst: clip, rotate, scale, round, add the Copies noise
+// draws from n, reduce. x is not modified.
 func (g *DDG) Encode(dst []uint64, x []float64, n IntegerNoise) error {
+	return g.EncodeRemovable(dst, x, n, 0, nil)
+}
+
+// EncodeRemovable is Encode with the last `removable` of the Copies noise
+// draws taken from r (a RemovableNoise) instead of n: the coordinator can
+// subtract exactly those (Remove) once the site reveals r's seed. With
+// removable = 0 it is Encode (r unused, the same draws from n).
+func (g *DDG) EncodeRemovable(dst []uint64, x []float64, n IntegerNoise, removable int, r IntegerNoise) error {
+	if removable < 0 || removable >= g.p.Copies || (removable > 0 && r == nil) {
+		return fmt.Errorf("dp: DDG Encode: %d removable of %d noise copies (at least one must come from the site's own source)", removable, g.p.Copies)
+	}
 	if len(x) != g.p.Dim || len(dst) != g.D {
 		return fmt.Errorf("dp: DDG Encode: input length %d and output length %d, want %d and %d", len(x), len(dst), g.p.Dim, g.D)
 	}
@@ -278,10 +308,38 @@ func (g *DDG) Encode(dst []uint64, x []float64, n IntegerNoise) error {
 	}
 	z := make([]int64, g.D)
 	n.RoundRandomized(z, a)
-	n.AddDiscreteGaussian(z, g.p.Scale)
+	for c := 0; c < g.p.Copies-removable; c++ {
+		n.AddDiscreteGaussian(z, g.p.Scale)
+	}
+	for c := 0; c < removable; c++ {
+		r.AddDiscreteGaussian(z, g.p.Scale)
+	}
 	m := g.mask()
 	for i, v := range z {
 		dst[i] = uint64(v) & m
+	}
+	return nil
+}
+
+// Remove subtracts from sum (length D, mod 2^Bits) the `removable` noise
+// copies a site drew from r (a RemovableNoise rebuilt from the seed it
+// revealed): exactly the values its EncodeRemovable added from its own
+// RemovableNoise of that seed, so the sum is left with the site's other
+// copies.
+func (g *DDG) Remove(sum []uint64, removable int, r IntegerNoise) error {
+	if len(sum) != g.D {
+		return fmt.Errorf("dp: DDG Remove: sum length %d, want %d", len(sum), g.D)
+	}
+	if removable < 1 || removable >= g.p.Copies {
+		return fmt.Errorf("dp: DDG Remove: %d removable of %d noise copies", removable, g.p.Copies)
+	}
+	z := make([]int64, g.D)
+	for c := 0; c < removable; c++ {
+		r.AddDiscreteGaussian(z, g.p.Scale)
+	}
+	m := g.mask()
+	for i, v := range z {
+		sum[i] = (sum[i] - uint64(v)) & m
 	}
 	return nil
 }
