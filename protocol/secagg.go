@@ -282,6 +282,10 @@ type SecAggUnmask struct {
 	Keys  []SecAggShare `msgpack:"keys"`
 	Seeds []SecAggShare `msgpack:"seeds"`
 	Pairs []SecAggShare `msgpack:"pairs,omitempty"`
+	// Reveal is the site's removable noise seed (32 bytes), sent only
+	// when the survivor set it signed holds every participant
+	// (secagg.UnmaskShares.Reveal); absent otherwise.
+	Reveal []byte `msgpack:"reveal,omitempty"`
 }
 
 // SecAggCheck is the active variant's round 3: the site's signature on
@@ -678,6 +682,11 @@ func (m *SecAggUnmask) Validate() error {
 		}
 		if s.Nonce != nil {
 			return fmt.Errorf("protocol: pairwise key with site %d carries a commitment nonce", s.ID)
+		}
+	}
+	if m.Reveal != nil {
+		if err := fixedLen("revealed noise seed", m.Reveal, secAggKeyLen); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -65,6 +65,7 @@ func secAggSeeds() []Message {
 		// A verifiable accusation (secagg/dleq.go).
 		&SecAggMasked{Job: "job-1", Phase: 2, Site: "site-1", Bits: 8, Len: 1, Y: []byte{7}, Rejected: []uint32{2}, Accuse: []SecAggAccusation{{ID: 2, Key: pt(5), Proof: rep(1, 64)}}},
 		&SecAggUnmask{Job: "job-1", Phase: 2, Site: "site-1", Keys: []SecAggShare{{ID: 3, Y: rep(7, 40), Nonce: rep(8, 32)}}, Seeds: []SecAggShare{{ID: 1, Y: rep(8, 40), Nonce: rep(9, 32)}}, Pairs: []SecAggShare{{ID: 3, Y: rep(10, 32)}}},
+		&SecAggUnmask{Job: "job-1", Phase: 2, Site: "site-1", Seeds: []SecAggShare{{ID: 1, Y: rep(8, 40), Nonce: rep(9, 32)}}, Reveal: rep(11, 32)},
 	)
 }
 
@@ -294,6 +295,9 @@ func TestSecAggRejects(t *testing.T) {
 		"short nonce":                  &SecAggUnmask{Job: "j", Phase: 1, Site: "s", Seeds: []SecAggShare{{ID: 1, Y: rep(1, 40), Nonce: rep(1, 31)}}},
 		"empty nonce":                  &SecAggUnmask{Job: "j", Phase: 1, Site: "s", Keys: []SecAggShare{{ID: 1, Y: rep(1, 40), Nonce: []byte{}}}},
 		"nonce on a pairwise key":      &SecAggUnmask{Job: "j", Phase: 1, Site: "s", Keys: []SecAggShare{{ID: 1, Y: rep(1, 40)}}, Pairs: []SecAggShare{{ID: 1, Y: rep(1, 32), Nonce: rep(1, 32)}}},
+		"short revealed seed":          &SecAggUnmask{Job: "j", Phase: 1, Site: "s", Seeds: []SecAggShare{{ID: 1, Y: rep(1, 40)}}, Reveal: rep(1, 31)},
+		"long revealed seed":           &SecAggUnmask{Job: "j", Phase: 1, Site: "s", Seeds: []SecAggShare{{ID: 1, Y: rep(1, 40)}}, Reveal: rep(1, 33)},
+		"empty revealed seed":          &SecAggUnmask{Job: "j", Phase: 1, Site: "s", Seeds: []SecAggShare{{ID: 1, Y: rep(1, 40)}}, Reveal: []byte{}},
 		"expel without proofs":         &SecAggExpel{Job: "j", Phase: 1},
 		"expel phase 0":                &SecAggExpel{Job: "j", Phase: 0, Proofs: []SecAggProof{{ID: 2, Commits: sampleCommits(), Shares: []SecAggShare{{ID: 1, Y: rep(1, 40), Nonce: rep(2, 32)}}}}},
 		"proof against site 0":         withProof(func(p *SecAggProof) { p.ID = 0 }),

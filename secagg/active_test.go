@@ -214,6 +214,13 @@ func TestActiveDetectsEquivocation(t *testing.T) {
 			groupB := []uint32{s[2], s[3]} // told: x = s[0] dropped
 			u3A := UnmaskRequest{Survivors: slices.Clone(req.Survivors)}
 			u3B := UnmaskRequest{Survivors: []uint32{s[1], s[2], s[3]}}
+			for _, id := range s {
+				// Group A is shown a survivor set holding every site: its
+				// removable-noise seed must not leave either.
+				if err := r.cs[id].RevealWhenAll(revealOf(id)); err != nil {
+					t.Fatal(err)
+				}
+			}
 			sigs := map[uint32]ConsistencySig{}
 			for _, id := range groupA {
 				m, err := r.cs[id].ConsistencyCheck(u3A)
@@ -250,8 +257,8 @@ func TestActiveDetectsEquivocation(t *testing.T) {
 					if !errors.Is(err, ErrInconsistent) {
 						t.Fatalf("site %d (U3 %v) unmasked: %+v, %v", id, group, out, err)
 					}
-					if len(out.KeyOf)+len(out.SeedOf) != 0 {
-						t.Fatalf("site %d returned shares with its error", id)
+					if len(out.KeyOf)+len(out.SeedOf)+len(out.Reveal) != 0 {
+						t.Fatalf("site %d returned shares or its secret with its error", id)
 					}
 					t.Logf("site %d: %v", id, err)
 				}

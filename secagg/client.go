@@ -62,6 +62,10 @@ type Client struct {
 	// their shares are good: a rogue accuser, with a genuine proof.
 	falseAccuse []uint32
 
+	// reveal is sent with the unmask shares when every site is in U3
+	// (RevealWhenAll).
+	reveal []byte
+
 	// Rejected names the peers whose share ciphertexts this site refused
 	// (MaskedInput), with the reason: the caller records them (the
 	// site's ledger note).
@@ -476,6 +480,30 @@ func (c *Client) Unmask(req UnmaskRequest) (UnmaskShares, error) {
 	return c.shares(u3), nil
 }
 
+// RevealWhenAll sets a secret (32 bytes: a site's removable noise seed,
+// dp/ddg_removable.go) that the site sends with its unmask shares if, and
+// only if, the survivor set it signed and saw t consistent signatures on
+// holds every site of the round: then every site's input is in the one
+// sum the server can unmask. It needs the active variant's complete graph
+// (in the honest-but-curious variant no signature fixes U3; in the sparse
+// one no site checks the whole set) and must be called before the
+// unmasking.
+func (c *Client) RevealWhenAll(secret []byte) error {
+	switch {
+	case !c.cfg.Active() || c.cfg.Degree > 0:
+		return fmt.Errorf("secagg: site %d: a secret revealed when every site survives needs the active variant's complete graph", c.id)
+	case len(secret) != RevealLen:
+		return fmt.Errorf("secagg: site %d: a revealed secret of %d bytes, want %d", c.id, len(secret), RevealLen)
+	case c.step > stepCheck:
+		return fmt.Errorf("secagg: site %d: a secret to reveal set after the consistency check", c.id)
+	}
+	c.reveal = bytes.Clone(secret)
+	return nil
+}
+
+// RevealLen is the length of a secret revealed when every site survives.
+const RevealLen = 32
+
 // ConsistencyCheck (active variant, round 3) checks the server's survivor
 // set U3 (survivors: a subset of U2, ≥ t, no repetition, else
 // ErrInconsistent; this site among them, else it leaves) and returns this site's signature on it. The site
@@ -530,7 +558,14 @@ func (c *Client) UnmaskSigned(in ConsistencySigs) (UnmaskShares, error) {
 		return UnmaskShares{}, fmt.Errorf("%w: site %d: %d consistency signatures, threshold %d: no unmask share sent (%w)", ErrInconsistent, c.id, len(seen), c.cfg.Threshold, ErrTooFewSurvivors)
 	}
 	c.step = stepExpel
-	return c.shares(c.u3), nil
+	out := c.shares(c.u3)
+	if c.reveal != nil && len(c.u3) == len(c.cfg.Sites) {
+		// U3 is a subset of the round's sites without repetition
+		// (survivors), so every site is in it; t signatures on it mean no
+		// other set can be unmasked (doc.go).
+		out.Reveal = bytes.Clone(c.reveal)
+	}
+	return out, nil
 }
 
 // Expel (active variant, after UnmaskSigned) answers the server's proofs

@@ -259,4 +259,10 @@ type UnmaskShares struct {
 	// input stays masked by its self mask, whose seed shares no honest
 	// site reveals for a site outside U3.
 	PairOf map[uint32][]byte `msgpack:"pair_of,omitempty"`
+	// Reveal is the secret the site set with Client.RevealWhenAll (its
+	// removable noise copies' seed, dp/ddg_removable.go), sent only in
+	// the active complete-graph variant's unmask answer and only when
+	// the signed survivor set U3 holds every site of the round; empty
+	// otherwise.
+	Reveal []byte `msgpack:"reveal,omitempty"`
 }

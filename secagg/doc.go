@@ -56,7 +56,11 @@
 //	                                           distinct members of U3 verify on
 //	                                           the SAME U3: shares of s_v^SK
 //	                                           for v ∈ U2∖U3, of b_v for
-//	                                           v ∈ U3 (never both)
+//	                                           v ∈ U3 (never both); and, only
+//	                                           if U3 holds every site of the
+//	                                           round, the secret set by
+//	                                           RevealWhenAll (its removable
+//	                                           noise seed)
 //	   server         Result: Σ_{u∈U3} x_u mod 2^b, every revealed share
 //	                                           checked against its dealer's
 //	                                           commitment
@@ -127,6 +131,21 @@
 // seed shares do not reconstruct its committed seed, on a proof each
 // survivor checks before revealing its pairwise key with it
 // (Result.Cheated; step 5 above).
+//
+// A secret revealed only when every site survives (Client.RevealWhenAll:
+// a site's removable noise copies, dp/ddg_removable.go). The active
+// complete graph only. A site sends it with its unmask shares only after
+// the same check (≥ t signatures on the U3 it signed), and only if that
+// U3 holds every site of the round. The argument above leaves the server
+// one unmaskable set. If any honest site revealed, that set is the full
+// one, so the only sum the server can compute holds every honest site's
+// input. A server that shows the full set to some sites and another set
+// to others is caught (ErrInconsistent) before anything, the secret
+// included, is sent. The server takes a secret only in an unmask answer
+// of a round whose U3 is full (never in an expel answer), 32 bytes, and
+// passes on those of the included sites (Result.Revealed). A rogue site
+// can reveal a wrong secret, which corrupts the sum as a garbage input
+// would; it learns nothing by it.
 //
 // Costs of the verifiable accusations (docs/results/secagg-commitments.md):
 // at d = 256 a site receives 3.7 kB more at K = 16 and 19.4 kB at K = 64

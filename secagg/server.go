@@ -413,6 +413,14 @@ func (s *Server) HandleUnmask(m UnmaskShares) error {
 			return fmt.Errorf("secagg: server: site %d sent a pairwise key for site %d without its key share, or of %d bytes", m.From, v, len(k))
 		}
 	}
+	if len(m.Reveal) > 0 {
+		switch {
+		case len(m.Reveal) != RevealLen:
+			return fmt.Errorf("secagg: server: site %d revealed a secret of %d bytes, want %d", m.From, len(m.Reveal), RevealLen)
+		case !s.cfg.Active() || s.cfg.Degree > 0 || len(s.u3) != len(s.cfg.Sites):
+			return fmt.Errorf("secagg: server: site %d revealed its secret although not every site is in the survivor set (%d of %d) or the variant is not the active complete graph", m.From, len(s.u3), len(s.cfg.Sites))
+		}
+	}
 	for _, v := range s.u2 {
 		if slices.Contains(rej, v) || !s.g.adjacent(m.From, v) {
 			continue // it holds no share of v's secrets
@@ -501,6 +509,10 @@ type Result struct {
 	// answers were not used (their own inputs, if they survived, are in
 	// the sum). Nil when none.
 	Ignored map[uint32]IgnoredShare
+	// Revealed are the secrets the included sites revealed with their
+	// used unmask answers (Client.RevealWhenAll: every site was in the
+	// survivor set), by site; nil when none.
+	Revealed map[uint32][]byte
 	// Expel, when not nil, means the round is not over: survivors dealt
 	// inconsistent seed shares (Cheated). The request goes to the sites
 	// that answered the unmasking (ExpelAsked); their answers are fed to
@@ -604,6 +616,9 @@ func (s *Server) HandleExpel(m UnmaskShares) error {
 		if s.g.adjacent(m.From, j) {
 			near = append(near, j)
 		}
+	}
+	if len(m.Reveal) != 0 {
+		return fmt.Errorf("secagg: server: site %d's expel answer reveals a secret (only an unmask answer may)", m.From)
 	}
 	if len(m.SeedOf) != 0 || len(m.KeyOf) != len(near) || len(m.PairOf) != len(near) {
 		return fmt.Errorf("secagg: server: site %d's expel answer holds %d seed shares, %d key shares and %d pairwise keys, want 0, %d and %d", m.From, len(m.SeedOf), len(m.KeyOf), len(m.PairOf), len(near), len(near))
@@ -758,7 +773,16 @@ func (s *Server) finish(cheats []uint32) (Result, error) {
 	if len(s.falseAcc) > 0 {
 		liars = maps.Clone(s.falseAcc)
 	}
-	return Result{Sum: sum, Included: incl, Dropped: dropped, Excluded: excluded, FalseAccusers: liars, Cheated: slices.Clone(cheats), Ignored: s.ignoredCopy()}, nil
+	var revealed map[uint32][]byte
+	for _, u := range incl {
+		if r := s.unmask[u].Reveal; len(r) > 0 {
+			if revealed == nil {
+				revealed = map[uint32][]byte{}
+			}
+			revealed[u] = bytes.Clone(r)
+		}
+	}
+	return Result{Sum: sum, Included: incl, Dropped: dropped, Excluded: excluded, FalseAccusers: liars, Cheated: slices.Clone(cheats), Ignored: s.ignoredCopy(), Revealed: revealed}, nil
 }
 
 func (s *Server) ignoredCopy() map[uint32]IgnoredShare {

@@ -220,6 +220,7 @@ func (s *Server) Deliver(from string, m protocol.Message) ([]Outgoing, *secagg.R
 				u.PairOf[sh.ID] = sh.Y
 			}
 		}
+		u.Reveal = m.Reveal
 		if s.step == 5 {
 			// The answer to the proofs against cheating survivors.
 			err = s.srv.HandleExpel(u)
@@ -643,5 +644,11 @@ func (s *Site) unmaskMsg(us secagg.UnmaskShares) *protocol.SecAggUnmask {
 	for _, id := range slices.Sorted(maps.Keys(us.PairOf)) {
 		out.Pairs = append(out.Pairs, protocol.SecAggShare{ID: id, Y: us.PairOf[id]})
 	}
+	out.Reveal = us.Reveal
 	return out
 }
+
+// RevealWhenAll sets the secret this site sends with its unmask shares
+// only if every participant is in the survivor set it signs
+// (secagg.Client.RevealWhenAll): its removable noise seed.
+func (s *Site) RevealWhenAll(secret []byte) error { return s.c.RevealWhenAll(secret) }
