@@ -185,6 +185,11 @@ type FedAuditResult struct {
 	// (announced parameters, × NoiseScale) and the honest plan's at ×1.
 	SiteSigma       float64 `json:"site_sigma,omitempty"`
 	HonestSiteSigma float64 `json:"honest_site_sigma,omitempty"`
+	// Copies and Keep: a site's noise draws and those kept from its
+	// secure source (fedalgo.SecAgg.Floors; 1 and 1 when none is
+	// removable).
+	Copies int `json:"copies,omitempty"`
+	Keep   int `json:"keep,omitempty"`
 	// Tampered announcement: the ε the old site check (round.Charge on
 	// the DDG built from the announcement) certifies from the tampered
 	// and from the honest announcement.

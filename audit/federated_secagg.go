@@ -78,14 +78,20 @@ func buildSum(a fedalgo.Algorithm, s FedSpec, cfg fedConfig) (*sumCase, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
 	}
-	honest, err := honestSec.DDG(dim, len(j.sites))
+	// The honest noise copies the sites' charge counts: (t − κ)·m, or the
+	// sparse variant's floor (fedalgo.SecAgg.Floors): the audited sum
+	// holds exactly that many — t − κ whole encodings of m copies, the
+	// case where a site dropped and nobody revealed its removable copies
+	// (when every site is in the sum, (K − κ)·keep ≥ (t − κ)·m copies
+	// remain: never fewer).
+	fl, err := honestSec.Floors(len(j.sites))
 	if err != nil {
 		return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
 	}
-	// The honest shares the sites' charge counts: t − κ, or the sparse
-	// variant's floor (fedalgo.SecAgg.Floors): the audited sum holds
-	// exactly that many.
-	fl, err := honestSec.Floors(len(j.sites))
+	if fl.Collusion%fl.Copies != 0 {
+		return nil, fmt.Errorf("audit: %s: a floor of %d honest copies is not a whole number of %d-copy encodings", a.Name(), fl.Collusion, fl.Copies)
+	}
+	honest, err := honestSec.DDG(dim, len(j.sites), fl.Copies)
 	if err != nil {
 		return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
 	}
@@ -106,11 +112,11 @@ func buildSum(a fedalgo.Algorithm, s FedSpec, cfg fedConfig) (*sumCase, error) {
 			return nil, fmt.Errorf("audit: %s: the tampered announcement's DDG: %w", a.Name(), err)
 		}
 		c.stated = p.Sensitivity
-		ch, err := round.ChargeFloors(site, c.rounds, honestSec.Threshold, honestSec.Colluders, fl.Floor, fl.Collusion, j.job.Delta-honestSec.Fail)
+		ch, err := round.ChargeFloors(site, c.rounds, honestSec.Threshold, honestSec.Colluders, fl.Floor, fl.Collusion, fl.Keep, j.job.Delta-honestSec.Fail)
 		if err != nil {
 			return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
 		}
-		honestCh, err := round.ChargeFloors(honest, c.rounds, honestSec.Threshold, honestSec.Colluders, fl.Floor, fl.Collusion, j.job.Delta-honestSec.Fail)
+		honestCh, err := round.ChargeFloors(honest, c.rounds, honestSec.Threshold, honestSec.Colluders, fl.Floor, fl.Collusion, fl.Keep, j.job.Delta-honestSec.Fail)
 		if err != nil {
 			return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
 		}
@@ -120,7 +126,7 @@ func buildSum(a fedalgo.Algorithm, s FedSpec, cfg fedConfig) (*sumCase, error) {
 			verdict = "refuses it, by its 10⁻⁹ tolerance only"
 		}
 		c.notes = append(c.notes, fmt.Sprintf("tampered announcement: %s and %s divided by %d; the old site check (round.Charge on dp.NewDDG of the announced values) certifies ε = %.10g against the coordinator with %d colluders, the honest announcement %.10g: Δ/γ is unchanged, so a check computed from the announced values cannot see that the noise s·γ fell from %.4g to %.4g per site (the two differ only by the DDG's floating-point margin 2⁻³⁰·c/γ, which grows with c/γ); against the job's ε = %g the old check %s",
-			optSens, optGamma, TamperFactor, ch.Collusion, ch.Colluders, honestCh.Collusion, honestSec.SiteSigma(), p.Scale*p.Gamma, j.job.Epsilon, verdict))
+			optSens, optGamma, TamperFactor, ch.Collusion, ch.Colluders, honestCh.Collusion, honestSec.SiteSigma(fl.Copies), p.Scale*p.Gamma*math.Sqrt(float64(fl.Copies)), j.job.Epsilon, verdict))
 	}
 	if s.NoiseScale != 1 {
 		p := site.Params()
@@ -140,20 +146,20 @@ func buildSum(a fedalgo.Algorithm, s FedSpec, cfg fedConfig) (*sumCase, error) {
 	return c, nil
 }
 
-// shareSigma is one share's noise standard deviation in real units.
-func (c *sumCase) shareSigma() float64 { p := c.g.Params(); return p.Scale * p.Gamma }
+// copySigma is one noise copy's standard deviation in real units.
+func (c *sumCase) copySigma() float64 { p := c.g.Params(); return p.Scale * p.Gamma }
 
-// release is the coordinator's view of one round: the site's vector v
-// encoded with the DDG, summed mod 2^b with shares − 1 other honest
-// encodings of zero vectors, decoded.
-func (c *sumCase) release(v []float64, in dp.IntegerNoise, shares int) ([]float64, error) {
-	enc, sum := make([]uint64, c.g.D), make([]uint64, c.g.D)
-	if err := c.g.Encode(sum, v, in); err != nil {
+// ddgRelease is the coordinator's view of one round: the site's vector v
+// encoded with g (its Copies noise draws), summed mod 2^b with shares − 1
+// other honest encodings of zero vectors, decoded.
+func ddgRelease(g *dp.DDG, v []float64, in dp.IntegerNoise, shares int) ([]float64, error) {
+	enc, sum := make([]uint64, g.D), make([]uint64, g.D)
+	if err := g.Encode(sum, v, in); err != nil {
 		return nil, err
 	}
 	zero := make([]float64, len(v))
 	for range shares - 1 {
-		if err := c.g.Encode(enc, zero, in); err != nil {
+		if err := g.Encode(enc, zero, in); err != nil {
 			return nil, err
 		}
 		for i := range sum {
@@ -161,7 +167,7 @@ func (c *sumCase) release(v []float64, in dp.IntegerNoise, shares int) ([]float6
 		}
 	}
 	y := make([]float64, len(v))
-	return y, c.g.Decode(y, sum)
+	return y, g.Decode(y, sum)
 }
 
 // clipTo is x·min(1, c/‖x‖), the DDG's clipping.
@@ -183,11 +189,11 @@ func dot(a, b []float64) float64 {
 	return s
 }
 
-// trial runs every round with shares honest shares, the audited site's
-// vector on side, and returns the Gaussian Λ of the decoded sums (file
-// comment of federated.go); the other side's vectors are computed along
-// the same broadcasts.
-func (c *sumCase) trial(ctx context.Context, side int, seed uint64, shares int) (fedTrial, error) {
+// trial runs every round with shares honest encodings by g (each its
+// Copies noise draws), the audited site's vector on side, and returns the
+// Gaussian Λ of the decoded sums (file comment of federated.go); the
+// other side's vectors are computed along the same broadcasts.
+func (c *sumCase) trial(ctx context.Context, g *dp.DDG, side int, seed uint64, shares int) (fedTrial, error) {
 	in, ok := dp.IntegerNoiseOf(dp.NewSeededNoise(seed))
 	if !ok {
 		return fedTrial{}, fmt.Errorf("audit: the seeded noise has no integer sampler")
@@ -206,7 +212,7 @@ func (c *sumCase) trial(ctx context.Context, side int, seed uint64, shares int) 
 	if !ok {
 		return fedTrial{}, fmt.Errorf("audit: %s: its combiner takes no sum", c.a.Name())
 	}
-	sigma := math.Sqrt(float64(shares)) * c.shareSigma()
+	sigma := math.Sqrt(float64(shares*g.Params().Copies)) * c.copySigma()
 	out := fedTrial{sigma: sigma, kind: gaussianMech, attained: 0}
 	model := slices.Clone(sd.init)
 	clip := c.g.Params().Clip
@@ -222,7 +228,7 @@ func (c *sumCase) trial(ctx context.Context, side int, seed uint64, shares int) 
 			}
 			v[k] = clipTo(vec, clip)
 		}
-		y, err := c.release(v[side], in, shares)
+		y, err := ddgRelease(g, v[side], in, shares)
 		if err != nil {
 			return fedTrial{}, err
 		}
@@ -255,8 +261,8 @@ func auditSum(ctx context.Context, a fedalgo.Algorithm, s FedSpec) (*FedAuditRes
 	}
 	var shares int
 	pilot := func(c *sumCase) (fedTrial, error) {
-		shares = c.floors.Collusion
-		return c.trial(ctx, 0, seedOf(s.Seed, 1, 0), shares)
+		shares = c.floors.Collusion / c.floors.Copies
+		return c.trial(ctx, c.g, 0, seedOf(s.Seed, 1, 0), shares)
 	}
 	c, cfg, err := fedSearch(ctx, fedSearchSpace(s), build, pilot)
 	if err != nil {
@@ -268,15 +274,26 @@ func auditSum(ctx context.Context, a fedalgo.Algorithm, s FedSpec) (*FedAuditRes
 	sec := c.sec
 	fail := sec.Fail
 	delta := c.sides.j.job.Delta - fail
-	local, err := c.honest.Epsilon(c.rounds, 1, delta)
+	local, err := c.honest.Epsilon(c.rounds, c.floors.Keep, delta)
 	if err != nil {
 		return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
 	}
-	cert, err := round.ChargeFloors(c.honest, c.rounds, sec.Threshold, sec.Colluders, c.floors.Floor, c.floors.Collusion, delta)
+	// The one-share view: the audited site's kept copies alone (its
+	// removable ones revealed), an encoding of Keep draws.
+	gp := c.g.Params()
+	gp.Copies = c.floors.Keep
+	one, err := dp.NewDDG(gp)
+	if err != nil {
+		return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
+	}
+	cert, err := round.ChargeFloors(c.honest, c.rounds, sec.Threshold, sec.Colluders, c.floors.Floor, c.floors.Collusion, c.floors.Keep, delta)
 	if err != nil {
 		return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
 	}
 	sumWhat := fmt.Sprintf("the decoded sum of t − κ = %d − %d = %d honest shares per round (%d round(s), %%s)", sec.Threshold, sec.Colluders, shares, c.sides.j.job.Phases)
+	if c.floors.Copies > 1 {
+		sumWhat = fmt.Sprintf("the decoded sum of t − κ = %d − %d = %d honest shares of m = %d noise copies each (%d kept, %d removable: the floor with a dropout; all %d sites in the sum keep %d·%d ≥ %d copies) per round (%d round(s), %%s)", sec.Threshold, sec.Colluders, shares, c.floors.Copies, c.floors.Keep, c.floors.Removable(), s.Sites, s.Sites-sec.Colluders, c.floors.Keep, c.floors.Collusion, c.sides.j.job.Phases)
+	}
 	if sec.Degree > 0 {
 		sumWhat = fmt.Sprintf("the decoded sum of SecAgg+'s floor of %d honest shares (degree %d, ℓ = %d, w = %d, t = %d, κ = %d) per round (%d round(s), %%s)", shares, sec.Degree, c.floors.Local, c.floors.Withheld, sec.Threshold, sec.Colluders, c.sides.j.job.Phases)
 	}
@@ -287,31 +304,34 @@ func auditSum(ctx context.Context, a fedalgo.Algorithm, s FedSpec) (*FedAuditRes
 	var views []FedView
 	for k, vw := range []struct {
 		view, what, claim string
+		g                 *dp.DDG
 		shares            int
 		eps               float64
 	}{
 		{ViewSecAggSum, fmt.Sprintf(sumWhat, composition),
-			fmt.Sprintf("the job's ε; the honest plan's DDG certifies %.6g with %d honest shares (round.Charge)", cert.Collusion, shares), shares, s.Epsilon},
-		{ViewOneShare, fmt.Sprintf("the audited site's encoding alone, decoded (%d round(s))", c.sides.j.job.Phases),
-			"the local-only guarantee of the honest plan's DDG: dp.DDG.Epsilon with n = 1 share", 1, local},
+			fmt.Sprintf("the job's ε; the honest plan's DDG certifies %.6g with %d honest noise copies (round.ChargeFloors)", cert.Collusion, c.floors.Collusion), c.g, shares, s.Epsilon},
+		{ViewOneShare, fmt.Sprintf("the audited site's encoding alone (its %d kept noise copies), decoded (%d round(s))", c.floors.Keep, c.sides.j.job.Phases),
+			fmt.Sprintf("the local-only guarantee of the honest plan's DDG: dp.DDG.Epsilon with n = %d copies (one share)", c.floors.Keep), one, 1, local},
 	} {
 		m, err := measure(ctx, s.Trials, s.Confidence, delta, s.Seed, 2+10*k, func(side int, seed uint64, _ bool) (fedTrial, error) {
-			return c.trial(ctx, side, seed, vw.shares)
+			return c.trial(ctx, vw.g, side, seed, vw.shares)
 		})
 		if err != nil {
 			return nil, err
 		}
 		v := FedView{View: vw.view, What: vw.what, ClaimedEpsilon: vw.eps, Claim: vw.claim, EpsilonLowerBound: m.lb, Consistent: m.lb <= vw.eps,
-			Statistic: fmt.Sprintf("Gaussian log-likelihood ratio Λ = Σ_k (‖y_k − a_k‖² − ‖y_k − b_k‖²)/(2σ²) of the %d decoded sums, σ² = %d·(sγ)² per coordinate, Λ > threshold ⇒ D'", m.releases, vw.shares),
+			Statistic: fmt.Sprintf("Gaussian log-likelihood ratio Λ = Σ_k (‖y_k − a_k‖² − ‖y_k − b_k‖²)/(2σ²) of the %d decoded sums, σ² = %d·(sγ)² per coordinate, Λ > threshold ⇒ D'", m.releases, vw.shares*vw.g.Params().Copies),
 			Threshold: m.test.Thr, FPR: float64(m.fp) / float64(s.Trials), FNR: float64(m.fn) / float64(s.Trials), Releases: m.releases,
 			Mechanism: fedalgo.MechanismDDG, Sigma: m.sigma, RealizedLoss: m.realized, StatedLoss: m.stated, SensitivityAttained: m.attained,
-			Notes: append(slices.Clone(c.notes), fmt.Sprintf("DDG: dimension %d (padded %d), clip c = %.4g, announced Δ = %.4g, γ = %.4g, per-site scale s = %.6g (×%g), modulus 2^%d; %d sites, threshold t = %d, κ = %d colluders, δ_f = %g",
-				c.g.Params().Dim, c.g.D, c.g.Params().Clip, c.stated, c.g.Params().Gamma, c.g.Params().Scale, s.NoiseScale, c.g.Bits, s.Sites, sec.Threshold, sec.Colluders, fail))}
+			Notes: append(slices.Clone(c.notes), fmt.Sprintf("DDG: dimension %d (padded %d), clip c = %.4g, announced Δ = %.4g, γ = %.4g, per-copy scale s = %.6g (×%g), %d copies per site, modulus 2^%d; %d sites, threshold t = %d, κ = %d colluders, δ_f = %g",
+				c.g.Params().Dim, c.g.D, c.g.Params().Clip, c.stated, c.g.Params().Gamma, c.g.Params().Scale, s.NoiseScale, c.g.Params().Copies, c.g.Bits, s.Sites, sec.Threshold, sec.Colluders, fail))}
 		views = append(views, v)
 	}
 	res := fedResult(a, s, c.sides.j, cfg, views)
 	res.Threshold, res.Colluders = sec.Threshold, sec.Colluders
-	res.SiteSigma, res.HonestSiteSigma = c.shareSigma(), c.honest.Params().Scale*c.honest.Params().Gamma
+	sq := math.Sqrt(float64(c.floors.Copies))
+	res.SiteSigma, res.HonestSiteSigma = c.copySigma()*sq, c.honest.Params().Scale*c.honest.Params().Gamma*sq
 	res.TamperedCheckEpsilon, res.HonestCheckEpsilon = c.tamperCert, c.honestCert
+	res.Copies, res.Keep = c.floors.Copies, c.floors.Keep
 	return res, nil
 }

@@ -148,12 +148,15 @@ func checkViews(t *testing.T, s FedSpec, res *FedAuditResult) {
 	if s.SecureAggregation {
 		sum, one := res.Views[0], res.Views[1]
 		// One share certifies less than the sum of t − κ of them, and its
-		// noise is 1/√(t − κ) of the sum's.
+		// noise (its kept copies) is √(keep/((t − κ)·m)) of the sum's.
 		if !(one.ClaimedEpsilon > sum.ClaimedEpsilon) {
 			t.Errorf("one share's local-only ε %g is not above the sum's %g", one.ClaimedEpsilon, sum.ClaimedEpsilon)
 		}
-		if n := res.Threshold - res.Colluders; math.Abs(sum.Sigma/one.Sigma-math.Sqrt(float64(n))) > 1e-9 {
-			t.Errorf("σ of the sum %g / σ of one share %g, want √%d", sum.Sigma, one.Sigma, n)
+		if res.Copies < 1 || res.Keep < 1 || res.Keep > res.Copies || (s.Degree > 0 && res.Copies != 1) {
+			t.Errorf("%d noise copies per site, %d kept (degree %d)", res.Copies, res.Keep, s.Degree)
+		}
+		if n := (res.Threshold - res.Colluders) * res.Copies; s.Degree == 0 && math.Abs(sum.Sigma/one.Sigma-math.Sqrt(float64(n)/float64(res.Keep))) > 1e-9 {
+			t.Errorf("σ of the sum %g / σ of one share %g, want √(%d/%d)", sum.Sigma, one.Sigma, n, res.Keep)
 		}
 	}
 }

@@ -199,9 +199,13 @@ type Coordinator struct {
 	// algorithm that releases sums, fedalgo.SumReleaser): the job's
 	// parameters, its DDG, and the current phase's round (nil between
 	// rounds).
-	sec   *fedalgo.SecAgg
-	ddg   *dp.DDG
-	round *round.Server
+	sec *fedalgo.SecAgg
+	ddg *dp.DDG
+	// secFloors are the job's secure aggregation floors and noise copies
+	// (fedalgo.SecAgg.Floors): how many of a site's copies its revealed
+	// seed removes.
+	secFloors fedalgo.Floors
+	round     *round.Server
 	// unmaskAsked: some round of the job reached its unmasking step
 	// (round.Server.UnmaskAsked); excluded: the sites dropped from a round
 	// because others refused their shares or proven to have dealt
@@ -499,9 +503,14 @@ func (c *Coordinator) startJob() []Output {
 		return c.abort(err.Error())
 	}
 	if sec != nil {
-		if c.ddg, err = sec.DDG(secDim, len(names)); err != nil {
+		fl, err := sec.Floors(len(names))
+		if err != nil {
 			return c.abort(err.Error())
 		}
+		if c.ddg, err = sec.DDG(secDim, len(names), fl.Copies); err != nil {
+			return c.abort(err.Error())
+		}
+		c.secFloors = fl
 		if missing := rosterMisses(c.cfg.SecAggRoster, names); len(missing) > 0 {
 			return c.abort(fmt.Sprintf("secure aggregation: the coordinator's roster has no signing key for %v (--secagg-roster, from pairfed deploy init)", missing))
 		}
@@ -729,6 +738,23 @@ func (c *Coordinator) roundOutputs(outs []round.Outgoing, res *secagg.Result, er
 // path with the included sites (in announcement order).
 func (c *Coordinator) aggregateSum(res *secagg.Result) []Output {
 	c.round = nil
+	// Removable noise copies (dp/ddg_removable.go): each included site
+	// that revealed its seed — it does so only when the survivor set it
+	// signed holds every participant — had Removable() of its Copies
+	// draws from it; rebuild and subtract them. What stays is what the
+	// sites' guarantee counts ((K − κ)·keep ≥ (t − κ)·m honest copies).
+	copiesLeft := map[uint32]int{}
+	removed := 0
+	for _, id := range res.Included {
+		copiesLeft[id] = c.secFloors.Copies
+		if r := res.Revealed[id]; len(r) == secagg.RevealLen && c.secFloors.Removable() > 0 {
+			if err := c.ddg.Remove(res.Sum, c.secFloors.Removable(), dp.RemovableNoise(dp.RemovableSeed(r))); err != nil {
+				return c.abort(fmt.Sprintf("phase %d: removing %s's revealed noise copies: %v", c.phase, c.job.Sites[id-1], err))
+			}
+			copiesLeft[id] = c.secFloors.Keep
+			removed++
+		}
+	}
 	sum := make([]float64, c.ddg.Params().Dim)
 	if err := c.ddg.Decode(sum, res.Sum); err != nil {
 		return c.abort(fmt.Sprintf("phase %d: decoding the secure sum: %v", c.phase, err))
@@ -776,20 +802,25 @@ func (c *Coordinator) aggregateSum(res *secagg.Result) []Output {
 			c.job.Sites[id-1], step, c.phase, c.job.Sites[g.Dealer-1], g.Of, c.job.Sites[g.Dealer-1]))
 	}
 	var infos []fedalgo.SiteInfo
+	copies := 0
 	for _, id := range res.Included {
 		name := c.job.Sites[id-1]
 		s := c.sites[name]
 		infos = append(infos, fedalgo.SiteInfo{Name: name, Records: s.records})
-		s.privacy.Sigmas = append(s.privacy.Sigmas, c.sec.SiteSigma())
+		// The site's noise left in the sum: its kept copies when it
+		// revealed the others' seed, all of them otherwise.
+		sig := c.sec.SiteSigma(copiesLeft[id])
+		copies += copiesLeft[id]
+		s.privacy.Sigmas = append(s.privacy.Sigmas, sig)
 		c.released = append(c.released, PhaseRelease{Site: name, Phase: c.phase, Records: s.records,
-			Sigma: c.sec.SiteSigma(), Sensitivity: c.sec.Sens, Secure: s.privacy.Secure})
+			Sigma: sig, Sensitivity: c.sec.Sens, Secure: s.privacy.Secure})
 	}
 	sc, ok := c.comb.(fedalgo.SumCombiner)
 	if !ok {
 		return c.abort(fmt.Sprintf("%s has no sum path for secure aggregation", c.job.Algo))
 	}
-	sigma := c.sec.SiteSigma() * math.Sqrt(float64(len(infos)))
-	c.logf("phase %d: secure sum of %d sites (%d dropped after sharing keys)", c.phase, len(res.Included), len(res.Dropped))
+	sigma := c.sec.CopySigma() * math.Sqrt(float64(copies))
+	c.logf("phase %d: secure sum of %d sites (%d dropped after sharing keys; %d revealed their removable noise copies)", c.phase, len(res.Included), len(res.Dropped), removed)
 	if err := guard(func() error { c.model = sc.CombineSum(c.model, sum, infos, sigma); return nil }); err != nil {
 		return c.abort(fmt.Sprintf("phase %d: %v", c.phase, err))
 	}

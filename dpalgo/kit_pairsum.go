@@ -326,8 +326,9 @@ const PairSumTheta = 0.1
 // public numbers only: n records in all, d features, sigmaRound1 the
 // noise σ of one gradient round's release when T = 1 (the calibration of
 // the job's (ε, δ) on 2d + 2 coordinates), factor ς the summed release's
-// noise over one central release's (1 pooled, √K plain, √(K/t) under
-// secure aggregation), S the sphere's radius, theta the tolerance θ₀, and
+// noise over one central release's (1 pooled, √K plain, under secure
+// aggregation √(K·keep/((t − κ)·m)) ≈ 1 when no site drops:
+// fedalgo.SecAgg.Floors), S the sphere's radius, theta the tolerance θ₀, and
 // rounds the T asked for (0: the rule's). With
 //
 //	E₁ = κ·ς·σ₁·√(8(d + 1))/n,   τ = θ₀/E₁,

@@ -42,7 +42,10 @@ import (
 // with other noise: K independent site noises (variance K·σ², plain), or
 // one distributed discrete Gaussian release of the sum (secure
 // aggregation: the noise of one central release, up to the DDG's
-// rounding and the K/t shares a dropout-tolerant threshold t adds).
+// rounding — and, when a site drops, the K/(t − κ) shares a
+// dropout-tolerant threshold t adds; when none drops the sites' removable
+// noise copies are subtracted and the sum holds K·keep/((t − κ)·m) ≈ 1
+// central release's: dp/ddg_removable.go).
 //
 // Privacy of a site: its T + 1 releases are adaptive Gaussian releases on
 // the same records, each of replace-one ℓ2 sensitivity Δ = 2 (records in
@@ -80,7 +83,9 @@ import (
 //     σ_r = σ₁·√T, σ₁ the round σ of a job with T = 1 (calibrated). The
 //     coordinator's gradient ĝ = κ(U₋/n̂₋ − U₊/n̂₊) carries per coordinate
 //     κ·ς·σ_r·√(1/n₊² + 1/n₋²), ς = 1 pooled, √K plain (K site noises),
-//     √(K/t) secure (K shares each calibrated for t). The class counts
+//     √(K·keep/((t − κ)·m)) secure (K sites' kept copies when nobody
+//     drops, of m copies calibrated for (t − κ)·m: fedalgo.SecAgg.Floors;
+//     ≤ 1.03 for every K ≤ 1000, 1 when m = K − κ). The class counts
 //     are not public before phase 1; with the balanced n± = n/2 the noise
 //     norm over the d + 1 coordinates is E₁√T, E₁ = κ·ς·σ₁·√(8(d+1))/n.
 //   - Learning time. A step turns w on the sphere of radius S by the
@@ -124,8 +129,8 @@ const pairSumMaxRounds = 256
 // (dpalgo.PairSumDefaults, derived in the file comment) from public
 // numbers: n records in all, d, the job's (ε, δ) through the calibrated
 // noise of a round at T = 1, and the noise factor ς of the sites'
-// summed release (√K plain; √(K/t) under secure aggregation, t its
-// threshold; 1 for one site).
+// summed release (√K plain; under secure aggregation the no-dropout sum's,
+// √(K·keep/((t − κ)·m)) by fedalgo.SecAgg.Floors; 1 for one site).
 func pairSumDefaults(s *Spec, sites []SiteInfo, n, d int, eps, delta float64) (int, float64, error) {
 	if s.Rounds > 0 && s.Eta > 0 {
 		return s.Rounds, s.Eta, nil
@@ -137,13 +142,19 @@ func pairSumDefaults(s *Spec, sites []SiteInfo, n, d int, eps, delta float64) (i
 	k := float64(max(len(sites), 1))
 	factor := math.Sqrt(k)
 	if SecAggRequested(s.Options) && len(sites) >= 2 {
-		var t int
-		if sa, err := parseSecAgg(s.Options); err == nil && sa != nil && sa.Threshold >= 2 {
-			t = sa.Threshold
-		} else {
-			t = secagg.DefaultThreshold(len(sites))
+		sa, err := parseSecAgg(s.Options)
+		if err != nil || sa == nil {
+			sa = &SecAgg{}
 		}
-		factor = math.Sqrt(k / float64(t))
+		if sa.Threshold < 2 {
+			sa.Threshold = secagg.DefaultThreshold(len(sites))
+		}
+		factor = math.Sqrt(k / float64(sa.Threshold))
+		if fl, err := sa.Floors(len(sites)); err == nil && fl.Collusion > 0 {
+			// The sites' kept copies (all of them with the sparse
+			// variant) against the (t − κ)·m the calibration counts.
+			factor = math.Sqrt(k * float64(fl.Keep) / float64(fl.Collusion))
+		}
 	}
 	T, eta := dpalgo.PairSumDefaults(n, d, sig[1], factor, pairSumScale(s.ParamRadius), dpalgo.PairSumTheta, s.Rounds)
 	if s.Eta > 0 {

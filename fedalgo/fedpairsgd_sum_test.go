@@ -29,7 +29,7 @@ func TestFedPairSumPlan(t *testing.T) {
 		wantEta, wantEtaSec float64
 	}{
 		{[]int{614}, 1, 2, 2, 6.683224, 6.683224},
-		{[]int{154, 153, 153, 154}, 1, 2, 2, 3.796949, 6.576509},
+		{[]int{154, 153, 153, 154}, 1, 2, 2, 3.796949, 7.593899}, // secure: K = 4, t = 3, m = 4 copies, 3 kept: the no-dropout sum is one central release (ς = 1)
 		{[]int{49990}, 1, 16, 16, 8, 8},
 		{[]int{5000, 5000}, 0.5, 9, 13, 7.814857, 7.651299},
 	} {

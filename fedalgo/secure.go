@@ -33,6 +33,24 @@ import (
 // than it gets). secure_phases.go states the composition and the
 // multi-phase algorithms (fed-dp-gd-grad, fed-dp-local-sgd, fed-dpegd).
 //
+// Removable copies (complete graph; dp/ddg_removable.go). A threshold
+// t < K makes each site add the noise t − κ survivors need, so a round
+// nobody drops used to hold K/(t − κ) times the noise its guarantee needs
+// (1.33× at K = 4, 1.45× at 16). Each site now draws its noise as m iid
+// copies of N_ℤ(0, s²), keep of them from its secure source and m − keep
+// from a fresh seed (Floors: dp.RemovableSplit(K, t, κ), the same at
+// every site and the plan, from public numbers). It reveals the seed only
+// if the signed survivor set holds all K sites (secagg.Client.RevealWhenAll),
+// and the coordinator subtracts those copies (dp.DDG.Remove). s is
+// calibrated for (t − κ)·m copies: what t − κ honest survivors hold when
+// someone drops (nothing revealed), and at most what the K − κ honest
+// sites' kept copies hold when nobody does. A round nobody drops then
+// holds K·keep/((t − κ)·m) of the central noise: with κ = 0, 1 when
+// m = K ≤ 16, and at most 1 + 1/(16·t/K) < 1.125 otherwise (1.067 at
+// worst for K ≤ 300, TestRemovableSplit); κ > 0 adds the colluders' own
+// copies, K/(K − κ). The sparse variant keeps one copy (no site there
+// checks the whole survivor set).
+//
 // Job parameters travel as the job's options (JobAnnounce.Options), so
 // that every site reads the same public parameters:
 //
@@ -44,6 +62,11 @@ import (
 //	                  the coordinator (default 0): s is calibrated for t − κ
 //	                  honest shares, so the guarantee against the coordinator
 //	                  with κ colluders is the job's (ε, δ)
+//	secagg-keep-all   1: every site draws all its noise from its secure
+//	                  source (no removable copies: Floors); a round nobody
+//	                  drops then holds K/(t − κ) of the central noise, and
+//	                  a site's local-only guarantee (its own noise alone) is
+//	                  its whole share's. 0, the default: removable copies
 //	secagg-degree     k > 0 runs the sparse variant (SecAgg+, secagg/graph.go):
 //	                  each site masks with and shares among ≈ k random
 //	                  neighbours; its local threshold ℓ and withheld bound w
@@ -67,6 +90,7 @@ const (
 	OptSecAggTimeout   = "secagg-timeout"
 	OptSecAggColluders = "secagg-colluders"
 	OptSecAggDegree    = "secagg-degree"
+	OptSecAggKeepAll   = "secagg-keep-all"
 	optSecAggClip      = "secagg-clip"
 	optSecAggSens      = "secagg-sens"
 	optSecAggScale     = "secagg-scale"
@@ -120,7 +144,9 @@ type SumCombiner interface {
 type SecAgg struct {
 	Threshold, Timeout, Colluders int
 	// Degree is the sparse variant's expected degree (0: complete graph).
-	Degree                   int
+	Degree int
+	// KeepAll turns removable noise copies off (option secagg-keep-all).
+	KeepAll                  bool
 	Clip, Sens, Scale, Gamma float64
 	Rotation                 uint64
 	// Fail is the part of the job's δ spent outside the DDG: the
@@ -210,6 +236,11 @@ func parseSecAgg(options []protocol.Option) (*SecAgg, error) {
 			if s.Degree, err = whole(o.Name, v, 0, protocol.MaxSites); err != nil {
 				return nil, err
 			}
+		case OptSecAggKeepAll:
+			if v != 0 && v != 1 {
+				return nil, fmt.Errorf("option %s = %v: give 1 to draw every noise copy from the sites' secure sources (no removable copies), 0 or nothing for the default", o.Name, v)
+			}
+			s.KeepAll = v == 1
 		case optSecAggClip, optSecAggSens, optSecAggScale, optSecAggGamma:
 			if !(v > 0) || math.IsInf(v, 0) {
 				return nil, fmt.Errorf("option %s = %v must be finite and > 0", o.Name, v)
@@ -237,7 +268,7 @@ func parseSecAgg(options []protocol.Option) (*SecAgg, error) {
 			}
 			s.Rotation = uint64(r)
 		default:
-			return nil, fmt.Errorf("unknown secure aggregation option %q (secagg, secagg-threshold, secagg-timeout, secagg-colluders, secagg-degree)", o.Name)
+			return nil, fmt.Errorf("unknown secure aggregation option %q (secagg, secagg-threshold, secagg-timeout, secagg-colluders, secagg-degree, secagg-keep-all)", o.Name)
 		}
 	}
 	if n > 0 && !on {
@@ -284,21 +315,37 @@ func SecAggOf(job *protocol.JobAnnounce) (*SecAgg, error) {
 }
 
 // Floors are a round's sparse-variant parameters (zero for the complete
-// graph) and the numbers of honest noise shares every unmasked sum holds:
-// against the coordinator alone, and against it with κ colluders.
+// graph), each site's noise copies (dp.RemovableSplit) and the numbers of
+// honest noise copies every unmasked sum holds: against the coordinator
+// alone, and against it with κ colluders.
 type Floors struct {
-	Local, Withheld  int // ℓ and w (secagg.SparseRule)
+	Local, Withheld int // ℓ and w (secagg.SparseRule)
+	// Copies m is the number of N_ℤ(0, s²) draws a site adds per
+	// coordinate; Keep of them come from its secure source, the other
+	// m − Keep are removable (dp/ddg_removable.go): revealed and
+	// subtracted when every site is in the sum. 1 and 1 with the sparse
+	// variant (no removable copies).
+	Copies, Keep     int
 	Floor, Collusion int
 }
 
-// Floors returns them for a round of k sites: t and t − κ for the
-// complete graph; for the sparse one ℓ and w by secagg.SparseRule (which
-// counts the κ colluders) and secagg.SparseFloor's floors. A pure function
-// of the job's public parameters: the plan and every site compute it
-// alike, and each site charges with its own.
+// Floors returns them for a round of k sites. The complete graph: m and
+// keep by dp.RemovableSplit(k, t, κ), and the floors min(k·keep, t·m)
+// and min((k − κ)·keep, (t − κ)·m) = (t − κ)·m — every site in the sum
+// with the honest ones' removable copies subtracted, or a dropout and
+// nothing subtracted (m = keep = 1: t and t − κ sites; also with
+// secagg-keep-all). The sparse graph:
+// ℓ and w by secagg.SparseRule (which counts the κ colluders) and
+// secagg.SparseFloor's floors, one copy per site. A pure function of the
+// job's public parameters: the plan and every site compute it alike, and
+// each site charges with its own.
 func (s *SecAgg) Floors(k int) (Floors, error) {
+	if s.Degree == 0 && s.KeepAll {
+		return Floors{Copies: 1, Keep: 1, Floor: s.Threshold, Collusion: s.Threshold - s.Colluders}, nil
+	}
 	if s.Degree == 0 {
-		return Floors{Floor: s.Threshold, Collusion: s.Threshold - s.Colluders}, nil
+		m, keep := dp.RemovableSplit(k, s.Threshold, s.Colluders)
+		return Floors{Copies: m, Keep: keep, Floor: min(k*keep, s.Threshold*m), Collusion: min((k-s.Colluders)*keep, (s.Threshold-s.Colluders)*m)}, nil
 	}
 	if s.Degree > k-2 {
 		return Floors{}, fmt.Errorf("secure aggregation degree %s = %d for %d sites must be at most %d (K − 2; give 0 for the complete graph)", OptSecAggDegree, s.Degree, k, k-2)
@@ -307,8 +354,11 @@ func (s *SecAgg) Floors(k int) (Floors, error) {
 	if err != nil {
 		return Floors{}, fmt.Errorf("secure aggregation %s = %d: %w", OptSecAggDegree, s.Degree, err)
 	}
-	return Floors{Local: r.Local, Withheld: r.Withheld, Floor: secagg.SparseFloor(k, 0, s.Degree, r.Local, r.Withheld, s.Threshold), Collusion: r.Floor}, nil
+	return Floors{Local: r.Local, Withheld: r.Withheld, Copies: 1, Keep: 1, Floor: secagg.SparseFloor(k, 0, s.Degree, r.Local, r.Withheld, s.Threshold), Collusion: r.Floor}, nil
 }
+
+// Removable is the number of a site's noise copies that are removable.
+func (f Floors) Removable() int { return f.Copies - f.Keep }
 
 // sumFailure is a's δ_f at δ (SumFailure; 0 for a bound that always
 // holds, or an algorithm that is not registered).
@@ -400,13 +450,21 @@ func SiteSecAgg(job *protocol.JobAnnounce, records int) (*SecAgg, int, error) {
 }
 
 // DDG returns the job's distributed discrete Gaussian for vectors of
-// length dim summed over k sites.
-func (s *SecAgg) DDG(dim, k int) (*dp.DDG, error) {
-	return dp.NewDDG(dp.DDGParams{Dim: dim, Clip: s.Clip, Sensitivity: s.Sens, Gamma: s.Gamma, Scale: s.Scale, Sites: k, RotationSeed: s.Rotation})
+// length dim summed over k sites, each adding copies noise draws
+// (Floors.Copies).
+func (s *SecAgg) DDG(dim, k, copies int) (*dp.DDG, error) {
+	return dp.NewDDG(dp.DDGParams{Dim: dim, Clip: s.Clip, Sensitivity: s.Sens, Gamma: s.Gamma, Scale: s.Scale, Sites: k, Copies: copies, RotationSeed: s.Rotation})
 }
 
-// SiteSigma is the real-unit standard deviation s·γ of one site's noise.
-func (s *SecAgg) SiteSigma() float64 { return s.Scale * s.Gamma }
+// CopySigma is the real-unit standard deviation s·γ of one noise copy; a
+// site adds Floors.Copies of them (SiteSigma).
+func (s *SecAgg) CopySigma() float64 { return s.Scale * s.Gamma }
+
+// SiteSigma is the real-unit standard deviation s·γ·√m of one site's
+// noise, its m = copies draws together.
+func (s *SecAgg) SiteSigma(copies int) float64 {
+	return s.Scale * s.Gamma * math.Sqrt(float64(max(copies, 1)))
+}
 
 // CheckSecAggSpec refuses a job spec that sets the parameters the
 // coordinator's plan fixes.
@@ -416,7 +474,7 @@ func CheckSecAggSpec(options protocol.Options) error {
 		return err
 	}
 	if s.planned || s.Rotation != 0 || s.Fail != 0 {
-		return fmt.Errorf("secure aggregation's DDG parameters are set by the coordinator's plan, not by the job (give only %s, %s, %s, %s, %s)", OptSecAgg, OptSecAggThreshold, OptSecAggTimeout, OptSecAggColluders, OptSecAggDegree)
+		return fmt.Errorf("secure aggregation's DDG parameters are set by the coordinator's plan, not by the job (give only %s, %s, %s, %s, %s, %s)", OptSecAgg, OptSecAggThreshold, OptSecAggTimeout, OptSecAggColluders, OptSecAggDegree, OptSecAggKeepAll)
 	}
 	return nil
 }
@@ -484,7 +542,7 @@ func PlanSecAgg(a Algorithm, spec *Spec, sites []SiteInfo, params int, plan *Pla
 	if err != nil {
 		return nil, err
 	}
-	g, err := dp.CalibrateDDG(dp.DDGParams{Dim: dim, Clip: clip, Sensitivity: sens, Sites: k, RotationSeed: rot}, releases, fl.Collusion, plan.Epsilon, plan.Delta-fail)
+	g, err := dp.CalibrateDDG(dp.DDGParams{Dim: dim, Clip: clip, Sensitivity: sens, Sites: k, Copies: fl.Copies, RotationSeed: rot}, releases, fl.Collusion, plan.Epsilon, plan.Delta-fail)
 	if err != nil {
 		return nil, err
 	}
@@ -496,6 +554,9 @@ func PlanSecAgg(a Algorithm, spec *Spec, sites []SiteInfo, params int, plan *Pla
 	m[OptSecAggThreshold], m[OptSecAggTimeout], m[OptSecAggColluders] = float64(t), float64(s.Timeout), float64(s.Colluders)
 	if s.Degree > 0 {
 		m[OptSecAggDegree] = float64(s.Degree)
+	}
+	if s.KeepAll {
+		m[OptSecAggKeepAll] = 1
 	}
 	m[optSecAggClip], m[optSecAggSens], m[optSecAggScale], m[optSecAggGamma] = p.Clip, p.Sensitivity, p.Scale, p.Gamma
 	m[optSecAggRotation] = float64(rot)

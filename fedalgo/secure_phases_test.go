@@ -64,7 +64,11 @@ func secureRun(t *testing.T, algo string, threshold int, data []*pairwise.Datase
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := sec.DDG(dim, K)
+	fl, err := sec.Floors(K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := sec.DDG(dim, K, fl.Copies)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +76,7 @@ func secureRun(t *testing.T, algo string, threshold int, data []*pairwise.Datase
 	// what a site is charged after each phase never decreases.
 	prev := 0.0
 	for k := 1; k <= plan.Phases; k++ {
-		gu, err := round.Charge(g, SumReleases(a, plan.Phases, k), sec.Threshold, sec.Colluders, job.Delta-sec.Fail)
+		gu, err := round.ChargeFloors(g, SumReleases(a, plan.Phases, k), sec.Threshold, sec.Colluders, fl.Floor, fl.Collusion, fl.Keep, job.Delta-sec.Fail)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +113,7 @@ func secureRun(t *testing.T, algo string, threshold int, data []*pairwise.Datase
 	sc := comb.(SumCombiner)
 	model := make([]float64, d)
 	mask := uint64(1)<<g.Bits - 1
-	sigma := sec.SiteSigma()
+	sigma := sec.SiteSigma(fl.Copies)
 	for k := 1; k <= plan.Phases; k++ {
 		ids := make([]uint32, K)
 		enc := map[uint32][]uint64{}
@@ -260,7 +264,7 @@ func TestSecAggPhasesClipMargin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := sec.DDG(22, 8)
+		g, err := sec.DDG(22, 8, 1)
 		if err != nil {
 			t.Fatal(err)
 		}

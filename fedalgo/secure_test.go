@@ -1,6 +1,7 @@
 package fedalgo
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -73,11 +74,15 @@ func TestSecAggOptions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := sec.DDG(dim, 4)
+		fl, err := sec.Floors(4)
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := g.Epsilon(1, sec.Threshold-sec.Colluders, job.Delta)
+		g, err := sec.DDG(dim, 4, fl.Copies)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := g.Epsilon(1, fl.Collusion, job.Delta)
 		if err != nil || e > 1 || e < 0.99 {
 			t.Errorf("%s: t = %d, κ = %d: ε = %v (%v), want ≤ 1 and tight", c.name, sec.Threshold, sec.Colluders, e, err)
 		}
@@ -143,5 +148,67 @@ func TestSiteSecAggMatchesPlan(t *testing.T) {
 	}
 	if n < 6 {
 		t.Errorf("%d algorithms with secure aggregation, want at least the 6 SumReleasers", n)
+	}
+}
+
+// Removable noise copies are the complete graph's default: Floors splits
+// each site's noise by dp.RemovableSplit and counts copies; secagg-keep-all
+// (and the sparse variant) keep one copy per site and count sites. The
+// option takes 0 or 1 only, and a planned job carries it to the sites.
+func TestSecAggFloorsCopies(t *testing.T) {
+	s := &SecAgg{Threshold: 3}
+	fl, err := s.Floors(4)
+	if err != nil || fl.Copies != 4 || fl.Keep != 3 || fl.Floor != 12 || fl.Collusion != 12 || fl.Removable() != 1 {
+		t.Fatalf("K = 4, t = 3: %+v, %v; want 4 copies, 3 kept, floors 12 and 12", fl, err)
+	}
+	s = &SecAgg{Threshold: 8, Colluders: 2}
+	if fl, err = s.Floors(10); err != nil || fl.Copies != 4 || fl.Keep != 3 || fl.Floor != min(10*3, 8*4) || fl.Collusion != 6*4 {
+		t.Fatalf("K = 10, t = 8, κ = 2: %+v, %v", fl, err)
+	}
+	s = &SecAgg{Threshold: 3, KeepAll: true}
+	if fl, err = s.Floors(4); err != nil || fl.Copies != 1 || fl.Keep != 1 || fl.Floor != 3 || fl.Collusion != 3 {
+		t.Fatalf("keep-all: %+v, %v", fl, err)
+	}
+	for _, v := range []float64{0.5, 2, -1} {
+		if _, err := parseSecAgg(protocol.OptionsOf(map[string]float64{OptSecAgg: 1, OptSecAggKeepAll: v})); err == nil {
+			t.Errorf("%s = %v accepted", OptSecAggKeepAll, v)
+		}
+	}
+	sites := []SiteInfo{{Name: "a", Records: 50}, {Name: "b", Records: 60}, {Name: "c", Records: 70}, {Name: "d", Records: 80}}
+	var sigma [2]float64
+	for i, keepAll := range []bool{false, true} {
+		m := map[string]float64{OptSecAgg: 1}
+		if keepAll {
+			m[OptSecAggKeepAll] = 1
+		}
+		spec := Spec{Algo: FedDPSSP, Task: "auc", FeatureRadius: 1, Epsilon: 1, Options: protocol.OptionsOf(m)}
+		a, err := Configure(&spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := a.Plan(&spec, sites, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts, err := PlanSecAgg(a, &spec, sites, 3, plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec, err := parseSecAgg(opts)
+		if err != nil || sec.KeepAll != keepAll {
+			t.Fatalf("keep-all %v: planned %+v, %v", keepAll, sec, err)
+		}
+		// The calibrated per-copy scale: m copies of it carry the
+		// variance one site's share had with keep-all (the same total,
+		// within the calibration's 10⁻⁶).
+		fl, err := sec.Floors(4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sigma[i] = sec.SiteSigma(fl.Copies)
+		t.Logf("keep-all %v: %d copies of s = %.6g (site σ %.6g)", keepAll, fl.Copies, sec.Scale, sigma[i])
+	}
+	if math.Abs(sigma[0]/sigma[1]-1) > 1e-5 {
+		t.Errorf("a site's whole noise σ %v with removable copies, %v without: the same guarantee needs the same total", sigma[0], sigma[1])
 	}
 }

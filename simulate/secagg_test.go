@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -28,19 +29,29 @@ func secAggSpec(eps float64, threshold int) Spec {
 			Options: protocol.OptionsOf(map[string]float64{fedalgo.OptSecAgg: 1, fedalgo.OptSecAggThreshold: float64(threshold), fedalgo.OptSecAggTimeout: 1000})}}
 }
 
-// 8 sites on diabetes with secure aggregation (threshold 8: no dropout
-// tolerated, so the sum holds 8 shares, as many as the calibration
-// counts) against the central mechanism: dp-ssp's Gaussian release of the
-// pooled statistics at the same (ε, δ), on the same split, over 20 seeded
-// runs. Both release the same statistics with noise of nearly the same
-// total scale (8 DDG shares calibrated for 8 vs one Gaussian), so the mean
-// paired AUC difference must be within 0.01 ± 3 standard errors (false
-// failure ≈ 0.3% under the normal approximation when the true difference
-// is within 0.01; the seeds are fixed, so the test is deterministic).
+// 8 sites on diabetes with secure aggregation against the central
+// mechanism: dp-ssp's Gaussian release of the pooled statistics at the
+// same (ε, δ), on the same split, over 20 seeded runs. Threshold 8: no
+// dropout tolerated, so the sum holds 8 shares, as many as the
+// calibration counts. Threshold 6 (tolerating 2 dropouts), nobody drops:
+// each site adds m = 4 copies calibrated for 6·4, keeps 3 and reveals the
+// fourth's seed (dp/ddg_removable.go), so the sum holds 8·3 = 24 copies —
+// the central noise again, where without removable copies it held 8/6 of
+// it. Both release the same statistics with noise of nearly the same
+// total scale, so the mean paired AUC difference must be within 0.01 ± 3
+// standard errors (false failure ≈ 0.3% per threshold under the normal
+// approximation when the true difference is within 0.01; the seeds are
+// fixed, so the test is deterministic).
 func TestSecAggDiabetesMatchesCentral(t *testing.T) {
 	if testing.Short() {
-		t.Skip("20 federated runs")
+		t.Skip("2 × 20 federated runs")
 	}
+	for _, th := range []int{8, 6} {
+		t.Run(fmt.Sprintf("t=%d", th), func(t *testing.T) { secAggMatchesCentral(t, th) })
+	}
+}
+
+func secAggMatchesCentral(t *testing.T, threshold int) {
 	train, err := data.Load("../datasets/diabetes", data.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +59,7 @@ func TestSecAggDiabetesMatchesCentral(t *testing.T) {
 	const eps, runs = 4.0, 20
 	var diff, fed, cen []float64
 	for r := 0; r < runs; r++ {
-		spec := secAggSpec(eps, 8)
+		spec := secAggSpec(eps, threshold)
 		spec.Seed, spec.NoiseSeed = uint64(r+1), uint64(100+r)
 		rep, err := Run(context.Background(), spec, train, nil)
 		if err != nil {
@@ -238,6 +249,20 @@ func TestSecAggMultiPhaseDropout(t *testing.T) {
 		for i, p := range out.Privacy {
 			if got, want := len(p.Sigmas), map[bool]int{true: 2, false: 3}[i == 0]; got != want {
 				t.Errorf("site %s: %d σ recorded, want %d (its round-2 input was lost)", p.Site, got, want)
+				continue
+			}
+			// Removable copies (dp/ddg_removable.go; K = 8, t = 7: m = 8
+			// copies, 7 kept): rounds 1 and 3 had every site, so each
+			// site's revealed copy came off and 7 copies stayed; round
+			// 2 lost a site, nobody revealed, all 8 stayed.
+			if i == 0 {
+				if p.Sigmas[0] != p.Sigmas[1] {
+					t.Errorf("site %s: σ %v in the two full rounds", p.Site, p.Sigmas)
+				}
+				continue
+			}
+			if p.Sigmas[0] != p.Sigmas[2] || math.Abs(p.Sigmas[1]/p.Sigmas[0]-math.Sqrt(8.0/7)) > 1e-12 {
+				t.Errorf("site %s: σ %v; want the full rounds' kept 7 copies and round 2's 8 (ratio √(8/7))", p.Site, p.Sigmas)
 			}
 		}
 		for name, l := range out.Ledgers {
@@ -247,6 +272,9 @@ func TestSecAggMultiPhaseDropout(t *testing.T) {
 			for k, r := range l {
 				if r.Phase != k+1 || r.SecAgg == nil || r.Epsilon < r.SecAgg.Collusion || (k > 0 && r.Epsilon < l[k-1].Epsilon) || r.Epsilon > out.Job.Epsilon*(1+1e-9) {
 					t.Errorf("site %s round %d: %+v", name, k+1, r)
+				}
+				if r.SecAgg != nil && (r.SecAgg.Copies != 8 || r.SecAgg.Keep != 7 || r.SecAgg.CollusionFloor != 7*8) {
+					t.Errorf("site %s round %d: copies %d, kept %d, floor %d; want 8, 7 and (t − κ)·m = 56", name, k+1, r.SecAgg.Copies, r.SecAgg.Keep, r.SecAgg.CollusionFloor)
 				}
 			}
 			if l[2].Epsilon < 0.99*out.Job.Epsilon {

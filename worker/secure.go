@@ -68,12 +68,12 @@ func (w *Worker) secSetup(m *protocol.JobAnnounce, site fedalgo.Site, records in
 // phases (fedalgo.SumReleases) under the site-checked parameters sec for
 // vectors of length dim, refused when the whole job's exceeds the job's ε.
 func secGuarantee(j *protocol.JobAnnounce, a fedalgo.Algorithm, sec *fedalgo.SecAgg, fl fedalgo.Floors, dim, phase int) (*dp.DDG, round.Guarantee, error) {
-	g, err := sec.DDG(dim, len(j.Sites))
+	g, err := sec.DDG(dim, len(j.Sites), fl.Copies)
 	if err != nil {
 		return nil, round.Guarantee{}, fmt.Errorf("job %s: the announced DDG (%s = %v, %s = %v, %s = %v) with this site's Δ = %v and dimension %d: %w", j.Job, "secagg-scale", sec.Scale, "secagg-gamma", sec.Gamma, "secagg-clip", sec.Clip, sec.Sens, dim, err)
 	}
 	floor, coll := fl.Floor, fl.Collusion
-	total, err := round.ChargeFloors(g, fedalgo.SumReleases(a, j.Phases, j.Phases), sec.Threshold, sec.Colluders, floor, coll, j.Delta-sec.Fail)
+	total, err := round.ChargeFloors(g, fedalgo.SumReleases(a, j.Phases, j.Phases), sec.Threshold, sec.Colluders, floor, coll, fl.Keep, j.Delta-sec.Fail)
 	if err != nil {
 		return nil, round.Guarantee{}, err
 	}
@@ -84,7 +84,7 @@ func secGuarantee(j *protocol.JobAnnounce, a fedalgo.Algorithm, sec *fedalgo.Sec
 	if phase == j.Phases {
 		return g, total, nil
 	}
-	gu, err := round.ChargeFloors(g, fedalgo.SumReleases(a, j.Phases, phase), sec.Threshold, sec.Colluders, floor, coll, j.Delta-sec.Fail)
+	gu, err := round.ChargeFloors(g, fedalgo.SumReleases(a, j.Phases, phase), sec.Threshold, sec.Colluders, floor, coll, fl.Keep, j.Delta-sec.Fail)
 	return g, gu, err
 }
 
@@ -133,7 +133,21 @@ func (w *Worker) secPhase(ctx context.Context, m *protocol.PhaseStart) []Output 
 	}
 	enc := make([]uint64, g.D)
 	in, _ := dp.IntegerNoiseOf(w.cfg.Noise) // checked by secSetup
-	if err := g.Encode(enc, vec, in); err != nil {
+	// Removable copies (dp/ddg_removable.go): Keep of the Copies draws
+	// come from this site's source, the rest from a fresh seed that the
+	// round reveals only if every participant is in the signed survivor
+	// set (secagg.Client.RevealWhenAll). The split is this site's own
+	// (fedalgo.SecAgg.Floors from the job's K, t, κ), and so is the
+	// guarantee it was charged at: (t − κ)·m copies in either case.
+	fl := w.secFloors
+	var seed dp.RemovableSeed
+	if fl.Removable() > 0 {
+		seed = dp.NewRemovableSeed(in)
+		err = g.EncodeRemovable(enc, vec, in, fl.Removable(), dp.RemovableNoise(seed))
+	} else {
+		err = g.Encode(enc, vec, in)
+	}
+	if err != nil {
 		return fail(err)
 	}
 	// Charge before release, and only for a round that can still
@@ -144,10 +158,13 @@ func (w *Worker) secPhase(ctx context.Context, m *protocol.PhaseStart) []Output 
 	// before are fresh randomness, independent of the records, so a round
 	// that aborts earlier (a rogue peer's bad keys or shares, a timeout)
 	// releases nothing and charges nothing.
-	rel := Release{Job: j.Job, Phase: m.Phase, Records: records, Mechanism: fedalgo.MechanismDDG, Sigma: w.sec.SiteSigma(),
+	rel := Release{Job: j.Job, Phase: m.Phase, Records: records, Mechanism: fedalgo.MechanismDDG, Sigma: w.sec.SiteSigma(fl.Copies),
 		Sensitivity: w.sec.Sens, Epsilon: gu.Collusion, Delta: j.Delta, Secure: w.cfg.Noise.Secure(),
 		SecAgg: &SecAggCharge{Threshold: gu.Threshold, Colluders: gu.Colluders, Coordinator: gu.Coordinator, Collusion: gu.Collusion, Local: finiteEpsilon(gu.Local)}}
-	fl := w.secFloors
+	if fl.Removable() > 0 {
+		rel.SecAgg.Copies, rel.SecAgg.Keep = fl.Copies, fl.Keep
+		rel.SecAgg.Floor, rel.SecAgg.CollusionFloor = gu.Floor, gu.CollusionFloor
+	}
 	if w.sec.Degree > 0 {
 		rel.SecAgg.Degree, rel.SecAgg.Floor, rel.SecAgg.CollusionFloor = w.sec.Degree, gu.Floor, gu.CollusionFloor
 	}
@@ -157,6 +174,11 @@ func (w *Worker) secPhase(ctx context.Context, m *protocol.PhaseStart) []Output 
 	site, keys, err := round.NewSite(p, w.cfg.Site, w.cfg.SecAggKey, enc, crand.Reader)
 	if err != nil {
 		return fail(err)
+	}
+	if fl.Removable() > 0 {
+		if err := site.RevealWhenAll(seed[:]); err != nil {
+			return fail(err)
+		}
 	}
 	w.round = site
 	return []Output{w.toCoord(keys)}

@@ -165,7 +165,7 @@ func TestSecAggChargeJSON(t *testing.T) {
 func driveToMasked(t *testing.T, w *Worker, phase int, keys protocol.Message) []Output {
 	t.Helper()
 	ctx := context.Background()
-	g, err := w.sec.DDG(w.secDim, len(w.job.Sites))
+	g, err := w.sec.DDG(w.secDim, len(w.job.Sites), w.secFloors.Copies)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -175,11 +175,18 @@ type SecAggCharge struct {
 	Local float64 `json:"epsilon_local,omitempty"`
 	// Degree, Floor and CollusionFloor, with the sparse variant (SecAgg+:
 	// fedalgo's secagg-degree), are its expected degree and the numbers of
-	// honest noise shares the two guarantees count (secagg.SparseFloor;
-	// t and t − κ otherwise, and then omitted).
+	// honest noise shares the two guarantees count (secagg.SparseFloor);
+	// with removable noise copies, the numbers of honest copies
+	// (fedalgo.SecAgg.Floors); t and t − κ otherwise, and then omitted.
 	Degree         int `json:"degree,omitempty"`
 	Floor          int `json:"floor,omitempty"`
 	CollusionFloor int `json:"collusion_floor,omitempty"`
+	// Copies and Keep, when some of the site's noise was removable
+	// (dp/ddg_removable.go): it added Copies draws of σ = Sigma/√Copies,
+	// Keep of them from its secure source; the others' seed went to the
+	// coordinator only if every site was in the sum. Omitted otherwise.
+	Copies int `json:"copies,omitempty"`
+	Keep   int `json:"keep,omitempty"`
 	// Note, on an entry that repeats a charged release (same job, phase
 	// and guarantee: the charge stays), records how its round ended
 	// without an unmasked sum — e.g. the site detected a lying

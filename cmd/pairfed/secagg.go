@@ -12,7 +12,8 @@ import (
 
 // secAggFlags are the job options of secure aggregation (simulate, job
 // submit): carried as the job's options secagg, secagg-threshold,
-// secagg-timeout, secagg-colluders and secagg-degree (fedalgo/secure.go),
+// secagg-timeout, secagg-colluders, secagg-degree and secagg-keep-all
+// (fedalgo/secure.go),
 // checked there.
 func secAggFlags() []cli.Flag {
 	return []cli.Flag{
@@ -20,6 +21,7 @@ func secAggFlags() []cli.Flag {
 		&cli.IntFlag{Name: "secagg-threshold", Usage: "secure aggregation: the survivors t a round needs (fewer: the round aborts, nothing released); the noise is calibrated for t − colluders shares", DefaultText: "⌊2K/3⌋+1 of K sites"},
 		&cli.IntFlag{Name: "secagg-timeout", Usage: "secure aggregation: ticks a round step waits after its last answer, per 16 sites", DefaultText: "50"},
 		&cli.IntFlag{Name: "secagg-colluders", Usage: "secure aggregation: sites that may collude with the coordinator (their noise is not counted)"},
+		&cli.BoolFlag{Name: "secagg-keep-all", Usage: "secure aggregation: every site draws all its noise from its secure source. Without it each site draws part of it from a seed it reveals only when every site is in the sum, and the coordinator subtracts that part, so a round nobody drops holds one central release's noise instead of K/(t − colluders) of it; the job's guarantee is the same either way, but a site's local-only ε (its own noise alone, if every other site colluded) is then its kept part's. This flag keeps the whole share", DefaultText: "off (removable copies)"},
 		&cli.IntFlag{Name: "secagg-degree", Usage: "secure aggregation: run SecAgg+ — each site masks with and shares among about this many random neighbours instead of all others (per-site cost O(degree) instead of O(K)); the noise is calibrated for the sparse graph's floor of honest shares, printed with the plan. 0: the complete graph", DefaultText: "0 (complete graph)"},
 	}
 }
@@ -35,6 +37,9 @@ func secAggOptions(c *cli.Context) protocol.Options {
 		if c.IsSet(flag) {
 			m[opt] = float64(c.Int(flag))
 		}
+	}
+	if c.Bool("secagg-keep-all") {
+		m[fedalgo.OptSecAggKeepAll] = 1
 	}
 	return protocol.OptionsOf(m)
 }

@@ -27,7 +27,10 @@
 //     rounds) calibrated as continuous Gaussians, each sum's noise
 //     inflated by √(K/t) (the K shares each calibrated for t) — the DDG's
 //     rounding and snapping are left out (they change σ by well under 1 %
-//     at these sizes).
+//     at these sizes). Since the sites' removable noise copies
+//     (dp/ddg_removable.go) that is the sum's noise when a site drops;
+//     when none does it is one central release's (this script measures
+//     the dropout case).
 //
 // Seeded noise (utility only; seeded runs are not private).
 //

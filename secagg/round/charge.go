@@ -18,10 +18,11 @@ type Guarantee struct {
 	// sites, who subtract their own noise: Threshold − Colluders shares
 	// remain (the site's own share alone, n = 1, at worst).
 	Collusion float64
-	// Local is ε of the site's own noise share alone (n = 1): what holds
-	// if the coordinator colludes with every other site — the guarantee
-	// that needs no trust in anyone (+Inf when above 100, as
-	// dp.DDG.Epsilon reports it).
+	// Local is ε of the site's own noise share alone — the copies it
+	// keeps from its secure source (one share; Keep of its copies when
+	// some are removable): what holds if the coordinator colludes with
+	// every other site — the guarantee that needs no trust in anyone
+	// (+Inf when above 100, as dp.DDG.Epsilon reports it).
 	Local     float64
 	Threshold int
 	Colluders int
@@ -48,21 +49,29 @@ type Guarantee struct {
 // round — 1 024 sites simulated in one process made it 1 024 RDP searches
 // of ≈ 65 ms each, and their accept round timed out.
 func Charge(g *dp.DDG, rounds, threshold, colluders int, delta float64) (Guarantee, error) {
-	return ChargeFloors(g, rounds, threshold, colluders, threshold, threshold-colluders, delta)
+	return ChargeFloors(g, rounds, threshold, colluders, threshold, threshold-colluders, 1, delta)
 }
 
-// ChargeFloors is Charge with the floors of honest shares given: floor
-// against the coordinator alone, collusion against it with κ colluders
-// (the sparse variant's, secagg.SparseFloor; Charge passes t and t − κ).
-// Each floor must be in [1, t − κ … t].
-func ChargeFloors(g *dp.DDG, rounds, threshold, colluders, floor, collusion int, delta float64) (Guarantee, error) {
+// ChargeFloors is Charge with the floors of honest noise copies given:
+// floor against the coordinator alone, collusion against it with κ
+// colluders (the sparse variant's, secagg.SparseFloor; with removable
+// copies, fedalgo.SecAgg.Floors; Charge passes t and t − κ), and own, the
+// copies of a site's own noise that no one else can remove (its kept
+// copies; 1 when each site adds one). With m = g's copies per site, the
+// floors must be in [1, t·m] and [1, (t − κ)·m], the second at most the
+// first, and own in [1, m].
+func ChargeFloors(g *dp.DDG, rounds, threshold, colluders, floor, collusion, own int, delta float64) (Guarantee, error) {
 	if threshold < 1 || colluders < 0 || colluders >= threshold {
 		return Guarantee{}, fmt.Errorf("round: colluders %d must be in [0, t−1] for threshold t = %d", colluders, threshold)
 	}
-	if floor < 1 || floor > threshold || collusion < 1 || collusion > threshold-colluders || collusion > floor {
-		return Guarantee{}, fmt.Errorf("round: floors of %d and %d honest shares (without and with %d colluders) must be in [1, t = %d] and [1, t − κ = %d], the second at most the first", floor, collusion, colluders, threshold, threshold-colluders)
+	m := g.Params().Copies
+	if floor < 1 || floor > threshold*m || collusion < 1 || collusion > (threshold-colluders)*m || collusion > floor {
+		return Guarantee{}, fmt.Errorf("round: floors of %d and %d honest noise copies (without and with %d colluders, %d copies per site) must be in [1, t·m = %d] and [1, (t − κ)·m = %d], the second at most the first", floor, collusion, colluders, m, threshold*m, (threshold-colluders)*m)
 	}
-	key := chargeKey{g.Params(), rounds, threshold, colluders, floor, collusion, delta}
+	if own < 1 || own > m || own > collusion {
+		return Guarantee{}, fmt.Errorf("round: a site's own %d noise copies must be in [1, %d] (its copies) and at most the floor %d", own, m, collusion)
+	}
+	key := chargeKey{g.Params(), rounds, threshold, colluders, floor, collusion, own, delta}
 	chargeMu.Lock()
 	e, ok := chargeMemo[key]
 	if !ok {
@@ -77,7 +86,7 @@ func ChargeFloors(g *dp.DDG, rounds, threshold, colluders, floor, collusion int,
 		<-e.done
 		return e.g, e.err
 	}
-	e.g, e.err = charge(g, rounds, threshold, colluders, floor, collusion, delta)
+	e.g, e.err = charge(g, rounds, threshold, colluders, floor, collusion, own, delta)
 	close(e.done)
 	return e.g, e.err
 }
@@ -85,7 +94,7 @@ func ChargeFloors(g *dp.DDG, rounds, threshold, colluders, floor, collusion int,
 type chargeKey struct {
 	p                            dp.DDGParams
 	rounds, threshold, colluders int
-	floor, collusion             int
+	floor, collusion, own        int
 	delta                        float64
 }
 
@@ -102,7 +111,7 @@ var (
 	chargeMemo = map[chargeKey]*chargeEntry{}
 )
 
-func charge(g *dp.DDG, rounds, threshold, colluders, floor, collusion int, delta float64) (Guarantee, error) {
+func charge(g *dp.DDG, rounds, threshold, colluders, floor, collusion, own int, delta float64) (Guarantee, error) {
 	ec, err := g.Epsilon(rounds, floor, delta)
 	if err != nil {
 		return Guarantee{}, err
@@ -112,8 +121,8 @@ func charge(g *dp.DDG, rounds, threshold, colluders, floor, collusion int, delta
 		return Guarantee{}, err
 	}
 	lo := el
-	if collusion > 1 {
-		if lo, err = g.Epsilon(rounds, 1, delta); err != nil {
+	if collusion > own {
+		if lo, err = g.Epsilon(rounds, own, delta); err != nil {
 			return Guarantee{}, err
 		}
 	}

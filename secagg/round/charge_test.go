@@ -79,11 +79,11 @@ func TestChargeMemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := charge(g, 2, 6, 1, 6, 5, 1e-5)
+	want, err := charge(g, 2, 6, 1, 6, 5, 1, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := charge(g, 2, 5, 1, 5, 4, 1e-5)
+	other, err := charge(g, 2, 5, 1, 5, 4, 1, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,11 +121,11 @@ func TestChargeFloors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	same, err := ChargeFloors(g, 2, 27, 3, 27, 24, 1e-5)
+	same, err := ChargeFloors(g, 2, 27, 3, 27, 24, 1, 1e-5)
 	if err != nil || same != full {
 		t.Fatalf("ChargeFloors at t, t − κ = %+v (%v), Charge = %+v", same, err, full)
 	}
-	sparse, err := ChargeFloors(g, 2, 27, 3, 12, 9, 1e-5)
+	sparse, err := ChargeFloors(g, 2, 27, 3, 12, 9, 1, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestChargeFloors(t *testing.T) {
 		t.Fatalf("floors 12 / 9: %+v; at t: %+v", sparse, full)
 	}
 	for _, f := range [][2]int{{0, 0}, {28, 24}, {27, 25}, {10, 11}, {-1, 1}} {
-		if _, err := ChargeFloors(g, 2, 27, 3, f[0], f[1], 1e-5); err == nil {
+		if _, err := ChargeFloors(g, 2, 27, 3, f[0], f[1], 1, 1e-5); err == nil {
 			t.Fatalf("floors %v accepted", f)
 		}
 	}
