@@ -78,8 +78,8 @@ func secGuarantee(j *protocol.JobAnnounce, a fedalgo.Algorithm, sec *fedalgo.Sec
 		return nil, round.Guarantee{}, err
 	}
 	if !(total.Collusion <= j.Epsilon*(1+1e-9)) {
-		return nil, round.Guarantee{}, fmt.Errorf("job %s: the announced DDG (%s = %v, %s = %v, %s = %v, threshold %d, %d colluders, %s = %d: a floor of %d honest shares) gives ε = %g with this site's own Δ = %v, δ_f = %v and dimension %d, more than the job's ε = %g: refusing to release (the per-site scale s must be larger, or γ)",
-			j.Job, "secagg-scale", sec.Scale, "secagg-gamma", sec.Gamma, "secagg-clip", sec.Clip, total.Threshold, total.Colluders, fedalgo.OptSecAggDegree, sec.Degree, coll, total.Collusion, sec.Sens, sec.Fail, dim, j.Epsilon)
+		return nil, round.Guarantee{}, fmt.Errorf("job %s: the announced DDG (%s = %v, %s = %v, %s = %v, threshold %d, %d colluders, %s = %d, %s = %v: %d noise copies per site, a floor of %d honest copies) gives ε = %g with this site's own Δ = %v, δ_f = %v and dimension %d, more than the job's ε = %g: refusing to release (the per-copy scale s must be larger, or γ)",
+			j.Job, "secagg-scale", sec.Scale, "secagg-gamma", sec.Gamma, "secagg-clip", sec.Clip, total.Threshold, total.Colluders, fedalgo.OptSecAggDegree, sec.Degree, fedalgo.OptSecAggKeepAll, sec.KeepAll, fl.Copies, coll, total.Collusion, sec.Sens, sec.Fail, dim, j.Epsilon)
 	}
 	if phase == j.Phases {
 		return g, total, nil

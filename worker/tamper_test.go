@@ -149,6 +149,7 @@ var (
 	fRotation = optionField("secagg-rotation")
 	fThresh   = optionField(fedalgo.OptSecAggThreshold)
 	fColl     = optionField(fedalgo.OptSecAggColluders)
+	fKeepAll  = optionField(fedalgo.OptSecAggKeepAll)
 )
 
 // tamper is one row: a field and the value it gets from the honest one.
@@ -223,6 +224,11 @@ func secTampers() []tamper {
 		tamper{fThresh, "1", to(1)}, tamper{fThresh, "0", to(0)}, tamper{fThresh, "-1", to(-1)}, tamper{fThresh, "NaN", to(math.NaN())}, tamper{fThresh, "K+1", func(_ float64, m *protocol.JobAnnounce) float64 { return float64(len(m.Sites) + 1) }},
 		tamper{fColl, "= t", func(_ float64, m *protocol.JobAnnounce) float64 { return fThresh.get(m) }},
 		tamper{fColl, "-1", to(-1)}, tamper{fColl, "NaN", to(math.NaN())},
+		// Removable copies off after the plan calibrated each copy for
+		// (t − κ)·m of them (K = 4, t = 3: m = 4): one copy of that scale
+		// per site certifies far less than the job's ε.
+		tamper{fKeepAll, "1 after the plan", to(1)},
+		tamper{fKeepAll, "2", to(2)}, tamper{fKeepAll, "NaN", to(math.NaN())},
 	)
 	return rows
 }
