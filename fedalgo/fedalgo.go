@@ -490,6 +490,11 @@ func Configure(spec *Spec) (Algorithm, error) {
 	if err := a.Configure(spec); err != nil {
 		return nil, err
 	}
+	if st, ok := a.(SumTasker); ok && SecAggRequested(spec.Options) {
+		if err := st.SumTask(spec.Task); err != nil {
+			return nil, err
+		}
+	}
 	if err := checkCalibration(a, spec); err != nil {
 		return nil, err
 	}

@@ -524,6 +524,14 @@ func (c *pairSumCombiner) State() []float64 {
 	return c.sol.State()
 }
 
+// SumTask: the AUC form only (SumTasker).
+func (fedPairSGD) SumTask(task string) error {
+	if task == protocol.TaskMetric {
+		return fmt.Errorf("%s releases a sum of site vectors for the AUC task only (the metric task runs local steps, whose noise is added inside every step): secure aggregation does not apply to --task metric; drop --secure-aggregation", FedDPPairSGD)
+	}
+	return nil
+}
+
 // SumShape: 2d + 2 values, clip n_max·√3 (never binds), Δ = 2.
 func (a fedPairSGD) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64, float64, error) {
 	if s.Task == protocol.TaskMetric {

@@ -125,6 +125,13 @@ type SumReleaser interface {
 	SiteSumShape(job *protocol.JobAnnounce, records int) (dim int, sens float64, err error)
 }
 
+// SumTasker is implemented by a SumReleaser that releases a sum for some
+// tasks only: Configure refuses secure aggregation for the others before
+// any job starts (instead of the coordinator's plan aborting it).
+type SumTasker interface {
+	SumTask(task string) error
+}
+
 // SumSite is implemented by the Site of a SumReleaser: the phase's
 // vector before any noise (the worker encodes, charges and masks it).
 type SumSite interface {

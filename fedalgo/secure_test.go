@@ -212,3 +212,16 @@ func TestSecAggFloorsCopies(t *testing.T) {
 		t.Errorf("a site's whole noise σ %v with removable copies, %v without: the same guarantee needs the same total", sigma[0], sigma[1])
 	}
 }
+
+// fed-dp-pair-sgd releases a sum for the AUC task only: Configure refuses
+// secure aggregation for its metric form before a job exists (the plan
+// used to abort it at the coordinator).
+func TestSecAggRefusedForMetricPairSGD(t *testing.T) {
+	for _, task := range []string{"metric", "auc"} {
+		spec := Spec{Algo: FedDPPairSGD, Task: task, FeatureRadius: 1, Epsilon: 1, Options: protocol.OptionsOf(map[string]float64{OptSecAgg: 1})}
+		_, err := Configure(&spec)
+		if refused := err != nil && strings.Contains(err.Error(), "AUC task only"); refused != (task == "metric") {
+			t.Errorf("task %s: %v", task, err)
+		}
+	}
+}

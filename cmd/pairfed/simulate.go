@@ -15,6 +15,7 @@ import (
 	"github.com/pairfed/pairfed/experiment"
 	"github.com/pairfed/pairfed/fedalgo"
 	"github.com/pairfed/pairfed/pairwise"
+	"github.com/pairfed/pairfed/protocol"
 	"github.com/pairfed/pairfed/secagg"
 	"github.com/pairfed/pairfed/simulate"
 	"github.com/urfave/cli/v2"
@@ -198,6 +199,9 @@ func runSimulate(c *cli.Context) error {
 	if c.IsSet("noise-seed") && !fedalgo.Private(spec.Job.Algo) {
 		flagNotes = append(flagNotes, fmt.Sprintf("--noise-seed %d: %s is not private and adds no privacy noise; the seed only changes its sampling (as --seed does)", c.Uint64("noise-seed"), spec.Job.Algo))
 	}
+	if h := secAggHint(spec); h != "" {
+		flagNotes = append(flagNotes, h)
+	}
 	bar := startProgress(c, "simulate", spec.Runs)
 	defer bar.Finish()
 	spec.OnRun = bar.OnRun()
@@ -325,6 +329,24 @@ func checkFedDelta(c *cli.Context, who string) error {
 		return usageError{fmt.Errorf("%s: --delta = 0 asks for pure ε-DP, which no federated algorithm gives (their noise is Gaussian, δ > 0): omit --delta for the default 1/(10·n) of the largest site, or give a δ in (0, 1)", who)}
 	}
 	return nil
+}
+
+// secAggHint is the note of a private federated job of K ≥ 2 sites that
+// runs without secure aggregation although its algorithm could sum its
+// releases under it (the job validates with it): what each choice costs,
+// in noise and in trust, so that the better model is one flag away and the
+// weaker trust assumption is never taken silently. "" otherwise.
+func secAggHint(spec simulate.Spec) string {
+	if spec.Sites < 2 || !fedalgo.Private(spec.Job.Algo) || fedalgo.SecAggRequested(spec.Job.Options) {
+		return ""
+	}
+	s := spec
+	s.Job.Options = protocol.OptionsOf(map[string]float64{fedalgo.OptSecAgg: 1})
+	if s.Validate() != nil {
+		return ""
+	}
+	return fmt.Sprintf("each site's noise protects its own release here, so the sum of the %d sites' releases carries √%d = %.3g× the noise of one central release; --secure-aggregation would sum them under masks (the coordinator sees only the total) with one central release's noise when no site drops — the same ε per site against the coordinator, but assuming that fewer than its threshold of sites collude with it (--secagg-colluders counts those a consortium must allow for; docs/federation.md, Secure aggregation)",
+		spec.Sites, spec.Sites, math.Sqrt(float64(spec.Sites)))
 }
 
 // rawScaleNote is the note of a private run on --scale none (an explicit

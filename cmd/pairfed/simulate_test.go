@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -50,5 +51,41 @@ func TestSimulateJSONContract(t *testing.T) {
 	}
 	if _, err := runCLI(t, "simulate", "--data", "../../datasets/diabetes", "--partition", "skewed"); err == nil || !strings.Contains(err.Error(), "partition") {
 		t.Errorf("bad partition: %v", err)
+	}
+}
+
+// A private federated job of K ≥ 2 sites whose algorithm could sum its
+// releases under secure aggregation, run without it, says what that costs
+// (√K the noise) and what the alternative assumes; the note is absent
+// with --secure-aggregation, for one site, for a non-private algorithm
+// and for fed-dp-pair-sgd's metric form (no sum release), which refuses
+// --secure-aggregation up front, naming the task.
+func TestSimulateSecAggHint(t *testing.T) {
+	base := []string{"simulate", "--data", "../../datasets/diabetes", "--feature-bounds", "../../schemas/diabetes.json", "--runs", "1", "--transport", "mem"}
+	const hint = "--secure-aggregation would sum them under masks"
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--sites", "4", "--epsilon", "1"}, true},
+		{[]string{"--sites", "4", "--epsilon", "1", "--secure-aggregation"}, false},
+		{[]string{"--sites", "1", "--epsilon", "1"}, false},
+		{[]string{"--sites", "4", "--algo", "fed-avg"}, false},
+		{[]string{"--sites", "4", "--epsilon", "1", "--task", "metric", "--algo", "fed-dp-pair-sgd"}, false},
+	} {
+		out, err := runCLI(t, append(slices.Clone(base), c.args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", c.args, err, out)
+		}
+		if got := strings.Contains(out, hint); got != c.want {
+			t.Errorf("%v: the secure aggregation note printed %v, want %v", c.args, got, c.want)
+		}
+		if c.want && !strings.Contains(out, "√4 = 2×") {
+			t.Errorf("%v: the note does not state the √K factor:\n%s", c.args, out)
+		}
+	}
+	_, err := runCLI(t, append(slices.Clone(base), "--sites", "4", "--epsilon", "1", "--task", "metric", "--algo", "fed-dp-pair-sgd", "--secure-aggregation")...)
+	if err == nil || !strings.Contains(err.Error(), "AUC task only") {
+		t.Errorf("metric fed-dp-pair-sgd with --secure-aggregation: %v, want a refusal naming the task", err)
 	}
 }
