@@ -165,6 +165,9 @@ var allCandidates = []candidate{
 }
 
 type result struct {
+	// Family is the generative model (family.go; empty: the recorded
+	// grids' Gaussian classes).
+	Family  string `json:",omitempty"`
 	N, D    int
 	Pos     float64
 	Eps     float64
@@ -205,6 +208,7 @@ func main() {
 	replace := flag.String("replace", "", "with -from: -raw files whose cells replace the cells of the same n, d, π₊, ε and target (the same draws with more runs: replaceCells)")
 	failing := flag.Bool("failing", false, "with -from: the failing-cells report (failing.go) instead of the regret report")
 	perms := flag.Int("failing-perms", 1000, "with -failing: label shuffles per cell for the null miss probability")
+	fam := flag.String("family", "gauss", "generative model (family.go): gauss (two Gaussian classes: every recorded grid), logit (skewed continuous features, logistic labels) or onehot (one-hot categorical features, logistic labels)")
 	flag.Parse()
 	if *from != "" {
 		// One report from one or more -raw files (comma-separated): the
@@ -282,7 +286,7 @@ func main() {
 				if float64(n)*float64(d) <= 1e5 {
 					r = max(r, *runsCheap)
 				}
-				rs := runShape(n, d, pos, target, epss, cands, r, *maxWork, *maxGDN, *maxSGDWork, *seed, *refs)
+				rs := runShape(*fam, n, d, pos, target, epss, cands, r, *maxWork, *maxGDN, *maxSGDWork, *seed, *refs)
 				res = append(res, rs...)
 				log.Printf("n=%d d=%d π₊=%g target %.2f done (%s elapsed)", n, d, pos, target, time.Since(start).Round(time.Second))
 			}
@@ -499,11 +503,14 @@ func (s *shape) draw(n, nPos int, rng *rand.Rand) *pairwise.Dataset {
 	return pairwise.NewDense(xs, ys, d)
 }
 
-func runShape(n, d int, pos, target float64, epss []float64, cands []candidate, runs int, maxWork float64, maxGDN int, maxSGDWork float64, seed uint64, refs bool) []result {
+func runShape(fam string, n, d int, pos, target float64, epss []float64, cands []candidate, runs int, maxWork float64, maxGDN int, maxSGDWork float64, seed uint64, refs bool) []result {
 	out := make([]result, len(epss))
 	sums := make([]map[string][]float64, len(epss))
+	if fam == "gauss" {
+		fam = ""
+	}
 	for e := range epss {
-		out[e] = result{N: n, D: d, Pos: pos, Eps: epss[e], Target: target, Mean: map[string]float64{}, SE: map[string]float64{}, Skipped: map[string]string{}}
+		out[e] = result{Family: fam, N: n, D: d, Pos: pos, Eps: epss[e], Target: target, Mean: map[string]float64{}, SE: map[string]float64{}, Skipped: map[string]string{}}
 		sums[e] = map[string][]float64{}
 	}
 	skip := func(c candidate) string {
@@ -521,7 +528,10 @@ func runShape(n, d int, pos, target float64, epss []float64, cands []candidate, 
 	var oracleSum float64
 	for r := 0; r < runs; r++ {
 		rng := rand.New(rand.NewPCG(seed, uint64(n)*1_000_003+uint64(d)*1009+uint64(pos*1e4)*7+uint64(r)*1_000_000_007))
-		sh := newShape(d, target, rng)
+		sh, err := newFamily(fam, d, target, pos, rng)
+		if err != nil {
+			log.Fatal(err)
+		}
 		train := sh.draw(n, nPos, rng)
 		test := sh.draw(4000, 2000, rng)
 		oracleSum += pairwise.LinearAUC(sh.oracle(), test)
