@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -34,8 +35,9 @@ import (
 //     P(y = +1 | x) = σ(s·Σ_g w_{g,level(g)} + b), w standard normal.
 //
 // s sets the separation (bisection on a 6 000-record sample for the
-// target AUC), b the label model's positive share (π₊, so that drawing a
-// class-balanced sample by rejection is cheap).
+// target AUC; at most 1024, where a score of few levels cannot reach it),
+// b the label model's positive share (π₊, so that drawing a sample of
+// given class counts by rejection is cheap). onehot needs d ≥ 10.
 type family interface {
 	draw(n, nPos int, rng *rand.Rand) *pairwise.Dataset
 	oracle() []float64
@@ -49,6 +51,9 @@ func newFamily(name string, d int, target, pos float64, rng *rand.Rand) (family,
 	case "logit":
 		return newLogit(d, target, pos, rng), nil
 	case "onehot":
+		if d < 10 {
+			return nil, fmt.Errorf("regret: the onehot family needs d ≥ 10 (two attributes of five levels at least), got %d", d)
+		}
 		return newOnehot(d, target, pos, rng), nil
 	}
 	return nil, fmt.Errorf("regret: unknown family %q (gauss, logit, onehot)", name)
@@ -85,9 +90,16 @@ func (l *labelModel) calibrate(target, pos float64, rng *rand.Rand) {
 		sc[i] = l.score(xs[i])
 		u[i] = rng.Float64()
 	}
+	maxAbs := 0.0
+	for _, v := range sc {
+		maxAbs = math.Max(maxAbs, math.Abs(v))
+	}
 	setB := func() {
-		lo, hi := -40.0, 40.0
-		for range 60 {
+		// The root lies within ±(s·max|score| + 40): beyond it every
+		// probability of the sample is within e⁻⁴⁰ of 0 or 1.
+		lim := l.s*maxAbs + 40
+		lo, hi := -lim, lim
+		for range 64 {
 			l.b = (lo + hi) / 2
 			p := 0.0
 			for i := range sc {
@@ -117,12 +129,17 @@ func (l *labelModel) calibrate(target, pos float64, rng *rand.Rand) {
 	for {
 		l.s = hi
 		setB()
-		if auc() >= target || hi > 1e4 {
+		if auc() >= target {
 			break
+		}
+		if hi >= 1024 {
+			// The score cannot reach the target (few levels): the most
+			// separable labels s = 1024 gives.
+			return
 		}
 		lo, hi = hi, 2*hi
 	}
-	for range 30 {
+	for range 24 { // s to a relative 2⁻²⁴ of its bracket
 		l.s = (lo + hi) / 2
 		setB()
 		if auc() < target {
@@ -163,7 +180,10 @@ func (l *labelModel) draw(n, nPos int, rng *rand.Rand) *pairwise.Dataset {
 	needP, needN := nPos, n-nPos
 	row := make([]float64, d)
 	k := 0
-	for needP+needN > 0 {
+	for tries := 0; needP+needN > 0; tries++ {
+		if tries > 1000*n+1_000_000 {
+			log.Fatalf("regret: the label model gives too few records of one class (%d positives and %d negatives still wanted after %d draws)", needP, needN, tries)
+		}
 		l.x(row, rng)
 		pos := rng.Float64() < l.prob(row)
 		switch {
