@@ -55,6 +55,13 @@ func newActiveRound(t *testing.T, k, th int, seed uint64) *activeRound {
 // toMasked runs rounds 1 and 2 honestly with every site.
 func (r *activeRound) toMasked(t *testing.T) UnmaskRequest {
 	t.Helper()
+	return r.toMaskedWithout(t, nil)
+}
+
+// toMaskedWithout runs rounds 1 and 2 honestly, every site sharing its
+// keys and the sites of drop never sending their masked input.
+func (r *activeRound) toMaskedWithout(t *testing.T, drop []uint32) UnmaskRequest {
+	t.Helper()
 	for _, id := range r.cfg.Sites {
 		m, err := r.cs[id].ShareKeys(r.list)
 		if err != nil {
@@ -69,6 +76,9 @@ func (r *activeRound) toMasked(t *testing.T) UnmaskRequest {
 		t.Fatal(err)
 	}
 	for _, id := range r.cfg.Sites {
+		if slices.Contains(drop, id) {
+			continue
+		}
 		m, err := r.cs[id].MaskedInput(fwd[id], r.inputs[id])
 		if err != nil {
 			t.Fatal(err)
@@ -100,6 +110,13 @@ func (r *activeRound) plainSum(sites []uint32) []uint64 {
 // finish completes the round honestly from U3 = req and checks the sum.
 func (r *activeRound) finish(t *testing.T, req UnmaskRequest) {
 	t.Helper()
+	r.unmask(t, req, r.sign(t, req))
+}
+
+// sign has every member of U3 = req sign it and returns the server's
+// forwarded signatures.
+func (r *activeRound) sign(t *testing.T, req UnmaskRequest) ConsistencySigs {
+	t.Helper()
 	for _, id := range req.Survivors {
 		m, err := r.cs[id].ConsistencyCheck(req)
 		if err != nil {
@@ -113,11 +130,20 @@ func (r *activeRound) finish(t *testing.T, req UnmaskRequest) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return sigs
+}
+
+// unmask has every member of U3 = req answer sigs, checks that the sum is
+// the survivors' plain sum, and returns the result and the answers.
+func (r *activeRound) unmask(t *testing.T, req UnmaskRequest, sigs ConsistencySigs) (Result, []UnmaskShares) {
+	t.Helper()
+	var answers []UnmaskShares
 	for _, id := range req.Survivors {
 		m, err := r.cs[id].UnmaskSigned(sigs)
 		if err != nil {
 			t.Fatal(err)
 		}
+		answers = append(answers, m)
 		if err := r.srv.HandleUnmask(m); err != nil {
 			t.Fatal(err)
 		}
@@ -127,8 +153,9 @@ func (r *activeRound) finish(t *testing.T, req UnmaskRequest) {
 		t.Fatal(err)
 	}
 	if !slices.Equal(res.Sum, r.plainSum(req.Survivors)) {
-		t.Fatalf("control: sum %v, want %v", res.Sum, r.plainSum(req.Survivors))
+		t.Fatalf("sum %v, want the survivors' %v", res.Sum, r.plainSum(req.Survivors))
 	}
+	return res, answers
 }
 
 // The control: an honest round of the active variant returns the exact sum.

@@ -21,66 +21,9 @@ func runReveal(t *testing.T, k, th int, drop []uint32) (Result, []UnmaskShares) 
 		if err := r.cs[id].RevealWhenAll(revealOf(id)); err != nil {
 			t.Fatal(err)
 		}
-		m, err := r.cs[id].ShareKeys(r.list)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.srv.HandleShares(m); err != nil {
-			t.Fatal(err)
-		}
 	}
-	fwd, err := r.srv.EndShares()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range r.cfg.Sites {
-		if slices.Contains(drop, id) {
-			continue
-		}
-		m, err := r.cs[id].MaskedInput(fwd[id], r.inputs[id])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.srv.HandleMasked(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	req, err := r.srv.EndMasked()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range req.Survivors {
-		m, err := r.cs[id].ConsistencyCheck(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.srv.HandleCheck(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sigs, err := r.srv.EndCheck()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var answers []UnmaskShares
-	for _, id := range req.Survivors {
-		m, err := r.cs[id].UnmaskSigned(sigs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		answers = append(answers, m)
-		if err := r.srv.HandleUnmask(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res, err := r.srv.EndUnmask()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(res.Sum, r.plainSum(req.Survivors)) {
-		t.Fatalf("the sum is not the survivors' plain sum")
-	}
-	return res, answers
+	req := r.toMaskedWithout(t, drop)
+	return r.unmask(t, req, r.sign(t, req))
 }
 
 // Every site in the sum: each reveals its secret, and the result carries
@@ -119,19 +62,7 @@ func TestRevealOnlyWhenEverySiteIsInTheSum(t *testing.T) {
 func TestServerRefusesMisplacedReveals(t *testing.T) {
 	r := newActiveRound(t, 5, 4, 22)
 	req := r.toMasked(t)
-	for _, id := range req.Survivors {
-		m, err := r.cs[id].ConsistencyCheck(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.srv.HandleCheck(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sigs, err := r.srv.EndCheck()
-	if err != nil {
-		t.Fatal(err)
-	}
+	sigs := r.sign(t, req)
 	m, err := r.cs[req.Survivors[0]].UnmaskSigned(sigs)
 	if err != nil {
 		t.Fatal(err)
@@ -156,20 +87,7 @@ func TestServerRefusesMisplacedReveals(t *testing.T) {
 	// five: play a server whose U3 leaves the fifth out (a legitimate
 	// survivor set: it could have timed out).
 	r.srv.u3 = slices.Clone(req.Survivors)
-	for _, id := range req.Survivors {
-		m, err := r.cs[id].ConsistencyCheck(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.srv.HandleCheck(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sigs, err = r.srv.EndCheck()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err = r.cs[req.Survivors[0]].UnmaskSigned(sigs)
+	m, err = r.cs[req.Survivors[0]].UnmaskSigned(r.sign(t, req))
 	if err != nil {
 		t.Fatal(err)
 	}

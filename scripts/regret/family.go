@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/pairfed/pairfed/pairwise"
+	"github.com/pairfed/pairfed/scripts/internal/synth"
 )
 
 // Families of generative models beyond the recorded grids' two Gaussian
@@ -201,42 +202,13 @@ func (l *labelModel) draw(n, nPos int, rng *rand.Rand) *pairwise.Dataset {
 		}
 		k++
 	}
-	perm := rng.Perm(n)
-	px, py := make([]float64, n*d), make([]float64, n)
-	for i, p := range perm {
-		copy(px[i*d:(i+1)*d], xs[p*d:(p+1)*d])
-		py[i] = ys[p]
-	}
+	px, py := synth.Shuffle(xs, ys, d, rng)
 	return pairwise.NewDense(px, py, d)
-}
-
-// orthonormal returns k+1 orthonormal random vectors of length d.
-func orthonormal(d, k int, rng *rand.Rand) [][]float64 {
-	vecs := make([][]float64, k+1)
-	for i := range vecs {
-		v := make([]float64, d)
-		for {
-			for j := range v {
-				v[j] = rng.NormFloat64()
-			}
-			for _, p := range vecs[:i] {
-				axpy(-dot(v, p), p, v)
-			}
-			if nv := math.Sqrt(dot(v, v)); nv > 1e-8 {
-				for j := range v {
-					v[j] /= nv
-				}
-				break
-			}
-		}
-		vecs[i] = v
-	}
-	return vecs
 }
 
 func newLogit(d int, target, pos float64, rng *rand.Rand) family {
 	k := min(5, d-1)
-	vecs := orthonormal(d, k, rng)
+	vecs := synth.Orthonormal(d, k, rng)
 	f, u := vecs[:k], vecs[k]
 	m := make([]float64, d)
 	for j := range m {

@@ -139,6 +139,7 @@ import (
 	"github.com/pairfed/pairfed/dpalgo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/scripts/internal/dpsgd"
+	"github.com/pairfed/pairfed/scripts/internal/synth"
 )
 
 // candidate is one private algorithm and the loss it runs with. noise,
@@ -407,25 +408,7 @@ type shape struct {
 
 func newShape(d int, target float64, rng *rand.Rand) *shape {
 	k := min(5, d-1)
-	vecs := make([][]float64, k+1)
-	for i := range vecs {
-		v := make([]float64, d)
-		for {
-			for j := range v {
-				v[j] = rng.NormFloat64()
-			}
-			for _, p := range vecs[:i] {
-				axpy(-dot(v, p), p, v)
-			}
-			if nv := math.Sqrt(dot(v, v)); nv > 1e-8 {
-				for j := range v {
-					v[j] /= nv
-				}
-				break
-			}
-		}
-		vecs[i] = v
-	}
+	vecs := synth.Orthonormal(d, k, rng)
 	s := &shape{d: d, f: vecs[:k], u: vecs[k], widenPositive: 1.3}
 	const r0 = 0.4
 	s.m = make([]float64, d)
@@ -494,12 +477,7 @@ func (s *shape) draw(n, nPos int, rng *rand.Rand) *pairwise.Dataset {
 		}
 	}
 	// shuffle so that no algorithm sees the classes in blocks
-	perm := rng.Perm(n)
-	xs, ys := make([]float64, n*d), make([]float64, n)
-	for i, p := range perm {
-		copy(xs[i*d:(i+1)*d], x[p*d:(p+1)*d])
-		ys[i] = y[p]
-	}
+	xs, ys := synth.Shuffle(x, y, d, rng)
 	return pairwise.NewDense(xs, ys, d)
 }
 
