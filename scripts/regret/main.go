@@ -111,6 +111,11 @@
 //
 //	go run ./scripts/regret -from <the five grids> -replace <the eight files> -out docs/results/regret-rerun.md
 //
+// -family logit|onehot draws other generative models (family.go: logistic
+// labels on skewed continuous or one-hot categorical features; the default
+// gauss is the model above): docs/results/regret-families.md has the grid
+// on them, regret-objpert.md the dp-lda/dp-objpert crossover.
+//
 // -failing (with -from) writes the failing-cells analysis instead of the
 // report: the cells whose held-out regret exceeds 0.01, the per-t-band
 // regrets, and the expected number of misses that the measurement's noise
