@@ -48,8 +48,10 @@ import (
 // holds K·keep/((t − κ)·m) of the central noise: with κ = 0, 1 when
 // m = K ≤ 16, and at most 1 + 1/(16·t/K) < 1.125 otherwise (1.067 at
 // worst for K ≤ 300, TestRemovableSplit); κ > 0 adds the colluders' own
-// copies, K/(K − κ). The sparse variant keeps one copy (no site there
-// checks the whole survivor set).
+// copies, K/(K − κ). The sparse variant keeps one copy per site: its
+// floor of honest shares (secagg/sparsefloor.go) was argued for one copy,
+// and what a coordinator could unmask after a full set's reveal there has
+// not been.
 //
 // Job parameters travel as the job's options (JobAnnounce.Options), so
 // that every site reads the same public parameters:

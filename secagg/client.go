@@ -486,8 +486,8 @@ func (c *Client) Unmask(req UnmaskRequest) (UnmaskShares, error) {
 // holds every site of the round: then every site's input is in the one
 // sum the server can unmask. It needs the active variant's complete graph
 // (in the honest-but-curious variant no signature fixes U3; in the sparse
-// one no site checks the whole set) and must be called before the
-// unmasking.
+// one the floor's argument, sparsefloor.go, was made without it) and must
+// be called before the site answers the consistency check.
 func (c *Client) RevealWhenAll(secret []byte) error {
 	switch {
 	case !c.cfg.Active() || c.cfg.Degree > 0:
