@@ -352,3 +352,59 @@ func TestSecAggSparseDropout(t *testing.T) {
 		}
 	}
 }
+
+// secagg-keep-all: every copy from the sites' secure sources, so nothing
+// is revealed or removed — each site's σ is its whole share in every
+// round (a round nobody drops included), its ledger records no copies,
+// and the job's σ equals the removable run's whole share (the same
+// guarantee needs the same total).
+func TestSecAggKeepAll(t *testing.T) {
+	train, err := data.Load("../datasets/diabetes", data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var whole [2]float64
+	for i, keepAll := range []bool{false, true} {
+		spec := secAggSpec(1, 7)
+		spec.Job.Algo, spec.Job.Rounds = fedalgo.FedDPGDGrad, 2
+		opts := map[string]float64{fedalgo.OptSecAgg: 1, fedalgo.OptSecAggThreshold: 7, fedalgo.OptSecAggTimeout: 1000}
+		if keepAll {
+			opts[fedalgo.OptSecAggKeepAll] = 1
+		}
+		spec.Job.Options = protocol.OptionsOf(opts)
+		sites := preparedSites(t, spec, train)
+		hub := transport.NewMem()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		go hub.Serve(ctx)
+		fc := FederationConfig{Name: "sa", Job: spec.Job, Sites: sites, Tick: 2 * time.Millisecond, Seed: 7,
+			Connect: func(name string) (transport.Transport, error) { return hub.Connect(name), nil }}
+		out, err := Federate(ctx, fc)
+		cancel()
+		if err != nil {
+			t.Fatalf("keep-all %v: %v", keepAll, err)
+		}
+		for name, l := range out.Ledgers {
+			for _, r := range l {
+				if r.SecAgg == nil || (r.SecAgg.Copies != 0) != !keepAll {
+					t.Fatalf("keep-all %v: site %s ledger %+v", keepAll, name, r.SecAgg)
+				}
+			}
+			whole[i] = l[0].Sigma
+		}
+		for _, p := range out.Privacy {
+			for _, s := range p.Sigmas {
+				// keep-all: the whole share stays; removable: 7 of 8 copies.
+				want := whole[i]
+				if !keepAll {
+					want = whole[i] * math.Sqrt(7.0/8)
+				}
+				if math.Abs(s/want-1) > 1e-12 {
+					t.Errorf("keep-all %v: site %s σ %v in the sum, want %v", keepAll, p.Site, s, want)
+				}
+			}
+		}
+	}
+	if math.Abs(whole[0]/whole[1]-1) > 1e-5 {
+		t.Errorf("a site's whole σ %v with removable copies, %v with keep-all", whole[0], whole[1])
+	}
+}
