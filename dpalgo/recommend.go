@@ -305,36 +305,40 @@ type FedRecommendation struct {
 // records give noise σ√K on statistics of K·n_s records, one release at
 // μ/√K, so
 //
-//		t = (μ/√K)·K·n_s/√d = μ√K·n_s/√d.
+//	t = (μ/√K)·K·n_s/√d = μ√K·n_s/√d.
 //
-//	 0. "fed-dp-pair-sgd" registered, sites of n_s ≥ RecommendLargeN, and
-//	    the logistic loss asked for (AUC: its AUC form's only loss; a
-//	    hinge loss goes to fed-oneshot's dp-pair-sgd), any loss but the square one
-//	    (metric), or d > 1000 (AUC, no square loss: fed-dp-lda's limit) →
-//	    fed-dp-pair-sgd (rules 0 and 3 of RecommendPrivate at a site's n).
-//	 1. AUC, no loss or the square loss, d ≤ 1000, "fed-dp-lda" registered →
-//	    fed-dp-lda (the federated form of the single-site default), or
-//	    fed-dp-ssp-mean when it is registered, the site sizes are known and
-//	    t < RecommendCentre (its summed centre would be off by 4R/t; rules
-//	    1–2 of RecommendPrivate). Site sizes unknown → fed-dp-lda: t is
-//	    then unknown, and dp-lda is the mechanism whose error the grid of
-//	    scripts/regret bounds best (issue 25: zip, d = 256, fed-dp-lda
-//	    ≈ 0.96 where fed-dp-ssp-mean gave 0.889 at every site count).
-//	 2. otherwise AUC, no loss or the square loss, "fed-dp-ssp" registered
-//	    → fed-dp-ssp: one release of noisy sufficient statistics per site,
-//	    summed by the coordinator (any label split, a single class per site
-//	    included). With "fed-dp-ssp-mean" also registered and the site
-//	    sizes known, fed-dp-ssp-mean when s = μ√K·n_s/d^{3/2} <
-//	    RecommendFedScore: fed-dp-ssp has no private centre and no ridge
-//	    fallback to the mean difference, so its per-class moments must be
-//	    resolved (s is their noise-to-signal, see RecommendPrivate).
-//	 3. otherwise, "fed-oneshot" registered → fed-oneshot with the local
-//	    algorithm RecommendPrivate picks at n = nSite (dp-ssp-mean when nSite
-//	    is unknown: it works at every n and d): each site releases one
-//	    private model, averaged by record count.
-//	 4. otherwise the first registered private algorithm of a fixed
-//	    preference list (fed-dp-gd-grad, fed-dpegd, fed-dp-local-sgd).
-func RecommendFederated(task pairwise.Task, names []string, sites, nSite, d int, eps, delta float64, loss string) (FedRecommendation, error) {
+// More generally the sum carries ς times one central release's noise
+// (sumNoise: √K plain; under secure aggregation ≈ 1 when no site drops,
+// fedalgo.SumNoiseFactor; 0 means √K), and t = μ·K·n_s/(ς√d), s likewise.
+//
+//  0. "fed-dp-pair-sgd" registered, sites of n_s ≥ RecommendLargeN, and
+//     the logistic loss asked for (AUC: its AUC form's only loss; a
+//     hinge loss goes to fed-oneshot's dp-pair-sgd), any loss but the square one
+//     (metric), or d > 1000 (AUC, no square loss: fed-dp-lda's limit) →
+//     fed-dp-pair-sgd (rules 0 and 3 of RecommendPrivate at a site's n).
+//  1. AUC, no loss or the square loss, d ≤ 1000, "fed-dp-lda" registered →
+//     fed-dp-lda (the federated form of the single-site default), or
+//     fed-dp-ssp-mean when it is registered, the site sizes are known and
+//     t < RecommendCentre (its summed centre would be off by 4R/t; rules
+//     1–2 of RecommendPrivate). Site sizes unknown → fed-dp-lda: t is
+//     then unknown, and dp-lda is the mechanism whose error the grid of
+//     scripts/regret bounds best (issue 25: zip, d = 256, fed-dp-lda
+//     ≈ 0.96 where fed-dp-ssp-mean gave 0.889 at every site count).
+//  2. otherwise AUC, no loss or the square loss, "fed-dp-ssp" registered
+//     → fed-dp-ssp: one release of noisy sufficient statistics per site,
+//     summed by the coordinator (any label split, a single class per site
+//     included). With "fed-dp-ssp-mean" also registered and the site
+//     sizes known, fed-dp-ssp-mean when s = μ√K·n_s/d^{3/2} <
+//     RecommendFedScore: fed-dp-ssp has no private centre and no ridge
+//     fallback to the mean difference, so its per-class moments must be
+//     resolved (s is their noise-to-signal, see RecommendPrivate).
+//  3. otherwise, "fed-oneshot" registered → fed-oneshot with the local
+//     algorithm RecommendPrivate picks at n = nSite (dp-ssp-mean when nSite
+//     is unknown: it works at every n and d): each site releases one
+//     private model, averaged by record count.
+//  4. otherwise the first registered private algorithm of a fixed
+//     preference list (fed-dp-gd-grad, fed-dpegd, fed-dp-local-sgd).
+func RecommendFederated(task pairwise.Task, names []string, sites, nSite, d int, eps, delta float64, loss string, sumNoise float64) (FedRecommendation, error) {
 	has := func(n string) bool { return slices.Contains(names, n) }
 	const fedLDAMaxDim = 1000
 	sgd := nSite >= RecommendLargeN && has("fed-dp-pair-sgd")
@@ -371,28 +375,34 @@ func RecommendFederated(task pairwise.Task, names []string, sites, nSite, d int,
 			}
 		}
 		k := float64(sites)
+		// ς, the summed noise over one central release's: √K plain.
+		vs := sumNoise
+		if !(vs > 0) || math.IsInf(vs, 0) {
+			vs = math.Sqrt(k)
+		}
+		eff := k / vs // μ·eff·n_s: t's and s's numerator (√K plain, ≈ K secure)
 		mean := "each site releases its noisy class sums and count once, the coordinator sums them"
 		if has("fed-dp-lda") && d <= fedLDAMaxDim {
-			why := "each site releases the sum of its records (the coordinator broadcasts the centre), then the class sums, label-free second moment and count of its records' directions from it; the coordinator sums them (noise σ√K on all n records, any label split, single-class sites included)"
+			why := "each site releases the sum of its records (the coordinator broadcasts the centre), then the class sums, label-free second moment and count of its records' directions from it; the coordinator sums them (noise ς·σ on all n records: σ√K plain, ≈ σ under secure aggregation; any label split, single-class sites included)"
 			if known {
-				t := mu * math.Sqrt(k) * float64(nSite) / math.Sqrt(float64(d))
+				t := mu * eff * float64(nSite) / math.Sqrt(float64(d))
 				if t < RecommendCentre && has("fed-dp-ssp-mean") {
-					return FedRecommendation{Algo: "fed-dp-ssp-mean", Loss: "square", Reason: fmt.Sprintf("fed-dp-ssp-mean: t = μ√K·n_s/√d = %.3g < %.3g (K = %d sites of n_s = %d, d = %d): fed-dp-lda's summed centre would be off by 4R/t = %.2gR, comparable to the records' spread; %s", t, RecommendCentre, sites, nSite, d, 4/t, mean)}, nil
+					return FedRecommendation{Algo: "fed-dp-ssp-mean", Loss: "square", Reason: fmt.Sprintf("fed-dp-ssp-mean: t = μK·n_s/(ς√d) = %.3g < %.3g (K = %d sites of n_s = %d, d = %d, ς = %.3g): fed-dp-lda's summed centre would be off by 4R/t = %.2gR, comparable to the records' spread; %s", t, RecommendCentre, sites, nSite, d, vs, 4/t, mean)}, nil
 				}
-				why = fmt.Sprintf("t = μ√K·n_s/√d = %.3g ≥ %.3g (K = %d sites of n_s = %d, d = %d): the summed centre is within 4R/t = %.2gR; ", t, RecommendCentre, sites, nSite, d, 4/t) + why
+				why = fmt.Sprintf("t = μK·n_s/(ς√d) = %.3g ≥ %.3g (K = %d sites of n_s = %d, d = %d, ς = %.3g): the summed centre is within 4R/t = %.2gR; ", t, RecommendCentre, sites, nSite, d, vs, 4/t) + why
 			} else {
-				why = "site sizes unknown (t = μ√K·n_s/√d cannot be computed): fed-dp-lda, the default whose error falls back to the class-mean difference of the records' directions; " + why
+				why = "site sizes unknown (t = μK·n_s/(ς√d) cannot be computed): fed-dp-lda, the default whose error falls back to the class-mean difference of the records' directions; " + why
 			}
 			return FedRecommendation{Algo: "fed-dp-lda", Loss: "square", Reason: "fed-dp-lda: " + why}, nil
 		}
 		if has("fed-dp-ssp") {
-			why := "each site releases its noisy class sums, second moments and count once; the coordinator sums them (noise σ√K on all n records, any label split, single-class sites included)"
+			why := "each site releases its noisy class sums, second moments and count once; the coordinator sums them (noise ς·σ on all n records: σ√K plain, ≈ σ under secure aggregation; any label split, single-class sites included)"
 			if known && has("fed-dp-ssp-mean") {
-				sc := mu * math.Sqrt(k) * float64(nSite) / math.Pow(float64(d), 1.5)
+				sc := mu * eff * float64(nSite) / math.Pow(float64(d), 1.5)
 				if sc < RecommendFedScore || d > sspMaxDim {
-					return FedRecommendation{Algo: "fed-dp-ssp-mean", Loss: "square", Reason: fmt.Sprintf("fed-dp-ssp-mean: s = μ√K·n_s/d^1.5 = %.3g < %g (K = %d sites of n_s = %d, d = %d): summed per-class second moments would be below their noise; %s", sc, RecommendFedScore, sites, nSite, d, mean)}, nil
+					return FedRecommendation{Algo: "fed-dp-ssp-mean", Loss: "square", Reason: fmt.Sprintf("fed-dp-ssp-mean: s = μK·n_s/(ς·d^1.5) = %.3g < %g (K = %d sites of n_s = %d, d = %d, ς = %.3g): summed per-class second moments would be below their noise; %s", sc, RecommendFedScore, sites, nSite, d, vs, mean)}, nil
 				}
-				why = fmt.Sprintf("s = μ√K·n_s/d^1.5 = %.3g ≥ %g (K = %d sites of n_s = %d, d = %d); ", sc, RecommendFedScore, sites, nSite, d) + why
+				why = fmt.Sprintf("s = μK·n_s/(ς·d^1.5) = %.3g ≥ %g (K = %d sites of n_s = %d, d = %d, ς = %.3g); ", sc, RecommendFedScore, sites, nSite, d, vs) + why
 			}
 			return FedRecommendation{Algo: "fed-dp-ssp", Loss: "square", Reason: "fed-dp-ssp: " + why}, nil
 		}

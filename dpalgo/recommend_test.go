@@ -157,7 +157,7 @@ func TestRecommendFederated(t *testing.T) {
 		{"no oneshot", []string{"fed-avg", "fed-dpegd"}, pairwise.TaskAUC, 150, "", "fed-dpegd", ""},
 	}
 	for _, c := range cases {
-		r, err := RecommendFederated(c.task, c.names, 4, c.nSite, 8, 1, 1e-3, c.loss)
+		r, err := RecommendFederated(c.task, c.names, 4, c.nSite, 8, 1, 1e-3, c.loss, 0)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -170,16 +170,29 @@ func TestRecommendFederated(t *testing.T) {
 	// t = μ√K·n_s/√d ≥ RecommendCentre up to hundreds of sites.
 	lda := plus("fed-dp-lda", "fed-dp-ssp-mean")
 	for _, k := range []int{2, 4, 16, 64} {
-		r, err := RecommendFederated(pairwise.TaskAUC, lda, k, 5833/k, 256, 1, 1e-4, "")
+		r, err := RecommendFederated(pairwise.TaskAUC, lda, k, 5833/k, 256, 1, 1e-4, "", 0)
 		if err != nil || r.Algo != "fed-dp-lda" {
 			t.Errorf("zip shape, K = %d: got %+v, %v; want fed-dp-lda", k, r, err)
 		}
 	}
 	// Too many features for fed-dp-lda: fed-dp-pair-sgd at large sites.
-	if r, _ := RecommendFederated(pairwise.TaskAUC, lda, 4, 20000, 1500, 1, 1e-4, ""); r.Algo != "fed-dp-pair-sgd" {
+	if r, _ := RecommendFederated(pairwise.TaskAUC, lda, 4, 20000, 1500, 1, 1e-4, "", 0); r.Algo != "fed-dp-pair-sgd" {
 		t.Errorf("d = 1500, sites of 20 000: got %+v, want fed-dp-pair-sgd", r)
 	}
-	if _, err := RecommendFederated(pairwise.TaskAUC, []string{"fed-avg"}, 4, 100, 8, 1, 1e-3, ""); err == nil {
+	if _, err := RecommendFederated(pairwise.TaskAUC, []string{"fed-avg"}, 4, 100, 8, 1, 1e-3, "", 0); err == nil {
 		t.Error("no private algorithm registered: want an error")
+	}
+	// The summed noise ς: 0 is √K (plain); under secure aggregation with
+	// removable copies ς ≈ 1, so t = μK·n_s/(ς√d) is √K larger. 16 sites of
+	// 12 records, d = 100: plain t = μ·4·12/10 is below the centre's 6.2
+	// (fed-dp-ssp-mean), secure t = μ·16·12/10 above it (fed-dp-lda).
+	plain, err := RecommendFederated(pairwise.TaskAUC, lda, 16, 12, 100, 1, 1e-3, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	explicit, _ := RecommendFederated(pairwise.TaskAUC, lda, 16, 12, 100, 1, 1e-3, "", 4)
+	secure, _ := RecommendFederated(pairwise.TaskAUC, lda, 16, 12, 100, 1, 1e-3, "", 1)
+	if plain.Algo != "fed-dp-ssp-mean" || explicit != plain || secure.Algo != "fed-dp-lda" {
+		t.Errorf("ς: plain %s, ς = √K %s, ς = 1 %s; want fed-dp-ssp-mean, the same, fed-dp-lda", plain.Algo, explicit.Algo, secure.Algo)
 	}
 }

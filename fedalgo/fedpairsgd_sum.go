@@ -11,7 +11,6 @@ import (
 	"github.com/pairfed/pairfed/internal/memo"
 	"github.com/pairfed/pairfed/pairwise"
 	"github.com/pairfed/pairfed/protocol"
-	"github.com/pairfed/pairfed/secagg"
 )
 
 // fed-dp-pair-sgd for the AUC task: the mission's mechanism — every site
@@ -139,24 +138,7 @@ func pairSumDefaults(s *Spec, sites []SiteInfo, n, d int, eps, delta float64) (i
 	if err != nil {
 		return 0, 0, err
 	}
-	k := float64(max(len(sites), 1))
-	factor := math.Sqrt(k)
-	if SecAggRequested(s.Options) && len(sites) >= 2 {
-		sa, err := parseSecAgg(s.Options)
-		if err != nil || sa == nil {
-			sa = &SecAgg{}
-		}
-		if sa.Threshold < 2 {
-			sa.Threshold = secagg.DefaultThreshold(len(sites))
-		}
-		factor = math.Sqrt(k / float64(sa.Threshold))
-		if fl, err := sa.Floors(len(sites)); err == nil && fl.Collusion > 0 {
-			// The sites' kept copies (all of them with the sparse
-			// variant) against the (t − κ)·m the calibration counts.
-			factor = math.Sqrt(k * float64(fl.Keep) / float64(fl.Collusion))
-		}
-	}
-	T, eta := dpalgo.PairSumDefaults(n, d, sig[1], factor, pairSumScale(s.ParamRadius), dpalgo.PairSumTheta, s.Rounds)
+	T, eta := dpalgo.PairSumDefaults(n, d, sig[1], SumNoiseFactor(s.Options, len(sites)), pairSumScale(s.ParamRadius), dpalgo.PairSumTheta, s.Rounds)
 	if s.Eta > 0 {
 		eta = s.Eta
 	}

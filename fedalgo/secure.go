@@ -366,6 +366,37 @@ func (s *SecAgg) Floors(k int) (Floors, error) {
 	return Floors{Local: r.Local, Withheld: r.Withheld, Copies: 1, Keep: 1, Floor: secagg.SparseFloor(k, 0, s.Degree, r.Local, r.Withheld, s.Threshold), Collusion: r.Floor}, nil
 }
 
+// SumNoiseFactor is ς, the noise of the sum of k sites' releases over one
+// central release's (the same (ε, δ) on all their records), for a job of
+// these options: √k without secure aggregation (k independent site
+// noises); with it, the no-dropout sum's √(k·keep/((t − κ)·m)) — the
+// sites' kept copies against the (t − κ)·m copies the calibration counts
+// (Floors; all copies with the sparse variant or secagg-keep-all, where it
+// is √(k/(t − κ)) or the sparse floor's) — ≈ 1 with removable copies; 1
+// for one site. From public numbers only: the default rules read it
+// (fed-dp-pair-sgd's step, dpalgo.RecommendFederated).
+func SumNoiseFactor(options protocol.Options, k int) float64 {
+	if k < 2 {
+		return 1
+	}
+	factor := math.Sqrt(float64(k))
+	if !SecAggRequested(options) {
+		return factor
+	}
+	sa, err := parseSecAgg(options)
+	if err != nil || sa == nil {
+		return factor
+	}
+	if sa.Threshold < 2 {
+		sa.Threshold = secagg.DefaultThreshold(k)
+	}
+	fl, err := sa.Floors(k)
+	if err != nil || fl.Collusion < 1 {
+		return math.Sqrt(float64(k) / float64(sa.Threshold))
+	}
+	return math.Sqrt(float64(k) * float64(fl.Keep) / float64(fl.Collusion))
+}
+
 // Removable is the number of a site's noise copies that are removable.
 func (f Floors) Removable() int { return f.Copies - f.Keep }
 

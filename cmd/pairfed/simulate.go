@@ -384,7 +384,9 @@ func applyFedDefault(c *cli.Context, job *coordinator.JobConfig, sites, nSite, d
 	if task == "" {
 		task = pairwise.TaskAUC
 	}
-	r, err := dpalgo.RecommendFederated(task, names, sites, nSite, d, job.Epsilon, delta, loss)
+	// The summed noise over one central release's: √K plain, ≈ 1 under
+	// secure aggregation (removable copies) — from the job's options.
+	r, err := dpalgo.RecommendFederated(task, names, sites, nSite, d, job.Epsilon, delta, loss, fedalgo.SumNoiseFactor(job.Options, sites))
 	if err != nil {
 		return "", err
 	}
