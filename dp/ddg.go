@@ -167,7 +167,7 @@ type DDGParams struct {
 	// draws each site adds to every coordinate: its noise is their sum
 	// (variance m·s²). Some of them may be removable (EncodeRemovable):
 	// drawn from a seed the site reveals only when every site's input is
-	// in the sum (see "Removable copies" above). RDP and Epsilon count
+	// in the sum (ddg_removable.go). RDP and Epsilon count
 	// copies, not sites.
 	Copies int
 	// RotationSeed is the public seed of the random signs ξ, the same at
