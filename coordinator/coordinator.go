@@ -202,8 +202,10 @@ type Coordinator struct {
 	sec *fedalgo.SecAgg
 	ddg *dp.DDG
 	// secFloors are the job's secure aggregation floors and noise copies
-	// (fedalgo.SecAgg.Floors): how many of a site's copies its revealed
-	// seed removes.
+	// (fedalgo.SecAgg.Floors, a pure function of the job's K, t, κ and
+	// degree, computed at its start): the sparse variant's ℓ and w for
+	// every round, and how many of a site's copies its revealed seed
+	// removes.
 	secFloors fedalgo.Floors
 	round     *round.Server
 	// unmaskAsked: some round of the job reached its unmasking step
@@ -596,10 +598,7 @@ func (c *Coordinator) startPhase(k int) []Output {
 		if active := c.numParticipants(true); active < t {
 			return c.abort(fmt.Sprintf("phase %d: %d active sites, below the secure aggregation threshold %d: no sum can be unmasked", k, active, t))
 		}
-		fl, err := c.sec.Floors(len(c.job.Sites))
-		if err != nil {
-			return c.abort(fmt.Sprintf("phase %d: %v", k, err))
-		}
+		fl := c.secFloors // computed once, at the job's start
 		p := round.Params{Federation: c.cfg.Federation, Job: c.job.Job, Phase: k, Sites: c.job.Sites,
 			Threshold: c.sec.Threshold, Degree: c.sec.Degree, Local: fl.Local, Withheld: fl.Withheld, Bits: c.ddg.Bits, Dim: c.ddg.D, Roster: c.cfg.SecAggRoster}
 		srv, err := round.NewServer(p, round.StepTimeout(c.sec.Timeout, len(c.job.Sites)))

@@ -176,7 +176,10 @@ func TestDDGCopiesVariance(t *testing.T) {
 	}
 	p1 := p
 	p1.Copies = 1
-	g1, _ := NewDDG(p1)
+	g1, err := NewDDG(p1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if g.Bits < g1.Bits {
 		t.Fatalf("modulus 2^%d with 4 copies, 2^%d with one", g.Bits, g1.Bits)
 	}
