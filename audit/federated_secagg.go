@@ -57,7 +57,8 @@ type sumCase struct {
 	sec      *fedalgo.SecAgg
 	stated   float64 // the announced Δ
 	included []fedalgo.SiteInfo
-	rounds   int // secure releases a record takes part in (SumReleases)
+	weights  []float64 // the secure releases a record takes part in, with their weights (fedalgo.SumRoundWeights)
+	phaseW   []float64 // every phase's weight (fedalgo.SumWeight): the trial multiplies the vectors by it
 	floors   fedalgo.Floors
 	// tamperCert and honestCert: what the old site check certifies from
 	// the tampered and the honest announcement (TamperSensitivity only).
@@ -95,7 +96,17 @@ func buildSum(a fedalgo.Algorithm, s FedSpec, cfg fedConfig) (*sumCase, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
 	}
-	c := &sumCase{a: a, honest: honest, rounds: fedalgo.SumReleases(a, j.job.Phases, j.job.Phases), sec: honestSec, floors: fl, stated: honestSec.Sens}
+	weights, err := fedalgo.SumRoundWeights(a, j.job.Phases, j.job.Phases)
+	if err != nil {
+		return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
+	}
+	phaseW := make([]float64, j.job.Phases)
+	for k := range phaseW {
+		if phaseW[k], err = fedalgo.SumWeight(a, j.job.Phases, k+1); err != nil {
+			return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
+		}
+	}
+	c := &sumCase{a: a, honest: honest, weights: weights, phaseW: phaseW, sec: honestSec, floors: fl, stated: honestSec.Sens}
 	// The site's DDG: built from the announced values, as the worker does
 	// (fedalgo.SecAgg.DDG: dp.NewDDG).
 	site := honest
@@ -112,11 +123,11 @@ func buildSum(a fedalgo.Algorithm, s FedSpec, cfg fedConfig) (*sumCase, error) {
 			return nil, fmt.Errorf("audit: %s: the tampered announcement's DDG: %w", a.Name(), err)
 		}
 		c.stated = p.Sensitivity
-		ch, err := round.ChargeFloors(site, c.rounds, honestSec.Threshold, honestSec.Colluders, fl.Floor, fl.Collusion, fl.Keep, j.job.Delta-honestSec.Fail)
+		ch, err := round.ChargeFloors(site, c.weights, honestSec.Threshold, honestSec.Colluders, fl.Floor, fl.Collusion, fl.Keep, j.job.Delta-honestSec.Fail)
 		if err != nil {
 			return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
 		}
-		honestCh, err := round.ChargeFloors(honest, c.rounds, honestSec.Threshold, honestSec.Colluders, fl.Floor, fl.Collusion, fl.Keep, j.job.Delta-honestSec.Fail)
+		honestCh, err := round.ChargeFloors(honest, c.weights, honestSec.Threshold, honestSec.Colluders, fl.Floor, fl.Collusion, fl.Keep, j.job.Delta-honestSec.Fail)
 		if err != nil {
 			return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
 		}
@@ -226,6 +237,9 @@ func (c *sumCase) trial(ctx context.Context, g *dp.DDG, side int, seed uint64, s
 			if err != nil {
 				return fedTrial{}, fmt.Errorf("audit: %s: phase %d: %w", c.a.Name(), phase, err)
 			}
+			// The phase's weight, as the worker applies it before
+			// encoding (fedalgo.WeightVector).
+			fedalgo.WeightVector(vec, c.phaseW[phase-1])
 			v[k] = clipTo(vec, clip)
 		}
 		y, err := ddgRelease(g, v[side], in, shares)
@@ -243,9 +257,13 @@ func (c *sumCase) trial(ctx context.Context, g *dp.DDG, side int, seed uint64, s
 		out.loss += l2 / (sigma * sigma)
 		out.attained = math.Max(out.attained, math.Sqrt(l2)/c.stated)
 		out.releases++
-		model = sc.CombineSum(model, y, c.included[:shares], sigma)
+		yu := slices.Clone(y)
+		sy := fedalgo.UnweightSum(yu, sigma, c.phaseW[phase-1])
+		model = sc.CombineSum(model, yu, c.included[:shares], sy)
 	}
-	out.stated = float64(c.rounds) * (c.stated / sigma) * (c.stated / sigma)
+	for _, w := range c.weights {
+		out.stated += (w * c.stated / sigma) * (w * c.stated / sigma)
+	}
 	return out, nil
 }
 
@@ -274,7 +292,7 @@ func auditSum(ctx context.Context, a fedalgo.Algorithm, s FedSpec) (*FedAuditRes
 	sec := c.sec
 	fail := sec.Fail
 	delta := c.sides.j.job.Delta - fail
-	local, err := c.honest.Epsilon(c.rounds, c.floors.Keep, delta)
+	local, err := c.honest.EpsilonWeighted(c.weights, c.floors.Keep, delta)
 	if err != nil {
 		return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
 	}
@@ -286,7 +304,7 @@ func auditSum(ctx context.Context, a fedalgo.Algorithm, s FedSpec) (*FedAuditRes
 	if err != nil {
 		return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
 	}
-	cert, err := round.ChargeFloors(c.honest, c.rounds, sec.Threshold, sec.Colluders, c.floors.Floor, c.floors.Collusion, c.floors.Keep, delta)
+	cert, err := round.ChargeFloors(c.honest, c.weights, sec.Threshold, sec.Colluders, c.floors.Floor, c.floors.Collusion, c.floors.Keep, delta)
 	if err != nil {
 		return nil, fmt.Errorf("audit: %s: %w", a.Name(), err)
 	}
@@ -298,7 +316,7 @@ func auditSum(ctx context.Context, a fedalgo.Algorithm, s FedSpec) (*FedAuditRes
 		sumWhat = fmt.Sprintf("the decoded sum of SecAgg+'s floor of %d honest shares (degree %d, ℓ = %d, w = %d, t = %d, κ = %d) per round (%d round(s), %%s)", shares, sec.Degree, c.floors.Local, c.floors.Withheld, sec.Threshold, sec.Colluders, c.sides.j.job.Phases)
 	}
 	composition := "sequential: every round reads all the site's records"
-	if c.rounds == 1 && c.sides.j.job.Phases > 1 {
+	if len(c.weights) == 1 && c.sides.j.job.Phases > 1 {
 		composition = "parallel: the phases read disjoint subsets, a record is in one round"
 	}
 	var views []FedView

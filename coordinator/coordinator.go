@@ -758,6 +758,12 @@ func (c *Coordinator) aggregateSum(res *secagg.Result) []Output {
 	if err := c.ddg.Decode(sum, res.Sum); err != nil {
 		return c.abort(fmt.Sprintf("phase %d: decoding the secure sum: %v", c.phase, err))
 	}
+	// The phase's weight (fedalgo.SumWeighted): the sites multiplied their
+	// vectors by it; the sum and its noise are divided by it below.
+	wt, err := fedalgo.SumWeight(c.algo, c.job.Phases, c.phase)
+	if err != nil {
+		return c.abort(fmt.Sprintf("phase %d: %v", c.phase, err))
+	}
 	for id, by := range res.Excluded {
 		var names []string
 		for _, a := range by {
@@ -808,7 +814,7 @@ func (c *Coordinator) aggregateSum(res *secagg.Result) []Output {
 		infos = append(infos, fedalgo.SiteInfo{Name: name, Records: s.records})
 		// The site's noise left in the sum: its kept copies when it
 		// revealed the others' seed, all of them otherwise.
-		sig := c.sec.SiteSigma(copiesLeft[id])
+		sig := c.sec.SiteSigma(copiesLeft[id]) / wt
 		copies += copiesLeft[id]
 		s.privacy.Sigmas = append(s.privacy.Sigmas, sig)
 		c.released = append(c.released, PhaseRelease{Site: name, Phase: c.phase, Records: s.records,
@@ -818,7 +824,7 @@ func (c *Coordinator) aggregateSum(res *secagg.Result) []Output {
 	if !ok {
 		return c.abort(fmt.Sprintf("%s has no sum path for secure aggregation", c.job.Algo))
 	}
-	sigma := c.sec.CopySigma() * math.Sqrt(float64(copies))
+	sigma := fedalgo.UnweightSum(sum, c.sec.CopySigma()*math.Sqrt(float64(copies)), wt)
 	c.logf("phase %d: secure sum of %d sites (%d dropped after sharing keys; %d revealed their removable noise copies)", c.phase, len(res.Included), len(res.Dropped), removed)
 	if err := guard(func() error { c.model = sc.CombineSum(c.model, sum, infos, sigma); return nil }); err != nil {
 		return c.abort(fmt.Sprintf("phase %d: %v", c.phase, err))

@@ -1,10 +1,12 @@
 package dp
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 )
 
 // The distributed discrete Gaussian mechanism (DDG) of Kairouz, Liu and
@@ -404,16 +406,60 @@ const ddgTrunc = 1e-280
 // whose sum holds the noise of n sites unknown to the adversary ([KLS21]
 // Prop 14, file comment), rounded up.
 func (g *DDG) RDP(alpha float64, n int) float64 {
+	return g.rdp(alpha, n, g.sensInt)
+}
+
+// rdp is RDP for an integer sensitivity sensInt.
+func (g *DDG) rdp(alpha float64, n int, sensInt float64) float64 {
 	if n < 1 {
 		return math.Inf(1)
 	}
 	s := g.p.Scale
-	e0 := g.sensInt / (math.Sqrt(float64(n)) * s)
+	e0 := sensInt / (math.Sqrt(float64(n)) * s)
 	tau := ddgTau(s, n)
 	d := float64(g.D)
 	t1 := acctSumUp(alpha*e0*e0/2, tau*d)
 	t2 := alpha / 2 * (e0 + math.Sqrt(d)*tau) * (e0 + math.Sqrt(d)*tau)
 	return acctUp(math.Min(t1, t2), 8)
+}
+
+// sensAt is Δ_ℤ of a release whose vectors are multiplied by w ∈ (0, 1]
+// before encoding (EpsilonWeighted): the real sensitivity w·Δ, the
+// rounding's √D and the rotation's margin 2⁻³⁰·c/γ (‖w·x‖ ≤ c still). w = 1
+// is IntegerSensitivity, bit for bit.
+func (g *DDG) sensAt(w float64) float64 {
+	if w == 1 {
+		return g.sensInt
+	}
+	return w*g.p.Sensitivity/g.p.Gamma + math.Sqrt(float64(g.D)) + 0x1p-30*(g.p.Clip/g.p.Gamma)
+}
+
+// ddgGroup is `count` releases of weight w (EpsilonWeighted).
+type ddgGroup struct {
+	w     float64
+	count int
+}
+
+// ddgGroups checks weights (each in (0, 1], at least one) and merges equal
+// ones, largest first.
+func ddgGroups(weights []float64) ([]ddgGroup, error) {
+	if len(weights) == 0 {
+		return nil, fmt.Errorf("dp: DDG needs ≥ 1 release weight")
+	}
+	var gs []ddgGroup
+	for i, w := range weights {
+		if !(w > 0 && w <= 1) {
+			return nil, fmt.Errorf("dp: DDG release weight %d is %v, must be in (0, 1]", i+1, w)
+		}
+		k := slices.IndexFunc(gs, func(x ddgGroup) bool { return x.w == w })
+		if k < 0 {
+			gs = append(gs, ddgGroup{w: w})
+			k = len(gs) - 1
+		}
+		gs[k].count++
+	}
+	slices.SortFunc(gs, func(a, b ddgGroup) int { return cmp.Compare(b.w, a.w) })
+	return gs, nil
 }
 
 // Epsilon returns the ε at δ of `rounds` releases (composed by RDP
@@ -423,11 +469,34 @@ func (g *DDG) Epsilon(rounds, n int, delta float64) (float64, error) {
 	if rounds < 1 {
 		return 0, fmt.Errorf("dp: DDG rounds %d must be ≥ 1", rounds)
 	}
+	return g.epsilon([]ddgGroup{{w: 1, count: rounds}}, n, delta)
+}
+
+// EpsilonWeighted is Epsilon for releases that weigh their vectors
+// unequally: in release k every site multiplies its vector by
+// weights[k] ∈ (0, 1] before encoding (and the decoder divides the sum by
+// it), so its sensitivity is weights[k]·Δ under the same per-site scale
+// s — the sum's noise is s·γ/weights[k] in the vector's units. The
+// releases compose by RDP additivity, each at its own sensitivity
+// (sensAt). All weights 1 is Epsilon(len(weights), …), bit for bit.
+func (g *DDG) EpsilonWeighted(weights []float64, n int, delta float64) (float64, error) {
+	gs, err := ddgGroups(weights)
+	if err != nil {
+		return 0, err
+	}
+	return g.epsilon(gs, n, delta)
+}
+
+func (g *DDG) epsilon(gs []ddgGroup, n int, delta float64) (float64, error) {
 	if n < 1 {
 		return math.Inf(1), nil
 	}
 	if err := acctCheckDelta("δ", delta); err != nil {
 		return 0, err
+	}
+	rounds := 0
+	for _, x := range gs {
+		rounds += x.count
 	}
 	N := float64(g.D) * float64(n) * float64(rounds)
 	// Ideal δ' with e^(Nθ)(δ' + e^ε·N·trunc)/(1 − N·trunc) ≤ δ: take
@@ -441,8 +510,16 @@ func (g *DDG) Epsilon(rounds, n int, delta float64) (float64, error) {
 	}
 	orders := RDPOrders()
 	taus := make([]float64, len(orders))
+	parts := make([]float64, len(gs))
 	for i, a := range orders {
-		taus[i] = acctUp(float64(rounds)*g.RDP(a, n), 4)
+		if len(gs) == 1 {
+			taus[i] = acctUp(float64(gs[0].count)*g.rdp(a, n, g.sensAt(gs[0].w)), 4)
+			continue
+		}
+		for k, x := range gs {
+			parts[k] = acctUp(float64(x.count)*g.rdp(a, n, g.sensAt(x.w)), 4)
+		}
+		taus[i] = acctSumUp(parts...)
 	}
 	eps, _, err := RDPEpsilon(orders, taus, dIdeal)
 	if err != nil {
@@ -459,6 +536,23 @@ func (g *DDG) Epsilon(rounds, n int, delta float64) (float64, error) {
 // at least n sites unknown to the adversary are (eps, delta)-DP; p.Scale is
 // ignored. The answer is certified by Epsilon.
 func CalibrateDDG(p DDGParams, rounds, n int, eps, delta float64) (*DDG, error) {
+	if rounds < 1 {
+		return nil, fmt.Errorf("dp: DDG rounds %d must be ≥ 1", rounds)
+	}
+	return calibrateDDG(p, []ddgGroup{{w: 1, count: rounds}}, n, eps, delta)
+}
+
+// CalibrateDDGWeighted is CalibrateDDG for releases of unequal weights
+// (EpsilonWeighted): the smallest s certified by EpsilonWeighted.
+func CalibrateDDGWeighted(p DDGParams, weights []float64, n int, eps, delta float64) (*DDG, error) {
+	gs, err := ddgGroups(weights)
+	if err != nil {
+		return nil, err
+	}
+	return calibrateDDG(p, gs, n, eps, delta)
+}
+
+func calibrateDDG(p DDGParams, gs []ddgGroup, n int, eps, delta float64) (*DDG, error) {
 	if !(eps > 0) || math.IsInf(eps, 0) {
 		return nil, fmt.Errorf("dp: DDG ε = %v must be finite and > 0", eps)
 	}
@@ -469,7 +563,7 @@ func CalibrateDDG(p DDGParams, rounds, n int, eps, delta float64) (*DDG, error) 
 		if err != nil {
 			return nil, 0, err
 		}
-		e, err := g.Epsilon(rounds, n, delta)
+		e, err := g.epsilon(gs, n, delta)
 		return g, e, err
 	}
 	lo, hi := 1.0, 2.0

@@ -272,3 +272,68 @@ func TestNewDDGRejectsBadParams(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// EpsilonWeighted: weights all 1 are Epsilon bit for bit (and
+// CalibrateDDGWeighted is CalibrateDDG); one release of weight w is
+// exactly a release of sensitivity w·Δ at the same granularity; the
+// composition is symmetric in the order of the releases; a lighter
+// release costs less, and with (1/√3, 1) the centre's round costs a
+// third of the statistics' RDP up to the rounding's √D term; weights
+// outside (0, 1] are refused.
+func TestDDGEpsilonWeighted(t *testing.T) {
+	p := DDGParams{Dim: 45, Clip: 300, Sensitivity: 2, Scale: 2e4, Sites: 4, Copies: 4, RotationSeed: 9}
+	g, err := NewDDG(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rounds := range []int{1, 2, 5} {
+		ones := make([]float64, rounds)
+		for i := range ones {
+			ones[i] = 1
+		}
+		for _, n := range []int{1, 3, 12} {
+			a, err1 := g.Epsilon(rounds, n, 1e-5)
+			b, err2 := g.EpsilonWeighted(ones, n, 1e-5)
+			if err1 != nil || err2 != nil || a != b {
+				t.Fatalf("%d rounds, n = %d: Epsilon %v (%v), EpsilonWeighted %v (%v)", rounds, n, a, err1, b, err2)
+			}
+		}
+		c1, err1 := CalibrateDDG(p, rounds, 12, 1, 1e-5)
+		c2, err2 := CalibrateDDGWeighted(p, ones, 12, 1, 1e-5)
+		if err1 != nil || err2 != nil || c1.Params() != c2.Params() {
+			t.Fatalf("%d rounds: CalibrateDDG %+v (%v), weighted %+v (%v)", rounds, c1.Params(), err1, c2.Params(), err2)
+		}
+	}
+	w := 1 / math.Sqrt(3)
+	q := g.Params()
+	q.Sensitivity *= w
+	gw, err := NewDDG(q) // the same γ (filled in g's params), Δ scaled
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err1 := gw.Epsilon(1, 12, 1e-5)
+	b, err2 := g.EpsilonWeighted([]float64{w}, 12, 1e-5)
+	if err1 != nil || err2 != nil || a != b {
+		t.Fatalf("weight 1/√3: %v (%v); sensitivity Δ/√3: %v (%v)", b, err2, a, err1)
+	}
+	x, err1 := g.EpsilonWeighted([]float64{w, 1}, 12, 1e-5)
+	y, err2 := g.EpsilonWeighted([]float64{1, w}, 12, 1e-5)
+	z, err3 := g.Epsilon(2, 12, 1e-5)
+	if err1 != nil || err2 != nil || err3 != nil || x != y || !(x < z) {
+		t.Fatalf("(1/√3, 1) %v, (1, 1/√3) %v, (1, 1) %v (%v, %v, %v)", x, y, z, err1, err2, err3)
+	}
+	for _, alpha := range []float64{1.5, 4, 32} {
+		r := g.rdp(alpha, 12, g.sensAt(w)) / g.RDP(alpha, 12)
+		if math.Abs(r-1.0/3) > 2e-3 {
+			t.Fatalf("order %v: the weighted round's RDP is %v of the full one's, want ≈ 1/3", alpha, r)
+		}
+	}
+	for _, bad := range [][]float64{nil, {0}, {-0.5}, {1.01}, {math.NaN()}, {1, math.Inf(1)}} {
+		if _, err := g.EpsilonWeighted(bad, 12, 1e-5); err == nil {
+			t.Fatalf("weights %v accepted", bad)
+		}
+		if _, err := CalibrateDDGWeighted(p, bad, 12, 1, 1e-5); err == nil {
+			t.Fatalf("calibration with weights %v accepted", bad)
+		}
+	}
+}

@@ -302,10 +302,30 @@ func (fedLDA) PrivacyNote(*Spec) string {
 // share of the distributed discrete Gaussian. Both have replace-one ℓ2
 // sensitivity Δ = 2 (dpalgo/private_lda.go; the padding changes
 // nothing), so the DDG's Δ is 2 and the two rounds compose sequentially
-// with equal budgets (secure_phases.go), where the plain path splits μ²
-// 1 : 3. One record's term is at most 1 in phase 1 and
+// (secure_phases.go). They spend the budget as the plain path does
+// (SumWeights): the centre's round weighs its vectors by w₁ = 1/√3, so its
+// sensitivity is 2/√3 under the job's one per-site scale, and the rounds'
+// RDP (∝ w²) splits 1 : 3 as the plain path's μ² does; with equal weights
+// the statistics' round would carry √(3/2) times the noise, the centre's
+// √(1/2) (dp-lda's centre share 0.5: −0.006 AUC over 38 real-data cells,
+// docs/results/regret-failing.md). One record's term is at most 1 in phase 1 and
 // √(a²R² + 2b²R⁴ + c²) = √3 in phase 2 (the moment block counted twice,
 // an upper bound), so clip = n_max·√3 never binds.
+
+// SumWeights: dp-lda's split of μ² (dpalgo.LDAPlan's σ factors f_k,
+// a quarter on the centre): w_k = min f / f_k, i.e. (1/√3, 1).
+func (fedLDA) SumWeights(phases int) []float64 {
+	f := dpalgo.LDAPlan(1).Split
+	if phases != len(f) {
+		return nil
+	}
+	lo := slices.Min(f)
+	w := make([]float64, phases)
+	for k, x := range f {
+		w[k] = lo / x
+	}
+	return w
+}
 
 // SumShape: the statistics vector's length, clip n_max·√3, Δ = 2.
 func (fedLDA) SumShape(s *Spec, sites []SiteInfo, params int) (int, float64, float64, error) {

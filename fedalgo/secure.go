@@ -571,7 +571,10 @@ func PlanSecAgg(a Algorithm, spec *Spec, sites []SiteInfo, params int, plan *Pla
 	// Phases releases composed sequentially, or one per record when the
 	// phases read disjoint records (SumParallel); δ less the failure
 	// probability of the sensitivity bound (SumFailure).
-	releases := SumReleases(a, plan.Phases, plan.Phases)
+	weights, err := SumRoundWeights(a, plan.Phases, plan.Phases)
+	if err != nil {
+		return nil, err
+	}
 	fail := sumFailure(a, plan.Delta)
 	if !(fail >= 0 && (fail == 0 || fail < plan.Delta)) {
 		return nil, fmt.Errorf("secure aggregation: failure probability %g outside [0, δ = %g)", fail, plan.Delta)
@@ -582,7 +585,7 @@ func PlanSecAgg(a Algorithm, spec *Spec, sites []SiteInfo, params int, plan *Pla
 	if err != nil {
 		return nil, err
 	}
-	g, err := dp.CalibrateDDG(dp.DDGParams{Dim: dim, Clip: clip, Sensitivity: sens, Sites: k, Copies: fl.Copies, RotationSeed: rot}, releases, fl.Collusion, plan.Epsilon, plan.Delta-fail)
+	g, err := dp.CalibrateDDGWeighted(dp.DDGParams{Dim: dim, Clip: clip, Sensitivity: sens, Sites: k, Copies: fl.Copies, RotationSeed: rot}, weights, fl.Collusion, plan.Epsilon, plan.Delta-fail)
 	if err != nil {
 		return nil, err
 	}

@@ -72,6 +72,105 @@ func SumReleases(a Algorithm, phases, phase int) int {
 	return min(phase, phases)
 }
 
+// SumWeighted is implemented by a SumReleaser whose sequential phases
+// spend the budget unequally, as its plain path does (fed-dp-lda: a
+// quarter of μ² on the centre). SumWeights(phases) returns one weight in
+// (0, 1] per phase: in phase k every site multiplies its vector by w_k
+// before encoding (the worker, WeightVector) and the coordinator divides
+// the decoded sum, and the noise it reports, by w_k (UnweightSum). With
+// one per-site scale s for the whole job, phase k's release then has
+// sensitivity w_k·Δ — its noise is s·γ/w_k in the vector's units — and
+// the rounds compose by RDP additivity at their own sensitivities
+// (dp.DDG.EpsilonWeighted). The weights are the algorithm's code, public
+// and the same at every site, the coordinator and the audit; nothing a
+// peer sends sets them.
+type SumWeighted interface {
+	SumWeights(phases int) []float64
+}
+
+// SumRoundWeights returns the weights of the secure releases a record of
+// a job of phases phases has taken part in after phase (SumReleases of
+// them): 1 each unless the algorithm is SumWeighted; a SumParallel job's
+// one release has its phase's weight, which must then be equal in every
+// phase.
+func SumRoundWeights(a Algorithm, phases, phase int) ([]float64, error) {
+	all, err := sumWeights(a, phases)
+	if err != nil {
+		return nil, err
+	}
+	if p, ok := a.(SumParallel); ok && p.SumParallel() {
+		for _, w := range all {
+			if w != all[0] {
+				return nil, fmt.Errorf("%s: parallel phases with unequal secure-aggregation weights %v", a.Name(), all)
+			}
+		}
+		return all[:1], nil
+	}
+	return all[:min(max(phase, 1), phases)], nil
+}
+
+// SumWeight returns phase's weight (1 unless the algorithm is
+// SumWeighted).
+func SumWeight(a Algorithm, phases, phase int) (float64, error) {
+	all, err := sumWeights(a, phases)
+	if err != nil {
+		return 0, err
+	}
+	if phase < 1 || phase > phases {
+		return 0, fmt.Errorf("%s: phase %d outside 1..%d", a.Name(), phase, phases)
+	}
+	return all[phase-1], nil
+}
+
+// sumWeights returns the phases' weights, checked.
+func sumWeights(a Algorithm, phases int) ([]float64, error) {
+	if phases < 1 {
+		return nil, fmt.Errorf("%s: %d phases", a.Name(), phases)
+	}
+	sw, ok := a.(SumWeighted)
+	if !ok {
+		w := make([]float64, phases)
+		for i := range w {
+			w[i] = 1
+		}
+		return w, nil
+	}
+	w := sw.SumWeights(phases)
+	if len(w) != phases {
+		return nil, fmt.Errorf("%s: %d secure-aggregation weights for %d phases", a.Name(), len(w), phases)
+	}
+	for i, x := range w {
+		if !(x > 0 && x <= 1) {
+			return nil, fmt.Errorf("%s: secure-aggregation weight of phase %d is %v, must be in (0, 1]", a.Name(), i+1, x)
+		}
+	}
+	return w, nil
+}
+
+// WeightVector multiplies a site's phase vector by its weight w (the
+// worker, before encoding; SumWeighted). w = 1 leaves it unchanged.
+func WeightVector(v []float64, w float64) {
+	if w == 1 {
+		return
+	}
+	for i := range v {
+		v[i] *= w
+	}
+}
+
+// UnweightSum divides a decoded phase sum and its noise σ by the phase's
+// weight w (the coordinator, after decoding; SumWeighted), returning the
+// σ of the sum in the vector's units. w = 1 leaves them unchanged.
+func UnweightSum(sum []float64, sigma, w float64) float64 {
+	if w == 1 {
+		return sigma
+	}
+	for i := range sum {
+		sum[i] /= w
+	}
+	return sigma / w
+}
+
 // ---- fed-dp-gd-grad ([K22] Alg 1 across sites) ----
 //
 // Round t: site s's vector is n_s·∇L(θ_{t−1}; D_s) (dpalgo.DPGDGradSum:

@@ -76,7 +76,11 @@ func secureRun(t *testing.T, algo string, threshold int, data []*pairwise.Datase
 	// what a site is charged after each phase never decreases.
 	prev := 0.0
 	for k := 1; k <= plan.Phases; k++ {
-		gu, err := round.ChargeFloors(g, SumReleases(a, plan.Phases, k), sec.Threshold, sec.Colluders, fl.Floor, fl.Collusion, fl.Keep, job.Delta-sec.Fail)
+		w, err := SumRoundWeights(a, plan.Phases, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gu, err := round.ChargeFloors(g, w, sec.Threshold, sec.Colluders, fl.Floor, fl.Collusion, fl.Keep, job.Delta-sec.Fail)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,5 +277,55 @@ func TestSecAggPhasesClipMargin(t *testing.T) {
 		if got := g.IntegerSensitivity(); got > 1.001*ideal {
 			t.Errorf("%s: integer sensitivity %v, %.3g%% above Δ/γ + √D = %v (clip c/Δ = %.3g)", algo, got, 100*(got/ideal-1), ideal, p.Clip/p.Sensitivity)
 		}
+	}
+}
+
+// The weights of the registry's SumWeighted algorithms are valid for
+// their phase counts (1 each for the others), fed-dp-lda's are dp-lda's
+// split of μ² (1/√3, 1), its centre's round alone the cheaper. WeightVector and
+// UnweightSum are inverse: the decoded sum and its σ come back to the
+// vector's units.
+func TestSumWeights(t *testing.T) {
+	lda, err := Lookup(FedDPLDA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := SumRoundWeights(lda, 2, 2)
+	if err != nil || len(w) != 2 || math.Abs(w[0]*math.Sqrt(3)-1) > 1e-15 || w[1] != 1 {
+		t.Fatalf("fed-dp-lda's weights %v (%v), want (1/√3, 1)", w, err)
+	}
+	if w1, err := SumRoundWeights(lda, 2, 1); err != nil || len(w1) != 1 || w1[0] != w[0] {
+		t.Fatalf("fed-dp-lda's weights after phase 1: %v (%v)", w1, err)
+	}
+	if _, err := SumRoundWeights(lda, 3, 3); err == nil {
+		t.Fatal("fed-dp-lda with 3 phases: weights accepted")
+	}
+	g, err := dp.NewDDG(dp.DDGParams{Dim: 45, Clip: 100, Sensitivity: 2, Scale: 1e4, Sites: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, err1 := g.EpsilonWeighted(w[:1], 4, 1e-5)
+	r2, err2 := g.EpsilonWeighted(w[1:], 4, 1e-5)
+	if err1 != nil || err2 != nil || !(r1 < r2) {
+		t.Fatalf("the centre's round alone ε = %v, the statistics' %v (%v, %v): want the centre's smaller", r1, r2, err1, err2)
+	}
+	for _, name := range Names() {
+		a, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := a.(SumWeighted); !ok {
+			for _, k := range []int{1, 2, 5} {
+				if w, err := SumRoundWeights(a, k, k); err != nil || len(w) != min(k, SumReleases(a, k, k)) {
+					t.Fatalf("%s, %d phases: weights %v (%v)", name, k, w, err)
+				}
+			}
+		}
+	}
+	v := []float64{3, -1.5, 0.25}
+	WeightVector(v, w[0])
+	sigma := UnweightSum(v, 0.7*w[0], w[0])
+	if math.Abs(v[0]-3) > 1e-15 || math.Abs(v[1]+1.5) > 1e-15 || math.Abs(v[2]-0.25) > 1e-15 || math.Abs(sigma-0.7) > 1e-15 {
+		t.Fatalf("weighted and unweighted: %v, σ %v", v, sigma)
 	}
 }

@@ -73,7 +73,11 @@ func secGuarantee(j *protocol.JobAnnounce, a fedalgo.Algorithm, sec *fedalgo.Sec
 		return nil, round.Guarantee{}, fmt.Errorf("job %s: the announced DDG (%s = %v, %s = %v, %s = %v) with this site's Δ = %v and dimension %d: %w", j.Job, "secagg-scale", sec.Scale, "secagg-gamma", sec.Gamma, "secagg-clip", sec.Clip, sec.Sens, dim, err)
 	}
 	floor, coll := fl.Floor, fl.Collusion
-	total, err := round.ChargeFloors(g, fedalgo.SumReleases(a, j.Phases, j.Phases), sec.Threshold, sec.Colluders, floor, coll, fl.Keep, j.Delta-sec.Fail)
+	all, err := fedalgo.SumRoundWeights(a, j.Phases, j.Phases)
+	if err != nil {
+		return nil, round.Guarantee{}, err
+	}
+	total, err := round.ChargeFloors(g, all, sec.Threshold, sec.Colluders, floor, coll, fl.Keep, j.Delta-sec.Fail)
 	if err != nil {
 		return nil, round.Guarantee{}, err
 	}
@@ -84,7 +88,11 @@ func secGuarantee(j *protocol.JobAnnounce, a fedalgo.Algorithm, sec *fedalgo.Sec
 	if phase == j.Phases {
 		return g, total, nil
 	}
-	gu, err := round.ChargeFloors(g, fedalgo.SumReleases(a, j.Phases, phase), sec.Threshold, sec.Colluders, floor, coll, fl.Keep, j.Delta-sec.Fail)
+	upto, err := fedalgo.SumRoundWeights(a, j.Phases, phase)
+	if err != nil {
+		return nil, round.Guarantee{}, err
+	}
+	gu, err := round.ChargeFloors(g, upto, sec.Threshold, sec.Colluders, floor, coll, fl.Keep, j.Delta-sec.Fail)
 	return g, gu, err
 }
 
@@ -131,6 +139,14 @@ func (w *Worker) secPhase(ctx context.Context, m *protocol.PhaseStart) []Output 
 	if err != nil {
 		return fail(err)
 	}
+	// The phase's weight (fedalgo.SumWeighted: the algorithm's code, not
+	// the coordinator's word): the vector is multiplied by it before
+	// encoding, the sensitivity secGuarantee charged for.
+	wt, err := fedalgo.SumWeight(a, j.Phases, m.Phase)
+	if err != nil {
+		return fail(err)
+	}
+	fedalgo.WeightVector(vec, wt)
 	enc := make([]uint64, g.D)
 	in, _ := dp.IntegerNoiseOf(w.cfg.Noise) // checked by secSetup
 	// Removable copies (dp/ddg_removable.go): Keep of the Copies draws
@@ -158,7 +174,7 @@ func (w *Worker) secPhase(ctx context.Context, m *protocol.PhaseStart) []Output 
 	// before are fresh randomness, independent of the records, so a round
 	// that aborts earlier (a rogue peer's bad keys or shares, a timeout)
 	// releases nothing and charges nothing.
-	rel := Release{Job: j.Job, Phase: m.Phase, Records: records, Mechanism: fedalgo.MechanismDDG, Sigma: w.sec.SiteSigma(fl.Copies),
+	rel := Release{Job: j.Job, Phase: m.Phase, Records: records, Mechanism: fedalgo.MechanismDDG, Sigma: w.sec.SiteSigma(fl.Copies) / wt,
 		Sensitivity: w.sec.Sens, Epsilon: gu.Collusion, Delta: j.Delta, Secure: w.cfg.Noise.Secure(),
 		SecAgg: &SecAggCharge{Threshold: gu.Threshold, Colluders: gu.Colluders, Coordinator: gu.Coordinator, Collusion: gu.Collusion, Local: finiteEpsilon(gu.Local)}}
 	if fl.Removable() > 0 {

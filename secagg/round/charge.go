@@ -1,14 +1,16 @@
 package round
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/pairfed/pairfed/dp"
 )
 
-// Guarantee is what one site's records get from `rounds` secure
-// aggregation releases of a distributed discrete Gaussian g.
+// Guarantee is what one site's records get from secure aggregation
+// releases of a distributed discrete Gaussian g.
 type Guarantee struct {
 	// Coordinator is ε against the coordinator alone: the sum holds the
 	// noise of at least Threshold sites (a round with fewer survivors
@@ -49,7 +51,14 @@ type Guarantee struct {
 // round — 1 024 sites simulated in one process made it 1 024 RDP searches
 // of ≈ 65 ms each, and their accept round timed out.
 func Charge(g *dp.DDG, rounds, threshold, colluders int, delta float64) (Guarantee, error) {
-	return ChargeFloors(g, rounds, threshold, colluders, threshold, threshold-colluders, 1, delta)
+	if rounds < 1 {
+		return Guarantee{}, fmt.Errorf("round: rounds %d must be ≥ 1", rounds)
+	}
+	w := make([]float64, rounds)
+	for i := range w {
+		w[i] = 1
+	}
+	return ChargeFloors(g, w, threshold, colluders, threshold, threshold-colluders, 1, delta)
 }
 
 // ChargeFloors is Charge with the floors of honest noise copies given:
@@ -59,8 +68,11 @@ func Charge(g *dp.DDG, rounds, threshold, colluders int, delta float64) (Guarant
 // copies of a site's own noise that no one else can remove (its kept
 // copies; 1 when each site adds one). With m = g's copies per site, the
 // floors must be in [1, t·m] and [1, (t − κ)·m], the second at most the
-// first, and own in [1, m].
-func ChargeFloors(g *dp.DDG, rounds, threshold, colluders, floor, collusion, own int, delta float64) (Guarantee, error) {
+// first, and own in [1, m]. weights lists the releases the site's records
+// have taken part in, each with its weight in (0, 1]: the factor its
+// vectors were multiplied by before encoding (dp.DDG.EpsilonWeighted; 1
+// for most algorithms, fedalgo.SumRoundWeights).
+func ChargeFloors(g *dp.DDG, weights []float64, threshold, colluders, floor, collusion, own int, delta float64) (Guarantee, error) {
 	if threshold < 1 || colluders < 0 || colluders >= threshold {
 		return Guarantee{}, fmt.Errorf("round: colluders %d must be in [0, t−1] for threshold t = %d", colluders, threshold)
 	}
@@ -71,7 +83,7 @@ func ChargeFloors(g *dp.DDG, rounds, threshold, colluders, floor, collusion, own
 	if own < 1 || own > m || own > collusion {
 		return Guarantee{}, fmt.Errorf("round: a site's own %d noise copies must be in [1, %d] (its copies) and at most the floor %d", own, m, collusion)
 	}
-	key := chargeKey{g.Params(), rounds, threshold, colluders, floor, collusion, own, delta}
+	key := chargeKey{g.Params(), weightsKey(weights), threshold, colluders, floor, collusion, own, delta}
 	chargeMu.Lock()
 	e, ok := chargeMemo[key]
 	if !ok {
@@ -86,16 +98,26 @@ func ChargeFloors(g *dp.DDG, rounds, threshold, colluders, floor, collusion, own
 		<-e.done
 		return e.g, e.err
 	}
-	e.g, e.err = charge(g, rounds, threshold, colluders, floor, collusion, own, delta)
+	e.g, e.err = charge(g, weights, threshold, colluders, floor, collusion, own, delta)
 	close(e.done)
 	return e.g, e.err
 }
 
 type chargeKey struct {
-	p                            dp.DDGParams
-	rounds, threshold, colluders int
-	floor, collusion, own        int
-	delta                        float64
+	p                     dp.DDGParams
+	weights               string
+	threshold, colluders  int
+	floor, collusion, own int
+	delta                 float64
+}
+
+// weightsKey encodes weights exactly (their bits), for chargeKey.
+func weightsKey(weights []float64) string {
+	b := make([]byte, 0, 8*len(weights))
+	for _, w := range weights {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(w))
+	}
+	return string(b)
 }
 
 type chargeEntry struct {
@@ -111,18 +133,18 @@ var (
 	chargeMemo = map[chargeKey]*chargeEntry{}
 )
 
-func charge(g *dp.DDG, rounds, threshold, colluders, floor, collusion, own int, delta float64) (Guarantee, error) {
-	ec, err := g.Epsilon(rounds, floor, delta)
+func charge(g *dp.DDG, weights []float64, threshold, colluders, floor, collusion, own int, delta float64) (Guarantee, error) {
+	ec, err := g.EpsilonWeighted(weights, floor, delta)
 	if err != nil {
 		return Guarantee{}, err
 	}
-	el, err := g.Epsilon(rounds, collusion, delta)
+	el, err := g.EpsilonWeighted(weights, collusion, delta)
 	if err != nil {
 		return Guarantee{}, err
 	}
 	lo := el
 	if collusion > own {
-		if lo, err = g.Epsilon(rounds, own, delta); err != nil {
+		if lo, err = g.EpsilonWeighted(weights, own, delta); err != nil {
 			return Guarantee{}, err
 		}
 	}

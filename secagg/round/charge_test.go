@@ -1,6 +1,7 @@
 package round
 
 import (
+	"math"
 	"sync"
 	"testing"
 
@@ -79,11 +80,11 @@ func TestChargeMemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := charge(g, 2, 6, 1, 6, 5, 1, 1e-5)
+	want, err := charge(g, []float64{1, 1}, 6, 1, 6, 5, 1, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := charge(g, 2, 5, 1, 5, 4, 1, 1e-5)
+	other, err := charge(g, []float64{1, 1}, 5, 1, 5, 4, 1, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +106,28 @@ func TestChargeMemo(t *testing.T) {
 	if gu, _ := Charge(g, 2, 5, 1, 1e-5); gu != other || gu == want {
 		t.Fatalf("t = 5: %+v, want %+v", gu, other)
 	}
+	// Weights are part of the key: a lighter first release is cheaper,
+	// and two weightings of the same count are not confused.
+	g, err = dp.NewDDG(dp.DDGParams{Dim: 12, Clip: 1, Sensitivity: 2, Scale: 3000, Sites: 9, RotationSeed: 77})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, err = charge(g, []float64{1, 1}, 6, 1, 6, 5, 1, 1e-5); err != nil || math.IsInf(want.Collusion, 1) {
+		t.Fatalf("weights (1, 1): %+v, %v", want, err)
+	}
+	light, err := charge(g, []float64{0.5, 1}, 6, 1, 6, 5, 1, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gu, _ := ChargeFloors(g, []float64{0.5, 1}, 6, 1, 6, 5, 1, 1e-5); gu != light || !(gu.Collusion < want.Collusion) {
+		t.Fatalf("weights (½, 1): %+v, want %+v below %+v", gu, light, want)
+	}
+	if gu, _ := ChargeFloors(g, []float64{1, 0.5}, 6, 1, 6, 5, 1, 1e-5); gu != light {
+		t.Fatalf("weights (1, ½): %+v, want (½, 1)'s %+v (composition is symmetric)", gu, light)
+	}
+	if _, err := ChargeFloors(g, []float64{1, 1.5}, 6, 1, 6, 5, 1, 1e-5); err == nil {
+		t.Fatal("a weight above 1 accepted")
+	}
 }
 
 // ChargeFloors counts the floors it is given: a sparse variant's floor
@@ -121,11 +144,11 @@ func TestChargeFloors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	same, err := ChargeFloors(g, 2, 27, 3, 27, 24, 1, 1e-5)
+	same, err := ChargeFloors(g, []float64{1, 1}, 27, 3, 27, 24, 1, 1e-5)
 	if err != nil || same != full {
 		t.Fatalf("ChargeFloors at t, t − κ = %+v (%v), Charge = %+v", same, err, full)
 	}
-	sparse, err := ChargeFloors(g, 2, 27, 3, 12, 9, 1, 1e-5)
+	sparse, err := ChargeFloors(g, []float64{1, 1}, 27, 3, 12, 9, 1, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +156,7 @@ func TestChargeFloors(t *testing.T) {
 		t.Fatalf("floors 12 / 9: %+v; at t: %+v", sparse, full)
 	}
 	for _, f := range [][2]int{{0, 0}, {28, 24}, {27, 25}, {10, 11}, {-1, 1}} {
-		if _, err := ChargeFloors(g, 2, 27, 3, f[0], f[1], 1, 1e-5); err == nil {
+		if _, err := ChargeFloors(g, []float64{1, 1}, 27, 3, f[0], f[1], 1, 1e-5); err == nil {
 			t.Fatalf("floors %v accepted", f)
 		}
 	}
