@@ -65,12 +65,15 @@ import (
 // Secure aggregation (SumReleaser): each phase is one SecAgg round with
 // the distributed discrete Gaussian (secure_phases.go); a site's vector
 // has length 2d + 2, norm ≤ n_s·√3 (statistics) or ≤ n_s (rounds), Δ = 2.
-// The DDG gives every round the same μ, so the split is made by
-// repetition: the statistics are released in T rounds (the same exact
-// vector, each with its own DDG noise) and the coordinator averages their
-// sums (noise ÷√T: μ² split half and half as on the plain path), then the
-// T gradient rounds: 2T rounds composed sequentially (SumReleases =
-// phase), calibrated by dp.CalibrateDDG for all of them.
+// The job's one DDG scale s makes the plain path's split by weights
+// (SumWeights, fedalgo.SumWeighted): the statistics' round has weight 1,
+// each gradient round 1/√T (its vectors multiplied by 1/√T at the site,
+// the sum divided at the coordinator), so the rounds' RDP splits half and
+// half as the plain path's μ² does: the same 1 + T phases, composed
+// sequentially at their own sensitivities (dp.DDG.EpsilonWeighted). (Until
+// the thirteenth session the split was made by repetition: the statistics
+// released in T rounds and averaged, 2T rounds — the same noise in twice
+// the rounds.)
 //
 // Defaults: a rule from public numbers only (pairSumDefaults,
 // dpalgo.PairSumDefaults) — n records in all, d, the calibrated noise
@@ -100,7 +103,7 @@ import (
 //     unit gradient (‖g‖ ≤ 2κ = 1); keeping that ≤ 1 (η ≤ S: the step
 //     never overshoots the sphere) asks for T = ⌈τ⌉ rounds; within [2,
 //     16] (at least one refinement after the first; 16 bounds the
-//     protocol rounds, 32 under secure aggregation), and η = S·min(1,
+//     protocol rounds), and η = S·min(1,
 //     τ/T) (τ below 2: smaller steps; τ above 16: the time is cut at 16
 //     full steps).
 //   - S = B = 8: the sensitivity does not depend on S, which only sets
@@ -180,30 +183,29 @@ func (fedPairSGD) configureSum(s *Spec) error {
 	return checkPrivacy(FedDPPairSGD, s)
 }
 
-// pairSumStatsRounds is the number m of phases that release the class
-// statistics in a job of T gradient rounds: 1, or T under secure
-// aggregation (file comment).
-func pairSumStatsRounds(T int, secure bool) int {
-	if secure {
-		return T
-	}
-	return 1
-}
-
-// pairSumShape returns (m, T) of an announced job's phases: phases = 1 +
-// T, or 2T under secure aggregation; ok is false when the count fits
-// neither.
-func pairSumShape(phases int, secure bool) (m, T int, ok bool) {
-	if secure {
-		if phases < 2 || phases%2 != 0 || phases/2 > pairSumMaxRounds {
-			return 0, 0, false
-		}
-		return phases / 2, phases / 2, true
-	}
+// pairSumShape returns (m, T) of an announced job's phases = 1 + T: m = 1
+// phase releases the class statistics, T the gradient rounds; ok is false
+// when T is outside [1, pairSumMaxRounds].
+func pairSumShape(phases int) (m, T int, ok bool) {
 	if phases < 2 || phases-1 > pairSumMaxRounds {
 		return 0, 0, false
 	}
 	return 1, phases - 1, true
+}
+
+// SumWeights (fedalgo.SumWeighted): the statistics' round 1, each of the
+// T = phases − 1 gradient rounds 1/√T — the plain path's split of μ²,
+// half to the statistics and μ²/(2T) to each round (pairSumPlan).
+func (fedPairSGD) SumWeights(phases int) []float64 {
+	if _, T, ok := pairSumShape(phases); ok {
+		w := make([]float64, phases)
+		w[0] = 1
+		for k := 1; k < phases; k++ {
+			w[k] = 1 / math.Sqrt(float64(T))
+		}
+		return w
+	}
+	return nil
 }
 
 // pairSumPlan is the Gaussian plan of a site's first k releases of a job
@@ -211,8 +213,7 @@ func pairSumShape(phases int, secure bool) (m, T int, ok bool) {
 // noise coordinates each, and the budget split of the rule: phase 1 (the
 // class statistics, the start every step builds on) gets μ₁² = μ²/2, the
 // T rounds μ²/(2T) each, i.e. σ₁/σ_round = 1/√T. (Under secure
-// aggregation the DDG gives every round the same μ: the statistics are
-// released in T rounds and averaged, the same split.) It is
+// aggregation the rounds' weights make the same split: SumWeights.) It is
 // dpalgo.PairSumPlan, which the single-site dp-pair-gd shares.
 func pairSumPlan(k, phases, d int) dp.GaussianPlan {
 	return dpalgo.PairSumPlan(k, phases, d)
@@ -286,7 +287,7 @@ func (fedPairSGD) planSum(s *Spec, sites []SiteInfo, params int) (*Plan, error) 
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Phases: pairSumStatsRounds(T, SecAggRequested(s.Options)) + T, Eta: eta, Sensitivity: map[string]float64{}, Certified: map[string]Guarantee{}}
+	p := &Plan{Phases: 1 + T, Eta: eta, Sensitivity: map[string]float64{}, Certified: map[string]Guarantee{}}
 	p.Epsilon, p.Delta = eps, delta
 	_, sens, cert, err := pairSumCalibrate(p.Epsilon, p.Delta, 1+T, params)
 	if err != nil {
@@ -304,7 +305,7 @@ func (fedPairSGD) planSum(s *Spec, sites []SiteInfo, params int) (*Plan, error) 
 func pairSumJobOK(job *protocol.JobAnnounce) error {
 	switch {
 	case !pairSumShapeOK(job):
-		return fmt.Errorf("%s (task auc) has 1 + T phases (2T under secure aggregation) with T in [1, %d], the job has %d", FedDPPairSGD, pairSumMaxRounds, job.Phases)
+		return fmt.Errorf("%s (task auc) has 1 + T phases with T in [1, %d], the job has %d", FedDPPairSGD, pairSumMaxRounds, job.Phases)
 	case !(job.FeatureRadius > 0) || math.IsInf(job.FeatureRadius, 0):
 		return fmt.Errorf("%s needs a finite feature radius R > 0, the job announces %v", FedDPPairSGD, job.FeatureRadius)
 	case !(job.ParamRadius > 0) || math.IsInf(job.ParamRadius, 0):
@@ -315,7 +316,7 @@ func pairSumJobOK(job *protocol.JobAnnounce) error {
 
 // pairSumShapeOK reports whether the announced phases fit pairSumShape.
 func pairSumShapeOK(job *protocol.JobAnnounce) bool {
-	_, _, ok := pairSumShape(job.Phases, SecAggRequested(job.Options))
+	_, _, ok := pairSumShape(job.Phases)
 	return ok
 }
 
@@ -358,7 +359,7 @@ type pairSumSite struct {
 // vector is the site's exact (noise-free) vector of phase.
 func (s *pairSumSite) vector(phase int, model []float64) ([]float64, error) {
 	ds, R := s.env.Data, s.job.FeatureRadius
-	m, _, _ := pairSumShape(s.job.Phases, SecAggRequested(s.job.Options))
+	m, _, _ := pairSumShape(s.job.Phases)
 	switch {
 	case phase >= 1 && phase <= m:
 		return dpalgo.PairSumStatsVector(ds, R), nil
@@ -412,7 +413,7 @@ func (fedPairSGD) newSumCombiner(job *protocol.JobAnnounce, state []float64) (Co
 	if !(job.Eta > 0) || math.IsInf(job.Eta, 0) {
 		return nil, fmt.Errorf("%s needs a finite step η > 0, the job announces %v", FedDPPairSGD, job.Eta)
 	}
-	m, T, _ := pairSumShape(job.Phases, SecAggRequested(job.Options))
+	m, T, _ := pairSumShape(job.Phases)
 	c := &pairSumCombiner{d: job.Params, R: job.FeatureRadius, S: job.ParamRadius, eta: job.Eta, rounds: T, stats: statsMean{need: m}}
 	if dim := dpalgo.PairSumDim(c.d); len(state) == dim+1 {
 		// Statistics rounds combined so far, and their sum.

@@ -12,8 +12,8 @@ import (
 	"github.com/pairfed/pairfed/protocol"
 )
 
-// The AUC form's plan: the defaults of the rule, 1 + T phases (2T under
-// secure aggregation), the same σ's at the coordinator and every site
+// The AUC form's plan: the defaults of the rule, 1 + T phases (with or
+// without secure aggregation), the same σ's at the coordinator and every site
 // (computed from ε, δ, d, T alone), certified within the request and tight
 // (2 % less noise breaks it), the split σ₁ = σ_round/√T, and a charge per
 // phase that grows to the whole job's certificate. Refusals name the
@@ -56,7 +56,7 @@ func TestFedPairSumPlan(t *testing.T) {
 			}
 			wantPhases, wantEta := 1+c.wantT, c.wantEta
 			if secure {
-				wantPhases, wantEta = 2*c.wantTSec, c.wantEtaSec
+				wantPhases, wantEta = 1+c.wantTSec, c.wantEtaSec
 			}
 			if p.Phases != wantPhases || math.Abs(p.Eta-wantEta) > 1e-5 {
 				t.Fatalf("n %v secure %v: plan %+v, want %d phases and η = %v", c.n, secure, p, wantPhases, wantEta)
@@ -132,9 +132,31 @@ func TestFedPairSumSecureShape(t *testing.T) {
 	if d2, s2, err := a.SiteSumShape(j, 10); err != nil || d2 != dim || s2 != sens {
 		t.Errorf("SiteSumShape: %d, %v, %v", d2, s2, err)
 	}
-	j.Phases = 5 // odd: not 2T
+	j.Phases = 1 // no gradient round: not 1 + T
 	if _, _, err := a.SiteSumShape(j, 10); err == nil {
-		t.Error("an odd phase count under secure aggregation was accepted")
+		t.Error("a single phase under secure aggregation was accepted")
+	}
+	j.Phases = 2 + pairSumMaxRounds
+	if _, _, err := a.SiteSumShape(j, 10); err == nil {
+		t.Error("too many rounds under secure aggregation accepted")
+	}
+	// The weights split the budget as the plain path does: the
+	// statistics' round 1, each of the T gradient rounds 1/√T.
+	for _, phases := range []int{2, 5, 17} {
+		w, err := SumRoundWeights(a, phases, phases)
+		if err != nil || len(w) != phases || w[0] != 1 {
+			t.Fatalf("%d phases: weights %v (%v)", phases, w, err)
+		}
+		var rest float64
+		for _, x := range w[1:] {
+			rest += x * x
+		}
+		if math.Abs(rest-1) > 1e-12 {
+			t.Errorf("%d phases: the rounds' squared weights sum to %v, want 1 (half the budget, as the statistics' round)", phases, rest)
+		}
+	}
+	if _, err := SumRoundWeights(a, 1, 1); err == nil {
+		t.Error("weights for a single phase accepted")
 	}
 	j.Phases, j.Task = 4, protocol.TaskMetric
 	if _, _, err := a.SiteSumShape(j, 10); err == nil {
