@@ -55,13 +55,16 @@ import (
 // Secure aggregation (SumReleaser): every phase's release is a sum of one
 // vector per site of length 2d + 1 and Δ = 2, so each phase can be one
 // SecAgg round with the distributed discrete Gaussian, and the noise of
-// the sum is one central release's instead of √K sites' noises. The DDG
-// gives every round the same μ, so the budget split of the plain path
-// (¾ of μ² to the class statistics) is made by repetition: phase 1's
-// release is made in m = 3T rounds (the same exact vector each time, each
-// with its own DDG noise) and the coordinator averages their sums (noise
-// ÷√m), then T product rounds follow: 4T rounds composed sequentially
-// (secure_phases.go), ¾ of them on the statistics.
+// the sum is one central release's instead of √K sites' noises. The job's
+// one DDG scale makes the plain path's split (¾ of μ² to the class
+// statistics) by round weights (SumWeights, fedalgo.SumWeighted): phase
+// 1's round has weight 1, each of the T product rounds 1/√(3T) (its
+// vectors multiplied at the site, the sum divided at the coordinator), so
+// the rounds' RDP splits ¾ : ¼ and the job keeps its 1 + T phases,
+// composed sequentially at their own sensitivities (secure_phases.go).
+// (Until the thirteenth session the split was made by repetition: phase
+// 1's release made in 3T rounds and averaged, 4T rounds for the same
+// noise.)
 //
 // Defaults, a written rule from public numbers only: T = min(d, 2)
 // product rounds (CG is exact after d rounds without noise, but each
@@ -148,29 +151,29 @@ func spaucRounds(rounds, d int) int {
 	return min(d, 2)
 }
 
-// spaucStatsRounds is the number m of rounds that release the class
-// statistics in a job of T product rounds: 1, or 3T under secure
-// aggregation (file comment).
-func spaucStatsRounds(T int, secure bool) int {
-	if secure {
-		return 3 * T
-	}
-	return 1
-}
-
-// spaucShape returns (m, T) of an announced job's phases: phases = 1 + T,
-// or 4T under secure aggregation; ok is false when the count fits neither.
-func spaucShape(phases int, secure bool) (m, T int, ok bool) {
-	if secure {
-		if phases < 4 || phases%4 != 0 || phases/4 > spaucMaxRounds {
-			return 0, 0, false
-		}
-		return 3 * phases / 4, phases / 4, true
-	}
+// spaucShape returns (m, T) of an announced job's phases = 1 + T: m = 1
+// phase releases the class statistics, T the product rounds; ok is false
+// when T is outside [1, spaucMaxRounds].
+func spaucShape(phases int) (m, T int, ok bool) {
 	if phases < 2 || phases-1 > spaucMaxRounds {
 		return 0, 0, false
 	}
 	return 1, phases - 1, true
+}
+
+// SumWeights (fedalgo.SumWeighted): phase 1's round 1, each of the T =
+// phases − 1 product rounds 1/√(3T) — the plain path's split, ¾ of μ² to
+// the statistics and μ²/(4T) to each round (spaucPlan).
+func (fedSPAUC) SumWeights(phases int) []float64 {
+	if _, T, ok := spaucShape(phases); ok {
+		w := make([]float64, phases)
+		w[0] = 1
+		for k := 1; k < phases; k++ {
+			w[k] = 1 / math.Sqrt(3*float64(T))
+		}
+		return w
+	}
+	return nil
 }
 
 // spaucKappa is the clip rule κ = ½ (file comment), whatever d.
@@ -181,7 +184,7 @@ func spaucKappa(int) float64 { return 0.5 }
 // each, and the budget split of the rule: phase 1 (the class means, which
 // every later step builds on) gets μ₁² = ¾μ², the T = phases − 1 rounds
 // μ²/(4T) each, i.e. σ₁/σ_round = 1/√(3T). (Under secure aggregation the
-// DDG gives every round the same μ; secure.go.)
+// rounds' weights make the same split: SumWeights.)
 func spaucPlan(k, phases, d int) dp.GaussianPlan {
 	sens := make([]float64, k)
 	for i := range sens {
@@ -237,7 +240,7 @@ func (fedSPAUC) Plan(s *Spec, sites []SiteInfo, params int) (*Plan, error) {
 		return nil, fmt.Errorf("%s releases 2d + 1 values per phase: d = %d gives %d, above the protocol's %d", FedDPSPAUC, params, k, protocol.MaxLastParams)
 	}
 	T := spaucRounds(s.Rounds, params)
-	p := &Plan{Phases: spaucStatsRounds(T, SecAggRequested(s.Options)) + T, Sensitivity: map[string]float64{}, Certified: map[string]Guarantee{}}
+	p := &Plan{Phases: 1 + T, Sensitivity: map[string]float64{}, Certified: map[string]Guarantee{}}
 	p.Epsilon, p.Delta = planPrivacy(s, sites)
 	_, sens, cert, err := spaucCalibrate(p.Epsilon, p.Delta, p.Phases, params)
 	if err != nil {
@@ -261,7 +264,7 @@ func (fedSPAUC) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, error) {
 	case job.Task != protocol.TaskAUC:
 		return nil, fmt.Errorf("%s is AUC only", FedDPSPAUC)
 	case !spaucShapeOK(job):
-		return nil, fmt.Errorf("%s has 1 + T phases (4T under secure aggregation) with T in [1, %d], the job has %d", FedDPSPAUC, spaucMaxRounds, job.Phases)
+		return nil, fmt.Errorf("%s has 1 + T phases with T in [1, %d], the job has %d", FedDPSPAUC, spaucMaxRounds, job.Phases)
 	case job.Params != env.Data.D:
 		return nil, fmt.Errorf("%s: the job has %d parameters, this site %d features", FedDPSPAUC, job.Params, env.Data.D)
 	case !(job.FeatureRadius > 0) || math.IsInf(job.FeatureRadius, 0):
@@ -285,7 +288,7 @@ func (fedSPAUC) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, error) {
 
 // spaucShapeOK reports whether the announced phases fit spaucShape.
 func spaucShapeOK(job *protocol.JobAnnounce) bool {
-	_, _, ok := spaucShape(job.Phases, SecAggRequested(job.Options))
+	_, _, ok := spaucShape(job.Phases)
 	return ok
 }
 
@@ -299,7 +302,7 @@ type spaucSite struct {
 // vector is the site's exact (noise-free) vector of phase.
 func (s *spaucSite) vector(phase int, model []float64) ([]float64, error) {
 	ds, R := s.env.Data, s.job.FeatureRadius
-	m, _, _ := spaucShape(s.job.Phases, SecAggRequested(s.job.Options))
+	m, _, _ := spaucShape(s.job.Phases)
 	switch {
 	case phase >= 1 && phase <= m:
 		return dpalgo.SPAUCStatsVector(ds, R), nil
@@ -340,9 +343,9 @@ func (fedSPAUC) NewCombiner(job *protocol.JobAnnounce, state []float64) (Combine
 	if job.Task != protocol.TaskAUC {
 		return nil, fmt.Errorf("%s is AUC only", FedDPSPAUC)
 	}
-	m, T, ok := spaucShape(job.Phases, SecAggRequested(job.Options))
+	m, T, ok := spaucShape(job.Phases)
 	if !ok {
-		return nil, fmt.Errorf("%s has 1 + T phases (4T under secure aggregation), T in [1, %d]; the job has %d", FedDPSPAUC, spaucMaxRounds, job.Phases)
+		return nil, fmt.Errorf("%s has 1 + T phases, T in [1, %d]; the job has %d", FedDPSPAUC, spaucMaxRounds, job.Phases)
 	}
 	c := &spaucCombiner{d: job.Params, R: job.FeatureRadius, B: job.ParamRadius, rounds: T, stats: statsMean{need: m}}
 	if dim := dpalgo.SPAUCDim(c.d); len(state) == dim+1 {
@@ -387,20 +390,16 @@ func (c *spaucCombiner) advance(model, sum []float64, n, sigma float64) []float6
 		return model
 	}
 	if c.sol == nil {
-		// A statistics round: accumulate; the last one averages the m
-		// sums (noise σ/√m) and starts the solver. The products' noise is
-		// sigma per round (every secure round has the same; the plain path's
-		// single statistics release has a smaller σ than its rounds, whose
-		// σ is √(3T) times it: the rule of spaucPlan).
+		// The statistics (m = 1 release: statsMean passes it through)
+		// start the solver. The products' noise per round is √(3T) times
+		// the statistics' σ on both paths (spaucPlan's rule; under secure
+		// aggregation the rounds' weights, SumWeights, and the
+		// coordinator's σ is already in the vector's units).
 		avg, done := c.stats.add(sum)
 		if !done {
 			return model
 		}
-		roundSigma := sigma
-		if c.stats.need == 1 {
-			roundSigma = sigma * math.Sqrt(3*float64(c.rounds))
-		}
-		sol, err := dpalgo.NewSPAUCSolver(avg, c.d, n, c.R, spaucKappa(c.d), roundSigma, c.rounds)
+		sol, err := dpalgo.NewSPAUCSolver(avg, c.d, n, c.R, spaucKappa(c.d), sigma*math.Sqrt(3*float64(c.rounds)), c.rounds)
 		if err != nil {
 			return model
 		}

@@ -237,3 +237,42 @@ func TestFedSPAUCLearnsSingleClass(t *testing.T) {
 		t.Errorf("pooled, ε = 10⁴: test AUC %v", auc)
 	}
 }
+
+// Under secure aggregation fed-dp-spauc keeps its 1 + T phases and makes
+// the plain path's split (¾ of μ² to the statistics) by round weights: 1,
+// then 1/√(3T) for each product round, whose squared weights sum to ⅓ of
+// the statistics'. A job of the old 4T shape with T outside the range, or
+// a single phase, is refused.
+func TestFedSPAUCSecureWeights(t *testing.T) {
+	var a fedSPAUC
+	s := &Spec{Algo: FedDPSPAUC, Task: protocol.TaskAUC, FeatureRadius: 1, Epsilon: 1,
+		Options: protocol.OptionsOf(map[string]float64{OptSecAgg: 1})}
+	if _, err := Configure(s); err != nil {
+		t.Fatal(err)
+	}
+	p, err := a.Plan(s, []SiteInfo{{"a", 100}, {"b", 120}}, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Phases != 3 {
+		t.Fatalf("secure plan: %d phases, want 1 + T = 3", p.Phases)
+	}
+	for _, phases := range []int{2, 3, 9} {
+		w, err := SumRoundWeights(a, phases, phases)
+		if err != nil || len(w) != phases || w[0] != 1 {
+			t.Fatalf("%d phases: weights %v (%v)", phases, w, err)
+		}
+		var rest float64
+		for _, x := range w[1:] {
+			rest += x * x
+		}
+		if math.Abs(rest-1.0/3) > 1e-12 {
+			t.Errorf("%d phases: the product rounds' squared weights sum to %v, want ⅓", phases, rest)
+		}
+	}
+	for _, phases := range []int{1, 2 + spaucMaxRounds} {
+		if _, err := SumRoundWeights(a, phases, phases); err == nil {
+			t.Errorf("%d phases: weights accepted", phases)
+		}
+	}
+}
