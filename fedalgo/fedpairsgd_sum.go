@@ -197,13 +197,8 @@ func pairSumShape(phases int) (m, T int, ok bool) {
 // T = phases − 1 gradient rounds 1/√T — the plain path's split of μ²,
 // half to the statistics and μ²/(2T) to each round (pairSumPlan).
 func (fedPairSGD) SumWeights(phases int) []float64 {
-	if _, T, ok := pairSumShape(phases); ok {
-		w := make([]float64, phases)
-		w[0] = 1
-		for k := 1; k < phases; k++ {
-			w[k] = 1 / math.Sqrt(float64(T))
-		}
-		return w
+	if _, _, ok := pairSumShape(phases); ok {
+		return leadWeights(phases, 1)
 	}
 	return nil
 }

@@ -142,19 +142,7 @@ func TestFedPairSumSecureShape(t *testing.T) {
 	}
 	// The weights split the budget as the plain path does: the
 	// statistics' round 1, each of the T gradient rounds 1/√T.
-	for _, phases := range []int{2, 5, 17} {
-		w, err := SumRoundWeights(a, phases, phases)
-		if err != nil || len(w) != phases || w[0] != 1 {
-			t.Fatalf("%d phases: weights %v (%v)", phases, w, err)
-		}
-		var rest float64
-		for _, x := range w[1:] {
-			rest += x * x
-		}
-		if math.Abs(rest-1) > 1e-12 {
-			t.Errorf("%d phases: the rounds' squared weights sum to %v, want 1 (half the budget, as the statistics' round)", phases, rest)
-		}
-	}
+	checkLeadWeights(t, a, []int{2, 5, 17}, 1)
 	if _, err := SumRoundWeights(a, 1, 1); err == nil {
 		t.Error("weights for a single phase accepted")
 	}
@@ -268,6 +256,26 @@ func TestFedPairSumLearnsSingleClass(t *testing.T) {
 		w := runPairSumJob(t, parts, 1, 3)
 		if auc := pairwise.LinearAUC(w, test); !(auc > 0.8) {
 			t.Errorf("%s at ε = 1: test AUC %v ≤ 0.8", name, auc)
+		}
+	}
+}
+
+// checkLeadWeights checks a's secure weights for each phase count: the
+// first round 1, the later rounds' squared weights summing to 1/share of
+// it (leadWeights).
+func checkLeadWeights(t *testing.T, a Algorithm, counts []int, share float64) {
+	t.Helper()
+	for _, phases := range counts {
+		w, err := SumRoundWeights(a, phases, phases)
+		if err != nil || len(w) != phases || w[0] != 1 {
+			t.Fatalf("%s, %d phases: weights %v (%v)", a.Name(), phases, w, err)
+		}
+		var rest float64
+		for _, x := range w[1:] {
+			rest += x * x
+		}
+		if math.Abs(rest-1/share) > 1e-12 {
+			t.Errorf("%s, %d phases: the later rounds' squared weights sum to %v, want 1/%g of the first round's", a.Name(), phases, rest, share)
 		}
 	}
 }

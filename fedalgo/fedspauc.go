@@ -165,13 +165,8 @@ func spaucShape(phases int) (m, T int, ok bool) {
 // phases − 1 product rounds 1/√(3T) — the plain path's split, ¾ of μ² to
 // the statistics and μ²/(4T) to each round (spaucPlan).
 func (fedSPAUC) SumWeights(phases int) []float64 {
-	if _, T, ok := spaucShape(phases); ok {
-		w := make([]float64, phases)
-		w[0] = 1
-		for k := 1; k < phases; k++ {
-			w[k] = 1 / math.Sqrt(3*float64(T))
-		}
-		return w
+	if _, _, ok := spaucShape(phases); ok {
+		return leadWeights(phases, 3)
 	}
 	return nil
 }

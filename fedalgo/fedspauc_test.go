@@ -257,19 +257,7 @@ func TestFedSPAUCSecureWeights(t *testing.T) {
 	if p.Phases != 3 {
 		t.Fatalf("secure plan: %d phases, want 1 + T = 3", p.Phases)
 	}
-	for _, phases := range []int{2, 3, 9} {
-		w, err := SumRoundWeights(a, phases, phases)
-		if err != nil || len(w) != phases || w[0] != 1 {
-			t.Fatalf("%d phases: weights %v (%v)", phases, w, err)
-		}
-		var rest float64
-		for _, x := range w[1:] {
-			rest += x * x
-		}
-		if math.Abs(rest-1.0/3) > 1e-12 {
-			t.Errorf("%d phases: the product rounds' squared weights sum to %v, want ⅓", phases, rest)
-		}
-	}
+	checkLeadWeights(t, a, []int{2, 3, 9}, 3)
 	for _, phases := range []int{1, 2 + spaucMaxRounds} {
 		if _, err := SumRoundWeights(a, phases, phases); err == nil {
 			t.Errorf("%d phases: weights accepted", phases)

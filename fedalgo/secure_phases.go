@@ -147,6 +147,23 @@ func sumWeights(a Algorithm, phases int) ([]float64, error) {
 	return w, nil
 }
 
+// leadWeights are the weights of a job of phases = 1 + T rounds whose
+// first round releases statistics at weight 1 and whose T later rounds
+// share a fraction 1/share of its RDP: 1/√(share·T) each (fed-dp-pair-sgd:
+// share 1, half the budget each way; fed-dp-spauc: share 3, ¾ to the
+// statistics). nil when phases < 2.
+func leadWeights(phases int, share float64) []float64 {
+	if phases < 2 {
+		return nil
+	}
+	w := make([]float64, phases)
+	w[0] = 1
+	for k := 1; k < phases; k++ {
+		w[k] = 1 / math.Sqrt(share*float64(phases-1))
+	}
+	return w
+}
+
 // WeightVector multiplies a site's phase vector by its weight w (the
 // worker, before encoding; SumWeighted). w = 1 leaves it unchanged.
 func WeightVector(v []float64, w float64) {
