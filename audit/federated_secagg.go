@@ -239,8 +239,7 @@ func (c *sumCase) trial(ctx context.Context, g *dp.DDG, side int, seed uint64, s
 			}
 			// The phase's weight, as the worker applies it before
 			// encoding (fedalgo.WeightVector).
-			fedalgo.WeightVector(vec, c.phaseW[phase-1])
-			v[k] = clipTo(vec, clip)
+			v[k] = clipTo(fedalgo.WeightVector(vec, c.phaseW[phase-1]), clip)
 		}
 		y, err := ddgRelease(g, v[side], in, shares)
 		if err != nil {

@@ -164,15 +164,18 @@ func leadWeights(phases int, share float64) []float64 {
 	return w
 }
 
-// WeightVector multiplies a site's phase vector by its weight w (the
-// worker, before encoding; SumWeighted). w = 1 leaves it unchanged.
-func WeightVector(v []float64, w float64) {
+// WeightVector returns a site's phase vector multiplied by its weight w
+// (the worker, before encoding; SumWeighted): v itself when w = 1, else a
+// scaled copy (a SumSite may keep the vector it returned).
+func WeightVector(v []float64, w float64) []float64 {
 	if w == 1 {
-		return
+		return v
 	}
-	for i := range v {
-		v[i] *= w
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = x * w
 	}
+	return out
 }
 
 // UnweightSum divides a decoded phase sum and its noise σ by the phase's

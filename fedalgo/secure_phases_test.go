@@ -322,10 +322,16 @@ func TestSumWeights(t *testing.T) {
 			}
 		}
 	}
-	v := []float64{3, -1.5, 0.25}
-	WeightVector(v, w[0])
+	orig := []float64{3, -1.5, 0.25}
+	v := WeightVector(orig, w[0])
+	if orig[0] != 3 || orig[1] != -1.5 || orig[2] != 0.25 {
+		t.Fatalf("WeightVector changed its input: %v", orig)
+	}
 	sigma := UnweightSum(v, 0.7*w[0], w[0])
 	if math.Abs(v[0]-3) > 1e-15 || math.Abs(v[1]+1.5) > 1e-15 || math.Abs(v[2]-0.25) > 1e-15 || math.Abs(sigma-0.7) > 1e-15 {
 		t.Fatalf("weighted and unweighted: %v, σ %v", v, sigma)
+	}
+	if u := WeightVector(orig, 1); &u[0] != &orig[0] {
+		t.Fatal("weight 1 copied the vector")
 	}
 }

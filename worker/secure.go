@@ -146,7 +146,7 @@ func (w *Worker) secPhase(ctx context.Context, m *protocol.PhaseStart) []Output 
 	if err != nil {
 		return fail(err)
 	}
-	fedalgo.WeightVector(vec, wt)
+	vec = fedalgo.WeightVector(vec, wt)
 	enc := make([]uint64, g.D)
 	in, _ := dp.IntegerNoiseOf(w.cfg.Noise) // checked by secSetup
 	// Removable copies (dp/ddg_removable.go): Keep of the Copies draws
