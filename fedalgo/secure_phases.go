@@ -31,7 +31,10 @@ import (
 //
 //   - sequential (fed-dp-gd-grad): every round reads all of site s's
 //     records: T rounds, RDP T·ρ(α), converted once to (ε, δ) by
-//     dp.DDG.Epsilon — the accountant of the claims issue;
+//     dp.DDG.Epsilon — the accountant of the claims issue; rounds of
+//     unequal weight (SumWeighted: fed-dp-lda, fed-dp-pair-sgd,
+//     fed-dp-spauc) add their RDP at their own sensitivities w_k·Δ
+//     (dp.DDG.EpsilonWeighted);
 //   - parallel (fed-dp-local-sgd, fed-dpegd; SumParallel): round k reads only
 //     site s's k-th subset of a data-independent partition, so z enters
 //     one round and every other round's output distribution, given the
