@@ -549,9 +549,9 @@ func secureLDACentre(t *testing.T, train *data.Table, eps float64) {
 // is small): the weighted secure path learns what the central mechanism
 // learns. Mean paired AUC difference within 0.004 ± 3 standard errors
 // (false failure ≈ 0.3 % under the normal approximation when the true
-// difference is within 0.004; fixed seeds, so deterministic). (The
-// coordinator divides the sum and its σ together, fedalgo.UnweightSum;
-// the σ's are checked by TestSecAggLDAWeights.)
+// difference is within 0.004; fixed seeds, so deterministic). The AUC
+// hardly sees a centre left at 1/√3 of its value, so the broadcast centre
+// itself is checked first (secureLDACentre).
 func TestSecAggLDAMatchesCentral(t *testing.T) {
 	if testing.Short() {
 		t.Skip("20 federated runs")
