@@ -183,21 +183,21 @@ func (fedPairSGD) configureSum(s *Spec) error {
 	return checkPrivacy(FedDPPairSGD, s)
 }
 
-// pairSumShape returns (m, T) of an announced job's phases = 1 + T: m = 1
-// phase releases the class statistics, T the gradient rounds; ok is false
-// when T is outside [1, pairSumMaxRounds].
-func pairSumShape(phases int) (m, T int, ok bool) {
+// pairSumShape returns T of an announced job's phases = 1 + T (phase 1
+// releases the class statistics, the T others the gradient rounds); ok is
+// false when T is outside [1, pairSumMaxRounds].
+func pairSumShape(phases int) (T int, ok bool) {
 	if phases < 2 || phases-1 > pairSumMaxRounds {
-		return 0, 0, false
+		return 0, false
 	}
-	return 1, phases - 1, true
+	return phases - 1, true
 }
 
 // SumWeights (fedalgo.SumWeighted): the statistics' round 1, each of the
 // T = phases − 1 gradient rounds 1/√T — the plain path's split of μ²,
 // half to the statistics and μ²/(2T) to each round (pairSumPlan).
 func (fedPairSGD) SumWeights(phases int) []float64 {
-	if _, _, ok := pairSumShape(phases); ok {
+	if _, ok := pairSumShape(phases); ok {
 		return leadWeights(phases, 1)
 	}
 	return nil
@@ -311,7 +311,7 @@ func pairSumJobOK(job *protocol.JobAnnounce) error {
 
 // pairSumShapeOK reports whether the announced phases fit pairSumShape.
 func pairSumShapeOK(job *protocol.JobAnnounce) bool {
-	_, _, ok := pairSumShape(job.Phases)
+	_, ok := pairSumShape(job.Phases)
 	return ok
 }
 
@@ -354,11 +354,10 @@ type pairSumSite struct {
 // vector is the site's exact (noise-free) vector of phase.
 func (s *pairSumSite) vector(phase int, model []float64) ([]float64, error) {
 	ds, R := s.env.Data, s.job.FeatureRadius
-	m, _, _ := pairSumShape(s.job.Phases)
 	switch {
-	case phase >= 1 && phase <= m:
+	case phase == 1:
 		return dpalgo.PairSumStatsVector(ds, R), nil
-	case phase > m && phase <= s.job.Phases:
+	case phase > 1 && phase <= s.job.Phases:
 		return dpalgo.PairSumRoundVector(ds, model, s.job.ParamRadius, R)
 	}
 	return nil, fmt.Errorf("%s: phase %d outside 1…%d", FedDPPairSGD, phase, s.job.Phases)
@@ -408,14 +407,9 @@ func (fedPairSGD) newSumCombiner(job *protocol.JobAnnounce, state []float64) (Co
 	if !(job.Eta > 0) || math.IsInf(job.Eta, 0) {
 		return nil, fmt.Errorf("%s needs a finite step η > 0, the job announces %v", FedDPPairSGD, job.Eta)
 	}
-	m, T, _ := pairSumShape(job.Phases)
-	c := &pairSumCombiner{d: job.Params, R: job.FeatureRadius, S: job.ParamRadius, eta: job.Eta, rounds: T, stats: statsMean{need: m}}
-	if dim := dpalgo.PairSumDim(c.d); len(state) == dim+1 {
-		// Statistics rounds combined so far, and their sum.
-		if err := c.stats.restore(FedDPPairSGD, state); err != nil {
-			return nil, err
-		}
-	} else if len(state) > 0 {
+	T, _ := pairSumShape(job.Phases)
+	c := &pairSumCombiner{d: job.Params, R: job.FeatureRadius, S: job.ParamRadius, eta: job.Eta, rounds: T}
+	if len(state) > 0 {
 		sol, err := dpalgo.PairSumSolverFromState(state, c.d)
 		if err != nil {
 			return nil, fmt.Errorf("%s: checkpoint: %w", FedDPPairSGD, err)
@@ -431,8 +425,7 @@ type pairSumCombiner struct {
 	d         int
 	R, S, eta float64
 	rounds    int
-	stats     statsMean             // phase 1: the m releases of the statistics, averaged
-	sol       *dpalgo.PairSumSolver // nil until the statistics are combined
+	sol       *dpalgo.PairSumSolver // nil until phase 1's statistics are combined
 }
 
 func (c *pairSumCombiner) UpdateLen() int { return dpalgo.PairSumDim(c.d) }
@@ -461,14 +454,8 @@ func (c *pairSumCombiner) advance(model, sum []float64, n float64) []float64 {
 		return model
 	}
 	if c.sol == nil {
-		// A statistics phase: accumulate; the last one averages the m
-		// sums (noise σ/√m, the plain path's single release's) and starts
-		// the solver.
-		avg, done := c.stats.add(sum)
-		if !done {
-			return model
-		}
-		sol, err := dpalgo.NewPairSumSolver(avg, c.d, n, c.R, c.S, c.eta, c.rounds)
+		// Phase 1: the statistics start the solver.
+		sol, err := dpalgo.NewPairSumSolver(slices.Clone(sum), c.d, n, c.R, c.S, c.eta, c.rounds)
 		if err != nil {
 			return model
 		}
@@ -492,12 +479,10 @@ func (c *pairSumCombiner) Final(model []float64) []float64 {
 	return c.sol.Output(c.S)
 }
 
-// State is the solver's (2d + 8 values), or before it starts the
-// statistics phases combined and their sum (2d + 3 values; nil before the
-// first).
+// State is the solver's (2d + 8 values), nil before it starts.
 func (c *pairSumCombiner) State() []float64 {
 	if c.sol == nil {
-		return c.stats.state()
+		return nil
 	}
 	return c.sol.State()
 }

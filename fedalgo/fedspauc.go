@@ -151,21 +151,21 @@ func spaucRounds(rounds, d int) int {
 	return min(d, 2)
 }
 
-// spaucShape returns (m, T) of an announced job's phases = 1 + T: m = 1
-// phase releases the class statistics, T the product rounds; ok is false
-// when T is outside [1, spaucMaxRounds].
-func spaucShape(phases int) (m, T int, ok bool) {
+// spaucShape returns T of an announced job's phases = 1 + T (phase 1
+// releases the class statistics, the T others the product rounds); ok is
+// false when T is outside [1, spaucMaxRounds].
+func spaucShape(phases int) (T int, ok bool) {
 	if phases < 2 || phases-1 > spaucMaxRounds {
-		return 0, 0, false
+		return 0, false
 	}
-	return 1, phases - 1, true
+	return phases - 1, true
 }
 
 // SumWeights (fedalgo.SumWeighted): phase 1's round 1, each of the T =
 // phases − 1 product rounds 1/√(3T) — the plain path's split, ¾ of μ² to
 // the statistics and μ²/(4T) to each round (spaucPlan).
 func (fedSPAUC) SumWeights(phases int) []float64 {
-	if _, _, ok := spaucShape(phases); ok {
+	if _, ok := spaucShape(phases); ok {
 		return leadWeights(phases, 3)
 	}
 	return nil
@@ -283,7 +283,7 @@ func (fedSPAUC) NewSite(job *protocol.JobAnnounce, env SiteEnv) (Site, error) {
 
 // spaucShapeOK reports whether the announced phases fit spaucShape.
 func spaucShapeOK(job *protocol.JobAnnounce) bool {
-	_, _, ok := spaucShape(job.Phases)
+	_, ok := spaucShape(job.Phases)
 	return ok
 }
 
@@ -297,11 +297,10 @@ type spaucSite struct {
 // vector is the site's exact (noise-free) vector of phase.
 func (s *spaucSite) vector(phase int, model []float64) ([]float64, error) {
 	ds, R := s.env.Data, s.job.FeatureRadius
-	m, _, _ := spaucShape(s.job.Phases)
 	switch {
-	case phase >= 1 && phase <= m:
+	case phase == 1:
 		return dpalgo.SPAUCStatsVector(ds, R), nil
-	case phase > m && phase <= s.job.Phases:
+	case phase > 1 && phase <= s.job.Phases:
 		return dpalgo.SPAUCProductVector(ds, model, dpalgo.SPAUCClip(spaucKappa(ds.D), R))
 	}
 	return nil, fmt.Errorf("%s: phase %d outside 1…%d", FedDPSPAUC, phase, s.job.Phases)
@@ -338,17 +337,12 @@ func (fedSPAUC) NewCombiner(job *protocol.JobAnnounce, state []float64) (Combine
 	if job.Task != protocol.TaskAUC {
 		return nil, fmt.Errorf("%s is AUC only", FedDPSPAUC)
 	}
-	m, T, ok := spaucShape(job.Phases)
+	T, ok := spaucShape(job.Phases)
 	if !ok {
 		return nil, fmt.Errorf("%s has 1 + T phases, T in [1, %d]; the job has %d", FedDPSPAUC, spaucMaxRounds, job.Phases)
 	}
-	c := &spaucCombiner{d: job.Params, R: job.FeatureRadius, B: job.ParamRadius, rounds: T, stats: statsMean{need: m}}
-	if dim := dpalgo.SPAUCDim(c.d); len(state) == dim+1 {
-		// Statistics rounds combined so far, and their sum.
-		if err := c.stats.restore(FedDPSPAUC, state); err != nil {
-			return nil, err
-		}
-	} else if len(state) > 0 {
+	c := &spaucCombiner{d: job.Params, R: job.FeatureRadius, B: job.ParamRadius, rounds: T}
+	if len(state) > 0 {
 		sol, err := dpalgo.SPAUCSolverFromState(state, c.d)
 		if err != nil {
 			return nil, fmt.Errorf("%s: checkpoint: %w", FedDPSPAUC, err)
@@ -364,7 +358,6 @@ type spaucCombiner struct {
 	d      int
 	R, B   float64
 	rounds int
-	stats  statsMean           // phase 1: the m releases of the statistics, averaged
 	sol    *dpalgo.SPAUCSolver // nil until the statistics are combined
 }
 
@@ -385,16 +378,12 @@ func (c *spaucCombiner) advance(model, sum []float64, n, sigma float64) []float6
 		return model
 	}
 	if c.sol == nil {
-		// The statistics (m = 1 release: statsMean passes it through)
-		// start the solver. The products' noise per round is √(3T) times
-		// the statistics' σ on both paths (spaucPlan's rule; under secure
-		// aggregation the rounds' weights, SumWeights, and the
-		// coordinator's σ is already in the vector's units).
-		avg, done := c.stats.add(sum)
-		if !done {
-			return model
-		}
-		sol, err := dpalgo.NewSPAUCSolver(avg, c.d, n, c.R, spaucKappa(c.d), sigma*math.Sqrt(3*float64(c.rounds)), c.rounds)
+		// Phase 1: the statistics start the solver. The products' noise
+		// per round is √(3T) times the statistics' σ on both paths
+		// (spaucPlan's rule; under secure aggregation the rounds'
+		// weights, SumWeights, and the coordinator's σ is already in the
+		// vector's units).
+		sol, err := dpalgo.NewSPAUCSolver(slices.Clone(sum), c.d, n, c.R, spaucKappa(c.d), sigma*math.Sqrt(3*float64(c.rounds)), c.rounds)
 		if err != nil {
 			return model
 		}
@@ -418,12 +407,10 @@ func (c *spaucCombiner) Final(model []float64) []float64 {
 	return c.sol.Output(c.B)
 }
 
-// State is the solver's (5d + 8 values), or before it starts the
-// statistics rounds combined and their sum (2d + 2 values; nil before the
-// first).
+// State is the solver's (5d + 8 values), nil before it starts.
 func (c *spaucCombiner) State() []float64 {
 	if c.sol == nil {
-		return c.stats.state()
+		return nil
 	}
 	return c.sol.State()
 }

@@ -24,7 +24,9 @@
 //     rounds σ_r, σ₁ = σ_r/√T), one site's noise;
 //   - 4 single-class sites, secure aggregation with the default threshold
 //     t = 3: 2T equal releases (T statistics rounds averaged, T gradient
-//     rounds) calibrated as continuous Gaussians, each sum's noise
+//     rounds; the job now makes the same split in 1 + T weighted rounds,
+//     fedalgo.SumWeighted, with the same noise for continuous Gaussians)
+//     calibrated as continuous Gaussians, each sum's noise
 //     inflated by √(K/t) (the K shares each calibrated for t) — the DDG's
 //     rounding and snapping are left out (they change σ by well under 1 %
 //     at these sizes). Since the sites' removable noise copies
