@@ -63,25 +63,7 @@ func secAggMatchesCentral(t *testing.T, threshold int) {
 	for r := 0; r < runs; r++ {
 		spec := secAggSpec(eps, threshold)
 		spec.Seed, spec.NoiseSeed = uint64(r+1), uint64(100+r)
-		rep, err := Run(context.Background(), spec, train, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rep.Private {
-			t.Fatal("a seeded run reported private")
-		}
-		// The same split and sites (Run's rng for run 0 of seed r+1).
-		if err := spec.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		tr, te, rng, err := TrialSplit(spec, train, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sites, testPrep, err := Prepare(spec, tr, te, rng)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep, sites, testPrep, _ := runSeeded(t, &spec, train)
 		var full *dpalgo.SSPStats
 		nMax := 0
 		for _, s := range sites {
@@ -113,6 +95,33 @@ func secAggMatchesCentral(t *testing.T, threshold int) {
 	if math.Abs(s.Mean) > 0.01+3*se {
 		t.Errorf("secure aggregation AUC differs from the central mechanism's by %+.4f (se %.4f), more than 0.01 + 3 se", s.Mean, se)
 	}
+}
+
+// runSeeded runs a seeded spec once (Run) and returns its report with
+// the split Run used, prepared as Run prepared it: the sites, the test set
+// and the training records (Run's rng for run 0 of the spec's seed). The
+// spec is left validated (its defaults filled), as Prepare needs it.
+func runSeeded(t *testing.T, spec *Spec, train *data.Table) (*Report, []Site, *pairwise.Dataset, *pairwise.Dataset) {
+	t.Helper()
+	rep, err := Run(context.Background(), *spec, train, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Private {
+		t.Fatal("a seeded run reported private")
+	}
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	tr, te, rng, err := TrialSplit(*spec, train, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sites, testPrep, err := Prepare(*spec, tr, te, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, sites, testPrep, tr
 }
 
 // dropMasked drops the masked vectors a site sends (it fails after sharing
@@ -579,21 +588,7 @@ func TestSecAggLDAMatchesCentral(t *testing.T) {
 		spec := secAggSpec(eps, 4)
 		spec.Sites, spec.Job.Algo = 4, fedalgo.FedDPLDA
 		spec.Seed, spec.NoiseSeed = uint64(r+1), uint64(100+r)
-		rep, err := Run(context.Background(), spec, train, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := spec.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		tr, te, rng, err := TrialSplit(spec, train, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, testPrep, err := Prepare(spec, tr, te, rng)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep, _, testPrep, tr := runSeeded(t, &spec, train)
 		// The training records under the same per-record map, pooled.
 		_, pooled, err := Prepare(spec, tr, tr, rand.New(rand.NewPCG(1, 2)))
 		if err != nil {
