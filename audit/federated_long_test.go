@@ -17,6 +17,7 @@ import (
 // within every claim, ×0.1 caught except the listed fedGaps; and the
 // tampered announcement caught for every algorithm that releases a sum.
 func TestLongFederatedAudits(t *testing.T) {
+	t.Parallel()
 	for _, base := range fedViews() {
 		for _, big := range []bool{false, true} {
 			s := base
@@ -30,6 +31,7 @@ func TestLongFederatedAudits(t *testing.T) {
 			}
 			for _, scale := range []float64{1, 0.1} {
 				t.Run(fmt.Sprintf("%s×%g", name, scale), func(t *testing.T) {
+					t.Parallel()
 					s := s
 					s.Epsilon, s.Seed, s.NoiseScale, s.Confidence = 1, 7, scale, 0.999
 					res, err := AuditFederated(context.Background(), s)
@@ -54,6 +56,7 @@ func TestLongFederatedAudits(t *testing.T) {
 			continue
 		}
 		t.Run(fedName(base)+"/tampered", func(t *testing.T) {
+			t.Parallel()
 			s := base
 			s.Epsilon, s.Seed, s.Tamper = 1, 8, TamperSensitivity
 			res, err := AuditFederated(context.Background(), s)
