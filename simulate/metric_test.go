@@ -72,8 +72,8 @@ func TestFedAvgMetricLearns(t *testing.T) {
 // A metric model too large for one NATS message (d = 350: 122 500
 // parameters, 1.1 MB in msgpack, over the server's 1 MiB max_payload)
 // goes through the chunked transport in both directions: a private job
-// (seeded noise) completes with every site's release. 12 records (6 per
-// site): each local step projects the 350 × 350 matrix onto the PSD cone,
+// (seeded noise) completes with every site's release. 12 records over the
+// two sites: each local step projects the 350 × 350 matrix onto the PSD cone,
 // which under -race is most of this test's time (33 s at 20 records).
 func TestMetricModelOverMaxPayload(t *testing.T) {
 	const d = 350
