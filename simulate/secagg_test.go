@@ -163,27 +163,23 @@ func TestSecAggDropout(t *testing.T) {
 		spec := secAggSpec(2, c.threshold)
 		spec.Job.Options = protocol.OptionsOf(map[string]float64{fedalgo.OptSecAgg: 1, fedalgo.OptSecAggThreshold: float64(c.threshold), fedalgo.OptSecAggTimeout: 20})
 		sites := preparedSites(t, spec, train)
-		hub := transport.NewMem()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		go hub.Serve(ctx)
+		ctx, cancel, fc := memFederation("sa", spec, sites, 30*time.Second)
 		var mu sync.Mutex
 		dropped := 0
 		var logs []string
-		fc := FederationConfig{Name: "sa", Job: spec.Job, Sites: sites, Tick: 2 * time.Millisecond, Seed: 7,
-			Connect: func(name string) (transport.Transport, error) { return hub.Connect(name), nil },
-			Logf: func(f string, a ...any) {
-				mu.Lock()
-				logs = append(logs, f)
-				mu.Unlock()
-			},
-			Observe: func(site string, t transport.Transport) transport.Transport {
-				for i := 0; i < c.drop; i++ {
-					if site == sites[i].Name {
-						return dropMasked{Transport: t, mu: &mu, dropped: &dropped}
-					}
+		fc.Logf = func(f string, a ...any) {
+			mu.Lock()
+			logs = append(logs, f)
+			mu.Unlock()
+		}
+		fc.Observe = func(site string, t transport.Transport) transport.Transport {
+			for i := 0; i < c.drop; i++ {
+				if site == sites[i].Name {
+					return dropMasked{Transport: t, mu: &mu, dropped: &dropped}
 				}
-				return t
-			}}
+			}
+			return t
+		}
 		out, err := Federate(ctx, fc)
 		cancel()
 		if dropped != c.drop {
@@ -233,19 +229,15 @@ func TestSecAggMultiPhaseDropout(t *testing.T) {
 		spec.Job.Algo, spec.Job.Rounds = fedalgo.FedDPGDGrad, 3
 		spec.Job.Options = protocol.OptionsOf(map[string]float64{fedalgo.OptSecAgg: 1, fedalgo.OptSecAggThreshold: 7, fedalgo.OptSecAggTimeout: 50})
 		sites := preparedSites(t, spec, train)
-		hub := transport.NewMem()
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		go hub.Serve(ctx)
-		fc := FederationConfig{Name: "sa", Job: spec.Job, Sites: sites, Tick: 2 * time.Millisecond, Seed: 7,
-			Connect: func(name string) (transport.Transport, error) { return hub.Connect(name), nil },
-			Observe: func(site string, t transport.Transport) transport.Transport {
-				for i := 0; i < drop; i++ {
-					if site == sites[i].Name {
-						return dropMasked{Transport: t, phase: 2}
-					}
+		ctx, cancel, fc := memFederation("sa", spec, sites, 60*time.Second)
+		fc.Observe = func(site string, t transport.Transport) transport.Transport {
+			for i := 0; i < drop; i++ {
+				if site == sites[i].Name {
+					return dropMasked{Transport: t, phase: 2}
 				}
-				return t
-			}}
+			}
+			return t
+		}
 		out, err := Federate(ctx, fc)
 		cancel()
 		if drop == 2 {
@@ -328,22 +320,18 @@ func TestSecAggSparseDropout(t *testing.T) {
 	spec.Sites = k
 	spec.Job.Options = protocol.OptionsOf(map[string]float64{fedalgo.OptSecAgg: 1, fedalgo.OptSecAggDegree: degree, fedalgo.OptSecAggTimeout: 200})
 	sites := preparedSites(t, spec, train)
-	hub := transport.NewMem()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel, fc := memFederation("sp", spec, sites, 60*time.Second)
 	defer cancel()
-	go hub.Serve(ctx)
 	var mu sync.Mutex
 	dropped := 0
-	fc := FederationConfig{Name: "sp", Job: spec.Job, Sites: sites, Tick: 2 * time.Millisecond, Seed: 7,
-		Connect: func(name string) (transport.Transport, error) { return hub.Connect(name), nil },
-		Observe: func(site string, t transport.Transport) transport.Transport {
-			for i := 0; i < drop; i++ {
-				if site == sites[i].Name {
-					return dropMasked{Transport: t, mu: &mu, dropped: &dropped}
-				}
+	fc.Observe = func(site string, t transport.Transport) transport.Transport {
+		for i := 0; i < drop; i++ {
+			if site == sites[i].Name {
+				return dropMasked{Transport: t, mu: &mu, dropped: &dropped}
 			}
-			return t
-		}}
+		}
+		return t
+	}
 	out, err := Federate(ctx, fc)
 	if err != nil {
 		t.Fatal(err)
@@ -384,11 +372,8 @@ func TestSecAggKeepAll(t *testing.T) {
 		}
 		spec.Job.Options = protocol.OptionsOf(opts)
 		sites := preparedSites(t, spec, train)
-		hub := transport.NewMem()
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		go hub.Serve(ctx)
-		fc := FederationConfig{Name: "sa", Job: spec.Job, Sites: sites, Tick: 2 * time.Millisecond, Seed: 7,
-			Connect: func(name string) (transport.Transport, error) { return hub.Connect(name), nil }}
+		ctx, cancel, fc := memFederation("sa", spec, sites, 60*time.Second)
+
 		out, err := Federate(ctx, fc)
 		cancel()
 		if err != nil {
@@ -438,12 +423,9 @@ func TestSecAggLDAWeights(t *testing.T) {
 	spec.Sites = 4
 	spec.Job.Algo = fedalgo.FedDPLDA
 	sites := preparedSites(t, spec, train)
-	hub := transport.NewMem()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel, fc := memFederation("sa", spec, sites, 60*time.Second)
 	defer cancel()
-	go hub.Serve(ctx)
-	fc := FederationConfig{Name: "sa", Job: spec.Job, Sites: sites, Tick: 2 * time.Millisecond, Seed: 7,
-		Connect: func(name string) (transport.Transport, error) { return hub.Connect(name), nil }}
+
 	out, err := Federate(ctx, fc)
 	if err != nil {
 		t.Fatal(err)
@@ -509,20 +491,16 @@ func secureLDACentre(t *testing.T, train *data.Table, eps float64) {
 	spec := secAggSpec(eps, 4)
 	spec.Sites, spec.Job.Algo, spec.Seed, spec.NoiseSeed = 4, fedalgo.FedDPLDA, 1, 100
 	sites := preparedSites(t, spec, train)
-	hub := transport.NewMem()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel, fc := memFederation("sa", spec, sites, 60*time.Second)
 	defer cancel()
-	go hub.Serve(ctx)
 	var mu sync.Mutex
 	var got []float64
-	fc := FederationConfig{Name: "sa", Job: spec.Job, Sites: sites, Tick: 2 * time.Millisecond, Seed: 7,
-		Connect: func(name string) (transport.Transport, error) { return hub.Connect(name), nil },
-		Observe: func(site string, tr transport.Transport) transport.Transport {
-			if site != sites[0].Name {
-				return tr
-			}
-			return centreSpy{Transport: tr, mu: &mu, centre: &got}
-		}}
+	fc.Observe = func(site string, tr transport.Transport) transport.Transport {
+		if site != sites[0].Name {
+			return tr
+		}
+		return centreSpy{Transport: tr, mu: &mu, centre: &got}
+	}
 	if _, err := Federate(ctx, fc); err != nil {
 		t.Fatal(err)
 	}
@@ -610,4 +588,15 @@ func TestSecAggLDAMatchesCentral(t *testing.T) {
 	if math.Abs(s.Mean) > 0.004+3*se {
 		t.Errorf("secure fed-dp-lda's AUC differs from central dp-lda's by %+.4f (se %.4f), more than 0.004 + 3 se", s.Mean, se)
 	}
+}
+
+// memFederation serves an in-memory hub until cancel runs (or timeout
+// passes) and returns the context to federate in and the configuration
+// these tests share: every site connected to that hub, a 2 ms tick, seed 7.
+func memFederation(name string, spec Spec, sites []Site, timeout time.Duration) (context.Context, context.CancelFunc, FederationConfig) {
+	hub := transport.NewMem()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	go hub.Serve(ctx)
+	return ctx, cancel, FederationConfig{Name: name, Job: spec.Job, Sites: sites, Tick: 2 * time.Millisecond, Seed: 7,
+		Connect: func(site string) (transport.Transport, error) { return hub.Connect(site), nil }}
 }
