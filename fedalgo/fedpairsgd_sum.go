@@ -186,21 +186,13 @@ func (fedPairSGD) configureSum(s *Spec) error {
 // pairSumShape returns T of an announced job's phases = 1 + T (phase 1
 // releases the class statistics, the T others the gradient rounds); ok is
 // false when T is outside [1, pairSumMaxRounds].
-func pairSumShape(phases int) (T int, ok bool) {
-	if phases < 2 || phases-1 > pairSumMaxRounds {
-		return 0, false
-	}
-	return phases - 1, true
-}
+func pairSumShape(phases int) (T int, ok bool) { return leadRounds(phases, pairSumMaxRounds) }
 
 // SumWeights (fedalgo.SumWeighted): the statistics' round 1, each of the
 // T = phases − 1 gradient rounds 1/√T — the plain path's split of μ²,
 // half to the statistics and μ²/(2T) to each round (pairSumPlan).
 func (fedPairSGD) SumWeights(phases int) []float64 {
-	if _, ok := pairSumShape(phases); ok {
-		return leadWeights(phases, 1)
-	}
-	return nil
+	return leadWeights(phases, pairSumMaxRounds, 1)
 }
 
 // pairSumPlan is the Gaussian plan of a site's first k releases of a job

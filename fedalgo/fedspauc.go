@@ -154,21 +154,13 @@ func spaucRounds(rounds, d int) int {
 // spaucShape returns T of an announced job's phases = 1 + T (phase 1
 // releases the class statistics, the T others the product rounds); ok is
 // false when T is outside [1, spaucMaxRounds].
-func spaucShape(phases int) (T int, ok bool) {
-	if phases < 2 || phases-1 > spaucMaxRounds {
-		return 0, false
-	}
-	return phases - 1, true
-}
+func spaucShape(phases int) (T int, ok bool) { return leadRounds(phases, spaucMaxRounds) }
 
 // SumWeights (fedalgo.SumWeighted): phase 1's round 1, each of the T =
 // phases − 1 product rounds 1/√(3T) — the plain path's split, ¾ of μ² to
 // the statistics and μ²/(4T) to each round (spaucPlan).
 func (fedSPAUC) SumWeights(phases int) []float64 {
-	if _, ok := spaucShape(phases); ok {
-		return leadWeights(phases, 3)
-	}
-	return nil
+	return leadWeights(phases, spaucMaxRounds, 3)
 }
 
 // spaucKappa is the clip rule κ = ½ (file comment), whatever d.

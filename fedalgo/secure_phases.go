@@ -150,13 +150,22 @@ func sumWeights(a Algorithm, phases int) ([]float64, error) {
 	return w, nil
 }
 
+// leadRounds returns T of a job of phases = 1 + T (a lead release of
+// statistics, then T rounds); ok is false when T is outside [1, maxRounds].
+func leadRounds(phases, maxRounds int) (T int, ok bool) {
+	if phases < 2 || phases-1 > maxRounds {
+		return 0, false
+	}
+	return phases - 1, true
+}
+
 // leadWeights are the weights of a job of phases = 1 + T rounds whose
 // first round releases statistics at weight 1 and whose T later rounds
 // share a fraction 1/share of its RDP: 1/√(share·T) each (fed-dp-pair-sgd:
 // share 1, half the budget each way; fed-dp-spauc: share 3, ¾ to the
-// statistics). nil when phases < 2.
-func leadWeights(phases int, share float64) []float64 {
-	if phases < 2 {
+// statistics). nil when the shape is not leadRounds'.
+func leadWeights(phases, maxRounds int, share float64) []float64 {
+	if _, ok := leadRounds(phases, maxRounds); !ok {
 		return nil
 	}
 	w := make([]float64, phases)
