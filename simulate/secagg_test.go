@@ -415,10 +415,7 @@ func TestSecAggKeepAll(t *testing.T) {
 // job's ε; and the job's guarantee is tight against its ε (the weights
 // are charged, not ignored).
 func TestSecAggLDAWeights(t *testing.T) {
-	train, err := data.Load("../datasets/diabetes", data.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	train := loadDiabetes(t)
 	spec := secAggSpec(1, 4)
 	spec.Sites = 4
 	spec.Job.Algo = fedalgo.FedDPLDA
